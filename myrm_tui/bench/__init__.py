@@ -1,0 +1,1 @@
+"""``myrm bench``: replay recorded agent sessions through context strategies and measure them."""

@@ -1,0 +1,70 @@
+"""Running a whole benchmark: every conversation through every strategy, in one process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from myrm_tui.bench.corpus import Probe, load_conversations, load_probes
+from myrm_tui.bench.runner import Prices, StrategyResult, replay
+from myrm_tui.bench.strategies import MaskStrategy, MyrmStrategy, NoneStrategy, Strategy, TruncateStrategy, load_plugin
+from myrm_tui.context.processor import Completer
+from myrm_tui.context.tokens import TokenCounter
+
+BUILTIN = ("myrm", "none", "truncate", "mask")
+DEFAULT_PRICE_MODEL = "claude-sonnet-4-5"
+
+
+def make_strategies(
+    names: Sequence[str], plugins: Sequence[str], counter: TokenCounter, summarizer: Completer | None, mask_turns: int
+) -> list[Strategy]:
+    out: list[Strategy] = []
+    for n in names:
+        if n == "myrm":
+            out.append(MyrmStrategy(counter, summarizer))
+        elif n == "none":
+            out.append(NoneStrategy())
+        elif n == "truncate":
+            out.append(TruncateStrategy(counter))
+        elif n == "mask":
+            out.append(MaskStrategy(mask_turns))
+        else:
+            raise ValueError(f"unknown strategy {n!r}; built-in ones are {', '.join(BUILTIN)}")
+    out.extend(load_plugin(p) for p in plugins)
+    return out
+
+
+async def run_bench(
+    corpus: Path, probes_path: Path | None, window: int, strategy_names: Sequence[str], plugins: Sequence[str] = (),
+    limit: int | None = None, price_model: str = DEFAULT_PRICE_MODEL, summarizer: Completer | None = None,
+    mask_turns: int = 10, progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    counter = TokenCounter()
+    convs = load_conversations(corpus, limit)
+    probes: list[Probe] = load_probes(probes_path) if probes_path else []
+    by_conv: dict[str, list[Probe]] = {}
+    for p in probes:
+        by_conv.setdefault(p.conv_id, []).append(p)
+    prices = Prices.for_model(price_model)
+    strategies = make_strategies(strategy_names, plugins, counter, summarizer, mask_turns)
+    results: dict[str, StrategyResult] = {}
+    total = sum(sum(1 for i, m in enumerate(c.messages) if m.role == "assistant" and i > 0) for c in convs)
+    for s in strategies:
+        res = results[s.name] = StrategyResult(s.name)
+        done = 0
+
+        def tick(name: str = s.name) -> None:
+            nonlocal done
+            done += 1
+            if progress:
+                progress(name, done, total)
+
+        for conv in convs:
+            await replay(conv, s, res, window, counter, prices, by_conv.get(conv.id, ()), on_request=tick)
+    return {
+        "corpus": str(corpus),
+        "window": window,
+        "price_model": price_model,
+        "strategies": {name: r.as_json() for name, r in results.items()},
+    }

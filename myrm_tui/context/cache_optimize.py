@@ -1,0 +1,90 @@
+"""Layer 5 — Prompt Cache Optimize: provider cache markers and routing, computed last.
+
+- Anthropic (and Qwen/DashScope, which accept the same explicit markers): at most four
+  ``cache_control`` breakpoints, placed on the last tool definition, the system prompt, the end of the
+  compacted base (stable between compactions) and the last message (so the next request reads
+  everything up to it).
+- OpenAI (native endpoint only): ``prompt_cache_key`` = session id, so a session's requests route
+  to the same cache; subagents inherit it through a ``ContextVar``.
+- Other providers: nothing; their caching (if any) is automatic and prefix-based.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any
+
+from myrm_tui.context.models import family
+from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.types import Message
+
+MAX_BREAKPOINTS = 4
+EPHEMERAL = {"type": "ephemeral"}
+prompt_cache_key_var: contextvars.ContextVar[str | None] = contextvars.ContextVar("prompt_cache_key", default=None)
+
+
+def uses_explicit_markers(model: str) -> bool:
+    return family(model) in {"anthropic", "qwen"}
+
+
+def is_native_openai(model: str, api_base: str | None) -> bool:
+    if family(model) != "openai" or model.startswith(("ollama", "hosted_vllm", "local/")):
+        return False
+    return api_base is None or "api.openai.com" in api_base
+
+
+class PromptCacheOptimize:
+    name = "prompt_cache_optimize"
+
+    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
+        ctx.breakpoints = plan_breakpoints(view, ctx.new_start if not ctx.compacting else len(view))
+        return view
+
+
+def plan_breakpoints(view: list[Message], base_len: int) -> list[int]:
+    """Message indices to mark (the tool-definition marker is added separately by ``render``)."""
+    if not view:
+        return []
+    marks: list[int] = []
+    last_system = max((i for i, m in enumerate(view) if m.role == "system"), default=None)
+    if last_system is not None:
+        marks.append(last_system)
+    if 0 < base_len < len(view) and base_len - 1 not in marks:
+        marks.append(base_len - 1)
+    if len(view) - 1 not in marks:
+        marks.append(len(view) - 1)
+    return marks[: MAX_BREAKPOINTS - 1]
+
+
+def render(
+    view: list[Message], model: str, breakpoints: list[int] | None = None, tools: list[dict[str, Any]] | None = None,
+    api_base: str | None = None, session_key: str | None = None,
+) -> dict[str, Any]:
+    """Request kwargs (``messages``, ``tools``, routing extras) for ``litellm.acompletion``."""
+    msgs = [m.to_api() for m in view]
+    out_tools = [dict(t) for t in tools] if tools else None
+    extra: dict[str, Any] = {}
+    if uses_explicit_markers(model):
+        for i in breakpoints or []:
+            msgs[i] = _mark(msgs[i])
+        if out_tools:
+            out_tools[-1] = {**out_tools[-1], "cache_control": EPHEMERAL}
+    elif is_native_openai(model, api_base):
+        key = session_key or prompt_cache_key_var.get()
+        if key:
+            extra["prompt_cache_key"] = key
+    out: dict[str, Any] = {"messages": msgs, **extra}
+    if out_tools:
+        out["tools"] = out_tools
+    return out
+
+
+def _mark(msg: dict[str, Any]) -> dict[str, Any]:
+    content = msg.get("content")
+    if isinstance(content, str) and content:
+        return {**msg, "content": [{"type": "text", "text": content, "cache_control": EPHEMERAL}]}
+    if isinstance(content, list) and content:
+        parts = [dict(p) for p in content]
+        parts[-1]["cache_control"] = EPHEMERAL
+        return {**msg, "content": parts}
+    return msg

@@ -1,0 +1,184 @@
+"""Layer 3 — priority-aware compression: Dedup → Truncate → Remove, background first.
+
+Runs only when Pre-Compact decided this request compacts. The protected head and the tail (the
+newest turns, up to ``tail_budget`` tokens) are never touched. Everything between is ranked into
+four tiers and shortened in order until the view fits ``target_tokens``:
+
+- SYSTEM_CRITICAL: system and real user messages — never shortened; removed last, and then kept
+  verbatim in the summary.
+- ACTIVE: what the CompressionIntent protects (focus files, recently failed calls).
+- OLDER: ordinary earlier turns.
+- BACKGROUND: stale outputs (the same command re-run later), failures resolved later, old
+  pipeline-made messages.
+
+Removal works on whole tool-call groups, so pairing is never broken; what is removed is handed to
+Summarize through ``ctx.removed``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import IntEnum
+
+from myrm_tui.context import signals
+from myrm_tui.context.invariants import group_spans
+from myrm_tui.context.processor import Level, PipelineContext
+from myrm_tui.context.trimming import head_tail, pointer_note
+from myrm_tui.context.types import Message
+
+
+class Tier(IntEnum):
+    BACKGROUND = 0
+    OLDER = 1
+    ACTIVE = 2
+    SYSTEM_CRITICAL = 3
+
+
+def tail_start(view: list[Message], ctx: PipelineContext, first: int) -> int:
+    """Index where the reserved tail begins: whole groups from the end, within ``tail_budget``."""
+    spans = group_spans(view)
+    budget = ctx.config.tail_budget
+    used = 0
+    start = len(view)
+    for a, b in reversed(spans):
+        if a < first:
+            break
+        n = sum(ctx.counter.message(m) for m in view[a:b])
+        if used + n > budget and start < len(view):
+            break
+        used += n
+        start = a
+    return max(start, first)
+
+
+def classify(view: list[Message], first: int, end: int, ctx: PipelineContext) -> list[Tier]:
+    """Tier of each span start in view[first:end] (tool results share their call's tier)."""
+    tiers = [Tier.OLDER] * len(view)
+    later_commands: dict[str, int] = {}
+    later_ok: set[str] = set()
+    call_cmd: dict[str, str] = {}
+    for m in view[first:]:
+        for c in m.tool_calls:
+            call_cmd[c.id] = signals.command_of(c)
+    # Walk backwards so "is there a later run of the same command" is a dict lookup.
+    for i in range(len(view) - 1, first - 1, -1):
+        m = view[i]
+        if i >= end:
+            if m.role == "tool":
+                cmd = call_cmd.get(m.tool_call_id or "", "")
+                later_commands[cmd] = i
+                if not signals.is_failure(m):
+                    later_ok.add(cmd)
+            continue
+        if m.role in ("system",) or (m.role == "user" and not m.synthetic):
+            tiers[i] = Tier.SYSTEM_CRITICAL
+            continue
+        if m.synthetic:
+            tiers[i] = Tier.BACKGROUND
+            continue
+        if m.role == "tool":
+            cmd = call_cmd.get(m.tool_call_id or "", "")
+            if ctx.intent.protects(m, cmd):
+                tiers[i] = Tier.ACTIVE
+            elif cmd and cmd in later_commands:
+                tiers[i] = Tier.BACKGROUND  # superseded by a later run
+            elif signals.is_failure(m) and cmd in later_ok:
+                tiers[i] = Tier.BACKGROUND  # resolved error
+            later_commands[cmd] = i
+            if not signals.is_failure(m):
+                later_ok.add(cmd)
+        elif m.role == "assistant" and ctx.intent.mentions_focus(m.text[:2000]):
+            tiers[i] = Tier.ACTIVE
+    # An assistant group takes the highest tier of its members.
+    for a, b in group_spans(view):
+        if a < first or a >= end:
+            continue
+        top = max(tiers[a:b])
+        for k in range(a, b):
+            tiers[k] = top
+    return tiers
+
+
+class PriorityCompressor:
+    name = "compress"
+
+    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
+        if not ctx.compacting:
+            return view
+        first = len(ctx.protected_head)
+        end = tail_start(view, ctx, first)
+        target = ctx.config.target_tokens
+        if ctx.level >= Level.EMERGENCY:
+            target = min(target, ctx.config.compress_threshold)
+        view = self._dedup(view, first, end, ctx)
+        if ctx.tokens(view) <= target:
+            return view
+        tiers = classify(view, first, end, ctx)
+        view = self._truncate(view, first, end, tiers, ctx, target)
+        if ctx.tokens(view) <= target or (ctx.level < Level.FULL and not ctx.force_compaction):
+            return view
+        return self._remove(view, first, end, tiers, ctx, target)
+
+    def _dedup(self, view: list[Message], first: int, end: int, ctx: PipelineContext) -> list[Message]:
+        seen: dict[str, int] = {}
+        out = list(view)
+        for i in range(len(view) - 1, first - 1, -1):
+            m = view[i]
+            if m.role != "tool" or len(m.text) < 200:
+                continue
+            h = hashlib.blake2b(m.text.encode("utf-8", "replace"), digest_size=12).hexdigest()
+            if h in seen and i < end:
+                uri = ctx.vault.put(m.text, "tool_output", m.name or "", reason="dedup")
+                new = m.derive("dedup", content=f"[identical to a later output of this session; original: {uri}]")
+                ctx.metrics.add_removed("dedup", ctx.counter.message(m) - ctx.counter.message(new))
+                out[i] = new
+            else:
+                seen.setdefault(h, i)
+        return out
+
+    def _truncate(
+        self, view: list[Message], first: int, end: int, tiers: list[Tier], ctx: PipelineContext, target: int
+    ) -> list[Message]:
+        out = list(view)
+        limit = ctx.config.truncate_chars
+        order = sorted(
+            (i for i in range(first, end) if view[i].role == "tool" and len(view[i].text) > limit * 1.2),
+            key=lambda i: (tiers[i], i),
+        )
+        total = ctx.tokens(out)
+        for i in order:
+            if total <= target or tiers[i] >= Tier.SYSTEM_CRITICAL:
+                break
+            if tiers[i] == Tier.ACTIVE and ctx.level < Level.EMERGENCY:
+                continue
+            m = out[i]
+            uri = m.meta.get("vault_uri") or ctx.vault.put(m.text, "tool_output", m.name or "", reason="truncate")
+            short = head_tail(m.text, 12, 8, max_chars=limit)
+            new = m.derive("trunc", content=short + pointer_note(uri, "truncated", len(m.text), len(short)))
+            saved = ctx.counter.message(m) - ctx.counter.message(new)
+            if saved <= 0:
+                continue
+            total -= saved
+            ctx.metrics.add_removed("truncate", saved)
+            out[i] = new
+        return out
+
+    def _remove(
+        self, view: list[Message], first: int, end: int, tiers: list[Tier], ctx: PipelineContext, target: int
+    ) -> list[Message]:
+        spans = [(a, b) for a, b in group_spans(view) if first <= a and b <= end]
+        ranked = sorted(spans, key=lambda s: (tiers[s[0]], s[0]))
+        # Reserve room for the summary that replaces what goes.
+        total = ctx.tokens(view) + ctx.config.max_context_tokens // 20
+        drop: set[int] = set()
+        for a, b in ranked:
+            if total <= target:
+                break
+            if tiers[a] >= Tier.ACTIVE and ctx.level < Level.EMERGENCY and not ctx.force_compaction:
+                continue
+            drop.update(range(a, b))
+            total -= sum(ctx.counter.message(m) for m in view[a:b])
+        removed = [view[i] for i in sorted(drop)]
+        ctx.removed.extend(removed)
+        ctx.metrics.add_removed("remove", sum(ctx.counter.message(m) for m in removed))
+        return [m for i, m in enumerate(view) if i not in drop]

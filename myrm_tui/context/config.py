@@ -1,0 +1,98 @@
+"""``ContextConfig``: every threshold of the pipeline, derived from one number, the window.
+
+Switching from a 128K model to a 200K one rescales everything; nothing else needs configuring.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# litellm model names whose registry entry we cannot rely on offline fall back to this.
+DEFAULT_WINDOW = 128_000
+
+
+@dataclass(frozen=True, slots=True)
+class ContextConfig:
+    max_context_tokens: int = DEFAULT_WINDOW
+    # Utilisation levels (share of the window) of the seed's dynamic thresholds.
+    monitor_ratio: float = 0.40
+    light_ratio: float = 0.50  # dedup + truncate
+    full_ratio: float = 0.70  # priority-aware removal, then summary
+    emergency_ratio: float = 0.90  # safety net: compact whatever it takes
+    # Where a compaction aims to land: low enough that many turns append (and hit the cache) before the next.
+    target_ratio: float = 0.30
+    tail_ratio: float = 0.20  # newest turns reserved, never compressed
+    reserve_output_tokens: int = 0  # room kept for the reply; 0 means min(4096, 10% of window)
+
+    # Layer 1 / 1.5 ---------------------------------------------------------------------------------
+    filter_single_tokens: int = 5_000  # FilterProcessor L2 trigger, one output
+    filter_turn_tokens: int = 15_000  # ... or one turn's outputs together
+    budget_guard_chars: int = 100_000  # ContextBudgetGuard hard safety net
+    shell_compress_min_chars: int = 1_200  # below this a shell output is left alone
+    exempt_tools: frozenset[str] = field(
+        default_factory=lambda: frozenset({"file_read_tool", "file_edit_tool", "session_notes"})
+    )
+    # Structure-aware trimming limits (seed: depth 4, 12 keys, 6 items).
+    json_max_depth: int = 4
+    json_max_keys: int = 12
+    json_max_items: int = 6
+    head_lines: int = 40
+    tail_lines: int = 30
+
+    # Layers 2-4.5 ----------------------------------------------------------------------------------
+    cache_ttl_seconds: float = 3600.0  # tool outputs older than this are archived when the cache is cold
+    provider_cache_ttl_seconds: float = 300.0
+    media_window: int = 2  # sliding visual evidence window
+    truncate_chars: int = 2_000  # what "Truncate" keeps of a long older output
+    reread_files: int = 5
+    reread_max_tokens: int = 50_000
+    max_blocked_items: int = 3
+    max_next_steps: int = 5
+    # Anti-thrashing: a compaction saving less than this share of the view counts as low-yield.
+    low_yield_ratio: float = 0.10
+    max_low_yield_in_row: int = 2
+
+    def __post_init__(self) -> None:
+        if self.max_context_tokens < 1_000:
+            raise ValueError(f"max_context_tokens must be at least 1000, got {self.max_context_tokens}")
+        if not (0 < self.light_ratio <= self.full_ratio <= self.emergency_ratio < 1):
+            raise ValueError("thresholds must satisfy 0 < light <= full <= emergency < 1")
+
+    # Absolute thresholds -----------------------------------------------------------------------------
+    @property
+    def output_reserve(self) -> int:
+        return self.reserve_output_tokens or min(4096, self.max_context_tokens // 10)
+
+    @property
+    def input_budget(self) -> int:
+        """Tokens a request may carry: the window less the room kept for the reply."""
+        return self.max_context_tokens - self.output_reserve
+
+    @property
+    def monitor_threshold(self) -> int:
+        return int(self.max_context_tokens * self.monitor_ratio)
+
+    @property
+    def compress_threshold(self) -> int:
+        return int(self.max_context_tokens * self.light_ratio)
+
+    @property
+    def compress_force_threshold(self) -> int:
+        return int(self.max_context_tokens * self.full_ratio)
+
+    @property
+    def summarize_trigger_threshold(self) -> int:
+        return int(self.max_context_tokens * self.emergency_ratio)
+
+    @property
+    def target_tokens(self) -> int:
+        return int(self.max_context_tokens * self.target_ratio)
+
+    @property
+    def tail_budget(self) -> int:
+        return int(self.max_context_tokens * self.tail_ratio)
+
+    def with_window(self, tokens: int) -> ContextConfig:
+        from dataclasses import replace
+
+        return replace(self, max_context_tokens=tokens)

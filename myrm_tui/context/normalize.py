@@ -1,0 +1,89 @@
+"""Normalize — tool-call linear alignment, before every LLM call.
+
+- L1, ID-based grouping: each tool result is matched to its call by ``tool_call_id`` within the
+  calling assistant message's turn (not by position), so ids reused across turns pair correctly
+  and a result that drifted behind another message is moved back under its call.
+- L2, integrity guard: results that answer no call (orphans, e.g. after a cut) are dropped; empty
+  messages providers reject are dropped or given placeholder text.
+- L3, dangling-call repair: a call with no result (interrupted, timed out, crashed) gets a synthetic
+  error result, so the provider never sees an unanswered call.
+"""
+
+from __future__ import annotations
+
+from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.types import Message, synthetic_user
+
+INTERRUPTED = "Error: this tool call was interrupted before it returned a result (cancelled, timed out or crashed)."
+
+
+def normalize(view: list[Message]) -> tuple[list[Message], dict[str, int]]:
+    stats = {"orphans": 0, "dangling": 0, "empty": 0, "moved": 0}
+    n = len(view)
+    claimed = [False] * n
+    out: list[Message] = []
+    for i, m in enumerate(view):
+        if m.role == "tool":
+            if not claimed[i]:
+                stats["orphans"] += 1
+            continue
+        if m.role == "assistant" and m.tool_calls:
+            calls = _unique_calls(m)
+            if len(calls) != len(m.tool_calls):
+                m = m.derive("dedupcalls", tool_calls=tuple(calls))
+            wanted = {c.id: None for c in calls}
+            found: dict[str, int] = {}
+            j = i + 1
+            # Results normally follow at once; search on (past other roles) until the next call turn.
+            while j < n and len(found) < len(wanted):
+                v = view[j]
+                if v.role == "assistant" and v.tool_calls:
+                    break
+                if v.role == "tool" and not claimed[j] and v.tool_call_id in wanted and v.tool_call_id not in found:
+                    found[v.tool_call_id] = j
+                    if j != i + 1 + len(found) - 1:
+                        stats["moved"] += 1
+                j += 1
+            out.append(m)
+            for c in calls:
+                k = found.get(c.id)
+                if k is None:
+                    stats["dangling"] += 1
+                    out.append(Message(role="tool", content=INTERRUPTED, id=f"{m.id}:{c.id}:dangling", tool_call_id=c.id, name=c.name, synthetic=True, meta={"is_error": True}))
+                else:
+                    claimed[k] = True
+                    r = view[k]
+                    out.append(r if r.text.strip() or r.has_media else r.derive("empty", content="(no output)"))
+            continue
+        if not m.text.strip() and not m.has_media:
+            stats["empty"] += 1
+            if m.role == "assistant":
+                continue
+            m = m.derive("empty", content="(empty message)")
+        out.append(m)
+    first = next((k for k, m in enumerate(out) if m.role != "system"), None)
+    if first is not None and out[first].role != "user":
+        out.insert(first, synthetic_user("The conversation continues below.", "start-anchor", "anchor"))
+    return out, stats
+
+
+def _unique_calls(m: Message) -> list:
+    seen: set[str] = set()
+    calls = []
+    for c in m.tool_calls:
+        if c.id and c.id not in seen:
+            seen.add(c.id)
+            calls.append(c)
+    return calls
+
+
+class Normalize:
+    name = "normalize"
+
+    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
+        out, stats = normalize(view)
+        for k, v in stats.items():
+            if v:
+                ctx.metrics.events.append(f"normalize: {v} {k}")
+        ctx.normalized_view = out
+        return out

@@ -1,0 +1,106 @@
+"""``ContextState``: what the pipeline remembers about one session between requests.
+
+The stored history is append-only; this state is what makes the *view* stable between compactions
+(the "only-append" policy): ``base`` is the view frozen at the last compaction, covering the first
+``base_upto`` raw messages, and ``decisions`` holds per-message rewrites made the first time a
+message was seen, so a message looks the same in every request until the next compaction.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from myrm_tui.context.types import Message, ToolCall
+
+
+@dataclass
+class ContextState:
+    base: list[Message] = field(default_factory=list)
+    base_upto: int = 0
+    decisions: dict[str, Message] = field(default_factory=dict)
+    summary: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+    # ArtifactTracker: path -> [op, order]; order grows with every touch so "most recent" is a max.
+    artifacts: dict[str, list[Any]] = field(default_factory=dict)
+    artifact_clock: int = 0
+    observed_upto: int = 0  # raw messages the ArtifactTracker has seen
+    compactions: int = 0
+    low_yield_streak: int = 0
+    backoff_level: str = ""  # after low-yield compactions, wait for this level before compacting again
+    last_request_at: float | None = None
+    last_compaction: dict[str, Any] = field(default_factory=dict)
+
+    # -- serialisation (stored as JSON in the checkpoints table) -------------------------------------
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "base": [message_to_dict(m) for m in self.base],
+                "base_upto": self.base_upto,
+                "decisions": {k: message_to_dict(v) for k, v in self.decisions.items()},
+                "summary": self.summary,
+                "notes": self.notes,
+                "artifacts": self.artifacts,
+                "artifact_clock": self.artifact_clock,
+                "observed_upto": self.observed_upto,
+                "compactions": self.compactions,
+                "low_yield_streak": self.low_yield_streak,
+                "backoff_level": self.backoff_level,
+                "last_request_at": self.last_request_at,
+                "last_compaction": self.last_compaction,
+            },
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> ContextState:
+        d = json.loads(text)
+        return cls(
+            base=[message_from_dict(m) for m in d.get("base", [])],
+            base_upto=int(d.get("base_upto", 0)),
+            decisions={k: message_from_dict(v) for k, v in d.get("decisions", {}).items()},
+            summary=d.get("summary"),
+            notes=list(d.get("notes", [])),
+            artifacts=dict(d.get("artifacts", {})),
+            artifact_clock=int(d.get("artifact_clock", 0)),
+            observed_upto=int(d.get("observed_upto", 0)),
+            compactions=int(d.get("compactions", 0)),
+            low_yield_streak=int(d.get("low_yield_streak", 0)),
+            backoff_level=str(d.get("backoff_level", "")),
+            last_request_at=d.get("last_request_at"),
+            last_compaction=dict(d.get("last_compaction", {})),
+        )
+
+    def touch_artifact(self, path: str, op: str) -> None:
+        self.artifact_clock += 1
+        first = self.artifacts.get(path, [op, 0, self.artifact_clock])
+        self.artifacts[path] = [op, self.artifact_clock, first[2] if len(first) > 2 else self.artifact_clock]
+
+    def recent_artifacts(self, n: int) -> list[str]:
+        ranked = sorted(self.artifacts.items(), key=lambda kv: kv[1][1], reverse=True)
+        return [p for p, _ in ranked[:n]]
+
+
+def message_to_dict(m: Message) -> dict[str, Any]:
+    d = m.to_api()
+    d["id"] = m.id
+    if m.synthetic:
+        d["synthetic"] = True
+    if m.created_at is not None:
+        d["created_at"] = m.created_at
+    if m.meta:
+        d["meta"] = m.meta
+    return d
+
+
+def message_from_dict(d: dict[str, Any]) -> Message:
+    m = Message.from_api(d, id=d.get("id", ""), created_at=d.get("created_at"))
+    if d.get("synthetic") or d.get("meta"):
+        from dataclasses import replace
+
+        m = replace(m, synthetic=bool(d.get("synthetic")), meta=dict(d.get("meta") or {}))
+    return m
+
+
+__all__ = ["ContextState", "Message", "ToolCall", "message_from_dict", "message_to_dict"]

@@ -1,0 +1,150 @@
+"""Layer 4 — Summarize: replace what compression removed with a 14-field structured summary.
+
+With a summarizer LLM, the model writes the summary as JSON (prompt in ``prompts/summary.md``) and
+the ``SummaryAuditor`` checks it; a rejected summary is retried once, then the deterministic
+extractive summary is used. Summaries merge incrementally with the previous one, are redacted
+(credentials, PII) before they are kept, and enter the view as an assistant-role message right
+after the protected head — never as a user message, so it cannot pass for the user's words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from myrm_tui.context import signals, summary_model
+from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.types import Message
+
+SUMMARY_PROMPT = "summary.md"
+MAX_TRANSCRIPT_CHARS = 120_000
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    ok: bool
+    problems: tuple[str, ...] = ()
+
+
+class SummaryAuditor:
+    """Validates a summary: every field present with the right type, limits kept, protected facts kept."""
+
+    def audit(self, s: dict[str, Any], removed: Sequence[Message], ctx: PipelineContext) -> AuditResult:
+        problems: list[str] = []
+        for f in summary_model.FIELDS:
+            if f not in s:
+                problems.append(f"missing field {f}")
+            elif (f in summary_model.LIST_FIELDS) != isinstance(s[f], list):
+                problems.append(f"field {f} has the wrong type")
+        if len(s.get("blocked_items", [])) > ctx.config.max_blocked_items:
+            problems.append("more than 3 blocked_items")
+        if len(s.get("next_steps", [])) > ctx.config.max_next_steps:
+            problems.append("more than 5 next_steps")
+        text = json.dumps(s, ensure_ascii=False)
+        for path in self.protected_facts(removed, ctx):
+            if path not in text:
+                problems.append(f"protected fact lost: {path}")
+        return AuditResult(not problems, tuple(problems))
+
+    @staticmethod
+    def protected_facts(removed: Sequence[Message], ctx: PipelineContext) -> list[str]:
+        """Focus files mentioned in the removed messages, and files they wrote: must survive."""
+        facts: list[str] = []
+        blob = None
+        for f in ctx.intent.focus_files:
+            blob = blob if blob is not None else "\n".join(m.text[:4000] for m in removed)
+            if f in blob:
+                facts.append(f)
+        for m in removed:
+            for c in m.tool_calls:
+                facts.extend(p for p, _ in signals.written_files(c))
+        return list(dict.fromkeys(facts))
+
+
+def transcript(messages: Sequence[Message], limit: int = MAX_TRANSCRIPT_CHARS) -> str:
+    parts: list[str] = []
+    for m in messages:
+        body = m.text
+        if len(body) > 3000:
+            body = body[:2000] + f"\n[… {len(body) - 2600} chars …]\n" + body[-600:]
+        calls = "".join(f"\n[call {c.name}] {c.arguments[:1500]}" for c in m.tool_calls)
+        parts.append(f"### {m.role}{' (' + m.name + ')' if m.name else ''}\n{body}{calls}")
+    text = "\n\n".join(parts)
+    return text if len(text) <= limit else text[: limit // 3] + "\n[… cut …]\n" + text[-2 * limit // 3 :]
+
+
+def parse_summary_json(text: str) -> dict[str, Any] | None:
+    m = re.search(r"\{[\s\S]*\}", text)
+    if not m:
+        return None
+    try:
+        data = json.loads(m.group(0))
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class Summarize:
+    name = "summarize"
+
+    def __init__(self, prompts_dir: Path | None = None, auditor: SummaryAuditor | None = None) -> None:
+        self.prompts_dir = prompts_dir
+        self.auditor = auditor or SummaryAuditor()
+
+    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
+        if not ctx.compacting or not ctx.removed:
+            return view
+        head_user = next((m.text for m in ctx.protected_head if m.role == "user"), "")
+        previous = ctx.state.summary
+        fresh, source = await self._summarize(ctx.removed, head_user, previous, ctx)
+        merged = summary_model.redact_summary(summary_model.merge(previous, fresh))
+        merged["blocked_items"] = merged["blocked_items"][: ctx.config.max_blocked_items]
+        merged["next_steps"] = merged["next_steps"][: ctx.config.max_next_steps]
+        ctx.state.summary = merged
+        ctx.metrics.summary_source = source
+        covered = int(ctx.state.last_compaction.get("covered", 0)) + sum(1 for m in ctx.removed if not m.synthetic)
+        ctx.state.last_compaction["covered"] = covered
+        ctx.state.compactions += 1
+        msg = Message(
+            role="assistant",
+            content=summary_model.render(merged, covered),
+            id=f"summary-{ctx.state.compactions}",
+            synthetic=True,
+            meta={"kind": "summary", "source": source},
+        )
+        at = len(ctx.protected_head)
+        ctx.metrics.add_removed(self.name, -ctx.counter.message(msg))
+        return [*view[:at], msg, *view[at:]]
+
+    async def _summarize(
+        self, removed: Sequence[Message], head_user: str, previous: dict[str, Any] | None, ctx: PipelineContext
+    ) -> tuple[dict[str, Any], str]:
+        extractive = summary_model.extract(removed, head_user)
+        if ctx.summarizer is None or self.prompts_dir is None:
+            return extractive, "extractive"
+        system = (self.prompts_dir / SUMMARY_PROMPT).read_text(encoding="utf-8")
+        body = (
+            f"Previous summary (merge into it):\n{json.dumps(previous, ensure_ascii=False) if previous else 'none'}\n\n"
+            f"Focus: {ctx.focus_hint or '-'}\n\nMessages to summarize:\n{transcript(removed)}"
+        )
+        for attempt in range(2):
+            try:
+                text = await ctx.summarizer(system, body)
+            except Exception as exc:
+                ctx.metrics.events.append(f"summarizer failed: {type(exc).__name__}: {exc}")
+                break
+            data = parse_summary_json(text)
+            if data is None:
+                ctx.metrics.events.append(f"summary attempt {attempt + 1}: not JSON")
+                continue
+            data = {f: data[f] for f in summary_model.FIELDS if f in data}
+            verdict = self.auditor.audit(data, removed, ctx)
+            if verdict.ok:
+                return summary_model.bound(data), "llm"
+            ctx.metrics.events.append(f"summary attempt {attempt + 1} rejected: {'; '.join(verdict.problems[:3])}")
+            body += "\n\nYour previous answer was rejected: " + "; ".join(verdict.problems) + ". Fix it."
+        return extractive, "extractive"

@@ -1,0 +1,46 @@
+"""``ThinkingBlockCleaner``: keep reasoning where the provider needs it, drop it where it only costs.
+
+- Anthropic: ``reasoning_content`` is redundant with ``thinking_blocks`` and is removed; blocks stay.
+- DeepSeek / MiMo / Kimi: reasoning of turns before the last user message is removed, except on
+  assistant messages carrying tool calls (the API requires it there). The current turn keeps it.
+- A thinking model after a non-thinking one: assistant messages with tool calls get an empty
+  ``reasoning_content`` back-filled, which those APIs require.
+- Any other model: reasoning fields are removed; they would only be billed or rejected.
+"""
+
+from __future__ import annotations
+
+from myrm_tui.context.models import family, is_thinking_model
+from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.types import Message
+
+
+class ThinkingBlockCleaner:
+    name = "thinking_cleanup"
+
+    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
+        fam = family(ctx.model)
+        thinking = is_thinking_model(ctx.model)
+        last_user = max((i for i, m in enumerate(view) if m.role == "user"), default=-1)
+        out: list[Message] = []
+        removed = 0
+        for i, m in enumerate(view):
+            if m.role != "assistant":
+                out.append(m)
+                continue
+            new = m
+            if fam == "anthropic":
+                if m.reasoning is not None:
+                    new = m.derive("think", reasoning=None)
+            elif fam == "deepseek":
+                if m.reasoning and i < last_user and not m.tool_calls:
+                    new = m.derive("think", reasoning=None)
+                elif thinking and m.tool_calls and m.reasoning is None:
+                    new = m.derive("think", reasoning="")
+            elif m.reasoning is not None or m.thinking_blocks:
+                new = m.derive("think", reasoning=None, thinking_blocks=())
+            if new is not m:
+                removed += ctx.counter.message(m) - ctx.counter.message(new)
+            out.append(new)
+        ctx.metrics.add_removed(self.name, max(removed, 0))
+        return out

@@ -1,0 +1,85 @@
+"""Token accounting with a per-message cache, so a turn costs O(new messages).
+
+Counts use tiktoken (o200k_base by default, the encoding of current OpenAI models; close enough for
+other providers' budgeting). The encoding files come from litellm's bundled copy (see ``offline``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from myrm_tui.context.types import Message
+from myrm_tui.offline import configure_offline_env
+
+MESSAGE_OVERHEAD = 4  # role + separators, as OpenAI's cookbook counts them
+REQUEST_OVERHEAD = 3
+IMAGE_TOKENS = 765  # a 1024x1024 image at "high" detail on OpenAI; a fair flat budget for any provider
+# Texts longer than this are estimated (4 chars/token) rather than encoded: encoding a multi-megabyte
+# blob costs hundreds of milliseconds and those blobs never reach the model unshortened anyway.
+EXACT_LIMIT_CHARS = 400_000
+
+_encodings: dict[str, Any] = {}
+_lock = threading.Lock()
+
+
+def get_encoding(name: str = "o200k_base") -> Any:
+    with _lock:
+        enc = _encodings.get(name)
+        if enc is None:
+            configure_offline_env()
+            import tiktoken
+
+            enc = tiktoken.get_encoding(name)
+            _encodings[name] = enc
+        return enc
+
+
+class TokenCounter:
+    """Counts tokens of text, messages and requests; message counts are cached by message id."""
+
+    def __init__(self, encoding: str = "o200k_base") -> None:
+        self._enc = get_encoding(encoding)
+        self._cache: dict[str, int] = {}
+
+    def text(self, text: str) -> int:
+        if not text:
+            return 0
+        if len(text) > EXACT_LIMIT_CHARS:
+            return len(text) // 4
+        return len(self._enc.encode_ordinary(text))
+
+    def message(self, msg: Message) -> int:
+        if msg.id:
+            hit = self._cache.get(msg.id)
+            if hit is not None:
+                return hit
+        n = MESSAGE_OVERHEAD + self._content(msg.content)
+        for call in msg.tool_calls:
+            n += self.text(call.name) + self.text(call.arguments) + 3
+        if msg.reasoning:
+            n += self.text(msg.reasoning)
+        if msg.id:
+            self._cache[msg.id] = n
+        return n
+
+    def messages(self, msgs: Iterable[Message]) -> int:
+        return REQUEST_OVERHEAD + sum(self.message(m) for m in msgs)
+
+    def _content(self, content: Any) -> int:
+        if content is None:
+            return 0
+        if isinstance(content, str):
+            return self.text(content)
+        n = 0
+        for part in content:
+            if part.get("type") == "text":
+                n += self.text(str(part.get("text", "")))
+            elif part.get("type") == "image_url":
+                n += IMAGE_TOKENS
+        return n
+
+    def forget(self, ids: Iterable[str]) -> None:
+        for i in ids:
+            self._cache.pop(i, None)

@@ -1,0 +1,92 @@
+"""``ArtifactVault``: where every removed or shortened original goes, addressed by ``vault://`` URIs.
+
+Writes are synchronous and land in memory first (the pipeline never awaits I/O); whoever owns the
+store drains ``pending`` into SQLite after each pipeline run. Reads fall back to an async loader for
+entries written in earlier runs. Content is addressed by hash, so storing the same output twice is free.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+VAULT_SCHEME = "vault://"
+
+
+@dataclass(frozen=True, slots=True)
+class VaultEntry:
+    uri: str
+    content: str
+    kind: str  # "tool_output" | "archive" | "media" | "subagent" | "mcp" | "paste" ...
+    tool_name: str = ""
+    created_at: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def size(self) -> int:
+        return len(self.content.encode("utf-8", "replace"))
+
+
+Loader = Callable[[str], Awaitable[VaultEntry | None]]
+
+
+class ArtifactVault:
+    def __init__(self, namespace: str = "local", loader: Loader | None = None) -> None:
+        self.namespace = namespace
+        self._entries: dict[str, VaultEntry] = {}
+        self.pending: list[VaultEntry] = []
+        self._loader = loader
+
+    def put(self, content: str, kind: str, tool_name: str = "", **meta: Any) -> str:
+        digest = hashlib.sha256(content.encode("utf-8", "replace")).hexdigest()[:16]
+        uri = f"{VAULT_SCHEME}{self.namespace}/{digest}"
+        if uri not in self._entries:
+            entry = VaultEntry(uri, content, kind, tool_name, time.time(), dict(meta))
+            self._entries[uri] = entry
+            self.pending.append(entry)
+        return uri
+
+    def get_cached(self, uri: str) -> VaultEntry | None:
+        return self._entries.get(uri)
+
+    async def get(self, uri: str) -> VaultEntry | None:
+        entry = self._entries.get(uri)
+        if entry is None and self._loader is not None:
+            entry = await self._loader(uri)
+            if entry is not None:
+                self._entries[uri] = entry
+        return entry
+
+    def drain(self) -> list[VaultEntry]:
+        out, self.pending = self.pending, []
+        return out
+
+    def entries(self) -> list[VaultEntry]:
+        return list(self._entries.values())
+
+    def __contains__(self, uri: str) -> bool:
+        return uri in self._entries
+
+    def total_bytes(self) -> int:
+        return sum(e.size for e in self._entries.values())
+
+
+def slice_lines(text: str, line_range: str | None) -> str:
+    """Lines ``"a:b"`` (1-based, inclusive; either side may be empty) of ``text``, numbered."""
+    lines = text.splitlines()
+    if not line_range:
+        start, end = 1, len(lines)
+    else:
+        a, _, b = line_range.partition(":")
+        try:
+            start = int(a) if a.strip() else 1
+            end = int(b) if b.strip() else len(lines)
+        except ValueError as exc:
+            raise ValueError(f"line_range must look like '100:200', got {line_range!r}") from exc
+    start = max(1, start)
+    end = min(len(lines), end)
+    width = len(str(max(end, 1)))
+    return "\n".join(f"{i:>{width}}\t{lines[i - 1]}" for i in range(start, end + 1))

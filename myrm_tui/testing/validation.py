@@ -1,0 +1,139 @@
+"""The request-validation rules of real providers, as the emulator and the benchmark enforce them.
+
+Each rule returns the error message the provider itself would send (HTTP 400), so a test that trips
+one sees exactly what a user would. Rules are written against the providers' wire formats:
+OpenAI chat completions and Anthropic messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class Rejection:
+    status: int
+    type: str
+    message: str
+    code: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.status} {self.type}: {self.message}"
+
+
+def _text_of(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(str(p.get("text", "")) if isinstance(p, dict) else "" for p in content)
+
+
+def validate_openai(body: dict[str, Any], window: int | None = None, count: Callable[[dict[str, Any]], int] | None = None) -> Rejection | None:
+    msgs = body.get("messages")
+    if not isinstance(msgs, list) or not msgs:
+        return Rejection(400, "invalid_request_error", "[] is too short - 'messages'", "empty_array")
+    for t in body.get("tools") or []:
+        name = (t.get("function") or {}).get("name", "")
+        if not _TOOL_NAME.match(name):
+            return Rejection(400, "invalid_request_error", f"Invalid 'tools[].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", "invalid_value")
+    open_calls: list[str] = []
+    open_from = -1
+    for i, m in enumerate(msgs):
+        role = m.get("role")
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            return Rejection(400, "invalid_request_error", f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", "invalid_value")
+        if role == "tool":
+            tid = m.get("tool_call_id")
+            if open_from < 0 or tid not in open_calls:
+                return Rejection(400, "invalid_request_error", f"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", None)
+            open_calls.remove(tid)
+            continue
+        if open_calls:
+            return Rejection(400, "invalid_request_error", f"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(open_calls)}", None)
+        open_from = -1
+        calls = m.get("tool_calls") or []
+        if role == "assistant" and calls:
+            for c in calls:
+                args = (c.get("function") or {}).get("arguments")
+                if not isinstance(args, str):
+                    return Rejection(400, "invalid_request_error", f"Invalid type for 'messages[{i}].tool_calls[0].function.arguments': expected a string.", "invalid_type")
+                if not _TOOL_NAME.match((c.get("function") or {}).get("name", "")):
+                    return Rejection(400, "invalid_request_error", f"Invalid 'messages[{i}].tool_calls[0].function.name': string does not match pattern.", "invalid_value")
+            open_calls = [c.get("id") for c in calls]
+            open_from = i
+            continue
+        if m.get("content") is None and role != "assistant":
+            return Rejection(400, "invalid_request_error", f"Invalid value for 'content': expected a string, got null.", None)
+        if role == "assistant" and not _text_of(m.get("content")) and not calls:
+            return Rejection(400, "invalid_request_error", f"Invalid 'messages[{i}]': assistant message must have 'content' or 'tool_calls'.", None)
+    if open_calls:
+        return Rejection(400, "invalid_request_error", f"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(open_calls)}", None)
+    if window is not None and count is not None:
+        n = count(body)
+        if n > window:
+            return Rejection(400, "invalid_request_error", f"This model's maximum context length is {window} tokens. However, your messages resulted in {n} tokens. Please reduce the length of the messages.", "context_length_exceeded")
+    return None
+
+
+def validate_anthropic(body: dict[str, Any], window: int | None = None, count: Callable[[dict[str, Any]], int] | None = None) -> Rejection | None:
+    def bad(msg: str) -> Rejection:
+        return Rejection(400, "invalid_request_error", msg)
+
+    if "max_tokens" not in body:
+        return bad("max_tokens: Field required")
+    msgs = body.get("messages")
+    if not isinstance(msgs, list) or not msgs:
+        return bad("messages: at least one message is required")
+    if msgs[0].get("role") != "user":
+        return bad('messages: first message must use the "user" role')
+    marks = _count_cache_control(body)
+    if marks > 4:
+        return bad(f"A maximum of 4 blocks with cache_control may be provided. Found {marks}.")
+    prev_tool_uses: list[str] = []
+    for i, m in enumerate(msgs):
+        role = m.get("role")
+        if role not in ("user", "assistant"):
+            return bad(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+        content = m.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
+        if not blocks or all(b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks):
+            if not (role == "assistant" and i == len(msgs) - 1):
+                return bad(f"messages.{i}: all messages must have non-empty content except for the optional final assistant message")
+        for b in blocks:
+            if b.get("type") == "text" and b.get("text", "") == "" and len(blocks) > 1:
+                return bad(f"messages.{i}.content: text content blocks must be non-empty")
+        results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
+        if prev_tool_uses:
+            missing = [t for t in prev_tool_uses if t not in results]
+            if role != "user" or missing:
+                return bad(f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(missing or prev_tool_uses)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.")
+        for r in results:
+            if r not in prev_tool_uses:
+                return bad(f"messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {r}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.")
+        prev_tool_uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"] if role == "assistant" else []
+    if prev_tool_uses:
+        return bad(f"messages.{len(msgs) - 1}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(prev_tool_uses)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.")
+    if window is not None and count is not None:
+        n = count(body)
+        if n > window:
+            return bad(f"prompt is too long: {n} tokens > {window} maximum")
+    return None
+
+
+def _count_cache_control(body: dict[str, Any]) -> int:
+    n = 0
+    system = body.get("system")
+    if isinstance(system, list):
+        n += sum(1 for b in system if isinstance(b, dict) and "cache_control" in b)
+    n += sum(1 for t in body.get("tools") or [] if "cache_control" in t)
+    for m in body.get("messages") or []:
+        c = m.get("content")
+        if isinstance(c, list):
+            n += sum(1 for b in c if isinstance(b, dict) and "cache_control" in b)
+    return n
