@@ -1,0 +1,102 @@
+"""Typed provider errors. litellm's exceptions are mapped by class name, so this module (and the
+UI importing it) never imports litellm itself."""
+
+from __future__ import annotations
+
+
+class LLMError(Exception):
+    """Base of every model-call failure; ``str()`` is a message fit for the user."""
+
+    retryable = False
+
+    def __init__(self, message: str, status: int | None = None, provider_message: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.provider_message = provider_message or message
+
+
+class ContextOverflowError(LLMError):
+    """The request is larger than the model's window (provider ``context_length_exceeded``)."""
+
+
+class RateLimitError(LLMError):
+    retryable = True
+
+
+class AuthError(LLMError):
+    pass
+
+
+class LLMTimeoutError(LLMError):
+    retryable = True
+
+
+class InactivityTimeoutError(LLMTimeoutError):
+    """The stream went silent longer than the inactivity limit (the model is dead, not slow)."""
+
+
+class BadRequestError(LLMError):
+    pass
+
+
+class ProviderError(LLMError):
+    """5xx, connection refused, malformed stream: the provider failed, not the request."""
+
+    retryable = True
+
+
+class ModelNotAvailableError(LLMError):
+    """The embedded model (or its runtime) is not installed."""
+
+
+_BY_NAME: dict[str, type[LLMError]] = {
+    "ContextWindowExceededError": ContextOverflowError,
+    "RateLimitError": RateLimitError,
+    "AuthenticationError": AuthError,
+    "PermissionDeniedError": AuthError,
+    "Timeout": LLMTimeoutError,
+    "APITimeoutError": LLMTimeoutError,
+    "BadRequestError": BadRequestError,
+    "UnprocessableEntityError": BadRequestError,
+    "UnsupportedParamsError": BadRequestError,
+    "NotFoundError": BadRequestError,
+    "ServiceUnavailableError": ProviderError,
+    "InternalServerError": ProviderError,
+    "BadGatewayError": ProviderError,
+    "APIConnectionError": ProviderError,
+    "APIError": ProviderError,
+    "MidStreamFallbackError": ProviderError,
+}
+
+_OVERFLOW_HINTS = ("context_length_exceeded", "maximum context length", "prompt is too long", "context window")
+
+
+def classify(exc: BaseException) -> LLMError:
+    """Map any exception raised by litellm (or the transport) to one of ours."""
+    if isinstance(exc, LLMError):
+        return exc
+    text = str(exc)
+    status = getattr(exc, "status_code", None)
+    kind: type[LLMError] = ProviderError
+    for klass in type(exc).__mro__:
+        if klass.__name__ in _BY_NAME:
+            kind = _BY_NAME[klass.__name__]
+            break
+    if kind in (BadRequestError, ProviderError) and any(h in text.lower() for h in _OVERFLOW_HINTS):
+        kind = ContextOverflowError
+    if kind is ProviderError and isinstance(exc, TimeoutError):
+        kind = LLMTimeoutError
+    labels = {
+        ContextOverflowError: "The request is larger than the model's context window",
+        RateLimitError: "Rate limited by the provider",
+        AuthError: "The provider refused the API key",
+        LLMTimeoutError: "The model did not answer in time",
+        BadRequestError: "The provider rejected the request",
+        ProviderError: "The provider failed",
+    }
+    return kind(f"{labels.get(kind, 'Model call failed')}: {_short(text)}", status=status, provider_message=text)
+
+
+def _short(text: str, n: int = 400) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -1,0 +1,313 @@
+"""A local provider emulator: OpenAI chat completions and Anthropic messages over real HTTP.
+
+Tests point litellm at it (``api_base``) so every call crosses the real litellm HTTP stack. It
+- rejects what the real APIs reject, with their status and error text (``validation``);
+- simulates prefix caching per cache key (OpenAI: ``prompt_cache_key`` or the API key, automatic;
+  Anthropic: explicit ``cache_control`` breakpoints) and reports it in ``usage``;
+- replies from a per-test script: text, reasoning, tool calls, delays, stalls, HTTP errors.
+
+It runs its own event loop in a thread, so sync and async tests can use it alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from myrm_tui.context.tokens import TokenCounter
+from myrm_tui.testing.prefix_cache import CacheResult, PrefixCacheSimulator, fingerprint
+from myrm_tui.testing.validation import Rejection, validate_anthropic, validate_openai
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    tool_calls: list[tuple[str, Any]] = field(default_factory=list)  # (name, arguments dict or raw str)
+    reasoning: str = ""
+    chunk_size: int = 8  # characters per streamed text chunk
+    chunk_delay: float = 0.0
+    stall_after: int | None = None  # send this many chunks, then go silent (a hung model)
+    error: tuple[int, dict[str, Any]] | None = None  # HTTP status and JSON body instead of a reply
+    drop_connection_after: int | None = None  # send this many chunks, then cut the connection
+
+
+@dataclass
+class Recorded:
+    api: str  # "openai" | "anthropic"
+    body: dict[str, Any]
+    headers: dict[str, str]
+    rejection: Rejection | None
+    cache: CacheResult | None
+    at: float
+
+
+ReplyFn = Callable[[dict[str, Any]], Reply]
+
+
+def _strip_cache_control(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _strip_cache_control(v) for k, v in obj.items() if k != "cache_control"}
+    if isinstance(obj, list):
+        return [_strip_cache_control(v) for v in obj]
+    return obj
+
+
+class ProviderEmulator:
+    def __init__(self, window: int = 128_000, min_cache_tokens: int = 1024) -> None:
+        self.window = window
+        self.windows: dict[str, int] = {}
+        self.script: deque[Reply | ReplyFn] = deque()
+        self.default: Reply | ReplyFn = Reply(text="ok")
+        self.requests: list[Recorded] = []
+        self.openai_cache = PrefixCacheSimulator("automatic", min_cache_tokens)
+        self.anthropic_cache = PrefixCacheSimulator("explicit", min_cache_tokens)
+        self.counter = TokenCounter()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+        self._release = threading.Event()  # set to end every stalled stream
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base(self) -> str:
+        return f"{self.url}/v1"
+
+    def start(self) -> ProviderEmulator:
+        ready = threading.Event()
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            app = web.Application(client_max_size=64 * 1024 * 1024)
+            app.router.add_post("/v1/chat/completions", self._openai)
+            app.router.add_post("/chat/completions", self._openai)
+            app.router.add_post("/v1/messages", self._anthropic)
+            self._runner = web.AppRunner(app, access_log=None)
+            loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            loop.run_until_complete(site.start())
+            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._runner.cleanup())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="provider-emulator", daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("provider emulator did not start")
+        return self
+
+    def stop(self) -> None:
+        self._release.set()
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> ProviderEmulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- scripting ------------------------------------------------------------------------------
+    def enqueue(self, *replies: Reply | ReplyFn) -> None:
+        self.script.extend(replies)
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        item = self.script.popleft() if self.script else self.default
+        return item(body) if callable(item) else item
+
+    @property
+    def accepted(self) -> list[Recorded]:
+        return [r for r in self.requests if r.rejection is None]
+
+    @property
+    def rejected(self) -> list[Recorded]:
+        return [r for r in self.requests if r.rejection is not None]
+
+    # -- token accounting -----------------------------------------------------------------------
+    def _segments(self, body: dict[str, Any], api: str) -> tuple[list[tuple[str, int]], list[int]]:
+        segs: list[tuple[str, int]] = []
+        marks: list[int] = []
+        tools = body.get("tools") or []
+        if tools:
+            clean = _strip_cache_control(tools)
+            segs.append((fingerprint(clean), self.counter.text(json.dumps(clean))))
+            if any("cache_control" in t for t in tools):
+                marks.append(0)
+        system = body.get("system")
+        if system:
+            clean = _strip_cache_control(system)
+            segs.append((fingerprint(clean), self.counter.text(json.dumps(clean) if not isinstance(clean, str) else clean)))
+            if isinstance(system, list) and any("cache_control" in b for b in system):
+                marks.append(len(segs) - 1)
+        for m in body.get("messages") or []:
+            clean = _strip_cache_control(m)
+            content = clean.get("content")
+            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+            extra = json.dumps(clean.get("tool_calls")) if clean.get("tool_calls") else ""
+            segs.append((fingerprint(clean), 4 + self.counter.text(text or "") + self.counter.text(extra)))
+            c = m.get("content")
+            if isinstance(c, list) and any(isinstance(b, dict) and "cache_control" in b for b in c):
+                marks.append(len(segs) - 1)
+        return segs, marks
+
+    def _window(self, body: dict[str, Any]) -> int:
+        return self.windows.get(str(body.get("model")), self.window)
+
+    # -- handlers -------------------------------------------------------------------------------
+    async def _read(self, request: web.Request) -> dict[str, Any] | web.Response:
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return web.json_response({"error": {"message": "We could not parse the JSON body of your request.", "type": "invalid_request_error"}}, status=400)
+        return body if isinstance(body, dict) else web.json_response({"error": {"message": "body must be an object"}}, status=400)
+
+    async def _openai(self, request: web.Request) -> web.StreamResponse:
+        body = await self._read(request)
+        if isinstance(body, web.Response):
+            return body
+        segs, _ = self._segments(body, "openai")
+        total = sum(n for _, n in segs)
+        rej = validate_openai(body, self._window(body), lambda _b: total)
+        headers = dict(request.headers)
+        if rej is not None:
+            self.requests.append(Recorded("openai", body, headers, rej, None, time.time()))
+            return web.json_response({"error": {"message": rej.message, "type": rej.type, "param": None, "code": rej.code}}, status=rej.status)
+        key = str(body.get("prompt_cache_key") or headers.get("Authorization", "anon"))
+        cache = self.openai_cache.request(key, segs)
+        self.requests.append(Recorded("openai", body, headers, None, cache, time.time()))
+        reply = self._next(body)
+        if reply.error:
+            return web.json_response(reply.error[1], status=reply.error[0])
+        usage = {
+            "prompt_tokens": cache.input_tokens,
+            "completion_tokens": max(1, len(reply.text) // 4 + 5 * len(reply.tool_calls)),
+            "total_tokens": 0,
+            "prompt_tokens_details": {"cached_tokens": cache.cached_tokens},
+        }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if not body.get("stream"):
+            return web.json_response(self._openai_full(body, reply, usage))
+        return await self._openai_stream(request, body, reply, usage)
+
+    def _openai_full(self, body: dict[str, Any], reply: Reply, usage: dict[str, Any]) -> dict[str, Any]:
+        msg: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.tool_calls:
+            msg["tool_calls"] = [
+                {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function", "function": {"name": n, "arguments": a if isinstance(a, str) else json.dumps(a)}}
+                for n, a in reply.tool_calls
+            ]
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model"), "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+            "usage": usage,
+        }
+
+    async def _openai_stream(self, request: web.Request, body: dict[str, Any], reply: Reply, usage: dict[str, Any]) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+        cid = f"chatcmpl-{uuid.uuid4().hex[:12]}"
+        base = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": body.get("model")}
+        chunks: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        chunks += [{"reasoning_content": reply.reasoning[i : i + reply.chunk_size]} for i in range(0, len(reply.reasoning), reply.chunk_size)]
+        chunks += [{"content": reply.text[i : i + reply.chunk_size]} for i in range(0, len(reply.text), reply.chunk_size)]
+        for k, (name, args) in enumerate(reply.tool_calls):
+            raw = args if isinstance(args, str) else json.dumps(args)
+            chunks.append({"tool_calls": [{"index": k, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "function", "function": {"name": name, "arguments": ""}}]})
+            chunks += [{"tool_calls": [{"index": k, "function": {"arguments": raw[i : i + 16]}}]} for i in range(0, len(raw), 16)]
+        if not await self._send_chunks(resp, [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in chunks], reply):
+            return resp
+        finish = "tool_calls" if reply.tool_calls else "stop"
+        await self._sse(resp, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await self._sse(resp, {**base, "choices": [], "usage": usage})
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    async def _send_chunks(self, resp: web.StreamResponse, payloads: list[dict[str, Any]], reply: Reply, event: str | None = None) -> bool:
+        for n, p in enumerate(payloads):
+            if reply.stall_after is not None and n >= reply.stall_after:
+                await asyncio.get_running_loop().run_in_executor(None, self._release.wait, 600)
+                return False
+            if reply.drop_connection_after is not None and n >= reply.drop_connection_after:
+                if resp._req is not None and resp._req.transport is not None:  # type: ignore[attr-defined]
+                    resp._req.transport.close()  # type: ignore[attr-defined]
+                return False
+            if reply.chunk_delay:
+                await asyncio.sleep(reply.chunk_delay)
+            await self._sse(resp, p, p.get("type") if event is None else event)
+        return True
+
+    @staticmethod
+    async def _sse(resp: web.StreamResponse, payload: dict[str, Any], event: str | None = None) -> None:
+        prefix = f"event: {event}\n" if event else ""
+        await resp.write(f"{prefix}data: {json.dumps(payload)}\n\n".encode())
+
+    async def _anthropic(self, request: web.Request) -> web.StreamResponse:
+        body = await self._read(request)
+        if isinstance(body, web.Response):
+            return body
+        segs, marks = self._segments(body, "anthropic")
+        total = sum(n for _, n in segs)
+        rej = validate_anthropic(body, self._window(body), lambda _b: total)
+        headers = dict(request.headers)
+        if rej is not None:
+            self.requests.append(Recorded("anthropic", body, headers, rej, None, time.time()))
+            return web.json_response({"type": "error", "error": {"type": rej.type, "message": rej.message}}, status=rej.status)
+        key = str(headers.get("x-api-key", "anon"))
+        cache = self.anthropic_cache.request(key, segs, marks)
+        self.requests.append(Recorded("anthropic", body, headers, None, cache, time.time()))
+        reply = self._next(body)
+        if reply.error:
+            return web.json_response(reply.error[1], status=reply.error[0])
+        usage = {
+            "input_tokens": cache.input_tokens - cache.cached_tokens - cache.cache_write_tokens,
+            "cache_read_input_tokens": cache.cached_tokens,
+            "cache_creation_input_tokens": cache.cache_write_tokens,
+            "output_tokens": max(1, len(reply.text) // 4),
+        }
+        stop = "tool_use" if reply.tool_calls else "end_turn"
+        blocks: list[dict[str, Any]] = []
+        if reply.text:
+            blocks.append({"type": "text", "text": reply.text})
+        for name, args in reply.tool_calls:
+            blocks.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:12]}", "name": name, "input": args if isinstance(args, dict) else json.loads(args or "{}")})
+        mid = f"msg_{uuid.uuid4().hex[:12]}"
+        if not body.get("stream"):
+            return web.json_response({"id": mid, "type": "message", "role": "assistant", "model": body.get("model"), "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage})
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        start_usage = {**usage, "output_tokens": 1}
+        events: list[dict[str, Any]] = [{"type": "message_start", "message": {"id": mid, "type": "message", "role": "assistant", "model": body.get("model"), "content": [], "stop_reason": None, "stop_sequence": None, "usage": start_usage}}]
+        for i, b in enumerate(blocks):
+            if b["type"] == "text":
+                events.append({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}})
+                events += [{"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": b["text"][k : k + reply.chunk_size]}} for k in range(0, len(b["text"]), reply.chunk_size)]
+            else:
+                events.append({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}})
+                raw = json.dumps(b["input"])
+                events += [{"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": raw[k : k + 16]}} for k in range(0, len(raw), 16)]
+            events.append({"type": "content_block_stop", "index": i})
+        events.append({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": usage["output_tokens"]}})
+        events.append({"type": "message_stop"})
+        if await self._send_chunks(resp, events, reply, event=None):
+            await resp.write_eof()
+        return resp
