@@ -30,17 +30,18 @@ class Violation:
 
 
 def extract_protected_head(raw: Sequence[Message]) -> list[Message]:
-    """Leading system messages plus the first real (non-synthetic) user message.
+    """Leading system messages (and the session's synthetic environment message), plus the first
+    real user message.
 
     Runs on the raw history, before any synthetic message exists, so it cannot pick a summary or a
     note by mistake: correct by construction, not by inspecting flags.
     """
     head: list[Message] = []
     for m in raw:
-        if m.role == "system":
-            head.append(m)
+        if m.role == "system" or (m.role == "user" and m.synthetic):
+            head.append(m)  # system prompt, and the session's environment message before the first turn
             continue
-        if m.role == "user" and not m.synthetic:
+        if m.role == "user":
             head.append(m)
         break
     return head

@@ -1,0 +1,3 @@
+from myrm_tui.cli import main
+
+main()

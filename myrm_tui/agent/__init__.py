@@ -1,0 +1,1 @@
+"""The agent loop and its tools. Imports nothing from ``myrm_tui.app``."""

@@ -1,0 +1,76 @@
+"""Events the agent loop yields; the TUI and ``myrm ask`` render them, nothing else acts on them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.llm.events import Usage
+
+
+@dataclass(frozen=True)
+class UserSaved:
+    message: Message
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantSaved:
+    message: Message
+    usage: Usage | None
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    call: ToolCall
+    message: Message
+
+
+@dataclass(frozen=True)
+class ContextReport:
+    """Context health after the pipeline ran (and, with ``usage``, after the provider answered)."""
+
+    tokens: int
+    window: int
+    metrics: dict[str, Any] = field(default_factory=dict)
+    usage: Usage | None = None
+
+    @property
+    def ratio(self) -> float:
+        return min(self.tokens / self.window, 1.0) if self.window else 0.0
+
+
+@dataclass(frozen=True)
+class Notice:
+    text: str
+    level: str = "info"  # "info" | "warning" | "error"
+
+
+@dataclass(frozen=True)
+class TurnFailed:
+    error: str
+    kind: str = "error"
+
+
+@dataclass(frozen=True)
+class TurnDone:
+    steps: int
+    interrupted: bool = False
+
+
+AgentEvent = UserSaved | TextChunk | ReasoningChunk | AssistantSaved | ToolStarted | ToolFinished | ContextReport | Notice | TurnFailed | TurnDone

@@ -1,0 +1,389 @@
+"""The agent loop: user message → pipeline → model → tools → … until a final answer.
+
+Every message is appended to the store the moment it exists, so a crash loses nothing committed.
+Cancelling a turn (Esc) leaves a consistent history: a half-streamed answer is kept as text (its
+unfinished tool calls dropped), and a tool call that never returned gets a synthetic error result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from myrm_tui.agent.events import (
+    AgentEvent, AssistantSaved, ContextReport, Notice, ReasoningChunk, TextChunk, ToolFinished, ToolStarted, TurnDone,
+    TurnFailed, UserSaved,
+)
+from myrm_tui.agent.prompts import PromptLibrary
+from myrm_tui.agent.tools import Tool, ToolContext, ToolError, ToolResult, default_tools, schema
+from myrm_tui.config import Settings, summarizer_model
+from myrm_tui.context.cache_optimize import prompt_cache_key_var, render
+from myrm_tui.context.config import DEFAULT_WINDOW, ContextConfig
+from myrm_tui.context.normalize import INTERRUPTED
+from myrm_tui.context.processor import Pipeline, PipelineContext
+from myrm_tui.context.reread import FileIntegrityGuard
+from myrm_tui.context.state import ContextState
+from myrm_tui.context.tokens import TokenCounter
+from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.llm.client import LLMClient, ModelSpec
+from myrm_tui.llm.errors import ContextOverflowError, LLMError
+from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from myrm_tui.llm.progress import ProgressClock
+from myrm_tui.store.db import Store
+
+INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
+
+
+@dataclass
+class _Partial:
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, str]] = field(default_factory=dict)
+    usage: Usage | None = None
+    finish: str = ""
+
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        out = []
+        for i in sorted(self.calls):
+            c = self.calls[i]
+            out.append(ToolCall(c.get("id") or f"call_{i}", c.get("name", ""), c.get("arguments", "") or "{}"))
+        return tuple(out)
+
+
+def window_for(settings: Settings) -> int:
+    if settings.context_window:
+        return settings.context_window
+    if settings.model.startswith("local/"):
+        from myrm_tui.llm.local import N_CTX
+
+        return N_CTX
+    from myrm_tui.llm.registry import context_window
+
+    return context_window(settings.model, DEFAULT_WINDOW)
+
+
+class Agent:
+    """One session's agent. Not thread-safe; one turn at a time (the per-chat lock guards compaction)."""
+
+    def __init__(
+        self, store: Store, session_id: str, settings: Settings, llm: LLMClient, pipeline: Pipeline,
+        prompts: PromptLibrary, workspace: Path, approver: Any = None, tools: list[Tool] | None = None,
+        clock: Callable[[], float] = time.time, window: int | None = None,
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.settings = settings
+        self.llm = llm
+        self.pipeline = pipeline
+        self.prompts = prompts
+        self.workspace = workspace
+        self.clock = clock
+        self.tools = {t.name: t for t in (tools if tools is not None else default_tools())}
+        self.tool_schemas = [schema(t) for t in self.tools.values()]  # bound once: cache-stable
+        self.counter = TokenCounter()
+        self.history: list[Message] = []
+        self.state = ContextState()
+        self.vault = ArtifactVault(namespace=session_id, loader=store.vault_get)
+        self.window = window or window_for(settings)
+        self.config = ContextConfig(
+            max_context_tokens=self.window, light_ratio=settings.light_ratio, full_ratio=settings.full_ratio,
+            emergency_ratio=settings.emergency_ratio, reserve_output_tokens=min(settings.max_output_tokens, self.window // 4),
+        )
+        self.integrity = FileIntegrityGuard()
+        self.tool_ctx = ToolContext(
+            workspace=workspace, vault=self.vault, state=self.state, integrity=self.integrity,
+            approver=self._serialized(approver) if approver else None, auto_approve=settings.approval == "auto",
+            allowed_prefixes=set(settings.allowed_commands), bash_timeout=settings.bash_timeout,
+        )
+        self.turn = 0
+        self.last_report: ContextReport | None = None
+        self._approval_lock = asyncio.Lock()
+        self._resumed = False
+
+    # -- set-up -----------------------------------------------------------------------------------
+    @property
+    def spec(self) -> ModelSpec:
+        return ModelSpec(self.settings.model, self.settings.api_base, self.settings.api_key)
+
+    async def load(self) -> None:
+        """Load the session; a new session gets its system prompt and environment message."""
+        self.history = await self.store.load_messages(self.session_id)
+        saved = await self.store.load_state(self.session_id)
+        if saved:
+            self.state = ContextState.from_json(saved)
+            self.tool_ctx.state = self.state
+        if not self.history:
+            system = self.prompts.system_prompt(self.settings.prompt_mode, self.settings.model)
+            await self._append(Message(role="system", content=system))
+            await self._append(self.prompts.environment_message(self.workspace, self.clock()))
+        else:
+            self._resumed = True
+        self.turn = sum(1 for m in self.history if m.role == "user" and not m.synthetic)
+
+    def _serialized(self, approver: Any) -> Any:
+        async def ask(tool: str, command: str) -> str:
+            async with self._approval_lock:  # parallel calls never stack two prompts
+                return str(await approver(tool, command))
+
+        return ask
+
+    async def _append(self, msg: Message) -> Message:
+        stored = await self.store.append_message(self.session_id, msg, self.counter.message(msg))
+        self.history.append(stored)
+        return stored
+
+    # -- the pipeline -----------------------------------------------------------------------------
+    def _summarizer(self) -> Any:
+        if self.settings.model.startswith("local/") and not self.settings.summarizer_model:
+            return None  # a 135M model writes worse summaries than the extractive one
+        spec = ModelSpec(summarizer_model(self.settings), self.settings.api_base, self.settings.api_key)
+
+        async def complete(system: str, user: str) -> str:
+            return await self.llm.complete(spec, system, user, clock=ProgressClock())
+
+        return complete
+
+    async def prepare(self, force: bool = False, focus: str = "") -> tuple[list[Message], PipelineContext]:
+        """Run the pipeline over the history; persist vault writes, state and compaction atomically."""
+        ctx = PipelineContext(
+            config=self.config, state=self.state, counter=self.counter, vault=self.vault, raw=self.history,
+            model=self.settings.model, now=self.clock(), summarizer=self._summarizer(), read_file=self._read_for_reread,
+            force_compaction=force, focus_hint=focus, resume=self._resumed, integrity=self.integrity,
+        )
+        view = await self.pipeline.run(ctx, self.session_id)
+        self._resumed = False
+        checkpoint = await self.store.begin_compaction(self.session_id, ctx.backup) if ctx.compacting and ctx.backup else None
+        await self.flush_vault()
+        if checkpoint is not None:
+            await self.store.commit_compaction(self.session_id, checkpoint, self.state.to_json())
+        else:
+            await self.store.save_state(self.session_id, self.state.to_json())
+        return view, ctx
+
+    def _read_for_reread(self, path: str) -> str | None:
+        from myrm_tui.agent.tools.base import resolve_in_workspace
+
+        try:
+            full = resolve_in_workspace(self.workspace, path)
+            return full.read_text(encoding="utf-8", errors="replace") if full.is_file() else None
+        except (ToolError, OSError):
+            return None
+
+    async def flush_vault(self) -> None:
+        entries = self.vault.drain()
+        if entries:
+            await self.store.vault_put(self.session_id, entries)
+
+    async def compact_now(self, focus: str = "") -> ContextReport:
+        """Force a compaction (the ring's button, ``/compact``); returns the new context health."""
+        view, ctx = await self.prepare(force=True, focus=focus)
+        report = ContextReport(ctx.tokens(view), self.window, ctx.metrics.as_dict())
+        await self.store.add_metrics(self.session_id, self.turn, {**ctx.metrics.as_dict(), "kind": "manual_compaction"})
+        self.last_report = report
+        return report
+
+    # -- one turn ---------------------------------------------------------------------------------
+    async def run_turn(self, text: str) -> AsyncIterator[AgentEvent]:
+        tokens = self.counter.text(text)
+        if tokens > self.settings.max_user_tokens:
+            yield TurnFailed(
+                f"Message refused before sending: {tokens:,} tokens is over the {self.settings.max_user_tokens:,}-token "
+                "limit for one message. Nothing was sent or saved; attach the content as a file and point the agent at it.",
+                "too_large",
+            )
+            return
+        self.turn += 1
+        user = await self._append(Message(role="user", content=text))
+        yield UserSaved(user)
+        token = prompt_cache_key_var.set(prompt_cache_key_var.get() or self.session_id)
+        try:
+            async for ev in self._steps():
+                yield ev
+        finally:
+            prompt_cache_key_var.reset(token)
+
+    async def _steps(self) -> AsyncIterator[AgentEvent]:
+        overflow_retried = False
+        step = 0
+        while step < self.settings.max_steps:
+            view, ctx = await self.prepare(force=False)
+            report = ContextReport(ctx.tokens(view), self.window, ctx.metrics.as_dict())
+            yield report
+            if ctx.metrics.compacted:
+                yield Notice(f"Context compacted ({ctx.metrics.compaction_reason}): {ctx.metrics.tokens_in:,} → {ctx.metrics.tokens_out:,} tokens")
+            partial = _Partial()
+            try:
+                async for ev in self._stream(view, ctx, partial):
+                    yield ev
+            except ContextOverflowError as exc:
+                if overflow_retried:
+                    yield TurnFailed(str(exc), "context_overflow")
+                    return
+                overflow_retried = True
+                yield Notice("The provider reported a context overflow; compacting and retrying once.", "warning")
+                await self._recover_overflow()
+                continue
+            except LLMError as exc:
+                await self._save_partial(partial, note="\n\n[reply cut off: the model call failed]")
+                yield TurnFailed(str(exc), type(exc).__name__)
+                return
+            except asyncio.CancelledError:
+                await asyncio.shield(self._save_partial(partial, note=INTERRUPTED_SUFFIX))
+                raise
+            calls = tuple(c for c in partial.tool_calls() if c.name)
+            assistant = await self._append(
+                Message(role="assistant", content="".join(partial.text) or None, tool_calls=calls,
+                        reasoning="".join(partial.reasoning) or None)
+            )
+            await self._record_metrics(ctx, partial.usage)
+            self.last_report = ContextReport(ctx.tokens(view), self.window, ctx.metrics.as_dict(), partial.usage)
+            yield AssistantSaved(assistant, partial.usage)
+            yield self.last_report
+            step += 1
+            if not calls:
+                yield TurnDone(step)
+                return
+            async for ev in self._run_tools(calls):
+                yield ev
+        yield Notice(f"Stopped after {self.settings.max_steps} steps (the step limit); send a message to continue.", "warning")
+        yield TurnDone(step)
+
+    async def _stream(self, view: list[Message], ctx: PipelineContext, partial: _Partial) -> AsyncIterator[AgentEvent]:
+        req = render(view, self.settings.model, ctx.breakpoints, self.tool_schemas if not self.spec.is_local else None,
+                     self.settings.api_base, self.session_id)
+        messages = req.pop("messages")
+        tools = req.pop("tools", None)
+        async for ev in self.llm.stream(self.spec, messages, tools=tools, max_tokens=self.settings.max_output_tokens, extra=req):
+            if isinstance(ev, TextDelta):
+                partial.text.append(ev.text)
+                yield TextChunk(ev.text)
+            elif isinstance(ev, ReasoningDelta):
+                partial.reasoning.append(ev.text)
+                yield ReasoningChunk(ev.text)
+            elif isinstance(ev, ToolCallDelta):
+                slot = partial.calls.setdefault(ev.index, {"id": "", "name": "", "arguments": ""})
+                if ev.id:
+                    slot["id"] = ev.id
+                if ev.name:
+                    slot["name"] += ev.name
+                slot["arguments"] += ev.arguments
+            elif isinstance(ev, Usage):
+                partial.usage = ev
+            elif isinstance(ev, Finish):
+                partial.finish = ev.reason
+
+    async def _save_partial(self, partial: _Partial, note: str) -> None:
+        """Keep what streamed before an interruption, as plain text (unfinished tool calls dropped)."""
+        text = "".join(partial.text)
+        if text.strip():
+            await self._append(Message(role="assistant", content=text + note, meta={"interrupted": True}))
+
+    async def _recover_overflow(self) -> None:
+        """L4 stream recovery: stage 1 compacts tool outputs hard; the next prepare() sees it."""
+        await self.prepare(force=True)
+
+    async def _run_tools(self, calls: tuple[ToolCall, ...]) -> AsyncIterator[AgentEvent]:
+        for c in calls:
+            yield ToolStarted(c)
+        results: dict[str, ToolResult] = {}
+        queue: asyncio.Queue[ToolCall] = asyncio.Queue()
+
+        async def one(call: ToolCall) -> None:
+            results[call.id] = await self._execute(call)
+            await queue.put(call)
+
+        tasks = [asyncio.ensure_future(one(c)) for c in calls]
+        saved: set[str] = set()
+        try:
+            for _ in calls:
+                done_call = await queue.get()
+                yield ToolFinished(done_call, self._result_message(done_call, results[done_call.id]))
+            await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            for t in tasks:
+                t.cancel()
+            await asyncio.shield(self._persist_results(calls, results, saved, interrupted=True))
+            raise
+        await self._persist_results(calls, results, saved, interrupted=False)
+        await self.flush_vault()
+
+    async def _persist_results(self, calls: tuple[ToolCall, ...], results: dict[str, ToolResult], saved: set[str], interrupted: bool) -> None:
+        """Results in call order; calls that never returned get the synthetic interrupted error."""
+        for c in calls:
+            if c.id in saved:
+                continue
+            res = results.get(c.id)
+            if res is None:
+                res = ToolResult(INTERRUPTED, is_error=True, meta={"interrupted": True})
+            await self._append(self._result_message(c, res))
+            saved.add(c.id)
+        if interrupted:
+            await self.flush_vault()
+
+    @staticmethod
+    def _result_message(call: ToolCall, res: ToolResult) -> Message:
+        meta = {k: v for k, v in res.meta.items() if isinstance(v, str | int | float | bool)}
+        if res.is_error:
+            meta["is_error"] = True
+        return Message(role="tool", content=res.content, tool_call_id=call.id, name=call.name, meta=meta)
+
+    async def _execute(self, call: ToolCall) -> ToolResult:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return ToolResult(f"Error: unknown tool {call.name!r}; available: {', '.join(self.tools)}", is_error=True)
+        try:
+            args = call.parsed_arguments()
+        except ValueError as exc:
+            return ToolResult(f"Error: {exc}. Send the arguments as one JSON object.", is_error=True)
+        try:
+            return await tool.run(args, self.tool_ctx)
+        except ToolError as exc:
+            return ToolResult(f"Error: {exc}", is_error=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool bug must not end the session
+            return ToolResult(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+
+    async def _record_metrics(self, ctx: PipelineContext, usage: Usage | None) -> None:
+        data = ctx.metrics.as_dict()
+        if usage is not None:
+            data.update(
+                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                cached_tokens=usage.cached_tokens, cache_creation_tokens=usage.cache_creation_tokens,
+                cost_usd=estimate_cost(self.settings.model, usage),
+            )
+        data["model"] = self.settings.model
+        data["window"] = self.window
+        await self.store.add_metrics(self.session_id, self.turn, data)
+
+    # -- settings hot-swap --------------------------------------------------------------------------
+    def with_settings(self, settings: Settings) -> Agent:
+        """A rebuilt agent for new settings, sharing store, history and context state."""
+        agent = Agent(self.store, self.session_id, settings, self.llm, self.pipeline, self.prompts, self.workspace,
+                      approver=None, tools=list(self.tools.values()), clock=self.clock)
+        agent.tool_ctx = replace(self.tool_ctx, auto_approve=settings.approval == "auto")
+        agent.history, agent.state, agent.vault, agent.turn = self.history, self.state, self.vault, self.turn
+        agent.tool_ctx.state, agent.tool_ctx.vault = self.state, self.vault
+        return agent
+
+
+def estimate_cost(model: str, usage: Usage) -> float:
+    from myrm_tui.llm.registry import model_info
+
+    info = model_info(model) or {}
+    inp = float(info.get("input_cost_per_token") or 0.0)
+    out = float(info.get("output_cost_per_token") or 0.0)
+    read = float(info.get("cache_read_input_token_cost") or inp)
+    write = float(info.get("cache_creation_input_token_cost") or inp)
+    uncached = max(usage.prompt_tokens - usage.cached_tokens - usage.cache_creation_tokens, 0)
+    return uncached * inp + usage.cached_tokens * read + usage.cache_creation_tokens * write + usage.completion_tokens * out
+
+
+def dumps_event(ev: AgentEvent) -> str:
+    return json.dumps({"type": type(ev).__name__, **{k: str(v) for k, v in ev.__dict__.items()}})

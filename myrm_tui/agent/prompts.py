@@ -1,0 +1,72 @@
+"""System prompts from ``prompts/``: four modes, XML-tagged rule blocks, per-model discipline.
+
+Every prompt is assembled once and cached by its parameters, so the same (mode, family) always
+returns the identical string object: the system prompt never changes inside a session and is the
+same across sessions, which is what prefix caches reward. Dynamic facts (date, workspace) go into a
+separate user-role environment message, never into the system prompt.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from functools import cache
+from pathlib import Path
+
+from myrm_tui.context.models import family
+from myrm_tui.context.types import Message, synthetic_user
+
+MODES = ("full", "lean", "naked", "search")
+_RULES_BY_MODE: dict[str, tuple[str, ...]] = {
+    "full": (
+        "agent_behavior_rules", "tool_use_enforcement", "response_rules", "security_rules",
+        "task_integrity", "memory_rules", "escalation_contract", "tool_guidance",
+    ),
+    "lean": ("security_rules", "task_integrity", "tool_guidance"),
+    "naked": ("security_rules", "tool_guidance"),
+}
+_DISCIPLINE = {"openai": "openai", "gemini": "gemini", "anthropic": "anthropic", "deepseek": "deepseek", "qwen": "deepseek"}
+WORKSPACE_RULE_FILES = ("AGENTS.md", "MYRM.md", "CLAUDE.md")
+MAX_RULES_CHARS = 20_000
+
+
+class PromptLibrary:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def read(self, name: str) -> str:
+        return (self.root / name).read_text(encoding="utf-8").strip()
+
+    def system_prompt(self, mode: str, model: str) -> str:
+        if mode not in MODES:
+            raise ValueError(f"prompt mode must be one of {', '.join(MODES)}, got {mode!r}")
+        return _build(str(self.root), mode, _DISCIPLINE.get(family(model), ""))
+
+    def environment_message(self, workspace: Path, now: float | None = None) -> Message:
+        rules = ""
+        for name in WORKSPACE_RULE_FILES:
+            f = workspace / name
+            if f.is_file():
+                text = f.read_text(encoding="utf-8", errors="replace")[:MAX_RULES_CHARS]
+                rules = f"<user_instructions source=\"{name}\">\n{text}\n</user_instructions>"
+                break
+        body = self.read("environment.md").format(
+            workspace=workspace, date=time.strftime("%Y-%m-%d", time.localtime(now)),
+            platform=f"{platform.system()} {platform.machine()}", workspace_rules=rules,
+        )
+        return synthetic_user(f"<workspace_context>\n{body}\n</workspace_context>", "environment", "environment")
+
+
+@cache
+def _build(root: str, mode: str, discipline: str) -> str:
+    lib = PromptLibrary(Path(root))
+    if mode == "search":
+        return f"<ruleset>\n<identity>\n{lib.read('search.md')}\n</identity>\n</ruleset>"
+    parts = []
+    if mode != "naked":
+        parts.append(f"<identity>\n{lib.read('identity.md')}\n</identity>")
+    for rule in _RULES_BY_MODE[mode]:
+        parts.append(f"<{rule}>\n{lib.read(f'rules/{rule}.md')}\n</{rule}>")
+    if discipline and mode == "full":
+        parts.append(f"<execution_discipline>\n{lib.read(f'discipline/{discipline}.md')}\n</execution_discipline>")
+    return "<ruleset>\n" + "\n".join(parts) + "\n</ruleset>"

@@ -1,0 +1,117 @@
+"""``file_read_tool`` (workspace files and ``vault://`` URIs, with line ranges) and ``file_edit_tool``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, decode_output, resolve_in_workspace
+from myrm_tui.context.vault import VAULT_SCHEME, slice_lines
+
+MAX_READ_CHARS = 100_000
+MAX_FILE_BYTES = 20_000_000
+
+
+class FileReadTool:
+    name = "file_read_tool"
+    description = (
+        "Read files of the workspace, or vaulted outputs by their vault:// URI. Optional line_range "
+        "'start:end' (1-based, inclusive). Output lines are numbered."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "paths": {"type": "array", "items": {"type": "string"}, "description": "workspace paths or vault:// URIs"},
+            "line_range": {"type": "string", "description": "e.g. '100:200'"},
+        },
+        "required": ["paths"],
+    }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        paths = args.get("paths") or ([args["path"]] if args.get("path") else [])
+        if isinstance(paths, str):
+            paths = [paths]
+        if not paths:
+            raise ToolError("paths is required (a list of workspace paths or vault:// URIs)")
+        line_range = args.get("line_range")
+        parts: list[str] = []
+        for p in paths:
+            parts.append(await self._read_one(str(p), line_range, ctx))
+        text = "\n\n".join(parts)
+        if len(text) > MAX_READ_CHARS:
+            text = text[:MAX_READ_CHARS] + f"\n[… output cut at {MAX_READ_CHARS:,} chars; read a narrower line_range]"
+        return ToolResult(text)
+
+    async def _read_one(self, path: str, line_range: str | None, ctx: ToolContext) -> str:
+        if path.startswith(VAULT_SCHEME):
+            namespace = path[len(VAULT_SCHEME) :].split("/", 1)[0]
+            if namespace != ctx.vault.namespace and namespace not in ctx.extra_vault_namespaces:
+                raise ToolError(f"{path} belongs to another session's vault; this session can read only its own")
+            entry = await ctx.vault.get(path)
+            if entry is None:
+                raise ToolError(f"no vaulted output at {path}")
+            return f"==> {path} ({entry.kind}, {entry.size:,} bytes)\n{slice_lines(entry.content, line_range)}"
+        full = resolve_in_workspace(ctx.workspace, path)
+        if not full.exists():
+            raise ToolError(f"{path}: no such file")
+        if full.is_dir():
+            names = sorted(p.name + ("/" if p.is_dir() else "") for p in full.iterdir())
+            return f"==> {path} (directory)\n" + "\n".join(names[:500])
+        if full.stat().st_size > MAX_FILE_BYTES:
+            raise ToolError(f"{path}: file is {full.stat().st_size:,} bytes; too large to read whole")
+        text, label = decode_output(full.read_bytes())
+        ctx.integrity.record(path, text)
+        header = f"==> {path}" + (f" {label}" if label else "")
+        return f"{header}\n{slice_lines(text, line_range)}"
+
+
+class FileEditTool:
+    name = "file_edit_tool"
+    description = (
+        "Edit a workspace file by exact string replacement (old_string must occur exactly once unless "
+        "replace_all), or create a file with create=true and new_string as its content."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "old_string": {"type": "string"},
+            "new_string": {"type": "string"},
+            "replace_all": {"type": "boolean"},
+            "create": {"type": "boolean"},
+        },
+        "required": ["path", "new_string"],
+    }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = str(args.get("path", ""))
+        full = resolve_in_workspace(ctx.workspace, path)
+        new = args.get("new_string")
+        if not isinstance(new, str):
+            raise ToolError("new_string must be a string")
+        if args.get("create"):
+            if full.exists():
+                raise ToolError(f"{path} already exists; edit it with old_string/new_string instead")
+            full.parent.mkdir(parents=True, exist_ok=True)
+            full.write_text(new, encoding="utf-8")
+            ctx.integrity.record(path, new)
+            ctx.state.touch_artifact(path, "created")
+            return ToolResult(f"created {path} ({len(new.splitlines())} lines)", meta={"path": path, "op": "created"})
+        old = args.get("old_string")
+        if not isinstance(old, str) or not old:
+            raise ToolError("old_string is required to edit (or pass create=true to make a new file)")
+        if not full.is_file():
+            raise ToolError(f"{path}: no such file")
+        text = full.read_text(encoding="utf-8", errors="replace")
+        warning = ""
+        if ctx.integrity.changed_since_read(path, text):
+            warning = f"\nNote: {path} changed since you last read it; the edit was applied to its current content."
+        count = text.count(old)
+        if count == 0:
+            raise ToolError(f"old_string not found in {path}")
+        if count > 1 and not args.get("replace_all"):
+            raise ToolError(f"old_string occurs {count} times in {path}; add context to make it unique or set replace_all")
+        updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
+        full.write_text(updated, encoding="utf-8")
+        ctx.integrity.record(path, updated)
+        ctx.state.touch_artifact(path, "modified")
+        return ToolResult(f"edited {path}: {count if args.get('replace_all') else 1} replacement(s){warning}", meta={"path": path, "op": "modified"})

