@@ -1,0 +1,307 @@
+"""``MyrmApp``: wires the screen, key bindings, workers and the controller; renders agent events.
+
+Start-up is two-phase so the first frame never waits: the screen mounts at once, then a worker
+opens the database, loads the session and imports litellm in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.widgets import Static
+
+from myrm_tui.agent.events import (
+    AssistantSaved, ContextReport, Notice, ReasoningChunk, TextChunk, ToolFinished, ToolStarted, TurnDone, TurnFailed,
+    UserSaved,
+)
+from myrm_tui.app.controller import Controller
+from myrm_tui.app.messages import AgentEventMessage, CompactionDone, Failure, SessionLoaded
+from myrm_tui.app.screens.approval import ApprovalScreen
+from myrm_tui.app.screens.help import HelpScreen
+from myrm_tui.app.screens.main import MainScreen
+from myrm_tui.app.screens.sessions import SessionPicker
+from myrm_tui.app.widgets.chat_log import ChatLog
+from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
+from myrm_tui.app.widgets.prompt_input import PromptInput
+from myrm_tui.app.widgets.side_panel import SidePanel
+from myrm_tui.llm.client import LLMClient
+
+
+class MyrmApp(App[None]):
+    TITLE = "myrm"
+    CSS_PATH = "app.tcss"
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("f1", "help", "Help"),
+        Binding("escape", "cancel_turn", "Cancel turn"),
+        Binding("ctrl+k", "compact", "Compact", priority=True),
+        Binding("ctrl+f", "fork", "Fork", priority=True),
+        Binding("ctrl+n", "new_session", "New", priority=True),
+        Binding("ctrl+s", "sessions", "Sessions", priority=True),
+        Binding("ctrl+b", "toggle_panel", "Panel", show=False, priority=True),
+    ]
+
+    def __init__(
+        self, db_path: Path, workspace: Path, cli: dict[str, Any] | None = None, session_id: str | None = None,
+        replay: str | None = None, replay_speed: float = 0.6, llm: LLMClient | None = None,
+    ) -> None:
+        super().__init__()
+        self.controller = Controller(db_path, workspace, cli or {}, llm)
+        self.controller.approver = self._approve
+        self.initial_session = session_id
+        self.replay = replay
+        self.replay_speed = replay_speed
+        self.ready = asyncio.Event()
+        self.busy = False
+
+    # -- start-up ---------------------------------------------------------------------------------
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen()
+
+    def on_mount(self) -> None:
+        self.start_up()
+
+    @work(exclusive=True, group="startup", exit_on_error=False, description="open database and session")
+    async def start_up(self) -> None:
+        try:
+            await self.controller.open()
+            row = await self.controller.open_session(self.initial_session)
+            self.post_message(SessionLoaded(row, await self.controller.messages()))
+            await self.controller.ensure_agent()  # imports litellm in a thread
+        except Exception as exc:
+            self.post_message(Failure(f"Could not start: {type(exc).__name__}: {exc}"))
+            return
+        self.ready.set()
+        self.post_message(Failure(""))  # refresh the status line
+
+    async def on_session_loaded(self, event: SessionLoaded) -> None:
+        s = self.controller.settings
+        self.sub_title = f"{event.session.title} · {s.model if s else ''}"
+        await self.query_one(ChatLog).load(event.messages)
+        panel = self.query_one(SidePanel)
+        if s is not None:
+            note = " (embedded default — set --model or MYRM_MODEL for a bigger model)" if s.is_local_default else ""
+            panel.show_model(f"model: {s.model}{note}\nsession: {event.session.id}")
+        self._status()
+
+    def _status(self, text: str | None = None) -> None:
+        if text is None:
+            text = "thinking… (esc cancels)" if self.busy else ("ready" if self.ready.is_set() else "loading model runtime…")
+        self.screen.query_one("#status", Static).update(text)
+
+    async def on_failure(self, event: Failure) -> None:
+        if event.text:
+            self.notify(event.text, severity="error", timeout=8)
+            self._status(event.text)
+        else:
+            self._status()
+
+    # -- turns ------------------------------------------------------------------------------------
+    async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        text = event.text
+        if text.startswith("/"):
+            handled = await self._slash(text)
+            if handled:
+                self.query_one(PromptInput).load_text("")
+                return
+        if self.busy:
+            self.notify("A turn is running; Esc cancels it.", severity="warning")
+            return
+        self.query_one(PromptInput).load_text("")
+        self.busy = True
+        self._status()
+        self.run_turn(text)
+
+    @work(exclusive=True, group="turn", exit_on_error=False, description="agent turn")
+    async def run_turn(self, text: str) -> None:
+        try:
+            await self.ready.wait()
+            agent = await self.controller.ensure_agent()
+            async for ev in agent.run_turn(text):
+                self.post_message(AgentEventMessage(ev))
+        except asyncio.CancelledError:
+            self.post_message(AgentEventMessage(TurnDone(0, interrupted=True)))
+            raise
+        except Exception as exc:
+            self.post_message(AgentEventMessage(TurnFailed(f"{type(exc).__name__}: {exc}")))
+            self.post_message(AgentEventMessage(TurnDone(0)))
+
+    async def on_agent_event_message(self, message: AgentEventMessage) -> None:
+        ev = message.event
+        chat = self.query_one(ChatLog)
+        if isinstance(ev, UserSaved):
+            await chat.add_user(ev.message.text)
+        elif isinstance(ev, TextChunk):
+            await chat.append_text(ev.text)
+        elif isinstance(ev, ReasoningChunk):
+            if chat.current is None:
+                await chat.start_assistant()
+            chat.append_reasoning(ev.text)
+        elif isinstance(ev, AssistantSaved):
+            await chat.end_assistant()
+        elif isinstance(ev, ToolStarted):
+            await chat.add_tool_call(ev.call)
+        elif isinstance(ev, ToolFinished):
+            chat.set_tool_result(ev.call.id, ev.message.text, bool(ev.message.meta.get("is_error")))
+        elif isinstance(ev, ContextReport):
+            self._show_report(ev)
+        elif isinstance(ev, Notice):
+            if ev.text.startswith("Context compacted"):
+                self.notify(ev.text, timeout=4)
+            await chat.add_notice(ev.text, ev.level)
+        elif isinstance(ev, TurnFailed):
+            await chat.end_assistant()
+            await chat.add_notice(ev.error, "error")
+            if ev.kind == "too_large":
+                self.notify("Message too large; it was not sent.", severity="error")
+        elif isinstance(ev, TurnDone):
+            await chat.end_assistant()
+            if ev.interrupted:
+                await chat.add_notice("Turn cancelled.", "warning")
+            self.busy = False
+            self._status()
+
+    def _show_report(self, report: ContextReport) -> None:
+        ring = self.query_one(ContextUsageIndicator)
+        tokens = report.usage.prompt_tokens if report.usage and report.usage.prompt_tokens else report.tokens
+        ring.tokens, ring.window = tokens, report.window
+        ring.ratio = min(tokens / report.window, 1.0) if report.window else 0.0
+        s = self.controller.settings
+        self.query_one(SidePanel).set_class(bool(s and ring.ratio >= s.fork_suggest_ratio), "-suggest-fork")
+        m = report.metrics
+        lines = [f"level: {m.get('level', '-')}", f"pipeline: {m.get('total_ms', 0):.1f} ms"]
+        if report.usage:
+            hit = report.usage.cached_tokens / report.usage.prompt_tokens if report.usage.prompt_tokens else 0.0
+            lines.append(f"cache hit: {hit:.0%} ({report.usage.cached_tokens:,} cached)")
+        removed = m.get("removed") or {}
+        if removed:
+            lines.append("removed: " + ", ".join(f"{k} {v:,}" for k, v in removed.items()))
+        self.query_one(SidePanel).show_stats(lines)
+
+    async def _approve(self, tool: str, command: str) -> str:
+        return await self.push_screen_wait(ApprovalScreen(tool, command))
+
+    # -- actions ----------------------------------------------------------------------------------
+    def action_cancel_turn(self) -> None:
+        if self.busy:
+            self.workers.cancel_group(self, "turn")
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_toggle_panel(self) -> None:
+        self.screen.toggle_class("-hide-panel")
+
+    def action_compact(self, focus: str = "") -> None:
+        if self.busy:
+            self.notify("Wait for the turn to finish (or Esc) before compacting.", severity="warning")
+            return
+        self.query_one(ContextUsageIndicator).busy = True
+        self.compact(focus)
+
+    def on_context_usage_indicator_compact_requested(self, _: ContextUsageIndicator.CompactRequested) -> None:
+        self.action_compact()
+
+    @work(exclusive=True, group="compact", exit_on_error=False, description="compaction")
+    async def compact(self, focus: str) -> None:
+        try:
+            await self.ready.wait()
+            report = await self.controller.compact(focus)
+        except Exception as exc:
+            self.post_message(Failure(f"Compaction failed: {exc}"))
+            self.post_message(CompactionDone(None))
+            return
+        self.post_message(CompactionDone(report))
+
+    async def on_compaction_done(self, event: CompactionDone) -> None:
+        self.query_one(ContextUsageIndicator).busy = False
+        if event.report is not None:
+            self._show_report(event.report)
+            m = event.report.metrics
+            self.notify(f"Compacted: {m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens")
+
+    def action_fork(self) -> None:
+        if self.busy:
+            self.notify("Wait for the turn to finish before forking.", severity="warning")
+            return
+        self.fork_session()
+
+    @work(exclusive=True, group="session", exit_on_error=False, description="fork session")
+    async def fork_session(self) -> None:
+        try:
+            await self.ready.wait()
+            row = await self.controller.fork()
+            self.post_message(SessionLoaded(row, await self.controller.messages()))
+            self.post_message(Failure(""))
+        except Exception as exc:
+            self.post_message(Failure(f"Fork failed: {exc}"))
+            return
+        self.notify(f"Forked into session {row.id}")
+
+    def action_new_session(self) -> None:
+        if not self.busy:
+            self.switch_session(None)
+
+    @work(exclusive=True, group="session", exit_on_error=False, description="switch session")
+    async def switch_session(self, session_id: str | None) -> None:
+        await self.ready.wait()
+        row = await (self.controller.open_session(session_id) if session_id else self.controller.new_session())
+        self.post_message(SessionLoaded(row, await self.controller.messages()))
+        await self.controller.ensure_agent()
+
+    def action_sessions(self) -> None:
+        if not self.busy:
+            self.pick_session()
+
+    @work(exclusive=True, group="picker", exit_on_error=False, description="session picker")
+    async def pick_session(self) -> None:
+        await self.ready.wait()
+        current = self.controller.session.id if self.controller.session else None
+        choice = await self.push_screen_wait(SessionPicker(await self.controller.sessions(), current))
+        if choice is None:
+            return
+        if choice.startswith("delete:"):
+            sid = choice.split(":", 1)[1]
+            if sid == current:
+                self.notify("Open another session before deleting this one.", severity="warning")
+            else:
+                await self.controller.delete_session(sid)
+                self.notify(f"Deleted session {sid}")
+            self.pick_session()
+            return
+        self.switch_session(choice)
+
+    # -- slash commands ---------------------------------------------------------------------------
+    async def _slash(self, text: str) -> bool:
+        cmd, _, arg = text[1:].partition(" ")
+        arg = arg.strip()
+        if cmd == "compact":
+            self.action_compact(arg)
+        elif cmd == "fork":
+            self.action_fork()
+        elif cmd in ("clear", "new"):
+            self.action_new_session()
+        elif cmd == "sessions":
+            self.action_sessions()
+        elif cmd == "help":
+            self.action_help()
+        elif cmd in ("model", "mode") and arg:
+            key = "model" if cmd == "model" else "prompt_mode"
+            await self.controller.set_setting(key, arg)
+            self.notify(f"{key} = {arg}; takes effect with the next message")
+            self.query_one(SidePanel).show_model(f"model: {self.controller.settings.model if self.controller.settings else arg}")
+        elif cmd == "notes":
+            agent = await self.controller.ensure_agent()
+            notes = agent.state.notes
+            await self.query_one(ChatLog).add_notice("Session notes:\n" + ("\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "(none)"))
+        else:
+            return False
+        return True
+
+    async def on_unmount(self) -> None:
+        await self.controller.close()

@@ -1,0 +1,100 @@
+"""``Controller``: the app's connection to the store and the agent — open, create, fork, delete
+sessions; run turns; compact. No widgets here, so it is tested without a terminal."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from myrm_tui.agent.factory import build_agent, resolve_settings
+from myrm_tui.agent.loop import Agent
+from myrm_tui.config import Settings
+from myrm_tui.llm.client import LLMClient, litellm_module
+from myrm_tui.store.db import SessionRow, Store
+
+
+class Controller:
+    def __init__(self, db_path: Path, workspace: Path, cli: dict[str, Any], llm: LLMClient | None = None) -> None:
+        self.db_path = db_path
+        self.workspace = workspace
+        self.cli = cli
+        self.llm = llm
+        self.store: Store | None = None
+        self.settings: Settings | None = None
+        self.agent: Agent | None = None
+        self.session: SessionRow | None = None
+        self.approver: Any = None
+
+    async def open(self) -> None:
+        self.store = await Store.open(self.db_path)
+        self.settings = await resolve_settings(self.store, self.cli)
+
+    async def warm_up(self) -> None:
+        """Import litellm (seconds) off the event loop; called after the first frame is on screen."""
+        await litellm_module()
+
+    def _store(self) -> Store:
+        assert self.store is not None, "Controller.open() first"
+        return self.store
+
+    async def open_session(self, session_id: str | None) -> SessionRow:
+        store = self._store()
+        row = await store.find_session(session_id) if session_id else None
+        if session_id and row is None:
+            raise KeyError(f"no session {session_id!r}")
+        if row is None:
+            assert self.settings is not None
+            row = await store.create_session(model=self.settings.model, workspace=str(self.workspace))
+        self.session = row
+        self.agent = None
+        return row
+
+    async def ensure_agent(self) -> Agent:
+        if self.agent is None:
+            assert self.session is not None and self.settings is not None
+            await self.warm_up()
+            self.agent = await build_agent(self._store(), self.session.id, self.settings, self.workspace, self.llm, self.approver)
+        return self.agent
+
+    async def messages(self) -> list[Any]:
+        assert self.session is not None
+        return await self._store().load_messages(self.session.id)
+
+    async def sessions(self) -> list[SessionRow]:
+        return await self._store().list_sessions()
+
+    async def new_session(self) -> SessionRow:
+        return await self.open_session(None)
+
+    async def delete_session(self, session_id: str) -> None:
+        await self._store().delete_session(session_id)
+
+    async def fork(self, upto_seq: int | None = None) -> SessionRow:
+        """Fork here into a new session whose context starts compacted (a summary of the parent)."""
+        assert self.session is not None
+        store = self._store()
+        parent = self.session
+        row = await store.fork_session(parent.id, upto_seq)
+        state = await store.load_state(parent.id)
+        if state:
+            await store.save_state(row.id, state)
+        await self.open_session(row.id)
+        agent = await self.ensure_agent()
+        agent.tool_ctx.extra_vault_namespaces.add(parent.id)
+        await agent.compact_now()
+        return row
+
+    async def compact(self, focus: str = "") -> Any:
+        agent = await self.ensure_agent()
+        return await agent.compact_now(focus)
+
+    async def set_setting(self, key: str, value: Any) -> None:
+        await self._store().set_setting(key, value)
+        self.settings = await resolve_settings(self._store(), {k: v for k, v in self.cli.items() if k != key})
+        self.agent = None  # rebuilt for the next message with the new settings
+
+    async def close(self) -> None:
+        if self.store is not None:
+            await asyncio.shield(self.store.close())
+            self.store = None

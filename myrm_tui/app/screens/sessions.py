@@ -1,0 +1,55 @@
+"""Pick a session to open (Enter), or delete one (d). Newest first."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from myrm_tui.store.db import SessionRow
+
+
+class SessionPicker(ModalScreen[str | None]):
+    DEFAULT_CSS = """
+    SessionPicker { align: center middle; }
+    SessionPicker > Vertical { width: 90%; max-width: 120; height: 80%; border: thick $accent; background: $surface; padding: 0 1; }
+    SessionPicker OptionList { height: 1fr; }
+    """
+    BINDINGS = [Binding("escape", "dismiss_none", "Close"), Binding("d", "delete", "Delete")]
+
+    class Delete:  # not a Textual message: the app deletes, then reopens the picker
+        pass
+
+    def __init__(self, sessions: list[SessionRow], current: str | None) -> None:
+        super().__init__()
+        self.sessions = sessions
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Sessions — Enter opens, d deletes, Esc closes")
+            yield OptionList(*[Option(self._label(s), id=s.id) for s in self.sessions], id="sessions")
+
+    def _label(self, s: SessionRow) -> str:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated_at))
+        mark = "▶ " if s.id == self.current else "  "
+        fork = " ⑂" if s.parent_id else ""
+        return f"{mark}{s.title[:60]:<60} {s.message_count:>5} msgs  {when}  {s.id}{fork}"
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+    def action_delete(self) -> None:
+        ol = self.query_one(OptionList)
+        if ol.highlighted is None:
+            return
+        option = ol.get_option_at_index(ol.highlighted)
+        self.dismiss(f"delete:{option.id}")

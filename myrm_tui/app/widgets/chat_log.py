@@ -1,0 +1,111 @@
+"""The conversation: a scroll of message widgets, anchored to the bottom while new content streams.
+
+Long sessions mount only their newest ``WINDOW`` messages; "show earlier" mounts older ones in
+pages, so a 1,000-message session opens as fast as a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.containers import VerticalScroll
+from textual.widgets import Button
+
+from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
+from myrm_tui.app.widgets.tool_call import ToolCallView
+from myrm_tui.context.types import Message, ToolCall
+
+WINDOW = 120
+PAGE = 120
+
+
+class ChatLog(VerticalScroll):
+    DEFAULT_CSS = """
+    ChatLog { height: 1fr; padding: 0 1; }
+    ChatLog > #earlier { width: 100%; margin: 1 0; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._hidden: list[Message] = []
+        self._calls: dict[str, ToolCallView] = {}
+        self.current: AssistantMessage | None = None
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    async def load(self, messages: Sequence[Message]) -> None:
+        await self.remove_children()
+        self._calls.clear()
+        visible = [m for m in messages if m.role != "system" and not m.synthetic]
+        self._hidden, shown = visible[:-WINDOW], visible[-WINDOW:]
+        if self._hidden:
+            await self.mount(Button(f"show {min(PAGE, len(self._hidden))} earlier messages", id="earlier"))
+        await self.mount_all([w for m in shown for w in self._widgets(m)])
+        self.scroll_end(animate=False)
+
+    def _widgets(self, m: Message) -> list:
+        out: list = []
+        if m.role == "user":
+            out.append(UserMessage(m.text))
+        elif m.role == "assistant":
+            if m.text.strip():
+                out.append(AssistantMessage(m.text))
+            for c in m.tool_calls:
+                view = ToolCallView(c)
+                self._calls[c.id] = view
+                out.append(view)
+        elif m.role == "tool":
+            view = self._calls.get(m.tool_call_id or "")
+            if view is not None:
+                view.call_after_refresh(view.set_result, m.text, bool(m.meta.get("is_error")))
+        return out
+
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id != "earlier":
+            return
+        event.stop()
+        page, self._hidden = self._hidden[-PAGE:], self._hidden[:-PAGE]
+        widgets = [w for m in page for w in self._widgets(m)]
+        await self.mount_all(widgets, after=event.button)
+        if self._hidden:
+            event.button.label = f"show {min(PAGE, len(self._hidden))} earlier messages"
+        else:
+            await event.button.remove()
+
+    async def add_user(self, text: str) -> None:
+        await self.mount(UserMessage(text))
+
+    async def start_assistant(self) -> AssistantMessage:
+        self.current = AssistantMessage()
+        await self.mount(self.current)
+        return self.current
+
+    async def append_text(self, text: str) -> None:
+        if self.current is None:
+            await self.start_assistant()
+        assert self.current is not None
+        await self.current.append(text)
+
+    def append_reasoning(self, text: str) -> None:
+        if self.current is not None:
+            self.current.append_reasoning(text)
+
+    async def end_assistant(self) -> None:
+        if self.current is not None:
+            await self.current.finish()
+        self.current = None
+
+    async def add_tool_call(self, call: ToolCall) -> None:
+        await self.end_assistant()
+        view = ToolCallView(call)
+        self._calls[call.id] = view
+        await self.mount(view)
+
+    def set_tool_result(self, call_id: str, text: str, is_error: bool) -> None:
+        view = self._calls.get(call_id)
+        if view is not None:
+            view.set_result(text, is_error)
+
+    async def add_notice(self, text: str, level: str = "info") -> None:
+        await self.mount(Notice(text, level))

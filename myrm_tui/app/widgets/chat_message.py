@@ -1,0 +1,68 @@
+"""One chat message: user text, a streaming assistant answer, or a notice."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Markdown, Static
+from textual.widgets._markdown import MarkdownStream
+
+
+class UserMessage(Static):
+    DEFAULT_CSS = """
+    UserMessage { margin: 1 0 0 0; padding: 0 1; border-left: thick $accent; color: $text; }
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, markup=False)
+
+
+class AssistantMessage(Vertical):
+    """Streams Markdown deltas (appends; never re-renders the whole message per chunk)."""
+
+    DEFAULT_CSS = """
+    AssistantMessage { height: auto; margin: 1 0 0 0; padding: 0 1; }
+    AssistantMessage > .reasoning { color: $text-muted; text-style: italic; display: none; }
+    AssistantMessage.-has-reasoning > .reasoning { display: block; }
+    AssistantMessage Markdown { margin: 0; padding: 0; }
+    """
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__()
+        self._initial = text
+        self._stream: MarkdownStream | None = None
+        self._reasoning: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("", classes="reasoning", markup=False)
+        yield Markdown(self._initial)
+
+    @property
+    def markdown(self) -> Markdown:
+        return self.query_one(Markdown)
+
+    async def append(self, text: str) -> None:
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self.markdown)
+        await self._stream.write(text)
+
+    def append_reasoning(self, text: str) -> None:
+        self._reasoning.append(text)
+        self.add_class("-has-reasoning")
+        self.query_one(".reasoning", Static).update("".join(self._reasoning)[-600:])
+
+    async def finish(self) -> None:
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+
+
+class Notice(Static):
+    DEFAULT_CSS = """
+    Notice { margin: 1 0 0 0; padding: 0 1; color: $text-muted; }
+    Notice.-warning { color: $warning; }
+    Notice.-error { color: $error; text-style: bold; }
+    """
+
+    def __init__(self, text: str, level: str = "info") -> None:
+        super().__init__(text, markup=False, classes=f"-{level}")

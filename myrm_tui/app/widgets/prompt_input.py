@@ -1,0 +1,73 @@
+"""The prompt box: Enter sends, Ctrl+J or Alt+Enter adds a line, Up/Down walk the history."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import TextArea
+
+MAX_HISTORY = 200
+
+
+class PromptInput(TextArea):
+    DEFAULT_CSS = """
+    PromptInput { height: auto; min-height: 3; max-height: 12; border: tall $accent; }
+    PromptInput:focus { border: tall $accent-lighten-1; }
+    """
+    BINDINGS = [
+        Binding("ctrl+j", "newline", "New line", show=False),
+        Binding("alt+enter", "newline", "New line", show=False),
+    ]
+
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)  # type: ignore[arg-type]
+        self.sent: list[str] = []
+        self._cursor: int | None = None
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.prevent_default()
+            event.stop()
+            self.submit()
+            return
+        if event.key == "up" and self.cursor_location[0] == 0 and self.sent:
+            event.prevent_default()
+            event.stop()
+            self._walk(-1)
+            return
+        if event.key == "down" and self._cursor is not None and self.cursor_location[0] == self.document.line_count - 1:
+            event.prevent_default()
+            event.stop()
+            self._walk(1)
+            return
+        await super()._on_key(event)
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    def submit(self) -> None:
+        text = self.text
+        if not text.strip():
+            return
+        if not self.sent or self.sent[-1] != text:
+            self.sent.append(text)
+            del self.sent[:-MAX_HISTORY]
+        self._cursor = None
+        self.post_message(self.Submitted(text))
+
+    def _walk(self, step: int) -> None:
+        n = len(self.sent)
+        pos = (n if self._cursor is None else self._cursor) + step
+        if pos >= n:
+            self._cursor = None
+            self.load_text("")
+            return
+        self._cursor = max(0, pos)
+        self.load_text(self.sent[self._cursor])
+        self.move_cursor(self.document.end)

@@ -1,0 +1,49 @@
+"""A tool call and its result, collapsed by default; vaulted outputs offer to open the vault pane."""
+
+from __future__ import annotations
+
+import re
+
+from textual.app import ComposeResult
+from textual.message import Message
+from textual.widgets import Collapsible, Static
+
+from myrm_tui.context.types import ToolCall
+
+_VAULT = re.compile(r"vault://[\w./-]+")
+PREVIEW_CHARS = 4_000
+
+
+class ToolCallView(Collapsible):
+    DEFAULT_CSS = """
+    ToolCallView { margin: 0 0 0 2; padding: 0; border: none; background: $boost; }
+    ToolCallView .output { color: $text-muted; padding: 0 1; }
+    ToolCallView.-error CollapsibleTitle { color: $error; }
+    ToolCallView.-running CollapsibleTitle { color: $warning; }
+    """
+
+    class OpenVault(Message):
+        def __init__(self, uri: str) -> None:
+            super().__init__()
+            self.uri = uri
+
+    def __init__(self, call: ToolCall) -> None:
+        super().__init__(title=self._title(call, "…"), collapsed=True, classes="-running")
+        self.call = call
+        self.vault_uris: list[str] = []
+
+    @staticmethod
+    def _title(call: ToolCall, status: str) -> str:
+        args = call.arguments if len(call.arguments) < 90 else call.arguments[:87] + "…"
+        return f"{status} {call.name} {args}"
+
+    def compose(self) -> ComposeResult:
+        yield Static("running…", classes="output", markup=False)
+
+    def set_result(self, text: str, is_error: bool) -> None:
+        self.remove_class("-running")
+        self.set_class(is_error, "-error")
+        self.title = self._title(self.call, "✗" if is_error else "✓")
+        self.vault_uris = _VAULT.findall(text)
+        shown = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + f"\n… ({len(text):,} chars)"
+        self.query_one(".output", Static).update(shown)
