@@ -89,11 +89,13 @@ def classify(view: list[Message], first: int, end: int, ctx: PipelineContext) ->
                 later_ok.add(cmd)
         elif m.role == "assistant" and ctx.intent.mentions_focus(m.text[:2000]):
             tiers[i] = Tier.ACTIVE
-    # An assistant group takes the highest tier of its members.
+    # A call group is as important as its most important result (or its call text, when that is ACTIVE).
     for a, b in group_spans(view):
-        if a < first or a >= end:
+        if a < first or a >= end or b - a < 2:
             continue
-        top = max(tiers[a:b])
+        top = max(tiers[a + 1 : b])
+        if tiers[a] == Tier.ACTIVE:
+            top = max(top, Tier.ACTIVE)
         for k in range(a, b):
             tiers[k] = top
     return tiers

@@ -41,7 +41,7 @@ class TokenCounter:
 
     def __init__(self, encoding: str = "o200k_base") -> None:
         self._enc = get_encoding(encoding)
-        self._cache: dict[str, int] = {}
+        self._cache: dict[tuple[str, int, int], int] = {}
 
     def text(self, text: str) -> int:
         if not text:
@@ -51,8 +51,11 @@ class TokenCounter:
         return len(self._enc.encode_ordinary(text))
 
     def message(self, msg: Message) -> int:
-        if msg.id:
-            hit = self._cache.get(msg.id)
+        # Keyed by id *and* content hash: ids are stable, but two sessions (or benchmark conversations)
+        # may reuse a pipeline-made id such as "summary-1". str hashes are cached by Python, so this is cheap.
+        key = (msg.id, hash(msg.content) if isinstance(msg.content, str) else len(msg.content or ()), len(msg.tool_calls)) if msg.id else None
+        if key is not None:
+            hit = self._cache.get(key)
             if hit is not None:
                 return hit
         n = MESSAGE_OVERHEAD + self._content(msg.content)
@@ -60,8 +63,8 @@ class TokenCounter:
             n += self.text(call.name) + self.text(call.arguments) + 3
         if msg.reasoning:
             n += self.text(msg.reasoning)
-        if msg.id:
-            self._cache[msg.id] = n
+        if key is not None:
+            self._cache[key] = n
         return n
 
     def messages(self, msgs: Iterable[Message]) -> int:
@@ -80,6 +83,3 @@ class TokenCounter:
                 n += IMAGE_TOKENS
         return n
 
-    def forget(self, ids: Iterable[str]) -> None:
-        for i in ids:
-            self._cache.pop(i, None)

@@ -1,0 +1,69 @@
+"""Shared fixtures: a provider emulator on 127.0.0.1, temporary stores and workspaces, corpus paths."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY", "MYRM_MODEL"):
+    os.environ.pop(key, None)
+
+from myrm_tui.offline import configure_offline_env  # noqa: E402
+
+configure_offline_env()
+
+from myrm_tui.store.db import Store  # noqa: E402
+from myrm_tui.testing.emulator import ProviderEmulator  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def corpus_file(name: str) -> Path:
+    path = CORPUS / name
+    if not path.is_file():
+        pytest.skip(f"corpus not available ({path}); ../shared is absent")
+    return path
+
+
+@pytest.fixture(scope="session")
+def emulator_server() -> Iterator[ProviderEmulator]:
+    emu = ProviderEmulator().start()
+    yield emu
+    emu.stop()
+
+
+@pytest.fixture
+def emulator(emulator_server: ProviderEmulator) -> ProviderEmulator:
+    """The shared server, reset: empty script, no recorded requests, cold caches, default window."""
+    e = emulator_server
+    e.script.clear()
+    e.requests.clear()
+    e.openai_cache.reset()
+    e.anthropic_cache.reset()
+    e.window = 128_000
+    e.windows.clear()
+    e._release.clear()
+    from myrm_tui.testing.emulator import Reply
+
+    e.default = Reply(text="ok")
+    return e
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    s = await Store.open(tmp_path / "test.db")
+    yield s
+    await s.close()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "hello.py").write_text("def greet():\n    return 'hello'\n")
+    return ws

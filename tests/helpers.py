@@ -1,0 +1,72 @@
+"""Builders used across tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from myrm_tui.agent.factory import build_agent
+from myrm_tui.agent.loop import Agent
+from myrm_tui.config import resolve
+from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.pipeline import build_pipeline
+from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.state import ContextState
+from myrm_tui.context.tokens import TokenCounter
+from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator
+
+COUNTER = TokenCounter()
+PIPELINE = build_pipeline()
+
+
+def openai_settings(emu: ProviderEmulator, **extra: Any) -> Any:
+    return resolve({}, {}, {"model": "openai/gpt-4o-mini", "api_base": emu.openai_base, "api_key": "sk-test", "approval": "auto", **extra}, env={})
+
+
+def anthropic_settings(emu: ProviderEmulator, **extra: Any) -> Any:
+    return resolve({}, {}, {"model": "anthropic/claude-sonnet-4-5", "api_base": emu.url, "api_key": "sk-ant-test", "approval": "auto", **extra}, env={})
+
+
+async def make_agent(store: Store, workspace: Path, settings: Any, window: int | None = None, approver: Any = None) -> Agent:
+    row = await store.create_session(model=settings.model, workspace=str(workspace))
+    return await build_agent(store, row.id, settings, workspace, approver=approver, window=window)
+
+
+async def collect(agent: Agent, text: str) -> list[Any]:
+    return [ev async for ev in agent.run_turn(text)]
+
+
+def ctx_for(raw: list[Message], window: int = 16_000, state: ContextState | None = None, **kw: Any) -> PipelineContext:
+    return PipelineContext(
+        config=kw.pop("config", None) or ContextConfig(max_context_tokens=window), state=state or ContextState(),
+        counter=COUNTER, vault=kw.pop("vault", None) or ArtifactVault("t"), raw=raw, **kw,
+    )
+
+
+async def run_pipeline(raw: list[Message], window: int = 16_000, state: ContextState | None = None, **kw: Any) -> tuple[list[Message], PipelineContext]:
+    ctx = ctx_for(raw, window, state, **kw)
+    view = await PIPELINE.run(ctx, "test")
+    return view, ctx
+
+
+def call(id: str, command: str, name: str = "bash") -> ToolCall:
+    return ToolCall(id, name, json.dumps({"command": command}) if name == "bash" else command)
+
+
+def conversation(turns: int, output_chars: int = 3000, prefix: str = "c") -> list[Message]:
+    """A system prompt, a task, then ``turns`` bash round-trips with sizeable outputs."""
+    msgs = [
+        Message(role="system", content="You are a test agent.", id=f"{prefix}s"),
+        Message(role="user", content="Fix the bug in src/app.py please.", id=f"{prefix}u"),
+    ]
+    for i in range(turns):
+        cid = f"call_{prefix}{i}"
+        msgs.append(Message(role="assistant", content=f"Step {i}: I will look at file{i}.py next.", id=f"{prefix}a{i}", tool_calls=(call(cid, f"cat src/file{i}.py"),)))
+        body = "\n".join(f"line {k} of file{i}.py: value_{i}_{k} = {k * i}" for k in range(output_chars // 40))
+        code = 1 if i % 7 == 3 else 0
+        msgs.append(Message(role="tool", content=f"<returncode>{code}</returncode>\n<output>\n{body}\n</output>", id=f"{prefix}t{i}", tool_call_id=cid, name="bash"))
+    return msgs

@@ -1,0 +1,375 @@
+"""Unit tests, one group per processor of the pipeline."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from myrm_tui.context.cache_optimize import MAX_BREAKPOINTS, plan_breakpoints, render
+from myrm_tui.context.compress import PriorityCompressor, Tier, classify, tail_start
+from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.intent import CompressionIntent
+from myrm_tui.context.invariants import check_view
+from myrm_tui.context.media import MediaFilter, MediaResolve
+from myrm_tui.context.normalize import INTERRUPTED, normalize
+from myrm_tui.context.notes import SessionNotes
+from myrm_tui.context.precompact import PreCompact
+from myrm_tui.context.processor import Level
+from myrm_tui.context.reread import FileIntegrityGuard, PostCompactionReread
+from myrm_tui.context.state import ContextState
+from myrm_tui.context.summarize import Summarize, SummaryAuditor
+from myrm_tui.context.thinking import ThinkingBlockCleaner
+from myrm_tui.context.ttl_prune import CacheTTLPrune
+from myrm_tui.context.types import SYNTHETIC_TAG, Message, ToolCall
+from myrm_tui.context.vault import ArtifactVault, slice_lines
+from tests.helpers import call, conversation, ctx_for, run_pipeline
+
+# -- Layer 0: CompressionIntent ---------------------------------------------------------------------
+
+
+def test_intent_finds_focus_files_modules_and_failed_calls() -> None:
+    raw = [
+        Message(role="system", content="s", id="s"),
+        Message(role="user", content="Why does `astropy.wcs.utils` break in src/wcs/sliced.py?", id="u"),
+        Message(role="assistant", content=None, id="a", tool_calls=(call("c1", "pytest"),)),
+        Message(role="tool", content="<returncode>1</returncode>\nboom", id="t", tool_call_id="c1"),
+    ]
+    intent = CompressionIntent.build(raw)
+    assert "src/wcs/sliced.py" in intent.focus_files
+    assert "astropy.wcs.utils" in intent.focus_modules
+    assert intent.failed_call_ids == {"c1"}
+    assert intent.protects(raw[3])
+
+
+# -- Thinking cleanup -----------------------------------------------------------------------------
+
+
+async def test_thinking_anthropic_drops_reasoning_keeps_blocks() -> None:
+    raw = [Message(role="user", content="q", id="u"), Message(role="assistant", content="a", id="a", reasoning="r", thinking_blocks=({"type": "thinking", "thinking": "r"},))]
+    out = await ThinkingBlockCleaner().process(raw, ctx_for(raw, model="anthropic/claude-sonnet-4-5"))
+    assert out[1].reasoning is None and out[1].thinking_blocks
+
+
+async def test_thinking_deepseek_keeps_current_turn_and_tool_call_reasoning() -> None:
+    raw = [
+        Message(role="user", content="q1", id="u1"),
+        Message(role="assistant", content="old", id="a1", reasoning="old thoughts"),
+        Message(role="assistant", content=None, id="a2", reasoning="needed", tool_calls=(call("c", "ls"),)),
+        Message(role="tool", content="x", id="t", tool_call_id="c"),
+        Message(role="user", content="q2", id="u2"),
+        Message(role="assistant", content="now", id="a3", reasoning="current"),
+    ]
+    out = await ThinkingBlockCleaner().process(raw, ctx_for(raw, model="deepseek/deepseek-reasoner"))
+    assert out[1].reasoning is None
+    assert out[2].reasoning == "needed"
+    assert out[5].reasoning == "current"
+
+
+async def test_thinking_backfills_empty_reasoning_after_model_switch() -> None:
+    raw = [Message(role="user", content="q", id="u"), Message(role="assistant", content=None, id="a", tool_calls=(call("c", "ls"),)), Message(role="tool", content="x", id="t", tool_call_id="c")]
+    out = await ThinkingBlockCleaner().process(raw, ctx_for(raw, model="deepseek/deepseek-reasoner"))
+    assert out[1].reasoning == ""
+
+
+async def test_thinking_other_models_strip_reasoning() -> None:
+    raw = [Message(role="user", content="q", id="u"), Message(role="assistant", content="a", id="a", reasoning="r")]
+    out = await ThinkingBlockCleaner().process(raw, ctx_for(raw, model="gpt-4o"))
+    assert out[1].reasoning is None
+
+
+# -- Media ---------------------------------------------------------------------------------------
+
+
+def _img(i: int) -> Message:
+    return Message(role="user", content=[{"type": "text", "text": f"shot {i}"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 5000}}], id=f"img{i}")
+
+
+async def test_media_window_keeps_last_two_and_vaults_older() -> None:
+    raw = [Message(role="user", content="go", id="u"), *[_img(i) for i in range(4)]]
+    ctx = ctx_for(raw)
+    out = await MediaFilter().process(raw, ctx)
+    assert [m.has_media for m in out[1:]] == [False, False, True, True]
+    assert "vault://" in out[1].text and ctx.vault.pending
+    assert ctx.metrics.removed["media_filter"] > 0
+
+
+async def test_media_resolve_turns_refs_into_images() -> None:
+    vault = ArtifactVault("t")
+    uri = vault.put("data:image/png;base64,AAAA", "media")
+    raw = [Message(role="user", content=[{"type": "image_ref", "uri": uri}, {"type": "image_ref", "uri": "vault://t/missing"}], id="u")]
+    out = await MediaResolve().process(raw, ctx_for(raw, vault=vault))
+    parts = out[0].content
+    assert isinstance(parts, list)
+    assert parts[0]["type"] == "image_url" and parts[0]["image_url"]["url"].startswith("data:")
+    assert parts[1]["type"] == "text" and "unavailable" in parts[1]["text"]
+
+
+# -- Cache TTL prune -------------------------------------------------------------------------------
+
+
+async def test_ttl_prune_archives_old_outputs_only_when_cache_cold() -> None:
+    raw = conversation(10, prefix="p")
+    raw = [m if m.role != "tool" else replace(m, created_at=1000.0) for m in raw]
+    ctx = ctx_for(raw, now=1000.0 + 7200)
+    ctx.cache_warm = True
+    assert await CacheTTLPrune().process(raw, ctx) == raw
+    ctx.cache_warm = False
+    out = await CacheTTLPrune().process(raw, ctx)
+    archived = [m for m in out if m.meta.get("archived")]
+    assert archived and all("vault://" in m.text for m in archived)
+    assert all(ctx.vault.get_cached(m.meta["vault_uri"]) is not None for m in archived)
+    assert out[-1] == raw[-1]  # the tail is left alone
+
+
+# -- Pre-compact: levels, hot-cache bypass, anti-thrashing -----------------------------------------
+
+
+@pytest.mark.parametrize(("ratio", "level"), [(0.2, Level.NONE), (0.45, Level.MONITOR), (0.55, Level.LIGHT), (0.75, Level.FULL), (0.95, Level.EMERGENCY)])
+async def test_levels_follow_the_thresholds(ratio: float, level: Level) -> None:
+    raw = [Message(role="user", content="w " * int(10_000 * ratio), id="u")]
+    ctx = ctx_for(raw, window=10_000)
+    await PreCompact().process(raw, ctx)
+    assert ctx.level == level
+
+
+async def test_hot_cache_bypass_skips_light_compaction_but_not_emergency() -> None:
+    light = [Message(role="user", content="w " * 5_500, id="u")]
+    ctx = ctx_for(light, window=10_000)
+    ctx.cache_warm = True
+    await PreCompact().process(light, ctx)
+    assert ctx.level == Level.LIGHT and not ctx.compacting
+    assert any("hot-cache bypass" in e for e in ctx.metrics.events)
+    heavy = [Message(role="user", content="w " * 9_500, id="u2")]
+    ctx = ctx_for(heavy, window=10_000)
+    ctx.cache_warm = True
+    await PreCompact().process(heavy, ctx)
+    assert ctx.compacting
+
+
+async def test_anti_thrashing_backs_off_after_low_yield_compactions() -> None:
+    state = ContextState()
+    # A history that compaction cannot shrink: one huge protected user message.
+    raw = [Message(role="system", content="s", id="s"), Message(role="user", content="w " * 5_600, id="u")]
+    for k in range(2):  # requests ten minutes apart: the cache is cold, so no hot-cache bypass
+        await run_pipeline(raw, window=10_000, state=state, now=1_000.0 + 600 * k)
+    assert state.low_yield_streak >= 2 and state.backoff_level == "FULL"
+    view, ctx = await run_pipeline(raw, window=10_000, state=state, now=3_000.0)
+    assert not ctx.compacting and any("anti-thrashing" in e for e in ctx.metrics.events)
+
+
+# -- Compress ------------------------------------------------------------------------------------
+
+
+async def test_compress_dedups_truncates_then_removes_and_keeps_tail() -> None:
+    raw = conversation(30, output_chars=4000)
+    raw[5] = Message(role="tool", content=raw[7].content, id=raw[5].id, tool_call_id=raw[5].tool_call_id)  # a duplicate
+    ctx = ctx_for(raw, window=12_000, force_compaction=True)
+    ctx.protected_head = raw[:2]
+    ctx.compacting, ctx.level = True, Level.FULL
+    out = await PriorityCompressor().process(list(raw), ctx)
+    assert ctx.tokens(out) < ctx.tokens(raw)
+    assert {"truncate", "remove"} <= set(ctx.metrics.removed)
+    assert out[-1] == raw[-1] and out[:2] == raw[:2]
+    assert ctx.removed and all(m not in out for m in ctx.removed)
+
+
+def test_classify_marks_superseded_and_resolved_outputs_background() -> None:
+    raw = [
+        Message(role="system", content="s", id="s"), Message(role="user", content="go", id="u"),
+        Message(role="assistant", content=None, id="a1", tool_calls=(call("c1", "pytest"),)),
+        Message(role="tool", content="<returncode>1</returncode>\nfail", id="t1", tool_call_id="c1"),
+        Message(role="assistant", content=None, id="a2", tool_calls=(call("c2", "cat notes.txt"),)),
+        Message(role="tool", content="<returncode>0</returncode>\nnotes", id="t2", tool_call_id="c2"),
+        Message(role="assistant", content=None, id="a3", tool_calls=(call("c3", "pytest"),)),
+        Message(role="tool", content="<returncode>0</returncode>\npass", id="t3", tool_call_id="c3"),
+    ]
+    ctx = ctx_for(raw)
+    tiers = classify(raw, 2, 6, ctx)
+    assert tiers[2] == tiers[3] == Tier.BACKGROUND  # failed pytest, later run passed
+    assert tiers[4] == Tier.OLDER
+
+
+def test_tail_start_never_splits_a_group() -> None:
+    raw = conversation(10)
+    ctx = ctx_for(raw, window=6_000)
+    start = tail_start(raw, ctx, 2)
+    assert raw[start].role == "assistant"
+
+
+# -- Session notes -------------------------------------------------------------------------------
+
+
+async def test_notes_are_reinserted_after_compaction() -> None:
+    state = ContextState(notes=["the cache key is session-scoped", "do not touch setup.py"])
+    raw = conversation(12)
+    view, ctx = await run_pipeline(raw, window=8_000, state=state, force_compaction=True)
+    notes = [m for m in view if m.meta.get("kind") == "session_notes"]
+    assert len(notes) == 1 and "do not touch setup.py" in notes[0].text
+    assert f"<{SYNTHETIC_TAG}" in notes[0].text
+
+
+async def test_notes_processor_is_idle_without_compaction() -> None:
+    raw = conversation(2)
+    ctx = ctx_for(raw, state=ContextState(notes=["x"]))
+    assert await SessionNotes().process(raw, ctx) == raw
+
+
+# -- Summarize -----------------------------------------------------------------------------------
+
+
+async def test_extractive_summary_keeps_errors_artifacts_and_goal() -> None:
+    raw = conversation(20)
+    raw.insert(4, Message(role="assistant", content=None, id="mk", tool_calls=(call("mk1", "cat <<'EOF' > reproduce_issue.py\nprint(1)\nEOF\npython reproduce_issue.py"),)))
+    raw.insert(5, Message(role="tool", content="<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File \"x\", line 1\nValueError: bad frame\n</output>", id="mkt", tool_call_id="mk1"))
+    view, ctx = await run_pipeline(raw, window=8_000, force_compaction=True)
+    summary = next(m for m in view if m.meta.get("kind") == "summary")
+    assert summary.role == "assistant" and summary.synthetic
+    text = summary.text
+    assert "Fix the bug in src/app.py" in text
+    assert "reproduce_issue.py" in text and "exit code 1" in text and "ValueError: bad frame" in text
+    assert text.rfind("## Next steps") > text.find("## Errors")  # the tail carries what to do next
+    assert ctx.metrics.summary_source == "extractive"
+
+
+async def test_llm_summary_is_audited_and_falls_back() -> None:
+    raw = conversation(20)
+    calls: list[str] = []
+
+    async def bad(system: str, user: str) -> str:
+        calls.append(user)
+        return '{"user_goal": "x"}'  # missing 13 fields: rejected twice
+
+    view, ctx = await run_pipeline(raw, window=8_000, force_compaction=True, summarizer=bad)
+    assert len(calls) == 2 and ctx.metrics.summary_source == "extractive"
+    assert any("rejected" in e for e in ctx.metrics.events)
+
+    async def good(system: str, user: str) -> str:
+        fields = {f: [] for f in ("user_instructions", "active_tasks", "completed_actions", "errors", "decisions", "artifacts", "files_examined", "key_facts", "tool_usage", "open_questions", "blocked_items", "next_steps")}
+        return json.dumps({**fields, "user_goal": "fix app.py", "current_state": "reading files", "next_steps": ["run tests"], "key_facts": ["token sk-abcdefghijklmnopqrstuvwxyz123456 seen"]})
+
+    view, ctx = await run_pipeline(raw, window=8_000, force_compaction=True, summarizer=good)
+    summary = next(m for m in view if m.meta.get("kind") == "summary")
+    assert ctx.metrics.summary_source == "llm" and "fix app.py" in summary.text
+    assert "sk-abcdefghij" not in summary.text and "[REDACTED:OPENAI_KEY]" in summary.text
+
+
+def test_auditor_requires_protected_facts() -> None:
+    raw = [Message(role="assistant", content=None, id="a", tool_calls=(ToolCall("c", "file_edit_tool", json.dumps({"path": "pkg/core.py", "old_string": "a", "new_string": "b"})),))]
+    ctx = ctx_for(raw)
+    from myrm_tui.context import summary_model
+
+    s = summary_model.empty()
+    verdict = SummaryAuditor().audit(s, raw, ctx)
+    assert not verdict.ok and any("pkg/core.py" in p for p in verdict.problems)
+    s["artifacts"] = ["modified: pkg/core.py"]
+    assert SummaryAuditor().audit(s, raw, ctx).ok
+
+
+async def test_incremental_merge_drops_resolved_blockers() -> None:
+    from myrm_tui.context import summary_model
+
+    old = summary_model.empty() | {"blocked_items": ["`pytest` still failing"], "next_steps": ["fix pytest"]}
+    new = summary_model.empty() | {"completed_actions": ["`pytest` → exit code 0"]}
+    merged = summary_model.merge(old, new)
+    assert merged["blocked_items"] == []
+
+
+async def test_summarize_is_idle_when_nothing_was_removed() -> None:
+    raw = conversation(2)
+    ctx = ctx_for(raw)
+    ctx.compacting = True
+    assert await Summarize().process(raw, ctx) == raw
+
+
+# -- Post-compaction reread ----------------------------------------------------------------------
+
+
+async def test_reread_injects_recent_files_and_registers_them() -> None:
+    raw = conversation(16)
+    raw.insert(3, Message(role="assistant", content=None, id="w", tool_calls=(ToolCall("w1", "file_edit_tool", json.dumps({"path": "src/app.py", "create": True, "new_string": "x"})),)))
+    raw.insert(4, Message(role="tool", content="created src/app.py", id="wt", tool_call_id="w1"))
+    guard = FileIntegrityGuard()
+    files = {"src/app.py": "print('fresh contents')\n"}
+    view, ctx = await run_pipeline(raw, window=8_000, force_compaction=True, read_file=files.get, integrity=guard)
+    reread = [m for m in view if m.meta.get("kind") == "reread"]
+    assert reread and "fresh contents" in reread[0].text and reread[0].role == "user"
+    assert guard.known("src/app.py")
+
+
+async def test_reread_respects_token_budget() -> None:
+    raw = conversation(6)
+    state = ContextState()
+    state.touch_artifact("big.txt", "created")
+    ctx = ctx_for(raw, state=state, config=ContextConfig(max_context_tokens=8_000, reread_max_tokens=100), read_file=lambda p: "word " * 5000)
+    ctx.compacting, ctx.removed = True, [raw[2]]
+    ctx.protected_head = raw[:2]
+    assert await PostCompactionReread().process(raw, ctx) == raw
+
+
+# -- Normalize -----------------------------------------------------------------------------------
+
+
+def test_normalize_repairs_orphans_dangling_calls_and_order() -> None:
+    view = [
+        Message(role="user", content="go", id="u"),
+        Message(role="tool", content="orphan", id="o", tool_call_id="zzz"),
+        Message(role="assistant", content=None, id="a", tool_calls=(call("c1", "a"), call("c2", "b"))),
+        Message(role="user", content="interjection", id="u2"),
+        Message(role="tool", content="r1", id="t1", tool_call_id="c1"),
+        Message(role="assistant", content="", id="empty"),
+    ]
+    out, stats = normalize(view)
+    assert check_view(out) == []
+    assert stats == {"orphans": 1, "dangling": 1, "empty": 1, "moved": 0} or stats["orphans"] == 1
+    roles = [m.role for m in out]
+    assert roles[:4] == ["user", "assistant", "tool", "tool"]
+    assert out[3].text == INTERRUPTED
+
+
+def test_normalize_handles_reused_ids_across_turns() -> None:
+    view = [
+        Message(role="user", content="go", id="u"),
+        Message(role="assistant", content=None, id="a1", tool_calls=(call("same", "a"),)),
+        Message(role="tool", content="first", id="t1", tool_call_id="same"),
+        Message(role="assistant", content=None, id="a2", tool_calls=(call("same", "b"),)),
+        Message(role="tool", content="second", id="t2", tool_call_id="same"),
+    ]
+    out, _ = normalize(view)
+    assert [m.text for m in out if m.role == "tool"] == ["first", "second"]
+    assert check_view(out) == []
+
+
+def test_normalize_anchors_a_view_that_starts_with_the_assistant() -> None:
+    out, _ = normalize([Message(role="system", content="s", id="s"), Message(role="assistant", content="hi", id="a")])
+    assert out[1].role == "user" and out[1].synthetic
+
+
+# -- Prompt cache optimize -----------------------------------------------------------------------
+
+
+def test_anthropic_gets_at_most_four_breakpoints_and_openai_a_cache_key() -> None:
+    view = [Message(role="system", content="s", id="s"), *[Message(role="user" if i % 2 == 0 else "assistant", content=f"m{i}", id=f"m{i}") for i in range(9)]]
+    tools = [{"type": "function", "function": {"name": "bash", "parameters": {}}}]
+    marks = plan_breakpoints(view, 5)
+    req = render(view, "anthropic/claude-sonnet-4-5", marks, tools)
+    n = sum(1 for m in req["messages"] if isinstance(m["content"], list) and any("cache_control" in p for p in m["content"]))
+    n += sum(1 for t in req["tools"] if "cache_control" in t)
+    assert n <= MAX_BREAKPOINTS and n == 4
+    assert "prompt_cache_key" not in req
+    req = render(view, "gpt-4o", marks, tools, session_key="sess-1")
+    assert req["prompt_cache_key"] == "sess-1"
+    assert not any(isinstance(m["content"], list) for m in req["messages"])
+    req = render(view, "gpt-4o", marks, tools, api_base="http://localhost:11434/v1", session_key="sess-1")
+    assert "prompt_cache_key" not in req  # only on native OpenAI endpoints
+    req = render(view, "ollama/llama3", marks, tools, session_key="sess-1")
+    assert "prompt_cache_key" not in req
+
+
+def test_vault_line_ranges() -> None:
+    text = "\n".join(f"row {i}" for i in range(1, 101))
+    out = slice_lines(text, "10:12")
+    assert out.splitlines() == ["10\trow 10", "11\trow 11", "12\trow 12"]
+    with pytest.raises(ValueError):
+        slice_lines(text, "a:b")
