@@ -188,8 +188,9 @@ def docker_output(cmd: str, out: str) -> str | None:
 
 
 def progress_output(cmd: str, out: str) -> str | None:
-    text = re.sub(r"[^\n]*\r(?!\n)", "", out)  # carriage-return redraws keep only their final state
-    lines = text.splitlines()
+    # Carriage-return redraws keep only their final state. (Split by hand: a regex over one long line
+    # without "\r" backtracks quadratically.)
+    lines = [ln.removesuffix("\r").rsplit("\r", 1)[-1] for ln in out.split("\n")]
     keep = [ln for ln in lines if not _PROGRESS.search(ln) or _ERRORISH.search(ln)]
     keep = _dedupe_runs(keep)
     if len("\n".join(keep)) >= len(out) * 0.9:
