@@ -17,7 +17,7 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE TABLE messages (
         rowid INTEGER PRIMARY KEY AUTOINCREMENT,
-        session_id TEXT NOT NULL REFERENCES sessions(id),
+        session_id TEXT NOT NULL,
         seq INTEGER NOT NULL,
         role TEXT NOT NULL CHECK (role IN ('system','user','assistant','tool')),
         content TEXT,
