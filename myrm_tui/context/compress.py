@@ -18,13 +18,40 @@ Summarize through ``ctx.removed``.
 from __future__ import annotations
 
 import hashlib
+import json
 from enum import IntEnum
 
 from myrm_tui.context import signals
 from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.processor import Level, PipelineContext
 from myrm_tui.context.trimming import head_tail, pointer_note
-from myrm_tui.context.types import Message
+from myrm_tui.context.types import Message, ToolCall
+
+
+SHRINK_MIN_TOKENS = 600
+SHRINK_KEEP_CHARS = 1_600
+
+
+def _cut(text: str, uri: str) -> str:
+    if len(text) <= SHRINK_KEEP_CHARS:
+        return text
+    head, tail = text[: SHRINK_KEEP_CHARS * 2 // 3], text[-SHRINK_KEEP_CHARS // 3 :]
+    return f"{head}\n[… {len(text) - len(head) - len(tail):,} chars cut; full text: {uri} …]\n{tail}"
+
+
+def _shrunk(m: Message, ctx: PipelineContext) -> Message:
+    """``m`` with long text and long tool-call arguments cut (arguments stay valid JSON)."""
+    uri = ctx.vault.put(json.dumps({"content": m.text, "tool_calls": [c.to_api() for c in m.tool_calls]}, ensure_ascii=False), "archive", m.name or "", reason="emergency_shrink")
+    calls = []
+    for c in m.tool_calls:
+        try:
+            args = c.parsed_arguments()
+            short = json.dumps({k: _cut(v, uri) if isinstance(v, str) else v for k, v in args.items()}, ensure_ascii=False)
+        except ValueError:
+            short = json.dumps({"truncated": _cut(c.arguments, uri)})
+        calls.append(ToolCall(c.id, c.name, short))
+    content = _cut(m.text, uri) if isinstance(m.content, str) else m.content
+    return m.derive("shrink", content=content, tool_calls=tuple(calls))
 
 
 class Tier(IntEnum):
@@ -119,7 +146,32 @@ class PriorityCompressor:
         view = self._truncate(view, first, end, tiers, ctx, target)
         if ctx.tokens(view) <= target or (ctx.level < Level.FULL and not ctx.force_compaction):
             return view
-        return self._remove(view, first, end, tiers, ctx, target)
+        view = self._remove(view, first, end, tiers, ctx, target)
+        # Last line: one oversized message in the tail (a huge heredoc, a giant output) must not make
+        # the request invalid. Shrink the largest messages outside the protected head until it fits.
+        limit = target if ctx.level >= Level.EMERGENCY else ctx.config.input_budget
+        if ctx.tokens(view) > limit:
+            view = self._shrink(view, first, ctx, limit)
+        return view
+
+    def _shrink(self, view: list[Message], first: int, ctx: PipelineContext, limit: int) -> list[Message]:
+        out = list(view)
+        order = sorted(range(first, len(view)), key=lambda i: -ctx.counter.message(view[i]))
+        total = ctx.tokens(out)
+        for i in order:
+            if total <= limit:
+                break
+            m = out[i]
+            before = ctx.counter.message(m)
+            if before < SHRINK_MIN_TOKENS or m.synthetic:
+                continue
+            new = _shrunk(m, ctx)
+            saved = before - ctx.counter.message(new)
+            if saved > 0:
+                out[i] = new
+                total -= saved
+                ctx.metrics.add_removed("emergency_shrink", saved)
+        return out
 
     def _dedup(self, view: list[Message], first: int, end: int, ctx: PipelineContext) -> list[Message]:
         seen: dict[str, int] = {}
