@@ -5,6 +5,7 @@ and append what was really recorded. Probe facts are scored on each conversation
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -110,7 +111,7 @@ async def replay(
     cache = cache or PrefixCacheSimulator("automatic")
     cache.reset(conv.id)
     strategy.start(conv.id, window)
-    tools_tokens = sum(counter.text(fingerprint(t)) for t in conv.tools) if conv.tools else 0
+    tools_tokens = sum(counter.text(json.dumps(t, sort_keys=True, ensure_ascii=False, default=str)) for t in conv.tools)
     tools_fp = (fingerprint(conv.tools), tools_tokens) if conv.tools else None
     turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
     last_view: list[Message] = []
