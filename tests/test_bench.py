@@ -27,10 +27,10 @@ async def test_counts_cache_and_cost_by_hand() -> None:
     assert r["conversations"] == 2 and r["requests"] == 4 and r["rejected_requests"] == 0
     a, b = load_conversations(MINI)
     tools_tokens = sum(COUNTER.text(json.dumps(t, sort_keys=True, ensure_ascii=False, default=str)) for t in a.tools)
-    req = [
-        COUNTER.messages(a.messages[:2]) + tools_tokens, COUNTER.messages(a.messages[:4]) + tools_tokens,
-        COUNTER.messages(b.messages[:2]), COUNTER.messages(b.messages[:4]),
-    ]
+    def tokens(msgs: list) -> int:  # a request's input: tool definitions plus every message
+        return sum(COUNTER.message(m) for m in msgs)
+
+    req = [tokens(a.messages[:2]) + tools_tokens, tokens(a.messages[:4]) + tools_tokens, tokens(b.messages[:2]), tokens(b.messages[:4])]
     assert r["input_tokens"] == sum(req)
     # Each conversation's second request shares its first request's messages as a prefix (≥1024 tokens).
     cached = (tools_tokens + COUNTER.message(a.messages[0]) + COUNTER.message(a.messages[1])) + (COUNTER.message(b.messages[0]) + COUNTER.message(b.messages[1]) + COUNTER.message(b.messages[2]))
