@@ -33,7 +33,7 @@ async def test_counts_cache_and_cost_by_hand() -> None:
     req = [tokens(a.messages[:2]) + tools_tokens, tokens(a.messages[:4]) + tools_tokens, tokens(b.messages[:2]), tokens(b.messages[:4])]
     assert r["input_tokens"] == sum(req)
     # Each conversation's second request shares its first request's messages as a prefix (≥1024 tokens).
-    cached = (tools_tokens + COUNTER.message(a.messages[0]) + COUNTER.message(a.messages[1])) + (COUNTER.message(b.messages[0]) + COUNTER.message(b.messages[1]) + COUNTER.message(b.messages[2]))
+    cached = tools_tokens + tokens(a.messages[:2]) + tokens(b.messages[:2])
     assert r["cached_input_tokens"] == cached
     from myrm_tui.bench.runner import Prices
 
