@@ -7,7 +7,6 @@ stay fast.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from pathlib import Path

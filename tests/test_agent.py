@@ -5,7 +5,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from myrm_tui.agent.events import AssistantSaved, ContextReport, Notice, TextChunk, ToolFinished, TurnDone, TurnFailed
+from myrm_tui.agent.events import (
+    AssistantSaved,
+    ContextReport,
+    Notice,
+    TextChunk,
+    ToolFinished,
+    TurnDone,
+    TurnFailed,
+)
 from myrm_tui.context.invariants import check_view
 from myrm_tui.context.normalize import INTERRUPTED
 from myrm_tui.store.db import Store

@@ -31,7 +31,7 @@ def test_openai_rules(case: str) -> None:
 def test_openai_valid_and_window() -> None:
     good = [{"role": "system", "content": "s"}, {"role": "user", "content": "x"}, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}]
     assert validate_openai({"messages": good}) is None
-    rej = validate_openai({"messages": good}, window=10, count=lambda b: 11)
+    rej = validate_openai({"messages": good}, window=10, tokens=11)
     assert rej is not None and rej.code == "context_length_exceeded"
 
 

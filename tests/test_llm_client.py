@@ -8,7 +8,14 @@ import pytest
 
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.errors import (
-    AuthError, BadRequestError, ContextOverflowError, InactivityTimeoutError, LLMTimeoutError, ProviderError, RateLimitError, classify,
+    AuthError,
+    BadRequestError,
+    ContextOverflowError,
+    InactivityTimeoutError,
+    LLMTimeoutError,
+    ProviderError,
+    RateLimitError,
+    classify,
 )
 from myrm_tui.llm.events import Finish, TextDelta, ToolCallDelta, Usage
 from myrm_tui.llm.progress import ProgressClock, guarded

@@ -18,10 +18,8 @@ words = st.text(alphabet="abcdefghij klmnop\n", min_size=1, max_size=60)
 @st.composite
 def histories(draw: st.DrawFn) -> list[Message]:
     msgs = [Message(role="system", content="sys", id="s"), Message(role="user", content="task: fix a.py", id="u")]
-    n = 0
-    for _ in range(draw(st.integers(1, 30))):
+    for n in range(1, draw(st.integers(1, 30)) + 1):
         kind = draw(st.sampled_from(["tools", "tools", "text", "user", "orphan", "dangling", "reuse"]))
-        n += 1
         if kind == "text":
             msgs.append(Message(role="assistant", content=draw(words), id=f"a{n}"))
         elif kind == "user":
@@ -46,7 +44,7 @@ def histories(draw: st.DrawFn) -> list[Message]:
 @given(histories(), st.sampled_from([2_000, 6_000, 20_000]), st.booleans())
 def test_any_history_yields_a_valid_view(raw: list[Message], window: int, force: bool) -> None:
     before = list(raw)
-    view, ctx = asyncio.run(run_pipeline(raw, window=window, force_compaction=force))
+    view, _ctx = asyncio.run(run_pipeline(raw, window=window, force_compaction=force))
     assert check_view(view, raw) == [], check_view(view, raw)
     assert raw == before  # the stored history is never touched
     head = extract_protected_head(raw)
@@ -61,7 +59,7 @@ def test_repeated_requests_stay_valid_and_keep_the_tail(raw: list[Message]) -> N
 
     async def go() -> None:
         for end in range(2, len(raw) + 1):
-            view, ctx = await run_pipeline(raw[:end], window=3_000, state=state)
+            view, _ctx = await run_pipeline(raw[:end], window=3_000, state=state)
             assert check_tool_pairing(view) == []
             # The newest message always reaches the model unchanged unless it alone exceeds the budget.
             last = raw[end - 1]

@@ -155,7 +155,7 @@ async def test_anti_thrashing_backs_off_after_low_yield_compactions() -> None:
     for k in range(2):  # requests ten minutes apart: the cache is cold, so no hot-cache bypass
         await run_pipeline(raw, window=10_000, state=state, now=1_000.0 + 600 * k)
     assert state.low_yield_streak >= 2 and state.backoff_level == "FULL"
-    view, ctx = await run_pipeline(raw, window=10_000, state=state, now=3_000.0)
+    _view, ctx = await run_pipeline(raw, window=10_000, state=state, now=3_000.0)
     assert not ctx.compacting and any("anti-thrashing" in e for e in ctx.metrics.events)
 
 
@@ -204,7 +204,7 @@ def test_tail_start_never_splits_a_group() -> None:
 async def test_notes_are_reinserted_after_compaction() -> None:
     state = ContextState(notes=["the cache key is session-scoped", "do not touch setup.py"])
     raw = conversation(12)
-    view, ctx = await run_pipeline(raw, window=8_000, state=state, force_compaction=True)
+    view, _ctx = await run_pipeline(raw, window=8_000, state=state, force_compaction=True)
     notes = [m for m in view if m.meta.get("kind") == "session_notes"]
     assert len(notes) == 1 and "do not touch setup.py" in notes[0].text
     assert f"<{SYNTHETIC_TAG}" in notes[0].text
@@ -292,7 +292,7 @@ async def test_reread_injects_recent_files_and_registers_them() -> None:
     raw.insert(4, Message(role="tool", content="created src/app.py", id="wt", tool_call_id="w1"))
     guard = FileIntegrityGuard()
     files = {"src/app.py": "print('fresh contents')\n"}
-    view, ctx = await run_pipeline(raw, window=8_000, force_compaction=True, read_file=files.get, integrity=guard)
+    view, _ctx = await run_pipeline(raw, window=8_000, force_compaction=True, read_file=files.get, integrity=guard)
     reread = [m for m in view if m.meta.get("kind") == "reread"]
     assert reread and "fresh contents" in reread[0].text and reread[0].role == "user"
     assert guard.known("src/app.py")

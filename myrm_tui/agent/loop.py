@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
@@ -16,8 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from myrm_tui.agent.events import (
-    AgentEvent, AssistantSaved, ContextReport, Notice, ReasoningChunk, TextChunk, ToolFinished, ToolStarted, TurnDone,
-    TurnFailed, UserSaved,
+    AgentEvent,
+    AssistantSaved,
+    ContextReport,
+    Notice,
+    ReasoningChunk,
+    TextChunk,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnFailed,
+    UserSaved,
 )
 from myrm_tui.agent.prompts import PromptLibrary
 from myrm_tui.agent.tools import Tool, ToolContext, ToolError, ToolResult, default_tools, schema
@@ -54,6 +64,16 @@ class _Partial:
             c = self.calls[i]
             out.append(ToolCall(c.get("id") or f"call_{i}", c.get("name", ""), c.get("arguments", "") or "{}"))
         return tuple(out)
+
+
+def model_spec(settings: Settings, model: str | None = None) -> ModelSpec:
+    """The litellm call target. An OpenAI-compatible local endpoint (Ollama, llama.cpp, vLLM) gets a
+    placeholder key when none is set: the OpenAI client refuses to send without one, the servers ignore it."""
+    key = settings.api_key
+    name = model or settings.model
+    if settings.api_base and not key and name.startswith(("openai/", "hosted_vllm/")) and not os.environ.get("OPENAI_API_KEY"):
+        key = "sk-no-key-needed"
+    return ModelSpec(name, settings.api_base, key)
 
 
 def window_for(settings: Settings) -> int:
@@ -109,7 +129,7 @@ class Agent:
     # -- set-up -----------------------------------------------------------------------------------
     @property
     def spec(self) -> ModelSpec:
-        return ModelSpec(self.settings.model, self.settings.api_base, self.settings.api_key)
+        return model_spec(self.settings)
 
     async def load(self) -> None:
         """Load the session; a new session gets its system prompt and environment message."""
@@ -142,7 +162,7 @@ class Agent:
     def _summarizer(self) -> Any:
         if self.settings.model.startswith("local/") and not self.settings.summarizer_model:
             return None  # a 135M model writes worse summaries than the extractive one
-        spec = ModelSpec(summarizer_model(self.settings), self.settings.api_base, self.settings.api_key)
+        spec = model_spec(self.settings, summarizer_model(self.settings))
 
         async def complete(system: str, user: str) -> str:
             return await self.llm.complete(spec, system, user, clock=ProgressClock())

@@ -16,7 +16,15 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from myrm_tui.agent.events import (
-    AssistantSaved, ContextReport, Notice, ReasoningChunk, TextChunk, ToolFinished, ToolStarted, TurnDone, TurnFailed,
+    AssistantSaved,
+    ContextReport,
+    Notice,
+    ReasoningChunk,
+    TextChunk,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnFailed,
     UserSaved,
 )
 from myrm_tui.app.controller import Controller

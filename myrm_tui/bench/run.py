@@ -8,7 +8,14 @@ from typing import Any
 
 from myrm_tui.bench.corpus import Probe, load_conversations, load_probes
 from myrm_tui.bench.runner import Prices, StrategyResult, replay
-from myrm_tui.bench.strategies import MaskStrategy, MyrmStrategy, NoneStrategy, Strategy, TruncateStrategy, load_plugin
+from myrm_tui.bench.strategies import (
+    MaskStrategy,
+    MyrmStrategy,
+    NoneStrategy,
+    Strategy,
+    TruncateStrategy,
+    load_plugin,
+)
 from myrm_tui.context.processor import Completer
 from myrm_tui.context.tokens import TokenCounter
 

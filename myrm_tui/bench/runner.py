@@ -127,7 +127,7 @@ async def replay(
             result.last_quarter_ms.append(ms)
         tokens = counter.messages(view) + tools_tokens
         body = {"model": "bench", "messages": [m.to_api() for m in view], "tools": conv.tools or None}
-        rej = validate_openai(body, window, lambda _b: tokens)
+        rej = validate_openai(body, window, tokens)
         result.requests += 1
         if rej is not None:
             result.rejected_requests += 1

@@ -27,7 +27,6 @@ from myrm_tui.context.processor import Level, PipelineContext
 from myrm_tui.context.trimming import head_tail, pointer_note
 from myrm_tui.context.types import Message, ToolCall
 
-
 SHRINK_MIN_TOKENS = 600
 SHRINK_KEEP_CHARS = 1_600
 

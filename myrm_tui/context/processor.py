@@ -127,7 +127,6 @@ class Pipeline:
     async def _run(self, ctx: PipelineContext) -> list[Message]:
         t0 = time.perf_counter()
         from myrm_tui.context.invariants import extract_protected_head
-
         from myrm_tui.context.reread import ArtifactTracker
 
         ctx.protected_head = extract_protected_head(ctx.raw)

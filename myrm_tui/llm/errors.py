@@ -86,6 +86,8 @@ def classify(exc: BaseException) -> LLMError:
         kind = ContextOverflowError
     if kind is ProviderError and isinstance(exc, TimeoutError):
         kind = LLMTimeoutError
+    if kind is ProviderError and any(h in text.lower() for h in ("missing credentials", "api_key client option must be set", "no api key")):
+        kind = AuthError
     labels = {
         ContextOverflowError: "The request is larger than the model's context window",
         RateLimitError: "Rate limited by the provider",

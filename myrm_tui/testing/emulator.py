@@ -185,7 +185,7 @@ class ProviderEmulator:
             return body
         segs, _ = self._segments(body, "openai")
         total = sum(n for _, n in segs)
-        rej = validate_openai(body, self._window(body), lambda _b: total)
+        rej = validate_openai(body, self._window(body), total)
         headers = dict(request.headers)
         if rej is not None:
             self.requests.append(Recorded("openai", body, headers, rej, None, time.time()))
@@ -267,7 +267,7 @@ class ProviderEmulator:
             return body
         segs, marks = self._segments(body, "anthropic")
         total = sum(n for _, n in segs)
-        rej = validate_anthropic(body, self._window(body), lambda _b: total)
+        rej = validate_anthropic(body, self._window(body), total)
         headers = dict(request.headers)
         if rej is not None:
             self.requests.append(Recorded("anthropic", body, headers, rej, None, time.time()))
