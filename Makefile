@@ -27,7 +27,7 @@ lint:
 	$(VENV)/bin/ruff check myrm_tui tests
 
 typecheck:
-	$(VENV)/bin/mypy myrm_tui/context myrm_tui/store myrm_tui/bench myrm_tui/testing
+	$(VENV)/bin/mypy myrm_tui
 
 unit:
 	$(VENV)/bin/pytest -q

@@ -25,7 +25,8 @@ class MediaFilter:
         for i in strip:
             m = view[i]
             parts: list[dict[str, Any]] = []
-            for p in m.content or []:  # type: ignore[union-attr]
+            assert isinstance(m.content, list)  # _has_images guarantees a parts list
+            for p in m.content:
                 if p.get("type") in ("image_url", "image_ref"):
                     url = (p.get("image_url") or {}).get("url", "") if p.get("type") == "image_url" else ""
                     uri = p.get("uri") or (ctx.vault.put(url, "media") if url else "")

@@ -39,8 +39,9 @@ def normalize(view: list[Message]) -> tuple[list[Message], dict[str, int]]:
                 v = view[j]
                 if v.role == "assistant" and v.tool_calls:
                     break
-                if v.role == "tool" and not claimed[j] and v.tool_call_id in wanted and v.tool_call_id not in found:
-                    found[v.tool_call_id] = j
+                tid = v.tool_call_id or ""
+                if v.role == "tool" and not claimed[j] and tid in wanted and tid not in found:
+                    found[tid] = j
                     if j != i + 1 + len(found) - 1:
                         stats["moved"] += 1
                 j += 1

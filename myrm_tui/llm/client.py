@@ -45,7 +45,7 @@ def _import_litellm() -> Any:
 
 def _load_litellm() -> Any:
     configure_offline_env()
-    mod = importlib.import_module("litellm")
+    mod: Any = importlib.import_module("litellm")
     mod.suppress_debug_info = True
     mod.drop_params = True
     mod.telemetry = False

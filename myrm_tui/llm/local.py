@@ -104,9 +104,10 @@ def generate(messages: list[dict[str, Any]], max_tokens: int, temperature: float
     engine = _Engine.get()
     with engine.gen_lock:
         chat = _fit(to_plain_chat(messages), engine, max_tokens)
-        yield from engine.llm.create_chat_completion(
+        stream: Any = engine.llm.create_chat_completion(
             messages=chat, stream=True, max_tokens=max_tokens, temperature=temperature  # type: ignore[arg-type]
         )
+        yield from stream
 
 
 async def stream_local(messages: list[dict[str, Any]], max_tokens: int = 512, temperature: float = 0.2) -> AsyncIterator[dict[str, Any]]:

@@ -336,5 +336,5 @@ class Store:
         async with self.conn.execute(
             "SELECT turn, data, created_at FROM metrics WHERE session_id = ? ORDER BY id DESC LIMIT ?", (sid, limit)
         ) as cur:
-            rows = await cur.fetchall()
+            rows = list(await cur.fetchall())
         return [{"turn": r[0], "created_at": r[2], **json.loads(r[1])} for r in reversed(rows)]

@@ -196,13 +196,13 @@ class ProviderEmulator:
         reply = self._next(body)
         if reply.error:
             return web.json_response(reply.error[1], status=reply.error[0])
-        usage = {
+        completion = max(1, len(reply.text) // 4 + 5 * len(reply.tool_calls))
+        usage: dict[str, Any] = {
             "prompt_tokens": cache.input_tokens,
-            "completion_tokens": max(1, len(reply.text) // 4 + 5 * len(reply.tool_calls)),
-            "total_tokens": 0,
+            "completion_tokens": completion,
+            "total_tokens": cache.input_tokens + completion,
             "prompt_tokens_details": {"cached_tokens": cache.cached_tokens},
         }
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if not body.get("stream"):
             return web.json_response(self._openai_full(body, reply, usage))
         return await self._openai_stream(request, body, reply, usage)

@@ -114,7 +114,7 @@ def validate_anthropic(body: dict[str, Any], window: int | None = None, tokens: 
         for r in results:
             if r not in prev_tool_uses:
                 return bad(f"messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {r}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.")
-        prev_tool_uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"] if role == "assistant" else []
+        prev_tool_uses = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"] if role == "assistant" else []
     if prev_tool_uses:
         return bad(f"messages.{len(msgs) - 1}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(prev_tool_uses)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.")
     if window is not None and tokens is not None and tokens > window:

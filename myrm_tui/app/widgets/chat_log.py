@@ -56,9 +56,9 @@ class ChatLog(VerticalScroll):
                 self._calls[c.id] = view
                 out.append(view)
         elif m.role == "tool":
-            view = self._calls.get(m.tool_call_id or "")
-            if view is not None:
-                view.call_after_refresh(view.set_result, m.text, bool(m.meta.get("is_error")))
+            done = self._calls.get(m.tool_call_id or "")
+            if done is not None:
+                done.call_after_refresh(done.set_result, m.text, bool(m.meta.get("is_error")))
         return out
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:

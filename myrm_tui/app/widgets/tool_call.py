@@ -28,12 +28,12 @@ class ToolCallView(Collapsible):
             self.uri = uri
 
     def __init__(self, call: ToolCall) -> None:
-        super().__init__(title=self._title(call, "…"), collapsed=True, classes="-running")
+        super().__init__(title=self._heading(call, "…"), collapsed=True, classes="-running")
         self.call = call
         self.vault_uris: list[str] = []
 
     @staticmethod
-    def _title(call: ToolCall, status: str) -> str:
+    def _heading(call: ToolCall, status: str) -> str:
         args = call.arguments if len(call.arguments) < 90 else call.arguments[:87] + "…"
         return f"{status} {call.name} {args}"
 
@@ -43,7 +43,7 @@ class ToolCallView(Collapsible):
     def set_result(self, text: str, is_error: bool) -> None:
         self.remove_class("-running")
         self.set_class(is_error, "-error")
-        self.title = self._title(self.call, "✗" if is_error else "✓")
+        self.title = self._heading(self.call, "✗" if is_error else "✓")
         self.vault_uris = _VAULT.findall(text)
         shown = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + f"\n… ({len(text):,} chars)"
         self.query_one(".output", Static).update(shown)

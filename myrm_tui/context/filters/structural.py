@@ -57,7 +57,9 @@ def _xml(text: str, limits: tuple[int, int, int]) -> str | None:
         title = re.search(r"(?is)<title>(.*?)</title>", body)
         txt = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body)).strip()
         return f"[HTML page{': ' + title.group(1).strip() if title else ''}]\n{txt[:3000]}"
-    depth, counts, outline = 0, Counter[str](), []
+    depth = 0
+    counts: Counter[tuple[int, str]] = Counter()
+    outline: list[str] = []
     for close, tag, selfclose in _TAG.findall(s):
         if close:
             depth = max(depth - 1, 0)
@@ -67,7 +69,7 @@ def _xml(text: str, limits: tuple[int, int, int]) -> str | None:
             outline.append("  " * depth + f"<{tag}>")
         if not selfclose:
             depth += 1
-    totals = Counter[str]()
+    totals: Counter[str] = Counter()
     for (_, tag), n in counts.items():
         totals[tag] += n
     return "[XML outline]\n" + "\n".join(outline) + "\n[element counts] " + ", ".join(f"{t}×{n}" for t, n in totals.most_common(15))
