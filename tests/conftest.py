@@ -30,6 +30,13 @@ def corpus_file(name: str) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the developer's own config file or database."""
+    monkeypatch.setenv("MYRM_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.setenv("MYRM_DB", str(tmp_path / "default.db"))
+
+
 @pytest.fixture(scope="session")
 def emulator_server() -> Iterator[ProviderEmulator]:
     emu = ProviderEmulator().start()

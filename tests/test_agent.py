@@ -97,6 +97,7 @@ async def test_huge_paste_is_refused_before_any_call(emulator: ProviderEmulator,
     before = len(await store.load_messages(agent.session_id))
     events = await collect(agent, "data " * 250_000)  # about 1 MB
     assert isinstance(events[0], TurnFailed) and events[0].kind == "too_large" and "120,000" in events[0].error
+    assert isinstance(events[-1], TurnDone) and len(events) == 2
     assert emulator.requests == [] and len(await store.load_messages(agent.session_id)) == before
 
 

@@ -210,6 +210,7 @@ class Agent:
 
     # -- one turn ---------------------------------------------------------------------------------
     async def run_turn(self, text: str) -> AsyncIterator[AgentEvent]:
+        """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed)."""
         tokens = self.counter.text(text)
         if tokens > self.settings.max_user_tokens:
             yield TurnFailed(
@@ -217,6 +218,7 @@ class Agent:
                 "limit for one message. Nothing was sent or saved; attach the content as a file and point the agent at it.",
                 "too_large",
             )
+            yield TurnDone(0)
             return
         self.turn += 1
         user = await self._append(Message(role="user", content=text))
@@ -244,6 +246,7 @@ class Agent:
             except ContextOverflowError as exc:
                 if overflow_retried:
                     yield TurnFailed(str(exc), "context_overflow")
+                    yield TurnDone(step)
                     return
                 overflow_retried = True
                 yield Notice("The provider reported a context overflow; compacting and retrying once.", "warning")
@@ -252,6 +255,7 @@ class Agent:
             except LLMError as exc:
                 await self._save_partial(partial, note="\n\n[reply cut off: the model call failed]")
                 yield TurnFailed(str(exc), type(exc).__name__)
+                yield TurnDone(step)
                 return
             except asyncio.CancelledError:
                 await asyncio.shield(self._save_partial(partial, note=INTERRUPTED_SUFFIX))

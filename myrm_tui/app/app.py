@@ -66,6 +66,7 @@ class MyrmApp(App[None]):
         self.replay_speed = replay_speed
         self.ready = asyncio.Event()
         self.busy = False
+        self._last_sent = ""
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
@@ -121,6 +122,7 @@ class MyrmApp(App[None]):
             self.notify("A turn is running; Esc cancels it.", severity="warning")
             return
         self.query_one(PromptInput).load_text("")
+        self._last_sent = text
         self.busy = True
         self._status()
         self.run_turn(text)
@@ -166,7 +168,8 @@ class MyrmApp(App[None]):
             await chat.end_assistant()
             await chat.add_notice(ev.error, "error")
             if ev.kind == "too_large":
-                self.notify("Message too large; it was not sent.", severity="error")
+                self.query_one(PromptInput).load_text(self._last_sent)  # refused input is never lost
+                self.notify("Message too large; it was not sent. Your text is back in the box.", severity="error")
         elif isinstance(ev, TurnDone):
             await chat.end_assistant()
             if ev.interrupted:

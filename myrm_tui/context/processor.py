@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from time import perf_counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -89,7 +90,7 @@ class PipelineContext:
     breakpoints: list[int] = field(default_factory=list)
     integrity: Any = None  # FileIntegrityGuard, when the caller has a workspace
 
-    started: float = field(default_factory=time.perf_counter)
+    started: float = field(default_factory=lambda: perf_counter())
 
     def tokens(self, view: Sequence[Message]) -> int:
         return self.counter.messages(view)
@@ -125,7 +126,7 @@ class Pipeline:
             return await self._run(ctx)
 
     async def _run(self, ctx: PipelineContext) -> list[Message]:
-        t0 = time.perf_counter()
+        t0 = perf_counter()
         from myrm_tui.context.invariants import extract_protected_head
         from myrm_tui.context.reread import ArtifactTracker
 
@@ -146,18 +147,18 @@ class Pipeline:
             and ctx.now - state.last_request_at < ctx.config.provider_cache_ttl_seconds
         )
         for proc in self.processors:
-            t = time.perf_counter()
+            t = perf_counter()
             try:
                 view = await proc.process(view, ctx)
             except Exception as exc:  # a broken layer degrades, it does not kill the turn
                 ctx.metrics.events.append(f"{proc.name} failed: {type(exc).__name__}: {exc}")
-            ctx.metrics.timings_ms[proc.name] = (time.perf_counter() - t) * 1000
+            ctx.metrics.timings_ms[proc.name] = (perf_counter() - t) * 1000
         ctx.metrics.tokens_out = ctx.tokens(view)
         ctx.metrics.level = ctx.level.name
         if ctx.compacting:
             self._commit(ctx, ctx.normalized_view if ctx.normalized_view is not None else view)
         state.last_request_at = ctx.now
-        ctx.metrics.total_ms = (time.perf_counter() - t0) * 1000
+        ctx.metrics.total_ms = (perf_counter() - t0) * 1000
         return view
 
     @staticmethod
@@ -178,5 +179,5 @@ class Pipeline:
             state.backoff_level = ""
         state.last_compaction.update(
             {"at": ctx.now, "tokens_before": before, "tokens_after": after, "reason": ctx.metrics.compaction_reason,
-             "duration_ms": round((time.perf_counter() - ctx.started) * 1000, 2), "archive": ctx.archive_uri}
+             "duration_ms": round((perf_counter() - ctx.started) * 1000, 2), "archive": ctx.archive_uri}
         )

@@ -1,0 +1,159 @@
+"""The TUI driven by Pilot with real key presses, against the provider emulator."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from myrm_tui.app.app import MyrmApp
+from myrm_tui.app.screens.approval import ApprovalScreen
+from myrm_tui.app.screens.sessions import SessionPicker
+from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice
+from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
+from myrm_tui.app.widgets.tool_call import ToolCallView
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+
+
+def make_app(emu: ProviderEmulator, tmp: Path, workspace: Path, **cli: Any) -> MyrmApp:
+    settings = {"model": "openai/gpt-4o-mini", "api_base": emu.openai_base, "api_key": "sk-test", "approval": "auto", **cli}
+    return MyrmApp(db_path=tmp / "tui.db", workspace=workspace, cli=settings)
+
+
+async def wait_until(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 15.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+async def type_and_send(pilot: Pilot[Any], text: str) -> None:
+    await pilot.press(*list(text))
+    await pilot.press("enter")
+
+
+async def test_typing_a_message_streams_the_reply(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="Hello from the **emulator**, streamed.", chunk_size=3, chunk_delay=0.01))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        await type_and_send(pilot, "hi there")
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
+        assert app.query(AssistantMessage).last().markdown.source == "Hello from the **emulator**, streamed."
+        assert emulator.accepted[-1].body["messages"][-1]["content"] == "hi there"
+        ring = app.query_one(ContextUsageIndicator)
+        assert ring.tokens > 0 and 0 < ring.ratio < 0.5
+
+
+async def test_shell_command_asks_for_approval_and_runs_on_y(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace, approval="ask")
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "echo approved-run"})]), Reply(text="Done."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        await type_and_send(pilot, "run it")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: not app.busy)
+        view = app.query_one(ToolCallView)
+        assert "approved-run" in str(view.query_one(".output").render())
+        assert not view.has_class("-error")
+
+
+async def test_escape_cancels_a_running_turn(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="slow " * 400, chunk_size=2, chunk_delay=0.02))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        await type_and_send(pilot, "talk")
+        await wait_until(pilot, lambda: bool(app.query(AssistantMessage)))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.busy)
+        assert any("cancelled" in str(n.render()) for n in app.query(Notice))
+        stored = await app.controller.messages()
+        assert stored[-1].text.endswith("[interrupted by the user]")
+
+
+async def test_ctrl_k_compacts_and_updates_the_ring(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace)
+    for i in range(6):
+        emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"seq 1 {2000 + i}"})]), Reply(text=f"counted {i}"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        for i in range(6):
+            await type_and_send(pilot, f"count {i}")
+            await wait_until(pilot, lambda: not app.busy)
+        ring = app.query_one(ContextUsageIndicator)
+        before = ring.tokens
+        await pilot.press("ctrl+k")
+        await wait_until(pilot, lambda: not ring.busy)
+        assert ring.tokens < before
+        metrics = await app.controller.store.metrics(app.controller.session.id)  # type: ignore[union-attr]
+        assert metrics[-1]["kind"] == "manual_compaction" and metrics[-1]["compacted"]
+
+
+async def test_ctrl_f_forks_and_ctrl_s_lists_both_sessions(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="first reply"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        await type_and_send(pilot, "remember the word zebra")
+        await wait_until(pilot, lambda: not app.busy)
+        parent = app.controller.session.id  # type: ignore[union-attr]
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: app.controller.session is not None and app.controller.session.id != parent)
+        assert app.controller.session.parent_id == parent  # type: ignore[union-attr]
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        ids = {s.id for s in app.screen.sessions}  # type: ignore[attr-defined]
+        assert parent in ids and app.controller.session.id in ids  # type: ignore[union-attr]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SessionPicker))
+
+
+async def test_huge_paste_is_refused_and_kept_in_the_box(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        from myrm_tui.app.widgets.prompt_input import PromptInput
+
+        box = app.query_one(PromptInput)
+        box.load_text("paste " * 200_000)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(Notice)))
+        assert any("refused" in str(n.render()) for n in app.query(Notice))
+        assert emulator.requests == []
+        assert box.text.startswith("paste paste")  # the refused text is back in the box
+
+
+@pytest.fixture
+def frozen(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Deterministic session ids, date and workspace path, for snapshots."""
+    import itertools
+    import uuid
+
+    counter = itertools.count()
+    monkeypatch.setattr("myrm_tui.store.db.uuid.uuid4", lambda: uuid.UUID(int=next(counter)))
+    monkeypatch.setattr("myrm_tui.agent.prompts.time.strftime", lambda fmt, t=None: "2026-01-01")
+    monkeypatch.setattr("myrm_tui.context.processor.perf_counter", lambda: 0.0)  # pipeline timings shown as 0.0 ms
+    ws = Path("/tmp/myrm-snapshot-workspace")
+    ws.mkdir(exist_ok=True)
+    return ws
+
+
+def test_snapshot_main_screen(snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path) -> None:
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "echo snapshot"})]), Reply(text="## Result\n\nThe command printed `snapshot`."))
+    app = make_app(emulator, tmp_path, frozen)
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, app.ready.is_set)
+        await type_and_send(pilot, "run the snapshot command")
+        await wait_until(pilot, lambda: not app.busy)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)
