@@ -185,7 +185,7 @@ class MyrmApp(App[None]):
         s = self.controller.settings
         self.query_one(SidePanel).set_class(bool(s and ring.ratio >= s.fork_suggest_ratio), "-suggest-fork")
         m = report.metrics
-        lines = [f"level: {m.get('level', '-')}", f"pipeline: {m.get('total_ms', 0):.1f} ms"]
+        lines = [f"threshold level: {str(m.get('level', '-')).lower()}", f"pipeline: {m.get('total_ms', 0):.1f} ms"]
         if report.usage:
             hit = report.usage.cached_tokens / report.usage.prompt_tokens if report.usage.prompt_tokens else 0.0
             lines.append(f"cache hit: {hit:.0%} ({report.usage.cached_tokens:,} cached)")

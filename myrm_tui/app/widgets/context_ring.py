@@ -1,7 +1,8 @@
-"""``ContextUsageIndicator``: a ring of block characters showing how full the context is.
+"""``ContextUsageIndicator``: a ring of twelve segments showing how full the context is.
 
-Usage is the next request's input (cached + uncached), clamped to 100%; the dot is green below the
-amber threshold, amber below red, red above. Clicking the ring asks for a compaction.
+Usage is the next request's input (cached + uncached), clamped to 100%; segments light clockwise from
+the top. The colour (and dot) is green below the amber threshold, amber below red, red above.
+Clicking the ring asks for a compaction.
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-# 12 cells around a 5x3 ring, clockwise from the top centre.
-_RING_CELLS = [(0, 2), (0, 3), (1, 4), (2, 4), (3, 4), (4, 3), (4, 2), (4, 1), (3, 0), (2, 0), (1, 0), (0, 1)]
+# (row, col, glyph) clockwise from the top centre of a 3x7 ring.
+_SEGMENTS = [
+    (0, 3, "▄"), (0, 4, "▄"), (0, 5, "▖"), (1, 6, "▌"), (2, 5, "▘"), (2, 4, "▀"),
+    (2, 3, "▀"), (2, 2, "▀"), (2, 1, "▝"), (1, 0, "▐"), (0, 1, "▗"), (0, 2, "▄"),
+]
+COLORS = {"green": "green", "amber": "yellow", "red": "red"}
 
 
 class ContextUsageIndicator(Static):
     DEFAULT_CSS = """
-    ContextUsageIndicator { width: 100%; height: 7; content-align: center middle; }
+    ContextUsageIndicator { width: 100%; height: 4; padding: 1 0 0 0; }
     """
 
     ratio: reactive[float] = reactive(0.0)
@@ -44,26 +49,29 @@ class ContextUsageIndicator(Static):
 
     def render(self) -> Text:
         ratio = max(0.0, min(self.ratio, 1.0))
-        color = {"green": "green", "amber": "yellow", "red": "red"}[self.level()]
-        filled = math.ceil(ratio * len(_RING_CELLS)) if ratio > 0 else 0
-        grid = [[" "] * 5 for _ in range(5)]
-        lit = set(_RING_CELLS[:filled])
-        for cell in _RING_CELLS:
-            grid[cell[0]][cell[1]] = "█" if cell in lit else "░"
-        pct = f"{ratio * 100:3.0f}%"
-        grid[2][1:4] = list(pct[-3:])
+        color = COLORS[self.level()]
+        lit = math.ceil(ratio * len(_SEGMENTS)) if ratio > 0 else 0
+        grid = [[" "] * 7 for _ in range(3)]
+        styles = [[""] * 7 for _ in range(3)]
+        for k, (r, c, glyph) in enumerate(_SEGMENTS):
+            grid[r][c] = glyph
+            styles[r][c] = color if k < lit else "grey30"
+        pct = f"{ratio * 100:.0f}%".center(5)
+        for c, ch in enumerate(pct, start=1):
+            grid[1][c], styles[1][c] = ch, "bold"
+        side = [
+            Text.assemble(("● ", color), (f"context {self.level()}", color)),
+            Text(f"{self.tokens:,} / {self.window:,} tokens"),
+            Text("compacting…" if self.busy else "ctrl+k to compact", style="italic grey50"),
+        ]
         out = Text()
-        for r, row in enumerate(grid):
-            for c, ch in enumerate(row):
-                style = color if (r, c) in lit else ("bold" if r == 2 and 1 <= c <= 3 else "grey37")
-                out.append(ch, style=style)
-            if r == 1:
-                out.append(f"   ● {self.level()}", style=color)
-            if r == 2:
-                out.append(f"   {self.tokens:,} / {self.window:,} tok")
-            if r == 3:
-                out.append("   compacting…" if self.busy else "   ctrl+k compact", style="italic grey50")
-            out.append("\n")
+        for r in range(3):
+            for c in range(7):
+                out.append(grid[r][c], style=styles[r][c])
+            out.append("  ")
+            out.append_text(side[r])
+            if r < 2:
+                out.append("\n")
         return out
 
     def on_click(self) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import Collapsible, Static
 
@@ -28,7 +27,7 @@ class ToolCallView(Collapsible):
             self.uri = uri
 
     def __init__(self, call: ToolCall) -> None:
-        super().__init__(title=self._heading(call, "…"), collapsed=True, classes="-running")
+        super().__init__(Static("running…", classes="output", markup=False), title=self._heading(call, "…"), collapsed=True, classes="-running")
         self.call = call
         self.vault_uris: list[str] = []
 
@@ -36,9 +35,6 @@ class ToolCallView(Collapsible):
     def _heading(call: ToolCall, status: str) -> str:
         args = call.arguments if len(call.arguments) < 90 else call.arguments[:87] + "…"
         return f"{status} {call.name} {args}"
-
-    def compose(self) -> ComposeResult:
-        yield Static("running…", classes="output", markup=False)
 
     def set_result(self, text: str, is_error: bool) -> None:
         self.remove_class("-running")
