@@ -34,7 +34,7 @@ class Settings:
     model: str = ""
     api_base: str | None = None
     api_key: str | None = None
-    summarizer_model: str = ""  # "" = the lite model of the main model's provider, else the main model
+    summarizer_model: str = ""  # "" = the provider's lite model (else the main model); "extractive" = no LLM
     prompt_mode: str = "full"
     context_window: int = 0  # 0 = from litellm's registry
     max_output_tokens: int = 4096

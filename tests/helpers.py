@@ -24,10 +24,13 @@ PIPELINE = build_pipeline()
 
 
 def openai_settings(emu: ProviderEmulator, **extra: Any) -> Any:
+    # Extractive summaries unless a test asks for the LLM: a summarizer call would take a scripted reply.
+    extra.setdefault("summarizer_model", "extractive")
     return resolve({}, {}, {"model": "openai/gpt-4o-mini", "api_base": emu.openai_base, "api_key": "sk-test", "approval": "auto", **extra}, env={})
 
 
 def anthropic_settings(emu: ProviderEmulator, **extra: Any) -> Any:
+    extra.setdefault("summarizer_model", "extractive")
     return resolve({}, {}, {"model": "anthropic/claude-sonnet-4-5", "api_base": emu.url, "api_key": "sk-ant-test", "approval": "auto", **extra}, env={})
 
 

@@ -8,6 +8,7 @@ unfinished tool calls dropped), and a tool call that never returned gets a synth
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import time
@@ -30,6 +31,7 @@ from myrm_tui.agent.events import (
     UserSaved,
 )
 from myrm_tui.agent.prompts import PromptLibrary
+from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker
 from myrm_tui.agent.tools import Tool, ToolContext, ToolError, ToolResult, default_tools, schema
 from myrm_tui.config import Settings, summarizer_model
 from myrm_tui.context.cache_optimize import prompt_cache_key_var, render
@@ -44,7 +46,6 @@ from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.errors import ContextOverflowError, LLMError
 from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
-from myrm_tui.llm.progress import ProgressClock
 from myrm_tui.store.db import Store
 
 INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
@@ -106,6 +107,7 @@ class Agent:
         self.clock = clock
         self.tools = {t.name: t for t in (tools if tools is not None else default_tools())}
         self.tool_schemas = [schema(t) for t in self.tools.values()]  # bound once: cache-stable
+        self.tools_fingerprint = hashlib.blake2b(json.dumps(self.tool_schemas, sort_keys=True).encode(), digest_size=8).hexdigest()
         self.counter = TokenCounter()
         self.history: list[Message] = []
         self.state = ContextState()
@@ -115,6 +117,7 @@ class Agent:
             max_context_tokens=self.window, light_ratio=settings.light_ratio, full_ratio=settings.full_ratio,
             emergency_ratio=settings.emergency_ratio, reserve_output_tokens=min(settings.max_output_tokens, self.window // 4),
         )
+        self.fingerprint = compute_execution_fingerprint(settings, self.window)
         self.integrity = FileIntegrityGuard()
         self.tool_ctx = ToolContext(
             workspace=workspace, vault=self.vault, state=self.state, integrity=self.integrity,
@@ -125,6 +128,11 @@ class Agent:
         self.last_report: ContextReport | None = None
         self._approval_lock = asyncio.Lock()
         self._resumed = False
+        self._background: set[asyncio.Task[None]] = set()
+        self.breaker = CircuitBreaker()
+        self.aux: AuxSummarizer | None = None
+        self.keepalive: Any = None  # CacheKeepAliveManager, once started
+        self.preheats = 0
 
     # -- set-up -----------------------------------------------------------------------------------
     @property
@@ -159,15 +167,17 @@ class Agent:
         return stored
 
     # -- the pipeline -----------------------------------------------------------------------------
-    def _summarizer(self) -> Any:
-        if self.settings.model.startswith("local/") and not self.settings.summarizer_model:
-            return None  # a 135M model writes worse summaries than the extractive one
-        spec = model_spec(self.settings, summarizer_model(self.settings))
-
-        async def complete(system: str, user: str) -> str:
-            return await self.llm.complete(spec, system, user, clock=ProgressClock())
-
-        return complete
+    def _summarizer(self) -> AuxSummarizer | None:
+        if self.settings.summarizer_model == "extractive" or (self.settings.model.startswith("local/") and not self.settings.summarizer_model):
+            return None  # deterministic extractive summaries (a 135M model writes worse ones)
+        if self.aux is None:
+            aux_model = summarizer_model(self.settings)
+            aux_window = self.window if aux_model == self.settings.model else window_for(replace(self.settings, model=aux_model, context_window=0))
+            self.aux = AuxSummarizer(
+                self.llm, model_spec(self.settings, aux_model), self.spec, aux_window, self.window, self.breaker,
+                self.settings.summarizer_inactivity_seconds, self.settings.summarizer_total_seconds, self.counter,
+            )
+        return self.aux
 
     async def prepare(self, force: bool = False, focus: str = "") -> tuple[list[Message], PipelineContext]:
         """Run the pipeline over the history; persist vault writes, state and compaction atomically."""
@@ -175,9 +185,14 @@ class Agent:
             config=self.config, state=self.state, counter=self.counter, vault=self.vault, raw=self.history,
             model=self.settings.model, now=self.clock(), summarizer=self._summarizer(), read_file=self._read_for_reread,
             force_compaction=force, focus_hint=focus, resume=self._resumed, integrity=self.integrity,
+            tools_fingerprint=self.tools_fingerprint,
         )
         view = await self.pipeline.run(ctx, self.session_id)
         self._resumed = False
+        ctx.metrics.breaker = self.breaker.as_dict()
+        if self.aux is not None and self.aux.warnings:
+            ctx.metrics.events.extend(self.aux.warnings)
+            self.aux.warnings.clear()
         checkpoint = await self.store.begin_compaction(self.session_id, ctx.backup) if ctx.compacting and ctx.backup else None
         await self.flush_vault()
         if checkpoint is not None:
@@ -201,12 +216,70 @@ class Agent:
             await self.store.vault_put(self.session_id, entries)
 
     async def compact_now(self, focus: str = "") -> ContextReport:
-        """Force a compaction (the ring's button, ``/compact``); returns the new context health."""
+        """Force a compaction (the ring's button, ``/compact``); returns the new context health.
+
+        The new prefix is preheated at once, so the next message reads it from the cache."""
         view, ctx = await self.prepare(force=True, focus=focus)
         report = ContextReport(ctx.tokens(view), self.window, ctx.metrics.as_dict())
         await self.store.add_metrics(self.session_id, self.turn, {**ctx.metrics.as_dict(), "kind": "manual_compaction"})
         self.last_report = report
+        self.schedule_preheat(view, ctx.breakpoints)
         return report
+
+    # -- prompt-cache preheat and keep-alive -------------------------------------------------------
+    @property
+    def caches_prompts(self) -> bool:
+        from myrm_tui.agent.keepalive import provider_caches
+
+        return provider_caches(self.settings.model)
+
+    def schedule_preheat(self, view: list[Message] | None = None, breakpoints: list[int] | None = None) -> asyncio.Task[None] | None:
+        """Fire-and-forget: send the current prefix with a 1-token reply so the provider caches it."""
+        if not self.caches_prompts:
+            return None
+        task = asyncio.ensure_future(self.preheat(view, breakpoints))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    async def preheat(self, view: list[Message] | None = None, breakpoints: list[int] | None = None) -> None:
+        if view is None:
+            view, ctx = await self.prepare()
+            breakpoints = ctx.breakpoints
+        req = render(view, self.settings.model, breakpoints, self.tool_schemas if not self.spec.is_local else None,
+                     self.settings.api_base, self.session_id)
+        messages = req.pop("messages")
+        tools = req.pop("tools", None)
+        usage: Usage | None = None
+        try:
+            async for ev in self.llm.stream(self.spec, messages, tools=tools, max_tokens=1, extra=req):
+                if isinstance(ev, Usage):
+                    usage = ev
+        except LLMError as exc:
+            await self.store.add_metrics(self.session_id, self.turn, {"kind": "preheat", "error": str(exc)[:200]})
+            return
+        data: dict[str, Any] = {"kind": "preheat"}
+        if usage is not None:
+            data.update(prompt_tokens=usage.prompt_tokens, cached_tokens=usage.cached_tokens,
+                        cache_creation_tokens=usage.cache_creation_tokens, cost_usd=estimate_cost(self.settings.model, usage))
+        await self.store.add_metrics(self.session_id, self.turn, data)
+        self.preheats += 1
+
+    def start_keepalive(self, **timing: Any) -> None:
+        from myrm_tui.agent.keepalive import CacheKeepAliveManager
+
+        if not (self.settings.keepalive and self.caches_prompts) or self.keepalive is not None:
+            return
+        idle = self.settings.keepalive_idle_seconds
+        self.keepalive = CacheKeepAliveManager(self.preheat, idle_after=idle, interval=idle, **timing)
+        self.keepalive.start()
+
+    async def close(self) -> None:
+        if self.keepalive is not None:
+            await self.keepalive.stop()
+        for t in list(self._background):
+            t.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
 
     # -- one turn ---------------------------------------------------------------------------------
     async def run_turn(self, text: str) -> AsyncIterator[AgentEvent]:
@@ -224,17 +297,32 @@ class Agent:
         user = await self._append(Message(role="user", content=text))
         yield UserSaved(user)
         token = prompt_cache_key_var.set(prompt_cache_key_var.get() or self.session_id)
+        if self.keepalive is not None:
+            self.keepalive.pause()
         try:
             async for ev in self._steps():
                 yield ev
         finally:
             prompt_cache_key_var.reset(token)
+            if self.keepalive is not None:
+                self.keepalive.resume()
 
     async def _steps(self) -> AsyncIterator[AgentEvent]:
         overflow_retried = False
         step = 0
         while step < self.settings.max_steps:
             view, ctx = await self.prepare(force=False)
+            if ctx.tokens(view) > self.config.input_budget:
+                # L5 preflight guard: never pay for a request the provider will refuse.
+                view, ctx = await self.prepare(force=True)
+                if ctx.tokens(view) > self.config.input_budget:
+                    yield TurnFailed(
+                        f"Refused before sending: the request needs {ctx.tokens(view):,} tokens even after compaction; "
+                        f"the model accepts {self.config.input_budget:,}. Fork the session or use a model with a larger window.",
+                        "preflight",
+                    )
+                    yield TurnDone(step)
+                    return
             report = ContextReport(ctx.tokens(view), self.window, ctx.metrics.as_dict())
             yield report
             if ctx.metrics.compacted:
@@ -395,6 +483,12 @@ class Agent:
         agent.history, agent.state, agent.vault, agent.turn = self.history, self.state, self.vault, self.turn
         agent.tool_ctx.state, agent.tool_ctx.vault = self.state, self.vault
         return agent
+
+
+def compute_execution_fingerprint(settings: Settings, window: int) -> str:
+    """A hash over every parameter that shapes how the agent runs; a different value means rebuild."""
+    params = {**settings.to_dict(), "window": window, "api_key_set": bool(settings.api_key)}
+    return hashlib.blake2b(json.dumps(params, sort_keys=True, default=str).encode(), digest_size=10).hexdigest()
 
 
 def estimate_cost(model: str, usage: Usage) -> float:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextvars
 from typing import Any
 
+from myrm_tui.context.cache_break import detect, fingerprints
 from myrm_tui.context.models import family
 from myrm_tui.context.processor import PipelineContext
 from myrm_tui.context.types import Message
@@ -38,6 +39,14 @@ class PromptCacheOptimize:
 
     async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
         ctx.breakpoints = plan_breakpoints(view, ctx.new_start if not ctx.compacting else len(view))
+        fps = fingerprints(view, ctx.tools_fingerprint, ctx.model)
+        state = ctx.state
+        brk = detect(state.last_fingerprints, fps, state.last_sizes, ctx.compacting)
+        if brk is not None:
+            ctx.metrics.cache_break = brk.as_dict()
+            state.cache_breaks[brk.cause] = state.cache_breaks.get(brk.cause, 0) + 1
+        state.last_fingerprints = fps
+        state.last_sizes = [0, *(ctx.counter.message(m) for m in view)]
         return view
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from time import perf_counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
+from time import perf_counter
 from typing import Any, Protocol, runtime_checkable
 
 from myrm_tui.context.config import ContextConfig
@@ -50,6 +50,8 @@ class PipelineMetrics:
     timings_ms: dict[str, float] = field(default_factory=dict)
     events: list[str] = field(default_factory=list)
     summary_source: str = ""  # "llm" | "extractive" | ""
+    cache_break: dict[str, Any] | None = None  # where and why this request's prefix differs from the last
+    breaker: dict[str, Any] | None = None  # the summarizer's circuit breaker, filled in by the agent
     total_ms: float = 0.0
 
     def add_removed(self, layer: str, tokens: int) -> None:
@@ -89,6 +91,7 @@ class PipelineContext:
     normalized_view: list[Message] | None = None
     breakpoints: list[int] = field(default_factory=list)
     integrity: Any = None  # FileIntegrityGuard, when the caller has a workspace
+    tools_fingerprint: str = ""  # hash of the bound tool schemas, for the cache-break detector
 
     started: float = field(default_factory=lambda: perf_counter())
 
@@ -146,12 +149,15 @@ class Pipeline:
             state.last_request_at is not None
             and ctx.now - state.last_request_at < ctx.config.provider_cache_ttl_seconds
         )
+        start_view = view
         for proc in self.processors:
             t = perf_counter()
             try:
                 view = await proc.process(view, ctx)
             except Exception as exc:  # a broken layer degrades, it does not kill the turn
                 ctx.metrics.events.append(f"{proc.name} failed: {type(exc).__name__}: {exc}")
+                if ctx.compacting and ctx.backup is not None:
+                    return await self._rolled_back(ctx, start_view)
             ctx.metrics.timings_ms[proc.name] = (perf_counter() - t) * 1000
         ctx.metrics.tokens_out = ctx.tokens(view)
         ctx.metrics.level = ctx.level.name
@@ -159,6 +165,20 @@ class Pipeline:
             self._commit(ctx, ctx.normalized_view if ctx.normalized_view is not None else view)
         state.last_request_at = ctx.now
         ctx.metrics.total_ms = (perf_counter() - t0) * 1000
+        return view
+
+    async def _rolled_back(self, ctx: PipelineContext, start_view: list[Message]) -> list[Message]:
+        """A compaction step failed: restore the pre-compact backup and send the uncompacted view."""
+        from myrm_tui.context.normalize import normalize
+
+        restored = ContextState.from_json(ctx.backup or "{}")
+        ctx.state.__dict__.update(restored.__dict__)
+        ctx.compacting = False
+        ctx.metrics.compacted = False
+        ctx.metrics.events.append("compaction failed; pre-compact backup restored")
+        view, _ = normalize(start_view)
+        ctx.metrics.tokens_out = ctx.tokens(view)
+        ctx.state.last_request_at = ctx.now
         return view
 
     @staticmethod

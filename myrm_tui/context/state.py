@@ -31,6 +31,10 @@ class ContextState:
     backoff_level: str = ""  # after low-yield compactions, wait for this level before compacting again
     last_request_at: float | None = None
     last_compaction: dict[str, Any] = field(default_factory=dict)
+    # cache_break_detector: the previous request's segment fingerprints and sizes; break counts by cause.
+    last_fingerprints: list[str] = field(default_factory=list)
+    last_sizes: list[int] = field(default_factory=list)
+    cache_breaks: dict[str, int] = field(default_factory=dict)
 
     # -- serialisation (stored as JSON in the checkpoints table) -------------------------------------
     def to_json(self) -> str:
@@ -49,6 +53,7 @@ class ContextState:
                 "backoff_level": self.backoff_level,
                 "last_request_at": self.last_request_at,
                 "last_compaction": self.last_compaction,
+                "cache_breaks": self.cache_breaks,
             },
             ensure_ascii=False,
         )
@@ -70,6 +75,7 @@ class ContextState:
             backoff_level=str(d.get("backoff_level", "")),
             last_request_at=d.get("last_request_at"),
             last_compaction=dict(d.get("last_compaction", {})),
+            cache_breaks=dict(d.get("cache_breaks", {})),
         )
 
     def touch_artifact(self, path: str, op: str) -> None:

@@ -71,25 +71,25 @@ class FilterProcessor:
         how, new = "", text
         # L1 — shell output
         if tool in COMMAND_TOOLS and call is not None and len(text) >= c.shell_compress_min_chars:
-            header, body = _split_header(text)
+            header, body, footer = _split_header(text)
             command = command_of(call)
             hit = self.rules.apply(command, body) or compress_shell(command, body)
             if hit:
-                how, new = f"compressed ({hit[0]})", header + hit[1]
+                how, new = f"compressed ({hit[0]})", header + hit[1] + footer
         # L2 — large single output, or a large turn
         tokens = ctx.counter.text(new)
         if tokens > c.filter_single_tokens or step_tokens + tokens > c.filter_turn_tokens:
-            header, body = _split_header(new)
+            header, body, footer = _split_header(new)
             st = structural_extract(body, (c.json_max_depth, c.json_max_keys, c.json_max_items))
             if st is not None:
-                how, new = f"structural ({st[0]})", header + st[1]
+                how, new = f"structural ({st[0]})", header + st[1] + footer
             else:
                 summary = await self._semantic(body, tool, ctx)
                 if summary is not None:
-                    how, new = "semantic summary", header + summary
+                    how, new = "semantic summary", header + summary + footer
                 else:
                     how = "head+tail"
-                    new = header + head_tail(body, c.head_lines, c.tail_lines, max_chars=c.filter_single_tokens * 2)
+                    new = header + head_tail(body, c.head_lines, c.tail_lines, max_chars=c.filter_single_tokens * 2) + footer
         # L3 — hard safety net, adaptive to what is left of the budget
         g = guard.guard(new, tool, remaining, ctx.vault)
         if g is not None:
@@ -125,13 +125,19 @@ class FilterProcessor:
         return summary.strip() or None
 
 
-def _split_header(text: str) -> tuple[str, str]:
-    """Keep a ``<returncode>`` header (and ``<output>`` opener) out of what the filters shorten."""
-    if text.startswith("<returncode>"):
-        end = text.find("\n")
-        if end > 0:
-            head, rest = text[: end + 1], text[end + 1 :]
-            if rest.startswith("<output>\n"):
-                return head + "<output>\n", rest[len("<output>\n") :]
-            return head, rest
-    return "", text
+def _split_header(text: str) -> tuple[str, str, str]:
+    """(header, body, footer): the ``<returncode>``/``<output>`` wrapper stays out of what filters shorten."""
+    if not text.startswith("<returncode>"):
+        return "", text, ""
+    end = text.find("\n")
+    if end < 0:
+        return "", text, ""
+    head, rest = text[: end + 1], text[end + 1 :]
+    if rest.startswith("<output>\n"):
+        head, rest = head + "<output>\n", rest[len("<output>\n") :]
+    footer = ""
+    stripped = rest.rstrip()
+    if stripped.endswith("</output>"):
+        rest = stripped[: -len("</output>")].rstrip("\n")
+        footer = "\n</output>"
+    return head, rest, footer

@@ -1,0 +1,46 @@
+"""``cache_break_detector``: compare each request's prefix with the previous request's and say where
+and why the provider's prefix cache will miss.
+
+A request is seen as segments — the tool schemas, then one segment a message. If the new request
+starts with every segment of the previous one, it only appended: a full hit. Otherwise the first
+differing segment names the cause: tools changed, system prompt changed, a compaction rewrote the
+view, or history was edited in place (which the only-append policy should make impossible).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from myrm_tui.context.types import Message
+
+
+@dataclass(frozen=True)
+class CacheBreak:
+    index: int  # first segment that differs (0 = tools)
+    cause: str  # "tools_changed" | "system_changed" | "compaction" | "history_edited" | "model_changed"
+    lost_tokens: int  # tokens of the previous request after the break: no longer cacheable
+
+    def as_dict(self) -> dict[str, object]:
+        return {"index": self.index, "cause": self.cause, "lost_tokens": self.lost_tokens}
+
+
+def fingerprints(view: list[Message], tools_fp: str, model: str) -> list[str]:
+    return [f"tools:{tools_fp}:{model}", *(f"{m.role}:{m.id}:{hash(m.content) if isinstance(m.content, str) else len(m.content or [])}:{len(m.tool_calls)}" for m in view)]
+
+
+def detect(previous: list[str], current: list[str], sizes: list[int], compacted: bool) -> CacheBreak | None:
+    """``sizes`` are the previous request's segment token counts (same length as ``previous``)."""
+    n = min(len(previous), len(current))
+    k = next((i for i in range(n) if previous[i] != current[i]), n)
+    if k >= len(previous):
+        return None
+    lost = sum(sizes[k:])
+    if k == 0:
+        cause = "model_changed" if previous[0].rsplit(":", 1)[-1] != current[0].rsplit(":", 1)[-1] else "tools_changed"
+    elif current[k].startswith("system:") or previous[k].startswith("system:"):
+        cause = "system_changed"
+    elif compacted:
+        cause = "compaction"
+    else:
+        cause = "history_edited"
+    return CacheBreak(k, cause, lost)

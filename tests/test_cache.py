@@ -1,0 +1,120 @@
+"""Prompt-cache behaviour against the emulator's prefix-cache simulation."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from myrm_tui.agent.keepalive import CacheKeepAliveManager, provider_caches
+from myrm_tui.context.cache_break import detect, fingerprints
+from myrm_tui.context.state import ContextState
+from myrm_tui.context.types import Message
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import anthropic_settings, collect, conversation, make_agent, openai_settings, run_pipeline
+
+
+async def test_fifty_turns_stay_cached_between_compactions(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+    for i in range(50):
+        (workspace / f"f{i}.txt").write_text("\n".join(f"row {i}.{k} = {k * k}" for k in range(60)))
+    agent = await make_agent(store, workspace, openai_settings(emulator, summarizer_model="extractive"), window=16_000)
+    emulator.window = 16_000
+    for i in range(50):
+        emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"cat f{i}.txt"})]), Reply(text=f"f{i}.txt has 60 rows."))
+        await collect(agent, f"how many rows in f{i}.txt?")
+    assert emulator.rejected == []
+    metrics = [m for m in await store.metrics(agent.session_id) if "prompt_tokens" in m]
+    assert len(metrics) == len(emulator.accepted) == 100
+    between = [(r.cache.cached_tokens, r.cache.input_tokens) for r, m in zip(emulator.accepted, metrics, strict=True)
+               if r.cache and not m.get("compacted") and (m.get("cache_break") or {}).get("cause") != "compaction"]
+    ratio = sum(c for c, _ in between) / sum(t for _, t in between)
+    assert agent.state.compactions >= 2
+    assert ratio >= 0.85, ratio
+    breaks = agent.state.cache_breaks
+    assert set(breaks) <= {"compaction"}, breaks  # only compactions ever broke the prefix
+
+
+async def test_compaction_is_followed_by_a_preheat_and_the_next_turn_hits(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+    agent = await make_agent(store, workspace, anthropic_settings(emulator))
+    for i in range(3):
+        emulator.enqueue(Reply(text=f"answer {i} " + "detail " * 200))
+        await collect(agent, f"question {i} " + "context " * 400)
+    await agent.compact_now()
+    await asyncio.gather(*agent._background)
+    assert agent.preheats == 1
+    preheat = emulator.accepted[-1]
+    assert preheat.body["max_tokens"] == 1
+    emulator.enqueue(Reply(text="after compaction"))
+    await collect(agent, "next question")
+    nxt = emulator.accepted[-1].cache
+    assert nxt is not None and nxt.cached_tokens >= preheat.cache.cache_write_tokens > 0  # type: ignore[union-attr]
+    kinds = [m.get("kind") for m in await store.metrics(agent.session_id)]
+    assert "preheat" in kinds
+
+
+def _fps(view: list[Message], tools: str = "t1", model: str = "m") -> list[str]:
+    return fingerprints(view, tools, model)
+
+
+def test_break_detector_names_each_cause() -> None:
+    base = [Message(role="system", content="sys", id="s"), Message(role="user", content="q", id="u"), Message(role="assistant", content="a", id="a")]
+    sizes = [5, 10, 20, 30]
+    prev = _fps(base)
+    assert detect(prev, _fps([*base, Message(role="user", content="more", id="u2")]), sizes, False) is None
+    assert detect(prev, _fps(base, tools="t2"), sizes, False).cause == "tools_changed"  # type: ignore[union-attr]
+    assert detect(prev, _fps(base, model="other"), sizes, False).cause == "model_changed"  # type: ignore[union-attr]
+    changed_sys = [Message(role="system", content="sys v2", id="s"), *base[1:]]
+    assert detect(prev, _fps(changed_sys), sizes, False).cause == "system_changed"  # type: ignore[union-attr]
+    edited = [*base[:2], Message(role="assistant", content="a, edited", id="a")]
+    brk = detect(prev, _fps(edited), sizes, False)
+    assert brk is not None and brk.cause == "history_edited" and brk.index == 3 and brk.lost_tokens == 30
+    assert detect(prev, _fps(edited), sizes, True).cause == "compaction"  # type: ignore[union-attr]
+
+
+async def test_break_detector_in_the_pipeline_reports_compaction() -> None:
+    state = ContextState()
+    raw = conversation(20)
+    await run_pipeline(raw, window=64_000, state=state, tools_fingerprint="x")
+    _, ctx = await run_pipeline([*raw, Message(role="user", content="go on", id="new")], window=64_000, state=state, tools_fingerprint="x")
+    assert ctx.metrics.cache_break is None  # appended only
+    _, ctx = await run_pipeline(raw, window=8_000, state=state, force_compaction=True, tools_fingerprint="x")
+    assert ctx.metrics.cache_break is not None and ctx.metrics.cache_break["cause"] == "compaction"
+    assert state.cache_breaks["compaction"] == 1
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    async def sleep(self, s: float) -> None:
+        self.t += s
+        await asyncio.sleep(0)
+
+
+async def test_keepalive_probes_when_idle_and_stops_during_activity() -> None:
+    clock = FakeTime()
+    probes: list[float] = []
+
+    async def probe() -> None:
+        probes.append(clock.t)
+
+    mgr = CacheKeepAliveManager(probe, idle_after=240, interval=240, clock=clock, sleep=clock.sleep, check_every=5)
+    mgr.start()
+    while clock.t < 1000:
+        await asyncio.sleep(0)
+    assert [round(p) for p in probes] == [240, 480, 720, 960]
+    mgr.pause()
+    start = len(probes)
+    while clock.t < 2000:
+        await asyncio.sleep(0)
+    assert len(probes) == start and mgr.state == "paused"  # nothing while a turn runs
+    mgr.resume()
+    while clock.t < 2300:
+        await asyncio.sleep(0)
+    assert len(probes) == start + 1 and probes[-1] >= 2000 + 240
+    await mgr.stop()
+    assert mgr.state == "stopped"
+    assert provider_caches("anthropic/claude-sonnet-4-5") and not provider_caches("local/smollm2-135m") and not provider_caches("ollama/qwen")

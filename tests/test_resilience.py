@@ -1,0 +1,195 @@
+"""Fault injection: stalled and slow summarizers, the circuit breaker, aux shields, oversized outputs,
+secrets in summaries, a compaction that fails, and kill -9 during a streamed turn."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker, CircuitOpenError
+from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.state import ContextState
+from myrm_tui.context.summary_model import FIELDS, LIST_FIELDS
+from myrm_tui.context.types import Message
+from myrm_tui.llm.client import LLMClient, ModelSpec
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import PIPELINE, collect, conversation, ctx_for, make_agent, openai_settings, run_pipeline
+
+
+def _summary_json(**over: object) -> str:
+    d: dict[str, object] = {f: ([] if f in LIST_FIELDS else "") for f in FIELDS}
+    d.update(user_goal="fix the bug", current_state="working", **over)
+    return json.dumps(d)
+
+
+def _aux(emu: ProviderEmulator, inactivity: float = 0.5, breaker: CircuitBreaker | None = None) -> AuxSummarizer:
+    spec = ModelSpec("openai/gpt-4o-mini", api_base=emu.openai_base, api_key="sk-test")
+    return AuxSummarizer(LLMClient(check_interval=0.1), spec, spec, 128_000, 128_000, breaker, inactivity=inactivity, total=30)
+
+
+async def test_stalled_summarizer_is_cut_and_the_extractive_summary_used(emulator: ProviderEmulator) -> None:
+    emulator.enqueue(Reply(text=_summary_json(), stall_after=2))
+    view, ctx = await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=_aux(emulator))
+    emulator._release.set()
+    assert ctx.metrics.summary_source == "extractive"
+    assert any("InactivityTimeoutError" in e for e in ctx.metrics.events)
+    assert any(m.meta.get("kind") == "summary" for m in view)
+
+
+async def test_slow_but_steady_summarizer_is_not_cut(emulator: ProviderEmulator) -> None:
+    emulator.enqueue(Reply(text=_summary_json(), chunk_size=60, chunk_delay=0.15))  # slower than the limit in total, never silent
+    _, ctx = await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=_aux(emulator, inactivity=0.5))
+    assert ctx.metrics.summary_source == "llm", ctx.metrics.events
+
+
+def test_breaker_opens_half_opens_and_closes() -> None:
+    t = [0.0]
+    b = CircuitBreaker(threshold=3, cooldown=60, clock=lambda: t[0])
+    for _ in range(3):
+        assert b.allow()
+        b.record_failure()
+    assert b.state == "open" and not b.allow()
+    t[0] = 61
+    assert b.allow() and b.state == "half_open"
+    b.record_failure()
+    assert b.state == "open"
+    t[0] = 122
+    assert b.allow()
+    b.record_success()
+    assert b.state == "closed" and b.transitions == ["open", "half_open", "open", "half_open", "closed"]
+
+
+async def test_open_breaker_skips_the_llm_and_uses_extractive(emulator: ProviderEmulator) -> None:
+    breaker = CircuitBreaker(threshold=2, cooldown=3600)
+    aux = _aux(emulator, breaker=breaker)
+    for _ in range(2):
+        emulator.enqueue(Reply(error=(500, {"error": {"message": "boom", "type": "server_error"}})), Reply(error=(500, {"error": {"message": "boom", "type": "server_error"}})))
+        await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=aux)
+    assert breaker.state == "open"
+    before = len(emulator.requests)
+    _, ctx = await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=aux)
+    assert len(emulator.requests) == before and ctx.metrics.summary_source == "extractive"
+    with pytest.raises(CircuitOpenError):
+        await aux("s", "u")
+
+
+def test_aux_ratio_shield_and_guard() -> None:
+    aux_spec, main_spec = ModelSpec("small-aux"), ModelSpec("big-main")
+    aux = AuxSummarizer(LLMClient(), aux_spec, main_spec, aux_window=8_000, main_window=200_000)
+    spec, window = aux.choose(100_000)
+    assert spec is main_spec and window == 200_000 and "too small" in aux.warnings[0]
+    assert aux.choose(1_000)[0] is aux_spec
+    long_text = "word " * 50_000
+    fitted = aux.fit(long_text, "system", 8_000)
+    assert aux.counter.text(fitted) <= 8_000 * 0.75 and "chars cut" in fitted
+
+
+async def test_200kb_json_result_becomes_a_valid_skeleton_with_the_original_vaulted(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+    payload = {"results": [{"id": i, "name": f"item-{i}", "tags": ["a", "b", "c"], "blob": "x" * 120} for i in range(1200)], "page": 1}
+    (workspace / "big.json").write_text(json.dumps(payload))
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "cat big.json"})]), Reply(text="It has 1200 results."))
+    await collect(agent, "what is in big.json?")
+    sent = emulator.accepted[-1].body["messages"][-1]["content"]
+    assert len(sent) < 20_000
+    body = sent.split("<output>\n", 1)[1].split("\n</output>", 1)[0]
+    skeleton = json.loads(body)
+    assert skeleton["page"] == 1 and len(skeleton["results"]) == 7  # 6 items + the "more" marker
+    uri = next(w for w in sent.split() if w.startswith("vault://")).rstrip("]—,")
+    entry = await store.vault_get(uri)
+    assert entry is not None and json.loads(entry.content.split("<output>\n", 1)[1].rsplit("</output>", 1)[0]) == payload
+
+
+async def test_secrets_never_reach_stored_summaries(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+    secret = "sk-ant-api03-" + "Z" * 40
+    agent = await make_agent(store, workspace, openai_settings(emulator), window=8_000)
+    emulator.window = 8_000
+    for i in range(12):
+        emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"echo 'token {secret} user jane@example.com' && seq 1 {300 + i}"})]), Reply(text="noted"))
+        await collect(agent, f"step {i}: export KEY={secret}")
+    assert agent.state.compactions >= 1
+    state = await store.load_state(agent.session_id)
+    assert state is not None and "compacted_summary" in state
+    summaries = [m for m in json.loads(state)["base"] if m.get("meta", {}).get("kind") == "summary"]
+    assert summaries and all(secret not in m["content"] and "jane@example.com" not in m["content"] for m in summaries)
+    assert any(secret in m.text for m in await store.load_messages(agent.session_id))  # the raw store keeps originals
+
+
+async def test_a_failing_compaction_step_rolls_back_to_the_backup() -> None:
+    state = ContextState()
+    raw = conversation(20)
+    await PIPELINE.run(ctx_for(raw, 64_000, state), "rb")
+    before = state.to_json()
+
+    class Broken:
+        name = "broken"
+
+        async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
+            if ctx.compacting:
+                raise RuntimeError("disk full")
+            return view
+
+    from myrm_tui.context.processor import Pipeline
+
+    pipe = Pipeline([*PIPELINE.processors[:6], Broken(), *PIPELINE.processors[6:]])
+    ctx = ctx_for(raw, 8_000, state, force_compaction=True)
+    view = await pipe.run(ctx, "rb")
+    assert "compaction failed; pre-compact backup restored" in ctx.metrics.events
+    assert json.loads(state.to_json())["base"] == json.loads(before)["base"] and state.compactions == 0
+    assert len(view) == len(raw)
+
+
+TURN = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from myrm_tui.store.db import Store
+    from myrm_tui.config import resolve
+    from myrm_tui.agent.factory import build_agent
+
+    async def main(db, ws, base, sid):
+        store = await Store.open(db)
+        s = resolve({}, {}, {"model": "openai/gpt-4o-mini", "api_base": base, "api_key": "sk-test", "summarizer_model": "extractive"}, env={})
+        agent = await build_agent(store, sid, s, Path(ws))
+        async for ev in agent.run_turn("tell me a long story"):
+            if type(ev).__name__ == "TextChunk":
+                print("chunk", flush=True)
+
+    asyncio.run(main(*sys.argv[1:]))
+    """
+)
+
+
+async def test_kill_9_during_streaming_keeps_committed_messages_and_resumes(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    db = tmp_path / "kill.db"
+    store = await Store.open(db)
+    sid = (await store.create_session()).id
+    await store.close()
+    emulator.enqueue(Reply(text="once upon a time " * 200, chunk_size=5, chunk_delay=0.02))
+    proc = subprocess.Popen([sys.executable, "-c", TURN, str(db), str(workspace), emulator.openai_base, sid],
+                            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert proc.stdout is not None
+    for _ in range(5):
+        assert proc.stdout.readline().strip() == "chunk"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    store = await Store.open(db)
+    try:
+        msgs = await store.load_messages(sid)
+        assert [m.role for m in msgs] == ["system", "user", "user"] and msgs[-1].text == "tell me a long story"
+        from myrm_tui.agent.factory import build_agent
+
+        agent = await build_agent(store, sid, openai_settings(emulator), workspace)
+        emulator.enqueue(Reply(text="resumed fine"))
+        await collect(agent, "are you there?")
+        assert emulator.rejected == [] and (await store.load_messages(sid))[-1].text == "resumed fine"
+    finally:
+        await store.close()
