@@ -47,14 +47,21 @@ class Controller:
             assert self.settings is not None
             row = await store.create_session(model=self.settings.model, workspace=str(self.workspace))
         self.session = row
-        self.agent = None
+        await self.drop_agent()
         return row
+
+    async def drop_agent(self) -> None:
+        if self.agent is not None:
+            await self.agent.close()
+            self.agent = None
 
     async def ensure_agent(self) -> Agent:
         if self.agent is None:
             assert self.session is not None and self.settings is not None
             await self.warm_up()
             self.agent = await build_agent(self._store(), self.session.id, self.settings, self.workspace, self.llm, self.approver)
+            self.agent.schedule_preheat()  # the first message then reads a warm prefix
+            self.agent.start_keepalive()
         return self.agent
 
     async def messages(self) -> list[Any]:
@@ -92,9 +99,10 @@ class Controller:
     async def set_setting(self, key: str, value: Any) -> None:
         await self._store().set_setting(key, value)
         self.settings = await resolve_settings(self._store(), {k: v for k, v in self.cli.items() if k != key})
-        self.agent = None  # rebuilt for the next message with the new settings
+        await self.drop_agent()  # rebuilt for the next message with the new settings
 
     async def close(self) -> None:
+        await self.drop_agent()
         if self.store is not None:
             await asyncio.shield(self.store.close())
             self.store = None
