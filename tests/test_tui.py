@@ -158,3 +158,28 @@ def test_snapshot_main_screen(snap_compare: Any, emulator: ProviderEmulator, tmp
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)
+
+
+async def test_vault_card_opens_the_output_in_the_vault_pane(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
+    from myrm_tui.app.widgets.vault_card import VaultArtifactCard
+    from myrm_tui.app.widgets.vault_pane import VaultPane
+
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 30000"})]), Reply(text="Printed the numbers."))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        await type_and_send(pilot, "count to thirty thousand")
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(VaultArtifactCard)))
+        card = app.query_one(VaultArtifactCard)
+        card.focus()
+        await pilot.press("enter")
+        pane = app.query_one(VaultPane)
+        await wait_until(pilot, lambda: pane.current_uri == card.uri)
+        from textual.widgets import TextArea
+
+        text = pane.query_one(TextArea).text
+        assert text.splitlines()[-2] == "30000"  # the whole output, not the shortened one the model saw
+        await pilot.press("f3")
+        health = str(app.query_one(SessionContextHealthPanel).query_one("#pruning").render())
+        assert "smart_filter" in health or "budget_guard" in health

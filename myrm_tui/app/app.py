@@ -28,15 +28,24 @@ from myrm_tui.agent.events import (
     UserSaved,
 )
 from myrm_tui.app.controller import Controller
-from myrm_tui.app.messages import AgentEventMessage, CompactionDone, Failure, SessionLoaded
+from myrm_tui.app.messages import (
+    AgentEventMessage,
+    CompactionDone,
+    Failure,
+    PanelData,
+    SessionLoaded,
+    VaultEntryLoaded,
+)
 from myrm_tui.app.screens.approval import ApprovalScreen
 from myrm_tui.app.screens.help import HelpScreen
 from myrm_tui.app.screens.main import MainScreen
 from myrm_tui.app.screens.sessions import SessionPicker
 from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
+from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
+from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.llm.client import LLMClient
 
 
@@ -52,6 +61,8 @@ class MyrmApp(App[None]):
         Binding("ctrl+n", "new_session", "New", priority=True),
         Binding("ctrl+s", "sessions", "Sessions", priority=True),
         Binding("ctrl+b", "toggle_panel", "Panel", show=False, priority=True),
+        Binding("f3", "show_tab('health-tab')", "Health"),
+        Binding("f4", "show_tab('vault-tab')", "Vault"),
     ]
 
     def __init__(
@@ -92,6 +103,7 @@ class MyrmApp(App[None]):
         s = self.controller.settings
         self.sub_title = f"{event.session.title} · {s.model if s else ''}"
         await self.query_one(ChatLog).load(event.messages)
+        self.refresh_panels()
         panel = self.query_one(SidePanel)
         if s is not None:
             note = " (embedded default — set --model or MYRM_MODEL for a bigger model)" if s.is_local_default else ""
@@ -176,6 +188,38 @@ class MyrmApp(App[None]):
                 await chat.add_notice("Turn cancelled.", "warning")
             self.busy = False
             self._status()
+            self.refresh_panels()
+
+    @work(exclusive=True, group="panels", exit_on_error=False, description="load metrics and vault")
+    async def refresh_panels(self) -> None:
+        await self.ready.wait()
+        self.post_message(PanelData(await self.controller.panel_data()))
+
+    def on_panel_data(self, event: PanelData) -> None:
+        d = event.data
+        self.query_one(SessionContextHealthPanel).show(d["rows"], d["info"])
+        self.query_one(VaultPane).show_entries(d["vault"])
+        chat = self.query_one(ChatLog)
+        for call_id, uri in d["vaulted"].items():
+            chat.mark_vaulted(call_id, uri)
+
+    def action_show_tab(self, tab: str) -> None:
+        self.screen.remove_class("-hide-panel")
+        self.query_one("#tabs").active = tab  # type: ignore[attr-defined]
+
+    def on_vault_pane_open_requested(self, event: VaultPane.OpenRequested) -> None:
+        self.load_vault_entry(event.uri)
+
+    @work(exclusive=True, group="vault", exit_on_error=False, description="open vault entry")
+    async def load_vault_entry(self, uri: str) -> None:
+        self.post_message(VaultEntryLoaded(uri, await self.controller.vault_entry(uri)))
+
+    def on_vault_entry_loaded(self, event: VaultEntryLoaded) -> None:
+        if event.entry is None:
+            self.notify(f"{event.uri} is not in this session's vault", severity="warning")
+            return
+        self.action_show_tab("vault-tab")
+        self.query_one(VaultPane).show_content(event.uri, event.entry.content, event.entry.kind)
 
     def _show_report(self, report: ContextReport) -> None:
         ring = self.query_one(ContextUsageIndicator)
@@ -231,6 +275,7 @@ class MyrmApp(App[None]):
 
     async def on_compaction_done(self, event: CompactionDone) -> None:
         self.query_one(ContextUsageIndicator).busy = False
+        self.refresh_panels()
         if event.report is not None:
             self._show_report(event.report)
             m = event.report.metrics

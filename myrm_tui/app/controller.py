@@ -92,6 +92,36 @@ class Controller:
         await agent.compact_now()
         return row
 
+    async def panel_data(self) -> dict[str, Any]:
+        """Everything the health panel and vault pane show, read from the store and the agent."""
+        assert self.session is not None
+        store = self._store()
+        rows = await store.metrics(self.session.id)
+        vault = await store.vault_list(self.session.id)
+        agent = self.agent
+        info: dict[str, Any] = {"vault_entries": len(vault), "vault_bytes": sum(v["size"] for v in vault)}
+        vaulted: dict[str, str] = {}
+        if agent is not None:
+            st = agent.state
+            times = sorted(r.get("total_ms", 0.0) for r in rows if "total_ms" in r)
+            info.update(
+                window=agent.window, light=agent.config.light_ratio, full=agent.config.full_ratio,
+                emergency=agent.config.emergency_ratio, notes=len(st.notes), cache_breaks=st.cache_breaks,
+                keepalive=agent.keepalive.state if agent.keepalive else "off", breaker=agent.breaker.state,
+                backoff=st.backoff_level, low_yield=st.low_yield_streak,
+                summarizer=agent.aux.last_model if agent.aux and agent.aux.last_model else ("extractive" if agent._summarizer() is None else "lite model"),
+                last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
+                pipeline_p50=times[len(times) // 2] if times else 0.0,
+            )
+            for m in [*st.base, *st.decisions.values()]:
+                uri = m.meta.get("vault_uri")
+                if m.role == "tool" and uri and m.tool_call_id:
+                    vaulted[m.tool_call_id] = uri
+        return {"rows": rows, "info": info, "vault": vault, "vaulted": vaulted}
+
+    async def vault_entry(self, uri: str) -> Any:
+        return await self._store().vault_get(uri)
+
     async def compact(self, focus: str = "") -> Any:
         agent = await self.ensure_agent()
         return await agent.compact_now(focus)

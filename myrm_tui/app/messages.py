@@ -31,3 +31,16 @@ class Failure(Message):
     def __init__(self, text: str) -> None:
         super().__init__()
         self.text = text
+
+
+class PanelData(Message):
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__()
+        self.data = data
+
+
+class VaultEntryLoaded(Message):
+    def __init__(self, uri: str, entry: Any) -> None:
+        super().__init__()
+        self.uri = uri
+        self.entry = entry

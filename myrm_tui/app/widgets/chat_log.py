@@ -13,6 +13,7 @@ from textual.widgets import Button
 
 from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
 from myrm_tui.app.widgets.tool_call import ToolCallView
+from myrm_tui.app.widgets.vault_card import VaultArtifactCard
 from myrm_tui.context.types import Message, ToolCall
 
 WINDOW = 120
@@ -29,6 +30,7 @@ class ChatLog(VerticalScroll):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._hidden: list[Message] = []
         self._calls: dict[str, ToolCallView] = {}
+        self._carded: set[str] = set()
         self.current: AssistantMessage | None = None
 
     def on_mount(self) -> None:
@@ -37,6 +39,7 @@ class ChatLog(VerticalScroll):
     async def load(self, messages: Sequence[Message]) -> None:
         await self.remove_children()
         self._calls.clear()
+        self._carded.clear()
         visible = [m for m in messages if m.role != "system" and not m.synthetic]
         self._hidden, shown = visible[:-WINDOW], visible[-WINDOW:]
         if self._hidden:
@@ -106,6 +109,19 @@ class ChatLog(VerticalScroll):
         view = self._calls.get(call_id)
         if view is not None:
             view.set_result(text, is_error)
+            self.add_vault_cards(view)
+
+    def add_vault_cards(self, view: ToolCallView, uris: list[str] | None = None) -> None:
+        for uri in uris or view.vault_uris:
+            if uri not in self._carded:
+                self._carded.add(uri)
+                self.mount(VaultArtifactCard(uri), after=view)
+
+    def mark_vaulted(self, call_id: str, uri: str) -> None:
+        """The pipeline stored this call's full output in the vault: offer it under the call."""
+        view = self._calls.get(call_id)
+        if view is not None and view.is_mounted:
+            self.add_vault_cards(view, [uri])
 
     async def add_notice(self, text: str, level: str = "info") -> None:
         await self.mount(Notice(text, level))

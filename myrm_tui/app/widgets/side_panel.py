@@ -1,21 +1,24 @@
-"""The right-hand column: context ring, a few live numbers, the fork suggestion."""
+"""The right-hand column: context ring, fork suggestion, then tabs for health metrics and the vault."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Static
+from textual.widgets import Static, TabbedContent, TabPane
 
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
+from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
+from myrm_tui.app.widgets.vault_pane import VaultPane
 
 
 class SidePanel(Vertical):
     DEFAULT_CSS = """
-    SidePanel { width: 38; border-left: vkey $panel-lighten-2; padding: 0 1; }
+    SidePanel { width: 52; border-left: vkey $panel-lighten-2; padding: 0 1; }
     SidePanel #model { color: $text-muted; height: auto; }
-    SidePanel #stats { height: auto; margin-top: 1; }
-    SidePanel #fork-hint { color: $warning; display: none; height: auto; margin-top: 1; }
+    SidePanel #stats { height: auto; }
+    SidePanel #fork-hint { color: $warning; display: none; height: auto; }
     SidePanel.-suggest-fork #fork-hint { display: block; }
+    SidePanel TabbedContent { height: 1fr; }
     """
 
     def compose(self) -> ComposeResult:
@@ -23,6 +26,11 @@ class SidePanel(Vertical):
         yield Static("", id="model", markup=False)
         yield Static("", id="stats", markup=False)
         yield Static("Context is getting full: ctrl+f forks this session with a summary.", id="fork-hint")
+        with TabbedContent(id="tabs"):
+            with TabPane("Health [F3]", id="health-tab"):
+                yield SessionContextHealthPanel(id="health")
+            with TabPane("Vault [F4]", id="vault-tab"):
+                yield VaultPane(id="vault")
 
     def show_model(self, text: str) -> None:
         self.query_one("#model", Static).update(text)

@@ -1,0 +1,94 @@
+"""The vault pane: every vaulted output of the session; open one to read it with line numbers and
+syntax highlighting, search inside it (Enter finds the next match), copy its ``vault://`` pointer (c)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+
+def _language(text: str) -> str | None:
+    head = text.lstrip()[:1]
+    if head in "[{":
+        return "json"
+    if "def " in text[:2000] or "import " in text[:2000]:
+        return "python"
+    return None
+
+
+class VaultPane(Vertical):
+    DEFAULT_CSS = """
+    VaultPane { height: 1fr; }
+    VaultPane OptionList { height: 8; }
+    VaultPane TextArea { height: 1fr; }
+    VaultPane #vault-info { color: $text-muted; height: 1; }
+    """
+    BINDINGS = [Binding("c", "copy_pointer", "Copy vault:// pointer")]
+
+    class OpenRequested(Message):
+        def __init__(self, uri: str) -> None:
+            super().__init__()
+            self.uri = uri
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.current_uri = ""
+        self._entries: list[dict[str, Any]] = []
+
+    def compose(self) -> ComposeResult:
+        yield OptionList(id="vault-list")
+        yield Static("", id="vault-info", markup=False)
+        yield Input(placeholder="search inside (Enter: next match)", id="vault-search")
+        yield TextArea("", read_only=True, show_line_numbers=True, id="vault-text")
+
+    def show_entries(self, entries: list[dict[str, Any]]) -> None:
+        self._entries = entries
+        ol = self.query_one(OptionList)
+        ol.clear_options()
+        for e in entries:
+            when = time.strftime("%H:%M:%S", time.localtime(e.get("created_at", 0)))
+            label = f"{e.get('tool_name') or e.get('kind')}  {e.get('size', 0):>9,} B  {when}  {e.get('meta', {}).get('reason', '')}"
+            ol.add_option(Option(label, id=e["uri"]))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id:
+            self.post_message(self.OpenRequested(event.option.id))
+
+    def show_content(self, uri: str, content: str, kind: str) -> None:
+        self.current_uri = uri
+        area = self.query_one(TextArea)
+        area.language = _language(content)
+        area.load_text(content)
+        self.query_one("#vault-info", Static).update(f"{uri} · {kind} · {len(content.splitlines()):,} lines")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        needle = event.value
+        area = self.query_one(TextArea)
+        if not needle:
+            return
+        lines = area.text.splitlines()
+        row, col = area.cursor_location
+        for offset in range(len(lines)):
+            r = (row + offset + (1 if offset == 0 and col > 0 else 0)) % max(len(lines), 1)
+            c = lines[r].find(needle)
+            if c >= 0:
+                area.select_line(r)
+                area.move_cursor((r, c))
+                area.scroll_cursor_visible()
+                self.query_one("#vault-info", Static).update(f"{self.current_uri} · match at line {r + 1}")
+                return
+        self.query_one("#vault-info", Static).update(f"{self.current_uri} · no match for {needle!r}")
+
+    def action_copy_pointer(self) -> None:
+        if self.current_uri:
+            self.app.copy_to_clipboard(self.current_uri)
+            self.app.notify(f"copied {self.current_uri}")
