@@ -135,6 +135,12 @@ class Agent:
         self.preheats = 0
 
     # -- set-up -----------------------------------------------------------------------------------
+    def use_tools(self, tools: list[Any]) -> None:
+        """Replace the bound tool set (replay); done before the first request, so the prefix stays stable."""
+        self.tools = {t.name: t for t in tools}
+        self.tool_schemas = [schema(t) for t in self.tools.values()]
+        self.tools_fingerprint = hashlib.blake2b(json.dumps(self.tool_schemas, sort_keys=True).encode(), digest_size=8).hexdigest()
+
     @property
     def spec(self) -> ModelSpec:
         return model_spec(self.settings)
@@ -453,6 +459,8 @@ class Agent:
             args = call.parsed_arguments()
         except ValueError as exc:
             return ToolResult(f"Error: {exc}. Send the arguments as one JSON object.", is_error=True)
+        if getattr(tool, "outputs", None) is not None:  # a recorded tool answers by call id
+            args = {**args, "__call_id__": call.id}
         try:
             return await tool.run(args, self.tool_ctx)
         except ToolError as exc:

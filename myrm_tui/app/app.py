@@ -62,6 +62,7 @@ class MyrmApp(App[None]):
         Binding("ctrl+s", "sessions", "Sessions", priority=True),
         Binding("ctrl+b", "toggle_panel", "Panel", show=False, priority=True),
         Binding("f3", "show_tab('health-tab')", "Health"),
+        Binding("ctrl+r", "toggle_replay", "Pause replay", show=False, priority=True),
         Binding("f4", "show_tab('vault-tab')", "Vault"),
     ]
 
@@ -78,6 +79,7 @@ class MyrmApp(App[None]):
         self.ready = asyncio.Event()
         self.busy = False
         self._last_sent = ""
+        self.replayer: Any = None
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
@@ -90,6 +92,14 @@ class MyrmApp(App[None]):
     async def start_up(self) -> None:
         try:
             await self.controller.open()
+            if self.replay:
+                self.replayer = await self.controller.start_replay(self.replay, self.replay_speed)
+                assert self.controller.session is not None
+                self.post_message(SessionLoaded(self.controller.session, await self.controller.messages()))
+                self.ready.set()
+                self.busy = True
+                self.play_replay()
+                return
             row = await self.controller.open_session(self.initial_session)
             self.post_message(SessionLoaded(row, await self.controller.messages()))
             await self.controller.ensure_agent()  # imports litellm in a thread
@@ -99,20 +109,51 @@ class MyrmApp(App[None]):
         self.ready.set()
         self.post_message(Failure(""))  # refresh the status line
 
+    @work(exclusive=True, group="turn", exit_on_error=False, description="replay")
+    async def play_replay(self) -> None:
+        assert self.replayer is not None and self.controller.agent is not None
+        try:
+            async for ev in self.replayer.play(self.controller.agent):
+                if isinstance(ev, UserSaved):
+                    self.busy = True
+                self.post_message(AgentEventMessage(ev))
+        except asyncio.CancelledError:
+            self.post_message(AgentEventMessage(TurnDone(0, interrupted=True)))
+            raise
+        self.post_message(AgentEventMessage(Notice("Replay finished. You can keep chatting only in a live session (ctrl+n).")))
+
+    def action_toggle_replay(self) -> None:
+        if self.replayer is None:
+            return
+        running = self.replayer.feed.running
+        if running.is_set():
+            running.clear()
+            self._status("replay paused (ctrl+r resumes) — ctrl+k, ctrl+f, F3, F4 work meanwhile")
+        else:
+            running.set()
+            self._status()
+
     async def on_session_loaded(self, event: SessionLoaded) -> None:
         s = self.controller.settings
-        self.sub_title = f"{event.session.title} · {s.model if s else ''}"
+        model = self.controller.agent.settings.model if self.controller.agent else (s.model if s else "")
+        label = "REPLAY · " if self.replayer is not None else ""
+        self.sub_title = f"{label}{event.session.title} · {model}"
         await self.query_one(ChatLog).load(event.messages)
         self.refresh_panels()
         panel = self.query_one(SidePanel)
-        if s is not None:
+        if self.replayer is not None:
+            panel.show_model(f"replaying a recorded session\nsession: {event.session.id}")
+        elif s is not None:
             note = " (embedded default — set --model or MYRM_MODEL for a bigger model)" if s.is_local_default else ""
             panel.show_model(f"model: {s.model}{note}\nsession: {event.session.id}")
         self._status()
 
     def _status(self, text: str | None = None) -> None:
         if text is None:
-            text = "thinking… (esc cancels)" if self.busy else ("ready" if self.ready.is_set() else "loading model runtime…")
+            if self.replayer is not None:
+                text = "REPLAY of a recorded session — ctrl+r pauses, ctrl+k compacts, ctrl+f forks, F4 vault"
+            else:
+                text = "thinking… (esc cancels)" if self.busy else ("ready" if self.ready.is_set() else "loading model runtime…")
         self.screen.query_one("#status", Static).update(text)
 
     async def on_failure(self, event: Failure) -> None:
@@ -252,8 +293,11 @@ class MyrmApp(App[None]):
     def action_toggle_panel(self) -> None:
         self.screen.toggle_class("-hide-panel")
 
+    def _replay_paused(self) -> bool:
+        return self.replayer is not None and not self.replayer.feed.running.is_set()
+
     def action_compact(self, focus: str = "") -> None:
-        if self.busy:
+        if self.busy and not self._replay_paused():
             self.notify("Wait for the turn to finish (or Esc) before compacting.", severity="warning")
             return
         self.query_one(ContextUsageIndicator).busy = True
@@ -282,7 +326,7 @@ class MyrmApp(App[None]):
             self.notify(f"Compacted: {m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens")
 
     def action_fork(self) -> None:
-        if self.busy:
+        if self.busy and not self._replay_paused():
             self.notify("Wait for the turn to finish before forking.", severity="warning")
             return
         self.fork_session()

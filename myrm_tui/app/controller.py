@@ -30,6 +30,17 @@ class Controller:
         self.store = await Store.open(self.db_path)
         self.settings = await resolve_settings(self.store, self.cli)
 
+    async def start_replay(self, target: str, delay: float) -> Any:
+        """Create a replay session of a recorded conversation; returns the ``Replay`` driver."""
+        from myrm_tui.agent.replay import Replay, load_recording
+
+        await self.warm_up()
+        assert self.settings is not None
+        rep = Replay(load_recording(target), delay)
+        self.agent = await rep.start(self._store(), self.settings, self.workspace)
+        self.session = await self._store().get_session(self.agent.session_id)
+        return rep
+
     async def warm_up(self) -> None:
         """Import litellm (seconds) off the event loop; called after the first frame is on screen."""
         await litellm_module()

@@ -1,7 +1,8 @@
 """``make screenshots``: drive the real app headless and save SVG screenshots into ``screenshots/``.
 
-The model is the provider emulator (scripted replies through the real litellm path), so the
-screens show the real pipeline, store and widgets.
+The screens come from a replay of a real corpus session (``../shared/corpus``): real usage climbing,
+real compactions, real vaulted outputs. Without the corpus, a scripted session on the provider
+emulator is used instead.
 """
 
 from __future__ import annotations
@@ -10,44 +11,85 @@ import asyncio
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from myrm_tui.app.app import MyrmApp
+from myrm_tui.app.widgets.vault_card import VaultArtifactCard
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "swe-dev.jsonl.gz"
+REPLAY_ID = "mswea-gemini3pro/astropy__astropy-13579"
 
-async def _wait(pilot: object, cond: object, timeout: float = 30.0) -> None:
+
+async def _wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
-    while not cond():  # type: ignore[operator]
+    while not cond():
         if loop.time() > end:
             raise TimeoutError("screen did not settle")
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
+        await pilot.pause(0.05)
 
 
-async def main(out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    with ProviderEmulator() as emu, tempfile.TemporaryDirectory() as tmp:
-        ws = Path(tmp) / "project"
+async def replay_shots(out: Path, tmp: Path) -> None:
+    app = MyrmApp(db_path=tmp / "shots.db", workspace=tmp, replay=f"{CORPUS}#{REPLAY_ID}", replay_speed=0.0)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await _wait(pilot, lambda: app.replayer is not None and app.controller.agent is not None)
+        agent = app.controller.agent
+        await _wait(pilot, lambda: agent.state.compactions >= 2)  # type: ignore[union-attr]
+        app.action_toggle_replay()
+        await pilot.pause(1.0)
+        app.refresh_panels()
+        await pilot.pause(0.5)
+        app.save_screenshot(str(out / "main.svg"))
+        await pilot.press("f3")
+        await pilot.pause(0.3)
+        app.save_screenshot(str(out / "health.svg"))
+        cards = list(app.query(VaultArtifactCard))
+        if cards:
+            cards[-1].focus()
+            await pilot.press("enter")
+            await pilot.pause(0.8)
+        else:
+            entries = (await app.controller.panel_data())["vault"]
+            if entries:
+                app.load_vault_entry(entries[-1]["uri"])
+            await pilot.press("f4")
+            await pilot.pause(0.8)
+        app.save_screenshot(str(out / "vault.svg"))
+        await pilot.press("f1")
+        await pilot.pause(0.3)
+        app.save_screenshot(str(out / "help.svg"))
+
+
+async def scripted_shots(out: Path, tmp: Path) -> None:
+    with ProviderEmulator() as emu:
+        ws = tmp / "project"
         ws.mkdir()
         (ws / "app.py").write_text("def add(a, b):\n    return a - b\n")
         emu.enqueue(
             Reply(text="Let me look at the file first.", tool_calls=[("file_read_tool", {"paths": ["app.py"]})]),
             Reply(tool_calls=[("file_edit_tool", {"path": "app.py", "old_string": "a - b", "new_string": "a + b"})]),
-            Reply(tool_calls=[("bash", {"command": "python -c 'import app; print(app.add(2, 3))'"})]),
-            Reply(text="Fixed: `add` subtracted instead of adding.\n\n- `app.py`: `a - b` → `a + b`\n- checked: `add(2, 3)` prints `5`."),
+            Reply(text="Fixed: `add` now adds."),
         )
-        app = MyrmApp(db_path=Path(tmp) / "shots.db", workspace=ws,
+        app = MyrmApp(db_path=tmp / "shots.db", workspace=ws,
                       cli={"model": "openai/gpt-4o-mini", "api_base": emu.openai_base, "api_key": "sk-demo", "approval": "auto"})
-        async with app.run_test(size=(130, 40)) as pilot:
+        async with app.run_test(size=(150, 45)) as pilot:
             await _wait(pilot, app.ready.is_set)
             await pilot.press(*"fix the add function in app.py")
             await pilot.press("enter")
             await _wait(pilot, lambda: not app.busy)
             await pilot.pause(0.3)
             app.save_screenshot(str(out / "main.svg"))
-            await pilot.press("f1")
-            await pilot.pause(0.3)
-            app.save_screenshot(str(out / "help.svg"))
+
+
+async def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        if CORPUS.is_file():
+            await replay_shots(out, Path(tmp))
+        else:
+            print(f"corpus not found at {CORPUS}; using a scripted session", file=sys.stderr)
+            await scripted_shots(out, Path(tmp))
     print(f"screenshots written to {out}/")
 
 

@@ -50,7 +50,7 @@ def _shrunk(m: Message, ctx: PipelineContext) -> Message:
             short = json.dumps({"truncated": _cut(c.arguments, uri)})
         calls.append(ToolCall(c.id, c.name, short))
     content = _cut(m.text, uri) if isinstance(m.content, str) else m.content
-    return m.derive("shrink", content=content, tool_calls=tuple(calls))
+    return m.derive("shrink", content=content, tool_calls=tuple(calls), meta={**m.meta, "vault_uri": uri})
 
 
 class Tier(IntEnum):
@@ -182,7 +182,7 @@ class PriorityCompressor:
             h = hashlib.blake2b(m.text.encode("utf-8", "replace"), digest_size=12).hexdigest()
             if h in seen and i < end:
                 uri = ctx.vault.put(m.text, "tool_output", m.name or "", reason="dedup")
-                new = m.derive("dedup", content=f"[identical to a later output of this session; original: {uri}]")
+                new = m.derive("dedup", content=f"[identical to a later output of this session; original: {uri}]", meta={**m.meta, "vault_uri": uri})
                 ctx.metrics.add_removed("dedup", ctx.counter.message(m) - ctx.counter.message(new))
                 out[i] = new
             else:
@@ -207,7 +207,7 @@ class PriorityCompressor:
             m = out[i]
             uri = m.meta.get("vault_uri") or ctx.vault.put(m.text, "tool_output", m.name or "", reason="truncate")
             short = head_tail(m.text, 12, 8, max_chars=limit)
-            new = m.derive("trunc", content=short + pointer_note(uri, "truncated", len(m.text), len(short)))
+            new = m.derive("trunc", content=short + pointer_note(uri, "truncated", len(m.text), len(short)), meta={**m.meta, "vault_uri": uri})
             saved = ctx.counter.message(m) - ctx.counter.message(new)
             if saved <= 0:
                 continue

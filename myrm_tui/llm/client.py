@@ -49,10 +49,11 @@ def _load_litellm() -> Any:
     mod.suppress_debug_info = True
     mod.drop_params = True
     mod.telemetry = False
-    from myrm_tui.llm.local import PROVIDER, make_provider
+    from myrm_tui.llm import local, replay
 
-    if not any(p.get("provider") == PROVIDER for p in (mod.custom_provider_map or [])):
-        mod.custom_provider_map = [*(mod.custom_provider_map or []), {"provider": PROVIDER, "custom_handler": make_provider()}]
+    for name, factory in ((local.PROVIDER, local.make_provider), (replay.PROVIDER, replay.make_provider)):
+        if not any(p.get("provider") == name for p in (mod.custom_provider_map or [])):
+            mod.custom_provider_map = [*(mod.custom_provider_map or []), {"provider": name, "custom_handler": factory()}]
     return mod
 
 
