@@ -44,6 +44,7 @@ class Settings:
     bash_timeout: float = 120.0
     max_user_tokens: int = 120_000  # gateway hygiene
     keepalive: bool = True
+    preheat: bool = True  # warm the provider cache after start-up and compaction
     keepalive_idle_seconds: float = 240.0
     light_ratio: float = 0.50
     full_ratio: float = 0.70

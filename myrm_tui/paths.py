@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -29,3 +30,19 @@ def config_file() -> Path:
 
 def user_filter_dirs(workspace: Path) -> list[Path]:
     return [Path(user_config_dir(APP)) / "filters", workspace / ".myrm" / "filters"]
+
+
+def files_fingerprint(*roots: Path) -> str:
+    """Cheap fingerprint of files under ``roots`` (path, size, mtime): changes when any file does."""
+    h = hashlib.blake2b(digest_size=8)
+    for root in roots:
+        if root.is_file():
+            paths = [root]
+        elif root.is_dir():
+            paths = sorted(p for p in root.rglob("*") if p.is_file())
+        else:
+            continue
+        for p in paths:
+            st = p.stat()
+            h.update(f"{p}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()

@@ -149,13 +149,21 @@ def frozen(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 def test_snapshot_main_screen(snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path) -> None:
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "echo snapshot"})]), Reply(text="## Result\n\nThe command printed `snapshot`."))
-    app = make_app(emulator, tmp_path, frozen)
+    # No background requests (preheat, LLM title) whose timing would change the numbers on screen.
+    app = make_app(emulator, tmp_path, frozen, preheat=False, keepalive=False, summarizer_model="extractive")
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await wait_until(pilot, app.ready.is_set)
         await type_and_send(pilot, "run the snapshot command")
         await wait_until(pilot, lambda: not app.busy)
-        await pilot.pause(0.2)
+        from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
+
+        panel = app.query_one(SessionContextHealthPanel)
+        await wait_until(pilot, lambda: "Compaction" in str(panel.query_one("#compaction").render()))
+        from myrm_tui.app.widgets.prompt_input import PromptInput
+
+        app.query_one(PromptInput).cursor_blink = False  # a blinking cursor would make the snapshot flaky
+        await pilot.pause(0.5)
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)
 
@@ -183,3 +191,27 @@ async def test_vault_card_opens_the_output_in_the_vault_pane(emulator: ProviderE
         await pilot.press("f3")
         health = str(app.query_one(SessionContextHealthPanel).query_one("#pruning").render())
         assert "smart_filter" in health or "budget_guard" in health
+
+
+async def test_settings_change_rebuilds_the_agent_and_the_next_request_uses_the_new_model(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    from textual.widgets import Input
+
+    from myrm_tui.app.screens.settings import SettingsScreen
+
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="first"), Reply(text="second"))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        await type_and_send(pilot, "hello")
+        await wait_until(pilot, lambda: not app.busy)
+        first_fp = app.controller.cache.fingerprint
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        app.screen.query_one("#f-model", Input).value = "openai/gpt-4o"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
+        await type_and_send(pilot, "again")
+        await wait_until(pilot, lambda: not app.busy and app.controller.cache.rebuilds >= 1)
+        assert app.controller.cache.fingerprint != first_fp
+        assert emulator.accepted[-1].body["model"] == "gpt-4o"
+        assert await app.controller.store.get_setting("model") == "openai/gpt-4o"  # type: ignore[union-attr]

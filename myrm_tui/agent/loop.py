@@ -145,6 +145,13 @@ class Agent:
     def spec(self) -> ModelSpec:
         return model_spec(self.settings)
 
+    @property
+    def system_prompt(self) -> str | None:
+        """The system prompt in force (None in replay, where the recording's own is kept)."""
+        if self.settings.model.startswith("replay/"):
+            return None
+        return self.prompts.system_prompt(self.settings.prompt_mode, self.settings.model)
+
     async def load(self) -> None:
         """Load the session; a new session gets its system prompt and environment message."""
         self.history = await self.store.load_messages(self.session_id)
@@ -153,8 +160,7 @@ class Agent:
             self.state = ContextState.from_json(saved)
             self.tool_ctx.state = self.state
         if not self.history:
-            system = self.prompts.system_prompt(self.settings.prompt_mode, self.settings.model)
-            await self._append(Message(role="system", content=system))
+            await self._append(Message(role="system", content=self.system_prompt))
             await self._append(self.prompts.environment_message(self.workspace, self.clock()))
         else:
             self._resumed = True
@@ -191,7 +197,7 @@ class Agent:
             config=self.config, state=self.state, counter=self.counter, vault=self.vault, raw=self.history,
             model=self.settings.model, now=self.clock(), summarizer=self._summarizer(), read_file=self._read_for_reread,
             force_compaction=force, focus_hint=focus, resume=self._resumed, integrity=self.integrity,
-            tools_fingerprint=self.tools_fingerprint,
+            tools_fingerprint=self.tools_fingerprint, system_override=self.system_prompt,
         )
         view = await self.pipeline.run(ctx, self.session_id)
         self._resumed = False
@@ -241,7 +247,7 @@ class Agent:
 
     def schedule_preheat(self, view: list[Message] | None = None, breakpoints: list[int] | None = None) -> asyncio.Task[None] | None:
         """Fire-and-forget: send the current prefix with a 1-token reply so the provider caches it."""
-        if not self.caches_prompts:
+        if not (self.caches_prompts and self.settings.preheat):
             return None
         task = asyncio.ensure_future(self.preheat(view, breakpoints))
         self._background.add(task)
@@ -493,9 +499,24 @@ class Agent:
         return agent
 
 
-def compute_execution_fingerprint(settings: Settings, window: int) -> str:
-    """A hash over every parameter that shapes how the agent runs; a different value means rebuild."""
-    params = {**settings.to_dict(), "window": window, "api_key_set": bool(settings.api_key)}
+def execution_parameters(settings: Settings, window: int, extra: str = "") -> dict[str, Any]:
+    """Every parameter that shapes a run: settings, each derived threshold, key presence, files."""
+    config = ContextConfig(
+        max_context_tokens=window, light_ratio=settings.light_ratio, full_ratio=settings.full_ratio,
+        emergency_ratio=settings.emergency_ratio,
+    )
+    derived = {f"context.{k}": getattr(config, k) for k in config.__dataclass_fields__}
+    derived.update(
+        input_budget=config.input_budget, compress_threshold=config.compress_threshold,
+        compress_force_threshold=config.compress_force_threshold, summarize_trigger_threshold=config.summarize_trigger_threshold,
+        tail_budget=config.tail_budget, target_tokens=config.target_tokens,
+    )
+    return {**settings.to_dict(), **derived, "window": window, "api_key_set": bool(settings.api_key), "files": extra}
+
+
+def compute_execution_fingerprint(settings: Settings, window: int, extra: str = "") -> str:
+    """A hash over ``execution_parameters``; a different value means the agent must be rebuilt."""
+    params = execution_parameters(settings, window, extra)
     return hashlib.blake2b(json.dumps(params, sort_keys=True, default=str).encode(), digest_size=10).hexdigest()
 
 

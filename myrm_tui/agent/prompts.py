@@ -15,6 +15,7 @@ from pathlib import Path
 
 from myrm_tui.context.models import family
 from myrm_tui.context.types import Message, synthetic_user
+from myrm_tui.paths import files_fingerprint
 
 MODES = ("full", "lean", "naked", "search")
 _RULES_BY_MODE: dict[str, tuple[str, ...]] = {
@@ -40,7 +41,9 @@ class PromptLibrary:
     def system_prompt(self, mode: str, model: str) -> str:
         if mode not in MODES:
             raise ValueError(f"prompt mode must be one of {', '.join(MODES)}, got {mode!r}")
-        return _build(str(self.root), mode, _DISCIPLINE.get(family(model), ""))
+        # The version key makes an edited prompt file produce a new string; unchanged files keep
+        # returning the identical (cached) object.
+        return _build(str(self.root), mode, _DISCIPLINE.get(family(model), ""), files_fingerprint(self.root))
 
     def environment_message(self, workspace: Path, now: float | None = None) -> Message:
         rules = ""
@@ -58,7 +61,7 @@ class PromptLibrary:
 
 
 @cache
-def _build(root: str, mode: str, discipline: str) -> str:
+def _build(root: str, mode: str, discipline: str, version: str) -> str:
     lib = PromptLibrary(Path(root))
     if mode == "search":
         return f"<ruleset>\n<identity>\n{lib.read('search.md')}\n</identity>\n</ruleset>"

@@ -61,6 +61,7 @@ class MyrmApp(App[None]):
         Binding("ctrl+n", "new_session", "New", priority=True),
         Binding("ctrl+s", "sessions", "Sessions", priority=True),
         Binding("ctrl+b", "toggle_panel", "Panel", show=False, priority=True),
+        Binding("f2", "settings", "Settings"),
         Binding("f3", "show_tab('health-tab')", "Health"),
         Binding("ctrl+r", "toggle_replay", "Pause replay", show=False, priority=True),
         Binding("f4", "show_tab('vault-tab')", "Vault"),
@@ -79,11 +80,25 @@ class MyrmApp(App[None]):
         self.ready = asyncio.Event()
         self.busy = False
         self._last_sent = ""
+        self._first_message = ""
         self.replayer: Any = None
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
         return MainScreen()
+
+    MAIN_ONLY = frozenset({"compact", "fork", "new_session", "sessions", "toggle_panel", "settings", "show_tab", "toggle_replay"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Chat actions are off while a modal screen is open, so its own keys (ctrl+s: save) work."""
+        return action not in self.MAIN_ONLY or isinstance(self.screen, MainScreen)
+
+    @property
+    def main(self) -> MainScreen:
+        """The chat screen, at the bottom of the stack whatever modal is open above it."""
+        screen = self.screen_stack[0]
+        assert isinstance(screen, MainScreen)
+        return screen
 
     def on_mount(self) -> None:
         self.start_up()
@@ -108,6 +123,32 @@ class MyrmApp(App[None]):
             return
         self.ready.set()
         self.post_message(Failure(""))  # refresh the status line
+        self.watch_files()
+
+    @work(exclusive=True, group="watch", exit_on_error=False, description="watch prompts and config")
+    async def watch_files(self) -> None:
+        async def changed(paths: list[str]) -> None:
+            self.post_message(Failure(""))
+            self.notify(f"{len(paths)} prompt/config file(s) changed: the agent is rebuilt for the next message", timeout=4)
+
+        await self.controller.watch_files(changed)
+
+    def action_settings(self) -> None:
+        if self.controller.settings is not None:
+            self.edit_settings()
+
+    @work(exclusive=True, group="settings", exit_on_error=False, description="settings screen")
+    async def edit_settings(self) -> None:
+        from myrm_tui.app.screens.settings import SettingsScreen
+
+        assert self.controller.settings is not None
+        values = await self.push_screen_wait(SettingsScreen(self.controller.settings))
+        if values is None:
+            return
+        await self.controller.save_settings(values)
+        s = self.controller.settings
+        self.main.query_one(SidePanel).show_model(f"model: {s.model if s else '-'}")
+        self.notify("Settings saved; they take effect with the next message.")
 
     @work(exclusive=True, group="turn", exit_on_error=False, description="replay")
     async def play_replay(self) -> None:
@@ -138,9 +179,10 @@ class MyrmApp(App[None]):
         model = self.controller.agent.settings.model if self.controller.agent else (s.model if s else "")
         label = "REPLAY · " if self.replayer is not None else ""
         self.sub_title = f"{label}{event.session.title} · {model}"
-        await self.query_one(ChatLog).load(event.messages)
+        await self.main.query_one(ChatLog).load(event.messages)
+        self._first_message = "" if event.session.title == "New session" else event.session.title
         self.refresh_panels()
-        panel = self.query_one(SidePanel)
+        panel = self.main.query_one(SidePanel)
         if self.replayer is not None:
             panel.show_model(f"replaying a recorded session\nsession: {event.session.id}")
         elif s is not None:
@@ -154,7 +196,7 @@ class MyrmApp(App[None]):
                 text = "REPLAY of a recorded session — ctrl+r pauses, ctrl+k compacts, ctrl+f forks, F4 vault"
             else:
                 text = "thinking… (esc cancels)" if self.busy else ("ready" if self.ready.is_set() else "loading model runtime…")
-        self.screen.query_one("#status", Static).update(text)
+        self.main.query_one("#status", Static).update(text)
 
     async def on_failure(self, event: Failure) -> None:
         if event.text:
@@ -169,12 +211,12 @@ class MyrmApp(App[None]):
         if text.startswith("/"):
             handled = await self._slash(text)
             if handled:
-                self.query_one(PromptInput).load_text("")
+                self.main.query_one(PromptInput).load_text("")
                 return
         if self.busy:
             self.notify("A turn is running; Esc cancels it.", severity="warning")
             return
-        self.query_one(PromptInput).load_text("")
+        self.main.query_one(PromptInput).load_text("")
         self._last_sent = text
         self.busy = True
         self._status()
@@ -196,9 +238,10 @@ class MyrmApp(App[None]):
 
     async def on_agent_event_message(self, message: AgentEventMessage) -> None:
         ev = message.event
-        chat = self.query_one(ChatLog)
+        chat = self.main.query_one(ChatLog)
         if isinstance(ev, UserSaved):
             await chat.add_user(ev.message.text)
+            self._first_message = self._first_message or ev.message.text  # titles come from saved messages only
         elif isinstance(ev, TextChunk):
             await chat.append_text(ev.text)
         elif isinstance(ev, ReasoningChunk):
@@ -221,7 +264,7 @@ class MyrmApp(App[None]):
             await chat.end_assistant()
             await chat.add_notice(ev.error, "error")
             if ev.kind == "too_large":
-                self.query_one(PromptInput).load_text(self._last_sent)  # refused input is never lost
+                self.main.query_one(PromptInput).load_text(self._last_sent)  # refused input is never lost
                 self.notify("Message too large; it was not sent. Your text is back in the box.", severity="error")
         elif isinstance(ev, TurnDone):
             await chat.end_assistant()
@@ -230,6 +273,14 @@ class MyrmApp(App[None]):
             self.busy = False
             self._status()
             self.refresh_panels()
+            if self._first_message and self.replayer is None:
+                self.title_session(self._first_message)
+
+    @work(exclusive=True, group="title", exit_on_error=False, description="session title")
+    async def title_session(self, first: str) -> None:
+        title = await self.controller.maybe_title(first)
+        if title:
+            self.sub_title = f"{title} · {self.controller.settings.model if self.controller.settings else ''}"
 
     @work(exclusive=True, group="panels", exit_on_error=False, description="load metrics and vault")
     async def refresh_panels(self) -> None:
@@ -238,15 +289,15 @@ class MyrmApp(App[None]):
 
     def on_panel_data(self, event: PanelData) -> None:
         d = event.data
-        self.query_one(SessionContextHealthPanel).show(d["rows"], d["info"])
-        self.query_one(VaultPane).show_entries(d["vault"])
-        chat = self.query_one(ChatLog)
+        self.main.query_one(SessionContextHealthPanel).show(d["rows"], d["info"])
+        self.main.query_one(VaultPane).show_entries(d["vault"])
+        chat = self.main.query_one(ChatLog)
         for call_id, uri in d["vaulted"].items():
             chat.mark_vaulted(call_id, uri)
 
     def action_show_tab(self, tab: str) -> None:
-        self.screen.remove_class("-hide-panel")
-        self.query_one("#tabs").active = tab  # type: ignore[attr-defined]
+        self.main.remove_class("-hide-panel")
+        self.main.query_one("#tabs").active = tab  # type: ignore[attr-defined]
 
     def on_vault_pane_open_requested(self, event: VaultPane.OpenRequested) -> None:
         self.load_vault_entry(event.uri)
@@ -260,15 +311,15 @@ class MyrmApp(App[None]):
             self.notify(f"{event.uri} is not in this session's vault", severity="warning")
             return
         self.action_show_tab("vault-tab")
-        self.query_one(VaultPane).show_content(event.uri, event.entry.content, event.entry.kind)
+        self.main.query_one(VaultPane).show_content(event.uri, event.entry.content, event.entry.kind)
 
     def _show_report(self, report: ContextReport) -> None:
-        ring = self.query_one(ContextUsageIndicator)
+        ring = self.main.query_one(ContextUsageIndicator)
         tokens = report.usage.prompt_tokens if report.usage and report.usage.prompt_tokens else report.tokens
         ring.tokens, ring.window = tokens, report.window
         ring.ratio = min(tokens / report.window, 1.0) if report.window else 0.0
         s = self.controller.settings
-        self.query_one(SidePanel).set_class(bool(s and ring.ratio >= s.fork_suggest_ratio), "-suggest-fork")
+        self.main.query_one(SidePanel).set_class(bool(s and ring.ratio >= s.fork_suggest_ratio), "-suggest-fork")
         m = report.metrics
         lines = [f"threshold level: {str(m.get('level', '-')).lower()}", f"pipeline: {m.get('total_ms', 0):.1f} ms"]
         if report.usage:
@@ -277,7 +328,7 @@ class MyrmApp(App[None]):
         removed = m.get("removed") or {}
         if removed:
             lines.append("removed: " + ", ".join(f"{k} {v:,}" for k, v in removed.items()))
-        self.query_one(SidePanel).show_stats(lines)
+        self.main.query_one(SidePanel).show_stats(lines)
 
     async def _approve(self, tool: str, command: str) -> str:
         return await self.push_screen_wait(ApprovalScreen(tool, command))
@@ -291,7 +342,7 @@ class MyrmApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_toggle_panel(self) -> None:
-        self.screen.toggle_class("-hide-panel")
+        self.main.toggle_class("-hide-panel")
 
     def _replay_paused(self) -> bool:
         return self.replayer is not None and not self.replayer.feed.running.is_set()
@@ -300,7 +351,7 @@ class MyrmApp(App[None]):
         if self.busy and not self._replay_paused():
             self.notify("Wait for the turn to finish (or Esc) before compacting.", severity="warning")
             return
-        self.query_one(ContextUsageIndicator).busy = True
+        self.main.query_one(ContextUsageIndicator).busy = True
         self.compact(focus)
 
     def on_context_usage_indicator_compact_requested(self, _: ContextUsageIndicator.CompactRequested) -> None:
@@ -318,7 +369,7 @@ class MyrmApp(App[None]):
         self.post_message(CompactionDone(report))
 
     async def on_compaction_done(self, event: CompactionDone) -> None:
-        self.query_one(ContextUsageIndicator).busy = False
+        self.main.query_one(ContextUsageIndicator).busy = False
         self.refresh_panels()
         if event.report is not None:
             self._show_report(event.report)
@@ -342,6 +393,25 @@ class MyrmApp(App[None]):
             self.post_message(Failure(f"Fork failed: {exc}"))
             return
         self.notify(f"Forked into session {row.id}")
+
+    def get_system_commands(self, screen: Any) -> Any:
+        """Every action in the command palette (ctrl+p), next to Textual's own."""
+        from textual.app import SystemCommand
+
+        yield from super().get_system_commands(screen)
+        for title, help_text, action in (
+            ("Compact context now", "Run the compaction pipeline now (ctrl+k)", self.action_compact),
+            ("Fork session", "Fork into a new session that starts compacted (ctrl+f)", self.action_fork),
+            ("New session", "Start a new session (ctrl+n)", self.action_new_session),
+            ("Open session…", "Pick a session to open or delete (ctrl+s)", self.action_sessions),
+            ("Settings", "Model, thresholds, approvals (F2)", self.action_settings),
+            ("Context health", "Compaction, pruning and cache metrics (F3)", lambda: self.action_show_tab("health-tab")),
+            ("Vault", "Vaulted outputs of this session (F4)", lambda: self.action_show_tab("vault-tab")),
+            ("Toggle side panel", "Show or hide the side panel (ctrl+b)", self.action_toggle_panel),
+            ("Pause or resume replay", "Replay mode only (ctrl+r)", self.action_toggle_replay),
+            ("Cancel turn", "Stop the running turn (esc)", self.action_cancel_turn),
+        ):
+            yield SystemCommand(title, help_text, action)
 
     def action_new_session(self) -> None:
         if not self.busy:
@@ -394,11 +464,11 @@ class MyrmApp(App[None]):
             key = "model" if cmd == "model" else "prompt_mode"
             await self.controller.set_setting(key, arg)
             self.notify(f"{key} = {arg}; takes effect with the next message")
-            self.query_one(SidePanel).show_model(f"model: {self.controller.settings.model if self.controller.settings else arg}")
+            self.main.query_one(SidePanel).show_model(f"model: {self.controller.settings.model if self.controller.settings else arg}")
         elif cmd == "notes":
             agent = await self.controller.ensure_agent()
             notes = agent.state.notes
-            await self.query_one(ChatLog).add_notice("Session notes:\n" + ("\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "(none)"))
+            await self.main.query_one(ChatLog).add_notice("Session notes:\n" + ("\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "(none)"))
         else:
             return False
         return True

@@ -4,13 +4,16 @@ sessions; run turns; compact. No widgets here, so it is tested without a termina
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
 from myrm_tui.agent.factory import build_agent, resolve_settings
-from myrm_tui.agent.loop import Agent
+from myrm_tui.agent.loop import Agent, window_for
 from myrm_tui.config import Settings
 from myrm_tui.llm.client import LLMClient, litellm_module
+from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
 from myrm_tui.store.db import SessionRow, Store
 
 
@@ -25,6 +28,8 @@ class Controller:
         self.agent: Agent | None = None
         self.session: SessionRow | None = None
         self.approver: Any = None
+        self.cache = ChatAgentExecutionCache(self._build)
+        self.replaying = False
 
     async def open(self) -> None:
         self.store = await Store.open(self.db_path)
@@ -38,6 +43,7 @@ class Controller:
         assert self.settings is not None
         rep = Replay(load_recording(target), delay)
         self.agent = await rep.start(self._store(), self.settings, self.workspace)
+        self.replaying = True
         self.session = await self._store().get_session(self.agent.session_id)
         return rep
 
@@ -62,18 +68,52 @@ class Controller:
         return row
 
     async def drop_agent(self) -> None:
+        await self.cache.clear()
         if self.agent is not None:
             await self.agent.close()
             self.agent = None
 
+    async def _build(self, settings: Settings) -> Agent:
+        assert self.session is not None
+        agent = await build_agent(self._store(), self.session.id, settings, self.workspace, self.llm, self.approver)
+        agent.schedule_preheat()  # the first message then reads a warm prefix
+        agent.start_keepalive()
+        return agent
+
+    def files_version(self) -> str:
+        return files_fingerprint(prompts_dir(), config_file())
+
     async def ensure_agent(self) -> Agent:
-        if self.agent is None:
-            assert self.session is not None and self.settings is not None
-            await self.warm_up()
-            self.agent = await build_agent(self._store(), self.session.id, self.settings, self.workspace, self.llm, self.approver)
-            self.agent.schedule_preheat()  # the first message then reads a warm prefix
-            self.agent.start_keepalive()
+        """The session's agent, rebuilt first if its execution fingerprint changed (settings, prompts, config)."""
+        if self.replaying and self.agent is not None:
+            return self.agent
+        assert self.session is not None and self.settings is not None
+        await self.warm_up()
+        self.agent = await self.cache.get(self.settings, window_for(self.settings), self.files_version())
         return self.agent
+
+    async def reload_settings(self) -> None:
+        self.settings = await resolve_settings(self._store(), self.cli)
+
+    async def save_settings(self, values: dict[str, Any]) -> None:
+        """Store settings in the database; the next message runs with them (fingerprint rebuild)."""
+        for key, value in values.items():
+            await self._store().set_setting(key, value)
+            self.cli.pop(key, None)  # an explicit setting now overrides the command line for this run
+        await self.reload_settings()
+
+    async def watch_files(self, on_change: Callable[[list[str]], Awaitable[None]], stop: asyncio.Event | None = None) -> None:
+        """Watch ``prompts/`` and the config file; a change rebuilds the agent for the next message."""
+        from watchfiles import awatch
+
+        paths = [p for p in (prompts_dir(), config_file().parent) if p.exists()]
+        if not paths:
+            return
+        async for changes in awatch(*paths, stop_event=stop, debounce=200, step=50):
+            relevant = [c[1] for c in changes if c[1].startswith(str(prompts_dir())) or c[1] == str(config_file())]
+            if relevant:
+                await self.reload_settings()
+                await on_change(relevant)
 
     async def messages(self) -> list[Any]:
         assert self.session is not None
@@ -102,6 +142,21 @@ class Controller:
         agent.tool_ctx.extra_vault_namespaces.add(parent.id)
         await agent.compact_now()
         return row
+
+    async def maybe_title(self, first_message: str) -> str | None:
+        """Title a new session from its first message (background; local fallback costs no tokens)."""
+        if self.session is None or self.session.title != "New session" or self.agent is None:
+            return None
+        from myrm_tui.agent.loop import model_spec
+        from myrm_tui.agent.title import make_title
+        from myrm_tui.config import summarizer_model
+
+        agent = self.agent
+        spec = model_spec(agent.settings, summarizer_model(agent.settings)) if agent.settings.summarizer_model != "extractive" else None
+        title, _ = await make_title(first_message, agent.llm, spec, agent.prompts.read("title.md"))
+        await self._store().rename_session(self.session.id, title)
+        self.session = await self._store().get_session(self.session.id)
+        return title
 
     async def panel_data(self) -> dict[str, Any]:
         """Everything the health panel and vault pane show, read from the store and the agent."""
@@ -138,9 +193,7 @@ class Controller:
         return await agent.compact_now(focus)
 
     async def set_setting(self, key: str, value: Any) -> None:
-        await self._store().set_setting(key, value)
-        self.settings = await resolve_settings(self._store(), {k: v for k, v in self.cli.items() if k != key})
-        await self.drop_agent()  # rebuilt for the next message with the new settings
+        await self.save_settings({key: value})
 
     async def close(self) -> None:
         await self.drop_agent()

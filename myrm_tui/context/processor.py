@@ -92,6 +92,7 @@ class PipelineContext:
     breakpoints: list[int] = field(default_factory=list)
     integrity: Any = None  # FileIntegrityGuard, when the caller has a workspace
     tools_fingerprint: str = ""  # hash of the bound tool schemas, for the cache-break detector
+    system_override: str | None = None  # the agent's current system prompt (mode or prompt files changed)
 
     started: float = field(default_factory=lambda: perf_counter())
 
@@ -133,6 +134,9 @@ class Pipeline:
         from myrm_tui.context.invariants import extract_protected_head
         from myrm_tui.context.reread import ArtifactTracker
 
+        if ctx.system_override is not None and ctx.raw and ctx.raw[0].role == "system" and ctx.raw[0].content != ctx.system_override:
+            # The stored system message is history; the view carries the prompt in force now.
+            ctx.raw = [ctx.raw[0].derive("sys", content=ctx.system_override), *ctx.raw[1:]]
         ctx.protected_head = extract_protected_head(ctx.raw)
         ctx.intent = CompressionIntent.build(ctx.raw, ctx.focus_hint)
         state = ctx.state
@@ -143,6 +147,8 @@ class Pipeline:
         if state.base_upto > len(ctx.raw):  # history shorter than the state knows: state is stale
             state.base, state.base_upto = [], 0
         view = [*state.base, *ctx.raw[state.base_upto :]]
+        if view and ctx.raw and view[0].role == "system" and ctx.raw[0].role == "system" and view[0].content != ctx.raw[0].content:
+            view[0] = ctx.raw[0]
         ctx.new_start = len(state.base)
         ctx.metrics.tokens_in = ctx.tokens(view)
         ctx.cache_warm = (

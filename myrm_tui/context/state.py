@@ -9,6 +9,7 @@ message was seen, so a message looks the same in every request until the next co
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,8 @@ class ContextState:
                 "last_request_at": self.last_request_at,
                 "last_compaction": self.last_compaction,
                 "cache_breaks": self.cache_breaks,
+                # Fingerprints use Python's per-process string hash: only meaningful in this process.
+                "fingerprints": {"pid": os.getpid(), "fps": self.last_fingerprints, "sizes": self.last_sizes},
             },
             ensure_ascii=False,
         )
@@ -76,6 +79,8 @@ class ContextState:
             last_request_at=d.get("last_request_at"),
             last_compaction=dict(d.get("last_compaction", {})),
             cache_breaks=dict(d.get("cache_breaks", {})),
+            last_fingerprints=list(fp.get("fps", [])) if (fp := d.get("fingerprints") or {}).get("pid") == os.getpid() else [],
+            last_sizes=list(fp.get("sizes", [])) if fp.get("pid") == os.getpid() else [],
         )
 
     def touch_artifact(self, path: str, op: str) -> None:

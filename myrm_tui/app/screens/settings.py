@@ -1,0 +1,104 @@
+"""Settings (F2): model, summarizer, prompt mode, window, thresholds, keep-alive, tool approvals.
+
+Saved to the database; the agent is rebuilt for the next message when its execution fingerprint
+changes. Ctrl+S or the Save button saves, Esc closes without saving.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Switch
+
+from myrm_tui.agent.prompts import MODES
+from myrm_tui.config import Settings
+
+TEXT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("model", "Model (any litellm model string)"),
+    ("api_base", "API base (OpenAI-compatible endpoint; empty for the provider's own)"),
+    ("summarizer_model", "Summarizer model (empty = provider's lite model, 'extractive' = no LLM)"),
+    ("context_window", "Context window override in tokens (0 = from the model registry)"),
+    ("light_ratio", "Light compression at (share of the window)"),
+    ("full_ratio", "Full compression at"),
+    ("emergency_ratio", "Emergency compression at"),
+    ("allowed_commands", "Shell commands allowed without asking (comma-separated prefixes)"),
+)
+NUMERIC = {"context_window": int, "light_ratio": float, "full_ratio": float, "emergency_ratio": float}
+
+
+class SettingsScreen(ModalScreen[dict[str, Any] | None]):
+    DEFAULT_CSS = """
+    SettingsScreen { align: center middle; }
+    SettingsScreen > VerticalScroll { width: 90; height: 90%; border: thick $accent; background: $surface; padding: 0 2; }
+    SettingsScreen Label { margin-top: 1; color: $text-muted; }
+    SettingsScreen Horizontal { height: auto; margin-top: 1; }
+    SettingsScreen #error { color: $error; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Close"), Binding("ctrl+s", "save", "Save", priority=True)]
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__()
+        self.settings = settings
+
+    def compose(self) -> ComposeResult:
+        s = self.settings
+        with VerticalScroll():
+            for key, label in TEXT_FIELDS:
+                yield Label(label)
+                value = getattr(s, key)
+                text = ", ".join(value) if key == "allowed_commands" else ("" if value is None else str(value))
+                yield Input(text, id=f"f-{key}")
+            yield Label("Prompt mode")
+            yield Select([(m, m) for m in MODES], value=s.prompt_mode, allow_blank=False, id="f-prompt_mode")
+            yield Label("Shell commands")
+            yield Select([("ask before running", "ask"), ("run without asking", "auto")], value=s.approval, allow_blank=False, id="f-approval")
+            with Horizontal():
+                yield Label("Cache keep-alive when idle  ")
+                yield Switch(value=s.keepalive, id="f-keepalive")
+            yield Label("", id="error")
+            with Horizontal():
+                yield Button("Save [ctrl+s]", variant="primary", id="save")
+                yield Button("Cancel [esc]", id="cancel")
+
+    def values(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, _ in TEXT_FIELDS:
+            raw = self.query_one(f"#f-{key}", Input).value.strip()
+            if key == "allowed_commands":
+                out[key] = [p.strip() for p in raw.split(",") if p.strip()]
+            elif key in NUMERIC:
+                try:
+                    out[key] = NUMERIC[key](raw or 0)
+                except ValueError as exc:
+                    raise ValueError(f"{key}: {raw!r} is not a number") from exc
+            else:
+                out[key] = raw or (None if key == "api_base" else "")
+        if not out["model"]:
+            raise ValueError("model must not be empty")
+        if not 0 < out["light_ratio"] <= out["full_ratio"] <= out["emergency_ratio"] < 1:
+            raise ValueError("thresholds must satisfy 0 < light ≤ full ≤ emergency < 1")
+        out["prompt_mode"] = self.query_one("#f-prompt_mode", Select).value
+        out["approval"] = self.query_one("#f-approval", Select).value
+        out["keepalive"] = self.query_one("#f-keepalive", Switch).value
+        return out
+
+    def action_save(self) -> None:
+        try:
+            values = self.values()
+        except ValueError as exc:
+            self.query_one("#error", Label).update(str(exc))
+            return
+        self.dismiss(values)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.action_save()
+        else:
+            self.action_cancel()

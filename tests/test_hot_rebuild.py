@@ -1,0 +1,77 @@
+"""Hot rebuild: the execution fingerprint, watchfiles on prompts/, session titles."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+
+from myrm_tui.agent.loop import compute_execution_fingerprint, execution_parameters
+from myrm_tui.agent.title import local_title, make_title, strip_for_title
+from myrm_tui.app.controller import Controller
+from myrm_tui.config import Settings
+from myrm_tui.paths import prompts_dir
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import collect
+
+
+def test_fingerprint_covers_thirty_plus_parameters_and_changes_with_each() -> None:
+    s = Settings(model="gpt-4o")
+    params = execution_parameters(s, 128_000)
+    assert len(params) >= 30
+    base = compute_execution_fingerprint(s, 128_000)
+    assert base == compute_execution_fingerprint(Settings(model="gpt-4o"), 128_000)
+    for changed in (Settings(model="gpt-4.1"), Settings(model="gpt-4o", prompt_mode="lean"), Settings(model="gpt-4o", full_ratio=0.6), Settings(model="gpt-4o", approval="auto")):
+        assert compute_execution_fingerprint(changed, 128_000) != base
+    assert compute_execution_fingerprint(s, 64_000) != base
+    assert compute_execution_fingerprint(s, 128_000, "prompts-v2") != base
+
+
+async def test_editing_a_prompt_file_rebuilds_the_agent_with_the_new_prompt(emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    prompts = tmp_path / "prompts"
+    shutil.copytree(prompts_dir(), prompts)
+    monkeypatch.setenv("MYRM_PROMPTS_DIR", str(prompts))
+    c = Controller(tmp_path / "c.db", workspace, {"model": "openai/gpt-4o-mini", "api_base": emulator.openai_base, "api_key": "sk-test", "approval": "auto", "summarizer_model": "extractive"})
+    await c.open()
+    await c.open_session(None)
+    agent = await c.ensure_agent()
+    emulator.enqueue(Reply(text="one"), Reply(text="two"))
+    await collect(agent, "first")
+    seen: list[list[str]] = []
+    stop = asyncio.Event()
+
+    async def on_change(paths: list[str]) -> None:
+        seen.append(paths)
+        stop.set()
+
+    watcher = asyncio.ensure_future(c.watch_files(on_change, stop))
+    await asyncio.sleep(0.3)
+    (prompts / "identity.md").write_text("You are myrm, EDITED IDENTITY for this test.")
+    await asyncio.wait_for(watcher, 10)
+    assert seen and any(p.endswith("identity.md") for p in seen[0])
+    rebuilt = await c.ensure_agent()
+    assert rebuilt is not agent and c.cache.rebuilds == 1
+    await collect(rebuilt, "second")
+    system = emulator.accepted[-1].body["messages"][0]["content"]
+    assert "EDITED IDENTITY" in system
+    assert rebuilt.state.cache_breaks.get("system_changed") == 1  # the break detector saw why the cache missed
+    await c.close()
+
+
+def test_title_stripping_and_local_fallback() -> None:
+    assert strip_for_title("```py\nprint(1)\n``` see https://x.y/z <b>now</b>") == "see now"
+    assert local_title("```\nonly code\n```") == "Snippet"
+    assert local_title("Please fix the flaky test in the parser module today") == "Please fix the flaky test in…"
+
+
+async def test_title_with_an_llm_and_without(emulator: ProviderEmulator) -> None:
+    from myrm_tui.llm.client import LLMClient, ModelSpec
+
+    emulator.enqueue(Reply(text="Parser flaky test fix"))
+    spec = ModelSpec("openai/gpt-4o-mini", api_base=emulator.openai_base, api_key="sk-test")
+    assert await make_title("fix the flaky parser test", LLMClient(), spec, "title it") == ("Parser flaky test fix", True)
+    before = len(emulator.requests)
+    assert await make_title("```\ncode only\n```", LLMClient(), spec, "title it") == ("Snippet", False)
+    assert len(emulator.requests) == before  # zero tokens spent
