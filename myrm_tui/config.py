@@ -45,6 +45,7 @@ class Settings:
     max_user_tokens: int = 120_000  # gateway hygiene
     keepalive: bool = True
     preheat: bool = True  # warm the provider cache after start-up and compaction
+    max_subagent_result_tokens: int = 2_000  # distillation Tier 1: what one subagent result may cost the parent
     keepalive_idle_seconds: float = 240.0
     light_ratio: float = 0.50
     full_ratio: float = 0.70

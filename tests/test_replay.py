@@ -44,6 +44,7 @@ async def test_replay_in_the_tui_pauses_and_is_labelled(tmp_path: Path) -> None:
         assert "REPLAY" in app.sub_title
         await pilot.press("ctrl+r")
         assert not app.replayer.feed.running.is_set()
+        await pilot.pause(0.4)  # a reply already streaming may finish
         served = app.replayer.feed.served
         await pilot.pause(0.8)
         assert app.replayer.feed.served == served  # paused: nothing more is served

@@ -162,7 +162,8 @@ def test_snapshot_main_screen(snap_compare: Any, emulator: ProviderEmulator, tmp
         await wait_until(pilot, lambda: "Compaction" in str(panel.query_one("#compaction").render()))
         from myrm_tui.app.widgets.prompt_input import PromptInput
 
-        app.query_one(PromptInput).cursor_blink = False  # a blinking cursor would make the snapshot flaky
+        app.query_one(PromptInput).cursor_blink = False
+        app.set_focus(None)  # no focused input: a blinking cursor would make the snapshot flaky
         await pilot.pause(0.5)
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)

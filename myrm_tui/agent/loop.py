@@ -106,6 +106,11 @@ class Agent:
         self.workspace = workspace
         self.clock = clock
         self.tools = {t.name: t for t in (tools if tools is not None else default_tools())}
+        self.depth = 0  # 0 = a user's session; children (subagents) do not spawn further children
+        if tools is None:
+            from myrm_tui.agent.tools.subagent import SubagentTool
+
+            self.tools["subagent"] = SubagentTool(self._spawn_child)
         self.tool_schemas = [schema(t) for t in self.tools.values()]  # bound once: cache-stable
         self.tools_fingerprint = hashlib.blake2b(json.dumps(self.tool_schemas, sort_keys=True).encode(), digest_size=8).hexdigest()
         self.counter = TokenCounter()
@@ -285,6 +290,36 @@ class Agent:
         idle = self.settings.keepalive_idle_seconds
         self.keepalive = CacheKeepAliveManager(self.preheat, idle_after=idle, interval=idle, **timing)
         self.keepalive.start()
+
+    async def _spawn_child(self, task: str) -> ToolResult:
+        """Run ``task`` in a child session with the same settings and pipeline; distill its result."""
+        from myrm_tui.agent.distill import AgentHandoverState, auto_vault_or_truncate
+
+        row = await self.store.create_session(title=f"[subagent] {task[:50]}", model=self.settings.model,
+                                              workspace=str(self.workspace), parent_id=self.session_id)
+        child_tools = [t for name, t in self.tools.items() if name != "subagent"]
+        child = Agent(self.store, row.id, replace(self.settings, keepalive=False, preheat=False), self.llm, self.pipeline,
+                      self.prompts, self.workspace, approver=self.tool_ctx.approver, tools=child_tools, clock=self.clock, window=self.window)
+        child.depth = self.depth + 1
+        child.tool_ctx.auto_approve = self.tool_ctx.auto_approve
+        await child.load()
+        final = ""
+        failures: list[str] = []
+        async for ev in child.run_turn(task):  # inherits prompt_cache_key through the ContextVar
+            if isinstance(ev, AssistantSaved) and ev.message.text.strip():
+                final = ev.message.text
+            elif isinstance(ev, TurnFailed):
+                failures.append(ev.error)
+        await child.flush_vault()
+        handover = AgentHandoverState.extract(task, child.history)
+        self.state.handovers.append(handover.as_dict())
+        body = final or ("; ".join(failures) or "(the subagent returned no answer)")
+        shown, uri = auto_vault_or_truncate(body, self.vault, self.settings.max_subagent_result_tokens, self.counter, child_session=row.id)
+        await self.flush_vault()
+        await self.store.add_metrics(self.session_id, self.turn, {"kind": "handover", "child": row.id, "vault_uri": uri, **handover.as_dict()})
+        self.tool_ctx.extra_vault_namespaces.add(row.id)
+        text = f"{shown}\n\n{handover.render()}"
+        return ToolResult(text, is_error=bool(failures) and not final, meta={"child_session": row.id, **({"vault_uri": uri} if uri else {})})
 
     async def close(self) -> None:
         if self.keepalive is not None:

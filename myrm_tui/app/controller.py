@@ -173,6 +173,7 @@ class Controller:
             info.update(
                 window=agent.window, light=agent.config.light_ratio, full=agent.config.full_ratio,
                 emergency=agent.config.emergency_ratio, notes=len(st.notes), cache_breaks=st.cache_breaks,
+                handovers=st.handovers, note_texts=list(st.notes),
                 keepalive=agent.keepalive.state if agent.keepalive else "off", breaker=agent.breaker.state,
                 backoff=st.backoff_level, low_yield=st.low_yield_streak,
                 summarizer=agent.aux.last_model if agent.aux and agent.aux.last_model else ("extractive" if agent._summarizer() is None else "lite model"),

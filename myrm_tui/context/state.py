@@ -36,6 +36,7 @@ class ContextState:
     last_fingerprints: list[str] = field(default_factory=list)
     last_sizes: list[int] = field(default_factory=list)
     cache_breaks: dict[str, int] = field(default_factory=dict)
+    handovers: list[dict[str, Any]] = field(default_factory=list)  # AgentHandoverState of each subagent run
 
     # -- serialisation (stored as JSON in the checkpoints table) -------------------------------------
     def to_json(self) -> str:
@@ -55,6 +56,7 @@ class ContextState:
                 "last_request_at": self.last_request_at,
                 "last_compaction": self.last_compaction,
                 "cache_breaks": self.cache_breaks,
+                "handovers": self.handovers,
                 # Fingerprints use Python's per-process string hash: only meaningful in this process.
                 "fingerprints": {"pid": os.getpid(), "fps": self.last_fingerprints, "sizes": self.last_sizes},
             },
@@ -79,6 +81,7 @@ class ContextState:
             last_request_at=d.get("last_request_at"),
             last_compaction=dict(d.get("last_compaction", {})),
             cache_breaks=dict(d.get("cache_breaks", {})),
+            handovers=list(d.get("handovers", [])),
             last_fingerprints=list(fp.get("fps", [])) if (fp := d.get("fingerprints") or {}).get("pid") == os.getpid() else [],
             last_sizes=list(fp.get("sizes", [])) if fp.get("pid") == os.getpid() else [],
         )

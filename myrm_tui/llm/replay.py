@@ -44,9 +44,9 @@ async def stream_reply(model: str) -> AsyncIterator[dict[str, Any]]:
     feed = FEEDS.get(model.split("/", 1)[-1])
     if feed is None:
         raise ValueError(f"no replay registered for {model!r}")
-    await feed.running.wait()
     if feed.delay:
         await asyncio.sleep(feed.delay)
+    await feed.running.wait()  # after the delay too: a pause stops the reply that was about to come
     msg = feed.next_reply()
     feed.served += 1
     text = msg.text if msg is not None else "[replay finished: no more recorded turns]"

@@ -71,6 +71,9 @@ class SessionContextHealthPanel(VerticalScroll):
             f"vault entries      {info.get('vault_entries', 0)}",
             f"vault size         {_k(info.get('vault_bytes', 0))}B",
             f"session notes      {info.get('notes', 0)}",
+            *[f"  · {n[:44]}" for n in (info.get("note_texts") or [])[-3:]],
+            f"subagent handovers {len(info.get('handovers') or [])}",
+            *[f"  · todo: {t[:40]}" for h in (info.get("handovers") or [])[-1:] for t in h.get("pending_todos", [])[:2]],
             f"pipeline p50       {info.get('pipeline_p50', 0):.2f} ms",
         ]
         return lines
