@@ -45,7 +45,9 @@ class Settings:
     max_user_tokens: int = 120_000  # gateway hygiene
     keepalive: bool = True
     preheat: bool = True  # warm the provider cache after start-up and compaction
-    max_subagent_result_tokens: int = 2_000  # distillation Tier 1: what one subagent result may cost the parent
+    max_subagent_result_tokens: int = 2_000
+    mcp_servers: tuple[dict[str, Any], ...] = ()  # [{name, command, args, env} | {name, url}]
+    mcp_max_output_chars: int = 20_000  # distillation Tier 1: what one subagent result may cost the parent
     keepalive_idle_seconds: float = 240.0
     light_ratio: float = 0.50
     full_ratio: float = 0.70
@@ -71,7 +73,7 @@ class Settings:
         for k, v in values.items():
             if k not in known or v is None or k == "model_source":
                 continue
-            clean[k] = tuple(v) if k == "allowed_commands" else v
+            clean[k] = tuple(v) if k in ("allowed_commands", "mcp_servers") else v
         out = replace(self, **clean)
         if source and clean.get("model"):
             out = replace(out, model_source=source)

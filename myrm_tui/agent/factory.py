@@ -29,4 +29,12 @@ async def build_agent(
         build_pipeline(prompts, user_filter_dirs(workspace)), PromptLibrary(prompts), workspace, approver=approver, window=window,
     )
     await agent.load()
+    if settings.mcp_servers:
+        from myrm_tui.agent.mcp_client import McpServerConfig, OversizedResultHandler, connect_all
+
+        configs = [McpServerConfig.from_dict(d) for d in settings.mcp_servers]
+        agent.mcp_connections, tools, errors = await connect_all(configs, OversizedResultHandler(settings.mcp_max_output_chars))
+        agent.add_tools(tools)  # bound once, before the first request: the tool prefix stays cache-stable
+        if errors:
+            await store.add_metrics(session_id, agent.turn, {"kind": "mcp_error", "events": errors})
     return agent

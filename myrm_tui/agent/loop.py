@@ -137,9 +137,13 @@ class Agent:
         self.breaker = CircuitBreaker()
         self.aux: AuxSummarizer | None = None
         self.keepalive: Any = None  # CacheKeepAliveManager, once started
+        self.mcp_connections: list[Any] = []
         self.preheats = 0
 
     # -- set-up -----------------------------------------------------------------------------------
+    def add_tools(self, tools: list[Any]) -> None:
+        self.use_tools([*self.tools.values(), *tools])
+
     def use_tools(self, tools: list[Any]) -> None:
         """Replace the bound tool set (replay); done before the first request, so the prefix stays stable."""
         self.tools = {t.name: t for t in tools}
@@ -322,6 +326,8 @@ class Agent:
         return ToolResult(text, is_error=bool(failures) and not final, meta={"child_session": row.id, **({"vault_uri": uri} if uri else {})})
 
     async def close(self) -> None:
+        for conn in self.mcp_connections:
+            await conn.close()
         if self.keepalive is not None:
             await self.keepalive.stop()
         for t in list(self._background):

@@ -1,0 +1,172 @@
+"""MCP tools through the official ``mcp`` SDK: servers from settings (stdio or streamable HTTP), their
+tools bound once per session, and oversized outputs spilled to the vault.
+
+Each server connection lives in one background task that owns the SDK's context managers (anyio
+needs them entered and left in the same task); tool calls reach it through a queue. A crashed
+server turns into a clear tool error and the session goes on.
+
+``OversizedResultHandler``: an output over ``max_output_chars`` goes whole into the ArtifactVault;
+the agent gets head and tail, the ``vault://`` pointer and the ``file_read_tool`` hint. Without a
+vault it falls back to head truncation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
+from myrm_tui.context.trimming import head_tail
+from myrm_tui.context.vault import ArtifactVault
+
+MAX_OUTPUT_CHARS = 20_000
+CALL_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    name: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    url: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> McpServerConfig:
+        if not d.get("name") or not (d.get("command") or d.get("url")):
+            raise ValueError(f"an MCP server needs a name and a command or url: {d!r}")
+        return cls(str(d["name"]), str(d.get("command", "")), tuple(d.get("args", ())), dict(d.get("env", {})), str(d.get("url", "")))
+
+
+class OversizedResultHandler:
+    def __init__(self, max_output_chars: int = MAX_OUTPUT_CHARS) -> None:
+        self.max_output_chars = max_output_chars
+
+    def handle(self, text: str, tool: str, vault: ArtifactVault | None) -> tuple[str, str | None]:
+        if len(text) <= self.max_output_chars:
+            return text, None
+        if vault is None:
+            return text[: self.max_output_chars] + f"\n[… cut at {self.max_output_chars:,} of {len(text):,} chars]", None
+        uri = vault.put(text, "mcp", tool, reason="mcp_spill")
+        preview = head_tail(text, 40, 20, max_chars=self.max_output_chars // 2)
+        return (f"{preview}\n[{tool}: {len(text):,} chars; full output at {uri} — read it with "
+                f'file_read_tool(paths=["{uri}"], line_range="1:200")]'), uri
+
+
+def _tool_name(server: str, tool: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", f"mcp__{server}__{tool}")[:64]
+
+
+class McpConnection:
+    """One server: a task that holds the session and answers ``(tool, args, future)`` requests."""
+
+    def __init__(self, config: McpServerConfig) -> None:
+        self.config = config
+        self.tools: list[Any] = []
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any], asyncio.Future[Any]] | None] = asyncio.Queue()
+        self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.ensure_future(self._serve())
+        self.dead: str | None = None
+
+    async def _serve(self) -> None:
+        from mcp import ClientSession
+
+        try:
+            async with AsyncExitStack() as stack:
+                if self.config.url:
+                    from mcp.client.streamable_http import streamable_http_client
+
+                    streams = await stack.enter_async_context(streamable_http_client(self.config.url))
+                else:
+                    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+                    params = StdioServerParameters(command=self.config.command, args=list(self.config.args), env=self.config.env or None)
+                    streams = await stack.enter_async_context(stdio_client(params))
+                session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+                await session.initialize()
+                self.tools = list((await session.list_tools()).tools)
+                self._ready.set_result(None)
+                while (item := await self._queue.get()) is not None:
+                    name, args, fut = item
+                    try:
+                        res = await asyncio.wait_for(session.call_tool(name, args), CALL_TIMEOUT)
+                        if not fut.done():
+                            fut.set_result(res)
+                    except Exception as exc:
+                        if not fut.done():
+                            fut.set_exception(exc)
+                        if isinstance(exc, (OSError, EOFError)) or "closed" in str(exc).lower():
+                            raise
+        except BaseException as exc:
+            self.dead = f"{type(exc).__name__}: {exc}"
+            if not self._ready.done():
+                self._ready.set_exception(ToolError(f"MCP server {self.config.name!r} did not start: {self.dead}"))
+            while not self._queue.empty():
+                item = self._queue.get_nowait()
+                if item is not None and not item[2].done():
+                    item[2].set_exception(ToolError(f"MCP server {self.config.name!r} stopped: {self.dead}"))
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+
+    async def ready(self) -> None:
+        await self._ready
+
+    async def call(self, tool: str, args: dict[str, Any]) -> Any:
+        if self.dead or self._task.done():
+            raise ToolError(f"MCP server {self.config.name!r} is not running ({self.dead or 'stopped'})")
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        await self._queue.put((tool, args, fut))
+        done, _ = await asyncio.wait({fut, self._task}, timeout=CALL_TIMEOUT + 5, return_when=asyncio.FIRST_COMPLETED)
+        if fut in done:
+            return fut.result()
+        raise ToolError(f"MCP server {self.config.name!r} stopped during the call ({self.dead or 'no answer'})")
+
+    async def close(self) -> None:
+        await self._queue.put(None)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), 5)
+        except (TimeoutError, Exception):
+            self._task.cancel()
+
+
+class McpTool:
+    def __init__(self, conn: McpConnection, tool: Any, handler: OversizedResultHandler) -> None:
+        self.conn = conn
+        self.remote = tool.name
+        self.name = _tool_name(conn.config.name, tool.name)
+        self.description = (tool.description or f"MCP tool {tool.name} of {conn.config.name}")[:1000]
+        self.parameters = dict(tool.input_schema or {"type": "object", "properties": {}})
+        self.handler = handler
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            res = await self.conn.call(self.remote, args)
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise ToolError(f"MCP tool {self.name} failed: {type(exc).__name__}: {exc}") from exc
+        text = "\n".join(getattr(c, "text", "") or f"[{getattr(c, 'type', 'content')}]" for c in res.content or [])
+        shown, uri = self.handler.handle(text, self.name, ctx.vault)
+        return ToolResult(shown, is_error=bool(res.is_error), meta={"vault_uri": uri} if uri else {})
+
+
+async def connect_all(configs: list[McpServerConfig], handler: OversizedResultHandler | None = None) -> tuple[list[McpConnection], list[McpTool], list[str]]:
+    """Start every server; returns connections, their tools, and errors for servers that failed."""
+    handler = handler or OversizedResultHandler()
+    conns: list[McpConnection] = []
+    tools: list[McpTool] = []
+    errors: list[str] = []
+    for cfg in configs:
+        conn = McpConnection(cfg)
+        try:
+            await asyncio.wait_for(conn.ready(), 30)
+        except Exception as exc:
+            errors.append(str(exc))
+            await conn.close()
+            continue
+        conns.append(conn)
+        tools.extend(McpTool(conn, t, handler) for t in conn.tools)
+    return conns, tools, errors

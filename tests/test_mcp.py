@@ -1,0 +1,55 @@
+"""MCP tools from a local stdio server written for the tests: listed, callable, spilled, crash-safe."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from myrm_tui.agent.events import ToolFinished
+from myrm_tui.agent.mcp_client import OversizedResultHandler
+from myrm_tui.agent.tools.files import FileReadTool
+from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.conftest import FIXTURES
+from tests.helpers import collect, make_agent, openai_settings
+
+SERVER = {"name": "fixture", "command": sys.executable, "args": [str(FIXTURES / "mcp_server.py")]}
+
+
+async def test_mcp_tools_are_bound_called_spilled_and_survive_a_crash(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+    agent = await make_agent(store, workspace, openai_settings(emulator, mcp_servers=[SERVER]))
+    try:
+        assert {"mcp__fixture__big_report", "mcp__fixture__echo", "mcp__fixture__crash"} <= set(agent.tools)
+        emulator.enqueue(
+            Reply(tool_calls=[("mcp__fixture__echo", {"text": "ping"}), ("mcp__fixture__big_report", {})]),
+            Reply(text="Got the report."),
+        )
+        events = await collect(agent, "use the mcp tools")
+        results = {e.call.name: e.message for e in events if isinstance(e, ToolFinished)}
+        assert results["mcp__fixture__echo"].text == "echo: ping"
+        big = results["mcp__fixture__big_report"]
+        assert len(big.text) < 20_000 and "vault://" in big.text and "file_read_tool" in big.text
+        uri = big.meta["vault_uri"]
+        full = (await store.vault_get(uri)).content  # type: ignore[union-attr]
+        assert len(full) == 100_000
+        read = await FileReadTool().run({"paths": [uri], "line_range": "500:500"}, agent.tool_ctx)
+        assert "500\trow 00500:" in read.content
+        tools_sent = [t["function"]["name"] for t in emulator.accepted[-1].body["tools"]]
+        assert tools_sent == [t["function"]["name"] for t in emulator.accepted[0].body["tools"]]  # bound once
+        emulator.enqueue(Reply(tool_calls=[("mcp__fixture__crash", {})]), Reply(tool_calls=[("mcp__fixture__echo", {"text": "again"})]), Reply(text="The MCP server is gone; carrying on."))
+        events = await collect(agent, "crash it")
+        errs = [e.message.text for e in events if isinstance(e, ToolFinished)]
+        assert errs[0].startswith("Error:") and "fixture" in errs[0]
+        assert errs[1].startswith("Error:") and ("not running" in errs[1] or "stopped" in errs[1])
+        assert emulator.rejected == [] and events[-1].__class__.__name__ == "TurnDone"
+    finally:
+        await agent.close()
+
+
+def test_oversized_handler_falls_back_to_head_truncation_without_a_vault() -> None:
+    h = OversizedResultHandler(1_000)
+    text, uri = h.handle("z" * 5_000, "t", None)
+    assert uri is None and text.startswith("z" * 1_000) and "cut at 1,000" in text
+    text, uri = h.handle("z" * 5_000, "t", ArtifactVault("s"))
+    assert uri is not None and uri in text
