@@ -53,11 +53,28 @@ def targets(result: dict[str, Any]) -> list[str]:
         if base in s and s[base]["cost_usd"]:
             ratio = m["cost_usd"] / s[base]["cost_usd"]
             out.append(f"cost = {ratio:.3f}× {base} (target ≤ {limit}×): {'met' if ratio <= limit else f'MISSED by {ratio - limit:.3f}×'}")
+            if ratio > limit and base == "none":
+                b = s[base]
+                u_m = m["input_tokens"] - m["cached_input_tokens"]
+                u_b = b["input_tokens"] - b["cached_input_tokens"]
+                out.append(
+                    f"  why: `none` only appends, so {b['cache_hit_ratio']:.1%} of its {b['input_tokens']:,} input tokens are cache reads "
+                    f"(billed at 10%); myrm sends {m['input_tokens'] / b['input_tokens']:.0%} as many tokens but {u_m:,} uncached "
+                    f"(billed at 125%) against none's {u_b:,}, because every compaction ({m.get('compactions', 0)}) rewrites the view after "
+                    "the protected head. Under prefix caching the re-sent history is cheap and the rewrite is not."
+                )
     out.append(f"cache_hit_ratio = {m['cache_hit_ratio']:.3f} (target ≥ 0.85): {'met' if m['cache_hit_ratio'] >= 0.85 else 'MISSED'}")
     if m.get("probe_retention") is not None:
         others = {k: v["probe_retention"] for k, v in s.items() if k in ("truncate", "mask") and v.get("probe_retention") is not None}
         ok = m["probe_retention"] >= 0.9 and all(m["probe_retention"] > v for v in others.values())
         out.append(f"probe_retention = {m['probe_retention']:.3f} (target ≥ 0.9 and above {others}): {'met' if ok else 'MISSED'}")
+        if not ok and "none" in s and s["none"].get("probe_retention") is not None:
+            out.append(
+                f"  why: {m['probe_facts_total'] - m['probe_facts_kept']} of {m['probe_facts_total']} facts are not in the last request; even "
+                f"`none` (the whole history) keeps only {s['none']['probe_retention']:.1%}, because probe facts are phrased as the "
+                "summary phrases them (\"exit code 1\") while raw tool outputs still in view say <returncode>1</returncode>; "
+                f"{m['probe_recoverable']:.1%} is recoverable from view or vault."
+            )
     out.append(f"pipeline p50 = {m['pipeline_ms_p50']:.3f} ms (≤ 2), p99 = {m['pipeline_ms_p99']:.3f} ms (≤ 20): "
                f"{'met' if m['pipeline_ms_p50'] <= 2 and m['pipeline_ms_p99'] <= 20 else 'MISSED'}")
     out.append(f"p50 first quarter of turns = {m['pipeline_ms_p50_first_quarter']:.3f} ms, last quarter = {m['pipeline_ms_p50_last_quarter']:.3f} ms")
