@@ -118,3 +118,20 @@ async def test_keepalive_probes_when_idle_and_stops_during_activity() -> None:
     await mgr.stop()
     assert mgr.state == "stopped"
     assert provider_caches("anthropic/claude-sonnet-4-5") and not provider_caches("local/smollm2-135m") and not provider_caches("ollama/qwen")
+
+
+async def test_tool_narrowing_keeps_the_bound_schemas(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    schemas = list(agent.tool_schemas)
+    agent.narrow_tools(["file_read_tool", "grep"])
+    assert agent.tool_schemas == schemas  # the cacheable prefix is untouched
+    assert agent.tool_choice() is None  # emulator endpoint is not native OpenAI: nothing to send
+    from dataclasses import replace
+
+    agent.settings = replace(agent.settings, model="gpt-4o", api_base=None)
+    choice = agent.tool_choice()
+    assert choice["type"] == "allowed_tools" and [t["name"] for t in choice["tools"]] == ["file_read_tool", "grep"]
+    import pytest
+
+    with pytest.raises(ValueError, match="unknown tools"):
+        agent.narrow_tools(["nope"])

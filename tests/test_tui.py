@@ -216,3 +216,75 @@ async def test_settings_change_rebuilds_the_agent_and_the_next_request_uses_the_
         assert app.controller.cache.fingerprint != first_fp
         assert emulator.accepted[-1].body["model"] == "gpt-4o"
         assert await app.controller.store.get_setting("model") == "openai/gpt-4o"  # type: ignore[union-attr]
+
+
+def test_snapshot_high_usage_with_the_fork_hint(snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path) -> None:
+    emulator.enqueue(Reply(text="Here is a long answer. " * 60))
+    app = make_app(emulator, tmp_path, frozen, preheat=False, keepalive=False, summarizer_model="extractive", context_window=2500)
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, app.ready.is_set)
+        from myrm_tui.app.widgets.prompt_input import PromptInput
+
+        app.query_one(PromptInput).load_text("explain everything " * 300)  # pasted, not typed key by key
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.busy)
+        from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
+        from myrm_tui.app.widgets.prompt_input import PromptInput
+
+        panel = app.query_one(SessionContextHealthPanel)
+        await wait_until(pilot, lambda: "Compaction" in str(panel.query_one("#compaction").render()))
+        assert app.query_one(ContextUsageIndicator).level() == "red"
+        app.query_one(PromptInput).cursor_blink = False
+        app.set_focus(None)
+        await pilot.pause(0.5)
+
+    assert snap_compare(app, terminal_size=(130, 40), run_before=run_before)
+
+
+def test_snapshot_vault_pane(snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("myrm_tui.app.widgets.vault_pane.time.strftime", lambda fmt, t=None: "12:00:00")
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 30000"})]), Reply(text="Printed the numbers."))
+    app = make_app(emulator, tmp_path, frozen, preheat=False, keepalive=False, summarizer_model="extractive")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        from myrm_tui.app.widgets.vault_card import VaultArtifactCard
+        from myrm_tui.app.widgets.vault_pane import VaultPane
+
+        await wait_until(pilot, app.ready.is_set)
+        await type_and_send(pilot, "count")
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(VaultArtifactCard)))
+        card = app.query_one(VaultArtifactCard)
+        app.post_message(VaultPane.OpenRequested(card.uri))
+        pane = app.query_one(VaultPane)
+        await wait_until(pilot, lambda: pane.current_uri == card.uri)
+        app.set_focus(None)
+        await pilot.pause(0.5)
+
+    assert snap_compare(app, terminal_size=(130, 40), run_before=run_before)
+
+
+async def test_a_thousand_message_session_mounts_lazily(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    from textual.widgets import Button
+
+    from myrm_tui.app.widgets.chat_message import UserMessage
+    from myrm_tui.context.types import Message
+    from myrm_tui.store.db import Store
+
+    store = await Store.open(tmp_path / "tui.db")
+    row = await store.create_session(title="long one")
+    await store.append_message(row.id, Message(role="system", content="sys"))
+    for i in range(500):
+        await store.append_message(row.id, Message(role="user", content=f"question {i}"))
+        await store.append_message(row.id, Message(role="assistant", content=f"answer {i}"))
+    await store.close()
+    app = MyrmApp(db_path=tmp_path / "tui.db", workspace=workspace, session_id=row.id,
+                  cli={"model": "openai/gpt-4o-mini", "api_base": emulator.openai_base, "api_key": "sk-test", "preheat": False})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: bool(app.query(UserMessage)))
+        assert len(app.query(UserMessage)) == 60  # the newest 120 messages only
+        assert str(app.query_one(UserMessage).render()) == "question 440"
+        earlier = app.query_one("#earlier", Button)
+        earlier.press()
+        await wait_until(pilot, lambda: len(app.query(UserMessage)) == 120)
+        assert str(app.query(UserMessage).first().render()) == "question 380"

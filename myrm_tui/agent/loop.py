@@ -138,9 +138,29 @@ class Agent:
         self.aux: AuxSummarizer | None = None
         self.keepalive: Any = None  # CacheKeepAliveManager, once started
         self.mcp_connections: list[Any] = []
+        self.allowed_tools: list[str] | None = None
         self.preheats = 0
 
     # -- set-up -----------------------------------------------------------------------------------
+    def narrow_tools(self, names: list[str] | None) -> None:
+        """Limit which tools the model may call (a loaded skill) without changing the bound schemas.
+
+        The schema list stays frozen, so the cached prefix survives; the narrowing travels in
+        ``tool_choice`` (OpenAI ``allowed_tools``; other providers ignore it and see all tools)."""
+        unknown = [n for n in names or [] if n not in self.tools]
+        if unknown:
+            raise ValueError(f"unknown tools: {', '.join(unknown)}")
+        self.allowed_tools = list(names) if names else None
+
+    def tool_choice(self) -> Any:
+        if not self.allowed_tools:
+            return None
+        from myrm_tui.context.cache_optimize import is_native_openai
+
+        if not is_native_openai(self.settings.model, self.settings.api_base):
+            return None
+        return {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": n} for n in self.allowed_tools]}
+
     def add_tools(self, tools: list[Any]) -> None:
         self.use_tools([*self.tools.values(), *tools])
 
@@ -378,7 +398,7 @@ class Agent:
                     return
             report = ContextReport(ctx.tokens(view), self.window, ctx.metrics.as_dict())
             yield report
-            if ctx.metrics.compacted:
+            if ctx.metrics.compacted and ctx.metrics.tokens_out < ctx.metrics.tokens_in:  # a no-op compaction is not news
                 yield Notice(f"Context compacted ({ctx.metrics.compaction_reason}): {ctx.metrics.tokens_in:,} → {ctx.metrics.tokens_out:,} tokens")
             partial = _Partial()
             try:
@@ -424,7 +444,8 @@ class Agent:
                      self.settings.api_base, self.session_id)
         messages = req.pop("messages")
         tools = req.pop("tools", None)
-        async for ev in self.llm.stream(self.spec, messages, tools=tools, max_tokens=self.settings.max_output_tokens, extra=req):
+        async for ev in self.llm.stream(self.spec, messages, tools=tools, tool_choice=self.tool_choice(),
+                                        max_tokens=self.settings.max_output_tokens, extra=req):
             if isinstance(ev, TextDelta):
                 partial.text.append(ev.text)
                 yield TextChunk(ev.text)

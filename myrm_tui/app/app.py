@@ -460,6 +460,10 @@ class MyrmApp(App[None]):
             self.action_sessions()
         elif cmd == "help":
             self.action_help()
+        elif cmd == "vault":
+            self.action_show_tab("vault-tab")
+        elif cmd == "health":
+            self.action_show_tab("health-tab")
         elif cmd in ("model", "mode") and arg:
             key = "model" if cmd == "model" else "prompt_mode"
             await self.controller.set_setting(key, arg)

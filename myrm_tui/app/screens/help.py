@@ -28,7 +28,7 @@ HELP = """\
 
 # Slash commands
 
-`/compact [focus]` · `/fork` · `/model NAME` · `/mode full|lean|naked|search` · `/notes` · `/clear` (new session) · `/sessions` · `/help`
+`/compact [focus]` · `/fork` · `/vault` · `/health` · `/model NAME` · `/mode full|lean|naked|search` · `/notes` · `/clear` (new session) · `/sessions` · `/help`
 """
 
 
