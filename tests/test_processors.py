@@ -373,3 +373,10 @@ def test_vault_line_ranges() -> None:
     assert out.splitlines() == ["10\trow 10", "11\trow 11", "12\trow 12"]
     with pytest.raises(ValueError):
         slice_lines(text, "a:b")
+
+
+def test_qwen_dashscope_gets_the_same_explicit_markers() -> None:
+    view = [Message(role="system", content="s", id="s"), Message(role="user", content="q", id="u"), Message(role="assistant", content="a", id="a")]
+    req = render(view, "dashscope/qwen-max", plan_breakpoints(view, 2), None)
+    marked = [m for m in req["messages"] if isinstance(m["content"], list) and m["content"][-1].get("cache_control") == {"type": "ephemeral"}]
+    assert len(marked) == 3 and "prompt_cache_key" not in req
