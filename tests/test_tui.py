@@ -288,3 +288,18 @@ async def test_a_thousand_message_session_mounts_lazily(emulator: ProviderEmulat
         earlier.press()
         await wait_until(pilot, lambda: len(app.query(UserMessage)) == 120)
         assert str(app.query(UserMessage).first().render()) == "question 380"
+
+
+async def test_fork_at_a_selected_message(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="answer one"), Reply(text="answer two"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        for text in ("first question", "second question"):
+            await type_and_send(pilot, text)
+            await wait_until(pilot, lambda: not app.busy)
+        parent = app.controller.session.id  # type: ignore[union-attr]
+        await type_and_send(pilot, "/fork 1")
+        await wait_until(pilot, lambda: app.controller.session is not None and app.controller.session.id != parent)
+        texts = [m.text for m in await app.controller.messages() if not m.synthetic]
+        assert "answer one" in texts and "second question" not in texts

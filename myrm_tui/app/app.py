@@ -175,6 +175,8 @@ class MyrmApp(App[None]):
             self._status()
 
     async def on_session_loaded(self, event: SessionLoaded) -> None:
+        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+            return
         s = self.controller.settings
         model = self.controller.agent.settings.model if self.controller.agent else (s.model if s else "")
         label = "REPLAY · " if self.replayer is not None else ""
@@ -191,6 +193,8 @@ class MyrmApp(App[None]):
         self._status()
 
     def _status(self, text: str | None = None) -> None:
+        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+            return
         if text is None:
             if self.replayer is not None:
                 text = "REPLAY of a recorded session — ctrl+r pauses, ctrl+k compacts, ctrl+f forks, F4 vault"
@@ -199,6 +203,8 @@ class MyrmApp(App[None]):
         self.main.query_one("#status", Static).update(text)
 
     async def on_failure(self, event: Failure) -> None:
+        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+            return
         if event.text:
             self.notify(event.text, severity="error", timeout=8)
             self._status(event.text)
@@ -237,6 +243,8 @@ class MyrmApp(App[None]):
             self.post_message(AgentEventMessage(TurnDone(0)))
 
     async def on_agent_event_message(self, message: AgentEventMessage) -> None:
+        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+            return
         ev = message.event
         chat = self.main.query_one(ChatLog)
         if isinstance(ev, UserSaved):
@@ -244,6 +252,10 @@ class MyrmApp(App[None]):
             self._first_message = self._first_message or ev.message.text  # titles come from saved messages only
         elif isinstance(ev, TextChunk):
             await chat.append_text(ev.text)
+            ring = self.main.query_one(ContextUsageIndicator)
+            if ring.window:  # live while streaming: the reply will be part of the next request's input
+                ring.tokens += max(1, len(ev.text) // 4)
+                ring.ratio = min(ring.tokens / ring.window, 1.0)
         elif isinstance(ev, ReasoningChunk):
             if chat.current is None:
                 await chat.start_assistant()
@@ -288,6 +300,8 @@ class MyrmApp(App[None]):
         self.post_message(PanelData(await self.controller.panel_data()))
 
     def on_panel_data(self, event: PanelData) -> None:
+        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+            return
         d = event.data
         self.main.query_one(SessionContextHealthPanel).show(d["rows"], d["info"])
         self.main.query_one(VaultPane).show_entries(d["vault"])
@@ -307,6 +321,8 @@ class MyrmApp(App[None]):
         self.post_message(VaultEntryLoaded(uri, await self.controller.vault_entry(uri)))
 
     def on_vault_entry_loaded(self, event: VaultEntryLoaded) -> None:
+        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+            return
         if event.entry is None:
             self.notify(f"{event.uri} is not in this session's vault", severity="warning")
             return
@@ -369,6 +385,8 @@ class MyrmApp(App[None]):
         self.post_message(CompactionDone(report))
 
     async def on_compaction_done(self, event: CompactionDone) -> None:
+        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+            return
         self.main.query_one(ContextUsageIndicator).busy = False
         self.refresh_panels()
         if event.report is not None:
@@ -376,17 +394,17 @@ class MyrmApp(App[None]):
             m = event.report.metrics
             self.notify(f"Compacted: {m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens")
 
-    def action_fork(self) -> None:
+    def action_fork(self, at_user_message: int | None = None) -> None:
         if self.busy and not self._replay_paused():
             self.notify("Wait for the turn to finish before forking.", severity="warning")
             return
-        self.fork_session()
+        self.fork_session(at_user_message)
 
     @work(exclusive=True, group="session", exit_on_error=False, description="fork session")
-    async def fork_session(self) -> None:
+    async def fork_session(self, at_user_message: int | None = None) -> None:
         try:
             await self.ready.wait()
-            row = await self.controller.fork()
+            row = await self.controller.fork(at_user_message=at_user_message)
             self.post_message(SessionLoaded(row, await self.controller.messages()))
             self.post_message(Failure(""))
         except Exception as exc:
@@ -453,7 +471,10 @@ class MyrmApp(App[None]):
         if cmd == "compact":
             self.action_compact(arg)
         elif cmd == "fork":
-            self.action_fork()
+            if arg and not arg.isdigit():
+                self.notify("/fork takes the number of one of your messages: /fork 3 forks after your 3rd message", severity="warning")
+            else:
+                self.action_fork(int(arg) if arg else None)
         elif cmd in ("clear", "new"):
             self.action_new_session()
         elif cmd == "sessions":

@@ -128,11 +128,19 @@ class Controller:
     async def delete_session(self, session_id: str) -> None:
         await self._store().delete_session(session_id)
 
-    async def fork(self, upto_seq: int | None = None) -> SessionRow:
-        """Fork here into a new session whose context starts compacted (a summary of the parent)."""
+    async def fork(self, upto_seq: int | None = None, at_user_message: int | None = None) -> SessionRow:
+        """Fork into a new session whose context starts compacted (a summary of the parent): at the
+        current point, at a stored sequence number, or after the N-th user message and its answer."""
         assert self.session is not None
         store = self._store()
         parent = self.session
+        if at_user_message is not None:
+            msgs = await store.load_messages(parent.id)
+            users = [i for i, m in enumerate(msgs) if m.role == "user" and not m.synthetic]
+            if not 1 <= at_user_message <= len(users):
+                raise ValueError(f"there is no user message {at_user_message} (this session has {len(users)})")
+            end = users[at_user_message] if at_user_message < len(users) else len(msgs)
+            upto_seq = int(msgs[end - 1].id[1:])
         row = await store.fork_session(parent.id, upto_seq)
         state = await store.load_state(parent.id)
         if state:
