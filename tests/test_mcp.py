@@ -53,3 +53,35 @@ def test_oversized_handler_falls_back_to_head_truncation_without_a_vault() -> No
     assert uri is None and text.startswith("z" * 1_000) and "cut at 1,000" in text
     text, uri = h.handle("z" * 5_000, "t", ArtifactVault("s"))
     assert uri is not None and uri in text
+
+
+async def test_streamable_http_server(tmp_path: Path) -> None:
+    import asyncio
+    import socket
+    import subprocess
+
+    from myrm_tui.agent.mcp_client import McpServerConfig, connect_all
+    from myrm_tui.agent.tools.base import ToolContext
+    from myrm_tui.context.state import ContextState
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(FIXTURES / "mcp_server.py"), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):  # wait for the port, at most ~10 s
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                await asyncio.sleep(0.1)
+        conns, tools, errors = await connect_all([McpServerConfig("web", url=f"http://127.0.0.1:{port}/mcp")])
+        assert errors == [] and {t.remote for t in tools} >= {"echo", "big_report"}
+        ctx = ToolContext(workspace=tmp_path, vault=ArtifactVault("s"), state=ContextState())
+        echo = next(t for t in tools if t.remote == "echo")
+        assert (await echo.run({"text": "over http"}, ctx)).content == "echo: over http"
+        for c in conns:
+            await c.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -69,3 +69,15 @@ def test_handover_state_extraction() -> None:
     assert any("sed -i" in c for c in h.completed_tasks)
     assert any("pytest tests/test_parser.py" in r for r in h.risks)
     assert h.pending_todos and "failing assertion" in h.pending_todos[0]
+
+
+async def test_child_summaries_are_marked_user_role_messages() -> None:
+    from myrm_tui.context.config import ContextConfig
+    from myrm_tui.context.invariants import check_view
+    from tests.helpers import conversation, run_pipeline
+
+    raw = conversation(20)
+    view, _ = await run_pipeline(raw, force_compaction=True, config=ContextConfig(max_context_tokens=8_000, summary_role="user"))
+    summary = next(m for m in view if m.meta.get("kind") == "summary")
+    assert summary.role == "user" and summary.synthetic and "<system-reminder" in summary.text
+    assert check_view(view, raw) == []

@@ -325,6 +325,7 @@ class Agent:
         child = Agent(self.store, row.id, replace(self.settings, keepalive=False, preheat=False), self.llm, self.pipeline,
                       self.prompts, self.workspace, approver=self.tool_ctx.approver, tools=child_tools, clock=self.clock, window=self.window)
         child.depth = self.depth + 1
+        child.config = replace(child.config, summary_role="user")
         child.tool_ctx.auto_approve = self.tool_ctx.auto_approve
         await child.load()
         final = ""

@@ -46,6 +46,9 @@ class ContextConfig:
     truncate_chars: int = 2_000  # what "Truncate" keeps of a long older output
     reread_files: int = 5
     reread_max_tokens: int = 50_000
+    # Role of the summary message: "assistant" for sessions (can never pass for the user's words);
+    # "user" for subagents, marked as synthetic, as the seed specifies for child compaction.
+    summary_role: str = "assistant"
     max_blocked_items: int = 3
     max_next_steps: int = 5
     # Anti-thrashing: a compaction saving less than this share of the view counts as low-yield.

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from myrm_tui.context import signals, summary_model
 from myrm_tui.context.processor import PipelineContext
-from myrm_tui.context.types import Message
+from myrm_tui.context.types import Message, synthetic_user
 
 SUMMARY_PROMPT = "summary.md"
 MAX_TRANSCRIPT_CHARS = 120_000
@@ -109,13 +109,12 @@ class Summarize:
         covered = int(ctx.state.last_compaction.get("covered", 0)) + sum(1 for m in ctx.removed if not m.synthetic)
         ctx.state.last_compaction["covered"] = covered
         ctx.state.compactions += 1
-        msg = Message(
-            role="assistant",
-            content=summary_model.render(merged, covered),
-            id=f"summary-{ctx.state.compactions}",
-            synthetic=True,
-            meta={"kind": "summary", "source": source},
-        )
+        body = summary_model.render(merged, covered)
+        if ctx.config.summary_role == "user":
+            msg = replace(synthetic_user(body, f"summary-{ctx.state.compactions}", "summary"), meta={"kind": "summary", "source": source})
+        else:
+            msg = Message(role="assistant", content=body, id=f"summary-{ctx.state.compactions}", synthetic=True,
+                          meta={"kind": "summary", "source": source})
         at = len(ctx.protected_head)
         ctx.metrics.add_removed(self.name, -ctx.counter.message(msg))
         return [*view[:at], msg, *view[at:]]
