@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -73,3 +74,17 @@ def conversation(turns: int, output_chars: int = 3000, prefix: str = "c") -> lis
         code = 1 if i % 7 == 3 else 0
         msgs.append(Message(role="tool", content=f"<returncode>{code}</returncode>\n<output>\n{body}\n</output>", id=f"{prefix}t{i}", tool_call_id=cid, name="bash"))
     return msgs
+
+
+class FakeTime:
+    """A clock and a sleep that advance together, for watchdog and keep-alive tests."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    async def sleep(self, s: float) -> None:
+        self.t += s
+        await asyncio.sleep(0)

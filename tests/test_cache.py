@@ -11,7 +11,15 @@ from myrm_tui.context.state import ContextState
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import anthropic_settings, collect, conversation, make_agent, openai_settings, run_pipeline
+from tests.helpers import (
+    FakeTime,
+    anthropic_settings,
+    collect,
+    conversation,
+    make_agent,
+    openai_settings,
+    run_pipeline,
+)
 
 
 async def test_fifty_turns_stay_cached_between_compactions(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
@@ -80,18 +88,6 @@ async def test_break_detector_in_the_pipeline_reports_compaction() -> None:
     _, ctx = await run_pipeline(raw, window=8_000, state=state, force_compaction=True, tools_fingerprint="x")
     assert ctx.metrics.cache_break is not None and ctx.metrics.cache_break["cause"] == "compaction"
     assert state.cache_breaks["compaction"] == 1
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    async def sleep(self, s: float) -> None:
-        self.t += s
-        await asyncio.sleep(0)
 
 
 async def test_keepalive_probes_when_idle_and_stops_during_activity() -> None:

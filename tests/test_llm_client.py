@@ -20,6 +20,7 @@ from myrm_tui.llm.errors import (
 from myrm_tui.llm.events import Finish, TextDelta, ToolCallDelta, Usage
 from myrm_tui.llm.progress import ProgressClock, guarded
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import FakeTime
 
 TOOLS = [{"type": "function", "function": {"name": "bash", "description": "run", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}]
 
@@ -85,18 +86,6 @@ async def test_stalled_stream_is_cut_by_the_inactivity_watchdog(emulator: Provid
             got.append(ev)
     assert any(isinstance(e, TextDelta) for e in got)
     emulator._release.set()
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    async def sleep(self, s: float) -> None:
-        self.t += s
-        await asyncio.sleep(0)
 
 
 async def test_watchdog_with_fake_clock_tells_slow_from_dead() -> None:
