@@ -281,7 +281,7 @@ async def test_a_thousand_message_session_mounts_lazily(emulator: ProviderEmulat
     app = MyrmApp(db_path=tmp_path / "tui.db", workspace=workspace, session_id=row.id,
                   cli={"model": "openai/gpt-4o-mini", "api_base": emulator.openai_base, "api_key": "sk-test", "preheat": False})
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: bool(app.query(UserMessage)))
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)))
         assert len(app.query(UserMessage)) == 60  # the newest 120 messages only
         assert str(app.query_one(UserMessage).render()) == "question 440"
         earlier = app.query_one("#earlier", Button)

@@ -93,6 +93,13 @@ class MyrmApp(App[None]):
         """Chat actions are off while a modal screen is open, so its own keys (ctrl+s: save) work."""
         return action not in self.MAIN_ONLY or isinstance(self.screen, MainScreen)
 
+    def _closing_down(self) -> bool:
+        """True once the chat screen is gone or being torn down (late worker messages are dropped)."""
+        if not self.screen_stack:
+            return True
+        screen = self.screen_stack[0]
+        return not screen.is_attached or not screen.query("#status")
+
     @property
     def main(self) -> MainScreen:
         """The chat screen, at the bottom of the stack whatever modal is open above it."""
@@ -175,7 +182,7 @@ class MyrmApp(App[None]):
             self._status()
 
     async def on_session_loaded(self, event: SessionLoaded) -> None:
-        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+        if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         s = self.controller.settings
         model = self.controller.agent.settings.model if self.controller.agent else (s.model if s else "")
@@ -193,7 +200,7 @@ class MyrmApp(App[None]):
         self._status()
 
     def _status(self, text: str | None = None) -> None:
-        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+        if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         if text is None:
             if self.replayer is not None:
@@ -203,7 +210,7 @@ class MyrmApp(App[None]):
         self.main.query_one("#status", Static).update(text)
 
     async def on_failure(self, event: Failure) -> None:
-        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+        if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         if event.text:
             self.notify(event.text, severity="error", timeout=8)
@@ -243,7 +250,7 @@ class MyrmApp(App[None]):
             self.post_message(AgentEventMessage(TurnDone(0)))
 
     async def on_agent_event_message(self, message: AgentEventMessage) -> None:
-        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+        if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         ev = message.event
         chat = self.main.query_one(ChatLog)
@@ -300,7 +307,7 @@ class MyrmApp(App[None]):
         self.post_message(PanelData(await self.controller.panel_data()))
 
     def on_panel_data(self, event: PanelData) -> None:
-        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+        if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         d = event.data
         self.main.query_one(SessionContextHealthPanel).show(d["rows"], d["info"])
@@ -321,7 +328,7 @@ class MyrmApp(App[None]):
         self.post_message(VaultEntryLoaded(uri, await self.controller.vault_entry(uri)))
 
     def on_vault_entry_loaded(self, event: VaultEntryLoaded) -> None:
-        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+        if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         if event.entry is None:
             self.notify(f"{event.uri} is not in this session's vault", severity="warning")
@@ -385,7 +392,7 @@ class MyrmApp(App[None]):
         self.post_message(CompactionDone(report))
 
     async def on_compaction_done(self, event: CompactionDone) -> None:
-        if not self.screen_stack:  # a worker's message can arrive while the app shuts down
+        if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         self.main.query_one(ContextUsageIndicator).busy = False
         self.refresh_panels()
