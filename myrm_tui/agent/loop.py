@@ -111,8 +111,7 @@ class Agent:
             from myrm_tui.agent.tools.subagent import SubagentTool
 
             self.tools["subagent"] = SubagentTool(self._spawn_child)
-        self.tool_schemas = [schema(t) for t in self.tools.values()]  # bound once: cache-stable
-        self.tools_fingerprint = hashlib.blake2b(json.dumps(self.tool_schemas, sort_keys=True).encode(), digest_size=8).hexdigest()
+        self.use_tools(list(self.tools.values()))  # schemas bound once: cache-stable
         self.counter = TokenCounter()
         self.history: list[Message] = []
         self.state = ContextState()
@@ -208,9 +207,15 @@ class Agent:
         return stored
 
     # -- the pipeline -----------------------------------------------------------------------------
+    @property
+    def extractive_summaries(self) -> bool:
+        """Deterministic summaries, no LLM: asked for, or the embedded 135M model (it writes worse ones)."""
+        s = self.settings
+        return s.summarizer_model == "extractive" or (s.model.startswith("local/") and not s.summarizer_model)
+
     def _summarizer(self) -> AuxSummarizer | None:
-        if self.settings.summarizer_model == "extractive" or (self.settings.model.startswith("local/") and not self.settings.summarizer_model):
-            return None  # deterministic extractive summaries (a 135M model writes worse ones)
+        if self.extractive_summaries:
+            return None
         if self.aux is None:
             aux_model = summarizer_model(self.settings)
             aux_window = self.window if aux_model == self.settings.model else window_for(replace(self.settings, model=aux_model, context_window=0))

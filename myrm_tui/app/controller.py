@@ -184,7 +184,7 @@ class Controller:
                 handovers=st.handovers, note_texts=list(st.notes),
                 keepalive=agent.keepalive.state if agent.keepalive else "off", breaker=agent.breaker.state,
                 backoff=st.backoff_level, low_yield=st.low_yield_streak,
-                summarizer=agent.aux.last_model if agent.aux and agent.aux.last_model else ("extractive" if agent._summarizer() is None else "lite model"),
+                summarizer=agent.aux.last_model if agent.aux and agent.aux.last_model else ("extractive" if agent.extractive_summaries else "lite model"),
                 last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
                 pipeline_p50=times[len(times) // 2] if times else 0.0,
             )

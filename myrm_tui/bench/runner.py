@@ -6,7 +6,6 @@ and append what was really recorded. Probe facts are scored on each conversation
 from __future__ import annotations
 
 import json
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -156,7 +155,3 @@ async def replay(
                 kept = f in text
                 result.probe_facts_kept += kept
                 result.probe_facts_recoverable += kept or f in vault
-
-
-def median(xs: list[float]) -> float:
-    return statistics.median(xs) if xs else 0.0

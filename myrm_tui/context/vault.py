@@ -70,9 +70,6 @@ class ArtifactVault:
     def __contains__(self, uri: str) -> bool:
         return uri in self._entries
 
-    def total_bytes(self) -> int:
-        return sum(e.size for e in self._entries.values())
-
 
 def slice_lines(text: str, line_range: str | None) -> str:
     """Lines ``"a:b"`` (1-based, inclusive; either side may be empty) of ``text``, numbered."""

@@ -63,10 +63,6 @@ async def litellm_module() -> Any:
     return _litellm
 
 
-def litellm_loaded() -> bool:
-    return _litellm is not None
-
-
 class LLMClient:
     def __init__(self, inactivity_timeout: float = 90.0, total_timeout: float = 600.0, check_interval: float = 10.0) -> None:
         self.inactivity_timeout = inactivity_timeout

@@ -8,7 +8,6 @@ with their recorded ids). A feed can be paused and has a per-reply delay (the re
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -86,7 +85,3 @@ def tool_names(messages: list[Message], tools_meta: list[dict[str, Any]]) -> lis
         return tools_meta
     names = sorted({c.name for m in messages for c in m.tool_calls})
     return [{"type": "function", "function": {"name": n, "description": f"recorded tool {n}", "parameters": {"type": "object", "properties": {}}}} for n in names]
-
-
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import yaml
 
-from myrm_tui.context.trimming import head_tail, trim_json_text, trim_json_value
+from myrm_tui.context.trimming import trim_json_text, trim_json_value
 
 _TAG = re.compile(r"<(/?)([A-Za-z][\w:.-]*)[^>]*?(/?)>")
 _LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[\d{4}-|\w{3} +\d+ \d\d:\d\d:\d\d|\d\d:\d\d:\d\d)|\b(DEBUG|INFO|WARN(ING)?|ERROR|CRITICAL|FATAL|TRACE)\b")
@@ -190,7 +190,3 @@ def structural_extract(text: str, limits: tuple[int, int, int] = (4, 12, 6)) -> 
         if result is not None and len(result) < len(text):
             return name, result
     return None
-
-
-def fallback_head_tail(text: str, head: int, tail: int, max_chars: int) -> str:
-    return head_tail(text, head, tail, max_chars)
