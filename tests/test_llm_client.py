@@ -108,6 +108,22 @@ async def test_watchdog_with_fake_clock_tells_slow_from_dead() -> None:
         _ = [x async for x in guarded(dead(), inactivity=90, total=10_000, check_interval=10, clock=ProgressClock(clock), sleep=clock.sleep)]
 
 
+async def test_watchdog_total_ceiling_cuts_a_stream_that_never_ends() -> None:
+    clock = FakeTime()
+
+    async def endless():
+        for i in range(10_000):  # a token every 20 s, forever: never idle, never done
+            clock.t += 20
+            await asyncio.sleep(0)  # a socket read suspends; let the watchdog run
+            yield i
+
+    got: list[int] = []
+    with pytest.raises(LLMTimeoutError, match="600 s ceiling") as err:
+        async for x in guarded(endless(), inactivity=90, total=600, check_interval=10, clock=ProgressClock(clock), sleep=clock.sleep):
+            got.append(x)
+    assert not isinstance(err.value, InactivityTimeoutError) and 10 <= len(got) <= 30  # the watchdog's sleeps advance the clock too
+
+
 def test_classify_maps_plain_exceptions() -> None:
     assert isinstance(classify(TimeoutError("t")), LLMTimeoutError)
     assert isinstance(classify(ValueError("prompt is too long: 300000 tokens")), ContextOverflowError)

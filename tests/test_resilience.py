@@ -193,3 +193,113 @@ async def test_kill_9_during_streaming_keeps_committed_messages_and_resumes(emul
         assert emulator.rejected == [] and (await store.load_messages(sid))[-1].text == "resumed fine"
     finally:
         await store.close()
+
+
+# -- L4 stream recovery: the provider counts more than we do -----------------------------------------
+
+@pytest.mark.parametrize(
+    ("message", "sizes"),
+    [
+        ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9,500 tokens.", (8192, 9500)),
+        ("This model's maximum context length is 128000 tokens. However, you requested 130000 tokens (120000 in the messages, 10000 in the completion).", (118000, 120000)),
+        ("prompt is too long: 210000 tokens > 200000 maximum", (200000, 210000)),
+        ("input length and `max_tokens` exceed context limit: 187254 + 20000 > 200000", (180000, 187254)),
+        ("context window exceeded", None),
+    ],
+)
+def test_overflow_sizes_are_read_from_the_providers_message(message: str, sizes: tuple[int, int] | None) -> None:
+    from myrm_tui.llm.errors import ContextOverflowError
+
+    assert ContextOverflowError("overflow", provider_message=message).sizes() == sizes
+
+
+async def test_overflow_stage_1_shrinks_tool_outputs_under_the_hard_limit() -> None:
+    raw = conversation(6, output_chars=9_000)
+    view, ctx = await run_pipeline(raw, window=32_000, hard_limit=4_000)
+    assert ctx.metrics.compaction_reason == "context overflow (provider)" and ctx.level.name == "EMERGENCY"
+    assert ctx.tokens(view) <= 4_000 and "drop_oldest_rounds" not in ctx.metrics.removed
+    from myrm_tui.context.invariants import check_view
+
+    assert check_view(view, raw) == []
+    assert raw[-1].tool_call_id in {m.tool_call_id for m in view}  # the newest round is shortened, not dropped
+
+
+async def test_overflow_stage_2_drops_the_oldest_rounds_when_shrinking_is_not_enough() -> None:
+    raw = [*conversation(20, output_chars=400), Message(role="user", content="now run the tests", id="cu2")]
+    plain, _ = await run_pipeline(raw, window=16_000, force_compaction=True)
+    view, ctx = await run_pipeline(raw, window=16_000, hard_limit=1_500)
+    assert ctx.tokens(plain) > 1_500  # an ordinary compaction keeps the tail: it would overflow again
+    assert ctx.metrics.removed.get("drop_oldest_rounds", 0) > 0 and ctx.tokens(view) <= 1_500
+    from myrm_tui.context.invariants import check_view
+
+    assert check_view(view, raw) == []
+    assert view[-1].text == "now run the tests" and view[1].text == raw[1].text  # current instruction and protected head
+    assert any(m.meta.get("kind") == "summary" for m in view)
+
+
+async def _session_until_overflows(emulator: ProviderEmulator, store: Store, workspace: Path, scale: float, turns: int) -> tuple[list[list[object]], object]:
+    from myrm_tui.agent.events import AssistantSaved, TurnFailed
+
+    for i in range(turns):
+        (workspace / f"mod{i}.py").write_text("\n".join(f"value_{i}_{k} = {k}  # setting number {k} of module {i}" for k in range(60)))
+    agent = await make_agent(store, workspace, openai_settings(emulator, prompt_mode="naked"), window=8_000)
+    emulator.window, emulator.token_scale = 8_000, scale
+    turns_events = []
+    for i in range(turns):
+        emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"cat mod{i}.py"})]), Reply(text=f"Read mod{i}.py."))
+        events = await collect(agent, f"read mod{i}.py")
+        assert not any(isinstance(e, TurnFailed) for e in events), [e for e in events if isinstance(e, TurnFailed)]
+        assert any(isinstance(e, AssistantSaved) and e.message.text == f"Read mod{i}.py." for e in events)
+        turns_events.append(events)
+    return turns_events, agent
+
+
+@pytest.mark.parametrize(("scale", "stage2"), [(1.6, False), (3.5, True)])
+async def test_provider_overflow_is_recovered_in_one_retry(emulator: ProviderEmulator, store: Store, workspace: Path, scale: float, stage2: bool) -> None:
+    """Our tokenizer says the request fits; the provider's counts ``scale`` times more and refuses it."""
+    from myrm_tui.agent.events import Notice
+
+    turns, agent = await _session_until_overflows(emulator, store, workspace, scale, 14)
+    overflowed = [t for t in turns if any(isinstance(e, Notice) and "context overflow" in e.text for e in t)]
+    assert overflowed, "the scenario must make the provider refuse at least one request"
+    assert emulator.rejected and all(r.rejection is not None and r.rejection.code == "context_length_exceeded" for r in emulator.rejected)
+    for rej in emulator.rejected:  # every refusal is followed by an accepted retry
+        after = emulator.requests[emulator.requests.index(rej) + 1]
+        assert after.rejection is None
+    metrics = [m for m in await store.metrics(agent.session_id) if m.get("compaction_reason") == "context overflow (provider)"]  # type: ignore[attr-defined]
+    assert metrics
+    dropped = sum(m.get("removed", {}).get("drop_oldest_rounds", 0) for m in await store.metrics(agent.session_id))  # type: ignore[attr-defined]
+    assert (dropped > 0) == stage2
+
+
+async def test_a_failing_lite_summarizer_falls_back_to_the_main_model(emulator: ProviderEmulator) -> None:
+    lite = ModelSpec("openai/gpt-4o-mini", api_base=emulator.openai_base, api_key="sk-test")
+    main = ModelSpec("openai/gpt-4o", api_base=emulator.openai_base, api_key="sk-test")
+    aux = AuxSummarizer(LLMClient(check_interval=0.1), lite, main, 128_000, 128_000, inactivity=5, total=30)
+    gone = {"error": {"message": "The model `gpt-4o-mini` does not exist or you do not have access to it.", "type": "invalid_request_error", "code": "model_not_found"}}
+    emulator.enqueue(Reply(error=(404, gone)), Reply(text=_summary_json()))
+    _, ctx = await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=aux)
+    assert ctx.metrics.summary_source == "llm" and [r.body["model"] for r in emulator.requests] == ["gpt-4o-mini", "gpt-4o"]
+    assert "failed (BadRequestError); used openai/gpt-4o" in aux.warnings[0] and aux.breaker.failures == 0
+    emulator.enqueue(Reply(text=_summary_json()))
+    await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=aux)
+    assert emulator.requests[-1].body["model"] == "gpt-4o"  # a missing lite model is not asked again
+
+
+def test_summarizer_defaults_to_the_providers_lite_model_else_the_main_one() -> None:
+    from myrm_tui.config import Settings, summarizer_model
+
+    assert summarizer_model(Settings(model="anthropic/claude-sonnet-4-5")) == "anthropic/claude-haiku-4-5"
+    assert summarizer_model(Settings(model="openai/qwen2.5", api_base="http://127.0.0.1:11434/v1")) == "openai/qwen2.5"
+    assert summarizer_model(Settings(model="mistral/mistral-large-latest")) == "mistral/mistral-large-latest"
+    assert summarizer_model(Settings(model="anthropic/claude-sonnet-4-5", summarizer_model="extractive")) == "extractive"
+
+
+async def test_preflight_refuses_a_request_that_cannot_fit_before_calling_the_api(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+    from myrm_tui.agent.events import TurnDone, TurnFailed
+
+    agent = await make_agent(store, workspace, openai_settings(emulator, prompt_mode="naked"), window=8_000)
+    events = await collect(agent, "please review this: " + "lorem ipsum dolor sit amet " * 1_600)  # the task alone is over the window
+    failed = [e for e in events if isinstance(e, TurnFailed)]
+    assert failed and failed[0].kind == "preflight" and "even after compaction" in failed[0].error
+    assert isinstance(events[-1], TurnDone) and emulator.requests == []

@@ -49,6 +49,9 @@ from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ToolCallDelta
 from myrm_tui.store.db import Store
 
 INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
+# After a context overflow, aim this far under the provider's limit: its count and ours differ by
+# more than the ratio the two counts give for one request (tool schemas, message framing).
+OVERFLOW_MARGIN = 0.85
 
 
 @dataclass
@@ -225,12 +228,12 @@ class Agent:
             )
         return self.aux
 
-    async def prepare(self, force: bool = False, focus: str = "") -> tuple[list[Message], PipelineContext]:
+    async def prepare(self, force: bool = False, focus: str = "", hard_limit: int | None = None) -> tuple[list[Message], PipelineContext]:
         """Run the pipeline over the history; persist vault writes, state and compaction atomically."""
         ctx = PipelineContext(
             config=self.config, state=self.state, counter=self.counter, vault=self.vault, raw=self.history,
             model=self.settings.model, now=self.clock(), summarizer=self._summarizer(), read_file=self._read_for_reread,
-            force_compaction=force, focus_hint=focus, resume=self._resumed, integrity=self.integrity,
+            force_compaction=force, hard_limit=hard_limit, focus_hint=focus, resume=self._resumed, integrity=self.integrity,
             tools_fingerprint=self.tools_fingerprint, system_override=self.system_prompt,
         )
         view = await self.pipeline.run(ctx, self.session_id)
@@ -417,7 +420,7 @@ class Agent:
                     return
                 overflow_retried = True
                 yield Notice("The provider reported a context overflow; compacting and retrying once.", "warning")
-                await self._recover_overflow()
+                await self._recover_overflow(exc, ctx.tokens(view))
                 continue
             except LLMError as exc:
                 await self._save_partial(partial, note="\n\n[reply cut off: the model call failed]")
@@ -476,9 +479,21 @@ class Agent:
         if text.strip():
             await self._append(Message(role="assistant", content=text + note, meta={"interrupted": True}))
 
-    async def _recover_overflow(self) -> None:
-        """L4 stream recovery: stage 1 compacts tool outputs hard; the next prepare() sees it."""
-        await self.prepare(force=True)
+    async def _recover_overflow(self, exc: ContextOverflowError, sent: int) -> None:
+        """L4 stream recovery: our count said the request fits, the provider's said no.
+
+        Our budget is rescaled by the provider's own numbers (cut by a quarter when its message has
+        none), and a compaction must end under it: stage 1 shrinks tool outputs, stage 2 drops the
+        oldest rounds (``PriorityCompressor``). It commits like any compaction; the caller retries once."""
+        tools = self.counter.text(json.dumps(self.tool_schemas)) if self.tool_schemas else 0
+        sizes = exc.sizes()
+        if sizes is not None:
+            limit, counted = sizes
+            hard = int(limit * (sent + tools) / max(counted, 1) * OVERFLOW_MARGIN) - tools
+        else:
+            hard = int(sent * 0.75)
+        _, ctx = await self.prepare(hard_limit=max(min(hard, self.config.input_budget), 1))
+        await self.store.add_metrics(self.session_id, self.turn, {**ctx.metrics.as_dict(), "kind": "overflow_recovery", "hard_limit": hard})
 
     async def _run_tools(self, calls: tuple[ToolCall, ...]) -> AsyncIterator[AgentEvent]:
         for c in calls:

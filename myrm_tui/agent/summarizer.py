@@ -6,6 +6,9 @@
 - Aux ratio shield: when the input does not fit the aux model's window, the main model is used
   instead (with a warning), if it is larger.
 - Aux model guard: whatever model is chosen, the input is cut (head and tail kept) to fit its window.
+- Lite-model fallback: a lite model that fails is retried once on the main model; when the provider
+  says the lite model is not there (unknown model, refused key, rejected request) the main model
+  replaces it for the rest of the session.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.trimming import head_tail
 from myrm_tui.llm.client import LLMClient, ModelSpec
-from myrm_tui.llm.errors import LLMError
+from myrm_tui.llm.errors import AuthError, BadRequestError, LLMError, ModelNotAvailableError
 from myrm_tui.llm.progress import ProgressClock
 
 INPUT_SHARE = 0.75  # of the aux window, leaving room for the summary itself
@@ -98,12 +101,23 @@ class AuxSummarizer:
         if not self.breaker.allow():
             raise CircuitOpenError("summarizer circuit breaker is open; using the extractive summary")
         spec, window = self.choose(self.counter.text(system) + self.counter.text(user))
-        self.last_model = spec.model
         llm = LLMClient(self.inactivity, self.total, self.llm.check_interval)
         try:
-            text = await llm.complete(spec, system, self.fit(user, system, window), clock=ProgressClock())
+            try:
+                text = await self._complete(llm, spec, window, system, user)
+            except LLMError as exc:
+                if spec.model == self.main.model:
+                    raise
+                self.warnings.append(f"summarizer {spec.model} failed ({type(exc).__name__}); used {self.main.model}")
+                if isinstance(exc, ModelNotAvailableError | AuthError | BadRequestError):
+                    self.aux, self.aux_window = self.main, self.main_window  # it will not work on a retry either
+                text = await self._complete(llm, self.main, self.main_window, system, user)
         except Exception:
             self.breaker.record_failure()
             raise
         self.breaker.record_success()
         return text
+
+    async def _complete(self, llm: LLMClient, spec: ModelSpec, window: int, system: str, user: str) -> str:
+        self.last_model = spec.model
+        return await llm.complete(spec, system, self.fit(user, system, window), clock=ProgressClock())

@@ -13,6 +13,11 @@ four tiers and shortened in order until the view fits ``target_tokens``:
 
 Removal works on whole tool-call groups, so pairing is never broken; what is removed is handed to
 Summarize through ``ctx.removed``.
+
+After a provider's context-overflow answer (``ctx.hard_limit``, L4 stream recovery) the emergency
+level makes stage 1 shrink every tool output, active and tail ones included; if the view is still
+over the limit, stage 2 drops the oldest rounds whatever their tier, keeping the newest round and
+the current instruction.
 """
 
 from __future__ import annotations
@@ -138,6 +143,11 @@ class PriorityCompressor:
         target = ctx.config.target_tokens
         if ctx.level >= Level.EMERGENCY:
             target = min(target, ctx.config.compress_threshold)
+        room = None
+        if ctx.hard_limit is not None:
+            # Leave room for the summary of what goes (Summarize writes it after this step).
+            room = ctx.hard_limit - min(ctx.config.max_context_tokens // 20, ctx.hard_limit // 4)
+            target = min(target, room)
         view = self._dedup(view, first, end, ctx)
         if ctx.tokens(view) <= target:
             return view
@@ -151,7 +161,27 @@ class PriorityCompressor:
         limit = target if ctx.level >= Level.EMERGENCY else ctx.config.input_budget
         if ctx.tokens(view) > limit:
             view = self._shrink(view, first, ctx, limit)
+        if room is not None and ctx.tokens(view) > room:
+            view = self._drop_oldest_rounds(view, first, ctx, room)
         return view
+
+    def _drop_oldest_rounds(self, view: list[Message], first: int, ctx: PipelineContext, limit: int) -> list[Message]:
+        """L4 stage 2: whole rounds (a reply with its tool results, or one message), oldest first."""
+        spans = [(a, b) for a, b in group_spans(view) if a >= first]
+        current = max((i for i in range(first, len(view)) if view[i].role == "user" and not view[i].synthetic), default=-1)
+        total = ctx.tokens(view)
+        drop: set[int] = set()
+        for a, b in spans[:-1]:  # the newest round stays: it is what the model answers
+            if total <= limit:
+                break
+            if a <= current < b:
+                continue
+            drop.update(range(a, b))
+            total -= sum(ctx.counter.message(m) for m in view[a:b])
+        removed = [view[i] for i in sorted(drop)]
+        ctx.removed.extend(removed)
+        ctx.metrics.add_removed("drop_oldest_rounds", sum(ctx.counter.message(m) for m in removed))
+        return [m for i, m in enumerate(view) if i not in drop]
 
     def _shrink(self, view: list[Message], first: int, ctx: PipelineContext, limit: int) -> list[Message]:
         out = list(view)

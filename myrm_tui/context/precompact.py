@@ -2,7 +2,8 @@
 
 Levels follow ``ContextConfig`` (40/50/70/90%). A compaction is skipped when it would only break a
 warm cache while the budget still allows (hot-cache bypass, below the full level) or while backing
-off after low-yield compactions (anti-thrashing). The 90% safety net always compacts. Before a
+off after low-yield compactions (anti-thrashing). The 90% safety net always compacts, and so does a
+provider's context-overflow answer (``ctx.hard_limit``, at the emergency level). Before a
 compaction the current base view is archived in the vault and the state is backed up, so a failed
 compaction can be rolled back.
 """
@@ -36,7 +37,10 @@ class PreCompact:
         tokens = ctx.tokens(view)
         ctx.level = level_for(tokens, ctx)
         state = ctx.state
-        if ctx.force_compaction:
+        if ctx.hard_limit is not None:
+            ctx.level = Level.EMERGENCY  # stage 1 shrinks even active outputs and the tail
+            ctx.compacting, reason = True, "context overflow (provider)"
+        elif ctx.force_compaction:
             ctx.compacting, reason = True, "forced"
         elif ctx.level >= Level.EMERGENCY:
             ctx.compacting, reason = True, "emergency (90% safety net)"

@@ -77,6 +77,9 @@ class PipelineContext:
     summarizer: Completer | None = None  # None: extractive summaries only
     read_file: FileReader | None = None  # for post-compaction reread
     force_compaction: bool = False
+    # L4 stream recovery: the provider refused the last request as too long. The compaction this
+    # forces must end under this many tokens (our count), dropping the oldest rounds if it has to.
+    hard_limit: int | None = None
     focus_hint: str = ""  # "/compact <focus>"
     resume: bool = False  # session resumed: leave already-sent messages as they were
     metrics: PipelineMetrics = field(default_factory=PipelineMetrics)

@@ -3,6 +3,8 @@ UI importing it) never imports litellm itself."""
 
 from __future__ import annotations
 
+import re
+
 
 class LLMError(Exception):
     """Base of every model-call failure; ``str()`` is a message fit for the user."""
@@ -17,6 +19,21 @@ class LLMError(Exception):
 
 class ContextOverflowError(LLMError):
     """The request is larger than the model's window (provider ``context_length_exceeded``)."""
+
+    def sizes(self) -> tuple[int, int] | None:
+        """(the provider's input limit, the input it counted), when its message says both."""
+        text = re.sub(r"(?<=\d),(?=\d{3})", "", self.provider_message)  # 9,500 -> 9500
+        if m := re.search(r"too long: (\d+) tokens > (\d+)", text):  # Anthropic
+            return int(m[2]), int(m[1])
+        if m := re.search(r"(\d+) \+ (\d+) > (\d+)", text):  # Anthropic: input + max_tokens > window
+            return int(m[3]) - int(m[2]), int(m[1])
+        limit = re.search(r"maximum context length is (\d+)", text)
+        if limit and (m := re.search(r"\((\d+) in the messages,? (\d+) in the completion", text)):
+            return int(limit[1]) - int(m[2]), int(m[1])
+        asked = re.search(r"(?:resulted in|requested) (\d+)", text)
+        if limit and asked:  # OpenAI and OpenAI-compatible servers
+            return int(limit[1]), int(asked[1])
+        return None
 
 
 class RateLimitError(LLMError):
