@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 from platformdirs import user_config_dir, user_data_dir
@@ -21,6 +22,12 @@ def prompts_dir() -> Path:
 def default_db_path() -> Path:
     env = os.environ.get("MYRM_DB")
     return Path(env) if env else Path(user_data_dir(APP)) / "myrm.db"
+
+
+def jobs_dir(db_path: str, session_id: str) -> Path:
+    """Where a session's background-job logs go: beside the database (a temp folder for ``:memory:``)."""
+    base = Path(db_path).parent if db_path and db_path != ":memory:" else Path(tempfile.gettempdir()) / f"myrm-{os.getuid()}"
+    return base / "jobs" / session_id
 
 
 def config_file() -> Path:

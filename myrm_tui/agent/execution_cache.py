@@ -29,10 +29,14 @@ class ChatAgentExecutionCache:
         fp = compute_execution_fingerprint(settings, window, extra)
         if self.agent is not None and fp == self.fingerprint:
             return self.agent
-        if self.agent is not None:
-            await self.agent.close()
-            self.rebuilds += 1
+        old = self.agent
         self.agent = await self.build(settings)
+        if old is not None:
+            # Background jobs belong to the session, not to one build of its agent: they move over.
+            if old.tool_ctx.jobs is not None and self.agent.tool_ctx.jobs is not None:
+                self.agent.tool_ctx.jobs, old.tool_ctx.jobs = old.tool_ctx.jobs, None
+            await old.close()
+            self.rebuilds += 1
         self.fingerprint = fp
         return self.agent
 

@@ -30,9 +30,11 @@ from myrm_tui.agent.events import (
     TurnFailed,
     UserSaved,
 )
+from myrm_tui.agent.hooks import TOOL_EVENTS, HookResult, HookRunner
 from myrm_tui.agent.prompts import PromptLibrary
 from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker
 from myrm_tui.agent.tools import Tool, ToolContext, ToolError, ToolResult, default_tools, schema
+from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.config import Settings, summarizer_model
 from myrm_tui.context.cache_optimize import prompt_cache_key_var, render
 from myrm_tui.context.config import DEFAULT_WINDOW, ContextConfig
@@ -41,11 +43,12 @@ from myrm_tui.context.processor import Pipeline, PipelineContext
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.tokens import TokenCounter
-from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.types import Message, ToolCall, synthetic_user
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.errors import ContextOverflowError, LLMError
 from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from myrm_tui.paths import jobs_dir
 from myrm_tui.store.db import Store
 
 INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
@@ -130,6 +133,11 @@ class Agent:
             workspace=workspace, vault=self.vault, state=self.state, integrity=self.integrity,
             approver=self._serialized(approver) if approver else None, auto_approve=settings.approval == "auto",
             allowed_prefixes=set(settings.allowed_commands), bash_timeout=settings.bash_timeout,
+            jobs=JobManager(jobs_dir(store.path, session_id)), job_output_chars=settings.job_output_chars,
+        )
+        self.hooks, self.hook_problems = HookRunner.from_settings(
+            settings.hooks, workspace=workspace, vault=self.vault, counter=self.counter, session_id=session_id,
+            max_tokens=settings.hook_max_output_tokens,
         )
         self.turn = 0
         self.last_report: ContextReport | None = None
@@ -193,6 +201,7 @@ class Agent:
         if not self.history:
             await self._append(Message(role="system", content=self.system_prompt))
             await self._append(self.prompts.environment_message(self.workspace, self.clock()))
+            await self._hook_context(await self.hooks.run("session_start", {}))
         else:
             self._resumed = True
         self.turn = sum(1 for m in self.history if m.role == "user" and not m.synthetic)
@@ -208,6 +217,14 @@ class Agent:
         stored = await self.store.append_message(self.session_id, msg, self.counter.message(msg))
         self.history.append(stored)
         return stored
+
+    async def _hook_context(self, results: list[HookResult]) -> None:
+        """Hook output for the model, as one marked context message (never taken for the user's words)."""
+        body = "\n".join(r.render() for r in results if r.output.strip() or r.exit_code)
+        if body:
+            await self._append(synthetic_user(body, "hook", "hook"))
+        if any(r.vault_uri for r in results):
+            await self.flush_vault()
 
     # -- the pipeline -----------------------------------------------------------------------------
     @property
@@ -330,7 +347,9 @@ class Agent:
         row = await self.store.create_session(title=f"[subagent] {task[:50]}", model=self.settings.model,
                                               workspace=str(self.workspace), parent_id=self.session_id)
         child_tools = [t for name, t in self.tools.items() if name != "subagent"]
-        child = Agent(self.store, row.id, replace(self.settings, keepalive=False, preheat=False), self.llm, self.pipeline,
+        # A child runs the parent's tool hooks; its task is not a user prompt, nor a new user session.
+        tool_hooks = tuple(h for h in self.settings.hooks if h.get("event") in TOOL_EVENTS)
+        child = Agent(self.store, row.id, replace(self.settings, keepalive=False, preheat=False, hooks=tool_hooks), self.llm, self.pipeline,
                       self.prompts, self.workspace, approver=self.tool_ctx.approver, tools=child_tools, clock=self.clock, window=self.window)
         child.depth = self.depth + 1
         child.config = replace(child.config, summary_role="user")
@@ -338,11 +357,14 @@ class Agent:
         await child.load()
         final = ""
         failures: list[str] = []
-        async for ev in child.run_turn(task):  # inherits prompt_cache_key through the ContextVar
-            if isinstance(ev, AssistantSaved) and ev.message.text.strip():
-                final = ev.message.text
-            elif isinstance(ev, TurnFailed):
-                failures.append(ev.error)
+        try:
+            async for ev in child.run_turn(task):  # inherits prompt_cache_key through the ContextVar
+                if isinstance(ev, AssistantSaved) and ev.message.text.strip():
+                    final = ev.message.text
+                elif isinstance(ev, TurnFailed):
+                    failures.append(ev.error)
+        finally:
+            await child.close()  # its background jobs end with it
         await child.flush_vault()
         handover = AgentHandoverState.extract(task, child.history)
         self.state.handovers.append(handover.as_dict())
@@ -355,6 +377,8 @@ class Agent:
         return ToolResult(text, is_error=bool(failures) and not final, meta={"child_session": row.id, **({"vault_uri": uri} if uri else {})})
 
     async def close(self) -> None:
+        if self.tool_ctx.jobs is not None:
+            await self.tool_ctx.jobs.close()
         for conn in self.mcp_connections:
             await conn.close()
         if self.keepalive is not None:
@@ -375,9 +399,19 @@ class Agent:
             )
             yield TurnDone(0)
             return
+        for problem in self.hook_problems:
+            yield Notice(problem, "warning")
+        self.hook_problems = []
+        hooked = await self.hooks.run("user_prompt_submit", {"prompt": text}) if self.hooks.wants("user_prompt_submit") else []
+        if hooked and hooked[-1].blocks:
+            await self.flush_vault()
+            yield TurnFailed(f"A user_prompt_submit hook blocked this message ({hooked[-1].spec.command}):\n{hooked[-1].output}", "hook_blocked")
+            yield TurnDone(0)
+            return
         self.turn += 1
         user = await self._append(Message(role="user", content=text))
         yield UserSaved(user)
+        await self._hook_context(hooked)
         token = prompt_cache_key_var.set(prompt_cache_key_var.get() or self.session_id)
         if self.keepalive is not None:
             self.keepalive.pause()
@@ -550,14 +584,27 @@ class Agent:
             return ToolResult(f"Error: {exc}. Send the arguments as one JSON object.", is_error=True)
         if getattr(tool, "outputs", None) is not None:  # a recorded tool answers by call id
             args = {**args, "__call_id__": call.id}
+        payload = {"tool_name": call.name, "tool_input": args}
+        if self.hooks.wants("pre_tool_use", call.name):
+            pre = await self.hooks.run("pre_tool_use", payload, call.name)
+            if pre and pre[-1].blocks:
+                return ToolResult(f"Blocked by a pre_tool_use hook:\n{pre[-1].render()}", is_error=True, meta={"blocked_by_hook": True})
         try:
-            return await tool.run(args, self.tool_ctx)
+            result = await tool.run(args, self.tool_ctx)
         except ToolError as exc:
-            return ToolResult(f"Error: {exc}", is_error=True)
+            result = ToolResult(f"Error: {exc}", is_error=True)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a tool bug must not end the session
-            return ToolResult(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+            result = ToolResult(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        if self.hooks.wants("post_tool_use", call.name):
+            post = await self.hooks.run("post_tool_use", {**payload, "tool_response": result.content, "is_error": result.is_error}, call.name)
+            shown = [r.render() for r in post if r.output.strip() or r.exit_code]
+            if shown:
+                uris = [r.vault_uri for r in post if r.vault_uri]
+                meta = {**result.meta, **({"hook_vault_uri": uris[0]} if uris else {})}
+                result = ToolResult("\n\n".join([result.content, *shown]), result.is_error, meta)
+        return result
 
     async def _record_metrics(self, ctx: PipelineContext, usage: Usage | None) -> None:
         data = ctx.metrics.as_dict()

@@ -18,8 +18,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
+from myrm_tui.agent.spill import spill
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
-from myrm_tui.context.trimming import head_tail
 from myrm_tui.context.vault import ArtifactVault
 
 MAX_OUTPUT_CHARS = 20_000
@@ -48,12 +48,7 @@ class OversizedResultHandler:
     def handle(self, text: str, tool: str, vault: ArtifactVault | None) -> tuple[str, str | None]:
         if len(text) <= self.max_output_chars:
             return text, None
-        if vault is None:
-            return text[: self.max_output_chars] + f"\n[… cut at {self.max_output_chars:,} of {len(text):,} chars]", None
-        uri = vault.put(text, "mcp", tool, reason="mcp_spill")
-        preview = head_tail(text, 40, 20, max_chars=self.max_output_chars // 2)
-        return (f"{preview}\n[{tool}: {len(text):,} chars; full output at {uri} — read it with "
-                f'file_read_tool(paths=["{uri}"], line_range="1:200")]'), uri
+        return spill(text, vault, "mcp", tool, self.max_output_chars // 2 if vault else self.max_output_chars, reason="mcp_spill")
 
 
 def _tool_name(server: str, tool: str) -> str:

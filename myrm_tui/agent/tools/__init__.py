@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from myrm_tui.agent.tools.base import Tool, ToolContext, ToolError, ToolResult, schema
 from myrm_tui.agent.tools.files import FileEditTool, FileReadTool
+from myrm_tui.agent.tools.jobs import BashOutputTool
 from myrm_tui.agent.tools.notes import SessionNotesTool
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
 from myrm_tui.agent.tools.shell import BashTool
 
 
 def default_tools() -> list[Tool]:
-    return [FileReadTool(), FileEditTool(), BashTool(), GrepTool(), GlobTool(), SessionNotesTool()]
+    return [FileReadTool(), FileEditTool(), BashTool(), BashOutputTool(), GrepTool(), GlobTool(), SessionNotesTool()]
 
 
 __all__ = ["Tool", "ToolContext", "ToolError", "ToolResult", "default_tools", "schema"]

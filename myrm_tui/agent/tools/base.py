@@ -6,11 +6,14 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
+
+if TYPE_CHECKING:
+    from myrm_tui.agent.tools.jobs import JobManager
 
 
 class ToolError(Exception):
@@ -40,6 +43,8 @@ class ToolContext:
     bash_timeout: float = 120.0
     max_output_bytes: int = 2_000_000
     extra_vault_namespaces: set[str] = field(default_factory=set)  # parents (forks) and children (subagents)
+    jobs: JobManager | None = None  # background shell jobs; None where they are not allowed
+    job_output_chars: int = 30_000  # new job output over this is spilled to the vault (L7)
 
 
 class Tool(Protocol):

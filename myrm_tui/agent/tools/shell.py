@@ -1,8 +1,10 @@
 """``bash``: run one shell command in the workspace, with approval, a timeout and bounded capture.
 
 Output is captured up to ``max_output_bytes``; the rest is read and counted but not kept in the
-message — the whole stream goes to the vault instead (L7 background-output spill), so a runaway
-command cannot flood memory or the context. The process group is killed on timeout or cancel.
+message — the whole stream goes to the vault instead, so a runaway command cannot flood memory or
+the context. The process group is killed on timeout or cancel. With ``run_in_background`` the
+command becomes a job (``tools/jobs.py``) whose output goes to a log file on disk, read with
+``bash_output``.
 """
 
 from __future__ import annotations
@@ -10,23 +12,92 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, decode_output
 
 READ_CHUNK = 65_536
 SPILL_LIMIT = 50_000_000  # beyond this even the vault copy is cut
+SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+
+
+@dataclass
+class Captured:
+    """A finished command: ``text`` is what was kept (decoded), ``full`` the whole stream when more was read."""
+
+    text: str
+    label: str | None  # binary or invalid UTF-8
+    full: str | None
+    total: int  # bytes written by the command
+    code: int  # 124 after a timeout, like coreutils' timeout
+    timed_out: bool
+
+
+async def run_captured(
+    command: str, cwd: Path, timeout: float, max_bytes: int, stdin: bytes | None = None, env: dict[str, str] | None = None,
+) -> Captured:
+    """Run ``command`` under bash in its own process group, stdout and stderr together."""
+    proc = await asyncio.create_subprocess_exec(
+        "bash", "-c", command, cwd=str(cwd), stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        env={**os.environ, **SHELL_ENV, **(env or {})},
+    )
+    kept = bytearray()
+    spill = bytearray()
+    total = 0
+    timed_out = False
+
+    async def feed() -> None:
+        if stdin is None or proc.stdin is None:
+            return
+        try:
+            proc.stdin.write(stdin)
+            await proc.stdin.drain()
+            proc.stdin.close()
+        except (BrokenPipeError, ConnectionResetError):  # the command did not read its input
+            pass
+
+    async def pump() -> None:
+        nonlocal total
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(READ_CHUNK):
+            total += len(chunk)
+            if len(kept) < max_bytes:
+                kept.extend(chunk[: max_bytes - len(kept)])
+            if len(spill) < SPILL_LIMIT:
+                spill.extend(chunk[: SPILL_LIMIT - len(spill)])
+
+    try:
+        await asyncio.wait_for(asyncio.gather(feed(), pump(), proc.wait()), timeout)
+    except TimeoutError:
+        timed_out = True
+        kill_group(proc.pid)
+        await proc.wait()
+    except asyncio.CancelledError:
+        kill_group(proc.pid)
+        raise
+    text, label = decode_output(bytes(kept))
+    full = decode_output(bytes(spill))[0] if total > len(kept) else None
+    code = 124 if timed_out else (proc.returncode if proc.returncode is not None else -1)
+    return Captured(text, label, full, total, code, timed_out)
 
 
 class BashTool:
     name = "bash"
     description = (
         "Run a bash command in the workspace root and return its exit status and combined stdout/stderr. "
-        "Non-interactive; use timeout (seconds) for long commands."
+        "Non-interactive; use timeout (seconds) for long commands. Set run_in_background for servers, "
+        "watchers and long runs: it returns a job id at once; read the output later with bash_output."
     )
     parameters = {
         "type": "object",
-        "properties": {"command": {"type": "string"}, "timeout": {"type": "number"}},
+        "properties": {
+            "command": {"type": "string"},
+            "timeout": {"type": "number"},
+            "run_in_background": {"type": "boolean"},
+        },
         "required": ["command"],
     }
 
@@ -36,50 +107,31 @@ class BashTool:
             raise ToolError("command must be a non-empty string")
         if not await self._approved(command, ctx):
             return ToolResult("The user declined to run this command.", is_error=True, meta={"declined": True})
+        if args.get("run_in_background"):
+            return await self._background(command, ctx)
         timeout = float(args.get("timeout") or ctx.bash_timeout)
-        proc = await asyncio.create_subprocess_exec(
-            "bash", "-c", command, cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"},
-        )
-        kept = bytearray()
-        spill = bytearray()
-        total = 0
-        timed_out = False
-
-        async def pump() -> None:
-            nonlocal total
-            assert proc.stdout is not None
-            while chunk := await proc.stdout.read(READ_CHUNK):
-                total += len(chunk)
-                if len(kept) < ctx.max_output_bytes:
-                    kept.extend(chunk[: ctx.max_output_bytes - len(kept)])
-                if len(spill) < SPILL_LIMIT:
-                    spill.extend(chunk[: SPILL_LIMIT - len(spill)])
-
-        try:
-            await asyncio.wait_for(asyncio.gather(pump(), proc.wait()), timeout)
-        except TimeoutError:
-            timed_out = True
-            _kill_group(proc)
-            await proc.wait()
-        except asyncio.CancelledError:
-            _kill_group(proc)
-            raise
-        text, label = decode_output(bytes(kept))
-        notes = [label] if label else []
-        meta: dict[str, Any] = {"exit_code": proc.returncode, "bytes": total}
-        if total > len(kept):
-            full, _ = decode_output(bytes(spill))
-            uri = ctx.vault.put(full, "tool_output", self.name, reason="output_spill", command=command[:200])
+        out = await run_captured(command, ctx.workspace, timeout, ctx.max_output_bytes)
+        notes = [out.label] if out.label else []
+        meta: dict[str, Any] = {"exit_code": out.code, "bytes": out.total}
+        if out.full is not None:
+            uri = ctx.vault.put(out.full, "tool_output", self.name, reason="output_spill", command=command[:200])
             meta["vault_uri"] = uri
-            notes.append(f"[output was {total:,} bytes; the first {len(kept):,} are shown; full output: {uri}]")
-        if timed_out:
+            notes.append(f"[output was {out.total:,} bytes; the first {ctx.max_output_bytes:,} are shown; full output: {uri}]")
+        if out.timed_out:
             notes.append(f"[killed after {timeout:.0f} s timeout]")
-        code = proc.returncode if not timed_out else 124
-        meta["exit_code"] = code
-        body = "\n".join([*notes, text]) if notes else text
-        return ToolResult(f"<returncode>{code}</returncode>\n<output>\n{body}</output>", is_error=code != 0, meta=meta)
+        body = "\n".join([*notes, out.text]) if notes else out.text
+        return ToolResult(f"<returncode>{out.code}</returncode>\n<output>\n{body}</output>", is_error=out.code != 0, meta=meta)
+
+    async def _background(self, command: str, ctx: ToolContext) -> ToolResult:
+        if ctx.jobs is None:
+            raise ToolError("background jobs are not available in this session")
+        job = await ctx.jobs.start(command, ctx.workspace, SHELL_ENV)
+        return ToolResult(
+            f"Started background job {job.id} (pid {job.pid}): {command}\n"
+            f'Read its output with bash_output(job_id="{job.id}"); stop it with bash_output(job_id="{job.id}", kill=true). '
+            "It is stopped when the session ends.",
+            meta={"job_id": job.id},
+        )
 
     async def _approved(self, command: str, ctx: ToolContext) -> bool:
         if ctx.auto_approve or any(command.strip().startswith(p) for p in ctx.allowed_prefixes):
@@ -93,8 +145,8 @@ class BashTool:
         return answer == "yes"
 
 
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
+def kill_group(pid: int) -> None:
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass

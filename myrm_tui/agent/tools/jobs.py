@@ -1,0 +1,157 @@
+"""Background shell jobs (``bash`` with ``run_in_background``) and ``bash_output`` to read them.
+
+L7 background-output spill: a job's stdout and stderr go straight to a log file on disk (mode
+0600, in the session's jobs folder), never through memory, so a chatty server or a long test run
+costs nothing until it is read. A job whose log passes ``log_limit`` is stopped. ``bash_output``
+returns what is new since the last read; when that is over the tool context's
+``job_output_chars`` it goes to the vault and the model gets head, tail and the ``vault://``
+pointer. Jobs belong to their agent: closing it kills them and removes their logs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from myrm_tui.agent.spill import spill
+from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, decode_output
+from myrm_tui.agent.tools.shell import kill_group
+
+JOB_LOG_LIMIT = 200_000_000  # bytes of log one job may write before it is stopped
+MAX_READ = 50_000_000  # bytes one bash_output call reads; the rest waits for the next call
+MAX_JOBS = 16
+
+
+@dataclass
+class Job:
+    id: str
+    command: str
+    pid: int
+    log: Path
+    started: float
+    offset: int = 0  # bytes of the log already returned
+    exit_code: int | None = None
+    stopped: str = ""  # why myrm stopped it, if it did
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def status(self) -> str:
+        if self.stopped:
+            return f"stopped ({self.stopped})"
+        return "running" if self.exit_code is None else f"exited {self.exit_code}"
+
+
+class JobManager:
+    """The background jobs of one agent."""
+
+    def __init__(self, root: Path, log_limit: int = JOB_LOG_LIMIT, poll: float = 0.5) -> None:
+        self.root = root
+        self.log_limit = log_limit
+        self.poll = poll
+        self.jobs: dict[str, Job] = {}
+        self._watchers: set[asyncio.Task[None]] = set()
+
+    async def start(self, command: str, cwd: Path, env: dict[str, str]) -> Job:
+        if sum(1 for j in self.jobs.values() if j.exit_code is None) >= MAX_JOBS:
+            raise ToolError(f"{MAX_JOBS} background jobs are running already; stop one with bash_output(kill=true)")
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        job_id = f"job-{len(self.jobs) + 1}"
+        log = self.root / f"{job_id}.log"
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "bash", "-c", command, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL, stdout=fd, stderr=fd,
+                start_new_session=True, env={**os.environ, **env},
+            )
+        finally:
+            os.close(fd)  # the child holds its own copy
+        job = Job(job_id, command, proc.pid, log, time.time())
+        self.jobs[job_id] = job
+        task = asyncio.ensure_future(self._watch(job, proc))
+        self._watchers.add(task)
+        task.add_done_callback(self._watchers.discard)
+        return job
+
+    async def _watch(self, job: Job, proc: asyncio.subprocess.Process) -> None:
+        while True:
+            try:
+                job.exit_code = await asyncio.wait_for(proc.wait(), self.poll)
+                break
+            except TimeoutError:
+                if job.log.stat().st_size > self.log_limit:
+                    job.stopped = f"its output passed {self.log_limit:,} bytes"
+                    kill_group(proc.pid)
+        job.done.set()
+
+    def get(self, job_id: str) -> Job:
+        job = self.jobs.get(job_id)
+        if job is None:
+            known = ", ".join(self.jobs) or "none"
+            raise ToolError(f"no background job {job_id!r} (jobs: {known})")
+        return job
+
+    def read_new(self, job: Job) -> tuple[bytes, int]:
+        """New log bytes since the last read (at most ``MAX_READ``), and how many remain after them."""
+        size = job.log.stat().st_size if job.log.exists() else job.offset
+        with job.log.open("rb") as f:
+            f.seek(job.offset)
+            data = f.read(min(size - job.offset, MAX_READ))
+        job.offset += len(data)
+        return data, max(size - job.offset, 0)
+
+    async def kill(self, job: Job, reason: str = "killed on request") -> None:
+        if job.exit_code is None:
+            job.stopped = reason
+            kill_group(job.pid)
+            await job.done.wait()
+
+    async def close(self) -> None:
+        for job in self.jobs.values():
+            await self.kill(job, "the session ended")
+        for t in list(self._watchers):
+            t.cancel()
+        await asyncio.gather(*self._watchers, return_exceptions=True)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class BashOutputTool:
+    name = "bash_output"
+    description = (
+        "Read the new output of a background job started with bash(run_in_background=true), with its status "
+        "(running / exited N). Without job_id, list the jobs. kill=true stops the job."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {"job_id": {"type": "string"}, "kill": {"type": "boolean"}},
+    }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        jobs = ctx.jobs
+        if jobs is None:
+            raise ToolError("background jobs are not available in this session")
+        job_id = args.get("job_id")
+        if not job_id:
+            if not jobs.jobs:
+                return ToolResult("No background jobs.")
+            return ToolResult("\n".join(f"{j.id}: {j.status} — {j.command[:120]}" for j in jobs.jobs.values()))
+        job = jobs.get(str(job_id))
+        if args.get("kill"):
+            await jobs.kill(job)
+        data, left = jobs.read_new(job)
+        text, label = decode_output(data)
+        meta: dict[str, Any] = {"job_id": job.id, "status": job.status}
+        notes = [label] if label else []
+        if len(text) > ctx.job_output_chars:
+            text, uri = spill(text, ctx.vault, "tool_output", f"{job.id} output", ctx.job_output_chars // 2,
+                              reason="background_spill", command=job.command[:200])
+            if uri:
+                meta["vault_uri"] = uri
+        if left:
+            notes.append(f"[{left:,} more bytes in the log; call bash_output again for them]")
+        body = "\n".join([*notes, text]) if notes else text
+        return ToolResult(f'<job id="{job.id}" status="{job.status}">\n<output>\n{body}</output>\n</job>', meta=meta)

@@ -1,0 +1,136 @@
+"""Background shell jobs: output to a log on disk (L7), incremental reads, vault spill, limits, kill and clean-up."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from myrm_tui.agent.tools import ToolContext, ToolError
+from myrm_tui.agent.tools.files import FileReadTool
+from myrm_tui.agent.tools.jobs import BashOutputTool, JobManager
+from myrm_tui.agent.tools.shell import BashTool
+from myrm_tui.context.state import ContextState
+from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import collect, openai_settings
+
+
+@pytest.fixture
+async def jctx(workspace: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("sess"), state=ContextState(), auto_approve=True,
+                      jobs=JobManager(tmp_path / "jobs" / "sess", poll=0.05))
+    yield ctx
+    assert ctx.jobs is not None
+    await ctx.jobs.close()
+
+
+async def _finished(ctx: ToolContext, job_id: str) -> None:
+    assert ctx.jobs is not None
+    await asyncio.wait_for(ctx.jobs.get(job_id).done.wait(), 20)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_background_job_returns_at_once_and_output_is_read_incrementally(jctx: ToolContext) -> None:
+    started = await BashTool().run({"command": "echo first; sleep 0.3; echo second >&2", "run_in_background": True}, jctx)
+    job_id = started.meta["job_id"]
+    assert job_id == "job-1" and "bash_output" in started.content
+    assert jctx.jobs is not None
+    job = jctx.jobs.get(job_id)
+    for _ in range(100):  # wait for the first line without waiting for the job
+        if job.log.stat().st_size:
+            break
+        await asyncio.sleep(0.02)
+    first = await BashOutputTool().run({"job_id": job_id}, jctx)
+    assert 'status="running"' in first.content and "first" in first.content and "second" not in first.content
+    await _finished(jctx, job_id)
+    second = await BashOutputTool().run({"job_id": job_id}, jctx)
+    assert 'status="exited 0"' in second.content and "second" in second.content and "first" not in second.content
+    listing = await BashOutputTool().run({}, jctx)
+    assert "job-1: exited 0" in listing.content
+
+
+async def test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault(jctx: ToolContext) -> None:
+    started = await BashTool().run({"command": "seq 1 1000000", "run_in_background": True}, jctx)
+    await _finished(jctx, started.meta["job_id"])
+    assert jctx.jobs is not None
+    log = jctx.jobs.get("job-1").log
+    assert log.stat().st_size > 6_000_000 and stat.S_IMODE(log.stat().st_mode) == 0o600
+    res = await BashOutputTool().run({"job_id": "job-1"}, jctx)
+    assert len(res.content) < jctx.job_output_chars and "vault://" in res.content
+    entry = jctx.vault.get_cached(res.meta["vault_uri"])
+    assert entry is not None and entry.content.endswith("1000000\n") and entry.content.startswith("1\n2\n")
+    part = await FileReadTool().run({"paths": [res.meta["vault_uri"]], "line_range": "500000:500001"}, jctx)
+    assert "500000" in part.content and "500001" in part.content
+
+
+async def test_a_job_writing_past_the_log_limit_is_stopped(jctx: ToolContext) -> None:
+    assert jctx.jobs is not None
+    jctx.jobs.log_limit = 1_000_000
+    started = await BashTool().run({"command": "yes spam", "run_in_background": True}, jctx)
+    await _finished(jctx, started.meta["job_id"])
+    job = jctx.jobs.get("job-1")
+    assert job.status.startswith("stopped (its output passed 1,000,000 bytes")
+    assert job.log.stat().st_size < 200_000_000 and not _alive(job.pid)
+
+
+async def test_kill_and_close_end_the_process_groups_and_remove_the_logs(jctx: ToolContext) -> None:
+    assert jctx.jobs is not None
+    a = (await BashTool().run({"command": "sleep 60 & sleep 60", "run_in_background": True}, jctx)).meta["job_id"]
+    b = (await BashTool().run({"command": "sleep 60", "run_in_background": True}, jctx)).meta["job_id"]
+    res = await BashOutputTool().run({"job_id": a, "kill": True}, jctx)
+    assert "stopped (killed on request)" in res.content and not _alive(jctx.jobs.get(a).pid)
+    pid_b, root = jctx.jobs.get(b).pid, jctx.jobs.root
+    await jctx.jobs.close()
+    assert not _alive(pid_b) and not root.exists()
+
+
+async def test_unknown_job_and_sessions_without_jobs_are_clear_errors(jctx: ToolContext, workspace: Path) -> None:
+    with pytest.raises(ToolError, match="no background job 'job-9'"):
+        await BashOutputTool().run({"job_id": "job-9"}, jctx)
+    bare = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), auto_approve=True)
+    with pytest.raises(ToolError, match="not available"):
+        await BashTool().run({"command": "true", "run_in_background": True}, bare)
+
+
+async def test_background_commands_still_need_approval(workspace: Path, tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    async def approver(tool: str, command: str) -> str:
+        asked.append(command)
+        return "no"
+
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), approver=approver,
+                      jobs=JobManager(tmp_path / "j"))
+    res = await BashTool().run({"command": "touch started", "run_in_background": True}, ctx)
+    assert res.meta.get("declined") and asked == ["touch started"] and not (workspace / "started").exists()
+    assert ctx.jobs is not None and ctx.jobs.jobs == {}
+
+
+async def test_background_jobs_survive_an_agent_rebuild_and_end_with_the_session(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+    from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
+    from myrm_tui.agent.factory import build_agent
+
+    row = await store.create_session(workspace=str(workspace))
+    cache = ChatAgentExecutionCache(lambda s: build_agent(store, row.id, s, workspace))
+    first = await cache.get(openai_settings(emulator), 128_000)
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "sleep 30", "run_in_background": True})]), Reply(text="started"))
+    await collect(first, "start the dev server")
+    assert first.tool_ctx.jobs is not None
+    job = first.tool_ctx.jobs.get("job-1")
+    second = await cache.get(openai_settings(emulator, prompt_mode="lean"), 128_000)  # settings changed: a new agent
+    assert second is not first and second.tool_ctx.jobs is not None and second.tool_ctx.jobs.get("job-1") is job
+    assert job.exit_code is None and _alive(job.pid)
+    await cache.clear()
+    assert job.stopped == "the session ended" and not _alive(job.pid)
