@@ -94,6 +94,7 @@ async def test_watchdog_with_fake_clock_tells_slow_from_dead() -> None:
     async def slow_but_steady():
         for i in range(30):  # a token every 50 s for 25 minutes: slow, never silent for 90 s
             clock.t += 50
+            await asyncio.sleep(0)  # a socket read suspends: the watchdog checks between tokens
             yield i
 
     out = [x async for x in guarded(slow_but_steady(), inactivity=90, total=10_000, check_interval=10, clock=ProgressClock(clock), sleep=clock.sleep)]

@@ -148,7 +148,9 @@ async def test_kill_9_during_compaction_rolls_back_on_restart(tmp_path: Path) ->
     proc.wait(10)
     t = time.time()
     st = await Store.open(db)  # recover() runs on open
-    assert time.time() - t < 10
-    assert await st.load_state(sid) == '{"v": "before"}'
-    assert [m.text for m in await st.load_messages(sid)] == ["kept"]
-    await st.close()
+    try:  # closed on failure too: an open aiosqlite thread would keep pytest from exiting
+        assert time.time() - t < 10
+        assert await st.load_state(sid) == '{"v": "before"}'
+        assert [m.text for m in await st.load_messages(sid)] == ["kept"]
+    finally:
+        await st.close()
