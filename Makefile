@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 CORPUS ?= ../shared/corpus
 
-.PHONY: install test lint typecheck unit bench screenshots clean
+.PHONY: install test lint typecheck unit bench screenshots protections clean
 
 install: $(VENV)/.installed
 
@@ -40,6 +40,10 @@ bench:
 		--window 32000 --json bench/swe-dev-32k.json --plot bench/swe-dev-32k.svg --markdown bench/results.md --append
 	$(VENV)/bin/myrm bench --corpus $(CORPUS)/tau-dev.jsonl.gz --window 8000 \
 		--json bench/tau-dev-8k.json --markdown bench/results.md --append
+
+# Remove each protection of the resilience layer in turn (in a temporary copy) and check its tests fail.
+protections:
+	$(PY) -m tests.protections
 
 screenshots:
 	$(PY) -m myrm_tui.app.screenshots screenshots

@@ -1,0 +1,148 @@
+"""Proof that every protection is tested: remove each one and check that its tests fail.
+
+Run with ``make protections`` (``python -m tests.protections [NAME ...]``). Each mutant replaces one
+snippet of a protection with code that skips it, in a temporary copy of the tree, and runs the
+tests named for it: they must fail. A snippet no longer found is an error too, so the list cannot
+silently go stale when the code moves. Not part of ``make test``: it runs pytest once a mutant.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+R, A, T, L, J, H = "tests/test_resilience.py", "tests/test_agent.py", "tests/test_tools.py", "tests/test_llm_client.py", "tests/test_jobs.py", "tests/test_hooks.py"
+
+MUTANTS = (
+    Mutant("gateway hygiene: oversized message", "myrm_tui/agent/loop.py", "if tokens > self.settings.max_user_tokens:", "if False:",
+           (f"{A}::test_huge_paste_is_refused_before_any_call",)),
+    Mutant("dual timeout: inactivity watchdog", "myrm_tui/llm/progress.py", "if pc.idle() > inactivity:", "if False:",
+           (f"{L}::test_watchdog_with_fake_clock_tells_slow_from_dead", f"{R}::test_stalled_summarizer_is_cut_and_the_extractive_summary_used")),
+    Mutant("dual timeout: progress touch", "myrm_tui/llm/progress.py", "                pc.touch()\n", "                pass\n",
+           (f"{L}::test_watchdog_with_fake_clock_tells_slow_from_dead",)),
+    Mutant("dual timeout: total ceiling", "myrm_tui/llm/progress.py", "if pc.elapsed() > total:", "if False:",
+           (f"{L}::test_watchdog_total_ceiling_cuts_a_stream_that_never_ends",)),
+    Mutant("circuit breaker: fail fast while open", "myrm_tui/agent/summarizer.py", "if not self.breaker.allow():", "if False:",
+           (f"{R}::test_open_breaker_skips_the_llm_and_uses_extractive",)),
+    Mutant("circuit breaker: half-open probe", "myrm_tui/agent/summarizer.py", '            self._to("half_open")', "            pass",
+           (f"{R}::test_breaker_opens_half_opens_and_closes",)),
+    Mutant("aux ratio shield", "myrm_tui/agent/summarizer.py", "if tokens > self.aux_window * INPUT_SHARE and", "if False and",
+           (f"{R}::test_aux_ratio_shield_and_guard",)),
+    Mutant("aux model guard", "myrm_tui/agent/summarizer.py", "if self.counter.text(user) <= budget:", "if True:",
+           (f"{R}::test_aux_ratio_shield_and_guard",)),
+    Mutant("lite model falls back to the main model", "myrm_tui/agent/summarizer.py", "if spec.model == self.main.model:\n                    raise", "if True:\n                    raise",
+           (f"{R}::test_a_failing_lite_summarizer_falls_back_to_the_main_model",)),
+    Mutant("lite model by default", "myrm_tui/config.py", "return LITE_MODELS.get(family(s.model), s.model) if not s.api_base else s.model", "return s.model",
+           (f"{R}::test_summarizer_defaults_to_the_providers_lite_model_else_the_main_one",)),
+    Mutant("L1 MCP vault spill", "myrm_tui/agent/mcp_client.py", "if len(text) <= self.max_output_chars:", "if True:",
+           ("tests/test_mcp.py::test_mcp_tools_are_bound_called_spilled_and_survive_a_crash",)),
+    Mutant("L2 subagent auto-vault", "myrm_tui/agent/distill.py", "    if len(text) <= VAULT_CHARS:", "    if True:",
+           ("tests/test_subagent.py::test_child_log_is_vaulted_and_the_parent_stays_in_budget", "tests/test_subagent.py::test_distillation_tiers")),
+    Mutant("L3 JSON skeleton item limit", "myrm_tui/context/trimming.py", "for v in value[:max_items]]", "for v in value]",
+           (f"{R}::test_200kb_json_result_becomes_a_valid_skeleton_with_the_original_vaulted",)),
+    Mutant("L4 stage 1: emergency level", "myrm_tui/context/precompact.py", "ctx.level = Level.EMERGENCY  # stage 1", "pass  # stage 1",
+           (f"{R}::test_overflow_stage_1_shrinks_tool_outputs_under_the_hard_limit",)),
+    Mutant("L4 stage 2: drop oldest rounds", "myrm_tui/context/compress.py", "view = self._drop_oldest_rounds(view, first, ctx, room)", "pass",
+           (f"{R}::test_overflow_stage_2_drops_the_oldest_rounds_when_shrinking_is_not_enough", f"{R}::test_provider_overflow_is_recovered_in_one_retry")),
+    Mutant("L4 recovery before the retry", "myrm_tui/agent/loop.py", "await self._recover_overflow(exc, ctx.tokens(view))", "pass",
+           (f"{R}::test_provider_overflow_is_recovered_in_one_retry",)),
+    Mutant("L5 preflight guard", "myrm_tui/agent/loop.py", "if ctx.tokens(view) > self.config.input_budget:\n                # L5", "if False:\n                # L5",
+           (f"{R}::test_preflight_refuses_a_request_that_cannot_fit_before_calling_the_api",)),
+    Mutant("L6 hook-output spiller", "myrm_tui/agent/hooks.py", "if self.counter.text(text) <= self.max_tokens:", "if True:",
+           (f"{H}::test_oversized_hook_output_is_spilled_to_the_vault_with_a_preview",)),
+    Mutant("L6 fallback without a vault", "myrm_tui/agent/spill.py", "    if vault is None:\n        return text[:preview_chars]", "    if False:\n        return text[:preview_chars]",
+           (f"{H}::test_hook_spiller_keeps_small_output_and_truncates_without_a_vault", "tests/test_mcp.py::test_oversized_handler_falls_back_to_head_truncation_without_a_vault")),
+    Mutant("L7 job output to disk", "myrm_tui/agent/tools/jobs.py", "stdout=fd, stderr=fd,", "stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,",
+           (f"{J}::test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault",)),
+    Mutant("L7 job log owner-only", "myrm_tui/agent/tools/jobs.py", "os.O_TRUNC, 0o600)", "os.O_TRUNC, 0o644)",
+           (f"{J}::test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault",)),
+    Mutant("L7 big reads to the vault", "myrm_tui/agent/tools/jobs.py", "if len(text) > ctx.job_output_chars:", "if False:",
+           (f"{J}::test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault",)),
+    Mutant("L7 log size limit", "myrm_tui/agent/tools/jobs.py", "if job.log.stat().st_size > self.log_limit:", "if False:",
+           (f"{J}::test_a_job_writing_past_the_log_limit_is_stopped",)),
+    Mutant("binary output labelled", "myrm_tui/agent/tools/base.py", 'if b"\\x00" in data[:8192]:', "if False:",
+           (f"{T}::test_bash_binary_and_invalid_utf8_are_labelled",)),
+    Mutant("redaction of summaries", "myrm_tui/context/redact.py", "    return redact_pii(redact_credentials(text))", "    return text",
+           ("tests/test_redact.py", f"{R}::test_secrets_never_reach_stored_summaries")),
+    Mutant("database owner-only", "myrm_tui/store/db.py", "os.O_CREAT | os.O_WRONLY, 0o600)", "os.O_CREAT | os.O_WRONLY, 0o644)",
+           ("tests/test_store.py::test_database_file_is_owner_only",)),
+    Mutant("shell approval", "myrm_tui/agent/tools/shell.py", "if ctx.auto_approve or any(", "if True or any(",
+           (f"{T}::test_bash_asks_for_approval_and_remembers_always", f"{J}::test_background_commands_still_need_approval")),
+    Mutant("pre_tool_use hook blocks", "myrm_tui/agent/loop.py", "if pre and pre[-1].blocks:", "if False:",
+           (f"{H}::test_pre_tool_use_exit_2_blocks_the_tool_and_says_why",)),
+    Mutant("workspace confinement", "myrm_tui/agent/tools/base.py", "if full != base and base not in full.parents:", "if False:",
+           (f"{T}::test_paths_outside_the_workspace_are_refused", f"{T}::test_symlink_escape_is_refused")),
+    Mutant("vault confinement", "myrm_tui/agent/tools/files.py", "if namespace != ctx.vault.namespace and namespace not in ctx.extra_vault_namespaces:", "if False:",
+           (f"{T}::test_vault_reads_with_line_ranges_stay_in_the_session",)),
+    Mutant("crash: half-done compaction rolled back", "myrm_tui/store/db.py", "for cid, sid in pending:", "for cid, sid in pending[:0]:",
+           ("tests/test_store.py::test_kill_9_during_compaction_rolls_back_on_restart",)),
+    Mutant("failed compaction step restores the backup", "myrm_tui/context/processor.py", "return await self._rolled_back(ctx, start_view)", "pass",
+           (f"{R}::test_a_failing_compaction_step_rolls_back_to_the_backup",)),
+)
+
+
+def run(mutant: Mutant, tree: Path) -> tuple[str, float]:
+    """'killed' when the tests fail, 'SURVIVED' when they pass, 'STALE' when the snippet is gone,
+    'HUNG' when pytest does not exit (a failing test that hangs is a defect of its own)."""
+    target = tree / mutant.path
+    original = target.read_text()
+    if original.count(mutant.old) != 1:
+        return "STALE", 0.0
+    target.write_text(original.replace(mutant.old, mutant.new))
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--timeout", "120", *mutant.tests],
+            cwd=tree, capture_output=True, text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, timeout=300,
+        )
+    except subprocess.TimeoutExpired:
+        return "HUNG", time.perf_counter() - t0
+    finally:
+        target.write_text(original)
+    return ("killed" if proc.returncode not in (0, 5) else "SURVIVED"), time.perf_counter() - t0
+
+
+def main(names: list[str]) -> int:
+    chosen = [m for m in MUTANTS if not names or any(n.lower() in m.name.lower() for n in names)]
+    with tempfile.TemporaryDirectory(prefix="myrm-protections-") as tmp:
+        tree = Path(tmp) / "main"
+        tree.mkdir()
+        for part in ("myrm_tui", "tests", "prompts"):
+            shutil.copytree(ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__", "__snapshots__"))
+        shutil.copy(ROOT / "pyproject.toml", tree)
+        # Sanity: unmutated, the chosen tests pass (else a "killed" would prove nothing).
+        wanted = sorted({t for m in chosen for t in m.tests})
+        base = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *wanted], cwd=tree, capture_output=True, text=True)
+        if base.returncode != 0:
+            print(base.stdout[-3000:])
+            print("the unmutated tests fail: fix them first")
+            return 2
+        bad = 0
+        for m in chosen:
+            verdict, secs = run(m, tree)
+            bad += verdict != "killed"
+            print(f"{verdict:9} {secs:5.1f} s  {m.name}", flush=True)
+    print(f"{len(chosen) - bad} of {len(chosen)} protections are guarded by a failing test when removed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
