@@ -31,7 +31,7 @@ async def _wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
 
 
 async def replay_shots(out: Path, tmp: Path) -> None:
-    app = MyrmApp(db_path=tmp / "shots.db", workspace=tmp, replay=f"{CORPUS}#{REPLAY_ID}", replay_speed=0.0)
+    app = MyrmApp(db_path=tmp / "shots.db", workspace=tmp, replay=f"{CORPUS}#{REPLAY_ID}", replay_speed=0.05)  # slow enough for the pause to land right after the 2nd compaction
     async with app.run_test(size=(150, 45)) as pilot:
         await _wait(pilot, lambda: app.replayer is not None and app.controller.agent is not None)
         agent = app.controller.agent
