@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from enum import IntEnum
 
 from myrm_tui.context import signals
@@ -169,19 +170,8 @@ class PriorityCompressor:
         """L4 stage 2: whole rounds (a reply with its tool results, or one message), oldest first."""
         spans = [(a, b) for a, b in group_spans(view) if a >= first]
         current = max((i for i in range(first, len(view)) if view[i].role == "user" and not view[i].synthetic), default=-1)
-        total = ctx.tokens(view)
-        drop: set[int] = set()
-        for a, b in spans[:-1]:  # the newest round stays: it is what the model answers
-            if total <= limit:
-                break
-            if a <= current < b:
-                continue
-            drop.update(range(a, b))
-            total -= sum(ctx.counter.message(m) for m in view[a:b])
-        removed = [view[i] for i in sorted(drop)]
-        ctx.removed.extend(removed)
-        ctx.metrics.add_removed("drop_oldest_rounds", sum(ctx.counter.message(m) for m in removed))
-        return [m for i, m in enumerate(view) if i not in drop]
+        # The newest round stays (it is what the model answers), and so does the current instruction.
+        return self._drop_spans(view, spans[:-1], ctx.tokens(view), limit, lambda a, b: a <= current < b, "drop_oldest_rounds", ctx)
 
     def _shrink(self, view: list[Message], first: int, ctx: PipelineContext, limit: int) -> list[Message]:
         out = list(view)
@@ -253,15 +243,26 @@ class PriorityCompressor:
         ranked = sorted(spans, key=lambda s: (tiers[s[0]], s[0]))
         # Reserve room for the summary that replaces what goes.
         total = ctx.tokens(view) + ctx.config.max_context_tokens // 20
+        spared = ctx.level < Level.EMERGENCY and not ctx.force_compaction
+        return self._drop_spans(view, ranked, total, target, lambda a, b: spared and tiers[a] >= Tier.ACTIVE, "remove", ctx)
+
+    @staticmethod
+    def _drop_spans(
+        view: list[Message], candidates: list[tuple[int, int]], total: int, limit: int,
+        keep: Callable[[int, int], bool], layer: str, ctx: PipelineContext,
+    ) -> list[Message]:
+        """Drop whole spans, in ``candidates`` order, until ``total`` is within ``limit``; ``keep`` spares one.
+
+        What goes is handed to Summarize (``ctx.removed``) and counted under ``layer``."""
         drop: set[int] = set()
-        for a, b in ranked:
-            if total <= target:
+        for a, b in candidates:
+            if total <= limit:
                 break
-            if tiers[a] >= Tier.ACTIVE and ctx.level < Level.EMERGENCY and not ctx.force_compaction:
+            if keep(a, b):
                 continue
             drop.update(range(a, b))
             total -= sum(ctx.counter.message(m) for m in view[a:b])
         removed = [view[i] for i in sorted(drop)]
         ctx.removed.extend(removed)
-        ctx.metrics.add_removed("remove", sum(ctx.counter.message(m) for m in removed))
+        ctx.metrics.add_removed(layer, sum(ctx.counter.message(m) for m in removed))
         return [m for i, m in enumerate(view) if i not in drop]
