@@ -132,6 +132,21 @@ async def test_huge_paste_is_refused_and_kept_in_the_box(emulator: ProviderEmula
         assert box.text.startswith("paste paste")  # the refused text is back in the box
 
 
+async def test_a_message_blocked_by_a_hook_goes_back_to_the_box(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    hooks = [{"event": "user_prompt_submit", "command": "grep -q DROP && { echo 'no SQL in prompts'; exit 2; }; exit 0"}]
+    app = make_app(emulator, tmp_path, workspace, hooks=hooks)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        from myrm_tui.app.widgets.prompt_input import PromptInput
+
+        box = app.query_one(PromptInput)
+        await pilot.press(*"DROP TABLE users")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(Notice)))
+        assert any("no SQL in prompts" in str(n.render()) for n in app.query(Notice))
+        assert box.text == "DROP TABLE users" and all(r.body.get("max_tokens") == 1 for r in emulator.requests)
+
+
 @pytest.fixture
 def frozen(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """Deterministic session ids, date and workspace path, for snapshots."""

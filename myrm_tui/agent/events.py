@@ -66,6 +66,11 @@ class TurnFailed:
     error: str
     kind: str = "error"
 
+    @property
+    def unsent(self) -> bool:
+        """Refused before the message was saved (too large, blocked by a hook): the text goes back to the box."""
+        return self.kind in ("too_large", "hook_blocked")
+
 
 @dataclass(frozen=True)
 class TurnDone:

@@ -136,7 +136,8 @@ class Agent:
             jobs=JobManager(jobs_dir(store.path, session_id)), job_output_chars=settings.job_output_chars,
         )
         self.hooks, self.hook_problems = HookRunner.from_settings(
-            settings.hooks, workspace=workspace, vault=self.vault, counter=self.counter, session_id=session_id,
+            # A replay re-serves recorded tool outputs: the user's hooks would run against nothing real.
+            () if settings.model.startswith("replay/") else settings.hooks, workspace=workspace, vault=self.vault, counter=self.counter, session_id=session_id,
             max_tokens=settings.hook_max_output_tokens,
         )
         self.turn = 0

@@ -282,9 +282,9 @@ class MyrmApp(App[None]):
         elif isinstance(ev, TurnFailed):
             await chat.end_assistant()
             await chat.add_notice(ev.error, "error")
-            if ev.kind == "too_large":
+            if ev.unsent:
                 self.main.query_one(PromptInput).load_text(self._last_sent)  # refused input is never lost
-                self.notify("Message too large; it was not sent. Your text is back in the box.", severity="error")
+                self.notify("The message was not sent; your text is back in the box.", severity="error")
         elif isinstance(ev, TurnDone):
             await chat.end_assistant()
             if ev.interrupted:
