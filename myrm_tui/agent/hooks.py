@@ -77,6 +77,11 @@ class HookResult:
     def blocks(self) -> bool:
         return self.exit_code == BLOCK_EXIT
 
+    @property
+    def worth_showing(self) -> bool:
+        """The model hears of a hook that printed something or did not succeed."""
+        return bool(self.output.strip()) or self.exit_code != 0
+
     def render(self) -> str:
         status = "timed out" if self.timed_out else f"exit {self.exit_code}"
         return f'<hook event="{self.spec.event}" command="{self.spec.command[:120]}" status="{status}">\n{self.output}\n</hook>'
@@ -109,7 +114,9 @@ class HookRunner:
         return any(s.matches(event, tool) for s in self.specs)
 
     async def run(self, event: str, payload: dict[str, Any], tool: str = "") -> list[HookResult]:
-        """Every matching hook in order; stops at the first that blocks."""
+        """Every matching hook in order; stops at the first that blocks. No hook for the event: ``[]``, at no cost."""
+        if not self.wants(event, tool):
+            return []
         results = []
         stdin = json.dumps({"event": event, "session_id": self.session_id, "workspace": str(self.workspace), **payload},
                            ensure_ascii=False, default=str).encode()

@@ -221,7 +221,7 @@ class Agent:
 
     async def _hook_context(self, results: list[HookResult]) -> None:
         """Hook output for the model, as one marked context message (never taken for the user's words)."""
-        body = "\n".join(r.render() for r in results if r.output.strip() or r.exit_code)
+        body = "\n".join(r.render() for r in results if r.worth_showing)
         if body:
             await self._append(synthetic_user(body, "hook", "hook"))
         if any(r.vault_uri for r in results):
@@ -403,7 +403,7 @@ class Agent:
         for problem in self.hook_problems:
             yield Notice(problem, "warning")
         self.hook_problems = []
-        hooked = await self.hooks.run("user_prompt_submit", {"prompt": text}) if self.hooks.wants("user_prompt_submit") else []
+        hooked = await self.hooks.run("user_prompt_submit", {"prompt": text})
         if hooked and hooked[-1].blocks:
             await self.flush_vault()
             yield TurnFailed(f"A user_prompt_submit hook blocked this message ({hooked[-1].spec.command}):\n{hooked[-1].output}", "hook_blocked")
@@ -586,10 +586,9 @@ class Agent:
         if getattr(tool, "outputs", None) is not None:  # a recorded tool answers by call id
             args = {**args, "__call_id__": call.id}
         payload = {"tool_name": call.name, "tool_input": args}
-        if self.hooks.wants("pre_tool_use", call.name):
-            pre = await self.hooks.run("pre_tool_use", payload, call.name)
-            if pre and pre[-1].blocks:
-                return ToolResult(f"Blocked by a pre_tool_use hook:\n{pre[-1].render()}", is_error=True, meta={"blocked_by_hook": True})
+        pre = await self.hooks.run("pre_tool_use", payload, call.name)
+        if pre and pre[-1].blocks:
+            return ToolResult(f"Blocked by a pre_tool_use hook:\n{pre[-1].render()}", is_error=True, meta={"blocked_by_hook": True})
         try:
             result = await tool.run(args, self.tool_ctx)
         except ToolError as exc:
@@ -598,13 +597,12 @@ class Agent:
             raise
         except Exception as exc:  # a tool bug must not end the session
             result = ToolResult(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        if self.hooks.wants("post_tool_use", call.name):
-            post = await self.hooks.run("post_tool_use", {**payload, "tool_response": result.content, "is_error": result.is_error}, call.name)
-            shown = [r.render() for r in post if r.output.strip() or r.exit_code]
-            if shown:
-                uris = [r.vault_uri for r in post if r.vault_uri]
-                meta = {**result.meta, **({"hook_vault_uri": uris[0]} if uris else {})}
-                result = ToolResult("\n\n".join([result.content, *shown]), result.is_error, meta)
+        post = await self.hooks.run("post_tool_use", {**payload, "tool_response": result.content, "is_error": result.is_error}, call.name)
+        shown = [r.render() for r in post if r.worth_showing]
+        if shown:
+            uris = [r.vault_uri for r in post if r.vault_uri]
+            meta = {**result.meta, **({"hook_vault_uri": uris[0]} if uris else {})}
+            result = ToolResult("\n\n".join([result.content, *shown]), result.is_error, meta)
         return result
 
     async def _record_metrics(self, ctx: PipelineContext, usage: Usage | None) -> None:
