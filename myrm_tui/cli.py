@@ -78,6 +78,7 @@ async def _ask(text: str, cli: dict[str, Any], session: str | None, db: Path, wo
     from myrm_tui.agent.events import Notice, TextChunk, ToolFinished, ToolStarted, TurnDone, TurnFailed
     from myrm_tui.agent.factory import build_agent, resolve_settings
     from myrm_tui.agent.loop import dumps_event
+    from myrm_tui.agent.permissions import Assessment
     from myrm_tui.store.db import Store
 
     store = await Store.open(db)
@@ -91,8 +92,10 @@ async def _ask(text: str, cli: dict[str, Any], session: str | None, db: Path, wo
         else:
             row = await store.create_session(title=text[:60] or "ask", model=settings.model, workspace=str(workspace))
 
-        async def decline(tool: str, command: str) -> str:
-            print(f"[declined, non-interactive: {command}] (pass --yes to allow)", file=sys.stderr)
+        async def decline(tool: str, command: str, assessment: Assessment) -> str:
+            # No one to ask: a command the rules do not cover is refused, never waited on.
+            print(f"[declined, non-interactive: {command}] needs approval: {'; '.join(assessment.reasons)} "
+                  "(pass --yes to allow, or add a rule to allowed_commands)", file=sys.stderr)
             return "no"
 
         agent = await build_agent(store, row.id, settings, workspace, approver=decline)

@@ -84,7 +84,7 @@ MUTANTS = (
            ("tests/test_redact.py", f"{R}::test_secrets_never_reach_stored_summaries")),
     Mutant("database owner-only", "myrm_tui/store/db.py", "os.O_CREAT | os.O_WRONLY, 0o600)", "os.O_CREAT | os.O_WRONLY, 0o644)",
            ("tests/test_store.py::test_database_file_is_owner_only",)),
-    Mutant("shell approval", "myrm_tui/agent/tools/shell.py", "if ctx.auto_approve or any(", "if True or any(",
+    Mutant("shell approval", "myrm_tui/agent/tools/shell.py", "if verdict.allowed:", "if True:",
            (f"{T}::test_bash_asks_for_approval_and_remembers_always", f"{J}::test_background_commands_still_need_approval")),
     Mutant("pre_tool_use hook blocks", "myrm_tui/agent/loop.py", "if pre and pre[-1].blocks:", "if False:",
            (f"{H}::test_pre_tool_use_exit_2_blocks_the_tool_and_says_why",)),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.tools import ToolContext, ToolError
 from myrm_tui.agent.tools.files import FileReadTool
 from myrm_tui.agent.tools.jobs import BashOutputTool, JobManager
@@ -107,7 +108,7 @@ async def test_unknown_job_and_sessions_without_jobs_are_clear_errors(jctx: Tool
 async def test_background_commands_still_need_approval(workspace: Path, tmp_path: Path) -> None:
     asked: list[str] = []
 
-    async def approver(tool: str, command: str) -> str:
+    async def approver(tool: str, command: str, assessment: Assessment) -> str:
         asked.append(command)
         return "no"
 

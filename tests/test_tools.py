@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.tools import ToolContext, ToolError
 from myrm_tui.agent.tools.base import resolve_in_workspace
 from myrm_tui.agent.tools.files import FileEditTool, FileReadTool
@@ -93,10 +94,10 @@ async def test_bash_huge_output_is_capped_and_spilled(tctx: ToolContext) -> None
 
 
 async def test_bash_asks_for_approval_and_remembers_always(workspace: Path) -> None:
-    answers = ["no", "always"]
+    answers = ["no", "always", "no"]
     asked: list[str] = []
 
-    async def approver(tool: str, command: str) -> str:
+    async def approver(tool: str, command: str, assessment: Assessment) -> str:
         asked.append(command)
         return answers.pop(0)
 
@@ -104,8 +105,9 @@ async def test_bash_asks_for_approval_and_remembers_always(workspace: Path) -> N
     res = await BashTool().run({"command": "echo one"}, ctx)
     assert res.is_error and res.meta["declined"]
     assert "one" in (await BashTool().run({"command": "echo one"}, ctx)).content
-    assert "two" in (await BashTool().run({"command": "echo two"}, ctx)).content  # prefix "echo" now allowed
-    assert asked == ["echo one", "echo one"]
+    assert "two" in (await BashTool().run({"command": "echo one two"}, ctx)).content  # rule "echo one" now allowed
+    assert (await BashTool().run({"command": "echo two"}, ctx)).meta["declined"]  # ...but not all of echo
+    assert asked == ["echo one", "echo one", "echo two"]
     no_ui = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState())
     assert (await BashTool().run({"command": "echo x"}, no_ui)).meta["declined"]
 

@@ -31,6 +31,7 @@ from myrm_tui.agent.events import (
     UserSaved,
 )
 from myrm_tui.agent.hooks import TOOL_EVENTS, HookResult, HookRunner
+from myrm_tui.agent.permissions import Assessment, CommandRules
 from myrm_tui.agent.prompts import PromptLibrary
 from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker
 from myrm_tui.agent.tools import Tool, ToolContext, ToolError, ToolResult, default_tools, schema
@@ -132,7 +133,7 @@ class Agent:
         self.tool_ctx = ToolContext(
             workspace=workspace, vault=self.vault, state=self.state, integrity=self.integrity,
             approver=self._serialized(approver) if approver else None, auto_approve=settings.approval == "auto",
-            allowed_prefixes=set(settings.allowed_commands), bash_timeout=settings.bash_timeout,
+            allowed_commands=CommandRules(settings.allowed_commands), bash_timeout=settings.bash_timeout,
             jobs=JobManager(jobs_dir(store.path, session_id)), job_output_chars=settings.job_output_chars,
         )
         self.hooks, self.hook_problems = HookRunner.from_settings(
@@ -208,9 +209,9 @@ class Agent:
         self.turn = sum(1 for m in self.history if m.role == "user" and not m.synthetic)
 
     def _serialized(self, approver: Any) -> Any:
-        async def ask(tool: str, command: str) -> str:
+        async def ask(tool: str, command: str, assessment: Assessment) -> str:
             async with self._approval_lock:  # parallel calls never stack two prompts
-                return str(await approver(tool, command))
+                return str(await approver(tool, command, assessment))
 
         return ask
 
@@ -355,6 +356,7 @@ class Agent:
         child.depth = self.depth + 1
         child.config = replace(child.config, summary_role="user")
         child.tool_ctx.auto_approve = self.tool_ctx.auto_approve
+        child.tool_ctx.allowed_commands = self.tool_ctx.allowed_commands  # "always" in a child holds for the parent
         await child.load()
         final = ""
         failures: list[str] = []
@@ -622,7 +624,8 @@ class Agent:
         """A rebuilt agent for new settings, sharing store, history and context state."""
         agent = Agent(self.store, self.session_id, settings, self.llm, self.pipeline, self.prompts, self.workspace,
                       approver=None, tools=list(self.tools.values()), clock=self.clock)
-        agent.tool_ctx = replace(self.tool_ctx, auto_approve=settings.approval == "auto")
+        agent.tool_ctx = replace(self.tool_ctx, auto_approve=settings.approval == "auto",
+                                 allowed_commands=self.tool_ctx.allowed_commands.with_configured(settings.allowed_commands))
         agent.history, agent.state, agent.vault, agent.turn = self.history, self.state, self.vault, self.turn
         agent.tool_ctx.state, agent.tool_ctx.vault = self.state, self.vault
         return agent

@@ -27,6 +27,7 @@ from myrm_tui.agent.events import (
     TurnFailed,
     UserSaved,
 )
+from myrm_tui.agent.permissions import Assessment
 from myrm_tui.app.controller import Controller
 from myrm_tui.app.messages import (
     AgentEventMessage,
@@ -353,8 +354,8 @@ class MyrmApp(App[None]):
             lines.append("removed: " + ", ".join(f"{k} {v:,}" for k, v in removed.items()))
         self.main.query_one(SidePanel).show_stats(lines)
 
-    async def _approve(self, tool: str, command: str) -> str:
-        return await self.push_screen_wait(ApprovalScreen(tool, command))
+    async def _approve(self, tool: str, command: str, assessment: Assessment) -> str:
+        return await self.push_screen_wait(ApprovalScreen(tool, command, assessment))
 
     # -- actions ----------------------------------------------------------------------------------
     def action_cancel_turn(self) -> None:

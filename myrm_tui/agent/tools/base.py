@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from myrm_tui.agent.permissions import Assessment, CommandRules
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
@@ -27,8 +28,8 @@ class ToolResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-# Returns "yes", "no" or "always" (allow this command prefix for the rest of the session).
-Approver = Callable[[str, str], Awaitable[str]]
+# (tool, command, assessment) -> "yes", "no" or "always" (remember the assessment's commands for the session).
+Approver = Callable[[str, str, Assessment], Awaitable[str]]
 
 
 @dataclass
@@ -39,7 +40,7 @@ class ToolContext:
     integrity: FileIntegrityGuard = field(default_factory=FileIntegrityGuard)
     approver: Approver | None = None
     auto_approve: bool = False
-    allowed_prefixes: set[str] = field(default_factory=set)
+    allowed_commands: CommandRules = field(default_factory=CommandRules)
     bash_timeout: float = 120.0
     max_output_bytes: int = 2_000_000
     extra_vault_namespaces: set[str] = field(default_factory=set)  # parents (forks) and children (subagents)

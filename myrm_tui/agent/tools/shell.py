@@ -4,7 +4,7 @@ Output is captured up to ``max_output_bytes``; the rest is read and counted but 
 message — the whole stream goes to the vault instead, so a runaway command cannot flood memory or
 the context. The process group is killed on timeout or cancel. With ``run_in_background`` the
 command becomes a job (``tools/jobs.py``) whose output goes to a log file on disk, read with
-``bash_output``.
+``bash_output``. Which commands run without asking is decided in ``agent/permissions.py``.
 """
 
 from __future__ import annotations
@@ -134,13 +134,17 @@ class BashTool:
         )
 
     async def _approved(self, command: str, ctx: ToolContext) -> bool:
-        if ctx.auto_approve or any(command.strip().startswith(p) for p in ctx.allowed_prefixes):
+        """Run unasked when the rules cover every part of ``command``; otherwise the user decides."""
+        if ctx.auto_approve:
+            return True
+        verdict = ctx.allowed_commands.assess(command, ctx.workspace)
+        if verdict.allowed:
             return True
         if ctx.approver is None:
             return False
-        answer = await ctx.approver(self.name, command)
+        answer = await ctx.approver(self.name, command, verdict)
         if answer == "always":
-            ctx.allowed_prefixes.add(command.strip().split()[0])
+            ctx.allowed_commands.remember(verdict)
             return True
         return answer == "yes"
 

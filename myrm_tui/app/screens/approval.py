@@ -1,19 +1,65 @@
-"""Asks before a shell command runs: y = run once, a = always allow this command, n / Esc = decline."""
+"""Asks before a shell command runs: y = run once, a = always allow these commands, n / Esc = decline.
+
+Below the command as the model wrote it, each parsed simple command has a line of its own: a check
+mark when a rule covers it, a cross and the reason when not ("no rule allows it", "command
+substitution $(…)", "redirect outside the workspace (/tmp/x)"). The "Always" line says exactly which
+rules the answer adds, so what is stored is what the user saw.
+"""
 
 from __future__ import annotations
 
+import shlex
+
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from myrm_tui.agent.permissions import Assessment
+
+
+def describe(assessment: Assessment) -> Text:
+    """One line per parsed command (covered or why not), then the script-wide problems."""
+    out = Text()
+    width = min(48, max((len(c.text) for c in assessment.commands), default=0))
+    for c in assessment.commands:
+        if out:
+            out.append("\n")
+        mark, style = ("✓", "green") if c.covered else ("✗", "bold red")
+        out.append(f"{mark} ", style=style)
+        out.append(c.text.ljust(width))
+        if c.covered and c.rule is not None:
+            out.append(f"  allowed by rule: {shlex.join(c.rule)}", style="dim")
+        else:
+            out.append(f"  {c.reason}", style=style)
+    for p in assessment.problems:
+        if out:
+            out.append("\n")
+        out.append("✗ ", style="bold red")
+        out.append(p, style="bold red")
+    return out
+
+
+def always_note(assessment: Assessment) -> str:
+    rules = assessment.to_remember
+    if not rules:
+        return "Nothing here can be remembered: “Always” is not offered."
+    note = "“Always” allows for this session: " + ", ".join(shlex.join(r) for r in rules)
+    still = list(assessment.problems) + [p for c in assessment.commands for p in c.problems]
+    if still:
+        note += f" (this command would still ask: {'; '.join(dict.fromkeys(still))})"
+    return note
+
 
 class ApprovalScreen(ModalScreen[str]):
     DEFAULT_CSS = """
     ApprovalScreen { align: center middle; }
-    ApprovalScreen > Vertical { width: 80%; max-width: 100; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
-    ApprovalScreen #command { background: $boost; padding: 0 1; margin: 1 0; max-height: 12; overflow-y: auto; }
+    ApprovalScreen > Vertical { width: 80%; max-width: 110; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    ApprovalScreen #command { background: $boost; padding: 0 1; margin: 1 0; max-height: 8; overflow-y: auto; }
+    ApprovalScreen #parsed { padding: 0 1; margin: 0 0 1 0; max-height: 12; overflow-y: auto; }
+    ApprovalScreen #always-note { color: $text-muted; margin-bottom: 1; }
     ApprovalScreen Horizontal { height: auto; align-horizontal: right; }
     ApprovalScreen Button { margin-left: 1; }
     """
@@ -24,19 +70,29 @@ class ApprovalScreen(ModalScreen[str]):
         Binding("escape", "answer('no')", "Decline"),
     ]
 
-    def __init__(self, tool: str, command: str) -> None:
+    def __init__(self, tool: str, command: str, assessment: Assessment) -> None:
         super().__init__()
         self.tool = tool
         self.command = command
+        self.assessment = assessment
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"The agent wants to run ({self.tool}):")
             yield Static(self.command, id="command", markup=False)
+            yield Label("Parsed commands:")
+            yield Static(describe(self.assessment), id="parsed")
+            yield Static(always_note(self.assessment), id="always-note", markup=False)
             with Horizontal():
                 yield Button("Run [y]", id="yes", variant="warning")
-                yield Button("Always [a]", id="always")
+                if self.assessment.to_remember:
+                    yield Button("Always [a]", id="always")
                 yield Button("Decline [n]", id="no", variant="primary")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer" and parameters == ("always",):
+            return bool(self.assessment.to_remember)
+        return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(str(event.button.id))

@@ -1,0 +1,420 @@
+"""Which shell commands run without asking: a bash parse of the command, checked against allow rules.
+
+A command runs unasked only when every simple command in it is covered by a rule and the script has
+nothing but plain words joined by ``&&``, ``||``, ``;``, ``|`` or newlines: no substitution, subshell,
+group, background ``&``, ``|&``, environment prefix, heredoc, or redirect outside the workspace.
+Anything else asks, and the prompt shows each parsed command with the reason it is not covered.
+
+A rule is a command and its leading arguments as tokens (``git status`` covers ``git status -s``, not
+``git statusx`` nor ``git push``). "Always" remembers, for the session, the full tokens of each command
+the user saw (as Codex CLI remembers the exact command it approved); wrappers that run another command
+(``env``, ``sudo``, ``xargs``, ``sh``...) are never remembered, since their rule would cover anything.
+
+Why tree-sitter-bash: it is a real, maintained grammar of bash (the one editors and GitHub use), so
+``$(…)``, backticks, ``>(…)``, heredocs and quoting come out as typed nodes instead of guesses.
+``shlex`` only splits words — it sees ``;`` inside ``a;b`` as part of a word and knows no
+substitution; ``bashlex`` is a partial port of bash's parser, unmaintained and incomplete for
+constructs like ``>(…)`` or ``|&``. Codex CLI makes the same choice for its safe-command check
+(``codex-rs/core/src/bash.rs``). Grammar and bash can still disagree at the edges, so this module
+accepts only a small allow-list of node kinds and treats every other node, and every parse error, as
+"ask".
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from tree_sitter import Language, Node, Parser
+
+# Builtins and keywords that run code from their arguments, evaluate array subscripts in them (bash runs
+# the `$(…)` in `read 'a[$(cmd)]'`) or change how later commands resolve: always ask, whatever the rules say.
+SHELL_EVALUATORS = frozenset({
+    "eval", "exec", "source", ".", "trap", "enable", "hash", "alias", "unalias", "set", "shopt", "coproc", "let",
+    "read", "mapfile", "readarray", "getopts", "export", "declare", "typeset", "local", "readonly", "unset",
+})
+# These evaluate a subscript only in an argument like `a[…]` (`printf -v`, `test -v`, `wait -p`).
+SUBSCRIPT_EVALUATORS = frozenset({"test", "printf", "wait"})
+# Commands that run another command given as arguments. Covered only by a rule that names them; never
+# remembered by "always" (a rule `env` would cover `env rm -rf ~`).
+WRAPPERS = frozenset({
+    "sh", "bash", "zsh", "dash", "ksh", "fish", "env", "xargs", "sudo", "doas", "su", "nice", "ionice", "timeout",
+    "nohup", "time", "command", "builtin", "stdbuf", "setsid", "chroot", "flock", "watch", "strace", "ltrace",
+    "unbuffer", "parallel", "busybox", "script",
+})
+DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
+SAFE_TARGETS = frozenset({"/dev/null"})
+
+# Node kinds that can never run unasked, as the prompt names them.
+STRUCTURE = {
+    "subshell": "subshell ( … )",
+    "compound_statement": "command group { … }",
+    "negated_command": "negation !",
+    "if_statement": "if statement",
+    "while_statement": "loop",
+    "for_statement": "loop",
+    "c_style_for_statement": "loop",
+    "case_statement": "case statement",
+    "function_definition": "function definition",
+    "test_command": "test expression [ … ]",
+    "declaration_command": "declaration (export/declare/local/readonly)",
+    "unset_command": "unset",
+    "variable_assignment": "variable assignment",
+}
+EXPANSIONS = {
+    "simple_expansion": "variable expansion $…",
+    "expansion": "variable expansion ${…}",
+    "$": "variable expansion $…",
+    "arithmetic_expansion": "arithmetic expansion $(( … ))",
+    "process_substitution": "process substitution",
+    "ansi_c_string": "ANSI-C string $'…'",
+    "translated_string": "translated string $\"…\"",
+    "brace_expression": "brace expansion {…}",
+}
+CONTINUATION_IN_WORD = re.compile(r"[^\s\\](?:\\\\)*\\\n")
+NUMBER = re.compile(r"[0-9A-Za-z_#+-]+")
+WORD_SPECIAL = {
+    "*": "glob pattern", "?": "glob pattern", "[": "glob pattern", "{": "brace expansion", "}": "brace expansion",
+    "$": "variable expansion $…", "`": "command substitution `…`",
+}
+WORD_FORBIDDEN = set("'\"();&|<> \t\n")
+
+
+@cache
+def _parser() -> Parser:
+    import tree_sitter_bash
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+@dataclass(frozen=True)
+class ParsedCommand:
+    """One simple command as the prompt shows it. ``tokens`` is None when a word is not a plain literal."""
+
+    text: str
+    tokens: tuple[str, ...] | None
+    problems: tuple[str, ...] = ()  # reasons no rule can cover it
+    rule: tuple[str, ...] | None = None  # the rule that covers it
+    rememberable: bool = False  # "always" may store its tokens as a rule
+
+    @property
+    def covered(self) -> bool:
+        return self.rule is not None and not self.problems
+
+    @property
+    def reason(self) -> str | None:
+        """Why this command needs approval, or None when a rule covers it."""
+        if self.problems:
+            return "; ".join(self.problems)
+        return None if self.rule is not None else "no rule allows it"
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """The verdict on one shell command: its simple commands and the problems of the script around them."""
+
+    command: str
+    commands: tuple[ParsedCommand, ...]
+    problems: tuple[str, ...] = ()  # script-wide: background, |&, parse errors
+
+    @property
+    def allowed(self) -> bool:
+        return bool(self.commands) and not self.problems and all(c.covered for c in self.commands)
+
+    @property
+    def to_remember(self) -> tuple[tuple[str, ...], ...]:
+        """The rules "always" adds: the tokens of each uncovered command that may be remembered."""
+        out: list[tuple[str, ...]] = []
+        for c in self.commands:
+            if c.rememberable and c.tokens and c.rule is None and c.tokens not in out:
+                out.append(c.tokens)
+        return tuple(out)
+
+    @property
+    def reasons(self) -> list[str]:
+        """One line per problem, for places without the full prompt (``myrm ask``)."""
+        return [f"{c.text}: {c.reason}" for c in self.commands if c.reason] + list(self.problems)
+
+
+def parse_rule(rule: str) -> tuple[str, ...]:
+    """A rule string as tokens (shlex); a rule is one command with its leading arguments, nothing more."""
+    if not isinstance(rule, str):
+        raise TypeError(f"an allowed_commands rule must be a string, not {type(rule).__name__}: {rule!r}")
+    lexer = shlex.shlex(rule, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = tuple(lexer)
+    except ValueError as e:
+        raise ValueError(f"allowed_commands rule {rule!r} cannot be split into words: {e}") from None
+    if not tokens:
+        raise ValueError("an allowed_commands rule must not be empty")
+    if any(t and set(t) <= set("();<>|&") for t in tokens):
+        raise ValueError(f"allowed_commands rule {rule!r} must be one command and its arguments, without ; | & < > ( )")
+    return tokens
+
+
+class CommandRules:
+    """Allow rules from the config (``allowed_commands``, a list of strings) plus those "always" adds."""
+
+    def __init__(self, configured: Sequence[str] = (), session: list[tuple[str, ...]] | None = None) -> None:
+        if isinstance(configured, str | bytes):
+            raise TypeError(
+                f"allowed_commands must be a list of command rules such as [\"git status\", \"pytest\"], "
+                f"not a string ({configured!r})"
+            )
+        self.configured = tuple(parse_rule(r) for r in configured)
+        self.session = session if session is not None else []  # shared by agents rebuilt from this one
+
+    def with_configured(self, configured: Sequence[str]) -> CommandRules:
+        """New configured rules, the same session approvals."""
+        return CommandRules(configured, self.session)
+
+    @property
+    def rules(self) -> tuple[tuple[str, ...], ...]:
+        return self.configured + tuple(self.session)
+
+    def rule_for(self, tokens: Sequence[str]) -> tuple[str, ...] | None:
+        for rule in self.rules:
+            if tuple(tokens[: len(rule)]) == rule:
+                return rule
+        return None
+
+    def remember(self, assessment: Assessment) -> None:
+        for tokens in assessment.to_remember:
+            if tokens not in self.session:
+                self.session.append(tokens)
+
+    def assess(self, command: str, workspace: Path) -> Assessment:
+        parsed = parse_command(command, workspace)
+        commands = tuple(
+            ParsedCommand(c.text, c.tokens, c.problems, self.rule_for(c.tokens) if c.tokens else None, c.rememberable)
+            for c in parsed.commands
+        )
+        return Assessment(command, commands, parsed.problems)
+
+
+def parse_command(command: str, workspace: Path) -> Assessment:
+    """The simple commands of ``command`` and what keeps each from running unasked (no rules applied)."""
+    walker = _Walker(command.encode(), workspace.resolve())
+    # bash and the grammar split words differently around these (bash keeps a carriage return in a word,
+    # the grammar treats it as a space; a backslash-newline inside a word joins it in bash, splits it here).
+    if any(not ch.isprintable() and ch not in "\n\t" for ch in command):
+        walker.problems.append("control character in the command")
+    if CONTINUATION_IN_WORD.search(command):
+        walker.problems.append("line continuation inside a word")
+    tree = _parser().parse(walker.source)
+    root = tree.root_node
+    if root.has_error:
+        walker.problems.append("the shell syntax could not be parsed")
+    walker.program(root)
+    if not walker.commands and not walker.problems:
+        walker.problems.append("no command")
+    return Assessment(command, tuple(walker.commands), tuple(dict.fromkeys(walker.problems)))
+
+
+@dataclass
+class _Walker:
+    source: bytes
+    workspace: Path
+    commands: list[ParsedCommand] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    changed_directory: bool = False
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte:node.end_byte].decode(errors="replace")
+
+    def program(self, node: Node) -> None:
+        for child in node.children:
+            if child.is_named:
+                self.statement(child)
+            elif child.type == "&":
+                self.problems.append("runs in the background (&)")
+            elif child.type not in (";", "\n"):
+                self.problems.append(f"unsupported shell syntax {child.type!r}")
+
+    def statement(self, node: Node) -> None:
+        kind = node.type
+        if kind == "comment":
+            return
+        if kind == "command":
+            self.simple(node, [])
+        elif kind == "redirected_statement":
+            body = node.child_by_field_name("body")
+            redirects = [c for c in node.children if c.is_named and c != body]
+            if body is not None and body.type == "command":
+                self.simple(body, redirects)
+            else:
+                problems = [STRUCTURE.get(body.type, f"unsupported shell syntax ({body.type})") if body else "redirect without a command"]
+                problems += [p for r in redirects for p in self.redirect(r)]
+                self.commands.append(ParsedCommand(self.text(node), None, tuple(problems)))
+        elif kind in ("list", "pipeline"):
+            joiners = ("&&", "||") if kind == "list" else ("|",)
+            for child in node.children:
+                if child.is_named:
+                    self.statement(child)
+                elif child.type == "|&":
+                    self.problems.append("pipes stderr too (|&)")
+                elif child.type not in joiners:
+                    self.problems.append(f"unsupported shell syntax {child.type!r}")
+        else:
+            reason = STRUCTURE.get(kind, "the shell syntax could not be parsed" if kind == "ERROR" else f"unsupported shell syntax ({kind})")
+            self.commands.append(ParsedCommand(self.text(node), None, (reason,)))
+
+    def simple(self, node: Node, outer_redirects: list[Node]) -> None:
+        tokens: list[str] = []
+        word_problems: list[str] = []  # the command has no literal tokens: no rule can match it
+        redirects = list(outer_redirects)
+        for child in node.children:
+            if child.type == "variable_assignment":
+                name = child.child_by_field_name("name")
+                word_problems.append(f"sets {self.text(name) if name else 'a variable'}= for the command")
+            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                redirects.append(child)
+            elif child.type != "comment":
+                value, why = self.literal(child.children[0] if child.type == "command_name" and child.children else child)
+                if why:
+                    word_problems.append(why)
+                else:
+                    tokens.append(value)
+        problems = list(word_problems)
+        name = tokens[0] if tokens and not word_problems else None
+        if name in SHELL_EVALUATORS:
+            problems.append(f"{name} runs code from its arguments or changes the shell")
+        elif name in SUBSCRIPT_EVALUATORS and any("[" in t for t in tokens[1:]):
+            problems.append(f"{name} evaluates the subscript in an argument like a[…]")
+        for r in redirects:
+            problems += self.redirect(r)
+        if name in DIRECTORY_CHANGERS:
+            self.changed_directory = True
+        if word_problems or not tokens:
+            text = self.text(node)
+        else:
+            text = " ".join([shlex.join(tokens), *(self.text(r).splitlines()[0] for r in redirects)])
+        self.commands.append(ParsedCommand(
+            text, None if word_problems or not tokens else tuple(tokens), tuple(dict.fromkeys(problems)),
+            rememberable=not problems and bool(tokens) and tokens[0] not in WRAPPERS,
+        ))
+
+    def redirect(self, node: Node) -> list[str]:
+        if node.type == "heredoc_redirect":
+            return ["heredoc <<"]
+        if node.type == "herestring_redirect":
+            return ["here-string <<<"]
+        if node.type != "file_redirect":
+            return [f"unsupported redirect ({node.type})"]
+        op = next((c.type for c in node.children if not c.is_named), "")
+        dest = node.child_by_field_name("destination")
+        if op in (">&-", "<&-"):
+            return []  # closes a descriptor
+        if dest is None:
+            return ["redirect without a target"]
+        if op in (">&", "<&") and (dest.type == "number" or self.text(dest) == "-"):
+            return []  # duplicates or closes a descriptor (2>&1): no file involved
+        value, why = self.literal(dest)
+        if why:
+            return [f"redirect target is not a plain path ({why})"]
+        if value in SAFE_TARGETS:
+            return []
+        path = Path(value)
+        if not path.is_absolute() and self.changed_directory:
+            return [f"redirect after cd ({value})"]
+        full = (path if path.is_absolute() else self.workspace / path).resolve()
+        if full != self.workspace and self.workspace not in full.parents:
+            return [f"redirect outside the workspace ({value})"]
+        return []
+
+    def literal(self, node: Node) -> tuple[str, str | None]:
+        """The literal value of a word node, or why it has none (an expansion, a glob...)."""
+        kind = node.type
+        if kind == "word":
+            return _unescape_word(self.text(node))
+        if kind == "number":
+            text = self.text(node)
+            return (text, None) if NUMBER.fullmatch(text) else ("", "unusual number")
+        if kind == "raw_string":
+            return self.text(node)[1:-1], None
+        if kind == "string":
+            parts: list[str] = []
+            for child in node.children:
+                if child.type == '"':
+                    continue
+                if child.type != "string_content":
+                    return "", self._expansion(child)
+                value, why = _unescape_double_quoted(self.text(child))
+                if why:
+                    return "", why
+                parts.append(value)
+            return "".join(parts), None
+        if kind == "concatenation":
+            parts = []
+            for child in node.children:
+                value, why = self.literal(child)
+                if why:
+                    return "", why
+                parts.append(value)
+            return "".join(parts), None
+        return "", self._expansion(node)
+
+    def _expansion(self, node: Node) -> str:
+        if node.type == "command_substitution":
+            return "command substitution `…`" if self.text(node).startswith("`") else "command substitution $(…)"
+        return EXPANSIONS.get(node.type, f"{node.type} is not a plain word")
+
+
+def _unescape_word(text: str) -> tuple[str, str | None]:
+    """An unquoted word's value; a word with an unescaped glob, brace, tilde or ``$`` has none."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            if i + 1 == len(text):
+                out.append(ch)  # a trailing backslash stays, as in bash
+            elif text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        if ch in WORD_SPECIAL:
+            return "", WORD_SPECIAL[ch]
+        if ch == "~" and (i == 0 or text[i - 1] in "=:"):
+            return "", "tilde expansion ~"
+        if ch in WORD_FORBIDDEN or not ch.isprintable():
+            return "", f"unusual character {ch!r} in a word"
+        out.append(ch)
+        i += 1
+    return "".join(out), None
+
+
+def _unescape_double_quoted(text: str) -> tuple[str, str | None]:
+    r"""Inside "…" a backslash escapes only ``$ ` " \`` and newline; ``$`` or a backtick left is an expansion."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        if ch in "$`":
+            return "", WORD_SPECIAL[ch]
+        out.append(ch)
+        i += 1
+    return "".join(out), None
+
+
+def check_rules(values: Iterable[str]) -> list[str]:
+    """Problems with configured rules, one line each (empty when all parse); for config validation and doctor."""
+    if isinstance(values, str | bytes):
+        return [f"allowed_commands must be a list of strings, not a string ({values!r})"]
+    problems = []
+    for v in values:
+        try:
+            parse_rule(v)
+        except (TypeError, ValueError) as e:
+            problems.append(str(e))
+    return problems
