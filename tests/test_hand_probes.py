@@ -53,7 +53,7 @@ def test_size_types_and_spread() -> None:
     assert set(s["type"]) == set(check_mod.TYPES)
     # Evidence spread over the session: the pipeline loses early facts most, so they must be well represented.
     assert s["third"]["first"] >= 0.3 * len(probes)
-    assert s["third"]["middle"] >= 0.25 * len(probes)
+    assert s["third"]["middle"] >= 0.28 * len(probes)
     assert s["third"]["last"] >= 0.15 * len(probes)
     per_corpus = {f: {p["conv_id"] for p in check_mod.load_probes(PROBES_DIR / f)} for f in check_mod.PAIRS}
     assert all(len(ids) >= 10 for ids in per_corpus.values())
