@@ -221,7 +221,7 @@ def bench(
     corpus: Annotated[Path, typer.Option("--corpus", help="JSONL or JSONL.gz of conversations")],
     probes: Annotated[Path | None, typer.Option("--probes", help="Probe questions (JSONL[.gz])")] = None,
     window: Annotated[int, typer.Option("--window", help="Context window in tokens")] = 16_000,
-    strategies: Annotated[str, typer.Option("--strategies", help="Comma-separated: myrm,none,truncate,mask")] = "myrm,none,truncate,mask",
+    strategies: Annotated[str, typer.Option("--strategies", help="Comma-separated: myrm,none,truncate,mask,window")] = "myrm,none,truncate,mask,window",
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N conversations")] = None,
     price_model: Annotated[str, typer.Option("--price-model", help="litellm model whose prices are applied")] = "claude-sonnet-4-5",
     summarizer: Annotated[str, typer.Option("--summarizer", help="extractive, or a litellm model string")] = "extractive",

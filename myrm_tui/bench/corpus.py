@@ -1,15 +1,24 @@
-"""Reading the trajectory corpus (JSONL or JSONL.gz, OpenAI chat format) and its probe files."""
+"""Reading the trajectory corpus (JSONL or JSONL.gz, OpenAI chat format) and its probe files.
+
+Bad input raises ``CorpusError`` (a ``ValueError``) whose message names the file and the line:
+``myrm bench`` prints it as one line and exits 2.
+"""
 
 from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from myrm_tui.context.types import Message
+
+
+class CorpusError(ValueError):
+    """A corpus or probe file that cannot be read as documented."""
 
 
 @dataclass
@@ -22,38 +31,111 @@ class Conversation:
 
 @dataclass(frozen=True)
 class Probe:
+    """A question about one conversation. Each fact is a tuple of alternative wordings: it is kept if
+    any of them is in the request (case-insensitive)."""
+
     conv_id: str
     probe_id: str
     question: str
-    expected_facts: tuple[str, ...]
+    facts: tuple[tuple[str, ...], ...]
     evidence_msg_index: int
+    type: str = ""
+
+    @property
+    def expected_facts(self) -> tuple[str, ...]:
+        """The first wording of each fact."""
+        return tuple(f[0] for f in self.facts)
 
 
-def _open(path: Path) -> Iterator[str]:
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, JSON object) of each non-blank line; any read or parse failure → ``CorpusError``."""
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
-        for line in f:
-            if line.strip():
-                yield line
+    n = 0
+    try:
+        with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    d = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise CorpusError(f"{path}:{n}: not JSON ({exc.msg} at column {exc.colno})") from None
+                if not isinstance(d, dict):
+                    raise CorpusError(f"{path}:{n}: expected a JSON object, got {type(d).__name__}")
+                yield n, d
+    except FileNotFoundError:
+        raise CorpusError(f"{path}: file not found") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise CorpusError(f"{path}:{n + 1}: not a readable gzip file ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise CorpusError(f"{path}:{n + 1}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except IsADirectoryError:
+        raise CorpusError(f"{path}: is a directory, not a file") from None
+
+
+def _message(path: Path, n: int, i: int, m: Any, conv: int) -> Message:
+    where = f"{path}:{n}: message {i}"
+    if not isinstance(m, dict):
+        raise CorpusError(f"{where} is not an object")
+    if m.get("role") not in ("system", "user", "assistant", "tool"):
+        raise CorpusError(f"{where} has role {m.get('role')!r} (want system, user, assistant or tool)")
+    c = m.get("content")
+    if not (c is None or isinstance(c, str) or (isinstance(c, list) and all(isinstance(p, dict) for p in c))):
+        raise CorpusError(f"{where}: content must be a string, a list of parts or null")
+    calls = m.get("tool_calls") or []
+    if not isinstance(calls, list) or not all(isinstance(x, dict) and isinstance(x.get("function", {}), dict) for x in calls):
+        raise CorpusError(f"{where}: tool_calls must be a list of {{id, type, function: {{name, arguments}}}}")
+    return Message.from_api(m, id=f"c{conv}m{i}")
 
 
 def load_conversations(path: Path, limit: int | None = None, only: str | None = None) -> list[Conversation]:
     out: list[Conversation] = []
-    for n, line in enumerate(_open(path)):
-        d = json.loads(line)
-        cid = str(d.get("id", f"conv-{n}"))
+    for conv, (n, d) in enumerate(_lines(path)):
+        cid = str(d.get("id", f"conv-{conv}"))
         if only is not None and cid != only:
             continue
-        msgs = [Message.from_api(m, id=f"c{n}m{i}") for i, m in enumerate(d["messages"])]
-        meta = dict(d.get("meta") or {})
-        out.append(Conversation(cid, msgs, list(meta.pop("tools", []) or []), meta))
+        raw = d.get("messages")
+        if not isinstance(raw, list):
+            got = "no" if raw is None else f"a {type(raw).__name__} as"
+            raise CorpusError(f"{path}:{n}: conversation {cid!r} has {got} \"messages\" (want a list of chat messages)")
+        msgs = [_message(path, n, i, m, conv) for i, m in enumerate(raw)]
+        meta = d.get("meta") or {}
+        if not isinstance(meta, dict):
+            raise CorpusError(f"{path}:{n}: \"meta\" must be an object")
+        meta = dict(meta)
+        tools = meta.pop("tools", []) or []
+        if not isinstance(tools, list):
+            raise CorpusError(f"{path}:{n}: meta.tools must be a list of tool definitions")
+        out.append(Conversation(cid, msgs, list(tools), meta))
         if limit is not None and len(out) >= limit:
             break
     return out
 
 
+def _facts(path: Path, n: int, raw: Any) -> tuple[tuple[str, ...], ...]:
+    bad = CorpusError(f"{path}:{n}: \"expected_facts\" must be a list whose items are strings or non-empty lists of strings")
+    if not isinstance(raw, list):
+        raise bad
+    out: list[tuple[str, ...]] = []
+    for f in raw:
+        alts = [f] if isinstance(f, str) else f
+        if not isinstance(alts, list) or not alts or not all(isinstance(a, str) and a.strip() for a in alts):
+            raise bad
+        out.append(tuple(alts))
+    return tuple(out)
+
+
 def load_probes(path: Path) -> list[Probe]:
-    return [
-        Probe(d["conv_id"], d["probe_id"], d.get("question", ""), tuple(d.get("expected_facts", [])), int(d.get("evidence_msg_index", -1)))
-        for d in (json.loads(line) for line in _open(path))
-    ]
+    out: list[Probe] = []
+    for n, d in _lines(path):
+        for key in ("conv_id", "probe_id"):
+            if not isinstance(d.get(key), str) or not d[key]:
+                raise CorpusError(f"{path}:{n}: probe needs a string \"{key}\"")
+        idx = d.get("evidence_msg_index", -1)
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            raise CorpusError(f"{path}:{n}: \"evidence_msg_index\" must be an integer")
+        kind = d.get("type", "")
+        if not isinstance(kind, str):
+            raise CorpusError(f"{path}:{n}: \"type\" must be a string")
+        out.append(Probe(d["conv_id"], d["probe_id"], str(d.get("question", "")), _facts(path, n, d.get("expected_facts", [])), idx, kind))
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,15 +17,31 @@ from myrm_tui.bench.run import run_bench
 from myrm_tui.context.processor import Completer
 
 COLUMNS = (
-    ("requests", "req"), ("rejected_requests", "rejected"), ("input_tokens", "input tok"), ("cache_hit_ratio", "cache hit"),
-    ("cost_usd", "cost $"), ("peak_request_tokens", "peak tok"), ("pipeline_ms_p50", "p50 ms"), ("pipeline_ms_p99", "p99 ms"),
-    ("probe_retention", "retention"), ("probe_recoverable", "recoverable"),
+    ("feasible", "feasible"), ("requests", "req"), ("rejected_requests", "rejected"), ("input_tokens", "input tok"),
+    ("cache_hit_ratio", "cache hit"), ("cost_usd", "cost $"), ("sent_cost_usd", "as sent $"), ("rewrite_overhead", "rewrite"),
+    ("peak_request_tokens", "peak tok"), ("pipeline_ms_p50", "p50 ms"), ("pipeline_ms_p99", "p99 ms"),
+    ("probe_retention", "retention"), ("probe_retention_reachable", "reachable ret."), ("probe_recoverable", "recoverable"),
 )
+TARGET = "myrm"
+REFERENCE = "none"
+
+
+def _cell(r: dict[str, Any], key: str) -> Any:
+    if key == "feasible":
+        return "yes" if r.get("feasible", r.get("rejected_requests") == 0) else "NO"
+    if key == "sent_cost_usd":
+        return (r.get("sent") or {}).get("cost_usd")
+    if key == "rewrite_overhead":
+        v = r.get(key)
+        return None if v is None else f"{v:+.1%}"
+    return r.get(key)
 
 
 def _fmt(v: Any) -> str:
     if v is None:
         return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, float):
         return f"{v:.4f}" if v < 10 else f"{v:,.2f}"
     if isinstance(v, int):
@@ -32,58 +49,174 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def _title(result: dict[str, Any]) -> str:
+    probes = f", probes {Path(result['probes']).name}" if result.get("probes") else ""
+    return f"{Path(result['corpus']).name}{probes} — window {result['window']:,} tokens — prices of {result['price_model']}"
+
+
 def table(result: dict[str, Any]) -> Table:
-    t = Table(title=f"{Path(result['corpus']).name} — window {result['window']:,} tokens — prices of {result['price_model']}")
+    t = Table(title=_title(result))
     t.add_column("strategy")
     for _, label in COLUMNS:
         t.add_column(label, justify="right")
     for name, r in result["strategies"].items():
-        t.add_row(name, *(_fmt(r.get(k)) for k, _ in COLUMNS))
+        t.add_row(name + ("" if r.get("feasible", True) else " (infeasible)"), *(_fmt(_cell(r, k)) for k, _ in COLUMNS))
     return t
 
 
+def _mark(ok: bool, miss: str = "") -> str:
+    return "met" if ok else f"MISSED{' by ' + miss if miss else ''}"
+
+
+def _usd(v: float, sign: bool = False) -> str:
+    s = f"{abs(v):,.2f}" if abs(v) >= 10 else f"{abs(v):.4f}"
+    return ("-" if v < 0 else "+" if sign else "") + "$" + s
+
+
+def _money_split(name: str, r: dict[str, Any], sent: bool = False) -> str:
+    d = r["sent"] if sent else r
+    cached, uncached = d["cached_input_tokens"], d["input_tokens"] - d["cached_input_tokens"]
+    return (f"{name}{' (every request as sent)' if sent else ''} {_usd(d['cost_usd'])} = {_usd(d['cost_cached_usd'])} for "
+            f"{cached:,} cached tokens + {_usd(d['cost_uncached_usd'])} for {uncached:,} uncached")
+
+
+def _cost_why(m: dict[str, Any], name: str, b: dict[str, Any], sent: bool) -> str:
+    """Where the cost difference lies, from the run's own token counts."""
+    ref = b["sent"] if sent else b
+    parts = [_money_split(TARGET, m), _money_split(name, b, sent)]
+    d_cached = m["cost_cached_usd"] - ref["cost_cached_usd"]
+    d_uncached = m["cost_uncached_usd"] - ref["cost_uncached_usd"]
+    if abs(d_cached) < 5e-5 and abs(d_uncached) < 5e-5:
+        parts.append("the same tokens, billed the same")
+    else:
+        bigger = "uncached" if d_uncached > d_cached else "cached"
+        parts.append(f"the difference is {_usd(d_uncached, True)} uncached and {_usd(d_cached, True)} cached, so the {bigger} part decides")
+    if m.get("compactions"):
+        extra = m["uncached_input_tokens"] - ref["uncached_input_tokens"]
+        parts.append(f"{m['compactions']} compactions, {extra / m['compactions']:+,.0f} uncached tokens each against {name}")
+    return "; ".join(parts)
+
+
+def _retention_why(m: dict[str, Any], best: tuple[str, float] | None) -> list[str]:
+    lost = m.get("probe_lost") or []
+    n, total = len(lost), m.get("probe_facts_reachable", 0)
+    out = [f"{n} of {total} reachable facts are not in {TARGET}'s last requests"]
+    if best:
+        out[0] += f"; best baseline {best[0]} keeps {best[1]:.3f}"
+
+    def rows(key: str) -> str:
+        return ", ".join(
+            f"{k} {v['facts'] - v['kept']} lost of {v['facts']} (keeps {v['retention']:.2f})"
+            for k, v in (m.get(key) or {}).items() if v["facts"]
+        )
+
+    out.append(f"by the message a fact first appears in: {rows('probe_reachable_by_role')}")
+    out.append(f"by where it first appears: {rows('probe_reachable_by_third')}")
+    stages = m.get("probe_lost_by_stage") or {}
+    if stages:
+        out.append("what happened to that message: " + ", ".join(f"{k} {v}" for k, v in stages.items()))
+    by_type = {k: v for k, v in (m.get("probe_by_type") or {}).items() if v.get("reachable_facts")}
+    if by_type:
+        out.append("by probe type (reachable): " + ", ".join(
+            f"{k} {v['retention_reachable']:.2f} ({v['reachable_kept']}/{v['reachable_facts']})" for k, v in by_type.items()))
+    if lost:
+        out.append("e.g. " + "; ".join(
+            f"\"{f['fact'][:60]}\" ({f['conv_id'].rsplit('/', 1)[-1]} {f['probe_id']}: {f['role']}, {f['third']}, {f['stage']})"
+            for f in lost[:3]))
+    return out
+
+
 def targets(result: dict[str, Any]) -> list[str]:
-    """The issue's targets, each with met/missed and by how much."""
+    """Issue 14's targets for ``myrm``, each met or missed, a missed one followed by "why" lines computed from the run."""
     s = result["strategies"]
-    m = s.get("myrm")
+    m = s.get(TARGET)
     if not m:
         return []
-    out = [f"rejected_requests = {m['rejected_requests']} (target 0): {'met' if m['rejected_requests'] == 0 else 'MISSED'}"]
-    for base, limit in (("none", 0.35), ("mask", 0.8)):
-        if base in s and s[base]["cost_usd"]:
-            ratio = m["cost_usd"] / s[base]["cost_usd"]
-            out.append(f"cost = {ratio:.3f}× {base} (target ≤ {limit}×): {'met' if ratio <= limit else f'MISSED by {ratio - limit:.3f}×'}")
-            if ratio > limit and base == "none":
-                b = s[base]
-                u_m = m["input_tokens"] - m["cached_input_tokens"]
-                u_b = b["input_tokens"] - b["cached_input_tokens"]
-                out.append(
-                    f"  why: `none` only appends, so {b['cache_hit_ratio']:.1%} of its {b['input_tokens']:,} input tokens are cache reads "
-                    f"(billed at 10%); myrm sends {m['input_tokens'] / b['input_tokens']:.0%} as many tokens but {u_m:,} uncached "
-                    f"(billed at 125%) against none's {u_b:,}, because every compaction ({m.get('compactions', 0)}) rewrites the view after "
-                    "the protected head. Under prefix caching the re-sent history is cheap and the rewrite is not."
-                )
-    out.append(f"cache_hit_ratio = {m['cache_hit_ratio']:.3f} (target ≥ 0.85): {'met' if m['cache_hit_ratio'] >= 0.85 else 'MISSED'}")
-    if m.get("probe_retention") is not None:
-        others = {k: v["probe_retention"] for k, v in s.items() if k in ("truncate", "mask") and v.get("probe_retention") is not None}
-        ok = m["probe_retention"] >= 0.9 and all(m["probe_retention"] > v for v in others.values())
-        out.append(f"probe_retention = {m['probe_retention']:.3f} (target ≥ 0.9 and above {others}): {'met' if ok else 'MISSED'}")
-        if not ok and "none" in s and s["none"].get("probe_retention") is not None:
-            out.append(
-                f"  why: {m['probe_facts_total'] - m['probe_facts_kept']} of {m['probe_facts_total']} facts are not in the last request; even "
-                f"`none` (the whole history) keeps only {s['none']['probe_retention']:.1%}, because probe facts are phrased as the "
-                "summary phrases them (\"exit code 1\") while raw tool outputs still in view say <returncode>1</returncode>; "
-                f"{m['probe_recoverable']:.1%} is recoverable from view or vault."
-            )
-    out.append(f"pipeline p50 = {m['pipeline_ms_p50']:.3f} ms (≤ 2), p99 = {m['pipeline_ms_p99']:.3f} ms (≤ 20): "
-               f"{'met' if m['pipeline_ms_p50'] <= 2 and m['pipeline_ms_p99'] <= 20 else 'MISSED'}")
-    out.append(f"p50 first quarter of turns = {m['pipeline_ms_p50_first_quarter']:.3f} ms, last quarter = {m['pipeline_ms_p50_last_quarter']:.3f} ms")
+    out: list[str] = []
+
+    def why(lines: str | list[str]) -> None:
+        out.extend(f"  why: {x}" for x in ([lines] if isinstance(lines, str) else lines))
+
+    baselines = {k: v for k, v in s.items() if k not in (TARGET, REFERENCE)}
+    feasible = {k: v for k, v in baselines.items() if v.get("feasible", v["rejected_requests"] == 0)}
+    for k, v in s.items():
+        if not v.get("feasible", True):
+            out.append(f"{k}: infeasible ({v['rejected_requests']:,} of {v['requests']:,} requests rejected: "
+                       + ", ".join(f"{c} {n:,}" for c, n in v["rejections"].items()) + "); its cost counts accepted requests only")
+
+    rej = m["rejected_requests"]
+    out.append(f"rejected_requests = {rej} (target 0): {_mark(rej == 0)}")
+    if rej:
+        why("rejections by cause: " + ", ".join(f"{c} {n:,}" for c, n in m["rejections"].items()))
+
+    r = m.get("probe_retention_reachable")
+    if r is not None:
+        others = {k: v["probe_retention_reachable"] for k, v in baselines.items() if v.get("probe_retention_reachable") is not None}
+        above = {k: v for k, v in others.items() if v > r}
+        ok = r >= 0.98 and not above
+        shown = ", ".join(f"{k} {v:.3f}" + ("" if k in feasible else " (infeasible)") for k, v in others.items())
+        out.append(f"retention of reachable facts = {r:.3f} (target ≥ 0.98 and ≥ every baseline: {shown or 'none run'}): "
+                   + _mark(ok, f"{max(0.98 - r, max(above.values(), default=r) - r):.3f}"))
+        if not ok:
+            best = max(others.items(), key=lambda kv: kv[1]) if others else None
+            why(_retention_why(m, best))
+        if m.get("probe_retention") is not None:
+            out.append(f"retention of all facts = {m['probe_retention']:.3f} ({m['probe_facts_total'] - m['probe_facts_reachable']} of "
+                       f"{m['probe_facts_total']} facts are in no raw message, so no strategy can keep them verbatim)")
+
+    if REFERENCE in s and s[REFERENCE]["sent"]["cost_usd"]:
+        ref = s[REFERENCE]
+        ratio = m["cost_usd"] / ref["sent"]["cost_usd"]
+        out.append(f"cost = {ratio:.3f}× none (every request of none as sent, the reference) (target ≤ 0.65×): "
+                   + _mark(ratio <= 0.65, f"{ratio - 0.65:.3f}×"))
+        if ratio > 0.65:
+            why(_cost_why(m, REFERENCE, ref, sent=True))
+    if feasible:
+        name, cheapest = min(feasible.items(), key=lambda kv: kv[1]["cost_usd"])
+        ratio = m["cost_usd"] / cheapest["cost_usd"] if cheapest["cost_usd"] else float("inf")
+        out.append(f"cost = {ratio:.3f}× {name}, the cheapest feasible baseline (target ≤ 0.75×): "
+                   + _mark(ratio <= 0.75, f"{ratio - 0.75:.3f}×"))
+        if ratio > 0.75:
+            why(_cost_why(m, name, cheapest, sent=False))
+    else:
+        out.append("cost against the cheapest feasible baseline: no feasible baseline in this run")
+
+    ov = m.get("rewrite_overhead")
+    if ov is not None:
+        out.append(f"rewrite overhead = {ov:+.1%} (target ≤ +10%): {_mark(ov <= 0.10, f'{ov - 0.10:.1%}')}")
+        if ov > 0.10:
+            floor = s[REFERENCE]["sent"]["uncached_input_tokens"]
+            extra = m["sent"]["uncached_input_tokens"] - floor
+            line = f"{m['sent']['uncached_input_tokens']:,} uncached tokens against the floor of {floor:,} (none's), {extra:,} more"
+            if m.get("compactions"):
+                line += f"; {m['compactions']} compactions, {extra / m['compactions']:,.0f} each"
+            why(line)
+
+    hit = m["cache_hit_ratio"]
+    out.append(f"cache_hit_ratio = {hit:.3f} (target ≥ 0.85): {_mark(hit >= 0.85, f'{0.85 - hit:.3f}')}")
+    if hit < 0.85:
+        why(f"{m['uncached_input_tokens']:,} of {m['input_tokens']:,} input tokens uncached over {m['requests']:,} requests "
+            f"and {m.get('compactions', 0)} compactions")
+
+    p50, p99 = m["pipeline_ms_p50"], m["pipeline_ms_p99"]
+    out.append(f"pipeline p50 = {p50:.3f} ms (≤ 1), p99 = {p99:.3f} ms (≤ 10): {_mark(p50 <= 1 and p99 <= 10)}")
+    if (p50 > 1 or p99 > 10) and m.get("pipeline_slowest_stages_ms"):
+        why("time by stage over the slowest 1% of requests: "
+            + ", ".join(f"{k} {v:,.1f} ms" for k, v in m["pipeline_slowest_stages_ms"].items()))
+    out.append(f"p50 first quarter of turns = {m['pipeline_ms_p50_first_quarter']:.3f} ms, "
+               f"last quarter = {m['pipeline_ms_p50_last_quarter']:.3f} ms")
     return out
 
 
 def svg_plot(result: dict[str, Any]) -> str:
     """Cost (x) against probe retention (y), one labelled point per strategy; no plotting library needed."""
-    pts = [(n, r["cost_usd"], r.get("probe_retention") or 0.0) for n, r in result["strategies"].items()]
+    def ret(r: dict[str, Any]) -> float:
+        v = r.get("probe_retention_reachable")
+        v = r.get("probe_retention") if v is None else v
+        return v or 0.0
+
+    pts = [(n, r["cost_usd"], ret(r)) for n, r in result["strategies"].items()]
+    infeasible = {n for n, r in result["strategies"].items() if not r.get("feasible", True)}
     w, h, pad = 560, 360, 60
     xmax = max((c for _, c, _ in pts), default=1.0) * 1.1 or 1.0
 
@@ -100,15 +233,18 @@ def svg_plot(result: dict[str, Any]) -> str:
         f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="black"/>',
         f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="black"/>',
         f'<text x="{w / 2}" y="{h - 20}" text-anchor="middle">cost (USD, {result["price_model"]})</text>',
-        f'<text x="18" y="{h / 2}" transform="rotate(-90 18 {h / 2})" text-anchor="middle">probe retention</text>',
+        f'<text x="18" y="{h / 2}" transform="rotate(-90 18 {h / 2})" text-anchor="middle">retention of reachable facts</text>',
     ]
     for frac in (0.0, 0.5, 1.0):
         parts.append(f'<text x="{pad - 8}" y="{y(frac) + 4}" text-anchor="end">{frac:.1f}</text>')
         parts.append(f'<text x="{x(xmax * frac / 1.1)}" y="{h - pad + 16}" text-anchor="middle">{xmax * frac / 1.1:.2f}</text>')
     colors = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
     for i, (name, c, r) in enumerate(pts):
-        parts.append(f'<circle cx="{x(c):.1f}" cy="{y(r):.1f}" r="6" fill="{colors[i % len(colors)]}"/>')
-        parts.append(f'<text x="{x(c) + 9:.1f}" y="{y(r) + 4:.1f}">{name}</text>')
+        color = colors[i % len(colors)]
+        fill = f'fill="white" stroke="{color}" stroke-width="2"' if name in infeasible else f'fill="{color}"'
+        parts.append(f'<circle cx="{x(c):.1f}" cy="{y(r):.1f}" r="6" {fill}/>')
+        label = f"{name} (infeasible)" if name in infeasible else name
+        parts.append(f'<text x="{x(c) + 9:.1f}" y="{y(r) + 4:.1f}">{label}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -116,10 +252,12 @@ def svg_plot(result: dict[str, Any]) -> str:
 def markdown(result: dict[str, Any], command: str) -> str:
     head = "| strategy | " + " | ".join(label for _, label in COLUMNS) + " |"
     sep = "|---|" + "---:|" * len(COLUMNS)
-    rows = [f"| {n} | " + " | ".join(_fmt(r.get(k)) for k, _ in COLUMNS) + " |" for n, r in result["strategies"].items()]
+    rows = [f"| {n} | " + " | ".join(_fmt(_cell(r, k)) for k, _ in COLUMNS) + " |" for n, r in result["strategies"].items()]
     when = time.strftime("%Y-%m-%d")
     machine = f"{platform.system()} {platform.machine()}, Python {platform.python_version()}"
-    lines = [f"### {Path(result['corpus']).name}, window {result['window']:,}", "", f"`{command}` — {when}, {machine}", "", head, sep, *rows, ""]
+    probes = f", probes {Path(result['probes']).name}" if result.get("probes") else ""
+    lines = [f"### {Path(result['corpus']).name}{probes}, window {result['window']:,}", "", f"`{command}` — {when}, {machine}", "",
+             head, sep, *rows, ""]
     t = targets(result)
     if t:
         lines += ["Targets:", *[f"- {x}" for x in t], ""]
@@ -145,10 +283,16 @@ async def run_cli(
     price_model: str, summarizer: str, mask_turns: int, json_path: Path | None, plot: Path | None,
     md_path: Path | None, append: bool,
 ) -> int:
-    console = Console(stderr=True)
-    if not corpus.is_file():
-        console.print(f"[red]myrm bench: corpus not found: {corpus}[/red]")
+    def fail(msg: str) -> int:
+        # One plain line (no Rich wrapping or markup): the file, the line, what is wrong.
+        sys.stderr.write(f"myrm bench: {msg}\n")
         return 2
+
+    if not corpus.is_file():
+        return fail(f"corpus not found: {corpus}")
+    if probes is not None and not probes.is_file():
+        return fail(f"probe file not found: {probes}")
+    console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as prog:
         tasks: dict[str, Any] = {}
 
@@ -160,9 +304,12 @@ async def run_cli(
         try:
             result = await run_bench(corpus, probes, window, strategies, plugins, limit, price_model, _summarizer(summarizer), mask_turns, progress)
         except ValueError as exc:
-            console.print(f"[red]myrm bench: {exc}[/red]")
-            return 2
-    out = Console(width=max(Console().width, 150))
+            error = str(exc)
+        else:
+            error = ""
+    if error:
+        return fail(error)
+    out = Console(width=max(Console().width, 200))
     out.print(table(result))
     for line in targets(result):
         out.print(f"  {line}")

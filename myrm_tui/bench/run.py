@@ -14,12 +14,13 @@ from myrm_tui.bench.strategies import (
     NoneStrategy,
     Strategy,
     TruncateStrategy,
+    WindowStrategy,
     load_plugin,
 )
 from myrm_tui.context.processor import Completer
 from myrm_tui.context.tokens import TokenCounter
 
-BUILTIN = ("myrm", "none", "truncate", "mask")
+BUILTIN = ("myrm", "none", "truncate", "mask", "window")
 DEFAULT_PRICE_MODEL = "claude-sonnet-4-5"
 
 
@@ -36,6 +37,8 @@ def make_strategies(
             out.append(TruncateStrategy(counter))
         elif n == "mask":
             out.append(MaskStrategy(mask_turns))
+        elif n == "window":
+            out.append(WindowStrategy(counter, summarizer))
         else:
             raise ValueError(f"unknown strategy {n!r}; built-in ones are {', '.join(BUILTIN)}")
     out.extend(load_plugin(p) for p in plugins)
@@ -69,9 +72,18 @@ async def run_bench(
 
         for conv in convs:
             await replay(conv, s, res, window, counter, prices, by_conv.get(conv.id, ()), on_request=tick)
+    out = {name: r.as_json() for name, r in results.items()}
+    floor = out["none"]["sent"]["uncached_input_tokens"] if "none" in out else 0
+    for r in out.values():
+        # Uncached tokens of every request built, against none's: new content each session sends once.
+        r["rewrite_overhead"] = round(r["sent"]["uncached_input_tokens"] / floor - 1, 4) if floor else None
     return {
         "corpus": str(corpus),
+        "probes": str(probes_path) if probes_path else None,
         "window": window,
         "price_model": price_model,
-        "strategies": {name: r.as_json() for name, r in results.items()},
+        "billing": "accepted requests only: cache reads at the cache-read price, other input at the cache-write price; "
+                   "a rejected request costs nothing, writes no cache and makes the strategy infeasible. "
+                   "`sent` accounts every request as if accepted (none's is the reference).",
+        "strategies": out,
     }

@@ -1,12 +1,19 @@
 """The replay loop: for each recorded assistant turn, build the request a strategy would send, then
 measure it — validity (provider rules, window), tokens, prefix-cache hits, cost, pipeline time —
 and append what was really recorded. Probe facts are scored on each conversation's last request.
+
+Billing: an accepted request is billed (cache reads at the cache-read price, every other input token at
+the cache-write price) and written to the simulated provider cache. A rejected request costs nothing and
+writes no cache, but one rejection makes the strategy infeasible. Every request is also accounted "as
+sent" (as if the provider had no window): that is the reference for ``none`` and the base of
+``rewrite_overhead``, whose floor is the new content each session must send once.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +49,31 @@ class Prices:
         )
 
 
+THIRDS = ("first third", "middle third", "last third")
+ROLES = {"tool": "tool output", "assistant": "assistant", "user": "user", "system": "system"}
+# Suffixes of derived message ids (``Message.derive``) → what the stage did to the message.
+STAGES = {
+    "filtered": "filtered", "trunc": "truncated", "shrink": "shrunk", "dedup": "deduplicated", "ttl": "archived (ttl)",
+    "mask": "masked", "media": "media stripped", "empty": "emptied", "think": "thinking stripped",
+}
+
+
+@dataclass(frozen=True)
+class FactResult:
+    """One probe fact scored on one strategy's last request of its conversation."""
+
+    conv_id: str
+    probe_id: str
+    type: str
+    fact: str
+    reachable: bool  # verbatim in one raw message of the history the last request was built from
+    kept: bool
+    recoverable: bool  # kept, or in the strategy's vault
+    role: str = ""  # of the raw message the fact first appears in
+    third: str = ""
+    stage: str = ""  # for a lost reachable fact: what happened to that message
+
+
 @dataclass
 class StrategyResult:
     name: str
@@ -49,17 +81,29 @@ class StrategyResult:
     requests: int = 0
     rejected_requests: int = 0
     rejections: dict[str, int] = field(default_factory=dict)
-    input_tokens: int = 0
+    input_tokens: int = 0  # accepted requests only (billed)
     cached_input_tokens: int = 0
     cost_usd: float = 0.0
+    sent_input_tokens: int = 0  # every request, as if none were rejected
+    sent_cached_input_tokens: int = 0
+    sent_cost_usd: float = 0.0
     peak_request_tokens: int = 0
     times_ms: list[float] = field(default_factory=list)
     first_quarter_ms: list[float] = field(default_factory=list)
     last_quarter_ms: list[float] = field(default_factory=list)
-    probe_facts_total: int = 0
-    probe_facts_kept: int = 0
-    probe_facts_recoverable: int = 0
+    stage_ms: list[tuple[float, dict[str, float]]] = field(default_factory=list)  # (total, per stage) when known
+    facts: list[FactResult] = field(default_factory=list)
     compactions: int = 0
+    price_cache_read: float = 0.0
+    price_cache_write: float = 0.0
+
+    @property
+    def probe_facts_total(self) -> int:
+        return len(self.facts)
+
+    @property
+    def probe_facts_kept(self) -> int:
+        return sum(f.kept for f in self.facts)
 
     def as_json(self) -> dict[str, Any]:
         def pct(xs: list[float], q: float) -> float:
@@ -68,26 +112,85 @@ class StrategyResult:
             s = sorted(xs)
             return round(s[min(len(s) - 1, int(q * len(s)))], 4)
 
+        def ratio(a: int, b: int) -> float | None:
+            return round(a / b, 4) if b else None
+
+        facts, reach = self.facts, [f for f in self.facts if f.reachable]
+        uncached = self.input_tokens - self.cached_input_tokens
+        sent_uncached = self.sent_input_tokens - self.sent_cached_input_tokens
         return {
             "conversations": self.conversations,
             "requests": self.requests,
             "rejected_requests": self.rejected_requests,
+            "feasible": self.rejected_requests == 0,
             "rejections": self.rejections,
             "input_tokens": self.input_tokens,
             "cached_input_tokens": self.cached_input_tokens,
+            "uncached_input_tokens": uncached,
             "cache_hit_ratio": round(self.cached_input_tokens / self.input_tokens, 4) if self.input_tokens else 0.0,
             "cost_usd": round(self.cost_usd, 4),
+            "cost_cached_usd": round(self.cached_input_tokens * self.price_cache_read, 4),
+            "cost_uncached_usd": round(uncached * self.price_cache_write, 4),
+            "sent": {
+                "input_tokens": self.sent_input_tokens,
+                "cached_input_tokens": self.sent_cached_input_tokens,
+                "uncached_input_tokens": sent_uncached,
+                "cost_usd": round(self.sent_cost_usd, 4),
+                "cost_cached_usd": round(self.sent_cached_input_tokens * self.price_cache_read, 4),
+                "cost_uncached_usd": round(sent_uncached * self.price_cache_write, 4),
+            },
+            "rewrite_overhead": None,  # filled in by run_bench against none's sent uncached tokens
             "peak_request_tokens": self.peak_request_tokens,
             "pipeline_ms_p50": pct(self.times_ms, 0.5),
             "pipeline_ms_p99": pct(self.times_ms, 0.99),
             "pipeline_ms_p50_first_quarter": pct(self.first_quarter_ms, 0.5),
             "pipeline_ms_p50_last_quarter": pct(self.last_quarter_ms, 0.5),
-            "probe_facts_total": self.probe_facts_total,
-            "probe_facts_kept": self.probe_facts_kept,
-            "probe_retention": round(self.probe_facts_kept / self.probe_facts_total, 4) if self.probe_facts_total else None,
-            "probe_recoverable": round(self.probe_facts_recoverable / self.probe_facts_total, 4) if self.probe_facts_total else None,
+            "pipeline_slowest_stages_ms": self._slowest_stages(),
+            "probe_facts_total": len(facts),
+            "probe_facts_kept": sum(f.kept for f in facts),
+            "probe_retention": ratio(sum(f.kept for f in facts), len(facts)),
+            "probe_recoverable": ratio(sum(f.recoverable for f in facts), len(facts)),
+            "probe_facts_reachable": len(reach),
+            "probe_facts_reachable_kept": sum(f.kept for f in reach),
+            "probe_retention_reachable": ratio(sum(f.kept for f in reach), len(reach)),
+            "probe_by_type": _breakdown(facts, lambda f: f.type or "untyped", with_all=True),
+            "probe_reachable_by_role": _breakdown(reach, lambda f: f.role),
+            "probe_reachable_by_third": _breakdown(reach, lambda f: f.third, order=THIRDS),
+            "probe_lost_by_stage": dict(Counter(f.stage for f in reach if not f.kept).most_common()),
+            "probe_lost": [
+                {"conv_id": f.conv_id, "probe_id": f.probe_id, "type": f.type, "fact": f.fact, "role": f.role,
+                 "third": f.third, "stage": f.stage, "in_vault": f.recoverable}
+                for f in reach if not f.kept
+            ],
             "compactions": self.compactions,
         }
+
+    def _slowest_stages(self) -> dict[str, float]:
+        """Per-stage time summed over the slowest 1 % of requests (where the strategy reports stages)."""
+        if not self.stage_ms:
+            return {}
+        ranked = sorted(self.stage_ms, key=lambda x: x[0], reverse=True)[: max(1, len(self.stage_ms) // 100)]
+        acc: Counter[str] = Counter()
+        for _, stages in ranked:
+            acc.update(stages)
+        return {k: round(v, 3) for k, v in acc.most_common(5)}
+
+
+def _breakdown(facts: Sequence[FactResult], key: Callable[[FactResult], str], with_all: bool = False,
+               order: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[FactResult]] = {k: [] for k in order}
+    for f in facts:
+        groups.setdefault(key(f), []).append(f)
+    out: dict[str, dict[str, Any]] = {}
+    for k, fs in groups.items():
+        kept = sum(f.kept for f in fs)
+        row: dict[str, Any] = {"facts": len(fs), "kept": kept, "retention": round(kept / len(fs), 4) if fs else None}
+        if with_all:
+            r = [f for f in fs if f.reachable]
+            rk = sum(f.kept for f in r)
+            row |= {"reachable_facts": len(r), "reachable_kept": rk, "retention_reachable": round(rk / len(r), 4) if r else None}
+        out[k] = row
+    return out
 
 
 def _segments(view: Sequence[Message], tools: list[dict[str, Any]], counter: TokenCounter, tools_fp: tuple[str, int] | None) -> list[tuple[str, int]]:
@@ -102,13 +205,51 @@ def view_text(view: Sequence[Message]) -> str:
     return "\n".join(m.text + "".join(c.arguments for c in m.tool_calls) for m in view).lower()
 
 
+def _stage(raw: Message, view: Sequence[Message]) -> str:
+    """What happened to the raw message ``raw`` in ``view``, read from derived ids and summary markers."""
+    if not any(m.id for m in view):
+        return "unknown (the strategy keeps no message ids)"
+    derived = [m.id for m in view if m.id.startswith(raw.id + "#")]
+    if derived:
+        suffixes = [s.split("#")[0] for s in derived[0][len(raw.id) + 1 :].split("#")]
+        return " > ".join(STAGES.get(s, s) for s in suffixes)
+    if any(m.id == raw.id for m in view):
+        return "in view, fact cut from it"
+    if any(m.meta.get("kind") == "summary" or m.id.startswith("summary") for m in view):
+        return "compacted into summary"
+    return "dropped"
+
+
+def score_probes(history: Sequence[Message], view: Sequence[Message], vault: str, probes: Sequence[Probe]) -> list[FactResult]:
+    """Score each fact of ``probes`` on ``view`` (the last request), ``history`` being what it was built from."""
+    raw = [view_text([m]) for m in history]
+    text = view_text(view)
+    out: list[FactResult] = []
+    for p in probes:
+        for alts in p.facts:
+            lows = [a.lower() for a in alts]
+            kept = any(a in text for a in lows)
+            first = next((i for i, t in enumerate(raw) if any(a in t for a in lows)), None)
+            rec = kept or any(a in vault for a in lows)
+            if first is None:
+                out.append(FactResult(p.conv_id, p.probe_id, p.type, alts[0], False, kept, rec))
+                continue
+            m = history[first]
+            third = THIRDS[min(2, 3 * first // max(1, len(history)))]
+            stage = "" if kept else _stage(m, view) + (" (in vault)" if rec else "")
+            out.append(FactResult(p.conv_id, p.probe_id, p.type, alts[0], True, kept, rec, ROLES.get(m.role, m.role), third, stage))
+    return out
+
+
 async def replay(
     conv: Conversation, strategy: Strategy, result: StrategyResult, window: int, counter: TokenCounter,
     prices: Prices, probes: Sequence[Probe] = (), cache: PrefixCacheSimulator | None = None,
     on_request: Callable[[], None] | None = None,
 ) -> None:
     cache = cache or PrefixCacheSimulator("automatic")
+    sent_cache = PrefixCacheSimulator(cache.policy, cache.min_tokens)
     cache.reset(conv.id)
+    result.price_cache_read, result.price_cache_write = prices.cache_read, prices.cache_write
     strategy.start(conv.id, window)
     tools_tokens = sum(counter.text(json.dumps(t, sort_keys=True, ensure_ascii=False, default=str)) for t in conv.tools)
     tools_fp = (fingerprint(conv.tools), tools_tokens) if conv.tools else None
@@ -124,34 +265,36 @@ async def replay(
             result.first_quarter_ms.append(ms)
         elif k >= 3 * len(turns) / 4:
             result.last_quarter_ms.append(ms)
+        m = getattr(strategy, "last_metrics", None)
+        if m is not None and getattr(m, "timings_ms", None):
+            result.stage_ms.append((ms, dict(m.timings_ms)))
+        if (m.compacted if m is not None else getattr(strategy, "condensed", False)):
+            result.compactions += 1
         tokens = counter.messages(view) + tools_tokens
-        body = {"model": "bench", "messages": [m.to_api() for m in view], "tools": conv.tools or None}
+        body = {"model": "bench", "messages": [v.to_api() for v in view], "tools": conv.tools or None}
         rej = validate_openai(body, window, tokens)
         result.requests += 1
+        segs = _segments(view, conv.tools, counter, tools_fp)
+        s = sent_cache.request(conv.id, segs)
+        result.sent_input_tokens += s.input_tokens
+        result.sent_cached_input_tokens += s.cached_tokens
+        result.sent_cost_usd += s.cached_tokens * prices.cache_read + s.uncached_tokens * prices.cache_write
+        result.peak_request_tokens = max(result.peak_request_tokens, s.input_tokens)
         if rej is not None:
+            # Not billed and not cached: the provider refused it. The strategy is infeasible.
             result.rejected_requests += 1
             key = rej.code or rej.message.split(":")[0][:60]
             result.rejections[key] = result.rejections.get(key, 0) + 1
-        # Rejected requests are billed as if sent: that is what they would have cost where accepted.
-        c = cache.request(conv.id, _segments(view, conv.tools, counter, tools_fp))
-        result.input_tokens += c.input_tokens
-        result.cached_input_tokens += c.cached_tokens
-        result.cost_usd += c.cached_tokens * prices.cache_read + c.uncached_tokens * prices.cache_write
-        result.peak_request_tokens = max(result.peak_request_tokens, c.input_tokens)
-        m = getattr(strategy, "last_metrics", None)
-        if m is not None and m.compacted:
-            result.compactions += 1
+        else:
+            c = cache.request(conv.id, segs)
+            result.input_tokens += c.input_tokens
+            result.cached_input_tokens += c.cached_tokens
+            result.cost_usd += c.cached_tokens * prices.cache_read + c.uncached_tokens * prices.cache_write
         last_view = view
         if on_request:
             on_request()
     result.conversations += 1
     if probes:
-        text = view_text(last_view)
+        history = conv.messages[: turns[-1]] if turns else conv.messages
         vault = "\n".join(strategy.vault_texts()).lower()
-        for p in probes:
-            for fact in p.expected_facts:
-                f = fact.lower()
-                result.probe_facts_total += 1
-                kept = f in text
-                result.probe_facts_kept += kept
-                result.probe_facts_recoverable += kept or f in vault
+        result.facts += score_probes(history, last_view, vault, probes)

@@ -1,10 +1,12 @@
 """Context strategies the benchmark compares: ``myrm`` (the pipeline), ``none``, ``truncate``,
-``mask``, and outside ones loaded with ``--strategy-plugin NAME=module:callable``.
+``mask``, ``window``, and outside ones loaded with ``--strategy-plugin NAME=module:callable``.
 
 Plug-in contract: ``callable(messages: list[dict], window_tokens: int) -> list[dict]`` — OpenAI-format
 messages in (the whole history so far), the messages to send out. It is called once per recorded
 assistant turn with the history up to that turn; it may keep state between calls of one
-conversation (the history only grows) but is called afresh for each benchmark run.
+conversation (the history only grows). Conversation start: if the callable has a callable attribute
+``start``, or else its module defines a function ``start``, ``start(conv_id: str, window_tokens: int)``
+is called before each conversation's first request, so state can be reset per conversation.
 """
 
 from __future__ import annotations
@@ -103,6 +105,78 @@ class MaskStrategy:
         return []
 
 
+class WindowStrategy:
+    """OpenHands' default condenser (``LLMSummarizingCondenser``) on a token trigger: the view only grows
+    until a request would exceed the input budget; then the system prompt and the first user message
+    stay, and of the events after them only the newer half is kept, cut at the next boundary that leaves
+    no tool result without its call (halving again while it still does not fit). With a summarizer the
+    forgotten events (and the previous summary) are summarized into one message after the head, as
+    OpenHands does; without one (``--summarizer extractive``) they are forgotten.
+    What was kept stays as it was until the next condensation, so the prefix cache stays warm."""
+
+    name = "window"
+
+    def __init__(self, counter: TokenCounter, summarizer: Completer | None = None) -> None:
+        self.counter = counter
+        self.summarizer = summarizer
+        self.budget = 0
+        self.cut = 0  # index in the history of the first event still in view
+        self.summary: Message | None = None
+        self.condensations = 0
+        self.condensed = False  # the last build condensed
+
+    def start(self, conv_id: str, window: int) -> None:
+        self.budget = ContextConfig(max_context_tokens=window).input_budget
+        self.cut = 0
+        self.summary = None
+        self.condensations = 0
+
+    @staticmethod
+    def head_length(history: list[Message]) -> int:
+        """Messages up to and including the first user message (the system prompt before it)."""
+        for i, m in enumerate(history):
+            if m.role == "user":
+                return i + 1
+        return sum(1 for m in history if m.role == "system")
+
+    async def build(self, history: list[Message], step: int) -> list[Message]:
+        head = history[: self.head_length(history)]
+        start = max(self.cut, len(head))
+        events = history[start:]
+        extra = [self.summary] if self.summary else []
+        tokens = self.counter.messages([*head, *extra, *events])
+        forgotten: list[Message] = []
+        while tokens > self.budget:
+            bounds = [a for a, _ in group_spans(events)]
+            naive_end = len(events) - len(events) // 2
+            end = next((b for b in bounds if b >= naive_end), bounds[-1] if bounds else 0)
+            if end == 0:
+                break  # one tool round alone is over the budget: nothing can go without breaking a pair
+            forgotten += events[:end]
+            events = events[end:]
+            start += end
+            tokens = self.counter.messages([*head, *extra, *events])
+        self.condensed = bool(forgotten)
+        if forgotten:
+            self.cut = start
+            self.condensations += 1
+            if self.summarizer is not None:
+                self.summary = await self._summarize([*extra, *forgotten])
+        return [*head, *([self.summary] if self.summary else []), *events]
+
+    async def _summarize(self, forgotten: list[Message]) -> Message:
+        events = "\n".join(f"<event role={m.role}>{m.text}{''.join(c.arguments for c in m.tool_calls)}</event>" for m in forgotten)
+        text = await self.summarizer(  # type: ignore[misc]
+            "You summarize the forgotten part of an agent's history: the user's goals, progress, the state of "
+            "files and tests, and everything still needed to continue.", events,
+        )
+        return Message(role="user", content=f"Summary of earlier events:\n{text}", id=f"window-summary-{self.condensations}",
+                       synthetic=True, meta={"kind": "summary"})
+
+    def vault_texts(self) -> list[str]:
+        return []
+
+
 class MyrmStrategy:
     """The full pipeline with its defaults, state and vault kept per conversation."""
 
@@ -143,13 +217,19 @@ class MyrmStrategy:
 
 
 class PluginStrategy:
-    def __init__(self, name: str, fn: Callable[[list[dict[str, Any]], int], list[dict[str, Any]]]) -> None:
+    def __init__(
+        self, name: str, fn: Callable[[list[dict[str, Any]], int], list[dict[str, Any]]],
+        on_start: Callable[[str, int], object] | None = None,
+    ) -> None:
         self.name = name
         self.fn = fn
+        self.on_start = on_start
         self.window = 0
 
     def start(self, conv_id: str, window: int) -> None:
         self.window = window
+        if self.on_start is not None:
+            self.on_start(conv_id, window)
 
     async def build(self, history: list[Message], step: int) -> list[Message]:
         out = self.fn([m.to_api() for m in history], self.window)
@@ -165,7 +245,14 @@ def load_plugin(spec: str) -> PluginStrategy:
     module, colon, attr = target.partition(":")
     if not (name and eq and module and colon and attr):
         raise ValueError(f"--strategy-plugin wants NAME=module:callable, got {spec!r}")
-    fn = getattr(importlib.import_module(module), attr, None)
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        raise ValueError(f"--strategy-plugin {spec!r}: cannot import {module} ({exc})") from None
+    fn = getattr(mod, attr, None)
     if not callable(fn):
         raise ValueError(f"{module}:{attr} is not a callable")
-    return PluginStrategy(name, fn)
+    on_start = getattr(fn, "start", None)
+    if not callable(on_start):
+        on_start = getattr(mod, "start", None)
+    return PluginStrategy(name, fn, on_start if callable(on_start) else None)
