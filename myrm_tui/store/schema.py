@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 MIGRATIONS: tuple[str, ...] = (
     # 1 — the whole initial schema
     """
@@ -69,3 +71,20 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX metrics_session ON metrics(session_id, id);
     """,
 )
+
+
+def statements(script: str) -> list[str]:
+    """The SQL statements of a migration script, one by one (a trigger body's ``;`` does not split it).
+
+    Migrations run statement by statement inside ``Store.transaction()``: ``executescript`` would
+    commit the open transaction first and need its own ``BEGIN``."""
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip() and not all(ln.strip().startswith("--") or not ln.strip() for ln in buf.splitlines()):
+        raise ValueError(f"incomplete SQL statement in a migration: {buf.strip()[:80]!r}")
+    return out
