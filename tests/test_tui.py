@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from myrm_tui.app.app import MyrmApp
 from myrm_tui.app.screens.approval import ApprovalScreen
@@ -63,6 +64,40 @@ async def test_shell_command_asks_for_approval_and_runs_on_y(emulator: ProviderE
         view = app.query_one(ToolCallView)
         assert "approved-run" in str(view.query_one(".output").render())
         assert not view.has_class("-error")
+
+
+async def test_approval_lists_the_parsed_commands_and_what_always_adds(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace, approval="ask", allowed_commands=["git status"])
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "git status; touch pwned"})]),
+        Reply(tool_calls=[("bash", {"command": "echo $(touch pwned)"})]),
+        Reply(tool_calls=[("bash", {"command": "git status; echo ok-run"})]),
+        Reply(tool_calls=[("bash", {"command": "echo ok-run again"})]),
+        Reply(text="Done."),
+    )
+
+    def shown(selector: str) -> str:
+        return str(app.screen.query_one(selector, Static).render())
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        await type_and_send(pilot, "run them")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        assert shown("#parsed").splitlines() == ["✓ git status   allowed by rule: git status", "✗ touch pwned  no rule allows it"]
+        assert "allows for this session: touch pwned" in shown("#always-note")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and "$(" in app.screen.command)
+        assert "command substitution $(…)" in shown("#parsed") and not app.screen.query("#always")
+        await pilot.press("a")  # nothing to remember: "always" is not offered, the prompt stays
+        await pilot.pause()
+        assert isinstance(app.screen, ApprovalScreen) and "$(" in app.screen.command
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and "ok-run" in app.screen.command)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not app.busy)
+        outputs = [str(v.query_one(".output").render()) for v in app.query(ToolCallView)]
+        assert "ok-run" in outputs[2] and "ok-run again" in outputs[3]  # the last ran without a prompt
+        assert not (workspace / "pwned").exists()
 
 
 async def test_escape_cancels_a_running_turn(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:

@@ -236,33 +236,37 @@ class _Walker:
             elif child.type not in (";", "\n"):
                 self.problems.append(f"unsupported shell syntax {child.type!r}")
 
-    def statement(self, node: Node) -> None:
+    def statement(self, node: Node, trailing: Sequence[Node] = ()) -> None:
+        """Walk one statement; ``trailing`` are redirects the grammar hung on an enclosing list or pipeline."""
         kind = node.type
-        if kind == "comment":
+        if kind == "comment" or node.start_byte == node.end_byte:  # a word the parser supplied (MISSING)
             return
         if kind == "command":
-            self.simple(node, [])
+            self.simple(node, list(trailing))
         elif kind == "redirected_statement":
             body = node.child_by_field_name("body")
-            redirects = [c for c in node.children if c.is_named and c != body]
-            if body is not None and body.type == "command":
-                self.simple(body, redirects)
+            redirects = [c for c in node.children if c.is_named and c != body and c.type != "comment"]
+            if body is not None and body.type in ("command", "list", "pipeline"):
+                # The grammar gives `a && b > x` to the whole list; bash gives `> x` to `b`, the last command.
+                self.statement(body, [*redirects, *trailing])
             else:
                 problems = [STRUCTURE.get(body.type, f"unsupported shell syntax ({body.type})") if body else "redirect without a command"]
-                problems += [p for r in redirects for p in self.redirect(r)]
+                problems += [p for r in [*redirects, *trailing] for p in self.redirect(r)]
                 self.commands.append(ParsedCommand(self.text(node), None, tuple(problems)))
         elif kind in ("list", "pipeline"):
             joiners = ("&&", "||") if kind == "list" else ("|",)
-            for child in node.children:
+            last = max((i for i, c in enumerate(node.children) if c.is_named), default=-1)
+            for i, child in enumerate(node.children):
                 if child.is_named:
-                    self.statement(child)
+                    self.statement(child, trailing if i == last else ())
                 elif child.type == "|&":
                     self.problems.append("pipes stderr too (|&)")
                 elif child.type not in joiners:
                     self.problems.append(f"unsupported shell syntax {child.type!r}")
         else:
             reason = STRUCTURE.get(kind, "the shell syntax could not be parsed" if kind == "ERROR" else f"unsupported shell syntax ({kind})")
-            self.commands.append(ParsedCommand(self.text(node), None, (reason,)))
+            problems = [reason, *(p for r in trailing for p in self.redirect(r))]
+            self.commands.append(ParsedCommand(self.text(node), None, tuple(problems)))
 
     def simple(self, node: Node, outer_redirects: list[Node]) -> None:
         tokens: list[str] = []
@@ -270,8 +274,8 @@ class _Walker:
         redirects = list(outer_redirects)
         for child in node.children:
             if child.type == "variable_assignment":
-                name = child.child_by_field_name("name")
-                word_problems.append(f"sets {self.text(name) if name else 'a variable'}= for the command")
+                var = child.child_by_field_name("name")
+                word_problems.append(f"sets {self.text(var) if var else 'a variable'}= for the command")
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 redirects.append(child)
             elif child.type != "comment":
@@ -290,10 +294,9 @@ class _Walker:
             problems += self.redirect(r)
         if name in DIRECTORY_CHANGERS:
             self.changed_directory = True
-        if word_problems or not tokens:
-            text = self.text(node)
-        else:
-            text = " ".join([shlex.join(tokens), *(self.text(r).splitlines()[0] for r in redirects)])
+        shown = outer_redirects if word_problems or not tokens else redirects
+        head = self.text(node) if word_problems or not tokens else shlex.join(tokens)
+        text = " ".join([head, *(self.text(r).splitlines()[0] for r in shown)])
         self.commands.append(ParsedCommand(
             text, None if word_problems or not tokens else tuple(tokens), tuple(dict.fromkeys(problems)),
             rememberable=not problems and bool(tokens) and tokens[0] not in WRAPPERS,
