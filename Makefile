@@ -32,14 +32,17 @@ typecheck:
 unit:
 	$(VENV)/bin/pytest -q
 
+# The hand probes (bench/probes/) are the measure; the corpus' rule-derived probes ride along as an extra column.
 bench:
 	mkdir -p bench
-	$(VENV)/bin/myrm bench --corpus $(CORPUS)/swe-dev.jsonl.gz --probes $(CORPUS)/swe-dev-probes.jsonl.gz \
+	$(VENV)/bin/myrm bench --corpus $(CORPUS)/swe-dev.jsonl.gz --probes bench/probes/swe-dev-hand.jsonl \
+		--probes $(CORPUS)/swe-dev-probes.jsonl.gz \
 		--window 16000 --json bench/swe-dev-16k.json --plot bench/swe-dev-16k.svg --markdown bench/results.md
-	$(VENV)/bin/myrm bench --corpus $(CORPUS)/swe-dev.jsonl.gz --probes $(CORPUS)/swe-dev-probes.jsonl.gz \
+	$(VENV)/bin/myrm bench --corpus $(CORPUS)/swe-dev.jsonl.gz --probes bench/probes/swe-dev-hand.jsonl \
+		--probes $(CORPUS)/swe-dev-probes.jsonl.gz \
 		--window 32000 --json bench/swe-dev-32k.json --plot bench/swe-dev-32k.svg --markdown bench/results.md --append
-	$(VENV)/bin/myrm bench --corpus $(CORPUS)/tau-dev.jsonl.gz --window 8000 \
-		--json bench/tau-dev-8k.json --markdown bench/results.md --append
+	$(VENV)/bin/myrm bench --corpus $(CORPUS)/tau-dev.jsonl.gz --probes bench/probes/tau-dev-hand.jsonl --window 8000 \
+		--json bench/tau-dev-8k.json --plot bench/tau-dev-8k.svg --markdown bench/results.md --append
 
 # Remove each protection of the resilience layer in turn (in a temporary copy) and check its tests fail.
 protections:

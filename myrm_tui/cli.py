@@ -219,7 +219,7 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool) -> None:
 @app.command()
 def bench(
     corpus: Annotated[Path, typer.Option("--corpus", help="JSONL or JSONL.gz of conversations")],
-    probes: Annotated[Path | None, typer.Option("--probes", help="Probe questions (JSONL[.gz])")] = None,
+    probes: Annotated[list[Path] | None, typer.Option("--probes", help="Probe questions (JSONL[.gz]); repeat for further sets, reported as extra columns")] = None,
     window: Annotated[int, typer.Option("--window", help="Context window in tokens")] = 16_000,
     strategies: Annotated[str, typer.Option("--strategies", help="Comma-separated: myrm,none,truncate,mask,window")] = "myrm,none,truncate,mask,window",
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N conversations")] = None,
@@ -236,8 +236,9 @@ def bench(
     configure_offline_env()
     from myrm_tui.bench.report import run_cli
 
-    code = asyncio.run(run_cli(corpus, probes, window, [s for s in strategies.split(",") if s], plugin or [], limit,
-                               price_model, summarizer, mask_turns, json_path, plot, markdown, append))
+    sets = probes or []
+    code = asyncio.run(run_cli(corpus, sets[0] if sets else None, window, [s for s in strategies.split(",") if s], plugin or [], limit,
+                               price_model, summarizer, mask_turns, json_path, plot, markdown, append, sets[1:]))
     raise typer.Exit(code)
 
 

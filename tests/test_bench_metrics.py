@@ -201,12 +201,13 @@ def test_targets_compare_cost_with_feasible_baselines_and_none_as_sent() -> None
     # 4.0 / none's 20.0 as sent; 4.0 / window's 6.0 (mask is cheaper but infeasible).
     assert any(x.startswith("cost = 0.200× none") and x.endswith("met") for x in lines)
     assert any(x.startswith("cost = 0.667× window, the cheapest feasible baseline") and x.endswith("met") for x in lines)
-    lines = targets_of(_result(cost=5.4, cost_cached_usd=0.4, cost_uncached_usd=5.0, uncached_input_tokens=3000, compactions=5))
+    lines = targets_of(_result(cost=5.4, cost_cached_usd=0.4, cost_uncached_usd=5.0, uncached=3000, compactions=5))
     miss = next(i for i, x in enumerate(lines) if x.startswith("cost = 0.900× window"))
     assert lines[miss].endswith("MISSED by 0.150×")
     # The why line is the run's own split: myrm $0.40 cached + $5.00 uncached against window's $1.50 + $4.50.
     why = lines[miss + 1]
-    assert "+$0.5000 uncached and -$1.1000 cached, so the uncached part decides" in why
+    assert "myrm $5.4000 = $0.4000 for 9,000 cached tokens + $5.0000 for 3,000 uncached" in why
+    assert "myrm's uncached part is 1.11× window's, its cached part 0.27×" in why
     assert "5 compactions, +400 uncached tokens each against window" in why
 
 
@@ -250,3 +251,20 @@ async def test_plugins_get_a_conversation_start_signal(tmp_path: Path) -> None:
     assert [e[0] for e in bench_plugins.recorder.events] == ["start", "build", "build", "start", "build", "build"]
     assert [e[1:] for e in bench_plugins.recorder.events if e[0] == "start"] == [("a", 100_000), ("b", 100_000)]
     assert bench_plugins.module_starts == [("a", 100_000), ("b", 100_000)]
+
+
+async def test_further_probe_sets_are_scored_alongside(corpus: tuple[Path, Path], tmp_path: Path) -> None:
+    from myrm_tui.bench.report import markdown
+
+    c, p = corpus
+    _, head, rounds = _sizes(c)
+    only_p1 = tmp_path / "recall-only.jsonl"
+    only_p1.write_text(json.dumps(PROBES[0]) + "\n")
+    res = await run_bench(c, p, _window_for(head, rounds), ["window"], extra_probes=[only_p1])
+    win = res["strategies"]["window"]
+    # p1 alone: "file1 file1" (lost by window) and "exit code 1" (in no raw message).
+    assert win["probe_sets"] == {"recall-only.jsonl": {"probe_facts_total": 2, "probe_facts_reachable": 1, "probe_retention": 0.0,
+                                                       "probe_retention_reachable": 0.0}}
+    assert win["probe_facts_total"] == 5  # the main set is unchanged
+    md = markdown(res, "cmd")
+    assert "| recall-only reach. |" in md

@@ -6,6 +6,7 @@ import json
 import platform
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,13 +55,26 @@ def _title(result: dict[str, Any]) -> str:
     return f"{Path(result['corpus']).name}{probes} — window {result['window']:,} tokens — prices of {result['price_model']}"
 
 
+def _columns(result: dict[str, Any]) -> list[tuple[str, str]]:
+    """The fixed columns, then the reachable retention of each further probe set."""
+    extra = [Path(x).name for x in result.get("extra_probes") or ()]
+    return [*COLUMNS, *((f"set:{n}", f"{n.split('.')[0]} reach.") for n in extra)]
+
+
+def _value(r: dict[str, Any], key: str) -> Any:
+    if key.startswith("set:"):
+        return ((r.get("probe_sets") or {}).get(key[4:]) or {}).get("probe_retention_reachable")
+    return _cell(r, key)
+
+
 def table(result: dict[str, Any]) -> Table:
     t = Table(title=_title(result))
     t.add_column("strategy")
-    for _, label in COLUMNS:
+    cols = _columns(result)
+    for _, label in cols:
         t.add_column(label, justify="right")
     for name, r in result["strategies"].items():
-        t.add_row(name + ("" if r.get("feasible", True) else " (infeasible)"), *(_fmt(_cell(r, k)) for k, _ in COLUMNS))
+        t.add_row(name + ("" if r.get("feasible", True) else " (infeasible)"), *(_fmt(_value(r, k)) for k, _ in cols))
     return t
 
 
@@ -84,13 +98,11 @@ def _cost_why(m: dict[str, Any], name: str, b: dict[str, Any], sent: bool) -> st
     """Where the cost difference lies, from the run's own token counts."""
     ref = b["sent"] if sent else b
     parts = [_money_split(TARGET, m), _money_split(name, b, sent)]
-    d_cached = m["cost_cached_usd"] - ref["cost_cached_usd"]
-    d_uncached = m["cost_uncached_usd"] - ref["cost_uncached_usd"]
-    if abs(d_cached) < 5e-5 and abs(d_uncached) < 5e-5:
-        parts.append("the same tokens, billed the same")
-    else:
-        bigger = "uncached" if d_uncached > d_cached else "cached"
-        parts.append(f"the difference is {_usd(d_uncached, True)} uncached and {_usd(d_cached, True)} cached, so the {bigger} part decides")
+    def times(a: float, b: float) -> str:
+        return f"{a / b:.2f}×" if b else "n/a"
+
+    parts.append(f"{TARGET}'s uncached part is {times(m['cost_uncached_usd'], ref['cost_uncached_usd'])} {name}'s, "
+                 f"its cached part {times(m['cost_cached_usd'], ref['cost_cached_usd'])}")
     if m.get("compactions"):
         extra = m["uncached_input_tokens"] - ref["uncached_input_tokens"]
         parts.append(f"{m['compactions']} compactions, {extra / m['compactions']:+,.0f} uncached tokens each against {name}")
@@ -120,9 +132,10 @@ def _retention_why(m: dict[str, Any], best: tuple[str, float] | None) -> list[st
         out.append("by probe type (reachable): " + ", ".join(
             f"{k} {v['retention_reachable']:.2f} ({v['reachable_kept']}/{v['reachable_facts']})" for k, v in by_type.items()))
     if lost:
+        spread = list({f["conv_id"]: f for f in reversed(lost)}.values())[::-1]  # the first lost fact of each conversation
         out.append("e.g. " + "; ".join(
             f"\"{f['fact'][:60]}\" ({f['conv_id'].rsplit('/', 1)[-1]} {f['probe_id']}: {f['role']}, {f['third']}, {f['stage']})"
-            for f in lost[:3]))
+            for f in spread[:3]))
     return out
 
 
@@ -250,9 +263,10 @@ def svg_plot(result: dict[str, Any]) -> str:
 
 
 def markdown(result: dict[str, Any], command: str) -> str:
-    head = "| strategy | " + " | ".join(label for _, label in COLUMNS) + " |"
-    sep = "|---|" + "---:|" * len(COLUMNS)
-    rows = [f"| {n} | " + " | ".join(_fmt(_cell(r, k)) for k, _ in COLUMNS) + " |" for n, r in result["strategies"].items()]
+    cols = _columns(result)
+    head = "| strategy | " + " | ".join(label for _, label in cols) + " |"
+    sep = "|---|" + "---:|" * len(cols)
+    rows = [f"| {n} | " + " | ".join(_fmt(_value(r, k)) for k, _ in cols) + " |" for n, r in result["strategies"].items()]
     when = time.strftime("%Y-%m-%d")
     machine = f"{platform.system()} {platform.machine()}, Python {platform.python_version()}"
     probes = f", probes {Path(result['probes']).name}" if result.get("probes") else ""
@@ -281,7 +295,7 @@ def _summarizer(spec: str) -> Completer | None:
 async def run_cli(
     corpus: Path, probes: Path | None, window: int, strategies: list[str], plugins: list[str], limit: int | None,
     price_model: str, summarizer: str, mask_turns: int, json_path: Path | None, plot: Path | None,
-    md_path: Path | None, append: bool,
+    md_path: Path | None, append: bool, extra_probes: Sequence[Path] = (),
 ) -> int:
     def fail(msg: str) -> int:
         # One plain line (no Rich wrapping or markup): the file, the line, what is wrong.
@@ -290,8 +304,9 @@ async def run_cli(
 
     if not corpus.is_file():
         return fail(f"corpus not found: {corpus}")
-    if probes is not None and not probes.is_file():
-        return fail(f"probe file not found: {probes}")
+    for p in [*([probes] if probes else []), *extra_probes]:
+        if not p.is_file():
+            return fail(f"probe file not found: {p}")
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as prog:
         tasks: dict[str, Any] = {}
@@ -302,7 +317,8 @@ async def run_cli(
             prog.update(tasks[name], completed=done)
 
         try:
-            result = await run_bench(corpus, probes, window, strategies, plugins, limit, price_model, _summarizer(summarizer), mask_turns, progress)
+            result = await run_bench(corpus, probes, window, strategies, plugins, limit, price_model, _summarizer(summarizer), mask_turns, progress,
+                                     extra_probes)
         except ValueError as exc:
             error = str(exc)
         else:
@@ -321,7 +337,7 @@ async def run_cli(
         plot.write_text(svg_plot(result))
     if md_path:
         md_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = f"myrm bench --corpus {corpus} --window {window}" + (f" --probes {probes}" if probes else "")
+        cmd = f"myrm bench --corpus {corpus} --window {window}" + "".join(f" --probes {p}" for p in [*([probes] if probes else []), *extra_probes])
         text = markdown(result, cmd)
         if append and md_path.exists():
             md_path.write_text(md_path.read_text() + "\n" + text)

@@ -45,17 +45,25 @@ def make_strategies(
     return out
 
 
+def _by_conv(probes: Sequence[Probe]) -> dict[str, list[Probe]]:
+    out: dict[str, list[Probe]] = {}
+    for p in probes:
+        out.setdefault(p.conv_id, []).append(p)
+    return out
+
+
 async def run_bench(
     corpus: Path, probes_path: Path | None, window: int, strategy_names: Sequence[str], plugins: Sequence[str] = (),
     limit: int | None = None, price_model: str = DEFAULT_PRICE_MODEL, summarizer: Completer | None = None,
-    mask_turns: int = 10, progress: Callable[[str, int, int], None] | None = None,
+    mask_turns: int = 10, progress: Callable[[str, int, int], None] | None = None, extra_probes: Sequence[Path] = (),
 ) -> dict[str, Any]:
+    """Replay ``corpus`` through each strategy; probes are scored on each conversation's last request.
+    ``extra_probes`` are further probe sets, reported by file name under each strategy's ``probe_sets``."""
     counter = TokenCounter()
     convs = load_conversations(corpus, limit)
     probes: list[Probe] = load_probes(probes_path) if probes_path else []
-    by_conv: dict[str, list[Probe]] = {}
-    for p in probes:
-        by_conv.setdefault(p.conv_id, []).append(p)
+    by_conv = _by_conv(probes)
+    extras = {Path(x).name: _by_conv(load_probes(x)) for x in extra_probes}
     prices = Prices.for_model(price_model)
     strategies = make_strategies(strategy_names, plugins, counter, summarizer, mask_turns)
     results: dict[str, StrategyResult] = {}
@@ -71,7 +79,8 @@ async def run_bench(
                 progress(name, done, total)
 
         for conv in convs:
-            await replay(conv, s, res, window, counter, prices, by_conv.get(conv.id, ()), on_request=tick)
+            await replay(conv, s, res, window, counter, prices, by_conv.get(conv.id, ()), on_request=tick,
+                         extra_probes={name: ps.get(conv.id, []) for name, ps in extras.items()})
     out = {name: r.as_json() for name, r in results.items()}
     floor = out["none"]["sent"]["uncached_input_tokens"] if "none" in out else 0
     for r in out.values():
@@ -80,6 +89,7 @@ async def run_bench(
     return {
         "corpus": str(corpus),
         "probes": str(probes_path) if probes_path else None,
+        "extra_probes": [str(x) for x in extra_probes],
         "window": window,
         "price_model": price_model,
         "billing": "accepted requests only: cache reads at the cache-read price, other input at the cache-write price; "

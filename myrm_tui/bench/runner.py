@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +93,7 @@ class StrategyResult:
     last_quarter_ms: list[float] = field(default_factory=list)
     stage_ms: list[tuple[float, dict[str, float]]] = field(default_factory=list)  # (total, per stage) when known
     facts: list[FactResult] = field(default_factory=list)
+    extra_facts: dict[str, list[FactResult]] = field(default_factory=dict)  # further probe sets, by name
     compactions: int = 0
     price_cache_read: float = 0.0
     price_cache_write: float = 0.0
@@ -162,6 +163,15 @@ class StrategyResult:
                  "third": f.third, "stage": f.stage, "in_vault": f.recoverable}
                 for f in reach if not f.kept
             ],
+            "probe_sets": {
+                name: {
+                    "probe_facts_total": len(fs),
+                    "probe_facts_reachable": sum(f.reachable for f in fs),
+                    "probe_retention": ratio(sum(f.kept for f in fs), len(fs)),
+                    "probe_retention_reachable": ratio(sum(f.kept for f in fs if f.reachable), sum(f.reachable for f in fs)),
+                }
+                for name, fs in self.extra_facts.items()
+            },
             "compactions": self.compactions,
         }
 
@@ -244,7 +254,7 @@ def score_probes(history: Sequence[Message], view: Sequence[Message], vault: str
 async def replay(
     conv: Conversation, strategy: Strategy, result: StrategyResult, window: int, counter: TokenCounter,
     prices: Prices, probes: Sequence[Probe] = (), cache: PrefixCacheSimulator | None = None,
-    on_request: Callable[[], None] | None = None,
+    on_request: Callable[[], None] | None = None, extra_probes: Mapping[str, Sequence[Probe]] | None = None,
 ) -> None:
     cache = cache or PrefixCacheSimulator("automatic")
     sent_cache = PrefixCacheSimulator(cache.policy, cache.min_tokens)
@@ -294,7 +304,9 @@ async def replay(
         if on_request:
             on_request()
     result.conversations += 1
+    history = conv.messages[: turns[-1]] if turns else conv.messages
+    vault = "\n".join(strategy.vault_texts()).lower() if probes or extra_probes else ""
     if probes:
-        history = conv.messages[: turns[-1]] if turns else conv.messages
-        vault = "\n".join(strategy.vault_texts()).lower()
         result.facts += score_probes(history, last_view, vault, probes)
+    for name, ps in (extra_probes or {}).items():
+        result.extra_facts.setdefault(name, []).extend(score_probes(history, last_view, vault, ps))
