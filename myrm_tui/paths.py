@@ -13,10 +13,14 @@ APP = "myrm"
 
 
 def prompts_dir() -> Path:
+    """Where the prompts are: ``MYRM_PROMPTS_DIR``, else inside the installed package (a wheel maps
+    the top-level ``prompts/`` to ``myrm_tui/prompts``), else the checkout's ``prompts/`` beside it."""
     env = os.environ.get("MYRM_PROMPTS_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "prompts"
+    here = Path(__file__).resolve().parent
+    packaged = here / "prompts"
+    return packaged if (packaged / "identity.md").is_file() else here.parent / "prompts"
 
 
 def default_db_path() -> Path:

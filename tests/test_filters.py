@@ -12,10 +12,10 @@ from myrm_tui.context.filters.processor import FilterProcessor
 from myrm_tui.context.filters.rules import RuleEngine
 from myrm_tui.context.filters.shell import COMPRESSORS, compress_shell
 from myrm_tui.context.filters.structural import structural_extract
-from myrm_tui.context.pipeline import PROMPTS_DIR
 from myrm_tui.context.trimming import trim_json_text
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.paths import prompts_dir
 from tests.helpers import call, ctx_for
 
 
@@ -60,7 +60,7 @@ def test_each_shell_compressor_shortens_and_keeps_the_signal(name: str) -> None:
 
 
 def test_rule_engine_loads_yaml_and_user_rules_override() -> None:
-    engine = RuleEngine.from_dirs([PROMPTS_DIR / "filters"])
+    engine = RuleEngine.from_dirs([prompts_dir() / "filters"])
     out = engine.apply("apt-get install -y curl", _lines(30, "Get:{i} http://deb x") + "\nE: Unable to locate package nope")
     assert out is not None and "E: Unable to locate" in out[1] and "Get:3" not in out[1]
     engine.load_text("rules:\n  - name: apt\n    command: '^apt-get'\n    drop: ['^E:']\n")

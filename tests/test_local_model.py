@@ -1,21 +1,66 @@
-"""The embedded model (SmolLM2-135M through llama-cpp-python) answers through the same litellm path."""
+"""The embedded model (SmolLM2-135M) runs in a child process — llama-cpp-python's OpenAI-compatible
+server — reached through litellm's OpenAI path. A dead child ends one turn with one clear line; the
+session is intact and the next turn starts a new child. The child never outlives myrm."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from myrm_tui.agent.events import TextChunk, TurnDone
+from myrm_tui.agent.events import TextChunk, TurnDone, TurnFailed
 from myrm_tui.config import resolve
+from myrm_tui.llm import local
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.events import TextDelta, Usage
-from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL, runtime_available, to_plain_chat
+from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL, EmbeddedServer, runtime_available, to_plain_chat
 from myrm_tui.store.db import Store
 from tests.helpers import collect, make_agent
 
 pytestmark = pytest.mark.slow
 needs_model = pytest.mark.skipif(not runtime_available(), reason="embedded model not installed (make install)")
+STORY = "Write a long story, at least ten paragraphs, about a dragon who learns to cook."
+
+
+@pytest.fixture
+def embedded(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedServer]:
+    """A child of this test alone (the process-wide one is swapped out and back)."""
+    srv = EmbeddedServer()
+    monkeypatch.setattr(local, "_server", srv)
+    yield srv
+    srv.stop()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in state  # a zombie no longer holds the model
+
+
+def _wait_gone(pid: int, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _gone(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _crash(pid: int, sig: signal.Signals) -> None:
+    """Freeze the child first, so no more tokens are produced, then deliver the fatal signal."""
+    os.kill(pid, signal.SIGSTOP)
+    os.kill(pid, sig)
+    if sig != signal.SIGKILL:
+        os.kill(pid, signal.SIGCONT)  # a stopped process gets its pending SIGSEGV when it resumes
 
 
 def test_default_model_is_the_embedded_one_when_nothing_is_configured() -> None:
@@ -23,7 +68,6 @@ def test_default_model_is_the_embedded_one_when_nothing_is_configured() -> None:
     assert s.model == DEFAULT_LOCAL_MODEL and s.is_local_default and "embedded default" in s.model_source
     assert resolve({}, {}, {}, env={"ANTHROPIC_API_KEY": "k"}).model.startswith("anthropic/")
     assert resolve({}, {}, {"model": "ollama/qwen2.5"}, env={"ANTHROPIC_API_KEY": "k"}).model == "ollama/qwen2.5"
-    assert resolve({}, {"model": "gpt-4o"}, {}, env={"MYRM_MODEL": "x"}).model == "gpt-4o"
 
 
 def test_tool_traffic_is_flattened_for_the_small_chat_template() -> None:
@@ -36,19 +80,147 @@ def test_tool_traffic_is_flattened_for_the_small_chat_template() -> None:
     assert "bash" in chat[2]["content"] and "[tool result]" in chat[3]["content"]
 
 
+def test_exit_descriptions_name_the_signal() -> None:
+    assert local.describe_exit(-11) == "signal 11, SIGSEGV"
+    assert local.describe_exit(-9) == "signal 9, SIGKILL"
+    assert local.describe_exit(1) == "exit code 1"
+
+
+async def test_embedded_agent_gets_the_chat_prompt_and_no_tools(store: Store, workspace: Path) -> None:
+    agent = await make_agent(store, workspace, resolve({}, {}, {}, env={}))
+    assert not agent.sends_tools and agent.prompt_mode == "chat"
+    assert agent.system_prompt is not None and "no tools" in agent.system_prompt
+    explicit = await make_agent(store, workspace, resolve({}, {}, {"prompt_mode": "lean"}, env={}))
+    assert explicit.prompt_mode == "lean"  # an explicit choice is kept
+
+
 @needs_model
-async def test_embedded_model_streams_an_answer() -> None:
+async def test_embedded_model_streams_an_answer_from_a_child_process(embedded: EmbeddedServer) -> None:
     events = [ev async for ev in LLMClient().stream(ModelSpec(DEFAULT_LOCAL_MODEL), [{"role": "user", "content": "What is the capital of France?"}], max_tokens=24)]
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert len([e for e in events if isinstance(e, TextDelta)]) > 1 and text.strip()
     usage = next(e for e in events if isinstance(e, Usage))
     assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
+    pid = embedded.pid()
+    assert pid is not None and pid != os.getpid() and embedded.alive()
+    assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:3] == [sys.executable.encode(), b"-m", b"myrm_tui.llm.embedded_child"]
 
 
 @needs_model
-async def test_agent_turn_on_the_embedded_model(store: Store, workspace: Path) -> None:
+async def test_agent_turn_on_the_embedded_model(store: Store, workspace: Path, embedded: EmbeddedServer) -> None:
     agent = await make_agent(store, workspace, resolve({}, {}, {"max_output_tokens": 32}, env={}))
     events = await collect(agent, "Say hello.")
     assert isinstance(events[-1], TurnDone)
     assert "".join(e.text for e in events if isinstance(e, TextChunk)).strip()
     assert (await store.load_messages(agent.session_id))[-1].role == "assistant"
+
+
+@needs_model
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSEGV], ids=["SIGKILL", "SIGSEGV"])
+async def test_child_dying_mid_stream_ends_the_turn_clearly_and_the_next_turn_works(
+    sig: signal.Signals, store: Store, workspace: Path, embedded: EmbeddedServer,
+) -> None:
+    agent = await make_agent(store, workspace, resolve({}, {}, {"max_output_tokens": 400}, env={}))
+    events = []
+    dead: int | None = None
+    async for ev in agent.run_turn(STORY):
+        events.append(ev)
+        if isinstance(ev, TextChunk) and dead is None:
+            dead = embedded.pid()
+            assert dead is not None
+            _crash(dead, sig)
+    failed = [e for e in events if isinstance(e, TurnFailed)]
+    assert len(failed) == 1 and isinstance(events[-1], TurnDone)
+    assert failed[0].error == f"the embedded model stopped (signal {sig.value}, {sig.name}); restarting — your message is kept"
+    history = await store.load_messages(agent.session_id)
+    assert [m.text for m in history if m.role == "user" and not m.synthetic] == [STORY]
+    assert history[-1].role == "assistant" and history[-1].meta.get("interrupted")  # the partial reply, marked
+    assert dead is not None and _wait_gone(dead)
+
+    events = await collect(agent, "Say hello.")
+    assert not [e for e in events if isinstance(e, TurnFailed)] and isinstance(events[-1], TurnDone)
+    assert "".join(e.text for e in events if isinstance(e, TextChunk)).strip()
+    assert embedded.starts == 2 and embedded.pid() != dead
+
+
+@needs_model
+async def test_a_child_that_died_while_idle_is_restarted_without_an_error(embedded: EmbeddedServer) -> None:
+    client = LLMClient()
+    msgs = [{"role": "user", "content": "Say hi."}]
+    [ev async for ev in client.stream(ModelSpec(DEFAULT_LOCAL_MODEL), msgs, max_tokens=4)]
+    first = embedded.pid()
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    assert _wait_gone(first)
+    events = [ev async for ev in client.stream(ModelSpec(DEFAULT_LOCAL_MODEL), msgs, max_tokens=4)]
+    assert any(isinstance(e, TextDelta) for e in events) and embedded.pid() != first
+
+
+CHILD_OF_KILLED_PARENT = """
+import asyncio, sys
+from myrm_tui.llm import local
+srv = local.server()
+asyncio.run(srv.ensure())
+print(srv.pid(), flush=True)
+sys.stdin.read()
+"""
+
+
+@needs_model
+def test_the_child_exits_when_myrm_is_killed_with_sigkill() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", CHILD_OF_KILLED_PARENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        assert not _gone(child)
+    finally:
+        parent.kill()  # no atexit, no cleanup: only the child's own watch can end it
+        parent.wait()
+    assert _wait_gone(child), f"embedded model child {child} outlived its parent"
+
+
+def _cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("MYRM_")}
+    return {**env, "MYRM_DB": str(tmp_path / "cli.db"), "MYRM_CONFIG": str(tmp_path / "config.toml"), **extra}
+
+
+def test_doctor_fails_when_the_runtime_cannot_generate(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + os.urandom(4096))  # loads nowhere: the server dies at start-up
+    proc = subprocess.run([sys.executable, "-m", "myrm_tui.cli", "doctor", "--quiet"], capture_output=True, text=True,
+                          env=_cli_env(tmp_path, MYRM_EMBEDDED_GGUF=str(broken)), timeout=120, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "the embedded model cannot generate" in proc.stdout and "could not start" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+@needs_model
+def test_doctor_generates_and_reports_speeds(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "myrm_tui.cli", "doctor"], capture_output=True, text=True,
+                          env=_cli_env(tmp_path), timeout=180, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(ln for ln in proc.stdout.splitlines() if "embedded model:" in ln)
+    assert "loaded in" in line and "tok/s prefill" in line and "tok/s decode" in line
+
+
+@needs_model
+def test_ask_exits_non_zero_with_one_line_when_the_child_crashes(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("max_output_tokens = 400\n")
+    ask = subprocess.Popen([sys.executable, "-m", "myrm_tui.cli", "ask", "--json", STORY], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env=_cli_env(tmp_path), cwd=tmp_path)
+    assert ask.stdout is not None and ask.stderr is not None
+    try:
+        for line in ask.stdout:
+            if json.loads(line).get("type") == "TextChunk":
+                break
+        children = subprocess.run(["pgrep", "-P", str(ask.pid), "-f", "embedded_child"], capture_output=True, text=True).stdout.split()
+        assert len(children) == 1
+        _crash(int(children[0]), signal.SIGSEGV)
+        rest, err = ask.communicate(timeout=120)
+    finally:
+        if ask.poll() is None:
+            ask.kill()
+    assert ask.returncode == 1, rest + err
+    assert "the embedded model stopped (signal 11, SIGSEGV); restarting — your message is kept" in err
+    assert "Traceback" not in err + rest
+    assert _wait_gone(int(children[0]))

@@ -14,12 +14,13 @@ import time
 from collections.abc import Awaitable, Callable
 
 from myrm_tui.context.models import family
+from myrm_tui.llm.kinds import model_kind
 
 CACHING_FAMILIES = frozenset({"anthropic", "openai", "qwen", "deepseek", "gemini"})
 
 
 def provider_caches(model: str) -> bool:
-    return family(model) in CACHING_FAMILIES and not model.startswith(("local/", "ollama"))
+    return family(model) in CACHING_FAMILIES and model_kind(model) == "cloud"
 
 
 class CacheKeepAliveManager:

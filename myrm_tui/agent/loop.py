@@ -49,6 +49,7 @@ from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.errors import ContextOverflowError, LLMError
 from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from myrm_tui.llm.kinds import model_kind, supports_tools
 from myrm_tui.paths import jobs_dir
 from myrm_tui.store.db import Store
 
@@ -87,7 +88,7 @@ def model_spec(settings: Settings, model: str | None = None) -> ModelSpec:
 def window_for(settings: Settings) -> int:
     if settings.context_window:
         return settings.context_window
-    if settings.model.startswith("local/"):
+    if model_kind(settings.model) == "local":
         from myrm_tui.llm.local import N_CTX
 
         return N_CTX
@@ -138,7 +139,7 @@ class Agent:
         )
         self.hooks, self.hook_problems = HookRunner.from_settings(
             # A replay re-serves recorded tool outputs: the user's hooks would run against nothing real.
-            () if settings.model.startswith("replay/") else settings.hooks, workspace=workspace, vault=self.vault, counter=self.counter, session_id=session_id,
+            () if model_kind(settings.model) == "replay" else settings.hooks, workspace=workspace, vault=self.vault, counter=self.counter, session_id=session_id,
             max_tokens=settings.hook_max_output_tokens,
         )
         self.turn = 0
@@ -189,9 +190,20 @@ class Agent:
     @property
     def system_prompt(self) -> str | None:
         """The system prompt in force (None in replay, where the recording's own is kept)."""
-        if self.settings.model.startswith("replay/"):
+        if model_kind(self.settings.model) == "replay":
             return None
-        return self.prompts.system_prompt(self.settings.prompt_mode, self.settings.model)
+        return self.prompts.system_prompt(self.prompt_mode, self.settings.model)
+
+    @property
+    def sends_tools(self) -> bool:
+        return supports_tools(self.settings.model, self.settings.api_base)
+
+    @property
+    def prompt_mode(self) -> str:
+        """The settings' mode; a model that gets no tools gets ``chat`` instead of the default ``full``
+        (rules about tools it cannot call would only lengthen its prefill)."""
+        mode = self.settings.prompt_mode
+        return "chat" if mode == "full" and not self.sends_tools else mode
 
     async def load(self) -> None:
         """Load the session; a new session gets its system prompt and environment message."""
@@ -233,7 +245,7 @@ class Agent:
     def extractive_summaries(self) -> bool:
         """Deterministic summaries, no LLM: asked for, or the embedded 135M model (it writes worse ones)."""
         s = self.settings
-        return s.summarizer_model == "extractive" or (s.model.startswith("local/") and not s.summarizer_model)
+        return s.summarizer_model == "extractive" or (model_kind(s.model) == "local" and not s.summarizer_model)
 
     def _summarizer(self) -> AuxSummarizer | None:
         if self.extractive_summaries:
@@ -302,8 +314,11 @@ class Agent:
         return provider_caches(self.settings.model)
 
     def schedule_preheat(self, view: list[Message] | None = None, breakpoints: list[int] | None = None) -> asyncio.Task[None] | None:
-        """Fire-and-forget: send the current prefix with a 1-token reply so the provider caches it."""
-        if not (self.caches_prompts and self.settings.preheat):
+        """Fire-and-forget: send the current prefix with a 1-token reply so the provider caches it.
+        The embedded model is preheated too: it starts the child while the user types, and llama.cpp
+        keeps the last prompt's KV, so the first reply prefills only the new message."""
+        local = model_kind(self.settings.model) == "local"
+        if not ((self.caches_prompts or local) and self.settings.preheat):
             return None
         task = asyncio.ensure_future(self.preheat(view, breakpoints))
         self._background.add(task)
@@ -314,7 +329,7 @@ class Agent:
         if view is None:
             view, ctx = await self.prepare()
             breakpoints = ctx.breakpoints
-        req = render(view, self.settings.model, breakpoints, self.tool_schemas if not self.spec.is_local else None,
+        req = render(view, self.settings.model, breakpoints, self.tool_schemas if self.sends_tools else None,
                      self.settings.api_base, self.session_id)
         messages = req.pop("messages")
         tools = req.pop("tools", None)
@@ -486,7 +501,7 @@ class Agent:
         yield TurnDone(step)
 
     async def _stream(self, view: list[Message], ctx: PipelineContext, partial: _Partial) -> AsyncIterator[AgentEvent]:
-        req = render(view, self.settings.model, ctx.breakpoints, self.tool_schemas if not self.spec.is_local else None,
+        req = render(view, self.settings.model, ctx.breakpoints, self.tool_schemas if self.sends_tools else None,
                      self.settings.api_base, self.session_id)
         messages = req.pop("messages")
         tools = req.pop("tools", None)

@@ -1,4 +1,4 @@
-"""System prompts from ``prompts/``: four modes, XML-tagged rule blocks, per-model discipline.
+"""System prompts from ``prompts/``: five modes, XML-tagged rule blocks, per-model discipline.
 
 Every prompt is assembled once and cached by its parameters, so the same (mode, family) always
 returns the identical string object: the system prompt never changes inside a session and is the
@@ -17,7 +17,9 @@ from myrm_tui.context.models import family
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.paths import files_fingerprint
 
-MODES = ("full", "lean", "naked", "search")
+MODES = ("full", "lean", "naked", "search", "chat")
+# ``chat``: the smallest prompt, for a model that gets no tools (the embedded 135M model): every
+# prompt token is prefill time on a 2-core CPU before the first token appears.
 _RULES_BY_MODE: dict[str, tuple[str, ...]] = {
     "full": (
         "agent_behavior_rules", "tool_use_enforcement", "response_rules", "security_rules",
@@ -25,6 +27,7 @@ _RULES_BY_MODE: dict[str, tuple[str, ...]] = {
     ),
     "lean": ("security_rules", "task_integrity", "tool_guidance"),
     "naked": ("security_rules", "tool_guidance"),
+    "chat": ("security_rules",),
 }
 _DISCIPLINE = {"openai": "openai", "gemini": "gemini", "anthropic": "anthropic", "deepseek": "deepseek", "qwen": "deepseek"}
 WORKSPACE_RULE_FILES = ("AGENTS.md", "MYRM.md", "CLAUDE.md")
@@ -66,7 +69,9 @@ def _build(root: str, mode: str, discipline: str, version: str) -> str:
     if mode == "search":
         return f"<ruleset>\n<identity>\n{lib.read('search.md')}\n</identity>\n</ruleset>"
     parts = []
-    if mode != "naked":
+    if mode == "chat":
+        parts.append(f"<identity>\n{lib.read('chat.md')}\n</identity>")
+    elif mode != "naked":
         parts.append(f"<identity>\n{lib.read('identity.md')}\n</identity>")
     for rule in _RULES_BY_MODE[mode]:
         parts.append(f"<{rule}>\n{lib.read(f'rules/{rule}.md')}\n</{rule}>")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from myrm_tui.llm.client import LLMClient, ModelSpec
+from myrm_tui.llm.kinds import model_kind
 
 _CODE = re.compile(r"```.*?(```|$)", re.S)
 _INLINE = re.compile(r"`[^`\n]*`")
@@ -38,7 +39,7 @@ def local_title(text: str) -> str:
 async def make_title(text: str, llm: LLMClient | None, spec: ModelSpec | None, prompt: str) -> tuple[str, bool]:
     """(title, used_llm)."""
     stripped = strip_for_title(text)
-    if not stripped or llm is None or spec is None or spec.is_local or spec.model.startswith("replay/"):
+    if not stripped or llm is None or spec is None or model_kind(spec.model) in ("local", "replay"):
         return local_title(text), False
     try:
         out = await llm.complete(spec, prompt, stripped[:2000], max_tokens=20)

@@ -48,6 +48,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.llm.client import LLMClient
+from myrm_tui.llm.kinds import supports_tools
 
 
 class MyrmApp(App[None]):
@@ -197,7 +198,8 @@ class MyrmApp(App[None]):
             panel.show_model(f"replaying a recorded session\nsession: {event.session.id}")
         elif s is not None:
             note = " (embedded default — set --model or MYRM_MODEL for a bigger model)" if s.is_local_default else ""
-            panel.show_model(f"model: {s.model}{note}\nsession: {event.session.id}")
+            tools = "" if supports_tools(s.model, s.api_base) else "\ntools: off on this model (it cannot call them)"
+            panel.show_model(f"model: {s.model}{note}{tools}\nsession: {event.session.id}")
         self._status()
 
     def _status(self, text: str | None = None) -> None:

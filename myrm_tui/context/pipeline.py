@@ -24,12 +24,11 @@ from myrm_tui.context.reread import PostCompactionReread
 from myrm_tui.context.summarize import Summarize
 from myrm_tui.context.thinking import ThinkingBlockCleaner
 from myrm_tui.context.ttl_prune import CacheTTLPrune
-
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+from myrm_tui.paths import prompts_dir as default_prompts_dir
 
 
 def build_pipeline(prompts_dir: Path | None = None, extra_filter_dirs: Iterable[Path] = ()) -> Pipeline:
-    prompts = prompts_dir or PROMPTS_DIR
+    prompts = prompts_dir or default_prompts_dir()
     rules = RuleEngine.from_dirs([prompts / "filters", *extra_filter_dirs])
     return Pipeline(
         [

