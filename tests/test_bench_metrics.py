@@ -208,7 +208,7 @@ def test_targets_compare_cost_with_feasible_baselines_and_none_as_sent() -> None
     why = lines[miss + 1]
     assert "myrm $5.4000 = $0.4000 for 9,000 cached tokens + $5.0000 for 3,000 uncached" in why
     assert "myrm's uncached part is 1.11× window's, its cached part 0.27×" in why
-    assert "5 compactions, +400 uncached tokens each against window" in why
+    assert "compactions" not in why  # per compaction only against none, whose uncached tokens are the floor
 
 
 def test_retention_why_lists_what_was_lost() -> None:
@@ -268,3 +268,11 @@ async def test_further_probe_sets_are_scored_alongside(corpus: tuple[Path, Path]
     assert win["probe_facts_total"] == 5  # the main set is unchanged
     md = markdown(res, "cmd")
     assert "| recall-only reach. |" in md
+
+
+def test_cost_against_none_counts_the_extra_uncached_tokens_per_compaction() -> None:
+    lines = targets_of(_result(cost=14.0, cost_cached_usd=4.0, cost_uncached_usd=10.0, uncached=3000, compactions=5))
+    i = next(i for i, x in enumerate(lines) if x.startswith("cost = 0.700× none"))
+    assert lines[i].endswith("MISSED by 0.050×")
+    # none as sent: $5 cached + $15 uncached, 1,000 uncached tokens; myrm 3,000 uncached over 5 compactions.
+    assert "myrm's uncached part is 0.67× none's, its cached part 0.80×; 5 compactions, +400 uncached tokens each against none" in lines[i + 1]

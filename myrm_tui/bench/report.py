@@ -103,7 +103,7 @@ def _cost_why(m: dict[str, Any], name: str, b: dict[str, Any], sent: bool) -> st
 
     parts.append(f"{TARGET}'s uncached part is {times(m['cost_uncached_usd'], ref['cost_uncached_usd'])} {name}'s, "
                  f"its cached part {times(m['cost_cached_usd'], ref['cost_cached_usd'])}")
-    if m.get("compactions"):
+    if m.get("compactions") and name == REFERENCE:
         extra = m["uncached_input_tokens"] - ref["uncached_input_tokens"]
         parts.append(f"{m['compactions']} compactions, {extra / m['compactions']:+,.0f} uncached tokens each against {name}")
     return "; ".join(parts)
@@ -173,7 +173,7 @@ def targets(result: dict[str, Any]) -> list[str]:
         if not ok:
             best = max(others.items(), key=lambda kv: kv[1]) if others else None
             why(_retention_why(m, best))
-        if m.get("probe_retention") is not None:
+        if m.get("probe_retention") is not None and m["probe_facts_total"] > m["probe_facts_reachable"]:
             out.append(f"retention of all facts = {m['probe_retention']:.3f} ({m['probe_facts_total'] - m['probe_facts_reachable']} of "
                        f"{m['probe_facts_total']} facts are in no raw message, so no strategy can keep them verbatim)")
 
@@ -214,7 +214,7 @@ def targets(result: dict[str, Any]) -> list[str]:
     p50, p99 = m["pipeline_ms_p50"], m["pipeline_ms_p99"]
     out.append(f"pipeline p50 = {p50:.3f} ms (≤ 1), p99 = {p99:.3f} ms (≤ 10): {_mark(p50 <= 1 and p99 <= 10)}")
     if (p50 > 1 or p99 > 10) and m.get("pipeline_slowest_stages_ms"):
-        why("time by stage over the slowest 1% of requests: "
+        why(f"time by stage, summed over the slowest 1% of requests ({m.get('pipeline_slowest_requests', '?')}): "
             + ", ".join(f"{k} {v:,.1f} ms" for k, v in m["pipeline_slowest_stages_ms"].items()))
     out.append(f"p50 first quarter of turns = {m['pipeline_ms_p50_first_quarter']:.3f} ms, "
                f"last quarter = {m['pipeline_ms_p50_last_quarter']:.3f} ms")

@@ -147,6 +147,7 @@ class StrategyResult:
             "pipeline_ms_p50_first_quarter": pct(self.first_quarter_ms, 0.5),
             "pipeline_ms_p50_last_quarter": pct(self.last_quarter_ms, 0.5),
             "pipeline_slowest_stages_ms": self._slowest_stages(),
+            "pipeline_slowest_requests": max(1, len(self.stage_ms) // 100) if self.stage_ms else 0,
             "probe_facts_total": len(facts),
             "probe_facts_kept": sum(f.kept for f in facts),
             "probe_retention": ratio(sum(f.kept for f in facts), len(facts)),
