@@ -85,9 +85,12 @@ class LLMClient:
             from myrm_tui.llm import local
 
             embedded = local.server()
-            spec = ModelSpec(f"openai/{local.ALIAS}", await embedded.ensure(), local.API_KEY, spec.extra)
+            # The model loads in the child while litellm imports here: the two slow starts overlap.
+            base, litellm = await asyncio.gather(embedded.ensure(), litellm_module())
+            spec = ModelSpec(f"openai/{local.ALIAS}", base, local.API_KEY, spec.extra)
             messages, tools = local.to_plain_chat(messages), None
-        litellm = await litellm_module()
+        else:
+            litellm = await litellm_module()
         kwargs: dict[str, Any] = {
             "model": spec.model, "messages": messages, "stream": True,
             "stream_options": {"include_usage": True}, "num_retries": 0, **spec.extra, **(extra or {}),
