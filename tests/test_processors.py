@@ -162,17 +162,30 @@ async def test_anti_thrashing_backs_off_after_low_yield_compactions() -> None:
 # -- Compress ------------------------------------------------------------------------------------
 
 
-async def test_compress_dedups_truncates_then_removes_and_keeps_tail() -> None:
+async def test_compress_deep_dedups_then_folds_whole_spans_and_keeps_tail() -> None:
     raw = conversation(30, output_chars=4000)
     raw[5] = Message(role="tool", content=raw[7].content, id=raw[5].id, tool_call_id=raw[5].tool_call_id)  # a duplicate
     ctx = ctx_for(raw, window=12_000, force_compaction=True)
     ctx.protected_head = raw[:2]
     ctx.compacting, ctx.level = True, Level.FULL
     out = await PriorityCompressor().process(list(raw), ctx)
-    assert ctx.tokens(out) < ctx.tokens(raw)
-    assert {"truncate", "remove"} <= set(ctx.metrics.removed)
+    assert ctx.tokens(out) < ctx.tokens(raw) // 4
+    # Folded spans go whole to the summary; nothing left in view was cut in place (no rewrite to pay for).
+    assert {"dedup", "remove"} <= set(ctx.metrics.removed) and "truncate" not in ctx.metrics.removed
     assert out[-1] == raw[-1] and out[:2] == raw[:2]
     assert ctx.removed and all(m not in out for m in ctx.removed)
+    assert all(m in raw for m in out)
+
+
+async def test_compress_light_truncates_in_place_and_folds_nothing() -> None:
+    raw = conversation(30, output_chars=4000)
+    ctx = ctx_for(raw, window=12_000)
+    ctx.protected_head = raw[:2]
+    ctx.compacting, ctx.level = True, Level.LIGHT
+    out = await PriorityCompressor().process(list(raw), ctx)
+    assert "truncate" in ctx.metrics.removed and not ctx.removed
+    assert len(out) == len(raw) and ctx.tokens(out) < ctx.tokens(raw)
+    assert out[-1] == raw[-1] and out[:2] == raw[:2]
 
 
 def test_classify_marks_superseded_and_resolved_outputs_background() -> None:
@@ -228,7 +241,9 @@ async def test_extractive_summary_keeps_errors_artifacts_and_goal() -> None:
     assert summary.role == "assistant" and summary.synthetic
     text = summary.text
     assert "Fix the bug in src/app.py" in text
-    assert "reproduce_issue.py" in text and "exit code 1" in text and "ValueError: bad frame" in text
+    assert "reproduce_issue.py" in text and "ValueError: bad frame" in text
+    # The result is kept in its own terms, not reworded into a phrase no raw message contains.
+    assert "returncode 1" in text and "exit code" not in text
     assert text.rfind("## Next steps") > text.find("## Errors")  # the tail carries what to do next
     assert ctx.metrics.summary_source == "extractive"
 
@@ -271,7 +286,7 @@ async def test_incremental_merge_drops_resolved_blockers() -> None:
     from myrm_tui.context import summary_model
 
     old = summary_model.empty() | {"blocked_items": ["`pytest` still failing"], "next_steps": ["fix pytest"]}
-    new = summary_model.empty() | {"completed_actions": ["`pytest` → exit code 0"]}
+    new = summary_model.empty() | {"completed_actions": ["`pytest` → ok"]}
     merged = summary_model.merge(old, new)
     assert merged["blocked_items"] == []
 
@@ -380,3 +395,68 @@ def test_qwen_dashscope_gets_the_same_explicit_markers() -> None:
     req = render(view, "dashscope/qwen-max", plan_breakpoints(view, 2), None)
     marked = [m for m in req["messages"] if isinstance(m["content"], list) and m["content"][-1].get("cache_control") == {"type": "ephemeral"}]
     assert len(marked) == 3 and "prompt_cache_key" not in req
+
+
+# -- Fact ledger (verbatim lines of what a compaction folds) --------------------------------------
+
+
+def test_salient_lines_keep_results_errors_and_located_lines_verbatim() -> None:
+    from myrm_tui.context.ledger import P_RESULT, salient_lines
+
+    noise = "\n".join(f"    x_{i} = compute({i})" for i in range(60))
+    out = (
+        "<returncode>1</returncode>\n<output>\n" + noise + "\ndjango/db/backends/sqlite3/base.py:446:def _sqlite_datetime_cast_date(dt, tzname):\n"
+        '  File "/testbed/sympy/core/decorators.py", line 77, in __sympifyit\nsqlite3.OperationalError: no such table: __main___product\n'
+        + noise + "\nFAILED (failures=3, errors=3, skipped=8)\n===== 5 passed, 1 failed in 0.31s =====\n</output>"
+    )
+    lines = {ln.text: ln.priority for ln in salient_lines(out)}
+    assert "===== 5 passed, 1 failed in 0.31s =====" in lines and lines["FAILED (failures=3, errors=3, skipped=8)"] == P_RESULT
+    assert "sqlite3.OperationalError: no such table: __main___product" in lines
+    assert "django/db/backends/sqlite3/base.py:446:def _sqlite_datetime_cast_date(dt, tzname):" in lines
+    assert '  File "/testbed/sympy/core/decorators.py", line 77, in __sympifyit' in lines
+    assert not any(t.startswith("    x_") for t in lines)  # bulk is not salient
+
+
+def test_salient_lines_keep_a_short_output_whole_and_json_items_in_their_own_separators() -> None:
+    from myrm_tui.context.ledger import salient_lines
+
+    assert [ln.text for ln in salient_lines("<returncode>0</returncode>\n<output>\nExists: False\nStored value in DB: 2017-07-06 23:50:00\n</output>")] == [
+        "Exists: False", "Stored value in DB: 2017-07-06 23:50:00"]
+    flights = json.dumps([{"flight_number": f"HAT{i:03d}", "prices": {"basic_economy": 86 + i}} for i in range(30)])
+    text = "\n".join(ln.text for ln in salient_lines(flights))
+    assert '"flight_number": "HAT029"' in text and '"basic_economy": 86' in text
+
+
+def test_ledger_fit_drops_repeats_then_lowest_priority_and_keeps_order() -> None:
+    from myrm_tui.context.ledger import P_PROSE, P_RESULT, P_USER, Line, fit
+
+    lines = [Line("user: use the sqlite backend", P_USER), Line("assistant: let me look around the tree a bit", P_PROSE),
+             Line("  FAILED (failures=3)", P_RESULT), Line("  seen before", P_RESULT)]
+    kept = fit(lines, budget_chars=60, seen={"seen before"})
+    assert kept == ["user: use the sqlite backend", "  FAILED (failures=3)"]
+
+
+async def test_compactions_append_blocks_and_keep_earlier_ones_byte_identical() -> None:
+    state = ContextState()
+    raw = conversation(40)
+    view1, _ = await run_pipeline(raw[:40], window=8_000, state=state, force_compaction=True)
+    first = [m for m in view1 if m.meta.get("kind") == "summary"]
+    view2, _ = await run_pipeline(raw, window=8_000, state=state, force_compaction=True)
+    blocks = [m for m in view2 if m.meta.get("kind") == "summary"]
+    assert len(first) == 1 and len(blocks) == 2
+    assert blocks[0] is first[0] or (blocks[0].id, blocks[0].content) == (first[0].id, first[0].content)
+    assert view2[: 3] == view1[: 3]  # head and the first block: a cached prefix across the compaction
+    assert 'part="2"' in blocks[1].text and "## Next steps" in blocks[1].text
+    # Outputs folded away survive as their verbatim lines.
+    assert "line 0 of file20.py: value_20_0 = 0" in blocks[1].text or "cat src/file20.py" in blocks[1].text
+
+
+async def test_blocks_over_their_budget_are_consolidated_into_one() -> None:
+    state = ContextState()
+    raw = conversation(60, output_chars=1200)
+    cfg = ContextConfig(max_context_tokens=8_000, summary_ratio=0.05)
+    for end in (30, 60, 90, len(raw)):
+        view, _ = await run_pipeline(raw[:end], window=8_000, state=state, force_compaction=True, config=cfg)
+    blocks = [m for m in view if m.meta.get("kind") == "summary"]
+    assert len(blocks) <= 2 and state.compactions == 4
+    assert check_view(view, raw) == []

@@ -66,6 +66,19 @@ class Tier(IntEnum):
     SYSTEM_CRITICAL = 3
 
 
+def frozen_end(view: list[Message], ctx: PipelineContext) -> int:
+    """Where compression may start: after the protected head and the summary blocks of earlier
+    compactions, which stay byte-identical (cached) — unless together they have outgrown their budget,
+    then they are folded again (consolidated) with the rest."""
+    head = len(ctx.protected_head)
+    k = head
+    while k < len(view) and view[k].meta.get("kind") == "summary":
+        k += 1
+    if sum(ctx.counter.message(m) for m in view[head:k]) > ctx.config.summary_budget_tokens:
+        return head
+    return k
+
+
 def tail_start(view: list[Message], ctx: PipelineContext, first: int) -> int:
     """Index where the reserved tail begins: whole groups from the end, within ``tail_budget``."""
     spans = group_spans(view)
@@ -139,7 +152,7 @@ class PriorityCompressor:
     async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
         if not ctx.compacting:
             return view
-        first = len(ctx.protected_head)
+        first = frozen_end(view, ctx)
         end = tail_start(view, ctx, first)
         target = ctx.config.target_tokens
         if ctx.level >= Level.EMERGENCY:
@@ -153,10 +166,15 @@ class PriorityCompressor:
         if ctx.tokens(view) <= target:
             return view
         tiers = classify(view, first, end, ctx)
-        view = self._truncate(view, first, end, tiers, ctx, target)
-        if ctx.tokens(view) <= target or (ctx.level < Level.FULL and not ctx.force_compaction):
-            return view
+        deep = ctx.level >= Level.FULL or ctx.force_compaction
+        if not deep:  # light compaction: shorten in place, fold nothing
+            return self._truncate(view, first, end, tiers, ctx, target)
+        # A deep compaction folds whole spans into the summary first: truncating them before would only
+        # hand the ledger cut text, and each in-place cut is one more rewrite of the cached view.
         view = self._remove(view, first, end, tiers, ctx, target)
+        end = tail_start(view, ctx, first)
+        if ctx.tokens(view) > target:
+            view = self._truncate(view, first, end, classify(view, first, end, ctx), ctx, target)
         # Last line: one oversized message in the tail (a huge heredoc, a giant output) must not make
         # the request invalid. Shrink the largest messages outside the protected head until it fits.
         limit = target if ctx.level >= Level.EMERGENCY else ctx.config.input_budget
@@ -240,11 +258,13 @@ class PriorityCompressor:
         self, view: list[Message], first: int, end: int, tiers: list[Tier], ctx: PipelineContext, target: int
     ) -> list[Message]:
         spans = [(a, b) for a, b in group_spans(view) if first <= a and b <= end]
+        # Active and critical spans go last. They may go: what a span held survives as its ledger lines,
+        # and sparing them (in a coding session most spans touch a focus file) made compactions shallow —
+        # a rewrite of the whole view every few turns.
         ranked = sorted(spans, key=lambda s: (tiers[s[0]], s[0]))
         # Reserve room for the summary that replaces what goes.
         total = ctx.tokens(view) + ctx.config.max_context_tokens // 20
-        spared = ctx.level < Level.EMERGENCY and not ctx.force_compaction
-        return self._drop_spans(view, ranked, total, target, lambda a, b: spared and tiers[a] >= Tier.ACTIVE, "remove", ctx)
+        return self._drop_spans(view, ranked, total, target, lambda a, b: False, "remove", ctx)
 
     @staticmethod
     def _drop_spans(

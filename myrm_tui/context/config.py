@@ -20,8 +20,8 @@ class ContextConfig:
     full_ratio: float = 0.70  # priority-aware removal, then summary
     emergency_ratio: float = 0.90  # safety net: compact whatever it takes
     # Where a compaction aims to land: low enough that many turns append (and hit the cache) before the next.
-    target_ratio: float = 0.30
-    tail_ratio: float = 0.20  # newest turns reserved, never compressed
+    target_ratio: float = 0.15
+    tail_ratio: float = 0.08  # newest turns reserved, never compressed (small: a compaction re-sends it uncached)
     reserve_output_tokens: int = 0  # room kept for the reply; 0 means min(4096, 10% of window)
 
     # Layer 1 / 1.5 ---------------------------------------------------------------------------------
@@ -49,6 +49,13 @@ class ContextConfig:
     # Role of the summary message: "assistant" for sessions (can never pass for the user's words);
     # "user" for subagents, marked as synthetic, as the seed specifies for child compaction.
     summary_role: str = "assistant"
+    # Summary blocks: each compaction appends one (earlier blocks stay byte-identical, so cached); its
+    # verbatim ledger gets ``ledger_ratio`` of the folded tokens (at least ``ledger_min_tokens``). When all
+    # blocks pass ``summary_ratio`` of the window they are consolidated into one of ``consolidate_ratio`` of that.
+    ledger_ratio: float = 0.25
+    ledger_min_tokens: int = 300
+    summary_ratio: float = 0.30
+    consolidate_ratio: float = 0.6
     max_blocked_items: int = 3
     max_next_steps: int = 5
     # Anti-thrashing: a compaction saving less than this share of the view counts as low-yield.
@@ -90,6 +97,10 @@ class ContextConfig:
     @property
     def target_tokens(self) -> int:
         return int(self.max_context_tokens * self.target_ratio)
+
+    @property
+    def summary_budget_tokens(self) -> int:
+        return int(self.max_context_tokens * self.summary_ratio)
 
     @property
     def tail_budget(self) -> int:

@@ -9,12 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from myrm_tui.context import signals
 from myrm_tui.context.types import Message
 
 RECENT_WINDOW = 24  # messages scanned for failed calls
 MAX_FAILED = 6
+
+
+@lru_cache(maxsize=64)
+def _focus(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Files and modules a query names; cached, since the same query is parsed at every request of a turn."""
+    return frozenset(signals.paths_in(text)), frozenset(signals.modules_in(text))
 
 
 @dataclass(frozen=True)
@@ -38,12 +45,8 @@ class CompressionIntent:
                 failed.append(m.tool_call_id)
                 if len(failed) >= MAX_FAILED:
                     break
-        return cls(
-            query=query,
-            focus_files=frozenset(signals.paths_in(text)),
-            focus_modules=frozenset(signals.modules_in(text)),
-            failed_call_ids=frozenset(failed),
-        )
+        files, modules = _focus(text)
+        return cls(query=query, focus_files=files, focus_modules=modules, failed_call_ids=frozenset(failed))
 
     def mentions_focus(self, text: str) -> bool:
         if not (self.focus_files or self.focus_modules):

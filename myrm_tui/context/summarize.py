@@ -16,12 +16,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.context import signals, summary_model
+from myrm_tui.context import ledger, signals, summary_model
 from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.redact import redact
 from myrm_tui.context.types import Message, synthetic_user
 
 SUMMARY_PROMPT = "summary.md"
 MAX_TRANSCRIPT_CHARS = 120_000
+ORIGINAL_SCAN_CHARS = 24_000
 
 
 @dataclass(frozen=True)
@@ -100,24 +102,62 @@ class Summarize:
             return view
         head_user = next((m.text for m in ctx.protected_head if m.role == "user"), "")
         previous = ctx.state.summary
-        fresh, source = await self._summarize(ctx.removed, head_user, previous, ctx)
-        merged = summary_model.redact_summary(summary_model.merge(previous, fresh))
+        # Old blocks removed here are being consolidated: their Record lines carry over, re-fitted.
+        folded = [m for m in ctx.removed if m.meta.get("kind") == "summary"]
+        removed = [m for m in ctx.removed if m.meta.get("kind") != "summary"]
+        fresh, source = await self._summarize(removed, head_user, previous, ctx)
+        fresh = summary_model.redact_summary(fresh)
+        merged = summary_model.merge(previous, fresh)  # the previous summary was redacted when it was made
         merged["blocked_items"] = merged["blocked_items"][: ctx.config.max_blocked_items]
         merged["next_steps"] = merged["next_steps"][: ctx.config.max_next_steps]
         ctx.state.summary = merged
         ctx.metrics.summary_source = source
-        covered = int(ctx.state.last_compaction.get("covered", 0)) + sum(1 for m in ctx.removed if not m.synthetic)
+        covered = int(ctx.state.last_compaction.get("covered", 0)) + sum(1 for m in removed if not m.synthetic)
         ctx.state.last_compaction["covered"] = covered
         ctx.state.compactions += 1
-        body = summary_model.render(merged, covered)
-        if ctx.config.summary_role == "user":
-            msg = replace(synthetic_user(body, f"summary-{ctx.state.compactions}", "summary"), meta={"kind": "summary", "source": source})
-        else:
-            msg = Message(role="assistant", content=body, id=f"summary-{ctx.state.compactions}", synthetic=True,
-                          meta={"kind": "summary", "source": source})
         at = len(ctx.protected_head)
+        while at < len(view) and view[at].meta.get("kind") == "summary":
+            at += 1
+        kept_blocks = view[len(ctx.protected_head) : at]
+        seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
+        lines = [*(ledger.reparse(ln) for b in folded for ln in summary_model.record_lines(b.text)),
+                 *ledger.record([self._original(m, ctx) for m in removed])]
+        kept = ledger.fit(lines, self._budget_chars(removed, folded, ctx), seen)
+        record = redact("\n".join(kept)).split("\n") if kept else []  # one pass: redaction is per-pattern, not per-line
+        body = summary_model.render_block(fresh, merged, record, covered, len(kept_blocks) + 1)
+        sid = f"summary-{ctx.state.compactions}"
+        if ctx.config.summary_role == "user":
+            msg = replace(synthetic_user(body, sid, "summary"), meta={"kind": "summary", "source": source})
+        else:
+            msg = Message(role="assistant", content=body, id=sid, synthetic=True, meta={"kind": "summary", "source": source})
         ctx.metrics.add_removed(self.name, -ctx.counter.message(msg))
         return [*view[:at], msg, *view[at:]]
+
+    @staticmethod
+    def _original(m: Message, ctx: PipelineContext) -> Message:
+        """A filtered or truncated output as it first came (from the vault), so the ledger reads every line."""
+        uri = m.meta.get("vault_uri")
+        if m.role != "tool" or not uri:
+            return m
+        entry = ctx.vault.get_cached(str(uri))
+        if entry is None or entry.kind != "tool_output":
+            return m
+        text = entry.content
+        if len(text) > ORIGINAL_SCAN_CHARS:  # a huge output: its salient lines are at its ends, and time matters
+            half = ORIGINAL_SCAN_CHARS // 2
+            text = text[:half] + "\n" + text[-half:]
+        return replace(m, content=text)
+
+    @staticmethod
+    def _budget_chars(removed: Sequence[Message], folded: Sequence[Message], ctx: PipelineContext) -> int:
+        c = ctx.config
+        if folded:  # consolidation: all blocks into one, well under the budget that triggered it
+            tokens = int(c.summary_budget_tokens * c.consolidate_ratio)
+        else:
+            tokens = max(int(ctx.counter.messages(removed) * c.ledger_ratio), c.ledger_min_tokens)
+            # A third of the blocks' budget at most: several blocks append before a consolidation rewrites them.
+            tokens = min(tokens, c.summary_budget_tokens // 3)
+        return tokens * ledger.CHARS_PER_TOKEN
 
     async def _summarize(
         self, removed: Sequence[Message], head_user: str, previous: dict[str, Any] | None, ctx: PipelineContext

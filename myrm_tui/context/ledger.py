@@ -1,0 +1,213 @@
+"""The fact ledger: what a compaction keeps verbatim of the messages it folds away.
+
+Later turns refer back to exact strings — a path, ``446:def _sqlite_datetime_cast_date``, ``FAILED
+(failures=3)``, ``Error: not enough seats on flight HAT229``, a decision the assistant wrote. A
+paraphrase loses them, so the ledger copies lines, never rewords them: each folded message gives a
+few lines (the user's words, the assistant's decision sentences, the command that ran, the salient
+lines of its output), each with a priority. When the ledger is over its budget the lowest-priority
+lines go first; what is kept stays in the original order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from myrm_tui.context import signals
+from myrm_tui.context.types import Message
+
+# Priorities: higher survives longer.
+P_USER = 9
+P_RESULT = 8  # test summaries, error and exception lines, a short output whole
+P_CALL = 7  # the command or call arguments
+P_DECISION = 6  # assistant sentences that decide or conclude
+P_LOCATED = 5  # grep -n hits, definitions, lines naming a path
+P_PROSE = 3  # the opening of other assistant text
+P_OTHER = 1
+
+CHARS_PER_TOKEN = 3  # ledger lines are code and ids: denser than prose
+MAX_LINE_CHARS = 240
+SHORT_OUTPUT_LINES = 12  # an output this short is kept whole: script prints are what gets asked about
+SHORT_OUTPUT_CHARS = 900
+MAX_OUTPUT_LINES = 24  # salient lines taken from one longer output
+
+# Result and error lines; matched on the lower-cased text (one case-sensitive pass is several times
+# faster than an IGNORECASE one over a 30K-char output).
+_RESULT = re.compile(
+    r"passed|failed|error|skipped|ran \d|failures=|traceback|exception|warning|success|failure|not found|no such"
+    r"|cannot|can't|unable|denied|invalid|mismatch|assert|^fail|^ok\b|^=+ .* =+$",
+    re.M,
+)
+_RESULT_I = re.compile(_RESULT.pattern, re.M | re.I)
+# Located lines: grep -n / nl -ba hits, definitions, traceback frames.
+_LOCATED = re.compile(r"^[ \t]*(?:(?:[^\s:]+:)?\d+[:-]|\d+\t|(?:async[ \t]+)?(?:def|class)[ \t]+\w)|line \d", re.M)
+_DECIDE = re.compile(
+    r"(?i)\b(instead|decid|chose|choose|the (fix|solution|cause|problem|issue|bug) (is|was)|root cause|because|so the|"
+    r"this means|therefore|confirm|works?\b|fixed|passes|fails|conclude|i will|i'll|plan|the correct|should)\b"
+)
+# A cheap "names a file" test (signals.paths_in is exact but too slow to run on every line of every output).
+_PATHISH = re.compile(r"[\w-]/[\w.-]+\.[A-Za-z]\w{0,5}\b|\.(?:py|pyi|js|ts|tsx|rs|go|c|h|cpp|java|rb|toml|cfg|ini|json|ya?ml|txt|md|rst|sh|html)\b")
+_NOISE = re.compile(r"^\s*([-=_*#.~`]{3,}|[{}\[\](),;]+)?\s*$")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    text: str
+    priority: int
+
+
+def _clip(line: str, n: int = MAX_LINE_CHARS) -> str:
+    line = line.rstrip()
+    return line if len(line) <= n else line[: n - 1] + "…"
+
+
+def _json_lines(text: str) -> list[str] | None:
+    """A JSON output as one line per top-level item, in the provider's own separators (verbatim keys/values)."""
+    s = text.strip()
+    if not s or s[0] not in "[{":
+        return None
+    try:
+        value = json.loads(s)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    items: Iterable[object] = value if isinstance(value, list) else [{k: v} for k, v in value.items()] if isinstance(value, dict) else [value]
+    return [json.dumps(v, ensure_ascii=False) for v in items]
+
+
+def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
+    """Lines of a tool output worth keeping verbatim, in order, with priorities.
+
+    A short output is kept whole; a JSON output keeps its items whole (ids and prices live there); from a
+    longer text output, result and error lines, located lines (``path:12:``, ``def``/``class``) and lines
+    naming a path, at most ``max_lines`` of them, deduplicated."""
+    body = text.strip()
+    if body.startswith("<returncode>"):
+        body = re.sub(r"^<returncode>-?\d+</returncode>\s*(<output>\s*)?", "", body)
+        body = re.sub(r"\s*</output>\s*$", "", body)
+    items = _json_lines(body)
+    if items is not None:
+        return [Line(_clip(x, 600), P_RESULT if i < 8 else P_LOCATED) for i, x in enumerate(items[:40])]
+    lines = [ln for ln in body.splitlines() if not _NOISE.match(ln)]
+    if len(lines) <= SHORT_OUTPUT_LINES and len(body) <= SHORT_OUTPUT_CHARS:
+        return [Line(_clip(ln), P_RESULT) for ln in lines]
+    # One regex pass over the whole text per kind (a search per line is ten times slower).
+    text = "\n".join(lines)
+    starts = [0]
+    for ln in lines[:-1]:
+        starts.append(starts[-1] + len(ln) + 1)
+    prio: dict[int, int] = {}
+    low = text.lower()
+    results = (_RESULT, low) if len(low) == len(text) else (_RESULT_I, text)  # lower() may change lengths
+    for rx, p, src in ((_LOCATED, P_LOCATED, text), (_PATHISH, P_LOCATED, text), (*results[:1], P_RESULT, results[1])):
+        for mt in rx.finditer(src):
+            k = bisect_right(starts, mt.start()) - 1
+            prio[k] = max(prio.get(k, 0), p)
+    out: list[Line] = []
+    seen: set[str] = set()
+    for k in sorted(prio):
+        key = lines[k].strip()
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Line(_clip(lines[k]), prio[k]))
+    if len(out) > max_lines:
+        # Keep the highest priorities; among equals, the last lines (summaries come at the end).
+        ranked = sorted(range(len(out)), key=lambda i: (out[i].priority, i), reverse=True)[:max_lines]
+        out = [out[i] for i in sorted(ranked)]
+    tail = lines[-1].strip() if lines else ""
+    if tail and tail not in seen:
+        out.append(Line(_clip(lines[-1]), P_RESULT))  # the last line is where most commands report
+    return out
+
+
+def _assistant_lines(text: str) -> list[Line]:
+    text = re.sub(r"^\s*THOUGHT:\s*", "", text.strip())
+    text = re.sub(r"```(?:bash|sh)?\n.*?```", "", text, flags=re.S).strip()
+    if not text:
+        return []
+    sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    out = [Line(_clip(sentences[0], 300), P_PROSE)]
+    out += [Line(_clip(s, 300), P_DECISION) for s in sentences[1:] if _DECIDE.search(s) or "`" in s]
+    return out
+
+
+def _call_line(call_name: str, arguments: str, command: str) -> str:
+    if command and (call_name in signals.COMMAND_TOOLS or '"command"' in arguments[:40]):
+        lines = [ln for ln in command.strip().splitlines() if ln.strip()]
+        if len(lines) <= 3:
+            return "$ " + _clip(" ; ".join(ln.strip() for ln in lines), 400)
+        return f"$ {_clip(lines[0].strip(), 200)} … {_clip(lines[-1].strip(), 160)} [{len(lines)} lines]"
+    return f"{call_name} {_clip(arguments, 500)}"
+
+
+def record(messages: Sequence[Message]) -> list[Line]:
+    """The ledger lines of ``messages`` (pipeline-made messages are skipped: they are rebuilt or folded)."""
+    out: list[Line] = []
+    for m in messages:
+        if m.synthetic:
+            continue
+        if m.role == "user":
+            out.append(Line("user: " + _clip(" ".join(m.text.split()), 1500), P_USER))
+        elif m.role == "assistant":
+            out += [Line(("assistant: " if k == 0 else "  ") + ln.text, ln.priority) for k, ln in enumerate(_assistant_lines(m.text))]
+            for c in m.tool_calls:
+                out.append(Line(_call_line(c.name, c.arguments, signals.command_of(c)), P_CALL))
+                for path, op in signals.written_files(c):
+                    out.append(Line(f"  {op}: {path}", P_CALL))
+        elif m.role == "tool":
+            code = signals.exit_code(m)
+            head = f"→ returncode {code}" if code is not None else "→"
+            lines = salient_lines(m.text)
+            if not lines:
+                out.append(Line(head + " (no output)", P_OTHER))
+                continue
+            out.append(Line(f"{head} {lines[0].text}", lines[0].priority))
+            out += [Line("  " + ln.text, ln.priority) for ln in lines[1:]]
+    return out
+
+
+def reparse(text: str) -> Line:
+    """A line of an earlier block's Record with its priority again (for consolidation)."""
+    s = text.strip()
+    if s.startswith("user:"):
+        p = P_USER
+    elif s.startswith(("$ ", "created:", "modified:")):
+        p = P_CALL
+    elif s.startswith("assistant:"):
+        p = P_PROSE
+    elif s.startswith("→") or _RESULT.search(s.lower()):
+        p = P_RESULT
+    elif _LOCATED.search(s) or _DECIDE.search(s):
+        p = P_LOCATED
+    else:
+        p = P_OTHER
+    return Line(text, p)
+
+
+def fit(lines: Sequence[Line], budget_chars: int, seen: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
+    """Lines within ``budget_chars``: repeats of ``seen`` (earlier blocks) and of each other dropped, then
+    the lowest priorities; the order of what is kept is unchanged."""
+    uniq: list[Line] = []
+    have = set(seen)
+    for ln in lines:
+        key = ln.text.strip()
+        if key in have and not key.startswith(("→", "$", "user:")):
+            continue
+        have.add(key)
+        uniq.append(ln)
+    total = sum(len(ln.text) + 1 for ln in uniq)
+    if total <= budget_chars:
+        return [ln.text for ln in uniq]
+    # Drop lowest priority first; among equals the oldest first (later lines are nearer the work at hand).
+    order = sorted(range(len(uniq)), key=lambda i: (uniq[i].priority, i))
+    drop: set[int] = set()
+    for i in order:
+        if total <= budget_chars:
+            break
+        drop.add(i)
+        total -= len(uniq[i].text) + 1
+    return [ln.text for i, ln in enumerate(uniq) if i not in drop]
