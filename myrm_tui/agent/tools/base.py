@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,9 +71,62 @@ def resolve_in_workspace(root: Path, path: str) -> Path:
     base = root.resolve()
     candidate = Path(os.path.expanduser(path))
     full = (candidate if candidate.is_absolute() else base / candidate).resolve()
-    if full != base and base not in full.parents:
+    if not inside(base, full):
         raise ToolError(f"{path!r} is outside the workspace ({base}); tools may only touch files inside it")
     return full
+
+
+def inside(base: Path, full: Path) -> bool:
+    """Whether the resolved ``full`` is ``base`` (resolved) or below it."""
+    return full == base or base in full.parents
+
+
+def confined(base: Path, path: Path) -> Path | None:
+    """``path`` resolved (every symlink followed), or None when that leads outside ``base``."""
+    try:
+        full = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop, an unreadable folder
+        return None
+    return full if inside(base, full) else None
+
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def not_regular(mode: int) -> str | None:
+    """What a file of ``mode`` is when it is not a regular file ("a named pipe (FIFO)"...), else None."""
+    return next((name for test, name in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a regular file")
+
+
+def read_regular(full: Path, shown: str, max_bytes: int) -> bytes:
+    """The bytes of the regular file ``full`` (blocking: call it in a thread).
+
+    Anything else is refused with a ``ToolError`` before it can block: a FIFO would wait for a writer
+    forever, a device may never end. The file is opened non-blocking and checked again on the open
+    descriptor, so one swapped in after the first check is refused too."""
+    try:
+        kind = not_regular(os.stat(full).st_mode)
+        if kind is None:
+            fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            try:
+                st = os.fstat(fd)
+                kind = not_regular(st.st_mode)
+                if kind is None:
+                    if st.st_size > max_bytes:
+                        raise ToolError(f"{shown}: file is {st.st_size:,} bytes; too large to read whole")
+                    with os.fdopen(fd, "rb", closefd=False) as f:
+                        return f.read(max_bytes + 1)[:max_bytes]
+            finally:
+                os.close(fd)
+    except FileNotFoundError as exc:
+        raise ToolError(f"{shown}: no such file") from exc
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # opening a socket
+            kind = "a socket"
+        else:
+            raise ToolError(f"{shown}: cannot read: {exc.strerror or exc}") from exc
+    raise ToolError(f"{shown} is {kind}, not a regular file; only regular files can be read")
 
 
 def decode_output(data: bytes) -> tuple[str, str | None]:

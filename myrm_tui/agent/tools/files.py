@@ -1,10 +1,23 @@
-"""``file_read_tool`` (workspace files and ``vault://`` URIs, with line ranges) and ``file_edit_tool``."""
+"""``file_read_tool`` (workspace files and ``vault://`` URIs, with line ranges) and ``file_edit_tool``.
+
+Disk work runs in a worker thread, never on the event loop (a slow disk must not freeze the UI),
+and only regular files are read: a FIFO, a device or a socket is refused before it can block.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
-from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, decode_output, resolve_in_workspace
+from myrm_tui.agent.tools.base import (
+    ToolContext,
+    ToolError,
+    ToolResult,
+    decode_output,
+    read_regular,
+    resolve_in_workspace,
+)
 from myrm_tui.context.vault import VAULT_SCHEME, slice_lines
 
 MAX_READ_CHARS = 100_000
@@ -51,14 +64,10 @@ class FileReadTool:
                 raise ToolError(f"no vaulted output at {path}")
             return f"==> {path} ({entry.kind}, {entry.size:,} bytes)\n{slice_lines(entry.content, line_range)}"
         full = resolve_in_workspace(ctx.workspace, path)
-        if not full.exists():
-            raise ToolError(f"{path}: no such file")
-        if full.is_dir():
-            names = sorted(p.name + ("/" if p.is_dir() else "") for p in full.iterdir())
-            return f"==> {path} (directory)\n" + "\n".join(names[:500])
-        if full.stat().st_size > MAX_FILE_BYTES:
-            raise ToolError(f"{path}: file is {full.stat().st_size:,} bytes; too large to read whole")
-        text, label = decode_output(full.read_bytes())
+        loaded = await asyncio.to_thread(_load, full, path)
+        if isinstance(loaded, str):  # a directory's listing
+            return loaded
+        text, label = decode_output(loaded)
         ctx.integrity.record(path, text)
         header = f"==> {path}" + (f" {label}" if label else "")
         return f"{header}\n{slice_lines(text, line_range)}"
@@ -89,19 +98,14 @@ class FileEditTool:
         if not isinstance(new, str):
             raise ToolError("new_string must be a string")
         if args.get("create"):
-            if full.exists():
-                raise ToolError(f"{path} already exists; edit it with old_string/new_string instead")
-            full.parent.mkdir(parents=True, exist_ok=True)
-            full.write_text(new, encoding="utf-8")
+            await asyncio.to_thread(_create, full, path, new)
             ctx.integrity.record(path, new)
             ctx.state.touch_artifact(path, "created")
             return ToolResult(f"created {path} ({len(new.splitlines())} lines)", meta={"path": path, "op": "created"})
         old = args.get("old_string")
         if not isinstance(old, str) or not old:
             raise ToolError("old_string is required to edit (or pass create=true to make a new file)")
-        if not full.is_file():
-            raise ToolError(f"{path}: no such file")
-        text = full.read_text(encoding="utf-8", errors="replace")
+        text = (await asyncio.to_thread(read_regular, full, path, MAX_FILE_BYTES)).decode("utf-8", errors="replace")
         warning = ""
         if ctx.integrity.changed_since_read(path, text):
             warning = f"\nNote: {path} changed since you last read it; the edit was applied to its current content."
@@ -111,7 +115,23 @@ class FileEditTool:
         if count > 1 and not args.get("replace_all"):
             raise ToolError(f"old_string occurs {count} times in {path}; add context to make it unique or set replace_all")
         updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
-        full.write_text(updated, encoding="utf-8")
+        await asyncio.to_thread(full.write_text, updated, encoding="utf-8")
         ctx.integrity.record(path, updated)
         ctx.state.touch_artifact(path, "modified")
         return ToolResult(f"edited {path}: {count if args.get('replace_all') else 1} replacement(s){warning}", meta={"path": path, "op": "modified"})
+
+
+def _load(full: Path, shown: str) -> str | bytes:
+    """A directory's listing, or a regular file's bytes (blocking: run in a thread)."""
+    if full.is_dir():
+        names = sorted(p.name + ("/" if p.is_dir() else "") for p in full.iterdir())
+        return f"==> {shown} (directory)\n" + "\n".join(names[:500])
+    return read_regular(full, shown, MAX_FILE_BYTES)
+
+
+def _create(full: Path, shown: str, text: str) -> None:
+    if full.exists() or full.is_symlink():
+        raise ToolError(f"{shown} already exists; edit it with old_string/new_string instead")
+    full.parent.mkdir(parents=True, exist_ok=True)
+    with full.open("x", encoding="utf-8") as f:  # "x": never through a file (or FIFO) made since the check
+        f.write(text)
