@@ -66,6 +66,8 @@ def explain(path: str, exc: BaseException, busy_timeout: float = BUSY_TIMEOUT_S)
         return StoreError(path, f"{path} is not a SQLite database; move it aside and myrm starts a new one there")
     if "malformed" in low or "corrupt" in low:
         return StoreError(path, f"{path} is damaged ({msg}); move it aside and myrm starts a new one there")
+    if "already exists" in low:  # a schema myrm did not write (its version says it has none)
+        return StoreError(path, f"{path} is a SQLite database of another program ({msg}); move it aside {_ELSEWHERE}")
     if "locked" in low or "busy" in low:
         return DatabaseLocked(path, f"{path} is locked by another program (waited {busy_timeout:g} s); "
                                     "close the other myrm or try again")
