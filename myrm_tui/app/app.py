@@ -28,7 +28,7 @@ from myrm_tui.agent.events import (
     UserSaved,
 )
 from myrm_tui.agent.permissions import Assessment
-from myrm_tui.app.controller import Controller
+from myrm_tui.app.controller import Controller, ForkFailed
 from myrm_tui.app.messages import (
     AgentEventMessage,
     CompactionDone,
@@ -418,9 +418,9 @@ class MyrmApp(App[None]):
             self.post_message(SessionLoaded(row, await self.controller.messages()))
             self.post_message(Failure(""))
         except Exception as exc:
-            self.post_message(Failure(f"Fork failed: {exc}"))
+            self.post_message(Failure(str(exc) if isinstance(exc, ForkFailed) else f"Fork failed: {exc}"))
             return
-        self.notify(f"Forked into session {row.id}")
+        self.notify(self.controller.fork_notice or f"Forked into session {row.id}")
 
     def get_system_commands(self, screen: Any) -> Any:
         """Every action in the command palette (ctrl+p), next to Textual's own."""

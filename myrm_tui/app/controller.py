@@ -17,6 +17,10 @@ from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
 from myrm_tui.store.db import SessionRow, Store
 
 
+class ForkFailed(Exception):
+    """A fork that did not complete; ``str()`` tells the user what happened (and whether anything was created)."""
+
+
 class Controller:
     def __init__(self, db_path: Path, workspace: Path, cli: dict[str, Any], llm: LLMClient | None = None) -> None:
         self.db_path = db_path
@@ -30,6 +34,8 @@ class Controller:
         self.approver: Any = None
         self.cache = ChatAgentExecutionCache(self._build)
         self.replaying = False
+        self._prebuilt: Agent | None = None
+        self.fork_notice = ""  # what the last fork did, for the user
 
     async def open(self) -> None:
         self.store = await Store.open(self.db_path)
@@ -75,6 +81,10 @@ class Controller:
 
     async def _build(self, settings: Settings) -> Agent:
         assert self.session is not None
+        if self._prebuilt is not None and self._prebuilt.session_id == self.session.id:
+            agent = self._prebuilt  # a fork's agent, already compacted and preheating
+            agent.start_keepalive()
+            return agent
         agent = await build_agent(self._store(), self.session.id, settings, self.workspace, self.llm, self.approver)
         agent.schedule_preheat()  # the first message then reads a warm prefix
         agent.start_keepalive()
@@ -130,25 +140,54 @@ class Controller:
 
     async def fork(self, upto_seq: int | None = None, at_user_message: int | None = None) -> SessionRow:
         """Fork into a new session whose context starts compacted (a summary of the parent): at the
-        current point, at a stored sequence number, or after the N-th user message and its answer."""
-        assert self.session is not None
+        current point, at a stored sequence number, or after the N-th user message and its answer.
+
+        Atomic: the session row, the message copy, the context state and the fork's first compaction
+        commit are one store transaction. The fork's agent is built and compacted inside it before the
+        app switches over, so on :class:`ForkFailed` nothing was created and the parent stays open."""
+        assert self.session is not None and self.settings is not None
         store = self._store()
         parent = self.session
-        if at_user_message is not None:
-            msgs = await store.load_messages(parent.id)
-            users = [i for i, m in enumerate(msgs) if m.role == "user" and not m.synthetic]
-            if not 1 <= at_user_message <= len(users):
-                raise ValueError(f"there is no user message {at_user_message} (this session has {len(users)})")
-            end = users[at_user_message] if at_user_message < len(users) else len(msgs)
-            upto_seq = int(msgs[end - 1].id[1:])
-        row = await store.fork_session(parent.id, upto_seq)
-        state = await store.load_state(parent.id)
-        if state:
-            await store.save_state(row.id, state)
-        await self.open_session(row.id)
-        agent = await self.ensure_agent()
-        agent.tool_ctx.extra_vault_namespaces.add(parent.id)
-        await agent.compact_now()
+        try:
+            if at_user_message is not None:
+                msgs = await store.load_messages(parent.id)
+                users = [i for i, m in enumerate(msgs) if m.role == "user" and not m.synthetic]
+                if not 1 <= at_user_message <= len(users):
+                    raise ValueError(f"there is no user message {at_user_message} (this session has {len(users)})")
+                end = users[at_user_message] if at_user_message < len(users) else len(msgs)
+                upto_seq = int(msgs[end - 1].id[1:])
+            await self.warm_up()  # litellm's import, before the transaction holds the store
+        except Exception as exc:
+            raise ForkFailed(f"Fork failed, nothing was created: {exc}") from exc
+        agent: Agent | None = None
+        try:
+            async with store.transaction():
+                row = await store.fork_session(parent.id, upto_seq, copy_state=True)
+                # Built here, not through the cache: its start-up preheat would run a second pipeline
+                # over the same state while compact_now runs (the old "transaction within a transaction").
+                agent = await build_agent(store, row.id, self.settings, self.workspace, self.llm, self.approver)
+                agent.tool_ctx.extra_vault_namespaces.add(parent.id)
+                report = await agent.compact_now()
+        except Exception as exc:
+            if agent is not None:
+                await agent.close()
+            raise ForkFailed(f"Fork failed, nothing was created ({type(exc).__name__}: {exc}); "
+                             f"still in session {parent.id}") from exc
+        self._prebuilt = agent
+        try:
+            await self.open_session(row.id)
+            await self.ensure_agent()
+        except Exception as exc:
+            if self.agent is not agent:
+                await agent.close()
+            raise ForkFailed(f"Forked into session {row.id}, but opening it failed ({type(exc).__name__}: {exc}); "
+                             "open it from the session list (ctrl+s)") from exc
+        finally:
+            self._prebuilt = None
+        m = report.metrics
+        how = (f"it starts compacted ({m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens)" if m.get("compacted")
+               else "it starts with the parent's context (nothing to compact)")
+        self.fork_notice = f"Forked into session {row.id} “{row.title}”: {how}"
         return row
 
     async def maybe_title(self, first_message: str) -> str | None:
@@ -161,9 +200,13 @@ class Controller:
 
         agent = self.agent
         spec = model_spec(agent.settings, summarizer_model(agent.settings)) if agent.settings.summarizer_model != "extractive" else None
+        sid = self.session.id  # a fork may switch sessions while the title is written: it is not renamed
         title, _ = await make_title(first_message, agent.llm, spec, agent.prompts.read("title.md"))
-        await self._store().rename_session(self.session.id, title)
-        self.session = await self._store().get_session(self.session.id)
+        await self._store().rename_session(sid, title)
+        row = await self._store().get_session(sid)
+        if self.session is None or self.session.id != sid:
+            return None
+        self.session = row
         return title
 
     async def panel_data(self) -> dict[str, Any]:
