@@ -14,6 +14,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Switch
 
+from myrm_tui.agent.permissions import check_rules
 from myrm_tui.agent.prompts import MODES
 from myrm_tui.config import Settings
 
@@ -25,7 +26,7 @@ TEXT_FIELDS: tuple[tuple[str, str], ...] = (
     ("light_ratio", "Light compression at (share of the window)"),
     ("full_ratio", "Full compression at"),
     ("emergency_ratio", "Emergency compression at"),
-    ("allowed_commands", "Shell commands allowed without asking (comma-separated prefixes)"),
+    ("allowed_commands", "Shell commands allowed without asking (comma-separated rules: git status, pytest)"),
 )
 NUMERIC = {"context_window": int, "light_ratio": float, "full_ratio": float, "emergency_ratio": float}
 
@@ -70,6 +71,8 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
             raw = self.query_one(f"#f-{key}", Input).value.strip()
             if key == "allowed_commands":
                 out[key] = [p.strip() for p in raw.split(",") if p.strip()]
+                if problems := check_rules(out[key]):
+                    raise ValueError(problems[0])
             elif key in NUMERIC:
                 try:
                     out[key] = NUMERIC[key](raw or 0)
