@@ -145,3 +145,25 @@ async def test_filter_processor_exempts_file_tools() -> None:
     ]
     out = await FilterProcessor().process(raw, ctx_for(raw))
     assert out[2] is raw[2]
+
+
+async def test_head_tail_fallback_keeps_salient_middle_lines_verbatim() -> None:
+    """A long unstructured output cut to head and tail keeps the result and error lines of its middle."""
+    from myrm_tui.context.filters.processor import FilterProcessor
+    from myrm_tui.context.types import Message
+    from tests.helpers import call, ctx_for
+
+    middle = [f"step {i}: still working on item {i * 7}" for i in range(900)]
+    middle[450] = "sqlite3.OperationalError: no such table: __main___product"
+    middle[451] = "FAILED (failures=3, errors=3, skipped=8)"
+    body = "\n".join(middle)
+    raw = [Message(role="user", content="go", id="u"),
+           Message(role="assistant", content=None, id="a", tool_calls=(call("c1", "python run_all.py"),)),
+           Message(role="tool", content=f"<returncode>1</returncode>\n<output>\n{body}\n</output>", id="t", tool_call_id="c1")]
+    ctx = ctx_for(raw, window=16_000)
+    out = await FilterProcessor().process(raw, ctx)
+    text = out[2].text
+    assert len(text) < len(raw[2].text) // 3 and "vault://" in text
+    assert "sqlite3.OperationalError: no such table: __main___product" in text
+    assert "FAILED (failures=3, errors=3, skipped=8)" in text
+    assert text.startswith("<returncode>1</returncode>")

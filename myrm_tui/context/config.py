@@ -25,7 +25,7 @@ class ContextConfig:
     reserve_output_tokens: int = 0  # room kept for the reply; 0 means min(4096, 10% of window)
 
     # Layer 1 / 1.5 ---------------------------------------------------------------------------------
-    filter_single_tokens: int = 5_000  # FilterProcessor L2 trigger, one output
+    filter_single_tokens: int = 2_000  # FilterProcessor L2 trigger, one output
     filter_turn_tokens: int = 15_000  # ... or one turn's outputs together
     budget_guard_chars: int = 100_000  # ContextBudgetGuard hard safety net
     shell_compress_min_chars: int = 1_200  # below this a shell output is left alone
@@ -54,7 +54,7 @@ class ContextConfig:
     # blocks pass ``summary_ratio`` of the window they are consolidated into one of ``consolidate_ratio`` of that.
     ledger_ratio: float = 0.25
     ledger_min_tokens: int = 300
-    summary_ratio: float = 0.30
+    summary_ratio: float = 0.40
     consolidate_ratio: float = 0.6
     max_blocked_items: int = 3
     max_next_steps: int = 5

@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from myrm_tui.context import signals
+from myrm_tui.context.trimming import head_tail
 from myrm_tui.context.types import Message
 
 # Priorities: higher survives longer.
@@ -30,6 +31,7 @@ P_OTHER = 1
 
 CHARS_PER_TOKEN = 3  # ledger lines are code and ids: denser than prose
 MAX_LINE_CHARS = 240
+JSON_LINE_CHARS = 400
 SHORT_OUTPUT_LINES = 12  # an output this short is kept whole: script prints are what gets asked about
 SHORT_OUTPUT_CHARS = 900
 MAX_OUTPUT_LINES = 24  # salient lines taken from one longer output
@@ -66,7 +68,8 @@ def _clip(line: str, n: int = MAX_LINE_CHARS) -> str:
 
 
 def _json_lines(text: str) -> list[str] | None:
-    """A JSON output as one line per top-level item, in the provider's own separators (verbatim keys/values)."""
+    """A JSON output as one line per item, in the provider's own separators (``"price": 140`` stays as
+    written); an item too long for one line is split into its members, so ids deep inside survive."""
     s = text.strip()
     if not s or s[0] not in "[{":
         return None
@@ -74,8 +77,18 @@ def _json_lines(text: str) -> list[str] | None:
         value = json.loads(s)
     except (json.JSONDecodeError, RecursionError):
         return None
-    items: Iterable[object] = value if isinstance(value, list) else [{k: v} for k, v in value.items()] if isinstance(value, dict) else [value]
-    return [json.dumps(v, ensure_ascii=False) for v in items]
+    out: list[str] = []
+
+    def walk(v: object, prefix: str, depth: int) -> None:
+        line = prefix + json.dumps(v, ensure_ascii=False)
+        if len(line) <= JSON_LINE_CHARS or depth >= 3 or not isinstance(v, dict | list):
+            out.append(line)
+            return
+        for k, x in (v.items() if isinstance(v, dict) else enumerate(v)):
+            walk(x, f"{json.dumps(k)}: " if isinstance(k, str) else "", depth + 1)
+
+    walk(value, "", 0)
+    return out
 
 
 def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
@@ -90,7 +103,7 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
         body = re.sub(r"\s*</output>\s*$", "", body)
     items = _json_lines(body)
     if items is not None:
-        return [Line(_clip(x, 600), P_RESULT if i < 8 else P_LOCATED) for i, x in enumerate(items[:40])]
+        return [Line(_clip(x, 2 * JSON_LINE_CHARS), P_RESULT if i < 8 else P_LOCATED) for i, x in enumerate(items[:60])]
     lines = [ln for ln in body.splitlines() if not _NOISE.match(ln)]
     if len(lines) <= SHORT_OUTPUT_LINES and len(body) <= SHORT_OUTPUT_CHARS:
         return [Line(_clip(ln), P_RESULT) for ln in lines]
@@ -146,25 +159,29 @@ def _call_line(call_name: str, arguments: str, command: str) -> str:
 
 def record(messages: Sequence[Message]) -> list[Line]:
     """The ledger lines of ``messages`` (pipeline-made messages are skipped: they are rebuilt or folded)."""
+    return [ln for m in messages for ln in record_one(m)]
+
+
+def record_one(m: Message) -> list[Line]:
+    """The ledger lines of one message."""
     out: list[Line] = []
-    for m in messages:
-        if m.synthetic:
-            continue
-        if m.role == "user":
-            out.append(Line("user: " + _clip(" ".join(m.text.split()), 1500), P_USER))
-        elif m.role == "assistant":
-            out += [Line(("assistant: " if k == 0 else "  ") + ln.text, ln.priority) for k, ln in enumerate(_assistant_lines(m.text))]
-            for c in m.tool_calls:
-                out.append(Line(_call_line(c.name, c.arguments, signals.command_of(c)), P_CALL))
-                for path, op in signals.written_files(c):
-                    out.append(Line(f"  {op}: {path}", P_CALL))
-        elif m.role == "tool":
-            code = signals.exit_code(m)
-            head = f"→ returncode {code}" if code is not None else "→"
-            lines = salient_lines(m.text)
-            if not lines:
-                out.append(Line(head + " (no output)", P_OTHER))
-                continue
+    if m.synthetic:
+        return out
+    if m.role == "user":
+        out.append(Line("user: " + _clip(" ".join(m.text.split()), 1500), P_USER))
+    elif m.role == "assistant":
+        out += [Line(("assistant: " if k == 0 else "  ") + ln.text, ln.priority) for k, ln in enumerate(_assistant_lines(m.text))]
+        for c in m.tool_calls:
+            out.append(Line(_call_line(c.name, c.arguments, signals.command_of(c)), P_CALL))
+            for path, op in signals.written_files(c):
+                out.append(Line(f"  {op}: {path}", P_CALL))
+    elif m.role == "tool":
+        code = signals.exit_code(m)
+        head = f"→ returncode {code}" if code is not None else "→"
+        lines = salient_lines(m.text)
+        if not lines:
+            out.append(Line(head + " (no output)", P_OTHER))
+        else:
             out.append(Line(f"{head} {lines[0].text}", lines[0].priority))
             out += [Line("  " + ln.text, ln.priority) for ln in lines[1:]]
     return out
@@ -202,8 +219,9 @@ def fit(lines: Sequence[Line], budget_chars: int, seen: set[str] = frozenset()) 
     total = sum(len(ln.text) + 1 for ln in uniq)
     if total <= budget_chars:
         return [ln.text for ln in uniq]
-    # Drop lowest priority first; among equals the oldest first (later lines are nearer the work at hand).
-    order = sorted(range(len(uniq)), key=lambda i: (uniq[i].priority, i))
+    # Drop lowest priority first; among equals the longest first (the same room then keeps more distinct
+    # lines, and the facts asked about later are short: an id, a result line, a path).
+    order = sorted(range(len(uniq)), key=lambda i: (uniq[i].priority, -len(uniq[i].text), i))
     drop: set[int] = set()
     for i in order:
         if total <= budget_chars:
@@ -211,3 +229,22 @@ def fit(lines: Sequence[Line], budget_chars: int, seen: set[str] = frozenset()) 
         drop.add(i)
         total -= len(uniq[i].text) + 1
     return [ln.text for i, ln in enumerate(uniq) if i not in drop]
+
+
+def condense(text: str, head_lines: int, tail_lines: int, max_chars: int) -> str:
+    """Head and tail lines of ``text``, and in between its salient lines verbatim instead of a bare cut marker."""
+    lines = text.splitlines()
+    if len(lines) <= head_lines + tail_lines:
+        return head_tail(text, head_lines, tail_lines, max_chars=max_chars)
+    middle = "\n".join(lines[head_lines : len(lines) - tail_lines])
+    room = max_chars // 3
+    kept: list[str] = []
+    for ln in salient_lines(middle, MAX_OUTPUT_LINES):
+        if room - len(ln.text) < 0:
+            break
+        kept.append(ln.text)
+        room -= len(ln.text) + 1
+    cut = len(lines) - head_lines - tail_lines
+    marker = f"[… {cut} lines cut; {len(kept)} salient lines of them kept:]" if kept else f"[… {cut} lines cut …]"
+    out = "\n".join([*lines[:head_lines], marker, *kept, *lines[-tail_lines:]])
+    return out if len(out) <= max_chars else head_tail(out, head_lines + len(kept) + 1, tail_lines, max_chars=max_chars)

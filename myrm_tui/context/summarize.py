@@ -24,6 +24,7 @@ from myrm_tui.context.types import Message, synthetic_user
 SUMMARY_PROMPT = "summary.md"
 MAX_TRANSCRIPT_CHARS = 120_000
 ORIGINAL_SCAN_CHARS = 24_000
+LEDGER_CACHE = 20_000  # messages whose ledger lines are remembered (oldest forgotten first)
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,10 @@ class Summarize:
     def __init__(self, prompts_dir: Path | None = None, auditor: SummaryAuditor | None = None) -> None:
         self.prompts_dir = prompts_dir
         self.auditor = auditor or SummaryAuditor()
+        self._ledger: dict[tuple[str, int], list[ledger.Line]] = {}  # (message id, content hash) -> lines
 
     async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
+        self._observe(view, ctx)
         if not ctx.compacting or not ctx.removed:
             return view
         head_user = next((m.text for m in ctx.protected_head if m.role == "user"), "")
@@ -121,7 +124,7 @@ class Summarize:
         kept_blocks = view[len(ctx.protected_head) : at]
         seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
         lines = [*(ledger.reparse(ln) for b in folded for ln in summary_model.record_lines(b.text)),
-                 *ledger.record([self._original(m, ctx) for m in removed])]
+                 *(ln for m in removed for ln in self._lines_of(m, ctx))]
         kept = ledger.fit(lines, self._budget_chars(removed, folded, ctx), seen)
         record = redact("\n".join(kept)).split("\n") if kept else []  # one pass: redaction is per-pattern, not per-line
         body = summary_model.render_block(fresh, merged, record, covered, len(kept_blocks) + 1)
@@ -132,6 +135,23 @@ class Summarize:
             msg = Message(role="assistant", content=body, id=sid, synthetic=True, meta={"kind": "summary", "source": source})
         ctx.metrics.add_removed(self.name, -ctx.counter.message(msg))
         return [*view[:at], msg, *view[at:]]
+
+    def _observe(self, view: list[Message], ctx: PipelineContext) -> None:
+        """Ledger lines of each message when it first enters the view, so a compaction only looks them up:
+        its time stays flat however much it folds (the request that compacts is the slow one otherwise)."""
+        for m in view[ctx.new_start :]:
+            self._lines_of(m, ctx)
+
+    def _lines_of(self, m: Message, ctx: PipelineContext) -> list[ledger.Line]:
+        key = (m.id, hash(m.content) if isinstance(m.content, str) else 0) if m.id else None
+        hit = self._ledger.get(key) if key is not None else None
+        if hit is None:
+            hit = ledger.record_one(self._original(m, ctx))
+            if key is not None:
+                self._ledger[key] = hit
+                if len(self._ledger) > LEDGER_CACHE:
+                    self._ledger.pop(next(iter(self._ledger)))
+        return hit
 
     @staticmethod
     def _original(m: Message, ctx: PipelineContext) -> Message:

@@ -14,6 +14,7 @@ from myrm_tui.context.budget_guard import ContextBudgetGuard
 from myrm_tui.context.filters.rules import RuleEngine
 from myrm_tui.context.filters.shell import compress_shell
 from myrm_tui.context.filters.structural import structural_extract
+from myrm_tui.context.ledger import condense
 from myrm_tui.context.processor import PipelineContext
 from myrm_tui.context.signals import COMMAND_TOOLS, command_of
 from myrm_tui.context.trimming import head_tail, pointer_note
@@ -89,7 +90,7 @@ class FilterProcessor:
                     how, new = "semantic summary", header + summary + footer
                 else:
                     how = "head+tail"
-                    new = header + head_tail(body, c.head_lines, c.tail_lines, max_chars=c.filter_single_tokens * 2) + footer
+                    new = header + condense(body, c.head_lines, c.tail_lines, max_chars=c.filter_single_tokens * 2) + footer
         # L3 — hard safety net, adaptive to what is left of the budget
         g = guard.guard(new, tool, remaining, ctx.vault)
         if g is not None:
