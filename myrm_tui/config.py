@@ -1,19 +1,35 @@
-"""Typed settings and how they are resolved: defaults < config file (TOML) < database < environment < CLI.
+"""Typed settings, validated where they are read, and how they are resolved.
 
-The model: an explicit ``--model`` wins, then the settings stored in the database, then the config
-file, then ``MYRM_MODEL``, then a provider key found in the environment; with none of these the
-embedded model runs (and the UI says so).
+Order (later wins): defaults < config file (TOML) < settings stored in the database (``/model``, F2)
+< environment (``MYRM_<KEY>``) < command line. With no model from any of these, a provider key found
+in the environment picks that provider's default model; with none, the embedded model runs.
+
+Every layer goes through one pydantic ``TypeAdapter`` of ``Settings``: a bad value is a ``Problem``
+naming where it came from, the key, what was expected and what was seen. Bad values in the config
+file, the environment or on the command line are fatal (``ConfigError``, exit code 2 in the CLI);
+bad values stored in the database are skipped with a warning (the app wrote them, the user cannot
+easily edit them). Unknown keys are warnings with the closest valid key.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
+import importlib.util
+import json
+import math
 import os
+import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 # Provider key in the environment -> the model used when nothing else is configured.
 KEY_DEFAULTS: tuple[tuple[str, str], ...] = (
@@ -27,6 +43,62 @@ LITE_MODELS = {
     "openai": "gpt-4o-mini",
     "gemini": "gemini/gemini-2.5-flash-lite",
 }
+MIN_WINDOW = 1_000  # ContextConfig refuses smaller windows
+PROMPT_MODES = ("full", "lean", "naked", "search")  # agent/prompts.py:MODES (a test keeps them equal)
+# MYRM_* variables that are not settings: paths, and what hooks are given. Never "did you mean"-ed.
+OTHER_ENV = frozenset({"MYRM_DB", "MYRM_CONFIG", "MYRM_PROMPTS_DIR", "MYRM_HOOK_EVENT", "MYRM_SESSION_ID", "MYRM_TOOL_NAME"})
+CLI_FLAGS = {"model": "--model", "api_base": "--api-base", "approval": "--yes"}
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a field holds, in the words of an error message (``expected <text>``)."""
+
+    text: str
+
+
+def _check_window(v: int) -> int:
+    if v and v < MIN_WINDOW:
+        raise ValueError("window too small")
+    return v
+
+
+@functools.cache
+def _annotated() -> dict[str, Any]:
+    """The pydantic constraints of the fields, built on first validation (pydantic costs ~80 ms to import)."""
+    from pydantic import AfterValidator, BeforeValidator, Field
+
+    def no_bool(v: Any) -> Any:  # lax mode takes true for 1; a TOML boolean for a number is a mistake
+        if isinstance(v, bool):
+            raise ValueError("a boolean")
+        return v
+
+    def finite(v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError("not finite")
+        return v
+
+    def count(minimum: int) -> Any:
+        return Annotated[int, BeforeValidator(no_bool), Field(ge=minimum), Expect(f"an integer >= {minimum}")]
+
+    def seconds() -> Any:
+        return Annotated[float, BeforeValidator(no_bool), AfterValidator(finite), Field(gt=0), Expect("a number of seconds > 0")]
+
+    def ratio() -> Any:
+        return Annotated[float, BeforeValidator(no_bool), Field(gt=0, lt=1), Expect("a number between 0 and 1")]
+
+    return {
+        "context_window": Annotated[
+            int, BeforeValidator(no_bool), Field(ge=0), AfterValidator(_check_window),
+            Expect(f"an integer: 0 (from the model registry) or at least {MIN_WINDOW}"),
+        ],
+        "max_output_tokens": count(1), "max_steps": count(1), "max_user_tokens": count(1),
+        "max_subagent_result_tokens": count(1), "mcp_max_output_chars": count(1),
+        "hook_max_output_tokens": count(1), "job_output_chars": count(1),
+        "bash_timeout": seconds(), "keepalive_idle_seconds": seconds(),
+        "summarizer_inactivity_seconds": seconds(), "summarizer_total_seconds": seconds(),
+        "light_ratio": ratio(), "full_ratio": ratio(), "emergency_ratio": ratio(), "fork_suggest_ratio": ratio(),
+    }
 
 
 @dataclass(frozen=True)
@@ -35,11 +107,11 @@ class Settings:
     api_base: str | None = None
     api_key: str | None = None
     summarizer_model: str = ""  # "" = the provider's lite model (else the main model); "extractive" = no LLM
-    prompt_mode: str = "full"
+    prompt_mode: Literal["full", "lean", "naked", "search"] = "full"
     context_window: int = 0  # 0 = from litellm's registry
     max_output_tokens: int = 4096
     max_steps: int = 40
-    approval: str = "ask"  # "ask" | "auto"
+    approval: Literal["ask", "auto"] = "ask"
     allowed_commands: tuple[str, ...] = ()
     bash_timeout: float = 120.0
     max_user_tokens: int = 120_000  # gateway hygiene
@@ -71,40 +143,358 @@ class Settings:
         return d
 
     def merged(self, values: dict[str, Any], source: str = "") -> Settings:
-        known = {f.name for f in fields(self)}
-        clean: dict[str, Any] = {}
-        for k, v in values.items():
-            if k not in known or v is None or k == "model_source":
-                continue
-            clean[k] = tuple(v) if k in ("allowed_commands", "mcp_servers", "hooks") else v
+        """These (already validated) values over this; ``source`` labels a model they set."""
+        known = setting_keys()
+        clean = {k: v for k, v in values.items() if k in known and v is not None}
         out = replace(self, **clean)
         if source and clean.get("model"):
             out = replace(out, model_source=source)
         return out
 
 
-def load_config_file(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    with path.open("rb") as f:
-        data = tomllib.load(f)
-    return dict(data.get("myrm", data))
+# -- problems ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Problem:
+    """One configuration problem; ``str()`` is the line the user sees."""
+
+    source: str  # "~/.config/myrm/config.toml", "MYRM_CONTEXT_WINDOW", "--model", "database settings"
+    text: str
+    fatal: bool = True
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.text}" if self.fatal else f"warning: {self.source}: {self.text}"
 
 
-def resolve(file_values: dict[str, Any], db_values: dict[str, Any], cli: dict[str, Any], env: dict[str, str] | None = None) -> Settings:
-    env = dict(os.environ) if env is None else env
-    s = Settings().merged(file_values, "config file").merged(db_values, "settings")
-    if env.get("MYRM_MODEL") and not db_values.get("model"):
-        s = s.merged({"model": env["MYRM_MODEL"]}, "MYRM_MODEL")
-    if env.get("MYRM_API_BASE") and not s.api_base:
-        s = s.merged({"api_base": env["MYRM_API_BASE"]})
-    s = s.merged(cli, "--model")
+class ConfigError(ValueError):
+    """Settings that cannot be used; ``str()`` is one line per problem."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class FileValues(dict[str, Any]):
+    """The config file's values, remembering which file they came from (for the messages)."""
+
+    def __init__(self, values: Mapping[str, Any], source: str) -> None:
+        super().__init__(values)
+        self.source = source
+
+
+def setting_keys() -> frozenset[str]:
+    return frozenset(f.name for f in fields(Settings) if f.name != "model_source")
+
+
+def display_path(path: Path) -> str:
+    """``~/…`` for paths under the home folder, as users write them."""
+    home = str(Path.home())
+    text = str(path)
+    return "~" + text[len(home):] if home not in ("", "/") and (text == home or text.startswith(home + os.sep)) else text
+
+
+def load_config_file(path: Path) -> FileValues:
+    """The file's settings (a ``[myrm]`` table or the top level), unvalidated; ``ConfigError`` when it
+    cannot be read or is not TOML (the message has the line and column)."""
+    source = display_path(path)
+    if not path.exists():
+        return FileValues({}, source)
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([Problem(source, f"invalid TOML: {exc}")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([Problem(source, f"cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}")]) from None
+    table = data.get("myrm", data)
+    if not isinstance(table, dict):
+        raise ConfigError([Problem(source, f"myrm: expected a table, got {_shown(table)}")])
+    return FileValues(table, source)
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+@functools.cache
+def _adapter() -> TypeAdapter[dict[str, Any]]:
+    """The typed input model: a ``TypedDict`` of ``Settings``' fields (any subset) with the constraints of
+    ``_annotated``, validated by pydantic. ``Settings`` stays a plain dataclass: ``replace`` is cheap and
+    ``Settings(...)`` in code is not re-validated."""
+    from pydantic import TypeAdapter
+    from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
+
+    hints, extra = _field_types(), _annotated()
+    spec = {k: extra.get(k, hints[k]) for k in sorted(setting_keys())}
+    return TypeAdapter(TypedDict("SettingsInput", spec, total=False))  # type: ignore[operator]
+
+
+@functools.cache
+def _field_types() -> dict[str, Any]:
+    from typing import get_type_hints
+
+    return get_type_hints(Settings)
+
+
+def _expected(key: str) -> str:
+    meta = _annotated().get(key)
+    for m in getattr(meta, "__metadata__", ()):
+        if isinstance(m, Expect):
+            return m.text
+    return _describe(_field_types()[key])
+
+
+def _describe(tp: Any) -> str:
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is Literal:
+        return "one of " + ", ".join(json.dumps(a) for a in args)
+    if origin is tuple:
+        return "a list of strings" if args[0] is str else "a list of tables"
+    if origin is dict or tp is dict:
+        return "a table"
+    if type(None) in args:
+        return _describe(next(a for a in args if a is not type(None)))
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string", dict: "a table"}.get(tp, str(tp))
+
+
+def validate_values(values: Mapping[str, Any], source: str, *, fatal: bool = True) -> tuple[dict[str, Any], list[Problem]]:
+    """Known keys of one layer checked and converted; unknown keys are warnings (with the closest key);
+    a bad value is a problem (``fatal`` or not) and is left out of the result."""
+    known = setting_keys()
+    problems: list[Problem] = []
+    given: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in known:
+            if value is not None:
+                given[key] = value
+            continue
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        problems.append(Problem(source, f"unknown key {json.dumps(key)} (ignored){hint}", fatal=False))
+    if not given:
+        return {}, problems
+    from pydantic import ValidationError
+
+    try:
+        checked = _adapter().validate_python(given)
+    except ValidationError as exc:
+        bad: set[str] = set()
+        for err in exc.errors():
+            key = str(err["loc"][0])
+            bad.add(key)
+            where = key + "".join(f"[{p}]" for p in err["loc"][1:])
+            inner = err["loc"][1:]
+            expected = _expected(key) if not inner else _describe(get_args(_field_types()[key])[0])
+            problems.append(Problem(source, f"{where}: expected {expected}, got {_shown(err['input'])}", fatal))
+        rest = {k: v for k, v in given.items() if k not in bad}
+        checked = _adapter().validate_python(rest) if rest else {}
+    return dict(checked), problems
+
+
+def env_values(env: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
+    """``MYRM_<KEY>`` for every setting, validated like the file; list settings are JSON
+    (``MYRM_ALLOWED_COMMANDS='["pytest", "git status"]'``). A near-miss name is a warning."""
+    keys = setting_keys()
+    names = {f"MYRM_{k.upper()}": k for k in keys}
+    out: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for name, raw in env.items():
+        if not name.startswith("MYRM_") or name in OTHER_ENV or not raw:
+            continue
+        key = names.get(name)
+        if key is None:
+            close = difflib.get_close_matches(name, sorted([*names, *OTHER_ENV]), n=1, cutoff=0.8)
+            if close:
+                problems.append(Problem(name, f"unknown environment variable (ignored); did you mean {close[0]}?", fatal=False))
+            continue
+        value: Any = raw
+        if get_origin(_field_types()[key]) is tuple:
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                problems.append(Problem(name, f"{key}: expected a JSON list (e.g. [\"pytest\", \"git status\"]), got {_shown(raw)}"))
+                continue
+        checked, found = validate_values({key: value}, name)
+        out.update(checked)
+        problems.extend(found)
+    return out, problems
+
+
+def _cli_values(cli: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    out: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for key, value in cli.items():
+        checked, found = validate_values({key: value}, CLI_FLAGS.get(key, "command line"))
+        out.update(checked)
+        problems.extend(found)
+    return out, problems
+
+
+def _order_problem(s: Settings, sources: Mapping[str, str]) -> Problem | None:
+    if s.light_ratio <= s.full_ratio <= s.emergency_ratio:
+        return None
+    got = ", ".join(f"{k} = {getattr(s, k)} ({sources.get(k, 'default')})" for k in ("light_ratio", "full_ratio", "emergency_ratio"))
+    where = next((sources[k] for k in ("light_ratio", "full_ratio", "emergency_ratio") if k in sources), "settings")
+    return Problem(where, f"expected light_ratio <= full_ratio <= emergency_ratio, got {got}")
+
+
+def _resolve(
+    file_values: Mapping[str, Any], db_values: Mapping[str, Any], cli: Mapping[str, Any], env: Mapping[str, str],
+) -> tuple[Settings, list[Problem]]:
+    file_source = getattr(file_values, "source", "config file")
+    problems: list[Problem] = []
+    file_ok, found = validate_values(file_values, file_source)
+    problems += found
+    db_ok, found = validate_values({k: v for k, v in db_values.items() if k in setting_keys()}, "database settings", fatal=False)
+    problems += [replace(p, text=p.text + " (ignored)") for p in found]
+    env_ok, found = env_values(env)
+    problems += found
+    cli_ok, found = _cli_values(cli)
+    problems += found
+    # (values, where a problem is reported, the model's source label, fatal)
+    layers = (
+        (file_ok, file_source, "config file", True), (db_ok, "database settings", "settings", False),
+        (env_ok, "environment", "MYRM_MODEL", True), (cli_ok, "command line", "--model", True),
+    )
+    api_base = next((v["api_base"] for v, *_ in reversed(layers) if v.get("api_base")), None)
+    for values, where, label, fatal in layers:
+        problem = model_problem(values.get("model", ""), api_base)
+        if problem:  # the model of every layer, checked with the api base that will be used
+            if label == "--model":
+                problems.append(Problem("--model", problem))
+            else:
+                source = "MYRM_MODEL" if label == "MYRM_MODEL" else where
+                problems.append(Problem(source, f"model: {problem}" + ("" if fatal else " (ignored)"), fatal))
+            values.pop("model")
+    s = Settings()
+    sources: dict[str, str] = {}
+    for values, where, label, _ in layers:
+        s = s.merged(values, label)
+        sources.update(dict.fromkeys(values, where))
+    order = _order_problem(s, sources)
+    if order is not None:
+        problems.append(order)
     if not s.model:
         for key, model in KEY_DEFAULTS:
             if env.get(key):
-                return s.merged({"model": model}, f"${key}")
+                return s.merged({"model": model}, f"${key}"), problems
         s = replace(s, model=DEFAULT_LOCAL_MODEL, model_source="embedded default (no model configured)")
+    return s, problems
+
+
+def resolve(
+    file_values: Mapping[str, Any], db_values: Mapping[str, Any], cli: Mapping[str, Any], env: Mapping[str, str] | None = None,
+) -> Settings:
+    """The settings these layers give; ``ConfigError`` when one of them has a bad value (warnings, and bad
+    values stored in the database, are left to ``config_problems``)."""
+    s, problems = _resolve(file_values, db_values, cli, dict(os.environ) if env is None else env)
+    fatal = [p for p in problems if p.fatal]
+    if fatal:
+        raise ConfigError(fatal)
     return s
+
+
+def config_problems(
+    db_values: Mapping[str, Any] | None = None, cli: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None, path: Path | None = None,
+) -> list[Problem]:
+    """Every problem of the configuration (file, database settings when given, environment, command
+    line): fatal ones first, then warnings. What ``myrm`` checks before start-up and ``myrm doctor`` shows."""
+    from myrm_tui.paths import config_file
+
+    try:
+        file_values = load_config_file(path or config_file())
+    except ConfigError as exc:
+        file_values, problems = FileValues({}, ""), list(exc.problems)
+    else:
+        problems = []
+    problems += _resolve(file_values, db_values or {}, cli or {}, dict(os.environ) if env is None else env)[1]
+    return sorted(problems, key=lambda p: not p.fatal)
+
+
+# -- model strings ---------------------------------------------------------------------------------------
+@functools.cache
+def _litellm_root() -> Path | None:
+    spec = importlib.util.find_spec("litellm")  # finds the package without running it (its import takes seconds)
+    locations = spec.submodule_search_locations if spec is not None else None
+    return Path(next(iter(locations))) if locations else None
+
+
+@functools.cache
+def litellm_providers() -> frozenset[str]:
+    """litellm's provider names (``litellm.provider_list`` plus its JSON-configured OpenAI-compatible
+    providers), read from its files; empty when they cannot be read (then nothing is refused)."""
+    root = _litellm_root()
+    if root is None:
+        return frozenset()
+    out: set[str] = set()
+    try:
+        source = (root / "types" / "utils.py").read_text(encoding="utf-8")
+        body = re.search(r"^class LlmProviders\(str, Enum\):\n(.*?)(?=^\S)", source, re.M | re.S)
+        if body:
+            out.update(re.findall(r'^\s+[A-Z0-9_]+\s*=\s*"([^"]+)"', body.group(1), re.M))
+        registry = root / "llms" / "openai_like" / "providers.json"
+        if registry.is_file():
+            out.update(json.loads(registry.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(out | {"local", "replay"}) if out else frozenset()
+
+
+@functools.cache
+def _litellm_models() -> frozenset[str]:
+    """Model names in litellm's bundled registry (the one used offline)."""
+    root = _litellm_root()
+    try:
+        data = json.loads((root / "model_prices_and_context_window_backup.json").read_text(encoding="utf-8")) if root else {}
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(k for k in data if k != "sample_spec")
+
+
+@functools.cache
+def _compatible_endpoints() -> tuple[str, ...]:
+    """API bases litellm recognises without a provider prefix (``openai_compatible_endpoints``)."""
+    root = _litellm_root()
+    try:
+        source = (root / "constants.py").read_text(encoding="utf-8") if root else ""
+    except OSError:
+        return ()
+    block = re.search(r"^openai_compatible_endpoints: List = \[(.*?)^\]", source, re.M | re.S)
+    return tuple(re.findall(r'"([^"]+)"', block.group(1))) if block else ()
+
+
+def model_problem(model: str, api_base: str | None = None) -> str | None:
+    """Why litellm would refuse this model string, or None. Checked statically against litellm's files
+    (never imported here: it takes seconds and the TUI must open fast); when they cannot be read, None."""
+    if not model:
+        return None
+    if model != model.strip() or any(c.isspace() for c in model):
+        return f"a model string has no spaces, got {_shown(model)}"
+    prefix, slash, rest = model.partition("/")
+    if slash and not rest:
+        return f"nothing after {prefix}/ in {_shown(model)}: write {prefix}/<model>"
+    if prefix == "local" and slash and model != DEFAULT_LOCAL_MODEL:
+        return f"the embedded model is {DEFAULT_LOCAL_MODEL}, got {_shown(model)}"
+    providers = litellm_providers()
+    if not providers or (slash and prefix in providers):
+        return None
+    models = _litellm_models()
+    if not models or model in models:
+        return None
+    if slash:
+        close = difflib.get_close_matches(prefix, sorted(providers), n=1, cutoff=0.7)
+        if close:
+            return f"unknown provider {json.dumps(prefix)} in {_shown(model)}; did you mean {close[0]}/{rest}?"
+        return (f"unknown provider {json.dumps(prefix)} in {_shown(model)} (see https://docs.litellm.ai/docs/providers); "
+                f"an OpenAI-compatible server is openai/{rest} with --api-base")
+    if api_base and any(e in api_base for e in _compatible_endpoints()):
+        return None
+    close = difflib.get_close_matches(model, sorted(m for m in models if "/" not in m), n=1, cutoff=0.8)
+    if close:
+        return f"litellm does not know {_shown(model)}; did you mean {close[0]}?"
+    return (f"litellm does not know {_shown(model)}: name the provider, e.g. ollama/{model}, "
+            f"or openai/{model} with --api-base for an OpenAI-compatible server")
 
 
 def summarizer_model(s: Settings) -> str:
