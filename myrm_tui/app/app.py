@@ -1,73 +1,62 @@
-"""``MyrmApp``: wires the screen, key bindings, workers and the controller; renders agent events.
+"""``MyrmApp``: wires the screen, the command table, workers and the controller; routes agent events.
 
-Start-up is two-phase so the first frame never waits: the screen mounts at once, then a worker
-opens the database, loads the session and imports litellm in a thread.
+Start-up is two-phase so the first frame never waits: the screen mounts at once (only Textual and the
+widgets are imported before it), then a worker opens the database, loads the session and builds the
+agent in a thread. litellm (~150 MB, seconds to import) is imported when the user starts typing, or
+at start-up when the model's window has to come from its registry.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App
-from textual.binding import Binding
-from textual.widgets import Static
+from textual.content import Content
+from textual.widgets import Static, TextArea
 
-from myrm_tui.agent.events import (
-    AssistantSaved,
-    ContextReport,
-    Notice,
-    ReasoningChunk,
-    TextChunk,
-    ToolFinished,
-    ToolStarted,
-    TurnDone,
-    TurnFailed,
-    UserSaved,
-)
-from myrm_tui.agent.permissions import Assessment
+from myrm_tui.agent.events import ContextReport, Notice, TextChunk, TurnDone, TurnFailed, UserSaved
+from myrm_tui.app.commands import COMMANDS, Command, bindings, by_slash, main_only_actions
 from myrm_tui.app.controller import Controller, ForkFailed
+from myrm_tui.app.live import LiveContext
 from myrm_tui.app.messages import (
     AgentEventMessage,
+    AgentReady,
+    Compacted,
     CompactionDone,
     Failure,
     PanelData,
     SessionLoaded,
+    StatusChanged,
     VaultEntryLoaded,
 )
-from myrm_tui.app.screens.approval import ApprovalScreen
-from myrm_tui.app.screens.help import HelpScreen
 from myrm_tui.app.screens.main import MainScreen
-from myrm_tui.app.screens.sessions import SessionPicker
 from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.app.widgets.vault_pane import VaultPane
-from myrm_tui.llm.client import LLMClient
 from myrm_tui.llm.kinds import supports_tools
+
+if TYPE_CHECKING:
+    from myrm_tui.agent.permissions import Assessment
+    from myrm_tui.llm.client import LLMClient
+
+
+def compacted(report: ContextReport) -> bool:
+    """The pipeline compacted and the context got smaller (a no-op compaction is not news)."""
+    m = report.metrics
+    return bool(m.get("compacted")) and m.get("tokens_out", 0) < m.get("tokens_in", 0)
 
 
 class MyrmApp(App[None]):
     TITLE = "myrm"
     CSS_PATH = "app.tcss"
-    BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("f1", "help", "Help"),
-        Binding("escape", "cancel_turn", "Cancel turn"),
-        Binding("ctrl+k", "compact", "Compact", priority=True),
-        Binding("ctrl+f", "fork", "Fork", priority=True),
-        Binding("ctrl+n", "new_session", "New", priority=True),
-        Binding("ctrl+s", "sessions", "Sessions", priority=True),
-        Binding("ctrl+b", "toggle_panel", "Panel", show=False, priority=True),
-        Binding("f2", "settings", "Settings"),
-        Binding("f3", "show_tab('health-tab')", "Health"),
-        Binding("ctrl+r", "toggle_replay", "Pause replay", show=False, priority=True),
-        Binding("f4", "show_tab('vault-tab')", "Vault"),
-    ]
+    BINDINGS = bindings()
+    MAIN_ONLY = main_only_actions()
 
     def __init__(
         self, db_path: Path, workspace: Path, cli: dict[str, Any] | None = None, session_id: str | None = None,
@@ -81,15 +70,21 @@ class MyrmApp(App[None]):
         self.replay_speed = replay_speed
         self.ready = asyncio.Event()
         self.busy = False
+        self.live = LiveContext()  # what the ring, the lines under it and the health panel show
         self._last_sent = ""
         self._first_message = ""
+        self._warming = False
         self.replayer: Any = None
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
         return MainScreen()
 
-    MAIN_ONLY = frozenset({"compact", "fork", "new_session", "sessions", "toggle_panel", "settings", "show_tab", "toggle_replay"})
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """"myrm │ session · model" (Textual's " — " joins them with a dim em dash that reads as "myrm—")."""
+        if not sub_title:
+            return Content(title)
+        return Content.assemble((title, "bold"), ("  │  ", "dim"), sub_title)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Chat actions are off while a modal screen is open, so its own keys (ctrl+s: save) work."""
@@ -120,24 +115,36 @@ class MyrmApp(App[None]):
                 self.replayer = await self.controller.start_replay(self.replay, self.replay_speed)
                 assert self.controller.session is not None
                 self.post_message(SessionLoaded(self.controller.session, await self.controller.messages()))
+                self.post_message(AgentReady(*await self.controller.baseline()))
                 self.ready.set()
                 self.busy = True
                 self.play_replay()
                 return
             row = await self.controller.open_session(self.initial_session)
             self.post_message(SessionLoaded(row, await self.controller.messages()))
-            await self.controller.ensure_agent()  # imports litellm in a thread
+            await self.controller.ensure_agent()
+            self.post_message(AgentReady(*await self.controller.baseline()))
         except Exception as exc:
             self.post_message(Failure(f"Could not start: {type(exc).__name__}: {exc}"))
             return
         self.ready.set()
-        self.post_message(Failure(""))  # refresh the status line
+        self.post_message(StatusChanged())
         self.watch_files()
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        """The user started typing: import litellm now, so the first reply does not wait for it."""
+        if not self._warming and isinstance(event.text_area, PromptInput) and event.text_area.text:
+            self._warming = True
+            self.warm_up()
+
+    @work(exclusive=True, group="warm", exit_on_error=False, description="import litellm")
+    async def warm_up(self) -> None:
+        await self.controller.warm_up()
 
     @work(exclusive=True, group="watch", exit_on_error=False, description="watch prompts and config")
     async def watch_files(self) -> None:
         async def changed(paths: list[str]) -> None:
-            self.post_message(Failure(""))
+            self.post_message(StatusChanged())
             self.notify(f"{len(paths)} prompt/config file(s) changed: the agent is rebuilt for the next message", timeout=4)
 
         await self.controller.watch_files(changed)
@@ -188,10 +195,12 @@ class MyrmApp(App[None]):
             return
         s = self.controller.settings
         model = self.controller.agent.settings.model if self.controller.agent else (s.model if s else "")
-        label = "REPLAY · " if self.replayer is not None else ""
-        self.sub_title = f"{label}{event.session.title} · {model}"
+        # A replay's model name repeats its session title: the title is enough.
+        self.sub_title = f"REPLAY · {event.session.title}" if self.replayer is not None else f"{event.session.title} · {model}"
         await self.main.query_one(ChatLog).load(event.messages)
         self._first_message = "" if event.session.title == "New session" else event.session.title
+        self.live = LiveContext()  # another session: its numbers come with its agent
+        self._show_live()
         self.refresh_panels()
         panel = self.main.query_one(SidePanel)
         if self.replayer is not None:
@@ -202,6 +211,16 @@ class MyrmApp(App[None]):
             panel.show_model(f"model: {s.model}{note}{tools}\nsession: {event.session.id}")
         self._status()
 
+    def on_agent_ready(self, event: AgentReady) -> None:
+        if self._closing_down():
+            return
+        agent = self.controller.agent
+        if agent is not None:  # the ring's colours follow the pipeline's own levels
+            self.main.query_one(SidePanel).set_thresholds(agent.config.light_ratio, agent.config.full_ratio)
+        if not self.live.known:  # a report that came first is newer than the baseline
+            self.live.baseline(event.tokens, event.window)
+        self._show_live()
+
     def _status(self, text: str | None = None) -> None:
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
@@ -209,17 +228,17 @@ class MyrmApp(App[None]):
             if self.replayer is not None:
                 text = "REPLAY of a recorded session — ctrl+r pauses, ctrl+k compacts, ctrl+f forks, F4 vault"
             else:
-                text = "thinking… (esc cancels)" if self.busy else ("ready" if self.ready.is_set() else "loading model runtime…")
+                text = "thinking… (esc cancels)" if self.busy else ("ready" if self.ready.is_set() else "loading the session…")
         self.main.query_one("#status", Static).update(text)
+
+    def on_status_changed(self, _: StatusChanged) -> None:
+        self._status()
 
     async def on_failure(self, event: Failure) -> None:
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
-        if event.text:
-            self.notify(event.text, severity="error", timeout=8)
-            self._status(event.text)
-        else:
-            self._status()
+        self.notify(event.text, severity="error", timeout=8)
+        self._status(event.text)
 
     # -- turns ------------------------------------------------------------------------------------
     async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
@@ -253,50 +272,43 @@ class MyrmApp(App[None]):
             self.post_message(AgentEventMessage(TurnDone(0)))
 
     async def on_agent_event_message(self, message: AgentEventMessage) -> None:
+        """The conversation renders the event; the app keeps its own state (busy, live numbers, title)."""
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         ev = message.event
-        chat = self.main.query_one(ChatLog)
-        if isinstance(ev, UserSaved):
-            await chat.add_user(ev.message.text)
-            self._first_message = self._first_message or ev.message.text  # titles come from saved messages only
-        elif isinstance(ev, TextChunk):
-            await chat.append_text(ev.text)
-            ring = self.main.query_one(ContextUsageIndicator)
-            if ring.window:  # live while streaming: the reply will be part of the next request's input
-                ring.tokens += max(1, len(ev.text) // 4)
-                ring.ratio = min(ring.tokens / ring.window, 1.0)
-        elif isinstance(ev, ReasoningChunk):
-            if chat.current is None:
-                await chat.start_assistant()
-            chat.append_reasoning(ev.text)
-        elif isinstance(ev, AssistantSaved):
-            await chat.end_assistant()
-        elif isinstance(ev, ToolStarted):
-            await chat.add_tool_call(ev.call)
-        elif isinstance(ev, ToolFinished):
-            chat.set_tool_result(ev.call.id, ev.message.text, bool(ev.message.meta.get("is_error")))
-        elif isinstance(ev, ContextReport):
-            self._show_report(ev)
-        elif isinstance(ev, Notice):
-            if ev.text.startswith("Context compacted"):
-                self.notify(ev.text, timeout=4)
-            await chat.add_notice(ev.text, ev.level)
-        elif isinstance(ev, TurnFailed):
-            await chat.end_assistant()
-            await chat.add_notice(ev.error, "error")
-            if ev.unsent:
+        await self.main.query_one(ChatLog).show(ev)
+        match ev:
+            case UserSaved():
+                self._first_message = self._first_message or ev.message.text  # titles come from saved messages only
+            case TextChunk():
+                self.live.streamed(ev.text)  # live while streaming: the reply is part of the next request's input
+                self._show_live()
+            case ContextReport():
+                self._show_report(ev)
+                if ev.usage is not None:
+                    self.refresh_panels()  # the request's metrics row is stored: the totals moved
+                elif compacted(ev):
+                    self.post_message(Compacted(ev))
+            case TurnFailed() if ev.unsent:
                 self.main.query_one(PromptInput).load_text(self._last_sent)  # refused input is never lost
                 self.notify("The message was not sent; your text is back in the box.", severity="error")
-        elif isinstance(ev, TurnDone):
-            await chat.end_assistant()
-            if ev.interrupted:
-                await chat.add_notice("Turn cancelled.", "warning")
-            self.busy = False
-            self._status()
-            self.refresh_panels()
-            if self._first_message and self.replayer is None:
-                self.title_session(self._first_message)
+            case TurnDone():
+                self.busy = False
+                self._status()
+                self.refresh_panels()
+                if self._first_message and self.replayer is None:
+                    self.title_session(self._first_message)
+
+    def on_compacted(self, event: Compacted) -> None:
+        if self._closing_down():
+            return
+        m = event.report.metrics
+        if event.manual:
+            self.notify(f"Compacted: {m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens")
+        else:
+            self.notify(f"Context compacted ({m.get('compaction_reason', '')}): "
+                        f"{m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens", timeout=4)
+        self.refresh_panels()
 
     @work(exclusive=True, group="title", exit_on_error=False, description="session title")
     async def title_session(self, first: str) -> None:
@@ -307,16 +319,16 @@ class MyrmApp(App[None]):
     @work(exclusive=True, group="panels", exit_on_error=False, description="load metrics and vault")
     async def refresh_panels(self) -> None:
         await self.ready.wait()
-        self.post_message(PanelData(await self.controller.panel_data()))
+        d = await self.controller.panel_data()
+        self.post_message(PanelData(d["rows"], d["info"], d["vault"], d["vaulted"]))
 
     def on_panel_data(self, event: PanelData) -> None:
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
-        d = event.data
-        self.main.query_one(SessionContextHealthPanel).show(d["rows"], d["info"])
-        self.main.query_one(VaultPane).show_entries(d["vault"])
+        self.main.query_one(SessionContextHealthPanel).show(event.rows, event.info)
+        self.main.query_one(VaultPane).show_entries(event.vault)
         chat = self.main.query_one(ChatLog)
-        for call_id, uri in d["vaulted"].items():
+        for call_id, uri in event.vaulted.items():
             chat.mark_vaulted(call_id, uri)
 
     def action_show_tab(self, tab: str) -> None:
@@ -337,26 +349,19 @@ class MyrmApp(App[None]):
             self.notify(f"{event.uri} is not in this session's vault", severity="warning")
             return
         self.action_show_tab("vault-tab")
-        self.main.query_one(VaultPane).show_content(event.uri, event.entry.content, event.entry.kind)
+        self.main.query_one(VaultPane).show_entry(event.entry)
 
     def _show_report(self, report: ContextReport) -> None:
-        ring = self.main.query_one(ContextUsageIndicator)
-        tokens = report.usage.prompt_tokens if report.usage and report.usage.prompt_tokens else report.tokens
-        ring.tokens, ring.window = tokens, report.window
-        ring.ratio = min(tokens / report.window, 1.0) if report.window else 0.0
+        self.live.report(report, self.controller.schema_tokens())
+        self._show_live()
+
+    def _show_live(self) -> None:
         s = self.controller.settings
-        self.main.query_one(SidePanel).set_class(bool(s and ring.ratio >= s.fork_suggest_ratio), "-suggest-fork")
-        m = report.metrics
-        lines = [f"threshold level: {str(m.get('level', '-')).lower()}", f"pipeline: {m.get('total_ms', 0):.1f} ms"]
-        if report.usage:
-            hit = report.usage.cached_tokens / report.usage.prompt_tokens if report.usage.prompt_tokens else 0.0
-            lines.append(f"cache hit: {hit:.0%} ({report.usage.cached_tokens:,} cached)")
-        removed = m.get("removed") or {}
-        if removed:
-            lines.append("removed: " + ", ".join(f"{k} {v:,}" for k, v in removed.items()))
-        self.main.query_one(SidePanel).show_stats(lines)
+        self.main.query_one(SidePanel).show_live(self.live, s.fork_suggest_ratio if s else 1.0)
 
     async def _approve(self, tool: str, command: str, assessment: Assessment) -> str:
+        from myrm_tui.app.screens.approval import ApprovalScreen
+
         return await self.push_screen_wait(ApprovalScreen(tool, command, assessment))
 
     # -- actions ----------------------------------------------------------------------------------
@@ -365,6 +370,8 @@ class MyrmApp(App[None]):
             self.workers.cancel_group(self, "turn")
 
     def action_help(self) -> None:
+        from myrm_tui.app.screens.help import HelpScreen
+
         self.push_screen(HelpScreen())
 
     def action_toggle_panel(self) -> None:
@@ -398,11 +405,11 @@ class MyrmApp(App[None]):
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         self.main.query_one(ContextUsageIndicator).busy = False
-        self.refresh_panels()
-        if event.report is not None:
-            self._show_report(event.report)
-            m = event.report.metrics
-            self.notify(f"Compacted: {m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens")
+        if event.report is None:
+            self.refresh_panels()
+            return
+        self._show_report(event.report)
+        self.post_message(Compacted(event.report, manual=True))
 
     def action_fork(self, at_user_message: int | None = None) -> None:
         if self.busy and not self._replay_paused():
@@ -416,30 +423,22 @@ class MyrmApp(App[None]):
             await self.ready.wait()
             row = await self.controller.fork(at_user_message=at_user_message)
             self.post_message(SessionLoaded(row, await self.controller.messages()))
-            self.post_message(Failure(""))
+            self.post_message(AgentReady(*await self.controller.baseline()))
+            self.post_message(StatusChanged())
         except Exception as exc:
             self.post_message(Failure(str(exc) if isinstance(exc, ForkFailed) else f"Fork failed: {exc}"))
             return
         self.notify(self.controller.fork_notice or f"Forked into session {row.id}")
 
     def get_system_commands(self, screen: Any) -> Any:
-        """Every action in the command palette (ctrl+p), next to Textual's own."""
+        """Every command of the table in the command palette (ctrl+p), next to Textual's own."""
         from textual.app import SystemCommand
 
         yield from super().get_system_commands(screen)
-        for title, help_text, action in (
-            ("Compact context now", "Run the compaction pipeline now (ctrl+k)", self.action_compact),
-            ("Fork session", "Fork into a new session that starts compacted (ctrl+f)", self.action_fork),
-            ("New session", "Start a new session (ctrl+n)", self.action_new_session),
-            ("Open session…", "Pick a session to open or delete (ctrl+s)", self.action_sessions),
-            ("Settings", "Model, thresholds, approvals (F2)", self.action_settings),
-            ("Context health", "Compaction, pruning and cache metrics (F3)", lambda: self.action_show_tab("health-tab")),
-            ("Vault", "Vaulted outputs of this session (F4)", lambda: self.action_show_tab("vault-tab")),
-            ("Toggle side panel", "Show or hide the side panel (ctrl+b)", self.action_toggle_panel),
-            ("Pause or resume replay", "Replay mode only (ctrl+r)", self.action_toggle_replay),
-            ("Cancel turn", "Stop the running turn (esc)", self.action_cancel_turn),
-        ):
-            yield SystemCommand(title, help_text, action)
+        for c in COMMANDS:
+            if c.palette:
+                key = f" ({c.key})" if c.key else ""
+                yield SystemCommand(c.title, c.help + key, lambda action=c.action: self.call_next(self.run_action, action))
 
     def action_new_session(self) -> None:
         if not self.busy:
@@ -451,6 +450,7 @@ class MyrmApp(App[None]):
         row = await (self.controller.open_session(session_id) if session_id else self.controller.new_session())
         self.post_message(SessionLoaded(row, await self.controller.messages()))
         await self.controller.ensure_agent()
+        self.post_message(AgentReady(*await self.controller.baseline()))
 
     def action_sessions(self) -> None:
         if not self.busy:
@@ -458,55 +458,59 @@ class MyrmApp(App[None]):
 
     @work(exclusive=True, group="picker", exit_on_error=False, description="session picker")
     async def pick_session(self) -> None:
+        from myrm_tui.app.screens.sessions import DeleteSession, SessionPicker
+
         await self.ready.wait()
         current = self.controller.session.id if self.controller.session else None
         choice = await self.push_screen_wait(SessionPicker(await self.controller.sessions(), current))
         if choice is None:
             return
-        if choice.startswith("delete:"):
-            sid = choice.split(":", 1)[1]
-            if sid == current:
+        if isinstance(choice, DeleteSession):
+            if choice.session_id == current:
                 self.notify("Open another session before deleting this one.", severity="warning")
             else:
-                await self.controller.delete_session(sid)
-                self.notify(f"Deleted session {sid}")
+                await self.controller.delete_session(choice.session_id)
+                self.notify(f"Deleted session {choice.session_id}")
             self.pick_session()
             return
-        self.switch_session(choice)
+        self.switch_session(choice.session_id)
 
-    # -- slash commands ---------------------------------------------------------------------------
+    # -- slash commands (from the command table) ---------------------------------------------------
     async def _slash(self, text: str) -> bool:
-        cmd, _, arg = text[1:].partition(" ")
-        arg = arg.strip()
-        if cmd == "compact":
+        """Run ``/name arg`` if the table has it; False sends the text to the model as a message."""
+        name, _, arg = text[1:].partition(" ")
+        command = by_slash(name)
+        if command is None:
+            return False
+        await self._run_slash(command, arg.strip())
+        return True
+
+    async def _run_slash(self, command: Command, arg: str) -> None:
+        if command.usage and not command.usage.startswith("[") and not arg:
+            self.notify(f"usage: /{command.slash[0]} {command.usage}", severity="warning")
+        elif command.action == "compact":
             self.action_compact(arg)
-        elif cmd == "fork":
+        elif command.action == "fork":
             if arg and not arg.isdigit():
                 self.notify("/fork takes the number of one of your messages: /fork 3 forks after your 3rd message", severity="warning")
             else:
                 self.action_fork(int(arg) if arg else None)
-        elif cmd in ("clear", "new"):
-            self.action_new_session()
-        elif cmd == "sessions":
-            self.action_sessions()
-        elif cmd == "help":
-            self.action_help()
-        elif cmd == "vault":
-            self.action_show_tab("vault-tab")
-        elif cmd == "health":
-            self.action_show_tab("health-tab")
-        elif cmd in ("model", "mode") and arg:
-            key = "model" if cmd == "model" else "prompt_mode"
-            await self.controller.set_setting(key, arg)
-            self.notify(f"{key} = {arg}; takes effect with the next message")
-            self.main.query_one(SidePanel).show_model(f"model: {self.controller.settings.model if self.controller.settings else arg}")
-        elif cmd == "notes":
-            agent = await self.controller.ensure_agent()
-            notes = agent.state.notes
-            await self.main.query_one(ChatLog).add_notice("Session notes:\n" + ("\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "(none)"))
+        elif command.action in ("set_model", "set_mode"):
+            await self._set_setting("model" if command.action == "set_model" else "prompt_mode", arg)
         else:
-            return False
-        return True
+            await self.run_action(command.action)
+
+    async def _set_setting(self, key: str, value: str) -> None:
+        await self.controller.set_setting(key, value)
+        self.notify(f"{key} = {value}; takes effect with the next message")
+        s = self.controller.settings
+        self.main.query_one(SidePanel).show_model(f"model: {s.model if s else value}")
+
+    async def action_notes(self) -> None:
+        agent = await self.controller.ensure_agent()
+        notes = agent.state.notes
+        body = "\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "(none)"
+        await self.main.query_one(ChatLog).add_notice("Session notes:\n" + body)
 
     async def on_unmount(self) -> None:
         await self.controller.close()

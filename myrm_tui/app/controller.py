@@ -4,17 +4,53 @@ sessions; run turns; compact. No widgets here, so it is tested without a termina
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
-from myrm_tui.agent.factory import build_agent, resolve_settings
-from myrm_tui.agent.loop import Agent, window_for
 from myrm_tui.config import Settings
-from myrm_tui.llm.client import LLMClient, litellm_module
+from myrm_tui.llm.kinds import model_kind
 from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
 from myrm_tui.store.db import SessionRow, Store
+
+if TYPE_CHECKING:
+    from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
+    from myrm_tui.agent.loop import Agent
+    from myrm_tui.llm.client import LLMClient
+
+
+# The agent package (pipeline, tools, hooks, tiktoken) is imported on first use, in the start-up worker:
+# it is not on the first frame's path.
+async def build_agent(*args: Any, **kwargs: Any) -> Agent:
+    from myrm_tui.agent.factory import build_agent as build
+
+    return await build(*args, **kwargs)
+
+
+async def resolve_settings(store: Store, cli: dict[str, Any]) -> Settings:
+    from myrm_tui.agent.factory import resolve_settings as resolve
+
+    return await resolve(store, cli)
+
+
+def window_for(settings: Settings) -> int:
+    from myrm_tui.agent.loop import window_for as window
+
+    return window(settings)
+
+
+def window_needs_litellm(settings: Settings) -> bool:
+    """A model's window comes from litellm's registry unless it is set or the model is the embedded one."""
+    return not settings.context_window and model_kind(settings.model) != "local"
+
+
+def _load_agent_runtime() -> None:
+    """The agent package and tiktoken's encoding (~0.5 s of CPU): run in a thread by ``ensure_agent``."""
+    from myrm_tui.agent.factory import build_agent  # noqa: F401
+    from myrm_tui.context.tokens import get_encoding
+
+    get_encoding()
 
 
 class ForkFailed(Exception):
@@ -32,7 +68,8 @@ class Controller:
         self.agent: Agent | None = None
         self.session: SessionRow | None = None
         self.approver: Any = None
-        self.cache = ChatAgentExecutionCache(self._build)
+        self._cache: ChatAgentExecutionCache | None = None
+        self._schema_tokens: dict[str, int] = {}
         self.replaying = False
         self._prebuilt: Agent | None = None
         self.fork_notice = ""  # what the last fork did, for the user
@@ -53,8 +90,19 @@ class Controller:
         self.session = await self._store().get_session(self.agent.session_id)
         return rep
 
+    @property
+    def cache(self) -> ChatAgentExecutionCache:
+        if self._cache is None:
+            from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
+
+            self._cache = ChatAgentExecutionCache(self._build)
+        return self._cache
+
     async def warm_up(self) -> None:
-        """Import litellm (seconds) off the event loop; called after the first frame is on screen."""
+        """Import litellm (seconds, ~150 MB) in a thread: before the first model call or a registry lookup,
+        never on the first frame's path. The app calls it when the user starts typing."""
+        from myrm_tui.llm.client import litellm_module
+
         await litellm_module()
 
     def _store(self) -> Store:
@@ -98,9 +146,36 @@ class Controller:
         if self.replaying and self.agent is not None:
             return self.agent
         assert self.session is not None and self.settings is not None
-        await self.warm_up()
+        if window_needs_litellm(self.settings):
+            await self.warm_up()  # window_for reads litellm's registry: imported in a thread, not on the loop
+        await asyncio.to_thread(_load_agent_runtime)
         self.agent = await self.cache.get(self.settings, window_for(self.settings), self.files_version())
         return self.agent
+
+    async def baseline(self) -> tuple[int, int]:
+        """(tokens, window) of the next request before anything is sent, as the ring shows them: the
+        latest request's input when the session has one (a resumed or compacted session), else the
+        stored history (system prompt, environment) plus the tool schemas the model is sent."""
+        agent = self.agent
+        if agent is None:
+            return 0, 0
+        if agent.last_report is not None:
+            r = agent.last_report
+            return (r.usage.prompt_tokens if r.usage and r.usage.prompt_tokens else r.tokens + self.schema_tokens()), agent.window
+        rows = [r for r in await self._store().metrics(agent.session_id) if "tokens_out" in r]
+        if rows:
+            return int(rows[-1].get("prompt_tokens") or rows[-1]["tokens_out"] + self.schema_tokens()), agent.window
+        return agent.counter.messages(agent.history) + self.schema_tokens(), agent.window
+
+    def schema_tokens(self) -> int:
+        """Tokens of the tool schemas sent with every request (none for the embedded model)."""
+        agent = self.agent
+        if agent is None or not agent.sends_tools:
+            return 0
+        key = agent.tools_fingerprint
+        if key not in self._schema_tokens:
+            self._schema_tokens[key] = agent.counter.text(json.dumps(agent.tool_schemas))
+        return self._schema_tokens[key]
 
     async def reload_settings(self) -> None:
         self.settings = await resolve_settings(self._store(), self.cli)
@@ -229,7 +304,7 @@ class Controller:
                 backoff=st.backoff_level, low_yield=st.low_yield_streak,
                 summarizer=agent.aux.last_model if agent.aux and agent.aux.last_model else ("extractive" if agent.extractive_summaries else "lite model"),
                 last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
-                pipeline_p50=times[len(times) // 2] if times else 0.0,
+                pipeline_p50=times[len(times) // 2] if times else None,
             )
             for m in [*st.base, *st.decisions.values()]:
                 uri = m.meta.get("vault_uri")

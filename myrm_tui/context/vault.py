@@ -8,6 +8,7 @@ entries written in earlier runs. Content is addressed by hash, so storing the sa
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -87,3 +88,65 @@ def slice_lines(text: str, line_range: str | None) -> str:
     end = min(len(lines), end)
     width = len(str(max(end, 1)))
     return "\n".join(f"{i:>{width}}\t{lines[i - 1]}" for i in range(start, end + 1))
+
+
+def readable(entry: VaultEntry) -> str:
+    """The text of ``entry`` as the vault pane shows it and ``file_read_tool`` numbers it (one rendering,
+    so a ``vault://…`` line range points at what the user sees). Archives of messages are stored as JSON:
+    they become one block per message (role, text, tool calls, tool results); anything else is unchanged."""
+    if entry.kind != "archive" or entry.content[:1] not in "[{":
+        return entry.content
+    try:
+        data = json.loads(entry.content)
+    except ValueError:
+        return entry.content
+    if isinstance(data, dict) and set(data) == {"content", "tool_calls"}:  # one message shrunk in an emergency
+        data = [{"role": "message", **data}]
+    if not isinstance(data, list) or not all(isinstance(d, dict) and d.get("role") in _ROLES for d in data):
+        return entry.content  # an archived tool output that happens to be JSON
+    blocks = [_message_block(i, d) for i, d in enumerate(data, 1)]
+    return "\n\n".join(blocks)
+
+
+_ROLES = frozenset({"system", "user", "assistant", "tool", "message"})
+
+
+def _message_block(n: int, d: dict[str, Any]) -> str:
+    head = [f"#{n}", str(d["role"])]
+    if d.get("role") == "tool":
+        head += [d.get("name") or "", d.get("tool_call_id") or ""]
+    if d.get("synthetic"):
+        head.append("(synthetic)")
+    lines = [f"─── {' · '.join(h for h in head if h)} ───"]
+    content = d.get("content")
+    if isinstance(content, list):  # multimodal parts: text kept, media named
+        content = "\n".join(str(p.get("text", "")) if p.get("type") == "text" else f"[{p.get('type', 'part')}]"
+                            for p in content if isinstance(p, dict))
+    if d.get("reasoning_content"):
+        lines += ["(reasoning)", *str(d["reasoning_content"]).splitlines()]
+    if content:
+        lines += str(content).splitlines()
+    for call in d.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        lines.append(f"→ tool call {fn.get('name', '?')} ({call.get('id', '')})")
+        lines += _arguments(fn.get("arguments"))
+    return "\n".join(lines)
+
+
+def _arguments(raw: Any) -> list[str]:
+    """Tool-call arguments one per line (multi-line strings indented below their name)."""
+    try:
+        args = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return [f"    {line}" for line in str(raw).splitlines()]
+    if not isinstance(args, dict):
+        return [f"    {json.dumps(args, ensure_ascii=False)}"]
+    out: list[str] = []
+    for key, value in args.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        parts = text.splitlines() or [""]
+        if len(parts) == 1:
+            out.append(f"    {key}: {parts[0]}")
+        else:
+            out += [f"    {key}:", *(f"      {p}" for p in parts)]
+    return out

@@ -18,7 +18,7 @@ from myrm_tui.agent.tools.base import (
     read_regular,
     resolve_in_workspace,
 )
-from myrm_tui.context.vault import VAULT_SCHEME, slice_lines
+from myrm_tui.context.vault import VAULT_SCHEME, readable, slice_lines
 
 MAX_READ_CHARS = 100_000
 MAX_FILE_BYTES = 20_000_000
@@ -62,7 +62,7 @@ class FileReadTool:
             entry = await ctx.vault.get(path)
             if entry is None:
                 raise ToolError(f"no vaulted output at {path}")
-            return f"==> {path} ({entry.kind}, {entry.size:,} bytes)\n{slice_lines(entry.content, line_range)}"
+            return f"==> {path} ({entry.kind}, {entry.size:,} bytes)\n{slice_lines(readable(entry), line_range)}"
         full = resolve_in_workspace(ctx.workspace, path)
         loaded = await asyncio.to_thread(_load, full, path)
         if isinstance(loaded, str):  # a directory's listing

@@ -1,4 +1,4 @@
-"""Key bindings and slash commands at a glance (F1)."""
+"""Key bindings and slash commands at a glance (F1), generated from the command table."""
 
 from __future__ import annotations
 
@@ -8,37 +8,16 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
-HELP = """\
-# myrm — keys
-
-| key | action |
-|---|---|
-| Enter | send the message |
-| Ctrl+J / Alt+Enter | new line in the message |
-| Up / Down | previous / next sent message |
-| Esc | cancel the running turn |
-| Ctrl+K | compact the context now |
-| Ctrl+F | fork this session |
-| Ctrl+N | new session |
-| Ctrl+S | sessions (open, delete) |
-| Ctrl+B | show / hide the side panel |
-| Ctrl+P | command palette |
-| F1 | this help |
-| Ctrl+Q | quit |
-
-# Slash commands
-
-`/compact [focus]` · `/fork` · `/vault` · `/health` · `/model NAME` · `/mode full|lean|naked|search` · `/notes` · `/clear` (new session) · `/sessions` · `/help`
-"""
+from myrm_tui.app.commands import help_markdown
 
 
 class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 80; height: 80%; border: thick $accent; background: $surface; }
+    HelpScreen > VerticalScroll { width: 90; height: 80%; border: thick $accent; background: $surface; }
     """
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Markdown(HELP)
+            yield Markdown(help_markdown())

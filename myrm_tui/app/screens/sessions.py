@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,16 +15,23 @@ from textual.widgets.option_list import Option
 from myrm_tui.store.db import SessionRow
 
 
-class SessionPicker(ModalScreen[str | None]):
+@dataclass(frozen=True, slots=True)
+class OpenSession:
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteSession:
+    session_id: str
+
+
+class SessionPicker(ModalScreen[OpenSession | DeleteSession | None]):
     DEFAULT_CSS = """
     SessionPicker { align: center middle; }
     SessionPicker > Vertical { width: 90%; max-width: 120; height: 80%; border: thick $accent; background: $surface; padding: 0 1; }
     SessionPicker OptionList { height: 1fr; }
     """
     BINDINGS = [Binding("escape", "dismiss_none", "Close"), Binding("d", "delete", "Delete")]
-
-    class Delete:  # not a Textual message: the app deletes, then reopens the picker
-        pass
 
     def __init__(self, sessions: list[SessionRow], current: str | None) -> None:
         super().__init__()
@@ -42,7 +50,8 @@ class SessionPicker(ModalScreen[str | None]):
         return f"{mark}{s.title[:60]:<60} {s.message_count:>5} msgs  {when}  {s.id}{fork}"
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        if event.option.id:
+            self.dismiss(OpenSession(event.option.id))
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
@@ -52,4 +61,5 @@ class SessionPicker(ModalScreen[str | None]):
         if ol.highlighted is None:
             return
         option = ol.get_option_at_index(ol.highlighted)
-        self.dismiss(f"delete:{option.id}")
+        if option.id:
+            self.dismiss(DeleteSession(option.id))  # the app deletes it, then reopens the picker

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from textual.containers import VerticalScroll
 from textual.widgets import Button
 
+from myrm_tui.agent import events
 from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.vault_card import VaultArtifactCard
@@ -125,3 +126,30 @@ class ChatLog(VerticalScroll):
 
     async def add_notice(self, text: str, level: str = "info") -> None:
         await self.mount(Notice(text, level))
+
+    async def show(self, ev: events.AgentEvent) -> None:
+        """Render one event of a turn in the conversation (events that change no message are ignored)."""
+        match ev:
+            case events.UserSaved():
+                await self.add_user(ev.message.text)
+            case events.TextChunk():
+                await self.append_text(ev.text)
+            case events.ReasoningChunk():
+                if self.current is None:
+                    await self.start_assistant()
+                self.append_reasoning(ev.text)
+            case events.AssistantSaved():
+                await self.end_assistant()
+            case events.ToolStarted():
+                await self.add_tool_call(ev.call)
+            case events.ToolFinished():
+                self.set_tool_result(ev.call.id, ev.message.text, bool(ev.message.meta.get("is_error")))
+            case events.Notice():
+                await self.add_notice(ev.text, ev.level)
+            case events.TurnFailed():
+                await self.end_assistant()
+                await self.add_notice(ev.error, "error")
+            case events.TurnDone():
+                await self.end_assistant()
+                if ev.interrupted:
+                    await self.add_notice("Turn cancelled.", "warning")

@@ -1,13 +1,15 @@
 """``ContextUsageIndicator``: a ring of twelve segments showing how full the context is.
 
-Usage is the next request's input (cached + uncached), clamped to 100%; segments light clockwise from
-the top. The colour (and dot) is green below the amber threshold, amber below red, red above.
-Clicking the ring asks for a compaction.
+Usage is the next request's input (cached + uncached, tool schemas included), clamped to 100%; segments
+light clockwise from the top. The colour (and dot) is green below the amber threshold (the pipeline's
+light level), amber below red (its full level), red above. Until the agent is built the window is not
+known and the ring says so. Clicking the ring asks for a compaction.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.message import Message
@@ -20,6 +22,9 @@ _SEGMENTS = [
     (2, 3, "▀"), (2, 2, "▀"), (2, 1, "▝"), (1, 0, "▐"), (0, 1, "▗"), (0, 2, "▄"),
 ]
 COLORS = {"green": "green", "amber": "yellow", "red": "red"}
+
+if TYPE_CHECKING:
+    from myrm_tui.app.live import LiveContext
 
 
 class ContextUsageIndicator(Static):
@@ -40,6 +45,9 @@ class ContextUsageIndicator(Static):
         self.amber = amber
         self.red = red
 
+    def show(self, live: LiveContext) -> None:
+        self.tokens, self.window, self.ratio = live.tokens, live.window, live.ratio
+
     def level(self) -> str:
         if self.ratio >= self.red:
             return "red"
@@ -56,12 +64,13 @@ class ContextUsageIndicator(Static):
         for k, (r, c, glyph) in enumerate(_SEGMENTS):
             grid[r][c] = glyph
             styles[r][c] = color if k < lit else "grey30"
-        pct = f"{ratio * 100:.0f}%".center(5)
+        pct = (f"{ratio * 100:.0f}%" if self.window else "…").center(5)
         for c, ch in enumerate(pct, start=1):
             grid[1][c], styles[1][c] = ch, "bold"
         side = [
             Text.assemble(("● ", color), (f"context {self.level()}", color)),
-            Text(f"{self.tokens:,} / {self.window:,} tokens"),
+            Text(f"{self.tokens:,} / {self.window:,} tokens" if self.window else "counting tokens…",
+                 style="" if self.window else "italic grey50"),
             Text("compacting…" if self.busy else "ctrl+k to compact", style="italic grey50"),
         ]
         out = Text()

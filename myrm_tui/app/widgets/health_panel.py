@@ -1,46 +1,110 @@
-"""``SessionContextHealthPanel``: three cards of live context metrics and a usage sparkline.
+"""``SessionContextHealthPanel``: three cards of live context metrics and a usage chart.
 
-Numbers come from the metrics rows the agent stores per request and from the context state; this
-widget only adds them up for display.
+Totals come from the metrics rows the agent stores per request and from the context state; the
+"now" values (level, last pipeline run) come from the app's ``LiveContext``, the object the ring and
+the lines under it render, so the panel and the header always agree. This widget only adds up.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
+
+from myrm_tui.app.live import LiveContext
+
+_EIGHTHS = " ▁▂▃▄▅▆▇█"
 
 
 def _k(n: float) -> str:
     return f"{n / 1000:.1f}K" if abs(n) >= 1000 else f"{n:.0f}"
 
 
+class UsageChart(Static):
+    """One bar per request (newest right), its height the share of the window the request used, on a
+    fixed 0-100% scale: a few requests draw a few bars, none draws none (a sparkline stretches one value
+    over the whole width). Bars are coloured by the pipeline's thresholds."""
+
+    DEFAULT_CSS = """
+    UsageChart { height: 3; margin-bottom: 1; }
+    """
+    ROWS = 3
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.values: list[float] = []
+        self.light, self.full = 0.5, 0.7
+
+    def plot(self, values: list[float], light: float, full: float) -> None:
+        self.values, self.light, self.full = values, light, full
+        self.refresh()
+
+    def render(self) -> Text:
+        if not self.values:
+            return Text("no requests yet", style="italic grey50")
+        width = max(self.size.width, 1)
+        shown = self.values[-width:]
+        out = Text()
+        for row in range(self.ROWS):
+            floor = (self.ROWS - 1 - row) * 8
+            for v in shown:
+                units = max(1, round(min(max(v, 0.0), 1.0) * self.ROWS * 8))  # a request is never invisible
+                color = "red" if v >= self.full else ("yellow" if v >= self.light else "green")
+                out.append(_EIGHTHS[min(max(units - floor, 0), 8)], style=color)
+            if row < self.ROWS - 1:
+                out.append("\n")
+        return out
+
+
 class SessionContextHealthPanel(VerticalScroll):
     DEFAULT_CSS = """
     SessionContextHealthPanel { height: 1fr; }
     SessionContextHealthPanel .card { border: round $panel-lighten-2; padding: 0 1; height: auto; margin-bottom: 1; }
-    SessionContextHealthPanel Sparkline { height: 3; margin-bottom: 1; }
     """
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._rows: list[dict[str, Any]] = []
+        self._info: dict[str, Any] = {}
+        self._live = LiveContext()
+
     def compose(self) -> ComposeResult:
-        yield Static("usage over requests", classes="caption")
-        yield Sparkline([0], id="usage")
+        yield Static("usage per request (share of the window)", id="usage-caption", classes="caption")
+        yield UsageChart(id="usage")
         yield Static("", id="compaction", classes="card", markup=False)
         yield Static("", id="pruning", classes="card", markup=False)
         yield Static("", id="cache", classes="card", markup=False)
 
     def show(self, rows: list[dict[str, Any]], info: dict[str, Any]) -> None:
+        """Stored totals (after a request, a compaction, a session switch)."""
+        self._rows, self._info = rows, info
+        self._redraw()
+
+    def show_live(self, live: LiveContext) -> None:
+        """The latest event's numbers (every pipeline run): the same object the ring renders."""
+        self._live = live
+        if self._info:
+            self._redraw()
+
+    def _redraw(self) -> None:
+        rows, info, live = self._rows, self._info, self._live
         requests = [r for r in rows if "tokens_out" in r]
-        window = int(info.get("window") or 1)
-        self.query_one("#usage", Sparkline).data = [r["tokens_out"] / window for r in requests[-80:]] or [0]
-        self.query_one("#compaction", Static).update("\n".join(self._card_compaction(requests, info)))
-        self.query_one("#pruning", Static).update("\n".join(self._card_pruning(requests, info)))
+        window = int(info.get("window") or live.window or 1)
+        usage = [(r.get("prompt_tokens") or r["tokens_out"]) / int(r.get("window") or window) for r in requests]
+        self.query_one(UsageChart).plot(usage, info.get("light", 0.5), info.get("full", 0.7))
+        caption = "usage per request (share of the window)"
+        if usage:
+            caption = f"usage per request ({len(usage)}): last {usage[-1]:.0%} of window"
+        self.query_one("#usage-caption", Static).update(caption)
+        self.query_one("#compaction", Static).update("\n".join(self._card_compaction(requests, info, live)))
+        self.query_one("#pruning", Static).update("\n".join(self._card_pruning(requests, info, live)))
         self.query_one("#cache", Static).update("\n".join(self._card_cache(rows, info)))
 
     @staticmethod
-    def _card_compaction(requests: list[dict[str, Any]], info: dict[str, Any]) -> list[str]:
+    def _card_compaction(requests: list[dict[str, Any]], info: dict[str, Any], live: LiveContext) -> list[str]:
         comps = [r for r in requests if r.get("compacted")]
         last = comps[-1] if comps else {}
         before, after = last.get("tokens_in", 0), last.get("tokens_out", 0)
@@ -49,18 +113,18 @@ class SessionContextHealthPanel(VerticalScroll):
         return [
             "Compaction",
             f"compactions        {len(comps)}",
-            f"last               {_k(before)} → {_k(after)} ({(after / before if before else 0):.0%})",
+            f"last               {_k(before)} → {_k(after)} ({(after / before if before else 0):.0%})" if comps else "last               -",
             f"last reason        {last.get('compaction_reason', '-')}",
             f"last duration      {info.get('last_duration_ms', 0):.1f} ms",
             f"tokens saved       {_k(saved)}",
             f"summary source     {last.get('summary_source') or '-'}",
             f"window             {_k(window)}",
             f"thresholds         {_k(window * info.get('light', 0.5))} / {_k(window * info.get('full', 0.7))} / {_k(window * info.get('emergency', 0.9))}",
-            f"level now          {str(requests[-1].get('level', '-')).lower() if requests else '-'}",
+            f"level now          {live.level}",
         ]
 
     @staticmethod
-    def _card_pruning(requests: list[dict[str, Any]], info: dict[str, Any]) -> list[str]:
+    def _card_pruning(requests: list[dict[str, Any]], info: dict[str, Any], live: LiveContext) -> list[str]:
         removed: dict[str, int] = {}
         for r in requests:
             for layer, n in (r.get("removed") or {}).items():
@@ -74,7 +138,8 @@ class SessionContextHealthPanel(VerticalScroll):
             *[f"  · {n[:44]}" for n in (info.get("note_texts") or [])[-3:]],
             f"subagent handovers {len(info.get('handovers') or [])}",
             *[f"  · todo: {t[:40]}" for h in (info.get("handovers") or [])[-1:] for t in h.get("pending_todos", [])[:2]],
-            f"pipeline p50       {info.get('pipeline_p50', 0):.2f} ms",
+            f"pipeline last      {live.pipeline_ms:.2f} ms" if live.pipeline_ms is not None else "pipeline last      -",
+            f"pipeline p50       {info['pipeline_p50']:.2f} ms" if info.get("pipeline_p50") is not None else "pipeline p50       -",
         ]
         return lines
 

@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static, TabbedContent, TabPane
 
+from myrm_tui.app.live import LiveContext
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
 from myrm_tui.app.widgets.vault_pane import VaultPane
@@ -35,5 +36,13 @@ class SidePanel(Vertical):
     def show_model(self, text: str) -> None:
         self.query_one("#model", Static).update(text)
 
-    def show_stats(self, lines: list[str]) -> None:
-        self.query_one("#stats", Static).update("\n".join(lines))
+    def show_live(self, live: LiveContext, fork_ratio: float) -> None:
+        """Ring, the lines under it and the health panel's live rows: all from ``live``."""
+        self.query_one(ContextUsageIndicator).show(live)
+        self.query_one("#stats", Static).update("\n".join(live.lines()))
+        self.query_one(SessionContextHealthPanel).show_live(live)
+        self.set_class(live.known and live.ratio >= fork_ratio, "-suggest-fork")
+
+    def set_thresholds(self, light: float, full: float) -> None:
+        ring = self.query_one(ContextUsageIndicator)
+        ring.amber, ring.red = light, full

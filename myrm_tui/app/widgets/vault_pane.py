@@ -1,5 +1,9 @@
 """The vault pane: every vaulted output of the session; open one to read it with line numbers and
-syntax highlighting, search inside it (Enter finds the next match), copy its ``vault://`` pointer (c)."""
+syntax highlighting, search inside it (Enter finds the next match), copy its ``vault://`` pointer (c).
+
+The text shown is ``context.vault.readable(entry)``, the rendering ``file_read_tool`` numbers: line N
+here is line N of a ``vault://…`` line range. The text area is mounted when the first entry opens
+(it is the pane's heaviest widget and not part of the first frame)."""
 
 from __future__ import annotations
 
@@ -10,8 +14,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Input, OptionList, Static, TextArea
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
+
+from myrm_tui.context.vault import VaultEntry, readable
 
 
 def _language(text: str) -> str | None:
@@ -28,7 +34,7 @@ class VaultPane(Vertical):
     VaultPane { height: 1fr; }
     VaultPane OptionList { height: 8; }
     VaultPane TextArea { height: 1fr; }
-    VaultPane #vault-info { color: $text-muted; height: 1; }
+    VaultPane #vault-info { color: $text-muted; height: auto; }
     """
     BINDINGS = [Binding("c", "copy_pointer", "Copy vault:// pointer")]
 
@@ -46,7 +52,6 @@ class VaultPane(Vertical):
         yield OptionList(id="vault-list")
         yield Static("", id="vault-info", markup=False)
         yield Input(placeholder="search inside (Enter: next match)", id="vault-search")
-        yield TextArea("", read_only=True, show_line_numbers=True, id="vault-text")
 
     def show_entries(self, entries: list[dict[str, Any]]) -> None:
         self._entries = entries
@@ -62,19 +67,31 @@ class VaultPane(Vertical):
         if event.option.id:
             self.post_message(self.OpenRequested(event.option.id))
 
-    def show_content(self, uri: str, content: str, kind: str) -> None:
-        self.current_uri = uri
-        area = self.query_one(TextArea)
-        area.language = _language(content)
-        area.load_text(content)
-        self.query_one("#vault-info", Static).update(f"{uri} · {kind} · {len(content.splitlines()):,} lines")
+    def _area(self, text: str = "") -> Any:
+        from textual.widgets import TextArea
+
+        found = self.query(TextArea)
+        if found:
+            return found.first()
+        area = TextArea(text, read_only=True, show_line_numbers=True, id="vault-text")
+        self.mount(area)
+        return area
+
+    def show_entry(self, entry: VaultEntry) -> None:
+        self.current_uri = entry.uri
+        text = readable(entry)
+        area = self._area(text)
+        area.language = _language(text) if text is entry.content else None  # rendered archives are prose
+        if area.text != text:
+            area.load_text(text)
+        self.query_one("#vault-info", Static).update(f"{entry.kind} · {len(text.splitlines()):,} lines · {entry.uri}")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         needle = event.value
-        area = self.query_one(TextArea)
-        if not needle:
+        if not needle or not self.current_uri:
             return
+        area = self._area()
         lines = area.text.splitlines()
         row, col = area.cursor_location
         for offset in range(len(lines)):

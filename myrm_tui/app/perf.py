@@ -1,0 +1,166 @@
+"""``make perf``: how long the TUI takes to show its first frame, and how much memory it holds idle.
+
+Each run launches the real ``myrm`` command in a pseudo-terminal (140x42) against a fresh database and
+config, exactly as a user would, and reads what it writes to the terminal:
+
+- **first frame**: seconds from ``exec`` until the screen with the context ring is on the terminal
+  (the ring's "ctrl+k to compact" line is in the output);
+- **idle RSS**: the app process's resident memory once the status line says "ready" and the app has
+  been idle for a moment (child processes, such as a model server, are reported apart).
+
+Targets: first frame <= 0.5 s, idle RSS <= 200 MB (median over the runs). Exit status 1 if missed.
+No Pilot, no test harness: the numbers include interpreter start-up and imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import signal
+import statistics
+import struct
+import sys
+import tempfile
+import termios
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+FIRST_FRAME_TARGET_S = 0.5
+IDLE_RSS_TARGET_MB = 200.0
+RING_MARK = "ctrl+k to compact"  # drawn by the context ring in the first frame
+READY = re.compile(r"(?<![\w-])ready(?![\w-])")  # the status line once the agent is built
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[@-Z\\-_]")
+
+
+@dataclass
+class Run:
+    first_frame_s: float
+    ready_s: float | None
+    idle_rss_mb: float
+    children_rss_mb: float
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _descendants(pid: int) -> list[int]:
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except OSError:
+            continue
+        out += [int(k) for k in kids]
+        todo += [int(k) for k in kids]
+    return out
+
+
+def one_run(command: list[str], size: tuple[int, int], idle_s: float, timeout: float) -> Run:
+    with tempfile.TemporaryDirectory(prefix="myrm-perf-") as tmp:
+        env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "MYRM_DB": f"{tmp}/perf.db",
+               "MYRM_CONFIG": f"{tmp}/config.toml", "XDG_CONFIG_HOME": f"{tmp}/config", "XDG_DATA_HOME": f"{tmp}/data"}
+        env.pop("TEXTUAL", None)
+        start = time.perf_counter()
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the app, on the pseudo-terminal's slave side
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+            os.chdir(tmp)
+            os.execvpe(command[0], command, env)
+        screen = ""
+        first: float | None = None
+        ready: float | None = None
+        deadline = start + timeout
+        try:
+            while time.perf_counter() < deadline and ready is None:
+                r, _, _ = select.select([fd], [], [], 0.01)
+                if not r:
+                    continue
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    break
+                screen = (screen + ANSI.sub("", chunk.decode("utf-8", "replace")))[-20000:]
+                now = time.perf_counter() - start
+                if first is None and RING_MARK in screen:
+                    first = now
+                if first is not None and READY.search(screen):
+                    ready = now
+            if first is None:
+                raise RuntimeError(f"no first frame within {timeout:.0f} s; last output:\n{screen[-2000:]}")
+            # Idle: keep draining the terminal (a full pty would block the app) and sample memory.
+            end = time.perf_counter() + idle_s
+            samples: list[tuple[float, float]] = []
+            while time.perf_counter() < end:
+                r, _, _ = select.select([fd], [], [], 0.05)
+                if r:
+                    try:
+                        os.read(fd, 65536)
+                    except OSError:
+                        break
+                samples.append((_rss_mb(pid), sum(_rss_mb(c) for c in _descendants(pid))))
+            rss, kids = samples[-1] if samples else (0.0, 0.0)
+            return Run(round(first, 3), round(ready, 3) if ready is not None else None, round(rss, 1), round(kids, 1))
+        finally:
+            try:
+                os.write(fd, b"\x11")  # ctrl+q
+                stop = time.perf_counter() + 5
+                while time.perf_counter() < stop:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                    if done:
+                        break
+                    r, _, _ = select.select([fd], [], [], 0.05)
+                    if r:
+                        try:
+                            os.read(fd, 65536)
+                        except OSError:
+                            pass
+                else:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+            except (OSError, ChildProcessError):
+                pass
+            os.close(fd)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--idle", type=float, default=3.0, help="seconds idle after 'ready' before reading RSS")
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--json", type=Path, help="write the runs and the medians here")
+    ap.add_argument("args", nargs="*", help="extra arguments for myrm (e.g. --model openai/x --api-base URL)")
+    ns = ap.parse_args(argv)
+    myrm = Path(sys.executable).with_name("myrm")
+    command = [str(myrm) if myrm.exists() else sys.executable, *([] if myrm.exists() else ["-m", "myrm_tui.cli"]), *ns.args]
+    runs = [one_run(command, (140, 42), ns.idle, ns.timeout) for _ in range(ns.runs)]
+    for i, r in enumerate(runs, 1):
+        ready = f"{r.ready_s:.2f} s" if r.ready_s is not None else "never"
+        print(f"run {i}: first frame {r.first_frame_s:.3f} s, ready {ready}, idle RSS {r.idle_rss_mb:.0f} MB"
+              f" (+ children {r.children_rss_mb:.0f} MB)")
+    frame = statistics.median(r.first_frame_s for r in runs)
+    rss = statistics.median(r.idle_rss_mb for r in runs)
+    ok_frame, ok_rss = frame <= FIRST_FRAME_TARGET_S, rss <= IDLE_RSS_TARGET_MB
+    print(f"median first frame {frame:.3f} s (target <= {FIRST_FRAME_TARGET_S} s): {'ok' if ok_frame else 'MISSED'}")
+    print(f"median idle RSS {rss:.0f} MB (target <= {IDLE_RSS_TARGET_MB:.0f} MB): {'ok' if ok_rss else 'MISSED'}")
+    if ns.json:
+        ns.json.write_text(json.dumps({"runs": [asdict(r) for r in runs], "first_frame_s": frame, "idle_rss_mb": rss}, indent=2))
+    return 0 if ok_frame and ok_rss else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
