@@ -44,7 +44,6 @@ LITE_MODELS = {
     "gemini": "gemini/gemini-2.5-flash-lite",
 }
 MIN_WINDOW = 1_000  # ContextConfig refuses smaller windows
-PROMPT_MODES = ("full", "lean", "naked", "search")  # agent/prompts.py:MODES (a test keeps them equal)
 # MYRM_* variables that are not settings: paths, and what hooks are given. Never "did you mean"-ed.
 OTHER_ENV = frozenset({"MYRM_DB", "MYRM_CONFIG", "MYRM_PROMPTS_DIR", "MYRM_HOOK_EVENT", "MYRM_SESSION_ID", "MYRM_TOOL_NAME"})
 CLI_FLAGS = {"model": "--model", "api_base": "--api-base", "approval": "--yes"}
@@ -84,13 +83,21 @@ def _annotated() -> dict[str, Any]:
     def seconds() -> Any:
         return Annotated[float, BeforeValidator(no_bool), AfterValidator(finite), Field(gt=0), Expect("a number of seconds > 0")]
 
+    def prompt_mode(v: str) -> str:
+        from myrm_tui.agent.prompts import MODES  # imported only when a mode is set
+
+        if v not in MODES:
+            raise ValueError("expected one of " + ", ".join(json.dumps(m) for m in MODES))
+        return v
+
     def ratio() -> Any:
         return Annotated[float, BeforeValidator(no_bool), Field(gt=0, lt=1), Expect("a number between 0 and 1")]
 
     return {
+        "prompt_mode": Annotated[str, AfterValidator(prompt_mode)],
         "context_window": Annotated[
             int, BeforeValidator(no_bool), Field(ge=0), AfterValidator(_check_window),
-            Expect(f"an integer: 0 (from the model registry) or at least {MIN_WINDOW}"),
+            Expect(f"an integer (0 = from the model registry, else at least {MIN_WINDOW})"),
         ],
         "max_output_tokens": count(1), "max_steps": count(1), "max_user_tokens": count(1),
         "max_subagent_result_tokens": count(1), "mcp_max_output_chars": count(1),
@@ -107,7 +114,7 @@ class Settings:
     api_base: str | None = None
     api_key: str | None = None
     summarizer_model: str = ""  # "" = the provider's lite model (else the main model); "extractive" = no LLM
-    prompt_mode: Literal["full", "lean", "naked", "search"] = "full"
+    prompt_mode: str = "full"  # one of agent/prompts.py:MODES
     context_window: int = 0  # 0 = from litellm's registry
     max_output_tokens: int = 4096
     max_steps: int = 40
@@ -285,6 +292,9 @@ def validate_values(values: Mapping[str, Any], source: str, *, fatal: bool = Tru
             where = key + "".join(f"[{p}]" for p in err["loc"][1:])
             inner = err["loc"][1:]
             expected = _expected(key) if not inner else _describe(get_args(_field_types()[key])[0])
+            said = str(err.get("ctx", {}).get("error", ""))
+            if err["type"] == "value_error" and said.startswith("expected "):
+                expected = said.removeprefix("expected ")
             problems.append(Problem(source, f"{where}: expected {expected}, got {_shown(err['input'])}", fatal))
         rest = {k: v for k, v in given.items() if k not in bad}
         checked = _adapter().validate_python(rest) if rest else {}
