@@ -184,7 +184,7 @@ class Controller:
         """Store settings in the database; the next message runs with them (fingerprint rebuild)."""
         for key, value in values.items():
             await self._store().set_setting(key, value)
-            self.cli.pop(key, None)  # an explicit setting now overrides the command line for this run
+            self.cli[key] = value  # what the user just chose wins for this run, over flags and MYRM_* too
         await self.reload_settings()
 
     async def watch_files(self, on_change: Callable[[list[str]], Awaitable[None]], stop: asyncio.Event | None = None) -> None:
