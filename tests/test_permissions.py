@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from myrm_tui.agent.permissions import Assessment, CommandRules, check_rules, parse_rule
 from myrm_tui.agent.tools import ToolContext
@@ -119,6 +122,10 @@ CASES: list[tuple[str, bool, str]] = [
     ("LD_PRELOAD=/tmp/x.so git status", False, "sets LD_PRELOAD="),
     ("X=1", False, "variable assignment"),
     ("printf -v 'a[$(touch pwned)]' x", False, "evaluates the subscript"),
+    # the grammar hangs the words after `> file` on the redirect: they are still the command's words
+    ("echo > out.txt $(touch pwned)", False, "command substitution"),
+    ("printf > out.txt -v 'a[$(touch pwned)]' x", False, "evaluates the subscript"),
+    ("'echo'\\x", False, "no rule allows it"),  # one word to bash: echox
     ("test -v 'a[$(touch pwned)]'", False, "evaluates the subscript"),
 ]
 
@@ -131,6 +138,57 @@ def test_what_runs_without_asking(command: str, allowed: bool, reason: str, work
         assert any(reason in r for r in verdict.reasons), verdict.reasons
 
 
+@pytest.mark.parametrize("command", [c for c, allowed, _ in CASES if allowed], ids=lambda c: repr(c)[:60])
+def test_an_allowed_command_runs_exactly_the_words_the_parser_saw(command: str, workspace: Path, tmp_path: Path) -> None:
+    """Differential check against bash itself: `bash -x` traces each simple command after expansion."""
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    for name in {r.split()[0] for r in RULES} | {"tail"}:
+        (shims / name).write_text("#!/bin/sh\nexit 0\n")  # nothing real runs; builtins (echo, cd) stay builtins
+        (shims / name).chmod(0o755)
+    (workspace / "sub").mkdir()
+    verdict = CommandRules(RULES).assess(command, workspace)
+    proc = subprocess.run(["/bin/bash", "-x", "-c", command], cwd=workspace, capture_output=True, text=True, timeout=30,
+                          env={"PATH": str(shims), "PS4": "+ ", "HOME": str(tmp_path)})
+    traced = sorted(tuple(shlex.split(line[2:])) for line in proc.stderr.splitlines() if line.startswith("+ "))
+    parsed = sorted(c.tokens for c in verdict.commands if c.tokens is not None)
+    if "||" in command:  # every shim succeeds, so what follows || is skipped
+        assert traced and all(t in parsed for t in traced), proc.stderr
+    else:
+        assert traced == parsed, proc.stderr
+
+
+WORDS = ["echo", "git status", "git status -s", "'echo'", '"git" status', "e\\cho", "touch pwned", "x", "pwned", "out.txt",
+         "OUT/x", "../x", "'a;b'", '"a|b"', "\\;", "~", "*", "$x", "{a,b}", "#", "!", "=", "git"]
+JOINERS = [" ", ";", "; ", "|", " | ", "&&", "||", "\n", " > ", ">>", " 2>&1 ", " < ", "&", "|&", "$(", ")", "`", "(",
+           "\\\n", "\r", "'", '"', "\\", ""]
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(JOINERS)), min_size=1, max_size=6))
+def test_what_the_parser_allows_bash_runs_as_parsed(workspace: Path, tmp_path: Path, pieces: list[tuple[str, str]]) -> None:
+    """Random shell soup: whenever the rules allow it, bash (traced by -x) runs only the parsed commands
+    with the parsed words, and writes nothing outside the workspace. About 2 % of the soup is allowed."""
+    outside, shims = tmp_path / "outside", tmp_path / "bin"
+    if not shims.exists():
+        outside.mkdir()
+        shims.mkdir()
+        (shims / "git").write_text("#!/bin/sh\nexit 0\n")
+        (shims / "touch").write_text(f"#!/bin/sh\n: > {outside}/touched\n")
+        for shim in shims.iterdir():
+            shim.chmod(0o755)
+    command = "".join(w + j for w, j in pieces).replace("OUT/", f"{outside}/")
+    verdict = CommandRules(["echo", "git status"]).assess(command, workspace)
+    if not verdict.allowed:
+        return
+    proc = subprocess.run(["/bin/bash", "-x", "-c", command], cwd=workspace, capture_output=True, text=True, timeout=30,
+                          env={"PATH": str(shims), "PS4": "+ ", "HOME": str(outside)})
+    parsed = [c.tokens for c in verdict.commands]
+    traced = [tuple(shlex.split(line[2:])) for line in proc.stderr.splitlines() if line.startswith("+ ")]
+    assert all(t in parsed for t in traced), (command, proc.stderr)
+    assert list(outside.iterdir()) == [], command
+
+
 def test_the_table_is_broad() -> None:
     assert len(CASES) >= 40
     assert sum(a for _, a, _ in CASES) >= 15 and sum(not a for _, a, _ in CASES) >= 40
@@ -140,6 +198,14 @@ def test_quoted_and_escaped_words_are_normalised_to_their_literal_tokens(workspa
     verdict = CommandRules().assess("\"git\" 'sta'tus p\\ath \"a b\" -m\"x\"", workspace)
     assert [c.tokens for c in verdict.commands] == [("git", "status", "path", "a b", "-mx")]
     assert verdict.commands[0].text == "git status path 'a b' -mx"
+
+
+def test_words_are_split_where_bash_splits_them(workspace: Path) -> None:
+    commands = CommandRules().assess("echo a > f b c; 'py'test\\s x 2>&1 y; cat >'o'ut z", workspace).commands
+    assert [(c.tokens, c.text) for c in commands] == [
+        (("echo", "a", "b", "c"), "echo a b c > f"), (("pytests", "x", "y"), "pytests x y 2>&1"),
+        (("cat", "z"), "cat z >'o'ut"),
+    ]
 
 
 def test_each_simple_command_gets_a_line_that_says_why(workspace: Path) -> None:

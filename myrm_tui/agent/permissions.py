@@ -269,21 +269,34 @@ class _Walker:
             self.commands.append(ParsedCommand(self.text(node), None, tuple(problems)))
 
     def simple(self, node: Node, outer_redirects: list[Node]) -> None:
-        tokens: list[str] = []
+        words: list[list[Node]] = []  # bash words: nodes with no space between them are one word
         word_problems: list[str] = []  # the command has no literal tokens: no rule can match it
-        redirects = list(outer_redirects)
-        for child in node.children:
+
+        def add(child: Node) -> None:
+            if words and words[-1][-1].end_byte == child.start_byte:
+                words[-1].append(child)  # `'echo'\x` is one word to bash, two nodes to the grammar
+            else:
+                words.append([child])
+
+        redirects: list[Node] = []
+        for child in [*node.children, *outer_redirects]:
             if child.type == "variable_assignment":
                 var = child.child_by_field_name("name")
                 word_problems.append(f"sets {self.text(var) if var else 'a variable'}= for the command")
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 redirects.append(child)
+                # The grammar hangs the words after `> file` on the redirect; bash gives them to the command.
+                for extra in _split_target(child)[1]:
+                    add(extra)
             elif child.type != "comment":
-                value, why = self.literal(child.children[0] if child.type == "command_name" and child.children else child)
-                if why:
-                    word_problems.append(why)
-                else:
-                    tokens.append(value)
+                add(child)
+        tokens: list[str] = []
+        for group in words:
+            value, why = self.literal_group(group)
+            if why:
+                word_problems.append(why)
+            else:
+                tokens.append(value)
         problems = list(word_problems)
         name = tokens[0] if tokens and not word_problems else None
         if name in SHELL_EVALUATORS:
@@ -294,13 +307,31 @@ class _Walker:
             problems += self.redirect(r)
         if name in DIRECTORY_CHANGERS:
             self.changed_directory = True
-        shown = outer_redirects if word_problems or not tokens else redirects
-        head = self.text(node) if word_problems or not tokens else shlex.join(tokens)
-        text = " ".join([head, *(self.text(r).splitlines()[0] for r in shown)])
+        literal = not word_problems and bool(tokens)
+        head = shlex.join(tokens) if literal else self.text(node)
+        shown = redirects if literal else outer_redirects
+        text = " ".join([head, *filter(None, (self.redirect_label(r) for r in shown))])
         self.commands.append(ParsedCommand(
-            text, None if word_problems or not tokens else tuple(tokens), tuple(dict.fromkeys(problems)),
-            rememberable=not problems and bool(tokens) and tokens[0] not in WRAPPERS,
+            text, tuple(tokens) if literal else None, tuple(dict.fromkeys(problems)),
+            rememberable=not problems and literal and tokens[0] not in WRAPPERS,
         ))
+
+    def literal_group(self, nodes: Sequence[Node]) -> tuple[str, str | None]:
+        parts: list[str] = []
+        for n in nodes:
+            value, why = self.literal(n.children[0] if n.type == "command_name" and n.children else n)
+            if why:
+                return "", why
+            parts.append(value)
+        return "".join(parts), None
+
+    def redirect_label(self, node: Node) -> str:
+        """A redirect as the prompt shows it: descriptor, operator and target (not the words after it)."""
+        if node.type != "file_redirect":
+            return self.text(node).partition("\n")[0]
+        target = _split_target(node)[0]
+        end = target[-1].end_byte if target else node.end_byte
+        return self.source[node.start_byte:end].decode(errors="replace")
 
     def redirect(self, node: Node) -> list[str]:
         if node.type == "heredoc_redirect":
@@ -310,14 +341,14 @@ class _Walker:
         if node.type != "file_redirect":
             return [f"unsupported redirect ({node.type})"]
         op = next((c.type for c in node.children if not c.is_named), "")
-        dest = node.child_by_field_name("destination")
+        target = _split_target(node)[0]
         if op in (">&-", "<&-"):
             return []  # closes a descriptor
-        if dest is None:
+        if not target:
             return ["redirect without a target"]
-        if op in (">&", "<&") and (dest.type == "number" or self.text(dest) == "-"):
+        if op in (">&", "<&") and len(target) == 1 and (target[0].type == "number" or self.text(target[0]) == "-"):
             return []  # duplicates or closes a descriptor (2>&1): no file involved
-        value, why = self.literal(dest)
+        value, why = self.literal_group(target)
         if why:
             return [f"redirect target is not a plain path ({why})"]
         if value in SAFE_TARGETS:
@@ -366,6 +397,17 @@ class _Walker:
         if node.type == "command_substitution":
             return "command substitution `…`" if self.text(node).startswith("`") else "command substitution $(…)"
         return EXPANSIONS.get(node.type, f"{node.type} is not a plain word")
+
+
+def _split_target(redirect: Node) -> tuple[list[Node], list[Node]]:
+    """A file redirect's target (its first destination and the nodes touching it) and the words after it."""
+    if redirect.type != "file_redirect":
+        return [], []
+    dests = redirect.children_by_field_name("destination")
+    n = 1
+    while 0 < n < len(dests) and dests[n - 1].end_byte == dests[n].start_byte:
+        n += 1
+    return dests[:n], dests[n:]
 
 
 def _unescape_word(text: str) -> tuple[str, str | None]:
