@@ -40,6 +40,102 @@ def _db(db: Path | None) -> Path:
     return db or default_db_path()
 
 
+def _check_settings(cli: dict[str, Any]) -> None:
+    """The config file, ``MYRM_*`` variables and flags, checked before anything opens: each problem is one
+    line on stderr; a bad value exits with code 2 (a warning, such as an unknown key, does not)."""
+    from myrm_tui.config import config_problems
+
+    problems = config_problems(cli=cli)
+    for p in problems:
+        print(f"myrm: {p}", file=sys.stderr)
+    if any(p.fatal for p in problems):
+        raise typer.Exit(2)
+
+
+def _replay_problem(target: str) -> str | None:
+    """Why ``--replay PATH[#ID]`` cannot play, or None. Lines are parsed only when they hold the id's JSON
+    text (the app loads the recording again: this pass stays cheap); a miss lists the nearest ids."""
+    import difflib
+    import gzip
+    import json
+    import zlib
+
+    raw_path, _, conv_id = target.partition("#")
+    path = Path(raw_path).expanduser()
+    if not raw_path:
+        return "--replay: give a recording, PATH[#ID]"
+    if not path.is_file():
+        return f"--replay: {path}: {'is a directory' if path.is_dir() else 'no such file'}"
+    def lines() -> Any:
+        with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")) as f:
+            yield from enumerate((ln for ln in f if ln.strip()), 1)
+
+    def conversation(n: int, line: str) -> str:
+        try:
+            d = json.loads(line)
+        except ValueError as exc:
+            raise LookupError(f"--replay: {path}: conversation {n}: not a JSON line ({exc})") from None
+        if not isinstance(d, dict) or not isinstance(d.get("messages"), list):
+            raise LookupError(f"--replay: {path}: conversation {n}: not a recorded conversation (no 'messages' list)")
+        return str(d.get("id", f"conv-{n - 1}"))
+
+    needle = json.dumps(conv_id)
+    try:
+        for n, line in lines():  # the id's JSON text first: the app parses the file again anyway
+            if (not conv_id or needle in line) and (conversation(n, line) == conv_id or not conv_id):
+                return None
+        if not conv_id:
+            return f"--replay: {path}: no conversation in it"
+        ids = [conversation(n, line) for n, line in lines()]
+    except LookupError as exc:
+        return str(exc)
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
+        return f"--replay: {path}: cannot read it ({exc})"
+    if conv_id in ids:
+        return None
+    near = difflib.get_close_matches(conv_id, ids, n=3, cutoff=0.4) or ids[:3]
+    return f"--replay: no conversation {conv_id!r} in {path} ({len(ids)} there; nearest: {', '.join(near)})"
+
+
+async def _session_problem(db: Path, session: str) -> str | None:
+    from myrm_tui.store.db import Store
+
+    store = await Store.open(db)
+    try:
+        if await store.find_session(session) is not None:
+            return None
+        recent = [s.id for s in (await store.list_sessions())[:3]]
+    finally:
+        await store.close()
+    listed = f"; recent: {', '.join(recent)}" if recent else "; the database has none"
+    return f"--session: no session {session!r} in {db} (`myrm sessions` lists them{listed})"
+
+
+def _filter_problems(workspace: Path) -> list[str]:
+    """Problems of the user's and the workspace's filter-rule files (those rules are skipped)."""
+    from myrm_tui.paths import user_filter_dirs
+
+    dirs = [d for d in user_filter_dirs(workspace) if d.is_dir()]
+    if not dirs:
+        return []  # the usual case: no YAML import on the way to the first frame
+    from myrm_tui.context.filters.rules import RuleEngine
+
+    return RuleEngine.from_dirs(dirs).problems
+
+
+def _check_tui_inputs(cli: dict[str, Any], db: Path, session: str | None, replay: str | None, workspace: Path) -> None:
+    """Everything the full screen would fail on, as one line and exit code 2 before it opens."""
+    _check_settings(cli)
+    for warning in _filter_problems(workspace):
+        print(f"myrm: warning: {warning}", file=sys.stderr)
+    problem = _replay_problem(replay) if replay is not None else None
+    if problem is None and session and not replay:
+        problem = asyncio.run(_session_problem(db, session))
+    if problem:
+        print(f"myrm: {problem}", file=sys.stderr)
+        raise typer.Exit(2)
+
+
 @app.callback(invoke_without_command=True)
 def main_tui(
     ctx: typer.Context, model: ModelOpt = None, session: SessionOpt = None, db: DbOpt = None, workspace: WsOpt = None,
@@ -51,6 +147,7 @@ def main_tui(
     if ctx.invoked_subcommand is not None:
         return
     configure_offline_env()
+    _check_tui_inputs(_cli_settings(model, api_base), _db(db), session, replay, (workspace or Path.cwd()).resolve())
     from myrm_tui.app.app import MyrmApp
 
     MyrmApp(
@@ -68,9 +165,12 @@ def ask(
 ) -> None:
     """Run one non-interactive turn and print the answer to stdout (tool activity goes to stderr)."""
     configure_offline_env()
+    cli = _cli_settings(model, api_base, approval="auto" if yes else None)
+    _check_settings(cli)
+    for warning in _filter_problems((workspace or Path.cwd()).resolve()):
+        print(f"myrm: warning: {warning}", file=sys.stderr)
     text = sys.stdin.read() if prompt == "-" else prompt
-    code = asyncio.run(_ask(text, _cli_settings(model, api_base, approval="auto" if yes else None), session, _db(db),
-                            (workspace or Path.cwd()).resolve(), json_out))
+    code = asyncio.run(_ask(text, cli, session, _db(db), (workspace or Path.cwd()).resolve(), json_out))
     raise typer.Exit(code)
 
 
@@ -175,7 +275,27 @@ def doctor(
     quiet: Annotated[bool, typer.Option("--quiet", help="Only check; print a line and exit non-zero on problems")] = False,
 ) -> None:
     """What model would run, which provider keys are set, where the database is, whether we are offline-ready."""
-    asyncio.run(_doctor(_db(db), _cli_settings(model, None), quiet))
+    cli = _cli_settings(model, None)
+    configure_offline_env()
+    problems = [*asyncio.run(_config_report(_db(db), cli)), *(f"warning: {w}" for w in _filter_problems(Path.cwd().resolve()))]
+    for p in problems:  # the same lines as start-up prints, stored settings included
+        print(f"myrm doctor: {p}" if quiet else f"{'config':>15}: {p}")
+    if any(getattr(p, "fatal", False) for p in problems):
+        raise typer.Exit(2)  # the rest of the report needs settings that resolve
+    asyncio.run(_doctor(_db(db), cli, quiet))
+    if problems:
+        raise typer.Exit(1)
+
+
+async def _config_report(db: Path, cli: dict[str, Any]) -> list[Any]:
+    from myrm_tui.config import config_problems
+    from myrm_tui.store.db import Store
+
+    store = await Store.open(db)
+    try:
+        return config_problems(await store.all_settings(), cli)
+    finally:
+        await store.close()
 
 
 async def _doctor(db: Path, cli: dict[str, Any], quiet: bool) -> None:
