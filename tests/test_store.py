@@ -274,7 +274,7 @@ def test_unreadable_or_read_only_database_is_refused(tmp_path: Path, mode: int, 
     assert db.read_bytes() == before
 
 
-def _myrm(args: list[str], db: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def _myrm(args: list[str], db: Path, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MYRM_DB": str(db), "MYRM_CONFIG": str(db.parent / "none.toml")}
     return subprocess.run([sys.executable, "-m", "myrm_tui.cli", *args], capture_output=True, text=True, env=env,
                           cwd=ROOT, timeout=timeout)

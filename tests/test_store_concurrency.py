@@ -81,7 +81,7 @@ async def test_fifty_concurrent_writers_never_raise_and_lose_nothing(store: Stor
 
 async def test_nested_transaction_in_the_same_task_is_a_savepoint(store: Store) -> None:
     s = await store.create_session()
-    async with store.transaction():
+    async with asyncio.timeout(10), store.transaction():  # a nested call waiting for its own lock would hang
         await store.append_message(s.id, Message(role="user", content="outer"))  # itself nested: a savepoint
         with pytest.raises(RuntimeError, match="inner fails"):
             async with store.transaction() as conn:
