@@ -148,6 +148,9 @@ def main_tui(
         return
     configure_offline_env()
     _check_tui_inputs(_cli_settings(model, api_base), _db(db), session, replay, (workspace or Path.cwd()).resolve())
+    from myrm_tui.store.db import check_database
+
+    asyncio.run(check_database(_db(db)))  # an unusable database is one line before the full screen opens
     from myrm_tui.app.app import MyrmApp
 
     MyrmApp(
@@ -389,7 +392,15 @@ def bench(
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except Exception as exc:
+        from myrm_tui.store.db import StoreError
+
+        if not isinstance(exc, StoreError):
+            raise
+        print(f"myrm: {exc}", file=sys.stderr)  # a database myrm cannot use: one line, no traceback
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":
