@@ -123,6 +123,19 @@ MUTANTS = (
            ("tests/test_store.py::test_kill_9_during_compaction_rolls_back_on_restart",)),
     Mutant("failed compaction step restores the backup", "myrm_tui/context/processor.py", "return await self._rolled_back(ctx, start_view)", "pass",
            (f"{R}::test_a_failing_compaction_step_rolls_back_to_the_backup",)),
+    Mutant("config: types validated", "myrm_tui/config.py", "        checked = _adapter().validate_python(given)\n", "        checked = given\n",
+           ("tests/test_config.py::test_a_bad_value_is_one_line_naming_file_key_expected_and_seen",
+            "tests/test_cli.py::test_bad_config_file_is_one_line_exit_2")),
+    Mutant("config: unknown keys warned", "myrm_tui/config.py",
+           '        problems.append(Problem(source, f"unknown key {json.dumps(key)} (ignored){hint}", fatal=False))', "        pass",
+           ("tests/test_config.py::test_unknown_keys_warn_with_the_closest_key_and_the_rest_applies",
+            "tests/test_cli.py::test_doctor_reports_the_same_problems")),
+    Mutant("config: model strings checked", "myrm_tui/config.py", "        problem = model_problem(values.get(\"model\", \"\"), api_base)\n",
+           "        problem = None\n", ("tests/test_cli.py::test_bad_model_strings_are_refused_before_anything_runs",)),
+    Mutant("filter rules: a bad file is skipped", "myrm_tui/context/filters/rules.py", "        except yaml.YAMLError as exc:",
+           "        except ZeroDivisionError as exc:",
+           ("tests/test_config.py::test_a_malformed_workspace_filter_does_not_stop_the_pipeline",
+            "tests/test_cli.py::test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs")),
 )
 
 

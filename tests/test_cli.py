@@ -93,9 +93,9 @@ def test_missing_session_is_one_line_before_the_app(tmp_path: Path) -> None:
 
 
 def test_bad_model_strings_are_refused_before_anything_runs(tmp_path: Path) -> None:
-    assert _one_line_exit_2(_myrm(["--model", "gtp-4o"], tmp_path)) == 'myrm: --model: litellm does not know "gtp-4o"; did you mean gpt-4o?'
     line = _one_line_exit_2(_myrm(["ask", "hi", "--model", "foo/bar"], tmp_path))
     assert line.startswith('myrm: --model: unknown provider "foo" in "foo/bar"') and "openai/bar with --api-base" in line
+    assert _one_line_exit_2(_myrm(["--model", "gtp-4o"], tmp_path)) == 'myrm: --model: litellm does not know "gtp-4o"; did you mean gpt-4o?'
     line = _one_line_exit_2(_myrm(["ask", "hi"], tmp_path, env_extra={"MYRM_MODEL": "anthropc/claude-sonnet-4-5"}))
     assert line == 'myrm: MYRM_MODEL: model: unknown provider "anthropc" in "anthropc/claude-sonnet-4-5"; did you mean anthropic/claude-sonnet-4-5?'
 
