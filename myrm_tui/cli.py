@@ -185,6 +185,7 @@ async def _ask(text: str, cli: dict[str, Any], session: str | None, db: Path, wo
     from myrm_tui.store.db import Store
 
     store = await Store.open(db)
+    agent = None
     try:
         settings = await resolve_settings(store, cli)
         if session:
@@ -206,12 +207,12 @@ async def _ask(text: str, cli: dict[str, Any], session: str | None, db: Path, wo
         async for ev in agent.run_turn(text):
             if json_out:
                 print(dumps_event(ev), flush=True)
-                continue
-            if isinstance(ev, TextChunk):
-                sys.stdout.write(ev.text)
                 if isinstance(ev, TurnFailed):  # the exit code and the one line do not depend on the format
                     print(f"myrm: {ev.error}", file=sys.stderr)
                     code = 1
+                continue
+            if isinstance(ev, TextChunk):
+                sys.stdout.write(ev.text)
                 sys.stdout.flush()
             elif isinstance(ev, ToolStarted):
                 print(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}", file=sys.stderr)
@@ -224,10 +225,15 @@ async def _ask(text: str, cli: dict[str, Any], session: str | None, db: Path, wo
                 code = 1
             elif isinstance(ev, TurnDone):
                 sys.stdout.write("\n")
+                sys.stdout.flush()
         print(f"[session {row.id}]", file=sys.stderr)
         return code
     finally:
-        await store.close()
+        try:
+            if agent is not None:
+                await agent.close()  # background jobs end with the ask: process groups killed, logs removed
+        finally:
+            await store.close()
 
 
 @app.command()

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
+import re
+import select
+import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -135,3 +142,58 @@ async def test_background_jobs_survive_an_agent_rebuild_and_end_with_the_session
     assert job.exit_code is None and _alive(job.pid)
     await cache.clear()
     assert job.stopped == "the session ended" and not _alive(job.pid)
+
+
+def _wait_exit(pid: int, timeout: float) -> bool:
+    """Wait for ``pid`` (not our child) to exit, on a pidfd: True once it is gone."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
+
+
+async def test_close_ends_a_job_that_removed_its_own_log(workspace: Path, tmp_path: Path) -> None:
+    """The watcher used to die on the missing log (FileNotFoundError), and close() then waited forever."""
+    jobs = JobManager(tmp_path / "jobs" / "s", poll=0.05)
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), auto_approve=True, jobs=jobs)
+    log = jobs.root / "job-1.log"
+    started = await BashTool().run({"command": f"rm -f {log}; sleep 60", "run_in_background": True}, ctx)
+    job = jobs.get(started.meta["job_id"])
+    try:
+        while log.exists() and job.exit_code is None:  # the job removes its log first thing
+            await asyncio.sleep(0.02)
+        ended, _ = await asyncio.wait(set(jobs._watchers), timeout=jobs.poll * 4)  # a few polls of the missing log
+        assert not ended and not job.done.is_set()  # the watcher lives on: the job is still running, and still watched
+        assert (await BashOutputTool().run({"job_id": job.id}, ctx)).meta["status"] == "running"
+        await asyncio.wait_for(jobs.close(), 20)
+        assert job.stopped == "the session ended" and _wait_exit(job.pid, 10) and not jobs.root.exists()
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(job.pid, signal.SIGKILL)
+
+
+def test_ask_ends_its_background_jobs(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    """``myrm ask`` used to exit with its job still running: the job went on and created its file."""
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "sleep 3 && touch created", "run_in_background": True})]),
+                     Reply(text="Started it."))
+    env = {**os.environ, "MYRM_DB": str(tmp_path / "ask.db"), "MYRM_CONFIG": str(tmp_path / "none.toml"), "OPENAI_API_KEY": "sk-test"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", "ask", "start it", "--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base,
+         "--workspace", str(workspace), "--yes", "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    started = next(e["message"] for e in events if e["type"] == "ToolFinished")
+    m = re.search(r"pid (\d+)", started)
+    assert m is not None, started
+    pid = int(m[1])
+    try:
+        assert _wait_exit(pid, 30)  # the job is gone: killed when ask ended, or (the bug) after touching its file
+        assert not (workspace / "created").exists()
+        assert not (tmp_path / "jobs").exists() or not any((tmp_path / "jobs").rglob("*.log"))
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)

@@ -5,7 +5,8 @@ L7 background-output spill: a job's stdout and stderr go straight to a log file 
 costs nothing until it is read. A job whose log passes ``log_limit`` is stopped. ``bash_output``
 returns what is new since the last read; when that is over the tool context's
 ``job_output_chars`` it goes to the vault and the model gets head, tail and the ``vault://``
-pointer. Jobs belong to their agent: closing it kills them and removes their logs.
+pointer. Jobs belong to their session: closing its agent (the TUI leaving the session, ``myrm ask``
+ending) kills each job's process group, waits for it to be reaped and removes the logs.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from myrm_tui.agent.tools.shell import kill_group
 JOB_LOG_LIMIT = 200_000_000  # bytes of log one job may write before it is stopped
 MAX_READ = 50_000_000  # bytes one bash_output call reads; the rest waits for the next call
 MAX_JOBS = 16
+REAP_WAIT = 5.0  # seconds to wait for a killed group's leader to be reaped
 
 
 @dataclass
@@ -38,6 +40,7 @@ class Job:
     exit_code: int | None = None
     stopped: str = ""  # why myrm stopped it, if it did
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    proc: asyncio.subprocess.Process | None = field(default=None, repr=False)
 
     @property
     def status(self) -> str:
@@ -70,7 +73,7 @@ class JobManager:
             )
         finally:
             os.close(fd)  # the child holds its own copy
-        job = Job(job_id, command, proc.pid, log, time.time())
+        job = Job(job_id, command, proc.pid, log, time.time(), proc=proc)
         self.jobs[job_id] = job
         task = asyncio.ensure_future(self._watch(job, proc))
         self._watchers.add(task)
@@ -78,15 +81,17 @@ class JobManager:
         return job
 
     async def _watch(self, job: Job, proc: asyncio.subprocess.Process) -> None:
-        while True:
-            try:
-                job.exit_code = await asyncio.wait_for(proc.wait(), self.poll)
-                break
-            except TimeoutError:
-                if job.log.stat().st_size > self.log_limit:
-                    job.stopped = f"its output passed {self.log_limit:,} bytes"
-                    kill_group(proc.pid)
-        job.done.set()
+        try:
+            while True:
+                try:
+                    job.exit_code = await asyncio.wait_for(proc.wait(), self.poll)
+                    break
+                except TimeoutError:
+                    if _log_size(job) > self.log_limit:
+                        job.stopped = f"its output passed {self.log_limit:,} bytes"
+                        kill_group(proc.pid)
+        finally:  # whatever ends the watch (even its cancellation), nobody waits on ``done`` forever
+            job.done.set()
 
     def get(self, job_id: str) -> Job:
         job = self.jobs.get(job_id)
@@ -97,7 +102,9 @@ class JobManager:
 
     def read_new(self, job: Job) -> tuple[bytes, int]:
         """New log bytes since the last read (at most ``MAX_READ``), and how many remain after them."""
-        size = job.log.stat().st_size if job.log.exists() else job.offset
+        if not job.log.exists():
+            return b"", 0
+        size = job.log.stat().st_size
         with job.log.open("rb") as f:
             f.seek(job.offset)
             data = f.read(min(size - job.offset, MAX_READ))
@@ -105,18 +112,36 @@ class JobManager:
         return data, max(size - job.offset, 0)
 
     async def kill(self, job: Job, reason: str = "killed on request") -> None:
+        """Kill the job's whole process group and wait until its leader is reaped."""
         if job.exit_code is None:
             job.stopped = reason
             kill_group(job.pid)
-            await job.done.wait()
+            try:
+                await asyncio.wait_for(job.done.wait(), REAP_WAIT)
+            except TimeoutError:  # the watcher is gone: reap here, a killed leader exits at once
+                if job.proc is not None:
+                    job.exit_code = await asyncio.wait_for(job.proc.wait(), REAP_WAIT)
 
     async def close(self) -> None:
-        for job in self.jobs.values():
-            await self.kill(job, "the session ended")
-        for t in list(self._watchers):
-            t.cancel()
-        await asyncio.gather(*self._watchers, return_exceptions=True)
-        shutil.rmtree(self.root, ignore_errors=True)
+        """Kill every job's process group and remove the logs (each step runs even if one before failed)."""
+        try:
+            for job in self.jobs.values():
+                try:
+                    await self.kill(job, "the session ended")
+                except (TimeoutError, OSError):
+                    pass  # the group was sent SIGKILL; a leader that is slow to be reaped must not keep the rest alive
+        finally:
+            for t in list(self._watchers):
+                t.cancel()
+            await asyncio.gather(*self._watchers, return_exceptions=True)
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _log_size(job: Job) -> int:
+    try:
+        return job.log.stat().st_size
+    except OSError:  # the log was removed (by the job itself, say): nothing more is counted
+        return 0
 
 
 class BashOutputTool:
