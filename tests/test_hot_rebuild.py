@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -47,8 +48,14 @@ async def test_editing_a_prompt_file_rebuilds_the_agent_with_the_new_prompt(emul
         stop.set()
 
     watcher = asyncio.ensure_future(c.watch_files(on_change, stop))
-    await asyncio.sleep(0.3)
-    (prompts / "identity.md").write_text("You are myrm, EDITED IDENTITY for this test.")
+    # The watcher has no "started" signal: write until it reports the change (an edit made before it
+    # is watching is not seen), so the test waits on the event itself, however slow the machine.
+    for n in range(100):
+        (prompts / "identity.md").write_text(f"You are myrm, EDITED IDENTITY for this test. ({n})")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(watcher), 0.5)
+        if watcher.done():
+            break
     await asyncio.wait_for(watcher, 10)
     assert seen and any(p.endswith("identity.md") for p in seen[0])
     rebuilt = await c.ensure_agent()

@@ -42,10 +42,12 @@ async def test_replay_in_the_tui_pauses_and_is_labelled(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.replayer is not None and "REPLAY" in app.sub_title)
         await pilot.press("ctrl+r")
-        assert not app.replayer.feed.running.is_set()
-        await pilot.pause(0.4)  # a reply already streaming may finish
-        served = app.replayer.feed.served
-        await pilot.pause(0.8)
-        assert app.replayer.feed.served == served  # paused: nothing more is served
+        feed = app.replayer.feed
+        assert not feed.running.is_set()
+        # A reply already streaming may finish; the next one reaches the pause and is held there.
+        await wait_until(pilot, feed.held.is_set)
+        served = feed.served
+        await pilot.pause()
+        assert feed.served == served and feed.held.is_set()  # paused: nothing more is served
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: not app.replayer.feed.replies and not app.busy)

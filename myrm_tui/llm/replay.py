@@ -25,6 +25,7 @@ class ReplayFeed:
     replies: deque[Message] = field(default_factory=deque)
     delay: float = 0.5
     running: asyncio.Event = field(default_factory=asyncio.Event)
+    held: asyncio.Event = field(default_factory=asyncio.Event)  # set while a reply waits on the pause
     served: int = 0
 
     def __post_init__(self) -> None:
@@ -45,7 +46,10 @@ async def stream_reply(model: str) -> AsyncIterator[dict[str, Any]]:
         raise ValueError(f"no replay registered for {model!r}")
     if feed.delay:
         await asyncio.sleep(feed.delay)
-    await feed.running.wait()  # after the delay too: a pause stops the reply that was about to come
+    if not feed.running.is_set():  # after the delay too: a pause stops the reply that was about to come
+        feed.held.set()
+        await feed.running.wait()
+        feed.held.clear()
     msg = feed.next_reply()
     feed.served += 1
     text = msg.text if msg is not None else "[replay finished: no more recorded turns]"
