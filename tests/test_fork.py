@@ -189,3 +189,40 @@ async def test_fork_at_a_message_that_does_not_exist_creates_nothing(emulator: P
         assert ctl.fork_notice.startswith(f"Forked into session {fork.id} ")
     finally:
         await ctl.close()
+
+
+async def test_a_fork_cancelled_midway_creates_nothing(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    """A second ctrl+f or quitting cancels the fork's worker inside its transaction: it rolls back whole."""
+    emulator.default = route
+    ctl = Controller(tmp_path / "c.db", workspace, {"model": "openai/gpt-4o-mini", "api_base": emulator.openai_base,
+                                                    "api_key": "sk-test", "keepalive": False, "summarizer_model": "extractive"})
+    await ctl.open()
+    try:
+        row = await ctl.open_session(None)
+        parent_agent = await ctl.ensure_agent()
+        assert ctl.store is not None
+        store = ctl.store
+        async for _ in parent_agent.run_turn("count 1"):
+            pass
+        before = await _session_ids_anywhere(store)
+        compacting, never = asyncio.Event(), asyncio.Event()
+        real_begin = store.begin_compaction
+
+        async def begin_then_hang(sid: str, backup_json: str) -> int:
+            cp = await real_begin(sid, backup_json)
+            compacting.set()
+            await never.wait()  # cancelled here, with the fork's rows and its checkpoint written
+            return cp
+
+        store.begin_compaction = begin_then_hang  # type: ignore[method-assign]
+        task = asyncio.ensure_future(ctl.fork())
+        await asyncio.wait_for(compacting.wait(), 30)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await _session_ids_anywhere(store) == before
+        assert ctl.session is not None and ctl.session.id == row.id and ctl.agent is parent_agent
+        assert not store.conn.in_transaction
+        await store.add_metrics(row.id, 1, {"kind": "after"})  # the store is free again
+    finally:
+        await ctl.close()

@@ -243,9 +243,11 @@ class Controller:
                 agent = await build_agent(store, row.id, self.settings, self.workspace, self.llm, self.approver)
                 agent.tool_ctx.extra_vault_namespaces.add(parent.id)
                 report = await agent.compact_now()
-        except Exception as exc:
+        except BaseException as exc:  # cancelled (a second ctrl+f, quitting) too: the transaction rolled back
             if agent is not None:
                 await agent.close()
+            if not isinstance(exc, Exception):
+                raise
             raise ForkFailed(f"Fork failed, nothing was created ({type(exc).__name__}: {exc}); "
                              f"still in session {parent.id}") from exc
         self._prebuilt = agent
