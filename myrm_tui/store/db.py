@@ -11,7 +11,9 @@ under a per-store ``asyncio.Lock``. The connection is shared by every coroutine 
 compaction, titles, metrics, keep-alive probes); without the lock their statements interleave on it,
 one coroutine's ``BEGIN`` lands inside another's transaction ("cannot start a transaction within a
 transaction") and plain writes join, and roll back with, a transaction they do not belong to. Other
-processes are kept apart by SQLite's own locks (WAL, ``busy_timeout``).
+processes are kept apart by SQLite's own locks (WAL, ``busy_timeout``). Reads do not wait for the lock;
+on the shared connection they see an open transaction's writes (wrap them in ``transaction()`` when
+they must not). A long transaction (a fork's compaction) holds the file's write lock for its length.
 
 A database myrm cannot use raises :class:`StoreError`, one line naming the file and what to do; the
 file is never overwritten or deleted, and the connection (and its thread) is closed before raising.
