@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -11,7 +17,9 @@ from myrm_tui.llm.errors import (
     AuthError,
     BadRequestError,
     ContextOverflowError,
+    EmptyReplyError,
     InactivityTimeoutError,
+    IncompleteStreamError,
     LLMTimeoutError,
     ProviderError,
     RateLimitError,
@@ -128,3 +136,93 @@ async def test_watchdog_total_ceiling_cuts_a_stream_that_never_ends() -> None:
 def test_classify_maps_plain_exceptions() -> None:
     assert isinstance(classify(TimeoutError("t")), LLMTimeoutError)
     assert isinstance(classify(ValueError("prompt is too long: 300000 tokens")), ContextOverflowError)
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A TCP server that accepts every connection and never sends a byte (a hung proxy, a dead model)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+                held.append(conn)  # kept open, never read, never answered
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{srv.getsockname()[1]}/v1"
+    stop.set()
+    t.join(5)
+    for c in held:
+        c.close()
+    srv.close()
+
+
+def _seconds_said(message: str) -> tuple[float, float]:
+    m = re.search(r"for ([\d.]+) s \(limit ([\d.]+) s\)", message)
+    assert m is not None, message
+    return float(m[1]), float(m[2])
+
+
+async def test_a_server_that_accepts_and_never_answers_is_cut_at_the_idle_limit(silent_server: str) -> None:
+    """The wait for the response headers used to be under the total limit only (606 s for a 600 s ceiling)."""
+    client = LLMClient(inactivity_timeout=1.0, total_timeout=30, check_interval=10)
+    t0 = time.monotonic()
+    with pytest.raises(InactivityTimeoutError, match=r"No response for .* the server did not answer") as err:
+        await _all(client, ModelSpec("openai/gpt-4o-mini", api_base=silent_server, api_key="sk-test"), [{"role": "user", "content": "hi"}])
+    took = time.monotonic() - t0
+    idle, limit = _seconds_said(str(err.value))
+    assert limit == 1.0 and 1.0 <= idle < 3.0 and took < 8  # at the limit (a busy machine adds a little), not at the 10 s check or the ceiling
+
+
+async def test_the_watchdog_fires_at_the_limit_and_says_the_real_numbers() -> None:
+    """A 3 s limit checked every 10 s used to fire at 10 s and say so: 'No token for 10 s (limit 3 s)'."""
+    clock = FakeTime()
+
+    async def stalls():
+        yield 1
+        await asyncio.Event().wait()
+        yield 2
+
+    with pytest.raises(InactivityTimeoutError) as err:
+        _ = [x async for x in guarded(stalls(), inactivity=3, total=600, check_interval=10, clock=ProgressClock(clock), sleep=clock.sleep)]
+    idle, limit = _seconds_said(str(err.value))
+    assert limit == 3 and 3 <= idle < 3.1 and 3 <= clock.t < 3.1 and "No token for 3.0 s (limit 3.0 s)" in str(err.value)
+
+
+async def test_a_cut_stream_is_an_error_not_an_answer(emulator: ProviderEmulator) -> None:
+    """litellm ends a dropped stream with a made-up finish_reason 'stop'; the client asks what the provider sent."""
+    emulator.enqueue(Reply(text="The answer is forty-two, because", drop_connection_after=3))
+    got: list = []
+    with pytest.raises(IncompleteStreamError, match=r"cut off: the stream ended without a finish reason after 16 chars"):
+        async for ev in LLMClient().stream(openai(emulator), [{"role": "user", "content": "hi"}]):
+            got.append(ev)
+    assert "".join(e.text for e in got if isinstance(e, TextDelta)) == "The answer is fo"
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind", "says"),
+    [
+        (Reply(raw_body=b"data: [DONE]\n\n"), IncompleteStreamError, r"ended without a reply and without a finish reason .*Content-Type: text/event-stream"),
+        (Reply(raw_body=b"<html><body>502 Bad Gateway</body></html>", raw_content_type="text/html"), IncompleteStreamError, r"not server-sent events; Content-Type: text/html"),
+        (Reply(raw_body=json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}).encode(),
+               raw_content_type="application/json"), IncompleteStreamError, r"Content-Type: application/json"),
+        (Reply(text=""), EmptyReplyError, r"empty reply \(finish reason 'stop', no text and no tool call\)"),
+        (Reply(text="", reasoning="Let me think about this."), EmptyReplyError, r"only 24 chars of reasoning"),
+    ],
+    ids=["done-only", "html-200", "json-200", "empty", "reasoning-only"],
+)
+async def test_empty_and_bogus_replies_are_clear_errors(emulator: ProviderEmulator, reply: Reply, kind: type, says: str) -> None:
+    emulator.enqueue(reply)
+    with pytest.raises(kind, match=says):
+        await _all(LLMClient(), openai(emulator), [{"role": "user", "content": "hi"}])

@@ -1,9 +1,12 @@
 """Progress-aware dual timeout: tell a slow model (still streaming) from a dead one (silent).
 
-``ProgressClock.touch()`` is called on every streamed token. A watchdog wakes every
-``check_interval`` seconds: silence longer than ``inactivity`` raises ``InactivityTimeoutError``;
-a stream longer than ``total`` raises ``LLMTimeoutError`` whatever its pace. The clock is injectable
-so tests drive it without sleeping.
+``ProgressClock.touch()`` is called on every streamed item. The clock starts when the call starts,
+so the inactivity limit covers connecting, the wait for the response headers and the first token,
+not only the gaps between tokens: a server that accepts the connection and never answers is cut at
+the inactivity limit too. A watchdog sleeps until the nearest deadline (at most ``check_interval``):
+silence past ``inactivity`` raises ``InactivityTimeoutError``; a call longer than ``total`` raises
+``LLMTimeoutError`` whatever its pace. Both fire at their limit and say the real numbers. The clock
+is injectable so tests drive it without sleeping.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import TypeVar
 from myrm_tui.llm.errors import InactivityTimeoutError, LLMTimeoutError
 
 T = TypeVar("T")
+MIN_WAIT = 0.01  # the watchdog never spins: a deadline already due is checked after this
 
 
 class ProgressClock:
@@ -23,9 +27,11 @@ class ProgressClock:
         self.clock = clock
         self.started = clock()
         self.last = self.started
+        self.items = 0  # items seen; 0 = the server has not answered yet
 
     def touch(self) -> None:
         self.last = self.clock()
+        self.items += 1
 
     def idle(self) -> float:
         return self.clock() - self.last
@@ -34,11 +40,23 @@ class ProgressClock:
         return self.clock() - self.started
 
 
+def seconds(s: float) -> str:
+    """A duration as people read it: ``0.5 s``, ``3.2 s``, ``90 s``."""
+    return f"{s:.1f} s" if s < 10 else f"{s:.0f} s"
+
+
+def silence_message(idle: float, limit: float, items: int) -> str:
+    if items == 0:
+        return (f"No response for {seconds(idle)} (limit {seconds(limit)}): the server did not answer the request "
+                "(connecting, or it accepted the connection and sent nothing)")
+    return f"No token for {seconds(idle)} (limit {seconds(limit)}): the model stopped responding"
+
+
 async def guarded(
     source: AsyncIterator[T], inactivity: float = 90.0, total: float = 600.0, check_interval: float = 10.0,
     clock: ProgressClock | None = None, sleep: Callable[[float], object] = asyncio.sleep,
 ) -> AsyncIterator[T]:
-    """Yield from ``source`` under the dual timeout; the source is closed when a limit trips."""
+    """Yield from ``source`` under the dual timeout; the source is closed however this ends."""
     pc = clock or ProgressClock()
     queue: asyncio.Queue[tuple[str, object]] = asyncio.Queue()
 
@@ -53,12 +71,16 @@ async def guarded(
 
     async def watchdog() -> None:
         while True:
-            await sleep(check_interval)  # type: ignore[misc]
-            if pc.idle() > inactivity:
-                await queue.put(("error", InactivityTimeoutError(f"No token for {pc.idle():.0f} s (limit {inactivity:.0f} s): the model stopped responding")))
+            # Wake at the nearest deadline, not on a fixed tick: a 3 s limit fires at 3 s, not at 10.
+            due = min(inactivity - pc.idle(), total - pc.elapsed())
+            await sleep(max(min(check_interval, due), MIN_WAIT))  # type: ignore[misc]
+            idle, elapsed = pc.idle(), pc.elapsed()
+            if idle >= inactivity:
+                await queue.put(("error", InactivityTimeoutError(silence_message(idle, inactivity, pc.items))))
                 return
-            if pc.elapsed() > total:
-                await queue.put(("error", LLMTimeoutError(f"Stream exceeded the {total:.0f} s ceiling")))
+            if elapsed >= total:
+                await queue.put(("error", LLMTimeoutError(
+                    f"The call ran {seconds(elapsed)} and hit the {seconds(total)} ceiling (still streaming, never finished)")))
                 return
 
     pump_task = asyncio.ensure_future(pump())

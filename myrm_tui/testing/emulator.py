@@ -38,6 +38,10 @@ class Reply:
     stall_after: int | None = None  # send this many chunks, then go silent (a hung model)
     error: tuple[int, dict[str, Any]] | None = None  # HTTP status and JSON body instead of a reply
     drop_connection_after: int | None = None  # send this many chunks, then cut the connection
+    # A broken provider: this body is sent as-is with HTTP 200 instead of a reply (an SSE stream of
+    # only ``data: [DONE]``, an HTML error page, a JSON body for a streaming request...).
+    raw_body: bytes | None = None
+    raw_content_type: str = "text/event-stream"
 
 
 @dataclass
@@ -202,6 +206,8 @@ class ProviderEmulator:
         reply = self._next(body)
         if reply.error:
             return web.json_response(reply.error[1], status=reply.error[0])
+        if (broken := await self._broken(reply)) is not None:
+            return broken
         completion = max(1, len(reply.text) // 4 + 5 * len(reply.tool_calls))
         usage: dict[str, Any] = {
             "prompt_tokens": cache.input_tokens,
@@ -248,6 +254,12 @@ class ProviderEmulator:
         await resp.write_eof()
         return resp
 
+    async def _broken(self, reply: Reply) -> web.Response | None:
+        """The reply of a misbehaving provider (``raw_body``), or None for a normal one."""
+        if reply.raw_body is not None:
+            return web.Response(body=reply.raw_body, status=200, headers={"Content-Type": reply.raw_content_type})
+        return None
+
     async def _send_chunks(self, resp: web.StreamResponse, payloads: list[dict[str, Any]], reply: Reply, event: str | None = None) -> bool:
         for n, p in enumerate(payloads):
             if reply.stall_after is not None and n >= reply.stall_after:
@@ -284,6 +296,8 @@ class ProviderEmulator:
         reply = self._next(body)
         if reply.error:
             return web.json_response(reply.error[1], status=reply.error[0])
+        if (broken := await self._broken(reply)) is not None:
+            return broken
         usage = {
             "input_tokens": cache.input_tokens - cache.cached_tokens - cache.cache_write_tokens,
             "cache_read_input_tokens": cache.cached_tokens,
