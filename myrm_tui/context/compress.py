@@ -74,8 +74,8 @@ def frozen_end(view: list[Message], ctx: PipelineContext) -> int:
     k = head
     while k < len(view) and view[k].meta.get("kind") == "summary":
         k += 1
-    if sum(ctx.counter.message(m) for m in view[head:k]) > ctx.config.summary_budget_tokens:
-        return head
+    if ctx.hard_limit is not None or sum(ctx.counter.message(m) for m in view[head:k]) > ctx.config.summary_budget_tokens:
+        return head  # after a provider overflow nothing is frozen: the blocks must fit the limit too
     return k
 
 

@@ -24,6 +24,7 @@ from myrm_tui.context.types import Message, synthetic_user
 SUMMARY_PROMPT = "summary.md"
 MAX_TRANSCRIPT_CHARS = 120_000
 ORIGINAL_SCAN_CHARS = 24_000
+RENDER_OVERHEAD_TOKENS = 400  # a block's headings, fields and continuity sections around its Record
 LEDGER_CACHE = 20_000  # messages whose ledger lines are remembered (oldest forgotten first)
 
 
@@ -125,9 +126,22 @@ class Summarize:
         seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
         lines = [*(ledger.reparse(ln) for b in folded for ln in summary_model.record_lines(b.text)),
                  *(ln for m in removed for ln in self._lines_of(m, ctx))]
-        kept = ledger.fit(lines, self._budget_chars(removed, folded, ctx), seen)
-        record = redact("\n".join(kept)).split("\n") if kept else []  # one pass: redaction is per-pattern, not per-line
-        body = summary_model.render_block(fresh, merged, record, covered, len(kept_blocks) + 1)
+        # The block must fit what the request may still carry (after a provider overflow, the hard limit);
+        # chars per token vary with the text, so measure the rendered block and refit smaller if needed.
+        limit = min(ctx.config.input_budget, ctx.hard_limit or ctx.config.input_budget)
+        room = limit - ctx.tokens(view)
+        if ctx.hard_limit is not None:  # what Compress reserved for the summary when it cut to the limit
+            room = min(room, ctx.config.max_context_tokens // 20, ctx.hard_limit // 4)
+        budget = max(min(self._budget_chars(removed, folded, ctx), room * ledger.CHARS_PER_TOKEN), 0)
+        part = len(kept_blocks) + 1
+        for _ in range(4):
+            kept = ledger.fit(lines, budget, seen)
+            record = redact("\n".join(kept)).split("\n") if kept else []  # one pass: redaction is per-pattern
+            body = summary_model.render_block(fresh, merged, record, covered, part)
+            over = ctx.counter.text(body) + 8 - room
+            if over <= 0 or not kept:
+                break
+            budget = max(int(budget * (1 - over / max(ctx.counter.text(body), 1))) - 200, 0)
         sid = f"summary-{ctx.state.compactions}"
         if ctx.config.summary_role == "user":
             msg = replace(synthetic_user(body, sid, "summary"), meta={"kind": "summary", "source": source})
