@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 CORPUS ?= ../shared/corpus
 
-.PHONY: install test lint typecheck unit bench screenshots protections clean
+.PHONY: install test lint typecheck unit bench screenshots protections perf clean
 
 install: $(VENV)/.installed
 
@@ -76,6 +76,10 @@ bench:
 # Remove each protection of the resilience layer in turn (in a temporary copy) and check its tests fail.
 protections:
 	$(PY) -m tests.protections
+
+# First frame and idle memory of the real TUI in a pseudo-terminal (targets: <= 0.5 s, <= 200 MB).
+perf:
+	$(PY) -m myrm_tui.app.perf --runs 5
 
 screenshots:
 	$(PY) -m myrm_tui.app.screenshots screenshots

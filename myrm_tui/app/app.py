@@ -2,8 +2,8 @@
 
 Start-up is two-phase so the first frame never waits: the screen mounts at once (only Textual and the
 widgets are imported before it), then a worker opens the database, loads the session and builds the
-agent in a thread. litellm (~150 MB, seconds to import) is imported when the user starts typing, or
-at start-up when the model's window has to come from its registry.
+agent in a thread. litellm (~150 MB, seconds to import) and the embedded model's child process start
+when the user starts typing (at start-up only when a cloud model's window or preheat needs them).
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ class MyrmApp(App[None]):
         return screen
 
     def on_mount(self) -> None:
-        self.start_up()
+        self.call_after_refresh(self.start_up)  # settings validation and the database wait for the first frame
 
     @work(exclusive=True, group="startup", exit_on_error=False, description="open database and session")
     async def start_up(self) -> None:
@@ -132,14 +132,14 @@ class MyrmApp(App[None]):
         self.watch_files()
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        """The user started typing: import litellm now, so the first reply does not wait for it."""
-        if not self._warming and isinstance(event.text_area, PromptInput) and event.text_area.text:
+        """The user started typing: get the model ready now, so the first reply does not wait for it."""
+        if not self._warming and self.ready.is_set() and isinstance(event.text_area, PromptInput) and event.text_area.text:
             self._warming = True
             self.warm_up()
 
-    @work(exclusive=True, group="warm", exit_on_error=False, description="import litellm")
+    @work(exclusive=True, group="warm", exit_on_error=False, description="start the model, import litellm")
     async def warm_up(self) -> None:
-        await self.controller.warm_up()
+        await self.controller.user_typing()
 
     @work(exclusive=True, group="watch", exit_on_error=False, description="watch prompts and config")
     async def watch_files(self) -> None:

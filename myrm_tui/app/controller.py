@@ -134,9 +134,20 @@ class Controller:
             agent.start_keepalive()
             return agent
         agent = await build_agent(self._store(), self.session.id, settings, self.workspace, self.llm, self.approver)
-        agent.schedule_preheat()  # the first message then reads a warm prefix
+        # The first message then reads a warm prefix. The embedded model waits for the user to type
+        # (user_typing): its child process and litellm's import hold ~350 MB, for a session maybe only read.
+        if model_kind(settings.model) != "local":
+            agent.schedule_preheat()
         agent.start_keepalive()
         return agent
+
+    async def user_typing(self) -> None:
+        """The user started a message: get the model ready while they type (the embedded model's child
+        starts and its prompt is prefilled by a preheat; litellm is imported in a thread)."""
+        agent = self.agent
+        if agent is not None and not self.replaying and model_kind(agent.settings.model) == "local":
+            agent.schedule_preheat()
+        await self.warm_up()
 
     def files_version(self) -> str:
         return files_fingerprint(prompts_dir(), config_file())

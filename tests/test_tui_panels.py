@@ -1,0 +1,115 @@
+"""What the side panel shows: the ring's baseline before the first message, live values that agree
+with the lines under the ring, an honest usage chart; the command table; the header; the picker."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import Static
+
+from myrm_tui.app.commands import COMMANDS, help_markdown
+from myrm_tui.app.screens.sessions import SessionPicker
+from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
+from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel, UsageChart
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.test_tui import make_app, type_and_send, wait_until
+
+
+def _text(widget: Any) -> str:
+    return str(widget.render())
+
+
+async def test_the_ring_shows_the_baseline_before_the_first_message(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    emulator.enqueue(Reply(text="hello"))
+    async with app.run_test(size=(140, 42)) as pilot:
+        ring = app.query_one(ContextUsageIndicator)
+        assert "counting tokens…" in _text(ring)  # before the agent exists: no made-up "0 / 0"
+        await wait_until(pilot, lambda: app.ready.is_set() and ring.window > 0)
+        agent = app.controller.agent
+        assert agent is not None and ring.window == agent.window
+        history = agent.counter.messages(agent.history)
+        schemas = app.controller.schema_tokens()
+        assert schemas > 500 and ring.tokens == history + schemas  # system prompt, environment and tool schemas
+        assert f"{ring.tokens:,} / {ring.window:,} tokens" in _text(ring)
+        assert "no requests yet" in _text(app.query_one(UsageChart))
+        await type_and_send(pilot, "hi")
+        await wait_until(pilot, lambda: not app.busy)
+        sent = app.controller.agent.last_report  # type: ignore[union-attr]
+        assert sent is not None and sent.usage is not None
+        # The provider's count of the first request is the baseline plus the user's message.
+        assert 0 < sent.usage.prompt_tokens - (history + schemas) < 30, (sent.usage.prompt_tokens, history + schemas)
+
+
+async def test_panel_live_values_agree_with_the_lines_under_the_ring(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 2000"})]), Reply(text="counted"), Reply(text="ok"))
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        for text in ("count", "thanks"):
+            await type_and_send(pilot, text)
+            await wait_until(pilot, lambda: not app.busy)
+        panel = app.query_one(SessionContextHealthPanel)
+        chart = app.query_one(UsageChart)
+        rows = [r for r in await app.controller.store.metrics(app.controller.session.id) if "tokens_out" in r]  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: len(chart.values) == len(rows) == 3)  # one bar per request, none invented
+        header = _text(app.query_one("#stats", Static))
+        level = re.search(r"threshold level: (\w+)", header)
+        ms = re.search(r"pipeline: ([\d.]+) ms", header)
+        assert level and ms
+        compaction, pruning = _text(panel.query_one("#compaction")), _text(panel.query_one("#pruning"))
+        assert re.search(rf"level now\s+{level.group(1)}\b", compaction)
+        last = re.search(r"pipeline last\s+([\d.]+) ms", pruning)
+        assert last and f"{float(last.group(1)):.1f}" == ms.group(1)
+        assert "pipeline p50       -" not in pruning
+        assert all(0 < v < 0.1 for v in chart.values)  # a few percent of 128K each: low bars, not a solid block
+        bars = _text(chart).splitlines()
+        assert bars[0].strip() == "" and len(bars[-1].strip()) == 3
+
+
+async def test_slash_commands_and_help_come_from_the_command_table(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    keys = {b.key for b in app.BINDINGS if not isinstance(b, tuple)}
+    assert {c.key for c in COMMANDS if c.key} <= keys
+    help_text = help_markdown()
+    assert all(f"/{c.slash[0]}" in help_text for c in COMMANDS if c.slash)
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        palette = {c.title for c in app.get_system_commands(app.screen)}
+        assert {c.title for c in COMMANDS if c.palette} <= palette
+        tabs = app.query_one("#tabs")
+        await type_and_send(pilot, "/vault")
+        await wait_until(pilot, lambda: tabs.active == "vault-tab")  # type: ignore[attr-defined]
+        await type_and_send(pilot, "/health")
+        await wait_until(pilot, lambda: tabs.active == "health-tab")  # type: ignore[attr-defined]
+        await type_and_send(pilot, "/model")  # no name: a usage hint, nothing sent to the model
+        await wait_until(pilot, lambda: any("usage: /model NAME" in str(n.message) for n in app._notifications))
+        assert not emulator.accepted
+
+
+async def test_the_session_picker_deletes_the_highlighted_session(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        first = app.controller.session.id  # type: ignore[union-attr]
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: app.controller.session is not None and app.controller.session.id != first)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        ids = [s.id for s in app.screen.sessions]  # type: ignore[attr-defined]
+        await pilot.press(*["down"] * ids.index(first), "d")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker) and first not in
+                         [s.id for s in app.screen.sessions])  # type: ignore[attr-defined]
+        assert await app.controller.store.find_session(first) is None  # type: ignore[union-attr]
+        await pilot.press("escape")
+
+
+def test_the_header_separates_title_and_session() -> None:
+    from pathlib import Path as P
+
+    from myrm_tui.app.app import MyrmApp
+
+    title = MyrmApp(db_path=P("/nonexistent.db"), workspace=P(".")).format_title("myrm", "REPLAY · astropy-13579")
+    assert title.plain == "myrm  │  REPLAY · astropy-13579"
