@@ -15,6 +15,7 @@ from typing import Any
 
 from myrm_tui.app.app import MyrmApp
 from myrm_tui.app.widgets.vault_card import VaultArtifactCard
+from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "swe-dev.jsonl.gz"
@@ -44,17 +45,22 @@ async def replay_shots(out: Path, tmp: Path) -> None:
         await pilot.press("f3")
         await pilot.pause(0.3)
         app.save_screenshot(str(out / "health.svg"))
+        entries = (await app.controller.panel_data())["vault"]
+        archives = [e for e in entries if e.get("kind") == "archive" and e.get("meta", {}).get("reason") == "pre_compact"]
         cards = list(app.query(VaultArtifactCard))
-        if cards:
+        if archives:  # an archived view, rendered as numbered messages
+            app.load_vault_entry(archives[0]["uri"])
+            await pilot.press("f4")
+            await _wait(pilot, lambda: app.query_one(VaultPane).current_uri == archives[0]["uri"])
+        elif cards:
             cards[-1].focus()
             await pilot.press("enter")
             await pilot.pause(0.8)
-        else:
-            entries = (await app.controller.panel_data())["vault"]
-            if entries:
-                app.load_vault_entry(entries[-1]["uri"])
+        elif entries:
+            app.load_vault_entry(entries[-1]["uri"])
             await pilot.press("f4")
             await pilot.pause(0.8)
+        await pilot.pause(0.3)
         app.save_screenshot(str(out / "vault.svg"))
         await pilot.press("f1")
         await pilot.pause(0.3)
