@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import PIPELINE, collect, conversation, ctx_for, make_agent, openai_settings, run_pipeline
+from tests.test_llm_client import silent_server  # noqa: F401  (a fixture)
 
 
 def _summary_json(**over: object) -> str:
@@ -45,8 +47,10 @@ async def test_stalled_summarizer_is_cut_and_the_extractive_summary_used(emulato
 
 
 async def test_slow_but_steady_summarizer_is_not_cut(emulator: ProviderEmulator) -> None:
-    emulator.enqueue(Reply(text=_summary_json(), chunk_size=60, chunk_delay=0.15))  # slower than the limit in total, never silent
-    _, ctx = await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=_aux(emulator, inactivity=0.5))
+    # Slower than the limit in total (7 chunks, 0.35 s apart: 2.45 s), never silent for as long; the limit
+    # covers the wait for the first byte too, so it leaves room for the request's own round trip.
+    emulator.enqueue(Reply(text=_summary_json(), chunk_size=50, chunk_delay=0.35))
+    _, ctx = await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=_aux(emulator, inactivity=1.5))
     assert ctx.metrics.summary_source == "llm", ctx.metrics.events
 
 
@@ -303,3 +307,85 @@ async def test_preflight_refuses_a_request_that_cannot_fit_before_calling_the_ap
     failed = [e for e in events if isinstance(e, TurnFailed)]
     assert failed and failed[0].kind == "preflight" and "even after compaction" in failed[0].error
     assert isinstance(events[-1], TurnDone) and emulator.requests == []
+
+
+_OVERFLOW = Reply(error=(400, {"error": {
+    "message": "This model's maximum context length is 8000 tokens. However, your messages resulted in 9000 tokens. Please reduce the length of the messages.",
+    "type": "invalid_request_error", "code": "context_length_exceeded"}}))
+
+
+async def test_every_overflow_of_a_turn_gets_its_own_retry(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+    """Issue 13.7's cause. The one retry was per turn: a turn whose first request overflowed, was
+    recovered and retried, failed outright when a later request of the same turn (after a tool call)
+    overflowed too. Whether a turn met two overflows depended on a few tokens of the environment
+    message, i.e. on the length of pytest's tmp path (pytest-N grows every run): the flaky test."""
+    from myrm_tui.agent.events import AssistantSaved, Notice, TurnFailed
+
+    agent = await make_agent(store, workspace, openai_settings(emulator, prompt_mode="naked"), window=8_000)
+    emulator.enqueue(_OVERFLOW, Reply(tool_calls=[("bash", {"command": "echo step"})]), _OVERFLOW, Reply(text="Done."))
+    events = await collect(agent, "do the two steps")
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    assert sum(isinstance(e, Notice) and "context overflow" in e.text for e in events) == 2
+    assert [e.message.text for e in events if isinstance(e, AssistantSaved)][-1] == "Done."
+    assert [r.body["messages"][-1]["role"] for r in emulator.requests] == ["user", "user", "tool", "tool"]
+
+
+async def test_a_cut_stream_is_retried_once_and_its_partial_text_kept_marked(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+    from myrm_tui.agent.events import AssistantSaved, Notice, TurnFailed
+    from myrm_tui.agent.loop import CUT_SUFFIX
+
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    emulator.enqueue(Reply(text="Part one of the answer, then", drop_connection_after=3), Reply(text="the rest of it."))
+    events = await collect(agent, "explain")
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    notice = next(e for e in events if isinstance(e, Notice) and "cut off" in e.text)
+    assert "after 16 chars" in notice.text and notice.text.endswith("Retrying once.")
+    assert [e.message.text for e in events if isinstance(e, AssistantSaved)] == ["the rest of it."]
+    stored = await store.load_messages(agent.session_id)
+    cut = next(m for m in stored if m.role == "assistant" and m.meta.get("interrupted"))
+    assert cut.text == "Part one of the " + CUT_SUFFIX
+    retried = emulator.accepted[-1].body["messages"]
+    assert retried[-2]["content"] == cut.text and "Continue from where it stopped" in retried[-1]["content"]
+
+
+async def test_a_stream_cut_twice_ends_the_turn_with_one_clear_line(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+    from myrm_tui.agent.events import TurnFailed
+
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    emulator.enqueue(*[Reply(text="Part one of the answer, then", drop_connection_after=3)] * 2, Reply(text="never asked"))
+    events = await collect(agent, "explain")
+    failed = [e for e in events if isinstance(e, TurnFailed)]
+    assert len(failed) == 1 and failed[0].error.startswith("The reply was cut off") and failed[0].kind == "IncompleteStreamError"
+    assert len(emulator.requests) == 2 and emulator.script  # retried once, not twice
+
+
+def _ask(args: list[str], tmp: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "MYRM_DB": str(tmp / "ask.db"), "MYRM_CONFIG": str(tmp / "none.toml"), "OPENAI_API_KEY": "sk-test", **env}
+    return subprocess.run([sys.executable, "-m", "myrm_tui.cli", "ask", *args], capture_output=True, text=True, env=full, timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("replies", "says"),
+    [
+        ([Reply(text="Part one of the answer, then", drop_connection_after=3)] * 2, "myrm: The reply was cut off: the stream ended without a finish reason"),
+        ([Reply(raw_body=b"data: [DONE]\n\n")] * 2, "myrm: The provider's stream ended without a reply and without a finish reason"),
+        ([Reply(raw_body=b"<html>502</html>", raw_content_type="text/html")] * 2, "body that is not server-sent events; Content-Type: text/html"),
+        ([Reply(text="")], "myrm: The model sent an empty reply"),
+    ],
+    ids=["cut-twice", "done-only", "html-200", "empty"],
+)
+def test_ask_exits_1_with_one_line_on_a_cut_empty_or_bogus_stream(emulator: ProviderEmulator, tmp_path: Path, workspace: Path,
+                                                                    replies: list[Reply], says: str) -> None:
+    emulator.enqueue(*replies, Reply(text="never asked"))
+    proc = _ask(["hi", "--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base, "--workspace", str(workspace)], tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert says in proc.stderr and "Traceback" not in proc.stderr
+    assert len(emulator.requests) == len(replies)
+
+
+def test_ask_ends_at_the_configured_idle_limit_when_the_server_never_answers(silent_server: str, tmp_path: Path, workspace: Path) -> None:  # noqa: F811
+    proc = _ask(["hi", "--model", "openai/gpt-4o-mini", "--api-base", silent_server, "--workspace", str(workspace)], tmp_path,
+                MYRM_SUMMARIZER_INACTIVITY_SECONDS="1")
+    assert proc.returncode == 1, proc.stderr
+    m = re.search(r"myrm: No response for ([\d.]+) s \(limit 1\.0 s\)", proc.stderr)
+    assert m is not None and 1.0 <= float(m[1]) < 3.0, proc.stderr

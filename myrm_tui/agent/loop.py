@@ -47,13 +47,15 @@ from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message, ToolCall, synthetic_user
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.llm.client import LLMClient, ModelSpec
-from myrm_tui.llm.errors import ContextOverflowError, LLMError
+from myrm_tui.llm.errors import ContextOverflowError, IncompleteStreamError, LLMError
 from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
 from myrm_tui.llm.kinds import model_kind, supports_tools
 from myrm_tui.paths import jobs_dir
 from myrm_tui.store.db import Store
 
 INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
+CUT_SUFFIX = "\n\n[reply cut off: the stream ended early; retried]"
+CUT_CONTINUE = "Your previous reply was cut off by the connection (kept above). Continue from where it stopped; do not repeat it."
 # After a context overflow, aim this far under the provider's limit: its count and ours differ by
 # more than the ratio the two counts give for one request (tool schemas, message framing).
 OVERFLOW_MARGIN = 0.85
@@ -442,7 +444,7 @@ class Agent:
                 self.keepalive.resume()
 
     async def _steps(self) -> AsyncIterator[AgentEvent]:
-        overflow_retried = False
+        overflow_retried = cut_retried = False  # one retry per request, not per turn
         step = 0
         while step < self.settings.max_steps:
             view, ctx = await self.prepare(force=False)
@@ -475,6 +477,11 @@ class Agent:
                 await self._recover_overflow(exc, ctx.tokens(view))
                 continue
             except LLMError as exc:
+                if isinstance(exc, IncompleteStreamError) and not cut_retried:
+                    cut_retried = True
+                    yield Notice(f"{exc}. Retrying once.", "warning")
+                    await self._keep_cut_partial(partial)
+                    continue
                 await self._save_partial(partial, note="\n\n[reply cut off: the model call failed]")
                 yield TurnFailed(str(exc), type(exc).__name__)
                 yield TurnDone(step)
@@ -492,6 +499,7 @@ class Agent:
             yield AssistantSaved(assistant, partial.usage)
             yield self.last_report
             step += 1
+            overflow_retried = cut_retried = False  # the next request of this turn gets its own retry
             if not calls:
                 yield TurnDone(step)
                 return
@@ -530,6 +538,12 @@ class Agent:
         text = "".join(partial.text)
         if text.strip():
             await self._append(Message(role="assistant", content=text + note, meta={"interrupted": True}))
+
+    async def _keep_cut_partial(self, partial: _Partial) -> None:
+        """A cut stream's text stays in the history, marked, with a note asking the retry to go on from it."""
+        if "".join(partial.text).strip():
+            await self._save_partial(partial, note=CUT_SUFFIX)
+            await self._append(synthetic_user(CUT_CONTINUE, "stream_cut", "stream_cut"))
 
     async def _recover_overflow(self, exc: ContextOverflowError, sent: int) -> None:
         """L4 stream recovery: our count said the request fits, the provider's said no.

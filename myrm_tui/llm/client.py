@@ -9,6 +9,7 @@ OpenAI-compatible server in a child process (``llm/local.py``), reached like any
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import threading
 from collections.abc import AsyncIterator
@@ -56,7 +57,21 @@ def _load_litellm() -> Any:
     for name, factory in ((replay.PROVIDER, replay.make_provider),):
         if not any(p.get("provider") == name for p in (mod.custom_provider_map or [])):
             mod.custom_provider_map = [*(mod.custom_provider_map or []), {"provider": name, "custom_handler": factory()}]
+    for lazy in _LAZY_IMPORTS:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(lazy)
     return mod
+
+
+# Modules litellm and the OpenAI SDK import only inside the first call: imported here, in the import
+# thread, they neither stall the event loop on the first message (~0.5 s) nor eat into its idle limit.
+_LAZY_IMPORTS = (
+    "openai.resources.chat", "anyio._backends._asyncio", "jiter", "litellm._service_logger",
+    "litellm.litellm_core_utils.default_encoding", "litellm.litellm_core_utils.token_counter",
+    "litellm.litellm_core_utils.get_supported_openai_params", "litellm.litellm_core_utils.llm_request_utils",
+    "litellm.litellm_core_utils.llm_response_utils.response_metadata", "litellm.llms.litellm_proxy",
+    "openai.lib._chat_completion_resources",
+)
 
 
 async def litellm_module() -> Any:
