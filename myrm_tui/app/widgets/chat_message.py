@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Markdown, Static
-from textual.widgets._markdown import MarkdownStream
+from textual.widgets import Static
+
+if TYPE_CHECKING:  # Markdown (and markdown-it) load with the first answer, not with the first frame
+    from textual.widgets import Markdown
+    from textual.widgets._markdown import MarkdownStream
 
 
 class UserMessage(Static):
@@ -34,16 +39,20 @@ class AssistantMessage(Vertical):
         self._reasoning: list[str] = []
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown
+
         yield Static("", classes="reasoning", markup=False)
         yield Markdown(self._initial)
 
     @property
     def markdown(self) -> Markdown:
+        from textual.widgets import Markdown
+
         return self.query_one(Markdown)
 
     async def append(self, text: str) -> None:
         if self._stream is None:
-            self._stream = Markdown.get_stream(self.markdown)
+            self._stream = self.markdown.get_stream(self.markdown)
         await self._stream.write(text)
 
     def append_reasoning(self, text: str) -> None:
