@@ -291,9 +291,7 @@ def doctor(
         print(f"myrm doctor: {p}" if quiet else f"{'config':>15}: {p}")
     if any(getattr(p, "fatal", False) for p in problems):
         raise typer.Exit(2)  # the rest of the report needs settings that resolve
-    asyncio.run(_doctor(_db(db), cli, quiet))
-    if problems:
-        raise typer.Exit(1)
+    asyncio.run(_doctor(_db(db), cli, quiet, [str(p) for p in problems]))
 
 
 async def _config_report(db: Path, cli: dict[str, Any]) -> list[Any]:
@@ -307,7 +305,8 @@ async def _config_report(db: Path, cli: dict[str, Any]) -> list[Any]:
         await store.close()
 
 
-async def _doctor(db: Path, cli: dict[str, Any], quiet: bool) -> None:
+async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str] | None = None) -> None:
+    """The report; ``earlier`` are the configuration problems already printed (they count as problems)."""
     configure_offline_env()
     from myrm_tui.agent.factory import resolve_settings
     from myrm_tui.config import KEY_DEFAULTS
@@ -317,7 +316,7 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool) -> None:
     from myrm_tui.offline import litellm_tokenizers_dir
     from myrm_tui.store.db import Store
 
-    problems = []
+    problems = list(earlier or [])
     store = await Store.open(db)
     try:
         settings = await resolve_settings(store, cli)
