@@ -48,7 +48,7 @@ async def test_compaction_is_followed_by_a_preheat_and_the_next_turn_hits(emulat
         emulator.enqueue(Reply(text=f"answer {i} " + "detail " * 200))
         await collect(agent, f"question {i} " + "context " * 400)
     await agent.compact_now()
-    await asyncio.gather(*agent._background)
+    await asyncio.gather(*agent.warmer.background)
     assert agent.preheats == 1
     preheat = emulator.accepted[-1]
     assert preheat.body["max_tokens"] == 1

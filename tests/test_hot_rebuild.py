@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from myrm_tui.agent.loop import compute_execution_fingerprint, execution_parameters
+from myrm_tui.agent.fingerprint import compute_execution_fingerprint, execution_parameters
 from myrm_tui.agent.title import local_title, make_title, strip_for_title
 from myrm_tui.app.controller import Controller
 from myrm_tui.config import Settings
 from myrm_tui.paths import prompts_dir
+from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import collect
+from tests.helpers import collect, openai_settings
 
 
 def test_fingerprint_covers_thirty_plus_parameters_and_changes_with_each() -> None:
@@ -82,3 +83,33 @@ async def test_title_with_an_llm_and_without(emulator: ProviderEmulator) -> None
     before = len(emulator.requests)
     assert await make_title("```\ncode only\n```", LLMClient(), spec, "title it") == ("Snippet", False)
     assert len(emulator.requests) == before  # zero tokens spent
+
+
+def test_fingerprint_covers_the_tool_schemas_the_builder_binds() -> None:
+    from myrm_tui.agent.fingerprint import builtin_tool_schemas, tools_fingerprint
+
+    s = Settings(model="gpt-4o")
+    assert execution_parameters(s, 128_000)["tools"] == tools_fingerprint(builtin_tool_schemas())
+    fewer = builtin_tool_schemas()[:-1]
+    assert compute_execution_fingerprint(s, 128_000, tool_schemas=fewer) != compute_execution_fingerprint(s, 128_000)
+
+
+async def test_a_changed_tool_set_rebuilds_the_agent(emulator: ProviderEmulator, store: Store, workspace: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
+    from myrm_tui.agent.factory import build_agent
+    from myrm_tui.agent.fingerprint import builtin_tool_schemas
+    from myrm_tui.agent.tools.search import GrepTool
+
+    row = await store.create_session(workspace=str(workspace))
+    cache = ChatAgentExecutionCache(lambda s, jobs: build_agent(store, row.id, s, workspace, jobs=jobs))
+    settings = openai_settings(emulator)
+    first = await cache.get(settings, 128_000)
+    assert first.tool_schemas == builtin_tool_schemas()  # the fingerprint covers exactly what is bound
+    assert await cache.get(settings, 128_000) is first and cache.rebuilds == 0
+    monkeypatch.setattr(GrepTool, "description", "Search the workspace (a changed tool schema).")
+    second = await cache.get(settings, 128_000)
+    assert second is not first and cache.rebuilds == 1
+    assert second.tools_fingerprint != first.tools_fingerprint
+    assert "Search the workspace (a changed tool schema)." in [t["function"]["description"] for t in second.tool_schemas]
+    await cache.clear()

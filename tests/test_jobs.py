@@ -131,7 +131,7 @@ async def test_background_jobs_survive_an_agent_rebuild_and_end_with_the_session
     from myrm_tui.agent.factory import build_agent
 
     row = await store.create_session(workspace=str(workspace))
-    cache = ChatAgentExecutionCache(lambda s: build_agent(store, row.id, s, workspace))
+    cache = ChatAgentExecutionCache(lambda s, jobs: build_agent(store, row.id, s, workspace, jobs=jobs))
     first = await cache.get(openai_settings(emulator), 128_000)
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "sleep 30", "run_in_background": True})]), Reply(text="started"))
     await collect(first, "start the dev server")

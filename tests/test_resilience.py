@@ -332,7 +332,7 @@ async def test_every_overflow_of_a_turn_gets_its_own_retry(emulator: ProviderEmu
 
 async def test_a_cut_stream_is_retried_once_and_its_partial_text_kept_marked(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
     from myrm_tui.agent.events import AssistantSaved, Notice, TurnFailed
-    from myrm_tui.agent.loop import CUT_SUFFIX
+    from myrm_tui.agent.turn import CUT_SUFFIX
 
     agent = await make_agent(store, workspace, openai_settings(emulator))
     emulator.enqueue(Reply(text="Part one of the answer, then", drop_connection_after=3), Reply(text="the rest of it."))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,3 +80,8 @@ class TurnDone:
 
 
 AgentEvent = UserSaved | TextChunk | ReasoningChunk | AssistantSaved | ToolStarted | ToolFinished | ContextReport | Notice | TurnFailed | TurnDone
+
+
+def dumps_event(ev: AgentEvent) -> str:
+    """One event as a JSON line (``myrm ask --json``)."""
+    return json.dumps({"type": type(ev).__name__, **{k: str(v) for k, v in ev.__dict__.items()}})

@@ -1,25 +1,31 @@
 """``ChatAgentExecutionCache``: one agent per session, rebuilt when its execution fingerprint changes.
 
-``compute_execution_fingerprint`` (in ``loop.py``) hashes every parameter that shapes a run — the
-settings, every derived ``ContextConfig`` threshold, the bound tool schemas, the prompt files and
-the config file. Each new message asks the cache for the agent; a different fingerprint tears the old
-agent down and builds a fresh one (history and context state come back from the store), so a
-settings change or an edited prompt takes effect on the next message with no restart.
+``compute_execution_fingerprint`` (``fingerprint.py``) hashes every parameter that shapes a run — the
+settings, every derived ``ContextConfig`` threshold, the schemas of the tools the builder binds, the
+prompt files and the config file. Each new message asks the cache for the agent; a different
+fingerprint tears the old agent down and builds a fresh one (history and context state come back from
+the store), so a settings change, an edited prompt or a changed tool set takes effect on the next
+message with no restart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from myrm_tui.agent.loop import Agent, compute_execution_fingerprint
+from myrm_tui.agent.fingerprint import compute_execution_fingerprint
+from myrm_tui.agent.loop import Agent
+from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.config import Settings
 from myrm_tui.paths import files_fingerprint
 
-__all__ = ["ChatAgentExecutionCache", "files_fingerprint"]
+__all__ = ["Build", "ChatAgentExecutionCache", "files_fingerprint"]
+
+# (settings, the session's background jobs from the previous build or None) -> a loaded agent.
+Build = Callable[[Settings, JobManager | None], Awaitable[Agent]]
 
 
 class ChatAgentExecutionCache:
-    def __init__(self, build: Callable[[Settings], Awaitable[Agent]]) -> None:
+    def __init__(self, build: Build) -> None:
         self.build = build
         self.agent: Agent | None = None
         self.fingerprint = ""
@@ -30,12 +36,10 @@ class ChatAgentExecutionCache:
         if self.agent is not None and fp == self.fingerprint:
             return self.agent
         old = self.agent
-        self.agent = await self.build(settings)
+        # Background jobs belong to the session, not to one build of its agent: they move over.
+        self.agent = await self.build(settings, old.jobs if old is not None else None)
         if old is not None:
-            # Background jobs belong to the session, not to one build of its agent: they move over.
-            if old.tool_ctx.jobs is not None and self.agent.tool_ctx.jobs is not None:
-                self.agent.tool_ctx.jobs, old.tool_ctx.jobs = old.tool_ctx.jobs, None
-            await old.close()
+            await old.close(keep_jobs=old.jobs is not None and old.jobs is self.agent.jobs)
             self.rebuilds += 1
         self.fingerprint = fp
         return self.agent

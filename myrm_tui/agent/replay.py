@@ -70,12 +70,10 @@ class Replay:
             await store.append_message(row.id, Message(role="system", content=system.content))
         s = replace(settings, model=self.model, api_base=None, approval="auto", summarizer_model="extractive",
                     context_window=settings.context_window or DEFAULT_REPLAY_WINDOW, keepalive=False, max_steps=10_000)
-        agent = await build_agent(store, row.id, s, workspace)
         outputs = provider.recorded_tool_outputs(self.conv.messages)
         tools = [RecordedTool(t["function"]["name"], t["function"].get("description", ""), t["function"].get("parameters", {}), outputs)
                  for t in provider.tool_names(self.conv.messages, self.conv.tools)]
-        agent.use_tools(tools)
-        return agent
+        return await build_agent(store, row.id, s, workspace, tools=tools)
 
     async def play(self, agent: Agent) -> AsyncIterator[AgentEvent]:
         for user in self.user_turns:

@@ -17,6 +17,7 @@ from myrm_tui.store.db import SessionRow, Store
 if TYPE_CHECKING:
     from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
     from myrm_tui.agent.loop import Agent
+    from myrm_tui.agent.tools.jobs import JobManager
     from myrm_tui.llm.client import LLMClient
 
 
@@ -127,13 +128,13 @@ class Controller:
             await self.agent.close()
             self.agent = None
 
-    async def _build(self, settings: Settings) -> Agent:
+    async def _build(self, settings: Settings, jobs: JobManager | None = None) -> Agent:
         assert self.session is not None
         if self._prebuilt is not None and self._prebuilt.session_id == self.session.id:
             agent = self._prebuilt  # a fork's agent, already compacted and preheating
             agent.start_keepalive()
             return agent
-        agent = await build_agent(self._store(), self.session.id, settings, self.workspace, self.llm, self.approver)
+        agent = await build_agent(self._store(), self.session.id, settings, self.workspace, self.llm, self.approver, jobs=jobs)
         # The first message then reads a warm prefix. The embedded model waits for the user to type
         # (user_typing): its child process and litellm's import hold ~350 MB, for a session maybe only read.
         if model_kind(settings.model) != "local":

@@ -8,7 +8,7 @@ import stat
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from myrm_tui.agent.permissions import Assessment, CommandRules
 from myrm_tui.context.reread import FileIntegrityGuard
@@ -30,8 +30,12 @@ class ToolResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-# (tool, command, assessment) -> "yes", "no" or "always" (remember the assessment's commands for the session).
-Approver = Callable[[str, str, Assessment], Awaitable[str]]
+# The user's answer to a command the rules do not cover; "always" remembers its commands for the session.
+Approval = Literal["yes", "no", "always"]
+# (tool, command, assessment) -> the answer.
+Approver = Callable[[str, str, Assessment], Awaitable[Approval]]
+# A task for a child agent -> its distilled result (``agent/subagents.py``).
+Spawn = Callable[[str], Awaitable["ToolResult"]]
 
 
 @dataclass
@@ -48,6 +52,7 @@ class ToolContext:
     extra_vault_namespaces: set[str] = field(default_factory=set)  # parents (forks) and children (subagents)
     jobs: JobManager | None = None  # background shell jobs; None where they are not allowed
     job_output_chars: int = 30_000  # new job output over this is spilled to the vault (L7)
+    subagent: Spawn | None = None  # runs a task in a child session; None in a child (no grandchildren)
 
 
 class Tool(Protocol):

@@ -3,12 +3,11 @@ distilled result (see ``agent/distill.py``) instead of its raw output."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
+from myrm_tui.agent.tools.base import Spawn, ToolContext, ToolError, ToolResult
 
-Spawn = Callable[[str], Awaitable[ToolResult]]
+__all__ = ["Spawn", "SubagentTool"]
 
 
 class SubagentTool:
@@ -19,11 +18,10 @@ class SubagentTool:
     )
     parameters = {"type": "object", "properties": {"task": {"type": "string"}}, "required": ["task"]}
 
-    def __init__(self, spawn: Spawn) -> None:
-        self.spawn = spawn
-
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         task = str(args.get("task") or "").strip()
         if not task:
             raise ToolError("task is required")
-        return await self.spawn(task)
+        if ctx.subagent is None:
+            raise ToolError("subagents are not available here (a subagent cannot start another)")
+        return await ctx.subagent(task)

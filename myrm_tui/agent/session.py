@@ -1,0 +1,185 @@
+"""``AgentSession``: one session's conversation as the agent sees it — the stored history, the context
+state and vault, and the pipeline that turns them into the next request's view.
+
+Every message is appended to the store the moment it exists, so a crash loses nothing committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+from myrm_tui.agent.events import ContextReport
+from myrm_tui.agent.hooks import HookResult
+from myrm_tui.agent.models import model_spec, window_for
+from myrm_tui.agent.prompts import PromptLibrary
+from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker
+from myrm_tui.agent.tool_set import ToolSet
+from myrm_tui.agent.tools import ToolError
+from myrm_tui.config import Settings, summarizer_model
+from myrm_tui.context.cache_optimize import render
+from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.processor import Pipeline, PipelineContext
+from myrm_tui.context.reread import FileIntegrityGuard
+from myrm_tui.context.state import ContextState
+from myrm_tui.context.tokens import TokenCounter
+from myrm_tui.context.types import Message, synthetic_user
+from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.llm.client import LLMClient, ModelSpec
+from myrm_tui.llm.kinds import model_kind, supports_tools
+from myrm_tui.store.db import Store
+
+
+class AgentSession:
+    """History, context state, vault and the pipeline run over them. One turn at a time."""
+
+    def __init__(
+        self, store: Store, session_id: str, settings: Settings, llm: LLMClient, pipeline: Pipeline,
+        prompts: PromptLibrary, workspace: Path, tools: ToolSet, clock: Callable[[], float], window: int,
+        summary_role: str = "assistant",
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.settings = settings
+        self.llm = llm
+        self.pipeline = pipeline
+        self.prompts = prompts
+        self.workspace = workspace
+        self.tools = tools
+        self.clock = clock
+        self.counter = TokenCounter()
+        self.history: list[Message] = []
+        self.state = ContextState()
+        self.vault = ArtifactVault(namespace=session_id, loader=store.vault_get)
+        self.window = window
+        self.config = ContextConfig(
+            max_context_tokens=window, light_ratio=settings.light_ratio, full_ratio=settings.full_ratio,
+            emergency_ratio=settings.emergency_ratio, reserve_output_tokens=min(settings.max_output_tokens, window // 4),
+            summary_role=summary_role,
+        )
+        self.integrity = FileIntegrityGuard()
+        self.turn = 0
+        self.last_report: ContextReport | None = None
+        self.breaker = CircuitBreaker()
+        self.aux: AuxSummarizer | None = None
+        self._resumed = False
+
+    # -- what the model is sent ---------------------------------------------------------------------
+    @property
+    def spec(self) -> ModelSpec:
+        return model_spec(self.settings)
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The system prompt in force (None in replay, where the recording's own is kept)."""
+        if model_kind(self.settings.model) == "replay":
+            return None
+        return self.prompts.system_prompt(self.prompt_mode, self.settings.model)
+
+    @property
+    def sends_tools(self) -> bool:
+        return supports_tools(self.settings.model, self.settings.api_base)
+
+    @property
+    def prompt_mode(self) -> str:
+        """The settings' mode; a model that gets no tools gets ``chat`` instead of the default ``full``
+        (rules about tools it cannot call would only lengthen its prefill)."""
+        mode = self.settings.prompt_mode
+        return "chat" if mode == "full" and not self.sends_tools else mode
+
+    def request(self, view: list[Message], breakpoints: list[int] | None) -> dict[str, Any]:
+        """The provider request for ``view``: messages, tool schemas (when the model gets tools), cache marks."""
+        return render(view, self.settings.model, breakpoints, self.tools.schemas if self.sends_tools else None,
+                      self.settings.api_base, self.session_id)
+
+    # -- the stored conversation --------------------------------------------------------------------
+    async def load(self) -> bool:
+        """Load history and state; a new session gets its system prompt and environment message.
+        Returns whether the session is new."""
+        self.history = await self.store.load_messages(self.session_id)
+        saved = await self.store.load_state(self.session_id)
+        if saved:
+            loaded = ContextState.from_json(saved)
+            for f in fields(loaded):  # in place: the tool context and the subagents hold this object
+                setattr(self.state, f.name, getattr(loaded, f.name))
+        new = not self.history
+        if new:
+            await self.append(Message(role="system", content=self.system_prompt))
+            await self.append(self.prompts.environment_message(self.workspace, self.clock()))
+        else:
+            self._resumed = True
+        self.turn = sum(1 for m in self.history if m.role == "user" and not m.synthetic)
+        return new
+
+    async def append(self, msg: Message) -> Message:
+        stored = await self.store.append_message(self.session_id, msg, self.counter.message(msg))
+        self.history.append(stored)
+        return stored
+
+    async def add_hook_context(self, results: list[HookResult]) -> None:
+        """Hook output for the model, as one marked context message (never taken for the user's words)."""
+        body = "\n".join(r.render() for r in results if r.worth_showing)
+        if body:
+            await self.append(synthetic_user(body, "hook", "hook"))
+        if any(r.vault_uri for r in results):
+            await self.flush_vault()
+
+    async def flush_vault(self) -> None:
+        entries = self.vault.drain()
+        if entries:
+            await self.store.vault_put(self.session_id, entries)
+
+    async def add_metrics(self, data: dict[str, Any]) -> None:
+        await self.store.add_metrics(self.session_id, self.turn, data)
+
+    # -- the pipeline -------------------------------------------------------------------------------
+    @property
+    def extractive_summaries(self) -> bool:
+        """Deterministic summaries, no LLM: asked for, or the embedded 135M model (it writes worse ones)."""
+        s = self.settings
+        return s.summarizer_model == "extractive" or (model_kind(s.model) == "local" and not s.summarizer_model)
+
+    def summarizer(self) -> AuxSummarizer | None:
+        if self.extractive_summaries:
+            return None
+        if self.aux is None:
+            aux_model = summarizer_model(self.settings)
+            aux_window = self.window if aux_model == self.settings.model else window_for(replace(self.settings, model=aux_model, context_window=0))
+            self.aux = AuxSummarizer(
+                self.llm, model_spec(self.settings, aux_model), self.spec, aux_window, self.window, self.breaker,
+                self.settings.summarizer_inactivity_seconds, self.settings.summarizer_total_seconds, self.counter,
+            )
+        return self.aux
+
+    async def prepare(self, force: bool = False, focus: str = "", hard_limit: int | None = None) -> tuple[list[Message], PipelineContext]:
+        """Run the pipeline over the history; persist vault writes, state and compaction atomically."""
+        ctx = PipelineContext(
+            config=self.config, state=self.state, counter=self.counter, vault=self.vault, raw=self.history,
+            model=self.settings.model, now=self.clock(), summarizer=self.summarizer(), read_file=self._read_for_reread,
+            force_compaction=force, hard_limit=hard_limit, focus_hint=focus, resume=self._resumed, integrity=self.integrity,
+            tools_fingerprint=self.tools.fingerprint, system_override=self.system_prompt,
+        )
+        view = await self.pipeline.run(ctx, self.session_id)
+        self._resumed = False
+        ctx.metrics.breaker = self.breaker.as_dict()
+        if self.aux is not None and self.aux.warnings:
+            ctx.metrics.events.extend(self.aux.warnings)
+            self.aux.warnings.clear()
+        checkpoint = await self.store.begin_compaction(self.session_id, ctx.backup) if ctx.compacting and ctx.backup else None
+        await self.flush_vault()
+        if checkpoint is not None:
+            await self.store.commit_compaction(self.session_id, checkpoint, self.state.to_json())
+        else:
+            await self.store.save_state(self.session_id, self.state.to_json())
+        return view, ctx
+
+    def _read_for_reread(self, path: str) -> str | None:
+        from myrm_tui.agent.tools.base import resolve_in_workspace
+
+        try:
+            full = resolve_in_workspace(self.workspace, path)
+            return full.read_text(encoding="utf-8", errors="replace") if full.is_file() else None
+        except (ToolError, OSError):
+            return None

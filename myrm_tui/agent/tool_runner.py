@@ -1,0 +1,100 @@
+"""``ToolRunner``: one step's tool calls, run in parallel with the user's hooks around each.
+
+Results are persisted in call order; a call that never returned (the turn was cancelled) gets the
+synthetic interrupted error, so the history stays consistent."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from myrm_tui.agent.events import AgentEvent, ToolFinished, ToolStarted
+from myrm_tui.agent.hooks import HookRunner
+from myrm_tui.agent.session import AgentSession
+from myrm_tui.agent.tool_set import ToolSet
+from myrm_tui.agent.tools import ToolContext, ToolError, ToolResult
+from myrm_tui.context.normalize import INTERRUPTED
+from myrm_tui.context.types import Message, ToolCall
+
+
+class ToolRunner:
+    def __init__(self, tools: ToolSet, ctx: ToolContext, hooks: HookRunner, session: AgentSession) -> None:
+        self.tools = tools
+        self.ctx = ctx
+        self.hooks = hooks
+        self.session = session
+
+    async def run(self, calls: tuple[ToolCall, ...]) -> AsyncIterator[AgentEvent]:
+        for c in calls:
+            yield ToolStarted(c)
+        results: dict[str, ToolResult] = {}
+        queue: asyncio.Queue[ToolCall] = asyncio.Queue()
+
+        async def one(call: ToolCall) -> None:
+            results[call.id] = await self.execute(call)
+            await queue.put(call)
+
+        tasks = [asyncio.ensure_future(one(c)) for c in calls]
+        saved: set[str] = set()
+        try:
+            for _ in calls:
+                done_call = await queue.get()
+                yield ToolFinished(done_call, result_message(done_call, results[done_call.id]))
+            await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            for t in tasks:
+                t.cancel()
+            await asyncio.shield(self._persist(calls, results, saved, interrupted=True))
+            raise
+        await self._persist(calls, results, saved, interrupted=False)
+        await self.session.flush_vault()
+
+    async def _persist(self, calls: tuple[ToolCall, ...], results: dict[str, ToolResult], saved: set[str], interrupted: bool) -> None:
+        """Results in call order; calls that never returned get the synthetic interrupted error."""
+        for c in calls:
+            if c.id in saved:
+                continue
+            res = results.get(c.id)
+            if res is None:
+                res = ToolResult(INTERRUPTED, is_error=True, meta={"interrupted": True})
+            await self.session.append(result_message(c, res))
+            saved.add(c.id)
+        if interrupted:
+            await self.session.flush_vault()
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return ToolResult(f"Error: unknown tool {call.name!r}; available: {', '.join(self.tools.tools)}", is_error=True)
+        try:
+            args = call.parsed_arguments()
+        except ValueError as exc:
+            return ToolResult(f"Error: {exc}. Send the arguments as one JSON object.", is_error=True)
+        if getattr(tool, "outputs", None) is not None:  # a recorded tool answers by call id
+            args = {**args, "__call_id__": call.id}
+        payload = {"tool_name": call.name, "tool_input": args}
+        pre = await self.hooks.run("pre_tool_use", payload, call.name)
+        if pre and pre[-1].blocks:
+            return ToolResult(f"Blocked by a pre_tool_use hook:\n{pre[-1].render()}", is_error=True, meta={"blocked_by_hook": True})
+        try:
+            result = await tool.run(args, self.ctx)
+        except ToolError as exc:
+            result = ToolResult(f"Error: {exc}", is_error=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool bug must not end the session
+            result = ToolResult(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        post = await self.hooks.run("post_tool_use", {**payload, "tool_response": result.content, "is_error": result.is_error}, call.name)
+        shown = [r.render() for r in post if r.worth_showing]
+        if shown:
+            uris = [r.vault_uri for r in post if r.vault_uri]
+            meta = {**result.meta, **({"hook_vault_uri": uris[0]} if uris else {})}
+            result = ToolResult("\n\n".join([result.content, *shown]), result.is_error, meta)
+        return result
+
+
+def result_message(call: ToolCall, res: ToolResult) -> Message:
+    meta = {k: v for k, v in res.meta.items() if isinstance(v, str | int | float | bool)}
+    if res.is_error:
+        meta["is_error"] = True
+    return Message(role="tool", content=res.content, tool_call_id=call.id, name=call.name, meta=meta)

@@ -1,0 +1,235 @@
+"""``TurnRunner``: one turn — user message → pipeline → model → tools → … until a final answer.
+
+Cancelling a turn (Esc) leaves a consistent history: a half-streamed answer is kept as text (its
+unfinished tool calls dropped), and a tool call that never returned gets a synthetic error result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from myrm_tui.agent.cache_warmer import CacheWarmer
+from myrm_tui.agent.events import (
+    AgentEvent,
+    AssistantSaved,
+    ContextReport,
+    Notice,
+    ReasoningChunk,
+    TextChunk,
+    TurnDone,
+    TurnFailed,
+    UserSaved,
+)
+from myrm_tui.agent.hooks import HookRunner
+from myrm_tui.agent.session import AgentSession
+from myrm_tui.agent.tool_runner import ToolRunner
+from myrm_tui.context.cache_optimize import prompt_cache_key_var
+from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.types import Message, ToolCall, synthetic_user
+from myrm_tui.llm.errors import ContextOverflowError, IncompleteStreamError, LLMError
+from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from myrm_tui.llm.pricing import estimate_cost
+
+INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
+CUT_SUFFIX = "\n\n[reply cut off: the stream ended early; retried]"
+CUT_CONTINUE = "Your previous reply was cut off by the connection (kept above). Continue from where it stopped; do not repeat it."
+# After a context overflow, aim this far under the provider's limit: its count and ours differ by
+# more than the ratio the two counts give for one request (tool schemas, message framing).
+OVERFLOW_MARGIN = 0.85
+
+
+@dataclass
+class _Partial:
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, str]] = field(default_factory=dict)
+    usage: Usage | None = None
+    finish: str = ""
+
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        out = []
+        for i in sorted(self.calls):
+            c = self.calls[i]
+            out.append(ToolCall(c.get("id") or f"call_{i}", c.get("name", ""), c.get("arguments", "") or "{}"))
+        return tuple(out)
+
+
+class TurnRunner:
+    def __init__(self, session: AgentSession, tools: ToolRunner, warmer: CacheWarmer, hooks: HookRunner, hook_problems: list[str]) -> None:
+        self.session = session
+        self.settings = session.settings
+        self.tools = tools
+        self.warmer = warmer
+        self.hooks = hooks
+        self.hook_problems = hook_problems  # shown once, at the first turn
+
+    async def run(self, text: str) -> AsyncIterator[AgentEvent]:
+        """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed)."""
+        session = self.session
+        tokens = session.counter.text(text)
+        if tokens > self.settings.max_user_tokens:
+            yield TurnFailed(
+                f"Message refused before sending: {tokens:,} tokens is over the {self.settings.max_user_tokens:,}-token "
+                "limit for one message. Nothing was sent or saved; attach the content as a file and point the agent at it.",
+                "too_large",
+            )
+            yield TurnDone(0)
+            return
+        for problem in self.hook_problems:
+            yield Notice(problem, "warning")
+        self.hook_problems = []
+        hooked = await self.hooks.run("user_prompt_submit", {"prompt": text})
+        if hooked and hooked[-1].blocks:
+            await session.flush_vault()
+            yield TurnFailed(f"A user_prompt_submit hook blocked this message ({hooked[-1].spec.command}):\n{hooked[-1].output}", "hook_blocked")
+            yield TurnDone(0)
+            return
+        session.turn += 1
+        user = await session.append(Message(role="user", content=text))
+        yield UserSaved(user)
+        await session.add_hook_context(hooked)
+        token = prompt_cache_key_var.set(prompt_cache_key_var.get() or session.session_id)
+        self.warmer.pause()
+        try:
+            async for ev in self._steps():
+                yield ev
+        finally:
+            prompt_cache_key_var.reset(token)
+            self.warmer.resume()
+
+    async def _steps(self) -> AsyncIterator[AgentEvent]:
+        session = self.session
+        overflow_retried = cut_retried = False  # one retry per request, not per turn
+        step = 0
+        while step < self.settings.max_steps:
+            view, ctx = await session.prepare(force=False)
+            if ctx.tokens(view) > session.config.input_budget:
+                # L5 preflight guard: never pay for a request the provider will refuse.
+                view, ctx = await session.prepare(force=True)
+                if ctx.tokens(view) > session.config.input_budget:
+                    yield TurnFailed(
+                        f"Refused before sending: the request needs {ctx.tokens(view):,} tokens even after compaction; "
+                        f"the model accepts {session.config.input_budget:,}. Fork the session or use a model with a larger window.",
+                        "preflight",
+                    )
+                    yield TurnDone(step)
+                    return
+            report = ContextReport(ctx.tokens(view), session.window, ctx.metrics.as_dict())
+            yield report
+            if ctx.metrics.compacted and ctx.metrics.tokens_out < ctx.metrics.tokens_in:  # a no-op compaction is not news
+                yield Notice(f"Context compacted ({ctx.metrics.compaction_reason}): {ctx.metrics.tokens_in:,} → {ctx.metrics.tokens_out:,} tokens")
+            partial = _Partial()
+            try:
+                async for ev in self._stream(view, ctx, partial):
+                    yield ev
+            except ContextOverflowError as exc:
+                if overflow_retried:
+                    yield TurnFailed(str(exc), "context_overflow")
+                    yield TurnDone(step)
+                    return
+                overflow_retried = True
+                yield Notice("The provider reported a context overflow; compacting and retrying once.", "warning")
+                await self._recover_overflow(exc, ctx.tokens(view))
+                continue
+            except LLMError as exc:
+                if isinstance(exc, IncompleteStreamError) and not cut_retried:
+                    cut_retried = True
+                    yield Notice(f"{exc}. Retrying once.", "warning")
+                    await self._keep_cut_partial(partial)
+                    continue
+                await self._save_partial(partial, note="\n\n[reply cut off: the model call failed]")
+                yield TurnFailed(str(exc), type(exc).__name__)
+                yield TurnDone(step)
+                return
+            except asyncio.CancelledError:
+                await asyncio.shield(self._save_partial(partial, note=INTERRUPTED_SUFFIX))
+                raise
+            calls = tuple(c for c in partial.tool_calls() if c.name)
+            assistant = await session.append(
+                Message(role="assistant", content="".join(partial.text) or None, tool_calls=calls,
+                        reasoning="".join(partial.reasoning) or None)
+            )
+            await self._record_metrics(ctx, partial.usage)
+            session.last_report = ContextReport(ctx.tokens(view), session.window, ctx.metrics.as_dict(), partial.usage)
+            yield AssistantSaved(assistant, partial.usage)
+            yield session.last_report
+            step += 1
+            overflow_retried = cut_retried = False  # the next request of this turn gets its own retry
+            if not calls:
+                yield TurnDone(step)
+                return
+            async for ev in self.tools.run(calls):
+                yield ev
+        yield Notice(f"Stopped after {self.settings.max_steps} steps (the step limit); send a message to continue.", "warning")
+        yield TurnDone(step)
+
+    async def _stream(self, view: list[Message], ctx: PipelineContext, partial: _Partial) -> AsyncIterator[AgentEvent]:
+        session = self.session
+        req = session.request(view, ctx.breakpoints)
+        messages = req.pop("messages")
+        tools = req.pop("tools", None)
+        choice = self.tools.tools.tool_choice(self.settings.model, self.settings.api_base)
+        async for ev in session.llm.stream(session.spec, messages, tools=tools, tool_choice=choice,
+                                           max_tokens=self.settings.max_output_tokens, extra=req):
+            if isinstance(ev, TextDelta):
+                partial.text.append(ev.text)
+                yield TextChunk(ev.text)
+            elif isinstance(ev, ReasoningDelta):
+                partial.reasoning.append(ev.text)
+                yield ReasoningChunk(ev.text)
+            elif isinstance(ev, ToolCallDelta):
+                slot = partial.calls.setdefault(ev.index, {"id": "", "name": "", "arguments": ""})
+                if ev.id:
+                    slot["id"] = ev.id
+                if ev.name:
+                    slot["name"] += ev.name
+                slot["arguments"] += ev.arguments
+            elif isinstance(ev, Usage):
+                partial.usage = ev
+            elif isinstance(ev, Finish):
+                partial.finish = ev.reason
+
+    async def _save_partial(self, partial: _Partial, note: str) -> None:
+        """Keep what streamed before an interruption, as plain text (unfinished tool calls dropped)."""
+        text = "".join(partial.text)
+        if text.strip():
+            await self.session.append(Message(role="assistant", content=text + note, meta={"interrupted": True}))
+
+    async def _keep_cut_partial(self, partial: _Partial) -> None:
+        """A cut stream's text stays in the history, marked, with a note asking the retry to go on from it."""
+        if "".join(partial.text).strip():
+            await self._save_partial(partial, note=CUT_SUFFIX)
+            await self.session.append(synthetic_user(CUT_CONTINUE, "stream_cut", "stream_cut"))
+
+    async def _recover_overflow(self, exc: ContextOverflowError, sent: int) -> None:
+        """L4 stream recovery: our count said the request fits, the provider's said no.
+
+        Our budget is rescaled by the provider's own numbers (cut by a quarter when its message has
+        none), and a compaction must end under it: stage 1 shrinks tool outputs, stage 2 drops the
+        oldest rounds (``PriorityCompressor``). It commits like any compaction; the caller retries once."""
+        session = self.session
+        schemas = self.tools.tools.schemas
+        tools = session.counter.text(json.dumps(schemas)) if schemas else 0
+        sizes = exc.sizes()
+        if sizes is not None:
+            limit, counted = sizes
+            hard = int(limit * (sent + tools) / max(counted, 1) * OVERFLOW_MARGIN) - tools
+        else:
+            hard = int(sent * 0.75)
+        _, ctx = await session.prepare(hard_limit=max(min(hard, session.config.input_budget), 1))
+        await session.add_metrics({**ctx.metrics.as_dict(), "kind": "overflow_recovery", "hard_limit": hard})
+
+    async def _record_metrics(self, ctx: PipelineContext, usage: Usage | None) -> None:
+        data = ctx.metrics.as_dict()
+        if usage is not None:
+            data.update(
+                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                cached_tokens=usage.cached_tokens, cache_creation_tokens=usage.cache_creation_tokens,
+                cost_usd=estimate_cost(self.settings.model, usage),
+            )
+        data["model"] = self.settings.model
+        data["window"] = self.session.window
+        await self.session.add_metrics(data)
