@@ -99,6 +99,23 @@ def test_structural_filter_recognises_nine_formats(fmt: str) -> None:
 def test_structural_filter_leaves_prose_alone() -> None:
     assert structural_extract("Just a paragraph of ordinary prose.\n" * 50) is None
 
+def test_stacktrace_filter_keeps_every_error_between_the_kept_frames() -> None:
+    """A test run with several tracebacks: the middle ones' exception and test-header lines stay verbatim
+    (with the frame that raised), only the repeated frames go."""
+    block = ("=" * 70 + "\nERROR: test_case_{i} (pkg.tests.T)\n" + "-" * 70 + "\nTraceback (most recent call last):\n"
+             + _lines(6, '  File "/app/lib{i}.py", line {i}, in step{i}\n    step_{i}()')
+             + '\n  File "/app/enc.py", line 8{i}, in encode\n    return s.encode("ascii")\n'
+             + "UnicodeEncodeError: 'ascii' codec can't encode character '\\xe9' in position {i}\n")
+    text = "".join(block.replace("{i}", str(k)) for k in range(6)) + "\nFAILED (errors=6)"
+    hit = structural_extract(text)
+    assert hit is not None and hit[0] == "stacktrace" and len(hit[1]) < len(text) // 2
+    for k in range(6):
+        assert f"ERROR: test_case_{k} (pkg.tests.T)" in hit[1]
+        assert f"character '\\xe9' in position {k}" in hit[1]
+        assert f'  File "/app/enc.py", line 8{k}, in encode' in hit[1]
+    assert hit[1].endswith("FAILED (errors=6)") and hit[1].count('File "/app/lib') < text.count('File "/app/lib') // 3
+
+
 
 def test_json_skeleton_limits_depth_keys_items() -> None:
     deep = {"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}, **{f"k{i}": i for i in range(30)}, "list": list(range(100))}

@@ -82,7 +82,7 @@ def frozen_end(view: list[Message], ctx: PipelineContext) -> int:
 def tail_start(view: list[Message], ctx: PipelineContext, first: int) -> int:
     """Index where the reserved tail begins: whole groups from the end, within ``tail_budget``."""
     spans = group_spans(view)
-    budget = ctx.config.tail_budget
+    budget = ctx.config.tail_budget if ctx.hard_limit is None else ctx.config.recovery_tail_budget
     used = 0
     start = len(view)
     for a, b in reversed(spans):

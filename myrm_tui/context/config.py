@@ -21,11 +21,14 @@ class ContextConfig:
     emergency_ratio: float = 0.90  # safety net: compact whatever it takes
     # Where a compaction aims to land: low enough that many turns append (and hit the cache) before the next.
     target_ratio: float = 0.15
-    tail_ratio: float = 0.15  # newest turns reserved, never compressed (a compaction re-sends it uncached)
+    tail_ratio: float = 0.08  # newest turns reserved, never folded (small: a compaction re-sends it uncached)
+    # After a provider overflow the newest rounds stay as messages (stage 1 shrinks them in place) over a
+    # wider tail: the turn is mid-way and its working set must not become a summary on our miscount.
+    recovery_tail_ratio: float = 0.15
     reserve_output_tokens: int = 0  # room kept for the reply; 0 means min(4096, 10% of window)
 
     # Layer 1 / 1.5 ---------------------------------------------------------------------------------
-    filter_single_tokens: int = 5_000  # FilterProcessor L2 trigger, one output
+    filter_single_tokens: int = 2_000  # FilterProcessor L2 trigger, one output
     filter_turn_tokens: int = 15_000  # ... or one turn's outputs together
     budget_guard_chars: int = 100_000  # ContextBudgetGuard hard safety net
     shell_compress_min_chars: int = 1_200  # below this a shell output is left alone
@@ -105,6 +108,10 @@ class ContextConfig:
     @property
     def tail_budget(self) -> int:
         return int(self.max_context_tokens * self.tail_ratio)
+
+    @property
+    def recovery_tail_budget(self) -> int:
+        return int(self.max_context_tokens * self.recovery_tail_ratio)
 
     def with_window(self, tokens: int) -> ContextConfig:
         from dataclasses import replace

@@ -12,6 +12,7 @@ import csv
 import io
 import re
 import tomllib
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 
@@ -28,6 +29,10 @@ def _json(text: str, limits: tuple[int, int, int]) -> str | None:
     return trim_json_text(text, *limits)
 
 
+_RULE = re.compile(r"^([-=_~*])\1{5,}\s*$")
+STACK_MESSAGE_LINES = 40  # exception / test-header lines kept from between the kept frames
+
+
 def _stack(text: str, limits: tuple[int, int, int]) -> str | None:
     if "Traceback (most recent call last)" not in text and not re.search(r"^\s+at [\w.$]+\(", text, re.M):
         return None
@@ -39,6 +44,21 @@ def _stack(text: str, limits: tuple[int, int, int]) -> str | None:
     for i in frames[:3] + frames[-5:]:
         keep_idx.update({i, i + 1})
     keep_idx.update(range(frames[-1] + 2, len(lines)))
+    # Between the kept frames: the exception and test-header lines (``UnicodeEncodeError: …``,
+    # ``ERROR: test_x (…)``, ``During handling …``), each with the frame that raised it — later turns
+    # quote them; the frames in between are what repeats.
+    seen: set[str] = set()
+    for i in range(frames[0], frames[-1]):
+        ln = lines[i]
+        if not ln or ln[0].isspace() or _RULE.match(ln) or i in keep_idx or ln in seen:
+            continue
+        seen.add(ln)
+        if len(seen) > STACK_MESSAGE_LINES:
+            break
+        keep_idx.add(i)
+        j = bisect_left(frames, i) - 1  # the frame that raised it, when it is right above
+        if j >= 0 and i - frames[j] <= 3:
+            keep_idx.update(range(frames[j], i))
     out, last = [], -1
     for i in sorted(k for k in keep_idx if k < len(lines)):
         if i != last + 1:
