@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.llm.events import Usage
@@ -56,15 +56,19 @@ class ContextReport:
         return min(self.tokens / self.window, 1.0) if self.window else 0.0
 
 
+NoticeLevel = Literal["info", "warning", "error"]
+
+
 @dataclass(frozen=True)
 class Notice:
     text: str
-    level: str = "info"  # "info" | "warning" | "error"
+    level: NoticeLevel = "info"
 
 
 @dataclass(frozen=True)
 class TurnFailed:
     error: str
+    # "too_large", "hook_blocked" (both unsent), "preflight", "context_overflow", an LLM error's class name, "error".
     kind: str = "error"
 
     @property
