@@ -184,3 +184,16 @@ async def test_head_tail_fallback_keeps_salient_middle_lines_verbatim() -> None:
     assert "sqlite3.OperationalError: no such table: __main___product" in text
     assert "FAILED (failures=3, errors=3, skipped=8)" in text
     assert text.startswith("<returncode>1</returncode>")
+
+
+def test_a_coloured_test_run_keeps_its_summary_line() -> None:
+    """Colour codes split ``188 passed`` from the ``=====`` rule the pytest compressor looks for."""
+    from myrm_tui.context.filters.shell import compress_shell
+
+    run = ("\x1b[1m============================= test session starts ==============================\x1b[0m\n"
+           "platform linux -- Python 3.9.21, pytest-7.4.4\nrootdir: /testbed\ncollected 188 items\n\n"
+           + _lines(40, "sklearn/tests/test_m{i}.py \x1b[32m.\x1b[0m\x1b[32m.\x1b[0m\x1b[32m                      [ {i}%]\x1b[0m")
+           + "\n\x1b[32m============================= \x1b[32m\x1b[1m188 passed\x1b[0m\x1b[32m in 1.04s\x1b[0m\x1b[32m =====\x1b[0m\n")
+    hit = compress_shell("pytest sklearn/tests -q", run)
+    assert hit is not None and hit[0] == "pytest"
+    assert "188 passed in 1.04s" in hit[1] and "collected 188 items" in hit[1] and "\x1b" not in hit[1]

@@ -460,3 +460,46 @@ async def test_blocks_over_their_budget_are_consolidated_into_one() -> None:
     blocks = [m for m in view if m.meta.get("kind") == "summary"]
     assert len(blocks) <= 2 and state.compactions == 4
     assert check_view(view, raw) == []
+
+
+async def test_consolidation_keeps_the_priority_each_line_was_written_with() -> None:
+    """A short script print is kept whole at result priority when first folded; when the blocks are
+    consolidated it must outrank the bulk of numbered code views, which its text alone does not say."""
+    raw = [Message(role="system", content="You are a test agent.", id="ps"), Message(role="user", content="Fix src/app.py.", id="pu")]
+    for i in range(24):
+        raw.append(Message(role="assistant", content=f"Step {i}.", id=f"pa{i}", tool_calls=(call(f"pc{i}", "python check.py"),)))
+        raw.append(Message(role="tool", content=f"<returncode>0</returncode>\n<output>\nprobe_{i} dtype: object\nprobe_{i} shape: ({i}, 3)\n</output>", id=f"pt{i}", tool_call_id=f"pc{i}", name="bash"))
+        raw.append(Message(role="assistant", content=f"View {i}.", id=f"pb{i}", tool_calls=(call(f"pd{i}", f"nl -ba src/m{i}.py"),)))
+        view = "\n".join(f"  {100 + k}\t    total_{i}_{k} = compute_value({k}, scale={i})" for k in range(40))
+        raw.append(Message(role="tool", content=f"<returncode>0</returncode>\n<output>\n{view}\n</output>", id=f"pe{i}", tool_call_id=f"pd{i}", name="bash"))
+    state = ContextState()
+    cfg = ContextConfig(max_context_tokens=16_000, summary_ratio=0.12)
+    for end in range(26, len(raw) + 1, 16):
+        view_out, _ = await run_pipeline(raw[:end], window=16_000, state=state, force_compaction=True, config=cfg)
+    text = "\n".join(m.text for m in view_out)
+    assert state.compactions >= 5 and sum(m.meta.get("kind") == "summary" for m in view_out) <= 3  # consolidated
+    assert all(f"probe_{i} shape: ({i}, 3)" in text for i in range(22))
+    assert text.count("= compute_value(") < 22 * 40 // 4  # the code views are what made room
+
+
+def test_ledger_lines_of_replies_medium_outputs_and_numbered_views() -> None:
+    from myrm_tui.context.ledger import (
+        P_CODE,
+        P_DECISION,
+        P_FILL,
+        P_LOCATED,
+        P_PROSE,
+        record_one,
+        salient_lines,
+    )
+
+    reply = Message(role="assistant", content="The fastest trip is Option 2, 5 hours in all. Shall I book it?", id="r")
+    assert [ln.priority for ln in record_one(reply)] == [P_DECISION, P_DECISION]  # a reply to the user decides
+    thought = replace(reply, tool_calls=(call("x", "ls"),))
+    assert record_one(thought)[0].priority == P_PROSE
+    prints = "\n".join([*(f"case {k}: value {k * 7}" for k in range(20)), "DEBUG: self._data.array dtype: object"])
+    lines = {ln.text: ln.priority for ln in salient_lines(prints)}
+    assert lines["case 3: value 21"] == P_FILL and "DEBUG: self._data.array dtype: object" in lines
+    numbered = "\n".join([*(f"   {k}\t    x_{k} = f({k})" for k in range(100, 130)), "   130\tclass PandasIndexAdapter(Base):"])
+    lines = {ln.text.strip(): ln.priority for ln in salient_lines(numbered)}
+    assert lines["105\t    x_105 = f(105)"] == P_CODE and lines["130\tclass PandasIndexAdapter(Base):"] >= P_LOCATED

@@ -19,6 +19,10 @@ class ContextConfig:
     light_ratio: float = 0.50  # dedup + truncate
     full_ratio: float = 0.70  # priority-aware removal, then summary
     emergency_ratio: float = 0.90  # safety net: compact whatever it takes
+    # While the provider cache is warm, compact only this close to the limit: a compaction re-sends the view
+    # after the head at the cache-write price (125%), a request that only appends re-reads it at 10%, and a
+    # session that ends first never pays for one (cold cache: from ``light_ratio``, the rewrite is free).
+    warm_compact_ratio: float = 0.875
     # Where a compaction aims to land: low enough that many turns append (and hit the cache) before the next.
     target_ratio: float = 0.15
     tail_ratio: float = 0.08  # newest turns reserved, never folded (small: a compaction re-sends it uncached)
@@ -55,7 +59,7 @@ class ContextConfig:
     # Summary blocks: each compaction appends one (earlier blocks stay byte-identical, so cached); its
     # verbatim ledger gets ``ledger_ratio`` of the folded tokens (at least ``ledger_min_tokens``). When all
     # blocks pass ``summary_ratio`` of the window they are consolidated into one of ``consolidate_ratio`` of that.
-    ledger_ratio: float = 0.25
+    ledger_ratio: float = 0.35
     ledger_min_tokens: int = 300
     summary_ratio: float = 0.40
     consolidate_ratio: float = 0.6
@@ -96,6 +100,11 @@ class ContextConfig:
     @property
     def summarize_trigger_threshold(self) -> int:
         return int(self.max_context_tokens * self.emergency_ratio)
+
+    @property
+    def warm_compact_threshold(self) -> int:
+        """Never above what a request may carry (a large ``reserve_output_tokens`` lowers that)."""
+        return min(int(self.max_context_tokens * self.warm_compact_ratio), self.input_budget)
 
     @property
     def target_tokens(self) -> int:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from myrm_tui.context import signals
+from myrm_tui.context.filters.shell import strip_ansi
 from myrm_tui.context.trimming import head_tail
 from myrm_tui.context.types import Message
 
@@ -27,6 +28,8 @@ P_CALL = 7  # the command or call arguments
 P_DECISION = 6  # assistant sentences that decide or conclude
 P_LOCATED = 5  # grep -n hits, definitions, lines naming a path
 P_PROSE = 3  # the opening of other assistant text
+P_CODE = 3  # lines of a numbered file view
+P_FILL = 2  # the other lines of a medium output (script prints, a short file view): kept while room allows
 P_OTHER = 1
 
 CHARS_PER_TOKEN = 3  # ledger lines are code and ids: denser than prose
@@ -35,6 +38,7 @@ JSON_LINE_CHARS = 400
 SHORT_OUTPUT_LINES = 12  # an output this short is kept whole: script prints are what gets asked about
 SHORT_OUTPUT_CHARS = 900
 MAX_OUTPUT_LINES = 24  # salient lines taken from one longer output
+FILL_OUTPUT_LINES = 48  # an output up to this many distinct lines also gives its other lines, at P_FILL
 
 # Result and error lines; matched on the lower-cased text (one case-sensitive pass is several times
 # faster than an IGNORECASE one over a 30K-char output).
@@ -45,7 +49,13 @@ _RESULT = re.compile(
 )
 _RESULT_I = re.compile(_RESULT.pattern, re.M | re.I)
 # Located lines: grep -n / nl -ba hits, definitions, traceback frames.
-_LOCATED = re.compile(r"^[ \t]*(?:(?:[^\s:]+:)?\d+[:-]|\d+\t|(?:async[ \t]+)?(?:def|class)[ \t]+\w)|line \d", re.M)
+# Located lines: grep -n hits, definitions (also in a numbered view), traceback frames.
+_LOCATED = re.compile(
+    r"^[ \t]*(?:(?:[^\s:]+:)?\d+[:-]|(?:\d+\t[ \t]*)?(?:async[ \t]+)?(?:def|class)[ \t]+\w)|line \d", re.M
+)
+# Any other line of a numbered file view (``nl -ba``, ``cat -n``): code, below hits and definitions, or a
+# 40-line view would outrank every result line of the session.
+_NUMBERED = re.compile(r"^[ \t]*\d+\t", re.M)
 _DECIDE = re.compile(
     r"(?i)\b(instead|decid|chose|choose|the (fix|solution|cause|problem|issue|bug) (is|was)|root cause|because|so the|"
     r"this means|therefore|confirm|works?\b|fixed|passes|fails|conclude|i will|i'll|plan|the correct|should)\b"
@@ -115,34 +125,53 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
     prio: dict[int, int] = {}
     low = text.lower()
     results = (_RESULT, low) if len(low) == len(text) else (_RESULT_I, text)  # lower() may change lengths
-    for rx, p, src in ((_LOCATED, P_LOCATED, text), (_PATHISH, P_LOCATED, text), (*results[:1], P_RESULT, results[1])):
+    kinds = ((_NUMBERED, P_CODE, text), (_LOCATED, P_LOCATED, text), (_PATHISH, P_LOCATED, text), (*results[:1], P_RESULT, results[1]))
+    for rx, p, src in kinds:
         for mt in rx.finditer(src):
             k = bisect_right(starts, mt.start()) - 1
             prio[k] = max(prio.get(k, 0), p)
-    out: list[Line] = []
+    picked: list[tuple[int, Line]] = []
     seen: set[str] = set()
     for k in sorted(prio):
         key = lines[k].strip()
         if key in seen:
             continue
         seen.add(key)
-        out.append(Line(_clip(lines[k]), prio[k]))
-    if len(out) > max_lines:
+        picked.append((k, Line(_clip(lines[k]), prio[k])))
+    distinct = {ln.strip() for ln in lines} if len(lines) <= 2 * FILL_OUTPUT_LINES else ()
+    if 0 < len(distinct) <= FILL_OUTPUT_LINES:
+        # A medium output — what a script printed, a short file view: its plain lines are asked about too
+        # (``DEBUG: dtype: object``, ``# unique_together``). The ledger drops them first when it is full.
+        for k, ln in enumerate(lines):
+            key = ln.strip()
+            if key not in seen:
+                seen.add(key)
+                picked.append((k, Line(_clip(ln), P_FILL)))
+        picked.sort(key=lambda x: x[0])
+    elif len(picked) > max_lines:
         # Keep the highest priorities; among equals, the last lines (summaries come at the end).
-        ranked = sorted(range(len(out)), key=lambda i: (out[i].priority, i), reverse=True)[:max_lines]
-        out = [out[i] for i in sorted(ranked)]
+        ranked = sorted(range(len(picked)), key=lambda i: (picked[i][1].priority, i), reverse=True)[:max_lines]
+        picked = [picked[i] for i in sorted(ranked)]
+    # The last line is where most commands report.
     tail = lines[-1].strip() if lines else ""
-    if tail and tail not in seen:
-        out.append(Line(_clip(lines[-1]), P_RESULT))  # the last line is where most commands report
-    return out
+    picked = [(k, ln) for k, ln in picked if ln.text.strip() != tail or k == len(lines) - 1]
+    if tail and (not picked or picked[-1][0] != len(lines) - 1):
+        picked.append((len(lines) - 1, Line(_clip(lines[-1]), P_RESULT)))
+    elif picked:
+        picked[-1] = (picked[-1][0], Line(picked[-1][1].text, max(picked[-1][1].priority, P_RESULT)))
+    return [ln for _, ln in picked]
 
 
-def _assistant_lines(text: str) -> list[Line]:
+def _assistant_lines(text: str, reply: bool = False) -> list[Line]:
+    """The opening sentence and the deciding ones; of a ``reply`` to the user (no tool call), every
+    sentence as a decision: what it offers, confirms or concludes is what the user answers to."""
     text = re.sub(r"^\s*THOUGHT:\s*", "", text.strip())
     text = re.sub(r"```(?:bash|sh)?\n.*?```", "", text, flags=re.S).strip()
     if not text:
         return []
     sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    if reply:
+        return [Line(_clip(s, 300), P_DECISION) for s in sentences]
     out = [Line(_clip(sentences[0], 300), P_PROSE)]
     out += [Line(_clip(s, 300), P_DECISION) for s in sentences[1:] if _DECIDE.search(s) or "`" in s]
     return out
@@ -170,7 +199,7 @@ def record_one(m: Message) -> list[Line]:
     if m.role == "user":
         out.append(Line("user: " + _clip(" ".join(m.text.split()), 1500), P_USER))
     elif m.role == "assistant":
-        out += [Line(("assistant: " if k == 0 else "  ") + ln.text, ln.priority) for k, ln in enumerate(_assistant_lines(m.text))]
+        out += [Line(("assistant: " if k == 0 else "  ") + ln.text, ln.priority) for k, ln in enumerate(_assistant_lines(m.text, not m.tool_calls))]
         for c in m.tool_calls:
             out.append(Line(_call_line(c.name, c.arguments, signals.command_of(c)), P_CALL))
             for path, op in signals.written_files(c):
@@ -178,7 +207,7 @@ def record_one(m: Message) -> list[Line]:
     elif m.role == "tool":
         code = signals.exit_code(m)
         head = f"→ returncode {code}" if code is not None else "→"
-        lines = salient_lines(m.text)
+        lines = salient_lines(strip_ansi(m.text))
         if not lines:
             out.append(Line(head + " (no output)", P_OTHER))
         else:
@@ -187,8 +216,12 @@ def record_one(m: Message) -> list[Line]:
     return out
 
 
-def reparse(text: str) -> Line:
-    """A line of an earlier block's Record with its priority again (for consolidation)."""
+def reparse(text: str, known: dict[str, int] | None = None) -> Line:
+    """A line of an earlier block's Record with its priority again (for consolidation): the one it was
+    made with when ``known`` has it (an output's short lines were kept whole at P_RESULT, which the text
+    alone cannot tell), else guessed from the text."""
+    if known is not None and (p := known.get(text)) is not None:
+        return Line(text, p)
     s = text.strip()
     if s.startswith("user:"):
         p = P_USER
@@ -200,6 +233,8 @@ def reparse(text: str) -> Line:
         p = P_RESULT
     elif _LOCATED.search(s) or _DECIDE.search(s):
         p = P_LOCATED
+    elif _NUMBERED.search(s):
+        p = P_CODE
     else:
         p = P_OTHER
     return Line(text, p)
@@ -212,7 +247,7 @@ def fit(lines: Sequence[Line], budget_chars: int, seen: set[str] = frozenset()) 
     have = set(seen)
     for ln in lines:
         key = ln.text.strip()
-        if key in have and not key.startswith(("→", "$", "user:")):
+        if key in have and not key.startswith(("→", "$")):  # a re-run's result line repeats meaningfully
             continue
         have.add(key)
         uniq.append(ln)

@@ -1,7 +1,7 @@
 """Pre-Compact: decide the threshold level and whether this request compacts; back up first.
 
 Levels follow ``ContextConfig`` (40/50/70/90%). A compaction is skipped when it would only break a
-warm cache while the budget still allows (hot-cache bypass, below the full level) or while backing
+warm cache while the budget still allows (hot-cache bypass, below ``warm_compact_threshold``) or while backing
 off after low-yield compactions (anti-thrashing). The 90% safety net always compacts, and so does a
 provider's context-overflow answer (``ctx.hard_limit``, at the emergency level). Before a
 compaction the current base view is archived in the vault and the state is backed up, so a failed
@@ -49,7 +49,7 @@ class PreCompact:
         elif state.backoff_level and ctx.level < Level[state.backoff_level]:
             ctx.metrics.events.append(f"anti-thrashing: waiting for {state.backoff_level}")
             return view
-        elif ctx.cache_warm and ctx.level < Level.FULL:
+        elif ctx.cache_warm and tokens < ctx.config.warm_compact_threshold:
             ctx.metrics.events.append("hot-cache bypass: warm cache, budget still allows")
             return view
         else:

@@ -99,6 +99,7 @@ class Summarize:
         self.prompts_dir = prompts_dir
         self.auditor = auditor or SummaryAuditor()
         self._ledger: dict[tuple[str, int], list[ledger.Line]] = {}  # (message id, content hash) -> lines
+        self._priority: dict[str, int] = {}  # Record line -> the priority it was written with
 
     async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
         self._observe(view, ctx)
@@ -124,7 +125,7 @@ class Summarize:
             at += 1
         kept_blocks = view[len(ctx.protected_head) : at]
         seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
-        lines = [*(ledger.reparse(ln) for b in folded for ln in summary_model.record_lines(b.text)),
+        lines = [*(ledger.reparse(ln, self._priority) for b in folded for ln in summary_model.record_lines(b.text)),
                  *(ln for m in removed for ln in self._lines_of(m, ctx))]
         # The block must fit what the request may still carry (after a provider overflow, the hard limit);
         # chars per token vary with the text, so measure the rendered block and refit smaller if needed.
@@ -142,6 +143,7 @@ class Summarize:
             if over <= 0 or not kept:
                 break
             budget = max(int(budget * (1 - over / max(ctx.counter.text(body), 1))) - 200, 0)
+        self._remember(lines, record)
         sid = f"summary-{ctx.state.compactions}"
         if ctx.config.summary_role == "user":
             msg = replace(synthetic_user(body, sid, "summary"), meta={"kind": "summary", "source": source})
@@ -149,6 +151,15 @@ class Summarize:
             msg = Message(role="assistant", content=body, id=sid, synthetic=True, meta={"kind": "summary", "source": source})
         ctx.metrics.add_removed(self.name, -ctx.counter.message(msg))
         return [*view[:at], msg, *view[at:]]
+
+    def _remember(self, lines: Sequence[ledger.Line], record: Sequence[str]) -> None:
+        """The priority of each Record line as written (redaction may have changed a line: it is guessed)."""
+        prio = {ln.text: ln.priority for ln in lines}
+        for text in record:
+            if text in prio:
+                self._priority[text] = prio[text]
+        while len(self._priority) > LEDGER_CACHE * 4:
+            self._priority.pop(next(iter(self._priority)))
 
     def _observe(self, view: list[Message], ctx: PipelineContext) -> None:
         """Ledger lines of each message when it first enters the view, so a compaction only looks them up:

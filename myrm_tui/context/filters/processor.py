@@ -12,7 +12,7 @@ from pathlib import Path
 
 from myrm_tui.context.budget_guard import ContextBudgetGuard
 from myrm_tui.context.filters.rules import RuleEngine
-from myrm_tui.context.filters.shell import compress_shell
+from myrm_tui.context.filters.shell import compress_shell, strip_ansi
 from myrm_tui.context.filters.structural import structural_extract
 from myrm_tui.context.ledger import condense
 from myrm_tui.context.processor import PipelineContext
@@ -74,6 +74,7 @@ class FilterProcessor:
         if tool in COMMAND_TOOLS and call is not None and len(text) >= c.shell_compress_min_chars:
             header, body, footer = _split_header(text)
             command = command_of(call)
+            body = strip_ansi(body)  # the original, colours and all, stays in the vault
             hit = self.rules.apply(command, body) or compress_shell(command, body)
             if hit:
                 how, new = f"compressed ({hit[0]})", header + hit[1] + footer

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 _PROGRESS = re.compile(r"(\d{1,3}%\s*\|[█▏▎▍▌▋▊▉ #=>-]*\||\[[#=>. -]{8,}\]|\d+(\.\d+)?\s?[kKMG]i?B/s|━{4,}|█{4,})")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # colour and cursor codes: they split "188 passed" apart
 _ERRORISH = re.compile(r"\b(error|fatal|fail(ed|ure)?|panic|exception|traceback|warning|warn)\b", re.IGNORECASE)
 
 
@@ -225,9 +226,14 @@ COMPRESSORS: tuple[ShellCompressor, ...] = (
 )
 
 
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
 def compress_shell(command: str, output: str) -> tuple[str, str] | None:
     """(compressor name, compressed output) for the first compressor that helps, else None."""
     first = command.strip().split("\n", 1)[0]
+    output = strip_ansi(output)
     for comp in COMPRESSORS:
         if comp.pattern.search(first):
             result = comp.fn(first, output)
