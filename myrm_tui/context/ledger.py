@@ -25,8 +25,8 @@ from myrm_tui.context.types import Message
 P_USER = 9
 P_RESULT = 8  # test summaries, error and exception lines, a short output whole
 P_CALL = 7  # the command or call arguments
-P_DECISION = 6  # assistant sentences that decide or conclude
-P_LOCATED = 5  # grep -n hits, definitions, lines naming a path
+P_DECISION = 5  # assistant sentences that decide or conclude
+P_LOCATED = 6  # grep -n hits, definitions, lines naming a path
 P_PROSE = 3  # the opening of other assistant text
 P_CODE = 3  # lines of a numbered file view
 P_FILL = 2  # the other lines of a medium output (script prints, a short file view): kept while room allows

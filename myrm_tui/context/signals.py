@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterator
+from functools import lru_cache
 
 from myrm_tui.context.types import Message, ToolCall
 
@@ -91,6 +92,15 @@ def modules_in(text: str) -> list[str]:
 
 def written_files(call: ToolCall) -> Iterator[tuple[str, str]]:
     """(path, op) for files a call creates or modifies: op is "created" or "modified"."""
+    yield from _written(call)
+
+
+@lru_cache(maxsize=8192)  # a call is parsed by several layers on every compaction: parse it once
+def _written(call: ToolCall) -> tuple[tuple[str, str], ...]:
+    return tuple(_scan_written(call))
+
+
+def _scan_written(call: ToolCall) -> Iterator[tuple[str, str]]:
     try:
         args = call.parsed_arguments()
     except ValueError:
@@ -114,6 +124,15 @@ def written_files(call: ToolCall) -> Iterator[tuple[str, str]]:
 
 
 def read_files(call: ToolCall) -> list[str]:
+    return list(_read(call))
+
+
+@lru_cache(maxsize=8192)
+def _read(call: ToolCall) -> tuple[str, ...]:
+    return tuple(_scan_read(call))
+
+
+def _scan_read(call: ToolCall) -> list[str]:
     try:
         args = call.parsed_arguments()
     except ValueError:

@@ -81,6 +81,17 @@ def transcript(messages: Sequence[Message], limit: int = MAX_TRANSCRIPT_CHARS) -
     return text if len(text) <= limit else text[: limit // 3] + "\n[… cut …]\n" + text[-2 * limit // 3 :]
 
 
+def _redacted(lines: list[ledger.Line]) -> list[ledger.Line]:
+    """A message's ledger lines with credentials and PII redacted — once, when the message enters the view
+    (one pass over its lines together: a key split over lines is still found), not on the compacting request."""
+    if not lines:
+        return lines
+    out = redact("\n".join(ln.text for ln in lines)).split("\n")
+    if len(out) != len(lines):  # a pattern spanned lines: redact each on its own
+        return [ledger.Line(redact(ln.text), ln.priority) for ln in lines]
+    return [ln if t == ln.text else ledger.Line(t, ln.priority) for ln, t in zip(lines, out, strict=True)]
+
+
 def parse_summary_json(text: str) -> dict[str, Any] | None:
     m = re.search(r"\{[\s\S]*\}", text)
     if not m:
@@ -137,7 +148,7 @@ class Summarize:
         part = len(kept_blocks) + 1
         for _ in range(4):
             kept = ledger.fit(lines, budget, seen)
-            record = redact("\n".join(kept)).split("\n") if kept else []  # one pass: redaction is per-pattern
+            record = kept  # redacted already, per message (``_lines_of``) or when an earlier block was made
             body = summary_model.render_block(fresh, merged, record, covered, part)
             over = ctx.counter.text(body) + 8 - room
             if over <= 0 or not kept:
@@ -166,12 +177,14 @@ class Summarize:
         its time stays flat however much it folds (the request that compacts is the slow one otherwise)."""
         for m in view[ctx.new_start :]:
             self._lines_of(m, ctx)
+            for c in m.tool_calls:
+                signals.read_files(c)  # cached: the extractive summary asks for it when the call is folded
 
     def _lines_of(self, m: Message, ctx: PipelineContext) -> list[ledger.Line]:
         key = (m.id, hash(m.content) if isinstance(m.content, str) else 0) if m.id else None
         hit = self._ledger.get(key) if key is not None else None
         if hit is None:
-            hit = ledger.record_one(self._original(m, ctx))
+            hit = _redacted(ledger.record_one(self._original(m, ctx)))
             if key is not None:
                 self._ledger[key] = hit
                 if len(self._ledger) > LEDGER_CACHE:
