@@ -194,6 +194,35 @@ def _turns(rounds: int) -> Any:
     return reply
 
 
+async def test_opening_a_new_file_that_another_process_just_migrated_does_not_migrate_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two processes start on a missing file: both read schema version 0, one migrates first. The one
+    that waited for the write lock must see the schema, not run the migration again ('table sessions
+    already exists' was taken for another program's database)."""
+    db = tmp_path / "new.db"
+    first = await Store.open(db)
+    await first.create_session(title="from the first process")
+    real = Store._version
+    reads: list[int] = []
+
+    async def racing_version(self: Store) -> int:
+        value = await real(self)
+        if self is not first and not reads:
+            reads.append(value)
+            return 0  # what it read before the other process committed
+        return value
+
+    monkeypatch.setattr(Store, "_version", racing_version)
+    second = await Store.open(db)
+    try:
+        assert reads and reads[0] > 0  # it really raced against a migrated file
+        assert [s.title for s in await second.list_sessions()] == ["from the first process"]
+    finally:
+        await second.close()
+        await first.close()
+
+
 def test_two_processes_asking_at_once_on_one_database_lose_no_message(emulator: ProviderEmulator, tmp_path: Path,
                                                                        workspace: Path) -> None:
     rounds = 15

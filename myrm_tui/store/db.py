@@ -245,18 +245,27 @@ class Store:
             cur = await conn.execute(sql, tuple(params))
             return int(cur.lastrowid or 0)
 
-    async def _migrate(self) -> None:
+    async def _version(self) -> int:
         async with self.conn.execute("PRAGMA user_version") as cur:
             row = await cur.fetchone()
-        version = int(row[0]) if row else 0
+        return int(row[0]) if row else 0
+
+    async def _migrate(self) -> None:
+        version = await self._version()
         if version > len(MIGRATIONS):
             raise StoreError(self.path, f"{self.path} was written by a newer myrm (schema {version}, this one knows "
                                         f"{len(MIGRATIONS)}); upgrade myrm {_ELSEWHERE}")
-        for i, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        while version < len(MIGRATIONS):
             async with self.transaction() as conn:
-                for stmt in statements(script):
+                # Read again under the write lock: two processes opening a new file at once both saw
+                # version 0, and the one that waited must not run the migration the other just ran.
+                version = await self._version()
+                if version >= len(MIGRATIONS):
+                    break
+                for stmt in statements(MIGRATIONS[version]):
                     await conn.execute(stmt)
-                await conn.execute(f"PRAGMA user_version={i}")
+                version += 1
+                await conn.execute(f"PRAGMA user_version={version}")
 
     # -- sessions ---------------------------------------------------------------------------------
     async def create_session(self, title: str = "New session", model: str = "", workspace: str = "",
