@@ -131,3 +131,13 @@ async def test_tool_narrowing_keeps_the_bound_schemas(emulator: ProviderEmulator
 
     with pytest.raises(ValueError, match="unknown tools"):
         agent.narrow_tools(["nope"])
+
+
+def test_token_counter_remembers_recent_texts_exactly_and_stays_bounded() -> None:
+    from myrm_tui.context import tokens
+
+    counter = tokens.TokenCounter()
+    texts = [f"line {i}: " + "value " * (60 + i % 7) for i in range(tokens.TEXT_CACHE_SIZE + 50)]
+    first = [counter.text(t) for t in texts]
+    assert [counter.text(t) for t in texts] == first == [len(counter._enc.encode_ordinary(t)) for t in texts]
+    assert len(counter._texts) <= tokens.TEXT_CACHE_SIZE

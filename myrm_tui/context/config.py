@@ -61,7 +61,7 @@ class ContextConfig:
     # blocks pass ``summary_ratio`` of the window they are consolidated into one of ``consolidate_ratio`` of that.
     ledger_ratio: float = 0.35
     ledger_min_tokens: int = 300
-    summary_ratio: float = 0.40
+    summary_ratio: float = 0.45
     consolidate_ratio: float = 0.6
     max_blocked_items: int = 3
     max_next_steps: int = 5

@@ -20,6 +20,9 @@ IMAGE_TOKENS = 765  # a 1024x1024 image at "high" detail on OpenAI; a fair flat 
 # blob costs hundreds of milliseconds and those blobs never reach the model unshortened anyway.
 EXACT_LIMIT_CHARS = 400_000
 
+TEXT_CACHE_MIN_CHARS = 256
+TEXT_CACHE_SIZE = 2_048
+
 _encodings: dict[str, Any] = {}
 _lock = threading.Lock()
 
@@ -42,13 +45,23 @@ class TokenCounter:
     def __init__(self, encoding: str = "o200k_base") -> None:
         self._enc = get_encoding(encoding)
         self._cache: dict[tuple[str, int, int], int] = {}
+        # Recent texts: a new tool output is counted by the filter, then as a message, then by the budget
+        # checks — encoding dominates a request that compacts nothing. Keyed by the string (hash cached).
+        self._texts: dict[str, int] = {}
 
     def text(self, text: str) -> int:
         if not text:
             return 0
         if len(text) > EXACT_LIMIT_CHARS:
             return len(text) // 4
-        return len(self._enc.encode_ordinary(text))
+        if len(text) < TEXT_CACHE_MIN_CHARS:
+            return len(self._enc.encode_ordinary(text))
+        hit = self._texts.get(text)
+        if hit is None:
+            hit = self._texts[text] = len(self._enc.encode_ordinary(text))
+            if len(self._texts) > TEXT_CACHE_SIZE:
+                self._texts.pop(next(iter(self._texts)), None)
+        return hit
 
     def message(self, msg: Message) -> int:
         # Keyed by id *and* content hash: ids are stable, but two sessions (or benchmark conversations)
