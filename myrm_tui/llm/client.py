@@ -92,10 +92,14 @@ class LLMClient:
     async def stream(
         self, spec: ModelSpec, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
         tool_choice: Any = None, max_tokens: int | None = None, temperature: float | None = None,
-        extra: dict[str, Any] | None = None, clock: ProgressClock | None = None,
+        extra: dict[str, Any] | None = None, clock: ProgressClock | None = None, _restarted: bool = False,
     ) -> AsyncIterator[LLMEvent]:
         """Stream one completion; every failure surfaces as an ``LLMError`` subclass."""
+        args = (spec, messages)
+        options: dict[str, Any] = {"tools": tools, "tool_choice": tool_choice, "max_tokens": max_tokens,
+                                   "temperature": temperature, "extra": extra, "clock": clock}
         embedded = None
+        yielded = False
         if spec.is_local:  # the embedded model: its child process's OpenAI-compatible server
             from myrm_tui.llm import local
 
@@ -130,6 +134,7 @@ class LLMClient:
             async for chunk in guarded(_opened(litellm, kwargs, seen), self.inactivity_timeout, self.total_timeout, self.check_interval, clock):
                 for event in _events(chunk):
                     seen.note(event)
+                    yielded = True
                     yield event
             # litellm ends a stream whose connection dropped with a made-up finish_reason "stop", so a
             # finish proves nothing: a child that is gone now was gone before the reply was complete.
@@ -140,7 +145,13 @@ class LLMClient:
             raise
         except Exception as exc:
             # A dead child explains any transport error better than the transport does.
-            stopped = embedded.stopped_error() if embedded is not None else None
+            stopped = await asyncio.to_thread(embedded.stopped_error, 2.0) if embedded is not None else None
+            if stopped is not None and not yielded and not _restarted:
+                # It died before this request reached it (while idle, between turns): nothing of the
+                # reply was lost, so the new child answers it instead and the user sees no error.
+                async for event in self.stream(*args, **options, _restarted=True):
+                    yield event
+                return
             if stopped is not None:
                 raise stopped from exc
             if isinstance(exc, LLMError):

@@ -183,11 +183,22 @@ class EmbeddedServer:
             self.spawn()
         self.wait_ready()
 
-    def stopped_error(self) -> EmbeddedModelStopped | None:
-        """If the child has died: the one line the user sees, and a new child already starting."""
+    def stopped_error(self, grace: float = 0.0) -> EmbeddedModelStopped | None:
+        """If the child has died: the one line the user sees, and a new child already starting.
+
+        ``grace``: after a transport error, how long to wait for a dying child to be reaped. A process
+        closes its sockets before it becomes a zombie, so the client can see the connection drop while
+        ``poll()`` still says "running"; without the wait a crash would pass for a cut stream."""
         proc = self.proc
-        if proc is None or proc.poll() is None:
+        if proc is None:
             return None
+        if proc.poll() is None:
+            if grace <= 0:
+                return None
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                return None
         code = proc.returncode
         self.last_exit = code
         self.ready = False
