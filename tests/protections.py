@@ -168,6 +168,13 @@ MUTANTS = (
            "        except ZeroDivisionError as exc:",
            ("tests/test_config.py::test_a_malformed_workspace_filter_does_not_stop_the_pipeline",
             "tests/test_cli.py::test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs")),
+    Mutant("bench: a bad gzip corpus is one line", "myrm_tui/bench/corpus.py", "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",
+           "    except ZeroDivisionError as exc:", ("tests/test_bench_input.py::test_garbage_gz", "tests/test_bench_input.py::test_truncated_gz")),
+    Mutant("embedded model: a dead child is named, not a transport error", "myrm_tui/llm/local.py",
+           "        proc = self.proc\n        if proc is None:\n            return None", "        proc = self.proc\n        if True:\n            return None",
+           ("tests/test_local_model.py::test_child_dying_mid_stream_ends_the_turn_clearly_and_the_next_turn_works",)),
+    Mutant("embedded model: the child watches its parent", "myrm_tui/llm/embedded_child.py", "        if os.getppid() != parent:\n            os._exit(0)",
+           "        if False:\n            os._exit(0)", ("tests/test_local_model.py::test_the_child_exits_when_myrm_is_killed_with_sigkill",)),
 )
 
 
@@ -197,7 +204,7 @@ def main(names: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="myrm-protections-") as tmp:
         tree = Path(tmp) / "main"
         tree.mkdir()
-        for part in ("myrm_tui", "tests", "prompts"):
+        for part in ("myrm_tui", "tests", "prompts", "bench"):
             shutil.copytree(ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__", "__snapshots__"))
         shutil.copy(ROOT / "pyproject.toml", tree)
         # Sanity: unmutated, the chosen tests pass (else a "killed" would prove nothing).
