@@ -7,6 +7,13 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs the property tests on a fixed sequence of examples, so a run is repeatable; locally each run
+# explores new ones (and Hypothesis replays any failure it stored).
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY", "MYRM_MODEL"):

@@ -138,6 +138,27 @@ def test_what_runs_without_asking(command: str, allowed: bool, reason: str, work
         assert any(reason in r for r in verdict.reasons), verdict.reasons
 
 
+def _traced(stderr: str) -> list[tuple[str, ...]]:
+    """The simple commands bash ran, from its ``-x`` trace. An argument holding a newline is traced in
+    quotes over several lines: a line continues the entry before it while that entry's quote is open
+    (any other line, such as bash's own error messages, is not part of the trace)."""
+
+    def closed(entry: str) -> bool:
+        try:
+            shlex.split(entry)
+        except ValueError:
+            return False
+        return True
+
+    entries: list[str] = []
+    for line in stderr.split("\n"):
+        if entries and not closed(entries[-1]):
+            entries[-1] += "\n" + line
+        elif line.startswith("+ "):
+            entries.append(line[2:])
+    return [tuple(shlex.split(e)) for e in entries]
+
+
 @pytest.mark.parametrize("command", [c for c, allowed, _ in CASES if allowed], ids=lambda c: repr(c)[:60])
 def test_an_allowed_command_runs_exactly_the_words_the_parser_saw(command: str, workspace: Path, tmp_path: Path) -> None:
     """Differential check against bash itself: `bash -x` traces each simple command after expansion."""
@@ -150,7 +171,7 @@ def test_an_allowed_command_runs_exactly_the_words_the_parser_saw(command: str, 
     verdict = CommandRules(RULES).assess(command, workspace)
     proc = subprocess.run(["/bin/bash", "-x", "-c", command], cwd=workspace, capture_output=True, text=True, timeout=30,
                           env={"PATH": str(shims), "PS4": "+ ", "HOME": str(tmp_path)})
-    traced = sorted(tuple(shlex.split(line[2:])) for line in proc.stderr.splitlines() if line.startswith("+ "))
+    traced = sorted(_traced(proc.stderr))
     parsed = sorted(c.tokens for c in verdict.commands if c.tokens is not None)
     if "||" in command:  # every shim succeeds, so what follows || is skipped
         assert traced and all(t in parsed for t in traced), proc.stderr
@@ -184,7 +205,7 @@ def test_what_the_parser_allows_bash_runs_as_parsed(workspace: Path, tmp_path: P
     proc = subprocess.run(["/bin/bash", "-x", "-c", command], cwd=workspace, capture_output=True, text=True, timeout=30,
                           env={"PATH": str(shims), "PS4": "+ ", "HOME": str(outside)})
     parsed = [c.tokens for c in verdict.commands]
-    traced = [tuple(shlex.split(line[2:])) for line in proc.stderr.splitlines() if line.startswith("+ ")]
+    traced = _traced(proc.stderr)
     assert all(t in parsed for t in traced), (command, proc.stderr)
     assert list(outside.iterdir()) == [], command
 
