@@ -53,6 +53,7 @@ test: lint typecheck unit
 
 lint:
 	$(VENV)/bin/ruff check myrm_tui tests
+	$(VENV)/bin/ruff format --check myrm_tui tests
 	$(VENV)/bin/lint-imports
 
 typecheck:

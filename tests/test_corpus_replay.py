@@ -80,7 +80,9 @@ async def test_probe_facts_in_protected_regions_survive() -> None:
         turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
         for k, i in enumerate(turns):
             history = conv.messages[:i]
-            view = await PIPELINE.run(ctx_for(history, 16_000, state, vault=vault, now=1_000.0 + 20 * k), conv_id)
+            view = await PIPELINE.run(
+                ctx_for(history, 16_000, state, vault=vault, now=1_000.0 + 20 * k), conv_id
+            )
             head_len = len(extract_protected_head(history))
             tail_from, used = len(history), 0
             while tail_from > head_len and used + COUNTER.message(history[tail_from - 1]) <= budget:

@@ -20,7 +20,13 @@ from myrm_tui.context.vault import ArtifactVault
 
 @pytest.fixture
 def tctx(workspace: Path) -> ToolContext:
-    return ToolContext(workspace=workspace, vault=ArtifactVault("sess"), state=ContextState(), auto_approve=True, bash_timeout=10)
+    return ToolContext(
+        workspace=workspace,
+        vault=ArtifactVault("sess"),
+        state=ContextState(),
+        auto_approve=True,
+        bash_timeout=10,
+    )
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "sub/../../x", "~/.ssh/id_rsa"])
@@ -53,7 +59,9 @@ async def test_read_with_line_range_and_edit(tctx: ToolContext, workspace: Path)
 async def test_edit_notices_a_file_changed_since_read(tctx: ToolContext, workspace: Path) -> None:
     await FileReadTool().run({"paths": ["hello.py"]}, tctx)
     (workspace / "hello.py").write_text("def greet():\n    return 'changed elsewhere'\n")
-    res = await FileEditTool().run({"path": "hello.py", "old_string": "elsewhere", "new_string": "here"}, tctx)
+    res = await FileEditTool().run(
+        {"path": "hello.py", "old_string": "elsewhere", "new_string": "here"}, tctx
+    )
     assert "changed since you last read it" in res.content
 
 
@@ -105,7 +113,9 @@ async def test_bash_asks_for_approval_and_remembers_always(workspace: Path) -> N
     res = await BashTool().run({"command": "echo one"}, ctx)
     assert res.is_error and res.meta["declined"]
     assert "one" in (await BashTool().run({"command": "echo one"}, ctx)).content
-    assert "two" in (await BashTool().run({"command": "echo one two"}, ctx)).content  # rule "echo one" now allowed
+    assert (
+        "two" in (await BashTool().run({"command": "echo one two"}, ctx)).content
+    )  # rule "echo one" now allowed
     assert (await BashTool().run({"command": "echo two"}, ctx)).meta["declined"]  # ...but not all of echo
     assert asked == ["echo one", "echo one", "echo two"]
     no_ui = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState())

@@ -83,7 +83,18 @@ class TurnDone:
     interrupted: bool = False
 
 
-AgentEvent = UserSaved | TextChunk | ReasoningChunk | AssistantSaved | ToolStarted | ToolFinished | ContextReport | Notice | TurnFailed | TurnDone
+AgentEvent = (
+    UserSaved
+    | TextChunk
+    | ReasoningChunk
+    | AssistantSaved
+    | ToolStarted
+    | ToolFinished
+    | ContextReport
+    | Notice
+    | TurnFailed
+    | TurnDone
+)
 
 
 def dumps_event(ev: AgentEvent) -> str:

@@ -61,7 +61,9 @@ _DECIDE = re.compile(
     r"this means|therefore|confirm|works?\b|fixed|passes|fails|conclude|i will|i'll|plan|the correct|should)\b"
 )
 # A cheap "names a file" test (signals.paths_in is exact but too slow to run on every line of every output).
-_PATHISH = re.compile(r"[\w-]/[\w.-]+\.[A-Za-z]\w{0,5}\b|\.(?:py|pyi|js|ts|tsx|rs|go|c|h|cpp|java|rb|toml|cfg|ini|json|ya?ml|txt|md|rst|sh|html)\b")
+_PATHISH = re.compile(
+    r"[\w-]/[\w.-]+\.[A-Za-z]\w{0,5}\b|\.(?:py|pyi|js|ts|tsx|rs|go|c|h|cpp|java|rb|toml|cfg|ini|json|ya?ml|txt|md|rst|sh|html)\b"
+)
 _NOISE = re.compile(r"^\s*([-=_*#.~`]{3,}|[{}\[\](),;]+)?\s*$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -94,7 +96,7 @@ def _json_lines(text: str) -> list[str] | None:
         if len(line) <= JSON_LINE_CHARS or depth >= 3 or not isinstance(v, dict | list):
             out.append(line)
             return
-        for k, x in (v.items() if isinstance(v, dict) else enumerate(v)):
+        for k, x in v.items() if isinstance(v, dict) else enumerate(v):
             walk(x, f"{json.dumps(k)}: " if isinstance(k, str) else "", depth + 1)
 
     walk(value, "", 0)
@@ -113,7 +115,10 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
         body = re.sub(r"\s*</output>\s*$", "", body)
     items = _json_lines(body)
     if items is not None:
-        return [Line(_clip(x, 2 * JSON_LINE_CHARS), P_RESULT if i < 8 else P_LOCATED) for i, x in enumerate(items[:60])]
+        return [
+            Line(_clip(x, 2 * JSON_LINE_CHARS), P_RESULT if i < 8 else P_LOCATED)
+            for i, x in enumerate(items[:60])
+        ]
     lines = [ln for ln in body.splitlines() if not _NOISE.match(ln)]
     if len(lines) <= SHORT_OUTPUT_LINES and len(body) <= SHORT_OUTPUT_CHARS:
         return [Line(_clip(ln), P_RESULT) for ln in lines]
@@ -125,7 +130,12 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
     prio: dict[int, int] = {}
     low = text.lower()
     results = (_RESULT, low) if len(low) == len(text) else (_RESULT_I, text)  # lower() may change lengths
-    kinds = ((_NUMBERED, P_CODE, text), (_LOCATED, P_LOCATED, text), (_PATHISH, P_LOCATED, text), (*results[:1], P_RESULT, results[1]))
+    kinds = (
+        (_NUMBERED, P_CODE, text),
+        (_LOCATED, P_LOCATED, text),
+        (_PATHISH, P_LOCATED, text),
+        (*results[:1], P_RESULT, results[1]),
+    )
     for rx, p, src in kinds:
         for mt in rx.finditer(src):
             k = bisect_right(starts, mt.start()) - 1
@@ -150,7 +160,9 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
         picked.sort(key=lambda x: x[0])
     elif len(picked) > max_lines:
         # Keep the highest priorities; among equals, the last lines (summaries come at the end).
-        ranked = sorted(range(len(picked)), key=lambda i: (picked[i][1].priority, i), reverse=True)[:max_lines]
+        ranked = sorted(range(len(picked)), key=lambda i: (picked[i][1].priority, i), reverse=True)[
+            :max_lines
+        ]
         picked = [picked[i] for i in sorted(ranked)]
     # The last line is where most commands report.
     tail = lines[-1].strip() if lines else ""
@@ -199,7 +211,10 @@ def record_one(m: Message) -> list[Line]:
     if m.role == "user":
         out.append(Line("user: " + _clip(" ".join(m.text.split()), 1500), P_USER))
     elif m.role == "assistant":
-        out += [Line(("assistant: " if k == 0 else "  ") + ln.text, ln.priority) for k, ln in enumerate(_assistant_lines(m.text, not m.tool_calls))]
+        out += [
+            Line(("assistant: " if k == 0 else "  ") + ln.text, ln.priority)
+            for k, ln in enumerate(_assistant_lines(m.text, not m.tool_calls))
+        ]
         for c in m.tool_calls:
             out.append(Line(_call_line(c.name, c.arguments, signals.command_of(c)), P_CALL))
             for path, op in signals.written_files(c):
@@ -280,6 +295,12 @@ def condense(text: str, head_lines: int, tail_lines: int, max_chars: int) -> str
         kept.append(ln.text)
         room -= len(ln.text) + 1
     cut = len(lines) - head_lines - tail_lines
-    marker = f"[… {cut} lines cut; {len(kept)} salient lines of them kept:]" if kept else f"[… {cut} lines cut …]"
+    marker = (
+        f"[… {cut} lines cut; {len(kept)} salient lines of them kept:]" if kept else f"[… {cut} lines cut …]"
+    )
     out = "\n".join([*lines[:head_lines], marker, *kept, *lines[-tail_lines:]])
-    return out if len(out) <= max_chars else head_tail(out, head_lines + len(kept) + 1, tail_lines, max_chars=max_chars)
+    return (
+        out
+        if len(out) <= max_chars
+        else head_tail(out, head_lines + len(kept) + 1, tail_lines, max_chars=max_chars)
+    )

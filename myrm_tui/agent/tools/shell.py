@@ -36,12 +36,23 @@ class Captured:
 
 
 async def run_captured(
-    command: str, cwd: Path, timeout: float, max_bytes: int, stdin: bytes | None = None, env: dict[str, str] | None = None,
+    command: str,
+    cwd: Path,
+    timeout: float,
+    max_bytes: int,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
 ) -> Captured:
     """Run ``command`` under bash in its own process group, stdout and stderr together."""
     proc = await asyncio.create_subprocess_exec(
-        "bash", "-c", command, cwd=str(cwd), stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        "bash",
+        "-c",
+        command,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
         env={**os.environ, **SHELL_ENV, **(env or {})},
     )
     kept = bytearray()
@@ -106,7 +117,9 @@ class BashTool:
         if not isinstance(command, str) or not command.strip():
             raise ToolError("command must be a non-empty string")
         if not await self._approved(command, ctx):
-            return ToolResult("The user declined to run this command.", is_error=True, meta={"declined": True})
+            return ToolResult(
+                "The user declined to run this command.", is_error=True, meta={"declined": True}
+            )
         if args.get("run_in_background"):
             return await self._background(command, ctx)
         timeout = float(args.get("timeout") or ctx.bash_timeout)
@@ -114,13 +127,21 @@ class BashTool:
         notes = [out.label] if out.label else []
         meta: dict[str, Any] = {"exit_code": out.code, "bytes": out.total}
         if out.full is not None:
-            uri = ctx.vault.put(out.full, "tool_output", self.name, reason="output_spill", command=command[:200])
+            uri = ctx.vault.put(
+                out.full, "tool_output", self.name, reason="output_spill", command=command[:200]
+            )
             meta["vault_uri"] = uri
-            notes.append(f"[output was {out.total:,} bytes; the first {ctx.max_output_bytes:,} are shown; full output: {uri}]")
+            notes.append(
+                f"[output was {out.total:,} bytes; the first {ctx.max_output_bytes:,} are shown; full output: {uri}]"
+            )
         if out.timed_out:
             notes.append(f"[killed after {timeout:.0f} s timeout]")
         body = "\n".join([*notes, out.text]) if notes else out.text
-        return ToolResult(f"<returncode>{out.code}</returncode>\n<output>\n{body}</output>", is_error=out.code != 0, meta=meta)
+        return ToolResult(
+            f"<returncode>{out.code}</returncode>\n<output>\n{body}</output>",
+            is_error=out.code != 0,
+            meta=meta,
+        )
 
     async def _background(self, command: str, ctx: ToolContext) -> ToolResult:
         if ctx.jobs is None:

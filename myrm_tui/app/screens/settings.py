@@ -51,12 +51,19 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
             for key, label in TEXT_FIELDS:
                 yield Label(label)
                 value = getattr(s, key)
-                text = ", ".join(value) if key == "allowed_commands" else ("" if value is None else str(value))
+                text = (
+                    ", ".join(value) if key == "allowed_commands" else ("" if value is None else str(value))
+                )
                 yield Input(text, id=f"f-{key}")
             yield Label("Prompt mode")
             yield Select([(m, m) for m in MODES], value=s.prompt_mode, allow_blank=False, id="f-prompt_mode")
             yield Label("Shell commands")
-            yield Select([("ask before running", "ask"), ("run without asking", "auto")], value=s.approval, allow_blank=False, id="f-approval")
+            yield Select(
+                [("ask before running", "ask"), ("run without asking", "auto")],
+                value=s.approval,
+                allow_blank=False,
+                id="f-approval",
+            )
             with Horizontal():
                 yield Label("Cache keep-alive when idle  ")
                 yield Switch(value=s.keepalive, id="f-keepalive")

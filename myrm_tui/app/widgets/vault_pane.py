@@ -84,7 +84,9 @@ class VaultPane(Vertical):
         area.language = _language(text) if text is entry.content else None  # rendered archives are prose
         if area.text != text:
             area.load_text(text)
-        self.query_one("#vault-info", Static).update(f"{entry.kind} · {len(text.splitlines()):,} lines · {entry.uri}")
+        self.query_one("#vault-info", Static).update(
+            f"{entry.kind} · {len(text.splitlines()):,} lines · {entry.uri}"
+        )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
