@@ -334,7 +334,8 @@ def doctor(
         bool, typer.Option("--quiet", help="Only check; print a line and exit non-zero on problems")
     ] = False,
 ) -> None:
-    """What model would run, which provider keys are set, where the database is, whether we are offline-ready."""
+    """What model would run, which provider keys are set, where the database is, whether we are
+    offline-ready."""
     cli = _cli_settings(model, None)
     configure_offline_env()
     problems = [
@@ -398,7 +399,8 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
         "keys found": ", ".join(k for k, _ in KEY_DEFAULTS if os.environ.get(k)) or "none",
         "database": str(db),
         "embedded model": embedded,
-        "offline env": f"LITELLM_LOCAL_MODEL_COST_MAP={os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')}, TIKTOKEN_CACHE_DIR={litellm_tokenizers_dir()}",
+        "offline env": f"LITELLM_LOCAL_MODEL_COST_MAP={os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')}, "
+        f"TIKTOKEN_CACHE_DIR={litellm_tokenizers_dir()}",
         "tokenizer": tokenizer,
     }
     if quiet:

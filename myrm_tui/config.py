@@ -569,7 +569,8 @@ def model_problem(model: str, api_base: str | None = None) -> str | None:
                 f"unknown provider {json.dumps(prefix)} in {_shown(model)}; did you mean {close[0]}/{rest}?"
             )
         return (
-            f"unknown provider {json.dumps(prefix)} in {_shown(model)} (see https://docs.litellm.ai/docs/providers); "
+            f"unknown provider {json.dumps(prefix)} in {_shown(model)} "
+            "(see https://docs.litellm.ai/docs/providers); "
             f"an OpenAI-compatible server is openai/{rest} with --api-base"
         )
     if api_base and any(e in api_base for e in _compatible_endpoints()):

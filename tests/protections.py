@@ -455,7 +455,8 @@ MUTANTS = (
         "fork: one transaction",
         "myrm_tui/app/controller.py",
         "            async with store.transaction():\n                row = await store.fork_session(",
-        '            async with __import__("contextlib").nullcontext():\n                row = await store.fork_session(',
+        '            async with __import__("contextlib").nullcontext():\n                row = '
+        "await store.fork_session(",
         ("tests/test_fork.py::test_a_fork_whose_compaction_commit_fails_creates_nothing_and_says_so",),
     ),
     Mutant(
@@ -485,7 +486,8 @@ MUTANTS = (
     Mutant(
         "config: unknown keys warned",
         "myrm_tui/config.py",
-        '        problems.append(Problem(source, f"unknown key {json.dumps(key)} (ignored){hint}", fatal=False))',
+        '        problems.append(Problem(source, f"unknown key {json.dumps(key)} '
+        '(ignored){hint}", fatal=False))',
         "        pass",
         (
             "tests/test_config.py::test_unknown_keys_warn_with_the_closest_key_and_the_rest_applies",

@@ -189,7 +189,8 @@ async def test_reachable_retention_by_type_role_third_and_stage(corpus: tuple[Pa
         "assistant": {"facts": 1, "kept": 1, "retention": 1.0},
         "user": {"facts": 1, "kept": 1, "retention": 1.0},
     }
-    # Of the 14 messages the last request is built from: messages 1 and 3 are in the first third, 12 and 13 in the last.
+    # Of the 14 messages the last request is built from: messages 1 and 3 are in the first third, 12 and 13 in
+    # the last.
     assert win["probe_reachable_by_third"] == {
         "first third": {"facts": 2, "kept": 1, "retention": 0.5},
         "middle third": {"facts": 0, "kept": 0, "retention": None},
@@ -223,7 +224,8 @@ async def test_rejected_requests_are_not_billed_and_make_a_strategy_infeasible(
     assert len(accepted) < len(sizes)  # the fixture is meant to overflow `none`
     assert none["rejected_requests"] == len(sizes) - len(accepted) and none["feasible"] is False
     prices = Prices.for_model("claude-sonnet-4-5")
-    # Each accepted request reads the previous one from the cache (the system prompt alone is over 1,024 tokens).
+    # Each accepted request reads the previous one from the cache (the system prompt alone is over 1,024
+    # tokens).
     cached = sum(accepted[:-1])
     assert (none["input_tokens"], none["cached_input_tokens"]) == (sum(accepted), cached)
     assert none["cost_usd"] == pytest.approx(
@@ -234,8 +236,8 @@ async def test_rejected_requests_are_not_billed_and_make_a_strategy_infeasible(
         sizes[:-1]
     )
     assert win["rejected_requests"] == 0 and win["feasible"] is True
-    # rewrite overhead: none's uncached tokens are each message once (head + six rounds); window sends rounds 3 and 5
-    # uncached a second time (after each condensation, only the head is a cached prefix).
+    # rewrite overhead: none's uncached tokens are each message once (head + six rounds); window sends
+    # rounds 3 and 5 uncached a second time (after each condensation, only the head is a cached prefix).
     floor = head + sum(rounds)
     assert none["sent"]["uncached_input_tokens"] == floor and none["rewrite_overhead"] == 0.0
     assert win["sent"]["uncached_input_tokens"] == floor + rounds[2] + rounds[4]
@@ -359,8 +361,8 @@ def test_retention_why_lists_what_was_lost() -> None:
     assert "truncate 0.950" in lines[i] and lines[i].endswith("MISSED by 0.080")
     whys = lines[i + 1 : i + 7]
     assert (
-        whys[0]
-        == "  why: 1 of 10 reachable facts are not in myrm's last requests; best baseline truncate keeps 0.950"
+        whys[0] == "  why: 1 of 10 reachable facts are not in myrm's last requests; best baseline truncate "
+        "keeps 0.950"
     )
     assert "tool output 1 lost of 6 (keeps 0.83), user 0 lost of 4 (keeps 1.00)" in whys[1]
     assert "first third 1 lost of 5" in whys[2]
@@ -388,7 +390,8 @@ async def test_plugins_get_a_conversation_start_signal(tmp_path: Path) -> None:
         [],
         plugins=["rec=tests.fixtures.bench_plugins:recorder", "mod=tests.fixtures.bench_plugins:keep"],
     )
-    # mini.jsonl: conversations a and b, two requests each; start comes before each conversation's first request.
+    # mini.jsonl: conversations a and b, two requests each; start comes before each conversation's first
+    # request.
     assert [e[0] for e in bench_plugins.recorder.events] == [
         "start",
         "build",
@@ -435,6 +438,6 @@ def test_cost_against_none_counts_the_extra_uncached_tokens_per_compaction() -> 
     assert lines[i].endswith("MISSED by 0.050×")
     # none as sent: $5 cached + $15 uncached, 1,000 uncached tokens; myrm 3,000 uncached over 5 compactions.
     assert (
-        "myrm's uncached part is 0.67× none's, its cached part 0.80×; 5 compactions, +400 uncached tokens each against none"
-        in lines[i + 1]
+        "myrm's uncached part is 0.67× none's, its cached part 0.80×; 5 compactions, +400 "
+        "uncached tokens each against none" in lines[i + 1]
     )

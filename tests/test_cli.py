@@ -179,15 +179,18 @@ def test_bad_model_strings_are_refused_before_anything_runs(tmp_path: Path) -> N
         _myrm(["ask", "hi"], tmp_path, env_extra={"MYRM_MODEL": "anthropc/claude-sonnet-4-5"})
     )
     assert (
-        line
-        == 'myrm: MYRM_MODEL: model: unknown provider "anthropc" in "anthropc/claude-sonnet-4-5"; did you mean anthropic/claude-sonnet-4-5?'
+        line == 'myrm: MYRM_MODEL: model: unknown provider "anthropc" in "anthropc/claude-sonnet-4-5"; '
+        "did you mean anthropic/claude-sonnet-4-5?"
     )
 
 
 def test_bad_config_file_is_one_line_exit_2(tmp_path: Path) -> None:
     cfg = tmp_path / "none.toml"
     cfg.write_text('context_window = "abc"\n')
-    expected = f'{cfg}: context_window: expected an integer (0 = from the model registry, else at least 1000), got "abc"'
+    expected = (
+        f"{cfg}: context_window: expected an integer (0 = from the model registry, else at least "
+        '1000), got "abc"'
+    )
     for args in (["ask", "hi"], []):
         assert _one_line_exit_2(_myrm(args, tmp_path)) == f"myrm: {expected}"
     doctor = _myrm(["doctor"], tmp_path)  # the same line, in its report (stdout)
@@ -237,8 +240,10 @@ def test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs(
     )
     warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("myrm: warning:")]
     assert warnings == [
-        f'myrm: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); did you mean context_window?',
-        f"myrm: warning: {rules / 'broken.yaml'}: not valid YAML at line 2, column 1: expected the node content, but found '<stream end>' (skipped)",
+        f'myrm: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); did you '
+        "mean context_window?",
+        f"myrm: warning: {rules / 'broken.yaml'}: not valid YAML at line 2, column 1: expected "
+        "the node content, but found '<stream end>' (skipped)",
     ]
 
 
@@ -247,6 +252,6 @@ def test_doctor_reports_the_same_problems(tmp_path: Path) -> None:
     proc = _myrm(["doctor", "--quiet"], tmp_path)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
     assert (
-        f'myrm doctor: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); did you mean context_window?'
-        in proc.stdout.splitlines()
+        f'myrm doctor: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); '
+        "did you mean context_window?" in proc.stdout.splitlines()
     )

@@ -35,7 +35,8 @@ def _lines(problems: list[Problem]) -> list[str]:
     [
         (
             'context_window = "abc"',
-            'context_window: expected an integer (0 = from the model registry, else at least 1000), got "abc"',
+            "context_window: expected an integer (0 = from the model registry, else at least "
+            '1000), got "abc"',
         ),
         (
             "context_window = 500",
@@ -112,7 +113,8 @@ def test_environment_variables_go_through_the_same_validation() -> None:
         resolve({}, {}, {}, env={"MYRM_CONTEXT_WINDOW": "abc"})
     assert (
         str(err.value)
-        == 'MYRM_CONTEXT_WINDOW: context_window: expected an integer (0 = from the model registry, else at least 1000), got "abc"'
+        == "MYRM_CONTEXT_WINDOW: context_window: expected an integer (0 = from the model registry, "
+        'else at least 1000), got "abc"'
     )
     with pytest.raises(
         ConfigError,
@@ -173,7 +175,8 @@ def test_bad_values_stored_in_the_database_are_skipped_with_a_warning(tmp_path: 
 def test_thresholds_must_be_ordered() -> None:
     with pytest.raises(
         ConfigError,
-        match=r"^config file: expected light_ratio <= full_ratio <= emergency_ratio, got light_ratio = 0.8 \(config file\)",
+        match=r"^config file: expected light_ratio <= full_ratio <= emergency_ratio, got light_ratio = "
+        r"0.8 \(config file\)",
     ):
         resolve({"light_ratio": 0.8}, {}, {}, env={})
 
@@ -226,7 +229,8 @@ def test_model_strings_litellm_accepts_are_accepted_and_typos_are_refused() -> N
     assert model_problem("gpt 4o") == 'a model string has no spaces, got "gpt 4o"'
     assert (
         model_problem("anthropc/claude-sonnet-4-5")
-        == 'unknown provider "anthropc" in "anthropc/claude-sonnet-4-5"; did you mean anthropic/claude-sonnet-4-5?'
+        == 'unknown provider "anthropc" in "anthropc/claude-sonnet-4-5"; did you mean '
+        "anthropic/claude-sonnet-4-5?"
     )
     assert "openai/qwen2.5 with --api-base" in (model_problem("qwen2.5") or "")
     # A bare name on an endpoint litellm knows is routed by the endpoint.
@@ -311,14 +315,14 @@ def test_bad_filter_files_and_rules_are_skipped_with_one_line_each(tmp_path: Pat
     p = engine.problems
     assert len(p) == 7 and all("\n" not in line and line.endswith("(skipped)") for line in p)
     assert (
-        p[0]
-        == f"{d / 'a_broken.yaml'}: not valid YAML at line 4, column 1: expected ',' or ']', but got '<stream end>' (skipped)"
+        p[0] == f"{d / 'a_broken.yaml'}: not valid YAML at line 4, column 1: expected ',' or ']', but got "
+        "'<stream end>' (skipped)"
     )
     assert p[1] == f"{d / 'b_list.yaml'}: expected a mapping with a list under 'rules:' (skipped)"
     assert p[2].startswith(f"{d / 'c_mixed.yaml'}: bad filter rule 'badregex': command: bad regex '('")
     assert (
-        p[3]
-        == f"{d / 'c_mixed.yaml'}: bad filter rule 'badcount': max_lines: expected an integer >= 0, got 'lots' (skipped)"
+        p[3] == f"{d / 'c_mixed.yaml'}: bad filter rule 'badcount': max_lines: expected an integer >= 0, "
+        "got 'lots' (skipped)"
     )
     assert p[4] == f"{d / 'c_mixed.yaml'}: bad filter rule 'nocommand': missing 'command' (skipped)"
     assert p[5] == f"{d / 'c_mixed.yaml'}: bad filter rule number 5: expected a mapping, got str (skipped)"

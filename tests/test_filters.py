@@ -33,12 +33,14 @@ SHELL_CASES = {
         "git log",
         _lines(
             20,
-            "commit {i:040d}\nAuthor: A <a@b.c>\nDate:   Mon Jan 1 00:00:00 2024\n\n    Change number {i}\n\n    Long body text that nobody needs {i}\n",
+            "commit {i:040d}\nAuthor: A <a@b.c>\nDate:   Mon Jan 1 00:00:00 2024\n\n    Change "
+            "number {i}\n\n    Long body text that nobody needs {i}\n",
         ),
     ),
     "git_diff": (
         "git diff",
-        "diff --git a/src/app.py b/src/app.py\nindex 1..2 100644\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1,40 +1,40 @@\n"
+        "diff --git a/src/app.py b/src/app.py\nindex 1..2 100644\n--- a/src/app.py\n+++ "
+        "b/src/app.py\n@@ -1,40 +1,40 @@\n"
         + _lines(30, " context line {i}")
         + "\n-old line\n+new line\n"
         + _lines(30, " more context {i}"),
@@ -47,7 +49,12 @@ SHELL_CASES = {
         "python -m pytest tests",
         "============ test session starts ============\nplatform linux\ncollected 300 items\n\n"
         + _lines(60, "tests/test_mod{i}.py ........................................ [ {i}%]")
-        + "\n=================================== FAILURES ===================================\n___________ test_thing ___________\n\n    def test_thing():\n>       assert 1 == 2\nE       assert 1 == 2\n\ntests/test_x.py:3: AssertionError\n=========================== short test summary info ============================\nFAILED tests/test_x.py::test_thing - assert 1 == 2\n========================= 1 failed, 299 passed in 3.2s ==========================",
+        + "\n=================================== FAILURES ===================================\n"
+        "___________ test_thing ___________\n\n    def test_thing():\n>       assert 1 == 2\n"
+        "E       assert 1 == 2\n\ntests/test_x.py:3: AssertionError\n"
+        "=========================== short test summary info ============================\n"
+        "FAILED tests/test_x.py::test_thing - assert 1 == 2\n"
+        "========================= 1 failed, 299 passed in 3.2s ==========================",
     ),
     "npm": (
         "npm install",
@@ -67,7 +74,8 @@ SHELL_CASES = {
     "compiler": (
         "make all",
         _lines(80, "gcc -c file{i}.c -o file{i}.o")
-        + "\nfile7.c:12:3: error: unknown type name 'foo'\n   12 |   foo x;\n      |   ^~~\nmake: *** [Makefile:3: all] Error 1",
+        + "\nfile7.c:12:3: error: unknown type name 'foo'\n   12 |   foo x;\n      |   ^~~\nmake: "
+        "*** [Makefile:3: all] Error 1",
     ),
     "listing": ("find . -name '*.py'", _lines(200, "./pkg/sub{i}/module{i}.py")),
     "grep": (
@@ -291,9 +299,11 @@ def test_a_coloured_test_run_keeps_its_summary_line() -> None:
         "platform linux -- Python 3.9.21, pytest-7.4.4\nrootdir: /testbed\ncollected 188 items\n\n"
         + _lines(
             40,
-            "sklearn/tests/test_m{i}.py \x1b[32m.\x1b[0m\x1b[32m.\x1b[0m\x1b[32m                      [ {i}%]\x1b[0m",
+            "sklearn/tests/test_m{i}.py "
+            "\x1b[32m.\x1b[0m\x1b[32m.\x1b[0m\x1b[32m                      [ {i}%]\x1b[0m",
         )
-        + "\n\x1b[32m============================= \x1b[32m\x1b[1m188 passed\x1b[0m\x1b[32m in 1.04s\x1b[0m\x1b[32m =====\x1b[0m\n"
+        + "\n\x1b[32m============================= \x1b[32m\x1b[1m188 passed\x1b[0m\x1b[32m in "
+        "1.04s\x1b[0m\x1b[32m =====\x1b[0m\n"
     )
     hit = compress_shell("pytest sklearn/tests -q", run)
     assert hit is not None and hit[0] == "pytest"

@@ -19,8 +19,9 @@ from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.test_tui import make_app, type_and_send, wait_until
 
 SUMMARY = (
-    '{"user_goal": "count numbers", "user_instructions": [], "active_tasks": [], "completed_actions": ["ran seq"], '
-    '"errors": [], "decisions": [], "artifacts": [], "files_examined": [], "key_facts": ["seq prints numbers"], '
+    '{"user_goal": "count numbers", "user_instructions": [], "active_tasks": [], '
+    '"completed_actions": ["ran seq"], "errors": [], "decisions": [], "artifacts": [], '
+    '"files_examined": [], "key_facts": ["seq prints numbers"], '
     '"tool_usage": ["bash seq"], "open_questions": [], "current_state": "counting", "blocked_items": [], '
     '"next_steps": ["count again"]}'
 )

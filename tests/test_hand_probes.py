@@ -1,4 +1,5 @@
-"""The hand-written dev probes (bench/probes/) hold against the raw corpus, and their checker catches each rule break."""
+"""The hand-written dev probes (bench/probes/) hold against the raw corpus, and their checker catches each
+rule break."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def test_size_types_and_spread() -> None:
     assert all(1 <= len(p["expected_facts"]) <= 4 for p in probes)
 
 
-# -- the checker itself, on a tiny corpus of our own (always runs) ---------------------------------------------------
+# -- the checker itself, on a tiny corpus of our own (always runs) -------------------------------------------
 
 MINI_CONV = {
     "id": "mini/1",

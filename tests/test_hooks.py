@@ -16,7 +16,10 @@ from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import anthropic_settings, collect, make_agent, openai_settings
 
-ECHO_PAYLOAD = 'python3 -c \'import json,sys; d=json.load(sys.stdin); print("saw", d["event"], d["tool_name"], d["tool_input"]["command"])\''
+ECHO_PAYLOAD = (
+    'python3 -c \'import json,sys; d=json.load(sys.stdin); print("saw", d["event"], '
+    'd["tool_name"], d["tool_input"]["command"])\''
+)
 
 
 def _tool_messages(body: dict[str, Any]) -> list[str]:

@@ -1,4 +1,5 @@
-"""Background shell jobs: output to a log on disk (L7), incremental reads, vault spill, limits, kill and clean-up."""
+"""Background shell jobs: output to a log on disk (L7), incremental reads, vault spill, limits, kill and
+clean-up."""
 
 from __future__ import annotations
 

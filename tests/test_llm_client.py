@@ -272,7 +272,8 @@ async def test_the_watchdog_fires_at_the_limit_and_says_the_real_numbers() -> No
 
 
 async def test_a_cut_stream_is_an_error_not_an_answer(emulator: ProviderEmulator) -> None:
-    """litellm ends a dropped stream with a made-up finish_reason 'stop'; the client asks what the provider sent."""
+    """litellm ends a dropped stream with a made-up finish_reason 'stop'; the client asks what the provider
+    sent."""
     emulator.enqueue(Reply(text="The answer is forty-two, because", drop_connection_after=3))
     got: list = []
     with pytest.raises(

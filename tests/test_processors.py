@@ -290,7 +290,8 @@ async def test_extractive_summary_keeps_errors_artifacts_and_goal() -> None:
         5,
         Message(
             role="tool",
-            content='<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File "x", line 1\nValueError: bad frame\n</output>',
+            content="<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File "
+            '"x", line 1\nValueError: bad frame\n</output>',
             id="mkt",
             tool_call_id="mk1",
         ),
@@ -542,7 +543,8 @@ def test_salient_lines_keep_results_errors_and_located_lines_verbatim() -> None:
         "<returncode>1</returncode>\n<output>\n"
         + noise
         + "\ndjango/db/backends/sqlite3/base.py:446:def _sqlite_datetime_cast_date(dt, tzname):\n"
-        '  File "/testbed/sympy/core/decorators.py", line 77, in __sympifyit\nsqlite3.OperationalError: no such table: __main___product\n'
+        '  File "/testbed/sympy/core/decorators.py", line 77, in '
+        "__sympifyit\nsqlite3.OperationalError: no such table: __main___product\n"
         + noise
         + "\nFAILED (failures=3, errors=3, skipped=8)\n===== 5 passed, 1 failed in 0.31s =====\n</output>"
     )
@@ -563,7 +565,8 @@ def test_salient_lines_keep_a_short_output_whole_and_json_items_in_their_own_sep
     assert [
         ln.text
         for ln in salient_lines(
-            "<returncode>0</returncode>\n<output>\nExists: False\nStored value in DB: 2017-07-06 23:50:00\n</output>"
+            "<returncode>0</returncode>\n<output>\nExists: False\nStored value in DB: 2017-07-06 "
+            "23:50:00\n</output>"
         )
     ] == ["Exists: False", "Stored value in DB: 2017-07-06 23:50:00"]
     flights = json.dumps(
@@ -631,7 +634,8 @@ async def test_consolidation_keeps_the_priority_each_line_was_written_with() -> 
         raw.append(
             Message(
                 role="tool",
-                content=f"<returncode>0</returncode>\n<output>\nprobe_{i} dtype: object\nprobe_{i} shape: ({i}, 3)\n</output>",
+                content=f"<returncode>0</returncode>\n<output>\nprobe_{i} dtype: object\nprobe_{i} shape: "
+                f"({i}, 3)\n</output>",
                 id=f"pt{i}",
                 tool_call_id=f"pc{i}",
                 name="bash",

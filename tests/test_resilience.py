@@ -197,7 +197,9 @@ TURN = textwrap.dedent(
 
     async def main(db, ws, base, sid):
         store = await Store.open(db)
-        s = resolve({}, {}, {"model": "openai/gpt-4o-mini", "api_base": base, "api_key": "sk-test", "summarizer_model": "extractive"}, env={})
+        given = {"model": "openai/gpt-4o-mini", "api_base": base, "api_key": "sk-test",
+                 "summarizer_model": "extractive"}
+        s = resolve({}, {}, given, env={})
         agent = await build_agent(store, sid, s, Path(ws))
         async for ev in agent.run_turn("tell me a long story"):
             if type(ev).__name__ == "TextChunk":
@@ -250,11 +252,13 @@ async def test_kill_9_during_streaming_keeps_committed_messages_and_resumes(
     ("message", "sizes"),
     [
         (
-            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9,500 tokens.",
+            "This model's maximum context length is 8192 tokens. However, your messages resulted "
+            "in 9,500 tokens.",
             (8192, 9500),
         ),
         (
-            "This model's maximum context length is 128000 tokens. However, you requested 130000 tokens (120000 in the messages, 10000 in the completion).",
+            "This model's maximum context length is 128000 tokens. However, you requested 130000 "
+            "tokens (120000 in the messages, 10000 in the completion).",
             (118000, 120000),
         ),
         ("prompt is too long: 210000 tokens > 200000 maximum", (200000, 210000)),
@@ -408,7 +412,8 @@ _OVERFLOW = Reply(
         400,
         {
             "error": {
-                "message": "This model's maximum context length is 8000 tokens. However, your messages resulted in 9000 tokens. Please reduce the length of the messages.",
+                "message": "This model's maximum context length is 8000 tokens. However, your messages "
+                "resulted in 9000 tokens. Please reduce the length of the messages.",
                 "type": "invalid_request_error",
                 "code": "context_length_exceeded",
             }

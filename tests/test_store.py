@@ -279,7 +279,8 @@ def _open_as_unprivileged(db: Path) -> subprocess.CompletedProcess[str]:
     without capabilities (``setpriv``); a user switch would not do: the interpreter lives under /root."""
     code = (
         "import asyncio, sys\nfrom myrm_tui.store.db import Store, StoreError\n"
-        "try:\n    asyncio.run(Store.open(sys.argv[1]))\nexcept StoreError as exc:\n    print(exc)\n    sys.exit(2)\n"
+        "try:\n    asyncio.run(Store.open(sys.argv[1]))\n"
+        "except StoreError as exc:\n    print(exc)\n    sys.exit(2)\n"
     )
     prefix: list[str] = []
     if os.geteuid() == 0:
@@ -297,11 +298,13 @@ def _open_as_unprivileged(db: Path) -> subprocess.CompletedProcess[str]:
     [
         (
             0o000,
-            "{db} cannot be read or written (permission denied); fix its permissions or point --db / MYRM_DB at another file",
+            "{db} cannot be read or written (permission denied); fix its permissions or point "
+            "--db / MYRM_DB at another file",
         ),
         (
             0o444,
-            "{db} is read-only; make it and its folder writable (chmod u+w) or point --db / MYRM_DB at another file",
+            "{db} is read-only; make it and its folder writable (chmod u+w) or point --db / "
+            "MYRM_DB at another file",
         ),
     ],
 )

@@ -153,7 +153,8 @@ async def test_a_transaction_not_opened_by_the_helper_is_a_programming_error(sto
 
 
 def test_no_code_but_the_store_says_begin() -> None:
-    """Transactions are opened in one place; anything else would interleave with it on the shared connection."""
+    """Transactions are opened in one place; anything else would interleave with it on the shared
+    connection."""
     pattern = re.compile(r"""["'](?:\s*)(BEGIN|COMMIT|ROLLBACK)\b|executescript\(""")
     offenders = [
         f"{p.relative_to(ROOT)}:{n}"

@@ -1,4 +1,5 @@
-"""Tools: workspace confinement, file read/edit, vault reads, bash (timeout, binary, invalid UTF-8, spill), approval."""
+"""Tools: workspace confinement, file read/edit, vault reads, bash (timeout, binary, invalid UTF-8, spill),
+approval."""
 
 from __future__ import annotations
 

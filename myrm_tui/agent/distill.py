@@ -79,7 +79,8 @@ def auto_vault_or_truncate(
     uri = vault.put(text, "subagent", "subagent", **meta)
     preview = head_tail(text, 25, 25, max_chars=min(VAULT_CHARS // 2, max_result_tokens * 3))
     hint = (
-        f"\n[subagent output: {len(text):,} chars, {len(text.splitlines()):,} lines, stored at {uri}. Read any part with "
+        f"\n[subagent output: {len(text):,} chars, {len(text.splitlines()):,} lines, stored at "
+        f"{uri}. Read any part with "
         f'file_read_tool(paths=["{uri}"], line_range="1:200")]'
     )
     return truncate_result(preview, max_result_tokens, counter) + hint, uri

@@ -49,7 +49,8 @@ async def build_agent(
     jobs: JobManager | None = None,
 ) -> Agent:
     """The session's agent, loaded. ``tools`` replaces the default set (replay's recorded tools: no
-    ``subagent``, no MCP servers); ``jobs`` are the background jobs of a previous build of this session's agent."""
+    ``subagent``, no MCP servers); ``jobs`` are the background jobs of a previous build of this session's
+    agent."""
     prompts = prompts_dir()
     connections: list[Any] = []
     errors: list[Any] = []
@@ -110,7 +111,8 @@ async def assemble(
     jobs: JobManager | None = None,
 ) -> Agent:
     """Wire one agent's units and load its session. A child (subagent) gets the parent's tools, approver,
-    approval mode and command rules (an "always" in a child holds for the parent), and no ``subagent`` tool."""
+    approval mode and command rules (an "always" in a child holds for the parent), and no ``subagent``
+    tool."""
     ask = serialized(approver) if approver else None
     rules = allowed_commands if allowed_commands is not None else CommandRules(settings.allowed_commands)
     auto = settings.approval == "auto" if auto_approve is None else auto_approve
@@ -185,7 +187,8 @@ async def assemble(
 
 
 def serialized(approver: Callable[[str, str, Assessment], Awaitable[str]]) -> Approver:
-    """The approver behind a lock (parallel tool calls never stack two prompts); its answer as an ``Approval``."""
+    """The approver behind a lock (parallel tool calls never stack two prompts); its answer as an
+    ``Approval``."""
     lock = asyncio.Lock()
 
     async def ask(tool: str, command: str, assessment: Assessment) -> Approval:

@@ -84,7 +84,10 @@ class HookResult:
 
     def render(self) -> str:
         status = "timed out" if self.timed_out else f"exit {self.exit_code}"
-        return f'<hook event="{self.spec.event}" command="{self.spec.command[:120]}" status="{status}">\n{self.output}\n</hook>'
+        return (
+            f'<hook event="{self.spec.event}" command="{self.spec.command[:120]}" '
+            f'status="{status}">\n{self.output}\n</hook>'
+        )
 
 
 class HookRunner:
@@ -119,7 +122,8 @@ class HookRunner:
         return any(s.matches(event, tool) for s in self.specs)
 
     async def run(self, event: str, payload: dict[str, Any], tool: str = "") -> list[HookResult]:
-        """Every matching hook in order; stops at the first that blocks. No hook for the event: ``[]``, at no cost."""
+        """Every matching hook in order; stops at the first that blocks. No hook for the event: ``[]``, at no
+        cost."""
         if not self.wants(event, tool):
             return []
         results = []

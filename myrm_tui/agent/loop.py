@@ -155,7 +155,8 @@ class Agent:
         return self.session.prompt_mode
 
     async def load(self) -> None:
-        """Load the session; a new session gets its system prompt, environment message and session_start hooks."""
+        """Load the session; a new session gets its system prompt, environment message and session_start
+        hooks."""
         if await self.session.load():
             await self.session.add_hook_context(await self.hooks.run("session_start", {}))
 

@@ -297,7 +297,8 @@ class _Walker:
                 self.problems.append(f"unsupported shell syntax {child.type!r}")
 
     def statement(self, node: Node, trailing: Sequence[Node] = ()) -> None:
-        """Walk one statement; ``trailing`` are redirects the grammar hung on an enclosing list or pipeline."""
+        """Walk one statement; ``trailing`` are redirects the grammar hung on an enclosing list or
+        pipeline."""
         kind = node.type
         if kind == "comment" or node.start_byte == node.end_byte:  # a word the parser supplied (MISSING)
             return
@@ -514,7 +515,8 @@ def _unescape_word(text: str) -> tuple[str, str | None]:
 
 
 def _unescape_double_quoted(text: str) -> tuple[str, str | None]:
-    r"""Inside "…" a backslash escapes only ``$ ` " \`` and newline; ``$`` or a backtick left is an expansion."""
+    r"""Inside "…" a backslash escapes only ``$ ` " \`` and newline; ``$`` or a backtick left is an
+    expansion."""
     out: list[str] = []
     i = 0
     while i < len(text):
@@ -532,7 +534,8 @@ def _unescape_double_quoted(text: str) -> tuple[str, str | None]:
 
 
 def check_rules(values: Iterable[str]) -> list[str]:
-    """Problems with configured rules, one line each (empty when all parse); for config validation and doctor."""
+    """Problems with configured rules, one line each (empty when all parse); for config validation and
+    doctor."""
     if isinstance(values, str | bytes):
         return [f"allowed_commands must be a list of strings, not a string ({values!r})"]
     problems = []

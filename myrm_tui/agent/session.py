@@ -102,7 +102,8 @@ class AgentSession:
         return "chat" if mode == "full" and not self.sends_tools else mode
 
     def request(self, view: list[Message], breakpoints: list[int] | None) -> dict[str, Any]:
-        """The provider request for ``view``: messages, tool schemas (when the model gets tools), cache marks."""
+        """The provider request for ``view``: messages, tool schemas (when the model gets tools), cache
+        marks."""
         return render(
             view,
             self.settings.model,

@@ -23,6 +23,7 @@ def spill(
     uri = vault.put(text, kind, source, **meta)
     preview = head_tail(text, 40, 20, max_chars=preview_chars)
     return (
-        f"{preview}\n[{source}: {len(text):,} chars, {text.count(chr(10)) + 1:,} lines; full output at {uri} — read it with "
+        f"{preview}\n[{source}: {len(text):,} chars, {text.count(chr(10)) + 1:,} lines; full "
+        f"output at {uri} — read it with "
         f'file_read_tool(paths=["{uri}"], line_range="1:200")]'
     ), uri

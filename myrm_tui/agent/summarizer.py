@@ -100,7 +100,8 @@ class AuxSummarizer:
             and self.main.model != self.aux.model
         ):
             self.warnings.append(
-                f"summarizer {self.aux.model} ({self.aux_window:,} tokens) is too small for {tokens:,} tokens; used {self.main.model}"
+                f"summarizer {self.aux.model} ({self.aux_window:,} tokens) is too small for "
+                f"{tokens:,} tokens; used {self.main.model}"
             )
             return self.main, self.main_window
         return self.aux, self.aux_window

@@ -35,7 +35,10 @@ from myrm_tui.llm.pricing import estimate_cost
 
 INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
 CUT_SUFFIX = "\n\n[reply cut off: the stream ended early; retried]"
-CUT_CONTINUE = "Your previous reply was cut off by the connection (kept above). Continue from where it stopped; do not repeat it."
+CUT_CONTINUE = (
+    "Your previous reply was cut off by the connection (kept above). Continue from where it "
+    "stopped; do not repeat it."
+)
 # After a context overflow, aim this far under the provider's limit: its count and ours differ by
 # more than the ratio the two counts give for one request (tool schemas, message framing).
 OVERFLOW_MARGIN = 0.85
@@ -81,8 +84,10 @@ class TurnRunner:
         tokens = session.counter.text(text)
         if tokens > self.settings.max_user_tokens:
             yield TurnFailed(
-                f"Message refused before sending: {tokens:,} tokens is over the {self.settings.max_user_tokens:,}-token "
-                "limit for one message. Nothing was sent or saved; attach the content as a file and point the agent at it.",
+                f"Message refused before sending: {tokens:,} tokens is over the "
+                f"{self.settings.max_user_tokens:,}-token "
+                "limit for one message. Nothing was sent or saved; attach the content as a file "
+                "and point the agent at it.",
                 "too_large",
             )
             yield TurnDone(0)
@@ -94,7 +99,8 @@ class TurnRunner:
         if hooked and hooked[-1].blocks:
             await session.flush_vault()
             yield TurnFailed(
-                f"A user_prompt_submit hook blocked this message ({hooked[-1].spec.command}):\n{hooked[-1].output}",
+                "A user_prompt_submit hook blocked this message "
+                f"({hooked[-1].spec.command}):\n{hooked[-1].output}",
                 "hook_blocked",
             )
             yield TurnDone(0)
@@ -123,8 +129,10 @@ class TurnRunner:
                 view, ctx = await session.prepare(force=True)
                 if ctx.tokens(view) > session.config.input_budget:
                     yield TurnFailed(
-                        f"Refused before sending: the request needs {ctx.tokens(view):,} tokens even after compaction; "
-                        f"the model accepts {session.config.input_budget:,}. Fork the session or use a model with a larger window.",
+                        f"Refused before sending: the request needs {ctx.tokens(view):,} tokens "
+                        "even after compaction; "
+                        f"the model accepts {session.config.input_budget:,}. Fork the session or "
+                        "use a model with a larger window.",
                         "preflight",
                     )
                     yield TurnDone(step)
@@ -135,7 +143,8 @@ class TurnRunner:
                 ctx.metrics.compacted and ctx.metrics.tokens_out < ctx.metrics.tokens_in
             ):  # a no-op compaction is not news
                 yield Notice(
-                    f"Context compacted ({ctx.metrics.compaction_reason}): {ctx.metrics.tokens_in:,} → {ctx.metrics.tokens_out:,} tokens"
+                    f"Context compacted ({ctx.metrics.compaction_reason}): "
+                    f"{ctx.metrics.tokens_in:,} → {ctx.metrics.tokens_out:,} tokens"
                 )
             partial = _Partial()
             try:

@@ -55,7 +55,8 @@ def _load_agent_runtime() -> None:
 
 
 class ForkFailed(Exception):
-    """A fork that did not complete; ``str()`` tells the user what happened (and whether anything was created)."""
+    """A fork that did not complete; ``str()`` tells the user what happened (and whether anything was
+    created)."""
 
 
 class Controller:
@@ -158,7 +159,8 @@ class Controller:
         return files_fingerprint(prompts_dir(), config_file())
 
     async def ensure_agent(self) -> Agent:
-        """The session's agent, rebuilt first if its execution fingerprint changed (settings, prompts, config)."""
+        """The session's agent, rebuilt first if its execution fingerprint changed (settings, prompts,
+        config)."""
         if self.replaying and self.agent is not None:
             return self.agent
         assert self.session is not None and self.settings is not None

@@ -183,13 +183,15 @@ def main(argv: list[str] | None = None) -> int:
     ]
     cold = one_run(command, (140, 42), ns.idle, ns.timeout)  # writes the bytecode caches, like a first launch
     print(
-        f"warm-up run (not counted): first frame {cold.first_frame_s:.3f} s, idle RSS {cold.idle_rss_mb:.0f} MB"
+        f"warm-up run (not counted): first frame {cold.first_frame_s:.3f} s, idle RSS "
+        f"{cold.idle_rss_mb:.0f} MB"
     )
     runs = [one_run(command, (140, 42), ns.idle, ns.timeout) for _ in range(ns.runs)]
     for i, r in enumerate(runs, 1):
         ready = f"{r.ready_s:.2f} s" if r.ready_s is not None else "never"
         print(
-            f"run {i}: first frame {r.first_frame_s:.3f} s ({r.first_frame_cpu_s:.2f} s CPU), ready {ready}, idle RSS {r.idle_rss_mb:.0f} MB"
+            f"run {i}: first frame {r.first_frame_s:.3f} s ({r.first_frame_cpu_s:.2f} s CPU), "
+            f"ready {ready}, idle RSS {r.idle_rss_mb:.0f} MB"
             f" (+ children {r.children_rss_mb:.0f} MB)"
         )
     frame = statistics.median(r.first_frame_s for r in runs)
@@ -202,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{'ok' if ok_frame else 'MISSED'}"
     )
     print(
-        f"median idle RSS {rss:.0f} MB (target <= {IDLE_RSS_TARGET_MB:.0f} MB): {'ok' if ok_rss else 'MISSED'}"
+        f"median idle RSS {rss:.0f} MB (target <= {IDLE_RSS_TARGET_MB:.0f} MB): "
+        f"{'ok' if ok_rss else 'MISSED'}"
     )
     if ns.json:
         ns.json.write_text(

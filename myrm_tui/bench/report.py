@@ -62,7 +62,10 @@ def _fmt(v: Any) -> str:
 
 def _title(result: dict[str, Any]) -> str:
     probes = f", probes {Path(result['probes']).name}" if result.get("probes") else ""
-    return f"{Path(result['corpus']).name}{probes} — window {result['window']:,} tokens — prices of {result['price_model']}"
+    return (
+        f"{Path(result['corpus']).name}{probes} — window {result['window']:,} tokens — prices of "
+        f"{result['price_model']}"
+    )
 
 
 def _columns(result: dict[str, Any]) -> list[tuple[str, str]]:
@@ -104,7 +107,8 @@ def _money_split(name: str, r: dict[str, Any], sent: bool = False) -> str:
     d = r["sent"] if sent else r
     cached, uncached = d["cached_input_tokens"], d["input_tokens"] - d["cached_input_tokens"]
     return (
-        f"{name}{' (every request as sent)' if sent else ''} {_usd(d['cost_usd'])} = {_usd(d['cost_cached_usd'])} for "
+        f"{name}{' (every request as sent)' if sent else ''} {_usd(d['cost_usd'])} = "
+        f"{_usd(d['cost_cached_usd'])} for "
         f"{cached:,} cached tokens + {_usd(d['cost_uncached_usd'])} for {uncached:,} uncached"
     )
 
@@ -124,7 +128,8 @@ def _cost_why(m: dict[str, Any], name: str, b: dict[str, Any], sent: bool) -> st
     if m.get("compactions") and name == REFERENCE:
         extra = m["uncached_input_tokens"] - ref["uncached_input_tokens"]
         parts.append(
-            f"{m['compactions']} compactions, {extra / m['compactions']:+,.0f} uncached tokens each against {name}"
+            f"{m['compactions']} compactions, {extra / m['compactions']:+,.0f} uncached tokens "
+            f"each against {name}"
         )
     return "; ".join(parts)
 
@@ -164,7 +169,8 @@ def _retention_why(m: dict[str, Any], best: tuple[str, float] | None) -> list[st
         out.append(
             "e.g. "
             + "; ".join(
-                f'"{f["fact"][:60]}" ({f["conv_id"].rsplit("/", 1)[-1]} {f["probe_id"]}: {f["role"]}, {f["third"]}, {f["stage"]})'
+                f'"{f["fact"][:60]}" ({f["conv_id"].rsplit("/", 1)[-1]} {f["probe_id"]}: '
+                f"{f['role']}, {f['third']}, {f['stage']})"
                 for f in spread[:3]
             )
         )
@@ -172,7 +178,8 @@ def _retention_why(m: dict[str, Any], best: tuple[str, float] | None) -> list[st
 
 
 def targets(result: dict[str, Any]) -> list[str]:
-    """Issue 14's targets for ``myrm``, each met or missed, a missed one followed by "why" lines computed from the run."""
+    """Issue 14's targets for ``myrm``, each met or missed, a missed one followed by "why" lines computed
+    from the run."""
     s = result["strategies"]
     m = s.get(TARGET)
     if not m:
@@ -210,7 +217,8 @@ def targets(result: dict[str, Any]) -> list[str]:
             f"{k} {v:.3f}" + ("" if k in feasible else " (infeasible)") for k, v in others.items()
         )
         out.append(
-            f"retention of reachable facts = {r:.3f} (target ≥ 0.98 and ≥ every baseline: {shown or 'none run'}): "
+            f"retention of reachable facts = {r:.3f} (target ≥ 0.98 and ≥ every baseline: "
+            f"{shown or 'none run'}): "
             + _mark(ok, f"{max(0.98 - r, max(above.values(), default=r) - r):.3f}")
         )
         if not ok:
@@ -218,8 +226,10 @@ def targets(result: dict[str, Any]) -> list[str]:
             why(_retention_why(m, best))
         if m.get("probe_retention") is not None and m["probe_facts_total"] > m["probe_facts_reachable"]:
             out.append(
-                f"retention of all facts = {m['probe_retention']:.3f} ({m['probe_facts_total'] - m['probe_facts_reachable']} of "
-                f"{m['probe_facts_total']} facts are in no raw message, so no strategy can keep them verbatim)"
+                f"retention of all facts = {m['probe_retention']:.3f} "
+                f"({m['probe_facts_total'] - m['probe_facts_reachable']} of "
+                f"{m['probe_facts_total']} facts are in no raw message, so no strategy can keep "
+                "them verbatim)"
             )
 
     if REFERENCE in s and s[REFERENCE]["sent"]["cost_usd"]:
@@ -249,7 +259,10 @@ def targets(result: dict[str, Any]) -> list[str]:
         if ov > 0.10:
             floor = s[REFERENCE]["sent"]["uncached_input_tokens"]
             extra = m["sent"]["uncached_input_tokens"] - floor
-            line = f"{m['sent']['uncached_input_tokens']:,} uncached tokens against the floor of {floor:,} (none's), {extra:,} more"
+            line = (
+                f"{m['sent']['uncached_input_tokens']:,} uncached tokens against the floor of "
+                f"{floor:,} (none's), {extra:,} more"
+            )
             if m.get("compactions"):
                 line += f"; {m['compactions']} compactions, {extra / m['compactions']:,.0f} each"
             why(line)
@@ -258,7 +271,8 @@ def targets(result: dict[str, Any]) -> list[str]:
     out.append(f"cache_hit_ratio = {hit:.3f} (target ≥ 0.85): {_mark(hit >= 0.85, f'{0.85 - hit:.3f}')}")
     if hit < 0.85:
         why(
-            f"{m['uncached_input_tokens']:,} of {m['input_tokens']:,} input tokens uncached over {m['requests']:,} requests "
+            f"{m['uncached_input_tokens']:,} of {m['input_tokens']:,} input tokens uncached over "
+            f"{m['requests']:,} requests "
             f"and {m.get('compactions', 0)} compactions"
         )
 
@@ -268,7 +282,8 @@ def targets(result: dict[str, Any]) -> list[str]:
     )
     if (p50 > 1 or p99 > 10) and m.get("pipeline_slowest_stages_ms"):
         why(
-            f"time by stage, summed over the slowest 1% of requests ({m.get('pipeline_slowest_requests', '?')}): "
+            "time by stage, summed over the slowest 1% of requests "
+            f"({m.get('pipeline_slowest_requests', '?')}): "
             + ", ".join(f"{k} {v:,.1f} ms" for k, v in m["pipeline_slowest_stages_ms"].items())
         )
     out.append(
@@ -298,18 +313,22 @@ def svg_plot(result: dict[str, Any]) -> str:
         return h - pad - (h - 2 * pad) * r
 
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+        'font-family="sans-serif" font-size="12">',
         f'<rect width="{w}" height="{h}" fill="white"/>',
-        f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">Cost vs probe retention — window {result["window"]:,}</text>',
+        f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">Cost vs probe retention — '
+        f"window {result['window']:,}</text>",
         f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="black"/>',
         f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="black"/>',
         f'<text x="{w / 2}" y="{h - 20}" text-anchor="middle">cost (USD, {result["price_model"]})</text>',
-        f'<text x="18" y="{h / 2}" transform="rotate(-90 18 {h / 2})" text-anchor="middle">retention of reachable facts</text>',
+        f'<text x="18" y="{h / 2}" transform="rotate(-90 18 {h / 2})" '
+        'text-anchor="middle">retention of reachable facts</text>',
     ]
     for frac in (0.0, 0.5, 1.0):
         parts.append(f'<text x="{pad - 8}" y="{y(frac) + 4}" text-anchor="end">{frac:.1f}</text>')
         parts.append(
-            f'<text x="{x(xmax * frac / 1.1)}" y="{h - pad + 16}" text-anchor="middle">{xmax * frac / 1.1:.2f}</text>'
+            f'<text x="{x(xmax * frac / 1.1)}" y="{h - pad + 16}" '
+            f'text-anchor="middle">{xmax * frac / 1.1:.2f}</text>'
         )
     colors = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
     for i, (name, c, r) in enumerate(pts):

@@ -113,7 +113,8 @@ async def run_bench(
         "extra_probes": [str(x) for x in extra_probes],
         "window": window,
         "price_model": price_model,
-        "billing": "accepted requests only: cache reads at the cache-read price, other input at the cache-write price; "
+        "billing": "accepted requests only: cache reads at the cache-read price, other input at the "
+        "cache-write price; "
         "a rejected request costs nothing, writes no cache and makes the strategy infeasible. "
         "`sent` accounts every request as if accepted (none's is the reference).",
         "strategies": out,

@@ -273,7 +273,8 @@ def _stage(raw: Message, view: Sequence[Message]) -> str:
 def score_probes(
     history: Sequence[Message], view: Sequence[Message], vault: str, probes: Sequence[Probe]
 ) -> list[FactResult]:
-    """Score each fact of ``probes`` on ``view`` (the last request), ``history`` being what it was built from."""
+    """Score each fact of ``probes`` on ``view`` (the last request), ``history`` being what it was built
+    from."""
     raw = [view_text([m]) for m in history]
     text = view_text(view)
     out: list[FactResult] = []

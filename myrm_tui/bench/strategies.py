@@ -170,7 +170,8 @@ class WindowStrategy:
             for m in forgotten
         )
         text = await self.summarizer(  # type: ignore[misc]
-            "You summarize the forgotten part of an agent's history: the user's goals, progress, the state of "
+            "You summarize the forgotten part of an agent's history: the user's goals, progress, "
+            "the state of "
             "files and tests, and everything still needed to continue.",
             events,
         )

@@ -28,7 +28,8 @@ def fingerprints(view: list[Message], tools_fp: str, model: str) -> list[str]:
     return [
         f"tools:{tools_fp}:{model}",
         *(
-            f"{m.role}:{m.id}:{hash(m.content) if isinstance(m.content, str) else len(m.content or [])}:{len(m.tool_calls)}"
+            f"{m.role}:{m.id}:"
+            f"{hash(m.content) if isinstance(m.content, str) else len(m.content or [])}:{len(m.tool_calls)}"
             for m in view
         ),
     ]

@@ -309,7 +309,8 @@ class PriorityCompressor:
         layer: str,
         ctx: PipelineContext,
     ) -> list[Message]:
-        """Drop whole spans, in ``candidates`` order, until ``total`` is within ``limit``; ``keep`` spares one.
+        """Drop whole spans, in ``candidates`` order, until ``total`` is within ``limit``; ``keep`` spares
+        one.
 
         What goes is handed to Summarize (``ctx.removed``) and counted under ``layer``."""
         drop: set[int] = set()

@@ -43,7 +43,8 @@ FILL_OUTPUT_LINES = 48  # an output up to this many distinct lines also gives it
 # Result and error lines; matched on the lower-cased text (one case-sensitive pass is several times
 # faster than an IGNORECASE one over a 30K-char output).
 _RESULT = re.compile(
-    r"passed|failed|error|skipped|ran \d|failures=|traceback|exception|warning|success|failure|not found|no such"
+    r"passed|failed|error|skipped|ran \d|failures=|traceback|exception|warning|success|failure"
+    r"|not found|no such"
     r"|cannot|can't|unable|denied|invalid|mismatch|assert|^fail|^ok\b|^=+ .* =+$",
     re.M,
 )
@@ -57,8 +58,9 @@ _LOCATED = re.compile(
 # 40-line view would outrank every result line of the session.
 _NUMBERED = re.compile(r"^[ \t]*\d+\t", re.M)
 _DECIDE = re.compile(
-    r"(?i)\b(instead|decid|chose|choose|the (fix|solution|cause|problem|issue|bug) (is|was)|root cause|because|so the|"
-    r"this means|therefore|confirm|works?\b|fixed|passes|fails|conclude|i will|i'll|plan|the correct|should)\b"
+    r"(?i)\b(instead|decid|chose|choose|the (fix|solution|cause|problem|issue|bug) (is|was)"
+    r"|root cause|because|so the|this means|therefore|confirm|works?\b|fixed|passes|fails|conclude"
+    r"|i will|i'll|plan|the correct|should)\b"
 )
 # A cheap "names a file" test (signals.paths_in is exact but too slow to run on every line of every output).
 _PATHISH = re.compile(
@@ -282,7 +284,8 @@ def fit(lines: Sequence[Line], budget_chars: int, seen: set[str] = frozenset()) 
 
 
 def condense(text: str, head_lines: int, tail_lines: int, max_chars: int) -> str:
-    """Head and tail lines of ``text``, and in between its salient lines verbatim instead of a bare cut marker."""
+    """Head and tail lines of ``text``, and in between its salient lines verbatim instead of a bare cut
+    marker."""
     lines = text.splitlines()
     if len(lines) <= head_lines + tail_lines:
         return head_tail(text, head_lines, tail_lines, max_chars=max_chars)

@@ -83,7 +83,8 @@ def transcript(messages: Sequence[Message], limit: int = MAX_TRANSCRIPT_CHARS) -
 
 def _redacted(lines: list[ledger.Line]) -> list[ledger.Line]:
     """A message's ledger lines with credentials and PII redacted — once, when the message enters the view
-    (one pass over its lines together: a key split over lines is still found), not on the compacting request."""
+    (one pass over its lines together: a key split over lines is still found), not on the compacting
+    request."""
     if not lines:
         return lines
     out = redact("\n".join(ln.text for ln in lines)).split("\n")
@@ -207,7 +208,8 @@ class Summarize:
 
     @staticmethod
     def _original(m: Message, ctx: PipelineContext) -> Message:
-        """A filtered or truncated output as it first came (from the vault), so the ledger reads every line."""
+        """A filtered or truncated output as it first came (from the vault), so the ledger reads every
+        line."""
         uri = m.meta.get("vault_uri")
         if m.role != "tool" or not uri:
             return m
@@ -229,7 +231,8 @@ class Summarize:
             tokens = int(c.summary_budget_tokens * c.consolidate_ratio)
         else:
             tokens = max(int(ctx.counter.messages(removed) * c.ledger_ratio), c.ledger_min_tokens)
-            # A third of the blocks' budget at most: several blocks append before a consolidation rewrites them.
+            # A third of the blocks' budget at most: several blocks append before a consolidation rewrites
+            # them.
             tokens = min(tokens, c.summary_budget_tokens // 3)
         return tokens * ledger.CHARS_PER_TOKEN
 
@@ -245,7 +248,8 @@ class Summarize:
             return extractive, "extractive"
         system = (self.prompts_dir / SUMMARY_PROMPT).read_text(encoding="utf-8")
         body = (
-            f"Previous summary (merge into it):\n{json.dumps(previous, ensure_ascii=False) if previous else 'none'}\n\n"
+            "Previous summary (merge into it):\n"
+            f"{json.dumps(previous, ensure_ascii=False) if previous else 'none'}\n\n"
             f"Focus: {ctx.focus_hint or '-'}\n\nMessages to summarize:\n{transcript(removed)}"
         )
         for attempt in range(2):

@@ -267,7 +267,8 @@ def _section(lines: list[str], f: str, v: Any) -> None:
 def render(s: dict[str, Any], covered: int) -> str:
     lines = [
         f'<compacted_summary messages="{covered}">',
-        "Summary of the earlier part of this session (older messages were compacted; originals are in the vault).",
+        "Summary of the earlier part of this session (older messages were compacted; originals "
+        "are in the vault).",
     ]
     for f in FIELDS:
         v = s.get(f)

@@ -278,7 +278,8 @@ class _Seen:
         if finish is None:
             raise IncompleteStreamError(
                 "The provider's stream ended without a reply and without a finish reason "
-                f"(an empty or [DONE]-only stream, or a body that is not server-sent events{self._content_type()})"
+                "(an empty or [DONE]-only stream, or a body that is not server-sent "
+                f"events{self._content_type()})"
             )
         if not (self.chars or self.tool_calls):
             thought = f", only {self.reasoning:,} chars of reasoning" if self.reasoning else ""

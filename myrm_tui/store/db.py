@@ -304,7 +304,8 @@ class Store:
         sid = uuid.uuid4().hex[:12]
         now = time.time()
         await self._write(
-            "INSERT INTO sessions (id, title, model, workspace, parent_id, forked_from_seq, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO sessions (id, title, model, workspace, parent_id, forked_from_seq, "
+            "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
             (sid, title, model, workspace, parent_id, forked_from_seq, now, now),
         )
         return SessionRow(sid, title, model, workspace, parent_id, forked_from_seq, now, now)
@@ -318,7 +319,8 @@ class Store:
 
     async def get_session(self, sid: str) -> SessionRow | None:
         async with self.conn.execute(
-            "SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n FROM sessions s WHERE id = ?",
+            "SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n FROM "
+            "sessions s WHERE id = ?",
             (sid,),
         ) as cur:
             row = await cur.fetchone()
@@ -373,18 +375,22 @@ class Store:
             new_id = uuid.uuid4().hex[:12]
             now = time.time()
             await conn.execute(
-                "INSERT INTO sessions (id, title, model, workspace, parent_id, forked_from_seq, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO sessions (id, title, model, workspace, parent_id, forked_from_seq, "
+                "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
                 (new_id, title or f"{src.title} (fork)", src.model, src.workspace, sid, last, now, now),
             )
             await conn.execute(
-                """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls, tool_call_id, name, reasoning, meta, token_count, created_at)
-                   SELECT ?, seq, role, content, content_is_json, tool_calls, tool_call_id, name, reasoning, meta, token_count, created_at
+                """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls,
+                                        tool_call_id, name, reasoning, meta, token_count, created_at)
+                   SELECT ?, seq, role, content, content_is_json, tool_calls, tool_call_id, name, reasoning,
+                          meta, token_count, created_at
                    FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq""",
                 (new_id, sid, last),
             )
             if copy_state:
                 await conn.execute(
-                    "INSERT INTO context_state (session_id, state, updated_at) SELECT ?, state, ? FROM context_state WHERE session_id = ?",
+                    "INSERT INTO context_state (session_id, state, updated_at) SELECT ?, state, ? "
+                    "FROM context_state WHERE session_id = ?",
                     (new_id, now, sid),
                 )
             row = await self.get_session(new_id)
@@ -412,7 +418,8 @@ class Store:
         async with self.transaction() as conn:
             seq = await self._max_seq(sid) + 1  # inside the write lock: no other writer takes the same seq
             await conn.execute(
-                """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls, tool_call_id, name, reasoning, meta, token_count, created_at)
+                """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls,
+                                        tool_call_id, name, reasoning, meta, token_count, created_at)
                    VALUES (?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (
                     sid,
@@ -472,7 +479,8 @@ class Store:
 
     async def set_setting(self, key: str, value: Any) -> None:
         await self._write(
-            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value "
+            "= excluded.value",
             (key, json.dumps(value)),
         )
 
@@ -499,7 +507,8 @@ class Store:
             return 0
         async with self.transaction() as conn:
             await conn.executemany(
-                "INSERT OR IGNORE INTO vault (uri, session_id, kind, tool_name, size, content, meta, created_at) VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT OR IGNORE INTO vault (uri, session_id, kind, tool_name, size, content, "
+                "meta, created_at) VALUES (?,?,?,?,?,?,?,?)",
                 rows,
             )
         return len(rows)
@@ -515,7 +524,8 @@ class Store:
 
     async def vault_list(self, sid: str) -> list[dict[str, Any]]:
         async with self.conn.execute(
-            "SELECT uri, kind, tool_name, size, created_at, meta FROM vault WHERE session_id = ? ORDER BY created_at DESC",
+            "SELECT uri, kind, tool_name, size, created_at, meta FROM vault WHERE session_id = ? "
+            "ORDER BY created_at DESC",
             (sid,),
         ) as cur:
             return [dict(r) | {"meta": json.loads(r["meta"] or "{}")} for r in await cur.fetchall()]
@@ -532,7 +542,8 @@ class Store:
     async def begin_compaction(self, sid: str, backup_json: str) -> int:
         """Record the pre-compact backup; returns the checkpoint id to commit or roll back."""
         return await self._write(
-            "INSERT INTO checkpoints (session_id, kind, status, state, created_at) VALUES (?, 'precompact', 'pending', ?, ?)",
+            "INSERT INTO checkpoints (session_id, kind, status, state, created_at) VALUES (?, "
+            "'precompact', 'pending', ?, ?)",
             (sid, backup_json, time.time()),
         )
 

@@ -36,7 +36,8 @@ def _text_of(content: Any) -> str:
 def validate_openai(
     body: dict[str, Any], window: int | None = None, tokens: int | None = None
 ) -> Rejection | None:
-    """The first rule ``body`` breaks, or None; ``tokens`` (the request's size) is checked against ``window``."""
+    """The first rule ``body`` breaks, or None; ``tokens`` (the request's size) is checked against
+    ``window``."""
     msgs = body.get("messages")
     if not isinstance(msgs, list) or not msgs:
         return Rejection(400, "invalid_request_error", "[] is too short - 'messages'", "empty_array")
@@ -46,7 +47,8 @@ def validate_openai(
             return Rejection(
                 400,
                 "invalid_request_error",
-                "Invalid 'tools[].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                "Invalid 'tools[].function.name': string does not match pattern. Expected a "
+                "string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
                 "invalid_value",
             )
     open_calls: list[str] = []
@@ -57,7 +59,8 @@ def validate_openai(
             return Rejection(
                 400,
                 "invalid_request_error",
-                f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
+                f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', "
+                "'function', 'tool', and 'developer'.",
                 "invalid_value",
             )
         if role == "tool":
@@ -66,7 +69,8 @@ def validate_openai(
                 return Rejection(
                     400,
                     "invalid_request_error",
-                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+                    "Invalid parameter: messages with role 'tool' must be a response to a "
+                    "preceeding message with 'tool_calls'.",
                     None,
                 )
             open_calls.remove(tid)
@@ -75,7 +79,9 @@ def validate_openai(
             return Rejection(
                 400,
                 "invalid_request_error",
-                f"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(open_calls)}",
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                f"response messages: {', '.join(open_calls)}",
                 None,
             )
         open_from = -1
@@ -87,14 +93,16 @@ def validate_openai(
                     return Rejection(
                         400,
                         "invalid_request_error",
-                        f"Invalid type for 'messages[{i}].tool_calls[0].function.arguments': expected a string.",
+                        f"Invalid type for 'messages[{i}].tool_calls[0].function.arguments': "
+                        "expected a string.",
                         "invalid_type",
                     )
                 if not _TOOL_NAME.match((c.get("function") or {}).get("name", "")):
                     return Rejection(
                         400,
                         "invalid_request_error",
-                        f"Invalid 'messages[{i}].tool_calls[0].function.name': string does not match pattern.",
+                        f"Invalid 'messages[{i}].tool_calls[0].function.name': string does not "
+                        "match pattern.",
                         "invalid_value",
                     )
             open_calls = [c.get("id") for c in calls]
@@ -118,14 +126,17 @@ def validate_openai(
         return Rejection(
             400,
             "invalid_request_error",
-            f"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(open_calls)}",
+            "An assistant message with 'tool_calls' must be followed by tool messages responding "
+            "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+            f"{', '.join(open_calls)}",
             None,
         )
     if window is not None and tokens is not None and tokens > window:
         return Rejection(
             400,
             "invalid_request_error",
-            f"This model's maximum context length is {window} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages.",
+            f"This model's maximum context length is {window} tokens. However, your messages "
+            f"resulted in {tokens} tokens. Please reduce the length of the messages.",
             "context_length_exceeded",
         )
     return None
@@ -159,7 +170,8 @@ def validate_anthropic(
         )
         if empty and not (role == "assistant" and i == len(msgs) - 1):
             return bad(
-                f"messages.{i}: all messages must have non-empty content except for the optional final assistant message"
+                f"messages.{i}: all messages must have non-empty content except for the optional "
+                "final assistant message"
             )
         for b in blocks:
             if b.get("type") == "text" and b.get("text", "") == "" and len(blocks) > 1:
@@ -169,19 +181,25 @@ def validate_anthropic(
             missing = [t for t in prev_tool_uses if t not in results]
             if role != "user" or missing:
                 return bad(
-                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(missing or prev_tool_uses)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {', '.join(missing or prev_tool_uses)}. Each `tool_use` "
+                    "block must have a corresponding `tool_result` block in the next message."
                 )
         for r in results:
             if r not in prev_tool_uses:
                 return bad(
-                    f"messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {r}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                    f"messages.{i}.content: unexpected `tool_use_id` found in `tool_result` "
+                    f"blocks: {r}. Each `tool_result` block must have a corresponding `tool_use` "
+                    "block in the previous message."
                 )
         prev_tool_uses = (
             [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"] if role == "assistant" else []
         )
     if prev_tool_uses:
         return bad(
-            f"messages.{len(msgs) - 1}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(prev_tool_uses)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+            f"messages.{len(msgs) - 1}: `tool_use` ids were found without `tool_result` blocks "
+            f"immediately after: {', '.join(prev_tool_uses)}. Each `tool_use` block must have a "
+            "corresponding `tool_result` block in the next message."
         )
     if window is not None and tokens is not None and tokens > window:
         return bad(f"prompt is too long: {tokens} tokens > {window} maximum")

@@ -138,7 +138,8 @@ class JobManager:
                 try:
                     await self.kill(job, "the session ended")
                 except (TimeoutError, OSError):
-                    pass  # the group was sent SIGKILL; a leader that is slow to be reaped must not keep the rest alive
+                    # the group was sent SIGKILL; a leader slow to be reaped must not keep the rest alive
+                    pass
         finally:
             for t in list(self._watchers):
                 t.cancel()

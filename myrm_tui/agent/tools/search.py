@@ -82,7 +82,10 @@ def _grep(root: Path, base: Path, rx: re.Pattern[str], pattern: str) -> tuple[li
 
 class GrepTool:
     name = "grep"
-    description = "Search file contents of the workspace with a regular expression. Optional path (folder or file) and glob filter."
+    description = (
+        "Search file contents of the workspace with a regular expression. Optional path "
+        "(folder or file) and glob filter."
+    )
     parameters = {
         "type": "object",
         "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"}},

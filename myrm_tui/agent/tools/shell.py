@@ -25,7 +25,8 @@ SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 
 @dataclass
 class Captured:
-    """A finished command: ``text`` is what was kept (decoded), ``full`` the whole stream when more was read."""
+    """A finished command: ``text`` is what was kept (decoded), ``full`` the whole stream when more was
+    read."""
 
     text: str
     label: str | None  # binary or invalid UTF-8
@@ -132,7 +133,8 @@ class BashTool:
             )
             meta["vault_uri"] = uri
             notes.append(
-                f"[output was {out.total:,} bytes; the first {ctx.max_output_bytes:,} are shown; full output: {uri}]"
+                f"[output was {out.total:,} bytes; the first {ctx.max_output_bytes:,} are shown; "
+                f"full output: {uri}]"
             )
         if out.timed_out:
             notes.append(f"[killed after {timeout:.0f} s timeout]")
@@ -149,7 +151,8 @@ class BashTool:
         job = await ctx.jobs.start(command, ctx.workspace, SHELL_ENV)
         return ToolResult(
             f"Started background job {job.id} (pid {job.pid}): {command}\n"
-            f'Read its output with bash_output(job_id="{job.id}"); stop it with bash_output(job_id="{job.id}", kill=true). '
+            f'Read its output with bash_output(job_id="{job.id}"); stop it with '
+            f'bash_output(job_id="{job.id}", kill=true). '
             "It is stopped when the session ends.",
             meta={"job_id": job.id},
         )

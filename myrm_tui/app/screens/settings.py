@@ -34,7 +34,9 @@ NUMERIC = {"context_window": int, "light_ratio": float, "full_ratio": float, "em
 class SettingsScreen(ModalScreen[dict[str, Any] | None]):
     DEFAULT_CSS = """
     SettingsScreen { align: center middle; }
-    SettingsScreen > VerticalScroll { width: 90; height: 90%; border: thick $accent; background: $surface; padding: 0 2; }
+    SettingsScreen > VerticalScroll {
+        width: 90; height: 90%; border: thick $accent; background: $surface; padding: 0 2;
+    }
     SettingsScreen Label { margin-top: 1; color: $text-muted; }
     SettingsScreen Horizontal { height: auto; margin-top: 1; }
     SettingsScreen #error { color: $error; }

@@ -62,7 +62,9 @@ class UsageChart(Static):
 class SessionContextHealthPanel(VerticalScroll):
     DEFAULT_CSS = """
     SessionContextHealthPanel { height: 1fr; }
-    SessionContextHealthPanel .card { border: round $panel-lighten-2; padding: 0 1; height: auto; margin-bottom: 1; }
+    SessionContextHealthPanel .card {
+        border: round $panel-lighten-2; padding: 0 1; height: auto; margin-bottom: 1;
+    }
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -125,7 +127,8 @@ class SessionContextHealthPanel(VerticalScroll):
             f"tokens saved       {_k(saved)}",
             f"summary source     {last.get('summary_source') or '-'}",
             f"window             {_k(window)}",
-            f"thresholds         {_k(window * info.get('light', 0.5))} / {_k(window * info.get('full', 0.7))} / {_k(window * info.get('emergency', 0.9))}",
+            f"thresholds         {_k(window * info.get('light', 0.5))} / "
+            f"{_k(window * info.get('full', 0.7))} / {_k(window * info.get('emergency', 0.9))}",
             f"level now          {live.level}",
         ]
 
@@ -176,6 +179,7 @@ class SessionContextHealthPanel(VerticalScroll):
             f"preheats           {sum(1 for r in rows if r.get('kind') == 'preheat')}",
             f"keep-alive         {info.get('keepalive', 'off')}",
             f"breaker            {info.get('breaker', 'closed')}",
-            f"back-off           {info.get('backoff') or 'none'} (low-yield streak {info.get('low_yield', 0)})",
+            f"back-off           {info.get('backoff') or 'none'} (low-yield streak "
+            f"{info.get('low_yield', 0)})",
             f"summarizer         {info.get('summarizer', '-')}",
         ]

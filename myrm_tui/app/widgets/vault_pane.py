@@ -59,7 +59,10 @@ class VaultPane(Vertical):
         ol.clear_options()
         for e in entries:
             when = time.strftime("%H:%M:%S", time.localtime(e.get("created_at", 0)))
-            label = f"{e.get('tool_name') or e.get('kind')}  {e.get('size', 0):>9,} B  {when}  {e.get('meta', {}).get('reason', '')}"
+            label = (
+                f"{e.get('tool_name') or e.get('kind')}  {e.get('size', 0):>9,} B  {when}  "
+                f"{e.get('meta', {}).get('reason', '')}"
+            )
             ol.add_option(Option(label, id=e["uri"]))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

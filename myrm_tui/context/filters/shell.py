@@ -121,7 +121,8 @@ def pytest_output(cmd: str, out: str) -> str | None:
 def npm_output(cmd: str, out: str) -> str | None:
     lines = out.splitlines()
     noise = re.compile(
-        r"^(npm (WARN|notice)|\s*$|added \d+ packages|\d+ packages are looking|  run `npm fund`|yarn install v|\[\d/\d\])"
+        r"^(npm (WARN|notice)|\s*$|added \d+ packages|\d+ packages are looking|  run `npm fund`"
+        r"|yarn install v|\[\d/\d\])"
     )
     keep = [ln for ln in lines if not noise.match(ln) or "ERR" in ln]
     warns = Counter(
@@ -133,7 +134,8 @@ def npm_output(cmd: str, out: str) -> str | None:
 
 def pip_output(cmd: str, out: str) -> str | None:
     noise = re.compile(
-        r"^\s*(Requirement already satisfied|Collecting |Downloading |Using cached |Obtaining |  Preparing|  Building|  Installing build|  Getting requirements|Looking in indexes|\s*━)"
+        r"^\s*(Requirement already satisfied|Collecting |Downloading |Using cached |Obtaining "
+        r"|  Preparing|  Building|  Installing build|  Getting requirements|Looking in indexes|\s*━)"
     )
     lines = out.splitlines()
     dropped = sum(1 for ln in lines if noise.match(ln))
@@ -199,7 +201,8 @@ def grep_output(cmd: str, out: str) -> str | None:
 
 def docker_output(cmd: str, out: str) -> str | None:
     noise = re.compile(
-        r"^([0-9a-f]{12}: (Pulling|Waiting|Downloading|Extracting|Verifying|Download complete|Pull complete|Already exists)|#\d+ (sha256|\d+\.\d+ ))"
+        r"^([0-9a-f]{12}: (Pulling|Waiting|Downloading|Extracting|Verifying"
+        r"|Download complete|Pull complete|Already exists)|#\d+ (sha256|\d+\.\d+ ))"
     )
     lines = out.splitlines()
     keep = [ln for ln in lines if not noise.match(ln)]

@@ -22,7 +22,8 @@ from myrm_tui.context.trimming import trim_json_text, trim_json_value
 
 _TAG = re.compile(r"<(/?)([A-Za-z][\w:.-]*)[^>]*?(/?)>")
 _LOG_LINE = re.compile(
-    r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[\d{4}-|\w{3} +\d+ \d\d:\d\d:\d\d|\d\d:\d\d:\d\d)|\b(DEBUG|INFO|WARN(ING)?|ERROR|CRITICAL|FATAL|TRACE)\b"
+    r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[\d{4}-|\w{3} +\d+ \d\d:\d\d:\d\d|\d\d:\d\d:\d\d)"
+    r"|\b(DEBUG|INFO|WARN(ING)?|ERROR|CRITICAL|FATAL|TRACE)\b"
 )
 _LEVEL = re.compile(r"\b(DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)\b")
 
