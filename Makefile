@@ -57,7 +57,7 @@ lint:
 	$(VENV)/bin/lint-imports
 
 typecheck:
-	$(VENV)/bin/mypy myrm_tui
+	$(VENV)/bin/mypy myrm_tui tests
 
 unit:
 	$(VENV)/bin/pytest -q

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -58,7 +59,7 @@ def test_openai_valid_and_window() -> None:
     assert rej is not None and rej.code == "context_length_exceeded"
 
 
-ANTHROPIC_BAD = {
+ANTHROPIC_BAD: dict[str, dict[str, Any]] = {
     "starts with assistant": {"messages": [{"role": "assistant", "content": "x"}]},
     "empty content": {"messages": [{"role": "user", "content": ""}]},
     "result without use": {

@@ -93,11 +93,12 @@ async def test_ctrl_f_after_automatic_compactions_while_title_metrics_and_keepal
             await wait_until(pilot, lambda: not app.busy)
         parent_agent = ctl.agent
         assert parent_agent is not None and parent_agent.keepalive is not None
+        keepalive = parent_agent.keepalive
         sessions_before = {s.id for s in await store.list_sessions()}
 
         async def keepalive_probe() -> None:  # what CacheKeepAliveManager runs while the user is idle
             await fork_written.wait()
-            await parent_agent.keepalive.probe()
+            await keepalive.probe()
 
         async def turn_metrics() -> None:
             await fork_written.wait()

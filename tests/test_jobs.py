@@ -13,12 +13,14 @@ import signal
 import stat
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.tools import ToolContext, ToolError
+from myrm_tui.agent.tools.base import Approval
 from myrm_tui.agent.tools.files import FileReadTool
 from myrm_tui.agent.tools.jobs import BashOutputTool, JobManager
 from myrm_tui.agent.tools.shell import BashTool
@@ -30,7 +32,7 @@ from tests.helpers import collect, openai_settings
 
 
 @pytest.fixture
-async def jctx(workspace: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+async def jctx(workspace: Path, tmp_path: Path) -> AsyncIterator[ToolContext]:
     ctx = ToolContext(
         workspace=workspace,
         vault=ArtifactVault("sess"),
@@ -131,7 +133,7 @@ async def test_unknown_job_and_sessions_without_jobs_are_clear_errors(
 async def test_background_commands_still_need_approval(workspace: Path, tmp_path: Path) -> None:
     asked: list[str] = []
 
-    async def approver(tool: str, command: str, assessment: Assessment) -> str:
+    async def approver(tool: str, command: str, assessment: Assessment) -> Approval:
         asked.append(command)
         return "no"
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from myrm_tui.agent.permissions import Assessment, CommandRules, check_rules, parse_rule
 from myrm_tui.agent.tools import ToolContext
+from myrm_tui.agent.tools.base import Approval
 from myrm_tui.agent.tools.shell import BashTool
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
@@ -395,7 +396,7 @@ async def test_smuggled_commands_never_run_without_an_approver(workspace: Path) 
 async def test_the_approver_sees_the_assessment_and_always_remembers_it(workspace: Path) -> None:
     seen: list[Assessment] = []
 
-    async def approver(tool: str, command: str, assessment: Assessment) -> str:
+    async def approver(tool: str, command: str, assessment: Assessment) -> Approval:
         seen.append(assessment)
         return "always"
 

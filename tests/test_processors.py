@@ -321,7 +321,7 @@ async def test_llm_summary_is_audited_and_falls_back() -> None:
     assert any("rejected" in e for e in ctx.metrics.events)
 
     async def good(system: str, user: str) -> str:
-        fields = {
+        fields: dict[str, list[str]] = {
             f: []
             for f in (
                 "user_instructions",

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -24,6 +25,9 @@ from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import PIPELINE, collect, conversation, ctx_for, make_agent, openai_settings, run_pipeline
 from tests.test_llm_client import silent_server  # noqa: F401  (a fixture)
+
+if TYPE_CHECKING:
+    from myrm_tui.agent.loop import Agent
 
 
 def _summary_json(**over: object) -> str:
@@ -304,7 +308,7 @@ async def test_overflow_stage_2_drops_the_oldest_rounds_when_shrinking_is_not_en
 
 async def _session_until_overflows(
     emulator: ProviderEmulator, store: Store, workspace: Path, scale: float, turns: int
-) -> tuple[list[list[object]], object]:
+) -> tuple[list[list[object]], Agent]:
     from myrm_tui.agent.events import AssistantSaved, TurnFailed
 
     for i in range(turns):
@@ -347,11 +351,11 @@ async def test_provider_overflow_is_recovered_in_one_retry(
         m
         for m in await store.metrics(agent.session_id)
         if m.get("compaction_reason") == "context overflow (provider)"
-    ]  # type: ignore[attr-defined]
+    ]
     assert metrics
     dropped = sum(
         m.get("removed", {}).get("drop_oldest_rounds", 0) for m in await store.metrics(agent.session_id)
-    )  # type: ignore[attr-defined]
+    )
     assert (dropped > 0) == stage2
 
 

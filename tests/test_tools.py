@@ -10,7 +10,7 @@ import pytest
 
 from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.tools import ToolContext, ToolError
-from myrm_tui.agent.tools.base import resolve_in_workspace
+from myrm_tui.agent.tools.base import Approval, resolve_in_workspace
 from myrm_tui.agent.tools.files import FileEditTool, FileReadTool
 from myrm_tui.agent.tools.notes import SessionNotesTool
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
@@ -103,10 +103,10 @@ async def test_bash_huge_output_is_capped_and_spilled(tctx: ToolContext) -> None
 
 
 async def test_bash_asks_for_approval_and_remembers_always(workspace: Path) -> None:
-    answers = ["no", "always", "no"]
+    answers: list[Approval] = ["no", "always", "no"]
     asked: list[str] = []
 
-    async def approver(tool: str, command: str, assessment: Assessment) -> str:
+    async def approver(tool: str, command: str, assessment: Assessment) -> Approval:
         asked.append(command)
         return answers.pop(0)
 

@@ -128,7 +128,7 @@ async def test_the_session_picker_deletes_the_highlighted_session(
             lambda: (
                 isinstance(app.screen, SessionPicker) and first not in [s.id for s in app.screen.sessions]
             ),
-        )  # type: ignore[attr-defined]
+        )
         assert await app.controller.store.find_session(first) is None  # type: ignore[union-attr]
         await pilot.press("escape")
 

@@ -78,6 +78,7 @@ def test_other_entries_are_shown_as_stored() -> None:
 async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
+    from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
     from myrm_tui.app.widgets.vault_pane import VaultPane
 
     app = make_app(emulator, tmp_path, workspace)
@@ -92,17 +93,14 @@ async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
         for text in ("count", "again"):
             await type_and_send(pilot, text)
             await wait_until(pilot, lambda: not app.busy)
-        ring = app.query_one("#ring")
-        for text in (
-            None,
-            "once more",
-            None,
-        ):  # compact, talk, compact: the second compaction archives the first's view
-            if text is None:
+        ring = app.query_one("#ring", ContextUsageIndicator)
+        # compact, talk, compact: the second compaction archives the first's view
+        for said in (None, "once more", None):
+            if said is None:
                 await pilot.press("ctrl+k")
-                await wait_until(pilot, lambda: not ring.busy)  # type: ignore[attr-defined]
+                await wait_until(pilot, lambda: not ring.busy)
             else:
-                await type_and_send(pilot, text)
+                await type_and_send(pilot, said)
                 await wait_until(pilot, lambda: not app.busy)
         await pilot.press("f4")
         pane = app.query_one(VaultPane)
