@@ -53,10 +53,11 @@ test: lint typecheck unit
 
 lint:
 	$(VENV)/bin/ruff check myrm_tui tests
+	$(VENV)/bin/ruff format --check myrm_tui tests
 	$(VENV)/bin/lint-imports
 
 typecheck:
-	$(VENV)/bin/mypy myrm_tui
+	$(VENV)/bin/mypy myrm_tui tests
 
 unit:
 	$(VENV)/bin/pytest -q

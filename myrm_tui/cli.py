@@ -16,13 +16,31 @@ import typer
 
 from myrm_tui.offline import configure_offline_env
 
-app = typer.Typer(add_completion=False, no_args_is_help=False, help="myrm — a terminal coding agent that keeps long sessions lean.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    help="myrm — a terminal coding agent that keeps long sessions lean.",
+)
 
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Any litellm model string, e.g. anthropic/claude-sonnet-4-5, ollama/qwen2.5")]
-DbOpt = Annotated[Path | None, typer.Option("--db", help="SQLite database path (default: the platform's data folder)")]
-WsOpt = Annotated[Path | None, typer.Option("--workspace", "-w", help="Project folder the tools may touch (default: current folder)")]
-SessionOpt = Annotated[str | None, typer.Option("--session", "-s", help="Session id (or unique prefix) to resume")]
-ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM)")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model", "-m", help="Any litellm model string, e.g. anthropic/claude-sonnet-4-5, ollama/qwen2.5"
+    ),
+]
+DbOpt = Annotated[
+    Path | None, typer.Option("--db", help="SQLite database path (default: the platform's data folder)")
+]
+WsOpt = Annotated[
+    Path | None,
+    typer.Option("--workspace", "-w", help="Project folder the tools may touch (default: current folder)"),
+]
+SessionOpt = Annotated[
+    str | None, typer.Option("--session", "-s", help="Session id (or unique prefix) to resume")
+]
+ApiBaseOpt = Annotated[
+    str | None, typer.Option("--api-base", help="OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM)")
+]
 
 
 def _cli_settings(model: str | None, api_base: str | None, **extra: Any) -> dict[str, Any]:
@@ -66,8 +84,11 @@ def _replay_problem(target: str) -> str | None:
         return "--replay: give a recording, PATH[#ID]"
     if not path.is_file():
         return f"--replay: {path}: {'is a directory' if path.is_dir() else 'no such file'}"
+
     def lines() -> Any:
-        with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")) as f:
+        with (
+            gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
+        ) as f:
             yield from enumerate((ln for ln in f if ln.strip()), 1)
 
     def conversation(n: int, line: str) -> str:
@@ -76,7 +97,9 @@ def _replay_problem(target: str) -> str | None:
         except ValueError as exc:
             raise LookupError(f"--replay: {path}: conversation {n}: not a JSON line ({exc})") from None
         if not isinstance(d, dict) or not isinstance(d.get("messages"), list):
-            raise LookupError(f"--replay: {path}: conversation {n}: not a recorded conversation (no 'messages' list)")
+            raise LookupError(
+                f"--replay: {path}: conversation {n}: not a recorded conversation (no 'messages' list)"
+            )
         return str(d.get("id", f"conv-{n - 1}"))
 
     needle = json.dumps(conv_id)
@@ -123,7 +146,9 @@ def _filter_problems(workspace: Path) -> list[str]:
     return RuleEngine.from_dirs(dirs).problems
 
 
-def _check_tui_inputs(cli: dict[str, Any], db: Path, session: str | None, replay: str | None, workspace: Path) -> None:
+def _check_tui_inputs(
+    cli: dict[str, Any], db: Path, session: str | None, replay: str | None, workspace: Path
+) -> None:
     """Everything the full screen would fail on, as one line and exit code 2 before it opens."""
     _check_settings(cli)
     for warning in _filter_problems(workspace):
@@ -138,31 +163,47 @@ def _check_tui_inputs(cli: dict[str, Any], db: Path, session: str | None, replay
 
 @app.callback(invoke_without_command=True)
 def main_tui(
-    ctx: typer.Context, model: ModelOpt = None, session: SessionOpt = None, db: DbOpt = None, workspace: WsOpt = None,
+    ctx: typer.Context,
+    model: ModelOpt = None,
+    session: SessionOpt = None,
+    db: DbOpt = None,
+    workspace: WsOpt = None,
     api_base: ApiBaseOpt = None,
-    replay: Annotated[str | None, typer.Option("--replay", help="Play a recorded conversation: PATH[#ID]")] = None,
+    replay: Annotated[
+        str | None, typer.Option("--replay", help="Play a recorded conversation: PATH[#ID]")
+    ] = None,
     speed: Annotated[float, typer.Option("--speed", help="Replay speed: seconds per turn")] = 0.6,
 ) -> None:
     """Open the full-screen chat (the default command)."""
     if ctx.invoked_subcommand is not None:
         return
     configure_offline_env()
-    _check_tui_inputs(_cli_settings(model, api_base), _db(db), session, replay, (workspace or Path.cwd()).resolve())
+    _check_tui_inputs(
+        _cli_settings(model, api_base), _db(db), session, replay, (workspace or Path.cwd()).resolve()
+    )
     from myrm_tui.store.db import check_database
 
     asyncio.run(check_database(_db(db)))  # an unusable database is one line before the full screen opens
     from myrm_tui.app.app import MyrmApp
 
     MyrmApp(
-        db_path=_db(db), workspace=(workspace or Path.cwd()).resolve(), cli=_cli_settings(model, api_base),
-        session_id=session, replay=replay, replay_speed=speed,
+        db_path=_db(db),
+        workspace=(workspace or Path.cwd()).resolve(),
+        cli=_cli_settings(model, api_base),
+        session_id=session,
+        replay=replay,
+        replay_speed=speed,
     ).run()
 
 
 @app.command()
 def ask(
     prompt: Annotated[str, typer.Argument(help="The message; '-' reads it from standard input")],
-    model: ModelOpt = None, session: SessionOpt = None, db: DbOpt = None, workspace: WsOpt = None, api_base: ApiBaseOpt = None,
+    model: ModelOpt = None,
+    session: SessionOpt = None,
+    db: DbOpt = None,
+    workspace: WsOpt = None,
+    api_base: ApiBaseOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Run shell commands without asking")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines")] = False,
 ) -> None:
@@ -177,7 +218,9 @@ def ask(
     raise typer.Exit(code)
 
 
-async def _ask(text: str, cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool) -> int:
+async def _ask(
+    text: str, cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool
+) -> int:
     from myrm_tui.agent.events import Notice, TextChunk, ToolFinished, ToolStarted, TurnDone, TurnFailed
     from myrm_tui.agent.factory import build_agent, resolve_settings
     from myrm_tui.agent.loop import dumps_event
@@ -194,12 +237,17 @@ async def _ask(text: str, cli: dict[str, Any], session: str | None, db: Path, wo
                 print(f"myrm: no session {session!r}", file=sys.stderr)
                 return 2
         else:
-            row = await store.create_session(title=text[:60] or "ask", model=settings.model, workspace=str(workspace))
+            row = await store.create_session(
+                title=text[:60] or "ask", model=settings.model, workspace=str(workspace)
+            )
 
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.
-            print(f"[declined, non-interactive: {command}] needs approval: {'; '.join(assessment.reasons)} "
-                  "(pass --yes to allow, or add a rule to allowed_commands)", file=sys.stderr)
+            print(
+                f"[declined, non-interactive: {command}] needs approval: {'; '.join(assessment.reasons)} "
+                "(pass --yes to allow, or add a rule to allowed_commands)",
+                file=sys.stderr,
+            )
             return "no"
 
         agent = await build_agent(store, row.id, settings, workspace, approver=decline)
@@ -280,13 +328,20 @@ async def _sessions(db: Path, delete: str | None, rename: tuple[str, str] | None
 
 @app.command()
 def doctor(
-    db: DbOpt = None, model: ModelOpt = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="Only check; print a line and exit non-zero on problems")] = False,
+    db: DbOpt = None,
+    model: ModelOpt = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="Only check; print a line and exit non-zero on problems")
+    ] = False,
 ) -> None:
-    """What model would run, which provider keys are set, where the database is, whether we are offline-ready."""
+    """What model would run, which provider keys are set, where the database is, whether we are
+    offline-ready."""
     cli = _cli_settings(model, None)
     configure_offline_env()
-    problems = [*asyncio.run(_config_report(_db(db), cli)), *(f"warning: {w}" for w in _filter_problems(Path.cwd().resolve()))]
+    problems = [
+        *asyncio.run(_config_report(_db(db), cli)),
+        *(f"warning: {w}" for w in _filter_problems(Path.cwd().resolve())),
+    ]
     for p in problems:  # the same lines as start-up prints, stored settings included
         print(f"myrm doctor: {p}" if quiet else f"{'config':>15}: {p}")
     if any(getattr(p, "fatal", False) for p in problems):
@@ -344,7 +399,8 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
         "keys found": ", ".join(k for k, _ in KEY_DEFAULTS if os.environ.get(k)) or "none",
         "database": str(db),
         "embedded model": embedded,
-        "offline env": f"LITELLM_LOCAL_MODEL_COST_MAP={os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')}, TIKTOKEN_CACHE_DIR={litellm_tokenizers_dir()}",
+        "offline env": f"LITELLM_LOCAL_MODEL_COST_MAP={os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')}, "
+        f"TIKTOKEN_CACHE_DIR={litellm_tokenizers_dir()}",
         "tokenizer": tokenizer,
     }
     if quiet:
@@ -373,26 +429,62 @@ def _first_request(workspace: Path) -> list[dict[str, Any]]:
 @app.command()
 def bench(
     corpus: Annotated[Path, typer.Option("--corpus", help="JSONL or JSONL.gz of conversations")],
-    probes: Annotated[list[Path] | None, typer.Option("--probes", help="Probe questions (JSONL[.gz]); repeat for further sets, reported as extra columns")] = None,
+    probes: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--probes",
+            help="Probe questions (JSONL[.gz]); repeat for further sets, reported as extra columns",
+        ),
+    ] = None,
     window: Annotated[int, typer.Option("--window", help="Context window in tokens")] = 16_000,
-    strategies: Annotated[str, typer.Option("--strategies", help="Comma-separated: myrm,none,truncate,mask,window")] = "myrm,none,truncate,mask,window",
+    strategies: Annotated[
+        str, typer.Option("--strategies", help="Comma-separated: myrm,none,truncate,mask,window")
+    ] = "myrm,none,truncate,mask,window",
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N conversations")] = None,
-    price_model: Annotated[str, typer.Option("--price-model", help="litellm model whose prices are applied")] = "claude-sonnet-4-5",
-    summarizer: Annotated[str, typer.Option("--summarizer", help="extractive, or a litellm model string")] = "extractive",
-    plugin: Annotated[list[str] | None, typer.Option("--strategy-plugin", help="NAME=module:callable (repeatable)")] = None,
-    mask_turns: Annotated[int, typer.Option("--mask-turns", help="mask: keep tool outputs of the last M turns")] = 10,
+    price_model: Annotated[
+        str, typer.Option("--price-model", help="litellm model whose prices are applied")
+    ] = "claude-sonnet-4-5",
+    summarizer: Annotated[
+        str, typer.Option("--summarizer", help="extractive, or a litellm model string")
+    ] = "extractive",
+    plugin: Annotated[
+        list[str] | None, typer.Option("--strategy-plugin", help="NAME=module:callable (repeatable)")
+    ] = None,
+    mask_turns: Annotated[
+        int, typer.Option("--mask-turns", help="mask: keep tool outputs of the last M turns")
+    ] = 10,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write results as JSON")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write an SVG of cost vs retention")] = None,
-    markdown: Annotated[Path | None, typer.Option("--markdown", help="Write a Markdown results section")] = None,
-    append: Annotated[bool, typer.Option("--append", help="Append to --markdown instead of replacing it")] = False,
+    markdown: Annotated[
+        Path | None, typer.Option("--markdown", help="Write a Markdown results section")
+    ] = None,
+    append: Annotated[
+        bool, typer.Option("--append", help="Append to --markdown instead of replacing it")
+    ] = False,
 ) -> None:
     """Replay recorded sessions through context strategies and compare cost, cache, validity and retention."""
     configure_offline_env()
     from myrm_tui.bench.report import run_cli
 
     sets = probes or []
-    code = asyncio.run(run_cli(corpus, sets[0] if sets else None, window, [s for s in strategies.split(",") if s], plugin or [], limit,
-                               price_model, summarizer, mask_turns, json_path, plot, markdown, append, sets[1:]))
+    code = asyncio.run(
+        run_cli(
+            corpus,
+            sets[0] if sets else None,
+            window,
+            [s for s in strategies.split(",") if s],
+            plugin or [],
+            limit,
+            price_model,
+            summarizer,
+            mask_turns,
+            json_path,
+            plot,
+            markdown,
+            append,
+            sets[1:],
+        )
+    )
     raise typer.Exit(code)
 
 

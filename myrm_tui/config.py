@@ -45,7 +45,9 @@ LITE_MODELS = {
 }
 MIN_WINDOW = 1_000  # ContextConfig refuses smaller windows
 # MYRM_* variables that are not settings: paths, and what hooks are given. Never "did you mean"-ed.
-OTHER_ENV = frozenset({"MYRM_DB", "MYRM_CONFIG", "MYRM_PROMPTS_DIR", "MYRM_HOOK_EVENT", "MYRM_SESSION_ID", "MYRM_TOOL_NAME"})
+OTHER_ENV = frozenset(
+    {"MYRM_DB", "MYRM_CONFIG", "MYRM_PROMPTS_DIR", "MYRM_HOOK_EVENT", "MYRM_SESSION_ID", "MYRM_TOOL_NAME"}
+)
 CLI_FLAGS = {"model": "--model", "api_base": "--api-base", "approval": "--yes"}
 
 
@@ -81,7 +83,13 @@ def _annotated() -> dict[str, Any]:
         return Annotated[int, BeforeValidator(no_bool), Field(ge=minimum), Expect(f"an integer >= {minimum}")]
 
     def seconds() -> Any:
-        return Annotated[float, BeforeValidator(no_bool), AfterValidator(finite), Field(gt=0), Expect("a number of seconds > 0")]
+        return Annotated[
+            float,
+            BeforeValidator(no_bool),
+            AfterValidator(finite),
+            Field(gt=0),
+            Expect("a number of seconds > 0"),
+        ]
 
     def prompt_mode(v: str) -> str:
         from myrm_tui.agent.prompts import MODES  # imported only when a mode is set
@@ -91,20 +99,34 @@ def _annotated() -> dict[str, Any]:
         return v
 
     def ratio() -> Any:
-        return Annotated[float, BeforeValidator(no_bool), Field(gt=0, lt=1), Expect("a number between 0 and 1")]
+        return Annotated[
+            float, BeforeValidator(no_bool), Field(gt=0, lt=1), Expect("a number between 0 and 1")
+        ]
 
     return {
         "prompt_mode": Annotated[str, AfterValidator(prompt_mode)],
         "context_window": Annotated[
-            int, BeforeValidator(no_bool), Field(ge=0), AfterValidator(_check_window),
+            int,
+            BeforeValidator(no_bool),
+            Field(ge=0),
+            AfterValidator(_check_window),
             Expect(f"an integer (0 = from the model registry, else at least {MIN_WINDOW})"),
         ],
-        "max_output_tokens": count(1), "max_steps": count(1), "max_user_tokens": count(1),
-        "max_subagent_result_tokens": count(1), "mcp_max_output_chars": count(1),
-        "hook_max_output_tokens": count(1), "job_output_chars": count(1),
-        "bash_timeout": seconds(), "keepalive_idle_seconds": seconds(),
-        "summarizer_inactivity_seconds": seconds(), "summarizer_total_seconds": seconds(),
-        "light_ratio": ratio(), "full_ratio": ratio(), "emergency_ratio": ratio(), "fork_suggest_ratio": ratio(),
+        "max_output_tokens": count(1),
+        "max_steps": count(1),
+        "max_user_tokens": count(1),
+        "max_subagent_result_tokens": count(1),
+        "mcp_max_output_chars": count(1),
+        "hook_max_output_tokens": count(1),
+        "job_output_chars": count(1),
+        "bash_timeout": seconds(),
+        "keepalive_idle_seconds": seconds(),
+        "summarizer_inactivity_seconds": seconds(),
+        "summarizer_total_seconds": seconds(),
+        "light_ratio": ratio(),
+        "full_ratio": ratio(),
+        "emergency_ratio": ratio(),
+        "fork_suggest_ratio": ratio(),
     }
 
 
@@ -196,7 +218,11 @@ def display_path(path: Path) -> str:
     """``~/…`` for paths under the home folder, as users write them."""
     home = str(Path.home())
     text = str(path)
-    return "~" + text[len(home):] if home not in ("", "/") and (text == home or text.startswith(home + os.sep)) else text
+    return (
+        "~" + text[len(home) :]
+        if home not in ("", "/") and (text == home or text.startswith(home + os.sep))
+        else text
+    )
 
 
 def load_config_file(path: Path) -> FileValues:
@@ -211,7 +237,9 @@ def load_config_file(path: Path) -> FileValues:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([Problem(source, f"invalid TOML: {exc}")]) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError([Problem(source, f"cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}")]) from None
+        raise ConfigError(
+            [Problem(source, f"cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}")]
+        ) from None
     table = data.get("myrm", data)
     if not isinstance(table, dict):
         raise ConfigError([Problem(source, f"myrm: expected a table, got {_shown(table)}")])
@@ -261,10 +289,18 @@ def _describe(tp: Any) -> str:
         return "a table"
     if type(None) in args:
         return _describe(next(a for a in args if a is not type(None)))
-    return {int: "an integer", float: "a number", bool: "true or false", str: "a string", dict: "a table"}.get(tp, str(tp))
+    return {
+        int: "an integer",
+        float: "a number",
+        bool: "true or false",
+        str: "a string",
+        dict: "a table",
+    }.get(tp, str(tp))
 
 
-def validate_values(values: Mapping[str, Any], source: str, *, fatal: bool = True) -> tuple[dict[str, Any], list[Problem]]:
+def validate_values(
+    values: Mapping[str, Any], source: str, *, fatal: bool = True
+) -> tuple[dict[str, Any], list[Problem]]:
     """Known keys of one layer checked and converted; unknown keys are warnings (with the closest key);
     a bad value is a problem (``fatal`` or not) and is left out of the result."""
     known = setting_keys()
@@ -295,7 +331,9 @@ def validate_values(values: Mapping[str, Any], source: str, *, fatal: bool = Tru
             said = str(err.get("ctx", {}).get("error", ""))
             if err["type"] == "value_error" and said.startswith("expected "):
                 expected = said.removeprefix("expected ")
-            problems.append(Problem(source, f"{where}: expected {expected}, got {_shown(err['input'])}", fatal))
+            problems.append(
+                Problem(source, f"{where}: expected {expected}, got {_shown(err['input'])}", fatal)
+            )
         rest = {k: v for k, v in given.items() if k not in bad}
         checked = _adapter().validate_python(rest) if rest else {}
     return dict(checked), problems
@@ -315,14 +353,23 @@ def env_values(env: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
         if key is None:
             close = difflib.get_close_matches(name, sorted([*names, *OTHER_ENV]), n=1, cutoff=0.8)
             if close:
-                problems.append(Problem(name, f"unknown environment variable (ignored); did you mean {close[0]}?", fatal=False))
+                problems.append(
+                    Problem(
+                        name, f"unknown environment variable (ignored); did you mean {close[0]}?", fatal=False
+                    )
+                )
             continue
         value: Any = raw
         if get_origin(_field_types()[key]) is tuple:
             try:
                 value = json.loads(raw)
             except ValueError:
-                problems.append(Problem(name, f"{key}: expected a JSON list (e.g. [\"pytest\", \"git status\"]), got {_shown(raw)}"))
+                problems.append(
+                    Problem(
+                        name,
+                        f'{key}: expected a JSON list (e.g. ["pytest", "git status"]), got {_shown(raw)}',
+                    )
+                )
                 continue
         checked, found = validate_values({key: value}, name)
         out.update(checked)
@@ -343,19 +390,29 @@ def _cli_values(cli: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
 def _order_problem(s: Settings, sources: Mapping[str, str]) -> Problem | None:
     if s.light_ratio <= s.full_ratio <= s.emergency_ratio:
         return None
-    got = ", ".join(f"{k} = {getattr(s, k)} ({sources.get(k, 'default')})" for k in ("light_ratio", "full_ratio", "emergency_ratio"))
-    where = next((sources[k] for k in ("light_ratio", "full_ratio", "emergency_ratio") if k in sources), "settings")
+    got = ", ".join(
+        f"{k} = {getattr(s, k)} ({sources.get(k, 'default')})"
+        for k in ("light_ratio", "full_ratio", "emergency_ratio")
+    )
+    where = next(
+        (sources[k] for k in ("light_ratio", "full_ratio", "emergency_ratio") if k in sources), "settings"
+    )
     return Problem(where, f"expected light_ratio <= full_ratio <= emergency_ratio, got {got}")
 
 
 def _resolve(
-    file_values: Mapping[str, Any], db_values: Mapping[str, Any], cli: Mapping[str, Any], env: Mapping[str, str],
+    file_values: Mapping[str, Any],
+    db_values: Mapping[str, Any],
+    cli: Mapping[str, Any],
+    env: Mapping[str, str],
 ) -> tuple[Settings, list[Problem]]:
     file_source = getattr(file_values, "source", "config file")
     problems: list[Problem] = []
     file_ok, found = validate_values(file_values, file_source)
     problems += found
-    db_ok, found = validate_values({k: v for k, v in db_values.items() if k in setting_keys()}, "database settings", fatal=False)
+    db_ok, found = validate_values(
+        {k: v for k, v in db_values.items() if k in setting_keys()}, "database settings", fatal=False
+    )
     problems += [replace(p, text=p.text + " (ignored)") for p in found]
     env_ok, found = env_values(env)
     problems += found
@@ -363,8 +420,10 @@ def _resolve(
     problems += found
     # (values, where a problem is reported, the model's source label, fatal)
     layers = (
-        (file_ok, file_source, "config file", True), (db_ok, "database settings", "settings", False),
-        (env_ok, "environment", "MYRM_MODEL", True), (cli_ok, "command line", "--model", True),
+        (file_ok, file_source, "config file", True),
+        (db_ok, "database settings", "settings", False),
+        (env_ok, "environment", "MYRM_MODEL", True),
+        (cli_ok, "command line", "--model", True),
     )
     api_base = next((v["api_base"] for v, *_ in reversed(layers) if v.get("api_base")), None)
     for values, where, label, fatal in layers:
@@ -393,7 +452,10 @@ def _resolve(
 
 
 def resolve(
-    file_values: Mapping[str, Any], db_values: Mapping[str, Any], cli: Mapping[str, Any], env: Mapping[str, str] | None = None,
+    file_values: Mapping[str, Any],
+    db_values: Mapping[str, Any],
+    cli: Mapping[str, Any],
+    env: Mapping[str, str] | None = None,
 ) -> Settings:
     """The settings these layers give; ``ConfigError`` when one of them has a bad value (warnings, and bad
     values stored in the database, are left to ``config_problems``)."""
@@ -405,8 +467,10 @@ def resolve(
 
 
 def config_problems(
-    db_values: Mapping[str, Any] | None = None, cli: Mapping[str, Any] | None = None,
-    env: Mapping[str, str] | None = None, path: Path | None = None,
+    db_values: Mapping[str, Any] | None = None,
+    cli: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    path: Path | None = None,
 ) -> list[Problem]:
     """Every problem of the configuration (file, database settings when given, environment, command
     line): fatal ones first, then warnings. What ``myrm`` checks before start-up and ``myrm doctor`` shows."""
@@ -425,7 +489,9 @@ def config_problems(
 # -- model strings ---------------------------------------------------------------------------------------
 @functools.cache
 def _litellm_root() -> Path | None:
-    spec = importlib.util.find_spec("litellm")  # finds the package without running it (its import takes seconds)
+    spec = importlib.util.find_spec(
+        "litellm"
+    )  # finds the package without running it (its import takes seconds)
     locations = spec.submodule_search_locations if spec is not None else None
     return Path(next(iter(locations))) if locations else None
 
@@ -456,7 +522,11 @@ def _litellm_models() -> frozenset[str]:
     """Model names in litellm's bundled registry (the one used offline)."""
     root = _litellm_root()
     try:
-        data = json.loads((root / "model_prices_and_context_window_backup.json").read_text(encoding="utf-8")) if root else {}
+        data = (
+            json.loads((root / "model_prices_and_context_window_backup.json").read_text(encoding="utf-8"))
+            if root
+            else {}
+        )
     except (OSError, ValueError):
         return frozenset()
     return frozenset(k for k in data if k != "sample_spec")
@@ -495,16 +565,23 @@ def model_problem(model: str, api_base: str | None = None) -> str | None:
     if slash:
         close = difflib.get_close_matches(prefix, sorted(providers), n=1, cutoff=0.7)
         if close:
-            return f"unknown provider {json.dumps(prefix)} in {_shown(model)}; did you mean {close[0]}/{rest}?"
-        return (f"unknown provider {json.dumps(prefix)} in {_shown(model)} (see https://docs.litellm.ai/docs/providers); "
-                f"an OpenAI-compatible server is openai/{rest} with --api-base")
+            return (
+                f"unknown provider {json.dumps(prefix)} in {_shown(model)}; did you mean {close[0]}/{rest}?"
+            )
+        return (
+            f"unknown provider {json.dumps(prefix)} in {_shown(model)} "
+            "(see https://docs.litellm.ai/docs/providers); "
+            f"an OpenAI-compatible server is openai/{rest} with --api-base"
+        )
     if api_base and any(e in api_base for e in _compatible_endpoints()):
         return None
     close = difflib.get_close_matches(model, sorted(m for m in models if "/" not in m), n=1, cutoff=0.8)
     if close:
         return f"litellm does not know {_shown(model)}; did you mean {close[0]}?"
-    return (f"litellm does not know {_shown(model)}: name the provider, e.g. ollama/{model}, "
-            f"or openai/{model} with --api-base for an OpenAI-compatible server")
+    return (
+        f"litellm does not know {_shown(model)}: name the provider, e.g. ollama/{model}, "
+        f"or openai/{model} with --api-base for an OpenAI-compatible server"
+    )
 
 
 def summarizer_model(s: Settings) -> str:

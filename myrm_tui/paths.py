@@ -30,7 +30,11 @@ def default_db_path() -> Path:
 
 def jobs_dir(db_path: str, session_id: str) -> Path:
     """Where a session's background-job logs go: beside the database (a temp folder for ``:memory:``)."""
-    base = Path(db_path).parent if db_path and db_path != ":memory:" else Path(tempfile.gettempdir()) / f"myrm-{os.getuid()}"
+    base = (
+        Path(db_path).parent
+        if db_path and db_path != ":memory:"
+        else Path(tempfile.gettempdir()) / f"myrm-{os.getuid()}"
+    )
     return base / "jobs" / session_id
 
 

@@ -27,15 +27,39 @@ PIPELINE = build_pipeline()
 def openai_settings(emu: ProviderEmulator, **extra: Any) -> Any:
     # Extractive summaries unless a test asks for the LLM: a summarizer call would take a scripted reply.
     extra.setdefault("summarizer_model", "extractive")
-    return resolve({}, {}, {"model": "openai/gpt-4o-mini", "api_base": emu.openai_base, "api_key": "sk-test", "approval": "auto", **extra}, env={})
+    return resolve(
+        {},
+        {},
+        {
+            "model": "openai/gpt-4o-mini",
+            "api_base": emu.openai_base,
+            "api_key": "sk-test",
+            "approval": "auto",
+            **extra,
+        },
+        env={},
+    )
 
 
 def anthropic_settings(emu: ProviderEmulator, **extra: Any) -> Any:
     extra.setdefault("summarizer_model", "extractive")
-    return resolve({}, {}, {"model": "anthropic/claude-sonnet-4-5", "api_base": emu.url, "api_key": "sk-ant-test", "approval": "auto", **extra}, env={})
+    return resolve(
+        {},
+        {},
+        {
+            "model": "anthropic/claude-sonnet-4-5",
+            "api_base": emu.url,
+            "api_key": "sk-ant-test",
+            "approval": "auto",
+            **extra,
+        },
+        env={},
+    )
 
 
-async def make_agent(store: Store, workspace: Path, settings: Any, window: int | None = None, approver: Any = None) -> Agent:
+async def make_agent(
+    store: Store, workspace: Path, settings: Any, window: int | None = None, approver: Any = None
+) -> Agent:
     row = await store.create_session(model=settings.model, workspace=str(workspace))
     return await build_agent(store, row.id, settings, workspace, approver=approver, window=window)
 
@@ -44,14 +68,22 @@ async def collect(agent: Agent, text: str) -> list[Any]:
     return [ev async for ev in agent.run_turn(text)]
 
 
-def ctx_for(raw: list[Message], window: int = 16_000, state: ContextState | None = None, **kw: Any) -> PipelineContext:
+def ctx_for(
+    raw: list[Message], window: int = 16_000, state: ContextState | None = None, **kw: Any
+) -> PipelineContext:
     return PipelineContext(
-        config=kw.pop("config", None) or ContextConfig(max_context_tokens=window), state=state or ContextState(),
-        counter=COUNTER, vault=kw.pop("vault", None) or ArtifactVault("t"), raw=raw, **kw,
+        config=kw.pop("config", None) or ContextConfig(max_context_tokens=window),
+        state=state or ContextState(),
+        counter=COUNTER,
+        vault=kw.pop("vault", None) or ArtifactVault("t"),
+        raw=raw,
+        **kw,
     )
 
 
-async def run_pipeline(raw: list[Message], window: int = 16_000, state: ContextState | None = None, **kw: Any) -> tuple[list[Message], PipelineContext]:
+async def run_pipeline(
+    raw: list[Message], window: int = 16_000, state: ContextState | None = None, **kw: Any
+) -> tuple[list[Message], PipelineContext]:
     ctx = ctx_for(raw, window, state, **kw)
     view = await PIPELINE.run(ctx, "test")
     return view, ctx
@@ -69,10 +101,27 @@ def conversation(turns: int, output_chars: int = 3000, prefix: str = "c") -> lis
     ]
     for i in range(turns):
         cid = f"call_{prefix}{i}"
-        msgs.append(Message(role="assistant", content=f"Step {i}: I will look at file{i}.py next.", id=f"{prefix}a{i}", tool_calls=(call(cid, f"cat src/file{i}.py"),)))
-        body = "\n".join(f"line {k} of file{i}.py: value_{i}_{k} = {k * i}" for k in range(output_chars // 40))
+        msgs.append(
+            Message(
+                role="assistant",
+                content=f"Step {i}: I will look at file{i}.py next.",
+                id=f"{prefix}a{i}",
+                tool_calls=(call(cid, f"cat src/file{i}.py"),),
+            )
+        )
+        body = "\n".join(
+            f"line {k} of file{i}.py: value_{i}_{k} = {k * i}" for k in range(output_chars // 40)
+        )
         code = 1 if i % 7 == 3 else 0
-        msgs.append(Message(role="tool", content=f"<returncode>{code}</returncode>\n<output>\n{body}\n</output>", id=f"{prefix}t{i}", tool_call_id=cid, name="bash"))
+        msgs.append(
+            Message(
+                role="tool",
+                content=f"<returncode>{code}</returncode>\n<output>\n{body}\n</output>",
+                id=f"{prefix}t{i}",
+                tool_call_id=cid,
+                name="bash",
+            )
+        )
     return msgs
 
 

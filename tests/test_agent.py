@@ -22,10 +22,15 @@ from myrm_tui.testing.validation import validate_openai
 from tests.helpers import anthropic_settings, collect, make_agent, openai_settings
 
 
-async def test_tool_round_trip_persists_and_sends_valid_requests(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_tool_round_trip_persists_and_sends_valid_requests(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
     emulator.enqueue(
-        Reply(text="Reading.", tool_calls=[("file_read_tool", {"paths": ["hello.py"]}), ("bash", {"command": "echo parallel"})]),
+        Reply(
+            text="Reading.",
+            tool_calls=[("file_read_tool", {"paths": ["hello.py"]}), ("bash", {"command": "echo parallel"})],
+        ),
         Reply(text="It defines greet()."),
     )
     events = await collect(agent, "what is in hello.py?")
@@ -42,7 +47,9 @@ async def test_tool_round_trip_persists_and_sends_valid_requests(emulator: Provi
     assert len(metrics) == 2 and metrics[-1]["prompt_tokens"] > 0
 
 
-async def test_cancel_mid_stream_keeps_partial_text_and_a_valid_history(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_cancel_mid_stream_keeps_partial_text_and_a_valid_history(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
     emulator.enqueue(Reply(text="A long answer that streams slowly. " * 40, chunk_size=4, chunk_delay=0.02))
     got: list = []
@@ -65,7 +72,9 @@ async def test_cancel_mid_stream_keeps_partial_text_and_a_valid_history(emulator
     assert validate_openai(emulator.accepted[-1].body) is None
 
 
-async def test_cancel_mid_tool_writes_a_synthetic_result(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_cancel_mid_tool_writes_a_synthetic_result(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "sleep 30"})]))
     task = asyncio.ensure_future(collect(agent, "wait"))
@@ -83,25 +92,37 @@ async def test_cancel_mid_tool_writes_a_synthetic_result(emulator: ProviderEmula
     assert emulator.rejected == []
 
 
-async def test_malformed_tool_json_gets_a_clear_error_result(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_malformed_tool_json_gets_a_clear_error_result(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
-    emulator.enqueue(Reply(tool_calls=[("bash", '{"command": "ls"')]), Reply(tool_calls=[("no_such_tool", {})]), Reply(text="sorry"))
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", '{"command": "ls"')]),
+        Reply(tool_calls=[("no_such_tool", {})]),
+        Reply(text="sorry"),
+    )
     await collect(agent, "go")
     tools = [m for m in await store.load_messages(agent.session_id) if m.role == "tool"]
     assert "not valid JSON" in tools[0].text and "unknown tool" in tools[1].text
     assert emulator.rejected == []
 
 
-async def test_huge_paste_is_refused_before_any_call(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_huge_paste_is_refused_before_any_call(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
     before = len(await store.load_messages(agent.session_id))
     events = await collect(agent, "data " * 250_000)  # about 1 MB
-    assert isinstance(events[0], TurnFailed) and events[0].kind == "too_large" and "120,000" in events[0].error
+    assert (
+        isinstance(events[0], TurnFailed) and events[0].kind == "too_large" and "120,000" in events[0].error
+    )
     assert isinstance(events[-1], TurnDone) and len(events) == 2
     assert emulator.requests == [] and len(await store.load_messages(agent.session_id)) == before
 
 
-async def test_failing_llm_is_an_error_event_not_a_crash(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_failing_llm_is_an_error_event_not_a_crash(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
     emulator.enqueue(Reply(error=(503, {"error": {"message": "overloaded", "type": "server_error"}})))
     events = await collect(agent, "hi")
@@ -111,7 +132,9 @@ async def test_failing_llm_is_an_error_event_not_a_crash(emulator: ProviderEmula
     assert isinstance(events[-1], TurnDone)
 
 
-async def test_hung_llm_is_cut_and_partial_text_kept(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_hung_llm_is_cut_and_partial_text_kept(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
     agent.llm.inactivity_timeout, agent.llm.check_interval = 0.5, 0.1
     emulator.enqueue(Reply(text="I started answering and then the model hung", stall_after=4))
@@ -119,25 +142,39 @@ async def test_hung_llm_is_cut_and_partial_text_kept(emulator: ProviderEmulator,
     emulator._release.set()
     failed = [e for e in events if isinstance(e, TurnFailed)]
     assert failed and "stopped responding" in failed[0].error
-    assert (await store.load_messages(agent.session_id))[-1].text.endswith("[reply cut off: the model call failed]")
+    assert (await store.load_messages(agent.session_id))[-1].text.endswith(
+        "[reply cut off: the model call failed]"
+    )
 
 
-async def test_context_overflow_is_recovered_by_compaction_and_one_retry(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_context_overflow_is_recovered_by_compaction_and_one_retry(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
-    overflow = {"error": {"message": "This model's maximum context length is 8192 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}
+    overflow = {
+        "error": {
+            "message": "This model's maximum context length is 8192 tokens.",
+            "type": "invalid_request_error",
+            "code": "context_length_exceeded",
+        }
+    }
     emulator.enqueue(Reply(error=(400, overflow)), Reply(text="fits now"))
     events = await collect(agent, "hi")
     assert any(isinstance(e, Notice) and "overflow" in e.text for e in events)
     assert isinstance(events[-1], TurnDone) and any(isinstance(e, AssistantSaved) for e in events)
 
 
-async def test_long_session_compacts_and_stays_valid_and_under_budget(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_long_session_compacts_and_stays_valid_and_under_budget(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     for i in range(30):
         (workspace / f"mod{i}.py").write_text("\n".join(f"value_{i}_{k} = {k}" for k in range(120)))
     agent = await make_agent(store, workspace, openai_settings(emulator), window=8_000)
     emulator.window = 8_000
     for i in range(30):
-        emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"cat mod{i}.py"})]), Reply(text=f"Read mod{i}.py."))
+        emulator.enqueue(
+            Reply(tool_calls=[("bash", {"command": f"cat mod{i}.py"})]), Reply(text=f"Read mod{i}.py.")
+        )
         events = await collect(agent, f"read mod{i}.py")
         assert isinstance(events[-1], TurnDone), events[-3:]
     assert emulator.rejected == []
@@ -149,7 +186,9 @@ async def test_long_session_compacts_and_stays_valid_and_under_budget(emulator: 
     assert any(m.meta.get("kind") == "summary" for m in view)
 
 
-async def test_anthropic_session_uses_at_most_four_breakpoints_and_hits_cache(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_anthropic_session_uses_at_most_four_breakpoints_and_hits_cache(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, anthropic_settings(emulator))
     for i in range(4):
         emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"echo {i}"})]), Reply(text=f"done {i}"))
@@ -159,14 +198,22 @@ async def test_anthropic_session_uses_at_most_four_breakpoints_and_hits_cache(em
         body = r.body
         marks = sum(1 for t in body.get("tools", []) if "cache_control" in t)
         marks += sum(1 for b in body.get("system", []) if isinstance(b, dict) and "cache_control" in b)
-        marks += sum(1 for m in body["messages"] if isinstance(m["content"], list) for b in m["content"] if "cache_control" in b)
+        marks += sum(
+            1
+            for m in body["messages"]
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if "cache_control" in b
+        )
         assert 1 <= marks <= 4
     assert sum(r.cache.cached_tokens for r in emulator.accepted[1:] if r.cache) > 0
     reports = [m for m in await store.metrics(agent.session_id) if m.get("cached_tokens")]
     assert reports
 
 
-async def test_resume_loads_history_and_state(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_resume_loads_history_and_state(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
     emulator.enqueue(Reply(text="first answer"))
     await collect(agent, "first")
@@ -177,4 +224,8 @@ async def test_resume_loads_history_and_state(emulator: ProviderEmulator, store:
     emulator.enqueue(Reply(text="second answer"))
     events = await collect(again, "second")
     assert any(isinstance(e, ContextReport) for e in events)
-    assert [m["content"] for m in emulator.accepted[-1].body["messages"]][-3:] == ["first", "first answer", "second"]
+    assert [m["content"] for m in emulator.accepted[-1].body["messages"]][-3:] == [
+        "first",
+        "first answer",
+        "second",
+    ]

@@ -17,8 +17,22 @@ from tests.helpers import COUNTER
 
 MINI = FIXTURES / "mini.jsonl"
 PROBES = FIXTURES / "mini-probes.jsonl"
-KEYS = {"conversations", "requests", "rejected_requests", "input_tokens", "cached_input_tokens", "cache_hit_ratio", "cost_usd",
-        "peak_request_tokens", "pipeline_ms_p50", "pipeline_ms_p99", "probe_facts_total", "probe_facts_kept", "probe_retention", "probe_recoverable"}
+KEYS = {
+    "conversations",
+    "requests",
+    "rejected_requests",
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_hit_ratio",
+    "cost_usd",
+    "peak_request_tokens",
+    "pipeline_ms_p50",
+    "pipeline_ms_p99",
+    "probe_facts_total",
+    "probe_facts_kept",
+    "probe_retention",
+    "probe_recoverable",
+}
 
 
 async def test_counts_cache_and_cost_by_hand() -> None:
@@ -26,11 +40,19 @@ async def test_counts_cache_and_cost_by_hand() -> None:
     r = result["strategies"]["none"]
     assert r["conversations"] == 2 and r["requests"] == 4 and r["rejected_requests"] == 0
     a, b = load_conversations(MINI)
-    tools_tokens = sum(COUNTER.text(json.dumps(t, sort_keys=True, ensure_ascii=False, default=str)) for t in a.tools)
+    tools_tokens = sum(
+        COUNTER.text(json.dumps(t, sort_keys=True, ensure_ascii=False, default=str)) for t in a.tools
+    )
+
     def tokens(msgs: list) -> int:  # a request's input: tool definitions plus every message
         return sum(COUNTER.message(m) for m in msgs)
 
-    req = [tokens(a.messages[:2]) + tools_tokens, tokens(a.messages[:4]) + tools_tokens, tokens(b.messages[:2]), tokens(b.messages[:4])]
+    req = [
+        tokens(a.messages[:2]) + tools_tokens,
+        tokens(a.messages[:4]) + tools_tokens,
+        tokens(b.messages[:2]),
+        tokens(b.messages[:4]),
+    ]
     assert r["input_tokens"] == sum(req)
     # Each conversation's second request shares its first request's messages as a prefix (≥1024 tokens).
     cached = tools_tokens + tokens(a.messages[:2]) + tokens(b.messages[:2])
@@ -38,7 +60,9 @@ async def test_counts_cache_and_cost_by_hand() -> None:
     from myrm_tui.bench.runner import Prices
 
     p = Prices.for_model("claude-sonnet-4-5")
-    assert r["cost_usd"] == pytest.approx(cached * p.cache_read + (sum(req) - cached) * p.cache_write, abs=1e-4)
+    assert r["cost_usd"] == pytest.approx(
+        cached * p.cache_read + (sum(req) - cached) * p.cache_write, abs=1e-4
+    )
     assert p.cache_read == pytest.approx(p.input * 0.1) and p.cache_write == pytest.approx(p.input * 1.25)
 
 
@@ -49,7 +73,13 @@ async def test_probe_scoring() -> None:
 
 
 async def test_a_broken_strategy_is_caught_and_windows_are_enforced() -> None:
-    result = await run_bench(MINI, None, 100_000, ["myrm"], plugins=["broken=tests.fixtures.plugins:drop_calls", "all=tests.fixtures.plugins:keep_all"])
+    result = await run_bench(
+        MINI,
+        None,
+        100_000,
+        ["myrm"],
+        plugins=["broken=tests.fixtures.plugins:drop_calls", "all=tests.fixtures.plugins:keep_all"],
+    )
     assert result["strategies"]["broken"]["rejected_requests"] == 1  # the tool result without its call
     assert result["strategies"]["all"]["rejected_requests"] == 0
     assert result["strategies"]["myrm"]["rejected_requests"] == 0
@@ -67,9 +97,30 @@ def test_plugin_spec_errors_are_clear() -> None:
 def test_cli_writes_json_with_the_documented_keys(tmp_path: Path) -> None:
     out, svg, md = tmp_path / "r.json", tmp_path / "r.svg", tmp_path / "r.md"
     proc = subprocess.run(
-        [sys.executable, "-m", "myrm_tui.cli", "bench", "--corpus", str(MINI), "--probes", str(PROBES), "--window", "50000",
-         "--strategies", "myrm,none,truncate,mask", "--json", str(out), "--plot", str(svg), "--markdown", str(md)],
-        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "myrm_tui.cli",
+            "bench",
+            "--corpus",
+            str(MINI),
+            "--probes",
+            str(PROBES),
+            "--window",
+            "50000",
+            "--strategies",
+            "myrm,none,truncate,mask",
+            "--json",
+            str(out),
+            "--plot",
+            str(svg),
+            "--markdown",
+            str(md),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(out.read_text())

@@ -14,7 +14,9 @@ from myrm_tui.bench.corpus import CorpusError, load_conversations, load_probes
 from tests.conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]
-GOOD = json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})
+GOOD = json.dumps(
+    {"id": "a", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
+)
 
 
 def _bench(corpus: Path, probes: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -50,7 +52,7 @@ def test_truncated_gz(tmp_path: Path) -> None:
     [
         ("{not json", "not JSON"),
         (json.dumps({"id": "b", "turns": []}), "conversation 'b' has no \"messages\""),
-        (json.dumps({"id": "b", "messages": "hello"}), "has a str as \"messages\""),
+        (json.dumps({"id": "b", "messages": "hello"}), 'has a str as "messages"'),
         (json.dumps({"id": "b", "messages": [{"content": "no role"}]}), "message 0 has role None"),
         (json.dumps([1, 2, 3]), "expected a JSON object, got list"),
     ],
@@ -71,16 +73,27 @@ def test_a_gzipped_corpus_reports_the_decompressed_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("probe", "message"),
     [
-        ({"conv_id": "a", "probe_id": "p", "expected_facts": "hello"}, "\"expected_facts\" must be a list"),
-        ({"conv_id": "a", "probe_id": "p", "expected_facts": [["hello", 3]]}, "\"expected_facts\" must be a list"),
-        ({"conv_id": "a", "probe_id": "p", "expected_facts": [[]]}, "\"expected_facts\" must be a list"),
-        ({"probe_id": "p", "expected_facts": ["x"]}, "probe needs a string \"conv_id\""),
-        ({"conv_id": "a", "probe_id": "p", "expected_facts": ["x"], "evidence_msg_index": "9"}, "\"evidence_msg_index\" must be an integer"),
+        ({"conv_id": "a", "probe_id": "p", "expected_facts": "hello"}, '"expected_facts" must be a list'),
+        (
+            {"conv_id": "a", "probe_id": "p", "expected_facts": [["hello", 3]]},
+            '"expected_facts" must be a list',
+        ),
+        ({"conv_id": "a", "probe_id": "p", "expected_facts": [[]]}, '"expected_facts" must be a list'),
+        ({"probe_id": "p", "expected_facts": ["x"]}, 'probe needs a string "conv_id"'),
+        (
+            {"conv_id": "a", "probe_id": "p", "expected_facts": ["x"], "evidence_msg_index": "9"},
+            '"evidence_msg_index" must be an integer',
+        ),
     ],
 )
 def test_wrongly_shaped_probe_files(tmp_path: Path, probe: dict[str, object], message: str) -> None:
     probes = tmp_path / "probes.jsonl"
-    probes.write_text(json.dumps({"conv_id": "a", "probe_id": "ok", "expected_facts": ["hello", ["hi", "hey"]]}) + "\n" + json.dumps(probe) + "\n")
+    probes.write_text(
+        json.dumps({"conv_id": "a", "probe_id": "ok", "expected_facts": ["hello", ["hi", "hey"]]})
+        + "\n"
+        + json.dumps(probe)
+        + "\n"
+    )
     _one_clear_line(_bench(FIXTURES / "mini.jsonl", probes), f"{probes}:2:", message)
 
 
@@ -95,7 +108,21 @@ def test_missing_files_and_bad_plugins_are_one_line(tmp_path: Path) -> None:
     _one_clear_line(_bench(tmp_path / "nope.jsonl"), "corpus not found", "nope.jsonl")
     _one_clear_line(_bench(FIXTURES / "mini.jsonl", tmp_path / "nope-probes.jsonl"), "probe file not found")
     proc = subprocess.run(
-        [sys.executable, "-m", "myrm_tui.cli", "bench", "--corpus", str(FIXTURES / "mini.jsonl"), "--strategies", "none",
-         "--strategy-plugin", "x=no_such_module_here:fn"], capture_output=True, text=True, cwd=ROOT, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "myrm_tui.cli",
+            "bench",
+            "--corpus",
+            str(FIXTURES / "mini.jsonl"),
+            "--strategies",
+            "none",
+            "--strategy-plugin",
+            "x=no_such_module_here:fn",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
     )
     _one_clear_line(proc, "cannot import no_such_module_here")

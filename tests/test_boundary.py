@@ -56,16 +56,24 @@ async def test_grep_skips_a_symlinked_file_that_leads_outside(linked: ToolContex
     assert "/bin/bash" not in named.content
     with pytest.raises(ToolError, match="outside the workspace"):
         await GrepTool().run({"pattern": "root", "path": "link_passwd"}, linked)
-    with pytest.raises(ToolError, match="must not contain '..'"):
+    with pytest.raises(ToolError, match=r"must not contain '\.\.'"):
         await GrepTool().run({"pattern": "root", "glob": "../outside/*"}, linked)
 
 
 async def test_glob_never_lists_what_a_symlink_leads_to_outside(linked: ToolContext) -> None:
     res = await GlobTool().run({"pattern": "etcdir/*"}, linked)
-    assert "shadow" not in res.content and "passwd" not in res.content and res.content.startswith("no files match")
+    assert (
+        "shadow" not in res.content
+        and "passwd" not in res.content
+        and res.content.startswith("no files match")
+    )
     listing = (await GlobTool().run({"pattern": "*"}, linked)).content
     names = listing.split("\n[")[0].splitlines()
-    assert sorted(names) == ["hello.py", "src", "srclink"]  # the two links out are dropped, the one inside kept
+    assert sorted(names) == [
+        "hello.py",
+        "src",
+        "srclink",
+    ]  # the two links out are dropped, the one inside kept
     assert "2 paths leading outside the workspace (symlinks) left out" in listing
 
 
@@ -103,7 +111,9 @@ async def test_reading_a_fifo_is_refused_at_once_and_never_blocks(fifo: Path, wo
     finally:
         stop.set()
         rescue.join(5)
-    res = await GrepTool().run({"pattern": "greet"}, ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState()))
+    res = await GrepTool().run(
+        {"pattern": "greet"}, ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState())
+    )
     assert res.content.startswith("hello.py:1:")  # grep walks past the FIFO
 
 
@@ -148,6 +158,8 @@ async def test_file_reads_run_off_the_event_loop(workspace: Path, monkeypatch: p
     assert "return 'hello'" in res.content
     released.clear()
     helper = asyncio.ensure_future(release())
-    edited = await FileEditTool().run({"path": "hello.py", "old_string": "'hello'", "new_string": "'hi'"}, ctx)
+    edited = await FileEditTool().run(
+        {"path": "hello.py", "old_string": "'hello'", "new_string": "'hi'"}, ctx
+    )
     await helper
     assert "1 replacement" in edited.content and "'hi'" in (workspace / "hello.py").read_text()

@@ -22,19 +22,28 @@ from tests.helpers import (
 )
 
 
-async def test_fifty_turns_stay_cached_between_compactions(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_fifty_turns_stay_cached_between_compactions(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     for i in range(50):
         (workspace / f"f{i}.txt").write_text("\n".join(f"row {i}.{k} = {k * k}" for k in range(60)))
-    agent = await make_agent(store, workspace, openai_settings(emulator, summarizer_model="extractive"), window=16_000)
+    agent = await make_agent(
+        store, workspace, openai_settings(emulator, summarizer_model="extractive"), window=16_000
+    )
     emulator.window = 16_000
     for i in range(50):
-        emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"cat f{i}.txt"})]), Reply(text=f"f{i}.txt has 60 rows."))
+        emulator.enqueue(
+            Reply(tool_calls=[("bash", {"command": f"cat f{i}.txt"})]), Reply(text=f"f{i}.txt has 60 rows.")
+        )
         await collect(agent, f"how many rows in f{i}.txt?")
     assert emulator.rejected == []
     metrics = [m for m in await store.metrics(agent.session_id) if "prompt_tokens" in m]
     assert len(metrics) == len(emulator.accepted) == 100
-    between = [(r.cache.cached_tokens, r.cache.input_tokens) for r, m in zip(emulator.accepted, metrics, strict=True)
-               if r.cache and not m.get("compacted") and (m.get("cache_break") or {}).get("cause") != "compaction"]
+    between = [
+        (r.cache.cached_tokens, r.cache.input_tokens)
+        for r, m in zip(emulator.accepted, metrics, strict=True)
+        if r.cache and not m.get("compacted") and (m.get("cache_break") or {}).get("cause") != "compaction"
+    ]
     ratio = sum(c for c, _ in between) / sum(t for _, t in between)
     assert agent.state.compactions >= 2
     assert ratio >= 0.85, ratio
@@ -42,7 +51,9 @@ async def test_fifty_turns_stay_cached_between_compactions(emulator: ProviderEmu
     assert set(breaks) <= {"compaction"}, breaks  # only compactions ever broke the prefix
 
 
-async def test_compaction_is_followed_by_a_preheat_and_the_next_turn_hits(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_compaction_is_followed_by_a_preheat_and_the_next_turn_hits(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, anthropic_settings(emulator))
     for i in range(3):
         emulator.enqueue(Reply(text=f"answer {i} " + "detail " * 200))
@@ -65,7 +76,11 @@ def _fps(view: list[Message], tools: str = "t1", model: str = "m") -> list[str]:
 
 
 def test_break_detector_names_each_cause() -> None:
-    base = [Message(role="system", content="sys", id="s"), Message(role="user", content="q", id="u"), Message(role="assistant", content="a", id="a")]
+    base = [
+        Message(role="system", content="sys", id="s"),
+        Message(role="user", content="q", id="u"),
+        Message(role="assistant", content="a", id="a"),
+    ]
     sizes = [5, 10, 20, 30]
     prev = _fps(base)
     assert detect(prev, _fps([*base, Message(role="user", content="more", id="u2")]), sizes, False) is None
@@ -83,7 +98,12 @@ async def test_break_detector_in_the_pipeline_reports_compaction() -> None:
     state = ContextState()
     raw = conversation(20)
     await run_pipeline(raw, window=64_000, state=state, tools_fingerprint="x")
-    _, ctx = await run_pipeline([*raw, Message(role="user", content="go on", id="new")], window=64_000, state=state, tools_fingerprint="x")
+    _, ctx = await run_pipeline(
+        [*raw, Message(role="user", content="go on", id="new")],
+        window=64_000,
+        state=state,
+        tools_fingerprint="x",
+    )
     assert ctx.metrics.cache_break is None  # appended only
     _, ctx = await run_pipeline(raw, window=8_000, state=state, force_compaction=True, tools_fingerprint="x")
     assert ctx.metrics.cache_break is not None and ctx.metrics.cache_break["cause"] == "compaction"
@@ -97,7 +117,9 @@ async def test_keepalive_probes_when_idle_and_stops_during_activity() -> None:
     async def probe() -> None:
         probes.append(clock.t)
 
-    mgr = CacheKeepAliveManager(probe, idle_after=240, interval=240, clock=clock, sleep=clock.sleep, check_every=5)
+    mgr = CacheKeepAliveManager(
+        probe, idle_after=240, interval=240, clock=clock, sleep=clock.sleep, check_every=5
+    )
     mgr.start()
     while clock.t < 1000:
         await asyncio.sleep(0)
@@ -113,10 +135,16 @@ async def test_keepalive_probes_when_idle_and_stops_during_activity() -> None:
     assert len(probes) == start + 1 and probes[-1] >= 2000 + 240
     await mgr.stop()
     assert mgr.state == "stopped"
-    assert provider_caches("anthropic/claude-sonnet-4-5") and not provider_caches("local/smollm2-135m") and not provider_caches("ollama/qwen")
+    assert (
+        provider_caches("anthropic/claude-sonnet-4-5")
+        and not provider_caches("local/smollm2-135m")
+        and not provider_caches("ollama/qwen")
+    )
 
 
-async def test_tool_narrowing_keeps_the_bound_schemas(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_tool_narrowing_keeps_the_bound_schemas(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
     schemas = list(agent.tool_schemas)
     agent.narrow_tools(["file_read_tool", "grep"])
@@ -126,7 +154,10 @@ async def test_tool_narrowing_keeps_the_bound_schemas(emulator: ProviderEmulator
 
     agent.settings = replace(agent.settings, model="gpt-4o", api_base=None)
     choice = agent.tool_choice()
-    assert choice["type"] == "allowed_tools" and [t["name"] for t in choice["tools"]] == ["file_read_tool", "grep"]
+    assert choice["type"] == "allowed_tools" and [t["name"] for t in choice["tools"]] == [
+        "file_read_tool",
+        "grep",
+    ]
     import pytest
 
     with pytest.raises(ValueError, match="unknown tools"):

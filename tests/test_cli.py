@@ -13,15 +13,40 @@ from myrm_tui.testing.emulator import ProviderEmulator, Reply
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _myrm(args: list[str], tmp: Path, stdin: str | None = None, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MYRM_DB": str(tmp / "cli.db"), "MYRM_CONFIG": str(tmp / "none.toml"), **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "myrm_tui.cli", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=120, input=stdin)
+def _myrm(
+    args: list[str], tmp: Path, stdin: str | None = None, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "MYRM_DB": str(tmp / "cli.db"),
+        "MYRM_CONFIG": str(tmp / "none.toml"),
+        **(env_extra or {}),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+        input=stdin,
+    )
 
 
-def test_ask_streams_the_answer_and_persists(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "echo from-tool"})]), Reply(text="The tool said from-tool."))
-    base = ["--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base, "--workspace", str(workspace)]
+def test_ask_streams_the_answer_and_persists(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "echo from-tool"})]), Reply(text="The tool said from-tool.")
+    )
+    base = [
+        "--model",
+        "openai/gpt-4o-mini",
+        "--api-base",
+        emulator.openai_base,
+        "--workspace",
+        str(workspace),
+    ]
     env_key = {"OPENAI_API_KEY": "sk-test"}
     os.environ.update(env_key)
     try:
@@ -35,11 +60,29 @@ def test_ask_streams_the_answer_and_persists(emulator: ProviderEmulator, tmp_pat
     assert "run the tool" in listing.stdout and "4 msgs" not in listing.stdout
 
 
-def test_ask_declines_commands_without_yes_and_reads_stdin(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "rm -rf build"})]), Reply(text="I was not allowed."))
+def test_ask_declines_commands_without_yes_and_reads_stdin(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "rm -rf build"})]), Reply(text="I was not allowed.")
+    )
     os.environ["OPENAI_API_KEY"] = "sk-test"
     try:
-        proc = _myrm(["ask", "-", "--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base, "--workspace", str(workspace), "--json"], tmp_path, stdin="clean up")
+        proc = _myrm(
+            [
+                "ask",
+                "-",
+                "--model",
+                "openai/gpt-4o-mini",
+                "--api-base",
+                emulator.openai_base,
+                "--workspace",
+                str(workspace),
+                "--json",
+            ],
+            tmp_path,
+            stdin="clean up",
+        )
     finally:
         os.environ.pop("OPENAI_API_KEY")
     assert proc.returncode == 0, proc.stderr
@@ -48,9 +91,27 @@ def test_ask_declines_commands_without_yes_and_reads_stdin(emulator: ProviderEmu
     assert any(e["type"] == "ToolFinished" and "declined" in e["message"] for e in events)
 
 
-def test_ask_reports_provider_failure_with_exit_code(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
-    emulator.enqueue(Reply(error=(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})))
-    proc = _myrm(["ask", "hi", "--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base, "--workspace", str(workspace)], tmp_path)
+def test_ask_reports_provider_failure_with_exit_code(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(
+        Reply(
+            error=(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+        )
+    )
+    proc = _myrm(
+        [
+            "ask",
+            "hi",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--api-base",
+            emulator.openai_base,
+            "--workspace",
+            str(workspace),
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 1 and "refused the API key" in proc.stderr
 
 
@@ -77,13 +138,25 @@ def test_missing_replay_file_is_one_line_not_the_app(tmp_path: Path) -> None:
 
 def test_unknown_conversation_id_lists_the_nearest(tmp_path: Path) -> None:
     rec = tmp_path / "rec.jsonl"
-    convs = [{"id": f"team/task-{n}", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]} for n in (101, 102, 250)]
+    convs = [
+        {
+            "id": f"team/task-{n}",
+            "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
+        }
+        for n in (101, 102, 250)
+    ]
     rec.write_text("".join(json.dumps(c) + "\n" for c in convs))
     line = _one_line_exit_2(_myrm(["--replay", f"{rec}#team/task-10"], tmp_path))
     assert line.startswith(f"myrm: --replay: no conversation 'team/task-10' in {rec} (3 there; nearest: ")
-    assert set(line.split("nearest: ")[1].rstrip(")").split(", ")) == {"team/task-101", "team/task-102", "team/task-250"}
+    assert set(line.split("nearest: ")[1].rstrip(")").split(", ")) == {
+        "team/task-101",
+        "team/task-102",
+        "team/task-250",
+    }
     rec.write_text("not json\n")
-    assert _one_line_exit_2(_myrm(["--replay", str(rec)], tmp_path)).startswith(f"myrm: --replay: {rec}: conversation 1: not a JSON line")
+    assert _one_line_exit_2(_myrm(["--replay", str(rec)], tmp_path)).startswith(
+        f"myrm: --replay: {rec}: conversation 1: not a JSON line"
+    )
 
 
 def test_missing_session_is_one_line_before_the_app(tmp_path: Path) -> None:
@@ -94,42 +167,83 @@ def test_missing_session_is_one_line_before_the_app(tmp_path: Path) -> None:
 
 def test_bad_model_strings_are_refused_before_anything_runs(tmp_path: Path) -> None:
     line = _one_line_exit_2(_myrm(["ask", "hi", "--model", "foo/bar"], tmp_path))
-    assert line.startswith('myrm: --model: unknown provider "foo" in "foo/bar"') and "openai/bar with --api-base" in line
-    assert _one_line_exit_2(_myrm(["--model", "gtp-4o"], tmp_path)) == 'myrm: --model: litellm does not know "gtp-4o"; did you mean gpt-4o?'
-    line = _one_line_exit_2(_myrm(["ask", "hi"], tmp_path, env_extra={"MYRM_MODEL": "anthropc/claude-sonnet-4-5"}))
-    assert line == 'myrm: MYRM_MODEL: model: unknown provider "anthropc" in "anthropc/claude-sonnet-4-5"; did you mean anthropic/claude-sonnet-4-5?'
+    assert (
+        line.startswith('myrm: --model: unknown provider "foo" in "foo/bar"')
+        and "openai/bar with --api-base" in line
+    )
+    assert (
+        _one_line_exit_2(_myrm(["--model", "gtp-4o"], tmp_path))
+        == 'myrm: --model: litellm does not know "gtp-4o"; did you mean gpt-4o?'
+    )
+    line = _one_line_exit_2(
+        _myrm(["ask", "hi"], tmp_path, env_extra={"MYRM_MODEL": "anthropc/claude-sonnet-4-5"})
+    )
+    assert (
+        line == 'myrm: MYRM_MODEL: model: unknown provider "anthropc" in "anthropc/claude-sonnet-4-5"; '
+        "did you mean anthropic/claude-sonnet-4-5?"
+    )
 
 
 def test_bad_config_file_is_one_line_exit_2(tmp_path: Path) -> None:
     cfg = tmp_path / "none.toml"
     cfg.write_text('context_window = "abc"\n')
-    expected = f'{cfg}: context_window: expected an integer (0 = from the model registry, else at least 1000), got "abc"'
+    expected = (
+        f"{cfg}: context_window: expected an integer (0 = from the model registry, else at least "
+        '1000), got "abc"'
+    )
     for args in (["ask", "hi"], []):
         assert _one_line_exit_2(_myrm(args, tmp_path)) == f"myrm: {expected}"
     doctor = _myrm(["doctor"], tmp_path)  # the same line, in its report (stdout)
-    assert doctor.returncode == 2 and doctor.stdout.strip() == f"config: {expected}" and "Traceback" not in doctor.stderr
+    assert (
+        doctor.returncode == 2
+        and doctor.stdout.strip() == f"config: {expected}"
+        and "Traceback" not in doctor.stderr
+    )
     cfg.write_text('model = "gpt-4o"\nx = = 1\n')
-    assert _one_line_exit_2(_myrm(["ask", "hi"], tmp_path)).endswith("invalid TOML: Invalid value (at line 2, column 5)")
+    assert _one_line_exit_2(_myrm(["ask", "hi"], tmp_path)).endswith(
+        "invalid TOML: Invalid value (at line 2, column 5)"
+    )
     cfg.write_text('allowed_commands = "git status"\n')
-    assert _one_line_exit_2(_myrm(["ask", "hi"], tmp_path)) == f'myrm: {cfg}: allowed_commands: expected a list of strings, got "git status"'
+    assert (
+        _one_line_exit_2(_myrm(["ask", "hi"], tmp_path))
+        == f'myrm: {cfg}: allowed_commands: expected a list of strings, got "git status"'
+    )
     cfg.unlink()
     line = _one_line_exit_2(_myrm(["ask", "hi"], tmp_path, env_extra={"MYRM_ALLOWED_COMMANDS": "git status"}))
     assert line.startswith("myrm: MYRM_ALLOWED_COMMANDS: allowed_commands: expected a JSON list")
 
 
-def test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+def test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     (tmp_path / "none.toml").write_text("contxt_window = 5000\n")
     rules = workspace / ".myrm" / "filters"
     rules.mkdir(parents=True)
     (rules / "broken.yaml").write_text("rules: {name: [\n")
     emulator.enqueue(Reply(text="fine"))
-    proc = _myrm(["ask", "hi", "--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base, "--workspace", str(workspace)],
-                 tmp_path, env_extra={"OPENAI_API_KEY": "sk-test"})
-    assert proc.returncode == 0 and proc.stdout.strip() == "fine" and "Traceback" not in proc.stderr, proc.stderr
+    proc = _myrm(
+        [
+            "ask",
+            "hi",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--api-base",
+            emulator.openai_base,
+            "--workspace",
+            str(workspace),
+        ],
+        tmp_path,
+        env_extra={"OPENAI_API_KEY": "sk-test"},
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "fine" and "Traceback" not in proc.stderr, (
+        proc.stderr
+    )
     warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("myrm: warning:")]
     assert warnings == [
-        f'myrm: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); did you mean context_window?',
-        f"myrm: warning: {rules / 'broken.yaml'}: not valid YAML at line 2, column 1: expected the node content, but found '<stream end>' (skipped)",
+        f'myrm: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); did you '
+        "mean context_window?",
+        f"myrm: warning: {rules / 'broken.yaml'}: not valid YAML at line 2, column 1: expected "
+        "the node content, but found '<stream end>' (skipped)",
     ]
 
 
@@ -137,4 +251,7 @@ def test_doctor_reports_the_same_problems(tmp_path: Path) -> None:
     (tmp_path / "none.toml").write_text("contxt_window = 5000\n")
     proc = _myrm(["doctor", "--quiet"], tmp_path)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
-    assert f'myrm doctor: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); did you mean context_window?' in proc.stdout.splitlines()
+    assert (
+        f'myrm doctor: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); '
+        "did you mean context_window?" in proc.stdout.splitlines()
+    )

@@ -30,21 +30,36 @@ def _lines(problems: list[Problem]) -> list[str]:
     return [str(p) for p in problems]
 
 
-@pytest.mark.parametrize(("toml", "line"), [
-    ('context_window = "abc"', 'context_window: expected an integer (0 = from the model registry, else at least 1000), got "abc"'),
-    ("context_window = 500", "context_window: expected an integer (0 = from the model registry, else at least 1000), got 500"),
-    ('allowed_commands = "git status"', 'allowed_commands: expected a list of strings, got "git status"'),
-    ('allowed_commands = ["git status", 3]', "allowed_commands[1]: expected a string, got 3"),
-    ("max_steps = true", "max_steps: expected an integer >= 1, got true"),
-    ("light_ratio = 1.5", "light_ratio: expected a number between 0 and 1, got 1.5"),
-    ('approval = "always"', 'approval: expected one of "ask", "auto", got "always"'),
-    ('prompt_mode = "tiny"', 'prompt_mode: expected one of "full", "lean", "naked", "search", "chat", got "tiny"'),
-    ("keepalive = 3", "keepalive: expected true or false, got 3"),
-    ("model = 5", "model: expected a string, got 5"),
-    ("hooks = [3]", "hooks[0]: expected a table, got 3"),
-    ("bash_timeout = 0", "bash_timeout: expected a number of seconds > 0, got 0"),
-])
-def test_a_bad_value_is_one_line_naming_file_key_expected_and_seen(tmp_path: Path, toml: str, line: str) -> None:
+@pytest.mark.parametrize(
+    ("toml", "line"),
+    [
+        (
+            'context_window = "abc"',
+            "context_window: expected an integer (0 = from the model registry, else at least "
+            '1000), got "abc"',
+        ),
+        (
+            "context_window = 500",
+            "context_window: expected an integer (0 = from the model registry, else at least 1000), got 500",
+        ),
+        ('allowed_commands = "git status"', 'allowed_commands: expected a list of strings, got "git status"'),
+        ('allowed_commands = ["git status", 3]', "allowed_commands[1]: expected a string, got 3"),
+        ("max_steps = true", "max_steps: expected an integer >= 1, got true"),
+        ("light_ratio = 1.5", "light_ratio: expected a number between 0 and 1, got 1.5"),
+        ('approval = "always"', 'approval: expected one of "ask", "auto", got "always"'),
+        (
+            'prompt_mode = "tiny"',
+            'prompt_mode: expected one of "full", "lean", "naked", "search", "chat", got "tiny"',
+        ),
+        ("keepalive = 3", "keepalive: expected true or false, got 3"),
+        ("model = 5", "model: expected a string, got 5"),
+        ("hooks = [3]", "hooks[0]: expected a table, got 3"),
+        ("bash_timeout = 0", "bash_timeout: expected a number of seconds > 0, got 0"),
+    ],
+)
+def test_a_bad_value_is_one_line_naming_file_key_expected_and_seen(
+    tmp_path: Path, toml: str, line: str
+) -> None:
     path = _file(tmp_path, toml + "\n")
     with pytest.raises(ConfigError) as err:
         resolve(load_config_file(path), {}, {}, env={})
@@ -79,19 +94,39 @@ def test_unknown_keys_warn_with_the_closest_key_and_the_rest_applies(tmp_path: P
 def test_a_myrm_table_is_read_like_the_top_level(tmp_path: Path) -> None:
     path = _file(tmp_path, '[myrm]\nmodel = "anthropic/claude-sonnet-4-5"\ncontext_window = 64000\n')
     s = resolve(load_config_file(path), {}, {}, env={})
-    assert (s.model, s.context_window, s.model_source) == ("anthropic/claude-sonnet-4-5", 64000, "config file")
+    assert (s.model, s.context_window, s.model_source) == (
+        "anthropic/claude-sonnet-4-5",
+        64000,
+        "config file",
+    )
 
 
 def test_environment_variables_go_through_the_same_validation() -> None:
-    env = {"MYRM_CONTEXT_WINDOW": "32000", "MYRM_KEEPALIVE": "false", "MYRM_ALLOWED_COMMANDS": '["pytest", "git status"]'}
+    env = {
+        "MYRM_CONTEXT_WINDOW": "32000",
+        "MYRM_KEEPALIVE": "false",
+        "MYRM_ALLOWED_COMMANDS": '["pytest", "git status"]',
+    }
     s = resolve({}, {}, {}, env=env)
     assert (s.context_window, s.keepalive, s.allowed_commands) == (32000, False, ("pytest", "git status"))
     with pytest.raises(ConfigError) as err:
         resolve({}, {}, {}, env={"MYRM_CONTEXT_WINDOW": "abc"})
-    assert str(err.value) == 'MYRM_CONTEXT_WINDOW: context_window: expected an integer (0 = from the model registry, else at least 1000), got "abc"'
-    with pytest.raises(ConfigError, match=r'^MYRM_ALLOWED_COMMANDS: allowed_commands: expected a JSON list .*got "git status"$'):
+    assert (
+        str(err.value)
+        == "MYRM_CONTEXT_WINDOW: context_window: expected an integer (0 = from the model registry, "
+        'else at least 1000), got "abc"'
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r'^MYRM_ALLOWED_COMMANDS: allowed_commands: expected a JSON list .*got "git status"$',
+    ):
         resolve({}, {}, {}, env={"MYRM_ALLOWED_COMMANDS": "git status"})
-    assert _lines(config_problems(path=Path("/nonexistent.toml"), env={"MYRM_MODLE": "gpt-4o", "MYRM_DB": "/x", "MYRM_HOOK_EVENT": "y"})) == [
+    assert _lines(
+        config_problems(
+            path=Path("/nonexistent.toml"),
+            env={"MYRM_MODLE": "gpt-4o", "MYRM_DB": "/x", "MYRM_HOOK_EVENT": "y"},
+        )
+    ) == [
         "warning: MYRM_MODLE: unknown environment variable (ignored); did you mean MYRM_MODEL?",
     ]
 
@@ -107,13 +142,21 @@ def test_precedence_is_defaults_file_database_environment_command_line() -> None
     db = {"model": "gpt-4o", "context_window": 20_000}
     env = {"MYRM_MODEL": "ollama/qwen2.5", "MYRM_CONTEXT_WINDOW": "30000"}
     cli = {"model": "openai/gpt-4o-mini"}
-    assert (resolve(file, {}, {}, env={}).model_source, resolve(file, {}, {}, env={}).context_window) == ("config file", 10_000)
+    assert (resolve(file, {}, {}, env={}).model_source, resolve(file, {}, {}, env={}).context_window) == (
+        "config file",
+        10_000,
+    )
     s = resolve(file, db, {}, env={})
     assert (s.model, s.model_source, s.context_window, s.max_steps) == ("gpt-4o", "settings", 20_000, 5)
     s = resolve(file, db, {}, env=env)  # issue 15: MYRM_MODEL lost to the database
     assert (s.model, s.model_source, s.context_window) == ("ollama/qwen2.5", "MYRM_MODEL", 30_000)
     s = resolve(file, db, cli, env=env)
-    assert (s.model, s.model_source, s.context_window, s.max_steps) == ("openai/gpt-4o-mini", "--model", 30_000, 5)
+    assert (s.model, s.model_source, s.context_window, s.max_steps) == (
+        "openai/gpt-4o-mini",
+        "--model",
+        30_000,
+        5,
+    )
     s = resolve({}, {}, {}, env={"OPENAI_API_KEY": "k"})
     assert (s.model, s.model_source) == ("gpt-4o-mini", "$OPENAI_API_KEY")
 
@@ -123,12 +166,18 @@ def test_bad_values_stored_in_the_database_are_skipped_with_a_warning(tmp_path: 
     s = resolve({}, db, {}, env={})
     assert (s.context_window, s.max_steps, s.model_source) == (0, 9, "embedded default (no model configured)")
     lines = _lines(config_problems(db, path=tmp_path / "none.toml", env={}))
-    assert all(line.startswith("warning: database settings: ") and line.endswith("(ignored)") for line in lines)
+    assert all(
+        line.startswith("warning: database settings: ") and line.endswith("(ignored)") for line in lines
+    )
     assert len(lines) == 2 and "context_window" in lines[0] and 'unknown provider "foo"' in lines[1]
 
 
 def test_thresholds_must_be_ordered() -> None:
-    with pytest.raises(ConfigError, match=r"^config file: expected light_ratio <= full_ratio <= emergency_ratio, got light_ratio = 0.8 \(config file\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^config file: expected light_ratio <= full_ratio <= emergency_ratio, got light_ratio = "
+        r"0.8 \(config file\)",
+    ):
         resolve({"light_ratio": 0.8}, {}, {}, env={})
 
 
@@ -140,9 +189,20 @@ def test_every_prompt_mode_of_the_library_is_accepted() -> None:
 
 # -- model strings ----------------------------------------------------------------------------------------
 ACCEPTED = [
-    "gpt-4o", "o3", "claude-sonnet-4-5", "anthropic/claude-sonnet-4-5", "openai/anything-at-all", "openai/qwen2.5",
-    "ollama/qwen2.5", "ollama_chat/llama3.1", "hosted_vllm/my-model", "openrouter/anthropic/claude-3.5-sonnet",
-    "gemini/gemini-2.5-flash", "deepseek/deepseek-chat", "bedrock/anthropic.claude-3", "azure/my-deployment",
+    "gpt-4o",
+    "o3",
+    "claude-sonnet-4-5",
+    "anthropic/claude-sonnet-4-5",
+    "openai/anything-at-all",
+    "openai/qwen2.5",
+    "ollama/qwen2.5",
+    "ollama_chat/llama3.1",
+    "hosted_vllm/my-model",
+    "openrouter/anthropic/claude-3.5-sonnet",
+    "gemini/gemini-2.5-flash",
+    "deepseek/deepseek-chat",
+    "bedrock/anthropic.claude-3",
+    "azure/my-deployment",
 ]
 REFUSED = ["gtp-4o", "qwen2.5", "foo/bar", "anthropc/claude-sonnet-4-5", "meta-llama/Llama-3-8B", "claude-9"]
 
@@ -167,7 +227,11 @@ def test_model_strings_litellm_accepts_are_accepted_and_typos_are_refused() -> N
     assert model_problem("local/other") == 'the embedded model is local/smollm2-135m, got "local/other"'
     assert model_problem("openai/") == 'nothing after openai/ in "openai/": write openai/<model>'
     assert model_problem("gpt 4o") == 'a model string has no spaces, got "gpt 4o"'
-    assert model_problem("anthropc/claude-sonnet-4-5") == 'unknown provider "anthropc" in "anthropc/claude-sonnet-4-5"; did you mean anthropic/claude-sonnet-4-5?'
+    assert (
+        model_problem("anthropc/claude-sonnet-4-5")
+        == 'unknown provider "anthropc" in "anthropc/claude-sonnet-4-5"; did you mean '
+        "anthropic/claude-sonnet-4-5?"
+    )
     assert "openai/qwen2.5 with --api-base" in (model_problem("qwen2.5") or "")
     # A bare name on an endpoint litellm knows is routed by the endpoint.
     assert model_problem("llama3-8b-8192", "https://api.groq.com/openai/v1") is None
@@ -180,7 +244,9 @@ def test_the_static_provider_list_is_litellms() -> None:
     import litellm
 
     registry = Path(litellm.__file__).parent / "llms" / "openai_like" / "providers.json"
-    expected = {p.value if hasattr(p, "value") else str(p) for p in litellm.provider_list} | set(json.loads(registry.read_text()))
+    expected = {p.value if hasattr(p, "value") else str(p) for p in litellm.provider_list} | set(
+        json.loads(registry.read_text())
+    )
     assert litellm_providers() == frozenset(expected | {"local", "replay"})
 
 
@@ -188,15 +254,21 @@ def test_the_settings_check_does_not_import_litellm(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from myrm_tui.config import config_problems; from pathlib import Path; "
-            "p = config_problems(cli={'model': 'gtp-4o'}, path=Path(sys.argv[1]), env={}); "
-            "print(len(p), 'litellm' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "none.toml")], capture_output=True, text=True, timeout=60)
+    code = (
+        "import sys; from myrm_tui.config import config_problems; from pathlib import Path; "
+        "p = config_problems(cli={'model': 'gtp-4o'}, path=Path(sys.argv[1]), env={}); "
+        "print(len(p), 'litellm' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "none.toml")], capture_output=True, text=True, timeout=60
+    )
     assert out.stdout.split() == ["1", "False"], out.stderr
 
 
 # -- the app's own settings -------------------------------------------------------------------------------
-async def test_a_setting_saved_in_the_app_wins_over_the_environment_for_the_run(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_setting_saved_in_the_app_wins_over_the_environment_for_the_run(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from myrm_tui.app.controller import Controller
 
     monkeypatch.setenv("MYRM_MODEL", "ollama/qwen2.5")
@@ -215,7 +287,9 @@ async def test_a_setting_saved_in_the_app_wins_over_the_environment_for_the_run(
     await c.open()
     try:
         await c.reload_settings()
-        assert c.settings is not None and c.settings.model == "ollama/qwen2.5"  # a new run: the environment outranks the database
+        assert (
+            c.settings is not None and c.settings.model == "ollama/qwen2.5"
+        )  # a new run: the environment outranks the database
     finally:
         await c.close()
 
@@ -240,10 +314,16 @@ def test_bad_filter_files_and_rules_are_skipped_with_one_line_each(tmp_path: Pat
     assert engine.apply("make all", "make[1]: Entering\nok\nmake[2]: Leaving") is not None
     p = engine.problems
     assert len(p) == 7 and all("\n" not in line and line.endswith("(skipped)") for line in p)
-    assert p[0] == f"{d / 'a_broken.yaml'}: not valid YAML at line 4, column 1: expected ',' or ']', but got '<stream end>' (skipped)"
+    assert (
+        p[0] == f"{d / 'a_broken.yaml'}: not valid YAML at line 4, column 1: expected ',' or ']', but got "
+        "'<stream end>' (skipped)"
+    )
     assert p[1] == f"{d / 'b_list.yaml'}: expected a mapping with a list under 'rules:' (skipped)"
     assert p[2].startswith(f"{d / 'c_mixed.yaml'}: bad filter rule 'badregex': command: bad regex '('")
-    assert p[3] == f"{d / 'c_mixed.yaml'}: bad filter rule 'badcount': max_lines: expected an integer >= 0, got 'lots' (skipped)"
+    assert (
+        p[3] == f"{d / 'c_mixed.yaml'}: bad filter rule 'badcount': max_lines: expected an integer >= 0, "
+        "got 'lots' (skipped)"
+    )
     assert p[4] == f"{d / 'c_mixed.yaml'}: bad filter rule 'nocommand': missing 'command' (skipped)"
     assert p[5] == f"{d / 'c_mixed.yaml'}: bad filter rule number 5: expected a mapping, got str (skipped)"
     assert p[6].startswith(f"{d / 'd_binary.yml'}: cannot read it ('utf-8' codec can't decode byte 0xff")
@@ -258,4 +338,6 @@ def test_a_malformed_workspace_filter_does_not_stop_the_pipeline(workspace: Path
     (rules / "mine.yaml").write_text("rules: {name: [\n")
     build_pipeline(prompts_dir(), user_filter_dirs(workspace))  # a traceback at start-up before the fix
     engine = RuleEngine.from_dirs([prompts_dir() / "filters", rules])
-    assert "apt" in engine.rules and len(engine.problems) == 1 and str(rules / "mine.yaml") in engine.problems[0]
+    assert (
+        "apt" in engine.rules and len(engine.problems) == 1 and str(rules / "mine.yaml") in engine.problems[0]
+    )

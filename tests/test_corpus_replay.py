@@ -3,6 +3,8 @@ no request a provider would reject, and probe facts in protected regions stay in
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from myrm_tui.bench.corpus import load_conversations, load_probes
@@ -10,6 +12,7 @@ from myrm_tui.bench.runner import view_text
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.invariants import check_view, extract_protected_head
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.validation import validate_anthropic, validate_openai
 from tests.conftest import corpus_file
@@ -18,9 +21,9 @@ from tests.helpers import COUNTER, PIPELINE, ctx_for
 pytestmark = pytest.mark.corpus
 
 
-def _anthropic_body(view: list) -> dict:
+def _anthropic_body(view: list[Message]) -> dict[str, Any]:
     """What litellm sends Anthropic for this view (system out, tool results as user blocks)."""
-    msgs = []
+    msgs: list[dict[str, Any]] = []
     for m in view:
         if m.role == "system":
             continue
@@ -31,7 +34,7 @@ def _anthropic_body(view: list) -> dict:
             else:
                 msgs.append({"role": "user", "content": [block]})
             continue
-        blocks = [{"type": "text", "text": m.text}] if m.text else []
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": m.text}] if m.text else []
         blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": {}} for c in m.tool_calls]
         if msgs and msgs[-1]["role"] == m.role:
             msgs[-1]["content"].extend(blocks)
@@ -80,7 +83,9 @@ async def test_probe_facts_in_protected_regions_survive() -> None:
         turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
         for k, i in enumerate(turns):
             history = conv.messages[:i]
-            view = await PIPELINE.run(ctx_for(history, 16_000, state, vault=vault, now=1_000.0 + 20 * k), conv_id)
+            view = await PIPELINE.run(
+                ctx_for(history, 16_000, state, vault=vault, now=1_000.0 + 20 * k), conv_id
+            )
             head_len = len(extract_protected_head(history))
             tail_from, used = len(history), 0
             while tail_from > head_len and used + COUNTER.message(history[tail_from - 1]) <= budget:

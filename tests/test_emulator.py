@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -11,15 +12,33 @@ from myrm_tui.testing.emulator import ProviderEmulator
 from myrm_tui.testing.prefix_cache import PrefixCacheSimulator
 from myrm_tui.testing.validation import validate_anthropic, validate_openai
 
-CALL = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}
+CALL = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+}
 
 OPENAI_BAD = {
-    "tool without call": [{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": "c1", "content": "r"}],
+    "tool without call": [
+        {"role": "user", "content": "x"},
+        {"role": "tool", "tool_call_id": "c1", "content": "r"},
+    ],
     "call without result": [{"role": "user", "content": "x"}, CALL, {"role": "user", "content": "y"}],
-    "unknown tool id": [{"role": "user", "content": "x"}, CALL, {"role": "tool", "tool_call_id": "zz", "content": "r"}],
+    "unknown tool id": [
+        {"role": "user", "content": "x"},
+        CALL,
+        {"role": "tool", "tool_call_id": "zz", "content": "r"},
+    ],
     "null user content": [{"role": "user", "content": None}],
     "empty assistant": [{"role": "user", "content": "x"}, {"role": "assistant", "content": ""}],
-    "arguments not a string": [{"role": "user", "content": "x"}, {**CALL, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": {}}}]}, {"role": "tool", "tool_call_id": "c1", "content": "r"}],
+    "arguments not a string": [
+        {"role": "user", "content": "x"},
+        {
+            **CALL,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": {}}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "r"},
+    ],
 }
 
 
@@ -29,18 +48,43 @@ def test_openai_rules(case: str) -> None:
 
 
 def test_openai_valid_and_window() -> None:
-    good = [{"role": "system", "content": "s"}, {"role": "user", "content": "x"}, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}]
+    good = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "x"},
+        CALL,
+        {"role": "tool", "tool_call_id": "c1", "content": "r"},
+    ]
     assert validate_openai({"messages": good}) is None
     rej = validate_openai({"messages": good}, window=10, tokens=11)
     assert rej is not None and rej.code == "context_length_exceeded"
 
 
-ANTHROPIC_BAD = {
+ANTHROPIC_BAD: dict[str, dict[str, Any]] = {
     "starts with assistant": {"messages": [{"role": "assistant", "content": "x"}]},
     "empty content": {"messages": [{"role": "user", "content": ""}]},
-    "result without use": {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r"}]}]},
-    "use without result": {"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "b", "input": {}}]}, {"role": "user", "content": "no result"}]},
-    "five breakpoints": {"messages": [{"role": "user", "content": [{"type": "text", "text": f"p{i}", "cache_control": {"type": "ephemeral"}} for i in range(5)]}]},
+    "result without use": {
+        "messages": [
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r"}]}
+        ]
+    },
+    "use without result": {
+        "messages": [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "b", "input": {}}]},
+            {"role": "user", "content": "no result"},
+        ]
+    },
+    "five breakpoints": {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": f"p{i}", "cache_control": {"type": "ephemeral"}}
+                    for i in range(5)
+                ],
+            }
+        ]
+    },
 }
 
 
@@ -69,7 +113,17 @@ def test_emulator_http_rejects_and_caches(emulator: ProviderEmulator) -> None:
     long_user = {"role": "user", "content": "word " * 2000}
     body = {"model": "m", "messages": [long_user], "prompt_cache_key": "s1"}
     first = httpx.post(url, json=body).json()["usage"]
-    second = httpx.post(url, json={**body, "messages": [long_user, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "more"}]}).json()["usage"]
+    second = httpx.post(
+        url,
+        json={
+            **body,
+            "messages": [
+                long_user,
+                {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "more"},
+            ],
+        },
+    ).json()["usage"]
     assert first["prompt_tokens_details"]["cached_tokens"] == 0
     assert second["prompt_tokens_details"]["cached_tokens"] == first["prompt_tokens"]
     emulator.window = 100

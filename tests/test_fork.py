@@ -18,10 +18,13 @@ from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.test_tui import make_app, type_and_send, wait_until
 
-SUMMARY = ('{"user_goal": "count numbers", "user_instructions": [], "active_tasks": [], "completed_actions": ["ran seq"], '
-           '"errors": [], "decisions": [], "artifacts": [], "files_examined": [], "key_facts": ["seq prints numbers"], '
-           '"tool_usage": ["bash seq"], "open_questions": [], "current_state": "counting", "blocked_items": [], '
-           '"next_steps": ["count again"]}')
+SUMMARY = (
+    '{"user_goal": "count numbers", "user_instructions": [], "active_tasks": [], '
+    '"completed_actions": ["ran seq"], "errors": [], "decisions": [], "artifacts": [], '
+    '"files_examined": [], "key_facts": ["seq prints numbers"], '
+    '"tool_usage": ["bash seq"], "open_questions": [], "current_state": "counting", "blocked_items": [], '
+    '"next_steps": ["count again"]}'
+)
 
 
 def route(body: dict[str, Any]) -> Reply:
@@ -34,7 +37,9 @@ def route(body: dict[str, Any]) -> Reply:
     last = body["messages"][-1]
     n = sum(1 for m in body["messages"] if m["role"] == "user")
     if last["role"] == "tool":  # prose that no filter shortens: the window fills turn by turn
-        return Reply(text=f"Counted {n}. " + " ".join(f"finding{n}x{i} holds" for i in range(150)), chunk_size=400)
+        return Reply(
+            text=f"Counted {n}. " + " ".join(f"finding{n}x{i} holds" for i in range(150)), chunk_size=400
+        )
     return Reply(tool_calls=[("bash", {"command": f"seq 1 {100 + n}"})])
 
 
@@ -88,11 +93,12 @@ async def test_ctrl_f_after_automatic_compactions_while_title_metrics_and_keepal
             await wait_until(pilot, lambda: not app.busy)
         parent_agent = ctl.agent
         assert parent_agent is not None and parent_agent.keepalive is not None
+        keepalive = parent_agent.keepalive
         sessions_before = {s.id for s in await store.list_sessions()}
 
         async def keepalive_probe() -> None:  # what CacheKeepAliveManager runs while the user is idle
             await fork_written.wait()
-            await parent_agent.keepalive.probe()
+            await keepalive.probe()
 
         async def turn_metrics() -> None:
             await fork_written.wait()
@@ -100,8 +106,14 @@ async def test_ctrl_f_after_automatic_compactions_while_title_metrics_and_keepal
 
         writers = asyncio.gather(keepalive_probe(), turn_metrics())
         await pilot.press("ctrl+f")
-        await wait_until(pilot, lambda: (ctl.session is not None and ctl.session.id != parent and not app.busy)
-                         or any(isinstance(m, Failure) and m.text for m in seen), timeout=30)
+        await wait_until(
+            pilot,
+            lambda: (
+                (ctl.session is not None and ctl.session.id != parent and not app.busy)
+                or any(isinstance(m, Failure) and m.text for m in seen)
+            ),
+            timeout=30,
+        )
         assert [m.text for m in seen if isinstance(m, Failure) and m.text] == []
         await asyncio.wait_for(writers, 30)  # neither raised
         fork = ctl.session
@@ -110,7 +122,9 @@ async def test_ctrl_f_after_automatic_compactions_while_title_metrics_and_keepal
         assert "starts compacted" in next(n for n in notices if fork.id in n)
 
         assert {s.id for s in await store.list_sessions()} == sessions_before | {fork.id}  # one fork, whole
-        assert [m.text for m in await store.load_messages(fork.id)] == [m.text for m in await store.load_messages(parent)]
+        assert [m.text for m in await store.load_messages(fork.id)] == [
+            m.text for m in await store.load_messages(parent)
+        ]
         assert [c["status"] for c in await store.checkpoints(fork.id)] == ["committed"]
         assert await store.load_state(fork.id) is not None
         await wait_until(pilot, lambda: ctl.session is not None and ctl.session.id == fork.id)
@@ -126,8 +140,14 @@ async def test_ctrl_f_after_automatic_compactions_while_title_metrics_and_keepal
 async def _session_ids_anywhere(store: Store) -> set[str]:
     """Every session id with a row in any table: a fork that left anything behind shows up here."""
     ids: set[str] = set()
-    for table, column in (("sessions", "id"), ("messages", "session_id"), ("context_state", "session_id"),
-                          ("checkpoints", "session_id"), ("vault", "session_id"), ("metrics", "session_id")):
+    for table, column in (
+        ("sessions", "id"),
+        ("messages", "session_id"),
+        ("context_state", "session_id"),
+        ("checkpoints", "session_id"),
+        ("vault", "session_id"),
+        ("metrics", "session_id"),
+    ):
         async with store.conn.execute(f"SELECT DISTINCT {column} FROM {table}") as cur:
             ids |= {r[0] for r in await cur.fetchall()}
     return ids
@@ -151,14 +171,20 @@ async def test_a_fork_whose_compaction_commit_fails_creates_nothing_and_says_so(
         real_commit = store.commit_compaction
 
         async def commit_then_fail(sid: str, checkpoint_id: int, state_json: str) -> None:
-            await real_commit(sid, checkpoint_id, state_json)  # the fork's compaction is written, then the disk fails
+            await real_commit(
+                sid, checkpoint_id, state_json
+            )  # the fork's compaction is written, then the disk fails
             raise sqlite3.OperationalError("disk I/O error")
 
         store.commit_compaction = commit_then_fail  # type: ignore[method-assign]
         await pilot.press("ctrl+f")
         await wait_until(pilot, lambda: any(isinstance(m, Failure) and m.text for m in seen))
         error = next(m.text for m in seen if isinstance(m, Failure) and m.text)
-        assert error.startswith("Fork failed, nothing was created") and "disk I/O error" in error and parent in error
+        assert (
+            error.startswith("Fork failed, nothing was created")
+            and "disk I/O error" in error
+            and parent in error
+        )
         assert ctl.session.id == parent and ctl.agent is parent_agent  # the app stayed where it was
         assert await _session_ids_anywhere(store) == before  # no row of the fork in any table
         assert not store.conn.in_transaction
@@ -169,11 +195,21 @@ async def test_a_fork_whose_compaction_commit_fails_creates_nothing_and_says_so(
         assert [m.text for m in await store.load_messages(parent) if m.role == "user"][-1] == "count 3"
 
 
-async def test_fork_at_a_message_that_does_not_exist_creates_nothing(emulator: ProviderEmulator, tmp_path: Path,
-                                                                     workspace: Path) -> None:
+async def test_fork_at_a_message_that_does_not_exist_creates_nothing(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     emulator.default = route
-    ctl = Controller(tmp_path / "c.db", workspace, {"model": "openai/gpt-4o-mini", "api_base": emulator.openai_base,
-                                                    "api_key": "sk-test", "preheat": False, "keepalive": False})
+    ctl = Controller(
+        tmp_path / "c.db",
+        workspace,
+        {
+            "model": "openai/gpt-4o-mini",
+            "api_base": emulator.openai_base,
+            "api_key": "sk-test",
+            "preheat": False,
+            "keepalive": False,
+        },
+    )
     await ctl.open()
     try:
         row = await ctl.open_session(None)
@@ -181,7 +217,10 @@ async def test_fork_at_a_message_that_does_not_exist_creates_nothing(emulator: P
         await agent.load()
         assert ctl.store is not None
         await ctl.store.append_message(row.id, Message(role="user", content="only question"))
-        with pytest.raises(ForkFailed, match=r"^Fork failed, nothing was created: there is no user message 3 \(this session has 1\)$"):
+        with pytest.raises(
+            ForkFailed,
+            match=r"^Fork failed, nothing was created: there is no user message 3 \(this session has 1\)$",
+        ):
             await ctl.fork(at_user_message=3)
         assert [s.id for s in await ctl.sessions()] == [row.id]
         fork = await ctl.fork(at_user_message=1)
@@ -191,11 +230,22 @@ async def test_fork_at_a_message_that_does_not_exist_creates_nothing(emulator: P
         await ctl.close()
 
 
-async def test_a_fork_cancelled_midway_creates_nothing(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_a_fork_cancelled_midway_creates_nothing(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     """A second ctrl+f or quitting cancels the fork's worker inside its transaction: it rolls back whole."""
     emulator.default = route
-    ctl = Controller(tmp_path / "c.db", workspace, {"model": "openai/gpt-4o-mini", "api_base": emulator.openai_base,
-                                                    "api_key": "sk-test", "keepalive": False, "summarizer_model": "extractive"})
+    ctl = Controller(
+        tmp_path / "c.db",
+        workspace,
+        {
+            "model": "openai/gpt-4o-mini",
+            "api_base": emulator.openai_base,
+            "api_key": "sk-test",
+            "keepalive": False,
+            "summarizer_model": "extractive",
+        },
+    )
     await ctl.open()
     try:
         row = await ctl.open_session(None)

@@ -1,4 +1,5 @@
-"""The hand-written dev probes (bench/probes/) hold against the raw corpus, and their checker catches each rule break."""
+"""The hand-written dev probes (bench/probes/) hold against the raw corpus, and their checker catches each
+rule break."""
 
 from __future__ import annotations
 
@@ -60,16 +61,29 @@ def test_size_types_and_spread() -> None:
     assert all(1 <= len(p["expected_facts"]) <= 4 for p in probes)
 
 
-# -- the checker itself, on a tiny corpus of our own (always runs) ---------------------------------------------------
+# -- the checker itself, on a tiny corpus of our own (always runs) -------------------------------------------
 
 MINI_CONV = {
     "id": "mini/1",
     "messages": [
         {"role": "system", "content": "You fix bugs. Run pytest."},
         {"role": "user", "content": "Fix the crash in parse_header."},
-        {"role": "assistant", "content": "Looking.", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"pytest -x\"}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "FAILED tests/test_io.py::test_header - KeyError: 'SIMPLE'\n1 failed, 9 passed"},
+        {
+            "role": "assistant",
+            "content": "Looking.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "bash", "arguments": '{"command": "pytest -x"}'},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": "FAILED tests/test_io.py::test_header - KeyError: 'SIMPLE'\n1 failed, 9 passed",
+        },
         {"role": "assistant", "content": "I will patch io/header.py."},
         {"role": "tool", "tool_call_id": "c2", "content": "10 passed"},
         {"role": "assistant", "content": "Done."},
@@ -87,34 +101,47 @@ def _write(tmp_path: Path, probes: list[dict[str, Any]]) -> tuple[Path, Path]:
 
 
 def _probe(facts: list[Any], index: int, **over: Any) -> dict[str, Any]:
-    p = {"conv_id": "mini/1", "probe_id": "p1", "type": "recall", "question": "What failed?",
-         "expected_facts": facts, "evidence_msg_index": index, "evidence_frac": round(index / 6, 3)}
+    p = {
+        "conv_id": "mini/1",
+        "probe_id": "p1",
+        "type": "recall",
+        "question": "What failed?",
+        "expected_facts": facts,
+        "evidence_msg_index": index,
+        "evidence_frac": round(index / 6, 3),
+    }
     p.update(over)
     return p
 
 
 def test_checker_accepts_string_and_alternative_facts(tmp_path: Path) -> None:
     warnings: list[str] = []
-    pf, corpus = _write(tmp_path, [
-        _probe(["KeyError: 'SIMPLE'", ["io/header.py", "header.py module"]], 3),
-        _probe(["pytest -x"], 2, probe_id="p2", type="artifact"),  # tool-call arguments count as history
-    ])
+    pf, corpus = _write(
+        tmp_path,
+        [
+            _probe(["KeyError: 'SIMPLE'", ["io/header.py", "header.py module"]], 3),
+            _probe(["pytest -x"], 2, probe_id="p2", type="artifact"),  # tool-call arguments count as history
+        ],
+    )
     assert check_mod.check(pf, corpus, warnings) == []
     assert len(warnings) == 1 and "header.py module" in warnings[0]
 
 
-@pytest.mark.parametrize(("probe", "needle"), [
-    (_probe(["keyerror: 'SIMPLE'"], 3), "not verbatim"),                # case-sensitive
-    (_probe([["nowhere", "nor here"]], 3), "not verbatim"),            # no alternative found
-    (_probe(["parse_header"], 1), "first user message"),               # only in the task statement
-    (_probe(["Run pytest"], 0), "first user message"),                 # only in the system prompt
-    (_probe(["1 failed, 9 passed"], 4), "evidence_msg_index 4"),       # wrong index
-    (_probe(["1 failed, 9 passed"], 3, evidence_frac=0.4), "evidence_frac"),
-    (_probe(["a", "b", "c", "d", "e"], 3), "1-4 facts"),
-    (_probe(["1 failed"], 3, type="trivia"), "type"),
-    (_probe(["1 failed"], 3, conv_id="mini/2"), "not in"),
-    ({"conv_id": "mini/1", "probe_id": "p1"}, "fields"),
-])
+@pytest.mark.parametrize(
+    ("probe", "needle"),
+    [
+        (_probe(["keyerror: 'SIMPLE'"], 3), "not verbatim"),  # case-sensitive
+        (_probe([["nowhere", "nor here"]], 3), "not verbatim"),  # no alternative found
+        (_probe(["parse_header"], 1), "first user message"),  # only in the task statement
+        (_probe(["Run pytest"], 0), "first user message"),  # only in the system prompt
+        (_probe(["1 failed, 9 passed"], 4), "evidence_msg_index 4"),  # wrong index
+        (_probe(["1 failed, 9 passed"], 3, evidence_frac=0.4), "evidence_frac"),
+        (_probe(["a", "b", "c", "d", "e"], 3), "1-4 facts"),
+        (_probe(["1 failed"], 3, type="trivia"), "type"),
+        (_probe(["1 failed"], 3, conv_id="mini/2"), "not in"),
+        ({"conv_id": "mini/1", "probe_id": "p1"}, "fields"),
+    ],
+)
 def test_checker_reports_each_rule_break(tmp_path: Path, probe: dict[str, Any], needle: str) -> None:
     pf, corpus = _write(tmp_path, [probe])
     problems = check_mod.check(pf, corpus)
@@ -122,7 +149,10 @@ def test_checker_reports_each_rule_break(tmp_path: Path, probe: dict[str, Any], 
 
 
 def test_checker_rejects_facts_only_after_the_last_assistant_turn(tmp_path: Path) -> None:
-    conv = dict(MINI_CONV, messages=[*MINI_CONV["messages"], {"role": "user", "content": "Thanks, merged as PR 4412."}])
+    conv = dict(
+        MINI_CONV,
+        messages=[*MINI_CONV["messages"], {"role": "user", "content": "Thanks, merged as PR 4412."}],
+    )
     corpus = tmp_path / "mini.jsonl"
     corpus.write_text(json.dumps(conv) + "\n")
     pf = tmp_path / "probes.jsonl"

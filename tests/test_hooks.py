@@ -16,14 +16,19 @@ from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import anthropic_settings, collect, make_agent, openai_settings
 
-ECHO_PAYLOAD = "python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"saw\", d[\"event\"], d[\"tool_name\"], d[\"tool_input\"][\"command\"])'"
+ECHO_PAYLOAD = (
+    'python3 -c \'import json,sys; d=json.load(sys.stdin); print("saw", d["event"], '
+    'd["tool_name"], d["tool_input"]["command"])\''
+)
 
 
 def _tool_messages(body: dict[str, Any]) -> list[str]:
     return [m["content"] for m in body["messages"] if m["role"] == "tool"]
 
 
-async def test_post_tool_use_output_is_appended_to_the_result_the_model_reads(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_post_tool_use_output_is_appended_to_the_result_the_model_reads(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     hooks = [{"event": "post_tool_use", "matcher": "bash", "command": ECHO_PAYLOAD}]
     agent = await make_agent(store, workspace, openai_settings(emulator, hooks=hooks))
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "echo hi"})]), Reply(text="done"))
@@ -33,20 +38,35 @@ async def test_post_tool_use_output_is_appended_to_the_result_the_model_reads(em
     assert '<hook event="post_tool_use"' in sent and emulator.rejected == []
 
 
-async def test_pre_tool_use_exit_2_blocks_the_tool_and_says_why(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
-    hooks = [{"event": "pre_tool_use", "matcher": "bash", "command": "echo 'no shell writes here' >&2; exit 2"},
-             {"event": "pre_tool_use", "matcher": "file_edit_tool", "command": "exit 2"}]
+async def test_pre_tool_use_exit_2_blocks_the_tool_and_says_why(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    hooks = [
+        {"event": "pre_tool_use", "matcher": "bash", "command": "echo 'no shell writes here' >&2; exit 2"},
+        {"event": "pre_tool_use", "matcher": "file_edit_tool", "command": "exit 2"},
+    ]
     agent = await make_agent(store, workspace, openai_settings(emulator, hooks=hooks))
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "touch made.txt"}), ("grep", {"pattern": "greet"})]), Reply(text="ok"))
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "touch made.txt"}), ("grep", {"pattern": "greet"})]),
+        Reply(text="ok"),
+    )
     await collect(agent, "make a file")
     assert not (workspace / "made.txt").exists()
     tools = [m for m in await store.load_messages(agent.session_id) if m.role == "tool"]
-    assert tools[0].meta.get("blocked_by_hook") and "no shell writes here" in tools[0].text and tools[0].meta.get("is_error")
-    assert "greet" in tools[1].text and not tools[1].meta.get("blocked_by_hook")  # the matcher left grep alone
+    assert (
+        tools[0].meta.get("blocked_by_hook")
+        and "no shell writes here" in tools[0].text
+        and tools[0].meta.get("is_error")
+    )
+    assert "greet" in tools[1].text and not tools[1].meta.get(
+        "blocked_by_hook"
+    )  # the matcher left grep alone
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-async def test_user_prompt_submit_adds_marked_context_in_a_valid_request(emulator: ProviderEmulator, store: Store, workspace: Path, provider: str) -> None:
+async def test_user_prompt_submit_adds_marked_context_in_a_valid_request(
+    emulator: ProviderEmulator, store: Store, workspace: Path, provider: str
+) -> None:
     hooks = [{"event": "user_prompt_submit", "command": "echo 'open ticket: ABC-123 (login fails)'"}]
     settings = (openai_settings if provider == "openai" else anthropic_settings)(emulator, hooks=hooks)
     agent = await make_agent(store, workspace, settings)
@@ -57,28 +77,47 @@ async def test_user_prompt_submit_adds_marked_context_in_a_valid_request(emulato
     assert len(hook_msgs) == 1 and hook_msgs[0].synthetic and "ABC-123" in hook_msgs[0].text
 
 
-async def test_user_prompt_submit_exit_2_refuses_the_message_before_any_call(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
-    hooks = [{"event": "user_prompt_submit", "command": "grep -q password && { echo 'looks like a secret' ; exit 2; } ; exit 0"}]
+async def test_user_prompt_submit_exit_2_refuses_the_message_before_any_call(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    hooks = [
+        {
+            "event": "user_prompt_submit",
+            "command": "grep -q password && { echo 'looks like a secret' ; exit 2; } ; exit 0",
+        }
+    ]
     agent = await make_agent(store, workspace, openai_settings(emulator, hooks=hooks))
     before = len(await store.load_messages(agent.session_id))
     events = await collect(agent, "my password is hunter2")
-    assert isinstance(events[0], TurnFailed) and events[0].kind == "hook_blocked" and "looks like a secret" in events[0].error
+    assert (
+        isinstance(events[0], TurnFailed)
+        and events[0].kind == "hook_blocked"
+        and "looks like a secret" in events[0].error
+    )
     assert isinstance(events[-1], TurnDone) and emulator.requests == []
     assert len(await store.load_messages(agent.session_id)) == before
     await collect(agent, "a harmless question")
     assert len(emulator.accepted) == 1
 
 
-async def test_oversized_hook_output_is_spilled_to_the_vault_with_a_preview(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_oversized_hook_output_is_spilled_to_the_vault_with_a_preview(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     hooks = [{"event": "post_tool_use", "command": "seq 1 20000"}]
     agent = await make_agent(store, workspace, openai_settings(emulator, hooks=hooks))
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "true"})]), Reply(text="done"))
     await collect(agent, "run it")
     sent = _tool_messages(emulator.accepted[-1].body)[-1]
-    assert TokenCounter().text(sent) < 2_500 + 200 and "20000" in sent and "\n10000\n" not in sent  # head and tail only
+    assert (
+        TokenCounter().text(sent) < 2_500 + 200 and "20000" in sent and "\n10000\n" not in sent
+    )  # head and tail only
     uri = next(w for w in sent.replace('"', " ").split() if w.startswith("vault://"))
     entry = await store.vault_get(uri)
-    assert entry is not None and entry.kind == "hook_output" and entry.content.splitlines() == [str(i) for i in range(1, 20_001)]
+    assert (
+        entry is not None
+        and entry.kind == "hook_output"
+        and entry.content.splitlines() == [str(i) for i in range(1, 20_001)]
+    )
     part = await FileReadTool().run({"paths": [uri], "line_range": "10000:10001"}, agent.tool_ctx)
     assert "10000" in part.content and "10001" in part.content
 
@@ -91,10 +130,14 @@ def test_hook_spiller_keeps_small_output_and_truncates_without_a_vault(workspace
     assert uri is None and len(text) < 400 and "cut at 200 of 25,000 chars" in text
 
 
-async def test_failing_hung_and_binary_hooks_are_reported_and_never_block(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
-    hooks = [{"event": "post_tool_use", "command": "echo broken; exit 1"},
-             {"event": "post_tool_use", "command": "sleep 30", "timeout": 0.5},
-             {"event": "post_tool_use", "command": "printf 'bin\\x00\\xff'"}]
+async def test_failing_hung_and_binary_hooks_are_reported_and_never_block(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    hooks = [
+        {"event": "post_tool_use", "command": "echo broken; exit 1"},
+        {"event": "post_tool_use", "command": "sleep 30", "timeout": 0.5},
+        {"event": "post_tool_use", "command": "printf 'bin\\x00\\xff'"},
+    ]
     agent = await make_agent(store, workspace, openai_settings(emulator, hooks=hooks))
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "echo ran > ran.txt"})]), Reply(text="done"))
     events = await collect(agent, "go")
@@ -103,9 +146,14 @@ async def test_failing_hung_and_binary_hooks_are_reported_and_never_block(emulat
     assert 'status="exit 1"' in sent and 'status="timed out"' in sent and "[binary output" in sent
 
 
-async def test_session_start_output_is_context_and_bad_entries_are_reported(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
-    hooks = [{"event": "session_start", "command": "echo 'on branch feature/login'"}, {"event": "on_save", "command": "x"},
-             {"event": "pre_tool_use", "matcher": "(", "command": "x"}]
+async def test_session_start_output_is_context_and_bad_entries_are_reported(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    hooks = [
+        {"event": "session_start", "command": "echo 'on branch feature/login'"},
+        {"event": "on_save", "command": "x"},
+        {"event": "pre_tool_use", "matcher": "(", "command": "x"},
+    ]
     agent = await make_agent(store, workspace, openai_settings(emulator, hooks=hooks))
     events = await collect(agent, "where am I?")
     problems = [e.text for e in events if isinstance(e, Notice) and "hook skipped" in e.text]

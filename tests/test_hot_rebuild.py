@@ -25,17 +25,34 @@ def test_fingerprint_covers_thirty_plus_parameters_and_changes_with_each() -> No
     assert len(params) >= 30
     base = compute_execution_fingerprint(s, 128_000)
     assert base == compute_execution_fingerprint(Settings(model="gpt-4o"), 128_000)
-    for changed in (Settings(model="gpt-4.1"), Settings(model="gpt-4o", prompt_mode="lean"), Settings(model="gpt-4o", full_ratio=0.6), Settings(model="gpt-4o", approval="auto")):
+    for changed in (
+        Settings(model="gpt-4.1"),
+        Settings(model="gpt-4o", prompt_mode="lean"),
+        Settings(model="gpt-4o", full_ratio=0.6),
+        Settings(model="gpt-4o", approval="auto"),
+    ):
         assert compute_execution_fingerprint(changed, 128_000) != base
     assert compute_execution_fingerprint(s, 64_000) != base
     assert compute_execution_fingerprint(s, 128_000, "prompts-v2") != base
 
 
-async def test_editing_a_prompt_file_rebuilds_the_agent_with_the_new_prompt(emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_editing_a_prompt_file_rebuilds_the_agent_with_the_new_prompt(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     prompts = tmp_path / "prompts"
     shutil.copytree(prompts_dir(), prompts)
     monkeypatch.setenv("MYRM_PROMPTS_DIR", str(prompts))
-    c = Controller(tmp_path / "c.db", workspace, {"model": "openai/gpt-4o-mini", "api_base": emulator.openai_base, "api_key": "sk-test", "approval": "auto", "summarizer_model": "extractive"})
+    c = Controller(
+        tmp_path / "c.db",
+        workspace,
+        {
+            "model": "openai/gpt-4o-mini",
+            "api_base": emulator.openai_base,
+            "api_key": "sk-test",
+            "approval": "auto",
+            "summarizer_model": "extractive",
+        },
+    )
     await c.open()
     await c.open_session(None)
     agent = await c.ensure_agent()
@@ -64,14 +81,18 @@ async def test_editing_a_prompt_file_rebuilds_the_agent_with_the_new_prompt(emul
     await collect(rebuilt, "second")
     system = emulator.accepted[-1].body["messages"][0]["content"]
     assert "EDITED IDENTITY" in system
-    assert rebuilt.state.cache_breaks.get("system_changed") == 1  # the break detector saw why the cache missed
+    assert (
+        rebuilt.state.cache_breaks.get("system_changed") == 1
+    )  # the break detector saw why the cache missed
     await c.close()
 
 
 def test_title_stripping_and_local_fallback() -> None:
     assert strip_for_title("```py\nprint(1)\n``` see https://x.y/z <b>now</b>") == "see now"
     assert local_title("```\nonly code\n```") == "Snippet"
-    assert local_title("Please fix the flaky test in the parser module today") == "Please fix the flaky test in…"
+    assert (
+        local_title("Please fix the flaky test in the parser module today") == "Please fix the flaky test in…"
+    )
 
 
 async def test_title_with_an_llm_and_without(emulator: ProviderEmulator) -> None:
@@ -79,7 +100,10 @@ async def test_title_with_an_llm_and_without(emulator: ProviderEmulator) -> None
 
     emulator.enqueue(Reply(text="Parser flaky test fix"))
     spec = ModelSpec("openai/gpt-4o-mini", api_base=emulator.openai_base, api_key="sk-test")
-    assert await make_title("fix the flaky parser test", LLMClient(), spec, "title it") == ("Parser flaky test fix", True)
+    assert await make_title("fix the flaky parser test", LLMClient(), spec, "title it") == (
+        "Parser flaky test fix",
+        True,
+    )
     before = len(emulator.requests)
     assert await make_title("```\ncode only\n```", LLMClient(), spec, "title it") == ("Snippet", False)
     assert len(emulator.requests) == before  # zero tokens spent
@@ -91,11 +115,14 @@ def test_fingerprint_covers_the_tool_schemas_the_builder_binds() -> None:
     s = Settings(model="gpt-4o")
     assert execution_parameters(s, 128_000)["tools"] == tools_fingerprint(builtin_tool_schemas())
     fewer = builtin_tool_schemas()[:-1]
-    assert compute_execution_fingerprint(s, 128_000, tool_schemas=fewer) != compute_execution_fingerprint(s, 128_000)
+    assert compute_execution_fingerprint(s, 128_000, tool_schemas=fewer) != compute_execution_fingerprint(
+        s, 128_000
+    )
 
 
-async def test_a_changed_tool_set_rebuilds_the_agent(emulator: ProviderEmulator, store: Store, workspace: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_changed_tool_set_rebuilds_the_agent(
+    emulator: ProviderEmulator, store: Store, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
     from myrm_tui.agent.factory import build_agent
     from myrm_tui.agent.fingerprint import builtin_tool_schemas
@@ -111,5 +138,7 @@ async def test_a_changed_tool_set_rebuilds_the_agent(emulator: ProviderEmulator,
     second = await cache.get(settings, 128_000)
     assert second is not first and cache.rebuilds == 1
     assert second.tools_fingerprint != first.tools_fingerprint
-    assert "Search the workspace (a changed tool schema)." in [t["function"]["description"] for t in second.tool_schemas]
+    assert "Search the workspace (a changed tool schema)." in [
+        t["function"]["description"] for t in second.tool_schemas
+    ]
     await cache.clear()

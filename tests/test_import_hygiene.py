@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _modules_after(import_stmt: str) -> set[str]:
     code = f"import sys\n{import_stmt}\nprint('\\n'.join(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
     return set(out.split())
 
 

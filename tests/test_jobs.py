@@ -1,4 +1,5 @@
-"""Background shell jobs: output to a log on disk (L7), incremental reads, vault spill, limits, kill and clean-up."""
+"""Background shell jobs: output to a log on disk (L7), incremental reads, vault spill, limits, kill and
+clean-up."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ import signal
 import stat
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.tools import ToolContext, ToolError
+from myrm_tui.agent.tools.base import Approval
 from myrm_tui.agent.tools.files import FileReadTool
 from myrm_tui.agent.tools.jobs import BashOutputTool, JobManager
 from myrm_tui.agent.tools.shell import BashTool
@@ -29,9 +32,14 @@ from tests.helpers import collect, openai_settings
 
 
 @pytest.fixture
-async def jctx(workspace: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
-    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("sess"), state=ContextState(), auto_approve=True,
-                      jobs=JobManager(tmp_path / "jobs" / "sess", poll=0.05))
+async def jctx(workspace: Path, tmp_path: Path) -> AsyncIterator[ToolContext]:
+    ctx = ToolContext(
+        workspace=workspace,
+        vault=ArtifactVault("sess"),
+        state=ContextState(),
+        auto_approve=True,
+        jobs=JobManager(tmp_path / "jobs" / "sess", poll=0.05),
+    )
     yield ctx
     assert ctx.jobs is not None
     await ctx.jobs.close()
@@ -51,7 +59,9 @@ def _alive(pid: int) -> bool:
 
 
 async def test_background_job_returns_at_once_and_output_is_read_incrementally(jctx: ToolContext) -> None:
-    started = await BashTool().run({"command": "echo first; sleep 0.3; echo second >&2", "run_in_background": True}, jctx)
+    started = await BashTool().run(
+        {"command": "echo first; sleep 0.3; echo second >&2", "run_in_background": True}, jctx
+    )
     job_id = started.meta["job_id"]
     assert job_id == "job-1" and "bash_output" in started.content
     assert jctx.jobs is not None
@@ -64,12 +74,16 @@ async def test_background_job_returns_at_once_and_output_is_read_incrementally(j
     assert 'status="running"' in first.content and "first" in first.content and "second" not in first.content
     await _finished(jctx, job_id)
     second = await BashOutputTool().run({"job_id": job_id}, jctx)
-    assert 'status="exited 0"' in second.content and "second" in second.content and "first" not in second.content
+    assert (
+        'status="exited 0"' in second.content and "second" in second.content and "first" not in second.content
+    )
     listing = await BashOutputTool().run({}, jctx)
     assert "job-1: exited 0" in listing.content
 
 
-async def test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault(jctx: ToolContext) -> None:
+async def test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault(
+    jctx: ToolContext,
+) -> None:
     started = await BashTool().run({"command": "seq 1 1000000", "run_in_background": True}, jctx)
     await _finished(jctx, started.meta["job_id"])
     assert jctx.jobs is not None
@@ -95,7 +109,9 @@ async def test_a_job_writing_past_the_log_limit_is_stopped(jctx: ToolContext) ->
 
 async def test_kill_and_close_end_the_process_groups_and_remove_the_logs(jctx: ToolContext) -> None:
     assert jctx.jobs is not None
-    a = (await BashTool().run({"command": "sleep 60 & sleep 60", "run_in_background": True}, jctx)).meta["job_id"]
+    a = (await BashTool().run({"command": "sleep 60 & sleep 60", "run_in_background": True}, jctx)).meta[
+        "job_id"
+    ]
     b = (await BashTool().run({"command": "sleep 60", "run_in_background": True}, jctx)).meta["job_id"]
     res = await BashOutputTool().run({"job_id": a, "kill": True}, jctx)
     assert "stopped (killed on request)" in res.content and not _alive(jctx.jobs.get(a).pid)
@@ -104,7 +120,9 @@ async def test_kill_and_close_end_the_process_groups_and_remove_the_logs(jctx: T
     assert not _alive(pid_b) and not root.exists()
 
 
-async def test_unknown_job_and_sessions_without_jobs_are_clear_errors(jctx: ToolContext, workspace: Path) -> None:
+async def test_unknown_job_and_sessions_without_jobs_are_clear_errors(
+    jctx: ToolContext, workspace: Path
+) -> None:
     with pytest.raises(ToolError, match="no background job 'job-9'"):
         await BashOutputTool().run({"job_id": "job-9"}, jctx)
     bare = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), auto_approve=True)
@@ -115,30 +133,44 @@ async def test_unknown_job_and_sessions_without_jobs_are_clear_errors(jctx: Tool
 async def test_background_commands_still_need_approval(workspace: Path, tmp_path: Path) -> None:
     asked: list[str] = []
 
-    async def approver(tool: str, command: str, assessment: Assessment) -> str:
+    async def approver(tool: str, command: str, assessment: Assessment) -> Approval:
         asked.append(command)
         return "no"
 
-    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), approver=approver,
-                      jobs=JobManager(tmp_path / "j"))
+    ctx = ToolContext(
+        workspace=workspace,
+        vault=ArtifactVault("s"),
+        state=ContextState(),
+        approver=approver,
+        jobs=JobManager(tmp_path / "j"),
+    )
     res = await BashTool().run({"command": "touch started", "run_in_background": True}, ctx)
     assert res.meta.get("declined") and asked == ["touch started"] and not (workspace / "started").exists()
     assert ctx.jobs is not None and ctx.jobs.jobs == {}
 
 
-async def test_background_jobs_survive_an_agent_rebuild_and_end_with_the_session(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_background_jobs_survive_an_agent_rebuild_and_end_with_the_session(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
     from myrm_tui.agent.factory import build_agent
 
     row = await store.create_session(workspace=str(workspace))
     cache = ChatAgentExecutionCache(lambda s, jobs: build_agent(store, row.id, s, workspace, jobs=jobs))
     first = await cache.get(openai_settings(emulator), 128_000)
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "sleep 30", "run_in_background": True})]), Reply(text="started"))
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "sleep 30", "run_in_background": True})]),
+        Reply(text="started"),
+    )
     await collect(first, "start the dev server")
     assert first.tool_ctx.jobs is not None
     job = first.tool_ctx.jobs.get("job-1")
-    second = await cache.get(openai_settings(emulator, prompt_mode="lean"), 128_000)  # settings changed: a new agent
-    assert second is not first and second.tool_ctx.jobs is not None and second.tool_ctx.jobs.get("job-1") is job
+    second = await cache.get(
+        openai_settings(emulator, prompt_mode="lean"), 128_000
+    )  # settings changed: a new agent
+    assert (
+        second is not first and second.tool_ctx.jobs is not None and second.tool_ctx.jobs.get("job-1") is job
+    )
     assert job.exit_code is None and _alive(job.pid)
     await cache.clear()
     assert job.stopped == "the session ended" and not _alive(job.pid)
@@ -159,15 +191,21 @@ def _wait_exit(pid: int, timeout: float) -> bool:
 async def test_close_ends_a_job_that_removed_its_own_log(workspace: Path, tmp_path: Path) -> None:
     """The watcher used to die on the missing log (FileNotFoundError), and close() then waited forever."""
     jobs = JobManager(tmp_path / "jobs" / "s", poll=0.05)
-    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), auto_approve=True, jobs=jobs)
+    ctx = ToolContext(
+        workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), auto_approve=True, jobs=jobs
+    )
     log = jobs.root / "job-1.log"
     started = await BashTool().run({"command": f"rm -f {log}; sleep 60", "run_in_background": True}, ctx)
     job = jobs.get(started.meta["job_id"])
     try:
         while log.exists() and job.exit_code is None:  # the job removes its log first thing
             await asyncio.sleep(0.02)
-        ended, _ = await asyncio.wait(set(jobs._watchers), timeout=jobs.poll * 4)  # a few polls of the missing log
-        assert not ended and not job.done.is_set()  # the watcher lives on: the job is still running, and still watched
+        ended, _ = await asyncio.wait(
+            set(jobs._watchers), timeout=jobs.poll * 4
+        )  # a few polls of the missing log
+        assert (
+            not ended and not job.done.is_set()
+        )  # the watcher lives on: the job is still running, and still watched
         assert (await BashOutputTool().run({"job_id": job.id}, ctx)).meta["status"] == "running"
         await asyncio.wait_for(jobs.close(), 20)
         assert job.stopped == "the session ended" and _wait_exit(job.pid, 10) and not jobs.root.exists()
@@ -178,12 +216,37 @@ async def test_close_ends_a_job_that_removed_its_own_log(workspace: Path, tmp_pa
 
 def test_ask_ends_its_background_jobs(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
     """``myrm ask`` used to exit with its job still running: the job went on and created its file."""
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "sleep 3 && touch created", "run_in_background": True})]),
-                     Reply(text="Started it."))
-    env = {**os.environ, "MYRM_DB": str(tmp_path / "ask.db"), "MYRM_CONFIG": str(tmp_path / "none.toml"), "OPENAI_API_KEY": "sk-test"}
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "sleep 3 && touch created", "run_in_background": True})]),
+        Reply(text="Started it."),
+    )
+    env = {
+        **os.environ,
+        "MYRM_DB": str(tmp_path / "ask.db"),
+        "MYRM_CONFIG": str(tmp_path / "none.toml"),
+        "OPENAI_API_KEY": "sk-test",
+    }
     proc = subprocess.run(
-        [sys.executable, "-m", "myrm_tui.cli", "ask", "start it", "--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base,
-         "--workspace", str(workspace), "--yes", "--json"], capture_output=True, text=True, env=env, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "myrm_tui.cli",
+            "ask",
+            "start it",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--api-base",
+            emulator.openai_base,
+            "--workspace",
+            str(workspace),
+            "--yes",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     started = next(e["message"] for e in events if e["type"] == "ToolFinished")
@@ -191,7 +254,9 @@ def test_ask_ends_its_background_jobs(emulator: ProviderEmulator, tmp_path: Path
     assert m is not None, started
     pid = int(m[1])
     try:
-        assert _wait_exit(pid, 30)  # the job is gone: killed when ask ended, or (the bug) after touching its file
+        assert _wait_exit(
+            pid, 30
+        )  # the job is gone: killed when ask ended, or (the bug) after touching its file
         assert not (workspace / "created").exists()
         assert not (tmp_path / "jobs").exists() or not any((tmp_path / "jobs").rglob("*.log"))
     finally:

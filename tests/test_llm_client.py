@@ -30,7 +30,16 @@ from myrm_tui.llm.progress import ProgressClock, guarded
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import FakeTime
 
-TOOLS = [{"type": "function", "function": {"name": "bash", "description": "run", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "run",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+        },
+    }
+]
 
 
 def openai(emu: ProviderEmulator) -> ModelSpec:
@@ -71,10 +80,22 @@ async def test_anthropic_stream_reports_cache_read(emulator: ProviderEmulator) -
         (429, {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}, RateLimitError),
         (401, {"error": {"message": "Incorrect API key", "type": "invalid_request_error"}}, AuthError),
         (500, {"error": {"message": "internal", "type": "server_error"}}, ProviderError),
-        (400, {"error": {"message": "This model's maximum context length is 10 tokens", "type": "invalid_request_error", "code": "context_length_exceeded"}}, ContextOverflowError),
+        (
+            400,
+            {
+                "error": {
+                    "message": "This model's maximum context length is 10 tokens",
+                    "type": "invalid_request_error",
+                    "code": "context_length_exceeded",
+                }
+            },
+            ContextOverflowError,
+        ),
     ],
 )
-async def test_provider_errors_become_typed(emulator: ProviderEmulator, status: int, body: dict, kind: type) -> None:
+async def test_provider_errors_become_typed(
+    emulator: ProviderEmulator, status: int, body: dict, kind: type
+) -> None:
     emulator.enqueue(Reply(error=(status, body)))
     with pytest.raises(kind):
         await _all(LLMClient(), openai(emulator), [{"role": "user", "content": "hi"}])
@@ -105,7 +126,17 @@ async def test_watchdog_with_fake_clock_tells_slow_from_dead() -> None:
             await asyncio.sleep(0)  # a socket read suspends: the watchdog checks between tokens
             yield i
 
-    out = [x async for x in guarded(slow_but_steady(), inactivity=90, total=10_000, check_interval=10, clock=ProgressClock(clock), sleep=clock.sleep)]
+    out = [
+        x
+        async for x in guarded(
+            slow_but_steady(),
+            inactivity=90,
+            total=10_000,
+            check_interval=10,
+            clock=ProgressClock(clock),
+            sleep=clock.sleep,
+        )
+    ]
     assert len(out) == 30
 
     async def dead():
@@ -114,7 +145,17 @@ async def test_watchdog_with_fake_clock_tells_slow_from_dead() -> None:
         yield 2
 
     with pytest.raises(InactivityTimeoutError):
-        _ = [x async for x in guarded(dead(), inactivity=90, total=10_000, check_interval=10, clock=ProgressClock(clock), sleep=clock.sleep)]
+        _ = [
+            x
+            async for x in guarded(
+                dead(),
+                inactivity=90,
+                total=10_000,
+                check_interval=10,
+                clock=ProgressClock(clock),
+                sleep=clock.sleep,
+            )
+        ]
 
 
 async def test_watchdog_total_ceiling_cuts_a_stream_that_never_ends() -> None:
@@ -128,9 +169,18 @@ async def test_watchdog_total_ceiling_cuts_a_stream_that_never_ends() -> None:
 
     got: list[int] = []
     with pytest.raises(LLMTimeoutError, match="600 s ceiling") as err:
-        async for x in guarded(endless(), inactivity=90, total=600, check_interval=10, clock=ProgressClock(clock), sleep=clock.sleep):
+        async for x in guarded(
+            endless(),
+            inactivity=90,
+            total=600,
+            check_interval=10,
+            clock=ProgressClock(clock),
+            sleep=clock.sleep,
+        ):
             got.append(x)
-    assert not isinstance(err.value, InactivityTimeoutError) and 10 <= len(got) <= 30  # the watchdog's sleeps advance the clock too
+    assert (
+        not isinstance(err.value, InactivityTimeoutError) and 10 <= len(got) <= 30
+    )  # the watchdog's sleeps advance the clock too
 
 
 def test_classify_maps_plain_exceptions() -> None:
@@ -179,10 +229,16 @@ async def test_a_server_that_accepts_and_never_answers_is_cut_at_the_idle_limit(
     client = LLMClient(inactivity_timeout=1.0, total_timeout=30, check_interval=10)
     t0 = time.monotonic()
     with pytest.raises(InactivityTimeoutError, match=r"No response for .* the server did not answer") as err:
-        await _all(client, ModelSpec("openai/gpt-4o-mini", api_base=silent_server, api_key="sk-test"), [{"role": "user", "content": "hi"}])
+        await _all(
+            client,
+            ModelSpec("openai/gpt-4o-mini", api_base=silent_server, api_key="sk-test"),
+            [{"role": "user", "content": "hi"}],
+        )
     took = time.monotonic() - t0
     idle, limit = _seconds_said(str(err.value))
-    assert limit == 1.0 and 1.0 <= idle < 3.0 and took < 8  # at the limit (a busy machine adds a little), not at the 10 s check or the ceiling
+    assert (
+        limit == 1.0 and 1.0 <= idle < 3.0 and took < 8
+    )  # at the limit (a busy machine adds a little), not at the 10 s check or the ceiling
 
 
 async def test_the_watchdog_fires_at_the_limit_and_says_the_real_numbers() -> None:
@@ -195,16 +251,34 @@ async def test_the_watchdog_fires_at_the_limit_and_says_the_real_numbers() -> No
         yield 2
 
     with pytest.raises(InactivityTimeoutError) as err:
-        _ = [x async for x in guarded(stalls(), inactivity=3, total=600, check_interval=10, clock=ProgressClock(clock), sleep=clock.sleep)]
+        _ = [
+            x
+            async for x in guarded(
+                stalls(),
+                inactivity=3,
+                total=600,
+                check_interval=10,
+                clock=ProgressClock(clock),
+                sleep=clock.sleep,
+            )
+        ]
     idle, limit = _seconds_said(str(err.value))
-    assert limit == 3 and 3 <= idle < 3.1 and 3 <= clock.t < 3.1 and "No token for 3.0 s (limit 3.0 s)" in str(err.value)
+    assert (
+        limit == 3
+        and 3 <= idle < 3.1
+        and 3 <= clock.t < 3.1
+        and "No token for 3.0 s (limit 3.0 s)" in str(err.value)
+    )
 
 
 async def test_a_cut_stream_is_an_error_not_an_answer(emulator: ProviderEmulator) -> None:
-    """litellm ends a dropped stream with a made-up finish_reason 'stop'; the client asks what the provider sent."""
+    """litellm ends a dropped stream with a made-up finish_reason 'stop'; the client asks what the provider
+    sent."""
     emulator.enqueue(Reply(text="The answer is forty-two, because", drop_connection_after=3))
     got: list = []
-    with pytest.raises(IncompleteStreamError, match=r"cut off: the stream ended without a finish reason after 16 chars"):
+    with pytest.raises(
+        IncompleteStreamError, match=r"cut off: the stream ended without a finish reason after 16 chars"
+    ):
         async for ev in LLMClient().stream(openai(emulator), [{"role": "user", "content": "hi"}]):
             got.append(ev)
     assert "".join(e.text for e in got if isinstance(e, TextDelta)) == "The answer is fo"
@@ -213,16 +287,46 @@ async def test_a_cut_stream_is_an_error_not_an_answer(emulator: ProviderEmulator
 @pytest.mark.parametrize(
     ("reply", "kind", "says"),
     [
-        (Reply(raw_body=b"data: [DONE]\n\n"), IncompleteStreamError, r"ended without a reply and without a finish reason .*Content-Type: text/event-stream"),
-        (Reply(raw_body=b"<html><body>502 Bad Gateway</body></html>", raw_content_type="text/html"), IncompleteStreamError, r"not server-sent events; Content-Type: text/html"),
-        (Reply(raw_body=json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}).encode(),
-               raw_content_type="application/json"), IncompleteStreamError, r"Content-Type: application/json"),
+        (
+            Reply(raw_body=b"data: [DONE]\n\n"),
+            IncompleteStreamError,
+            r"ended without a reply and without a finish reason .*Content-Type: text/event-stream",
+        ),
+        (
+            Reply(raw_body=b"<html><body>502 Bad Gateway</body></html>", raw_content_type="text/html"),
+            IncompleteStreamError,
+            r"not server-sent events; Content-Type: text/html",
+        ),
+        (
+            Reply(
+                raw_body=json.dumps(
+                    {
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": "hi"},
+                                "finish_reason": "stop",
+                            }
+                        ]
+                    }
+                ).encode(),
+                raw_content_type="application/json",
+            ),
+            IncompleteStreamError,
+            r"Content-Type: application/json",
+        ),
         (Reply(text=""), EmptyReplyError, r"empty reply \(finish reason 'stop', no text and no tool call\)"),
-        (Reply(text="", reasoning="Let me think about this."), EmptyReplyError, r"only 24 chars of reasoning"),
+        (
+            Reply(text="", reasoning="Let me think about this."),
+            EmptyReplyError,
+            r"only 24 chars of reasoning",
+        ),
     ],
     ids=["done-only", "html-200", "json-200", "empty", "reasoning-only"],
 )
-async def test_empty_and_bogus_replies_are_clear_errors(emulator: ProviderEmulator, reply: Reply, kind: type, says: str) -> None:
+async def test_empty_and_bogus_replies_are_clear_errors(
+    emulator: ProviderEmulator, reply: Reply, kind: type, says: str
+) -> None:
     emulator.enqueue(reply)
     with pytest.raises(kind, match=says):
         await _all(LLMClient(), openai(emulator), [{"role": "user", "content": "hi"}])

@@ -25,7 +25,9 @@ from myrm_tui.store.db import Store
 from tests.helpers import collect, make_agent
 
 pytestmark = pytest.mark.slow
-needs_model = pytest.mark.skipif(not runtime_available(), reason="embedded model not installed (make install)")
+needs_model = pytest.mark.skipif(
+    not runtime_available(), reason="embedded model not installed (make install)"
+)
 STORY = "Write a long story, at least ten paragraphs, about a dragon who learns to cook."
 
 
@@ -67,15 +69,26 @@ def test_default_model_is_the_embedded_one_when_nothing_is_configured() -> None:
     s = resolve({}, {}, {}, env={})
     assert s.model == DEFAULT_LOCAL_MODEL and s.is_local_default and "embedded default" in s.model_source
     assert resolve({}, {}, {}, env={"ANTHROPIC_API_KEY": "k"}).model.startswith("anthropic/")
-    assert resolve({}, {}, {"model": "ollama/qwen2.5"}, env={"ANTHROPIC_API_KEY": "k"}).model == "ollama/qwen2.5"
+    assert (
+        resolve({}, {}, {"model": "ollama/qwen2.5"}, env={"ANTHROPIC_API_KEY": "k"}).model == "ollama/qwen2.5"
+    )
 
 
 def test_tool_traffic_is_flattened_for_the_small_chat_template() -> None:
-    chat = to_plain_chat([
-        {"role": "system", "content": "s"}, {"role": "user", "content": "u"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c", "content": "out"},
-    ])
+    chat = to_plain_chat(
+        [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": "u"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c", "content": "out"},
+        ]
+    )
     assert [m["role"] for m in chat] == ["system", "user", "assistant", "user"]
     assert "bash" in chat[2]["content"] and "[tool result]" in chat[3]["content"]
 
@@ -96,18 +109,31 @@ async def test_embedded_agent_gets_the_chat_prompt_and_no_tools(store: Store, wo
 
 @needs_model
 async def test_embedded_model_streams_an_answer_from_a_child_process(embedded: EmbeddedServer) -> None:
-    events = [ev async for ev in LLMClient().stream(ModelSpec(DEFAULT_LOCAL_MODEL), [{"role": "user", "content": "What is the capital of France?"}], max_tokens=24)]
+    events = [
+        ev
+        async for ev in LLMClient().stream(
+            ModelSpec(DEFAULT_LOCAL_MODEL),
+            [{"role": "user", "content": "What is the capital of France?"}],
+            max_tokens=24,
+        )
+    ]
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert len([e for e in events if isinstance(e, TextDelta)]) > 1 and text.strip()
     usage = next(e for e in events if isinstance(e, Usage))
     assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
     pid = embedded.pid()
     assert pid is not None and pid != os.getpid() and embedded.alive()
-    assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:3] == [sys.executable.encode(), b"-m", b"myrm_tui.llm.embedded_child"]
+    assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:3] == [
+        sys.executable.encode(),
+        b"-m",
+        b"myrm_tui.llm.embedded_child",
+    ]
 
 
 @needs_model
-async def test_agent_turn_on_the_embedded_model(store: Store, workspace: Path, embedded: EmbeddedServer) -> None:
+async def test_agent_turn_on_the_embedded_model(
+    store: Store, workspace: Path, embedded: EmbeddedServer
+) -> None:
     agent = await make_agent(store, workspace, resolve({}, {}, {"max_output_tokens": 32}, env={}))
     events = await collect(agent, "Say hello.")
     assert isinstance(events[-1], TurnDone)
@@ -118,7 +144,10 @@ async def test_agent_turn_on_the_embedded_model(store: Store, workspace: Path, e
 @needs_model
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSEGV], ids=["SIGKILL", "SIGSEGV"])
 async def test_child_dying_mid_stream_ends_the_turn_clearly_and_the_next_turn_works(
-    sig: signal.Signals, store: Store, workspace: Path, embedded: EmbeddedServer,
+    sig: signal.Signals,
+    store: Store,
+    workspace: Path,
+    embedded: EmbeddedServer,
 ) -> None:
     agent = await make_agent(store, workspace, resolve({}, {}, {"max_output_tokens": 400}, env={}))
     events = []
@@ -131,10 +160,15 @@ async def test_child_dying_mid_stream_ends_the_turn_clearly_and_the_next_turn_wo
             _crash(dead, sig)
     failed = [e for e in events if isinstance(e, TurnFailed)]
     assert len(failed) == 1 and isinstance(events[-1], TurnDone)
-    assert failed[0].error == f"the embedded model stopped (signal {sig.value}, {sig.name}); restarting — your message is kept"
+    assert (
+        failed[0].error
+        == f"the embedded model stopped (signal {sig.value}, {sig.name}); restarting — your message is kept"
+    )
     history = await store.load_messages(agent.session_id)
     assert [m.text for m in history if m.role == "user" and not m.synthetic] == [STORY]
-    assert history[-1].role == "assistant" and history[-1].meta.get("interrupted")  # the partial reply, marked
+    assert history[-1].role == "assistant" and history[-1].meta.get(
+        "interrupted"
+    )  # the partial reply, marked
     assert dead is not None and _wait_gone(dead)
 
     events = await collect(agent, "Say hello.")
@@ -168,7 +202,12 @@ sys.stdin.read()
 
 @needs_model
 def test_the_child_exits_when_myrm_is_killed_with_sigkill() -> None:
-    parent = subprocess.Popen([sys.executable, "-c", CHILD_OF_KILLED_PARENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", CHILD_OF_KILLED_PARENT],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert parent.stdout is not None
         child = int(parent.stdout.readline())
@@ -187,8 +226,14 @@ def _cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 def test_doctor_fails_when_the_runtime_cannot_generate(tmp_path: Path) -> None:
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"GGUF" + os.urandom(4096))  # loads nowhere: the server dies at start-up
-    proc = subprocess.run([sys.executable, "-m", "myrm_tui.cli", "doctor", "--quiet"], capture_output=True, text=True,
-                          env=_cli_env(tmp_path, MYRM_EMBEDDED_GGUF=str(broken)), timeout=120, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", "doctor", "--quiet"],
+        capture_output=True,
+        text=True,
+        env=_cli_env(tmp_path, MYRM_EMBEDDED_GGUF=str(broken)),
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1
     assert "the embedded model cannot generate" in proc.stdout and "could not start" in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
@@ -196,8 +241,14 @@ def test_doctor_fails_when_the_runtime_cannot_generate(tmp_path: Path) -> None:
 
 @needs_model
 def test_doctor_generates_and_reports_speeds(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "myrm_tui.cli", "doctor"], capture_output=True, text=True,
-                          env=_cli_env(tmp_path), timeout=180, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", "doctor"],
+        capture_output=True,
+        text=True,
+        env=_cli_env(tmp_path),
+        timeout=180,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     line = next(ln for ln in proc.stdout.splitlines() if "embedded model:" in ln)
     assert "loaded in" in line and "tok/s prefill" in line and "tok/s decode" in line
@@ -206,14 +257,22 @@ def test_doctor_generates_and_reports_speeds(tmp_path: Path) -> None:
 @needs_model
 def test_ask_exits_non_zero_with_one_line_when_the_child_crashes(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text("max_output_tokens = 400\n")
-    ask = subprocess.Popen([sys.executable, "-m", "myrm_tui.cli", "ask", "--json", STORY], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, env=_cli_env(tmp_path), cwd=tmp_path)
+    ask = subprocess.Popen(
+        [sys.executable, "-m", "myrm_tui.cli", "ask", "--json", STORY],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_cli_env(tmp_path),
+        cwd=tmp_path,
+    )
     assert ask.stdout is not None and ask.stderr is not None
     try:
         for line in ask.stdout:
             if json.loads(line).get("type") == "TextChunk":
                 break
-        children = subprocess.run(["pgrep", "-P", str(ask.pid), "-f", "embedded_child"], capture_output=True, text=True).stdout.split()
+        children = subprocess.run(
+            ["pgrep", "-P", str(ask.pid), "-f", "embedded_child"], capture_output=True, text=True
+        ).stdout.split()
         assert len(children) == 1
         _crash(int(children[0]), signal.SIGSEGV)
         rest, err = ask.communicate(timeout=120)

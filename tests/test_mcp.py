@@ -17,7 +17,9 @@ from tests.helpers import collect, make_agent, openai_settings
 SERVER = {"name": "fixture", "command": sys.executable, "args": [str(FIXTURES / "mcp_server.py")]}
 
 
-async def test_mcp_tools_are_bound_called_spilled_and_survive_a_crash(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_mcp_tools_are_bound_called_spilled_and_survive_a_crash(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator, mcp_servers=[SERVER]))
     try:
         assert {"mcp__fixture__big_report", "mcp__fixture__echo", "mcp__fixture__crash"} <= set(agent.tools)
@@ -37,7 +39,11 @@ async def test_mcp_tools_are_bound_called_spilled_and_survive_a_crash(emulator: 
         assert "500\trow 00500:" in read.content
         tools_sent = [t["function"]["name"] for t in emulator.accepted[-1].body["tools"]]
         assert tools_sent == [t["function"]["name"] for t in emulator.accepted[0].body["tools"]]  # bound once
-        emulator.enqueue(Reply(tool_calls=[("mcp__fixture__crash", {})]), Reply(tool_calls=[("mcp__fixture__echo", {"text": "again"})]), Reply(text="The MCP server is gone; carrying on."))
+        emulator.enqueue(
+            Reply(tool_calls=[("mcp__fixture__crash", {})]),
+            Reply(tool_calls=[("mcp__fixture__echo", {"text": "again"})]),
+            Reply(text="The MCP server is gone; carrying on."),
+        )
         events = await collect(agent, "crash it")
         errs = [e.message.text for e in events if isinstance(e, ToolFinished)]
         assert errs[0].startswith("Error:") and "fixture" in errs[0]
@@ -67,7 +73,11 @@ async def test_streamable_http_server(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(FIXTURES / "mcp_server.py"), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(FIXTURES / "mcp_server.py"), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(100):  # wait for the port, at most ~10 s
             try:

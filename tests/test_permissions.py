@@ -14,14 +14,29 @@ from hypothesis import strategies as st
 
 from myrm_tui.agent.permissions import Assessment, CommandRules, check_rules, parse_rule
 from myrm_tui.agent.tools import ToolContext
+from myrm_tui.agent.tools.base import Approval
 from myrm_tui.agent.tools.shell import BashTool
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 
 ROOT = Path(__file__).resolve().parents[1]
-RULES = ["git status", "pytest", "echo", "cat", "ls", "cd", "grep", "sort", "uniq", "head", "wc", "printf", "test",
-         "timeout 5 pytest"]
+RULES = [
+    "git status",
+    "pytest",
+    "echo",
+    "cat",
+    "ls",
+    "cd",
+    "grep",
+    "sort",
+    "uniq",
+    "head",
+    "wc",
+    "printf",
+    "test",
+    "timeout 5 pytest",
+]
 
 # (command, runs without asking, a part of the reason shown when it asks)
 CASES: list[tuple[str, bool, str]] = [
@@ -160,17 +175,27 @@ def _traced(stderr: str) -> list[tuple[str, ...]]:
 
 
 @pytest.mark.parametrize("command", [c for c, allowed, _ in CASES if allowed], ids=lambda c: repr(c)[:60])
-def test_an_allowed_command_runs_exactly_the_words_the_parser_saw(command: str, workspace: Path, tmp_path: Path) -> None:
+def test_an_allowed_command_runs_exactly_the_words_the_parser_saw(
+    command: str, workspace: Path, tmp_path: Path
+) -> None:
     """Differential check against bash itself: `bash -x` traces each simple command after expansion."""
     shims = tmp_path / "bin"
     shims.mkdir()
     for name in {r.split()[0] for r in RULES} | {"tail"}:
-        (shims / name).write_text("#!/bin/sh\nexit 0\n")  # nothing real runs; builtins (echo, cd) stay builtins
+        (shims / name).write_text(
+            "#!/bin/sh\nexit 0\n"
+        )  # nothing real runs; builtins (echo, cd) stay builtins
         (shims / name).chmod(0o755)
     (workspace / "sub").mkdir()
     verdict = CommandRules(RULES).assess(command, workspace)
-    proc = subprocess.run(["/bin/bash", "-x", "-c", command], cwd=workspace, capture_output=True, text=True, timeout=30,
-                          env={"PATH": str(shims), "PS4": "+ ", "HOME": str(tmp_path)})
+    proc = subprocess.run(
+        ["/bin/bash", "-x", "-c", command],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"PATH": str(shims), "PS4": "+ ", "HOME": str(tmp_path)},
+    )
     traced = sorted(_traced(proc.stderr))
     parsed = sorted(c.tokens for c in verdict.commands if c.tokens is not None)
     if "||" in command:  # every shim succeeds, so what follows || is skipped
@@ -179,15 +204,64 @@ def test_an_allowed_command_runs_exactly_the_words_the_parser_saw(command: str, 
         assert traced == parsed, proc.stderr
 
 
-WORDS = ["echo", "git status", "git status -s", "'echo'", '"git" status', "e\\cho", "touch pwned", "x", "pwned", "out.txt",
-         "OUT/x", "../x", "'a;b'", '"a|b"', "\\;", "~", "*", "$x", "{a,b}", "#", "!", "=", "git"]
-JOINERS = [" ", ";", "; ", "|", " | ", "&&", "||", "\n", " > ", ">>", " 2>&1 ", " < ", "&", "|&", "$(", ")", "`", "(",
-           "\\\n", "\r", "'", '"', "\\", ""]
+WORDS = [
+    "echo",
+    "git status",
+    "git status -s",
+    "'echo'",
+    '"git" status',
+    "e\\cho",
+    "touch pwned",
+    "x",
+    "pwned",
+    "out.txt",
+    "OUT/x",
+    "../x",
+    "'a;b'",
+    '"a|b"',
+    "\\;",
+    "~",
+    "*",
+    "$x",
+    "{a,b}",
+    "#",
+    "!",
+    "=",
+    "git",
+]
+JOINERS = [
+    " ",
+    ";",
+    "; ",
+    "|",
+    " | ",
+    "&&",
+    "||",
+    "\n",
+    " > ",
+    ">>",
+    " 2>&1 ",
+    " < ",
+    "&",
+    "|&",
+    "$(",
+    ")",
+    "`",
+    "(",
+    "\\\n",
+    "\r",
+    "'",
+    '"',
+    "\\",
+    "",
+]
 
 
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(JOINERS)), min_size=1, max_size=6))
-def test_what_the_parser_allows_bash_runs_as_parsed(workspace: Path, tmp_path: Path, pieces: list[tuple[str, str]]) -> None:
+def test_what_the_parser_allows_bash_runs_as_parsed(
+    workspace: Path, tmp_path: Path, pieces: list[tuple[str, str]]
+) -> None:
     """Random shell soup: whenever the rules allow it, bash (traced by -x) runs only the parsed commands
     with the parsed words, and writes nothing outside the workspace. About 2 % of the soup is allowed."""
     outside, shims = tmp_path / "outside", tmp_path / "bin"
@@ -202,8 +276,14 @@ def test_what_the_parser_allows_bash_runs_as_parsed(workspace: Path, tmp_path: P
     verdict = CommandRules(["echo", "git status"]).assess(command, workspace)
     if not verdict.allowed:
         return
-    proc = subprocess.run(["/bin/bash", "-x", "-c", command], cwd=workspace, capture_output=True, text=True, timeout=30,
-                          env={"PATH": str(shims), "PS4": "+ ", "HOME": str(outside)})
+    proc = subprocess.run(
+        ["/bin/bash", "-x", "-c", command],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"PATH": str(shims), "PS4": "+ ", "HOME": str(outside)},
+    )
     parsed = [c.tokens for c in verdict.commands]
     traced = _traced(proc.stderr)
     assert all(t in parsed for t in traced), (command, proc.stderr)
@@ -216,7 +296,7 @@ def test_the_table_is_broad() -> None:
 
 
 def test_quoted_and_escaped_words_are_normalised_to_their_literal_tokens(workspace: Path) -> None:
-    verdict = CommandRules().assess("\"git\" 'sta'tus p\\ath \"a b\" -m\"x\"", workspace)
+    verdict = CommandRules().assess('"git" \'sta\'tus p\\ath "a b" -m"x"', workspace)
     assert [c.tokens for c in verdict.commands] == [("git", "status", "path", "a b", "-mx")]
     assert verdict.commands[0].text == "git status path 'a b' -mx"
 
@@ -224,13 +304,16 @@ def test_quoted_and_escaped_words_are_normalised_to_their_literal_tokens(workspa
 def test_words_are_split_where_bash_splits_them(workspace: Path) -> None:
     commands = CommandRules().assess("echo a > f b c; 'py'test\\s x 2>&1 y; cat >'o'ut z", workspace).commands
     assert [(c.tokens, c.text) for c in commands] == [
-        (("echo", "a", "b", "c"), "echo a b c > f"), (("pytests", "x", "y"), "pytests x y 2>&1"),
+        (("echo", "a", "b", "c"), "echo a b c > f"),
+        (("pytests", "x", "y"), "pytests x y 2>&1"),
         (("cat", "z"), "cat z >'o'ut"),
     ]
 
 
 def test_each_simple_command_gets_a_line_that_says_why(workspace: Path) -> None:
-    verdict = CommandRules(["git status"]).assess("git status -s; touch pwned && echo $(id) > /tmp/x", workspace)
+    verdict = CommandRules(["git status"]).assess(
+        "git status -s; touch pwned && echo $(id) > /tmp/x", workspace
+    )
     lines = [(c.text, c.covered, c.reason) for c in verdict.commands]
     assert lines == [
         ("git status -s", True, None),
@@ -266,7 +349,10 @@ def test_always_stores_the_full_tokens_the_prompt_showed(workspace: Path) -> Non
     assert not rules.assess("git push --force", workspace).allowed
     assert not rules.assess("git push origin", workspace).allowed
     rebuilt = rules.with_configured(["ls"])  # new settings keep the session's approvals
-    assert rebuilt.assess("git push origin main", workspace).allowed and rebuilt.assess("ls -la", workspace).allowed
+    assert (
+        rebuilt.assess("git push origin main", workspace).allowed
+        and rebuilt.assess("ls -la", workspace).allowed
+    )
     assert not rebuilt.assess("pytest", workspace).allowed
     assert CommandRules().assess("env", workspace).to_remember == ()  # `env` as a rule would cover `env rm …`
 
@@ -283,22 +369,42 @@ def test_a_string_is_not_a_list_of_rules() -> None:
     with pytest.raises(ValueError, match="cannot be split"):
         CommandRules(["git 'status"])
     assert parse_rule("git commit -m 'a b'") == ("git", "commit", "-m", "a b")
-    assert check_rules("git status") == ["allowed_commands must be a list of strings, not a string ('git status')"]
+    assert check_rules("git status") == [
+        "allowed_commands must be a list of strings, not a string ('git status')"
+    ]
     assert check_rules(["git status", ""]) == ["an allowed_commands rule must not be empty"]
 
 
 SMUGGLED = [
-    "git status; touch pwned", "git status && touch pwned", "git status | touch pwned", "git status\ntouch pwned",
-    "git status $(touch pwned)", "git status `touch pwned`", "git status > ../pwned", "git status & touch pwned",
-    "git status >(touch pwned)", "git statusx || touch pwned", "PATH=. git status; touch pwned",
-    'git status "$(touch pwned)"', "git status\rtouch pwned", "eval 'touch pwned'", "sh -c 'touch pwned'",
-    "git status > /tmp/../$(touch pwned)", "cat <<EOF\n$(touch pwned)\nEOF", "git status |& touch pwned",
+    "git status; touch pwned",
+    "git status && touch pwned",
+    "git status | touch pwned",
+    "git status\ntouch pwned",
+    "git status $(touch pwned)",
+    "git status `touch pwned`",
+    "git status > ../pwned",
+    "git status & touch pwned",
+    "git status >(touch pwned)",
+    "git statusx || touch pwned",
+    "PATH=. git status; touch pwned",
+    'git status "$(touch pwned)"',
+    "git status\rtouch pwned",
+    "eval 'touch pwned'",
+    "sh -c 'touch pwned'",
+    "git status > /tmp/../$(touch pwned)",
+    "cat <<EOF\n$(touch pwned)\nEOF",
+    "git status |& touch pwned",
 ]
 
 
 async def test_smuggled_commands_never_run_without_an_approver(workspace: Path) -> None:
-    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(),
-                      allowed_commands=CommandRules(["git status", "cat"]), bash_timeout=10)
+    ctx = ToolContext(
+        workspace=workspace,
+        vault=ArtifactVault("s"),
+        state=ContextState(),
+        allowed_commands=CommandRules(["git status", "cat"]),
+        bash_timeout=10,
+    )
     for command in SMUGGLED:
         res = await BashTool().run({"command": command}, ctx)
         assert res.meta.get("declined"), command
@@ -309,38 +415,81 @@ async def test_smuggled_commands_never_run_without_an_approver(workspace: Path) 
 async def test_the_approver_sees_the_assessment_and_always_remembers_it(workspace: Path) -> None:
     seen: list[Assessment] = []
 
-    async def approver(tool: str, command: str, assessment: Assessment) -> str:
+    async def approver(tool: str, command: str, assessment: Assessment) -> Approval:
         seen.append(assessment)
         return "always"
 
-    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), approver=approver,
-                      allowed_commands=CommandRules(["git status"]), bash_timeout=10)
+    ctx = ToolContext(
+        workspace=workspace,
+        vault=ArtifactVault("s"),
+        state=ContextState(),
+        approver=approver,
+        allowed_commands=CommandRules(["git status"]),
+        bash_timeout=10,
+    )
     assert "made" in (await BashTool().run({"command": "git status; echo made"}, ctx)).content
     assert [c.text for c in seen[0].commands if not c.covered] == ["echo made"]
     assert "again" in (await BashTool().run({"command": "echo made again"}, ctx)).content
     assert len(seen) == 1 and ctx.allowed_commands.session == [("echo", "made")]
 
 
-def test_ask_without_yes_never_runs_a_smuggled_command(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+def test_ask_without_yes_never_runs_a_smuggled_command(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     """`myrm ask` (no TTY, no --yes) with allowed_commands = ["git status"]: only git status runs."""
     config = tmp_path / "config.toml"
     config.write_text('allowed_commands = ["git status"]\n')
     target = workspace / "pwned"
     variants = [*SMUGGLED, f"git status; touch {target}", f"git status > {tmp_path / 'pwned-outside'}"]
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": c}) for c in variants]), Reply(text="Tried them all."))
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": c}) for c in variants]), Reply(text="Tried them all.")
+    )
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "git status -s"})]), Reply(text="Status shown."))
-    env = {**os.environ, "MYRM_DB": str(tmp_path / "ask.db"), "MYRM_CONFIG": str(config), "OPENAI_API_KEY": "sk-test"}
-    base = [sys.executable, "-m", "myrm_tui.cli", "ask", "--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base,
-            "--workspace", str(workspace)]
-    first = subprocess.run([*base, "try these"], capture_output=True, text=True, env=env, cwd=workspace, timeout=120,
-                           stdin=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "MYRM_DB": str(tmp_path / "ask.db"),
+        "MYRM_CONFIG": str(config),
+        "OPENAI_API_KEY": "sk-test",
+    }
+    base = [
+        sys.executable,
+        "-m",
+        "myrm_tui.cli",
+        "ask",
+        "--model",
+        "openai/gpt-4o-mini",
+        "--api-base",
+        emulator.openai_base,
+        "--workspace",
+        str(workspace),
+    ]
+    first = subprocess.run(
+        [*base, "try these"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=workspace,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert first.returncode == 0, first.stderr
     assert first.stdout.strip() == "Tried them all."
     assert first.stderr.count("[declined, non-interactive:") == len(variants), first.stderr
     assert "needs approval: touch pwned: no rule allows it" in first.stderr
-    assert not target.exists() and not (tmp_path / "pwned").exists() and not (tmp_path / "pwned-outside").exists()
+    assert (
+        not target.exists()
+        and not (tmp_path / "pwned").exists()
+        and not (tmp_path / "pwned-outside").exists()
+    )
     assert not (ROOT / "pwned").exists()
-    second = subprocess.run([*base, "status please"], capture_output=True, text=True, env=env, cwd=workspace,
-                            timeout=120, stdin=subprocess.DEVNULL)
+    second = subprocess.run(
+        [*base, "status please"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=workspace,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert second.returncode == 0 and "[declined" not in second.stderr, second.stderr  # the rule itself works
     assert "<returncode>" in second.stderr

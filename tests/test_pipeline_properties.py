@@ -17,7 +17,10 @@ words = st.text(alphabet="abcdefghij klmnop\n", min_size=1, max_size=60)
 
 @st.composite
 def histories(draw: st.DrawFn) -> list[Message]:
-    msgs = [Message(role="system", content="sys", id="s"), Message(role="user", content="task: fix a.py", id="u")]
+    msgs = [
+        Message(role="system", content="sys", id="s"),
+        Message(role="user", content="task: fix a.py", id="u"),
+    ]
     for n in range(1, draw(st.integers(1, 30)) + 1):
         kind = draw(st.sampled_from(["tools", "tools", "text", "user", "orphan", "dangling", "reuse"]))
         if kind == "text":
@@ -28,7 +31,10 @@ def histories(draw: st.DrawFn) -> list[Message]:
             msgs.append(Message(role="tool", content="stray", id=f"o{n}", tool_call_id=f"nope{n}"))
         else:
             k = draw(st.integers(1, 3))
-            ids = [("dup" if kind == "reuse" else f"c{n}_{j}") + (f"_{j}" if kind == "reuse" else "") for j in range(k)]
+            ids = [
+                ("dup" if kind == "reuse" else f"c{n}_{j}") + (f"_{j}" if kind == "reuse" else "")
+                for j in range(k)
+            ]
             calls = tuple(ToolCall(i, "bash", '{"command": "ls"}') for i in ids)
             msgs.append(Message(role="assistant", content=None, id=f"a{n}", tool_calls=calls))
             answered = ids[:-1] if kind == "dangling" else ids
@@ -36,7 +42,14 @@ def histories(draw: st.DrawFn) -> list[Message]:
                 answered = list(reversed(answered))
             for j, i in enumerate(answered):
                 size = draw(st.sampled_from([10, 500, 9000]))
-                msgs.append(Message(role="tool", content=f"<returncode>{j % 2}</returncode>\n" + "x " * size, id=f"t{n}_{j}", tool_call_id=i))
+                msgs.append(
+                    Message(
+                        role="tool",
+                        content=f"<returncode>{j % 2}</returncode>\n" + "x " * size,
+                        id=f"t{n}_{j}",
+                        tool_call_id=i,
+                    )
+                )
     return msgs
 
 

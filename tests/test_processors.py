@@ -47,7 +47,16 @@ def test_intent_finds_focus_files_modules_and_failed_calls() -> None:
 
 
 async def test_thinking_anthropic_drops_reasoning_keeps_blocks() -> None:
-    raw = [Message(role="user", content="q", id="u"), Message(role="assistant", content="a", id="a", reasoning="r", thinking_blocks=({"type": "thinking", "thinking": "r"},))]
+    raw = [
+        Message(role="user", content="q", id="u"),
+        Message(
+            role="assistant",
+            content="a",
+            id="a",
+            reasoning="r",
+            thinking_blocks=({"type": "thinking", "thinking": "r"},),
+        ),
+    ]
     out = await ThinkingBlockCleaner().process(raw, ctx_for(raw, model="anthropic/claude-sonnet-4-5"))
     assert out[1].reasoning is None and out[1].thinking_blocks
 
@@ -68,13 +77,20 @@ async def test_thinking_deepseek_keeps_current_turn_and_tool_call_reasoning() ->
 
 
 async def test_thinking_backfills_empty_reasoning_after_model_switch() -> None:
-    raw = [Message(role="user", content="q", id="u"), Message(role="assistant", content=None, id="a", tool_calls=(call("c", "ls"),)), Message(role="tool", content="x", id="t", tool_call_id="c")]
+    raw = [
+        Message(role="user", content="q", id="u"),
+        Message(role="assistant", content=None, id="a", tool_calls=(call("c", "ls"),)),
+        Message(role="tool", content="x", id="t", tool_call_id="c"),
+    ]
     out = await ThinkingBlockCleaner().process(raw, ctx_for(raw, model="deepseek/deepseek-reasoner"))
     assert out[1].reasoning == ""
 
 
 async def test_thinking_other_models_strip_reasoning() -> None:
-    raw = [Message(role="user", content="q", id="u"), Message(role="assistant", content="a", id="a", reasoning="r")]
+    raw = [
+        Message(role="user", content="q", id="u"),
+        Message(role="assistant", content="a", id="a", reasoning="r"),
+    ]
     out = await ThinkingBlockCleaner().process(raw, ctx_for(raw, model="gpt-4o"))
     assert out[1].reasoning is None
 
@@ -83,7 +99,14 @@ async def test_thinking_other_models_strip_reasoning() -> None:
 
 
 def _img(i: int) -> Message:
-    return Message(role="user", content=[{"type": "text", "text": f"shot {i}"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 5000}}], id=f"img{i}")
+    return Message(
+        role="user",
+        content=[
+            {"type": "text", "text": f"shot {i}"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 5000}},
+        ],
+        id=f"img{i}",
+    )
 
 
 async def test_media_window_keeps_last_two_and_vaults_older() -> None:
@@ -98,7 +121,13 @@ async def test_media_window_keeps_last_two_and_vaults_older() -> None:
 async def test_media_resolve_turns_refs_into_images() -> None:
     vault = ArtifactVault("t")
     uri = vault.put("data:image/png;base64,AAAA", "media")
-    raw = [Message(role="user", content=[{"type": "image_ref", "uri": uri}, {"type": "image_ref", "uri": "vault://t/missing"}], id="u")]
+    raw = [
+        Message(
+            role="user",
+            content=[{"type": "image_ref", "uri": uri}, {"type": "image_ref", "uri": "vault://t/missing"}],
+            id="u",
+        )
+    ]
     out = await MediaResolve().process(raw, ctx_for(raw, vault=vault))
     parts = out[0].content
     assert isinstance(parts, list)
@@ -126,7 +155,16 @@ async def test_ttl_prune_archives_old_outputs_only_when_cache_cold() -> None:
 # -- Pre-compact: levels, hot-cache bypass, anti-thrashing -----------------------------------------
 
 
-@pytest.mark.parametrize(("ratio", "level"), [(0.2, Level.NONE), (0.45, Level.MONITOR), (0.55, Level.LIGHT), (0.75, Level.FULL), (0.95, Level.EMERGENCY)])
+@pytest.mark.parametrize(
+    ("ratio", "level"),
+    [
+        (0.2, Level.NONE),
+        (0.45, Level.MONITOR),
+        (0.55, Level.LIGHT),
+        (0.75, Level.FULL),
+        (0.95, Level.EMERGENCY),
+    ],
+)
 async def test_levels_follow_the_thresholds(ratio: float, level: Level) -> None:
     raw = [Message(role="user", content="w " * int(10_000 * ratio), id="u")]
     ctx = ctx_for(raw, window=10_000)
@@ -164,7 +202,9 @@ async def test_anti_thrashing_backs_off_after_low_yield_compactions() -> None:
 
 async def test_compress_deep_dedups_then_folds_whole_spans_and_keeps_tail() -> None:
     raw = conversation(30, output_chars=4000)
-    raw[5] = Message(role="tool", content=raw[7].content, id=raw[5].id, tool_call_id=raw[5].tool_call_id)  # a duplicate
+    raw[5] = Message(
+        role="tool", content=raw[7].content, id=raw[5].id, tool_call_id=raw[5].tool_call_id
+    )  # a duplicate
     ctx = ctx_for(raw, window=12_000, force_compaction=True)
     ctx.protected_head = raw[:2]
     ctx.compacting, ctx.level = True, Level.FULL
@@ -190,7 +230,8 @@ async def test_compress_light_truncates_in_place_and_folds_nothing() -> None:
 
 def test_classify_marks_superseded_and_resolved_outputs_background() -> None:
     raw = [
-        Message(role="system", content="s", id="s"), Message(role="user", content="go", id="u"),
+        Message(role="system", content="s", id="s"),
+        Message(role="user", content="go", id="u"),
         Message(role="assistant", content=None, id="a1", tool_calls=(call("c1", "pytest"),)),
         Message(role="tool", content="<returncode>1</returncode>\nfail", id="t1", tool_call_id="c1"),
         Message(role="assistant", content=None, id="a2", tool_calls=(call("c2", "cat notes.txt"),)),
@@ -234,8 +275,27 @@ async def test_notes_processor_is_idle_without_compaction() -> None:
 
 async def test_extractive_summary_keeps_errors_artifacts_and_goal() -> None:
     raw = conversation(20)
-    raw.insert(4, Message(role="assistant", content=None, id="mk", tool_calls=(call("mk1", "cat <<'EOF' > reproduce_issue.py\nprint(1)\nEOF\npython reproduce_issue.py"),)))
-    raw.insert(5, Message(role="tool", content="<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File \"x\", line 1\nValueError: bad frame\n</output>", id="mkt", tool_call_id="mk1"))
+    raw.insert(
+        4,
+        Message(
+            role="assistant",
+            content=None,
+            id="mk",
+            tool_calls=(
+                call("mk1", "cat <<'EOF' > reproduce_issue.py\nprint(1)\nEOF\npython reproduce_issue.py"),
+            ),
+        ),
+    )
+    raw.insert(
+        5,
+        Message(
+            role="tool",
+            content="<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File "
+            '"x", line 1\nValueError: bad frame\n</output>',
+            id="mkt",
+            tool_call_id="mk1",
+        ),
+    )
     view, ctx = await run_pipeline(raw, window=8_000, force_compaction=True)
     summary = next(m for m in view if m.meta.get("kind") == "summary")
     assert summary.role == "assistant" and summary.synthetic
@@ -261,8 +321,32 @@ async def test_llm_summary_is_audited_and_falls_back() -> None:
     assert any("rejected" in e for e in ctx.metrics.events)
 
     async def good(system: str, user: str) -> str:
-        fields = {f: [] for f in ("user_instructions", "active_tasks", "completed_actions", "errors", "decisions", "artifacts", "files_examined", "key_facts", "tool_usage", "open_questions", "blocked_items", "next_steps")}
-        return json.dumps({**fields, "user_goal": "fix app.py", "current_state": "reading files", "next_steps": ["run tests"], "key_facts": ["token sk-abcdefghijklmnopqrstuvwxyz123456 seen"]})
+        fields: dict[str, list[str]] = {
+            f: []
+            for f in (
+                "user_instructions",
+                "active_tasks",
+                "completed_actions",
+                "errors",
+                "decisions",
+                "artifacts",
+                "files_examined",
+                "key_facts",
+                "tool_usage",
+                "open_questions",
+                "blocked_items",
+                "next_steps",
+            )
+        }
+        return json.dumps(
+            {
+                **fields,
+                "user_goal": "fix app.py",
+                "current_state": "reading files",
+                "next_steps": ["run tests"],
+                "key_facts": ["token sk-abcdefghijklmnopqrstuvwxyz123456 seen"],
+            }
+        )
 
     view, ctx = await run_pipeline(raw, window=8_000, force_compaction=True, summarizer=good)
     summary = next(m for m in view if m.meta.get("kind") == "summary")
@@ -271,7 +355,20 @@ async def test_llm_summary_is_audited_and_falls_back() -> None:
 
 
 def test_auditor_requires_protected_facts() -> None:
-    raw = [Message(role="assistant", content=None, id="a", tool_calls=(ToolCall("c", "file_edit_tool", json.dumps({"path": "pkg/core.py", "old_string": "a", "new_string": "b"})),))]
+    raw = [
+        Message(
+            role="assistant",
+            content=None,
+            id="a",
+            tool_calls=(
+                ToolCall(
+                    "c",
+                    "file_edit_tool",
+                    json.dumps({"path": "pkg/core.py", "old_string": "a", "new_string": "b"}),
+                ),
+            ),
+        )
+    ]
     ctx = ctx_for(raw)
     from myrm_tui.context import summary_model
 
@@ -303,11 +400,27 @@ async def test_summarize_is_idle_when_nothing_was_removed() -> None:
 
 async def test_reread_injects_recent_files_and_registers_them() -> None:
     raw = conversation(16)
-    raw.insert(3, Message(role="assistant", content=None, id="w", tool_calls=(ToolCall("w1", "file_edit_tool", json.dumps({"path": "src/app.py", "create": True, "new_string": "x"})),)))
+    raw.insert(
+        3,
+        Message(
+            role="assistant",
+            content=None,
+            id="w",
+            tool_calls=(
+                ToolCall(
+                    "w1",
+                    "file_edit_tool",
+                    json.dumps({"path": "src/app.py", "create": True, "new_string": "x"}),
+                ),
+            ),
+        ),
+    )
     raw.insert(4, Message(role="tool", content="created src/app.py", id="wt", tool_call_id="w1"))
     guard = FileIntegrityGuard()
     files = {"src/app.py": "print('fresh contents')\n"}
-    view, _ctx = await run_pipeline(raw, window=8_000, force_compaction=True, read_file=files.get, integrity=guard)
+    view, _ctx = await run_pipeline(
+        raw, window=8_000, force_compaction=True, read_file=files.get, integrity=guard
+    )
     reread = [m for m in view if m.meta.get("kind") == "reread"]
     assert reread and "fresh contents" in reread[0].text and reread[0].role == "user"
     assert guard.known("src/app.py")
@@ -317,7 +430,12 @@ async def test_reread_respects_token_budget() -> None:
     raw = conversation(6)
     state = ContextState()
     state.touch_artifact("big.txt", "created")
-    ctx = ctx_for(raw, state=state, config=ContextConfig(max_context_tokens=8_000, reread_max_tokens=100), read_file=lambda p: "word " * 5000)
+    ctx = ctx_for(
+        raw,
+        state=state,
+        config=ContextConfig(max_context_tokens=8_000, reread_max_tokens=100),
+        read_file=lambda p: "word " * 5000,
+    )
     ctx.compacting, ctx.removed = True, [raw[2]]
     ctx.protected_head = raw[:2]
     assert await PostCompactionReread().process(raw, ctx) == raw
@@ -357,7 +475,9 @@ def test_normalize_handles_reused_ids_across_turns() -> None:
 
 
 def test_normalize_anchors_a_view_that_starts_with_the_assistant() -> None:
-    out, _ = normalize([Message(role="system", content="s", id="s"), Message(role="assistant", content="hi", id="a")])
+    out, _ = normalize(
+        [Message(role="system", content="s", id="s"), Message(role="assistant", content="hi", id="a")]
+    )
     assert out[1].role == "user" and out[1].synthetic
 
 
@@ -365,11 +485,18 @@ def test_normalize_anchors_a_view_that_starts_with_the_assistant() -> None:
 
 
 def test_anthropic_gets_at_most_four_breakpoints_and_openai_a_cache_key() -> None:
-    view = [Message(role="system", content="s", id="s"), *[Message(role="user" if i % 2 == 0 else "assistant", content=f"m{i}", id=f"m{i}") for i in range(9)]]
+    view = [
+        Message(role="system", content="s", id="s"),
+        *[Message(role="user" if i % 2 == 0 else "assistant", content=f"m{i}", id=f"m{i}") for i in range(9)],
+    ]
     tools = [{"type": "function", "function": {"name": "bash", "parameters": {}}}]
     marks = plan_breakpoints(view, 5)
     req = render(view, "anthropic/claude-sonnet-4-5", marks, tools)
-    n = sum(1 for m in req["messages"] if isinstance(m["content"], list) and any("cache_control" in p for p in m["content"]))
+    n = sum(
+        1
+        for m in req["messages"]
+        if isinstance(m["content"], list) and any("cache_control" in p for p in m["content"])
+    )
     n += sum(1 for t in req["tools"] if "cache_control" in t)
     assert n <= MAX_BREAKPOINTS and n == 4
     assert "prompt_cache_key" not in req
@@ -391,9 +518,17 @@ def test_vault_line_ranges() -> None:
 
 
 def test_qwen_dashscope_gets_the_same_explicit_markers() -> None:
-    view = [Message(role="system", content="s", id="s"), Message(role="user", content="q", id="u"), Message(role="assistant", content="a", id="a")]
+    view = [
+        Message(role="system", content="s", id="s"),
+        Message(role="user", content="q", id="u"),
+        Message(role="assistant", content="a", id="a"),
+    ]
     req = render(view, "dashscope/qwen-max", plan_breakpoints(view, 2), None)
-    marked = [m for m in req["messages"] if isinstance(m["content"], list) and m["content"][-1].get("cache_control") == {"type": "ephemeral"}]
+    marked = [
+        m
+        for m in req["messages"]
+        if isinstance(m["content"], list) and m["content"][-1].get("cache_control") == {"type": "ephemeral"}
+    ]
     assert len(marked) == 3 and "prompt_cache_key" not in req
 
 
@@ -405,12 +540,19 @@ def test_salient_lines_keep_results_errors_and_located_lines_verbatim() -> None:
 
     noise = "\n".join(f"    x_{i} = compute({i})" for i in range(60))
     out = (
-        "<returncode>1</returncode>\n<output>\n" + noise + "\ndjango/db/backends/sqlite3/base.py:446:def _sqlite_datetime_cast_date(dt, tzname):\n"
-        '  File "/testbed/sympy/core/decorators.py", line 77, in __sympifyit\nsqlite3.OperationalError: no such table: __main___product\n'
-        + noise + "\nFAILED (failures=3, errors=3, skipped=8)\n===== 5 passed, 1 failed in 0.31s =====\n</output>"
+        "<returncode>1</returncode>\n<output>\n"
+        + noise
+        + "\ndjango/db/backends/sqlite3/base.py:446:def _sqlite_datetime_cast_date(dt, tzname):\n"
+        '  File "/testbed/sympy/core/decorators.py", line 77, in '
+        "__sympifyit\nsqlite3.OperationalError: no such table: __main___product\n"
+        + noise
+        + "\nFAILED (failures=3, errors=3, skipped=8)\n===== 5 passed, 1 failed in 0.31s =====\n</output>"
     )
     lines = {ln.text: ln.priority for ln in salient_lines(out)}
-    assert "===== 5 passed, 1 failed in 0.31s =====" in lines and lines["FAILED (failures=3, errors=3, skipped=8)"] == P_RESULT
+    assert (
+        "===== 5 passed, 1 failed in 0.31s =====" in lines
+        and lines["FAILED (failures=3, errors=3, skipped=8)"] == P_RESULT
+    )
     assert "sqlite3.OperationalError: no such table: __main___product" in lines
     assert "django/db/backends/sqlite3/base.py:446:def _sqlite_datetime_cast_date(dt, tzname):" in lines
     assert '  File "/testbed/sympy/core/decorators.py", line 77, in __sympifyit' in lines
@@ -420,9 +562,16 @@ def test_salient_lines_keep_results_errors_and_located_lines_verbatim() -> None:
 def test_salient_lines_keep_a_short_output_whole_and_json_items_in_their_own_separators() -> None:
     from myrm_tui.context.ledger import salient_lines
 
-    assert [ln.text for ln in salient_lines("<returncode>0</returncode>\n<output>\nExists: False\nStored value in DB: 2017-07-06 23:50:00\n</output>")] == [
-        "Exists: False", "Stored value in DB: 2017-07-06 23:50:00"]
-    flights = json.dumps([{"flight_number": f"HAT{i:03d}", "prices": {"basic_economy": 86 + i}} for i in range(30)])
+    assert [
+        ln.text
+        for ln in salient_lines(
+            "<returncode>0</returncode>\n<output>\nExists: False\nStored value in DB: 2017-07-06 "
+            "23:50:00\n</output>"
+        )
+    ] == ["Exists: False", "Stored value in DB: 2017-07-06 23:50:00"]
+    flights = json.dumps(
+        [{"flight_number": f"HAT{i:03d}", "prices": {"basic_economy": 86 + i}} for i in range(30)]
+    )
     text = "\n".join(ln.text for ln in salient_lines(flights))
     assert '"flight_number": "HAT029"' in text and '"basic_economy": 86' in text
 
@@ -430,8 +579,12 @@ def test_salient_lines_keep_a_short_output_whole_and_json_items_in_their_own_sep
 def test_ledger_fit_drops_repeats_then_lowest_priority_and_keeps_order() -> None:
     from myrm_tui.context.ledger import P_PROSE, P_RESULT, P_USER, Line, fit
 
-    lines = [Line("user: use the sqlite backend", P_USER), Line("assistant: let me look around the tree a bit", P_PROSE),
-             Line("  FAILED (failures=3)", P_RESULT), Line("  seen before", P_RESULT)]
+    lines = [
+        Line("user: use the sqlite backend", P_USER),
+        Line("assistant: let me look around the tree a bit", P_PROSE),
+        Line("  FAILED (failures=3)", P_RESULT),
+        Line("  seen before", P_RESULT),
+    ]
     kept = fit(lines, budget_chars=60, seen={"seen before"})
     assert kept == ["user: use the sqlite backend", "  FAILED (failures=3)"]
 
@@ -445,7 +598,7 @@ async def test_compactions_append_blocks_and_keep_earlier_ones_byte_identical() 
     blocks = [m for m in view2 if m.meta.get("kind") == "summary"]
     assert len(first) == 1 and len(blocks) == 2
     assert blocks[0] is first[0] or (blocks[0].id, blocks[0].content) == (first[0].id, first[0].content)
-    assert view2[: 3] == view1[: 3]  # head and the first block: a cached prefix across the compaction
+    assert view2[:3] == view1[:3]  # head and the first block: a cached prefix across the compaction
     assert 'part="2"' in blocks[1].text and "## Next steps" in blocks[1].text
     # Outputs folded away survive as their verbatim lines.
     assert "line 0 of file20.py: value_20_0 = 0" in blocks[1].text or "cat src/file20.py" in blocks[1].text
@@ -465,19 +618,57 @@ async def test_blocks_over_their_budget_are_consolidated_into_one() -> None:
 async def test_consolidation_keeps_the_priority_each_line_was_written_with() -> None:
     """A short script print is kept whole at result priority when first folded; when the blocks are
     consolidated it must outrank the bulk of numbered code views, which its text alone does not say."""
-    raw = [Message(role="system", content="You are a test agent.", id="ps"), Message(role="user", content="Fix src/app.py.", id="pu")]
+    raw = [
+        Message(role="system", content="You are a test agent.", id="ps"),
+        Message(role="user", content="Fix src/app.py.", id="pu"),
+    ]
     for i in range(24):
-        raw.append(Message(role="assistant", content=f"Step {i}.", id=f"pa{i}", tool_calls=(call(f"pc{i}", "python check.py"),)))
-        raw.append(Message(role="tool", content=f"<returncode>0</returncode>\n<output>\nprobe_{i} dtype: object\nprobe_{i} shape: ({i}, 3)\n</output>", id=f"pt{i}", tool_call_id=f"pc{i}", name="bash"))
-        raw.append(Message(role="assistant", content=f"View {i}.", id=f"pb{i}", tool_calls=(call(f"pd{i}", f"nl -ba src/m{i}.py"),)))
+        raw.append(
+            Message(
+                role="assistant",
+                content=f"Step {i}.",
+                id=f"pa{i}",
+                tool_calls=(call(f"pc{i}", "python check.py"),),
+            )
+        )
+        raw.append(
+            Message(
+                role="tool",
+                content=f"<returncode>0</returncode>\n<output>\nprobe_{i} dtype: object\nprobe_{i} shape: "
+                f"({i}, 3)\n</output>",
+                id=f"pt{i}",
+                tool_call_id=f"pc{i}",
+                name="bash",
+            )
+        )
+        raw.append(
+            Message(
+                role="assistant",
+                content=f"View {i}.",
+                id=f"pb{i}",
+                tool_calls=(call(f"pd{i}", f"nl -ba src/m{i}.py"),),
+            )
+        )
         view = "\n".join(f"  {100 + k}\t    total_{i}_{k} = compute_value({k}, scale={i})" for k in range(40))
-        raw.append(Message(role="tool", content=f"<returncode>0</returncode>\n<output>\n{view}\n</output>", id=f"pe{i}", tool_call_id=f"pd{i}", name="bash"))
+        raw.append(
+            Message(
+                role="tool",
+                content=f"<returncode>0</returncode>\n<output>\n{view}\n</output>",
+                id=f"pe{i}",
+                tool_call_id=f"pd{i}",
+                name="bash",
+            )
+        )
     state = ContextState()
     cfg = ContextConfig(max_context_tokens=16_000, summary_ratio=0.12)
     for end in range(26, len(raw) + 1, 16):
-        view_out, _ = await run_pipeline(raw[:end], window=16_000, state=state, force_compaction=True, config=cfg)
+        view_out, _ = await run_pipeline(
+            raw[:end], window=16_000, state=state, force_compaction=True, config=cfg
+        )
     text = "\n".join(m.text for m in view_out)
-    assert state.compactions >= 5 and sum(m.meta.get("kind") == "summary" for m in view_out) <= 3  # consolidated
+    assert (
+        state.compactions >= 5 and sum(m.meta.get("kind") == "summary" for m in view_out) <= 3
+    )  # consolidated
     assert all(f"probe_{i} shape: ({i}, 3)" in text for i in range(22))
     assert text.count("= compute_value(") < 22 * 40 // 4  # the code views are what made room
 
@@ -493,13 +684,25 @@ def test_ledger_lines_of_replies_medium_outputs_and_numbered_views() -> None:
         salient_lines,
     )
 
-    reply = Message(role="assistant", content="The fastest trip is Option 2, 5 hours in all. Shall I book it?", id="r")
-    assert [ln.priority for ln in record_one(reply)] == [P_DECISION, P_DECISION]  # a reply to the user decides
+    reply = Message(
+        role="assistant", content="The fastest trip is Option 2, 5 hours in all. Shall I book it?", id="r"
+    )
+    assert [ln.priority for ln in record_one(reply)] == [
+        P_DECISION,
+        P_DECISION,
+    ]  # a reply to the user decides
     thought = replace(reply, tool_calls=(call("x", "ls"),))
     assert record_one(thought)[0].priority == P_PROSE
-    prints = "\n".join([*(f"case {k}: value {k * 7}" for k in range(20)), "DEBUG: self._data.array dtype: object"])
+    prints = "\n".join(
+        [*(f"case {k}: value {k * 7}" for k in range(20)), "DEBUG: self._data.array dtype: object"]
+    )
     lines = {ln.text: ln.priority for ln in salient_lines(prints)}
     assert lines["case 3: value 21"] == P_FILL and "DEBUG: self._data.array dtype: object" in lines
-    numbered = "\n".join([*(f"   {k}\t    x_{k} = f({k})" for k in range(100, 130)), "   130\tclass PandasIndexAdapter(Base):"])
+    numbered = "\n".join(
+        [*(f"   {k}\t    x_{k} = f({k})" for k in range(100, 130)), "   130\tclass PandasIndexAdapter(Base):"]
+    )
     lines = {ln.text.strip(): ln.priority for ln in salient_lines(numbered)}
-    assert lines["105\t    x_105 = f(105)"] == P_CODE and lines["130\tclass PandasIndexAdapter(Base):"] >= P_LOCATED
+    assert (
+        lines["105\t    x_105 = f(105)"] == P_CODE
+        and lines["130\tclass PandasIndexAdapter(Base):"] >= P_LOCATED
+    )

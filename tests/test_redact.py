@@ -32,7 +32,10 @@ def test_passwords_in_urls_and_assignments() -> None:
 
 
 def test_pii_emails_phones_cards_iban() -> None:
-    text = "mail jane.doe@example.com, call +1 415-555-0132, card 4111 1111 1111 1111, iban DE89 3704 0044 0532 0130 00"
+    text = (
+        "mail jane.doe@example.com, call +1 415-555-0132, card 4111 1111 1111 1111, iban DE89 3704 "
+        "0044 0532 0130 00"
+    )
     out = redact(text)
     for leaked in ("jane.doe@example.com", "415-555-0132", "4111 1111 1111 1111", "DE89 3704"):
         assert leaked not in out

@@ -38,7 +38,9 @@ async def test_a_real_corpus_session_replays_with_compactions(store: Store, tmp_
 
 
 async def test_replay_in_the_tui_pauses_and_is_labelled(tmp_path: Path) -> None:
-    app = MyrmApp(db_path=tmp_path / "r.db", workspace=tmp_path, replay=f"{FIXTURES / 'mini.jsonl'}#a", replay_speed=0.3)
+    app = MyrmApp(
+        db_path=tmp_path / "r.db", workspace=tmp_path, replay=f"{FIXTURES / 'mini.jsonl'}#a", replay_speed=0.3
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.replayer is not None and "REPLAY" in app.sub_title)
         await pilot.press("ctrl+r")

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -25,6 +26,9 @@ from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import PIPELINE, collect, conversation, ctx_for, make_agent, openai_settings, run_pipeline
 from tests.test_llm_client import silent_server  # noqa: F401  (a fixture)
 
+if TYPE_CHECKING:
+    from myrm_tui.agent.loop import Agent
+
 
 def _summary_json(**over: object) -> str:
     d: dict[str, object] = {f: ([] if f in LIST_FIELDS else "") for f in FIELDS}
@@ -32,14 +36,20 @@ def _summary_json(**over: object) -> str:
     return json.dumps(d)
 
 
-def _aux(emu: ProviderEmulator, inactivity: float = 0.5, breaker: CircuitBreaker | None = None) -> AuxSummarizer:
+def _aux(
+    emu: ProviderEmulator, inactivity: float = 0.5, breaker: CircuitBreaker | None = None
+) -> AuxSummarizer:
     spec = ModelSpec("openai/gpt-4o-mini", api_base=emu.openai_base, api_key="sk-test")
-    return AuxSummarizer(LLMClient(check_interval=0.1), spec, spec, 128_000, 128_000, breaker, inactivity=inactivity, total=30)
+    return AuxSummarizer(
+        LLMClient(check_interval=0.1), spec, spec, 128_000, 128_000, breaker, inactivity=inactivity, total=30
+    )
 
 
 async def test_stalled_summarizer_is_cut_and_the_extractive_summary_used(emulator: ProviderEmulator) -> None:
     emulator.enqueue(Reply(text=_summary_json(), stall_after=2))
-    view, ctx = await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=_aux(emulator))
+    view, ctx = await run_pipeline(
+        conversation(20), window=8_000, force_compaction=True, summarizer=_aux(emulator)
+    )
     emulator._release.set()
     assert ctx.metrics.summary_source == "extractive"
     assert any("InactivityTimeoutError" in e for e in ctx.metrics.events)
@@ -50,7 +60,9 @@ async def test_slow_but_steady_summarizer_is_not_cut(emulator: ProviderEmulator)
     # Slower than the limit in total (7 chunks, 0.35 s apart: 2.45 s), never silent for as long; the limit
     # covers the wait for the first byte too, so it leaves room for the request's own round trip.
     emulator.enqueue(Reply(text=_summary_json(), chunk_size=50, chunk_delay=0.35))
-    _, ctx = await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=_aux(emulator, inactivity=1.5))
+    _, ctx = await run_pipeline(
+        conversation(20), window=8_000, force_compaction=True, summarizer=_aux(emulator, inactivity=1.5)
+    )
     assert ctx.metrics.summary_source == "llm", ctx.metrics.events
 
 
@@ -75,7 +87,10 @@ async def test_open_breaker_skips_the_llm_and_uses_extractive(emulator: Provider
     breaker = CircuitBreaker(threshold=2, cooldown=3600)
     aux = _aux(emulator, breaker=breaker)
     for _ in range(2):
-        emulator.enqueue(Reply(error=(500, {"error": {"message": "boom", "type": "server_error"}})), Reply(error=(500, {"error": {"message": "boom", "type": "server_error"}})))
+        emulator.enqueue(
+            Reply(error=(500, {"error": {"message": "boom", "type": "server_error"}})),
+            Reply(error=(500, {"error": {"message": "boom", "type": "server_error"}})),
+        )
         await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=aux)
     assert breaker.state == "open"
     before = len(emulator.requests)
@@ -96,11 +111,20 @@ def test_aux_ratio_shield_and_guard() -> None:
     assert aux.counter.text(fitted) <= 8_000 * 0.75 and "chars cut" in fitted
 
 
-async def test_200kb_json_result_becomes_a_valid_skeleton_with_the_original_vaulted(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
-    payload = {"results": [{"id": i, "name": f"item-{i}", "tags": ["a", "b", "c"], "blob": "x" * 120} for i in range(1200)], "page": 1}
+async def test_200kb_json_result_becomes_a_valid_skeleton_with_the_original_vaulted(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    payload = {
+        "results": [
+            {"id": i, "name": f"item-{i}", "tags": ["a", "b", "c"], "blob": "x" * 120} for i in range(1200)
+        ],
+        "page": 1,
+    }
     (workspace / "big.json").write_text(json.dumps(payload))
     agent = await make_agent(store, workspace, openai_settings(emulator))
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "cat big.json"})]), Reply(text="It has 1200 results."))
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "cat big.json"})]), Reply(text="It has 1200 results.")
+    )
     await collect(agent, "what is in big.json?")
     sent = emulator.accepted[-1].body["messages"][-1]["content"]
     assert len(sent) < 20_000
@@ -109,22 +133,38 @@ async def test_200kb_json_result_becomes_a_valid_skeleton_with_the_original_vaul
     assert skeleton["page"] == 1 and len(skeleton["results"]) == 7  # 6 items + the "more" marker
     uri = next(w for w in sent.split() if w.startswith("vault://")).rstrip("]—,")
     entry = await store.vault_get(uri)
-    assert entry is not None and json.loads(entry.content.split("<output>\n", 1)[1].rsplit("</output>", 1)[0]) == payload
+    assert (
+        entry is not None
+        and json.loads(entry.content.split("<output>\n", 1)[1].rsplit("</output>", 1)[0]) == payload
+    )
 
 
-async def test_secrets_never_reach_stored_summaries(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_secrets_never_reach_stored_summaries(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     secret = "sk-ant-api03-" + "Z" * 40
     agent = await make_agent(store, workspace, openai_settings(emulator), window=8_000)
     emulator.window = 8_000
     for i in range(12):
-        emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"echo 'token {secret} user jane@example.com' && seq 1 {300 + i}"})]), Reply(text="noted"))
+        emulator.enqueue(
+            Reply(
+                tool_calls=[
+                    ("bash", {"command": f"echo 'token {secret} user jane@example.com' && seq 1 {300 + i}"})
+                ]
+            ),
+            Reply(text="noted"),
+        )
         await collect(agent, f"step {i}: export KEY={secret}")
     assert agent.state.compactions >= 1
     state = await store.load_state(agent.session_id)
     assert state is not None and "compacted_summary" in state
     summaries = [m for m in json.loads(state)["base"] if m.get("meta", {}).get("kind") == "summary"]
-    assert summaries and all(secret not in m["content"] and "jane@example.com" not in m["content"] for m in summaries)
-    assert any(secret in m.text for m in await store.load_messages(agent.session_id))  # the raw store keeps originals
+    assert summaries and all(
+        secret not in m["content"] and "jane@example.com" not in m["content"] for m in summaries
+    )
+    assert any(
+        secret in m.text for m in await store.load_messages(agent.session_id)
+    )  # the raw store keeps originals
 
 
 async def test_a_failing_compaction_step_rolls_back_to_the_backup() -> None:
@@ -161,7 +201,9 @@ TURN = textwrap.dedent(
 
     async def main(db, ws, base, sid):
         store = await Store.open(db)
-        s = resolve({}, {}, {"model": "openai/gpt-4o-mini", "api_base": base, "api_key": "sk-test", "summarizer_model": "extractive"}, env={})
+        given = {"model": "openai/gpt-4o-mini", "api_base": base, "api_key": "sk-test",
+                 "summarizer_model": "extractive"}
+        s = resolve({}, {}, given, env={})
         agent = await build_agent(store, sid, s, Path(ws))
         async for ev in agent.run_turn("tell me a long story"):
             if type(ev).__name__ == "TextChunk":
@@ -172,14 +214,20 @@ TURN = textwrap.dedent(
 )
 
 
-async def test_kill_9_during_streaming_keeps_committed_messages_and_resumes(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_kill_9_during_streaming_keeps_committed_messages_and_resumes(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     db = tmp_path / "kill.db"
     store = await Store.open(db)
     sid = (await store.create_session()).id
     await store.close()
     emulator.enqueue(Reply(text="once upon a time " * 200, chunk_size=5, chunk_delay=0.02))
-    proc = subprocess.Popen([sys.executable, "-c", TURN, str(db), str(workspace), emulator.openai_base, sid],
-                            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.Popen(
+        [sys.executable, "-c", TURN, str(db), str(workspace), emulator.openai_base, sid],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert proc.stdout is not None
     for _ in range(5):
         assert proc.stdout.readline().strip() == "chunk"
@@ -188,7 +236,9 @@ async def test_kill_9_during_streaming_keeps_committed_messages_and_resumes(emul
     store = await Store.open(db)
     try:
         msgs = await store.load_messages(sid)
-        assert [m.role for m in msgs] == ["system", "user", "user"] and msgs[-1].text == "tell me a long story"
+        assert [m.role for m in msgs] == ["system", "user", "user"] and msgs[
+            -1
+        ].text == "tell me a long story"
         from myrm_tui.agent.factory import build_agent
 
         agent = await build_agent(store, sid, openai_settings(emulator), workspace)
@@ -201,17 +251,28 @@ async def test_kill_9_during_streaming_keeps_committed_messages_and_resumes(emul
 
 # -- L4 stream recovery: the provider counts more than we do -----------------------------------------
 
+
 @pytest.mark.parametrize(
     ("message", "sizes"),
     [
-        ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9,500 tokens.", (8192, 9500)),
-        ("This model's maximum context length is 128000 tokens. However, you requested 130000 tokens (120000 in the messages, 10000 in the completion).", (118000, 120000)),
+        (
+            "This model's maximum context length is 8192 tokens. However, your messages resulted "
+            "in 9,500 tokens.",
+            (8192, 9500),
+        ),
+        (
+            "This model's maximum context length is 128000 tokens. However, you requested 130000 "
+            "tokens (120000 in the messages, 10000 in the completion).",
+            (118000, 120000),
+        ),
         ("prompt is too long: 210000 tokens > 200000 maximum", (200000, 210000)),
         ("input length and `max_tokens` exceed context limit: 187254 + 20000 > 200000", (180000, 187254)),
         ("context window exceeded", None),
     ],
 )
-def test_overflow_sizes_are_read_from_the_providers_message(message: str, sizes: tuple[int, int] | None) -> None:
+def test_overflow_sizes_are_read_from_the_providers_message(
+    message: str, sizes: tuple[int, int] | None
+) -> None:
     from myrm_tui.llm.errors import ContextOverflowError
 
     assert ContextOverflowError("overflow", provider_message=message).sizes() == sizes
@@ -225,7 +286,9 @@ async def test_overflow_stage_1_shrinks_tool_outputs_under_the_hard_limit() -> N
     from myrm_tui.context.invariants import check_view
 
     assert check_view(view, raw) == []
-    assert raw[-1].tool_call_id in {m.tool_call_id for m in view}  # the newest round is shortened, not dropped
+    assert raw[-1].tool_call_id in {
+        m.tool_call_id for m in view
+    }  # the newest round is shortened, not dropped
 
 
 async def test_overflow_stage_2_drops_the_oldest_rounds_when_shrinking_is_not_enough() -> None:
@@ -237,42 +300,62 @@ async def test_overflow_stage_2_drops_the_oldest_rounds_when_shrinking_is_not_en
     from myrm_tui.context.invariants import check_view
 
     assert check_view(view, raw) == []
-    assert view[-1].text == "now run the tests" and view[1].text == raw[1].text  # current instruction and protected head
+    assert (
+        view[-1].text == "now run the tests" and view[1].text == raw[1].text
+    )  # current instruction and protected head
     assert any(m.meta.get("kind") == "summary" for m in view)
 
 
-async def _session_until_overflows(emulator: ProviderEmulator, store: Store, workspace: Path, scale: float, turns: int) -> tuple[list[list[object]], object]:
+async def _session_until_overflows(
+    emulator: ProviderEmulator, store: Store, workspace: Path, scale: float, turns: int
+) -> tuple[list[list[object]], Agent]:
     from myrm_tui.agent.events import AssistantSaved, TurnFailed
 
     for i in range(turns):
-        (workspace / f"mod{i}.py").write_text("\n".join(f"value_{i}_{k} = {k}  # setting number {k} of module {i}" for k in range(60)))
+        (workspace / f"mod{i}.py").write_text(
+            "\n".join(f"value_{i}_{k} = {k}  # setting number {k} of module {i}" for k in range(60))
+        )
     agent = await make_agent(store, workspace, openai_settings(emulator, prompt_mode="naked"), window=8_000)
     emulator.window, emulator.token_scale = 8_000, scale
     turns_events = []
     for i in range(turns):
-        emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"cat mod{i}.py"})]), Reply(text=f"Read mod{i}.py."))
+        emulator.enqueue(
+            Reply(tool_calls=[("bash", {"command": f"cat mod{i}.py"})]), Reply(text=f"Read mod{i}.py.")
+        )
         events = await collect(agent, f"read mod{i}.py")
-        assert not any(isinstance(e, TurnFailed) for e in events), [e for e in events if isinstance(e, TurnFailed)]
+        assert not any(isinstance(e, TurnFailed) for e in events), [
+            e for e in events if isinstance(e, TurnFailed)
+        ]
         assert any(isinstance(e, AssistantSaved) and e.message.text == f"Read mod{i}.py." for e in events)
         turns_events.append(events)
     return turns_events, agent
 
 
 @pytest.mark.parametrize(("scale", "stage2"), [(1.6, False), (3.5, True)])
-async def test_provider_overflow_is_recovered_in_one_retry(emulator: ProviderEmulator, store: Store, workspace: Path, scale: float, stage2: bool) -> None:
+async def test_provider_overflow_is_recovered_in_one_retry(
+    emulator: ProviderEmulator, store: Store, workspace: Path, scale: float, stage2: bool
+) -> None:
     """Our tokenizer says the request fits; the provider's counts ``scale`` times more and refuses it."""
     from myrm_tui.agent.events import Notice
 
     turns, agent = await _session_until_overflows(emulator, store, workspace, scale, 14)
     overflowed = [t for t in turns if any(isinstance(e, Notice) and "context overflow" in e.text for e in t)]
     assert overflowed, "the scenario must make the provider refuse at least one request"
-    assert emulator.rejected and all(r.rejection is not None and r.rejection.code == "context_length_exceeded" for r in emulator.rejected)
+    assert emulator.rejected and all(
+        r.rejection is not None and r.rejection.code == "context_length_exceeded" for r in emulator.rejected
+    )
     for rej in emulator.rejected:  # every refusal is followed by an accepted retry
         after = emulator.requests[emulator.requests.index(rej) + 1]
         assert after.rejection is None
-    metrics = [m for m in await store.metrics(agent.session_id) if m.get("compaction_reason") == "context overflow (provider)"]  # type: ignore[attr-defined]
+    metrics = [
+        m
+        for m in await store.metrics(agent.session_id)
+        if m.get("compaction_reason") == "context overflow (provider)"
+    ]
     assert metrics
-    dropped = sum(m.get("removed", {}).get("drop_oldest_rounds", 0) for m in await store.metrics(agent.session_id))  # type: ignore[attr-defined]
+    dropped = sum(
+        m.get("removed", {}).get("drop_oldest_rounds", 0) for m in await store.metrics(agent.session_id)
+    )
     assert (dropped > 0) == stage2
 
 
@@ -280,10 +363,19 @@ async def test_a_failing_lite_summarizer_falls_back_to_the_main_model(emulator: 
     lite = ModelSpec("openai/gpt-4o-mini", api_base=emulator.openai_base, api_key="sk-test")
     main = ModelSpec("openai/gpt-4o", api_base=emulator.openai_base, api_key="sk-test")
     aux = AuxSummarizer(LLMClient(check_interval=0.1), lite, main, 128_000, 128_000, inactivity=5, total=30)
-    gone = {"error": {"message": "The model `gpt-4o-mini` does not exist or you do not have access to it.", "type": "invalid_request_error", "code": "model_not_found"}}
+    gone = {
+        "error": {
+            "message": "The model `gpt-4o-mini` does not exist or you do not have access to it.",
+            "type": "invalid_request_error",
+            "code": "model_not_found",
+        }
+    }
     emulator.enqueue(Reply(error=(404, gone)), Reply(text=_summary_json()))
     _, ctx = await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=aux)
-    assert ctx.metrics.summary_source == "llm" and [r.body["model"] for r in emulator.requests] == ["gpt-4o-mini", "gpt-4o"]
+    assert ctx.metrics.summary_source == "llm" and [r.body["model"] for r in emulator.requests] == [
+        "gpt-4o-mini",
+        "gpt-4o",
+    ]
     assert "failed (BadRequestError); used openai/gpt-4o" in aux.warnings[0] and aux.breaker.failures == 0
     emulator.enqueue(Reply(text=_summary_json()))
     await run_pipeline(conversation(20), window=8_000, force_compaction=True, summarizer=aux)
@@ -294,27 +386,49 @@ def test_summarizer_defaults_to_the_providers_lite_model_else_the_main_one() -> 
     from myrm_tui.config import Settings, summarizer_model
 
     assert summarizer_model(Settings(model="anthropic/claude-sonnet-4-5")) == "anthropic/claude-haiku-4-5"
-    assert summarizer_model(Settings(model="openai/qwen2.5", api_base="http://127.0.0.1:11434/v1")) == "openai/qwen2.5"
+    assert (
+        summarizer_model(Settings(model="openai/qwen2.5", api_base="http://127.0.0.1:11434/v1"))
+        == "openai/qwen2.5"
+    )
     assert summarizer_model(Settings(model="mistral/mistral-large-latest")) == "mistral/mistral-large-latest"
-    assert summarizer_model(Settings(model="anthropic/claude-sonnet-4-5", summarizer_model="extractive")) == "extractive"
+    assert (
+        summarizer_model(Settings(model="anthropic/claude-sonnet-4-5", summarizer_model="extractive"))
+        == "extractive"
+    )
 
 
-async def test_preflight_refuses_a_request_that_cannot_fit_before_calling_the_api(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_preflight_refuses_a_request_that_cannot_fit_before_calling_the_api(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     from myrm_tui.agent.events import TurnDone, TurnFailed
 
     agent = await make_agent(store, workspace, openai_settings(emulator, prompt_mode="naked"), window=8_000)
-    events = await collect(agent, "please review this: " + "lorem ipsum dolor sit amet " * 1_600)  # the task alone is over the window
+    events = await collect(
+        agent, "please review this: " + "lorem ipsum dolor sit amet " * 1_600
+    )  # the task alone is over the window
     failed = [e for e in events if isinstance(e, TurnFailed)]
     assert failed and failed[0].kind == "preflight" and "even after compaction" in failed[0].error
     assert isinstance(events[-1], TurnDone) and emulator.requests == []
 
 
-_OVERFLOW = Reply(error=(400, {"error": {
-    "message": "This model's maximum context length is 8000 tokens. However, your messages resulted in 9000 tokens. Please reduce the length of the messages.",
-    "type": "invalid_request_error", "code": "context_length_exceeded"}}))
+_OVERFLOW = Reply(
+    error=(
+        400,
+        {
+            "error": {
+                "message": "This model's maximum context length is 8000 tokens. However, your messages "
+                "resulted in 9000 tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error",
+                "code": "context_length_exceeded",
+            }
+        },
+    )
+)
 
 
-async def test_every_overflow_of_a_turn_gets_its_own_retry(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_every_overflow_of_a_turn_gets_its_own_retry(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     """Issue 13.7's cause. The one retry was per turn: a turn whose first request overflowed, was
     recovered and retried, failed outright when a later request of the same turn (after a tool call)
     overflowed too. Whether a turn met two overflows depended on a few tokens of the environment
@@ -322,7 +436,9 @@ async def test_every_overflow_of_a_turn_gets_its_own_retry(emulator: ProviderEmu
     from myrm_tui.agent.events import AssistantSaved, Notice, TurnFailed
 
     agent = await make_agent(store, workspace, openai_settings(emulator, prompt_mode="naked"), window=8_000)
-    emulator.enqueue(_OVERFLOW, Reply(tool_calls=[("bash", {"command": "echo step"})]), _OVERFLOW, Reply(text="Done."))
+    emulator.enqueue(
+        _OVERFLOW, Reply(tool_calls=[("bash", {"command": "echo step"})]), _OVERFLOW, Reply(text="Done.")
+    )
     events = await collect(agent, "do the two steps")
     assert not [e for e in events if isinstance(e, TurnFailed)]
     assert sum(isinstance(e, Notice) and "context overflow" in e.text for e in events) == 2
@@ -330,12 +446,16 @@ async def test_every_overflow_of_a_turn_gets_its_own_retry(emulator: ProviderEmu
     assert [r.body["messages"][-1]["role"] for r in emulator.requests] == ["user", "user", "tool", "tool"]
 
 
-async def test_a_cut_stream_is_retried_once_and_its_partial_text_kept_marked(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_a_cut_stream_is_retried_once_and_its_partial_text_kept_marked(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     from myrm_tui.agent.events import AssistantSaved, Notice, TurnFailed
     from myrm_tui.agent.turn import CUT_SUFFIX
 
     agent = await make_agent(store, workspace, openai_settings(emulator))
-    emulator.enqueue(Reply(text="Part one of the answer, then", drop_connection_after=3), Reply(text="the rest of it."))
+    emulator.enqueue(
+        Reply(text="Part one of the answer, then", drop_connection_after=3), Reply(text="the rest of it.")
+    )
     events = await collect(agent, "explain")
     assert not [e for e in events if isinstance(e, TurnFailed)]
     notice = next(e for e in events if isinstance(e, Notice) and "cut off" in e.text)
@@ -348,44 +468,92 @@ async def test_a_cut_stream_is_retried_once_and_its_partial_text_kept_marked(emu
     assert retried[-2]["content"] == cut.text and "Continue from where it stopped" in retried[-1]["content"]
 
 
-async def test_a_stream_cut_twice_ends_the_turn_with_one_clear_line(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_a_stream_cut_twice_ends_the_turn_with_one_clear_line(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     from myrm_tui.agent.events import TurnFailed
 
     agent = await make_agent(store, workspace, openai_settings(emulator))
-    emulator.enqueue(*[Reply(text="Part one of the answer, then", drop_connection_after=3)] * 2, Reply(text="never asked"))
+    emulator.enqueue(
+        *[Reply(text="Part one of the answer, then", drop_connection_after=3)] * 2, Reply(text="never asked")
+    )
     events = await collect(agent, "explain")
     failed = [e for e in events if isinstance(e, TurnFailed)]
-    assert len(failed) == 1 and failed[0].error.startswith("The reply was cut off") and failed[0].kind == "IncompleteStreamError"
+    assert (
+        len(failed) == 1
+        and failed[0].error.startswith("The reply was cut off")
+        and failed[0].kind == "IncompleteStreamError"
+    )
     assert len(emulator.requests) == 2 and emulator.script  # retried once, not twice
 
 
 def _ask(args: list[str], tmp: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "MYRM_DB": str(tmp / "ask.db"), "MYRM_CONFIG": str(tmp / "none.toml"), "OPENAI_API_KEY": "sk-test", **env}
-    return subprocess.run([sys.executable, "-m", "myrm_tui.cli", "ask", *args], capture_output=True, text=True, env=full, timeout=120)
+    full = {
+        **os.environ,
+        "MYRM_DB": str(tmp / "ask.db"),
+        "MYRM_CONFIG": str(tmp / "none.toml"),
+        "OPENAI_API_KEY": "sk-test",
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", "ask", *args],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize(
     ("replies", "says"),
     [
-        ([Reply(text="Part one of the answer, then", drop_connection_after=3)] * 2, "myrm: The reply was cut off: the stream ended without a finish reason"),
-        ([Reply(raw_body=b"data: [DONE]\n\n")] * 2, "myrm: The provider's stream ended without a reply and without a finish reason"),
-        ([Reply(raw_body=b"<html>502</html>", raw_content_type="text/html")] * 2, "body that is not server-sent events; Content-Type: text/html"),
+        (
+            [Reply(text="Part one of the answer, then", drop_connection_after=3)] * 2,
+            "myrm: The reply was cut off: the stream ended without a finish reason",
+        ),
+        (
+            [Reply(raw_body=b"data: [DONE]\n\n")] * 2,
+            "myrm: The provider's stream ended without a reply and without a finish reason",
+        ),
+        (
+            [Reply(raw_body=b"<html>502</html>", raw_content_type="text/html")] * 2,
+            "body that is not server-sent events; Content-Type: text/html",
+        ),
         ([Reply(text="")], "myrm: The model sent an empty reply"),
     ],
     ids=["cut-twice", "done-only", "html-200", "empty"],
 )
-def test_ask_exits_1_with_one_line_on_a_cut_empty_or_bogus_stream(emulator: ProviderEmulator, tmp_path: Path, workspace: Path,
-                                                                    replies: list[Reply], says: str) -> None:
+def test_ask_exits_1_with_one_line_on_a_cut_empty_or_bogus_stream(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, replies: list[Reply], says: str
+) -> None:
     emulator.enqueue(*replies, Reply(text="never asked"))
-    proc = _ask(["hi", "--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base, "--workspace", str(workspace)], tmp_path)
+    proc = _ask(
+        [
+            "hi",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--api-base",
+            emulator.openai_base,
+            "--workspace",
+            str(workspace),
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 1, proc.stderr
     assert says in proc.stderr and "Traceback" not in proc.stderr
     assert len(emulator.requests) == len(replies)
 
 
-def test_ask_ends_at_the_configured_idle_limit_when_the_server_never_answers(silent_server: str, tmp_path: Path, workspace: Path) -> None:  # noqa: F811
-    proc = _ask(["hi", "--model", "openai/gpt-4o-mini", "--api-base", silent_server, "--workspace", str(workspace)], tmp_path,
-                MYRM_SUMMARIZER_INACTIVITY_SECONDS="1")
+def test_ask_ends_at_the_configured_idle_limit_when_the_server_never_answers(
+    silent_server: str,  # noqa: F811  (the fixture imported above)
+    tmp_path: Path,
+    workspace: Path,
+) -> None:
+    proc = _ask(
+        ["hi", "--model", "openai/gpt-4o-mini", "--api-base", silent_server, "--workspace", str(workspace)],
+        tmp_path,
+        MYRM_SUMMARIZER_INACTIVITY_SECONDS="1",
+    )
     assert proc.returncode == 1, proc.stderr
     m = re.search(r"myrm: No response for ([\d.]+) s \(limit 1\.0 s\)", proc.stderr)
     assert m is not None and 1.0 <= float(m[1]) < 3.0, proc.stderr

@@ -36,13 +36,30 @@ async def test_sessions_lifecycle(store: Store) -> None:
 async def test_messages_round_trip_and_are_append_only(store: Store, tmp_path: Path) -> None:
     s = await store.create_session()
     m1 = await store.append_message(s.id, Message(role="user", content="hi"))
-    m2 = await store.append_message(s.id, Message(role="assistant", content=None, tool_calls=(ToolCall("c", "bash", '{"command":"ls"}'),), reasoning="think"))
-    m3 = await store.append_message(s.id, Message(role="tool", content="out", tool_call_id="c", name="bash", meta={"exit_code": 0}))
-    m4 = await store.append_message(s.id, Message(role="user", content=[{"type": "text", "text": "img"}], synthetic=True, meta={"kind": "x"}))
+    m2 = await store.append_message(
+        s.id,
+        Message(
+            role="assistant",
+            content=None,
+            tool_calls=(ToolCall("c", "bash", '{"command":"ls"}'),),
+            reasoning="think",
+        ),
+    )
+    m3 = await store.append_message(
+        s.id, Message(role="tool", content="out", tool_call_id="c", name="bash", meta={"exit_code": 0})
+    )
+    m4 = await store.append_message(
+        s.id,
+        Message(role="user", content=[{"type": "text", "text": "img"}], synthetic=True, meta={"kind": "x"}),
+    )
     assert [m.id for m in (m1, m2, m3, m4)] == ["m0", "m1", "m2", "m3"]
     loaded = await store.load_messages(s.id)
     assert loaded[1].tool_calls[0].name == "bash" and loaded[1].reasoning == "think"
-    assert loaded[2].meta == {"exit_code": 0} and loaded[3].synthetic and loaded[3].content == [{"type": "text", "text": "img"}]
+    assert (
+        loaded[2].meta == {"exit_code": 0}
+        and loaded[3].synthetic
+        and loaded[3].content == [{"type": "text", "text": "img"}]
+    )
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         await store.conn.execute("UPDATE messages SET content = 'x' WHERE seq = 0")
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
@@ -119,8 +136,12 @@ WRITER = textwrap.dedent(
 
 
 def _spawn(db: Path, sid: str, mode: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", WRITER, str(db), sid, mode], stdout=subprocess.PIPE, text=True,
-                            cwd=Path(__file__).resolve().parents[1])
+    return subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(db), sid, mode],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
 
 
 async def test_kill_9_mid_write_loses_no_committed_message(tmp_path: Path) -> None:
@@ -184,7 +205,10 @@ async def test_garbage_file_is_refused_and_left_untouched(tmp_path: Path) -> Non
     db = tmp_path / "myrm.db"
     garbage = os.urandom(4096)
     db.write_bytes(garbage)
-    assert str(await _refused(db)) == f"{db} is not a SQLite database; move it aside and myrm starts a new one there"
+    assert (
+        str(await _refused(db))
+        == f"{db} is not a SQLite database; move it aside and myrm starts a new one there"
+    )
     assert db.read_bytes() == garbage and sorted(p.name for p in tmp_path.iterdir()) == ["myrm.db"]
 
 
@@ -206,7 +230,10 @@ async def test_damaged_database_is_refused_and_left_untouched(tmp_path: Path) ->
 async def test_a_directory_at_the_path_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "myrm.db"
     db.mkdir()
-    assert str(await _refused(db)) == f"{db} is a directory, not a database file; move it aside or point --db / MYRM_DB at another file"
+    assert (
+        str(await _refused(db))
+        == f"{db} is a directory, not a database file; move it aside or point --db / MYRM_DB at another file"
+    )
     assert db.is_dir() and not any(db.iterdir())
 
 
@@ -216,15 +243,21 @@ async def test_a_database_of_another_program_or_a_newer_myrm_is_refused(tmp_path
     con.execute("CREATE TABLE sessions (x)")
     con.commit()
     con.close()
-    assert "is a SQLite database of another program (table sessions already exists)" in str(await _refused(other))
+    assert "is a SQLite database of another program (table sessions already exists)" in str(
+        await _refused(other)
+    )
     con = sqlite3.connect(other)
-    assert [r[0] for r in con.execute("SELECT name FROM sqlite_master")] == ["sessions"]  # the migration rolled back
+    assert [r[0] for r in con.execute("SELECT name FROM sqlite_master")] == [
+        "sessions"
+    ]  # the migration rolled back
     con.close()
     newer = tmp_path / "newer.db"
     con = sqlite3.connect(newer)
     con.execute("PRAGMA user_version=99")
     con.close()
-    assert "was written by a newer myrm (schema 99, this one knows 1); upgrade myrm" in str(await _refused(newer))
+    assert "was written by a newer myrm (schema 99, this one knows 1); upgrade myrm" in str(
+        await _refused(newer)
+    )
 
 
 async def test_a_database_locked_by_another_program_at_open_is_refused(tmp_path: Path) -> None:
@@ -244,21 +277,37 @@ async def test_a_database_locked_by_another_program_at_open_is_refused(tmp_path:
 def _open_as_unprivileged(db: Path) -> subprocess.CompletedProcess[str]:
     """Open ``db`` where file permissions bind. Root reads and writes anything, so as root the process runs
     without capabilities (``setpriv``); a user switch would not do: the interpreter lives under /root."""
-    code = ("import asyncio, sys\nfrom myrm_tui.store.db import Store, StoreError\n"
-            "try:\n    asyncio.run(Store.open(sys.argv[1]))\nexcept StoreError as exc:\n    print(exc)\n    sys.exit(2)\n")
+    code = (
+        "import asyncio, sys\nfrom myrm_tui.store.db import Store, StoreError\n"
+        "try:\n    asyncio.run(Store.open(sys.argv[1]))\n"
+        "except StoreError as exc:\n    print(exc)\n    sys.exit(2)\n"
+    )
     prefix: list[str] = []
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
             pytest.skip("running as root without setpriv: permissions cannot be made to bind")
         prefix = [setpriv, "--inh-caps=-all", "--bounding-set=-all"]
-    return subprocess.run([*prefix, sys.executable, "-c", code, str(db)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    return subprocess.run(
+        [*prefix, sys.executable, "-c", code, str(db)], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
 
 
-@pytest.mark.parametrize(("mode", "expected"), [
-    (0o000, "{db} cannot be read or written (permission denied); fix its permissions or point --db / MYRM_DB at another file"),
-    (0o444, "{db} is read-only; make it and its folder writable (chmod u+w) or point --db / MYRM_DB at another file"),
-])
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        (
+            0o000,
+            "{db} cannot be read or written (permission denied); fix its permissions or point "
+            "--db / MYRM_DB at another file",
+        ),
+        (
+            0o444,
+            "{db} is read-only; make it and its folder writable (chmod u+w) or point --db / "
+            "MYRM_DB at another file",
+        ),
+    ],
+)
 def test_unreadable_or_read_only_database_is_refused(tmp_path: Path, mode: int, expected: str) -> None:
     db = tmp_path / "myrm.db"
     con = sqlite3.connect(db)
@@ -276,8 +325,14 @@ def test_unreadable_or_read_only_database_is_refused(tmp_path: Path, mode: int, 
 
 def _myrm(args: list[str], db: Path, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MYRM_DB": str(db), "MYRM_CONFIG": str(db.parent / "none.toml")}
-    return subprocess.run([sys.executable, "-m", "myrm_tui.cli", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.parametrize("args", [["ask", "hello"], ["sessions"], []], ids=["ask", "sessions", "tui"])
@@ -288,6 +343,8 @@ def test_cli_on_a_garbage_database_exits_2_with_one_line(tmp_path: Path, args: l
     db.write_bytes(garbage)
     proc = _myrm(args, db)  # the timeout fails the test if the process hangs
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr == f"myrm: {db} is not a SQLite database; move it aside and myrm starts a new one there\n"
+    assert (
+        proc.stderr == f"myrm: {db} is not a SQLite database; move it aside and myrm starts a new one there\n"
+    )
     assert "Traceback" not in proc.stdout
     assert db.read_bytes() == garbage

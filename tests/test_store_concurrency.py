@@ -53,7 +53,9 @@ async def test_fifty_concurrent_writers_never_raise_and_lose_nothing(store: Stor
                 committed.append(cp)
             else:
                 uri = f"myrm://vault/{sid}/w{w}-{i}"
-                await store.vault_put(sid, [VaultEntry(uri, "x" * 200, "tool_output", "bash", time.time(), {})])
+                await store.vault_put(
+                    sid, [VaultEntry(uri, "x" * 200, "tool_output", "bash", time.time(), {})]
+                )
             await asyncio.sleep(0)
 
     async def forker() -> str:
@@ -151,12 +153,15 @@ async def test_a_transaction_not_opened_by_the_helper_is_a_programming_error(sto
 
 
 def test_no_code_but_the_store_says_begin() -> None:
-    """Transactions are opened in one place; anything else would interleave with it on the shared connection."""
+    """Transactions are opened in one place; anything else would interleave with it on the shared
+    connection."""
     pattern = re.compile(r"""["'](?:\s*)(BEGIN|COMMIT|ROLLBACK)\b|executescript\(""")
     offenders = [
         f"{p.relative_to(ROOT)}:{n}"
-        for p in (ROOT / "myrm_tui").rglob("*.py") if p != ROOT / "myrm_tui" / "store" / "db.py"
-        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)
+        for p in (ROOT / "myrm_tui").rglob("*.py")
+        if p != ROOT / "myrm_tui" / "store" / "db.py"
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
     ]
     assert offenders == []
 
@@ -169,7 +174,10 @@ async def test_a_write_against_another_process_lock_says_locked_in_one_line(tmp_
         holder.execute("BEGIN IMMEDIATE")  # another program writing and not letting go
         with pytest.raises(DatabaseLocked) as err:
             await store.set_setting("k", 1)
-        assert str(err.value) == f"{db} is locked by another program (waited 0.2 s); close the other myrm or try again"
+        assert (
+            str(err.value)
+            == f"{db} is locked by another program (waited 0.2 s); close the other myrm or try again"
+        )
         assert not store.conn.in_transaction
         holder.execute("ROLLBACK")
         await store.set_setting("k", 1)  # usable again once the other lets go
@@ -187,15 +195,25 @@ def _turns(rounds: int) -> Any:
         if done >= rounds:
             return Reply(text=f"finished after {done} commands")
         if done == 0:  # a barrier: each process marks itself ready and waits for the other
-            return Reply(tool_calls=[("bash", {"command": "touch ready.$$; "
-                                                          "until [ $(ls ready.* | wc -l) -ge 2 ]; do sleep 0.02; done"})])
+            return Reply(
+                tool_calls=[
+                    (
+                        "bash",
+                        {
+                            "command": "touch ready.$$; "
+                            "until [ $(ls ready.* | wc -l) -ge 2 ]; do sleep 0.02; done"
+                        },
+                    )
+                ]
+            )
         return Reply(tool_calls=[("bash", {"command": f"echo round {done}"})])
 
     return reply
 
 
 async def test_opening_a_new_file_that_another_process_just_migrated_does_not_migrate_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Two processes start on a missing file: both read schema version 0, one migrates first. The one
     that waited for the write lock must see the schema, not run the migration again ('table sessions
@@ -223,16 +241,36 @@ async def test_opening_a_new_file_that_another_process_just_migrated_does_not_mi
         await first.close()
 
 
-def test_two_processes_asking_at_once_on_one_database_lose_no_message(emulator: ProviderEmulator, tmp_path: Path,
-                                                                       workspace: Path) -> None:
+def test_two_processes_asking_at_once_on_one_database_lose_no_message(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     rounds = 15
     emulator.default = _turns(rounds)
     db = tmp_path / "shared.db"
-    env = {**os.environ, "MYRM_DB": str(db), "MYRM_CONFIG": str(tmp_path / "none.toml"), "OPENAI_API_KEY": "sk-test"}
-    args = [sys.executable, "-m", "myrm_tui.cli", "ask", "work", "--yes", "--model", "openai/gpt-4o-mini",
-            "--api-base", emulator.openai_base, "--workspace", str(workspace)]
-    procs = [subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    env = {
+        **os.environ,
+        "MYRM_DB": str(db),
+        "MYRM_CONFIG": str(tmp_path / "none.toml"),
+        "OPENAI_API_KEY": "sk-test",
+    }
+    args = [
+        sys.executable,
+        "-m",
+        "myrm_tui.cli",
+        "ask",
+        "work",
+        "--yes",
+        "--model",
+        "openai/gpt-4o-mini",
+        "--api-base",
+        emulator.openai_base,
+        "--workspace",
+        str(workspace),
+    ]
+    procs = [
+        subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=180) for p in procs]
     for p, (out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
@@ -243,7 +281,9 @@ def test_two_processes_asking_at_once_on_one_database_lose_no_message(emulator: 
         sids = [row[0] for row in conn.execute("SELECT id FROM sessions")]
         assert len(sids) == 2
         for sid in sids:
-            rows = conn.execute("SELECT seq, role, content FROM messages WHERE session_id = ? ORDER BY seq", (sid,)).fetchall()
+            rows = conn.execute(
+                "SELECT seq, role, content FROM messages WHERE session_id = ? ORDER BY seq", (sid,)
+            ).fetchall()
             assert [r[0] for r in rows] == list(range(len(rows)))
             roles = [r[1] for r in rows]
             # system, environment, the question, then per command an assistant call and its result, the answer

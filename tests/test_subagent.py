@@ -15,7 +15,9 @@ from tests.helpers import COUNTER, call, collect, make_agent, openai_settings
 LOG = "\n".join(f"test_case_{i:05d} PASSED in 0.0{i % 10}s" for i in range(1600))  # ~50K chars
 
 
-async def test_child_log_is_vaulted_and_the_parent_stays_in_budget(emulator: ProviderEmulator, store: Store, workspace: Path) -> None:
+async def test_child_log_is_vaulted_and_the_parent_stays_in_budget(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
     assert len(LOG) > 45_000
     agent = await make_agent(store, workspace, openai_settings(emulator))
     emulator.enqueue(
@@ -26,7 +28,9 @@ async def test_child_log_is_vaulted_and_the_parent_stays_in_budget(emulator: Pro
     )
     events = await collect(agent, "run the tests with a subagent")
     result = next(e for e in events if isinstance(e, ToolFinished) and e.call.name == "subagent").message
-    assert COUNTER.text(result.text) <= agent.settings.max_subagent_result_tokens + 400  # preview + pointer + handover
+    assert (
+        COUNTER.text(result.text) <= agent.settings.max_subagent_result_tokens + 400
+    )  # preview + pointer + handover
     uri = result.meta["vault_uri"]
     assert "file_read_tool" in result.text and uri in result.text and "<handover" in result.text
     from myrm_tui.agent.tools.files import FileReadTool
@@ -58,11 +62,24 @@ def test_distillation_tiers() -> None:
 def test_handover_state_extraction() -> None:
     transcript = [
         Message(role="user", content="fix the parser", id="u"),
-        Message(role="assistant", content=None, id="a1", tool_calls=(call("c1", "sed -i 's/a/b/' src/parser.py"),)),
+        Message(
+            role="assistant", content=None, id="a1", tool_calls=(call("c1", "sed -i 's/a/b/' src/parser.py"),)
+        ),
         Message(role="tool", content="<returncode>0</returncode>\n", id="t1", tool_call_id="c1"),
-        Message(role="assistant", content=None, id="a2", tool_calls=(call("c2", "pytest tests/test_parser.py"),)),
-        Message(role="tool", content="<returncode>1</returncode>\nAssertionError: bad token", id="t2", tool_call_id="c2"),
-        Message(role="assistant", content="The edit is in. Next, I will fix the failing assertion in test_parser.", id="a3"),
+        Message(
+            role="assistant", content=None, id="a2", tool_calls=(call("c2", "pytest tests/test_parser.py"),)
+        ),
+        Message(
+            role="tool",
+            content="<returncode>1</returncode>\nAssertionError: bad token",
+            id="t2",
+            tool_call_id="c2",
+        ),
+        Message(
+            role="assistant",
+            content="The edit is in. Next, I will fix the failing assertion in test_parser.",
+            id="a3",
+        ),
     ]
     h = AgentHandoverState.extract("fix the parser", transcript)
     assert "src/parser.py" in h.relevant_files
@@ -77,7 +94,9 @@ async def test_child_summaries_are_marked_user_role_messages() -> None:
     from tests.helpers import conversation, run_pipeline
 
     raw = conversation(20)
-    view, _ = await run_pipeline(raw, force_compaction=True, config=ContextConfig(max_context_tokens=8_000, summary_role="user"))
+    view, _ = await run_pipeline(
+        raw, force_compaction=True, config=ContextConfig(max_context_tokens=8_000, summary_role="user")
+    )
     summary = next(m for m in view if m.meta.get("kind") == "summary")
     assert summary.role == "user" and summary.synthetic and "<system-reminder" in summary.text
     assert check_view(view, raw) == []

@@ -1,4 +1,5 @@
-"""Tools: workspace confinement, file read/edit, vault reads, bash (timeout, binary, invalid UTF-8, spill), approval."""
+"""Tools: workspace confinement, file read/edit, vault reads, bash (timeout, binary, invalid UTF-8, spill),
+approval."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.tools import ToolContext, ToolError
-from myrm_tui.agent.tools.base import resolve_in_workspace
+from myrm_tui.agent.tools.base import Approval, resolve_in_workspace
 from myrm_tui.agent.tools.files import FileEditTool, FileReadTool
 from myrm_tui.agent.tools.notes import SessionNotesTool
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
@@ -20,7 +21,13 @@ from myrm_tui.context.vault import ArtifactVault
 
 @pytest.fixture
 def tctx(workspace: Path) -> ToolContext:
-    return ToolContext(workspace=workspace, vault=ArtifactVault("sess"), state=ContextState(), auto_approve=True, bash_timeout=10)
+    return ToolContext(
+        workspace=workspace,
+        vault=ArtifactVault("sess"),
+        state=ContextState(),
+        auto_approve=True,
+        bash_timeout=10,
+    )
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "sub/../../x", "~/.ssh/id_rsa"])
@@ -53,7 +60,9 @@ async def test_read_with_line_range_and_edit(tctx: ToolContext, workspace: Path)
 async def test_edit_notices_a_file_changed_since_read(tctx: ToolContext, workspace: Path) -> None:
     await FileReadTool().run({"paths": ["hello.py"]}, tctx)
     (workspace / "hello.py").write_text("def greet():\n    return 'changed elsewhere'\n")
-    res = await FileEditTool().run({"path": "hello.py", "old_string": "elsewhere", "new_string": "here"}, tctx)
+    res = await FileEditTool().run(
+        {"path": "hello.py", "old_string": "elsewhere", "new_string": "here"}, tctx
+    )
     assert "changed since you last read it" in res.content
 
 
@@ -94,10 +103,10 @@ async def test_bash_huge_output_is_capped_and_spilled(tctx: ToolContext) -> None
 
 
 async def test_bash_asks_for_approval_and_remembers_always(workspace: Path) -> None:
-    answers = ["no", "always", "no"]
+    answers: list[Approval] = ["no", "always", "no"]
     asked: list[str] = []
 
-    async def approver(tool: str, command: str, assessment: Assessment) -> str:
+    async def approver(tool: str, command: str, assessment: Assessment) -> Approval:
         asked.append(command)
         return answers.pop(0)
 
@@ -105,7 +114,9 @@ async def test_bash_asks_for_approval_and_remembers_always(workspace: Path) -> N
     res = await BashTool().run({"command": "echo one"}, ctx)
     assert res.is_error and res.meta["declined"]
     assert "one" in (await BashTool().run({"command": "echo one"}, ctx)).content
-    assert "two" in (await BashTool().run({"command": "echo one two"}, ctx)).content  # rule "echo one" now allowed
+    assert (
+        "two" in (await BashTool().run({"command": "echo one two"}, ctx)).content
+    )  # rule "echo one" now allowed
     assert (await BashTool().run({"command": "echo two"}, ctx)).meta["declined"]  # ...but not all of echo
     assert asked == ["echo one", "echo one", "echo two"]
     no_ui = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState())

@@ -21,7 +21,13 @@ from myrm_tui.testing.emulator import ProviderEmulator, Reply
 
 
 def make_app(emu: ProviderEmulator, tmp: Path, workspace: Path, **cli: Any) -> MyrmApp:
-    settings = {"model": "openai/gpt-4o-mini", "api_base": emu.openai_base, "api_key": "sk-test", "approval": "auto", **cli}
+    settings = {
+        "model": "openai/gpt-4o-mini",
+        "api_base": emu.openai_base,
+        "api_key": "sk-test",
+        "approval": "auto",
+        **cli,
+    }
     return MyrmApp(db_path=tmp / "tui.db", workspace=workspace, cli=settings)
 
 
@@ -39,7 +45,9 @@ async def type_and_send(pilot: Pilot[Any], text: str) -> None:
     await pilot.press("enter")
 
 
-async def test_typing_a_message_streams_the_reply(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_typing_a_message_streams_the_reply(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="Hello from the **emulator**, streamed.", chunk_size=3, chunk_delay=0.01))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -52,7 +60,9 @@ async def test_typing_a_message_streams_the_reply(emulator: ProviderEmulator, tm
         assert ring.tokens > 0 and 0 < ring.ratio < 0.5
 
 
-async def test_shell_command_asks_for_approval_and_runs_on_y(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_shell_command_asks_for_approval_and_runs_on_y(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace, approval="ask")
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "echo approved-run"})]), Reply(text="Done."))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -66,7 +76,9 @@ async def test_shell_command_asks_for_approval_and_runs_on_y(emulator: ProviderE
         assert not view.has_class("-error")
 
 
-async def test_approval_lists_the_parsed_commands_and_what_always_adds(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_approval_lists_the_parsed_commands_and_what_always_adds(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace, approval="ask", allowed_commands=["git status"])
     emulator.enqueue(
         Reply(tool_calls=[("bash", {"command": "git status; touch pwned"})]),
@@ -83,7 +95,10 @@ async def test_approval_lists_the_parsed_commands_and_what_always_adds(emulator:
         await wait_until(pilot, app.ready.is_set)
         await type_and_send(pilot, "run them")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        assert shown("#parsed").splitlines() == ["✓ git status   allowed by rule: git status", "✗ touch pwned  no rule allows it"]
+        assert shown("#parsed").splitlines() == [
+            "✓ git status   allowed by rule: git status",
+            "✗ touch pwned  no rule allows it",
+        ]
         assert "allows for this session: touch pwned" in shown("#always-note")
         await pilot.press("n")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and "$(" in app.screen.command)
@@ -92,7 +107,9 @@ async def test_approval_lists_the_parsed_commands_and_what_always_adds(emulator:
         await pilot.pause()
         assert isinstance(app.screen, ApprovalScreen) and "$(" in app.screen.command
         await pilot.press("n")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and "ok-run" in app.screen.command)
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, ApprovalScreen) and "ok-run" in app.screen.command
+        )
         await pilot.press("a")
         await wait_until(pilot, lambda: not app.busy)
         outputs = [str(v.query_one(".output").render()) for v in app.query(ToolCallView)]
@@ -100,7 +117,9 @@ async def test_approval_lists_the_parsed_commands_and_what_always_adds(emulator:
         assert not (workspace / "pwned").exists()
 
 
-async def test_escape_cancels_a_running_turn(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_escape_cancels_a_running_turn(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="slow " * 400, chunk_size=2, chunk_delay=0.02))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -114,10 +133,14 @@ async def test_escape_cancels_a_running_turn(emulator: ProviderEmulator, tmp_pat
         assert stored[-1].text.endswith("[interrupted by the user]")
 
 
-async def test_ctrl_k_compacts_and_updates_the_ring(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_ctrl_k_compacts_and_updates_the_ring(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace)
     for i in range(6):
-        emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"seq 1 {2000 + i}"})]), Reply(text=f"counted {i}"))
+        emulator.enqueue(
+            Reply(tool_calls=[("bash", {"command": f"seq 1 {2000 + i}"})]), Reply(text=f"counted {i}")
+        )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, app.ready.is_set)
         for i in range(6):
@@ -133,7 +156,9 @@ async def test_ctrl_k_compacts_and_updates_the_ring(emulator: ProviderEmulator, 
         assert len(manual) == 1 and manual[0]["compacted"]
 
 
-async def test_ctrl_f_forks_and_ctrl_s_lists_both_sessions(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_ctrl_f_forks_and_ctrl_s_lists_both_sessions(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="first reply"))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -142,7 +167,9 @@ async def test_ctrl_f_forks_and_ctrl_s_lists_both_sessions(emulator: ProviderEmu
         await wait_until(pilot, lambda: not app.busy)
         parent = app.controller.session.id  # type: ignore[union-attr]
         await pilot.press("ctrl+f")
-        await wait_until(pilot, lambda: app.controller.session is not None and app.controller.session.id != parent)
+        await wait_until(
+            pilot, lambda: app.controller.session is not None and app.controller.session.id != parent
+        )
         assert app.controller.session.parent_id == parent  # type: ignore[union-attr]
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
@@ -152,7 +179,9 @@ async def test_ctrl_f_forks_and_ctrl_s_lists_both_sessions(emulator: ProviderEmu
         await wait_until(pilot, lambda: not isinstance(app.screen, SessionPicker))
 
 
-async def test_huge_paste_is_refused_and_kept_in_the_box(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_huge_paste_is_refused_and_kept_in_the_box(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, app.ready.is_set)
@@ -163,12 +192,21 @@ async def test_huge_paste_is_refused_and_kept_in_the_box(emulator: ProviderEmula
         await pilot.press("enter")
         await wait_until(pilot, lambda: not app.busy and bool(app.query(Notice)))
         assert any("refused" in str(n.render()) for n in app.query(Notice))
-        assert all(r.body.get("max_tokens") == 1 for r in emulator.requests)  # only the start-up preheat was sent
+        assert all(
+            r.body.get("max_tokens") == 1 for r in emulator.requests
+        )  # only the start-up preheat was sent
         assert box.text.startswith("paste paste")  # the refused text is back in the box
 
 
-async def test_a_message_blocked_by_a_hook_goes_back_to_the_box(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
-    hooks = [{"event": "user_prompt_submit", "command": "grep -q DROP && { echo 'no SQL in prompts'; exit 2; }; exit 0"}]
+async def test_a_message_blocked_by_a_hook_goes_back_to_the_box(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    hooks = [
+        {
+            "event": "user_prompt_submit",
+            "command": "grep -q DROP && { echo 'no SQL in prompts'; exit 2; }; exit 0",
+        }
+    ]
     app = make_app(emulator, tmp_path, workspace, hooks=hooks)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, app.ready.is_set)
@@ -179,7 +217,9 @@ async def test_a_message_blocked_by_a_hook_goes_back_to_the_box(emulator: Provid
         await pilot.press("enter")
         await wait_until(pilot, lambda: not app.busy and bool(app.query(Notice)))
         assert any("no SQL in prompts" in str(n.render()) for n in app.query(Notice))
-        assert box.text == "DROP TABLE users" and all(r.body.get("max_tokens") == 1 for r in emulator.requests)
+        assert box.text == "DROP TABLE users" and all(
+            r.body.get("max_tokens") == 1 for r in emulator.requests
+        )
 
 
 @pytest.fixture
@@ -191,7 +231,9 @@ def frozen(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     counter = itertools.count()
     monkeypatch.setattr("myrm_tui.store.db.uuid.uuid4", lambda: uuid.UUID(int=next(counter)))
     monkeypatch.setattr("myrm_tui.agent.prompts.time.strftime", lambda fmt, t=None: "2026-01-01")
-    monkeypatch.setattr("myrm_tui.context.processor.perf_counter", lambda: 0.0)  # pipeline timings shown as 0.0 ms
+    monkeypatch.setattr(
+        "myrm_tui.context.processor.perf_counter", lambda: 0.0
+    )  # pipeline timings shown as 0.0 ms
     # A private copy of the prompts: an edit in the repo's prompts/ during the run would put the file
     # watcher's "agent is rebuilt" toast into the snapshot.
     import shutil
@@ -205,8 +247,13 @@ def frozen(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return ws
 
 
-def test_snapshot_main_screen(snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path) -> None:
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "echo snapshot"})]), Reply(text="## Result\n\nThe command printed `snapshot`."))
+def test_snapshot_main_screen(
+    snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path
+) -> None:
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "echo snapshot"})]),
+        Reply(text="## Result\n\nThe command printed `snapshot`."),
+    )
     # No background requests (preheat, LLM title) whose timing would change the numbers on screen.
     app = make_app(emulator, tmp_path, frozen, preheat=False, keepalive=False, summarizer_model="extractive")
 
@@ -227,13 +274,17 @@ def test_snapshot_main_screen(snap_compare: Any, emulator: ProviderEmulator, tmp
     assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)
 
 
-async def test_vault_card_opens_the_output_in_the_vault_pane(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_vault_card_opens_the_output_in_the_vault_pane(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
     from myrm_tui.app.widgets.vault_card import VaultArtifactCard
     from myrm_tui.app.widgets.vault_pane import VaultPane
 
     app = make_app(emulator, tmp_path, workspace)
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 30000"})]), Reply(text="Printed the numbers."))
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "seq 1 30000"})]), Reply(text="Printed the numbers.")
+    )
     async with app.run_test(size=(140, 44)) as pilot:
         await wait_until(pilot, app.ready.is_set)
         await type_and_send(pilot, "count to thirty thousand")
@@ -252,7 +303,9 @@ async def test_vault_card_opens_the_output_in_the_vault_pane(emulator: ProviderE
         assert "smart_filter" in health or "budget_guard" in health
 
 
-async def test_settings_change_rebuilds_the_agent_and_the_next_request_uses_the_new_model(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_settings_change_rebuilds_the_agent_and_the_next_request_uses_the_new_model(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     from textual.widgets import Input
 
     from myrm_tui.app.screens.settings import SettingsScreen
@@ -276,9 +329,19 @@ async def test_settings_change_rebuilds_the_agent_and_the_next_request_uses_the_
         assert await app.controller.store.get_setting("model") == "openai/gpt-4o"  # type: ignore[union-attr]
 
 
-def test_snapshot_high_usage_with_the_fork_hint(snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path) -> None:
+def test_snapshot_high_usage_with_the_fork_hint(
+    snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path
+) -> None:
     emulator.enqueue(Reply(text="Here is a long answer. " * 60))
-    app = make_app(emulator, tmp_path, frozen, preheat=False, keepalive=False, summarizer_model="extractive", context_window=2500)
+    app = make_app(
+        emulator,
+        tmp_path,
+        frozen,
+        preheat=False,
+        keepalive=False,
+        summarizer_model="extractive",
+        context_window=2500,
+    )
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await wait_until(pilot, app.ready.is_set)
@@ -300,9 +363,17 @@ def test_snapshot_high_usage_with_the_fork_hint(snap_compare: Any, emulator: Pro
     assert snap_compare(app, terminal_size=(130, 40), run_before=run_before)
 
 
-def test_snapshot_vault_pane(snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_snapshot_vault_pane(
+    snap_compare: Any,
+    emulator: ProviderEmulator,
+    tmp_path: Path,
+    frozen: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr("myrm_tui.app.widgets.vault_pane.time.strftime", lambda fmt, t=None: "12:00:00")
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 30000"})]), Reply(text="Printed the numbers."))
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "seq 1 30000"})]), Reply(text="Printed the numbers.")
+    )
     app = make_app(emulator, tmp_path, frozen, preheat=False, keepalive=False, summarizer_model="extractive")
 
     async def run_before(pilot: Pilot[Any]) -> None:
@@ -322,7 +393,9 @@ def test_snapshot_vault_pane(snap_compare: Any, emulator: ProviderEmulator, tmp_
     assert snap_compare(app, terminal_size=(130, 40), run_before=run_before)
 
 
-async def test_a_thousand_message_session_mounts_lazily(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_a_thousand_message_session_mounts_lazily(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     from textual.widgets import Button
 
     from myrm_tui.app.widgets.chat_message import UserMessage
@@ -336,8 +409,17 @@ async def test_a_thousand_message_session_mounts_lazily(emulator: ProviderEmulat
         await store.append_message(row.id, Message(role="user", content=f"question {i}"))
         await store.append_message(row.id, Message(role="assistant", content=f"answer {i}"))
     await store.close()
-    app = MyrmApp(db_path=tmp_path / "tui.db", workspace=workspace, session_id=row.id,
-                  cli={"model": "openai/gpt-4o-mini", "api_base": emulator.openai_base, "api_key": "sk-test", "preheat": False})
+    app = MyrmApp(
+        db_path=tmp_path / "tui.db",
+        workspace=workspace,
+        session_id=row.id,
+        cli={
+            "model": "openai/gpt-4o-mini",
+            "api_base": emulator.openai_base,
+            "api_key": "sk-test",
+            "preheat": False,
+        },
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)))
         assert len(app.query(UserMessage)) == 60  # the newest 120 messages only
@@ -348,7 +430,9 @@ async def test_a_thousand_message_session_mounts_lazily(emulator: ProviderEmulat
         assert str(app.query(UserMessage).first().render()) == "question 380"
 
 
-async def test_fork_at_a_selected_message(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_fork_at_a_selected_message(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="answer one"), Reply(text="answer two"))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -358,6 +442,8 @@ async def test_fork_at_a_selected_message(emulator: ProviderEmulator, tmp_path: 
             await wait_until(pilot, lambda: not app.busy)
         parent = app.controller.session.id  # type: ignore[union-attr]
         await type_and_send(pilot, "/fork 1")
-        await wait_until(pilot, lambda: app.controller.session is not None and app.controller.session.id != parent)
+        await wait_until(
+            pilot, lambda: app.controller.session is not None and app.controller.session.id != parent
+        )
         texts = [m.text for m in await app.controller.messages() if not m.synthetic]
         assert "answer one" in texts and "second question" not in texts

@@ -16,7 +16,10 @@ from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL, EmbeddedServer, runtime_avai
 from tests.test_local_model import STORY, _crash, _wait_gone
 from tests.test_tui import type_and_send, wait_until
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not runtime_available(), reason="embedded model not installed (make install)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not runtime_available(), reason="embedded model not installed (make install)"),
+]
 
 
 @pytest.fixture
@@ -28,21 +31,35 @@ def embedded(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedServer]:
 
 
 async def test_a_crashing_embedded_model_ends_one_turn_and_the_next_message_restarts_it(
-    tmp_path: Path, workspace: Path, embedded: EmbeddedServer,
+    tmp_path: Path,
+    workspace: Path,
+    embedded: EmbeddedServer,
 ) -> None:
-    app = MyrmApp(db_path=tmp_path / "tui.db", workspace=workspace,
-                  cli={"model": DEFAULT_LOCAL_MODEL, "max_output_tokens": 400, "approval": "auto"})
+    app = MyrmApp(
+        db_path=tmp_path / "tui.db",
+        workspace=workspace,
+        cli={"model": DEFAULT_LOCAL_MODEL, "max_output_tokens": 400, "approval": "auto"},
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, app.ready.is_set, timeout=60)
         await type_and_send(pilot, STORY)
-        await wait_until(pilot, lambda: bool(app.query(AssistantMessage)) and bool(app.query(AssistantMessage).last().markdown.source.strip()), timeout=90)
+        await wait_until(
+            pilot,
+            lambda: (
+                bool(app.query(AssistantMessage))
+                and bool(app.query(AssistantMessage).last().markdown.source.strip())
+            ),
+            timeout=90,
+        )
         dead = embedded.pid()
         assert dead is not None
         _crash(dead, signal.SIGSEGV)
         await pilot.press(*"half-typed")  # what the user is typing while the reply dies stays in the box
         await wait_until(pilot, lambda: not app.busy, timeout=60)
         errors = [str(n.render()) for n in app.query(Notice) if n.has_class("-error")]
-        assert errors == ["the embedded model stopped (signal 11, SIGSEGV); restarting — your message is kept"]
+        assert errors == [
+            "the embedded model stopped (signal 11, SIGSEGV); restarting — your message is kept"
+        ]
         assert app.query_one(PromptInput).text == "half-typed"
         assert any(STORY in str(u.render()) for u in app.query(UserMessage))  # the conversation is intact
         assert _wait_gone(dead)
@@ -50,7 +67,9 @@ async def test_a_crashing_embedded_model_ends_one_turn_and_the_next_message_rest
         app.query_one(PromptInput).clear()
         before = len(app.query(AssistantMessage))
         await type_and_send(pilot, "Say hello.")
-        await wait_until(pilot, lambda: not app.busy and len(app.query(AssistantMessage)) > before, timeout=90)
+        await wait_until(
+            pilot, lambda: not app.busy and len(app.query(AssistantMessage)) > before, timeout=90
+        )
         assert app.query(AssistantMessage).last().markdown.source.strip()
         assert embedded.starts == 2 and embedded.pid() != dead
         assert app.is_running

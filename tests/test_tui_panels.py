@@ -21,7 +21,9 @@ def _text(widget: Any) -> str:
     return str(widget.render())
 
 
-async def test_the_ring_shows_the_baseline_before_the_first_message(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_the_ring_shows_the_baseline_before_the_first_message(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
     emulator.enqueue(Reply(text="hello"))
     async with app.run_test(size=(140, 42)) as pilot:
@@ -32,7 +34,9 @@ async def test_the_ring_shows_the_baseline_before_the_first_message(emulator: Pr
         assert agent is not None and ring.window == agent.window
         history = agent.counter.messages(agent.history)
         schemas = app.controller.schema_tokens()
-        assert schemas > 500 and ring.tokens == history + schemas  # system prompt, environment and tool schemas
+        assert (
+            schemas > 500 and ring.tokens == history + schemas
+        )  # system prompt, environment and tool schemas
         assert f"{ring.tokens:,} / {ring.window:,} tokens" in _text(ring)
         assert "no requests yet" in _text(app.query_one(UsageChart))
         await type_and_send(pilot, "hi")
@@ -40,12 +44,19 @@ async def test_the_ring_shows_the_baseline_before_the_first_message(emulator: Pr
         sent = app.controller.agent.last_report  # type: ignore[union-attr]
         assert sent is not None and sent.usage is not None
         # The provider's count of the first request is the baseline plus the user's message.
-        assert 0 < sent.usage.prompt_tokens - (history + schemas) < 30, (sent.usage.prompt_tokens, history + schemas)
+        assert 0 < sent.usage.prompt_tokens - (history + schemas) < 30, (
+            sent.usage.prompt_tokens,
+            history + schemas,
+        )
 
 
-async def test_panel_live_values_agree_with_the_lines_under_the_ring(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_panel_live_values_agree_with_the_lines_under_the_ring(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 2000"})]), Reply(text="counted"), Reply(text="ok"))
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "seq 1 2000"})]), Reply(text="counted"), Reply(text="ok")
+    )
     async with app.run_test(size=(140, 42)) as pilot:
         await wait_until(pilot, app.ready.is_set)
         for text in ("count", "thanks"):
@@ -54,7 +65,9 @@ async def test_panel_live_values_agree_with_the_lines_under_the_ring(emulator: P
         panel = app.query_one(SessionContextHealthPanel)
         chart = app.query_one(UsageChart)
         rows = [r for r in await app.controller.store.metrics(app.controller.session.id) if "tokens_out" in r]  # type: ignore[union-attr]
-        await wait_until(pilot, lambda: len(chart.values) == len(rows) == 3)  # one bar per request, none invented
+        await wait_until(
+            pilot, lambda: len(chart.values) == len(rows) == 3
+        )  # one bar per request, none invented
         header = _text(app.query_one("#stats", Static))
         level = re.search(r"threshold level: (\w+)", header)
         ms = re.search(r"pipeline: ([\d.]+) ms", header)
@@ -64,12 +77,16 @@ async def test_panel_live_values_agree_with_the_lines_under_the_ring(emulator: P
         last = re.search(r"pipeline last\s+([\d.]+) ms", pruning)
         assert last and f"{float(last.group(1)):.1f}" == ms.group(1)
         assert "pipeline p50       -" not in pruning
-        assert all(0 < v < 0.1 for v in chart.values)  # a few percent of 128K each: low bars, not a solid block
+        assert all(
+            0 < v < 0.1 for v in chart.values
+        )  # a few percent of 128K each: low bars, not a solid block
         bars = _text(chart).splitlines()
         assert bars[0].strip() == "" and len(bars[-1].strip()) == 3
 
 
-async def test_slash_commands_and_help_come_from_the_command_table(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_slash_commands_and_help_come_from_the_command_table(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
     keys = {b.key for b in app.BINDINGS if not isinstance(b, tuple)}
     assert {c.key for c in COMMANDS if c.key} <= keys
@@ -85,23 +102,33 @@ async def test_slash_commands_and_help_come_from_the_command_table(emulator: Pro
         await type_and_send(pilot, "/health")
         await wait_until(pilot, lambda: tabs.active == "health-tab")  # type: ignore[attr-defined]
         await type_and_send(pilot, "/model")  # no name: a usage hint, nothing sent to the model
-        await wait_until(pilot, lambda: any("usage: /model NAME" in str(n.message) for n in app._notifications))
+        await wait_until(
+            pilot, lambda: any("usage: /model NAME" in str(n.message) for n in app._notifications)
+        )
         assert not emulator.accepted
 
 
-async def test_the_session_picker_deletes_the_highlighted_session(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_the_session_picker_deletes_the_highlighted_session(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
     async with app.run_test(size=(140, 42)) as pilot:
         await wait_until(pilot, app.ready.is_set)
         first = app.controller.session.id  # type: ignore[union-attr]
         await pilot.press("ctrl+n")
-        await wait_until(pilot, lambda: app.controller.session is not None and app.controller.session.id != first)
+        await wait_until(
+            pilot, lambda: app.controller.session is not None and app.controller.session.id != first
+        )
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
         ids = [s.id for s in app.screen.sessions]  # type: ignore[attr-defined]
         await pilot.press(*["down"] * ids.index(first), "d")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker) and first not in
-                         [s.id for s in app.screen.sessions])  # type: ignore[attr-defined]
+        await wait_until(
+            pilot,
+            lambda: (
+                isinstance(app.screen, SessionPicker) and first not in [s.id for s in app.screen.sessions]
+            ),
+        )
         assert await app.controller.store.find_session(first) is None  # type: ignore[union-attr]
         await pilot.press("escape")
 
@@ -111,7 +138,9 @@ def test_the_header_separates_title_and_session() -> None:
 
     from myrm_tui.app.app import MyrmApp
 
-    title = MyrmApp(db_path=P("/nonexistent.db"), workspace=P(".")).format_title("myrm", "REPLAY · astropy-13579")
+    title = MyrmApp(db_path=P("/nonexistent.db"), workspace=P(".")).format_title(
+        "myrm", "REPLAY · astropy-13579"
+    )
     assert title.plain == "myrm  │  REPLAY · astropy-13579"
 
 
@@ -122,4 +151,6 @@ def test_the_first_frame_imports_neither_the_agent_nor_litellm_nor_tiktoken() ->
     heavy = ("litellm", "tiktoken", "markdown_it", "myrm_tui.agent.loop", "myrm_tui.context.pipeline")
     code = f"import sys, myrm_tui.cli, myrm_tui.app.app; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"  # they load in the start-up worker's thread or on first use, after the first frame
+    assert (
+        out.strip() == "[]"
+    )  # they load in the start-up worker's thread or on first use, after the first frame

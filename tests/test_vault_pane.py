@@ -17,14 +17,23 @@ from tests.test_tui import make_app, type_and_send, wait_until
 
 
 def _archive() -> VaultEntry:
-    call = ToolCall("call_1", "file_edit_tool", json.dumps({"path": "app.py", "old_string": "a - b", "new_string": "a +\nb"}))
+    call = ToolCall(
+        "call_1",
+        "file_edit_tool",
+        json.dumps({"path": "app.py", "old_string": "a - b", "new_string": "a +\nb"}),
+    )
     msgs = [
         Message(role="system", content="You are myrm.\nBe brief.", id="m1"),
         Message(role="user", content="fix add", id="m2"),
         Message(role="assistant", content="Editing.", id="m3", tool_calls=(call,)),
         Message(role="tool", content="edited app.py", id="m4", tool_call_id="call_1", name="file_edit_tool"),
     ]
-    return VaultEntry("vault://s/a", json.dumps([message_to_dict(m) for m in msgs]), "archive", meta={"reason": "pre_compact"})
+    return VaultEntry(
+        "vault://s/a",
+        json.dumps([message_to_dict(m) for m in msgs]),
+        "archive",
+        meta={"reason": "pre_compact"},
+    )
 
 
 def test_an_archive_renders_as_numbered_messages_with_tool_calls_and_results() -> None:
@@ -32,15 +41,28 @@ def test_an_archive_renders_as_numbered_messages_with_tool_calls_and_results() -
     assert lines[0] == "─── #1 · system ───" and lines[1:3] == ["You are myrm.", "Be brief."]
     assert "─── #2 · user ───" in lines and "fix add" in lines
     i = lines.index("─── #3 · assistant ───")
-    assert lines[i + 1 : i + 7] == ["Editing.", "→ tool call file_edit_tool (call_1)", "    path: app.py",
-                                    "    old_string: a - b", "    new_string:", "      a +"]
+    assert lines[i + 1 : i + 7] == [
+        "Editing.",
+        "→ tool call file_edit_tool (call_1)",
+        "    path: app.py",
+        "    old_string: a - b",
+        "    new_string:",
+        "      a +",
+    ]
     assert "─── #4 · tool · file_edit_tool · call_1 ───" in lines and lines[-1] == "edited app.py"
 
 
 def test_an_emergency_shrunk_message_renders_as_one_message() -> None:
-    body = json.dumps({"content": "long text", "tool_calls": [ToolCall("c2", "bash", '{"command": "ls"}').to_api()]})
+    body = json.dumps(
+        {"content": "long text", "tool_calls": [ToolCall("c2", "bash", '{"command": "ls"}').to_api()]}
+    )
     text = readable(VaultEntry("vault://s/b", body, "archive", "bash"))
-    assert text.splitlines() == ["─── #1 · message ───", "long text", "→ tool call bash (c2)", "    command: ls"]
+    assert text.splitlines() == [
+        "─── #1 · message ───",
+        "long text",
+        "→ tool call bash (c2)",
+        "    command: ls",
+    ]
 
 
 def test_other_entries_are_shown_as_stored() -> None:
@@ -53,24 +75,32 @@ def test_other_entries_are_shown_as_stored() -> None:
         assert readable(entry) == entry.content
 
 
-async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
     from myrm_tui.app.widgets.vault_pane import VaultPane
 
     app = make_app(emulator, tmp_path, workspace)
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 300"})]), Reply(text="counted"), Reply(text="second"),
-                     Reply(text="third"))
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "seq 1 300"})]),
+        Reply(text="counted"),
+        Reply(text="second"),
+        Reply(text="third"),
+    )
     async with app.run_test(size=(140, 44)) as pilot:
         await wait_until(pilot, app.ready.is_set)
         for text in ("count", "again"):
             await type_and_send(pilot, text)
             await wait_until(pilot, lambda: not app.busy)
-        ring = app.query_one("#ring")
-        for text in (None, "once more", None):  # compact, talk, compact: the second compaction archives the first's view
-            if text is None:
+        ring = app.query_one("#ring", ContextUsageIndicator)
+        # compact, talk, compact: the second compaction archives the first's view
+        for said in (None, "once more", None):
+            if said is None:
                 await pilot.press("ctrl+k")
-                await wait_until(pilot, lambda: not ring.busy)  # type: ignore[attr-defined]
+                await wait_until(pilot, lambda: not ring.busy)
             else:
-                await type_and_send(pilot, text)
+                await type_and_send(pilot, said)
                 await wait_until(pilot, lambda: not app.busy)
         await pilot.press("f4")
         pane = app.query_one(VaultPane)
@@ -83,7 +113,9 @@ async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(emulator: P
         await pilot.press(*["down"] * index, "enter")
         await wait_until(pilot, lambda: pane.current_uri == uri)
         shown = pane.query_one(TextArea).text.splitlines()
-        assert shown[0] == "─── #1 · system ───" and any(line.startswith("─── #") and "user" in line for line in shown)
+        assert shown[0] == "─── #1 · system ───" and any(
+            line.startswith("─── #") and "user" in line for line in shown
+        )
         assert not shown[0].startswith("[{")  # not one long JSON line
         agent = app.controller.agent
         assert agent is not None

@@ -27,7 +27,9 @@ class CacheWarmer:
     def caches_prompts(self) -> bool:
         return provider_caches(self.settings.model)
 
-    def schedule_preheat(self, view: list[Message] | None = None, breakpoints: list[int] | None = None) -> asyncio.Task[None] | None:
+    def schedule_preheat(
+        self, view: list[Message] | None = None, breakpoints: list[int] | None = None
+    ) -> asyncio.Task[None] | None:
         """Fire-and-forget: send the current prefix with a 1-token reply so the provider caches it.
         The embedded model is preheated too: it starts the child while the user types, and llama.cpp
         keeps the last prompt's KV, so the first reply prefills only the new message."""
@@ -57,8 +59,12 @@ class CacheWarmer:
             return
         data: dict[str, Any] = {"kind": "preheat"}
         if usage is not None:
-            data.update(prompt_tokens=usage.prompt_tokens, cached_tokens=usage.cached_tokens,
-                        cache_creation_tokens=usage.cache_creation_tokens, cost_usd=estimate_cost(self.settings.model, usage))
+            data.update(
+                prompt_tokens=usage.prompt_tokens,
+                cached_tokens=usage.cached_tokens,
+                cache_creation_tokens=usage.cache_creation_tokens,
+                cost_usd=estimate_cost(self.settings.model, usage),
+            )
         await session.add_metrics(data)
         self.preheats += 1
 

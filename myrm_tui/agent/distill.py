@@ -37,12 +37,15 @@ class AgentHandoverState:
         files = [a.split(": ", 1)[-1] for a in s["artifacts"]] + list(s["files_examined"])
         done = [a for a in s["completed_actions"] if a.endswith(("exit code 0", "ok"))]
         return cls(
-            task=task, completed_tasks=done[-10:], pending_todos=list(s["next_steps"]),
-            risks=list(s["blocked_items"]) + list(s["errors"][-3:]), relevant_files=list(dict.fromkeys(files))[:20],
+            task=task,
+            completed_tasks=done[-10:],
+            pending_todos=list(s["next_steps"]),
+            risks=list(s["blocked_items"]) + list(s["errors"][-3:]),
+            relevant_files=list(dict.fromkeys(files))[:20],
         )
 
     def render(self) -> str:
-        parts = [f"<handover task=\"{self.task[:80]}\">"]
+        parts = [f'<handover task="{self.task[:80]}">']
         for name in ("completed_tasks", "pending_todos", "risks", "relevant_files"):
             items = getattr(self, name)
             if items:
@@ -65,7 +68,9 @@ def truncate_result(text: str, max_result_tokens: int, counter: TokenCounter) ->
     return out
 
 
-def auto_vault_or_truncate(text: str, vault: ArtifactVault | None, max_result_tokens: int, counter: TokenCounter, **meta: Any) -> tuple[str, str | None]:
+def auto_vault_or_truncate(
+    text: str, vault: ArtifactVault | None, max_result_tokens: int, counter: TokenCounter, **meta: Any
+) -> tuple[str, str | None]:
     """(what the parent sees, vault URI or None)."""
     if len(text) <= VAULT_CHARS:
         return truncate_result(text, max_result_tokens, counter), None
@@ -73,6 +78,9 @@ def auto_vault_or_truncate(text: str, vault: ArtifactVault | None, max_result_to
         return truncate_result(text, max_result_tokens, counter), None
     uri = vault.put(text, "subagent", "subagent", **meta)
     preview = head_tail(text, 25, 25, max_chars=min(VAULT_CHARS // 2, max_result_tokens * 3))
-    hint = (f"\n[subagent output: {len(text):,} chars, {len(text.splitlines()):,} lines, stored at {uri}. Read any part with "
-            f'file_read_tool(paths=["{uri}"], line_range="1:200")]')
+    hint = (
+        f"\n[subagent output: {len(text):,} chars, {len(text.splitlines()):,} lines, stored at "
+        f"{uri}. Read any part with "
+        f'file_read_tool(paths=["{uri}"], line_range="1:200")]'
+    )
     return truncate_result(preview, max_result_tokens, counter) + hint, uri

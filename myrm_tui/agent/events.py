@@ -68,12 +68,14 @@ class Notice:
 @dataclass(frozen=True)
 class TurnFailed:
     error: str
-    # "too_large", "hook_blocked" (both unsent), "preflight", "context_overflow", an LLM error's class name, "error".
+    # "too_large", "hook_blocked" (both unsent), "preflight", "context_overflow", an LLM error's class name,
+    # "error".
     kind: str = "error"
 
     @property
     def unsent(self) -> bool:
-        """Refused before the message was saved (too large, blocked by a hook): the text goes back to the box."""
+        """Refused before the message was saved (too large, blocked by a hook): the text goes back to the
+        box."""
         return self.kind in ("too_large", "hook_blocked")
 
 
@@ -83,7 +85,18 @@ class TurnDone:
     interrupted: bool = False
 
 
-AgentEvent = UserSaved | TextChunk | ReasoningChunk | AssistantSaved | ToolStarted | ToolFinished | ContextReport | Notice | TurnFailed | TurnDone
+AgentEvent = (
+    UserSaved
+    | TextChunk
+    | ReasoningChunk
+    | AssistantSaved
+    | ToolStarted
+    | ToolFinished
+    | ContextReport
+    | Notice
+    | TurnFailed
+    | TurnDone
+)
 
 
 def dumps_event(ev: AgentEvent) -> str:

@@ -38,12 +38,19 @@ async def resolve_settings(store: Store, cli: dict[str, Any]) -> Settings:
 
 
 async def build_agent(
-    store: Store, session_id: str, settings: Settings, workspace: Path, llm: LLMClient | None = None,
-    approver: Any = None, window: int | None = None, tools: Sequence[Tool] | None = None,
+    store: Store,
+    session_id: str,
+    settings: Settings,
+    workspace: Path,
+    llm: LLMClient | None = None,
+    approver: Any = None,
+    window: int | None = None,
+    tools: Sequence[Tool] | None = None,
     jobs: JobManager | None = None,
 ) -> Agent:
     """The session's agent, loaded. ``tools`` replaces the default set (replay's recorded tools: no
-    ``subagent``, no MCP servers); ``jobs`` are the background jobs of a previous build of this session's agent."""
+    ``subagent``, no MCP servers); ``jobs`` are the background jobs of a previous build of this session's
+    agent."""
     prompts = prompts_dir()
     connections: list[Any] = []
     errors: list[Any] = []
@@ -53,16 +60,30 @@ async def build_agent(
             from myrm_tui.agent.mcp_client import McpServerConfig, OversizedResultHandler, connect_all
 
             configs = [McpServerConfig.from_dict(d) for d in settings.mcp_servers]
-            connections, mcp_tools, errors = await connect_all(configs, OversizedResultHandler(settings.mcp_max_output_chars))
+            connections, mcp_tools, errors = await connect_all(
+                configs, OversizedResultHandler(settings.mcp_max_output_chars)
+            )
             bound += mcp_tools  # bound once, before the first request: the tool prefix stays cache-stable
     else:
         bound = list(tools)
     agent = await assemble(
-        store, session_id, settings, workspace,
-        llm or LLMClient(inactivity_timeout=settings.summarizer_inactivity_seconds, total_timeout=settings.summarizer_total_seconds),
-        build_pipeline(prompts, user_filter_dirs(workspace)), PromptLibrary(prompts), bound,
-        approver=approver, window=window, subagents=tools is None,
-        mcp_connections=connections, jobs=jobs,
+        store,
+        session_id,
+        settings,
+        workspace,
+        llm
+        or LLMClient(
+            inactivity_timeout=settings.summarizer_inactivity_seconds,
+            total_timeout=settings.summarizer_total_seconds,
+        ),
+        build_pipeline(prompts, user_filter_dirs(workspace)),
+        PromptLibrary(prompts),
+        bound,
+        approver=approver,
+        window=window,
+        subagents=tools is None,
+        mcp_connections=connections,
+        jobs=jobs,
     )
     if errors:
         await store.add_metrics(session_id, agent.turn, {"kind": "mcp_error", "events": errors})
@@ -70,49 +91,104 @@ async def build_agent(
 
 
 async def assemble(
-    store: Store, session_id: str, settings: Settings, workspace: Path, llm: LLMClient, pipeline: Pipeline,
-    prompts: PromptLibrary, tools: list[Tool], *, approver: Any, window: int | None = None,
-    subagents: bool = True, clock: Callable[[], float] = time.time, summary_role: str = "assistant",
-    auto_approve: bool | None = None, allowed_commands: CommandRules | None = None,
-    mcp_connections: Sequence[Any] = (), jobs: JobManager | None = None,
+    store: Store,
+    session_id: str,
+    settings: Settings,
+    workspace: Path,
+    llm: LLMClient,
+    pipeline: Pipeline,
+    prompts: PromptLibrary,
+    tools: list[Tool],
+    *,
+    approver: Any,
+    window: int | None = None,
+    subagents: bool = True,
+    clock: Callable[[], float] = time.time,
+    summary_role: str = "assistant",
+    auto_approve: bool | None = None,
+    allowed_commands: CommandRules | None = None,
+    mcp_connections: Sequence[Any] = (),
+    jobs: JobManager | None = None,
 ) -> Agent:
     """Wire one agent's units and load its session. A child (subagent) gets the parent's tools, approver,
-    approval mode and command rules (an "always" in a child holds for the parent), and no ``subagent`` tool."""
+    approval mode and command rules (an "always" in a child holds for the parent), and no ``subagent``
+    tool."""
     ask = serialized(approver) if approver else None
     rules = allowed_commands if allowed_commands is not None else CommandRules(settings.allowed_commands)
     auto = settings.approval == "auto" if auto_approve is None else auto_approve
     tool_set = ToolSet([*tools, SubagentTool()] if subagents else tools)
-    session = AgentSession(store, session_id, settings, llm, pipeline, prompts, workspace, tool_set, clock,
-                           window or window_for(settings), summary_role)
-    namespaces: set[str] = set()  # parents (forks) and children (subagents) whose vault entries the tools read
+    session = AgentSession(
+        store,
+        session_id,
+        settings,
+        llm,
+        pipeline,
+        prompts,
+        workspace,
+        tool_set,
+        clock,
+        window or window_for(settings),
+        summary_role,
+    )
+    namespaces: set[str] = (
+        set()
+    )  # parents (forks) and children (subagents) whose vault entries the tools read
 
     async def build_child(child_id: str, child_settings: Settings) -> Agent:
-        return await assemble(store, child_id, child_settings, workspace, llm, pipeline, prompts, tools,
-                              approver=ask, window=session.window, subagents=False, clock=clock,
-                              summary_role="user", auto_approve=auto, allowed_commands=rules)
+        return await assemble(
+            store,
+            child_id,
+            child_settings,
+            workspace,
+            llm,
+            pipeline,
+            prompts,
+            tools,
+            approver=ask,
+            window=session.window,
+            subagents=False,
+            clock=clock,
+            summary_role="user",
+            auto_approve=auto,
+            allowed_commands=rules,
+        )
 
     spawner = Subagents(session, build_child, namespaces) if subagents else None
     ctx = ToolContext(
-        workspace=workspace, vault=session.vault, state=session.state, integrity=session.integrity,
-        approver=ask, auto_approve=auto, allowed_commands=rules,
-        bash_timeout=settings.bash_timeout, extra_vault_namespaces=namespaces,
-        jobs=jobs if jobs is not None else JobManager(jobs_dir(store.path, session_id)), job_output_chars=settings.job_output_chars,
+        workspace=workspace,
+        vault=session.vault,
+        state=session.state,
+        integrity=session.integrity,
+        approver=ask,
+        auto_approve=auto,
+        allowed_commands=rules,
+        bash_timeout=settings.bash_timeout,
+        extra_vault_namespaces=namespaces,
+        jobs=jobs if jobs is not None else JobManager(jobs_dir(store.path, session_id)),
+        job_output_chars=settings.job_output_chars,
         subagent=spawner.spawn if spawner else None,
     )
     hooks, hook_problems = HookRunner.from_settings(
         # A replay re-serves recorded tool outputs: the user's hooks would run against nothing real.
-        () if model_kind(settings.model) == "replay" else settings.hooks, workspace=workspace, vault=session.vault,
-        counter=session.counter, session_id=session_id, max_tokens=settings.hook_max_output_tokens,
+        () if model_kind(settings.model) == "replay" else settings.hooks,
+        workspace=workspace,
+        vault=session.vault,
+        counter=session.counter,
+        session_id=session_id,
+        max_tokens=settings.hook_max_output_tokens,
     )
     runner = ToolRunner(tool_set, ctx, hooks, session)
     warmer = CacheWarmer(session)
-    agent = Agent(session, runner, warmer, TurnRunner(session, runner, warmer, hooks, hook_problems), mcp_connections)
+    agent = Agent(
+        session, runner, warmer, TurnRunner(session, runner, warmer, hooks, hook_problems), mcp_connections
+    )
     await agent.load()
     return agent
 
 
 def serialized(approver: Callable[[str, str, Assessment], Awaitable[str]]) -> Approver:
-    """The approver behind a lock (parallel tool calls never stack two prompts); its answer as an ``Approval``."""
+    """The approver behind a lock (parallel tool calls never stack two prompts); its answer as an
+    ``Approval``."""
     lock = asyncio.Lock()
 
     async def ask(tool: str, command: str, assessment: Assessment) -> Approval:

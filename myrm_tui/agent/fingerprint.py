@@ -31,30 +31,46 @@ def builtin_tool_schemas() -> list[dict[str, Any]]:
 
 
 def execution_parameters(
-    settings: Settings, window: int, extra: str = "", tool_schemas: Sequence[dict[str, Any]] | None = None,
+    settings: Settings,
+    window: int,
+    extra: str = "",
+    tool_schemas: Sequence[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Every parameter that shapes a run: settings, each derived threshold, key presence, files, tools."""
     config = ContextConfig(
-        max_context_tokens=window, light_ratio=settings.light_ratio, full_ratio=settings.full_ratio,
+        max_context_tokens=window,
+        light_ratio=settings.light_ratio,
+        full_ratio=settings.full_ratio,
         emergency_ratio=settings.emergency_ratio,
     )
     derived = {f"context.{k}": getattr(config, k) for k in config.__dataclass_fields__}
     derived.update(
-        input_budget=config.input_budget, compress_threshold=config.compress_threshold,
+        input_budget=config.input_budget,
+        compress_threshold=config.compress_threshold,
         compress_force_threshold=config.compress_force_threshold,
         summarize_trigger_threshold=config.summarize_trigger_threshold,
-        tail_budget=config.tail_budget, target_tokens=config.target_tokens,
+        tail_budget=config.tail_budget,
+        target_tokens=config.target_tokens,
     )
     schemas = builtin_tool_schemas() if tool_schemas is None else tool_schemas
     return {
-        **settings.to_dict(), **derived, "window": window, "api_key_set": bool(settings.api_key), "files": extra,
+        **settings.to_dict(),
+        **derived,
+        "window": window,
+        "api_key_set": bool(settings.api_key),
+        "files": extra,
         "tools": tools_fingerprint(schemas),
     }
 
 
 def compute_execution_fingerprint(
-    settings: Settings, window: int, extra: str = "", tool_schemas: Sequence[dict[str, Any]] | None = None,
+    settings: Settings,
+    window: int,
+    extra: str = "",
+    tool_schemas: Sequence[dict[str, Any]] | None = None,
 ) -> str:
     """A hash over ``execution_parameters``; a different value means the agent must be rebuilt."""
     params = execution_parameters(settings, window, extra, tool_schemas)
-    return hashlib.blake2b(json.dumps(params, sort_keys=True, default=str).encode(), digest_size=10).hexdigest()
+    return hashlib.blake2b(
+        json.dumps(params, sort_keys=True, default=str).encode(), digest_size=10
+    ).hexdigest()

@@ -84,13 +84,21 @@ class HookResult:
 
     def render(self) -> str:
         status = "timed out" if self.timed_out else f"exit {self.exit_code}"
-        return f'<hook event="{self.spec.event}" command="{self.spec.command[:120]}" status="{status}">\n{self.output}\n</hook>'
+        return (
+            f'<hook event="{self.spec.event}" command="{self.spec.command[:120]}" '
+            f'status="{status}">\n{self.output}\n</hook>'
+        )
 
 
 class HookRunner:
     def __init__(
-        self, specs: Sequence[HookSpec], workspace: Path, vault: ArtifactVault | None, counter: TokenCounter,
-        session_id: str, max_tokens: int = 2_500,
+        self,
+        specs: Sequence[HookSpec],
+        workspace: Path,
+        vault: ArtifactVault | None,
+        counter: TokenCounter,
+        session_id: str,
+        max_tokens: int = 2_500,
     ) -> None:
         self.specs = list(specs)
         self.workspace = workspace
@@ -114,17 +122,23 @@ class HookRunner:
         return any(s.matches(event, tool) for s in self.specs)
 
     async def run(self, event: str, payload: dict[str, Any], tool: str = "") -> list[HookResult]:
-        """Every matching hook in order; stops at the first that blocks. No hook for the event: ``[]``, at no cost."""
+        """Every matching hook in order; stops at the first that blocks. No hook for the event: ``[]``, at no
+        cost."""
         if not self.wants(event, tool):
             return []
         results = []
-        stdin = json.dumps({"event": event, "session_id": self.session_id, "workspace": str(self.workspace), **payload},
-                           ensure_ascii=False, default=str).encode()
+        stdin = json.dumps(
+            {"event": event, "session_id": self.session_id, "workspace": str(self.workspace), **payload},
+            ensure_ascii=False,
+            default=str,
+        ).encode()
         env = {"MYRM_HOOK_EVENT": event, "MYRM_SESSION_ID": self.session_id, "MYRM_TOOL_NAME": tool}
         for spec in self.specs:
             if not spec.matches(event, tool):
                 continue
-            out = await run_captured(spec.command, self.workspace, spec.timeout, MAX_CAPTURE, stdin=stdin, env=env)
+            out = await run_captured(
+                spec.command, self.workspace, spec.timeout, MAX_CAPTURE, stdin=stdin, env=env
+            )
             text = out.full if out.full is not None else out.text
             if out.label:
                 text = f"{out.label}\n{text}"
@@ -138,5 +152,12 @@ class HookRunner:
         """L6: text within ``max_tokens`` as it is; over it, to the vault with a preview."""
         if self.counter.text(text) <= self.max_tokens:
             return text, None
-        return spill(text, self.vault, "hook_output", f"{spec.event} hook output", self.max_tokens * 2,
-                     reason="hook_spill", command=spec.command[:200])
+        return spill(
+            text,
+            self.vault,
+            "hook_output",
+            f"{spec.event} hook output",
+            self.max_tokens * 2,
+            reason="hook_spill",
+            command=spec.command[:200],
+        )

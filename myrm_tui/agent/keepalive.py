@@ -25,8 +25,12 @@ def provider_caches(model: str) -> bool:
 
 class CacheKeepAliveManager:
     def __init__(
-        self, probe: Callable[[], Awaitable[None]], idle_after: float = 240.0, interval: float = 240.0,
-        clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        self,
+        probe: Callable[[], Awaitable[None]],
+        idle_after: float = 240.0,
+        interval: float = 240.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         check_every: float = 5.0,
     ) -> None:
         self.probe = probe

@@ -41,7 +41,12 @@ from myrm_tui.store.db import Store
 
 # Imported from here by the app and the CLI.
 __all__ = [
-    "Agent", "compute_execution_fingerprint", "dumps_event", "estimate_cost", "execution_parameters", "model_spec",
+    "Agent",
+    "compute_execution_fingerprint",
+    "dumps_event",
+    "estimate_cost",
+    "execution_parameters",
+    "model_spec",
     "window_for",
 ]
 
@@ -50,7 +55,11 @@ class Agent:
     """One session's agent. Not thread-safe; one turn at a time (the per-chat lock guards compaction)."""
 
     def __init__(
-        self, session: AgentSession, tools: ToolRunner, warmer: CacheWarmer, turns: TurnRunner,
+        self,
+        session: AgentSession,
+        tools: ToolRunner,
+        warmer: CacheWarmer,
+        turns: TurnRunner,
         mcp_connections: Sequence[Any] = (),
     ) -> None:
         self.session = session
@@ -146,11 +155,14 @@ class Agent:
         return self.session.prompt_mode
 
     async def load(self) -> None:
-        """Load the session; a new session gets its system prompt, environment message and session_start hooks."""
+        """Load the session; a new session gets its system prompt, environment message and session_start
+        hooks."""
         if await self.session.load():
             await self.session.add_hook_context(await self.hooks.run("session_start", {}))
 
-    async def prepare(self, force: bool = False, focus: str = "", hard_limit: int | None = None) -> tuple[list[Message], PipelineContext]:
+    async def prepare(
+        self, force: bool = False, focus: str = "", hard_limit: int | None = None
+    ) -> tuple[list[Message], PipelineContext]:
         return await self.session.prepare(force, focus, hard_limit)
 
     async def flush_vault(self) -> None:
@@ -216,7 +228,9 @@ class Agent:
     def caches_prompts(self) -> bool:
         return self.warmer.caches_prompts
 
-    def schedule_preheat(self, view: list[Message] | None = None, breakpoints: list[int] | None = None) -> asyncio.Task[None] | None:
+    def schedule_preheat(
+        self, view: list[Message] | None = None, breakpoints: list[int] | None = None
+    ) -> asyncio.Task[None] | None:
         return self.warmer.schedule_preheat(view, breakpoints)
 
     async def preheat(self, view: list[Message] | None = None, breakpoints: list[int] | None = None) -> None:

@@ -38,7 +38,13 @@ class McpServerConfig:
     def from_dict(cls, d: dict[str, Any]) -> McpServerConfig:
         if not d.get("name") or not (d.get("command") or d.get("url")):
             raise ValueError(f"an MCP server needs a name and a command or url: {d!r}")
-        return cls(str(d["name"]), str(d.get("command", "")), tuple(d.get("args", ())), dict(d.get("env", {})), str(d.get("url", "")))
+        return cls(
+            str(d["name"]),
+            str(d.get("command", "")),
+            tuple(d.get("args", ())),
+            dict(d.get("env", {})),
+            str(d.get("url", "")),
+        )
 
 
 class OversizedResultHandler:
@@ -48,7 +54,14 @@ class OversizedResultHandler:
     def handle(self, text: str, tool: str, vault: ArtifactVault | None) -> tuple[str, str | None]:
         if len(text) <= self.max_output_chars:
             return text, None
-        return spill(text, vault, "mcp", tool, self.max_output_chars // 2 if vault else self.max_output_chars, reason="mcp_spill")
+        return spill(
+            text,
+            vault,
+            "mcp",
+            tool,
+            self.max_output_chars // 2 if vault else self.max_output_chars,
+            reason="mcp_spill",
+        )
 
 
 def _tool_name(server: str, tool: str) -> str:
@@ -78,7 +91,9 @@ class McpConnection:
                 else:
                     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-                    params = StdioServerParameters(command=self.config.command, args=list(self.config.args), env=self.config.env or None)
+                    params = StdioServerParameters(
+                        command=self.config.command, args=list(self.config.args), env=self.config.env or None
+                    )
                     streams = await stack.enter_async_context(stdio_client(params))
                 session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
                 await session.initialize()
@@ -98,7 +113,9 @@ class McpConnection:
         except BaseException as exc:
             self.dead = f"{type(exc).__name__}: {exc}"
             if not self._ready.done():
-                self._ready.set_exception(ToolError(f"MCP server {self.config.name!r} did not start: {self.dead}"))
+                self._ready.set_exception(
+                    ToolError(f"MCP server {self.config.name!r} did not start: {self.dead}")
+                )
             while not self._queue.empty():
                 item = self._queue.get_nowait()
                 if item is not None and not item[2].done():
@@ -114,10 +131,14 @@ class McpConnection:
             raise ToolError(f"MCP server {self.config.name!r} is not running ({self.dead or 'stopped'})")
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         await self._queue.put((tool, args, fut))
-        done, _ = await asyncio.wait({fut, self._task}, timeout=CALL_TIMEOUT + 5, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(
+            {fut, self._task}, timeout=CALL_TIMEOUT + 5, return_when=asyncio.FIRST_COMPLETED
+        )
         if fut in done:
             return fut.result()
-        raise ToolError(f"MCP server {self.config.name!r} stopped during the call ({self.dead or 'no answer'})")
+        raise ToolError(
+            f"MCP server {self.config.name!r} stopped during the call ({self.dead or 'no answer'})"
+        )
 
     async def close(self) -> None:
         await self._queue.put(None)
@@ -143,12 +164,16 @@ class McpTool:
             raise
         except Exception as exc:
             raise ToolError(f"MCP tool {self.name} failed: {type(exc).__name__}: {exc}") from exc
-        text = "\n".join(getattr(c, "text", "") or f"[{getattr(c, 'type', 'content')}]" for c in res.content or [])
+        text = "\n".join(
+            getattr(c, "text", "") or f"[{getattr(c, 'type', 'content')}]" for c in res.content or []
+        )
         shown, uri = self.handler.handle(text, self.name, ctx.vault)
         return ToolResult(shown, is_error=bool(res.is_error), meta={"vault_uri": uri} if uri else {})
 
 
-async def connect_all(configs: list[McpServerConfig], handler: OversizedResultHandler | None = None) -> tuple[list[McpConnection], list[McpTool], list[str]]:
+async def connect_all(
+    configs: list[McpServerConfig], handler: OversizedResultHandler | None = None
+) -> tuple[list[McpConnection], list[McpTool], list[str]]:
     """Start every server; returns connections, their tools, and errors for servers that failed."""
     handler = handler or OversizedResultHandler()
     conns: list[McpConnection] = []

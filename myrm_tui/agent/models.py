@@ -15,7 +15,12 @@ def model_spec(settings: Settings, model: str | None = None) -> ModelSpec:
     placeholder key when none is set: the OpenAI client refuses to send without one, the servers ignore it."""
     key = settings.api_key
     name = model or settings.model
-    if settings.api_base and not key and name.startswith(("openai/", "hosted_vllm/")) and not os.environ.get("OPENAI_API_KEY"):
+    if (
+        settings.api_base
+        and not key
+        and name.startswith(("openai/", "hosted_vllm/"))
+        and not os.environ.get("OPENAI_API_KEY")
+    ):
         key = "sk-no-key-needed"
     return ModelSpec(name, settings.api_base, key)
 

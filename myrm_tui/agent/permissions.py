@@ -33,19 +33,70 @@ from tree_sitter import Language, Node, Parser
 
 # Builtins and keywords that run code from their arguments, evaluate array subscripts in them (bash runs
 # the `$(…)` in `read 'a[$(cmd)]'`) or change how later commands resolve: always ask, whatever the rules say.
-SHELL_EVALUATORS = frozenset({
-    "eval", "exec", "source", ".", "trap", "enable", "hash", "alias", "unalias", "set", "shopt", "coproc", "let",
-    "read", "mapfile", "readarray", "getopts", "export", "declare", "typeset", "local", "readonly", "unset",
-})
+SHELL_EVALUATORS = frozenset(
+    {
+        "eval",
+        "exec",
+        "source",
+        ".",
+        "trap",
+        "enable",
+        "hash",
+        "alias",
+        "unalias",
+        "set",
+        "shopt",
+        "coproc",
+        "let",
+        "read",
+        "mapfile",
+        "readarray",
+        "getopts",
+        "export",
+        "declare",
+        "typeset",
+        "local",
+        "readonly",
+        "unset",
+    }
+)
 # These evaluate a subscript only in an argument like `a[…]` (`printf -v`, `test -v`, `wait -p`).
 SUBSCRIPT_EVALUATORS = frozenset({"test", "printf", "wait"})
 # Commands that run another command given as arguments. Covered only by a rule that names them; never
 # remembered by "always" (a rule `env` would cover `env rm -rf ~`).
-WRAPPERS = frozenset({
-    "sh", "bash", "zsh", "dash", "ksh", "fish", "env", "xargs", "sudo", "doas", "su", "nice", "ionice", "timeout",
-    "nohup", "time", "command", "builtin", "stdbuf", "setsid", "chroot", "flock", "watch", "strace", "ltrace",
-    "unbuffer", "parallel", "busybox", "script",
-})
+WRAPPERS = frozenset(
+    {
+        "sh",
+        "bash",
+        "zsh",
+        "dash",
+        "ksh",
+        "fish",
+        "env",
+        "xargs",
+        "sudo",
+        "doas",
+        "su",
+        "nice",
+        "ionice",
+        "timeout",
+        "nohup",
+        "time",
+        "command",
+        "builtin",
+        "stdbuf",
+        "setsid",
+        "chroot",
+        "flock",
+        "watch",
+        "strace",
+        "ltrace",
+        "unbuffer",
+        "parallel",
+        "busybox",
+        "script",
+    }
+)
 DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
 SAFE_TARGETS = frozenset({"/dev/null"})
 
@@ -72,14 +123,19 @@ EXPANSIONS = {
     "arithmetic_expansion": "arithmetic expansion $(( … ))",
     "process_substitution": "process substitution",
     "ansi_c_string": "ANSI-C string $'…'",
-    "translated_string": "translated string $\"…\"",
+    "translated_string": 'translated string $"…"',
     "brace_expression": "brace expansion {…}",
 }
 CONTINUATION_IN_WORD = re.compile(r"[^\s\\](?:\\\\)*\\\n")
 NUMBER = re.compile(r"[0-9A-Za-z_#+-]+")
 WORD_SPECIAL = {
-    "*": "glob pattern", "?": "glob pattern", "[": "glob pattern", "{": "brace expansion", "}": "brace expansion",
-    "$": "variable expansion $…", "`": "command substitution `…`",
+    "*": "glob pattern",
+    "?": "glob pattern",
+    "[": "glob pattern",
+    "{": "brace expansion",
+    "}": "brace expansion",
+    "$": "variable expansion $…",
+    "`": "command substitution `…`",
 }
 WORD_FORBIDDEN = set("'\"();&|<> \t\n")
 
@@ -153,7 +209,9 @@ def parse_rule(rule: str) -> tuple[str, ...]:
     if not tokens:
         raise ValueError("an allowed_commands rule must not be empty")
     if any(t and set(t) <= set("();<>|&") for t in tokens):
-        raise ValueError(f"allowed_commands rule {rule!r} must be one command and its arguments, without ; | & < > ( )")
+        raise ValueError(
+            f"allowed_commands rule {rule!r} must be one command and its arguments, without ; | & < > ( )"
+        )
     return tokens
 
 
@@ -163,7 +221,7 @@ class CommandRules:
     def __init__(self, configured: Sequence[str] = (), session: list[tuple[str, ...]] | None = None) -> None:
         if isinstance(configured, str | bytes):
             raise TypeError(
-                f"allowed_commands must be a list of command rules such as [\"git status\", \"pytest\"], "
+                f'allowed_commands must be a list of command rules such as ["git status", "pytest"], '
                 f"not a string ({configured!r})"
             )
         self.configured = tuple(parse_rule(r) for r in configured)
@@ -191,7 +249,9 @@ class CommandRules:
     def assess(self, command: str, workspace: Path) -> Assessment:
         parsed = parse_command(command, workspace)
         commands = tuple(
-            ParsedCommand(c.text, c.tokens, c.problems, self.rule_for(c.tokens) if c.tokens else None, c.rememberable)
+            ParsedCommand(
+                c.text, c.tokens, c.problems, self.rule_for(c.tokens) if c.tokens else None, c.rememberable
+            )
             for c in parsed.commands
         )
         return Assessment(command, commands, parsed.problems)
@@ -225,7 +285,7 @@ class _Walker:
     changed_directory: bool = False
 
     def text(self, node: Node) -> str:
-        return self.source[node.start_byte:node.end_byte].decode(errors="replace")
+        return self.source[node.start_byte : node.end_byte].decode(errors="replace")
 
     def program(self, node: Node) -> None:
         for child in node.children:
@@ -237,7 +297,8 @@ class _Walker:
                 self.problems.append(f"unsupported shell syntax {child.type!r}")
 
     def statement(self, node: Node, trailing: Sequence[Node] = ()) -> None:
-        """Walk one statement; ``trailing`` are redirects the grammar hung on an enclosing list or pipeline."""
+        """Walk one statement; ``trailing`` are redirects the grammar hung on an enclosing list or
+        pipeline."""
         kind = node.type
         if kind == "comment" or node.start_byte == node.end_byte:  # a word the parser supplied (MISSING)
             return
@@ -250,7 +311,11 @@ class _Walker:
                 # The grammar gives `a && b > x` to the whole list; bash gives `> x` to `b`, the last command.
                 self.statement(body, [*redirects, *trailing])
             else:
-                problems = [STRUCTURE.get(body.type, f"unsupported shell syntax ({body.type})") if body else "redirect without a command"]
+                problems = [
+                    STRUCTURE.get(body.type, f"unsupported shell syntax ({body.type})")
+                    if body
+                    else "redirect without a command"
+                ]
                 problems += [p for r in [*redirects, *trailing] for p in self.redirect(r)]
                 self.commands.append(ParsedCommand(self.text(node), None, tuple(problems)))
         elif kind in ("list", "pipeline"):
@@ -264,7 +329,12 @@ class _Walker:
                 elif child.type not in joiners:
                     self.problems.append(f"unsupported shell syntax {child.type!r}")
         else:
-            reason = STRUCTURE.get(kind, "the shell syntax could not be parsed" if kind == "ERROR" else f"unsupported shell syntax ({kind})")
+            reason = STRUCTURE.get(
+                kind,
+                "the shell syntax could not be parsed"
+                if kind == "ERROR"
+                else f"unsupported shell syntax ({kind})",
+            )
             problems = [reason, *(p for r in trailing for p in self.redirect(r))]
             self.commands.append(ParsedCommand(self.text(node), None, tuple(problems)))
 
@@ -311,10 +381,14 @@ class _Walker:
         head = shlex.join(tokens) if literal else self.text(node)
         shown = redirects if literal else outer_redirects
         text = " ".join([head, *filter(None, (self.redirect_label(r) for r in shown))])
-        self.commands.append(ParsedCommand(
-            text, tuple(tokens) if literal else None, tuple(dict.fromkeys(problems)),
-            rememberable=not problems and literal and tokens[0] not in WRAPPERS,
-        ))
+        self.commands.append(
+            ParsedCommand(
+                text,
+                tuple(tokens) if literal else None,
+                tuple(dict.fromkeys(problems)),
+                rememberable=not problems and literal and tokens[0] not in WRAPPERS,
+            )
+        )
 
     def literal_group(self, nodes: Sequence[Node]) -> tuple[str, str | None]:
         parts: list[str] = []
@@ -331,7 +405,7 @@ class _Walker:
             return self.text(node).partition("\n")[0]
         target = _split_target(node)[0]
         end = target[-1].end_byte if target else node.end_byte
-        return self.source[node.start_byte:end].decode(errors="replace")
+        return self.source[node.start_byte : end].decode(errors="replace")
 
     def redirect(self, node: Node) -> list[str]:
         if node.type == "heredoc_redirect":
@@ -346,7 +420,11 @@ class _Walker:
             return []  # closes a descriptor
         if not target:
             return ["redirect without a target"]
-        if op in (">&", "<&") and len(target) == 1 and (target[0].type == "number" or self.text(target[0]) == "-"):
+        if (
+            op in (">&", "<&")
+            and len(target) == 1
+            and (target[0].type == "number" or self.text(target[0]) == "-")
+        ):
             return []  # duplicates or closes a descriptor (2>&1): no file involved
         value, why = self.literal_group(target)
         if why:
@@ -395,7 +473,9 @@ class _Walker:
 
     def _expansion(self, node: Node) -> str:
         if node.type == "command_substitution":
-            return "command substitution `…`" if self.text(node).startswith("`") else "command substitution $(…)"
+            return (
+                "command substitution `…`" if self.text(node).startswith("`") else "command substitution $(…)"
+            )
         return EXPANSIONS.get(node.type, f"{node.type} is not a plain word")
 
 
@@ -435,7 +515,8 @@ def _unescape_word(text: str) -> tuple[str, str | None]:
 
 
 def _unescape_double_quoted(text: str) -> tuple[str, str | None]:
-    r"""Inside "…" a backslash escapes only ``$ ` " \`` and newline; ``$`` or a backtick left is an expansion."""
+    r"""Inside "…" a backslash escapes only ``$ ` " \`` and newline; ``$`` or a backtick left is an
+    expansion."""
     out: list[str] = []
     i = 0
     while i < len(text):
@@ -453,7 +534,8 @@ def _unescape_double_quoted(text: str) -> tuple[str, str | None]:
 
 
 def check_rules(values: Iterable[str]) -> list[str]:
-    """Problems with configured rules, one line each (empty when all parse); for config validation and doctor."""
+    """Problems with configured rules, one line each (empty when all parse); for config validation and
+    doctor."""
     if isinstance(values, str | bytes):
         return [f"allowed_commands must be a list of strings, not a string ({values!r})"]
     problems = []

@@ -22,14 +22,26 @@ MODES = ("full", "lean", "naked", "search", "chat")
 # prompt token is prefill time on a 2-core CPU before the first token appears.
 _RULES_BY_MODE: dict[str, tuple[str, ...]] = {
     "full": (
-        "agent_behavior_rules", "tool_use_enforcement", "response_rules", "security_rules",
-        "task_integrity", "memory_rules", "escalation_contract", "tool_guidance",
+        "agent_behavior_rules",
+        "tool_use_enforcement",
+        "response_rules",
+        "security_rules",
+        "task_integrity",
+        "memory_rules",
+        "escalation_contract",
+        "tool_guidance",
     ),
     "lean": ("security_rules", "task_integrity", "tool_guidance"),
     "naked": ("security_rules", "tool_guidance"),
     "chat": ("security_rules",),
 }
-_DISCIPLINE = {"openai": "openai", "gemini": "gemini", "anthropic": "anthropic", "deepseek": "deepseek", "qwen": "deepseek"}
+_DISCIPLINE = {
+    "openai": "openai",
+    "gemini": "gemini",
+    "anthropic": "anthropic",
+    "deepseek": "deepseek",
+    "qwen": "deepseek",
+}
 WORKSPACE_RULE_FILES = ("AGENTS.md", "MYRM.md", "CLAUDE.md")
 MAX_RULES_CHARS = 20_000
 
@@ -54,13 +66,17 @@ class PromptLibrary:
             f = workspace / name
             if f.is_file():
                 text = f.read_text(encoding="utf-8", errors="replace")[:MAX_RULES_CHARS]
-                rules = f"<user_instructions source=\"{name}\">\n{text}\n</user_instructions>"
+                rules = f'<user_instructions source="{name}">\n{text}\n</user_instructions>'
                 break
         body = self.read("environment.md").format(
-            workspace=workspace, date=time.strftime("%Y-%m-%d", time.localtime(now)),
-            platform=f"{platform.system()} {platform.machine()}", workspace_rules=rules,
+            workspace=workspace,
+            date=time.strftime("%Y-%m-%d", time.localtime(now)),
+            platform=f"{platform.system()} {platform.machine()}",
+            workspace_rules=rules,
         )
-        return synthetic_user(f"<workspace_context>\n{body}\n</workspace_context>", "environment", "environment")
+        return synthetic_user(
+            f"<workspace_context>\n{body}\n</workspace_context>", "environment", "environment"
+        )
 
 
 @cache
@@ -76,5 +92,7 @@ def _build(root: str, mode: str, discipline: str, version: str) -> str:
     for rule in _RULES_BY_MODE[mode]:
         parts.append(f"<{rule}>\n{lib.read(f'rules/{rule}.md')}\n</{rule}>")
     if discipline and mode == "full":
-        parts.append(f"<execution_discipline>\n{lib.read(f'discipline/{discipline}.md')}\n</execution_discipline>")
+        parts.append(
+            f"<execution_discipline>\n{lib.read(f'discipline/{discipline}.md')}\n</execution_discipline>"
+        )
     return "<ruleset>\n" + "\n".join(parts) + "\n</ruleset>"

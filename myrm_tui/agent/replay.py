@@ -50,7 +50,9 @@ class RecordedTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         call_id = args.get("__call_id__", "")
         text = self.outputs.get(call_id, "[replay: no recorded output for this call]")
-        return ToolResult(text, is_error="<returncode>0</returncode>" not in text[:40] and text.startswith("<returncode>"))
+        return ToolResult(
+            text, is_error="<returncode>0</returncode>" not in text[:40] and text.startswith("<returncode>")
+        )
 
 
 class Replay:
@@ -64,15 +66,32 @@ class Replay:
         self.user_turns = [m for m in conv.messages[1:] if m.role == "user"]
 
     async def start(self, store: Store, settings: Settings, workspace: Path) -> Agent:
-        row = await store.create_session(title=f"[replay] {self.conv.id}", model=self.model, workspace=str(workspace))
+        row = await store.create_session(
+            title=f"[replay] {self.conv.id}", model=self.model, workspace=str(workspace)
+        )
         system = next((m for m in self.conv.messages if m.role == "system"), None)
         if system is not None:
             await store.append_message(row.id, Message(role="system", content=system.content))
-        s = replace(settings, model=self.model, api_base=None, approval="auto", summarizer_model="extractive",
-                    context_window=settings.context_window or DEFAULT_REPLAY_WINDOW, keepalive=False, max_steps=10_000)
+        s = replace(
+            settings,
+            model=self.model,
+            api_base=None,
+            approval="auto",
+            summarizer_model="extractive",
+            context_window=settings.context_window or DEFAULT_REPLAY_WINDOW,
+            keepalive=False,
+            max_steps=10_000,
+        )
         outputs = provider.recorded_tool_outputs(self.conv.messages)
-        tools = [RecordedTool(t["function"]["name"], t["function"].get("description", ""), t["function"].get("parameters", {}), outputs)
-                 for t in provider.tool_names(self.conv.messages, self.conv.tools)]
+        tools = [
+            RecordedTool(
+                t["function"]["name"],
+                t["function"].get("description", ""),
+                t["function"].get("parameters", {}),
+                outputs,
+            )
+            for t in provider.tool_names(self.conv.messages, self.conv.tools)
+        ]
         return await build_agent(store, row.id, s, workspace, tools=tools)
 
     async def play(self, agent: Agent) -> AsyncIterator[AgentEvent]:

@@ -36,8 +36,17 @@ class AgentSession:
     """History, context state, vault and the pipeline run over them. One turn at a time."""
 
     def __init__(
-        self, store: Store, session_id: str, settings: Settings, llm: LLMClient, pipeline: Pipeline,
-        prompts: PromptLibrary, workspace: Path, tools: ToolSet, clock: Callable[[], float], window: int,
+        self,
+        store: Store,
+        session_id: str,
+        settings: Settings,
+        llm: LLMClient,
+        pipeline: Pipeline,
+        prompts: PromptLibrary,
+        workspace: Path,
+        tools: ToolSet,
+        clock: Callable[[], float],
+        window: int,
         summary_role: str = "assistant",
     ) -> None:
         self.store = store
@@ -55,8 +64,11 @@ class AgentSession:
         self.vault = ArtifactVault(namespace=session_id, loader=store.vault_get)
         self.window = window
         self.config = ContextConfig(
-            max_context_tokens=window, light_ratio=settings.light_ratio, full_ratio=settings.full_ratio,
-            emergency_ratio=settings.emergency_ratio, reserve_output_tokens=min(settings.max_output_tokens, window // 4),
+            max_context_tokens=window,
+            light_ratio=settings.light_ratio,
+            full_ratio=settings.full_ratio,
+            emergency_ratio=settings.emergency_ratio,
+            reserve_output_tokens=min(settings.max_output_tokens, window // 4),
             summary_role=summary_role,
         )
         self.integrity = FileIntegrityGuard()
@@ -90,9 +102,16 @@ class AgentSession:
         return "chat" if mode == "full" and not self.sends_tools else mode
 
     def request(self, view: list[Message], breakpoints: list[int] | None) -> dict[str, Any]:
-        """The provider request for ``view``: messages, tool schemas (when the model gets tools), cache marks."""
-        return render(view, self.settings.model, breakpoints, self.tools.schemas if self.sends_tools else None,
-                      self.settings.api_base, self.session_id)
+        """The provider request for ``view``: messages, tool schemas (when the model gets tools), cache
+        marks."""
+        return render(
+            view,
+            self.settings.model,
+            breakpoints,
+            self.tools.schemas if self.sends_tools else None,
+            self.settings.api_base,
+            self.session_id,
+        )
 
     # -- the stored conversation --------------------------------------------------------------------
     async def load(self) -> bool:
@@ -139,27 +158,54 @@ class AgentSession:
     def extractive_summaries(self) -> bool:
         """Deterministic summaries, no LLM: asked for, or the embedded 135M model (it writes worse ones)."""
         s = self.settings
-        return s.summarizer_model == "extractive" or (model_kind(s.model) == "local" and not s.summarizer_model)
+        return s.summarizer_model == "extractive" or (
+            model_kind(s.model) == "local" and not s.summarizer_model
+        )
 
     def summarizer(self) -> AuxSummarizer | None:
         if self.extractive_summaries:
             return None
         if self.aux is None:
             aux_model = summarizer_model(self.settings)
-            aux_window = self.window if aux_model == self.settings.model else window_for(replace(self.settings, model=aux_model, context_window=0))
+            aux_window = (
+                self.window
+                if aux_model == self.settings.model
+                else window_for(replace(self.settings, model=aux_model, context_window=0))
+            )
             self.aux = AuxSummarizer(
-                self.llm, model_spec(self.settings, aux_model), self.spec, aux_window, self.window, self.breaker,
-                self.settings.summarizer_inactivity_seconds, self.settings.summarizer_total_seconds, self.counter,
+                self.llm,
+                model_spec(self.settings, aux_model),
+                self.spec,
+                aux_window,
+                self.window,
+                self.breaker,
+                self.settings.summarizer_inactivity_seconds,
+                self.settings.summarizer_total_seconds,
+                self.counter,
             )
         return self.aux
 
-    async def prepare(self, force: bool = False, focus: str = "", hard_limit: int | None = None) -> tuple[list[Message], PipelineContext]:
+    async def prepare(
+        self, force: bool = False, focus: str = "", hard_limit: int | None = None
+    ) -> tuple[list[Message], PipelineContext]:
         """Run the pipeline over the history; persist vault writes, state and compaction atomically."""
         ctx = PipelineContext(
-            config=self.config, state=self.state, counter=self.counter, vault=self.vault, raw=self.history,
-            model=self.settings.model, now=self.clock(), summarizer=self.summarizer(), read_file=self._read_for_reread,
-            force_compaction=force, hard_limit=hard_limit, focus_hint=focus, resume=self._resumed, integrity=self.integrity,
-            tools_fingerprint=self.tools.fingerprint, system_override=self.system_prompt,
+            config=self.config,
+            state=self.state,
+            counter=self.counter,
+            vault=self.vault,
+            raw=self.history,
+            model=self.settings.model,
+            now=self.clock(),
+            summarizer=self.summarizer(),
+            read_file=self._read_for_reread,
+            force_compaction=force,
+            hard_limit=hard_limit,
+            focus_hint=focus,
+            resume=self._resumed,
+            integrity=self.integrity,
+            tools_fingerprint=self.tools.fingerprint,
+            system_override=self.system_prompt,
         )
         view = await self.pipeline.run(ctx, self.session_id)
         self._resumed = False
@@ -167,7 +213,11 @@ class AgentSession:
         if self.aux is not None and self.aux.warnings:
             ctx.metrics.events.extend(self.aux.warnings)
             self.aux.warnings.clear()
-        checkpoint = await self.store.begin_compaction(self.session_id, ctx.backup) if ctx.compacting and ctx.backup else None
+        checkpoint = (
+            await self.store.begin_compaction(self.session_id, ctx.backup)
+            if ctx.compacting and ctx.backup
+            else None
+        )
         await self.flush_vault()
         if checkpoint is not None:
             await self.store.commit_compaction(self.session_id, checkpoint, self.state.to_json())

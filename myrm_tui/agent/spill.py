@@ -14,11 +14,16 @@ from myrm_tui.context.trimming import head_tail
 from myrm_tui.context.vault import ArtifactVault
 
 
-def spill(text: str, vault: ArtifactVault | None, kind: str, source: str, preview_chars: int, **meta: Any) -> tuple[str, str | None]:
+def spill(
+    text: str, vault: ArtifactVault | None, kind: str, source: str, preview_chars: int, **meta: Any
+) -> tuple[str, str | None]:
     """(what the model sees, the vault URI or None when it fell back to truncation)."""
     if vault is None:
         return text[:preview_chars] + f"\n[… {source}: cut at {preview_chars:,} of {len(text):,} chars]", None
     uri = vault.put(text, kind, source, **meta)
     preview = head_tail(text, 40, 20, max_chars=preview_chars)
-    return (f"{preview}\n[{source}: {len(text):,} chars, {text.count(chr(10)) + 1:,} lines; full output at {uri} — read it with "
-            f'file_read_tool(paths=["{uri}"], line_range="1:200")]'), uri
+    return (
+        f"{preview}\n[{source}: {len(text):,} chars, {text.count(chr(10)) + 1:,} lines; full "
+        f"output at {uri} — read it with "
+        f'file_read_tool(paths=["{uri}"], line_range="1:200")]'
+    ), uri

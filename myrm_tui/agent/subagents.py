@@ -33,11 +33,17 @@ class Subagents:
 
         parent = self.session
         settings = parent.settings
-        row = await parent.store.create_session(title=f"[subagent] {task[:50]}", model=settings.model,
-                                                workspace=str(parent.workspace), parent_id=parent.session_id)
+        row = await parent.store.create_session(
+            title=f"[subagent] {task[:50]}",
+            model=settings.model,
+            workspace=str(parent.workspace),
+            parent_id=parent.session_id,
+        )
         # A child runs the parent's tool hooks; its task is not a user prompt, nor a new user session.
         tool_hooks = tuple(h for h in settings.hooks if h.get("event") in TOOL_EVENTS)
-        child = await self.build_child(row.id, replace(settings, keepalive=False, preheat=False, hooks=tool_hooks))
+        child = await self.build_child(
+            row.id, replace(settings, keepalive=False, preheat=False, hooks=tool_hooks)
+        )
         final = ""
         failures: list[str] = []
         try:
@@ -52,9 +58,17 @@ class Subagents:
         handover = AgentHandoverState.extract(task, child.history)
         parent.state.handovers.append(handover.as_dict())
         body = final or ("; ".join(failures) or "(the subagent returned no answer)")
-        shown, uri = auto_vault_or_truncate(body, parent.vault, settings.max_subagent_result_tokens, parent.counter, child_session=row.id)
+        shown, uri = auto_vault_or_truncate(
+            body, parent.vault, settings.max_subagent_result_tokens, parent.counter, child_session=row.id
+        )
         await parent.flush_vault()
-        await parent.add_metrics({"kind": "handover", "child": row.id, "vault_uri": uri, **handover.as_dict()})
+        await parent.add_metrics(
+            {"kind": "handover", "child": row.id, "vault_uri": uri, **handover.as_dict()}
+        )
         self.vault_namespaces.add(row.id)
         text = f"{shown}\n\n{handover.render()}"
-        return ToolResult(text, is_error=bool(failures) and not final, meta={"child_session": row.id, **({"vault_uri": uri} if uri else {})})
+        return ToolResult(
+            text,
+            is_error=bool(failures) and not final,
+            meta={"child_session": row.id, **({"vault_uri": uri} if uri else {})},
+        )

@@ -42,7 +42,11 @@ class CircuitBreaker:
     transitions: list[str] = field(default_factory=list)
 
     def allow(self) -> bool:
-        if self.state == "open" and self.opened_at is not None and self.clock() - self.opened_at >= self.cooldown:
+        if (
+            self.state == "open"
+            and self.opened_at is not None
+            and self.clock() - self.opened_at >= self.cooldown
+        ):
             self._to("half_open")
         return self.state != "open"
 
@@ -69,8 +73,15 @@ class AuxSummarizer:
     """A ``Completer`` for the pipeline: ``await summarizer(system, user) -> text``."""
 
     def __init__(
-        self, llm: LLMClient, aux: ModelSpec, main: ModelSpec, aux_window: int, main_window: int,
-        breaker: CircuitBreaker | None = None, inactivity: float = 90.0, total: float = 600.0,
+        self,
+        llm: LLMClient,
+        aux: ModelSpec,
+        main: ModelSpec,
+        aux_window: int,
+        main_window: int,
+        breaker: CircuitBreaker | None = None,
+        inactivity: float = 90.0,
+        total: float = 600.0,
         counter: TokenCounter | None = None,
     ) -> None:
         self.llm = llm
@@ -83,9 +94,14 @@ class AuxSummarizer:
         self.last_model = ""
 
     def choose(self, tokens: int) -> tuple[ModelSpec, int]:
-        if tokens > self.aux_window * INPUT_SHARE and self.main_window > self.aux_window and self.main.model != self.aux.model:
+        if (
+            tokens > self.aux_window * INPUT_SHARE
+            and self.main_window > self.aux_window
+            and self.main.model != self.aux.model
+        ):
             self.warnings.append(
-                f"summarizer {self.aux.model} ({self.aux_window:,} tokens) is too small for {tokens:,} tokens; used {self.main.model}"
+                f"summarizer {self.aux.model} ({self.aux_window:,} tokens) is too small for "
+                f"{tokens:,} tokens; used {self.main.model}"
             )
             return self.main, self.main_window
         return self.aux, self.aux_window
@@ -108,9 +124,14 @@ class AuxSummarizer:
             except LLMError as exc:
                 if spec.model == self.main.model:
                     raise
-                self.warnings.append(f"summarizer {spec.model} failed ({type(exc).__name__}); used {self.main.model}")
+                self.warnings.append(
+                    f"summarizer {spec.model} failed ({type(exc).__name__}); used {self.main.model}"
+                )
                 if isinstance(exc, ModelNotAvailableError | AuthError | BadRequestError):
-                    self.aux, self.aux_window = self.main, self.main_window  # it will not work on a retry either
+                    self.aux, self.aux_window = (
+                        self.main,
+                        self.main_window,
+                    )  # it will not work on a retry either
                 text = await self._complete(llm, self.main, self.main_window, system, user)
         except Exception:
             self.breaker.record_failure()

@@ -36,7 +36,9 @@ def local_title(text: str) -> str:
     return (title[:60] + ("…" if len(words) > MAX_WORDS else "")).strip()
 
 
-async def make_title(text: str, llm: LLMClient | None, spec: ModelSpec | None, prompt: str) -> tuple[str, bool]:
+async def make_title(
+    text: str, llm: LLMClient | None, spec: ModelSpec | None, prompt: str
+) -> tuple[str, bool]:
     """(title, used_llm)."""
     stripped = strip_for_title(text)
     if not stripped or llm is None or spec is None or model_kind(spec.model) in ("local", "replay"):

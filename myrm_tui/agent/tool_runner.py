@@ -49,7 +49,9 @@ class ToolRunner:
         await self._persist(calls, results, saved, interrupted=False)
         await self.session.flush_vault()
 
-    async def _persist(self, calls: tuple[ToolCall, ...], results: dict[str, ToolResult], saved: set[str], interrupted: bool) -> None:
+    async def _persist(
+        self, calls: tuple[ToolCall, ...], results: dict[str, ToolResult], saved: set[str], interrupted: bool
+    ) -> None:
         """Results in call order; calls that never returned get the synthetic interrupted error."""
         for c in calls:
             if c.id in saved:
@@ -65,7 +67,9 @@ class ToolRunner:
     async def execute(self, call: ToolCall) -> ToolResult:
         tool = self.tools.get(call.name)
         if tool is None:
-            return ToolResult(f"Error: unknown tool {call.name!r}; available: {', '.join(self.tools.tools)}", is_error=True)
+            return ToolResult(
+                f"Error: unknown tool {call.name!r}; available: {', '.join(self.tools.tools)}", is_error=True
+            )
         try:
             args = call.parsed_arguments()
         except ValueError as exc:
@@ -75,7 +79,11 @@ class ToolRunner:
         payload = {"tool_name": call.name, "tool_input": args}
         pre = await self.hooks.run("pre_tool_use", payload, call.name)
         if pre and pre[-1].blocks:
-            return ToolResult(f"Blocked by a pre_tool_use hook:\n{pre[-1].render()}", is_error=True, meta={"blocked_by_hook": True})
+            return ToolResult(
+                f"Blocked by a pre_tool_use hook:\n{pre[-1].render()}",
+                is_error=True,
+                meta={"blocked_by_hook": True},
+            )
         try:
             result = await tool.run(args, self.ctx)
         except ToolError as exc:
@@ -84,7 +92,11 @@ class ToolRunner:
             raise
         except Exception as exc:  # a tool bug must not end the session
             result = ToolResult(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        post = await self.hooks.run("post_tool_use", {**payload, "tool_response": result.content, "is_error": result.is_error}, call.name)
+        post = await self.hooks.run(
+            "post_tool_use",
+            {**payload, "tool_response": result.content, "is_error": result.is_error},
+            call.name,
+        )
         shown = [r.render() for r in post if r.worth_showing]
         if shown:
             uris = [r.vault_uri for r in post if r.vault_uri]

@@ -36,4 +36,8 @@ class ToolSet:
 
         if not is_native_openai(model, api_base):
             return None
-        return {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": n} for n in self.allowed]}
+        return {
+            "type": "allowed_tools",
+            "mode": "auto",
+            "tools": [{"type": "function", "name": n} for n in self.allowed],
+        }

@@ -35,7 +35,10 @@ from myrm_tui.llm.pricing import estimate_cost
 
 INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
 CUT_SUFFIX = "\n\n[reply cut off: the stream ended early; retried]"
-CUT_CONTINUE = "Your previous reply was cut off by the connection (kept above). Continue from where it stopped; do not repeat it."
+CUT_CONTINUE = (
+    "Your previous reply was cut off by the connection (kept above). Continue from where it "
+    "stopped; do not repeat it."
+)
 # After a context overflow, aim this far under the provider's limit: its count and ours differ by
 # more than the ratio the two counts give for one request (tool schemas, message framing).
 OVERFLOW_MARGIN = 0.85
@@ -53,12 +56,21 @@ class _Partial:
         out = []
         for i in sorted(self.calls):
             c = self.calls[i]
-            out.append(ToolCall(c.get("id") or f"call_{i}", c.get("name", ""), c.get("arguments", "") or "{}"))
+            out.append(
+                ToolCall(c.get("id") or f"call_{i}", c.get("name", ""), c.get("arguments", "") or "{}")
+            )
         return tuple(out)
 
 
 class TurnRunner:
-    def __init__(self, session: AgentSession, tools: ToolRunner, warmer: CacheWarmer, hooks: HookRunner, hook_problems: list[str]) -> None:
+    def __init__(
+        self,
+        session: AgentSession,
+        tools: ToolRunner,
+        warmer: CacheWarmer,
+        hooks: HookRunner,
+        hook_problems: list[str],
+    ) -> None:
         self.session = session
         self.settings = session.settings
         self.tools = tools
@@ -72,8 +84,10 @@ class TurnRunner:
         tokens = session.counter.text(text)
         if tokens > self.settings.max_user_tokens:
             yield TurnFailed(
-                f"Message refused before sending: {tokens:,} tokens is over the {self.settings.max_user_tokens:,}-token "
-                "limit for one message. Nothing was sent or saved; attach the content as a file and point the agent at it.",
+                f"Message refused before sending: {tokens:,} tokens is over the "
+                f"{self.settings.max_user_tokens:,}-token "
+                "limit for one message. Nothing was sent or saved; attach the content as a file "
+                "and point the agent at it.",
                 "too_large",
             )
             yield TurnDone(0)
@@ -84,7 +98,11 @@ class TurnRunner:
         hooked = await self.hooks.run("user_prompt_submit", {"prompt": text})
         if hooked and hooked[-1].blocks:
             await session.flush_vault()
-            yield TurnFailed(f"A user_prompt_submit hook blocked this message ({hooked[-1].spec.command}):\n{hooked[-1].output}", "hook_blocked")
+            yield TurnFailed(
+                "A user_prompt_submit hook blocked this message "
+                f"({hooked[-1].spec.command}):\n{hooked[-1].output}",
+                "hook_blocked",
+            )
             yield TurnDone(0)
             return
         session.turn += 1
@@ -111,16 +129,23 @@ class TurnRunner:
                 view, ctx = await session.prepare(force=True)
                 if ctx.tokens(view) > session.config.input_budget:
                     yield TurnFailed(
-                        f"Refused before sending: the request needs {ctx.tokens(view):,} tokens even after compaction; "
-                        f"the model accepts {session.config.input_budget:,}. Fork the session or use a model with a larger window.",
+                        f"Refused before sending: the request needs {ctx.tokens(view):,} tokens "
+                        "even after compaction; "
+                        f"the model accepts {session.config.input_budget:,}. Fork the session or "
+                        "use a model with a larger window.",
                         "preflight",
                     )
                     yield TurnDone(step)
                     return
             report = ContextReport(ctx.tokens(view), session.window, ctx.metrics.as_dict())
             yield report
-            if ctx.metrics.compacted and ctx.metrics.tokens_out < ctx.metrics.tokens_in:  # a no-op compaction is not news
-                yield Notice(f"Context compacted ({ctx.metrics.compaction_reason}): {ctx.metrics.tokens_in:,} → {ctx.metrics.tokens_out:,} tokens")
+            if (
+                ctx.metrics.compacted and ctx.metrics.tokens_out < ctx.metrics.tokens_in
+            ):  # a no-op compaction is not news
+                yield Notice(
+                    f"Context compacted ({ctx.metrics.compaction_reason}): "
+                    f"{ctx.metrics.tokens_in:,} → {ctx.metrics.tokens_out:,} tokens"
+                )
             partial = _Partial()
             try:
                 async for ev in self._stream(view, ctx, partial):
@@ -131,7 +156,9 @@ class TurnRunner:
                     yield TurnDone(step)
                     return
                 overflow_retried = True
-                yield Notice("The provider reported a context overflow; compacting and retrying once.", "warning")
+                yield Notice(
+                    "The provider reported a context overflow; compacting and retrying once.", "warning"
+                )
                 await self._recover_overflow(exc, ctx.tokens(view))
                 continue
             except LLMError as exc:
@@ -149,11 +176,17 @@ class TurnRunner:
                 raise
             calls = tuple(c for c in partial.tool_calls() if c.name)
             assistant = await session.append(
-                Message(role="assistant", content="".join(partial.text) or None, tool_calls=calls,
-                        reasoning="".join(partial.reasoning) or None)
+                Message(
+                    role="assistant",
+                    content="".join(partial.text) or None,
+                    tool_calls=calls,
+                    reasoning="".join(partial.reasoning) or None,
+                )
             )
             await self._record_metrics(ctx, partial.usage)
-            session.last_report = ContextReport(ctx.tokens(view), session.window, ctx.metrics.as_dict(), partial.usage)
+            session.last_report = ContextReport(
+                ctx.tokens(view), session.window, ctx.metrics.as_dict(), partial.usage
+            )
             yield AssistantSaved(assistant, partial.usage)
             yield session.last_report
             step += 1
@@ -163,17 +196,28 @@ class TurnRunner:
                 return
             async for ev in self.tools.run(calls):
                 yield ev
-        yield Notice(f"Stopped after {self.settings.max_steps} steps (the step limit); send a message to continue.", "warning")
+        yield Notice(
+            f"Stopped after {self.settings.max_steps} steps (the step limit); send a message to continue.",
+            "warning",
+        )
         yield TurnDone(step)
 
-    async def _stream(self, view: list[Message], ctx: PipelineContext, partial: _Partial) -> AsyncIterator[AgentEvent]:
+    async def _stream(
+        self, view: list[Message], ctx: PipelineContext, partial: _Partial
+    ) -> AsyncIterator[AgentEvent]:
         session = self.session
         req = session.request(view, ctx.breakpoints)
         messages = req.pop("messages")
         tools = req.pop("tools", None)
         choice = self.tools.tools.tool_choice(self.settings.model, self.settings.api_base)
-        async for ev in session.llm.stream(session.spec, messages, tools=tools, tool_choice=choice,
-                                           max_tokens=self.settings.max_output_tokens, extra=req):
+        async for ev in session.llm.stream(
+            session.spec,
+            messages,
+            tools=tools,
+            tool_choice=choice,
+            max_tokens=self.settings.max_output_tokens,
+            extra=req,
+        ):
             if isinstance(ev, TextDelta):
                 partial.text.append(ev.text)
                 yield TextChunk(ev.text)
@@ -196,7 +240,9 @@ class TurnRunner:
         """Keep what streamed before an interruption, as plain text (unfinished tool calls dropped)."""
         text = "".join(partial.text)
         if text.strip():
-            await self.session.append(Message(role="assistant", content=text + note, meta={"interrupted": True}))
+            await self.session.append(
+                Message(role="assistant", content=text + note, meta={"interrupted": True})
+            )
 
     async def _keep_cut_partial(self, partial: _Partial) -> None:
         """A cut stream's text stays in the history, marked, with a note asking the retry to go on from it."""
@@ -226,8 +272,10 @@ class TurnRunner:
         data = ctx.metrics.as_dict()
         if usage is not None:
             data.update(
-                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                cached_tokens=usage.cached_tokens, cache_creation_tokens=usage.cache_creation_tokens,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                cached_tokens=usage.cached_tokens,
+                cache_creation_tokens=usage.cache_creation_tokens,
                 cost_usd=estimate_cost(self.settings.model, usage),
             )
         data["model"] = self.settings.model

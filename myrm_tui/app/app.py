@@ -59,8 +59,14 @@ class MyrmApp(App[None]):
     MAIN_ONLY = main_only_actions()
 
     def __init__(
-        self, db_path: Path, workspace: Path, cli: dict[str, Any] | None = None, session_id: str | None = None,
-        replay: str | None = None, replay_speed: float = 0.6, llm: LLMClient | None = None,
+        self,
+        db_path: Path,
+        workspace: Path,
+        cli: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        replay: str | None = None,
+        replay_speed: float = 0.6,
+        llm: LLMClient | None = None,
     ) -> None:
         super().__init__()
         self.controller = Controller(db_path, workspace, cli or {}, llm)
@@ -81,7 +87,7 @@ class MyrmApp(App[None]):
         return MainScreen()
 
     def format_title(self, title: str, sub_title: str) -> Content:
-        """"myrm │ session · model" (Textual's " — " joins them with a dim em dash that reads as "myrm—")."""
+        """ "myrm │ session · model" (Textual's " — " joins them with a dim em dash that reads as "myrm—")."""
         if not sub_title:
             return Content(title)
         return Content.assemble((title, "bold"), ("  │  ", "dim"), sub_title)
@@ -105,7 +111,9 @@ class MyrmApp(App[None]):
         return screen
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self.start_up)  # settings validation and the database wait for the first frame
+        self.call_after_refresh(
+            self.start_up
+        )  # settings validation and the database wait for the first frame
 
     @work(exclusive=True, group="startup", exit_on_error=False, description="open database and session")
     async def start_up(self) -> None:
@@ -133,7 +141,12 @@ class MyrmApp(App[None]):
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         """The user started typing: get the model ready now, so the first reply does not wait for it."""
-        if not self._warming and self.ready.is_set() and isinstance(event.text_area, PromptInput) and event.text_area.text:
+        if (
+            not self._warming
+            and self.ready.is_set()
+            and isinstance(event.text_area, PromptInput)
+            and event.text_area.text
+        ):
             self._warming = True
             self.warm_up()
 
@@ -145,7 +158,10 @@ class MyrmApp(App[None]):
     async def watch_files(self) -> None:
         async def changed(paths: list[str]) -> None:
             self.post_message(StatusChanged())
-            self.notify(f"{len(paths)} prompt/config file(s) changed: the agent is rebuilt for the next message", timeout=4)
+            self.notify(
+                f"{len(paths)} prompt/config file(s) changed: the agent is rebuilt for the next message",
+                timeout=4,
+            )
 
         await self.controller.watch_files(changed)
 
@@ -177,7 +193,11 @@ class MyrmApp(App[None]):
         except asyncio.CancelledError:
             self.post_message(AgentEventMessage(TurnDone(0, interrupted=True)))
             raise
-        self.post_message(AgentEventMessage(Notice("Replay finished. You can keep chatting only in a live session (ctrl+n).")))
+        self.post_message(
+            AgentEventMessage(
+                Notice("Replay finished. You can keep chatting only in a live session (ctrl+n).")
+            )
+        )
 
     def action_toggle_replay(self) -> None:
         if self.replayer is None:
@@ -196,7 +216,11 @@ class MyrmApp(App[None]):
         s = self.controller.settings
         model = self.controller.agent.settings.model if self.controller.agent else (s.model if s else "")
         # A replay's model name repeats its session title: the title is enough.
-        self.sub_title = f"REPLAY · {event.session.title}" if self.replayer is not None else f"{event.session.title} · {model}"
+        self.sub_title = (
+            f"REPLAY · {event.session.title}"
+            if self.replayer is not None
+            else f"{event.session.title} · {model}"
+        )
         await self.main.query_one(ChatLog).load(event.messages)
         self._first_message = "" if event.session.title == "New session" else event.session.title
         self.live = LiveContext()  # another session: its numbers come with its agent
@@ -206,8 +230,16 @@ class MyrmApp(App[None]):
         if self.replayer is not None:
             panel.show_model(f"replaying a recorded session\nsession: {event.session.id}")
         elif s is not None:
-            note = " (embedded default — set --model or MYRM_MODEL for a bigger model)" if s.is_local_default else ""
-            tools = "" if supports_tools(s.model, s.api_base) else "\ntools: off on this model (it cannot call them)"
+            note = (
+                " (embedded default — set --model or MYRM_MODEL for a bigger model)"
+                if s.is_local_default
+                else ""
+            )
+            tools = (
+                ""
+                if supports_tools(s.model, s.api_base)
+                else "\ntools: off on this model (it cannot call them)"
+            )
             panel.show_model(f"model: {s.model}{note}{tools}\nsession: {event.session.id}")
         self._status()
 
@@ -228,7 +260,11 @@ class MyrmApp(App[None]):
             if self.replayer is not None:
                 text = "REPLAY of a recorded session — ctrl+r pauses, ctrl+k compacts, ctrl+f forks, F4 vault"
             else:
-                text = "thinking… (esc cancels)" if self.busy else ("ready" if self.ready.is_set() else "loading the session…")
+                text = (
+                    "thinking… (esc cancels)"
+                    if self.busy
+                    else ("ready" if self.ready.is_set() else "loading the session…")
+                )
         self.main.query_one("#status", Static).update(text)
 
     def on_status_changed(self, _: StatusChanged) -> None:
@@ -279,9 +315,13 @@ class MyrmApp(App[None]):
         await self.main.query_one(ChatLog).show(ev)
         match ev:
             case UserSaved():
-                self._first_message = self._first_message or ev.message.text  # titles come from saved messages only
+                self._first_message = (
+                    self._first_message or ev.message.text
+                )  # titles come from saved messages only
             case TextChunk():
-                self.live.streamed(ev.text)  # live while streaming: the reply is part of the next request's input
+                self.live.streamed(
+                    ev.text
+                )  # live while streaming: the reply is part of the next request's input
                 self._show_live()
             case ContextReport():
                 self._show_report(ev)
@@ -306,8 +346,11 @@ class MyrmApp(App[None]):
         if event.manual:
             self.notify(f"Compacted: {m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens")
         else:
-            self.notify(f"Context compacted ({m.get('compaction_reason', '')}): "
-                        f"{m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens", timeout=4)
+            self.notify(
+                f"Context compacted ({m.get('compaction_reason', '')}): "
+                f"{m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens",
+                timeout=4,
+            )
         self.refresh_panels()
 
     @work(exclusive=True, group="title", exit_on_error=False, description="session title")
@@ -438,7 +481,9 @@ class MyrmApp(App[None]):
         for c in COMMANDS:
             if c.palette:
                 key = f" ({c.key})" if c.key else ""
-                yield SystemCommand(c.title, c.help + key, lambda action=c.action: self.call_next(self.run_action, action))
+                yield SystemCommand(
+                    c.title, c.help + key, lambda action=c.action: self.call_next(self.run_action, action)
+                )
 
     def action_new_session(self) -> None:
         if not self.busy:
@@ -447,7 +492,9 @@ class MyrmApp(App[None]):
     @work(exclusive=True, group="session", exit_on_error=False, description="switch session")
     async def switch_session(self, session_id: str | None) -> None:
         await self.ready.wait()
-        row = await (self.controller.open_session(session_id) if session_id else self.controller.new_session())
+        row = await (
+            self.controller.open_session(session_id) if session_id else self.controller.new_session()
+        )
         self.post_message(SessionLoaded(row, await self.controller.messages()))
         await self.controller.ensure_agent()
         self.post_message(AgentReady(*await self.controller.baseline()))
@@ -492,7 +539,10 @@ class MyrmApp(App[None]):
             self.action_compact(arg)
         elif command.action == "fork":
             if arg and not arg.isdigit():
-                self.notify("/fork takes the number of one of your messages: /fork 3 forks after your 3rd message", severity="warning")
+                self.notify(
+                    "/fork takes the number of one of your messages: /fork 3 forks after your 3rd message",
+                    severity="warning",
+                )
             else:
                 self.action_fork(int(arg) if arg else None)
         elif command.action in ("set_model", "set_mode"):

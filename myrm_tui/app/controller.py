@@ -55,11 +55,14 @@ def _load_agent_runtime() -> None:
 
 
 class ForkFailed(Exception):
-    """A fork that did not complete; ``str()`` tells the user what happened (and whether anything was created)."""
+    """A fork that did not complete; ``str()`` tells the user what happened (and whether anything was
+    created)."""
 
 
 class Controller:
-    def __init__(self, db_path: Path, workspace: Path, cli: dict[str, Any], llm: LLMClient | None = None) -> None:
+    def __init__(
+        self, db_path: Path, workspace: Path, cli: dict[str, Any], llm: LLMClient | None = None
+    ) -> None:
         self.db_path = db_path
         self.workspace = workspace
         self.cli = cli
@@ -134,7 +137,9 @@ class Controller:
             agent = self._prebuilt  # a fork's agent, already compacted and preheating
             agent.start_keepalive()
             return agent
-        agent = await build_agent(self._store(), self.session.id, settings, self.workspace, self.llm, self.approver, jobs=jobs)
+        agent = await build_agent(
+            self._store(), self.session.id, settings, self.workspace, self.llm, self.approver, jobs=jobs
+        )
         # The first message then reads a warm prefix. The embedded model waits for the user to type
         # (user_typing): its child process and litellm's import hold ~350 MB, for a session maybe only read.
         if model_kind(settings.model) != "local":
@@ -154,7 +159,8 @@ class Controller:
         return files_fingerprint(prompts_dir(), config_file())
 
     async def ensure_agent(self) -> Agent:
-        """The session's agent, rebuilt first if its execution fingerprint changed (settings, prompts, config)."""
+        """The session's agent, rebuilt first if its execution fingerprint changed (settings, prompts,
+        config)."""
         if self.replaying and self.agent is not None:
             return self.agent
         assert self.session is not None and self.settings is not None
@@ -173,10 +179,16 @@ class Controller:
             return 0, 0
         if agent.last_report is not None:
             r = agent.last_report
-            return (r.usage.prompt_tokens if r.usage and r.usage.prompt_tokens else r.tokens + self.schema_tokens()), agent.window
+            return (
+                r.usage.prompt_tokens
+                if r.usage and r.usage.prompt_tokens
+                else r.tokens + self.schema_tokens()
+            ), agent.window
         rows = [r for r in await self._store().metrics(agent.session_id) if "tokens_out" in r]
         if rows:
-            return int(rows[-1].get("prompt_tokens") or rows[-1]["tokens_out"] + self.schema_tokens()), agent.window
+            return int(
+                rows[-1].get("prompt_tokens") or rows[-1]["tokens_out"] + self.schema_tokens()
+            ), agent.window
         return agent.counter.messages(agent.history) + self.schema_tokens(), agent.window
 
     def schema_tokens(self) -> int:
@@ -199,7 +211,9 @@ class Controller:
             self.cli[key] = value  # what the user just chose wins for this run, over flags and MYRM_* too
         await self.reload_settings()
 
-    async def watch_files(self, on_change: Callable[[list[str]], Awaitable[None]], stop: asyncio.Event | None = None) -> None:
+    async def watch_files(
+        self, on_change: Callable[[list[str]], Awaitable[None]], stop: asyncio.Event | None = None
+    ) -> None:
         """Watch ``prompts/`` and the config file; a change rebuilds the agent for the next message."""
         from watchfiles import awatch
 
@@ -207,7 +221,9 @@ class Controller:
         if not paths:
             return
         async for changes in awatch(*paths, stop_event=stop, debounce=200, step=50):
-            relevant = [c[1] for c in changes if c[1].startswith(str(prompts_dir())) or c[1] == str(config_file())]
+            relevant = [
+                c[1] for c in changes if c[1].startswith(str(prompts_dir())) or c[1] == str(config_file())
+            ]
             if relevant:
                 await self.reload_settings()
                 await on_change(relevant)
@@ -240,7 +256,9 @@ class Controller:
                 msgs = await store.load_messages(parent.id)
                 users = [i for i, m in enumerate(msgs) if m.role == "user" and not m.synthetic]
                 if not 1 <= at_user_message <= len(users):
-                    raise ValueError(f"there is no user message {at_user_message} (this session has {len(users)})")
+                    raise ValueError(
+                        f"there is no user message {at_user_message} (this session has {len(users)})"
+                    )
                 end = users[at_user_message] if at_user_message < len(users) else len(msgs)
                 upto_seq = int(msgs[end - 1].id[1:])
             await self.warm_up()  # litellm's import, before the transaction holds the store
@@ -252,7 +270,9 @@ class Controller:
                 row = await store.fork_session(parent.id, upto_seq, copy_state=True)
                 # Built here, not through the cache: its start-up preheat would run a second pipeline
                 # over the same state while compact_now runs (the old "transaction within a transaction").
-                agent = await build_agent(store, row.id, self.settings, self.workspace, self.llm, self.approver)
+                agent = await build_agent(
+                    store, row.id, self.settings, self.workspace, self.llm, self.approver
+                )
                 agent.tool_ctx.extra_vault_namespaces.add(parent.id)
                 report = await agent.compact_now()
         except BaseException as exc:  # cancelled (a second ctrl+f, quitting) too: the transaction rolled back
@@ -260,8 +280,10 @@ class Controller:
                 await agent.close()
             if not isinstance(exc, Exception):
                 raise
-            raise ForkFailed(f"Fork failed, nothing was created ({type(exc).__name__}: {exc}); "
-                             f"still in session {parent.id}") from exc
+            raise ForkFailed(
+                f"Fork failed, nothing was created ({type(exc).__name__}: {exc}); "
+                f"still in session {parent.id}"
+            ) from exc
         self._prebuilt = agent
         try:
             await self.open_session(row.id)
@@ -269,13 +291,18 @@ class Controller:
         except Exception as exc:
             if self.agent is not agent:
                 await agent.close()
-            raise ForkFailed(f"Forked into session {row.id}, but opening it failed ({type(exc).__name__}: {exc}); "
-                             "open it from the session list (ctrl+s)") from exc
+            raise ForkFailed(
+                f"Forked into session {row.id}, but opening it failed ({type(exc).__name__}: {exc}); "
+                "open it from the session list (ctrl+s)"
+            ) from exc
         finally:
             self._prebuilt = None
         m = report.metrics
-        how = (f"it starts compacted ({m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens)" if m.get("compacted")
-               else "it starts with the parent's context (nothing to compact)")
+        how = (
+            f"it starts compacted ({m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens)"
+            if m.get("compacted")
+            else "it starts with the parent's context (nothing to compact)"
+        )
         self.fork_notice = f"Forked into session {row.id} “{row.title}”: {how}"
         return row
 
@@ -288,7 +315,11 @@ class Controller:
         from myrm_tui.config import summarizer_model
 
         agent = self.agent
-        spec = model_spec(agent.settings, summarizer_model(agent.settings)) if agent.settings.summarizer_model != "extractive" else None
+        spec = (
+            model_spec(agent.settings, summarizer_model(agent.settings))
+            if agent.settings.summarizer_model != "extractive"
+            else None
+        )
         sid = self.session.id  # a fork may switch sessions while the title is written: it is not renamed
         title, _ = await make_title(first_message, agent.llm, spec, agent.prompts.read("title.md"))
         await self._store().rename_session(sid, title)
@@ -311,12 +342,21 @@ class Controller:
             st = agent.state
             times = sorted(r.get("total_ms", 0.0) for r in rows if "total_ms" in r)
             info.update(
-                window=agent.window, light=agent.config.light_ratio, full=agent.config.full_ratio,
-                emergency=agent.config.emergency_ratio, notes=len(st.notes), cache_breaks=st.cache_breaks,
-                handovers=st.handovers, note_texts=list(st.notes),
-                keepalive=agent.keepalive.state if agent.keepalive else "off", breaker=agent.breaker.state,
-                backoff=st.backoff_level, low_yield=st.low_yield_streak,
-                summarizer=agent.aux.last_model if agent.aux and agent.aux.last_model else ("extractive" if agent.extractive_summaries else "lite model"),
+                window=agent.window,
+                light=agent.config.light_ratio,
+                full=agent.config.full_ratio,
+                emergency=agent.config.emergency_ratio,
+                notes=len(st.notes),
+                cache_breaks=st.cache_breaks,
+                handovers=st.handovers,
+                note_texts=list(st.notes),
+                keepalive=agent.keepalive.state if agent.keepalive else "off",
+                breaker=agent.breaker.state,
+                backoff=st.backoff_level,
+                low_yield=st.low_yield_streak,
+                summarizer=agent.aux.last_model
+                if agent.aux and agent.aux.last_model
+                else ("extractive" if agent.extractive_summaries else "lite model"),
                 last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
                 pipeline_p50=times[len(times) // 2] if times else None,
             )

@@ -58,7 +58,9 @@ class LiveContext:
         """The lines under the ring."""
         if not self.known:
             return []
-        out = [f"threshold level: {self.level}" if self.level != "-" else "threshold level: - (no request yet)"]
+        out = [
+            f"threshold level: {self.level}" if self.level != "-" else "threshold level: - (no request yet)"
+        ]
         if self.pipeline_ms is not None:
             out.append(f"pipeline: {self.pipeline_ms:.1f} ms (last run)")
         hit = self.cache_hit

@@ -37,7 +37,9 @@ FIRST_FRAME_TARGET_S = 0.5
 IDLE_RSS_TARGET_MB = 200.0
 RING_MARK = "ctrl+k to compact"  # drawn by the context ring in the first frame
 READY = re.compile(r"(?<![\w-])ready(?![\w-])")  # the status line once the agent is built
-ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[@-Z\\-_]")
+ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[@-Z\\-_]"
+)
 
 
 @dataclass
@@ -83,10 +85,19 @@ def _descendants(pid: int) -> list[int]:
 
 def one_run(command: list[str], size: tuple[int, int], idle_s: float, timeout: float) -> Run:
     with tempfile.TemporaryDirectory(prefix="myrm-perf-") as tmp:
-        env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "MYRM_DB": f"{tmp}/perf.db",
-               "MYRM_CONFIG": f"{tmp}/config.toml", "XDG_CONFIG_HOME": f"{tmp}/config", "XDG_DATA_HOME": f"{tmp}/data"}
+        env = {
+            **os.environ,
+            "TERM": "xterm-256color",
+            "COLORTERM": "truecolor",
+            "MYRM_DB": f"{tmp}/perf.db",
+            "MYRM_CONFIG": f"{tmp}/config.toml",
+            "XDG_CONFIG_HOME": f"{tmp}/config",
+            "XDG_DATA_HOME": f"{tmp}/data",
+        }
         env.pop("TEXTUAL", None)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's Python caches compiled modules; so does the warm-up run
+        env.pop(
+            "PYTHONDONTWRITEBYTECODE", None
+        )  # a user's Python caches compiled modules; so does the warm-up run
         start = time.perf_counter()
         pid, fd = pty.fork()
         if pid == 0:  # the child: the app, on the pseudo-terminal's slave side
@@ -127,7 +138,13 @@ def one_run(command: list[str], size: tuple[int, int], idle_s: float, timeout: f
                         break
                 samples.append((_rss_mb(pid), sum(_rss_mb(c) for c in _descendants(pid))))
             rss, kids = samples[-1] if samples else (0.0, 0.0)
-            return Run(round(first, 3), round(first_cpu, 3), round(ready, 3) if ready is not None else None, round(rss, 1), round(kids, 1))
+            return Run(
+                round(first, 3),
+                round(first_cpu, 3),
+                round(ready, 3) if ready is not None else None,
+                round(rss, 1),
+                round(kids, 1),
+            )
         finally:
             try:
                 os.write(fd, b"\x11")  # ctrl+q
@@ -159,25 +176,50 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("args", nargs="*", help="extra arguments for myrm (e.g. --model openai/x --api-base URL)")
     ns = ap.parse_args(argv)
     myrm = Path(sys.executable).with_name("myrm")
-    command = [str(myrm) if myrm.exists() else sys.executable, *([] if myrm.exists() else ["-m", "myrm_tui.cli"]), *ns.args]
+    command = [
+        str(myrm) if myrm.exists() else sys.executable,
+        *([] if myrm.exists() else ["-m", "myrm_tui.cli"]),
+        *ns.args,
+    ]
     cold = one_run(command, (140, 42), ns.idle, ns.timeout)  # writes the bytecode caches, like a first launch
-    print(f"warm-up run (not counted): first frame {cold.first_frame_s:.3f} s, idle RSS {cold.idle_rss_mb:.0f} MB")
+    print(
+        f"warm-up run (not counted): first frame {cold.first_frame_s:.3f} s, idle RSS "
+        f"{cold.idle_rss_mb:.0f} MB"
+    )
     runs = [one_run(command, (140, 42), ns.idle, ns.timeout) for _ in range(ns.runs)]
     for i, r in enumerate(runs, 1):
         ready = f"{r.ready_s:.2f} s" if r.ready_s is not None else "never"
-        print(f"run {i}: first frame {r.first_frame_s:.3f} s ({r.first_frame_cpu_s:.2f} s CPU), ready {ready}, idle RSS {r.idle_rss_mb:.0f} MB"
-              f" (+ children {r.children_rss_mb:.0f} MB)")
+        print(
+            f"run {i}: first frame {r.first_frame_s:.3f} s ({r.first_frame_cpu_s:.2f} s CPU), "
+            f"ready {ready}, idle RSS {r.idle_rss_mb:.0f} MB"
+            f" (+ children {r.children_rss_mb:.0f} MB)"
+        )
     frame = statistics.median(r.first_frame_s for r in runs)
     frame_cpu = statistics.median(r.first_frame_cpu_s for r in runs)
     rss = statistics.median(r.idle_rss_mb for r in runs)
     ok_frame, ok_rss = frame <= FIRST_FRAME_TARGET_S, rss <= IDLE_RSS_TARGET_MB
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
-    print(f"median first frame {frame:.3f} s, {frame_cpu:.2f} s of CPU (target <= {FIRST_FRAME_TARGET_S} s): "
-          f"{'ok' if ok_frame else 'MISSED'}")
-    print(f"median idle RSS {rss:.0f} MB (target <= {IDLE_RSS_TARGET_MB:.0f} MB): {'ok' if ok_rss else 'MISSED'}")
+    print(
+        f"median first frame {frame:.3f} s, {frame_cpu:.2f} s of CPU (target <= {FIRST_FRAME_TARGET_S} s): "
+        f"{'ok' if ok_frame else 'MISSED'}"
+    )
+    print(
+        f"median idle RSS {rss:.0f} MB (target <= {IDLE_RSS_TARGET_MB:.0f} MB): "
+        f"{'ok' if ok_rss else 'MISSED'}"
+    )
     if ns.json:
-        ns.json.write_text(json.dumps({"runs": [asdict(r) for r in runs], "first_frame_s": frame, "first_frame_cpu_s": frame_cpu,
-                                       "idle_rss_mb": rss, "loadavg": os.getloadavg()}, indent=2))
+        ns.json.write_text(
+            json.dumps(
+                {
+                    "runs": [asdict(r) for r in runs],
+                    "first_frame_s": frame,
+                    "first_frame_cpu_s": frame_cpu,
+                    "idle_rss_mb": rss,
+                    "loadavg": os.getloadavg(),
+                },
+                indent=2,
+            )
+        )
     return 0 if ok_frame and ok_rss else 1
 
 

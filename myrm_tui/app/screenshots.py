@@ -32,7 +32,9 @@ async def _wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
 
 
 async def replay_shots(out: Path, tmp: Path) -> None:
-    app = MyrmApp(db_path=tmp / "shots.db", workspace=tmp, replay=f"{CORPUS}#{REPLAY_ID}", replay_speed=0.05)  # slow enough for the pause to land right after the 2nd compaction
+    app = MyrmApp(
+        db_path=tmp / "shots.db", workspace=tmp, replay=f"{CORPUS}#{REPLAY_ID}", replay_speed=0.05
+    )  # slow enough for the pause to land right after the 2nd compaction
     async with app.run_test(size=(150, 45)) as pilot:
         await _wait(pilot, lambda: app.replayer is not None and app.controller.agent is not None)
         agent = app.controller.agent
@@ -46,7 +48,11 @@ async def replay_shots(out: Path, tmp: Path) -> None:
         await pilot.pause(0.3)
         app.save_screenshot(str(out / "health.svg"))
         entries = (await app.controller.panel_data())["vault"]
-        archives = [e for e in entries if e.get("kind") == "archive" and e.get("meta", {}).get("reason") == "pre_compact"]
+        archives = [
+            e
+            for e in entries
+            if e.get("kind") == "archive" and e.get("meta", {}).get("reason") == "pre_compact"
+        ]
         cards = list(app.query(VaultArtifactCard))
         if archives:  # an archived view, rendered as numbered messages
             app.load_vault_entry(archives[0]["uri"])
@@ -73,12 +79,26 @@ async def scripted_shots(out: Path, tmp: Path) -> None:
         ws.mkdir()
         (ws / "app.py").write_text("def add(a, b):\n    return a - b\n")
         emu.enqueue(
-            Reply(text="Let me look at the file first.", tool_calls=[("file_read_tool", {"paths": ["app.py"]})]),
-            Reply(tool_calls=[("file_edit_tool", {"path": "app.py", "old_string": "a - b", "new_string": "a + b"})]),
+            Reply(
+                text="Let me look at the file first.", tool_calls=[("file_read_tool", {"paths": ["app.py"]})]
+            ),
+            Reply(
+                tool_calls=[
+                    ("file_edit_tool", {"path": "app.py", "old_string": "a - b", "new_string": "a + b"})
+                ]
+            ),
             Reply(text="Fixed: `add` now adds."),
         )
-        app = MyrmApp(db_path=tmp / "shots.db", workspace=ws,
-                      cli={"model": "openai/gpt-4o-mini", "api_base": emu.openai_base, "api_key": "sk-demo", "approval": "auto"})
+        app = MyrmApp(
+            db_path=tmp / "shots.db",
+            workspace=ws,
+            cli={
+                "model": "openai/gpt-4o-mini",
+                "api_base": emu.openai_base,
+                "api_key": "sk-demo",
+                "approval": "auto",
+            },
+        )
         async with app.run_test(size=(150, 45)) as pilot:
             await _wait(pilot, app.ready.is_set)
             await pilot.press(*"fix the add function in app.py")

@@ -83,8 +83,12 @@ def _message(path: Path, n: int, i: int, m: Any, conv: int) -> Message:
     if not (c is None or isinstance(c, str) or (isinstance(c, list) and all(isinstance(p, dict) for p in c))):
         raise CorpusError(f"{where}: content must be a string, a list of parts or null")
     calls = m.get("tool_calls") or []
-    if not isinstance(calls, list) or not all(isinstance(x, dict) and isinstance(x.get("function", {}), dict) for x in calls):
-        raise CorpusError(f"{where}: tool_calls must be a list of {{id, type, function: {{name, arguments}}}}")
+    if not isinstance(calls, list) or not all(
+        isinstance(x, dict) and isinstance(x.get("function", {}), dict) for x in calls
+    ):
+        raise CorpusError(
+            f"{where}: tool_calls must be a list of {{id, type, function: {{name, arguments}}}}"
+        )
     return Message.from_api(m, id=f"c{conv}m{i}")
 
 
@@ -97,11 +101,13 @@ def load_conversations(path: Path, limit: int | None = None, only: str | None = 
         raw = d.get("messages")
         if not isinstance(raw, list):
             got = "no" if raw is None else f"a {type(raw).__name__} as"
-            raise CorpusError(f"{path}:{n}: conversation {cid!r} has {got} \"messages\" (want a list of chat messages)")
+            raise CorpusError(
+                f'{path}:{n}: conversation {cid!r} has {got} "messages" (want a list of chat messages)'
+            )
         msgs = [_message(path, n, i, m, conv) for i, m in enumerate(raw)]
         meta = d.get("meta") or {}
         if not isinstance(meta, dict):
-            raise CorpusError(f"{path}:{n}: \"meta\" must be an object")
+            raise CorpusError(f'{path}:{n}: "meta" must be an object')
         meta = dict(meta)
         tools = meta.pop("tools", []) or []
         if not isinstance(tools, list):
@@ -113,7 +119,9 @@ def load_conversations(path: Path, limit: int | None = None, only: str | None = 
 
 
 def _facts(path: Path, n: int, raw: Any) -> tuple[tuple[str, ...], ...]:
-    bad = CorpusError(f"{path}:{n}: \"expected_facts\" must be a list whose items are strings or non-empty lists of strings")
+    bad = CorpusError(
+        f'{path}:{n}: "expected_facts" must be a list whose items are strings or non-empty lists of strings'
+    )
     if not isinstance(raw, list):
         raise bad
     out: list[tuple[str, ...]] = []
@@ -130,12 +138,21 @@ def load_probes(path: Path) -> list[Probe]:
     for n, d in _lines(path):
         for key in ("conv_id", "probe_id"):
             if not isinstance(d.get(key), str) or not d[key]:
-                raise CorpusError(f"{path}:{n}: probe needs a string \"{key}\"")
+                raise CorpusError(f'{path}:{n}: probe needs a string "{key}"')
         idx = d.get("evidence_msg_index", -1)
         if isinstance(idx, bool) or not isinstance(idx, int):
-            raise CorpusError(f"{path}:{n}: \"evidence_msg_index\" must be an integer")
+            raise CorpusError(f'{path}:{n}: "evidence_msg_index" must be an integer')
         kind = d.get("type", "")
         if not isinstance(kind, str):
-            raise CorpusError(f"{path}:{n}: \"type\" must be a string")
-        out.append(Probe(d["conv_id"], d["probe_id"], str(d.get("question", "")), _facts(path, n, d.get("expected_facts", [])), idx, kind))
+            raise CorpusError(f'{path}:{n}: "type" must be a string')
+        out.append(
+            Probe(
+                d["conv_id"],
+                d["probe_id"],
+                str(d.get("question", "")),
+                _facts(path, n, d.get("expected_facts", [])),
+                idx,
+                kind,
+            )
+        )
     return out

@@ -18,10 +18,20 @@ from myrm_tui.bench.run import run_bench
 from myrm_tui.context.processor import Completer
 
 COLUMNS = (
-    ("feasible", "feasible"), ("requests", "req"), ("rejected_requests", "rejected"), ("input_tokens", "input tok"),
-    ("cache_hit_ratio", "cache hit"), ("cost_usd", "cost $"), ("sent_cost_usd", "as sent $"), ("rewrite_overhead", "rewrite"),
-    ("peak_request_tokens", "peak tok"), ("pipeline_ms_p50", "p50 ms"), ("pipeline_ms_p99", "p99 ms"),
-    ("probe_retention", "retention"), ("probe_retention_reachable", "reachable ret."), ("probe_recoverable", "recoverable"),
+    ("feasible", "feasible"),
+    ("requests", "req"),
+    ("rejected_requests", "rejected"),
+    ("input_tokens", "input tok"),
+    ("cache_hit_ratio", "cache hit"),
+    ("cost_usd", "cost $"),
+    ("sent_cost_usd", "as sent $"),
+    ("rewrite_overhead", "rewrite"),
+    ("peak_request_tokens", "peak tok"),
+    ("pipeline_ms_p50", "p50 ms"),
+    ("pipeline_ms_p99", "p99 ms"),
+    ("probe_retention", "retention"),
+    ("probe_retention_reachable", "reachable ret."),
+    ("probe_recoverable", "recoverable"),
 )
 TARGET = "myrm"
 REFERENCE = "none"
@@ -52,7 +62,10 @@ def _fmt(v: Any) -> str:
 
 def _title(result: dict[str, Any]) -> str:
     probes = f", probes {Path(result['probes']).name}" if result.get("probes") else ""
-    return f"{Path(result['corpus']).name}{probes} — window {result['window']:,} tokens — prices of {result['price_model']}"
+    return (
+        f"{Path(result['corpus']).name}{probes} — window {result['window']:,} tokens — prices of "
+        f"{result['price_model']}"
+    )
 
 
 def _columns(result: dict[str, Any]) -> list[tuple[str, str]]:
@@ -74,7 +87,10 @@ def table(result: dict[str, Any]) -> Table:
     for _, label in cols:
         t.add_column(label, justify="right")
     for name, r in result["strategies"].items():
-        t.add_row(name + ("" if r.get("feasible", True) else " (infeasible)"), *(_fmt(_value(r, k)) for k, _ in cols))
+        t.add_row(
+            name + ("" if r.get("feasible", True) else " (infeasible)"),
+            *(_fmt(_value(r, k)) for k, _ in cols),
+        )
     return t
 
 
@@ -90,22 +106,31 @@ def _usd(v: float, sign: bool = False) -> str:
 def _money_split(name: str, r: dict[str, Any], sent: bool = False) -> str:
     d = r["sent"] if sent else r
     cached, uncached = d["cached_input_tokens"], d["input_tokens"] - d["cached_input_tokens"]
-    return (f"{name}{' (every request as sent)' if sent else ''} {_usd(d['cost_usd'])} = {_usd(d['cost_cached_usd'])} for "
-            f"{cached:,} cached tokens + {_usd(d['cost_uncached_usd'])} for {uncached:,} uncached")
+    return (
+        f"{name}{' (every request as sent)' if sent else ''} {_usd(d['cost_usd'])} = "
+        f"{_usd(d['cost_cached_usd'])} for "
+        f"{cached:,} cached tokens + {_usd(d['cost_uncached_usd'])} for {uncached:,} uncached"
+    )
 
 
 def _cost_why(m: dict[str, Any], name: str, b: dict[str, Any], sent: bool) -> str:
     """Where the cost difference lies, from the run's own token counts."""
     ref = b["sent"] if sent else b
     parts = [_money_split(TARGET, m), _money_split(name, b, sent)]
+
     def times(a: float, b: float) -> str:
         return f"{a / b:.2f}×" if b else "n/a"
 
-    parts.append(f"{TARGET}'s uncached part is {times(m['cost_uncached_usd'], ref['cost_uncached_usd'])} {name}'s, "
-                 f"its cached part {times(m['cost_cached_usd'], ref['cost_cached_usd'])}")
+    parts.append(
+        f"{TARGET}'s uncached part is {times(m['cost_uncached_usd'], ref['cost_uncached_usd'])} {name}'s, "
+        f"its cached part {times(m['cost_cached_usd'], ref['cost_cached_usd'])}"
+    )
     if m.get("compactions") and name == REFERENCE:
         extra = m["uncached_input_tokens"] - ref["uncached_input_tokens"]
-        parts.append(f"{m['compactions']} compactions, {extra / m['compactions']:+,.0f} uncached tokens each against {name}")
+        parts.append(
+            f"{m['compactions']} compactions, {extra / m['compactions']:+,.0f} uncached tokens "
+            f"each against {name}"
+        )
     return "; ".join(parts)
 
 
@@ -119,7 +144,8 @@ def _retention_why(m: dict[str, Any], best: tuple[str, float] | None) -> list[st
     def rows(key: str) -> str:
         return ", ".join(
             f"{k} {v['facts'] - v['kept']} lost of {v['facts']} (keeps {v['retention']:.2f})"
-            for k, v in (m.get(key) or {}).items() if v["facts"]
+            for k, v in (m.get(key) or {}).items()
+            if v["facts"]
         )
 
     out.append(f"by the message a fact first appears in: {rows('probe_reachable_by_role')}")
@@ -129,18 +155,31 @@ def _retention_why(m: dict[str, Any], best: tuple[str, float] | None) -> list[st
         out.append("what happened to that message: " + ", ".join(f"{k} {v}" for k, v in stages.items()))
     by_type = {k: v for k, v in (m.get("probe_by_type") or {}).items() if v.get("reachable_facts")}
     if by_type:
-        out.append("by probe type (reachable): " + ", ".join(
-            f"{k} {v['retention_reachable']:.2f} ({v['reachable_kept']}/{v['reachable_facts']})" for k, v in by_type.items()))
+        out.append(
+            "by probe type (reachable): "
+            + ", ".join(
+                f"{k} {v['retention_reachable']:.2f} ({v['reachable_kept']}/{v['reachable_facts']})"
+                for k, v in by_type.items()
+            )
+        )
     if lost:
-        spread = list({f["conv_id"]: f for f in reversed(lost)}.values())[::-1]  # the first lost fact of each conversation
-        out.append("e.g. " + "; ".join(
-            f"\"{f['fact'][:60]}\" ({f['conv_id'].rsplit('/', 1)[-1]} {f['probe_id']}: {f['role']}, {f['third']}, {f['stage']})"
-            for f in spread[:3]))
+        spread = list({f["conv_id"]: f for f in reversed(lost)}.values())[
+            ::-1
+        ]  # the first lost fact of each conversation
+        out.append(
+            "e.g. "
+            + "; ".join(
+                f'"{f["fact"][:60]}" ({f["conv_id"].rsplit("/", 1)[-1]} {f["probe_id"]}: '
+                f"{f['role']}, {f['third']}, {f['stage']})"
+                for f in spread[:3]
+            )
+        )
     return out
 
 
 def targets(result: dict[str, Any]) -> list[str]:
-    """Issue 14's targets for ``myrm``, each met or missed, a missed one followed by "why" lines computed from the run."""
+    """Issue 14's targets for ``myrm``, each met or missed, a missed one followed by "why" lines computed
+    from the run."""
     s = result["strategies"]
     m = s.get(TARGET)
     if not m:
@@ -154,8 +193,11 @@ def targets(result: dict[str, Any]) -> list[str]:
     feasible = {k: v for k, v in baselines.items() if v.get("feasible", v["rejected_requests"] == 0)}
     for k, v in s.items():
         if not v.get("feasible", True):
-            out.append(f"{k}: infeasible ({v['rejected_requests']:,} of {v['requests']:,} requests rejected: "
-                       + ", ".join(f"{c} {n:,}" for c, n in v["rejections"].items()) + "); its cost counts accepted requests only")
+            out.append(
+                f"{k}: infeasible ({v['rejected_requests']:,} of {v['requests']:,} requests rejected: "
+                + ", ".join(f"{c} {n:,}" for c, n in v["rejections"].items())
+                + "); its cost counts accepted requests only"
+            )
 
     rej = m["rejected_requests"]
     out.append(f"rejected_requests = {rej} (target 0): {_mark(rej == 0)}")
@@ -164,31 +206,48 @@ def targets(result: dict[str, Any]) -> list[str]:
 
     r = m.get("probe_retention_reachable")
     if r is not None:
-        others = {k: v["probe_retention_reachable"] for k, v in baselines.items() if v.get("probe_retention_reachable") is not None}
+        others = {
+            k: v["probe_retention_reachable"]
+            for k, v in baselines.items()
+            if v.get("probe_retention_reachable") is not None
+        }
         above = {k: v for k, v in others.items() if v > r}
         ok = r >= 0.98 and not above
-        shown = ", ".join(f"{k} {v:.3f}" + ("" if k in feasible else " (infeasible)") for k, v in others.items())
-        out.append(f"retention of reachable facts = {r:.3f} (target ≥ 0.98 and ≥ every baseline: {shown or 'none run'}): "
-                   + _mark(ok, f"{max(0.98 - r, max(above.values(), default=r) - r):.3f}"))
+        shown = ", ".join(
+            f"{k} {v:.3f}" + ("" if k in feasible else " (infeasible)") for k, v in others.items()
+        )
+        out.append(
+            f"retention of reachable facts = {r:.3f} (target ≥ 0.98 and ≥ every baseline: "
+            f"{shown or 'none run'}): "
+            + _mark(ok, f"{max(0.98 - r, max(above.values(), default=r) - r):.3f}")
+        )
         if not ok:
             best = max(others.items(), key=lambda kv: kv[1]) if others else None
             why(_retention_why(m, best))
         if m.get("probe_retention") is not None and m["probe_facts_total"] > m["probe_facts_reachable"]:
-            out.append(f"retention of all facts = {m['probe_retention']:.3f} ({m['probe_facts_total'] - m['probe_facts_reachable']} of "
-                       f"{m['probe_facts_total']} facts are in no raw message, so no strategy can keep them verbatim)")
+            out.append(
+                f"retention of all facts = {m['probe_retention']:.3f} "
+                f"({m['probe_facts_total'] - m['probe_facts_reachable']} of "
+                f"{m['probe_facts_total']} facts are in no raw message, so no strategy can keep "
+                "them verbatim)"
+            )
 
     if REFERENCE in s and s[REFERENCE]["sent"]["cost_usd"]:
         ref = s[REFERENCE]
         ratio = m["cost_usd"] / ref["sent"]["cost_usd"]
-        out.append(f"cost = {ratio:.3f}× none (every request of none as sent, the reference) (target ≤ 0.65×): "
-                   + _mark(ratio <= 0.65, f"{ratio - 0.65:.3f}×"))
+        out.append(
+            f"cost = {ratio:.3f}× none (every request of none as sent, the reference) (target ≤ 0.65×): "
+            + _mark(ratio <= 0.65, f"{ratio - 0.65:.3f}×")
+        )
         if ratio > 0.65:
             why(_cost_why(m, REFERENCE, ref, sent=True))
     if feasible:
         name, cheapest = min(feasible.items(), key=lambda kv: kv[1]["cost_usd"])
         ratio = m["cost_usd"] / cheapest["cost_usd"] if cheapest["cost_usd"] else float("inf")
-        out.append(f"cost = {ratio:.3f}× {name}, the cheapest feasible baseline (target ≤ 0.75×): "
-                   + _mark(ratio <= 0.75, f"{ratio - 0.75:.3f}×"))
+        out.append(
+            f"cost = {ratio:.3f}× {name}, the cheapest feasible baseline (target ≤ 0.75×): "
+            + _mark(ratio <= 0.75, f"{ratio - 0.75:.3f}×")
+        )
         if ratio > 0.75:
             why(_cost_why(m, name, cheapest, sent=False))
     else:
@@ -200,7 +259,10 @@ def targets(result: dict[str, Any]) -> list[str]:
         if ov > 0.10:
             floor = s[REFERENCE]["sent"]["uncached_input_tokens"]
             extra = m["sent"]["uncached_input_tokens"] - floor
-            line = f"{m['sent']['uncached_input_tokens']:,} uncached tokens against the floor of {floor:,} (none's), {extra:,} more"
+            line = (
+                f"{m['sent']['uncached_input_tokens']:,} uncached tokens against the floor of "
+                f"{floor:,} (none's), {extra:,} more"
+            )
             if m.get("compactions"):
                 line += f"; {m['compactions']} compactions, {extra / m['compactions']:,.0f} each"
             why(line)
@@ -208,21 +270,32 @@ def targets(result: dict[str, Any]) -> list[str]:
     hit = m["cache_hit_ratio"]
     out.append(f"cache_hit_ratio = {hit:.3f} (target ≥ 0.85): {_mark(hit >= 0.85, f'{0.85 - hit:.3f}')}")
     if hit < 0.85:
-        why(f"{m['uncached_input_tokens']:,} of {m['input_tokens']:,} input tokens uncached over {m['requests']:,} requests "
-            f"and {m.get('compactions', 0)} compactions")
+        why(
+            f"{m['uncached_input_tokens']:,} of {m['input_tokens']:,} input tokens uncached over "
+            f"{m['requests']:,} requests "
+            f"and {m.get('compactions', 0)} compactions"
+        )
 
     p50, p99 = m["pipeline_ms_p50"], m["pipeline_ms_p99"]
-    out.append(f"pipeline p50 = {p50:.3f} ms (≤ 1), p99 = {p99:.3f} ms (≤ 10): {_mark(p50 <= 1 and p99 <= 10)}")
+    out.append(
+        f"pipeline p50 = {p50:.3f} ms (≤ 1), p99 = {p99:.3f} ms (≤ 10): {_mark(p50 <= 1 and p99 <= 10)}"
+    )
     if (p50 > 1 or p99 > 10) and m.get("pipeline_slowest_stages_ms"):
-        why(f"time by stage, summed over the slowest 1% of requests ({m.get('pipeline_slowest_requests', '?')}): "
-            + ", ".join(f"{k} {v:,.1f} ms" for k, v in m["pipeline_slowest_stages_ms"].items()))
-    out.append(f"p50 first quarter of turns = {m['pipeline_ms_p50_first_quarter']:.3f} ms, "
-               f"last quarter = {m['pipeline_ms_p50_last_quarter']:.3f} ms")
+        why(
+            "time by stage, summed over the slowest 1% of requests "
+            f"({m.get('pipeline_slowest_requests', '?')}): "
+            + ", ".join(f"{k} {v:,.1f} ms" for k, v in m["pipeline_slowest_stages_ms"].items())
+        )
+    out.append(
+        f"p50 first quarter of turns = {m['pipeline_ms_p50_first_quarter']:.3f} ms, "
+        f"last quarter = {m['pipeline_ms_p50_last_quarter']:.3f} ms"
+    )
     return out
 
 
 def svg_plot(result: dict[str, Any]) -> str:
     """Cost (x) against probe retention (y), one labelled point per strategy; no plotting library needed."""
+
     def ret(r: dict[str, Any]) -> float:
         v = r.get("probe_retention_reachable")
         v = r.get("probe_retention") if v is None else v
@@ -240,17 +313,23 @@ def svg_plot(result: dict[str, Any]) -> str:
         return h - pad - (h - 2 * pad) * r
 
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+        'font-family="sans-serif" font-size="12">',
         f'<rect width="{w}" height="{h}" fill="white"/>',
-        f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">Cost vs probe retention — window {result["window"]:,}</text>',
+        f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">Cost vs probe retention — '
+        f"window {result['window']:,}</text>",
         f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="black"/>',
         f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="black"/>',
         f'<text x="{w / 2}" y="{h - 20}" text-anchor="middle">cost (USD, {result["price_model"]})</text>',
-        f'<text x="18" y="{h / 2}" transform="rotate(-90 18 {h / 2})" text-anchor="middle">retention of reachable facts</text>',
+        f'<text x="18" y="{h / 2}" transform="rotate(-90 18 {h / 2})" '
+        'text-anchor="middle">retention of reachable facts</text>',
     ]
     for frac in (0.0, 0.5, 1.0):
         parts.append(f'<text x="{pad - 8}" y="{y(frac) + 4}" text-anchor="end">{frac:.1f}</text>')
-        parts.append(f'<text x="{x(xmax * frac / 1.1)}" y="{h - pad + 16}" text-anchor="middle">{xmax * frac / 1.1:.2f}</text>')
+        parts.append(
+            f'<text x="{x(xmax * frac / 1.1)}" y="{h - pad + 16}" '
+            f'text-anchor="middle">{xmax * frac / 1.1:.2f}</text>'
+        )
     colors = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
     for i, (name, c, r) in enumerate(pts):
         color = colors[i % len(colors)]
@@ -266,12 +345,23 @@ def markdown(result: dict[str, Any], command: str) -> str:
     cols = _columns(result)
     head = "| strategy | " + " | ".join(label for _, label in cols) + " |"
     sep = "|---|" + "---:|" * len(cols)
-    rows = [f"| {n} | " + " | ".join(_fmt(_value(r, k)) for k, _ in cols) + " |" for n, r in result["strategies"].items()]
+    rows = [
+        f"| {n} | " + " | ".join(_fmt(_value(r, k)) for k, _ in cols) + " |"
+        for n, r in result["strategies"].items()
+    ]
     when = time.strftime("%Y-%m-%d")
     machine = f"{platform.system()} {platform.machine()}, Python {platform.python_version()}"
     probes = f", probes {Path(result['probes']).name}" if result.get("probes") else ""
-    lines = [f"### {Path(result['corpus']).name}{probes}, window {result['window']:,}", "", f"`{command}` — {when}, {machine}", "",
-             head, sep, *rows, ""]
+    lines = [
+        f"### {Path(result['corpus']).name}{probes}, window {result['window']:,}",
+        "",
+        f"`{command}` — {when}, {machine}",
+        "",
+        head,
+        sep,
+        *rows,
+        "",
+    ]
     t = targets(result)
     if t:
         lines += ["Targets:", *[f"- {x}" for x in t], ""]
@@ -293,9 +383,20 @@ def _summarizer(spec: str) -> Completer | None:
 
 
 async def run_cli(
-    corpus: Path, probes: Path | None, window: int, strategies: list[str], plugins: list[str], limit: int | None,
-    price_model: str, summarizer: str, mask_turns: int, json_path: Path | None, plot: Path | None,
-    md_path: Path | None, append: bool, extra_probes: Sequence[Path] = (),
+    corpus: Path,
+    probes: Path | None,
+    window: int,
+    strategies: list[str],
+    plugins: list[str],
+    limit: int | None,
+    price_model: str,
+    summarizer: str,
+    mask_turns: int,
+    json_path: Path | None,
+    plot: Path | None,
+    md_path: Path | None,
+    append: bool,
+    extra_probes: Sequence[Path] = (),
 ) -> int:
     def fail(msg: str) -> int:
         # One plain line (no Rich wrapping or markup): the file, the line, what is wrong.
@@ -308,7 +409,14 @@ async def run_cli(
         if not p.is_file():
             return fail(f"probe file not found: {p}")
     console = Console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as prog:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as prog:
         tasks: dict[str, Any] = {}
 
         def progress(name: str, done: int, total: int) -> None:
@@ -317,8 +425,19 @@ async def run_cli(
             prog.update(tasks[name], completed=done)
 
         try:
-            result = await run_bench(corpus, probes, window, strategies, plugins, limit, price_model, _summarizer(summarizer), mask_turns, progress,
-                                     extra_probes)
+            result = await run_bench(
+                corpus,
+                probes,
+                window,
+                strategies,
+                plugins,
+                limit,
+                price_model,
+                _summarizer(summarizer),
+                mask_turns,
+                progress,
+                extra_probes,
+            )
         except ValueError as exc:
             error = str(exc)
         else:
@@ -337,7 +456,9 @@ async def run_cli(
         plot.write_text(svg_plot(result))
     if md_path:
         md_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = f"myrm bench --corpus {corpus} --window {window}" + "".join(f" --probes {p}" for p in [*([probes] if probes else []), *extra_probes])
+        cmd = f"myrm bench --corpus {corpus} --window {window}" + "".join(
+            f" --probes {p}" for p in [*([probes] if probes else []), *extra_probes]
+        )
         text = markdown(result, cmd)
         if append and md_path.exists():
             md_path.write_text(md_path.read_text() + "\n" + text)

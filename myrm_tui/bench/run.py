@@ -25,7 +25,11 @@ DEFAULT_PRICE_MODEL = "claude-sonnet-4-5"
 
 
 def make_strategies(
-    names: Sequence[str], plugins: Sequence[str], counter: TokenCounter, summarizer: Completer | None, mask_turns: int
+    names: Sequence[str],
+    plugins: Sequence[str],
+    counter: TokenCounter,
+    summarizer: Completer | None,
+    mask_turns: int,
 ) -> list[Strategy]:
     out: list[Strategy] = []
     for n in names:
@@ -53,9 +57,17 @@ def _by_conv(probes: Sequence[Probe]) -> dict[str, list[Probe]]:
 
 
 async def run_bench(
-    corpus: Path, probes_path: Path | None, window: int, strategy_names: Sequence[str], plugins: Sequence[str] = (),
-    limit: int | None = None, price_model: str = DEFAULT_PRICE_MODEL, summarizer: Completer | None = None,
-    mask_turns: int = 10, progress: Callable[[str, int, int], None] | None = None, extra_probes: Sequence[Path] = (),
+    corpus: Path,
+    probes_path: Path | None,
+    window: int,
+    strategy_names: Sequence[str],
+    plugins: Sequence[str] = (),
+    limit: int | None = None,
+    price_model: str = DEFAULT_PRICE_MODEL,
+    summarizer: Completer | None = None,
+    mask_turns: int = 10,
+    progress: Callable[[str, int, int], None] | None = None,
+    extra_probes: Sequence[Path] = (),
 ) -> dict[str, Any]:
     """Replay ``corpus`` through each strategy; probes are scored on each conversation's last request.
     ``extra_probes`` are further probe sets, reported by file name under each strategy's ``probe_sets``."""
@@ -79,8 +91,17 @@ async def run_bench(
                 progress(name, done, total)
 
         for conv in convs:
-            await replay(conv, s, res, window, counter, prices, by_conv.get(conv.id, ()), on_request=tick,
-                         extra_probes={name: ps.get(conv.id, []) for name, ps in extras.items()})
+            await replay(
+                conv,
+                s,
+                res,
+                window,
+                counter,
+                prices,
+                by_conv.get(conv.id, ()),
+                on_request=tick,
+                extra_probes={name: ps.get(conv.id, []) for name, ps in extras.items()},
+            )
     out = {name: r.as_json() for name, r in results.items()}
     floor = out["none"]["sent"]["uncached_input_tokens"] if "none" in out else 0
     for r in out.values():
@@ -92,8 +113,9 @@ async def run_bench(
         "extra_probes": [str(x) for x in extra_probes],
         "window": window,
         "price_model": price_model,
-        "billing": "accepted requests only: cache reads at the cache-read price, other input at the cache-write price; "
-                   "a rejected request costs nothing, writes no cache and makes the strategy infeasible. "
-                   "`sent` accounts every request as if accepted (none's is the reference).",
+        "billing": "accepted requests only: cache reads at the cache-read price, other input at the "
+        "cache-write price; "
+        "a rejected request costs nothing, writes no cache and makes the strategy infeasible. "
+        "`sent` accounts every request as if accepted (none's is the reference).",
         "strategies": out,
     }

@@ -53,8 +53,15 @@ THIRDS = ("first third", "middle third", "last third")
 ROLES = {"tool": "tool output", "assistant": "assistant", "user": "user", "system": "system"}
 # Suffixes of derived message ids (``Message.derive``) → what the stage did to the message.
 STAGES = {
-    "filtered": "filtered", "trunc": "truncated", "shrink": "shrunk", "dedup": "deduplicated", "ttl": "archived (ttl)",
-    "mask": "masked", "media": "media stripped", "empty": "emptied", "think": "thinking stripped",
+    "filtered": "filtered",
+    "trunc": "truncated",
+    "shrink": "shrunk",
+    "dedup": "deduplicated",
+    "ttl": "archived (ttl)",
+    "mask": "masked",
+    "media": "media stripped",
+    "empty": "emptied",
+    "think": "thinking stripped",
 }
 
 
@@ -91,7 +98,9 @@ class StrategyResult:
     times_ms: list[float] = field(default_factory=list)
     first_quarter_ms: list[float] = field(default_factory=list)
     last_quarter_ms: list[float] = field(default_factory=list)
-    stage_ms: list[tuple[float, dict[str, float]]] = field(default_factory=list)  # (total, per stage) when known
+    stage_ms: list[tuple[float, dict[str, float]]] = field(
+        default_factory=list
+    )  # (total, per stage) when known
     facts: list[FactResult] = field(default_factory=list)
     extra_facts: dict[str, list[FactResult]] = field(default_factory=dict)  # further probe sets, by name
     compactions: int = 0
@@ -128,7 +137,9 @@ class StrategyResult:
             "input_tokens": self.input_tokens,
             "cached_input_tokens": self.cached_input_tokens,
             "uncached_input_tokens": uncached,
-            "cache_hit_ratio": round(self.cached_input_tokens / self.input_tokens, 4) if self.input_tokens else 0.0,
+            "cache_hit_ratio": round(self.cached_input_tokens / self.input_tokens, 4)
+            if self.input_tokens
+            else 0.0,
             "cost_usd": round(self.cost_usd, 4),
             "cost_cached_usd": round(self.cached_input_tokens * self.price_cache_read, 4),
             "cost_uncached_usd": round(uncached * self.price_cache_write, 4),
@@ -160,16 +171,27 @@ class StrategyResult:
             "probe_reachable_by_third": _breakdown(reach, lambda f: f.third, order=THIRDS),
             "probe_lost_by_stage": dict(Counter(f.stage for f in reach if not f.kept).most_common()),
             "probe_lost": [
-                {"conv_id": f.conv_id, "probe_id": f.probe_id, "type": f.type, "fact": f.fact, "role": f.role,
-                 "third": f.third, "stage": f.stage, "in_vault": f.recoverable}
-                for f in reach if not f.kept
+                {
+                    "conv_id": f.conv_id,
+                    "probe_id": f.probe_id,
+                    "type": f.type,
+                    "fact": f.fact,
+                    "role": f.role,
+                    "third": f.third,
+                    "stage": f.stage,
+                    "in_vault": f.recoverable,
+                }
+                for f in reach
+                if not f.kept
             ],
             "probe_sets": {
                 name: {
                     "probe_facts_total": len(fs),
                     "probe_facts_reachable": sum(f.reachable for f in fs),
                     "probe_retention": ratio(sum(f.kept for f in fs), len(fs)),
-                    "probe_retention_reachable": ratio(sum(f.kept for f in fs if f.reachable), sum(f.reachable for f in fs)),
+                    "probe_retention_reachable": ratio(
+                        sum(f.kept for f in fs if f.reachable), sum(f.reachable for f in fs)
+                    ),
                 }
                 for name, fs in self.extra_facts.items()
             },
@@ -187,24 +209,41 @@ class StrategyResult:
         return {k: round(v, 3) for k, v in acc.most_common(5)}
 
 
-def _breakdown(facts: Sequence[FactResult], key: Callable[[FactResult], str], with_all: bool = False,
-               order: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+def _breakdown(
+    facts: Sequence[FactResult],
+    key: Callable[[FactResult], str],
+    with_all: bool = False,
+    order: Sequence[str] = (),
+) -> dict[str, dict[str, Any]]:
     groups: dict[str, list[FactResult]] = {k: [] for k in order}
     for f in facts:
         groups.setdefault(key(f), []).append(f)
     out: dict[str, dict[str, Any]] = {}
     for k, fs in groups.items():
         kept = sum(f.kept for f in fs)
-        row: dict[str, Any] = {"facts": len(fs), "kept": kept, "retention": round(kept / len(fs), 4) if fs else None}
+        row: dict[str, Any] = {
+            "facts": len(fs),
+            "kept": kept,
+            "retention": round(kept / len(fs), 4) if fs else None,
+        }
         if with_all:
             r = [f for f in fs if f.reachable]
             rk = sum(f.kept for f in r)
-            row |= {"reachable_facts": len(r), "reachable_kept": rk, "retention_reachable": round(rk / len(r), 4) if r else None}
+            row |= {
+                "reachable_facts": len(r),
+                "reachable_kept": rk,
+                "retention_reachable": round(rk / len(r), 4) if r else None,
+            }
         out[k] = row
     return out
 
 
-def _segments(view: Sequence[Message], tools: list[dict[str, Any]], counter: TokenCounter, tools_fp: tuple[str, int] | None) -> list[tuple[str, int]]:
+def _segments(
+    view: Sequence[Message],
+    tools: list[dict[str, Any]],
+    counter: TokenCounter,
+    tools_fp: tuple[str, int] | None,
+) -> list[tuple[str, int]]:
     segs: list[tuple[str, int]] = [tools_fp] if tools_fp else []
     for m in view:
         fp = f"{m.id}|{len(m.text)}|{hash(m.text[:256])}" if m.id else fingerprint(m.to_api())
@@ -231,8 +270,11 @@ def _stage(raw: Message, view: Sequence[Message]) -> str:
     return "dropped"
 
 
-def score_probes(history: Sequence[Message], view: Sequence[Message], vault: str, probes: Sequence[Probe]) -> list[FactResult]:
-    """Score each fact of ``probes`` on ``view`` (the last request), ``history`` being what it was built from."""
+def score_probes(
+    history: Sequence[Message], view: Sequence[Message], vault: str, probes: Sequence[Probe]
+) -> list[FactResult]:
+    """Score each fact of ``probes`` on ``view`` (the last request), ``history`` being what it was built
+    from."""
     raw = [view_text([m]) for m in history]
     text = view_text(view)
     out: list[FactResult] = []
@@ -248,21 +290,43 @@ def score_probes(history: Sequence[Message], view: Sequence[Message], vault: str
             m = history[first]
             third = THIRDS[min(2, 3 * first // max(1, len(history)))]
             stage = "" if kept else _stage(m, view) + (" (in vault)" if rec else "")
-            out.append(FactResult(p.conv_id, p.probe_id, p.type, alts[0], True, kept, rec, ROLES.get(m.role, m.role), third, stage))
+            out.append(
+                FactResult(
+                    p.conv_id,
+                    p.probe_id,
+                    p.type,
+                    alts[0],
+                    True,
+                    kept,
+                    rec,
+                    ROLES.get(m.role, m.role),
+                    third,
+                    stage,
+                )
+            )
     return out
 
 
 async def replay(
-    conv: Conversation, strategy: Strategy, result: StrategyResult, window: int, counter: TokenCounter,
-    prices: Prices, probes: Sequence[Probe] = (), cache: PrefixCacheSimulator | None = None,
-    on_request: Callable[[], None] | None = None, extra_probes: Mapping[str, Sequence[Probe]] | None = None,
+    conv: Conversation,
+    strategy: Strategy,
+    result: StrategyResult,
+    window: int,
+    counter: TokenCounter,
+    prices: Prices,
+    probes: Sequence[Probe] = (),
+    cache: PrefixCacheSimulator | None = None,
+    on_request: Callable[[], None] | None = None,
+    extra_probes: Mapping[str, Sequence[Probe]] | None = None,
 ) -> None:
     cache = cache or PrefixCacheSimulator("automatic")
     sent_cache = PrefixCacheSimulator(cache.policy, cache.min_tokens)
     cache.reset(conv.id)
     result.price_cache_read, result.price_cache_write = prices.cache_read, prices.cache_write
     strategy.start(conv.id, window)
-    tools_tokens = sum(counter.text(json.dumps(t, sort_keys=True, ensure_ascii=False, default=str)) for t in conv.tools)
+    tools_tokens = sum(
+        counter.text(json.dumps(t, sort_keys=True, ensure_ascii=False, default=str)) for t in conv.tools
+    )
     tools_fp = (fingerprint(conv.tools), tools_tokens) if conv.tools else None
     turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
     last_view: list[Message] = []
@@ -279,7 +343,7 @@ async def replay(
         m = getattr(strategy, "last_metrics", None)
         if m is not None and getattr(m, "timings_ms", None):
             result.stage_ms.append((ms, dict(m.timings_ms)))
-        if (m.compacted if m is not None else getattr(strategy, "condensed", False)):
+        if m.compacted if m is not None else getattr(strategy, "condensed", False):
             result.compactions += 1
         tokens = counter.messages(view) + tools_tokens
         body = {"model": "bench", "messages": [v.to_api() for v in view], "tools": conv.tools or None}

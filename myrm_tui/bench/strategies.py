@@ -165,13 +165,23 @@ class WindowStrategy:
         return [*head, *([self.summary] if self.summary else []), *events]
 
     async def _summarize(self, forgotten: list[Message]) -> Message:
-        events = "\n".join(f"<event role={m.role}>{m.text}{''.join(c.arguments for c in m.tool_calls)}</event>" for m in forgotten)
-        text = await self.summarizer(  # type: ignore[misc]
-            "You summarize the forgotten part of an agent's history: the user's goals, progress, the state of "
-            "files and tests, and everything still needed to continue.", events,
+        events = "\n".join(
+            f"<event role={m.role}>{m.text}{''.join(c.arguments for c in m.tool_calls)}</event>"
+            for m in forgotten
         )
-        return Message(role="user", content=f"Summary of earlier events:\n{text}", id=f"window-summary-{self.condensations}",
-                       synthetic=True, meta={"kind": "summary"})
+        text = await self.summarizer(  # type: ignore[misc]
+            "You summarize the forgotten part of an agent's history: the user's goals, progress, "
+            "the state of "
+            "files and tests, and everything still needed to continue.",
+            events,
+        )
+        return Message(
+            role="user",
+            content=f"Summary of earlier events:\n{text}",
+            id=f"window-summary-{self.condensations}",
+            synthetic=True,
+            meta={"kind": "summary"},
+        )
 
     def vault_texts(self) -> list[str]:
         return []
@@ -182,7 +192,9 @@ class MyrmStrategy:
 
     name = "myrm"
 
-    def __init__(self, counter: TokenCounter, summarizer: Completer | None = None, model: str = "claude-sonnet-4-5") -> None:
+    def __init__(
+        self, counter: TokenCounter, summarizer: Completer | None = None, model: str = "claude-sonnet-4-5"
+    ) -> None:
         self.pipeline = build_pipeline()
         self.counter = counter
         self.summarizer = summarizer
@@ -204,8 +216,14 @@ class MyrmStrategy:
     async def build(self, history: list[Message], step: int) -> list[Message]:
         self.clock += 20.0  # a replayed turn every 20 s: the provider cache stays warm, as in a live session
         ctx = PipelineContext(
-            config=self.config, state=self.state, counter=self.counter, vault=self.vault, raw=history,
-            model=self.model, now=self.clock, summarizer=self.summarizer,
+            config=self.config,
+            state=self.state,
+            counter=self.counter,
+            vault=self.vault,
+            raw=history,
+            model=self.model,
+            now=self.clock,
+            summarizer=self.summarizer,
         )
         view = await self.pipeline.run(ctx, self.conv_id)
         self.last_metrics = ctx.metrics
@@ -218,7 +236,9 @@ class MyrmStrategy:
 
 class PluginStrategy:
     def __init__(
-        self, name: str, fn: Callable[[list[dict[str, Any]], int], list[dict[str, Any]]],
+        self,
+        name: str,
+        fn: Callable[[list[dict[str, Any]], int], list[dict[str, Any]]],
         on_start: Callable[[str, int], object] | None = None,
     ) -> None:
         self.name = name

@@ -36,7 +36,9 @@ class ContextBudgetGuard:
     def limit(self, remaining_tokens: int) -> int:
         return min(self.config.budget_guard_chars, self.affordable_chars(remaining_tokens))
 
-    def guard(self, text: str, tool_name: str, remaining_tokens: int, vault: ArtifactVault) -> GuardResult | None:
+    def guard(
+        self, text: str, tool_name: str, remaining_tokens: int, vault: ArtifactVault
+    ) -> GuardResult | None:
         if tool_name in self.config.exempt_tools:
             return None
         limit = self.limit(remaining_tokens)

@@ -25,7 +25,14 @@ class CacheBreak:
 
 
 def fingerprints(view: list[Message], tools_fp: str, model: str) -> list[str]:
-    return [f"tools:{tools_fp}:{model}", *(f"{m.role}:{m.id}:{hash(m.content) if isinstance(m.content, str) else len(m.content or [])}:{len(m.tool_calls)}" for m in view)]
+    return [
+        f"tools:{tools_fp}:{model}",
+        *(
+            f"{m.role}:{m.id}:"
+            f"{hash(m.content) if isinstance(m.content, str) else len(m.content or [])}:{len(m.tool_calls)}"
+            for m in view
+        ),
+    ]
 
 
 def detect(previous: list[str], current: list[str], sizes: list[int], compacted: bool) -> CacheBreak | None:
@@ -36,7 +43,11 @@ def detect(previous: list[str], current: list[str], sizes: list[int], compacted:
         return None
     lost = sum(sizes[k:])
     if k == 0:
-        cause = "model_changed" if previous[0].rsplit(":", 1)[-1] != current[0].rsplit(":", 1)[-1] else "tools_changed"
+        cause = (
+            "model_changed"
+            if previous[0].rsplit(":", 1)[-1] != current[0].rsplit(":", 1)[-1]
+            else "tools_changed"
+        )
     elif current[k].startswith("system:") or previous[k].startswith("system:"):
         cause = "system_changed"
     elif compacted:

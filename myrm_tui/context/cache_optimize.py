@@ -21,7 +21,9 @@ from myrm_tui.context.types import Message
 
 MAX_BREAKPOINTS = 4
 EPHEMERAL = {"type": "ephemeral"}
-prompt_cache_key_var: contextvars.ContextVar[str | None] = contextvars.ContextVar("prompt_cache_key", default=None)
+prompt_cache_key_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "prompt_cache_key", default=None
+)
 
 
 def uses_explicit_markers(model: str) -> bool:
@@ -66,8 +68,12 @@ def plan_breakpoints(view: list[Message], base_len: int) -> list[int]:
 
 
 def render(
-    view: list[Message], model: str, breakpoints: list[int] | None = None, tools: list[dict[str, Any]] | None = None,
-    api_base: str | None = None, session_key: str | None = None,
+    view: list[Message],
+    model: str,
+    breakpoints: list[int] | None = None,
+    tools: list[dict[str, Any]] | None = None,
+    api_base: str | None = None,
+    session_key: str | None = None,
 ) -> dict[str, Any]:
     """Request kwargs (``messages``, ``tools``, routing extras) for ``litellm.acompletion``."""
     msgs = [m.to_api() for m in view]

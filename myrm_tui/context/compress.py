@@ -46,12 +46,19 @@ def _cut(text: str, uri: str) -> str:
 
 def _shrunk(m: Message, ctx: PipelineContext) -> Message:
     """``m`` with long text and long tool-call arguments cut (arguments stay valid JSON)."""
-    uri = ctx.vault.put(json.dumps({"content": m.text, "tool_calls": [c.to_api() for c in m.tool_calls]}, ensure_ascii=False), "archive", m.name or "", reason="emergency_shrink")
+    uri = ctx.vault.put(
+        json.dumps({"content": m.text, "tool_calls": [c.to_api() for c in m.tool_calls]}, ensure_ascii=False),
+        "archive",
+        m.name or "",
+        reason="emergency_shrink",
+    )
     calls = []
     for c in m.tool_calls:
         try:
             args = c.parsed_arguments()
-            short = json.dumps({k: _cut(v, uri) if isinstance(v, str) else v for k, v in args.items()}, ensure_ascii=False)
+            short = json.dumps(
+                {k: _cut(v, uri) if isinstance(v, str) else v for k, v in args.items()}, ensure_ascii=False
+            )
         except ValueError:
             short = json.dumps({"truncated": _cut(c.arguments, uri)})
         calls.append(ToolCall(c.id, c.name, short))
@@ -74,7 +81,10 @@ def frozen_end(view: list[Message], ctx: PipelineContext) -> int:
     k = head
     while k < len(view) and view[k].meta.get("kind") == "summary":
         k += 1
-    if ctx.hard_limit is not None or sum(ctx.counter.message(m) for m in view[head:k]) > ctx.config.summary_budget_tokens:
+    if (
+        ctx.hard_limit is not None
+        or sum(ctx.counter.message(m) for m in view[head:k]) > ctx.config.summary_budget_tokens
+    ):
         return head  # after a provider overflow nothing is frozen: the blocks must fit the limit too
     return k
 
@@ -184,12 +194,25 @@ class PriorityCompressor:
             view = self._drop_oldest_rounds(view, first, ctx, room)
         return view
 
-    def _drop_oldest_rounds(self, view: list[Message], first: int, ctx: PipelineContext, limit: int) -> list[Message]:
+    def _drop_oldest_rounds(
+        self, view: list[Message], first: int, ctx: PipelineContext, limit: int
+    ) -> list[Message]:
         """L4 stage 2: whole rounds (a reply with its tool results, or one message), oldest first."""
         spans = [(a, b) for a, b in group_spans(view) if a >= first]
-        current = max((i for i in range(first, len(view)) if view[i].role == "user" and not view[i].synthetic), default=-1)
+        current = max(
+            (i for i in range(first, len(view)) if view[i].role == "user" and not view[i].synthetic),
+            default=-1,
+        )
         # The newest round stays (it is what the model answers), and so does the current instruction.
-        return self._drop_spans(view, spans[:-1], ctx.tokens(view), limit, lambda a, b: a <= current < b, "drop_oldest_rounds", ctx)
+        return self._drop_spans(
+            view,
+            spans[:-1],
+            ctx.tokens(view),
+            limit,
+            lambda a, b: a <= current < b,
+            "drop_oldest_rounds",
+            ctx,
+        )
 
     def _shrink(self, view: list[Message], first: int, ctx: PipelineContext, limit: int) -> list[Message]:
         out = list(view)
@@ -220,7 +243,11 @@ class PriorityCompressor:
             h = hashlib.blake2b(m.text.encode("utf-8", "replace"), digest_size=12).hexdigest()
             if h in seen and i < end:
                 uri = ctx.vault.put(m.text, "tool_output", m.name or "", reason="dedup")
-                new = m.derive("dedup", content=f"[identical to a later output of this session; original: {uri}]", meta={**m.meta, "vault_uri": uri})
+                new = m.derive(
+                    "dedup",
+                    content=f"[identical to a later output of this session; original: {uri}]",
+                    meta={**m.meta, "vault_uri": uri},
+                )
                 ctx.metrics.add_removed("dedup", ctx.counter.message(m) - ctx.counter.message(new))
                 out[i] = new
             else:
@@ -243,9 +270,15 @@ class PriorityCompressor:
             if tiers[i] == Tier.ACTIVE and ctx.level < Level.EMERGENCY:
                 continue
             m = out[i]
-            uri = m.meta.get("vault_uri") or ctx.vault.put(m.text, "tool_output", m.name or "", reason="truncate")
+            uri = m.meta.get("vault_uri") or ctx.vault.put(
+                m.text, "tool_output", m.name or "", reason="truncate"
+            )
             short = head_tail(m.text, 12, 8, max_chars=limit)
-            new = m.derive("trunc", content=short + pointer_note(uri, "truncated", len(m.text), len(short)), meta={**m.meta, "vault_uri": uri})
+            new = m.derive(
+                "trunc",
+                content=short + pointer_note(uri, "truncated", len(m.text), len(short)),
+                meta={**m.meta, "vault_uri": uri},
+            )
             saved = ctx.counter.message(m) - ctx.counter.message(new)
             if saved <= 0:
                 continue
@@ -268,10 +301,16 @@ class PriorityCompressor:
 
     @staticmethod
     def _drop_spans(
-        view: list[Message], candidates: list[tuple[int, int]], total: int, limit: int,
-        keep: Callable[[int, int], bool], layer: str, ctx: PipelineContext,
+        view: list[Message],
+        candidates: list[tuple[int, int]],
+        total: int,
+        limit: int,
+        keep: Callable[[int, int], bool],
+        layer: str,
+        ctx: PipelineContext,
     ) -> list[Message]:
-        """Drop whole spans, in ``candidates`` order, until ``total`` is within ``limit``; ``keep`` spares one.
+        """Drop whole spans, in ``candidates`` order, until ``total`` is within ``limit``; ``keep`` spares
+        one.
 
         What goes is handed to Summarize (``ctx.removed``) and counted under ``layer``."""
         drop: set[int] = set()

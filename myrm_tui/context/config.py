@@ -58,7 +58,8 @@ class ContextConfig:
     summary_role: str = "assistant"
     # Summary blocks: each compaction appends one (earlier blocks stay byte-identical, so cached); its
     # verbatim ledger gets ``ledger_ratio`` of the folded tokens (at least ``ledger_min_tokens``). When all
-    # blocks pass ``summary_ratio`` of the window they are consolidated into one of ``consolidate_ratio`` of that.
+    # blocks pass ``summary_ratio`` of the window they are consolidated into one of ``consolidate_ratio`` of
+    # that.
     ledger_ratio: float = 0.35
     ledger_min_tokens: int = 300
     summary_ratio: float = 0.45

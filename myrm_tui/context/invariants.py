@@ -67,7 +67,9 @@ def check_tool_pairing(view: Sequence[Message]) -> list[Violation]:
     while i < n:
         m = view[i]
         if m.role == "tool":
-            out.append(Violation("tool_pairing", i, f"tool result {m.tool_call_id!r} without a preceding call"))
+            out.append(
+                Violation("tool_pairing", i, f"tool result {m.tool_call_id!r} without a preceding call")
+            )
             i += 1
             continue
         if m.role == "assistant" and m.tool_calls:

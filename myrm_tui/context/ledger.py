@@ -43,7 +43,8 @@ FILL_OUTPUT_LINES = 48  # an output up to this many distinct lines also gives it
 # Result and error lines; matched on the lower-cased text (one case-sensitive pass is several times
 # faster than an IGNORECASE one over a 30K-char output).
 _RESULT = re.compile(
-    r"passed|failed|error|skipped|ran \d|failures=|traceback|exception|warning|success|failure|not found|no such"
+    r"passed|failed|error|skipped|ran \d|failures=|traceback|exception|warning|success|failure"
+    r"|not found|no such"
     r"|cannot|can't|unable|denied|invalid|mismatch|assert|^fail|^ok\b|^=+ .* =+$",
     re.M,
 )
@@ -57,11 +58,14 @@ _LOCATED = re.compile(
 # 40-line view would outrank every result line of the session.
 _NUMBERED = re.compile(r"^[ \t]*\d+\t", re.M)
 _DECIDE = re.compile(
-    r"(?i)\b(instead|decid|chose|choose|the (fix|solution|cause|problem|issue|bug) (is|was)|root cause|because|so the|"
-    r"this means|therefore|confirm|works?\b|fixed|passes|fails|conclude|i will|i'll|plan|the correct|should)\b"
+    r"(?i)\b(instead|decid|chose|choose|the (fix|solution|cause|problem|issue|bug) (is|was)"
+    r"|root cause|because|so the|this means|therefore|confirm|works?\b|fixed|passes|fails|conclude"
+    r"|i will|i'll|plan|the correct|should)\b"
 )
 # A cheap "names a file" test (signals.paths_in is exact but too slow to run on every line of every output).
-_PATHISH = re.compile(r"[\w-]/[\w.-]+\.[A-Za-z]\w{0,5}\b|\.(?:py|pyi|js|ts|tsx|rs|go|c|h|cpp|java|rb|toml|cfg|ini|json|ya?ml|txt|md|rst|sh|html)\b")
+_PATHISH = re.compile(
+    r"[\w-]/[\w.-]+\.[A-Za-z]\w{0,5}\b|\.(?:py|pyi|js|ts|tsx|rs|go|c|h|cpp|java|rb|toml|cfg|ini|json|ya?ml|txt|md|rst|sh|html)\b"
+)
 _NOISE = re.compile(r"^\s*([-=_*#.~`]{3,}|[{}\[\](),;]+)?\s*$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -94,7 +98,7 @@ def _json_lines(text: str) -> list[str] | None:
         if len(line) <= JSON_LINE_CHARS or depth >= 3 or not isinstance(v, dict | list):
             out.append(line)
             return
-        for k, x in (v.items() if isinstance(v, dict) else enumerate(v)):
+        for k, x in v.items() if isinstance(v, dict) else enumerate(v):
             walk(x, f"{json.dumps(k)}: " if isinstance(k, str) else "", depth + 1)
 
     walk(value, "", 0)
@@ -113,7 +117,10 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
         body = re.sub(r"\s*</output>\s*$", "", body)
     items = _json_lines(body)
     if items is not None:
-        return [Line(_clip(x, 2 * JSON_LINE_CHARS), P_RESULT if i < 8 else P_LOCATED) for i, x in enumerate(items[:60])]
+        return [
+            Line(_clip(x, 2 * JSON_LINE_CHARS), P_RESULT if i < 8 else P_LOCATED)
+            for i, x in enumerate(items[:60])
+        ]
     lines = [ln for ln in body.splitlines() if not _NOISE.match(ln)]
     if len(lines) <= SHORT_OUTPUT_LINES and len(body) <= SHORT_OUTPUT_CHARS:
         return [Line(_clip(ln), P_RESULT) for ln in lines]
@@ -125,7 +132,12 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
     prio: dict[int, int] = {}
     low = text.lower()
     results = (_RESULT, low) if len(low) == len(text) else (_RESULT_I, text)  # lower() may change lengths
-    kinds = ((_NUMBERED, P_CODE, text), (_LOCATED, P_LOCATED, text), (_PATHISH, P_LOCATED, text), (*results[:1], P_RESULT, results[1]))
+    kinds = (
+        (_NUMBERED, P_CODE, text),
+        (_LOCATED, P_LOCATED, text),
+        (_PATHISH, P_LOCATED, text),
+        (*results[:1], P_RESULT, results[1]),
+    )
     for rx, p, src in kinds:
         for mt in rx.finditer(src):
             k = bisect_right(starts, mt.start()) - 1
@@ -150,7 +162,9 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
         picked.sort(key=lambda x: x[0])
     elif len(picked) > max_lines:
         # Keep the highest priorities; among equals, the last lines (summaries come at the end).
-        ranked = sorted(range(len(picked)), key=lambda i: (picked[i][1].priority, i), reverse=True)[:max_lines]
+        ranked = sorted(range(len(picked)), key=lambda i: (picked[i][1].priority, i), reverse=True)[
+            :max_lines
+        ]
         picked = [picked[i] for i in sorted(ranked)]
     # The last line is where most commands report.
     tail = lines[-1].strip() if lines else ""
@@ -199,7 +213,10 @@ def record_one(m: Message) -> list[Line]:
     if m.role == "user":
         out.append(Line("user: " + _clip(" ".join(m.text.split()), 1500), P_USER))
     elif m.role == "assistant":
-        out += [Line(("assistant: " if k == 0 else "  ") + ln.text, ln.priority) for k, ln in enumerate(_assistant_lines(m.text, not m.tool_calls))]
+        out += [
+            Line(("assistant: " if k == 0 else "  ") + ln.text, ln.priority)
+            for k, ln in enumerate(_assistant_lines(m.text, not m.tool_calls))
+        ]
         for c in m.tool_calls:
             out.append(Line(_call_line(c.name, c.arguments, signals.command_of(c)), P_CALL))
             for path, op in signals.written_files(c):
@@ -267,7 +284,8 @@ def fit(lines: Sequence[Line], budget_chars: int, seen: set[str] = frozenset()) 
 
 
 def condense(text: str, head_lines: int, tail_lines: int, max_chars: int) -> str:
-    """Head and tail lines of ``text``, and in between its salient lines verbatim instead of a bare cut marker."""
+    """Head and tail lines of ``text``, and in between its salient lines verbatim instead of a bare cut
+    marker."""
     lines = text.splitlines()
     if len(lines) <= head_lines + tail_lines:
         return head_tail(text, head_lines, tail_lines, max_chars=max_chars)
@@ -280,6 +298,12 @@ def condense(text: str, head_lines: int, tail_lines: int, max_chars: int) -> str
         kept.append(ln.text)
         room -= len(ln.text) + 1
     cut = len(lines) - head_lines - tail_lines
-    marker = f"[… {cut} lines cut; {len(kept)} salient lines of them kept:]" if kept else f"[… {cut} lines cut …]"
+    marker = (
+        f"[… {cut} lines cut; {len(kept)} salient lines of them kept:]" if kept else f"[… {cut} lines cut …]"
+    )
     out = "\n".join([*lines[:head_lines], marker, *kept, *lines[-tail_lines:]])
-    return out if len(out) <= max_chars else head_tail(out, head_lines + len(kept) + 1, tail_lines, max_chars=max_chars)
+    return (
+        out
+        if len(out) <= max_chars
+        else head_tail(out, head_lines + len(kept) + 1, tail_lines, max_chars=max_chars)
+    )

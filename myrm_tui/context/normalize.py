@@ -14,7 +14,9 @@ from __future__ import annotations
 from myrm_tui.context.processor import PipelineContext
 from myrm_tui.context.types import Message, synthetic_user
 
-INTERRUPTED = "Error: this tool call was interrupted before it returned a result (cancelled, timed out or crashed)."
+INTERRUPTED = (
+    "Error: this tool call was interrupted before it returned a result (cancelled, timed out or crashed)."
+)
 
 
 def normalize(view: list[Message]) -> tuple[list[Message], dict[str, int]]:
@@ -50,11 +52,23 @@ def normalize(view: list[Message]) -> tuple[list[Message], dict[str, int]]:
                 k = found.get(c.id)
                 if k is None:
                     stats["dangling"] += 1
-                    out.append(Message(role="tool", content=INTERRUPTED, id=f"{m.id}:{c.id}:dangling", tool_call_id=c.id, name=c.name, synthetic=True, meta={"is_error": True}))
+                    out.append(
+                        Message(
+                            role="tool",
+                            content=INTERRUPTED,
+                            id=f"{m.id}:{c.id}:dangling",
+                            tool_call_id=c.id,
+                            name=c.name,
+                            synthetic=True,
+                            meta={"is_error": True},
+                        )
+                    )
                 else:
                     claimed[k] = True
                     r = view[k]
-                    out.append(r if r.text.strip() or r.has_media else r.derive("empty", content="(no output)"))
+                    out.append(
+                        r if r.text.strip() or r.has_media else r.derive("empty", content="(no output)")
+                    )
             continue
         if not m.text.strip() and not m.has_media:
             stats["empty"] += 1

@@ -59,6 +59,8 @@ class PreCompact:
         ctx.backup = state.to_json()
         if state.base:
             ctx.archive_uri = ctx.vault.put(
-                json.dumps([message_to_dict(m) for m in state.base], ensure_ascii=False), "archive", reason="pre_compact"
+                json.dumps([message_to_dict(m) for m in state.base], ensure_ascii=False),
+                "archive",
+                reason="pre_compact",
             )
         return view

@@ -137,7 +137,12 @@ class Pipeline:
         from myrm_tui.context.invariants import extract_protected_head
         from myrm_tui.context.reread import ArtifactTracker
 
-        if ctx.system_override is not None and ctx.raw and ctx.raw[0].role == "system" and ctx.raw[0].content != ctx.system_override:
+        if (
+            ctx.system_override is not None
+            and ctx.raw
+            and ctx.raw[0].role == "system"
+            and ctx.raw[0].content != ctx.system_override
+        ):
             # The stored system message is history; the view carries the prompt in force now.
             ctx.raw = [ctx.raw[0].derive("sys", content=ctx.system_override), *ctx.raw[1:]]
         ctx.protected_head = extract_protected_head(ctx.raw)
@@ -150,7 +155,13 @@ class Pipeline:
         if state.base_upto > len(ctx.raw):  # history shorter than the state knows: state is stale
             state.base, state.base_upto = [], 0
         view = [*state.base, *ctx.raw[state.base_upto :]]
-        if view and ctx.raw and view[0].role == "system" and ctx.raw[0].role == "system" and view[0].content != ctx.raw[0].content:
+        if (
+            view
+            and ctx.raw
+            and view[0].role == "system"
+            and ctx.raw[0].role == "system"
+            and view[0].content != ctx.raw[0].content
+        ):
             view[0] = ctx.raw[0]
         ctx.new_start = len(state.base)
         ctx.metrics.tokens_in = ctx.tokens(view)
@@ -207,6 +218,12 @@ class Pipeline:
             state.low_yield_streak = 0
             state.backoff_level = ""
         state.last_compaction.update(
-            {"at": ctx.now, "tokens_before": before, "tokens_after": after, "reason": ctx.metrics.compaction_reason,
-             "duration_ms": round((perf_counter() - ctx.started) * 1000, 2), "archive": ctx.archive_uri}
+            {
+                "at": ctx.now,
+                "tokens_before": before,
+                "tokens_after": after,
+                "reason": ctx.metrics.compaction_reason,
+                "duration_ms": round((perf_counter() - ctx.started) * 1000, 2),
+                "archive": ctx.archive_uri,
+            }
         )

@@ -10,11 +10,17 @@ from __future__ import annotations
 import re
 
 _CREDENTIALS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("PRIVATE_KEY", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----")),
+    (
+        "PRIVATE_KEY",
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
+    ),
     ("ANTHROPIC_KEY", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
     ("OPENAI_KEY", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}")),
     ("AWS_KEY", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("GITHUB_TOKEN", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}")),
+    (
+        "GITHUB_TOKEN",
+        re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}"),
+    ),
     ("GOOGLE_KEY", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("SLACK_TOKEN", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
     ("STRIPE_KEY", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}")),
@@ -27,7 +33,9 @@ _ASSIGNED_SECRET = re.compile(
     r"(?i)\b((?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\s*[:=]\s*[\"']?)([^\s\"',;]{4,})"
 )
 _EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
-_PHONE = re.compile(r"(?<![\w+])(?:\+\d{1,3}(?:[\s.-]?\(?\d{2,4}\)?){2,4}|(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4})(?![\w])")
+_PHONE = re.compile(
+    r"(?<![\w+])(?:\+\d{1,3}(?:[\s.-]?\(?\d{2,4}\)?){2,4}|(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4})(?![\w])"
+)
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b")
 
@@ -57,9 +65,16 @@ def _iban_ok(s: str) -> bool:
 # A literal each credential pattern cannot match without (checked with ``in`` first: most texts hold
 # none, and a substring test is a hundred times cheaper than a regex scan).
 _NEEDS: dict[str, tuple[str, ...]] = {
-    "PRIVATE_KEY": ("PRIVATE KEY",), "ANTHROPIC_KEY": ("sk-ant-",), "OPENAI_KEY": ("sk-",), "AWS_KEY": ("AKIA", "ASIA"),
-    "GITHUB_TOKEN": ("_",), "GOOGLE_KEY": ("AIza",), "SLACK_TOKEN": ("xox",), "STRIPE_KEY": ("k_live_", "k_test_"),
-    "HF_TOKEN": ("hf_",), "JWT": ("eyJ",),
+    "PRIVATE_KEY": ("PRIVATE KEY",),
+    "ANTHROPIC_KEY": ("sk-ant-",),
+    "OPENAI_KEY": ("sk-",),
+    "AWS_KEY": ("AKIA", "ASIA"),
+    "GITHUB_TOKEN": ("_",),
+    "GOOGLE_KEY": ("AIza",),
+    "SLACK_TOKEN": ("xox",),
+    "STRIPE_KEY": ("k_live_", "k_test_"),
+    "HF_TOKEN": ("hf_",),
+    "JWT": ("eyJ",),
 }
 _SECRET_WORDS = ("pass", "pwd", "secret", "key", "token")
 

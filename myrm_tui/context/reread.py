@@ -78,7 +78,8 @@ class PostCompactionReread:
         if not blocks:
             return view
         msg = synthetic_user(
-            "Current contents of the files you changed most recently (re-read after compaction):\n" + "\n".join(blocks),
+            "Current contents of the files you changed most recently (re-read after compaction):\n"
+            + "\n".join(blocks),
             f"reread-{ctx.state.compactions}",
             "reread",
         )

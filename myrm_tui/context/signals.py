@@ -15,14 +15,20 @@ from myrm_tui.context.types import Message, ToolCall
 
 _RC_TAG = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EXIT_CODE = re.compile(r"\bexit(?:ed with)? code[:= ]\s*(-?\d+)", re.IGNORECASE)
-_EXC_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Failure))(?::\s?(.*))?$")
+_EXC_LINE = re.compile(
+    r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Failure))(?::\s?(.*))?$"
+)
 _PATH = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.[A-Za-z][\w]{0,7})(?![\w/])")
 _DOTTED = re.compile(r"`([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+)`|`([A-Z][A-Za-z0-9_]{2,})`")
-_HEREDOC_TARGET = re.compile(r"(?:cat|tee)\s+(?:-a\s+)?>{0,2}\s*['\"]?([\w./-]+)['\"]?\s*<<|cat\s+<<-?\s*['\"]?\w+['\"]?\s*>{1,2}\s*['\"]?([\w./-]+)")
+_HEREDOC_TARGET = re.compile(
+    r"(?:cat|tee)\s+(?:-a\s+)?>{0,2}\s*['\"]?([\w./-]+)['\"]?\s*<<|cat\s+<<-?\s*['\"]?\w+['\"]?\s*>{1,2}\s*['\"]?([\w./-]+)"
+)
 _SED_INPLACE = re.compile(r"\bsed\s+(?:-[^\s]*i[^\s]*|--in-place)\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+([\w./-]+)")
 _REDIRECT = re.compile(r"(?<![<>&2])>\s*['\"]?([\w./-]+\.\w+)")
 _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/", re.MULTILINE)
-_FILE_EXT_OK = re.compile(r"\.(py|pyi|js|ts|tsx|jsx|rs|go|c|h|cpp|hpp|java|rb|md|txt|toml|yaml|yml|json|cfg|ini|sh|rst|html|css|sql|xml|csv|lock)$")
+_FILE_EXT_OK = re.compile(
+    r"\.(py|pyi|js|ts|tsx|jsx|rs|go|c|h|cpp|hpp|java|rb|md|txt|toml|yaml|yml|json|cfg|ini|sh|rst|html|css|sql|xml|csv|lock)$"
+)
 
 COMMAND_TOOLS = frozenset({"bash", "shell", "run_command"})
 

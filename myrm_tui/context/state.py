@@ -82,7 +82,9 @@ class ContextState:
             last_compaction=dict(d.get("last_compaction", {})),
             cache_breaks=dict(d.get("cache_breaks", {})),
             handovers=list(d.get("handovers", [])),
-            last_fingerprints=list(fp.get("fps", [])) if (fp := d.get("fingerprints") or {}).get("pid") == os.getpid() else [],
+            last_fingerprints=list(fp.get("fps", []))
+            if (fp := d.get("fingerprints") or {}).get("pid") == os.getpid()
+            else [],
             last_sizes=list(fp.get("sizes", [])) if fp.get("pid") == os.getpid() else [],
         )
 

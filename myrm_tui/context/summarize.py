@@ -83,7 +83,8 @@ def transcript(messages: Sequence[Message], limit: int = MAX_TRANSCRIPT_CHARS) -
 
 def _redacted(lines: list[ledger.Line]) -> list[ledger.Line]:
     """A message's ledger lines with credentials and PII redacted — once, when the message enters the view
-    (one pass over its lines together: a key split over lines is still found), not on the compacting request."""
+    (one pass over its lines together: a key split over lines is still found), not on the compacting
+    request."""
     if not lines:
         return lines
     out = redact("\n".join(ln.text for ln in lines)).split("\n")
@@ -128,7 +129,9 @@ class Summarize:
         merged["next_steps"] = merged["next_steps"][: ctx.config.max_next_steps]
         ctx.state.summary = merged
         ctx.metrics.summary_source = source
-        covered = int(ctx.state.last_compaction.get("covered", 0)) + sum(1 for m in removed if not m.synthetic)
+        covered = int(ctx.state.last_compaction.get("covered", 0)) + sum(
+            1 for m in removed if not m.synthetic
+        )
         ctx.state.last_compaction["covered"] = covered
         ctx.state.compactions += 1
         at = len(ctx.protected_head)
@@ -136,8 +139,14 @@ class Summarize:
             at += 1
         kept_blocks = view[len(ctx.protected_head) : at]
         seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
-        lines = [*(ledger.reparse(ln, self._priority) for b in folded for ln in summary_model.record_lines(b.text)),
-                 *(ln for m in removed for ln in self._lines_of(m, ctx))]
+        lines = [
+            *(
+                ledger.reparse(ln, self._priority)
+                for b in folded
+                for ln in summary_model.record_lines(b.text)
+            ),
+            *(ln for m in removed for ln in self._lines_of(m, ctx)),
+        ]
         # The block must fit what the request may still carry (after a provider overflow, the hard limit);
         # chars per token vary with the text, so measure the rendered block and refit smaller if needed.
         limit = min(ctx.config.input_budget, ctx.hard_limit or ctx.config.input_budget)
@@ -159,7 +168,13 @@ class Summarize:
         if ctx.config.summary_role == "user":
             msg = replace(synthetic_user(body, sid, "summary"), meta={"kind": "summary", "source": source})
         else:
-            msg = Message(role="assistant", content=body, id=sid, synthetic=True, meta={"kind": "summary", "source": source})
+            msg = Message(
+                role="assistant",
+                content=body,
+                id=sid,
+                synthetic=True,
+                meta={"kind": "summary", "source": source},
+            )
         ctx.metrics.add_removed(self.name, -ctx.counter.message(msg))
         return [*view[:at], msg, *view[at:]]
 
@@ -193,7 +208,8 @@ class Summarize:
 
     @staticmethod
     def _original(m: Message, ctx: PipelineContext) -> Message:
-        """A filtered or truncated output as it first came (from the vault), so the ledger reads every line."""
+        """A filtered or truncated output as it first came (from the vault), so the ledger reads every
+        line."""
         uri = m.meta.get("vault_uri")
         if m.role != "tool" or not uri:
             return m
@@ -201,7 +217,9 @@ class Summarize:
         if entry is None or entry.kind != "tool_output":
             return m
         text = entry.content
-        if len(text) > ORIGINAL_SCAN_CHARS:  # a huge output: its salient lines are at its ends, and time matters
+        if (
+            len(text) > ORIGINAL_SCAN_CHARS
+        ):  # a huge output: its salient lines are at its ends, and time matters
             half = ORIGINAL_SCAN_CHARS // 2
             text = text[:half] + "\n" + text[-half:]
         return replace(m, content=text)
@@ -213,19 +231,25 @@ class Summarize:
             tokens = int(c.summary_budget_tokens * c.consolidate_ratio)
         else:
             tokens = max(int(ctx.counter.messages(removed) * c.ledger_ratio), c.ledger_min_tokens)
-            # A third of the blocks' budget at most: several blocks append before a consolidation rewrites them.
+            # A third of the blocks' budget at most: several blocks append before a consolidation rewrites
+            # them.
             tokens = min(tokens, c.summary_budget_tokens // 3)
         return tokens * ledger.CHARS_PER_TOKEN
 
     async def _summarize(
-        self, removed: Sequence[Message], head_user: str, previous: dict[str, Any] | None, ctx: PipelineContext
+        self,
+        removed: Sequence[Message],
+        head_user: str,
+        previous: dict[str, Any] | None,
+        ctx: PipelineContext,
     ) -> tuple[dict[str, Any], str]:
         extractive = summary_model.extract(removed, head_user)
         if ctx.summarizer is None or self.prompts_dir is None:
             return extractive, "extractive"
         system = (self.prompts_dir / SUMMARY_PROMPT).read_text(encoding="utf-8")
         body = (
-            f"Previous summary (merge into it):\n{json.dumps(previous, ensure_ascii=False) if previous else 'none'}\n\n"
+            "Previous summary (merge into it):\n"
+            f"{json.dumps(previous, ensure_ascii=False) if previous else 'none'}\n\n"
             f"Focus: {ctx.focus_hint or '-'}\n\nMessages to summarize:\n{transcript(removed)}"
         )
         for attempt in range(2):
@@ -242,6 +266,8 @@ class Summarize:
             verdict = self.auditor.audit(data, removed, ctx)
             if verdict.ok:
                 return summary_model.bound(data), "llm"
-            ctx.metrics.events.append(f"summary attempt {attempt + 1} rejected: {'; '.join(verdict.problems[:3])}")
+            ctx.metrics.events.append(
+                f"summary attempt {attempt + 1} rejected: {'; '.join(verdict.problems[:3])}"
+            )
             body += "\n\nYour previous answer was rejected: " + "; ".join(verdict.problems) + ". Fix it."
         return extractive, "extractive"

@@ -49,7 +49,9 @@ LIMITS = {
 # created): merging keeps a head and a tail of them rather than only the newest.
 KEEP_HEAD = frozenset({"errors", "artifacts", "completed_actions", "files_examined", "user_instructions"})
 
-_PLAN = re.compile(r"(?i)\b(next,? i(?:'ll| will)|i (?:will|need to|should|'ll)|let me|then i(?:'ll| will)|now i)\b")
+_PLAN = re.compile(
+    r"(?i)\b(next,? i(?:'ll| will)|i (?:will|need to|should|'ll)|let me|then i(?:'ll| will)|now i)\b"
+)
 _DECIDE = re.compile(r"(?i)\b(instead|decid|i chose|the (?:fix|solution|cause) is|root cause|because)\b")
 
 
@@ -150,7 +152,7 @@ def bound(s: dict[str, Any]) -> dict[str, Any]:
         if len(items) > lim:
             if f in KEEP_HEAD:
                 h = lim // 2
-                items = [*items[:h], f"… {len(items) - lim} more …", *items[-(lim - h - 1):]]
+                items = [*items[:h], f"… {len(items) - lim} more …", *items[-(lim - h - 1) :]]
             else:
                 items = items[-lim:]
         s[f] = items
@@ -171,7 +173,9 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     done = " ".join(new.get("completed_actions", []))
     # A blocker from the old summary whose command now succeeded is resolved.
     out["blocked_items"] = [b for b in out["blocked_items"] if not _resolved(b, new)]
-    out["next_steps"] = new.get("next_steps") or [s for s in old.get("next_steps", []) if not _step_done(s, done)]
+    out["next_steps"] = new.get("next_steps") or [
+        s for s in old.get("next_steps", []) if not _step_done(s, done)
+    ]
     out["tool_usage"] = _merge_counts(old.get("tool_usage", []), new.get("tool_usage", []))
     return bound(out)
 
@@ -215,12 +219,16 @@ BLOCK_SKIP = frozenset({"user_instructions", "completed_actions", "files_examine
 CONTINUITY = ("current_state", "blocked_items", "next_steps")
 
 
-def render_block(fresh: dict[str, Any], merged: dict[str, Any], record: Sequence[str], covered: int, part: int) -> str:
+def render_block(
+    fresh: dict[str, Any], merged: dict[str, Any], record: Sequence[str], covered: int, part: int
+) -> str:
     """One compaction's summary block: what it folded (fields, then the verbatim ledger), ending with the
     session's current state, blockers and next steps (the tail is where models attend best)."""
-    lines = [f"<compacted_summary part=\"{part}\" messages=\"{covered}\">",
-             "Earlier messages of this session were compacted; lines under Record are copied verbatim from them "
-             "(originals are in the vault)."]
+    lines = [
+        f'<compacted_summary part="{part}" messages="{covered}">',
+        "Earlier messages of this session were compacted; lines under Record are copied verbatim from them "
+        "(originals are in the vault).",
+    ]
     for f in FIELDS:
         v = fresh.get(f)
         if not v or f in BLOCK_SKIP or f in CONTINUITY or (f == "user_goal" and part > 1):
@@ -257,7 +265,11 @@ def _section(lines: list[str], f: str, v: Any) -> None:
 
 
 def render(s: dict[str, Any], covered: int) -> str:
-    lines = [f"<compacted_summary messages=\"{covered}\">", "Summary of the earlier part of this session (older messages were compacted; originals are in the vault)."]
+    lines = [
+        f'<compacted_summary messages="{covered}">',
+        "Summary of the earlier part of this session (older messages were compacted; originals "
+        "are in the vault).",
+    ]
     for f in FIELDS:
         v = s.get(f)
         if not v:

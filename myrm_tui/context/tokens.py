@@ -66,7 +66,15 @@ class TokenCounter:
     def message(self, msg: Message) -> int:
         # Keyed by id *and* content hash: ids are stable, but two sessions (or benchmark conversations)
         # may reuse a pipeline-made id such as "summary-1". str hashes are cached by Python, so this is cheap.
-        key = (msg.id, hash(msg.content) if isinstance(msg.content, str) else len(msg.content or ()), len(msg.tool_calls)) if msg.id else None
+        key = (
+            (
+                msg.id,
+                hash(msg.content) if isinstance(msg.content, str) else len(msg.content or ()),
+                len(msg.tool_calls),
+            )
+            if msg.id
+            else None
+        )
         if key is not None:
             hit = self._cache.get(key)
             if hit is not None:
@@ -95,4 +103,3 @@ class TokenCounter:
             elif part.get("type") == "image_url":
                 n += IMAGE_TOKENS
         return n
-

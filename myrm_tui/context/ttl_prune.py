@@ -38,7 +38,8 @@ class CacheTTLPrune:
             uri = ctx.vault.put(m.text, "archive", m.name or "", reason="cache_ttl")
             new = m.derive(
                 "ttl",
-                content=f"[output archived after {ctx.config.cache_ttl_seconds / 60:.0f} min: {len(m.text):,} chars at {uri}]",
+                content=f"[output archived after {ctx.config.cache_ttl_seconds / 60:.0f} min: "
+                f"{len(m.text):,} chars at {uri}]",
                 meta={**m.meta, "archived": True, "vault_uri": uri},
             )
             ctx.state.decisions[m.id] = new

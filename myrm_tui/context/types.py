@@ -24,7 +24,11 @@ class ToolCall:
     arguments: str  # raw JSON text, exactly as the model produced it
 
     def to_api(self) -> dict[str, Any]:
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
 
     def parsed_arguments(self) -> dict[str, Any]:
         """Arguments as a dict; raises ``ValueError`` with a readable message on malformed JSON."""
@@ -118,5 +122,5 @@ def _arguments_text(value: Any) -> str:
 
 def synthetic_user(text: str, id: str, kind: str) -> Message:
     """A pipeline-made user-role message, wrapped so it is never mistaken for the user's words."""
-    body = f"<{SYNTHETIC_TAG} kind=\"{kind}\">\n{UNVERIFIED_CONTEXT_MARKER}\n{text}\n</{SYNTHETIC_TAG}>"
+    body = f'<{SYNTHETIC_TAG} kind="{kind}">\n{UNVERIFIED_CONTEXT_MARKER}\n{text}\n</{SYNTHETIC_TAG}>'
     return Message(role="user", content=body, id=id, synthetic=True, meta={"kind": kind})

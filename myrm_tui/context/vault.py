@@ -100,7 +100,10 @@ def readable(entry: VaultEntry) -> str:
         data = json.loads(entry.content)
     except ValueError:
         return entry.content
-    if isinstance(data, dict) and set(data) == {"content", "tool_calls"}:  # one message shrunk in an emergency
+    if isinstance(data, dict) and set(data) == {
+        "content",
+        "tool_calls",
+    }:  # one message shrunk in an emergency
         data = [{"role": "message", **data}]
     if not isinstance(data, list) or not all(isinstance(d, dict) and d.get("role") in _ROLES for d in data):
         return entry.content  # an archived tool output that happens to be JSON
@@ -120,8 +123,11 @@ def _message_block(n: int, d: dict[str, Any]) -> str:
     lines = [f"─── {' · '.join(h for h in head if h)} ───"]
     content = d.get("content")
     if isinstance(content, list):  # multimodal parts: text kept, media named
-        content = "\n".join(str(p.get("text", "")) if p.get("type") == "text" else f"[{p.get('type', 'part')}]"
-                            for p in content if isinstance(p, dict))
+        content = "\n".join(
+            str(p.get("text", "")) if p.get("type") == "text" else f"[{p.get('type', 'part')}]"
+            for p in content
+            if isinstance(p, dict)
+        )
     if d.get("reasoning_content"):
         lines += ["(reasoning)", *str(d["reasoning_content"]).splitlines()]
     if content:

@@ -56,7 +56,10 @@ def _load_litellm() -> Any:
 
     for name, factory in ((replay.PROVIDER, replay.make_provider),):
         if not any(p.get("provider") == name for p in (mod.custom_provider_map or [])):
-            mod.custom_provider_map = [*(mod.custom_provider_map or []), {"provider": name, "custom_handler": factory()}]
+            mod.custom_provider_map = [
+                *(mod.custom_provider_map or []),
+                {"provider": name, "custom_handler": factory()},
+            ]
     for lazy in _LAZY_IMPORTS:
         with contextlib.suppress(ImportError):
             importlib.import_module(lazy)
@@ -66,10 +69,16 @@ def _load_litellm() -> Any:
 # Modules litellm and the OpenAI SDK import only inside the first call: imported here, in the import
 # thread, they neither stall the event loop on the first message (~0.5 s) nor eat into its idle limit.
 _LAZY_IMPORTS = (
-    "openai.resources.chat", "anyio._backends._asyncio", "jiter", "litellm._service_logger",
-    "litellm.litellm_core_utils.default_encoding", "litellm.litellm_core_utils.token_counter",
-    "litellm.litellm_core_utils.get_supported_openai_params", "litellm.litellm_core_utils.llm_request_utils",
-    "litellm.litellm_core_utils.llm_response_utils.response_metadata", "litellm.llms.litellm_proxy",
+    "openai.resources.chat",
+    "anyio._backends._asyncio",
+    "jiter",
+    "litellm._service_logger",
+    "litellm.litellm_core_utils.default_encoding",
+    "litellm.litellm_core_utils.token_counter",
+    "litellm.litellm_core_utils.get_supported_openai_params",
+    "litellm.litellm_core_utils.llm_request_utils",
+    "litellm.litellm_core_utils.llm_response_utils.response_metadata",
+    "litellm.llms.litellm_proxy",
     "openai.lib._chat_completion_resources",
 )
 
@@ -81,7 +90,9 @@ async def litellm_module() -> Any:
 
 
 class LLMClient:
-    def __init__(self, inactivity_timeout: float = 90.0, total_timeout: float = 600.0, check_interval: float = 10.0) -> None:
+    def __init__(
+        self, inactivity_timeout: float = 90.0, total_timeout: float = 600.0, check_interval: float = 10.0
+    ) -> None:
         self.inactivity_timeout = inactivity_timeout
         self.total_timeout = total_timeout
         self.check_interval = check_interval
@@ -90,14 +101,28 @@ class LLMClient:
         await litellm_module()
 
     async def stream(
-        self, spec: ModelSpec, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
-        tool_choice: Any = None, max_tokens: int | None = None, temperature: float | None = None,
-        extra: dict[str, Any] | None = None, clock: ProgressClock | None = None, _restarted: bool = False,
+        self,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: Any = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        extra: dict[str, Any] | None = None,
+        clock: ProgressClock | None = None,
+        _restarted: bool = False,
     ) -> AsyncIterator[LLMEvent]:
         """Stream one completion; every failure surfaces as an ``LLMError`` subclass."""
         args = (spec, messages)
-        options: dict[str, Any] = {"tools": tools, "tool_choice": tool_choice, "max_tokens": max_tokens,
-                                   "temperature": temperature, "extra": extra, "clock": clock}
+        options: dict[str, Any] = {
+            "tools": tools,
+            "tool_choice": tool_choice,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "extra": extra,
+            "clock": clock,
+        }
         embedded = None
         yielded = False
         if spec.is_local:  # the embedded model: its child process's OpenAI-compatible server
@@ -111,8 +136,13 @@ class LLMClient:
         else:
             litellm = await litellm_module()
         kwargs: dict[str, Any] = {
-            "model": spec.model, "messages": messages, "stream": True,
-            "stream_options": {"include_usage": True}, "num_retries": 0, **spec.extra, **(extra or {}),
+            "model": spec.model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "num_retries": 0,
+            **spec.extra,
+            **(extra or {}),
         }
         if spec.api_base:
             kwargs["api_base"] = spec.api_base
@@ -131,7 +161,13 @@ class LLMClient:
         try:
             # The request itself runs under the watchdog: the inactivity limit covers connecting and
             # the wait for the first byte, not only the gaps between tokens.
-            async for chunk in guarded(_opened(litellm, kwargs, seen), self.inactivity_timeout, self.total_timeout, self.check_interval, clock):
+            async for chunk in guarded(
+                _opened(litellm, kwargs, seen),
+                self.inactivity_timeout,
+                self.total_timeout,
+                self.check_interval,
+                clock,
+            ):
                 for event in _events(chunk):
                     seen.note(event)
                     yielded = True
@@ -159,13 +195,22 @@ class LLMClient:
             raise classify(exc) from exc
 
     async def complete(
-        self, spec: ModelSpec, system: str, user: str, *, max_tokens: int = 2048, clock: ProgressClock | None = None,
+        self,
+        spec: ModelSpec,
+        system: str,
+        user: str,
+        *,
+        max_tokens: int = 2048,
+        clock: ProgressClock | None = None,
     ) -> str:
         """Non-interactive completion (summaries, titles, semantic filters): the streamed text joined."""
         parts: list[str] = []
         async for ev in self.stream(
-            spec, [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            max_tokens=max_tokens, temperature=0.0, clock=clock,
+            spec,
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            max_tokens=max_tokens,
+            temperature=0.0,
+            clock=clock,
         ):
             if isinstance(ev, TextDelta):
                 parts.append(ev.text)
@@ -189,7 +234,6 @@ async def _opened(litellm: Any, kwargs: dict[str, Any], seen: _Seen) -> AsyncIte
                 await aclose()
             except Exception:  # closing a broken stream must not hide why it broke
                 pass
-
 
 
 @dataclass
@@ -218,7 +262,9 @@ class _Seen:
         body), so its own record of what was received is asked first."""
         if not hasattr(self.response, "received_finish_reason"):  # not litellm's wrapper: trust the chunks
             return self.finish
-        received = self.response.received_finish_reason or getattr(self.response, "intermittent_finish_reason", None)
+        received = self.response.received_finish_reason or getattr(
+            self.response, "intermittent_finish_reason", None
+        )
         return str(received) if received else None
 
     def check(self) -> None:
@@ -227,14 +273,19 @@ class _Seen:
             raise IncompleteStreamError(
                 f"The reply was cut off: the stream ended without a finish reason after {self.chars:,} chars"
                 f"{f' and {self.tool_calls} tool-call fragment(s)' if self.tool_calls else ''} "
-                "(the connection dropped or the server stopped mid-answer)")
+                "(the connection dropped or the server stopped mid-answer)"
+            )
         if finish is None:
             raise IncompleteStreamError(
                 "The provider's stream ended without a reply and without a finish reason "
-                f"(an empty or [DONE]-only stream, or a body that is not server-sent events{self._content_type()})")
+                "(an empty or [DONE]-only stream, or a body that is not server-sent "
+                f"events{self._content_type()})"
+            )
         if not (self.chars or self.tool_calls):
             thought = f", only {self.reasoning:,} chars of reasoning" if self.reasoning else ""
-            raise EmptyReplyError(f"The model sent an empty reply (finish reason {finish!r}, no text and no tool call{thought})")
+            raise EmptyReplyError(
+                f"The model sent an empty reply (finish reason {finish!r}, no text and no tool call{thought})"
+            )
 
     def _content_type(self) -> str:
         headers = getattr(self.response, "_response_headers", None) or {}
@@ -262,7 +313,14 @@ def _events(chunk: Any) -> list[LLMEvent]:
             out.append(ReasoningDelta(reasoning))
         for tc in _get(delta, "tool_calls") or []:
             fn = _get(tc, "function")
-            out.append(ToolCallDelta(int(_get(tc, "index", 0) or 0), _get(tc, "id"), _get(fn, "name"), _get(fn, "arguments") or ""))
+            out.append(
+                ToolCallDelta(
+                    int(_get(tc, "index", 0) or 0),
+                    _get(tc, "id"),
+                    _get(fn, "name"),
+                    _get(fn, "arguments") or "",
+                )
+            )
         finish = _get(choice, "finish_reason")
         if finish:
             out.append(Finish(str(finish)))
@@ -272,8 +330,10 @@ def _events(chunk: Any) -> list[LLMEvent]:
         cached = _get(details, "cached_tokens") or _get(usage, "cache_read_input_tokens") or 0
         out.append(
             Usage(
-                int(_get(usage, "prompt_tokens") or 0), int(_get(usage, "completion_tokens") or 0),
-                int(cached or 0), int(_get(usage, "cache_creation_input_tokens") or 0),
+                int(_get(usage, "prompt_tokens") or 0),
+                int(_get(usage, "completion_tokens") or 0),
+                int(cached or 0),
+                int(_get(usage, "cache_creation_input_tokens") or 0),
             )
         )
     return out

@@ -1,4 +1,5 @@
-"""Entry point of the embedded model's child process: ``python -m myrm_tui.llm.embedded_child PARENT_PID -- ARGS``.
+"""Entry point of the embedded model's child process:
+``python -m myrm_tui.llm.embedded_child PARENT_PID -- ARGS``.
 
 It runs llama-cpp-python's own OpenAI-compatible server (``python -m llama_cpp.server ARGS``) and adds one
 thing: it exits when its parent does. ``start_new_session`` keeps the terminal's signals away from it, so

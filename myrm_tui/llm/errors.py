@@ -107,7 +107,12 @@ _BY_NAME: dict[str, type[LLMError]] = {
     "MidStreamFallbackError": ProviderError,
 }
 
-_OVERFLOW_HINTS = ("context_length_exceeded", "maximum context length", "prompt is too long", "context window")
+_OVERFLOW_HINTS = (
+    "context_length_exceeded",
+    "maximum context length",
+    "prompt is too long",
+    "context window",
+)
 
 
 def classify(exc: BaseException) -> LLMError:
@@ -125,7 +130,9 @@ def classify(exc: BaseException) -> LLMError:
         kind = ContextOverflowError
     if kind is ProviderError and isinstance(exc, TimeoutError):
         kind = LLMTimeoutError
-    if kind is ProviderError and any(h in text.lower() for h in ("missing credentials", "api_key client option must be set", "no api key")):
+    if kind is ProviderError and any(
+        h in text.lower() for h in ("missing credentials", "api_key client option must be set", "no api key")
+    ):
         kind = AuthError
     labels = {
         ContextOverflowError: "The request is larger than the model's context window",
@@ -135,7 +142,9 @@ def classify(exc: BaseException) -> LLMError:
         BadRequestError: "The provider rejected the request",
         ProviderError: "The provider failed",
     }
-    return kind(f"{labels.get(kind, 'Model call failed')}: {_short(text)}", status=status, provider_message=text)
+    return kind(
+        f"{labels.get(kind, 'Model call failed')}: {_short(text)}", status=status, provider_message=text
+    )
 
 
 def _short(text: str, n: int = 400) -> str:

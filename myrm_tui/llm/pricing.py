@@ -14,4 +14,9 @@ def estimate_cost(model: str, usage: Usage) -> float:
     read = float(info.get("cache_read_input_token_cost") or inp)
     write = float(info.get("cache_creation_input_token_cost") or inp)
     uncached = max(usage.prompt_tokens - usage.cached_tokens - usage.cache_creation_tokens, 0)
-    return uncached * inp + usage.cached_tokens * read + usage.cache_creation_tokens * write + usage.completion_tokens * out
+    return (
+        uncached * inp
+        + usage.cached_tokens * read
+        + usage.cache_creation_tokens * write
+        + usage.completion_tokens * out
+    )

@@ -47,14 +47,21 @@ def seconds(s: float) -> str:
 
 def silence_message(idle: float, limit: float, items: int) -> str:
     if items == 0:
-        return (f"No response for {seconds(idle)} (limit {seconds(limit)}): the server did not answer the request "
-                "(connecting, or it accepted the connection and sent nothing)")
+        return (
+            f"No response for {seconds(idle)} (limit {seconds(limit)}): the server did not answer "
+            "the request "
+            "(connecting, or it accepted the connection and sent nothing)"
+        )
     return f"No token for {seconds(idle)} (limit {seconds(limit)}): the model stopped responding"
 
 
 async def guarded(
-    source: AsyncIterator[T], inactivity: float = 90.0, total: float = 600.0, check_interval: float = 10.0,
-    clock: ProgressClock | None = None, sleep: Callable[[float], object] = asyncio.sleep,
+    source: AsyncIterator[T],
+    inactivity: float = 90.0,
+    total: float = 600.0,
+    check_interval: float = 10.0,
+    clock: ProgressClock | None = None,
+    sleep: Callable[[float], object] = asyncio.sleep,
 ) -> AsyncIterator[T]:
     """Yield from ``source`` under the dual timeout; the source is closed however this ends."""
     pc = clock or ProgressClock()
@@ -76,11 +83,20 @@ async def guarded(
             await sleep(max(min(check_interval, due), MIN_WAIT))  # type: ignore[misc]
             idle, elapsed = pc.idle(), pc.elapsed()
             if idle >= inactivity:
-                await queue.put(("error", InactivityTimeoutError(silence_message(idle, inactivity, pc.items))))
+                await queue.put(
+                    ("error", InactivityTimeoutError(silence_message(idle, inactivity, pc.items)))
+                )
                 return
             if elapsed >= total:
-                await queue.put(("error", LLMTimeoutError(
-                    f"The call ran {seconds(elapsed)} and hit the {seconds(total)} ceiling (still streaming, never finished)")))
+                await queue.put(
+                    (
+                        "error",
+                        LLMTimeoutError(
+                            f"The call ran {seconds(elapsed)} and hit the {seconds(total)} "
+                            "ceiling (still streaming, never finished)"
+                        ),
+                    )
+                )
                 return
 
     pump_task = asyncio.ensure_future(pump())

@@ -54,16 +54,36 @@ async def stream_reply(model: str) -> AsyncIterator[dict[str, Any]]:
     feed.served += 1
     text = msg.text if msg is not None else "[replay finished: no more recorded turns]"
     for i in range(0, len(text), 24):
-        yield {"text": text[i : i + 24], "is_finished": False, "finish_reason": "", "usage": None, "index": 0, "tool_use": None}
+        yield {
+            "text": text[i : i + 24],
+            "is_finished": False,
+            "finish_reason": "",
+            "usage": None,
+            "index": 0,
+            "tool_use": None,
+        }
     for k, call in enumerate(msg.tool_calls if msg is not None else ()):
         yield {
-            "text": "", "is_finished": False, "finish_reason": "", "usage": None, "index": 0,
-            "tool_use": {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}, "index": k},
+            "text": "",
+            "is_finished": False,
+            "finish_reason": "",
+            "usage": None,
+            "index": 0,
+            "tool_use": {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+                "index": k,
+            },
         }
     tokens = max(1, len(text) // 4)
     yield {
-        "text": "", "is_finished": True, "finish_reason": "tool_calls" if msg is not None and msg.tool_calls else "stop",
-        "index": 0, "tool_use": None, "usage": {"prompt_tokens": 0, "completion_tokens": tokens, "total_tokens": tokens},
+        "text": "",
+        "is_finished": True,
+        "finish_reason": "tool_calls" if msg is not None and msg.tool_calls else "stop",
+        "index": 0,
+        "tool_use": None,
+        "usage": {"prompt_tokens": 0, "completion_tokens": tokens, "total_tokens": tokens},
     }
 
 
@@ -88,4 +108,14 @@ def tool_names(messages: list[Message], tools_meta: list[dict[str, Any]]) -> lis
     if tools_meta:
         return tools_meta
     names = sorted({c.name for m in messages for c in m.tool_calls})
-    return [{"type": "function", "function": {"name": n, "description": f"recorded tool {n}", "parameters": {"type": "object", "properties": {}}}} for n in names]
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": n,
+                "description": f"recorded tool {n}",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+        for n in names
+    ]

@@ -65,20 +65,31 @@ def explain(path: str, exc: BaseException, busy_timeout: float = BUSY_TIMEOUT_S)
     low = msg.lower()
     p = Path(path)
     if "not a database" in low:
-        return StoreError(path, f"{path} is not a SQLite database; move it aside and myrm starts a new one there")
+        return StoreError(
+            path, f"{path} is not a SQLite database; move it aside and myrm starts a new one there"
+        )
     if "malformed" in low or "corrupt" in low:
         return StoreError(path, f"{path} is damaged ({msg}); move it aside and myrm starts a new one there")
     if "already exists" in low:  # a schema myrm did not write (its version says it has none)
-        return StoreError(path, f"{path} is a SQLite database of another program ({msg}); move it aside {_ELSEWHERE}")
+        return StoreError(
+            path, f"{path} is a SQLite database of another program ({msg}); move it aside {_ELSEWHERE}"
+        )
     if "locked" in low or "busy" in low:
-        return DatabaseLocked(path, f"{path} is locked by another program (waited {busy_timeout:g} s); "
-                                    "close the other myrm or try again")
+        return DatabaseLocked(
+            path,
+            f"{path} is locked by another program (waited {busy_timeout:g} s); "
+            "close the other myrm or try again",
+        )
     if "readonly" in low or "read-only" in low:
-        return StoreError(path, f"{path} is read-only; make it and its folder writable (chmod u+w) {_ELSEWHERE}")
+        return StoreError(
+            path, f"{path} is read-only; make it and its folder writable (chmod u+w) {_ELSEWHERE}"
+        )
     if p.is_dir():
         return StoreError(path, f"{path} is a directory, not a database file; move it aside {_ELSEWHERE}")
     if isinstance(exc, PermissionError) or "permission" in low:
-        return StoreError(path, f"{path} cannot be read or written (permission denied); fix its permissions {_ELSEWHERE}")
+        return StoreError(
+            path, f"{path} cannot be read or written (permission denied); fix its permissions {_ELSEWHERE}"
+        )
     return StoreError(path, f"{path} cannot be used ({msg}); check the file and its folder {_ELSEWHERE}")
 
 
@@ -87,8 +98,10 @@ def _check_file(p: Path) -> None:
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StoreError(str(p), f"cannot create the folder {p.parent} for {p.name} ({exc.strerror}); "
-                                 f"create it {_ELSEWHERE}") from None
+        raise StoreError(
+            str(p),
+            f"cannot create the folder {p.parent} for {p.name} ({exc.strerror}); create it {_ELSEWHERE}",
+        ) from None
     if p.is_dir():
         raise explain(str(p), IsADirectoryError(str(p)))
     if p.exists():
@@ -107,11 +120,16 @@ def _check_file(p: Path) -> None:
         except FileExistsError:
             pass
         except OSError as exc:
-            raise StoreError(str(p), f"cannot create {p} ({exc.strerror}); make its folder writable {_ELSEWHERE}") from None
+            raise StoreError(
+                str(p), f"cannot create {p} ({exc.strerror}); make its folder writable {_ELSEWHERE}"
+            ) from None
     # WAL keeps two files beside the database (-wal, -shm): the folder must be writable too.
     if not os.access(p.parent, os.W_OK | os.X_OK):
-        raise StoreError(str(p), f"the folder {p.parent} is read-only and SQLite writes {p.name}-wal beside "
-                                 f"the database; make it writable {_ELSEWHERE}")
+        raise StoreError(
+            str(p),
+            f"the folder {p.parent} is read-only and SQLite writes {p.name}-wal beside "
+            f"the database; make it writable {_ELSEWHERE}",
+        )
 
 
 @dataclass(frozen=True)
@@ -127,8 +145,10 @@ class SessionRow:
     message_count: int = 0
 
 
-_UPSERT_STATE = ("INSERT INTO context_state (session_id, state, updated_at) VALUES (?,?,?) "
-                 "ON CONFLICT(session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at")
+_UPSERT_STATE = (
+    "INSERT INTO context_state (session_id, state, updated_at) VALUES (?,?,?) "
+    "ON CONFLICT(session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at"
+)
 
 
 class Store:
@@ -187,8 +207,10 @@ class Store:
             return
         async with self._lock:
             if self.conn.in_transaction:
-                raise TransactionError("the connection is already in a transaction that Store.transaction() did not "
-                                       "open: some code ran BEGIN itself; every write goes through Store.transaction()")
+                raise TransactionError(
+                    "the connection is already in a transaction that Store.transaction() did not "
+                    "open: some code ran BEGIN itself; every write goes through Store.transaction()"
+                )
             self._owner = task
             try:
                 await self._run_or_explain("BEGIN IMMEDIATE")
@@ -253,8 +275,11 @@ class Store:
     async def _migrate(self) -> None:
         version = await self._version()
         if version > len(MIGRATIONS):
-            raise StoreError(self.path, f"{self.path} was written by a newer myrm (schema {version}, this one knows "
-                                        f"{len(MIGRATIONS)}); upgrade myrm {_ELSEWHERE}")
+            raise StoreError(
+                self.path,
+                f"{self.path} was written by a newer myrm (schema {version}, this one knows "
+                f"{len(MIGRATIONS)}); upgrade myrm {_ELSEWHERE}",
+            )
         while version < len(MIGRATIONS):
             async with self.transaction() as conn:
                 # Read again under the write lock: two processes opening a new file at once both saw
@@ -268,12 +293,19 @@ class Store:
                 await conn.execute(f"PRAGMA user_version={version}")
 
     # -- sessions ---------------------------------------------------------------------------------
-    async def create_session(self, title: str = "New session", model: str = "", workspace: str = "",
-                             parent_id: str | None = None, forked_from_seq: int | None = None) -> SessionRow:
+    async def create_session(
+        self,
+        title: str = "New session",
+        model: str = "",
+        workspace: str = "",
+        parent_id: str | None = None,
+        forked_from_seq: int | None = None,
+    ) -> SessionRow:
         sid = uuid.uuid4().hex[:12]
         now = time.time()
         await self._write(
-            "INSERT INTO sessions (id, title, model, workspace, parent_id, forked_from_seq, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO sessions (id, title, model, workspace, parent_id, forked_from_seq, "
+            "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
             (sid, title, model, workspace, parent_id, forked_from_seq, now, now),
         )
         return SessionRow(sid, title, model, workspace, parent_id, forked_from_seq, now, now)
@@ -287,7 +319,9 @@ class Store:
 
     async def get_session(self, sid: str) -> SessionRow | None:
         async with self.conn.execute(
-            "SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n FROM sessions s WHERE id = ?", (sid,)
+            "SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n FROM "
+            "sessions s WHERE id = ?",
+            (sid,),
         ) as cur:
             row = await cur.fetchone()
         return self._session(row) if row else None
@@ -302,11 +336,22 @@ class Store:
 
     @staticmethod
     def _session(r: Any) -> SessionRow:
-        return SessionRow(r["id"], r["title"], r["model"], r["workspace"], r["parent_id"], r["forked_from_seq"],
-                          r["created_at"], r["updated_at"], r["n"])
+        return SessionRow(
+            r["id"],
+            r["title"],
+            r["model"],
+            r["workspace"],
+            r["parent_id"],
+            r["forked_from_seq"],
+            r["created_at"],
+            r["updated_at"],
+            r["n"],
+        )
 
     async def rename_session(self, sid: str, title: str) -> None:
-        await self._write("UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?", (title, time.time(), sid))
+        await self._write(
+            "UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?", (title, time.time(), sid)
+        )
 
     async def set_session_model(self, sid: str, model: str) -> None:
         await self._write("UPDATE sessions SET model = ? WHERE id = ?", (model, sid))
@@ -317,8 +362,9 @@ class Store:
             for table in ("messages", "vault", "checkpoints", "context_state", "metrics"):
                 await conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
 
-    async def fork_session(self, sid: str, upto_seq: int | None = None, title: str | None = None,
-                           copy_state: bool = False) -> SessionRow:
+    async def fork_session(
+        self, sid: str, upto_seq: int | None = None, title: str | None = None, copy_state: bool = False
+    ) -> SessionRow:
         """A new session holding a copy of ``sid``'s messages up to ``upto_seq`` (inclusive; all if None),
         and of its context state if ``copy_state``; one transaction (a savepoint inside the caller's)."""
         async with self.transaction() as conn:
@@ -329,18 +375,22 @@ class Store:
             new_id = uuid.uuid4().hex[:12]
             now = time.time()
             await conn.execute(
-                "INSERT INTO sessions (id, title, model, workspace, parent_id, forked_from_seq, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO sessions (id, title, model, workspace, parent_id, forked_from_seq, "
+                "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
                 (new_id, title or f"{src.title} (fork)", src.model, src.workspace, sid, last, now, now),
             )
             await conn.execute(
-                """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls, tool_call_id, name, reasoning, meta, token_count, created_at)
-                   SELECT ?, seq, role, content, content_is_json, tool_calls, tool_call_id, name, reasoning, meta, token_count, created_at
+                """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls,
+                                        tool_call_id, name, reasoning, meta, token_count, created_at)
+                   SELECT ?, seq, role, content, content_is_json, tool_calls, tool_call_id, name, reasoning,
+                          meta, token_count, created_at
                    FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq""",
                 (new_id, sid, last),
             )
             if copy_state:
                 await conn.execute(
-                    "INSERT INTO context_state (session_id, state, updated_at) SELECT ?, state, ? FROM context_state WHERE session_id = ?",
+                    "INSERT INTO context_state (session_id, state, updated_at) SELECT ?, state, ? "
+                    "FROM context_state WHERE session_id = ?",
                     (new_id, now, sid),
                 )
             row = await self.get_session(new_id)
@@ -348,7 +398,9 @@ class Store:
         return row
 
     async def _max_seq(self, sid: str) -> int:
-        async with self.conn.execute("SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (sid,)) as cur:
+        async with self.conn.execute(
+            "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (sid,)
+        ) as cur:
             row = await cur.fetchone()
         return int(row[0]) if row else -1
 
@@ -358,21 +410,39 @@ class Store:
         now = msg.created_at or time.time()
         content_is_json = not isinstance(msg.content, str) and msg.content is not None
         content = json.dumps(msg.content, ensure_ascii=False) if content_is_json else msg.content
-        calls = json.dumps([c.to_api() for c in msg.tool_calls], ensure_ascii=False) if msg.tool_calls else None
+        calls = (
+            json.dumps([c.to_api() for c in msg.tool_calls], ensure_ascii=False) if msg.tool_calls else None
+        )
         meta_d = {**msg.meta, "synthetic": True} if msg.synthetic else msg.meta
         meta = json.dumps(meta_d, ensure_ascii=False, default=str) if meta_d else None
         async with self.transaction() as conn:
             seq = await self._max_seq(sid) + 1  # inside the write lock: no other writer takes the same seq
             await conn.execute(
-                """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls, tool_call_id, name, reasoning, meta, token_count, created_at)
+                """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls,
+                                        tool_call_id, name, reasoning, meta, token_count, created_at)
                    VALUES (?,?,?,?,?,?,?,?,?,?,?,?)""",
-                (sid, seq, msg.role, content, int(content_is_json), calls, msg.tool_call_id, msg.name, msg.reasoning, meta, token_count, now),
+                (
+                    sid,
+                    seq,
+                    msg.role,
+                    content,
+                    int(content_is_json),
+                    calls,
+                    msg.tool_call_id,
+                    msg.name,
+                    msg.reasoning,
+                    meta,
+                    token_count,
+                    now,
+                ),
             )
             await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
         return replace(msg, id=f"m{seq}", created_at=now)
 
     async def load_messages(self, sid: str) -> list[Message]:
-        async with self.conn.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY seq", (sid,)) as cur:
+        async with self.conn.execute(
+            "SELECT * FROM messages WHERE session_id = ? ORDER BY seq", (sid,)
+        ) as cur:
             rows = await cur.fetchall()
         out = []
         for r in rows:
@@ -380,14 +450,23 @@ class Store:
             if r["content_is_json"] and content is not None:
                 content = json.loads(content)
             calls = tuple(
-                ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in json.loads(r["tool_calls"] or "[]")
+                ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
+                for c in json.loads(r["tool_calls"] or "[]")
             )
             meta = json.loads(r["meta"] or "{}")
             synthetic = bool(meta.pop("synthetic", False))
             out.append(
                 Message(
-                    role=r["role"], content=content, id=f"m{r['seq']}", tool_calls=calls, tool_call_id=r["tool_call_id"],
-                    name=r["name"], reasoning=r["reasoning"], created_at=r["created_at"], meta=meta, synthetic=synthetic,
+                    role=r["role"],
+                    content=content,
+                    id=f"m{r['seq']}",
+                    tool_calls=calls,
+                    tool_call_id=r["tool_call_id"],
+                    name=r["name"],
+                    reasoning=r["reasoning"],
+                    created_at=r["created_at"],
+                    meta=meta,
+                    synthetic=synthetic,
                 )
             )
         return out
@@ -400,7 +479,8 @@ class Store:
 
     async def set_setting(self, key: str, value: Any) -> None:
         await self._write(
-            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value "
+            "= excluded.value",
             (key, json.dumps(value)),
         )
 
@@ -410,12 +490,26 @@ class Store:
 
     # -- vault ------------------------------------------------------------------------------------
     async def vault_put(self, sid: str, entries: Iterable[VaultEntry]) -> int:
-        rows = [(e.uri, sid, e.kind, e.tool_name, e.size, e.content, json.dumps(e.meta, default=str), e.created_at) for e in entries]
+        rows = [
+            (
+                e.uri,
+                sid,
+                e.kind,
+                e.tool_name,
+                e.size,
+                e.content,
+                json.dumps(e.meta, default=str),
+                e.created_at,
+            )
+            for e in entries
+        ]
         if not rows:
             return 0
         async with self.transaction() as conn:
             await conn.executemany(
-                "INSERT OR IGNORE INTO vault (uri, session_id, kind, tool_name, size, content, meta, created_at) VALUES (?,?,?,?,?,?,?,?)", rows
+                "INSERT OR IGNORE INTO vault (uri, session_id, kind, tool_name, size, content, "
+                "meta, created_at) VALUES (?,?,?,?,?,?,?,?)",
+                rows,
             )
         return len(rows)
 
@@ -424,11 +518,15 @@ class Store:
             r = await cur.fetchone()
         if r is None:
             return None
-        return VaultEntry(r["uri"], r["content"], r["kind"], r["tool_name"], r["created_at"], json.loads(r["meta"] or "{}"))
+        return VaultEntry(
+            r["uri"], r["content"], r["kind"], r["tool_name"], r["created_at"], json.loads(r["meta"] or "{}")
+        )
 
     async def vault_list(self, sid: str) -> list[dict[str, Any]]:
         async with self.conn.execute(
-            "SELECT uri, kind, tool_name, size, created_at, meta FROM vault WHERE session_id = ? ORDER BY created_at DESC", (sid,)
+            "SELECT uri, kind, tool_name, size, created_at, meta FROM vault WHERE session_id = ? "
+            "ORDER BY created_at DESC",
+            (sid,),
         ) as cur:
             return [dict(r) | {"meta": json.loads(r["meta"] or "{}")} for r in await cur.fetchall()]
 
@@ -444,7 +542,8 @@ class Store:
     async def begin_compaction(self, sid: str, backup_json: str) -> int:
         """Record the pre-compact backup; returns the checkpoint id to commit or roll back."""
         return await self._write(
-            "INSERT INTO checkpoints (session_id, kind, status, state, created_at) VALUES (?, 'precompact', 'pending', ?, ?)",
+            "INSERT INTO checkpoints (session_id, kind, status, state, created_at) VALUES (?, "
+            "'precompact', 'pending', ?, ?)",
             (sid, backup_json, time.time()),
         )
 
@@ -467,14 +566,18 @@ class Store:
 
     async def recover(self) -> list[int]:
         """Roll back compactions a crash left half-done; returns their checkpoint ids."""
-        async with self.conn.execute("SELECT id, session_id FROM checkpoints WHERE status = 'pending' ORDER BY id") as cur:
+        async with self.conn.execute(
+            "SELECT id, session_id FROM checkpoints WHERE status = 'pending' ORDER BY id"
+        ) as cur:
             pending = [(int(r[0]), str(r[1])) for r in await cur.fetchall()]
         for cid, sid in pending:
             await self.rollback_compaction(sid, cid)
         return [cid for cid, _ in pending]
 
     async def checkpoints(self, sid: str) -> list[dict[str, Any]]:
-        async with self.conn.execute("SELECT id, kind, status, created_at FROM checkpoints WHERE session_id = ? ORDER BY id", (sid,)) as cur:
+        async with self.conn.execute(
+            "SELECT id, kind, status, created_at FROM checkpoints WHERE session_id = ? ORDER BY id", (sid,)
+        ) as cur:
             return [dict(r) for r in await cur.fetchall()]
 
     # -- metrics ----------------------------------------------------------------------------------
@@ -486,7 +589,8 @@ class Store:
 
     async def metrics(self, sid: str, limit: int = 500) -> list[dict[str, Any]]:
         async with self.conn.execute(
-            "SELECT turn, data, created_at FROM metrics WHERE session_id = ? ORDER BY id DESC LIMIT ?", (sid, limit)
+            "SELECT turn, data, created_at FROM metrics WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+            (sid, limit),
         ) as cur:
             rows = list(await cur.fetchall())
         return [{"turn": r[0], "created_at": r[2], **json.loads(r[1])} for r in reversed(rows)]

@@ -164,7 +164,12 @@ class ProviderEmulator:
         system = body.get("system")
         if system:
             clean = _strip_cache_control(system)
-            segs.append((fingerprint(clean), self.counter.text(json.dumps(clean) if not isinstance(clean, str) else clean)))
+            segs.append(
+                (
+                    fingerprint(clean),
+                    self.counter.text(json.dumps(clean) if not isinstance(clean, str) else clean),
+                )
+            )
             if isinstance(system, list) and any("cache_control" in b for b in system):
                 marks.append(len(segs) - 1)
         for m in body.get("messages") or []:
@@ -186,8 +191,20 @@ class ProviderEmulator:
         try:
             body = await request.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
-            return web.json_response({"error": {"message": "We could not parse the JSON body of your request.", "type": "invalid_request_error"}}, status=400)
-        return body if isinstance(body, dict) else web.json_response({"error": {"message": "body must be an object"}}, status=400)
+            return web.json_response(
+                {
+                    "error": {
+                        "message": "We could not parse the JSON body of your request.",
+                        "type": "invalid_request_error",
+                    }
+                },
+                status=400,
+            )
+        return (
+            body
+            if isinstance(body, dict)
+            else web.json_response({"error": {"message": "body must be an object"}}, status=400)
+        )
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
         body = await self._read(request)
@@ -199,7 +216,10 @@ class ProviderEmulator:
         headers = dict(request.headers)
         if rej is not None:
             self.requests.append(Recorded("openai", body, headers, rej, None, time.time()))
-            return web.json_response({"error": {"message": rej.message, "type": rej.type, "param": None, "code": rej.code}}, status=rej.status)
+            return web.json_response(
+                {"error": {"message": rej.message, "type": rej.type, "param": None, "code": rej.code}},
+                status=rej.status,
+            )
         key = str(body.get("prompt_cache_key") or headers.get("Authorization", "anon"))
         cache = self.openai_cache.request(key, segs)
         self.requests.append(Recorded("openai", body, headers, None, cache, time.time()))
@@ -223,28 +243,68 @@ class ProviderEmulator:
         msg: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
         if reply.tool_calls:
             msg["tool_calls"] = [
-                {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function", "function": {"name": n, "arguments": a if isinstance(a, str) else json.dumps(a)}}
+                {
+                    "id": f"call_{uuid.uuid4().hex[:12]}",
+                    "type": "function",
+                    "function": {"name": n, "arguments": a if isinstance(a, str) else json.dumps(a)},
+                }
                 for n, a in reply.tool_calls
             ]
         return {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model"), "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model"),
+            "choices": [
+                {"index": 0, "message": msg, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}
+            ],
             "usage": usage,
         }
 
-    async def _openai_stream(self, request: web.Request, body: dict[str, Any], reply: Reply, usage: dict[str, Any]) -> web.StreamResponse:
+    async def _openai_stream(
+        self, request: web.Request, body: dict[str, Any], reply: Reply, usage: dict[str, Any]
+    ) -> web.StreamResponse:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
         cid = f"chatcmpl-{uuid.uuid4().hex[:12]}"
-        base = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": body.get("model")}
+        base = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model"),
+        }
         chunks: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
-        chunks += [{"reasoning_content": reply.reasoning[i : i + reply.chunk_size]} for i in range(0, len(reply.reasoning), reply.chunk_size)]
-        chunks += [{"content": reply.text[i : i + reply.chunk_size]} for i in range(0, len(reply.text), reply.chunk_size)]
+        chunks += [
+            {"reasoning_content": reply.reasoning[i : i + reply.chunk_size]}
+            for i in range(0, len(reply.reasoning), reply.chunk_size)
+        ]
+        chunks += [
+            {"content": reply.text[i : i + reply.chunk_size]}
+            for i in range(0, len(reply.text), reply.chunk_size)
+        ]
         for k, (name, args) in enumerate(reply.tool_calls):
             raw = args if isinstance(args, str) else json.dumps(args)
-            chunks.append({"tool_calls": [{"index": k, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "function", "function": {"name": name, "arguments": ""}}]})
-            chunks += [{"tool_calls": [{"index": k, "function": {"arguments": raw[i : i + 16]}}]} for i in range(0, len(raw), 16)]
-        if not await self._send_chunks(resp, [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in chunks], reply):
+            chunks.append(
+                {
+                    "tool_calls": [
+                        {
+                            "index": k,
+                            "id": f"call_{uuid.uuid4().hex[:12]}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+            chunks += [
+                {"tool_calls": [{"index": k, "function": {"arguments": raw[i : i + 16]}}]}
+                for i in range(0, len(raw), 16)
+            ]
+        if not await self._send_chunks(
+            resp,
+            [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in chunks],
+            reply,
+        ):
             return resp
         finish = "tool_calls" if reply.tool_calls else "stop"
         await self._sse(resp, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
@@ -257,10 +317,14 @@ class ProviderEmulator:
     async def _broken(self, reply: Reply) -> web.Response | None:
         """The reply of a misbehaving provider (``raw_body``), or None for a normal one."""
         if reply.raw_body is not None:
-            return web.Response(body=reply.raw_body, status=200, headers={"Content-Type": reply.raw_content_type})
+            return web.Response(
+                body=reply.raw_body, status=200, headers={"Content-Type": reply.raw_content_type}
+            )
         return None
 
-    async def _send_chunks(self, resp: web.StreamResponse, payloads: list[dict[str, Any]], reply: Reply, event: str | None = None) -> bool:
+    async def _send_chunks(
+        self, resp: web.StreamResponse, payloads: list[dict[str, Any]], reply: Reply, event: str | None = None
+    ) -> bool:
         for n, p in enumerate(payloads):
             if reply.stall_after is not None and n >= reply.stall_after:
                 await asyncio.get_running_loop().run_in_executor(None, self._release.wait, 600)
@@ -289,7 +353,9 @@ class ProviderEmulator:
         headers = dict(request.headers)
         if rej is not None:
             self.requests.append(Recorded("anthropic", body, headers, rej, None, time.time()))
-            return web.json_response({"type": "error", "error": {"type": rej.type, "message": rej.message}}, status=rej.status)
+            return web.json_response(
+                {"type": "error", "error": {"type": rej.type, "message": rej.message}}, status=rej.status
+            )
         key = str(headers.get("x-api-key", "anon"))
         cache = self.anthropic_cache.request(key, segs, marks)
         self.requests.append(Recorded("anthropic", body, headers, None, cache, time.time()))
@@ -309,24 +375,84 @@ class ProviderEmulator:
         if reply.text:
             blocks.append({"type": "text", "text": reply.text})
         for name, args in reply.tool_calls:
-            blocks.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:12]}", "name": name, "input": args if isinstance(args, dict) else json.loads(args or "{}")})
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{uuid.uuid4().hex[:12]}",
+                    "name": name,
+                    "input": args if isinstance(args, dict) else json.loads(args or "{}"),
+                }
+            )
         mid = f"msg_{uuid.uuid4().hex[:12]}"
         if not body.get("stream"):
-            return web.json_response({"id": mid, "type": "message", "role": "assistant", "model": body.get("model"), "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage})
+            return web.json_response(
+                {
+                    "id": mid,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model"),
+                    "content": blocks,
+                    "stop_reason": stop,
+                    "stop_sequence": None,
+                    "usage": usage,
+                }
+            )
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         start_usage = {**usage, "output_tokens": 1}
-        events: list[dict[str, Any]] = [{"type": "message_start", "message": {"id": mid, "type": "message", "role": "assistant", "model": body.get("model"), "content": [], "stop_reason": None, "stop_sequence": None, "usage": start_usage}}]
+        events: list[dict[str, Any]] = [
+            {
+                "type": "message_start",
+                "message": {
+                    "id": mid,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model"),
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": start_usage,
+                },
+            }
+        ]
         for i, b in enumerate(blocks):
             if b["type"] == "text":
-                events.append({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}})
-                events += [{"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": b["text"][k : k + reply.chunk_size]}} for k in range(0, len(b["text"]), reply.chunk_size)]
+                events.append(
+                    {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}
+                )
+                events += [
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "text_delta", "text": b["text"][k : k + reply.chunk_size]},
+                    }
+                    for k in range(0, len(b["text"]), reply.chunk_size)
+                ]
             else:
-                events.append({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}})
+                events.append(
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}},
+                    }
+                )
                 raw = json.dumps(b["input"])
-                events += [{"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": raw[k : k + 16]}} for k in range(0, len(raw), 16)]
+                events += [
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "input_json_delta", "partial_json": raw[k : k + 16]},
+                    }
+                    for k in range(0, len(raw), 16)
+                ]
             events.append({"type": "content_block_stop", "index": i})
-        events.append({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": usage["output_tokens"]}})
+        events.append(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            }
+        )
         events.append({"type": "message_stop"})
         if await self._send_chunks(resp, events, reply, event=None):
             await resp.write_eof()

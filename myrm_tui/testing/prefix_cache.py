@@ -86,4 +86,6 @@ class PrefixCacheSimulator:
 
 
 def fingerprint(obj: Any) -> str:
-    return hashlib.blake2b(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode(), digest_size=12).hexdigest()
+    return hashlib.blake2b(
+        json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode(), digest_size=12
+    ).hexdigest()

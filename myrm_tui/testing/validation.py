@@ -33,53 +33,118 @@ def _text_of(content: Any) -> str:
     return "".join(str(p.get("text", "")) if isinstance(p, dict) else "" for p in content)
 
 
-def validate_openai(body: dict[str, Any], window: int | None = None, tokens: int | None = None) -> Rejection | None:
-    """The first rule ``body`` breaks, or None; ``tokens`` (the request's size) is checked against ``window``."""
+def validate_openai(
+    body: dict[str, Any], window: int | None = None, tokens: int | None = None
+) -> Rejection | None:
+    """The first rule ``body`` breaks, or None; ``tokens`` (the request's size) is checked against
+    ``window``."""
     msgs = body.get("messages")
     if not isinstance(msgs, list) or not msgs:
         return Rejection(400, "invalid_request_error", "[] is too short - 'messages'", "empty_array")
     for t in body.get("tools") or []:
         name = (t.get("function") or {}).get("name", "")
         if not _TOOL_NAME.match(name):
-            return Rejection(400, "invalid_request_error", "Invalid 'tools[].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", "invalid_value")
+            return Rejection(
+                400,
+                "invalid_request_error",
+                "Invalid 'tools[].function.name': string does not match pattern. Expected a "
+                "string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                "invalid_value",
+            )
     open_calls: list[str] = []
     open_from = -1
     for i, m in enumerate(msgs):
         role = m.get("role")
         if role not in ("system", "developer", "user", "assistant", "tool"):
-            return Rejection(400, "invalid_request_error", f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", "invalid_value")
+            return Rejection(
+                400,
+                "invalid_request_error",
+                f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', "
+                "'function', 'tool', and 'developer'.",
+                "invalid_value",
+            )
         if role == "tool":
             tid = m.get("tool_call_id")
             if open_from < 0 or tid not in open_calls:
-                return Rejection(400, "invalid_request_error", "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", None)
+                return Rejection(
+                    400,
+                    "invalid_request_error",
+                    "Invalid parameter: messages with role 'tool' must be a response to a "
+                    "preceeding message with 'tool_calls'.",
+                    None,
+                )
             open_calls.remove(tid)
             continue
         if open_calls:
-            return Rejection(400, "invalid_request_error", f"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(open_calls)}", None)
+            return Rejection(
+                400,
+                "invalid_request_error",
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                f"response messages: {', '.join(open_calls)}",
+                None,
+            )
         open_from = -1
         calls = m.get("tool_calls") or []
         if role == "assistant" and calls:
             for c in calls:
                 args = (c.get("function") or {}).get("arguments")
                 if not isinstance(args, str):
-                    return Rejection(400, "invalid_request_error", f"Invalid type for 'messages[{i}].tool_calls[0].function.arguments': expected a string.", "invalid_type")
+                    return Rejection(
+                        400,
+                        "invalid_request_error",
+                        f"Invalid type for 'messages[{i}].tool_calls[0].function.arguments': "
+                        "expected a string.",
+                        "invalid_type",
+                    )
                 if not _TOOL_NAME.match((c.get("function") or {}).get("name", "")):
-                    return Rejection(400, "invalid_request_error", f"Invalid 'messages[{i}].tool_calls[0].function.name': string does not match pattern.", "invalid_value")
+                    return Rejection(
+                        400,
+                        "invalid_request_error",
+                        f"Invalid 'messages[{i}].tool_calls[0].function.name': string does not "
+                        "match pattern.",
+                        "invalid_value",
+                    )
             open_calls = [c.get("id") for c in calls]
             open_from = i
             continue
         if m.get("content") is None and role != "assistant":
-            return Rejection(400, "invalid_request_error", "Invalid value for 'content': expected a string, got null.", None)
+            return Rejection(
+                400,
+                "invalid_request_error",
+                "Invalid value for 'content': expected a string, got null.",
+                None,
+            )
         if role == "assistant" and not _text_of(m.get("content")) and not calls:
-            return Rejection(400, "invalid_request_error", f"Invalid 'messages[{i}]': assistant message must have 'content' or 'tool_calls'.", None)
+            return Rejection(
+                400,
+                "invalid_request_error",
+                f"Invalid 'messages[{i}]': assistant message must have 'content' or 'tool_calls'.",
+                None,
+            )
     if open_calls:
-        return Rejection(400, "invalid_request_error", f"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(open_calls)}", None)
+        return Rejection(
+            400,
+            "invalid_request_error",
+            "An assistant message with 'tool_calls' must be followed by tool messages responding "
+            "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+            f"{', '.join(open_calls)}",
+            None,
+        )
     if window is not None and tokens is not None and tokens > window:
-        return Rejection(400, "invalid_request_error", f"This model's maximum context length is {window} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages.", "context_length_exceeded")
+        return Rejection(
+            400,
+            "invalid_request_error",
+            f"This model's maximum context length is {window} tokens. However, your messages "
+            f"resulted in {tokens} tokens. Please reduce the length of the messages.",
+            "context_length_exceeded",
+        )
     return None
 
 
-def validate_anthropic(body: dict[str, Any], window: int | None = None, tokens: int | None = None) -> Rejection | None:
+def validate_anthropic(
+    body: dict[str, Any], window: int | None = None, tokens: int | None = None
+) -> Rejection | None:
     def bad(msg: str) -> Rejection:
         return Rejection(400, "invalid_request_error", msg)
 
@@ -100,9 +165,14 @@ def validate_anthropic(body: dict[str, Any], window: int | None = None, tokens: 
             return bad(f"messages.{i}.role: Input should be 'user' or 'assistant'")
         content = m.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
-        empty = not blocks or all(b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks)
+        empty = not blocks or all(
+            b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks
+        )
         if empty and not (role == "assistant" and i == len(msgs) - 1):
-            return bad(f"messages.{i}: all messages must have non-empty content except for the optional final assistant message")
+            return bad(
+                f"messages.{i}: all messages must have non-empty content except for the optional "
+                "final assistant message"
+            )
         for b in blocks:
             if b.get("type") == "text" and b.get("text", "") == "" and len(blocks) > 1:
                 return bad(f"messages.{i}.content: text content blocks must be non-empty")
@@ -110,13 +180,27 @@ def validate_anthropic(body: dict[str, Any], window: int | None = None, tokens: 
         if prev_tool_uses:
             missing = [t for t in prev_tool_uses if t not in results]
             if role != "user" or missing:
-                return bad(f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(missing or prev_tool_uses)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.")
+                return bad(
+                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {', '.join(missing or prev_tool_uses)}. Each `tool_use` "
+                    "block must have a corresponding `tool_result` block in the next message."
+                )
         for r in results:
             if r not in prev_tool_uses:
-                return bad(f"messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {r}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.")
-        prev_tool_uses = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"] if role == "assistant" else []
+                return bad(
+                    f"messages.{i}.content: unexpected `tool_use_id` found in `tool_result` "
+                    f"blocks: {r}. Each `tool_result` block must have a corresponding `tool_use` "
+                    "block in the previous message."
+                )
+        prev_tool_uses = (
+            [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"] if role == "assistant" else []
+        )
     if prev_tool_uses:
-        return bad(f"messages.{len(msgs) - 1}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(prev_tool_uses)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.")
+        return bad(
+            f"messages.{len(msgs) - 1}: `tool_use` ids were found without `tool_result` blocks "
+            f"immediately after: {', '.join(prev_tool_uses)}. Each `tool_use` block must have a "
+            "corresponding `tool_result` block in the next message."
+        )
     if window is not None and tokens is not None and tokens > window:
         return bad(f"prompt is too long: {tokens} tokens > {window} maximum")
     return None

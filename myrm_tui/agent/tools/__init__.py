@@ -11,7 +11,15 @@ from myrm_tui.agent.tools.shell import BashTool
 
 
 def default_tools() -> list[Tool]:
-    return [FileReadTool(), FileEditTool(), BashTool(), BashOutputTool(), GrepTool(), GlobTool(), SessionNotesTool()]
+    return [
+        FileReadTool(),
+        FileEditTool(),
+        BashTool(),
+        BashOutputTool(),
+        GrepTool(),
+        GlobTool(),
+        SessionNotesTool(),
+    ]
 
 
 __all__ = ["Tool", "ToolContext", "ToolError", "ToolResult", "default_tools", "schema"]

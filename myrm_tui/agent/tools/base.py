@@ -64,7 +64,10 @@ class Tool(Protocol):
 
 
 def schema(tool: Tool) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters}}
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+    }
 
 
 def resolve_in_workspace(root: Path, path: str) -> Path:
@@ -95,13 +98,20 @@ def confined(base: Path, path: Path) -> Path | None:
     return full if inside(base, full) else None
 
 
-_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
 
 
 def not_regular(mode: int) -> str | None:
     """What a file of ``mode`` is when it is not a regular file ("a named pipe (FIFO)"...), else None."""
-    return next((name for test, name in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a regular file")
+    return next(
+        (name for test, name in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a regular file"
+    )
 
 
 def read_regular(full: Path, shown: str, max_bytes: int) -> bytes:
@@ -142,4 +152,6 @@ def decode_output(data: bytes) -> tuple[str, str | None]:
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace"), "[output was not valid UTF-8: undecodable bytes replaced with �]"
+        return data.decode(
+            "utf-8", errors="replace"
+        ), "[output was not valid UTF-8: undecodable bytes replaced with �]"

@@ -33,7 +33,11 @@ class FileReadTool:
     parameters = {
         "type": "object",
         "properties": {
-            "paths": {"type": "array", "items": {"type": "string"}, "description": "workspace paths or vault:// URIs"},
+            "paths": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "workspace paths or vault:// URIs",
+            },
             "line_range": {"type": "string", "description": "e.g. '100:200'"},
         },
         "required": ["paths"],
@@ -51,18 +55,25 @@ class FileReadTool:
             parts.append(await self._read_one(str(p), line_range, ctx))
         text = "\n\n".join(parts)
         if len(text) > MAX_READ_CHARS:
-            text = text[:MAX_READ_CHARS] + f"\n[… output cut at {MAX_READ_CHARS:,} chars; read a narrower line_range]"
+            text = (
+                text[:MAX_READ_CHARS]
+                + f"\n[… output cut at {MAX_READ_CHARS:,} chars; read a narrower line_range]"
+            )
         return ToolResult(text)
 
     async def _read_one(self, path: str, line_range: str | None, ctx: ToolContext) -> str:
         if path.startswith(VAULT_SCHEME):
             namespace = path[len(VAULT_SCHEME) :].split("/", 1)[0]
             if namespace != ctx.vault.namespace and namespace not in ctx.extra_vault_namespaces:
-                raise ToolError(f"{path} belongs to another session's vault; this session can read only its own")
+                raise ToolError(
+                    f"{path} belongs to another session's vault; this session can read only its own"
+                )
             entry = await ctx.vault.get(path)
             if entry is None:
                 raise ToolError(f"no vaulted output at {path}")
-            return f"==> {path} ({entry.kind}, {entry.size:,} bytes)\n{slice_lines(readable(entry), line_range)}"
+            return (
+                f"==> {path} ({entry.kind}, {entry.size:,} bytes)\n{slice_lines(readable(entry), line_range)}"
+            )
         full = resolve_in_workspace(ctx.workspace, path)
         loaded = await asyncio.to_thread(_load, full, path)
         if isinstance(loaded, str):  # a directory's listing
@@ -101,24 +112,35 @@ class FileEditTool:
             await asyncio.to_thread(_create, full, path, new)
             ctx.integrity.record(path, new)
             ctx.state.touch_artifact(path, "created")
-            return ToolResult(f"created {path} ({len(new.splitlines())} lines)", meta={"path": path, "op": "created"})
+            return ToolResult(
+                f"created {path} ({len(new.splitlines())} lines)", meta={"path": path, "op": "created"}
+            )
         old = args.get("old_string")
         if not isinstance(old, str) or not old:
             raise ToolError("old_string is required to edit (or pass create=true to make a new file)")
-        text = (await asyncio.to_thread(read_regular, full, path, MAX_FILE_BYTES)).decode("utf-8", errors="replace")
+        text = (await asyncio.to_thread(read_regular, full, path, MAX_FILE_BYTES)).decode(
+            "utf-8", errors="replace"
+        )
         warning = ""
         if ctx.integrity.changed_since_read(path, text):
-            warning = f"\nNote: {path} changed since you last read it; the edit was applied to its current content."
+            warning = (
+                f"\nNote: {path} changed since you last read it; the edit was applied to its current content."
+            )
         count = text.count(old)
         if count == 0:
             raise ToolError(f"old_string not found in {path}")
         if count > 1 and not args.get("replace_all"):
-            raise ToolError(f"old_string occurs {count} times in {path}; add context to make it unique or set replace_all")
+            raise ToolError(
+                f"old_string occurs {count} times in {path}; add context to make it unique or set replace_all"
+            )
         updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
         await asyncio.to_thread(full.write_text, updated, encoding="utf-8")
         ctx.integrity.record(path, updated)
         ctx.state.touch_artifact(path, "modified")
-        return ToolResult(f"edited {path}: {count if args.get('replace_all') else 1} replacement(s){warning}", meta={"path": path, "op": "modified"})
+        return ToolResult(
+            f"edited {path}: {count if args.get('replace_all') else 1} replacement(s){warning}",
+            meta={"path": path, "op": "modified"},
+        )
 
 
 def _load(full: Path, shown: str) -> str | bytes:

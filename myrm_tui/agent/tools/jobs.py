@@ -61,15 +61,24 @@ class JobManager:
 
     async def start(self, command: str, cwd: Path, env: dict[str, str]) -> Job:
         if sum(1 for j in self.jobs.values() if j.exit_code is None) >= MAX_JOBS:
-            raise ToolError(f"{MAX_JOBS} background jobs are running already; stop one with bash_output(kill=true)")
+            raise ToolError(
+                f"{MAX_JOBS} background jobs are running already; stop one with bash_output(kill=true)"
+            )
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         job_id = f"job-{len(self.jobs) + 1}"
         log = self.root / f"{job_id}.log"
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             proc = await asyncio.create_subprocess_exec(
-                "bash", "-c", command, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL, stdout=fd, stderr=fd,
-                start_new_session=True, env={**os.environ, **env},
+                "bash",
+                "-c",
+                command,
+                cwd=str(cwd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=fd,
+                stderr=fd,
+                start_new_session=True,
+                env={**os.environ, **env},
             )
         finally:
             os.close(fd)  # the child holds its own copy
@@ -129,7 +138,8 @@ class JobManager:
                 try:
                     await self.kill(job, "the session ended")
                 except (TimeoutError, OSError):
-                    pass  # the group was sent SIGKILL; a leader that is slow to be reaped must not keep the rest alive
+                    # the group was sent SIGKILL; a leader slow to be reaped must not keep the rest alive
+                    pass
         finally:
             for t in list(self._watchers):
                 t.cancel()
@@ -163,7 +173,9 @@ class BashOutputTool:
         if not job_id:
             if not jobs.jobs:
                 return ToolResult("No background jobs.")
-            return ToolResult("\n".join(f"{j.id}: {j.status} — {j.command[:120]}" for j in jobs.jobs.values()))
+            return ToolResult(
+                "\n".join(f"{j.id}: {j.status} — {j.command[:120]}" for j in jobs.jobs.values())
+            )
         job = jobs.get(str(job_id))
         if args.get("kill"):
             await jobs.kill(job)
@@ -172,11 +184,20 @@ class BashOutputTool:
         meta: dict[str, Any] = {"job_id": job.id, "status": job.status}
         notes = [label] if label else []
         if len(text) > ctx.job_output_chars:
-            text, uri = spill(text, ctx.vault, "tool_output", f"{job.id} output", ctx.job_output_chars // 2,
-                              reason="background_spill", command=job.command[:200])
+            text, uri = spill(
+                text,
+                ctx.vault,
+                "tool_output",
+                f"{job.id} output",
+                ctx.job_output_chars // 2,
+                reason="background_spill",
+                command=job.command[:200],
+            )
             if uri:
                 meta["vault_uri"] = uri
         if left:
             notes.append(f"[{left:,} more bytes in the log; call bash_output again for them]")
         body = "\n".join([*notes, text]) if notes else text
-        return ToolResult(f'<job id="{job.id}" status="{job.status}">\n<output>\n{body}</output>\n</job>', meta=meta)
+        return ToolResult(
+            f'<job id="{job.id}" status="{job.status}">\n<output>\n{body}</output>\n</job>', meta=meta
+        )

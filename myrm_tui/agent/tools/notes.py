@@ -12,10 +12,15 @@ MAX_NOTE_CHARS = 2_000
 
 class SessionNotesTool:
     name = "session_notes"
-    description = "Keep short notes for yourself that persist across context compaction. action: add | list | clear."
+    description = (
+        "Keep short notes for yourself that persist across context compaction. action: add | list | clear."
+    )
     parameters = {
         "type": "object",
-        "properties": {"action": {"type": "string", "enum": ["add", "list", "clear"]}, "text": {"type": "string"}},
+        "properties": {
+            "action": {"type": "string", "enum": ["add", "list", "clear"]},
+            "text": {"type": "string"},
+        },
         "required": ["action"],
     }
 

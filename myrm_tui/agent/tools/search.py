@@ -22,7 +22,9 @@ from myrm_tui.agent.tools.base import (
     resolve_in_workspace,
 )
 
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".myrm"})
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".myrm"}
+)
 MAX_MATCHES = 400
 MAX_FILES = 1000
 MAX_SCANNED = 20_000
@@ -80,7 +82,10 @@ def _grep(root: Path, base: Path, rx: re.Pattern[str], pattern: str) -> tuple[li
 
 class GrepTool:
     name = "grep"
-    description = "Search file contents of the workspace with a regular expression. Optional path (folder or file) and glob filter."
+    description = (
+        "Search file contents of the workspace with a regular expression. Optional path "
+        "(folder or file) and glob filter."
+    )
     parameters = {
         "type": "object",
         "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"}},
@@ -96,7 +101,9 @@ class GrepTool:
         base = resolve_in_workspace(root, str(args.get("path") or "."))
         pattern = _pattern(str(args.get("glob") or "**/*"), "glob")
         hits, outside, stopped = await asyncio.to_thread(_grep, root, base, rx, pattern)
-        notes = [n for n in (f"[stopped at {MAX_MATCHES} matches]" if stopped else "", _outside_note(outside)) if n]
+        notes = [
+            n for n in (f"[stopped at {MAX_MATCHES} matches]" if stopped else "", _outside_note(outside)) if n
+        ]
         return ToolResult("\n".join([*hits, *notes]) if hits else "\n".join(["no matches", *notes]))
 
 

@@ -25,7 +25,8 @@ SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 
 @dataclass
 class Captured:
-    """A finished command: ``text`` is what was kept (decoded), ``full`` the whole stream when more was read."""
+    """A finished command: ``text`` is what was kept (decoded), ``full`` the whole stream when more was
+    read."""
 
     text: str
     label: str | None  # binary or invalid UTF-8
@@ -36,12 +37,23 @@ class Captured:
 
 
 async def run_captured(
-    command: str, cwd: Path, timeout: float, max_bytes: int, stdin: bytes | None = None, env: dict[str, str] | None = None,
+    command: str,
+    cwd: Path,
+    timeout: float,
+    max_bytes: int,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
 ) -> Captured:
     """Run ``command`` under bash in its own process group, stdout and stderr together."""
     proc = await asyncio.create_subprocess_exec(
-        "bash", "-c", command, cwd=str(cwd), stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        "bash",
+        "-c",
+        command,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
         env={**os.environ, **SHELL_ENV, **(env or {})},
     )
     kept = bytearray()
@@ -106,7 +118,9 @@ class BashTool:
         if not isinstance(command, str) or not command.strip():
             raise ToolError("command must be a non-empty string")
         if not await self._approved(command, ctx):
-            return ToolResult("The user declined to run this command.", is_error=True, meta={"declined": True})
+            return ToolResult(
+                "The user declined to run this command.", is_error=True, meta={"declined": True}
+            )
         if args.get("run_in_background"):
             return await self._background(command, ctx)
         timeout = float(args.get("timeout") or ctx.bash_timeout)
@@ -114,13 +128,22 @@ class BashTool:
         notes = [out.label] if out.label else []
         meta: dict[str, Any] = {"exit_code": out.code, "bytes": out.total}
         if out.full is not None:
-            uri = ctx.vault.put(out.full, "tool_output", self.name, reason="output_spill", command=command[:200])
+            uri = ctx.vault.put(
+                out.full, "tool_output", self.name, reason="output_spill", command=command[:200]
+            )
             meta["vault_uri"] = uri
-            notes.append(f"[output was {out.total:,} bytes; the first {ctx.max_output_bytes:,} are shown; full output: {uri}]")
+            notes.append(
+                f"[output was {out.total:,} bytes; the first {ctx.max_output_bytes:,} are shown; "
+                f"full output: {uri}]"
+            )
         if out.timed_out:
             notes.append(f"[killed after {timeout:.0f} s timeout]")
         body = "\n".join([*notes, out.text]) if notes else out.text
-        return ToolResult(f"<returncode>{out.code}</returncode>\n<output>\n{body}</output>", is_error=out.code != 0, meta=meta)
+        return ToolResult(
+            f"<returncode>{out.code}</returncode>\n<output>\n{body}</output>",
+            is_error=out.code != 0,
+            meta=meta,
+        )
 
     async def _background(self, command: str, ctx: ToolContext) -> ToolResult:
         if ctx.jobs is None:
@@ -128,7 +151,8 @@ class BashTool:
         job = await ctx.jobs.start(command, ctx.workspace, SHELL_ENV)
         return ToolResult(
             f"Started background job {job.id} (pid {job.pid}): {command}\n"
-            f'Read its output with bash_output(job_id="{job.id}"); stop it with bash_output(job_id="{job.id}", kill=true). '
+            f'Read its output with bash_output(job_id="{job.id}"); stop it with '
+            f'bash_output(job_id="{job.id}", kill=true). '
             "It is stopped when the session ends.",
             meta={"job_id": job.id},
         )

@@ -56,8 +56,12 @@ def always_note(assessment: Assessment) -> str:
 class ApprovalScreen(ModalScreen[str]):
     DEFAULT_CSS = """
     ApprovalScreen { align: center middle; }
-    ApprovalScreen > Vertical { width: 80%; max-width: 110; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
-    ApprovalScreen #command { background: $boost; padding: 0 1; margin: 1 0; max-height: 8; overflow-y: auto; }
+    ApprovalScreen > Vertical {
+        width: 80%; max-width: 110; height: auto; border: thick $warning; background: $surface; padding: 1 2;
+    }
+    ApprovalScreen #command {
+        background: $boost; padding: 0 1; margin: 1 0; max-height: 8; overflow-y: auto;
+    }
     ApprovalScreen #parsed { padding: 0 1; margin: 0 0 1 0; max-height: 12; overflow-y: auto; }
     ApprovalScreen #always-note { color: $text-muted; margin-bottom: 1; }
     ApprovalScreen Horizontal { height: auto; align-horizontal: right; }

@@ -28,7 +28,9 @@ class DeleteSession:
 class SessionPicker(ModalScreen[OpenSession | DeleteSession | None]):
     DEFAULT_CSS = """
     SessionPicker { align: center middle; }
-    SessionPicker > Vertical { width: 90%; max-width: 120; height: 80%; border: thick $accent; background: $surface; padding: 0 1; }
+    SessionPicker > Vertical {
+        width: 90%; max-width: 120; height: 80%; border: thick $accent; background: $surface; padding: 0 1;
+    }
     SessionPicker OptionList { height: 1fr; }
     """
     BINDINGS = [Binding("escape", "dismiss_none", "Close"), Binding("d", "delete", "Delete")]

@@ -34,7 +34,9 @@ NUMERIC = {"context_window": int, "light_ratio": float, "full_ratio": float, "em
 class SettingsScreen(ModalScreen[dict[str, Any] | None]):
     DEFAULT_CSS = """
     SettingsScreen { align: center middle; }
-    SettingsScreen > VerticalScroll { width: 90; height: 90%; border: thick $accent; background: $surface; padding: 0 2; }
+    SettingsScreen > VerticalScroll {
+        width: 90; height: 90%; border: thick $accent; background: $surface; padding: 0 2;
+    }
     SettingsScreen Label { margin-top: 1; color: $text-muted; }
     SettingsScreen Horizontal { height: auto; margin-top: 1; }
     SettingsScreen #error { color: $error; }
@@ -51,12 +53,19 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
             for key, label in TEXT_FIELDS:
                 yield Label(label)
                 value = getattr(s, key)
-                text = ", ".join(value) if key == "allowed_commands" else ("" if value is None else str(value))
+                text = (
+                    ", ".join(value) if key == "allowed_commands" else ("" if value is None else str(value))
+                )
                 yield Input(text, id=f"f-{key}")
             yield Label("Prompt mode")
             yield Select([(m, m) for m in MODES], value=s.prompt_mode, allow_blank=False, id="f-prompt_mode")
             yield Label("Shell commands")
-            yield Select([("ask before running", "ask"), ("run without asking", "auto")], value=s.approval, allow_blank=False, id="f-approval")
+            yield Select(
+                [("ask before running", "ask"), ("run without asking", "auto")],
+                value=s.approval,
+                allow_blank=False,
+                id="f-approval",
+            )
             with Horizontal():
                 yield Label("Cache keep-alive when idle  ")
                 yield Switch(value=s.keepalive, id="f-keepalive")

@@ -18,8 +18,18 @@ from textual.widgets import Static
 
 # (row, col, glyph) clockwise from the top centre of a 3x7 ring.
 _SEGMENTS = [
-    (0, 3, "▄"), (0, 4, "▄"), (0, 5, "▖"), (1, 6, "▌"), (2, 5, "▘"), (2, 4, "▀"),
-    (2, 3, "▀"), (2, 2, "▀"), (2, 1, "▝"), (1, 0, "▐"), (0, 1, "▗"), (0, 2, "▄"),
+    (0, 3, "▄"),
+    (0, 4, "▄"),
+    (0, 5, "▖"),
+    (1, 6, "▌"),
+    (2, 5, "▘"),
+    (2, 4, "▀"),
+    (2, 3, "▀"),
+    (2, 2, "▀"),
+    (2, 1, "▝"),
+    (1, 0, "▐"),
+    (0, 1, "▗"),
+    (0, 2, "▄"),
 ]
 COLORS = {"green": "green", "amber": "yellow", "red": "red"}
 
@@ -69,8 +79,10 @@ class ContextUsageIndicator(Static):
             grid[1][c], styles[1][c] = ch, "bold"
         side = [
             Text.assemble(("● ", color), (f"context {self.level()}", color)),
-            Text(f"{self.tokens:,} / {self.window:,} tokens" if self.window else "counting tokens…",
-                 style="" if self.window else "italic grey50"),
+            Text(
+                f"{self.tokens:,} / {self.window:,} tokens" if self.window else "counting tokens…",
+                style="" if self.window else "italic grey50",
+            ),
             Text("compacting…" if self.busy else "ctrl+k to compact", style="italic grey50"),
         ]
         out = Text()

@@ -62,7 +62,9 @@ class UsageChart(Static):
 class SessionContextHealthPanel(VerticalScroll):
     DEFAULT_CSS = """
     SessionContextHealthPanel { height: 1fr; }
-    SessionContextHealthPanel .card { border: round $panel-lighten-2; padding: 0 1; height: auto; margin-bottom: 1; }
+    SessionContextHealthPanel .card {
+        border: round $panel-lighten-2; padding: 0 1; height: auto; margin-bottom: 1;
+    }
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -93,7 +95,9 @@ class SessionContextHealthPanel(VerticalScroll):
         rows, info, live = self._rows, self._info, self._live
         requests = [r for r in rows if "tokens_out" in r]
         window = int(info.get("window") or live.window or 1)
-        usage = [(r.get("prompt_tokens") or r["tokens_out"]) / int(r.get("window") or window) for r in requests]
+        usage = [
+            (r.get("prompt_tokens") or r["tokens_out"]) / int(r.get("window") or window) for r in requests
+        ]
         self.query_one(UsageChart).plot(usage, info.get("light", 0.5), info.get("full", 0.7))
         caption = "usage per request (share of the window)"
         if usage:
@@ -104,7 +108,9 @@ class SessionContextHealthPanel(VerticalScroll):
         self.query_one("#cache", Static).update("\n".join(self._card_cache(rows, info)))
 
     @staticmethod
-    def _card_compaction(requests: list[dict[str, Any]], info: dict[str, Any], live: LiveContext) -> list[str]:
+    def _card_compaction(
+        requests: list[dict[str, Any]], info: dict[str, Any], live: LiveContext
+    ) -> list[str]:
         comps = [r for r in requests if r.get("compacted")]
         last = comps[-1] if comps else {}
         before, after = last.get("tokens_in", 0), last.get("tokens_out", 0)
@@ -113,13 +119,16 @@ class SessionContextHealthPanel(VerticalScroll):
         return [
             "Compaction",
             f"compactions        {len(comps)}",
-            f"last               {_k(before)} → {_k(after)} ({(after / before if before else 0):.0%})" if comps else "last               -",
+            f"last               {_k(before)} → {_k(after)} ({(after / before if before else 0):.0%})"
+            if comps
+            else "last               -",
             f"last reason        {last.get('compaction_reason', '-')}",
             f"last duration      {info.get('last_duration_ms', 0):.1f} ms",
             f"tokens saved       {_k(saved)}",
             f"summary source     {last.get('summary_source') or '-'}",
             f"window             {_k(window)}",
-            f"thresholds         {_k(window * info.get('light', 0.5))} / {_k(window * info.get('full', 0.7))} / {_k(window * info.get('emergency', 0.9))}",
+            f"thresholds         {_k(window * info.get('light', 0.5))} / "
+            f"{_k(window * info.get('full', 0.7))} / {_k(window * info.get('emergency', 0.9))}",
             f"level now          {live.level}",
         ]
 
@@ -130,16 +139,26 @@ class SessionContextHealthPanel(VerticalScroll):
             for layer, n in (r.get("removed") or {}).items():
                 removed[layer] = removed.get(layer, 0) + int(n)
         lines = ["Pruning ROI (tokens removed, all requests)"]
-        lines += [f"{layer:<18} {_k(n)}" for layer, n in sorted(removed.items(), key=lambda kv: -kv[1]) if n > 0] or ["nothing removed yet"]
+        lines += [
+            f"{layer:<18} {_k(n)}" for layer, n in sorted(removed.items(), key=lambda kv: -kv[1]) if n > 0
+        ] or ["nothing removed yet"]
         lines += [
             f"vault entries      {info.get('vault_entries', 0)}",
             f"vault size         {_k(info.get('vault_bytes', 0))}B",
             f"session notes      {info.get('notes', 0)}",
             *[f"  · {n[:44]}" for n in (info.get("note_texts") or [])[-3:]],
             f"subagent handovers {len(info.get('handovers') or [])}",
-            *[f"  · todo: {t[:40]}" for h in (info.get("handovers") or [])[-1:] for t in h.get("pending_todos", [])[:2]],
-            f"pipeline last      {live.pipeline_ms:.2f} ms" if live.pipeline_ms is not None else "pipeline last      -",
-            f"pipeline p50       {info['pipeline_p50']:.2f} ms" if info.get("pipeline_p50") is not None else "pipeline p50       -",
+            *[
+                f"  · todo: {t[:40]}"
+                for h in (info.get("handovers") or [])[-1:]
+                for t in h.get("pending_todos", [])[:2]
+            ],
+            f"pipeline last      {live.pipeline_ms:.2f} ms"
+            if live.pipeline_ms is not None
+            else "pipeline last      -",
+            f"pipeline p50       {info['pipeline_p50']:.2f} ms"
+            if info.get("pipeline_p50") is not None
+            else "pipeline p50       -",
         ]
         return lines
 
@@ -160,6 +179,7 @@ class SessionContextHealthPanel(VerticalScroll):
             f"preheats           {sum(1 for r in rows if r.get('kind') == 'preheat')}",
             f"keep-alive         {info.get('keepalive', 'off')}",
             f"breaker            {info.get('breaker', 'closed')}",
-            f"back-off           {info.get('backoff') or 'none'} (low-yield streak {info.get('low_yield', 0)})",
+            f"back-off           {info.get('backoff') or 'none'} (low-yield streak "
+            f"{info.get('low_yield', 0)})",
             f"summarizer         {info.get('summarizer', '-')}",
         ]

@@ -41,7 +41,11 @@ class PromptInput(TextArea):
             event.stop()
             self._walk(-1)
             return
-        if event.key == "down" and self._cursor is not None and self.cursor_location[0] == self.document.line_count - 1:
+        if (
+            event.key == "down"
+            and self._cursor is not None
+            and self.cursor_location[0] == self.document.line_count - 1
+        ):
             event.prevent_default()
             event.stop()
             self._walk(1)

@@ -27,7 +27,12 @@ class ToolCallView(Collapsible):
             self.uri = uri
 
     def __init__(self, call: ToolCall) -> None:
-        super().__init__(Static("running…", classes="output", markup=False), title=self._heading(call, "…"), collapsed=True, classes="-running")
+        super().__init__(
+            Static("running…", classes="output", markup=False),
+            title=self._heading(call, "…"),
+            collapsed=True,
+            classes="-running",
+        )
         self.call = call
         self.vault_uris: list[str] = []
 

@@ -10,7 +10,9 @@ from myrm_tui.app.widgets.vault_pane import VaultPane
 
 class VaultArtifactCard(Button):
     DEFAULT_CSS = """
-    VaultArtifactCard { margin: 0 0 0 4; min-width: 0; height: 1; border: none; background: $boost; color: $accent; }
+    VaultArtifactCard {
+        margin: 0 0 0 4; min-width: 0; height: 1; border: none; background: $boost; color: $accent;
+    }
     VaultArtifactCard:focus { text-style: bold reverse; }
     """
 

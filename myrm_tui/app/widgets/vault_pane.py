@@ -59,7 +59,10 @@ class VaultPane(Vertical):
         ol.clear_options()
         for e in entries:
             when = time.strftime("%H:%M:%S", time.localtime(e.get("created_at", 0)))
-            label = f"{e.get('tool_name') or e.get('kind')}  {e.get('size', 0):>9,} B  {when}  {e.get('meta', {}).get('reason', '')}"
+            label = (
+                f"{e.get('tool_name') or e.get('kind')}  {e.get('size', 0):>9,} B  {when}  "
+                f"{e.get('meta', {}).get('reason', '')}"
+            )
             ol.add_option(Option(label, id=e["uri"]))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -84,7 +87,9 @@ class VaultPane(Vertical):
         area.language = _language(text) if text is entry.content else None  # rendered archives are prose
         if area.text != text:
             area.load_text(text)
-        self.query_one("#vault-info", Static).update(f"{entry.kind} · {len(text.splitlines()):,} lines · {entry.uri}")
+        self.query_one("#vault-info", Static).update(
+            f"{entry.kind} · {len(text.splitlines()):,} lines · {entry.uri}"
+        )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -48,11 +48,17 @@ class FilterProcessor:
                 continue
             decided = decisions.get(m.id)
             if decided is None:
-                if ctx.resume and ctx.state.last_request_at and (m.created_at or 0) <= ctx.state.last_request_at:
+                if (
+                    ctx.resume
+                    and ctx.state.last_request_at
+                    and (m.created_at or 0) <= ctx.state.last_request_at
+                ):
                     decided = m  # already sent as it is; re-filtering would only break the cache
                 else:
                     call = calls.get(m.tool_call_id or "")
-                    decided = await self._filter(m, call, ctx, guard, ctx.config.input_budget - running, step_tokens)
+                    decided = await self._filter(
+                        m, call, ctx, guard, ctx.config.input_budget - running, step_tokens
+                    )
                 decisions[m.id] = decided
             out[i] = decided
             n = ctx.counter.message(decided)
@@ -61,8 +67,13 @@ class FilterProcessor:
         return out
 
     async def _filter(
-        self, m: Message, call: ToolCall | None, ctx: PipelineContext, guard: ContextBudgetGuard,
-        remaining: int, step_tokens: int,
+        self,
+        m: Message,
+        call: ToolCall | None,
+        ctx: PipelineContext,
+        guard: ContextBudgetGuard,
+        remaining: int,
+        step_tokens: int,
     ) -> Message:
         tool = call.name if call else (m.name or "")
         text = m.text
@@ -91,7 +102,11 @@ class FilterProcessor:
                     how, new = "semantic summary", header + summary + footer
                 else:
                     how = "head+tail"
-                    new = header + condense(body, c.head_lines, c.tail_lines, max_chars=c.filter_single_tokens * 2) + footer
+                    new = (
+                        header
+                        + condense(body, c.head_lines, c.tail_lines, max_chars=c.filter_single_tokens * 2)
+                        + footer
+                    )
         # L3 — hard safety net, adaptive to what is left of the budget
         g = guard.guard(new, tool, remaining, ctx.vault)
         if g is not None:

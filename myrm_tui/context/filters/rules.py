@@ -34,7 +34,11 @@ class Rule:
         dropped = 0
         kept: list[str] = []
         for ln in lines:
-            if self.drop and any(p.search(ln) for p in self.drop) and not any(p.search(ln) for p in self.keep):
+            if (
+                self.drop
+                and any(p.search(ln) for p in self.drop)
+                and not any(p.search(ln) for p in self.keep)
+            ):
                 dropped += 1
                 continue
             if self.dedupe and kept and kept[-1] == ln:
@@ -87,7 +91,9 @@ class RuleEngine:
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-            self._problem(f"{source}: not valid YAML{where}: {getattr(exc, 'problem', None) or exc} (skipped)")
+            self._problem(
+                f"{source}: not valid YAML{where}: {getattr(exc, 'problem', None) or exc} (skipped)"
+            )
             return
         if data is None:
             return

@@ -12,9 +12,13 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-_PROGRESS = re.compile(r"(\d{1,3}%\s*\|[█▏▎▍▌▋▊▉ #=>-]*\||\[[#=>. -]{8,}\]|\d+(\.\d+)?\s?[kKMG]i?B/s|━{4,}|█{4,})")
+_PROGRESS = re.compile(
+    r"(\d{1,3}%\s*\|[█▏▎▍▌▋▊▉ #=>-]*\||\[[#=>. -]{8,}\]|\d+(\.\d+)?\s?[kKMG]i?B/s|━{4,}|█{4,})"
+)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # colour and cursor codes: they split "188 passed" apart
-_ERRORISH = re.compile(r"\b(error|fatal|fail(ed|ure)?|panic|exception|traceback|warning|warn)\b", re.IGNORECASE)
+_ERRORISH = re.compile(
+    r"\b(error|fatal|fail(ed|ure)?|panic|exception|traceback|warning|warn)\b", re.IGNORECASE
+)
 
 
 def _cap(lines: list[str], keep: int, what: str) -> list[str]:
@@ -96,7 +100,9 @@ def pytest_output(cmd: str, out: str) -> str | None:
             in_failure = ln.startswith("_")
             keep.append(ln)
             continue
-        if re.match(r"^=+ .*(passed|failed|error|no tests ran).* =+$", ln) or re.match(r"^=+ (FAILURES|ERRORS|short test summary info) =+$", ln):
+        if re.match(r"^=+ .*(passed|failed|error|no tests ran).* =+$", ln) or re.match(
+            r"^=+ (FAILURES|ERRORS|short test summary info) =+$", ln
+        ):
             if failure_buf:
                 keep.extend(failure_buf[-12:])
                 failure_buf = []
@@ -114,15 +120,23 @@ def pytest_output(cmd: str, out: str) -> str | None:
 
 def npm_output(cmd: str, out: str) -> str | None:
     lines = out.splitlines()
-    noise = re.compile(r"^(npm (WARN|notice)|\s*$|added \d+ packages|\d+ packages are looking|  run `npm fund`|yarn install v|\[\d/\d\])")
+    noise = re.compile(
+        r"^(npm (WARN|notice)|\s*$|added \d+ packages|\d+ packages are looking|  run `npm fund`"
+        r"|yarn install v|\[\d/\d\])"
+    )
     keep = [ln for ln in lines if not noise.match(ln) or "ERR" in ln]
-    warns = Counter(ln.split(" ", 3)[2] if len(ln.split(" ")) > 2 else ln for ln in lines if ln.startswith("npm WARN"))
+    warns = Counter(
+        ln.split(" ", 3)[2] if len(ln.split(" ")) > 2 else ln for ln in lines if ln.startswith("npm WARN")
+    )
     summary = [f"[npm WARN ×{n}: {k}]" for k, n in warns.most_common(5)]
     return "\n".join([*summary, *_dedupe_runs(keep)])
 
 
 def pip_output(cmd: str, out: str) -> str | None:
-    noise = re.compile(r"^\s*(Requirement already satisfied|Collecting |Downloading |Using cached |Obtaining |  Preparing|  Building|  Installing build|  Getting requirements|Looking in indexes|\s*━)")
+    noise = re.compile(
+        r"^\s*(Requirement already satisfied|Collecting |Downloading |Using cached |Obtaining "
+        r"|  Preparing|  Building|  Installing build|  Getting requirements|Looking in indexes|\s*━)"
+    )
     lines = out.splitlines()
     dropped = sum(1 for ln in lines if noise.match(ln))
     keep = [ln for ln in lines if not noise.match(ln)]
@@ -131,7 +145,9 @@ def pip_output(cmd: str, out: str) -> str | None:
 
 def cargo_output(cmd: str, out: str) -> str | None:
     lines = out.splitlines()
-    compiling = [ln for ln in lines if re.match(r"^\s*(Compiling|Downloaded|Downloading|Checking|Fresh) ", ln)]
+    compiling = [
+        ln for ln in lines if re.match(r"^\s*(Compiling|Downloaded|Downloading|Checking|Fresh) ", ln)
+    ]
     if len(compiling) < 5:
         return None
     keep = [ln for ln in lines if ln not in compiling]
@@ -151,7 +167,9 @@ def compiler_output(cmd: str, out: str) -> str | None:
             after -= 1
     if not keep or len(keep) > len(lines) * 0.8:
         return None
-    return "\n".join([*_cap(_dedupe_runs(keep), 120, "diagnostic lines"), f"[{len(lines)} lines of build output]"])
+    return "\n".join(
+        [*_cap(_dedupe_runs(keep), 120, "diagnostic lines"), f"[{len(lines)} lines of build output]"]
+    )
 
 
 def listing_output(cmd: str, out: str) -> str | None:
@@ -182,7 +200,10 @@ def grep_output(cmd: str, out: str) -> str | None:
 
 
 def docker_output(cmd: str, out: str) -> str | None:
-    noise = re.compile(r"^([0-9a-f]{12}: (Pulling|Waiting|Downloading|Extracting|Verifying|Download complete|Pull complete|Already exists)|#\d+ (sha256|\d+\.\d+ ))")
+    noise = re.compile(
+        r"^([0-9a-f]{12}: (Pulling|Waiting|Downloading|Extracting|Verifying"
+        r"|Download complete|Pull complete|Already exists)|#\d+ (sha256|\d+\.\d+ ))"
+    )
     lines = out.splitlines()
     keep = [ln for ln in lines if not noise.match(ln)]
     return "\n".join(keep) if len(keep) < len(lines) else None

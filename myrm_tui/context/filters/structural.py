@@ -21,7 +21,10 @@ import yaml
 from myrm_tui.context.trimming import trim_json_text, trim_json_value
 
 _TAG = re.compile(r"<(/?)([A-Za-z][\w:.-]*)[^>]*?(/?)>")
-_LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[\d{4}-|\w{3} +\d+ \d\d:\d\d:\d\d|\d\d:\d\d:\d\d)|\b(DEBUG|INFO|WARN(ING)?|ERROR|CRITICAL|FATAL|TRACE)\b")
+_LOG_LINE = re.compile(
+    r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[\d{4}-|\w{3} +\d+ \d\d:\d\d:\d\d|\d\d:\d\d:\d\d)"
+    r"|\b(DEBUG|INFO|WARN(ING)?|ERROR|CRITICAL|FATAL|TRACE)\b"
+)
 _LEVEL = re.compile(r"\b(DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)\b")
 
 
@@ -92,7 +95,12 @@ def _xml(text: str, limits: tuple[int, int, int]) -> str | None:
     totals: Counter[str] = Counter()
     for (_, tag), n in counts.items():
         totals[tag] += n
-    return "[XML outline]\n" + "\n".join(outline) + "\n[element counts] " + ", ".join(f"{t}×{n}" for t, n in totals.most_common(15))
+    return (
+        "[XML outline]\n"
+        + "\n".join(outline)
+        + "\n[element counts] "
+        + ", ".join(f"{t}×{n}" for t, n in totals.most_common(15))
+    )
 
 
 def _csv(text: str, limits: tuple[int, int, int]) -> str | None:
@@ -107,7 +115,11 @@ def _csv(text: str, limits: tuple[int, int, int]) -> str | None:
         return None
     rows = list(csv.reader(io.StringIO("\n".join([*lines[:6], *lines[-2:]])), delimiter=delim))
     kind = "TSV" if delim == "\t" else "CSV"
-    body = "\n".join(delim.join(r) for r in rows[:6]) + f"\n[… {len(lines) - 8} rows …]\n" + "\n".join(delim.join(r) for r in rows[6:])
+    body = (
+        "\n".join(delim.join(r) for r in rows[:6])
+        + f"\n[… {len(lines) - 8} rows …]\n"
+        + "\n".join(delim.join(r) for r in rows[6:])
+    )
     return f"[{kind}: {len(lines) - 1} rows × {n + 1} columns]\n{body}"
 
 
@@ -184,7 +196,12 @@ def _logs(text: str, limits: tuple[int, int, int]) -> str | None:
             uniq.append(ln + (f"  [×{seen[key]}]" if seen[key] > 1 else ""))
             seen[key] = 0
     summary = ", ".join(f"{k}×{v}" for k, v in levels.most_common())
-    return f"[log: {len(lines)} lines; {summary}]\n" + "\n".join(uniq[:60]) + "\n[last lines]\n" + "\n".join(lines[-10:])
+    return (
+        f"[log: {len(lines)} lines; {summary}]\n"
+        + "\n".join(uniq[:60])
+        + "\n[last lines]\n"
+        + "\n".join(lines[-10:])
+    )
 
 
 FORMATS: tuple[tuple[str, Callable[[str, tuple[int, int, int]], str | None]], ...] = (
