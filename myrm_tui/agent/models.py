@@ -6,8 +6,8 @@ import os
 
 from myrm_tui.config import Settings
 from myrm_tui.context.config import DEFAULT_WINDOW
+from myrm_tui.context.models import model_kind
 from myrm_tui.llm.client import ModelSpec
-from myrm_tui.llm.kinds import model_kind
 
 
 def model_spec(settings: Settings, model: str | None = None) -> ModelSpec:

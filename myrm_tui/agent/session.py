@@ -21,6 +21,7 @@ from myrm_tui.agent.tools import ToolError
 from myrm_tui.config import Settings, summarizer_model
 from myrm_tui.context.cache_optimize import render
 from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.models import model_kind, supports_tools
 from myrm_tui.context.processor import Pipeline, PipelineContext
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.state import ContextState
@@ -28,7 +29,6 @@ from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.llm.client import LLMClient, ModelSpec
-from myrm_tui.llm.kinds import model_kind, supports_tools
 from myrm_tui.store.db import Store
 
 

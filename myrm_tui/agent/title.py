@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
+from myrm_tui.context.models import model_kind
 from myrm_tui.llm.client import LLMClient, ModelSpec
-from myrm_tui.llm.kinds import model_kind
 
 _CODE = re.compile(r"```.*?(```|$)", re.S)
 _INLINE = re.compile(r"`[^`\n]*`")

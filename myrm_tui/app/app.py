@@ -39,7 +39,7 @@ from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.app.widgets.vault_pane import VaultPane
-from myrm_tui.llm.kinds import supports_tools
+from myrm_tui.context.models import supports_tools
 
 if TYPE_CHECKING:
     from myrm_tui.agent.permissions import Assessment

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from myrm_tui.config import Settings
-from myrm_tui.llm.kinds import model_kind
+from myrm_tui.context.models import model_kind
 from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
 from myrm_tui.store.db import SessionRow, Store
 

@@ -15,7 +15,7 @@ import contextvars
 from typing import Any
 
 from myrm_tui.context.cache_break import detect, fingerprints
-from myrm_tui.context.models import family
+from myrm_tui.context.models import family, model_kind
 from myrm_tui.context.processor import PipelineContext
 from myrm_tui.context.types import Message
 
@@ -31,7 +31,7 @@ def uses_explicit_markers(model: str) -> bool:
 
 
 def is_native_openai(model: str, api_base: str | None) -> bool:
-    if family(model) != "openai" or model.startswith(("ollama", "hosted_vllm", "local/")):
+    if family(model) != "openai" or model_kind(model) in ("local", "endpoint"):
         return False
     return api_base is None or "api.openai.com" in api_base
 

@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from myrm_tui.context.models import model_kind
 from myrm_tui.llm.errors import EmptyReplyError, IncompleteStreamError, LLMError, ProviderError, classify
 from myrm_tui.llm.events import Finish, LLMEvent, ReasoningDelta, TextDelta, ToolCallDelta, Usage
-from myrm_tui.llm.kinds import model_kind
 from myrm_tui.llm.progress import ProgressClock, guarded
 from myrm_tui.offline import configure_offline_env
 
