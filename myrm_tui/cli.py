@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -214,8 +215,38 @@ def ask(
     for warning in _filter_problems((workspace or Path.cwd()).resolve()):
         print(f"myrm: warning: {warning}", file=sys.stderr)
     text = sys.stdin.read() if prompt == "-" else prompt
-    code = asyncio.run(_ask(text, cli, session, _db(db), (workspace or Path.cwd()).resolve(), json_out))
+    code = asyncio.run(
+        _stoppable(_ask(text, cli, session, _db(db), (workspace or Path.cwd()).resolve(), json_out))
+    )
     raise typer.Exit(code)
+
+
+async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
+    """Run ``main`` so that SIGTERM or SIGHUP cancels it: its ``finally`` blocks then run (background jobs
+    killed, the store closed, the embedded model stopped at exit) instead of the process dying around them."""
+    import signal
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(main)
+    got: list[signal.Signals] = []
+
+    def stop(sig: signal.Signals) -> None:
+        got.append(sig)
+        task.cancel()
+
+    signals = (signal.SIGTERM, signal.SIGHUP)
+    for sig in signals:
+        loop.add_signal_handler(sig, stop, sig)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not got:
+            raise
+        print(f"myrm: stopped by {got[0].name}; the session is saved", file=sys.stderr)
+        return 128 + got[0].value
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
 
 
 async def _ask(

@@ -534,6 +534,13 @@ MUTANTS = (
         "        if False:\n            os._exit(0)",
         ("tests/test_local_model.py::test_the_child_exits_when_myrm_is_killed_with_sigkill",),
     ),
+    Mutant(
+        "ask: SIGTERM/SIGHUP run its cleanup",
+        "myrm_tui/cli.py",
+        "    signals = (signal.SIGTERM, signal.SIGHUP)",
+        "    signals = ()",
+        (f"{J}::test_sigterm_to_ask_ends_its_background_jobs",),
+    ),
 )
 
 

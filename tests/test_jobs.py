@@ -262,3 +262,46 @@ def test_ask_ends_its_background_jobs(emulator: ProviderEmulator, tmp_path: Path
     finally:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
+
+
+def test_sigterm_to_ask_ends_its_background_jobs(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """A terminated ``ask`` (SIGTERM, or SIGHUP when its terminal closes) used to leave its jobs running."""
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "sleep 5 && touch created", "run_in_background": True})]),
+        Reply(text="still talking " * 200, chunk_size=4, chunk_delay=0.2),  # ask is mid-reply when signalled
+    )
+    env = {
+        **os.environ,
+        "MYRM_DB": str(tmp_path / "ask.db"),
+        "MYRM_CONFIG": str(tmp_path / "none.toml"),
+        "OPENAI_API_KEY": "sk-test",
+    }
+    args = [sys.executable, "-m", "myrm_tui.cli", "ask", "start it", "--model", "openai/gpt-4o-mini"]
+    args += ["--api-base", emulator.openai_base, "--workspace", str(workspace), "--yes", "--json"]
+    ask = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert ask.stdout is not None
+    pid = 0
+    try:
+        for line in ask.stdout:
+            event = json.loads(line)
+            if event["type"] == "ToolFinished":
+                m = re.search(r"pid (\d+)", event["message"])
+                assert m is not None, event
+                pid = int(m[1])
+            if event["type"] == "TextChunk" and pid:
+                break  # the job runs and the reply is streaming: now the terminal goes away
+        assert pid
+        ask.send_signal(signal.SIGTERM)
+        _, err = ask.communicate(timeout=60)
+        assert ask.returncode == 128 + signal.SIGTERM
+        assert "myrm: stopped by SIGTERM" in err and "Traceback" not in err
+        assert _wait_exit(pid, 30)
+        assert not (workspace / "created").exists()
+    finally:
+        if ask.poll() is None:
+            ask.kill()
+        if pid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
