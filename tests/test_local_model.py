@@ -4,6 +4,7 @@ session is intact and the next turn starts a new child. The child never outlives
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -215,7 +216,11 @@ def test_the_child_exits_when_myrm_is_killed_with_sigkill() -> None:
     finally:
         parent.kill()  # no atexit, no cleanup: only the child's own watch can end it
         parent.wait()
-    assert _wait_gone(child), f"embedded model child {child} outlived its parent"
+    gone = _wait_gone(child)
+    if not gone:  # do not leave a model server behind when the watch is broken
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+    assert gone, f"embedded model child {child} outlived its parent"
 
 
 def _cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
