@@ -75,7 +75,8 @@ async def test_panel_live_values_agree_with_the_lines_under_the_ring(
         compaction, pruning = _text(panel.query_one("#compaction")), _text(panel.query_one("#pruning"))
         assert re.search(rf"level now\s+{level.group(1)}\b", compaction)
         last = re.search(r"pipeline last\s+([\d.]+) ms", pruning)
-        assert last and f"{float(last.group(1)):.1f}" == ms.group(1)
+        # One value printed alike (re-rounding the panel's 0.25 gave 0.2 against the line's 0.3).
+        assert last and last.group(1) == ms.group(1)
         assert "pipeline p50       -" not in pruning
         assert all(
             0 < v < 0.1 for v in chart.values

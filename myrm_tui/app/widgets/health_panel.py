@@ -153,7 +153,7 @@ class SessionContextHealthPanel(VerticalScroll):
                 for h in (info.get("handovers") or [])[-1:]
                 for t in h.get("pending_todos", [])[:2]
             ],
-            f"pipeline last      {live.pipeline_ms:.2f} ms"
+            f"pipeline last      {live.pipeline_ms:.1f} ms"  # as the line under the ring prints it
             if live.pipeline_ms is not None
             else "pipeline last      -",
             f"pipeline p50       {info['pipeline_p50']:.2f} ms"
