@@ -445,13 +445,14 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
 
 def _first_request(workspace: Path) -> list[dict[str, Any]]:
     """What the agent sends the embedded model first: its system prompt, the environment, a greeting."""
-    from myrm_tui.agent.prompts import PromptLibrary
+    from myrm_tui.agent.prompts import PromptLibrary, mode_for
     from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
     from myrm_tui.paths import prompts_dir
 
     lib = PromptLibrary(prompts_dir())
+    mode = mode_for("full", DEFAULT_LOCAL_MODEL)  # the default settings' mode, as the agent resolves it
     return [
-        {"role": "system", "content": lib.system_prompt("chat", DEFAULT_LOCAL_MODEL)},
+        {"role": "system", "content": lib.system_prompt(mode, DEFAULT_LOCAL_MODEL)},
         {"role": "user", "content": lib.environment_message(workspace).content},
         {"role": "user", "content": "hello"},
     ]

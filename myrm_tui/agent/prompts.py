@@ -13,7 +13,7 @@ import time
 from functools import cache
 from pathlib import Path
 
-from myrm_tui.context.models import family
+from myrm_tui.context.models import family, supports_tools
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.paths import files_fingerprint
 
@@ -44,6 +44,12 @@ _DISCIPLINE = {
 }
 WORKSPACE_RULE_FILES = ("AGENTS.md", "MYRM.md", "CLAUDE.md")
 MAX_RULES_CHARS = 20_000
+
+
+def mode_for(mode: str, model: str, api_base: str | None = None) -> str:
+    """The prompt mode in force: the settings' mode, except that a model which gets no tools gets ``chat``
+    instead of the default ``full`` (rules about tools it cannot call would only lengthen its prefill)."""
+    return "chat" if mode == "full" and not supports_tools(model, api_base) else mode
 
 
 class PromptLibrary:

@@ -14,7 +14,7 @@ from typing import Any
 from myrm_tui.agent.events import ContextReport
 from myrm_tui.agent.hooks import HookResult
 from myrm_tui.agent.models import model_spec, window_for
-from myrm_tui.agent.prompts import PromptLibrary
+from myrm_tui.agent.prompts import PromptLibrary, mode_for
 from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolError
@@ -96,10 +96,7 @@ class AgentSession:
 
     @property
     def prompt_mode(self) -> str:
-        """The settings' mode; a model that gets no tools gets ``chat`` instead of the default ``full``
-        (rules about tools it cannot call would only lengthen its prefill)."""
-        mode = self.settings.prompt_mode
-        return "chat" if mode == "full" and not self.sends_tools else mode
+        return mode_for(self.settings.prompt_mode, self.settings.model, self.settings.api_base)
 
     def request(self, view: list[Message], breakpoints: list[int] | None) -> dict[str, Any]:
         """The provider request for ``view``: messages, tool schemas (when the model gets tools), cache

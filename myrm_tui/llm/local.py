@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import importlib.util
-import json
 import os
 import signal
 import socket
@@ -27,11 +26,11 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.context.models import LOCAL_PREFIX
 from myrm_tui.llm.errors import EmbeddedModelStopped, ModelNotAvailableError
 
-PROVIDER = "local"
 ALIAS = "smollm2-135m"
-DEFAULT_LOCAL_MODEL = f"{PROVIDER}/{ALIAS}"
+DEFAULT_LOCAL_MODEL = f"{LOCAL_PREFIX}{ALIAS}"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 N_CTX = 8192  # SmolLM2's trained context
 STARTUP_TIMEOUT = 120.0  # load is ~1 s here; a cold page cache on a slow disk takes longer
@@ -98,7 +97,6 @@ class EmbeddedServer:
         self.port = 0
         self.ready = False
         self.load_seconds = 0.0
-        self.last_exit: int | None = None  # return code of the last child that died (negative: a signal)
         self.starts = 0
         self._lock = threading.Lock()
         self._log: Any = None
@@ -148,8 +146,6 @@ class EmbeddedServer:
         with self._lock:
             if self.alive():
                 return
-            if self.proc is not None:
-                self.last_exit = self.proc.returncode
             self.port = _free_port()
             cmd = self._command()
             log = log_path()
@@ -192,7 +188,6 @@ class EmbeddedServer:
             proc = self.proc
             if proc is None or proc.poll() is not None:
                 code = proc.returncode if proc is not None else None
-                self.last_exit = code
                 raise EmbeddedModelStopped(
                     f"The embedded model could not start ({describe_exit(code)}); see {log_path()}",
                     exit_code=code,
@@ -238,7 +233,6 @@ class EmbeddedServer:
             except subprocess.TimeoutExpired:
                 return None
         code = proc.returncode
-        self.last_exit = code
         self.ready = False
         try:
             self.spawn()
@@ -304,25 +298,6 @@ def to_plain_chat(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
         else:
             out.append({"role": role, "content": text})
     return out
-
-
-async def count_tokens(api_base: str, text: str) -> int | None:
-    """The model's own token count of ``text`` (llama-cpp-python's ``/extras/tokenize/count``)."""
-    root = api_base.removesuffix("/v1")
-
-    def post() -> int | None:
-        req = urllib.request.Request(
-            f"{root}/extras/tokenize/count",
-            json.dumps({"input": text}).encode(),
-            {"Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=10) as r:
-                return int(json.loads(r.read())["count"])
-        except (urllib.error.URLError, OSError, ValueError, KeyError):
-            return None
-
-    return await asyncio.to_thread(post)
 
 
 class SelfTest:
