@@ -155,3 +155,71 @@ def test_the_first_frame_imports_neither_the_agent_nor_litellm_nor_tiktoken() ->
     assert (
         out.strip() == "[]"
     )  # they load in the start-up worker's thread or on first use, after the first frame
+
+
+async def test_the_screen_shows_the_panel_data_and_the_vault_entry_workers_post_to_it(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """refresh_panels and load_vault_entry post to the chat screen, which updates its own widgets."""
+    from textual.widgets import OptionList, TextArea
+
+    from myrm_tui.app.widgets.vault_pane import VaultPane
+    from myrm_tui.context.vault import VaultEntry
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        store, sid = app.controller.store, app.controller.session.id  # type: ignore[union-attr]
+        assert store is not None
+        uri = f"vault://{sid}/pasted"
+        await store.vault_put(sid, [VaultEntry(uri, "alpha\nbeta\ngamma", "paste", "bash", 1.0)])
+        await store.add_metrics(sid, 1, {"tokens_in": 9000, "tokens_out": 6400, "window": 128000})
+        pane, chart = app.query_one(VaultPane), app.query_one(UsageChart)
+        app.refresh_panels()
+        await wait_until(pilot, lambda: pane.query_one(OptionList).option_count == 1)
+        assert chart.values == [6400 / 128000]  # the health panel got the same PanelData
+        await pilot.press("ctrl+b")
+        await wait_until(pilot, lambda: app.main.has_class("-hide-panel"))
+        app.load_vault_entry(f"vault://{sid}/missing")
+        await wait_until(
+            pilot, lambda: any("is not in this session's vault" in n.message for n in app._notifications)
+        )
+        assert app.main.has_class("-hide-panel") and not pane.current_uri  # nothing opened
+        app.load_vault_entry(uri)
+        await wait_until(pilot, lambda: pane.current_uri == uri)
+        assert not app.main.has_class("-hide-panel")  # an opened entry brings the panel back
+        assert app.query_one("#tabs").active == "vault-tab"  # type: ignore[attr-defined]
+        assert pane.query_one(TextArea).text == "alpha\nbeta\ngamma"
+
+
+async def test_the_app_state_is_bound_down_to_the_widgets_that_show_it(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Status line, compaction flag and model line follow the app's reactives at once (no message in
+    between: a test that waits for the ring to stop compacting then reads its numbers relies on it)."""
+    from myrm_tui.app.widgets.chat_message import Notice
+    from myrm_tui.app.widgets.status_line import StatusLine
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    emulator.enqueue(Reply(text="slow " * 40, chunk_size=2, chunk_delay=0.02))
+    async with app.run_test(size=(140, 42)) as pilot:
+        status, ring = app.query_one(StatusLine), app.query_one(ContextUsageIndicator)
+        model = app.query_one("#model", Static)
+        await wait_until(pilot, lambda: app.ready.is_set() and _text(status) == "ready")
+        assert _text(model).startswith("model: openai/gpt-4o-mini\nsession: ")
+        config = app.controller.agent.config  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: ring.window > 0)  # AgentReady reached the screen, then the app
+        assert (ring.amber, ring.red) == (config.light_ratio, config.full_ratio) != (0.5, 0.75)
+        app.compacting = True
+        assert ring.busy and "compacting…" in _text(ring)
+        app.compacting = False
+        assert not ring.busy
+        app.model_line = "model: elsewhere"
+        assert _text(model) == "model: elsewhere"
+        await type_and_send(pilot, "talk")
+        await wait_until(pilot, lambda: _text(status) == "thinking… (esc cancels)")
+        await wait_until(pilot, lambda: not app.busy)
+        assert _text(status) == "ready"
+        await type_and_send(pilot, "/notes")  # a slash command's notice goes to the conversation
+        await wait_until(pilot, lambda: any("Session notes:" in _text(n) for n in app.query(Notice)))
+        assert "(none)" in _text(app.query(Notice).last())

@@ -1,4 +1,9 @@
-"""``MyrmApp``: wires the screen, the command table, workers and the controller; routes agent events.
+"""``MyrmApp``: owns the app's state (busy, status, live numbers, titles), runs the workers that talk to
+the controller, and maps the command table to actions.
+
+Workers post what the chat screen shows to the screen (``_show``); it draws it and the message bubbles up
+here, where the state is updated. The state the screen shows is reactive and bound down to its widgets
+(``get_default_screen``): no handler here reaches into the screen's widgets.
 
 Start-up is two-phase so the first frame never waits: the screen mounts at once (only Textual and the
 widgets are imported before it), then a worker opens the database, loads the session and builds the
@@ -15,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.app import App
 from textual.content import Content
-from textual.widgets import Static, TextArea
+from textual.message import Message
+from textual.reactive import var
+from textual.widgets import TextArea
 
 from myrm_tui.agent.events import ContextReport, Notice, TextChunk, TurnDone, TurnFailed, UserSaved
 from myrm_tui.app.commands import COMMANDS, Command, bindings, by_slash, main_only_actions
@@ -29,15 +36,16 @@ from myrm_tui.app.messages import (
     Failure,
     PanelData,
     SessionLoaded,
+    ShowNotice,
+    ShowTab,
     StatusChanged,
+    TogglePanel,
     VaultEntryLoaded,
 )
 from myrm_tui.app.screens.main import MainScreen
-from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
-from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
 from myrm_tui.app.widgets.prompt_input import PromptInput
-from myrm_tui.app.widgets.side_panel import SidePanel
+from myrm_tui.app.widgets.status_line import STARTING
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.models import supports_tools
 
@@ -58,6 +66,13 @@ class MyrmApp(App[None]):
     BINDINGS = bindings()
     MAIN_ONLY = main_only_actions()
 
+    # What the chat screen shows of the app's state, bound down to its widgets (get_default_screen).
+    status: var[str] = var(STARTING)
+    live: var[LiveContext] = var(LiveContext)  # the ring, the lines under it and the health panel's now
+    fork_ratio: var[float] = var(1.0)  # the fork hint shows from this share of the window
+    compacting: var[bool] = var(False)
+    model_line: var[str] = var("")
+
     def __init__(
         self,
         db_path: Path,
@@ -76,15 +91,15 @@ class MyrmApp(App[None]):
         self.replay_speed = replay_speed
         self.ready = asyncio.Event()
         self.busy = False
-        self.live = LiveContext()  # what the ring, the lines under it and the health panel show
-        self._last_sent = ""
         self._first_message = ""
         self._warming = False
         self.replayer: Any = None
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
-        return MainScreen()
+        return MainScreen().data_bind(
+            MyrmApp.status, MyrmApp.live, MyrmApp.fork_ratio, MyrmApp.compacting, MyrmApp.model_line
+        )
 
     def format_title(self, title: str, sub_title: str) -> Content:
         """ "myrm │ session · model" (Textual's " — " joins them with a dim em dash that reads as "myrm—")."""
@@ -98,10 +113,8 @@ class MyrmApp(App[None]):
 
     def _closing_down(self) -> bool:
         """True once the chat screen is gone or being torn down (late worker messages are dropped)."""
-        if not self.screen_stack:
-            return True
-        screen = self.screen_stack[0]
-        return not screen.is_attached or not screen.query("#status")
+        screen = self.screen_stack[0] if self.screen_stack else None
+        return not isinstance(screen, MainScreen) or screen.torn_down()
 
     @property
     def main(self) -> MainScreen:
@@ -109,6 +122,18 @@ class MyrmApp(App[None]):
         screen = self.screen_stack[0]
         assert isinstance(screen, MainScreen)
         return screen
+
+    def _show(self, message: Message) -> None:
+        """Post to the chat screen: it shows the message, then the message bubbles up to this app."""
+        if not self._closing_down():
+            self.main.post_message(message)
+
+    async def _agent_ready(self) -> AgentReady:
+        agent = self.controller.agent
+        tokens, window = await self.controller.baseline()
+        # The ring's colours follow the pipeline's own levels.
+        thresholds = (agent.config.light_ratio, agent.config.full_ratio) if agent is not None else None
+        return AgentReady(tokens, window, thresholds)
 
     def on_mount(self) -> None:
         self.call_after_refresh(
@@ -122,16 +147,16 @@ class MyrmApp(App[None]):
             if self.replay:
                 self.replayer = await self.controller.start_replay(self.replay, self.replay_speed)
                 assert self.controller.session is not None
-                self.post_message(SessionLoaded(self.controller.session, await self.controller.messages()))
-                self.post_message(AgentReady(*await self.controller.baseline()))
+                self._show(SessionLoaded(self.controller.session, await self.controller.messages()))
+                self._show(await self._agent_ready())
                 self.ready.set()
                 self.busy = True
                 self.play_replay()
                 return
             row = await self.controller.open_session(self.initial_session)
-            self.post_message(SessionLoaded(row, await self.controller.messages()))
+            self._show(SessionLoaded(row, await self.controller.messages()))
             await self.controller.ensure_agent()
-            self.post_message(AgentReady(*await self.controller.baseline()))
+            self._show(await self._agent_ready())
         except Exception as exc:
             self.post_message(Failure(f"Could not start: {type(exc).__name__}: {exc}"))
             return
@@ -179,7 +204,7 @@ class MyrmApp(App[None]):
             return
         await self.controller.save_settings(values)
         s = self.controller.settings
-        self.main.query_one(SidePanel).show_model(f"model: {s.model if s else '-'}")
+        self.model_line = f"model: {s.model if s else '-'}"
         self.notify("Settings saved; they take effect with the next message.")
 
     @work(exclusive=True, group="turn", exit_on_error=False, description="replay")
@@ -189,11 +214,11 @@ class MyrmApp(App[None]):
             async for ev in self.replayer.play(self.controller.agent):
                 if isinstance(ev, UserSaved):
                     self.busy = True
-                self.post_message(AgentEventMessage(ev))
+                self._show(AgentEventMessage(ev))
         except asyncio.CancelledError:
-            self.post_message(AgentEventMessage(TurnDone(0, interrupted=True)))
+            self._show(AgentEventMessage(TurnDone(0, interrupted=True)))
             raise
-        self.post_message(
+        self._show(
             AgentEventMessage(
                 Notice("Replay finished. You can keep chatting only in a live session (ctrl+n).")
             )
@@ -210,7 +235,8 @@ class MyrmApp(App[None]):
             running.set()
             self._status()
 
-    async def on_session_loaded(self, event: SessionLoaded) -> None:
+    def on_session_loaded(self, event: SessionLoaded) -> None:
+        """The screen shows the conversation; the app takes the title, the model line, fresh numbers."""
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         s = self.controller.settings
@@ -221,14 +247,12 @@ class MyrmApp(App[None]):
             if self.replayer is not None
             else f"{event.session.title} · {model}"
         )
-        await self.main.query_one(ChatLog).load(event.messages)
         self._first_message = "" if event.session.title == "New session" else event.session.title
         self.live = LiveContext()  # another session: its numbers come with its agent
         self._show_live()
         self.refresh_panels()
-        panel = self.main.query_one(SidePanel)
         if self.replayer is not None:
-            panel.show_model(f"replaying a recorded session\nsession: {event.session.id}")
+            self.model_line = f"replaying a recorded session\nsession: {event.session.id}"
         elif s is not None:
             note = (
                 " (embedded default — set --model or MYRM_MODEL for a bigger model)"
@@ -240,15 +264,13 @@ class MyrmApp(App[None]):
                 if supports_tools(s.model, s.api_base)
                 else "\ntools: off on this model (it cannot call them)"
             )
-            panel.show_model(f"model: {s.model}{note}{tools}\nsession: {event.session.id}")
+            self.model_line = f"model: {s.model}{note}{tools}\nsession: {event.session.id}"
         self._status()
 
     def on_agent_ready(self, event: AgentReady) -> None:
+        """The screen took the ring's thresholds; the app takes the baseline."""
         if self._closing_down():
             return
-        agent = self.controller.agent
-        if agent is not None:  # the ring's colours follow the pipeline's own levels
-            self.main.query_one(SidePanel).set_thresholds(agent.config.light_ratio, agent.config.full_ratio)
         if not self.live.known:  # a report that came first is newer than the baseline
             self.live.baseline(event.tokens, event.window)
         self._show_live()
@@ -265,7 +287,7 @@ class MyrmApp(App[None]):
                     if self.busy
                     else ("ready" if self.ready.is_set() else "loading the session…")
                 )
-        self.main.query_one("#status", Static).update(text)
+        self.status = text
 
     def on_status_changed(self, _: StatusChanged) -> None:
         self._status()
@@ -282,13 +304,12 @@ class MyrmApp(App[None]):
         if text.startswith("/"):
             handled = await self._slash(text)
             if handled:
-                self.main.query_one(PromptInput).load_text("")
+                event.prompt.load_text("")
                 return
         if self.busy:
             self.notify("A turn is running; Esc cancels it.", severity="warning")
             return
-        self.main.query_one(PromptInput).load_text("")
-        self._last_sent = text
+        event.prompt.accepted(text)
         self.busy = True
         self._status()
         self.run_turn(text)
@@ -299,20 +320,19 @@ class MyrmApp(App[None]):
             await self.ready.wait()
             agent = await self.controller.ensure_agent()
             async for ev in agent.run_turn(text):
-                self.post_message(AgentEventMessage(ev))
+                self._show(AgentEventMessage(ev))
         except asyncio.CancelledError:
-            self.post_message(AgentEventMessage(TurnDone(0, interrupted=True)))
+            self._show(AgentEventMessage(TurnDone(0, interrupted=True)))
             raise
         except Exception as exc:
-            self.post_message(AgentEventMessage(TurnFailed(f"{type(exc).__name__}: {exc}")))
-            self.post_message(AgentEventMessage(TurnDone(0)))
+            self._show(AgentEventMessage(TurnFailed(f"{type(exc).__name__}: {exc}")))
+            self._show(AgentEventMessage(TurnDone(0)))
 
-    async def on_agent_event_message(self, message: AgentEventMessage) -> None:
-        """The conversation renders the event; the app keeps its own state (busy, live numbers, title)."""
+    def on_agent_event_message(self, message: AgentEventMessage) -> None:
+        """The screen rendered the event; the app keeps its own state (busy, live numbers, title)."""
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         ev = message.event
-        await self.main.query_one(ChatLog).show(ev)
         match ev:
             case UserSaved():
                 self._first_message = (
@@ -329,9 +349,6 @@ class MyrmApp(App[None]):
                     self.refresh_panels()  # the request's metrics row is stored: the totals moved
                 elif compacted(ev):
                     self.post_message(Compacted(ev))
-            case TurnFailed() if ev.unsent:
-                self.main.query_one(PromptInput).load_text(self._last_sent)  # refused input is never lost
-                self.notify("The message was not sent; your text is back in the box.", severity="error")
             case TurnDone():
                 self.busy = False
                 self._status()
@@ -363,44 +380,27 @@ class MyrmApp(App[None]):
     async def refresh_panels(self) -> None:
         await self.ready.wait()
         d = await self.controller.panel_data()
-        self.post_message(PanelData(d["rows"], d["info"], d["vault"], d["vaulted"]))
-
-    def on_panel_data(self, event: PanelData) -> None:
-        if self._closing_down():  # a worker's message can arrive while the app shuts down
-            return
-        self.main.query_one(SessionContextHealthPanel).show(event.rows, event.info)
-        self.main.query_one(VaultPane).show_entries(event.vault)
-        chat = self.main.query_one(ChatLog)
-        for call_id, uri in event.vaulted.items():
-            chat.mark_vaulted(call_id, uri)
+        self._show(PanelData(d["rows"], d["info"], d["vault"], d["vaulted"]))
 
     def action_show_tab(self, tab: str) -> None:
-        self.main.remove_class("-hide-panel")
-        self.main.query_one("#tabs").active = tab  # type: ignore[attr-defined]
+        self.main.post_message(ShowTab(tab))
 
     def on_vault_pane_open_requested(self, event: VaultPane.OpenRequested) -> None:
         self.load_vault_entry(event.uri)
 
     @work(exclusive=True, group="vault", exit_on_error=False, description="open vault entry")
     async def load_vault_entry(self, uri: str) -> None:
-        self.post_message(VaultEntryLoaded(uri, await self.controller.vault_entry(uri)))
-
-    def on_vault_entry_loaded(self, event: VaultEntryLoaded) -> None:
-        if self._closing_down():  # a worker's message can arrive while the app shuts down
-            return
-        if event.entry is None:
-            self.notify(f"{event.uri} is not in this session's vault", severity="warning")
-            return
-        self.action_show_tab("vault-tab")
-        self.main.query_one(VaultPane).show_entry(event.entry)
+        self._show(VaultEntryLoaded(uri, await self.controller.vault_entry(uri)))
 
     def _show_report(self, report: ContextReport) -> None:
         self.live.report(report, self.controller.schema_tokens())
         self._show_live()
 
     def _show_live(self) -> None:
+        """``live`` is changed in place: the bound widgets are told so."""
         s = self.controller.settings
-        self.main.query_one(SidePanel).show_live(self.live, s.fork_suggest_ratio if s else 1.0)
+        self.fork_ratio = s.fork_suggest_ratio if s else 1.0
+        self.mutate_reactive(MyrmApp.live)
 
     async def _approve(self, tool: str, command: str, assessment: Assessment) -> str:
         from myrm_tui.app.screens.approval import ApprovalScreen
@@ -418,7 +418,7 @@ class MyrmApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_toggle_panel(self) -> None:
-        self.main.toggle_class("-hide-panel")
+        self.main.post_message(TogglePanel())
 
     def _replay_paused(self) -> bool:
         return self.replayer is not None and not self.replayer.feed.running.is_set()
@@ -427,7 +427,7 @@ class MyrmApp(App[None]):
         if self.busy and not self._replay_paused():
             self.notify("Wait for the turn to finish (or Esc) before compacting.", severity="warning")
             return
-        self.main.query_one(ContextUsageIndicator).busy = True
+        self.compacting = True
         self.compact(focus)
 
     def on_context_usage_indicator_compact_requested(self, _: ContextUsageIndicator.CompactRequested) -> None:
@@ -447,7 +447,7 @@ class MyrmApp(App[None]):
     async def on_compaction_done(self, event: CompactionDone) -> None:
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
-        self.main.query_one(ContextUsageIndicator).busy = False
+        self.compacting = False
         if event.report is None:
             self.refresh_panels()
             return
@@ -465,8 +465,8 @@ class MyrmApp(App[None]):
         try:
             await self.ready.wait()
             row = await self.controller.fork(at_user_message=at_user_message)
-            self.post_message(SessionLoaded(row, await self.controller.messages()))
-            self.post_message(AgentReady(*await self.controller.baseline()))
+            self._show(SessionLoaded(row, await self.controller.messages()))
+            self._show(await self._agent_ready())
             self.post_message(StatusChanged())
         except Exception as exc:
             self.post_message(Failure(str(exc) if isinstance(exc, ForkFailed) else f"Fork failed: {exc}"))
@@ -495,9 +495,9 @@ class MyrmApp(App[None]):
         row = await (
             self.controller.open_session(session_id) if session_id else self.controller.new_session()
         )
-        self.post_message(SessionLoaded(row, await self.controller.messages()))
+        self._show(SessionLoaded(row, await self.controller.messages()))
         await self.controller.ensure_agent()
-        self.post_message(AgentReady(*await self.controller.baseline()))
+        self._show(await self._agent_ready())
 
     def action_sessions(self) -> None:
         if not self.busy:
@@ -554,13 +554,13 @@ class MyrmApp(App[None]):
         await self.controller.set_setting(key, value)
         self.notify(f"{key} = {value}; takes effect with the next message")
         s = self.controller.settings
-        self.main.query_one(SidePanel).show_model(f"model: {s.model if s else value}")
+        self.model_line = f"model: {s.model if s else value}"
 
     async def action_notes(self) -> None:
         agent = await self.controller.ensure_agent()
         notes = agent.state.notes
         body = "\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "(none)"
-        await self.main.query_one(ChatLog).add_notice("Session notes:\n" + body)
+        self._show(ShowNotice("Session notes:\n" + body))
 
     async def on_unmount(self) -> None:
         await self.controller.close()

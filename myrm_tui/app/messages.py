@@ -1,4 +1,10 @@
-"""Messages workers post to the app (workers never touch widgets). Typed dataclasses, one per fact."""
+"""Messages of the TUI, typed dataclasses, one per fact (workers never touch widgets).
+
+Workers post what the chat screen shows (a session, a turn's events, panel data, a vault entry) to the
+screen: it renders them, then they bubble up to the app, which updates its state in the same order. Facts
+only the app acts on (a failure, a finished compaction) are posted to the app. What the app asks the screen
+to do (``ShowTab``…) is posted to the screen and does not bubble back; state the screen shows (status
+line, live numbers) comes down by data binding, not by message."""
 
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ class AgentReady(Message):
 
     tokens: int  # stored history (system prompt, environment) + tool schemas
     window: int
+    thresholds: tuple[float, float] | None = None  # the pipeline's light and full ratios: the ring's colours
 
 
 @dataclass
@@ -75,3 +82,23 @@ class PanelData(Message):
 class VaultEntryLoaded(Message):
     uri: str
     entry: VaultEntry | None
+
+
+# -- what the app asks the chat screen to do (posted to the screen; they do not bubble back) ---------------
+@dataclass
+class ShowTab(Message, bubble=False):
+    """Show the side panel with this tab open."""
+
+    tab: str  # "health-tab" or "vault-tab"
+
+
+@dataclass
+class TogglePanel(Message, bubble=False):
+    """Show or hide the side panel."""
+
+
+@dataclass
+class ShowNotice(Message, bubble=False):
+    """A line in the conversation that is not part of a turn (the session notes)."""
+
+    text: str

@@ -1,28 +1,117 @@
-"""The chat screen: conversation, side panel, status line, prompt box, footer."""
+"""The chat screen: conversation, side panel, status line, prompt box, footer.
+
+It shows what the app's workers post to it (a session, the events of a turn, panel data, a vault entry)
+and lets each message bubble on to the app, which updates its own state after the screen has drawn it.
+The app's state it shows (status line, live numbers, compaction flag, model line) is bound down from the
+app's reactives (``MyrmApp.get_default_screen``) to the widgets that render it."""
 
 from __future__ import annotations
 
+from textual import getters
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Header, TabbedContent
 
+from myrm_tui.agent.events import TurnFailed
+from myrm_tui.app.live import LiveContext
+from myrm_tui.app.messages import (
+    AgentEventMessage,
+    AgentReady,
+    PanelData,
+    SessionLoaded,
+    ShowNotice,
+    ShowTab,
+    TogglePanel,
+    VaultEntryLoaded,
+)
 from myrm_tui.app.widgets.chat_log import ChatLog
+from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
+from myrm_tui.app.widgets.status_line import STARTING, StatusLine
+from myrm_tui.app.widgets.vault_pane import VaultPane
 
 
 class MainScreen(Screen[None]):
     CSS_PATH = "main.tcss"
 
+    # Bound from the app's state of the same names; passed on to the widgets that show them.
+    status: var[str] = var(STARTING)
+    live: var[LiveContext] = var(LiveContext)
+    fork_ratio: var[float] = var(1.0)
+    compacting: var[bool] = var(False)
+    model_line: var[str] = var("")
+
+    chat = getters.query_one(ChatLog)
+    side_panel = getters.query_one(SidePanel)
+    prompt = getters.query_one(PromptInput)
+    health = getters.query_one(SessionContextHealthPanel)
+    vault = getters.query_one(VaultPane)
+
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◉")
         with Horizontal(id="body"):
             yield ChatLog(id="chat")
-            yield SidePanel(id="panel")
-        yield Static("starting…", id="status", markup=False)
+            yield SidePanel(id="panel").data_bind(
+                MainScreen.live, MainScreen.fork_ratio, MainScreen.compacting, MainScreen.model_line
+            )
+        yield StatusLine(id="status").data_bind(MainScreen.status)
         yield PromptInput(id="prompt")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(PromptInput).focus()
+        self.prompt.focus()
+
+    def torn_down(self) -> bool:
+        """True once the screen is detached or its widgets are gone (a worker's late message is dropped)."""
+        return not self.is_attached or not self.query("#status")
+
+    async def on_session_loaded(self, event: SessionLoaded) -> None:
+        if not self.torn_down():
+            await self.chat.load(event.messages)
+
+    def on_agent_ready(self, event: AgentReady) -> None:
+        if event.thresholds is not None and not self.torn_down():
+            self.side_panel.set_thresholds(*event.thresholds)
+
+    async def on_agent_event_message(self, message: AgentEventMessage) -> None:
+        if self.torn_down():
+            return
+        ev = message.event
+        await self.chat.show(ev)
+        if isinstance(ev, TurnFailed) and ev.unsent:
+            self.prompt.give_back()  # refused input is never lost
+            self.notify("The message was not sent; your text is back in the box.", severity="error")
+
+    def on_panel_data(self, event: PanelData) -> None:
+        if self.torn_down():
+            return
+        self.health.show(event.rows, event.info)
+        self.vault.show_entries(event.vault)
+        for call_id, uri in event.vaulted.items():
+            self.chat.mark_vaulted(call_id, uri)
+
+    def on_vault_entry_loaded(self, event: VaultEntryLoaded) -> None:
+        if self.torn_down():
+            return
+        if event.entry is None:
+            self.notify(f"{event.uri} is not in this session's vault", severity="warning")
+            return
+        self._show_tab("vault-tab")
+        self.vault.show_entry(event.entry)
+
+    def on_show_tab(self, event: ShowTab) -> None:
+        self._show_tab(event.tab)
+
+    def on_toggle_panel(self, _: TogglePanel) -> None:
+        self.toggle_class("-hide-panel")
+
+    async def on_show_notice(self, event: ShowNotice) -> None:
+        if not self.torn_down():
+            await self.chat.add_notice(event.text)
+
+    def _show_tab(self, tab: str) -> None:
+        self.remove_class("-hide-panel")
+        self.query_one("#tabs", TabbedContent).active = tab

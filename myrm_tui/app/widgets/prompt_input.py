@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
@@ -20,15 +22,20 @@ class PromptInput(TextArea):
         Binding("alt+enter", "newline", "New line", show=False),
     ]
 
+    @dataclass
     class Submitted(Message):
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
+        prompt: PromptInput
+        text: str
+
+        @property
+        def control(self) -> PromptInput:
+            return self.prompt
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)  # type: ignore[arg-type]
         self.sent: list[str] = []
         self._cursor: int | None = None
+        self._in_flight = ""  # the last text the app sent to the model, given back if it is refused
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":
@@ -63,7 +70,16 @@ class PromptInput(TextArea):
             self.sent.append(text)
             del self.sent[:-MAX_HISTORY]
         self._cursor = None
-        self.post_message(self.Submitted(text))
+        self.post_message(self.Submitted(self, text))
+
+    def accepted(self, text: str) -> None:
+        """The app sends ``text`` to the model: the box empties and keeps it, to give it back if refused."""
+        self._in_flight = text
+        self.load_text("")
+
+    def give_back(self) -> None:
+        """The message was refused before it was sent (a hook, its size): its text is back in the box."""
+        self.load_text(self._in_flight)
 
     def _walk(self, step: int) -> None:
         n = len(self.sent)

@@ -1,9 +1,13 @@
-"""The right-hand column: context ring, fork suggestion, then tabs for health metrics and the vault."""
+"""The right-hand column: context ring, fork suggestion, then tabs for health metrics and the vault.
+
+What it shows of the app's state (live numbers, the fork ratio, the compaction flag, the model line) is
+bound from the screen's reactives, which are bound from the app's."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.reactive import var
 from textual.widgets import Static, TabbedContent, TabPane
 
 from myrm_tui.app.live import LiveContext
@@ -22,8 +26,14 @@ class SidePanel(Vertical):
     SidePanel TabbedContent { height: 1fr; }
     """
 
+    # init=False: the binding delivers the first value once the children exist.
+    live: var[LiveContext] = var(LiveContext, init=False)
+    fork_ratio: var[float] = var(1.0, init=False)
+    compacting: var[bool] = var(False, init=False)
+    model_line: var[str] = var("", init=False)
+
     def compose(self) -> ComposeResult:
-        yield ContextUsageIndicator(id="ring")
+        yield ContextUsageIndicator(id="ring").data_bind(busy=SidePanel.compacting)
         yield Static("", id="model", markup=False)
         yield Static("", id="stats", markup=False)
         yield Static("Context is getting full: ctrl+f forks this session with a summary.", id="fork-hint")
@@ -33,15 +43,22 @@ class SidePanel(Vertical):
             with TabPane("Vault [F4]", id="vault-tab"):
                 yield VaultPane(id="vault")
 
-    def show_model(self, text: str) -> None:
+    def watch_model_line(self, text: str) -> None:
         self.query_one("#model", Static).update(text)
 
-    def show_live(self, live: LiveContext, fork_ratio: float) -> None:
+    def watch_live(self) -> None:
+        self._show_live()
+
+    def watch_fork_ratio(self) -> None:
+        self._show_live()
+
+    def _show_live(self) -> None:
         """Ring, the lines under it and the health panel's live rows: all from ``live``."""
+        live = self.live
         self.query_one(ContextUsageIndicator).show(live)
         self.query_one("#stats", Static).update("\n".join(live.lines()))
         self.query_one(SessionContextHealthPanel).show_live(live)
-        self.set_class(live.known and live.ratio >= fork_ratio, "-suggest-fork")
+        self.set_class(live.known and live.ratio >= self.fork_ratio, "-suggest-fork")
 
     def set_thresholds(self, light: float, full: float) -> None:
         ring = self.query_one(ContextUsageIndicator)
