@@ -9,6 +9,7 @@ known and the ring says so. Clicking the ring asks for a compaction.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -47,8 +48,9 @@ class ContextUsageIndicator(Static):
     window: reactive[int] = reactive(0)
     busy: reactive[bool] = reactive(False)
 
+    @dataclass
     class CompactRequested(Message):
-        pass
+        """The ring was clicked: compact now."""
 
     def __init__(self, amber: float = 0.5, red: float = 0.75, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from textual.message import Message
 from textual.widgets import Collapsible, Static
 
 from myrm_tui.context.types import ToolCall
@@ -20,11 +19,6 @@ class ToolCallView(Collapsible):
     ToolCallView.-error CollapsibleTitle { color: $error; }
     ToolCallView.-running CollapsibleTitle { color: $warning; }
     """
-
-    class OpenVault(Message):
-        def __init__(self, uri: str) -> None:
-            super().__init__()
-            self.uri = uri
 
     def __init__(self, call: ToolCall) -> None:
         super().__init__(

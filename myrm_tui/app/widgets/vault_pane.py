@@ -8,6 +8,7 @@ here is line N of a ``vault://…`` line range. The text area is mounted when th
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from textual.app import ComposeResult
@@ -38,10 +39,11 @@ class VaultPane(Vertical):
     """
     BINDINGS = [Binding("c", "copy_pointer", "Copy vault:// pointer")]
 
+    @dataclass
     class OpenRequested(Message):
-        def __init__(self, uri: str) -> None:
-            super().__init__()
-            self.uri = uri
+        """Open this entry (an option picked here, or a vault card in the conversation)."""
+
+        uri: str
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
