@@ -148,10 +148,10 @@ class Settings:
     preheat: bool = True  # warm the provider cache after start-up and compaction
     max_subagent_result_tokens: int = 2_000
     mcp_servers: tuple[dict[str, Any], ...] = ()  # [{name, command, args, env} | {name, url}]
-    mcp_max_output_chars: int = 20_000  # L1: an MCP result over this goes to the vault with a pointer
+    mcp_max_output_chars: int = 20_000  # protection L1: an MCP result over this is vaulted, with a pointer
     hooks: tuple[dict[str, Any], ...] = ()  # [{event, command, matcher, timeout}], see agent/hooks.py
-    hook_max_output_tokens: int = 2_500  # L6: hook output over this goes to the vault with a preview
-    job_output_chars: int = 30_000  # L7: new background-job output over this goes to the vault
+    hook_max_output_tokens: int = 2_500  # protection L6: hook output over this is vaulted, with a preview
+    job_output_chars: int = 30_000  # protection L7: new background-job output over this goes to the vault
     keepalive_idle_seconds: float = 240.0
     light_ratio: float = 0.50
     full_ratio: float = 0.70

@@ -11,9 +11,9 @@ from myrm_tui.agent.factory import build_agent
 from myrm_tui.agent.loop import Agent
 from myrm_tui.config import resolve
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.pipeline import build_pipeline
-from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.pipeline import PipelineRun, build_pipeline
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.step import NO_COMPACTION, CompactionPlan, Request, Step, StepResult, View
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
@@ -68,11 +68,13 @@ async def collect(agent: Agent, text: str) -> list[Any]:
     return [ev async for ev in agent.run_turn(text)]
 
 
-def ctx_for(
-    raw: list[Message], window: int = 16_000, state: ContextState | None = None, **kw: Any
-) -> PipelineContext:
-    return PipelineContext(
-        config=kw.pop("config", None) or ContextConfig(max_context_tokens=window),
+def config_for(window: int = 16_000) -> ContextConfig:
+    return ContextConfig(max_context_tokens=window)
+
+
+def request_for(raw: list[Message], state: ContextState | None = None, **kw: Any) -> Request:
+    """A request over ``raw``; derived fields (``protected_head``, ``cache_warm``…) may be given."""
+    return Request(
         state=state or ContextState(),
         counter=COUNTER,
         vault=kw.pop("vault", None) or ArtifactVault("t"),
@@ -81,12 +83,30 @@ def ctx_for(
     )
 
 
+def view_for(
+    raw: list[Message],
+    state: ContextState | None = None,
+    plan: CompactionPlan = NO_COMPACTION,
+    folded: tuple[Message, ...] = (),
+    **kw: Any,
+) -> View:
+    """``raw`` as one step sees it, with an earlier step's plan and folded messages when given."""
+    return View(messages=list(raw), request=request_for(raw, state, **kw), plan=plan, folded=folded)
+
+
+async def run_step(step: Step, view: View, window: int = 16_000, config: ContextConfig | None = None) -> Any:
+    """One step on ``view`` with its settings for ``config``; its typed result (``Any``: tests read the
+    fields of the result type that step returns)."""
+    result: StepResult = await step.run(view, step.configure(config or config_for(window)))
+    return result
+
+
 async def run_pipeline(
     raw: list[Message], window: int = 16_000, state: ContextState | None = None, **kw: Any
-) -> tuple[list[Message], PipelineContext]:
-    ctx = ctx_for(raw, window, state, **kw)
-    view = await PIPELINE.run(ctx, "test")
-    return view, ctx
+) -> tuple[list[Message], PipelineRun]:
+    config = kw.pop("config", None) or config_for(window)
+    run = await PIPELINE.run(request_for(raw, state, **kw), config, "test")
+    return run.messages, run
 
 
 def call(id: str, command: str, name: str = "bash") -> ToolCall:

@@ -468,8 +468,8 @@ MUTANTS = (
     ),
     Mutant(
         "failed compaction step restores the backup",
-        "myrm_tui/context/processor.py",
-        "return await self._rolled_back(ctx, start_view)",
+        "myrm_tui/context/pipeline.py",
+        "return self._rolled_back(tx, view, start, metrics, t0)",
         "pass",
         (f"{R}::test_a_failing_compaction_step_rolls_back_to_the_backup",),
     ),

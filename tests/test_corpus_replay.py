@@ -16,7 +16,7 @@ from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.validation import validate_anthropic, validate_openai
 from tests.conftest import corpus_file
-from tests.helpers import COUNTER, PIPELINE, ctx_for
+from tests.helpers import COUNTER, PIPELINE, config_for, request_for
 
 pytestmark = pytest.mark.corpus
 
@@ -57,8 +57,8 @@ async def test_replay_has_no_rejected_request(corpus: str, window: int) -> None:
                 continue
             clock += 20
             history = conv.messages[:i]
-            ctx = ctx_for(history, window, state, vault=vault, now=clock, model="claude-sonnet-4-5")
-            view = await PIPELINE.run(ctx, conv.id)
+            req = request_for(history, state, vault=vault, now=clock, model="claude-sonnet-4-5")
+            view = (await PIPELINE.run(req, config_for(window), conv.id)).messages
             requests += 1
             tokens = COUNTER.messages(view)
             body = {"messages": [v.to_api() for v in view]}
@@ -83,9 +83,8 @@ async def test_probe_facts_in_protected_regions_survive() -> None:
         turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
         for k, i in enumerate(turns):
             history = conv.messages[:i]
-            view = await PIPELINE.run(
-                ctx_for(history, 16_000, state, vault=vault, now=1_000.0 + 20 * k), conv_id
-            )
+            req = request_for(history, state, vault=vault, now=1_000.0 + 20 * k)
+            view = (await PIPELINE.run(req, config_for(16_000), conv_id)).messages
             head_len = len(extract_protected_head(history))
             tail_from, used = len(history), 0
             while tail_from > head_len and used + COUNTER.message(history[tail_from - 1]) <= budget:

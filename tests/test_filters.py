@@ -16,7 +16,7 @@ from myrm_tui.context.trimming import trim_json_text
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.paths import prompts_dir
-from tests.helpers import call, ctx_for
+from tests.helpers import call, run_step, view_for
 
 
 def _lines(n: int, fmt: str) -> str:
@@ -236,14 +236,18 @@ async def test_filter_processor_is_sticky_and_vaults_originals() -> None:
             tool_call_id="c1",
         ),
     ]
-    ctx = ctx_for(raw)
+    view = view_for(raw)
     proc = FilterProcessor()
-    out = await proc.process(raw, ctx)
+    first = await run_step(proc, view)
+    out = first.messages
     assert out[2].text.startswith("<returncode>1</returncode>")
     uri = out[2].meta["vault_uri"]
-    assert ctx.vault.get_cached(uri).content == raw[2].content  # type: ignore[union-attr]
-    again = await proc.process(raw, ctx)
-    assert again[2] is out[2]  # decided once: the same message object every request
+    assert view.request.vault.get_cached(uri).content == raw[2].content  # type: ignore[union-attr]
+    assert first.decisions == {"t": out[2]}
+    # The Transaction keeps the decision; the next request reuses it (the same message object).
+    view.request.state.decisions.update(first.decisions)
+    again = (await run_step(proc, view)).messages
+    assert again[2] is out[2]
 
 
 async def test_filter_processor_exempts_file_tools() -> None:
@@ -257,7 +261,7 @@ async def test_filter_processor_exempts_file_tools() -> None:
         ),
         Message(role="tool", content=STRUCTURED["log"] * 20, id="t", tool_call_id="c1"),
     ]
-    out = await FilterProcessor().process(raw, ctx_for(raw))
+    out = (await run_step(FilterProcessor(), view_for(raw))).messages
     assert out[2] is raw[2]
 
 
@@ -265,7 +269,7 @@ async def test_head_tail_fallback_keeps_salient_middle_lines_verbatim() -> None:
     """A long unstructured output cut to head and tail keeps the result and error lines of its middle."""
     from myrm_tui.context.filters.processor import FilterProcessor
     from myrm_tui.context.types import Message
-    from tests.helpers import call, ctx_for
+    from tests.helpers import call, run_step, view_for
 
     middle = [f"step {i}: still working on item {i * 7}" for i in range(900)]
     middle[450] = "sqlite3.OperationalError: no such table: __main___product"
@@ -281,8 +285,7 @@ async def test_head_tail_fallback_keeps_salient_middle_lines_verbatim() -> None:
             tool_call_id="c1",
         ),
     ]
-    ctx = ctx_for(raw, window=16_000)
-    out = await FilterProcessor().process(raw, ctx)
+    out = (await run_step(FilterProcessor(), view_for(raw), window=16_000)).messages
     text = out[2].text
     assert len(text) < len(raw[2].text) // 3 and "vault://" in text
     assert "sqlite3.OperationalError: no such table: __main___product" in text

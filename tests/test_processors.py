@@ -16,15 +16,15 @@ from myrm_tui.context.media import MediaFilter, MediaResolve
 from myrm_tui.context.normalize import INTERRUPTED, normalize
 from myrm_tui.context.notes import SessionNotes
 from myrm_tui.context.precompact import PreCompact
-from myrm_tui.context.processor import Level
 from myrm_tui.context.reread import FileIntegrityGuard, PostCompactionReread
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.step import CompactionPlan, Level
 from myrm_tui.context.summarize import Summarize, SummaryAuditor
 from myrm_tui.context.thinking import ThinkingBlockCleaner
 from myrm_tui.context.ttl_prune import CacheTTLPrune
 from myrm_tui.context.types import SYNTHETIC_TAG, Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault, slice_lines
-from tests.helpers import call, conversation, ctx_for, run_pipeline
+from tests.helpers import COUNTER, call, conversation, run_pipeline, run_step, view_for
 
 # -- Layer 0: CompressionIntent ---------------------------------------------------------------------
 
@@ -57,7 +57,9 @@ async def test_thinking_anthropic_drops_reasoning_keeps_blocks() -> None:
             thinking_blocks=({"type": "thinking", "thinking": "r"},),
         ),
     ]
-    out = await ThinkingBlockCleaner().process(raw, ctx_for(raw, model="anthropic/claude-sonnet-4-5"))
+    out = (
+        await run_step(ThinkingBlockCleaner(), view_for(raw, model="anthropic/claude-sonnet-4-5"))
+    ).messages
     assert out[1].reasoning is None and out[1].thinking_blocks
 
 
@@ -70,7 +72,7 @@ async def test_thinking_deepseek_keeps_current_turn_and_tool_call_reasoning() ->
         Message(role="user", content="q2", id="u2"),
         Message(role="assistant", content="now", id="a3", reasoning="current"),
     ]
-    out = await ThinkingBlockCleaner().process(raw, ctx_for(raw, model="deepseek/deepseek-reasoner"))
+    out = (await run_step(ThinkingBlockCleaner(), view_for(raw, model="deepseek/deepseek-reasoner"))).messages
     assert out[1].reasoning is None
     assert out[2].reasoning == "needed"
     assert out[5].reasoning == "current"
@@ -82,7 +84,7 @@ async def test_thinking_backfills_empty_reasoning_after_model_switch() -> None:
         Message(role="assistant", content=None, id="a", tool_calls=(call("c", "ls"),)),
         Message(role="tool", content="x", id="t", tool_call_id="c"),
     ]
-    out = await ThinkingBlockCleaner().process(raw, ctx_for(raw, model="deepseek/deepseek-reasoner"))
+    out = (await run_step(ThinkingBlockCleaner(), view_for(raw, model="deepseek/deepseek-reasoner"))).messages
     assert out[1].reasoning == ""
 
 
@@ -91,7 +93,7 @@ async def test_thinking_other_models_strip_reasoning() -> None:
         Message(role="user", content="q", id="u"),
         Message(role="assistant", content="a", id="a", reasoning="r"),
     ]
-    out = await ThinkingBlockCleaner().process(raw, ctx_for(raw, model="gpt-4o"))
+    out = (await run_step(ThinkingBlockCleaner(), view_for(raw, model="gpt-4o"))).messages
     assert out[1].reasoning is None
 
 
@@ -111,11 +113,12 @@ def _img(i: int) -> Message:
 
 async def test_media_window_keeps_last_two_and_vaults_older() -> None:
     raw = [Message(role="user", content="go", id="u"), *[_img(i) for i in range(4)]]
-    ctx = ctx_for(raw)
-    out = await MediaFilter().process(raw, ctx)
+    view = view_for(raw)
+    result = await run_step(MediaFilter(), view)
+    out = result.messages
     assert [m.has_media for m in out[1:]] == [False, False, True, True]
-    assert "vault://" in out[1].text and ctx.vault.pending
-    assert ctx.metrics.removed["media_filter"] > 0
+    assert "vault://" in out[1].text and view.request.vault.pending
+    assert result.trace.removed["media_filter"] > 0
 
 
 async def test_media_resolve_turns_refs_into_images() -> None:
@@ -128,7 +131,7 @@ async def test_media_resolve_turns_refs_into_images() -> None:
             id="u",
         )
     ]
-    out = await MediaResolve().process(raw, ctx_for(raw, vault=vault))
+    out = (await run_step(MediaResolve(), view_for(raw, vault=vault))).messages
     parts = out[0].content
     assert isinstance(parts, list)
     assert parts[0]["type"] == "image_url" and parts[0]["image_url"]["url"].startswith("data:")
@@ -141,14 +144,15 @@ async def test_media_resolve_turns_refs_into_images() -> None:
 async def test_ttl_prune_archives_old_outputs_only_when_cache_cold() -> None:
     raw = conversation(10, prefix="p")
     raw = [m if m.role != "tool" else replace(m, created_at=1000.0) for m in raw]
-    ctx = ctx_for(raw, now=1000.0 + 7200)
-    ctx.cache_warm = True
-    assert await CacheTTLPrune().process(raw, ctx) == raw
-    ctx.cache_warm = False
-    out = await CacheTTLPrune().process(raw, ctx)
+    warm = await run_step(CacheTTLPrune(), view_for(raw, now=1000.0 + 7200, cache_warm=True))
+    assert warm.messages == raw
+    cold = view_for(raw, now=1000.0 + 7200)
+    result = await run_step(CacheTTLPrune(), cold)
+    out = result.messages
     archived = [m for m in out if m.meta.get("archived")]
     assert archived and all("vault://" in m.text for m in archived)
-    assert all(ctx.vault.get_cached(m.meta["vault_uri"]) is not None for m in archived)
+    assert all(cold.request.vault.get_cached(m.meta["vault_uri"]) is not None for m in archived)
+    assert list(result.decisions.values()) == archived  # kept sticky by the Transaction
     assert out[-1] == raw[-1]  # the tail is left alone
 
 
@@ -167,23 +171,18 @@ async def test_ttl_prune_archives_old_outputs_only_when_cache_cold() -> None:
 )
 async def test_levels_follow_the_thresholds(ratio: float, level: Level) -> None:
     raw = [Message(role="user", content="w " * int(10_000 * ratio), id="u")]
-    ctx = ctx_for(raw, window=10_000)
-    await PreCompact().process(raw, ctx)
-    assert ctx.level == level
+    result = await run_step(PreCompact(), view_for(raw), window=10_000)
+    assert result.plan.level == level
 
 
 async def test_hot_cache_bypass_skips_light_compaction_but_not_emergency() -> None:
     light = [Message(role="user", content="w " * 5_500, id="u")]
-    ctx = ctx_for(light, window=10_000)
-    ctx.cache_warm = True
-    await PreCompact().process(light, ctx)
-    assert ctx.level == Level.LIGHT and not ctx.compacting
-    assert any("hot-cache bypass" in e for e in ctx.metrics.events)
+    result = await run_step(PreCompact(), view_for(light, cache_warm=True), window=10_000)
+    assert result.plan.level == Level.LIGHT and not result.plan.compacting
+    assert any("hot-cache bypass" in e for e in result.trace.events)
     heavy = [Message(role="user", content="w " * 9_500, id="u2")]
-    ctx = ctx_for(heavy, window=10_000)
-    ctx.cache_warm = True
-    await PreCompact().process(heavy, ctx)
-    assert ctx.compacting
+    result = await run_step(PreCompact(), view_for(heavy, cache_warm=True), window=10_000)
+    assert result.plan.compacting and result.plan.backup is not None
 
 
 async def test_anti_thrashing_backs_off_after_low_yield_compactions() -> None:
@@ -205,26 +204,26 @@ async def test_compress_deep_dedups_then_folds_whole_spans_and_keeps_tail() -> N
     raw[5] = Message(
         role="tool", content=raw[7].content, id=raw[5].id, tool_call_id=raw[5].tool_call_id
     )  # a duplicate
-    ctx = ctx_for(raw, window=12_000, force_compaction=True)
-    ctx.protected_head = raw[:2]
-    ctx.compacting, ctx.level = True, Level.FULL
-    out = await PriorityCompressor().process(list(raw), ctx)
-    assert ctx.tokens(out) < ctx.tokens(raw) // 4
+    plan = CompactionPlan(Level.FULL, compacting=True)
+    view = view_for(raw, plan=plan, force_compaction=True, protected_head=tuple(raw[:2]))
+    result = await run_step(PriorityCompressor(), view, window=12_000)
+    out = result.messages
+    assert COUNTER.messages(out) < COUNTER.messages(raw) // 4
     # Folded spans go whole to the summary; nothing left in view was cut in place (no rewrite to pay for).
-    assert {"dedup", "remove"} <= set(ctx.metrics.removed) and "truncate" not in ctx.metrics.removed
+    assert {"dedup", "remove"} <= set(result.trace.removed) and "truncate" not in result.trace.removed
     assert out[-1] == raw[-1] and out[:2] == raw[:2]
-    assert ctx.removed and all(m not in out for m in ctx.removed)
+    assert result.folded and all(m not in out for m in result.folded)
     assert all(m in raw for m in out)
 
 
 async def test_compress_light_truncates_in_place_and_folds_nothing() -> None:
     raw = conversation(30, output_chars=4000)
-    ctx = ctx_for(raw, window=12_000)
-    ctx.protected_head = raw[:2]
-    ctx.compacting, ctx.level = True, Level.LIGHT
-    out = await PriorityCompressor().process(list(raw), ctx)
-    assert "truncate" in ctx.metrics.removed and not ctx.removed
-    assert len(out) == len(raw) and ctx.tokens(out) < ctx.tokens(raw)
+    plan = CompactionPlan(Level.LIGHT, compacting=True)
+    view = view_for(raw, plan=plan, protected_head=tuple(raw[:2]))
+    result = await run_step(PriorityCompressor(), view, window=12_000)
+    out = result.messages
+    assert "truncate" in result.trace.removed and not result.folded
+    assert len(out) == len(raw) and COUNTER.messages(out) < COUNTER.messages(raw)
     assert out[-1] == raw[-1] and out[:2] == raw[:2]
 
 
@@ -239,16 +238,14 @@ def test_classify_marks_superseded_and_resolved_outputs_background() -> None:
         Message(role="assistant", content=None, id="a3", tool_calls=(call("c3", "pytest"),)),
         Message(role="tool", content="<returncode>0</returncode>\npass", id="t3", tool_call_id="c3"),
     ]
-    ctx = ctx_for(raw)
-    tiers = classify(raw, 2, 6, ctx)
+    tiers = classify(raw, 2, 6, CompressionIntent())  # no focus: tiers from the history alone
     assert tiers[2] == tiers[3] == Tier.BACKGROUND  # failed pytest, later run passed
     assert tiers[4] == Tier.OLDER
 
 
 def test_tail_start_never_splits_a_group() -> None:
     raw = conversation(10)
-    ctx = ctx_for(raw, window=6_000)
-    start = tail_start(raw, ctx, 2)
+    start = tail_start(raw, 2, COUNTER, ContextConfig(max_context_tokens=6_000).tail_budget)
     assert raw[start].role == "assistant"
 
 
@@ -266,8 +263,8 @@ async def test_notes_are_reinserted_after_compaction() -> None:
 
 async def test_notes_processor_is_idle_without_compaction() -> None:
     raw = conversation(2)
-    ctx = ctx_for(raw, state=ContextState(notes=["x"]))
-    assert await SessionNotes().process(raw, ctx) == raw
+    result = await run_step(SessionNotes(), view_for(raw, state=ContextState(notes=["x"])))
+    assert result.messages == raw
 
 
 # -- Summarize -----------------------------------------------------------------------------------
@@ -369,14 +366,14 @@ def test_auditor_requires_protected_facts() -> None:
             ),
         )
     ]
-    ctx = ctx_for(raw)
     from myrm_tui.context import summary_model
 
+    intent, limits = CompressionIntent.build(raw), ContextConfig()
     s = summary_model.empty()
-    verdict = SummaryAuditor().audit(s, raw, ctx)
+    verdict = SummaryAuditor().audit(s, raw, intent, limits)
     assert not verdict.ok and any("pkg/core.py" in p for p in verdict.problems)
     s["artifacts"] = ["modified: pkg/core.py"]
-    assert SummaryAuditor().audit(s, raw, ctx).ok
+    assert SummaryAuditor().audit(s, raw, intent, limits).ok
 
 
 async def test_incremental_merge_drops_resolved_blockers() -> None:
@@ -390,9 +387,9 @@ async def test_incremental_merge_drops_resolved_blockers() -> None:
 
 async def test_summarize_is_idle_when_nothing_was_removed() -> None:
     raw = conversation(2)
-    ctx = ctx_for(raw)
-    ctx.compacting = True
-    assert await Summarize().process(raw, ctx) == raw
+    view = view_for(raw, plan=CompactionPlan(Level.FULL, compacting=True))
+    result = await run_step(Summarize(), view)
+    assert result.messages == raw and not hasattr(result, "record")
 
 
 # -- Post-compaction reread ----------------------------------------------------------------------
@@ -430,15 +427,17 @@ async def test_reread_respects_token_budget() -> None:
     raw = conversation(6)
     state = ContextState()
     state.touch_artifact("big.txt", "created")
-    ctx = ctx_for(
+    view = view_for(
         raw,
         state=state,
-        config=ContextConfig(max_context_tokens=8_000, reread_max_tokens=100),
+        plan=CompactionPlan(Level.FULL, compacting=True),
+        folded=(raw[2],),
+        protected_head=tuple(raw[:2]),
         read_file=lambda p: "word " * 5000,
     )
-    ctx.compacting, ctx.removed = True, [raw[2]]
-    ctx.protected_head = raw[:2]
-    assert await PostCompactionReread().process(raw, ctx) == raw
+    config = ContextConfig(max_context_tokens=8_000, reread_max_tokens=100)
+    result = await run_step(PostCompactionReread(), view, config=config)
+    assert result.messages == raw
 
 
 # -- Normalize -----------------------------------------------------------------------------------

@@ -16,14 +16,24 @@ from typing import TYPE_CHECKING
 import pytest
 
 from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker, CircuitOpenError
-from myrm_tui.context.processor import PipelineContext
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.step import NoSettings, Rewritten, Unconfigured, View
 from myrm_tui.context.summary_model import FIELDS, LIST_FIELDS
 from myrm_tui.context.types import Message
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import PIPELINE, collect, conversation, ctx_for, make_agent, openai_settings, run_pipeline
+from tests.helpers import (
+    COUNTER,
+    PIPELINE,
+    collect,
+    config_for,
+    conversation,
+    make_agent,
+    openai_settings,
+    request_for,
+    run_pipeline,
+)
 from tests.test_llm_client import silent_server  # noqa: F401  (a fixture)
 
 if TYPE_CHECKING:
@@ -170,25 +180,26 @@ async def test_secrets_never_reach_stored_summaries(
 async def test_a_failing_compaction_step_rolls_back_to_the_backup() -> None:
     state = ContextState()
     raw = conversation(20)
-    await PIPELINE.run(ctx_for(raw, 64_000, state), "rb")
+    await PIPELINE.run(request_for(raw, state), config_for(64_000), "rb")
     before = state.to_json()
 
-    class Broken:
+    class Broken(Unconfigured):
         name = "broken"
 
-        async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
-            if ctx.compacting:
+        async def run(self, view: View, settings: NoSettings) -> Rewritten:
+            if view.compacting:
                 raise RuntimeError("disk full")
-            return view
+            return Rewritten(messages=view.messages)
 
-    from myrm_tui.context.processor import Pipeline
+    from myrm_tui.context.pipeline import Pipeline
 
-    pipe = Pipeline([*PIPELINE.processors[:6], Broken(), *PIPELINE.processors[6:]])
-    ctx = ctx_for(raw, 8_000, state, force_compaction=True)
-    view = await pipe.run(ctx, "rb")
-    assert "compaction failed; pre-compact backup restored" in ctx.metrics.events
+    # After Summarize: the summary was written into the view, and must not reach the state.
+    pipe = Pipeline([*PIPELINE.steps[:8], Broken(), *PIPELINE.steps[8:]])
+    run = await pipe.run(request_for(raw, state, force_compaction=True), config_for(8_000), "rb")
+    assert "compaction failed; pre-compact backup restored" in run.metrics.events
     assert json.loads(state.to_json())["base"] == json.loads(before)["base"] and state.compactions == 0
-    assert len(view) == len(raw)
+    assert state.summary is None and not run.compacting
+    assert len(run.messages) == len(raw)
 
 
 TURN = textwrap.dedent(
@@ -281,8 +292,9 @@ def test_overflow_sizes_are_read_from_the_providers_message(
 async def test_overflow_stage_1_shrinks_tool_outputs_under_the_hard_limit() -> None:
     raw = conversation(6, output_chars=9_000)
     view, ctx = await run_pipeline(raw, window=32_000, hard_limit=4_000)
-    assert ctx.metrics.compaction_reason == "context overflow (provider)" and ctx.level.name == "EMERGENCY"
-    assert ctx.tokens(view) <= 4_000 and "drop_oldest_rounds" not in ctx.metrics.removed
+    assert ctx.metrics.compaction_reason == "context overflow (provider)"
+    assert ctx.plan.level.name == "EMERGENCY"
+    assert ctx.tokens <= 4_000 and "drop_oldest_rounds" not in ctx.metrics.removed
     from myrm_tui.context.invariants import check_view
 
     assert check_view(view, raw) == []
@@ -295,8 +307,8 @@ async def test_overflow_stage_2_drops_the_oldest_rounds_when_shrinking_is_not_en
     raw = [*conversation(20, output_chars=400), Message(role="user", content="now run the tests", id="cu2")]
     plain, _ = await run_pipeline(raw, window=16_000, force_compaction=True)
     view, ctx = await run_pipeline(raw, window=16_000, hard_limit=1_500)
-    assert ctx.tokens(plain) > 1_500  # an ordinary compaction keeps the tail: it would overflow again
-    assert ctx.metrics.removed.get("drop_oldest_rounds", 0) > 0 and ctx.tokens(view) <= 1_500
+    assert COUNTER.messages(plain) > 1_500  # an ordinary compaction keeps the tail: it would overflow again
+    assert ctx.metrics.removed.get("drop_oldest_rounds", 0) > 0 and ctx.tokens <= 1_500
     from myrm_tui.context.invariants import check_view
 
     assert check_view(view, raw) == []

@@ -232,7 +232,7 @@ def frozen(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setattr("myrm_tui.store.db.uuid.uuid4", lambda: uuid.UUID(int=next(counter)))
     monkeypatch.setattr("myrm_tui.agent.prompts.time.strftime", lambda fmt, t=None: "2026-01-01")
     monkeypatch.setattr(
-        "myrm_tui.context.processor.perf_counter", lambda: 0.0
+        "myrm_tui.context.pipeline.perf_counter", lambda: 0.0
     )  # pipeline timings shown as 0.0 ms
     # A private copy of the prompts: an edit in the repo's prompts/ during the run would put the file
     # watcher's "agent is rebuilt" toast into the snapshot.

@@ -44,8 +44,8 @@ class CacheWarmer:
     async def preheat(self, view: list[Message] | None = None, breakpoints: list[int] | None = None) -> None:
         session = self.session
         if view is None:
-            view, ctx = await session.prepare()
-            breakpoints = ctx.breakpoints
+            view, run = await session.prepare()
+            breakpoints = run.breakpoints
         req = session.request(view, breakpoints)
         messages = req.pop("messages")
         tools = req.pop("tools", None)

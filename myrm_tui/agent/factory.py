@@ -26,8 +26,7 @@ from myrm_tui.agent.tools.subagent import SubagentTool
 from myrm_tui.agent.turn import TurnRunner
 from myrm_tui.config import Settings, load_config_file, resolve
 from myrm_tui.context.models import model_kind
-from myrm_tui.context.pipeline import build_pipeline
-from myrm_tui.context.processor import Pipeline
+from myrm_tui.context.pipeline import Pipeline, build_pipeline
 from myrm_tui.llm.client import LLMClient
 from myrm_tui.paths import config_file, jobs_dir, prompts_dir, user_filter_dirs
 from myrm_tui.store.db import Store

@@ -30,7 +30,7 @@ from myrm_tui.agent.tools import Tool, ToolContext
 from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.agent.turn import TurnRunner
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.pipeline import PipelineRun
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
@@ -162,7 +162,7 @@ class Agent:
 
     async def prepare(
         self, force: bool = False, focus: str = "", hard_limit: int | None = None
-    ) -> tuple[list[Message], PipelineContext]:
+    ) -> tuple[list[Message], PipelineRun]:
         return await self.session.prepare(force, focus, hard_limit)
 
     async def flush_vault(self) -> None:
@@ -172,11 +172,11 @@ class Agent:
         """Force a compaction (the ring's button, ``/compact``); returns the new context health.
 
         The new prefix is preheated at once, so the next message reads it from the cache."""
-        view, ctx = await self.session.prepare(force=True, focus=focus)
-        report = ContextReport(ctx.tokens(view), self.window, ctx.metrics.as_dict())
-        await self.session.add_metrics({**ctx.metrics.as_dict(), "kind": "manual_compaction"})
+        view, run = await self.session.prepare(force=True, focus=focus)
+        report = ContextReport(run.tokens, self.window, run.metrics.as_dict())
+        await self.session.add_metrics({**run.metrics.as_dict(), "kind": "manual_compaction"})
         self.session.last_report = report
-        self.warmer.schedule_preheat(view, ctx.breakpoints)
+        self.warmer.schedule_preheat(view, run.breakpoints)
         return report
 
     # -- tools --------------------------------------------------------------------------------------

@@ -22,9 +22,10 @@ from myrm_tui.config import Settings, summarizer_model
 from myrm_tui.context.cache_optimize import render
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.models import model_kind, supports_tools
-from myrm_tui.context.processor import Pipeline, PipelineContext
+from myrm_tui.context.pipeline import Pipeline, PipelineRun
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.step import Request
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.context.vault import ArtifactVault
@@ -184,10 +185,9 @@ class AgentSession:
 
     async def prepare(
         self, force: bool = False, focus: str = "", hard_limit: int | None = None
-    ) -> tuple[list[Message], PipelineContext]:
+    ) -> tuple[list[Message], PipelineRun]:
         """Run the pipeline over the history; persist vault writes, state and compaction atomically."""
-        ctx = PipelineContext(
-            config=self.config,
+        request = Request(
             state=self.state,
             counter=self.counter,
             vault=self.vault,
@@ -204,23 +204,22 @@ class AgentSession:
             tools_fingerprint=self.tools.fingerprint,
             system_override=self.system_prompt,
         )
-        view = await self.pipeline.run(ctx, self.session_id)
+        run = await self.pipeline.run(request, self.config, self.session_id)
         self._resumed = False
-        ctx.metrics.breaker = self.breaker.as_dict()
+        run.metrics.breaker = self.breaker.as_dict()
         if self.aux is not None and self.aux.warnings:
-            ctx.metrics.events.extend(self.aux.warnings)
+            run.metrics.events.extend(self.aux.warnings)
             self.aux.warnings.clear()
+        backup = run.plan.backup
         checkpoint = (
-            await self.store.begin_compaction(self.session_id, ctx.backup)
-            if ctx.compacting and ctx.backup
-            else None
+            await self.store.begin_compaction(self.session_id, backup) if run.compacting and backup else None
         )
         await self.flush_vault()
         if checkpoint is not None:
             await self.store.commit_compaction(self.session_id, checkpoint, self.state.to_json())
         else:
             await self.store.save_state(self.session_id, self.state.to_json())
-        return view, ctx
+        return run.messages, run
 
     def _read_for_reread(self, path: str) -> str | None:
         from myrm_tui.agent.tools.base import resolve_in_workspace

@@ -1,4 +1,4 @@
-"""Vault spill, shared by the oversized-output layers: MCP results (L1), hook output (L6) and
+"""Vault spill, shared by the oversized-output protections: MCP results (L1), hook output (L6) and
 background-job output (L7).
 
 The whole text goes to the ArtifactVault; the model gets head and tail, the ``vault://`` pointer and

@@ -27,7 +27,7 @@ from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.tool_runner import ToolRunner
 from myrm_tui.context.cache_optimize import prompt_cache_key_var
-from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.pipeline import PipelineRun
 from myrm_tui.context.types import Message, ToolCall, synthetic_user
 from myrm_tui.llm.errors import ContextOverflowError, IncompleteStreamError, LLMError
 from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
@@ -123,13 +123,13 @@ class TurnRunner:
         overflow_retried = cut_retried = False  # one retry per request, not per turn
         step = 0
         while step < self.settings.max_steps:
-            view, ctx = await session.prepare(force=False)
-            if ctx.tokens(view) > session.config.input_budget:
-                # L5 preflight guard: never pay for a request the provider will refuse.
-                view, ctx = await session.prepare(force=True)
-                if ctx.tokens(view) > session.config.input_budget:
+            view, run = await session.prepare(force=False)
+            if run.tokens > session.config.input_budget:
+                # protection L5, preflight guard: never pay for a request the provider will refuse.
+                view, run = await session.prepare(force=True)
+                if run.tokens > session.config.input_budget:
                     yield TurnFailed(
-                        f"Refused before sending: the request needs {ctx.tokens(view):,} tokens "
+                        f"Refused before sending: the request needs {run.tokens:,} tokens "
                         "even after compaction; "
                         f"the model accepts {session.config.input_budget:,}. Fork the session or "
                         "use a model with a larger window.",
@@ -137,18 +137,18 @@ class TurnRunner:
                     )
                     yield TurnDone(step)
                     return
-            report = ContextReport(ctx.tokens(view), session.window, ctx.metrics.as_dict())
+            report = ContextReport(run.tokens, session.window, run.metrics.as_dict())
             yield report
             if (
-                ctx.metrics.compacted and ctx.metrics.tokens_out < ctx.metrics.tokens_in
+                run.metrics.compacted and run.metrics.tokens_out < run.metrics.tokens_in
             ):  # a no-op compaction is not news
                 yield Notice(
-                    f"Context compacted ({ctx.metrics.compaction_reason}): "
-                    f"{ctx.metrics.tokens_in:,} → {ctx.metrics.tokens_out:,} tokens"
+                    f"Context compacted ({run.metrics.compaction_reason}): "
+                    f"{run.metrics.tokens_in:,} → {run.metrics.tokens_out:,} tokens"
                 )
             partial = _Partial()
             try:
-                async for ev in self._stream(view, ctx, partial):
+                async for ev in self._stream(view, run, partial):
                     yield ev
             except ContextOverflowError as exc:
                 if overflow_retried:
@@ -159,7 +159,7 @@ class TurnRunner:
                 yield Notice(
                     "The provider reported a context overflow; compacting and retrying once.", "warning"
                 )
-                await self._recover_overflow(exc, ctx.tokens(view))
+                await self._recover_overflow(exc, run.tokens)
                 continue
             except LLMError as exc:
                 if isinstance(exc, IncompleteStreamError) and not cut_retried:
@@ -183,9 +183,9 @@ class TurnRunner:
                     reasoning="".join(partial.reasoning) or None,
                 )
             )
-            await self._record_metrics(ctx, partial.usage)
+            await self._record_metrics(run, partial.usage)
             session.last_report = ContextReport(
-                ctx.tokens(view), session.window, ctx.metrics.as_dict(), partial.usage
+                run.tokens, session.window, run.metrics.as_dict(), partial.usage
             )
             yield AssistantSaved(assistant, partial.usage)
             yield session.last_report
@@ -203,10 +203,10 @@ class TurnRunner:
         yield TurnDone(step)
 
     async def _stream(
-        self, view: list[Message], ctx: PipelineContext, partial: _Partial
+        self, view: list[Message], run: PipelineRun, partial: _Partial
     ) -> AsyncIterator[AgentEvent]:
         session = self.session
-        req = session.request(view, ctx.breakpoints)
+        req = session.request(view, run.breakpoints)
         messages = req.pop("messages")
         tools = req.pop("tools", None)
         choice = self.tools.tools.tool_choice(self.settings.model, self.settings.api_base)
@@ -251,7 +251,7 @@ class TurnRunner:
             await self.session.append(synthetic_user(CUT_CONTINUE, "stream_cut", "stream_cut"))
 
     async def _recover_overflow(self, exc: ContextOverflowError, sent: int) -> None:
-        """L4 stream recovery: our count said the request fits, the provider's said no.
+        """Protection L4, stream recovery: our count said the request fits, the provider's said no.
 
         Our budget is rescaled by the provider's own numbers (cut by a quarter when its message has
         none), and a compaction must end under it: stage 1 shrinks tool outputs, stage 2 drops the
@@ -265,11 +265,11 @@ class TurnRunner:
             hard = int(limit * (sent + tools) / max(counted, 1) * OVERFLOW_MARGIN) - tools
         else:
             hard = int(sent * 0.75)
-        _, ctx = await session.prepare(hard_limit=max(min(hard, session.config.input_budget), 1))
-        await session.add_metrics({**ctx.metrics.as_dict(), "kind": "overflow_recovery", "hard_limit": hard})
+        _, run = await session.prepare(hard_limit=max(min(hard, session.config.input_budget), 1))
+        await session.add_metrics({**run.metrics.as_dict(), "kind": "overflow_recovery", "hard_limit": hard})
 
-    async def _record_metrics(self, ctx: PipelineContext, usage: Usage | None) -> None:
-        data = ctx.metrics.as_dict()
+    async def _record_metrics(self, run: PipelineRun, usage: Usage | None) -> None:
+        data = run.metrics.as_dict()
         if usage is not None:
             data.update(
                 prompt_tokens=usage.prompt_tokens,

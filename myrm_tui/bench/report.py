@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from myrm_tui.bench.run import run_bench
-from myrm_tui.context.processor import Completer
+from myrm_tui.context.step import Completer
 
 COLUMNS = (
     ("feasible", "feasible"),

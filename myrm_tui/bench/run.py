@@ -17,7 +17,7 @@ from myrm_tui.bench.strategies import (
     WindowStrategy,
     load_plugin,
 )
-from myrm_tui.context.processor import Completer
+from myrm_tui.context.step import Completer
 from myrm_tui.context.tokens import TokenCounter
 
 BUILTIN = ("myrm", "none", "truncate", "mask", "window")

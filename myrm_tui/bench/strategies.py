@@ -18,8 +18,8 @@ from typing import Any, Protocol
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.pipeline import build_pipeline
-from myrm_tui.context.processor import Completer, PipelineContext
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.step import Completer, Request
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
@@ -215,8 +215,7 @@ class MyrmStrategy:
 
     async def build(self, history: list[Message], step: int) -> list[Message]:
         self.clock += 20.0  # a replayed turn every 20 s: the provider cache stays warm, as in a live session
-        ctx = PipelineContext(
-            config=self.config,
+        request = Request(
             state=self.state,
             counter=self.counter,
             vault=self.vault,
@@ -225,10 +224,10 @@ class MyrmStrategy:
             now=self.clock,
             summarizer=self.summarizer,
         )
-        view = await self.pipeline.run(ctx, self.conv_id)
-        self.last_metrics = ctx.metrics
-        self.breakpoints = ctx.breakpoints
-        return view
+        run = await self.pipeline.run(request, self.config, self.conv_id)
+        self.last_metrics = run.metrics
+        self.breakpoints = run.breakpoints
+        return run.messages
 
     def vault_texts(self) -> list[str]:
         return [e.content for e in self.vault.entries()]

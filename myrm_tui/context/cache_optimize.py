@@ -16,7 +16,7 @@ from typing import Any
 
 from myrm_tui.context.cache_break import detect, fingerprints
 from myrm_tui.context.models import family, model_kind
-from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.step import CachePlanned, CacheRecord, NoSettings, Unconfigured, View
 from myrm_tui.context.types import Message
 
 MAX_BREAKPOINTS = 4
@@ -36,20 +36,17 @@ def is_native_openai(model: str, api_base: str | None) -> bool:
     return api_base is None or "api.openai.com" in api_base
 
 
-class PromptCacheOptimize:
+class PromptCacheOptimize(Unconfigured):
     name = "prompt_cache_optimize"
 
-    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
-        ctx.breakpoints = plan_breakpoints(view, ctx.new_start if not ctx.compacting else len(view))
-        fps = fingerprints(view, ctx.tools_fingerprint, ctx.model)
-        state = ctx.state
-        brk = detect(state.last_fingerprints, fps, state.last_sizes, ctx.compacting)
-        if brk is not None:
-            ctx.metrics.cache_break = brk.as_dict()
-            state.cache_breaks[brk.cause] = state.cache_breaks.get(brk.cause, 0) + 1
-        state.last_fingerprints = fps
-        state.last_sizes = [0, *(ctx.counter.message(m) for m in view)]
-        return view
+    async def run(self, v: View, settings: NoSettings) -> CachePlanned:
+        req, view = v.request, v.messages
+        breakpoints = plan_breakpoints(view, req.new_start if not v.compacting else len(view))
+        fps = fingerprints(view, req.tools_fingerprint, req.model)
+        brk = detect(req.state.last_fingerprints, fps, req.state.last_sizes, v.compacting)
+        sizes = [0, *(req.counter.message(m) for m in view)]
+        record = CacheRecord(tuple(breakpoints), fps, sizes, brk.as_dict() if brk is not None else None)
+        return CachePlanned(record=record)
 
 
 def plan_breakpoints(view: list[Message], base_len: int) -> list[int]:

@@ -11,13 +11,13 @@ four tiers and shortened in order until the view fits ``target_tokens``:
 - BACKGROUND: stale outputs (the same command re-run later), failures resolved later, old
   pipeline-made messages.
 
-Removal works on whole tool-call groups, so pairing is never broken; what is removed is handed to
-Summarize through ``ctx.removed``.
+Removal works on whole tool-call groups, so pairing is never broken; what is removed goes to
+Summarize as the ``Condensation``'s ``folded`` messages.
 
-After a provider's context-overflow answer (``ctx.hard_limit``, L4 stream recovery) the emergency
-level makes stage 1 shrink every tool output, active and tail ones included; if the view is still
-over the limit, stage 2 drops the oldest rounds whatever their tier, keeping the newest round and
-the current instruction.
+After a provider's context-overflow answer (``Request.hard_limit``, protection L4: stream recovery)
+the emergency level makes stage 1 shrink every tool output, active and tail ones included; if the
+view is still over the limit, stage 2 drops the oldest rounds whatever their tier, keeping the newest
+round and the current instruction.
 """
 
 from __future__ import annotations
@@ -25,13 +25,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from myrm_tui.context import signals
+from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import group_spans
-from myrm_tui.context.processor import Level, PipelineContext
+from myrm_tui.context.step import Condensation, Configured, Level, Request, Trace, View
+from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.trimming import head_tail, pointer_note
 from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.vault import ArtifactVault
 
 SHRINK_MIN_TOKENS = 600
 SHRINK_KEEP_CHARS = 1_600
@@ -44,9 +48,9 @@ def _cut(text: str, uri: str) -> str:
     return f"{head}\n[… {len(text) - len(head) - len(tail):,} chars cut; full text: {uri} …]\n{tail}"
 
 
-def _shrunk(m: Message, ctx: PipelineContext) -> Message:
+def _shrunk(m: Message, vault: ArtifactVault) -> Message:
     """``m`` with long text and long tool-call arguments cut (arguments stay valid JSON)."""
-    uri = ctx.vault.put(
+    uri = vault.put(
         json.dumps({"content": m.text, "tool_calls": [c.to_api() for c in m.tool_calls]}, ensure_ascii=False),
         "archive",
         m.name or "",
@@ -73,32 +77,65 @@ class Tier(IntEnum):
     SYSTEM_CRITICAL = 3
 
 
-def frozen_end(view: list[Message], ctx: PipelineContext) -> int:
+@dataclass(frozen=True, slots=True)
+class CompressSettings:
+    max_context_tokens: int
+    input_budget: int
+    compress_threshold: int
+    target_tokens: int
+    tail_budget: int
+    recovery_tail_budget: int
+    summary_budget_tokens: int
+    truncate_chars: int
+
+
+@dataclass
+class _Run:
+    """One compaction's working set (private to this step, gone when it returns)."""
+
+    req: Request
+    s: CompressSettings
+    level: Level
+    trace: Trace = field(default_factory=Trace)
+    folded: list[Message] = field(default_factory=list)
+
+    @property
+    def counter(self) -> TokenCounter:
+        return self.req.counter
+
+    def tokens(self, view: list[Message]) -> int:
+        return self.req.counter.messages(view)
+
+    @property
+    def tail_budget(self) -> int:
+        return self.s.tail_budget if self.req.hard_limit is None else self.s.recovery_tail_budget
+
+
+def frozen_end(view: list[Message], r: _Run) -> int:
     """Where compression may start: after the protected head and the summary blocks of earlier
     compactions, which stay byte-identical (cached) — unless together they have outgrown their budget,
     then they are folded again (consolidated) with the rest."""
-    head = len(ctx.protected_head)
+    head = len(r.req.protected_head)
     k = head
     while k < len(view) and view[k].meta.get("kind") == "summary":
         k += 1
     if (
-        ctx.hard_limit is not None
-        or sum(ctx.counter.message(m) for m in view[head:k]) > ctx.config.summary_budget_tokens
+        r.req.hard_limit is not None
+        or sum(r.counter.message(m) for m in view[head:k]) > r.s.summary_budget_tokens
     ):
         return head  # after a provider overflow nothing is frozen: the blocks must fit the limit too
     return k
 
 
-def tail_start(view: list[Message], ctx: PipelineContext, first: int) -> int:
-    """Index where the reserved tail begins: whole groups from the end, within ``tail_budget``."""
+def tail_start(view: list[Message], first: int, counter: TokenCounter, budget: int) -> int:
+    """Index where the reserved tail begins: whole groups from the end, within ``budget`` tokens."""
     spans = group_spans(view)
-    budget = ctx.config.tail_budget if ctx.hard_limit is None else ctx.config.recovery_tail_budget
     used = 0
     start = len(view)
     for a, b in reversed(spans):
         if a < first:
             break
-        n = sum(ctx.counter.message(m) for m in view[a:b])
+        n = sum(counter.message(m) for m in view[a:b])
         if used + n > budget and start < len(view):
             break
         used += n
@@ -106,7 +143,7 @@ def tail_start(view: list[Message], ctx: PipelineContext, first: int) -> int:
     return max(start, first)
 
 
-def classify(view: list[Message], first: int, end: int, ctx: PipelineContext) -> list[Tier]:
+def classify(view: list[Message], first: int, end: int, intent: CompressionIntent) -> list[Tier]:
     """Tier of each span start in view[first:end] (tool results share their call's tier)."""
     tiers = [Tier.OLDER] * len(view)
     later_commands: dict[str, int] = {}
@@ -133,7 +170,7 @@ def classify(view: list[Message], first: int, end: int, ctx: PipelineContext) ->
             continue
         if m.role == "tool":
             cmd = call_cmd.get(m.tool_call_id or "", "")
-            if ctx.intent.protects(m, cmd):
+            if intent.protects(m, cmd):
                 tiers[i] = Tier.ACTIVE
             elif cmd and cmd in later_commands:
                 tiers[i] = Tier.BACKGROUND  # superseded by a later run
@@ -142,7 +179,7 @@ def classify(view: list[Message], first: int, end: int, ctx: PipelineContext) ->
             later_commands[cmd] = i
             if not signals.is_failure(m):
                 later_ok.add(cmd)
-        elif m.role == "assistant" and ctx.intent.mentions_focus(m.text[:2000]):
+        elif m.role == "assistant" and intent.mentions_focus(m.text[:2000]):
             tiers[i] = Tier.ACTIVE
     # A call group is as important as its most important result (or its call text, when that is ACTIVE).
     for a, b in group_spans(view):
@@ -156,48 +193,54 @@ def classify(view: list[Message], first: int, end: int, ctx: PipelineContext) ->
     return tiers
 
 
-class PriorityCompressor:
+class PriorityCompressor(Configured[CompressSettings]):
     name = "compress"
+    Settings = CompressSettings
 
-    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
-        if not ctx.compacting:
-            return view
-        first = frozen_end(view, ctx)
-        end = tail_start(view, ctx, first)
-        target = ctx.config.target_tokens
-        if ctx.level >= Level.EMERGENCY:
-            target = min(target, ctx.config.compress_threshold)
+    async def run(self, v: View, s: CompressSettings) -> Condensation:
+        if not v.compacting:
+            return Condensation(messages=v.messages)
+        r = _Run(v.request, s, v.plan.level)
+        view = self._compress(v.messages, r)
+        return Condensation(messages=view, folded=tuple(r.folded), trace=r.trace)
+
+    def _compress(self, view: list[Message], r: _Run) -> list[Message]:
+        req, s = r.req, r.s
+        first = frozen_end(view, r)
+        end = tail_start(view, first, r.counter, r.tail_budget)
+        target = s.target_tokens
+        if r.level >= Level.EMERGENCY:
+            target = min(target, s.compress_threshold)
         room = None
-        if ctx.hard_limit is not None:
+        if req.hard_limit is not None:
             # Leave room for the summary of what goes (Summarize writes it after this step).
-            room = ctx.hard_limit - min(ctx.config.max_context_tokens // 20, ctx.hard_limit // 4)
+            room = req.hard_limit - min(s.max_context_tokens // 20, req.hard_limit // 4)
             target = min(target, room)
-        view = self._dedup(view, first, end, ctx)
-        if ctx.tokens(view) <= target:
+        view = self._dedup(view, first, end, r)
+        if r.tokens(view) <= target:
             return view
-        tiers = classify(view, first, end, ctx)
-        deep = ctx.level >= Level.FULL or ctx.force_compaction
+        tiers = classify(view, first, end, req.intent)
+        deep = r.level >= Level.FULL or req.force_compaction
         if not deep:  # light compaction: shorten in place, fold nothing
-            return self._truncate(view, first, end, tiers, ctx, target)
+            return self._truncate(view, first, end, tiers, r, target)
         # A deep compaction folds whole spans into the summary first: truncating them before would only
         # hand the ledger cut text, and each in-place cut is one more rewrite of the cached view.
-        view = self._remove(view, first, end, tiers, ctx, target)
-        end = tail_start(view, ctx, first)
-        if ctx.tokens(view) > target:
-            view = self._truncate(view, first, end, classify(view, first, end, ctx), ctx, target)
+        view = self._remove(view, first, end, tiers, r, target)
+        end = tail_start(view, first, r.counter, r.tail_budget)
+        if r.tokens(view) > target:
+            view = self._truncate(view, first, end, classify(view, first, end, req.intent), r, target)
         # Last line: one oversized message in the tail (a huge heredoc, a giant output) must not make
         # the request invalid. Shrink the largest messages outside the protected head until it fits.
-        limit = target if ctx.level >= Level.EMERGENCY else ctx.config.input_budget
-        if ctx.tokens(view) > limit:
-            view = self._shrink(view, first, ctx, limit)
-        if room is not None and ctx.tokens(view) > room:
-            view = self._drop_oldest_rounds(view, first, ctx, room)
+        limit = target if r.level >= Level.EMERGENCY else s.input_budget
+        if r.tokens(view) > limit:
+            view = self._shrink(view, first, r, limit)
+        if room is not None and r.tokens(view) > room:
+            view = self._drop_oldest_rounds(view, first, r, room)
         return view
 
-    def _drop_oldest_rounds(
-        self, view: list[Message], first: int, ctx: PipelineContext, limit: int
-    ) -> list[Message]:
-        """L4 stage 2: whole rounds (a reply with its tool results, or one message), oldest first."""
+    def _drop_oldest_rounds(self, view: list[Message], first: int, r: _Run, limit: int) -> list[Message]:
+        """Protection L4, stage 2: whole rounds (a reply with its tool results, or one message), oldest
+        first."""
         spans = [(a, b) for a, b in group_spans(view) if a >= first]
         current = max(
             (i for i in range(first, len(view)) if view[i].role == "user" and not view[i].synthetic),
@@ -207,33 +250,33 @@ class PriorityCompressor:
         return self._drop_spans(
             view,
             spans[:-1],
-            ctx.tokens(view),
+            r.tokens(view),
             limit,
             lambda a, b: a <= current < b,
             "drop_oldest_rounds",
-            ctx,
+            r,
         )
 
-    def _shrink(self, view: list[Message], first: int, ctx: PipelineContext, limit: int) -> list[Message]:
+    def _shrink(self, view: list[Message], first: int, r: _Run, limit: int) -> list[Message]:
         out = list(view)
-        order = sorted(range(first, len(view)), key=lambda i: -ctx.counter.message(view[i]))
-        total = ctx.tokens(out)
+        order = sorted(range(first, len(view)), key=lambda i: -r.counter.message(view[i]))
+        total = r.tokens(out)
         for i in order:
             if total <= limit:
                 break
             m = out[i]
-            before = ctx.counter.message(m)
+            before = r.counter.message(m)
             if before < SHRINK_MIN_TOKENS or m.synthetic:
                 continue
-            new = _shrunk(m, ctx)
-            saved = before - ctx.counter.message(new)
+            new = _shrunk(m, r.req.vault)
+            saved = before - r.counter.message(new)
             if saved > 0:
                 out[i] = new
                 total -= saved
-                ctx.metrics.add_removed("emergency_shrink", saved)
+                r.trace.add_removed("emergency_shrink", saved)
         return out
 
-    def _dedup(self, view: list[Message], first: int, end: int, ctx: PipelineContext) -> list[Message]:
+    def _dedup(self, view: list[Message], first: int, end: int, r: _Run) -> list[Message]:
         seen: dict[str, int] = {}
         out = list(view)
         for i in range(len(view) - 1, first - 1, -1):
@@ -242,35 +285,35 @@ class PriorityCompressor:
                 continue
             h = hashlib.blake2b(m.text.encode("utf-8", "replace"), digest_size=12).hexdigest()
             if h in seen and i < end:
-                uri = ctx.vault.put(m.text, "tool_output", m.name or "", reason="dedup")
+                uri = r.req.vault.put(m.text, "tool_output", m.name or "", reason="dedup")
                 new = m.derive(
                     "dedup",
                     content=f"[identical to a later output of this session; original: {uri}]",
                     meta={**m.meta, "vault_uri": uri},
                 )
-                ctx.metrics.add_removed("dedup", ctx.counter.message(m) - ctx.counter.message(new))
+                r.trace.add_removed("dedup", r.counter.message(m) - r.counter.message(new))
                 out[i] = new
             else:
                 seen.setdefault(h, i)
         return out
 
     def _truncate(
-        self, view: list[Message], first: int, end: int, tiers: list[Tier], ctx: PipelineContext, target: int
+        self, view: list[Message], first: int, end: int, tiers: list[Tier], r: _Run, target: int
     ) -> list[Message]:
         out = list(view)
-        limit = ctx.config.truncate_chars
+        limit = r.s.truncate_chars
         order = sorted(
             (i for i in range(first, end) if view[i].role == "tool" and len(view[i].text) > limit * 1.2),
             key=lambda i: (tiers[i], i),
         )
-        total = ctx.tokens(out)
+        total = r.tokens(out)
         for i in order:
             if total <= target or tiers[i] >= Tier.SYSTEM_CRITICAL:
                 break
-            if tiers[i] == Tier.ACTIVE and ctx.level < Level.EMERGENCY:
+            if tiers[i] == Tier.ACTIVE and r.level < Level.EMERGENCY:
                 continue
             m = out[i]
-            uri = m.meta.get("vault_uri") or ctx.vault.put(
+            uri = m.meta.get("vault_uri") or r.req.vault.put(
                 m.text, "tool_output", m.name or "", reason="truncate"
             )
             short = head_tail(m.text, 12, 8, max_chars=limit)
@@ -279,16 +322,16 @@ class PriorityCompressor:
                 content=short + pointer_note(uri, "truncated", len(m.text), len(short)),
                 meta={**m.meta, "vault_uri": uri},
             )
-            saved = ctx.counter.message(m) - ctx.counter.message(new)
+            saved = r.counter.message(m) - r.counter.message(new)
             if saved <= 0:
                 continue
             total -= saved
-            ctx.metrics.add_removed("truncate", saved)
+            r.trace.add_removed("truncate", saved)
             out[i] = new
         return out
 
     def _remove(
-        self, view: list[Message], first: int, end: int, tiers: list[Tier], ctx: PipelineContext, target: int
+        self, view: list[Message], first: int, end: int, tiers: list[Tier], r: _Run, target: int
     ) -> list[Message]:
         spans = [(a, b) for a, b in group_spans(view) if first <= a and b <= end]
         # Active and critical spans go last. They may go: what a span held survives as its ledger lines,
@@ -296,8 +339,8 @@ class PriorityCompressor:
         # a rewrite of the whole view every few turns.
         ranked = sorted(spans, key=lambda s: (tiers[s[0]], s[0]))
         # Reserve room for the summary that replaces what goes.
-        total = ctx.tokens(view) + ctx.config.max_context_tokens // 20
-        return self._drop_spans(view, ranked, total, target, lambda a, b: False, "remove", ctx)
+        total = r.tokens(view) + r.s.max_context_tokens // 20
+        return self._drop_spans(view, ranked, total, target, lambda a, b: False, "remove", r)
 
     @staticmethod
     def _drop_spans(
@@ -307,12 +350,12 @@ class PriorityCompressor:
         limit: int,
         keep: Callable[[int, int], bool],
         layer: str,
-        ctx: PipelineContext,
+        r: _Run,
     ) -> list[Message]:
         """Drop whole spans, in ``candidates`` order, until ``total`` is within ``limit``; ``keep`` spares
         one.
 
-        What goes is handed to Summarize (``ctx.removed``) and counted under ``layer``."""
+        What goes is handed to Summarize (``_Run.folded``) and counted under ``layer``."""
         drop: set[int] = set()
         for a, b in candidates:
             if total <= limit:
@@ -320,8 +363,8 @@ class PriorityCompressor:
             if keep(a, b):
                 continue
             drop.update(range(a, b))
-            total -= sum(ctx.counter.message(m) for m in view[a:b])
+            total -= sum(r.counter.message(m) for m in view[a:b])
         removed = [view[i] for i in sorted(drop)]
-        ctx.removed.extend(removed)
-        ctx.metrics.add_removed(layer, sum(ctx.counter.message(m) for m in removed))
+        r.folded.extend(removed)
+        r.trace.add_removed(layer, sum(r.counter.message(m) for m in removed))
         return [m for i, m in enumerate(view) if i not in drop]

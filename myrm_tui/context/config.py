@@ -32,7 +32,7 @@ class ContextConfig:
     reserve_output_tokens: int = 0  # room kept for the reply; 0 means min(4096, 10% of window)
 
     # Layer 1 / 1.5 ---------------------------------------------------------------------------------
-    filter_single_tokens: int = 2_000  # FilterProcessor L2 trigger, one output
+    filter_single_tokens: int = 2_000  # Layer 1.5 L2 (FilterProcessor) trigger, one output
     filter_turn_tokens: int = 15_000  # ... or one turn's outputs together
     budget_guard_chars: int = 100_000  # ContextBudgetGuard hard safety net
     shell_compress_min_chars: int = 1_200  # below this a shell output is left alone

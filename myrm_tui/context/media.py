@@ -7,20 +7,29 @@ rather than inline) into the ``image_url`` parts providers accept, just before t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.step import Configured, NoSettings, Rewritten, Trace, Unconfigured, View
 from myrm_tui.context.types import Message
 
 
-class MediaFilter:
-    name = "media_filter"
+@dataclass(frozen=True, slots=True)
+class MediaSettings:
+    media_window: int
 
-    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
+
+class MediaFilter(Configured[MediaSettings]):
+    name = "media_filter"
+    Settings = MediaSettings
+
+    async def run(self, v: View, s: MediaSettings) -> Rewritten:
+        view, vault, counter = v.messages, v.request.vault, v.request.counter
         media_idx = [i for i, m in enumerate(view) if _has_images(m)]
-        strip = set(media_idx[: -ctx.config.media_window] if ctx.config.media_window else media_idx)
+        strip = set(media_idx[: -s.media_window] if s.media_window else media_idx)
         if not strip:
-            return view
+            return Rewritten(messages=view)
+        trace = Trace()
         out = list(view)
         for i in strip:
             m = view[i]
@@ -29,21 +38,21 @@ class MediaFilter:
             for p in m.content:
                 if p.get("type") in ("image_url", "image_ref"):
                     url = (p.get("image_url") or {}).get("url", "") if p.get("type") == "image_url" else ""
-                    uri = p.get("uri") or (ctx.vault.put(url, "media") if url else "")
+                    uri = p.get("uri") or (vault.put(url, "media") if url else "")
                     parts.append({"type": "text", "text": f"[image removed from context; original: {uri}]"})
                 else:
                     parts.append(p)
             new = m.derive("media", content=parts)
-            ctx.metrics.add_removed(self.name, ctx.counter.message(m) - ctx.counter.message(new))
+            trace.add_removed(self.name, counter.message(m) - counter.message(new))
             out[i] = new
-        return out
+        return Rewritten(messages=out, trace=trace)
 
 
-class MediaResolve:
+class MediaResolve(Unconfigured):
     name = "media_resolve"
 
-    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
-        out = view
+    async def run(self, v: View, settings: NoSettings) -> Rewritten:
+        view = out = v.messages
         for i, m in enumerate(view):
             if not isinstance(m.content, list) or not any(p.get("type") == "image_ref" for p in m.content):
                 continue
@@ -52,7 +61,7 @@ class MediaResolve:
                 if p.get("type") != "image_ref":
                     parts.append(p)
                     continue
-                entry = ctx.vault.get_cached(str(p.get("uri", "")))
+                entry = v.request.vault.get_cached(str(p.get("uri", "")))
                 if entry is None:
                     parts.append({"type": "text", "text": f"[image unavailable: {p.get('uri')}]"})
                 else:
@@ -60,7 +69,7 @@ class MediaResolve:
             if out is view:
                 out = list(view)
             out[i] = m.derive("resolved", content=parts)
-        return out
+        return Rewritten(messages=out)
 
 
 def _has_images(m: Message) -> bool:

@@ -1,17 +1,17 @@
 """Normalize — tool-call linear alignment, before every LLM call.
 
-- L1, ID-based grouping: each tool result is matched to its call by ``tool_call_id`` within the
+- alignment L1, ID-based grouping: each tool result is matched to its call by ``tool_call_id`` within the
   calling assistant message's turn (not by position), so ids reused across turns pair correctly
   and a result that drifted behind another message is moved back under its call.
-- L2, integrity guard: results that answer no call (orphans, e.g. after a cut) are dropped; empty
+- alignment L2, integrity guard: results that answer no call (orphans, e.g. after a cut) are dropped; empty
   messages providers reject are dropped or given placeholder text.
-- L3, dangling-call repair: a call with no result (interrupted, timed out, crashed) gets a synthetic
+- alignment L3, dangling-call repair: a call with no result (interrupted, timed out, crashed) gets a synthetic
   error result, so the provider never sees an unanswered call.
 """
 
 from __future__ import annotations
 
-from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.step import Normalized, NoSettings, Trace, Unconfigured, View
 from myrm_tui.context.types import Message, synthetic_user
 
 INTERRUPTED = (
@@ -92,13 +92,13 @@ def _unique_calls(m: Message) -> list:
     return calls
 
 
-class Normalize:
+class Normalize(Unconfigured):
     name = "normalize"
 
-    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
-        out, stats = normalize(view)
-        for k, v in stats.items():
-            if v:
-                ctx.metrics.events.append(f"normalize: {v} {k}")
-        ctx.normalized_view = out
-        return out
+    async def run(self, v: View, settings: NoSettings) -> Normalized:
+        out, stats = normalize(v.messages)
+        trace = Trace()
+        for k, n in stats.items():
+            if n:
+                trace.event(f"normalize: {n} {k}")
+        return Normalized(messages=out, trace=trace)

@@ -7,22 +7,23 @@ marked user-role message right after the summary, so they survive every compacti
 
 from __future__ import annotations
 
-from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.step import NoSettings, Rewritten, Unconfigured, View
 from myrm_tui.context.types import Message, synthetic_user
 
 
-class SessionNotes:
+class SessionNotes(Unconfigured):
     name = "session_notes"
 
-    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
-        if not ctx.compacting or not ctx.state.notes:
-            return view
+    async def run(self, v: View, settings: NoSettings) -> Rewritten:
+        view, state = v.messages, v.request.state
+        if not v.compacting or not state.notes:
+            return Rewritten(messages=view)
         body = "Session notes (written by you earlier with session_notes):\n" + "\n".join(
-            f"{i + 1}. {n}" for i, n in enumerate(ctx.state.notes)
+            f"{i + 1}. {n}" for i, n in enumerate(state.notes)
         )
-        msg = synthetic_user(body, f"notes-{ctx.state.compactions}-{len(ctx.state.notes)}", "session_notes")
-        at = _after_summary(view, len(ctx.protected_head))
-        return [*view[:at], msg, *view[at:]]
+        msg = synthetic_user(body, f"notes-{state.compactions}-{len(state.notes)}", "session_notes")
+        at = _after_summary(view, len(v.request.protected_head))
+        return Rewritten(messages=[*view[:at], msg, *view[at:]])
 
 
 def _after_summary(view: list[Message], start: int) -> int:

@@ -1,30 +1,262 @@
-"""The pipeline in the seed's order, built once per agent.
+"""The pipeline in the seed's order, built once per agent, and the loop that runs it.
 
-User Message → Thinking Cleanup → Media Filter → Smart Filter → Cache TTL Prune → Pre-Compact →
-Compress → Session Notes → Summarize → Post-Compaction Reread → Normalize → Media Resolve →
-Prompt Cache Optimize → LLM. (Layer 0, CompressionIntent, is built by the Pipeline before the first
-step; ContextBudgetGuard runs inside Smart Filter as its last line.)
+User Message → Thinking Cleanup → Media Filter → Smart Filter (Layers 1 / 1.5) → Cache TTL Prune
+(Layer 2) → Pre-Compact → Compress (Layer 3) → Session Notes → Summarize (Layer 4) → Post-Compaction
+Reread (Layer 4.5) → Normalize → Media Resolve → Prompt Cache Optimize (Layer 5) → LLM. Layer 0,
+the CompressionIntent, is built before the first step; ContextBudgetGuard runs inside Smart Filter
+as its last line.
+
+Each step is ``await step.run(view, settings) -> result`` (see ``step.py``); the loop folds each
+result into the next view. The ``Transaction`` is the only writer of ``ContextState``: it applies
+what the steps returned once the run ends, or — when a compaction step fails — keeps only what
+does not depend on the compaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from time import perf_counter
+from typing import Any
 
 from myrm_tui.context.cache_optimize import PromptCacheOptimize
 from myrm_tui.context.compress import PriorityCompressor
+from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.filters.processor import FilterProcessor
 from myrm_tui.context.filters.rules import RuleEngine
+from myrm_tui.context.intent import CompressionIntent
+from myrm_tui.context.invariants import extract_protected_head
 from myrm_tui.context.media import MediaFilter, MediaResolve
-from myrm_tui.context.normalize import Normalize
+from myrm_tui.context.normalize import Normalize, normalize
 from myrm_tui.context.notes import SessionNotes
 from myrm_tui.context.precompact import PreCompact
-from myrm_tui.context.processor import Pipeline
-from myrm_tui.context.reread import PostCompactionReread
+from myrm_tui.context.reread import ArtifactTracker, PostCompactionReread
+from myrm_tui.context.state import ContextState
+from myrm_tui.context.step import NO_COMPACTION, CompactionPlan, Level, Request, Step, Trace, View
 from myrm_tui.context.summarize import Summarize
 from myrm_tui.context.thinking import ThinkingBlockCleaner
 from myrm_tui.context.ttl_prune import CacheTTLPrune
+from myrm_tui.context.types import Message
 from myrm_tui.paths import prompts_dir as default_prompts_dir
+
+
+@dataclass
+class PipelineMetrics:
+    tokens_raw: int = 0  # whole stored history
+    tokens_in: int = 0  # view before this run's steps (base + new messages)
+    tokens_out: int = 0
+    level: str = "NONE"
+    compacted: bool = False
+    compaction_reason: str = ""
+    removed: dict[str, int] = field(default_factory=dict)  # layer -> tokens removed
+    vaulted: dict[str, int] = field(default_factory=dict)  # layer -> bytes put into the vault
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    events: list[str] = field(default_factory=list)
+    summary_source: str = ""  # "llm" | "extractive" | ""
+    cache_break: dict[str, Any] | None = None  # where and why this request's prefix differs from the last
+    breaker: dict[str, Any] | None = None  # the summarizer's circuit breaker, filled in by the agent
+    total_ms: float = 0.0
+
+    def add(self, trace: Trace) -> None:
+        for layer, n in trace.removed.items():
+            self.removed[layer] = self.removed.get(layer, 0) + n
+        for layer, n in trace.vaulted.items():
+            self.vaulted[layer] = self.vaulted.get(layer, 0) + n
+        self.events.extend(trace.events)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class PipelineRun:
+    """What one run produced: the request's messages and what the caller needs to send and record."""
+
+    messages: list[Message]
+    metrics: PipelineMetrics
+    plan: CompactionPlan = NO_COMPACTION
+    breakpoints: list[int] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return self.metrics.tokens_out
+
+    @property
+    def compacting(self) -> bool:
+        return self.plan.compacting
+
+
+class Transaction:
+    """The run's only writer of ``ContextState``: begin, then commit or roll back."""
+
+    def __init__(self, state: ContextState, config: ContextConfig) -> None:
+        self.state = state
+        self.config = config
+
+    def begin(self, raw: Sequence[Message]) -> None:
+        """Bring the state up to the history: artifacts seen, a stale base forgotten."""
+        state = self.state
+        if state.observed_upto < len(raw):
+            ArtifactTracker(state).observe(raw[state.observed_upto :])
+            state.observed_upto = len(raw)
+        if state.base_upto > len(raw):  # history shorter than the state knows: state is stale
+            state.base, state.base_upto = [], 0
+
+    def commit(self, view: View, metrics: PipelineMetrics, started: float) -> None:
+        state, req = self.state, view.request
+        if view.cache is not None:
+            c = view.cache
+            if c.cache_break is not None:
+                cause = str(c.cache_break.get("cause", ""))
+                state.cache_breaks[cause] = state.cache_breaks.get(cause, 0) + 1
+            state.last_fingerprints, state.last_sizes = c.fingerprints, c.sizes
+        if view.compacting:
+            self._freeze(view, metrics, started)
+        else:
+            state.decisions.update(view.decisions)
+        state.last_request_at = req.now
+
+    def rollback(self, view: View) -> None:
+        """A compaction step failed: nothing of the compaction is kept (the state never saw it)."""
+        self.state.decisions.update(view.decisions)
+        self.state.last_request_at = view.request.now
+
+    def _freeze(self, view: View, metrics: PipelineMetrics, started: float) -> None:
+        """Freeze the compacted view as the new base; record yield for anti-thrashing."""
+        state, req, plan = self.state, view.request, view.plan
+        base = view.normalized if view.normalized is not None else view.messages
+        if view.summary is not None:
+            state.summary = view.summary.summary
+            state.compactions += 1
+            state.last_compaction["covered"] = view.summary.covered
+        if req.integrity is not None:
+            for path, content in view.reread:
+                req.integrity.record(path, content)
+        before, after = metrics.tokens_in, req.tokens(base)
+        state.base = list(base)
+        state.base_upto = len(req.raw)
+        state.decisions = {}
+        saved = (before - after) / before if before else 0.0
+        if saved < self.config.low_yield_ratio:
+            state.low_yield_streak += 1
+            if state.low_yield_streak >= self.config.max_low_yield_in_row and plan.level < Level.EMERGENCY:
+                state.backoff_level = Level(min(int(plan.level) + 1, int(Level.EMERGENCY))).name
+        else:
+            state.low_yield_streak = 0
+            state.backoff_level = ""
+        state.last_compaction.update(
+            {
+                "at": req.now,
+                "tokens_before": before,
+                "tokens_after": after,
+                "reason": plan.reason,
+                "duration_ms": round((perf_counter() - started) * 1000, 2),
+                "archive": plan.archive_uri,
+            }
+        )
+
+
+class Pipeline:
+    """Runs the steps in order; a failing step is skipped (logged in metrics), never fatal.
+
+    A step that raises must not cost the user their turn: the view it was given goes on to the next
+    step, and Normalize (always last but two) restores the invariants. When it fails during a
+    compaction, the compaction is dropped and the uncompacted view is sent.
+    """
+
+    def __init__(self, steps: Sequence[Step]) -> None:
+        self.steps = list(steps)
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._configured: tuple[ContextConfig, list[Any]] | None = None
+
+    def lock_for(self, session_id: str) -> asyncio.Lock:
+        """Per-chat lock: two compactions of one session never run at once."""
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = asyncio.Lock()
+        return lock
+
+    def settings(self, config: ContextConfig) -> list[Any]:
+        """Each step's own settings for ``config`` (rebuilt only when the config changes)."""
+        known = self._configured
+        if known is None or (known[0] is not config and known[0] != config):
+            known = self._configured = (config, [s.configure(config) for s in self.steps])
+        return known[1]
+
+    async def run(self, request: Request, config: ContextConfig, session_id: str = "") -> PipelineRun:
+        async with self.lock_for(session_id):
+            return await self._run(request, config)
+
+    async def _run(self, request: Request, config: ContextConfig) -> PipelineRun:
+        t0 = perf_counter()
+        metrics = PipelineMetrics()
+        tx = Transaction(request.state, config)
+        raw = request.raw
+        if (
+            request.system_override is not None
+            and raw
+            and raw[0].role == "system"
+            and raw[0].content != request.system_override
+        ):
+            # The stored system message is history; the view carries the prompt in force now.
+            raw = [raw[0].derive("sys", content=request.system_override), *raw[1:]]
+        tx.begin(raw)
+        state = request.state
+        request = replace(
+            request,
+            raw=raw,
+            intent=CompressionIntent.build(raw, request.focus_hint),
+            protected_head=tuple(extract_protected_head(raw)),
+            new_start=len(state.base),
+            cache_warm=state.last_request_at is not None
+            and request.now - state.last_request_at < config.provider_cache_ttl_seconds,
+        )
+        metrics.tokens_raw = request.tokens(raw)
+        messages = [*state.base, *raw[state.base_upto :]]
+        system_changed = messages and raw and messages[0].content != raw[0].content
+        if system_changed and messages[0].role == raw[0].role == "system":
+            messages[0] = raw[0]
+        view = start = View(messages=messages, request=request)
+        metrics.tokens_in = view.tokens()
+        for step, settings in zip(self.steps, self.settings(config), strict=True):
+            t = perf_counter()
+            try:
+                result = await step.run(view, settings)
+            except Exception as exc:  # a broken layer degrades, it does not kill the turn
+                metrics.events.append(f"{step.name} failed: {type(exc).__name__}: {exc}")
+                if view.compacting:
+                    return self._rolled_back(tx, view, start, metrics, t0)
+            else:
+                view = result.apply(view)
+                metrics.add(result.trace)
+            metrics.timings_ms[step.name] = (perf_counter() - t) * 1000
+        plan = view.plan
+        metrics.tokens_out = view.tokens()
+        metrics.level = plan.level.name
+        metrics.compacted, metrics.compaction_reason = plan.compacting, plan.reason
+        if view.summary is not None:
+            metrics.summary_source = view.summary.source
+        if view.cache is not None:
+            metrics.cache_break = view.cache.cache_break
+        tx.commit(view, metrics, t0)
+        metrics.total_ms = (perf_counter() - t0) * 1000
+        breakpoints = list(view.cache.breakpoints) if view.cache is not None else []
+        return PipelineRun(view.messages, metrics, plan, breakpoints)
+
+    @staticmethod
+    def _rolled_back(
+        tx: Transaction, view: View, start: View, metrics: PipelineMetrics, t0: float
+    ) -> PipelineRun:
+        """A compaction step failed: send the uncompacted view (normalized); the state keeps no trace."""
+        tx.rollback(view)
+        metrics.level = view.plan.level.name
+        metrics.events.append("compaction failed; pre-compact backup restored")
+        messages, _ = normalize(start.messages)
+        metrics.tokens_out = view.tokens(messages)
+        metrics.total_ms = (perf_counter() - t0) * 1000
+        return PipelineRun(messages, metrics, NO_COMPACTION)
 
 
 def build_pipeline(prompts_dir: Path | None = None, extra_filter_dirs: Iterable[Path] = ()) -> Pipeline:

@@ -3,7 +3,7 @@
 Levels follow ``ContextConfig`` (40/50/70/90%). A compaction is skipped when it would only break a
 warm cache while the budget still allows (hot-cache bypass, below ``warm_compact_threshold``) or while backing
 off after low-yield compactions (anti-thrashing). The 90% safety net always compacts, and so does a
-provider's context-overflow answer (``ctx.hard_limit``, at the emergency level). Before a
+provider's context-overflow answer (``Request.hard_limit``, at the emergency level). Before a
 compaction the current base view is archived in the vault and the state is backed up, so a failed
 compaction can be rolled back.
 """
@@ -11,56 +11,67 @@ compaction can be rolled back.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 
-from myrm_tui.context.processor import Level, PipelineContext
 from myrm_tui.context.state import message_to_dict
-from myrm_tui.context.types import Message
+from myrm_tui.context.step import CompactionPlan, Configured, Level, Planned, Trace, View
 
 
-def level_for(tokens: int, ctx: PipelineContext) -> Level:
-    c = ctx.config
-    if tokens >= c.summarize_trigger_threshold:
+@dataclass(frozen=True, slots=True)
+class PreCompactSettings:
+    monitor_threshold: int
+    compress_threshold: int
+    compress_force_threshold: int
+    summarize_trigger_threshold: int
+    warm_compact_threshold: int
+
+
+def level_for(tokens: int, s: PreCompactSettings) -> Level:
+    if tokens >= s.summarize_trigger_threshold:
         return Level.EMERGENCY
-    if tokens >= c.compress_force_threshold:
+    if tokens >= s.compress_force_threshold:
         return Level.FULL
-    if tokens >= c.compress_threshold:
+    if tokens >= s.compress_threshold:
         return Level.LIGHT
-    if tokens >= c.monitor_threshold:
+    if tokens >= s.monitor_threshold:
         return Level.MONITOR
     return Level.NONE
 
 
-class PreCompact:
+class PreCompact(Configured[PreCompactSettings]):
     name = "pre_compact"
+    Settings = PreCompactSettings
 
-    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
-        tokens = ctx.tokens(view)
-        ctx.level = level_for(tokens, ctx)
-        state = ctx.state
-        if ctx.hard_limit is not None:
-            ctx.level = Level.EMERGENCY  # stage 1 shrinks even active outputs and the tail
-            ctx.compacting, reason = True, "context overflow (provider)"
-        elif ctx.force_compaction:
-            ctx.compacting, reason = True, "forced"
-        elif ctx.level >= Level.EMERGENCY:
-            ctx.compacting, reason = True, "emergency (90% safety net)"
-        elif ctx.level < Level.LIGHT:
-            return view
-        elif state.backoff_level and ctx.level < Level[state.backoff_level]:
-            ctx.metrics.events.append(f"anti-thrashing: waiting for {state.backoff_level}")
-            return view
-        elif ctx.cache_warm and tokens < ctx.config.warm_compact_threshold:
-            ctx.metrics.events.append("hot-cache bypass: warm cache, budget still allows")
-            return view
+    async def run(self, v: View, s: PreCompactSettings) -> Planned:
+        req, state = v.request, v.request.state
+        tokens = v.tokens()
+        level = level_for(tokens, s)
+        trace = Trace()
+        if req.hard_limit is not None:
+            level = Level.EMERGENCY  # stage 1 shrinks even active outputs and the tail
+            reason = "context overflow (provider)"
+        elif req.force_compaction:
+            reason = "forced"
+        elif level >= Level.EMERGENCY:
+            reason = "emergency (90% safety net)"
+        elif level < Level.LIGHT:
+            return Planned(plan=CompactionPlan(level))
+        elif state.backoff_level and level < Level[state.backoff_level]:
+            trace.event(f"anti-thrashing: waiting for {state.backoff_level}")
+            return Planned(plan=CompactionPlan(level), trace=trace)
+        elif req.cache_warm and tokens < s.warm_compact_threshold:
+            trace.event("hot-cache bypass: warm cache, budget still allows")
+            return Planned(plan=CompactionPlan(level), trace=trace)
         else:
-            ctx.compacting, reason = True, f"threshold {ctx.level.name}"
-        ctx.metrics.compacted = True
-        ctx.metrics.compaction_reason = reason
-        ctx.backup = state.to_json()
+            reason = f"threshold {level.name}"
+        archive = None
         if state.base:
-            ctx.archive_uri = ctx.vault.put(
+            archive = req.vault.put(
                 json.dumps([message_to_dict(m) for m in state.base], ensure_ascii=False),
                 "archive",
                 reason="pre_compact",
             )
-        return view
+        # The checkpoint holds the state as the Transaction would leave it without this compaction.
+        backup = replace(state, decisions={**state.decisions, **v.decisions}).to_json()
+        plan = CompactionPlan(level, True, reason, backup=backup, archive_uri=archive)
+        return Planned(plan=plan, trace=trace)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from myrm_tui.context import signals
-from myrm_tui.context.processor import PipelineContext
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.step import Configured, Reread, Rewritten, View
 from myrm_tui.context.types import Message, synthetic_user
 
 
@@ -56,34 +57,46 @@ class FileIntegrityGuard:
         return path in self._seen
 
 
-class PostCompactionReread:
-    name = "post_compaction_reread"
+@dataclass(frozen=True, slots=True)
+class RereadSettings:
+    reread_files: int
+    reread_max_tokens: int
 
-    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
-        if not (ctx.compacting and ctx.removed and ctx.read_file):
-            return view
-        budget = ctx.config.reread_max_tokens
+
+class PostCompactionReread(Configured[RereadSettings]):
+    """Files re-read go to the integrity guard when the compaction commits (``Reread.files``)."""
+
+    name = "post_compaction_reread"
+    Settings = RereadSettings
+
+    async def run(self, v: View, s: RereadSettings) -> Reread | Rewritten:
+        req, view = v.request, v.messages
+        if not (v.compacting and v.folded and req.read_file):
+            return Rewritten(messages=view)
+        budget = s.reread_max_tokens
         blocks: list[str] = []
-        for path in ctx.state.recent_artifacts(ctx.config.reread_files):
-            content = ctx.read_file(path)
+        files: list[tuple[str, str]] = []
+        for path in req.state.recent_artifacts(s.reread_files):
+            content = req.read_file(path)
             if content is None:
                 continue
-            n = ctx.counter.text(content)
+            n = req.counter.text(content)
             if n > budget:
                 continue
             budget -= n
             blocks.append(f'<file path="{path}">\n{content}\n</file>')
-            if ctx.integrity is not None:
-                ctx.integrity.record(path, content)
+            files.append((path, content))
         if not blocks:
-            return view
+            return Rewritten(messages=view)
+        # Numbered like the summary block this compaction wrote (the Transaction counts it on commit).
+        number = req.state.compactions + (1 if v.summary is not None else 0)
         msg = synthetic_user(
             "Current contents of the files you changed most recently (re-read after compaction):\n"
             + "\n".join(blocks),
-            f"reread-{ctx.state.compactions}",
+            f"reread-{number}",
             "reread",
         )
-        at = len(ctx.protected_head)
+        at = len(req.protected_head)
         while at < len(view) and view[at].synthetic:
             at += 1
-        return [*view[:at], msg, *view[at:]]
+        return Reread(messages=[*view[:at], msg, *view[at:]], files=tuple(files))

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from myrm_tui.context import ledger, signals, summary_model
-from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.redact import redact
+from myrm_tui.context.step import Configured, Request, Rewritten, SummaryBlock, SummaryRecord, Trace, View
 from myrm_tui.context.types import Message, synthetic_user
 
 SUMMARY_PROMPT = "summary.md"
@@ -26,6 +28,19 @@ MAX_TRANSCRIPT_CHARS = 120_000
 ORIGINAL_SCAN_CHARS = 24_000
 RENDER_OVERHEAD_TOKENS = 400  # a block's headings, fields and continuity sections around its Record
 LEDGER_CACHE = 20_000  # messages whose ledger lines are remembered (oldest forgotten first)
+
+
+@dataclass(frozen=True, slots=True)
+class SummarizeSettings:
+    max_context_tokens: int
+    input_budget: int
+    summary_budget_tokens: int
+    summary_role: str
+    ledger_ratio: float
+    ledger_min_tokens: int
+    consolidate_ratio: float
+    max_blocked_items: int
+    max_next_steps: int
 
 
 @dataclass(frozen=True)
@@ -37,29 +52,35 @@ class AuditResult:
 class SummaryAuditor:
     """Validates a summary: every field present with the right type, limits kept, protected facts kept."""
 
-    def audit(self, s: dict[str, Any], removed: Sequence[Message], ctx: PipelineContext) -> AuditResult:
+    def audit(
+        self,
+        s: dict[str, Any],
+        removed: Sequence[Message],
+        intent: CompressionIntent,
+        limits: SummarizeSettings | ContextConfig,
+    ) -> AuditResult:
         problems: list[str] = []
         for f in summary_model.FIELDS:
             if f not in s:
                 problems.append(f"missing field {f}")
             elif (f in summary_model.LIST_FIELDS) != isinstance(s[f], list):
                 problems.append(f"field {f} has the wrong type")
-        if len(s.get("blocked_items", [])) > ctx.config.max_blocked_items:
+        if len(s.get("blocked_items", [])) > limits.max_blocked_items:
             problems.append("more than 3 blocked_items")
-        if len(s.get("next_steps", [])) > ctx.config.max_next_steps:
+        if len(s.get("next_steps", [])) > limits.max_next_steps:
             problems.append("more than 5 next_steps")
         text = json.dumps(s, ensure_ascii=False)
-        for path in self.protected_facts(removed, ctx):
+        for path in self.protected_facts(removed, intent):
             if path not in text:
                 problems.append(f"protected fact lost: {path}")
         return AuditResult(not problems, tuple(problems))
 
     @staticmethod
-    def protected_facts(removed: Sequence[Message], ctx: PipelineContext) -> list[str]:
+    def protected_facts(removed: Sequence[Message], intent: CompressionIntent) -> list[str]:
         """Focus files mentioned in the removed messages, and files they wrote: must survive."""
         facts: list[str] = []
         blob = None
-        for f in ctx.intent.focus_files:
+        for f in intent.focus_files:
             blob = blob if blob is not None else "\n".join(m.text[:4000] for m in removed)
             if f in blob:
                 facts.append(f)
@@ -104,8 +125,9 @@ def parse_summary_json(text: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-class Summarize:
+class Summarize(Configured[SummarizeSettings]):
     name = "summarize"
+    Settings = SummarizeSettings
 
     def __init__(self, prompts_dir: Path | None = None, auditor: SummaryAuditor | None = None) -> None:
         self.prompts_dir = prompts_dir
@@ -113,31 +135,29 @@ class Summarize:
         self._ledger: dict[tuple[str, int], list[ledger.Line]] = {}  # (message id, content hash) -> lines
         self._priority: dict[str, int] = {}  # Record line -> the priority it was written with
 
-    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
-        self._observe(view, ctx)
-        if not ctx.compacting or not ctx.removed:
-            return view
-        head_user = next((m.text for m in ctx.protected_head if m.role == "user"), "")
-        previous = ctx.state.summary
+    async def run(self, v: View, s: SummarizeSettings) -> SummaryBlock | Rewritten:
+        req, view = v.request, v.messages
+        self._observe(view, req)
+        if not v.compacting or not v.folded:
+            return Rewritten(messages=view)
+        trace = Trace()
+        head_user = next((m.text for m in req.protected_head if m.role == "user"), "")
+        state = req.state
+        previous = state.summary
         # Old blocks removed here are being consolidated: their Record lines carry over, re-fitted.
-        folded = [m for m in ctx.removed if m.meta.get("kind") == "summary"]
-        removed = [m for m in ctx.removed if m.meta.get("kind") != "summary"]
-        fresh, source = await self._summarize(removed, head_user, previous, ctx)
+        folded = [m for m in v.folded if m.meta.get("kind") == "summary"]
+        removed = [m for m in v.folded if m.meta.get("kind") != "summary"]
+        fresh, source = await self._summarize(removed, head_user, previous, req, s, trace)
         fresh = summary_model.redact_summary(fresh)
         merged = summary_model.merge(previous, fresh)  # the previous summary was redacted when it was made
-        merged["blocked_items"] = merged["blocked_items"][: ctx.config.max_blocked_items]
-        merged["next_steps"] = merged["next_steps"][: ctx.config.max_next_steps]
-        ctx.state.summary = merged
-        ctx.metrics.summary_source = source
-        covered = int(ctx.state.last_compaction.get("covered", 0)) + sum(
-            1 for m in removed if not m.synthetic
-        )
-        ctx.state.last_compaction["covered"] = covered
-        ctx.state.compactions += 1
-        at = len(ctx.protected_head)
+        merged["blocked_items"] = merged["blocked_items"][: s.max_blocked_items]
+        merged["next_steps"] = merged["next_steps"][: s.max_next_steps]
+        covered = int(state.last_compaction.get("covered", 0)) + sum(1 for m in removed if not m.synthetic)
+        number = state.compactions + 1
+        at = len(req.protected_head)
         while at < len(view) and view[at].meta.get("kind") == "summary":
             at += 1
-        kept_blocks = view[len(ctx.protected_head) : at]
+        kept_blocks = view[len(req.protected_head) : at]
         seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
         lines = [
             *(
@@ -145,27 +165,27 @@ class Summarize:
                 for b in folded
                 for ln in summary_model.record_lines(b.text)
             ),
-            *(ln for m in removed for ln in self._lines_of(m, ctx)),
+            *(ln for m in removed for ln in self._lines_of(m, req)),
         ]
         # The block must fit what the request may still carry (after a provider overflow, the hard limit);
         # chars per token vary with the text, so measure the rendered block and refit smaller if needed.
-        limit = min(ctx.config.input_budget, ctx.hard_limit or ctx.config.input_budget)
-        room = limit - ctx.tokens(view)
-        if ctx.hard_limit is not None:  # what Compress reserved for the summary when it cut to the limit
-            room = min(room, ctx.config.max_context_tokens // 20, ctx.hard_limit // 4)
-        budget = max(min(self._budget_chars(removed, folded, ctx), room * ledger.CHARS_PER_TOKEN), 0)
+        limit = min(s.input_budget, req.hard_limit or s.input_budget)
+        room = limit - req.tokens(view)
+        if req.hard_limit is not None:  # what Compress reserved for the summary when it cut to the limit
+            room = min(room, s.max_context_tokens // 20, req.hard_limit // 4)
+        budget = max(min(self._budget_chars(removed, folded, req, s), room * ledger.CHARS_PER_TOKEN), 0)
         part = len(kept_blocks) + 1
         for _ in range(4):
             kept = ledger.fit(lines, budget, seen)
             record = kept  # redacted already, per message (``_lines_of``) or when an earlier block was made
             body = summary_model.render_block(fresh, merged, record, covered, part)
-            over = ctx.counter.text(body) + 8 - room
+            over = req.counter.text(body) + 8 - room
             if over <= 0 or not kept:
                 break
-            budget = max(int(budget * (1 - over / max(ctx.counter.text(body), 1))) - 200, 0)
+            budget = max(int(budget * (1 - over / max(req.counter.text(body), 1))) - 200, 0)
         self._remember(lines, record)
-        sid = f"summary-{ctx.state.compactions}"
-        if ctx.config.summary_role == "user":
+        sid = f"summary-{number}"
+        if s.summary_role == "user":
             msg = replace(synthetic_user(body, sid, "summary"), meta={"kind": "summary", "source": source})
         else:
             msg = Message(
@@ -175,8 +195,12 @@ class Summarize:
                 synthetic=True,
                 meta={"kind": "summary", "source": source},
             )
-        ctx.metrics.add_removed(self.name, -ctx.counter.message(msg))
-        return [*view[:at], msg, *view[at:]]
+        trace.add_removed(self.name, -req.counter.message(msg))
+        return SummaryBlock(
+            messages=[*view[:at], msg, *view[at:]],
+            record=SummaryRecord(merged, covered, source),
+            trace=trace,
+        )
 
     def _remember(self, lines: Sequence[ledger.Line], record: Sequence[str]) -> None:
         """The priority of each Record line as written (redaction may have changed a line: it is guessed)."""
@@ -187,19 +211,19 @@ class Summarize:
         while len(self._priority) > LEDGER_CACHE * 4:
             self._priority.pop(next(iter(self._priority)))
 
-    def _observe(self, view: list[Message], ctx: PipelineContext) -> None:
+    def _observe(self, view: list[Message], req: Request) -> None:
         """Ledger lines of each message when it first enters the view, so a compaction only looks them up:
         its time stays flat however much it folds (the request that compacts is the slow one otherwise)."""
-        for m in view[ctx.new_start :]:
-            self._lines_of(m, ctx)
+        for m in view[req.new_start :]:
+            self._lines_of(m, req)
             for c in m.tool_calls:
                 signals.read_files(c)  # cached: the extractive summary asks for it when the call is folded
 
-    def _lines_of(self, m: Message, ctx: PipelineContext) -> list[ledger.Line]:
+    def _lines_of(self, m: Message, req: Request) -> list[ledger.Line]:
         key = (m.id, hash(m.content) if isinstance(m.content, str) else 0) if m.id else None
         hit = self._ledger.get(key) if key is not None else None
         if hit is None:
-            hit = _redacted(ledger.record_one(self._original(m, ctx)))
+            hit = _redacted(ledger.record_one(self._original(m, req)))
             if key is not None:
                 self._ledger[key] = hit
                 if len(self._ledger) > LEDGER_CACHE:
@@ -207,13 +231,13 @@ class Summarize:
         return hit
 
     @staticmethod
-    def _original(m: Message, ctx: PipelineContext) -> Message:
+    def _original(m: Message, req: Request) -> Message:
         """A filtered or truncated output as it first came (from the vault), so the ledger reads every
         line."""
         uri = m.meta.get("vault_uri")
         if m.role != "tool" or not uri:
             return m
-        entry = ctx.vault.get_cached(str(uri))
+        entry = req.vault.get_cached(str(uri))
         if entry is None or entry.kind != "tool_output":
             return m
         text = entry.content
@@ -225,12 +249,13 @@ class Summarize:
         return replace(m, content=text)
 
     @staticmethod
-    def _budget_chars(removed: Sequence[Message], folded: Sequence[Message], ctx: PipelineContext) -> int:
-        c = ctx.config
+    def _budget_chars(
+        removed: Sequence[Message], folded: Sequence[Message], req: Request, c: SummarizeSettings
+    ) -> int:
         if folded:  # consolidation: all blocks into one, well under the budget that triggered it
             tokens = int(c.summary_budget_tokens * c.consolidate_ratio)
         else:
-            tokens = max(int(ctx.counter.messages(removed) * c.ledger_ratio), c.ledger_min_tokens)
+            tokens = max(int(req.counter.messages(removed) * c.ledger_ratio), c.ledger_min_tokens)
             # A third of the blocks' budget at most: several blocks append before a consolidation rewrites
             # them.
             tokens = min(tokens, c.summary_budget_tokens // 3)
@@ -241,33 +266,33 @@ class Summarize:
         removed: Sequence[Message],
         head_user: str,
         previous: dict[str, Any] | None,
-        ctx: PipelineContext,
+        req: Request,
+        s: SummarizeSettings,
+        trace: Trace,
     ) -> tuple[dict[str, Any], str]:
         extractive = summary_model.extract(removed, head_user)
-        if ctx.summarizer is None or self.prompts_dir is None:
+        if req.summarizer is None or self.prompts_dir is None:
             return extractive, "extractive"
         system = (self.prompts_dir / SUMMARY_PROMPT).read_text(encoding="utf-8")
         body = (
             "Previous summary (merge into it):\n"
             f"{json.dumps(previous, ensure_ascii=False) if previous else 'none'}\n\n"
-            f"Focus: {ctx.focus_hint or '-'}\n\nMessages to summarize:\n{transcript(removed)}"
+            f"Focus: {req.focus_hint or '-'}\n\nMessages to summarize:\n{transcript(removed)}"
         )
         for attempt in range(2):
             try:
-                text = await ctx.summarizer(system, body)
+                text = await req.summarizer(system, body)
             except Exception as exc:
-                ctx.metrics.events.append(f"summarizer failed: {type(exc).__name__}: {exc}")
+                trace.event(f"summarizer failed: {type(exc).__name__}: {exc}")
                 break
             data = parse_summary_json(text)
             if data is None:
-                ctx.metrics.events.append(f"summary attempt {attempt + 1}: not JSON")
+                trace.event(f"summary attempt {attempt + 1}: not JSON")
                 continue
             data = {f: data[f] for f in summary_model.FIELDS if f in data}
-            verdict = self.auditor.audit(data, removed, ctx)
+            verdict = self.auditor.audit(data, removed, req.intent, s)
             if verdict.ok:
                 return summary_model.bound(data), "llm"
-            ctx.metrics.events.append(
-                f"summary attempt {attempt + 1} rejected: {'; '.join(verdict.problems[:3])}"
-            )
+            trace.event(f"summary attempt {attempt + 1} rejected: {'; '.join(verdict.problems[:3])}")
             body += "\n\nYour previous answer was rejected: " + "; ".join(verdict.problems) + ". Fix it."
         return extractive, "extractive"

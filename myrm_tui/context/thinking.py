@@ -11,16 +11,17 @@
 from __future__ import annotations
 
 from myrm_tui.context.models import family, is_thinking_model
-from myrm_tui.context.processor import PipelineContext
+from myrm_tui.context.step import NoSettings, Rewritten, Trace, Unconfigured, View
 from myrm_tui.context.types import Message
 
 
-class ThinkingBlockCleaner:
+class ThinkingBlockCleaner(Unconfigured):
     name = "thinking_cleanup"
 
-    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
-        fam = family(ctx.model)
-        thinking = is_thinking_model(ctx.model)
+    async def run(self, v: View, settings: NoSettings) -> Rewritten:
+        model, counter, view = v.request.model, v.request.counter, v.messages
+        fam = family(model)
+        thinking = is_thinking_model(model)
         last_user = max((i for i, m in enumerate(view) if m.role == "user"), default=-1)
         out: list[Message] = []
         removed = 0
@@ -40,7 +41,10 @@ class ThinkingBlockCleaner:
             elif m.reasoning is not None or m.thinking_blocks:
                 new = m.derive("think", reasoning=None, thinking_blocks=())
             if new is not m:
-                removed += ctx.counter.message(m) - ctx.counter.message(new)
+                removed += counter.message(m) - counter.message(new)
             out.append(new)
-        ctx.metrics.add_removed(self.name, max(removed, 0))
-        return out
+        if all(a is b for a, b in zip(out, view, strict=True)):
+            return Rewritten(messages=view)
+        trace = Trace()
+        trace.add_removed(self.name, max(removed, 0))
+        return Rewritten(messages=out, trace=trace)

@@ -1,5 +1,6 @@
-"""``FilterProcessor`` (the pipeline's Smart Filter step): L1 shell compressors and YAML rules, L2
-structural/semantic filters, L3 the budget guard — applied once to each new tool output.
+"""``FilterProcessor`` (Smart Filter, Layers 1 and 1.5): L1 shell compressors and YAML rules, L2
+structural/semantic filters, L3 the budget guard (Layer 1, ``ContextBudgetGuard``) — applied once to
+each new tool output.
 
 Decisions are sticky: a message is filtered the first time it enters the view and looks the same in
 every later request, so filtering never breaks the provider's prefix cache. Every filtered original
@@ -8,19 +9,36 @@ is kept in the vault and the shortened text says where.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from myrm_tui.context.budget_guard import ContextBudgetGuard
+from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.filters.rules import RuleEngine
 from myrm_tui.context.filters.shell import compress_shell, strip_ansi
 from myrm_tui.context.filters.structural import structural_extract
 from myrm_tui.context.ledger import condense
-from myrm_tui.context.processor import PipelineContext
 from myrm_tui.context.signals import COMMAND_TOOLS, command_of
+from myrm_tui.context.step import Request, Rewritten, Trace, View
 from myrm_tui.context.trimming import head_tail, pointer_note
 from myrm_tui.context.types import Message, ToolCall
 
 SEMANTIC_PROMPT = "semantic_filter.md"
+
+
+@dataclass(frozen=True, slots=True)
+class FilterSettings:
+    input_budget: int
+    exempt_tools: frozenset[str]
+    shell_compress_min_chars: int
+    filter_single_tokens: int
+    filter_turn_tokens: int
+    json_max_depth: int
+    json_max_keys: int
+    json_max_items: int
+    head_lines: int
+    tail_lines: int
+    guard: ContextBudgetGuard
 
 
 class FilterProcessor:
@@ -30,54 +48,70 @@ class FilterProcessor:
         self.rules = rules or RuleEngine()
         self.prompts_dir = prompts_dir
 
-    async def process(self, view: list[Message], ctx: PipelineContext) -> list[Message]:
-        decisions = ctx.state.decisions
+    def configure(self, c: ContextConfig) -> FilterSettings:
+        return FilterSettings(
+            c.input_budget,
+            c.exempt_tools,
+            c.shell_compress_min_chars,
+            c.filter_single_tokens,
+            c.filter_turn_tokens,
+            c.json_max_depth,
+            c.json_max_keys,
+            c.json_max_items,
+            c.head_lines,
+            c.tail_lines,
+            ContextBudgetGuard(c),
+        )
+
+    async def run(self, v: View, s: FilterSettings) -> Rewritten:
+        req, view = v.request, v.messages
+        earlier = req.state.decisions
+        decisions: dict[str, Message] = {}
         calls: dict[str, ToolCall] = {}
         out = list(view)
-        guard = ContextBudgetGuard(ctx.config)
-        running = ctx.counter.messages(view[: ctx.new_start])
+        trace = Trace()
+        running = req.counter.messages(view[: req.new_start])
         step_tokens = 0
-        for i in range(ctx.new_start, len(view)):
+        for i in range(req.new_start, len(view)):
             m = view[i]
             if m.role == "assistant":
                 step_tokens = 0
                 for c in m.tool_calls:
                     calls[c.id] = c
             if m.role != "tool":
-                running += ctx.counter.message(m)
+                running += req.counter.message(m)
                 continue
             decided = decisions.get(m.id)
             if decided is None:
-                if (
-                    ctx.resume
-                    and ctx.state.last_request_at
-                    and (m.created_at or 0) <= ctx.state.last_request_at
-                ):
+                decided = earlier.get(m.id)
+            if decided is None:
+                last = req.state.last_request_at
+                if req.resume and last and (m.created_at or 0) <= last:
                     decided = m  # already sent as it is; re-filtering would only break the cache
                 else:
                     call = calls.get(m.tool_call_id or "")
                     decided = await self._filter(
-                        m, call, ctx, guard, ctx.config.input_budget - running, step_tokens
+                        m, call, req, s, trace, s.input_budget - running, step_tokens
                     )
                 decisions[m.id] = decided
             out[i] = decided
-            n = ctx.counter.message(decided)
+            n = req.counter.message(decided)
             running += n
             step_tokens += n
-        return out
+        return Rewritten(messages=out, decisions=decisions, trace=trace)
 
     async def _filter(
         self,
         m: Message,
         call: ToolCall | None,
-        ctx: PipelineContext,
-        guard: ContextBudgetGuard,
+        req: Request,
+        c: FilterSettings,
+        trace: Trace,
         remaining: int,
         step_tokens: int,
     ) -> Message:
         tool = call.name if call else (m.name or "")
         text = m.text
-        c = ctx.config
         if tool in c.exempt_tools or not text or isinstance(m.content, list):
             return m
         how, new = "", text
@@ -90,14 +124,14 @@ class FilterProcessor:
             if hit:
                 how, new = f"compressed ({hit[0]})", header + hit[1] + footer
         # L2 — large single output, or a large turn
-        tokens = ctx.counter.text(new)
+        tokens = req.counter.text(new)
         if tokens > c.filter_single_tokens or step_tokens + tokens > c.filter_turn_tokens:
             header, body, footer = _split_header(new)
             st = structural_extract(body, (c.json_max_depth, c.json_max_keys, c.json_max_items))
             if st is not None:
                 how, new = f"structural ({st[0]})", header + st[1] + footer
             else:
-                summary = await self._semantic(body, tool, ctx)
+                summary = await self._semantic(body, tool, req, trace)
                 if summary is not None:
                     how, new = "semantic summary", header + summary + footer
                 else:
@@ -108,26 +142,25 @@ class FilterProcessor:
                         + footer
                     )
         # L3 — hard safety net, adaptive to what is left of the budget
-        g = guard.guard(new, tool, remaining, ctx.vault)
+        g = c.guard.guard(new, tool, remaining, req.vault)
         if g is not None:
             new, how = g.text, g.how if not how else f"{how}; {g.how}"
-            uri = ctx.vault.put(text, "tool_output", tool, reason="filter")
+            uri = req.vault.put(text, "tool_output", tool, reason="filter")
         elif how:
-            uri = ctx.vault.put(text, "tool_output", tool, reason="filter")
+            uri = req.vault.put(text, "tool_output", tool, reason="filter")
             new = new + pointer_note(uri, how, len(text), len(new))
         else:
             return m
         if len(new) >= len(text):
             return m
         layer = "budget_guard" if g is not None and how.startswith(g.how) else self.name
-        saved = ctx.counter.text(text) - ctx.counter.text(new)
-        ctx.metrics.add_removed(layer, saved)
-        ctx.metrics.vaulted[layer] = ctx.metrics.vaulted.get(layer, 0) + len(text)
+        trace.add_removed(layer, req.counter.text(text) - req.counter.text(new))
+        trace.add_vaulted(layer, len(text))
         return m.derive("filtered", content=new, meta={**m.meta, "vault_uri": uri, "filter": how})
 
-    async def _semantic(self, body: str, tool: str, ctx: PipelineContext) -> str | None:
+    async def _semantic(self, body: str, tool: str, req: Request, trace: Trace) -> str | None:
         """``SemanticFilter``: an aux-LLM summary of unstructured output, when an aux LLM is available."""
-        if ctx.summarizer is None or self.prompts_dir is None:
+        if req.summarizer is None or self.prompts_dir is None:
             return None
         prompt_file = self.prompts_dir / SEMANTIC_PROMPT
         if not prompt_file.is_file():
@@ -135,9 +168,9 @@ class FilterProcessor:
         system = prompt_file.read_text(encoding="utf-8")
         excerpt = head_tail(body, 400, 200, max_chars=60_000)
         try:
-            summary = await ctx.summarizer(system, f"Tool: {tool}\n\n{excerpt}")
+            summary = await req.summarizer(system, f"Tool: {tool}\n\n{excerpt}")
         except Exception as exc:
-            ctx.metrics.events.append(f"semantic filter failed: {type(exc).__name__}")
+            trace.event(f"semantic filter failed: {type(exc).__name__}")
             return None
         return summary.strip() or None
 
