@@ -81,3 +81,23 @@ def test_fit_drops_redundant_lines_before_any_other() -> None:
     low = Line("  a short distinct line", P_CALL - 2)
     budget = len(holder.text) + len(low.text) + 2
     assert fit([held, holder, low], budget) == [holder.text, low.text]
+
+
+def test_an_output_line_the_next_message_quotes_ranks_with_the_commands() -> None:
+    from myrm_tui.context.ledger import promote_quoted
+
+    prints = [f"case {k}: value {k * 7}" for k in range(30)]
+    prints.insert(15, "DEBUG: self._data.array dtype: object")
+    lines = salient_lines(_view(prints))
+    quoted = "DEBUG: self._data.array dtype: object"
+    assert {ln.text: ln.priority for ln in lines}[quoted] < P_CALL
+    reply = "Wait, the debug output says `self._data.array dtype: object`.\n```bash\necho `date`\n```"
+    out = {ln.text: ln.priority for ln in promote_quoted(lines, reply)}
+    assert out[quoted] == P_CALL
+    assert all(p < P_CALL for t, p in out.items() if t != quoted)  # `date` is in a fence, and short
+    assert fit(promote_quoted(lines, reply), budget_chars=len(quoted) + 1) == [quoted]
+
+
+def test_the_blank_lines_of_a_numbered_view_are_noise() -> None:
+    view = "\n".join(f"   {n}\t    x_{n} = {n}" if n % 3 else f"   {n}\t" for n in range(400, 461))
+    assert not any(ln.text.strip().isdigit() for ln in salient_lines(_view([view])))

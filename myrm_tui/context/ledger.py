@@ -83,7 +83,8 @@ _DECIDE = re.compile(
 _PATHISH = re.compile(
     r"[\w-]/[\w.-]+\.[A-Za-z]\w{0,5}\b|\.(?:py|pyi|js|ts|tsx|rs|go|c|h|cpp|java|rb|toml|cfg|ini|json|ya?ml|txt|md|rst|sh|html)\b"
 )
-_NOISE = re.compile(r"^\s*([-=_*#.~`]{3,}|[{}\[\](),;]+)?\s*$")
+# Rules, lone brackets, and the blank lines of a numbered view (``   480\t``).
+_NOISE = re.compile(r"^\s*([-=_*#.~`]{3,}|[{}\[\](),;]+|\d+\t)?\s*$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -256,6 +257,23 @@ def record_one(m: Message) -> list[Line]:
             out.append(Line(f"{head} {lines[0].text}", lines[0].priority))
             out += [Line("  " + ln.text, ln.priority) for ln in lines[1:]]
     return out
+
+
+_QUOTED = re.compile(r"`([^`\n]{8,200})`")
+
+
+def promote_quoted(lines: Sequence[Line], reply: str) -> list[Line]:
+    """``lines`` of an output with those the next assistant message quotes (a backticked span of at least
+    8 characters: ``Wait, the debug output says `self._data.array dtype: object` ``) raised to result
+    priority: the agent itself marked them as what it acts on."""
+    spans = {x.strip() for x in _QUOTED.findall(re.sub(r"```.*?```", "", reply, flags=re.S))}
+    spans = {x for x in spans if len(x) >= 8}
+    if not spans:
+        return list(lines)
+    return [
+        Line(ln.text, P_CALL) if ln.priority < P_CALL and any(x in ln.text for x in spans) else ln
+        for ln in lines
+    ]
 
 
 def reparse(text: str, known: dict[str, int] | None = None) -> Line:
