@@ -679,6 +679,7 @@ def test_ledger_lines_of_replies_medium_outputs_and_numbered_views() -> None:
         P_FILL,
         P_LOCATED,
         P_PROSE,
+        P_USER,
         record_one,
         salient_lines,
     )
@@ -687,9 +688,9 @@ def test_ledger_lines_of_replies_medium_outputs_and_numbered_views() -> None:
         role="assistant", content="The fastest trip is Option 2, 5 hours in all. Shall I book it?", id="r"
     )
     assert [ln.priority for ln in record_one(reply)] == [
+        P_USER,
         P_DECISION,
-        P_DECISION,
-    ]  # a reply to the user decides
+    ]  # a reply to the user decides; its opening states the conclusion and ranks with the user's words
     thought = replace(reply, tool_calls=(call("x", "ls"),))
     assert record_one(thought)[0].priority == P_PROSE
     prints = "\n".join(

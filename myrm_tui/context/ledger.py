@@ -41,14 +41,31 @@ MAX_OUTPUT_LINES = 24  # salient lines taken from one longer output
 FILL_OUTPUT_LINES = 48  # an output up to this many distinct lines also gives its other lines, at P_FILL
 
 # Result and error lines; matched on the lower-cased text (one case-sensitive pass is several times
-# faster than an IGNORECASE one over a 30K-char output).
+# faster than an IGNORECASE one over a 30K-char output). An outcome is a verdict (``5 passed``, ``FAILED``,
+# ``Ran 3 tests``), an error line (``ValueError: …``, ``Error: not enough seats``) or a failure phrase;
+# not an identifier that merely contains the word (``violation_error_message``, ``RemovedInDjango60Warning``,
+# ``warnings.warn(``): word boundaries and the line-start anchors keep a file view of error-handling code
+# from outranking every command and decision of the session.
 _RESULT = re.compile(
-    r"passed|failed|error|skipped|ran \d|failures=|traceback|exception|warning|success|failure"
-    r"|not found|no such"
-    r"|cannot|can't|unable|denied|invalid|mismatch|assert|^fail|^ok\b|^=+ .* =+$",
+    r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b"
+    r"|^(?:fail(?:ed|ure)?|error|ok|passed|success|fatal)\b(?![(.=_])"
+    r"|\bran \d+ tests?\b|failures=|errors=|traceback \(most|^=+ .* =+$"
+    r"|^(?:e\s+)?[\w.]*(?:error|exception|warning)\b:",
     re.M,
 )
 _RESULT_I = re.compile(_RESULT.pattern, re.M | re.I)
+# Weaker signs of an outcome: they count on a line of output, not on a line of code (``raise
+# ValueError("invalid")``, ``except Exception:`` in a file view).
+_FAILURE = re.compile(
+    r"\b(?:error|failed|failure|exception)\b(?![(.=_\w])|(?:error|exception|warning)\b: "
+    r"|not found|no such|cannot|can't|unable to|denied|invalid|mismatch|\bsuccess",
+    re.M,
+)
+_FAILURE_I = re.compile(_FAILURE.pattern, re.M | re.I)
+_CODE = re.compile(
+    r"^\s*(?:\d+\t\s*)?(?:def |class |return\b|raise\b|if |elif |else:|for |while |try:|except\b|with |"
+    r"import |from \S+ import|assert |@\w|#|//)|^\s{4,}\S.*(?:[=(){}\[\]]|\bself\b)"
+)
 # Located lines: grep -n / nl -ba hits, definitions, traceback frames.
 # Located lines: grep -n hits, definitions (also in a numbered view), traceback frames.
 _LOCATED = re.compile(
@@ -66,7 +83,8 @@ _DECIDE = re.compile(
 _PATHISH = re.compile(
     r"[\w-]/[\w.-]+\.[A-Za-z]\w{0,5}\b|\.(?:py|pyi|js|ts|tsx|rs|go|c|h|cpp|java|rb|toml|cfg|ini|json|ya?ml|txt|md|rst|sh|html)\b"
 )
-_NOISE = re.compile(r"^\s*([-=_*#.~`]{3,}|[{}\[\](),;]+)?\s*$")
+# Rules, lone brackets, and the blank lines of a numbered view (``   480\t``).
+_NOISE = re.compile(r"^\s*([-=_*#.~`]{3,}|[{}\[\](),;]+|\d+\t)?\s*$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -131,7 +149,8 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
         starts.append(starts[-1] + len(ln) + 1)
     prio: dict[int, int] = {}
     low = text.lower()
-    results = (_RESULT, low) if len(low) == len(text) else (_RESULT_I, text)  # lower() may change lengths
+    same = len(low) == len(text)  # lower() may change lengths
+    results, failures = ((_RESULT, low), (_FAILURE, low)) if same else ((_RESULT_I, text), (_FAILURE_I, text))
     kinds = (
         (_NUMBERED, P_CODE, text),
         (_LOCATED, P_LOCATED, text),
@@ -142,6 +161,10 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
         for mt in rx.finditer(src):
             k = bisect_right(starts, mt.start()) - 1
             prio[k] = max(prio.get(k, 0), p)
+    for mt in failures[0].finditer(failures[1]):
+        k = bisect_right(starts, mt.start()) - 1
+        if prio.get(k, 0) < P_RESULT and not _CODE.match(lines[k]):
+            prio[k] = P_RESULT
     picked: list[tuple[int, Line]] = []
     seen: set[str] = set()
     for k in sorted(prio):
@@ -185,7 +208,10 @@ def _assistant_lines(text: str, reply: bool = False) -> list[Line]:
         return []
     sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
     if reply:
-        return [Line(_clip(s, 300), P_DECISION) for s in sentences]
+        # The opening of a reply states what the turn found or concluded (the option chosen, the booking
+        # found): what the user answers to, so it ranks with the user's own words — one short line a
+        # turn, where a bulky output gives dozens.
+        return [Line(_clip(s, 300), P_USER if k == 0 else P_DECISION) for k, s in enumerate(sentences)]
     out = [Line(_clip(sentences[0], 300), P_PROSE)]
     out += [Line(_clip(s, 300), P_DECISION) for s in sentences[1:] if _DECIDE.search(s) or "`" in s]
     return out
@@ -233,6 +259,23 @@ def record_one(m: Message) -> list[Line]:
     return out
 
 
+_QUOTED = re.compile(r"`([^`\n]{8,200})`")
+
+
+def promote_quoted(lines: Sequence[Line], reply: str) -> list[Line]:
+    """``lines`` of an output with those the next assistant message quotes (a backticked span of at least
+    8 characters: ``Wait, the debug output says `self._data.array dtype: object` ``) raised to result
+    priority: the agent itself marked them as what it acts on."""
+    spans = {x.strip() for x in _QUOTED.findall(re.sub(r"```.*?```", "", reply, flags=re.S))}
+    spans = {x for x in spans if len(x) >= 8}
+    if not spans:
+        return list(lines)
+    return [
+        Line(ln.text, P_CALL) if ln.priority < P_CALL and any(x in ln.text for x in spans) else ln
+        for ln in lines
+    ]
+
+
 def reparse(text: str, known: dict[str, int] | None = None) -> Line:
     """A line of an earlier block's Record with its priority again (for consolidation): the one it was
     made with when ``known`` has it (an output's short lines were kept whole at P_RESULT, which the text
@@ -246,7 +289,9 @@ def reparse(text: str, known: dict[str, int] | None = None) -> Line:
         p = P_CALL
     elif s.startswith("assistant:"):
         p = P_PROSE
-    elif s.startswith("→") or _RESULT.search(s.lower()):
+    elif (
+        s.startswith("→") or _RESULT.search(s.lower()) or (_FAILURE.search(s.lower()) and not _CODE.match(s))
+    ):
         p = P_RESULT
     elif _LOCATED.search(s) or _DECIDE.search(s):
         p = P_LOCATED
@@ -257,9 +302,63 @@ def reparse(text: str, known: dict[str, int] | None = None) -> Line:
     return Line(text, p)
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def redundant(lines: Sequence[Line], seen: Sequence[str] = ()) -> list[bool]:
+    """Which lines say nothing another line does not: the line's text is inside one other line of at
+    least its priority (or inside an earlier block's line, ``seen``) — a grep hit inside the view of the
+    same file, the ``def`` line of a traceback frame quoted again, a sentence the reply repeats. Such a
+    line is the first to go when the ledger is full; the line holding it stays, so nothing verbatim is
+    lost (a looser test, every word elsewhere, loses the expression ``x/Poly(x, x, domain='ZZ')`` to a
+    line with the same words in another order). Commands and the first line of an output (``$``, ``→``)
+    are never redundant: a re-run is news."""
+    words = [_words(ln.text) for ln in lines]
+    norm = [" ".join(ln.text.split()) for ln in lines]
+    posting: dict[str, list[int]] = {}
+    for i, ws in enumerate(words):
+        for w in ws:
+            posting.setdefault(w, []).append(i)
+    seen_words = [_words(t) for t in seen]
+    seen_norm = [" ".join(t.split()) for t in seen]
+    seen_posting: dict[str, list[int]] = {}
+    for j, ws in enumerate(seen_words):
+        for w in ws:
+            seen_posting.setdefault(w, []).append(j)
+    out = [False] * len(lines)
+    for i, (ln, ws) in enumerate(zip(lines, words, strict=True)):
+        if not ws or ln.text.lstrip().startswith(("→", "$")):
+            continue
+        rare = min(ws, key=lambda w: len(posting[w]) + len(seen_posting.get(w, ())))
+        for j in seen_posting.get(rare, ()):
+            if ws <= seen_words[j] and norm[i] in seen_norm[j]:
+                out[i] = True
+                break
+        if out[i]:
+            continue
+        for j in posting[rare]:
+            # A longer line, or the same text later: the relation has no cycles, so the lines holding the
+            # others are never all marked.
+            if (
+                j != i
+                and lines[j].priority >= ln.priority
+                and ws <= words[j]
+                and norm[i] in norm[j]
+                and (norm[i] != norm[j] or j > i)
+            ):
+                out[i] = True
+                break
+    return out
+
+
 def fit(lines: Sequence[Line], budget_chars: int, seen: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
     """Lines within ``budget_chars``: repeats of ``seen`` (earlier blocks) and of each other dropped, then
-    the lowest priorities; the order of what is kept is unchanged."""
+    the redundant lines (``redundant``), then the lowest priorities; the order of what is kept is
+    unchanged."""
     uniq: list[Line] = []
     have = set(seen)
     for ln in lines:
@@ -271,9 +370,11 @@ def fit(lines: Sequence[Line], budget_chars: int, seen: set[str] = frozenset()) 
     total = sum(len(ln.text) + 1 for ln in uniq)
     if total <= budget_chars:
         return [ln.text for ln in uniq]
-    # Drop lowest priority first; among equals the longest first (the same room then keeps more distinct
-    # lines, and the facts asked about later are short: an id, a result line, a path).
-    order = sorted(range(len(uniq)), key=lambda i: (uniq[i].priority, -len(uniq[i].text), i))
+    spare = redundant(uniq, sorted(seen))
+    # Drop redundant lines first, then lowest priority; among equals the longest first (the same room
+    # then keeps more distinct lines, and the facts asked about later are short: an id, a result line,
+    # a path).
+    order = sorted(range(len(uniq)), key=lambda i: (not spare[i], uniq[i].priority, -len(uniq[i].text), i))
     drop: set[int] = set()
     for i in order:
         if total <= budget_chars:

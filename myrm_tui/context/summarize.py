@@ -214,13 +214,26 @@ class Summarize(Configured[SummarizeSettings]):
     def _observe(self, view: list[Message], req: Request) -> None:
         """Ledger lines of each message when it first enters the view, so a compaction only looks them up:
         its time stays flat however much it folds (the request that compacts is the slow one otherwise)."""
-        for m in view[req.new_start :]:
+        for i in range(req.new_start, len(view)):
+            m = view[i]
             self._lines_of(m, req)
             for c in m.tool_calls:
                 signals.read_files(c)  # cached: the extractive summary asks for it when the call is folded
+            if m.role == "assistant" and not m.synthetic and "`" in m.text:
+                # What this message quotes of the outputs just before it ranks as a result in their lines.
+                k = i - 1
+                while k >= 0 and view[k].role == "tool":
+                    key = self._key(view[k])
+                    if key is not None and key in self._ledger:
+                        self._ledger[key] = ledger.promote_quoted(self._ledger[key], m.text)
+                    k -= 1
+
+    @staticmethod
+    def _key(m: Message) -> tuple[str, int] | None:
+        return (m.id, hash(m.content) if isinstance(m.content, str) else 0) if m.id else None
 
     def _lines_of(self, m: Message, req: Request) -> list[ledger.Line]:
-        key = (m.id, hash(m.content) if isinstance(m.content, str) else 0) if m.id else None
+        key = self._key(m)
         hit = self._ledger.get(key) if key is not None else None
         if hit is None:
             hit = _redacted(ledger.record_one(self._original(m, req)))
