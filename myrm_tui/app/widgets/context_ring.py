@@ -3,19 +3,21 @@
 Usage is the next request's input (cached + uncached, tool schemas included), clamped to 100%; segments
 light clockwise from the top. The colour (and dot) is green below the amber threshold (the pipeline's
 light level), amber below red (its full level), red above. Until the agent is built the window is not
-known and the ring says so. Clicking the ring asks for a compaction.
+known and the ring says so. Clicking the ring asks for a compaction. ``live`` and ``busy`` are bound from
+the side panel.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.widgets import Static
+
+from myrm_tui.app.live import LiveContext
 
 # (row, col, glyph) clockwise from the top centre of a 3x7 ring.
 _SEGMENTS = [
@@ -34,9 +36,6 @@ _SEGMENTS = [
 ]
 COLORS = {"green": "green", "amber": "yellow", "red": "red"}
 
-if TYPE_CHECKING:
-    from myrm_tui.app.live import LiveContext
-
 
 class ContextUsageIndicator(Static):
     DEFAULT_CSS = """
@@ -47,6 +46,9 @@ class ContextUsageIndicator(Static):
     tokens: reactive[int] = reactive(0)
     window: reactive[int] = reactive(0)
     busy: reactive[bool] = reactive(False)
+    amber: reactive[float] = reactive(0.5)
+    red: reactive[float] = reactive(0.75)
+    live: var[LiveContext] = var(LiveContext, init=False)
 
     @dataclass
     class CompactRequested(Message):
@@ -57,7 +59,7 @@ class ContextUsageIndicator(Static):
         self.amber = amber
         self.red = red
 
-    def show(self, live: LiveContext) -> None:
+    def watch_live(self, live: LiveContext) -> None:
         self.tokens, self.window, self.ratio = live.tokens, live.window, live.ratio
 
     def level(self) -> str:

@@ -1,8 +1,9 @@
 """``SessionContextHealthPanel``: three cards of live context metrics and a usage chart.
 
 Totals come from the metrics rows the agent stores per request and from the context state; the
-"now" values (level, last pipeline run) come from the app's ``LiveContext``, the object the ring and
-the lines under it render, so the panel and the header always agree. This widget only adds up.
+"now" values (level, last pipeline run) come from the app's ``LiveContext`` (``live``, bound from the
+side panel), the object the ring and the lines under it render, so the panel and the header always
+agree. This widget only adds up.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.reactive import var
 from textual.widgets import Static
 
 from myrm_tui.app.live import LiveContext
@@ -67,11 +69,12 @@ class SessionContextHealthPanel(VerticalScroll):
     }
     """
 
+    live: var[LiveContext] = var(LiveContext, init=False)
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._rows: list[dict[str, Any]] = []
         self._info: dict[str, Any] = {}
-        self._live = LiveContext()
 
     def compose(self) -> ComposeResult:
         yield Static("usage per request (share of the window)", id="usage-caption", classes="caption")
@@ -85,14 +88,13 @@ class SessionContextHealthPanel(VerticalScroll):
         self._rows, self._info = rows, info
         self._redraw()
 
-    def show_live(self, live: LiveContext) -> None:
+    def watch_live(self) -> None:
         """The latest event's numbers (every pipeline run): the same object the ring renders."""
-        self._live = live
         if self._info:
             self._redraw()
 
     def _redraw(self) -> None:
-        rows, info, live = self._rows, self._info, self._live
+        rows, info, live = self._rows, self._info, self.live
         requests = [r for r in rows if "tokens_out" in r]
         window = int(info.get("window") or live.window or 1)
         usage = [

@@ -33,13 +33,13 @@ class SidePanel(Vertical):
     model_line: var[str] = var("", init=False)
 
     def compose(self) -> ComposeResult:
-        yield ContextUsageIndicator(id="ring").data_bind(busy=SidePanel.compacting)
+        yield ContextUsageIndicator(id="ring").data_bind(SidePanel.live, busy=SidePanel.compacting)
         yield Static("", id="model", markup=False)
         yield Static("", id="stats", markup=False)
         yield Static("Context is getting full: ctrl+f forks this session with a summary.", id="fork-hint")
         with TabbedContent(id="tabs"):
             with TabPane("Health [F3]", id="health-tab"):
-                yield SessionContextHealthPanel(id="health")
+                yield SessionContextHealthPanel(id="health").data_bind(SidePanel.live)
             with TabPane("Vault [F4]", id="vault-tab"):
                 yield VaultPane(id="vault")
 
@@ -53,11 +53,9 @@ class SidePanel(Vertical):
         self._show_live()
 
     def _show_live(self) -> None:
-        """Ring, the lines under it and the health panel's live rows: all from ``live``."""
+        """The lines under the ring and the fork hint (the ring and the health panel bind ``live``)."""
         live = self.live
-        self.query_one(ContextUsageIndicator).show(live)
         self.query_one("#stats", Static).update("\n".join(live.lines()))
-        self.query_one(SessionContextHealthPanel).show_live(live)
         self.set_class(live.known and live.ratio >= self.fork_ratio, "-suggest-fork")
 
     def set_thresholds(self, light: float, full: float) -> None:
