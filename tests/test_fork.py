@@ -276,3 +276,37 @@ async def test_a_fork_cancelled_midway_creates_nothing(
         await store.add_metrics(row.id, 1, {"kind": "after"})  # the store is free again
     finally:
         await ctl.close()
+
+
+async def test_a_fork_reads_its_ancestors_vault_also_when_rebuilt(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """A fork's history points into the parent's vault (``vault://<parent>/…``). The agent built for it —
+    at fork time or later, after a restart — may read those entries, and its grandparent's, but no other
+    session's."""
+    from myrm_tui.agent.factory import build_agent
+    from myrm_tui.agent.tools.base import ToolError
+    from myrm_tui.agent.tools.files import FileReadTool
+    from tests.helpers import make_agent, openai_settings
+
+    settings = openai_settings(emulator)
+    parent = await make_agent(store, workspace, settings)
+    stranger = await make_agent(store, workspace, settings)
+    uri = parent.session.vault.put("line one of the parent's output\nline two", "tool_output", "bash")
+    other = stranger.session.vault.put("someone else's output", "tool_output", "bash")
+    await parent.flush_vault()
+    await stranger.flush_vault()
+    child = await store.fork_session(parent.session_id, copy_state=True)
+    grandchild = await store.fork_session(child.id, copy_state=True)
+    agents = []
+    try:
+        for sid in (child.id, grandchild.id):
+            agent = await build_agent(store, sid, settings, workspace)  # as after a restart
+            agents.append(agent)
+            read = await FileReadTool().run({"paths": [uri], "line_range": "2:2"}, agent.tool_ctx)
+            assert "line two" in read.content and "line one" not in read.content
+            with pytest.raises(ToolError, match="another session's vault"):
+                await FileReadTool().run({"paths": [other]}, agent.tool_ctx)
+    finally:
+        for a in [parent, stranger, *agents]:
+            await a.close()

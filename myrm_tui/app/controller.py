@@ -273,7 +273,6 @@ class Controller:
                 agent = await build_agent(
                     store, row.id, self.settings, self.workspace, self.llm, self.approver
                 )
-                agent.tool_ctx.extra_vault_namespaces.add(parent.id)
                 report = await agent.compact_now()
         except BaseException as exc:  # cancelled (a second ctrl+f, quitting) too: the transaction rolled back
             if agent is not None:
