@@ -252,21 +252,23 @@ class MyrmApp(App[None]):
         self.live = LiveContext()  # another session: its numbers come with its agent
         self._show_live()
         self.refresh_panels()
-        if self.replayer is not None:
-            self.model_line = f"replaying a recorded session\nsession: {event.session.id}"
-        elif s is not None:
-            note = (
-                " (embedded default — set --model or MYRM_MODEL for a bigger model)"
-                if s.is_local_default
-                else ""
-            )
-            tools = (
-                ""
-                if supports_tools(s.model, s.api_base)
-                else "\ntools: off on this model (it cannot call them)"
-            )
-            self.model_line = f"model: {s.model}{note}{tools}\nsession: {event.session.id}"
+        self.model_line = self._model_line(event.session.id)
         self._status()
+
+    def _model_line(self, session_id: str) -> str:
+        """The line under the ring: which model answers (or that a recording does) in which session."""
+        s = self.controller.settings
+        if self.replayer is not None:
+            return f"replaying a recorded session\nsession: {session_id}"
+        if s is None:
+            return self.model_line
+        note = (
+            " (embedded default — set --model or MYRM_MODEL for a bigger model)" if s.is_local_default else ""
+        )
+        tools = (
+            "" if supports_tools(s.model, s.api_base) else "\ntools: off on this model (it cannot call them)"
+        )
+        return f"model: {s.model}{note}{tools}\nsession: {session_id}"
 
     def on_agent_ready(self, event: AgentReady) -> None:
         """The screen took the ring's thresholds; the app takes the baseline."""
