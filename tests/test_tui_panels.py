@@ -172,7 +172,7 @@ async def test_the_screen_shows_the_panel_data_and_the_vault_entry_workers_post_
         store, sid = app.controller.store, app.controller.session.id  # type: ignore[union-attr]
         assert store is not None
         uri = f"vault://{sid}/pasted"
-        await store.vault_put(sid, [VaultEntry(uri, "alpha\nbeta\ngamma", "paste", "bash", 1.0)])
+        await store.vault_put(sid, [VaultEntry(uri, "alpha\nbeta\ngamma", "tool_output", "bash", 1.0)])
         await store.add_metrics(sid, 1, {"tokens_in": 9000, "tokens_out": 6400, "window": 128000})
         pane, chart = app.query_one(VaultPane), app.query_one(UsageChart)
         app.refresh_panels()
@@ -195,8 +195,9 @@ async def test_the_screen_shows_the_panel_data_and_the_vault_entry_workers_post_
 async def test_the_app_state_is_bound_down_to_the_widgets_that_show_it(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
-    """Status line, compaction flag and model line follow the app's reactives at once (no message in
-    between: a test that waits for the ring to stop compacting then reads its numbers relies on it)."""
+    """Status line, compaction flag, thresholds and model line follow the app's state (the flag at once,
+    no message in between: a test that waits for the ring to stop compacting then reads its numbers
+    relies on it); /notes and /model show in the conversation and under the ring."""
     from myrm_tui.app.widgets.chat_message import Notice
     from myrm_tui.app.widgets.status_line import StatusLine
 
@@ -214,8 +215,6 @@ async def test_the_app_state_is_bound_down_to_the_widgets_that_show_it(
         assert ring.busy and "compacting…" in _text(ring)
         app.compacting = False
         assert not ring.busy
-        app.model_line = "model: elsewhere"
-        assert _text(model) == "model: elsewhere"
         await type_and_send(pilot, "talk")
         await wait_until(pilot, lambda: _text(status) == "thinking… (esc cancels)")
         await wait_until(pilot, lambda: not app.busy)
@@ -223,3 +222,5 @@ async def test_the_app_state_is_bound_down_to_the_widgets_that_show_it(
         await type_and_send(pilot, "/notes")  # a slash command's notice goes to the conversation
         await wait_until(pilot, lambda: any("Session notes:" in _text(n) for n in app.query(Notice)))
         assert "(none)" in _text(app.query(Notice).last())
+        await type_and_send(pilot, "/model openai/gpt-4o")
+        await wait_until(pilot, lambda: _text(model) == "model: openai/gpt-4o")
