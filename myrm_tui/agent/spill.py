@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from myrm_tui.context.trimming import head_tail
-from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.context.vault import ArtifactVault, VaultKind
 
 
 def spill(
-    text: str, vault: ArtifactVault | None, kind: str, source: str, preview_chars: int, **meta: Any
+    text: str, vault: ArtifactVault | None, kind: VaultKind, source: str, preview_chars: int, **meta: Any
 ) -> tuple[str, str | None]:
     """(what the model sees, the vault URI or None when it fell back to truncation)."""
     if vault is None:

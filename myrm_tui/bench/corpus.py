@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.context.types import Message
+from myrm_tui.context.types import ROLES, Message
 
 
 class CorpusError(ValueError):
@@ -77,7 +77,7 @@ def _message(path: Path, n: int, i: int, m: Any, conv: int) -> Message:
     where = f"{path}:{n}: message {i}"
     if not isinstance(m, dict):
         raise CorpusError(f"{where} is not an object")
-    if m.get("role") not in ("system", "user", "assistant", "tool"):
+    if m.get("role") not in ROLES:
         raise CorpusError(f"{where} has role {m.get('role')!r} (want system, user, assistant or tool)")
     c = m.get("content")
     if not (c is None or isinstance(c, str) or (isinstance(c, list) and all(isinstance(p, dict) for p in c))):

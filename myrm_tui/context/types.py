@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 # Synthetic user-role messages (notes, rereads, ...) open with this tag so neither the model nor
 # `extract_protected_head` can take them for the user's own words.
@@ -41,9 +41,13 @@ class ToolCall:
         return value
 
 
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: frozenset[str] = frozenset(get_args(Role))  # for checking data read from outside (a corpus)
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
-    role: str  # "system" | "user" | "assistant" | "tool"
+    role: Role
     content: str | list[dict[str, Any]] | None
     id: str = ""
     tool_calls: tuple[ToolCall, ...] = ()

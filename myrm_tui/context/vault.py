@@ -12,16 +12,21 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 VAULT_SCHEME = "vault://"
+
+
+# What a vault entry holds: a tool's output (filtered, truncated or spilled), an archived view (JSON
+# messages), an image, a subagent's result, an MCP result, a hook's output.
+VaultKind = Literal["tool_output", "archive", "media", "subagent", "mcp", "hook_output"]
 
 
 @dataclass(frozen=True, slots=True)
 class VaultEntry:
     uri: str
     content: str
-    kind: str  # "tool_output" | "archive" | "media" | "subagent" | "mcp" | "paste" ...
+    kind: VaultKind
     tool_name: str = ""
     created_at: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
@@ -41,7 +46,7 @@ class ArtifactVault:
         self.pending: list[VaultEntry] = []
         self._loader = loader
 
-    def put(self, content: str, kind: str, tool_name: str = "", **meta: Any) -> str:
+    def put(self, content: str, kind: VaultKind, tool_name: str = "", **meta: Any) -> str:
         digest = hashlib.sha256(content.encode("utf-8", "replace")).hexdigest()[:16]
         uri = f"{VAULT_SCHEME}{self.namespace}/{digest}"
         if uri not in self._entries:
