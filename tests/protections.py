@@ -519,6 +519,13 @@ MUTANTS = (
         ("tests/test_bench_input.py::test_garbage_gz", "tests/test_bench_input.py::test_truncated_gz"),
     ),
     Mutant(
+        "embedded model: a second request queues, it does not cut the running stream",
+        "myrm_tui/llm/local.py",
+        '            "--interrupt_requests",\n            "false",\n',
+        "",
+        ("tests/test_local_model.py::test_a_second_request_waits_instead_of_cutting_the_running_stream",),
+    ),
+    Mutant(
         "embedded model: a dead child is named, not a transport error",
         "myrm_tui/llm/local.py",
         "        proc = self.proc\n        if proc is None:\n            return None",

@@ -132,6 +132,35 @@ async def test_embedded_model_streams_an_answer_from_a_child_process(embedded: E
 
 
 @needs_model
+async def test_a_second_request_waits_instead_of_cutting_the_running_stream(embedded: EmbeddedServer) -> None:
+    """Live failure: a preheat sent while a turn streamed made llama.cpp's server end the turn with a bare
+    [DONE] ("the provider's stream ended without a reply"). Both requests must complete."""
+    import asyncio
+
+    client = LLMClient()
+    streaming = asyncio.Event()
+
+    async def ask(text: str, max_tokens: int) -> list[object]:
+        out: list[object] = []
+        async for ev in client.stream(
+            ModelSpec(DEFAULT_LOCAL_MODEL), [{"role": "user", "content": text}], max_tokens=max_tokens
+        ):
+            out.append(ev)
+            if isinstance(ev, TextDelta):
+                streaming.set()
+        return out
+
+    turn = asyncio.ensure_future(ask(STORY, 48))
+    await asyncio.wait_for(streaming.wait(), 120)  # the second request goes out mid-stream
+    second = await ask("Say hi.", 1)
+    events = await turn
+    usage = next(e for e in events if isinstance(e, Usage))
+    assert usage.completion_tokens >= 24, "the running stream was cut"
+    assert len([e for e in events if isinstance(e, TextDelta)]) >= 8
+    assert any(isinstance(e, Usage) for e in second)
+
+
+@needs_model
 async def test_agent_turn_on_the_embedded_model(
     store: Store, workspace: Path, embedded: EmbeddedServer
 ) -> None:

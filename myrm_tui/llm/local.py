@@ -139,6 +139,10 @@ class EmbeddedServer:
             str(self.threads),
             "--n_threads_batch",
             str(self.threads),
+            # The server's default ends a running stream with [DONE] as soon as another request waits:
+            # a title or a cache preheat arriving during a turn would cut the user's reply. Queue instead.
+            "--interrupt_requests",
+            "false",
         ]
 
     def spawn(self) -> None:
