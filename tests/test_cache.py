@@ -71,6 +71,22 @@ async def test_compaction_is_followed_by_a_preheat_and_the_next_turn_hits(
     assert "preheat" in kinds
 
 
+async def test_no_preheat_is_sent_while_a_turn_runs(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """A preheat typed ahead of a message that was then sent would only queue behind the turn's request
+    (on the embedded model it once cut the turn's stream): while a turn runs it is skipped."""
+    agent = await make_agent(store, workspace, anthropic_settings(emulator))
+    before = len(emulator.requests)
+    agent.warmer.pause()  # what a turn does first
+    await agent.warmer.preheat()
+    assert len(emulator.requests) == before and agent.preheats == 0
+    agent.warmer.resume()
+    await agent.warmer.preheat()
+    assert len(emulator.requests) == before + 1 and agent.preheats == 1
+    await agent.close()
+
+
 def _fps(view: list[Message], tools: str = "t1", model: str = "m") -> list[str]:
     return fingerprints(view, tools, model)
 

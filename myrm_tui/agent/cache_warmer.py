@@ -22,6 +22,7 @@ class CacheWarmer:
         self.keepalive: CacheKeepAliveManager | None = None  # once started
         self.preheats = 0
         self.background: set[asyncio.Task[None]] = set()
+        self.in_turn = False
 
     @property
     def caches_prompts(self) -> bool:
@@ -42,10 +43,16 @@ class CacheWarmer:
         return task
 
     async def preheat(self, view: list[Message] | None = None, breakpoints: list[int] | None = None) -> None:
+        """Skipped when a turn is running (its own request warms the prefix; one typed-ahead preheat would
+        only queue behind it)."""
         session = self.session
+        if self.in_turn:
+            return
         if view is None:
             view, run = await session.prepare()
             breakpoints = run.breakpoints
+            if self.in_turn:  # the user sent the message while this was being built
+                return
         req = session.request(view, breakpoints)
         messages = req.pop("messages")
         tools = req.pop("tools", None)
@@ -77,10 +84,12 @@ class CacheWarmer:
 
     def pause(self) -> None:
         """A turn started: the conversation itself keeps the cache warm."""
+        self.in_turn = True
         if self.keepalive is not None:
             self.keepalive.pause()
 
     def resume(self) -> None:
+        self.in_turn = False
         if self.keepalive is not None:
             self.keepalive.resume()
 
