@@ -52,8 +52,8 @@ $(VENV)/.installed: requirements/build.txt requirements/runtime.txt requirements
 test: lint typecheck unit
 
 lint:
-	$(VENV)/bin/ruff check myrm_tui tests
-	$(VENV)/bin/ruff format --check myrm_tui tests
+	$(VENV)/bin/ruff check myrm_tui tests bench
+	$(VENV)/bin/ruff format --check myrm_tui tests bench
 	$(VENV)/bin/lint-imports
 
 typecheck:

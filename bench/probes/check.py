@@ -3,14 +3,16 @@
 Usage: python bench/probes/check.py [--corpus-dir ../shared/corpus]
 
 Rules checked for each probe (a problem string is reported for every break):
-- the fields are exactly conv_id, probe_id, type, question, expected_facts, evidence_msg_index, evidence_frac;
-  type is one of recall / artifact / decision / continuation; 1-4 facts; probe_id unique within its conversation;
+- the fields are exactly conv_id, probe_id, type, question, expected_facts, evidence_msg_index,
+  evidence_frac; type is one of recall / artifact / decision / continuation; 1-4 facts; probe_id unique
+  within its conversation;
 - a fact is a string or a non-empty list of alternative strings; a list fact is reachable when at least one
   alternative is (alternatives that are not found are reported as warnings, not problems);
 - a fact's first appearance is a case-sensitive substring match over each message's text: the content plus the
   ``arguments`` of its tool calls (what ``myrm bench`` scores, see ``runner.view_text``);
-- it first appears after the first user message (index > that message's index) and before the conversation's last
-  assistant message, since the bench scores probes on the view sent for that last assistant turn;
+- it first appears after the first user message (index > that message's index) and before the
+  conversation's last assistant message, since the bench scores probes on the view sent for that last
+  assistant turn;
 - ``evidence_msg_index`` is where the FIRST listed fact first appears (for a list fact: the earliest of its
   alternatives), and ``evidence_frac`` is that index / (len(messages) - 1), rounded to 3 places.
 """
@@ -120,7 +122,9 @@ def check(probes_path: Path, corpus_path: Path, warnings: list[str] | None = Non
             first = min(found)
             firsts.append(first)
             if first <= first_user:
-                problems.append(f"{where}: fact {fact!r} already at message {first} (first user message {first_user})")
+                problems.append(
+                    f"{where}: fact {fact!r} already at message {first} (first user message {first_user})"
+                )
             if first >= last_assistant:
                 problems.append(
                     f"{where}: fact {fact!r} first at message {first}, not before the last assistant turn "
@@ -128,7 +132,8 @@ def check(probes_path: Path, corpus_path: Path, warnings: list[str] | None = Non
                 )
         if firsts and firsts[0] is not None:
             if p["evidence_msg_index"] != firsts[0]:
-                problems.append(f"{where}: evidence_msg_index {p['evidence_msg_index']} but first fact first at {firsts[0]}")
+                shown = p["evidence_msg_index"]
+                problems.append(f"{where}: evidence_msg_index {shown} but first fact first at {firsts[0]}")
             frac = round(firsts[0] / (len(msgs) - 1), 3)
             if p["evidence_frac"] != frac:
                 problems.append(f"{where}: evidence_frac {p['evidence_frac']} but {frac}")
@@ -152,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus-dir", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--probes-dir", type=Path, default=HERE)
-    ap.add_argument("-v", "--verbose", action="store_true", help="also print warnings (unmatched alternatives)")
+    ap.add_argument(
+        "-v", "--verbose", action="store_true", help="also print warnings (unmatched alternatives)"
+    )
     args = ap.parse_args(argv)
     problems: list[str] = []
     warnings: list[str] = []
@@ -170,11 +177,18 @@ def main(argv: list[str] | None = None) -> int:
         print("  by type: " + ", ".join(f"{t} {s['type'][t]}" for t in TYPES))
         print("  by third: " + ", ".join(f"{t} {s['third'][t]}" for t in ("first", "middle", "last")))
     s = summary(total)
-    print(f"total: {len(total)} probes over {len(s['conversations'])} conversations, "
-          f"{sum(len(p['expected_facts']) for p in total)} facts")
+    print(
+        f"total: {len(total)} probes over {len(s['conversations'])} conversations, "
+        f"{sum(len(p['expected_facts']) for p in total)} facts"
+    )
     print("  by type: " + ", ".join(f"{t} {s['type'][t]}" for t in TYPES))
-    print("  by third: " + ", ".join(f"{t} {s['third'][t]} ({s['third'][t] / max(len(total), 1):.0%})"
-                                     for t in ("first", "middle", "last")))
+    print(
+        "  by third: "
+        + ", ".join(
+            f"{t} {s['third'][t]} ({s['third'][t] / max(len(total), 1):.0%})"
+            for t in ("first", "middle", "last")
+        )
+    )
     if args.verbose:
         for w in warnings:
             print("warning: " + w)
