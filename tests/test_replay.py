@@ -44,6 +44,7 @@ async def test_replay_in_the_tui_pauses_and_is_labelled(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.replayer is not None and "REPLAY" in app.sub_title)
         await pilot.press("ctrl+r")
+        assert app.replayer is not None
         feed = app.replayer.feed
         assert not feed.running.is_set()
         # A reply already streaming may finish; the next one reaches the pause and is held there.
@@ -52,4 +53,4 @@ async def test_replay_in_the_tui_pauses_and_is_labelled(tmp_path: Path) -> None:
         await pilot.pause()
         assert feed.served == served and feed.held.is_set()  # paused: nothing more is served
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: not app.replayer.feed.replies and not app.busy)
+        await wait_until(pilot, lambda: not feed.replies and not app.busy)

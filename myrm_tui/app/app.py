@@ -51,6 +51,7 @@ from myrm_tui.context.models import supports_tools
 
 if TYPE_CHECKING:
     from myrm_tui.agent.permissions import Assessment
+    from myrm_tui.agent.replay import Replay
     from myrm_tui.llm.client import LLMClient
 
 
@@ -93,7 +94,7 @@ class MyrmApp(App[None]):
         self.busy = False
         self._first_message = ""
         self._warming = False
-        self.replayer: Any = None  # the Replay driver (Any: tests read .feed after waiting on it)
+        self.replayer: Replay | None = None
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:

@@ -17,6 +17,7 @@ from myrm_tui.store.db import SessionRow, Store
 if TYPE_CHECKING:
     from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
     from myrm_tui.agent.loop import Agent
+    from myrm_tui.agent.replay import Replay
     from myrm_tui.agent.tools.jobs import JobManager
     from myrm_tui.llm.client import LLMClient
 
@@ -82,7 +83,7 @@ class Controller:
         self.store = await Store.open(self.db_path)
         self.settings = await resolve_settings(self.store, self.cli)
 
-    async def start_replay(self, target: str, delay: float) -> Any:
+    async def start_replay(self, target: str, delay: float) -> Replay:
         """Create a replay session of a recorded conversation; returns the ``Replay`` driver."""
         from myrm_tui.agent.replay import Replay, load_recording
 
