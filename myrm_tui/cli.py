@@ -187,14 +187,17 @@ def main_tui(
     asyncio.run(check_database(_db(db)))  # an unusable database is one line before the full screen opens
     from myrm_tui.app.app import MyrmApp
 
-    MyrmApp(
+    tui = MyrmApp(
         db_path=_db(db),
         workspace=(workspace or Path.cwd()).resolve(),
         cli=_cli_settings(model, api_base),
         session_id=session,
         replay=replay,
         replay_speed=speed,
-    ).run()
+    )
+    tui.run()
+    if tui.return_code:  # stopped by a signal: 128 + its number, as a shell reports it
+        raise typer.Exit(tui.return_code)
 
 
 @app.command()

@@ -519,6 +519,13 @@ MUTANTS = (
         ("tests/test_bench_input.py::test_garbage_gz", "tests/test_bench_input.py::test_truncated_gz"),
     ),
     Mutant(
+        "TUI: SIGTERM/SIGHUP exit like ctrl+q (terminal restored, model child stopped)",
+        "myrm_tui/app/app.py",
+        "                loop.add_signal_handler(sig, self._exit_on_signal, sig)",
+        "                pass",
+        ("tests/test_tui_signals.py",),
+    ),
+    Mutant(
         "embedded model: a second request queues, it does not cut the running stream",
         "myrm_tui/llm/local.py",
         '            "--interrupt_requests",\n            "false",\n',

@@ -14,6 +14,8 @@ when the user starts typing (at start-up only when a cloud model's window or pre
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,6 +142,15 @@ class MyrmApp(App[None]):
         self.call_after_refresh(
             self.start_up
         )  # settings validation and the database wait for the first frame
+        # Python's default for SIGTERM/SIGHUP kills at once: the terminal stays in the full-screen mode,
+        # background jobs run on, the store is not closed. Exit like ctrl+q instead (on_unmount cleans up).
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not main thread
+                loop.add_signal_handler(sig, self._exit_on_signal, sig)
+
+    def _exit_on_signal(self, sig: signal.Signals) -> None:
+        self.exit(return_code=128 + int(sig), message=f"myrm: stopped by {sig.name}")
 
     @work(exclusive=True, group="startup", exit_on_error=False, description="open database and session")
     async def start_up(self) -> None:

@@ -74,10 +74,13 @@ def _descendants(pid: int) -> list[int]:
     todo = [pid]
     while todo:
         p = todo.pop()
-        try:
-            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
-        except OSError:
-            continue
+        kids: list[str] = []
+        # Every thread's children: the embedded model's child is started from a worker thread.
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                kids += (task / "children").read_text().split()
+            except OSError:
+                continue
         out += [int(k) for k in kids]
         todo += [int(k) for k in kids]
     return out

@@ -1,0 +1,121 @@
+"""SIGTERM or SIGHUP to the full-screen app (a closed terminal, ``kill``) exits like ctrl+q: the terminal is
+given back, the embedded model's child stops, the exit code is 128 + the signal, and one line says why."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import signal
+import struct
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+import myrm_tui
+from myrm_tui.app.perf import ANSI, READY, _descendants
+from myrm_tui.llm.local import runtime_available
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not runtime_available(), reason="embedded model not installed (make install)"),
+]
+
+
+def _read_until(fd: int, done: object, timeout: float, pid: int) -> str:
+    """Drain the terminal (a full pty would block the app) until ``done(text)`` holds."""
+    text = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try:
+                text += os.read(fd, 65536).decode("utf-8", "replace")
+            except OSError:
+                break
+        if done(text):  # type: ignore[operator]
+            return text
+    raise AssertionError(f"timed out; last output: {ANSI.sub('', text)[-1500:]!r}")
+
+
+def _model_child(pid: int) -> int | None:
+    for kid in _descendants(pid):
+        try:
+            if b"myrm_tui.llm.embedded_child" in Path(f"/proc/{kid}/cmdline").read_bytes():
+                return kid
+        except OSError:
+            continue
+    return None
+
+
+def _wait_exit(pid: int, timeout: float) -> None:
+    """Wait for a process that is not our child to end (a pidfd becomes readable when it does)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+        assert ready, f"process {pid} still runs {timeout:.0f} s later"
+    finally:
+        os.close(pidfd)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_exits_like_ctrl_q(tmp_path: Path, sig: signal.Signals) -> None:
+    env = {
+        **os.environ,
+        "TERM": "xterm-256color",
+        "MYRM_DB": str(tmp_path / "t.db"),
+        "MYRM_CONFIG": str(tmp_path / "config.toml"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        # The code under test (a mutated copy in `make protections`), not whatever is installed.
+        "PYTHONPATH": str(Path(myrm_tui.__file__).resolve().parents[1]),
+    }
+    pid, fd = pty.fork()
+    if pid == 0:
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 42, 140, 0, 0))
+        os.chdir(tmp_path)
+        os.execvpe(sys.executable, [sys.executable, "-m", "myrm_tui"], env)
+    child = None
+    try:
+        _read_until(fd, lambda t: READY.search(ANSI.sub("", t)) is not None, 120, pid)
+        os.write(fd, b"h")  # typing starts the embedded model
+        deadline = time.monotonic() + 120
+        while child is None and time.monotonic() < deadline:
+            _read_until(fd, lambda t: True, 1, pid)
+            child = _model_child(pid)
+        assert child is not None, "the embedded model did not start"
+        os.kill(pid, sig)
+        out = ""
+        status = None
+        deadline = time.monotonic() + 60
+        while status is None and time.monotonic() < deadline:
+            try:
+                out += _read_until(fd, lambda t: True, 0.2, pid)
+            except AssertionError:
+                pass
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = st
+        assert status is not None, "myrm did not exit"
+        assert os.waitstatus_to_exitcode(status) == 128 + int(sig)
+        assert "\x1b[?1049l" in out  # the alternate screen was left: the terminal is usable again
+        assert f"myrm: stopped by {sig.name}" in ANSI.sub("", out) and "Traceback" not in out
+        _wait_exit(child, 20)
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (OSError, ChildProcessError):
+            pass
+        if child is not None:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+        os.close(fd)
