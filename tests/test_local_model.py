@@ -94,6 +94,21 @@ def test_tool_traffic_is_flattened_for_the_small_chat_template() -> None:
     assert "bash" in chat[2]["content"] and "[tool result]" in chat[3]["content"]
 
 
+def test_the_small_model_gets_no_environment_reminder_and_the_model_cards_sampling() -> None:
+    """Measured on SmolLM2-135M: the environment reminder merged into the user's turn and the server's
+    default temperature (0.8) both derailed short factual answers; other reminders (hooks) stay."""
+    from myrm_tui.context.types import synthetic_user
+
+    env = synthetic_user("- workspace: /tmp/w", "env", "environment").to_api()
+    hook = synthetic_user("lint is clean", "hook", "hook").to_api()
+    chat = to_plain_chat([{"role": "system", "content": "s"}, env, hook, {"role": "user", "content": "hi"}])
+    assert [m["role"] for m in chat] == ["system", "user"]
+    assert "/tmp/w" not in chat[1]["content"] and "lint is clean" in chat[1]["content"]
+    assert chat[1]["content"].endswith("hi")
+    assert local.sampling(None) == {"temperature": 0.2, "top_p": 0.9}
+    assert local.sampling(0.0)["temperature"] == 0.0  # doctor's deterministic self-test
+
+
 def test_exit_descriptions_name_the_signal() -> None:
     assert local.describe_exit(-11) == "signal 11, SIGSEGV"
     assert local.describe_exit(-9) == "signal 9, SIGKILL"

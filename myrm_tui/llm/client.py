@@ -131,8 +131,9 @@ class LLMClient:
             embedded = local.server()
             # The model loads in the child while litellm imports here: the two slow starts overlap.
             base, litellm = await asyncio.gather(embedded.ensure(), litellm_module())
-            spec = ModelSpec(f"openai/{local.ALIAS}", base, local.API_KEY, spec.extra)
-            messages, tools = local.to_plain_chat(messages), None
+            sampling = {**local.sampling(temperature), **spec.extra}
+            spec = ModelSpec(f"openai/{local.ALIAS}", base, local.API_KEY, sampling)
+            messages, tools, temperature = local.to_plain_chat(messages), None, None
         else:
             litellm = await litellm_module()
         kwargs: dict[str, Any] = {

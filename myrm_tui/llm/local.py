@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from myrm_tui.context.models import LOCAL_PREFIX
+from myrm_tui.context.types import SYNTHETIC_TAG
 from myrm_tui.llm.errors import EmbeddedModelStopped, ModelNotAvailableError
 
 ALIAS = "smollm2-135m"
@@ -278,15 +279,31 @@ def server() -> EmbeddedServer:
         return _server
 
 
+# SmolLM2's model card samples at 0.2 / 0.9; the server's default (0.8) makes a 135M model ramble (measured:
+# "What is the capital of France?" answered in French nonsense 3 times of 3 at 0.8, "Paris" 2 of 3 at 0.2).
+SAMPLING = {"temperature": 0.2, "top_p": 0.9}
+# The environment reminder (workspace, date, platform) is for models that use tools. Merged into the user's
+# turn it derails this one (it answered "1960" and echoed the reminder; without it, "Paris" 3 of 3).
+ENVIRONMENT_REMINDER = f'<{SYNTHETIC_TAG} kind="environment">'
+
+
+def sampling(temperature: float | None) -> dict[str, float]:
+    """Sampling arguments for the embedded model: the caller's temperature, else the model card's."""
+    return {**SAMPLING, "temperature": temperature} if temperature is not None else dict(SAMPLING)
+
+
 def to_plain_chat(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
     """SmolLM2's chat template knows system/user/assistant only: tool traffic becomes text, and
-    consecutive turns of one role are merged (the template expects them to alternate)."""
+    consecutive turns of one role are merged (the template expects them to alternate). The environment
+    reminder is left out (see ``ENVIRONMENT_REMINDER``)."""
     out: list[dict[str, str]] = []
     for m in messages:
         content = m.get("content")
         if isinstance(content, list):
             content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
         text = str(content or "")
+        if m.get("role") == "user" and text.startswith(ENVIRONMENT_REMINDER):
+            continue
         role = m.get("role", "user")
         if role == "tool":
             role, text = "user", f"[tool result]\n{text}"
