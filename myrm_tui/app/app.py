@@ -36,7 +36,6 @@ from myrm_tui.app.messages import (
     Compacted,
     CompactionDone,
     Failure,
-    PanelData,
     SessionLoaded,
     ShowNotice,
     ShowTab,
@@ -393,8 +392,7 @@ class MyrmApp(App[None]):
     @work(exclusive=True, group="panels", exit_on_error=False, description="load metrics and vault")
     async def refresh_panels(self) -> None:
         await self.ready.wait()
-        d = await self.controller.panel_data()
-        self._show(PanelData(d["rows"], d["info"], d["vault"], d["vaulted"]))
+        self._show(await self.controller.panel_data())
 
     def action_show_tab(self, tab: str) -> None:
         self.main.post_message(ShowTab(tab))

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from myrm_tui.app.messages import PanelData, PanelInfo
 from myrm_tui.config import Settings
 from myrm_tui.context.models import model_kind
 from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
@@ -329,42 +330,44 @@ class Controller:
         self.session = row
         return title
 
-    async def panel_data(self) -> dict[str, Any]:
+    async def panel_data(self) -> PanelData:
         """Everything the health panel and vault pane show, read from the store and the agent."""
         assert self.session is not None
         store = self._store()
         rows = await store.metrics(self.session.id)
         vault = await store.vault_list(self.session.id)
         agent = self.agent
-        info: dict[str, Any] = {"vault_entries": len(vault), "vault_bytes": sum(v["size"] for v in vault)}
+        info: PanelInfo = {"vault_entries": len(vault), "vault_bytes": sum(v["size"] for v in vault)}
         vaulted: dict[str, str] = {}
         if agent is not None:
             st = agent.state
             times = sorted(r.get("total_ms", 0.0) for r in rows if "total_ms" in r)
             info.update(
-                window=agent.window,
-                light=agent.config.light_ratio,
-                full=agent.config.full_ratio,
-                emergency=agent.config.emergency_ratio,
-                notes=len(st.notes),
-                cache_breaks=st.cache_breaks,
-                handovers=st.handovers,
-                note_texts=list(st.notes),
-                keepalive=agent.keepalive.state if agent.keepalive else "off",
-                breaker=agent.breaker.state,
-                backoff=st.backoff_level,
-                low_yield=st.low_yield_streak,
-                summarizer=agent.aux.last_model
-                if agent.aux and agent.aux.last_model
-                else ("extractive" if agent.extractive_summaries else "lite model"),
-                last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
-                pipeline_p50=times[len(times) // 2] if times else None,
+                PanelInfo(
+                    window=agent.window,
+                    light=agent.config.light_ratio,
+                    full=agent.config.full_ratio,
+                    emergency=agent.config.emergency_ratio,
+                    notes=len(st.notes),
+                    cache_breaks=st.cache_breaks,
+                    handovers=st.handovers,
+                    note_texts=list(st.notes),
+                    keepalive=agent.keepalive.state if agent.keepalive else "off",
+                    breaker=agent.breaker.state,
+                    backoff=st.backoff_level,
+                    low_yield=st.low_yield_streak,
+                    summarizer=agent.aux.last_model
+                    if agent.aux and agent.aux.last_model
+                    else ("extractive" if agent.extractive_summaries else "lite model"),
+                    last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
+                    pipeline_p50=times[len(times) // 2] if times else None,
+                )
             )
             for m in [*st.base, *st.decisions.values()]:
                 uri = m.meta.get("vault_uri")
                 if m.role == "tool" and uri and m.tool_call_id:
                     vaulted[m.tool_call_id] = uri
-        return {"rows": rows, "info": info, "vault": vault, "vaulted": vaulted}
+        return PanelData(rows, info, vault, vaulted)
 
     async def vault_entry(self, uri: str) -> Any:
         return await self._store().vault_get(uri)

@@ -9,14 +9,14 @@ line, live numbers) comes down by data binding, not by message."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from textual.message import Message
 
 from myrm_tui.agent.events import AgentEvent, ContextReport
 from myrm_tui.context.types import Message as ChatMessage
 from myrm_tui.context.vault import VaultEntry
-from myrm_tui.store.db import SessionRow
+from myrm_tui.store.db import SessionRow, VaultListing
 
 
 @dataclass
@@ -68,13 +68,36 @@ class StatusChanged(Message):
     """Readiness changed (start-up finished, files reloaded): redraw the status line."""
 
 
+class PanelInfo(TypedDict, total=False):
+    """The health panel's figures besides the per-request metrics rows (only the vault ones without an
+    agent)."""
+
+    vault_entries: int
+    vault_bytes: int
+    window: int
+    light: float
+    full: float
+    emergency: float
+    notes: int
+    note_texts: list[str]
+    cache_breaks: dict[str, int]
+    handovers: list[dict[str, Any]]
+    keepalive: str
+    breaker: str
+    backoff: str
+    low_yield: int
+    summarizer: str
+    last_duration_ms: float
+    pipeline_p50: float | None
+
+
 @dataclass
 class PanelData(Message):
     """What the health panel and the vault pane show, read from the store and the agent."""
 
-    rows: list[dict[str, Any]]
-    info: dict[str, Any]
-    vault: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, Any]]  # the metrics table's rows (one per request, compaction, preheat…), as stored
+    info: PanelInfo
+    vault: list[VaultListing] = field(default_factory=list)
     vaulted: dict[str, str] = field(default_factory=dict)  # tool call id -> vault:// of its full output
 
 

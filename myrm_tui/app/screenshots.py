@@ -47,7 +47,7 @@ async def replay_shots(out: Path, tmp: Path) -> None:
         await pilot.press("f3")
         await pilot.pause(0.3)
         app.save_screenshot(str(out / "health.svg"))
-        entries = (await app.controller.panel_data())["vault"]
+        entries = (await app.controller.panel_data()).vault
         archives = [
             e
             for e in entries

@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import aiosqlite
 
@@ -41,6 +41,17 @@ from myrm_tui.store.schema import MIGRATIONS, statements
 
 BUSY_TIMEOUT_S = 10.0  # how long a write waits for another process's transaction before giving up
 _ELSEWHERE = "or point --db / MYRM_DB at another file"
+
+
+class VaultListing(TypedDict):
+    """One vault entry as the vault pane lists it (its content is loaded on open)."""
+
+    uri: str
+    kind: str
+    tool_name: str
+    size: int
+    created_at: float
+    meta: dict[str, Any]
 
 
 class StoreError(Exception):
@@ -522,13 +533,23 @@ class Store:
             r["uri"], r["content"], r["kind"], r["tool_name"], r["created_at"], json.loads(r["meta"] or "{}")
         )
 
-    async def vault_list(self, sid: str) -> list[dict[str, Any]]:
+    async def vault_list(self, sid: str) -> list[VaultListing]:
         async with self.conn.execute(
             "SELECT uri, kind, tool_name, size, created_at, meta FROM vault WHERE session_id = ? "
             "ORDER BY created_at DESC",
             (sid,),
         ) as cur:
-            return [dict(r) | {"meta": json.loads(r["meta"] or "{}")} for r in await cur.fetchall()]
+            return [
+                VaultListing(
+                    uri=r["uri"],
+                    kind=r["kind"],
+                    tool_name=r["tool_name"],
+                    size=r["size"],
+                    created_at=r["created_at"],
+                    meta=json.loads(r["meta"] or "{}"),
+                )
+                for r in await cur.fetchall()
+            ]
 
     # -- context state and compaction checkpoints -------------------------------------------------
     async def load_state(self, sid: str) -> str | None:

@@ -8,7 +8,7 @@ agree. This widget only adds up.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,6 +17,9 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from myrm_tui.app.live import LiveContext
+
+if TYPE_CHECKING:
+    from myrm_tui.app.messages import PanelInfo
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 
@@ -74,7 +77,7 @@ class SessionContextHealthPanel(VerticalScroll):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._rows: list[dict[str, Any]] = []
-        self._info: dict[str, Any] = {}
+        self._info: PanelInfo = {}
 
     def compose(self) -> ComposeResult:
         yield Static("usage per request (share of the window)", id="usage-caption", classes="caption")
@@ -83,7 +86,7 @@ class SessionContextHealthPanel(VerticalScroll):
         yield Static("", id="pruning", classes="card", markup=False)
         yield Static("", id="cache", classes="card", markup=False)
 
-    def show(self, rows: list[dict[str, Any]], info: dict[str, Any]) -> None:
+    def show(self, rows: list[dict[str, Any]], info: PanelInfo) -> None:
         """Stored totals (after a request, a compaction, a session switch)."""
         self._rows, self._info = rows, info
         self._redraw()
@@ -110,9 +113,7 @@ class SessionContextHealthPanel(VerticalScroll):
         self.query_one("#cache", Static).update("\n".join(self._card_cache(rows, info)))
 
     @staticmethod
-    def _card_compaction(
-        requests: list[dict[str, Any]], info: dict[str, Any], live: LiveContext
-    ) -> list[str]:
+    def _card_compaction(requests: list[dict[str, Any]], info: PanelInfo, live: LiveContext) -> list[str]:
         comps = [r for r in requests if r.get("compacted")]
         last = comps[-1] if comps else {}
         before, after = last.get("tokens_in", 0), last.get("tokens_out", 0)
@@ -135,7 +136,7 @@ class SessionContextHealthPanel(VerticalScroll):
         ]
 
     @staticmethod
-    def _card_pruning(requests: list[dict[str, Any]], info: dict[str, Any], live: LiveContext) -> list[str]:
+    def _card_pruning(requests: list[dict[str, Any]], info: PanelInfo, live: LiveContext) -> list[str]:
         removed: dict[str, int] = {}
         for r in requests:
             for layer, n in (r.get("removed") or {}).items():
@@ -165,7 +166,7 @@ class SessionContextHealthPanel(VerticalScroll):
         return lines
 
     @staticmethod
-    def _card_cache(rows: list[dict[str, Any]], info: dict[str, Any]) -> list[str]:
+    def _card_cache(rows: list[dict[str, Any]], info: PanelInfo) -> list[str]:
         calls = [r for r in rows if r.get("prompt_tokens")]
         prompt = sum(r["prompt_tokens"] for r in calls)
         cached = sum(r.get("cached_tokens", 0) for r in calls)

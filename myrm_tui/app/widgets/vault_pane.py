@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,6 +19,9 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from myrm_tui.context.vault import VaultEntry, readable
+
+if TYPE_CHECKING:
+    from myrm_tui.store.db import VaultListing
 
 
 def _language(text: str) -> str | None:
@@ -48,14 +51,14 @@ class VaultPane(Vertical):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.current_uri = ""
-        self._entries: list[dict[str, Any]] = []
+        self._entries: list[VaultListing] = []
 
     def compose(self) -> ComposeResult:
         yield OptionList(id="vault-list")
         yield Static("", id="vault-info", markup=False)
         yield Input(placeholder="search inside (Enter: next match)", id="vault-search")
 
-    def show_entries(self, entries: list[dict[str, Any]]) -> None:
+    def show_entries(self, entries: list[VaultListing]) -> None:
         self._entries = entries
         ol = self.query_one(OptionList)
         ol.clear_options()
