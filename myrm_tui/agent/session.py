@@ -6,6 +6,7 @@ Every message is appended to the store the moment it exists, so a crash loses no
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import fields, replace
 from pathlib import Path
@@ -78,6 +79,7 @@ class AgentSession:
         self.breaker = CircuitBreaker()
         self.aux: AuxSummarizer | None = None
         self._resumed = False
+        self._overhead: tuple[str, int] = ("", 0)  # (tools fingerprint, tokens of their schemas)
 
     # -- what the model is sent ---------------------------------------------------------------------
     @property
@@ -110,6 +112,15 @@ class AgentSession:
             self.settings.api_base,
             self.session_id,
         )
+
+    def _overhead_tokens(self) -> int:
+        """Tokens of the tool schemas sent with every request (counted once per tool set)."""
+        if not self.sends_tools:
+            return 0
+        key = self.tools.fingerprint
+        if self._overhead[0] != key:
+            self._overhead = (key, self.counter.text(json.dumps(self.tools.schemas)))
+        return self._overhead[1]
 
     # -- the stored conversation --------------------------------------------------------------------
     async def load(self) -> bool:
@@ -204,6 +215,9 @@ class AgentSession:
             tools_fingerprint=self.tools.fingerprint,
             system_override=self.system_prompt,
         )
+        overhead = self._overhead_tokens()
+        if overhead != self.config.overhead_tokens:
+            self.config = replace(self.config, overhead_tokens=overhead)
         run = await self.pipeline.run(request, self.config, self.session_id)
         self._resumed = False
         run.metrics.breaker = self.breaker.as_dict()

@@ -30,6 +30,9 @@ class ContextConfig:
     # wider tail: the turn is mid-way and its working set must not become a summary on our miscount.
     recovery_tail_ratio: float = 0.15
     reserve_output_tokens: int = 0  # room kept for the reply; 0 means min(4096, 10% of window)
+    # What every request carries outside the view (the tool schemas): the provider counts it, so the budget
+    # must. The agent sets it from the schemas it binds.
+    overhead_tokens: int = 0
 
     # Layer 1 / 1.5 ---------------------------------------------------------------------------------
     filter_single_tokens: int = 2_000  # Layer 1.5 L2 (FilterProcessor) trigger, one output
@@ -82,46 +85,51 @@ class ContextConfig:
         return self.reserve_output_tokens or min(4096, self.max_context_tokens // 10)
 
     @property
+    def view_window(self) -> int:
+        """The window less the tool schemas: what the ratios below are shares of."""
+        return max(self.max_context_tokens - self.overhead_tokens, self.max_context_tokens // 4)
+
+    @property
     def input_budget(self) -> int:
-        """Tokens a request may carry: the window less the room kept for the reply."""
-        return self.max_context_tokens - self.output_reserve
+        """Tokens the view may take: the window less the room kept for the reply and the tool schemas."""
+        return self.max_context_tokens - self.output_reserve - self.overhead_tokens
 
     @property
     def monitor_threshold(self) -> int:
-        return int(self.max_context_tokens * self.monitor_ratio)
+        return int(self.view_window * self.monitor_ratio)
 
     @property
     def compress_threshold(self) -> int:
-        return int(self.max_context_tokens * self.light_ratio)
+        return int(self.view_window * self.light_ratio)
 
     @property
     def compress_force_threshold(self) -> int:
-        return int(self.max_context_tokens * self.full_ratio)
+        return int(self.view_window * self.full_ratio)
 
     @property
     def summarize_trigger_threshold(self) -> int:
-        return int(self.max_context_tokens * self.emergency_ratio)
+        return int(self.view_window * self.emergency_ratio)
 
     @property
     def warm_compact_threshold(self) -> int:
         """Never above what a request may carry (a large ``reserve_output_tokens`` lowers that)."""
-        return min(int(self.max_context_tokens * self.warm_compact_ratio), self.input_budget)
+        return min(int(self.view_window * self.warm_compact_ratio), self.input_budget)
 
     @property
     def target_tokens(self) -> int:
-        return int(self.max_context_tokens * self.target_ratio)
+        return int(self.view_window * self.target_ratio)
 
     @property
     def summary_budget_tokens(self) -> int:
-        return int(self.max_context_tokens * self.summary_ratio)
+        return int(self.view_window * self.summary_ratio)
 
     @property
     def tail_budget(self) -> int:
-        return int(self.max_context_tokens * self.tail_ratio)
+        return int(self.view_window * self.tail_ratio)
 
     @property
     def recovery_tail_budget(self) -> int:
-        return int(self.max_context_tokens * self.recovery_tail_ratio)
+        return int(self.view_window * self.recovery_tail_ratio)
 
     def with_window(self, tokens: int) -> ContextConfig:
         from dataclasses import replace
