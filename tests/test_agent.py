@@ -167,11 +167,12 @@ async def test_context_overflow_is_recovered_by_compaction_and_one_retry(
 async def test_long_session_compacts_and_stays_valid_and_under_budget(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
-    for i in range(30):
+    # 50 reads: answered outputs are trimmed to their salient lines, so a session grows slower than it reads
+    for i in range(50):
         (workspace / f"mod{i}.py").write_text("\n".join(f"value_{i}_{k} = {k}" for k in range(120)))
     agent = await make_agent(store, workspace, openai_settings(emulator), window=8_000)
     emulator.window = 8_000
-    for i in range(30):
+    for i in range(50):
         emulator.enqueue(
             Reply(tool_calls=[("bash", {"command": f"cat mod{i}.py"})]), Reply(text=f"Read mod{i}.py.")
         )
@@ -229,3 +230,27 @@ async def test_resume_loads_history_and_state(
         "first answer",
         "second",
     ]
+
+
+async def test_the_budget_leaves_room_for_the_tool_schemas(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """The provider counts the tool schemas with the messages; the view's budget and thresholds must too,
+    or a view our count fits overflows the window by the schemas' size."""
+    import json
+
+    from myrm_tui.context.config import ContextConfig
+
+    agent = await make_agent(store, workspace, openai_settings(emulator), window=8_000)
+    emulator.enqueue(Reply(text="ok"))
+    await collect(agent, "hello")
+    schemas = agent.counter.text(json.dumps(agent.tool_schemas))
+    config = agent.session.config
+    assert schemas > 500 and config.overhead_tokens == schemas
+    bare = ContextConfig(max_context_tokens=8_000, reserve_output_tokens=config.reserve_output_tokens)
+    assert config.input_budget == bare.input_budget - schemas
+    assert config.warm_compact_threshold + schemas <= 8_000 - config.output_reserve
+    assert config.compress_force_threshold < bare.compress_force_threshold
+    # The request the provider saw: messages and schemas within what our count allowed.
+    seen = emulator.accepted[-1].cache
+    assert seen is not None and seen.input_tokens <= config.input_budget + schemas

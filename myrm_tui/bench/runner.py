@@ -54,6 +54,8 @@ ROLES = {"tool": "tool output", "assistant": "assistant", "user": "user", "syste
 # Suffixes of derived message ids (``Message.derive``) → what the stage did to the message.
 STAGES = {
     "filtered": "filtered",
+    "trim": "trimmed after its answer",
+    "reason": "reasoning trimmed",
     "trunc": "truncated",
     "shrink": "shrunk",
     "dedup": "deduplicated",

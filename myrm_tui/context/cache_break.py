@@ -4,7 +4,8 @@ and why the provider's prefix cache will miss.
 A request is seen as segments — the tool schemas, then one segment a message. If the new request
 starts with every segment of the previous one, it only appended: a full hit. Otherwise the first
 differing segment names the cause: tools changed, system prompt changed, a compaction rewrote the
-view, or history was edited in place (which the only-append policy should make impossible).
+view, an answered output was trimmed at the tail (by design, when the saving pays for the rewrite), or
+history was edited in place (which the only-append policy should make impossible).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from myrm_tui.context.types import Message
 @dataclass(frozen=True)
 class CacheBreak:
     index: int  # first segment that differs (0 = tools)
-    cause: str  # "tools_changed" | "system_changed" | "compaction" | "history_edited" | "model_changed"
+    # "tools_changed" | "system_changed" | "compaction" | "trimmed" | "history_edited" | "model_changed"
+    cause: str
     lost_tokens: int  # tokens of the previous request after the break: no longer cacheable
 
     def as_dict(self) -> dict[str, object]:
@@ -33,6 +35,11 @@ def fingerprints(view: list[Message], tools_fp: str, model: str) -> list[str]:
             for m in view
         ),
     ]
+
+
+def _id(fingerprint: str) -> str:
+    """The message id of a ``role:id:hash:calls`` fingerprint."""
+    return fingerprint.split(":", 1)[-1].rsplit(":", 2)[0]
 
 
 def detect(previous: list[str], current: list[str], sizes: list[int], compacted: bool) -> CacheBreak | None:
@@ -52,6 +59,8 @@ def detect(previous: list[str], current: list[str], sizes: list[int], compacted:
         cause = "system_changed"
     elif compacted:
         cause = "compaction"
+    elif _id(current[k]).startswith(_id(previous[k]) + "#"):
+        cause = "trimmed"  # a sticky rewrite of an answered message at the tail (AnsweredOutputTrim)
     else:
         cause = "history_edited"
     return CacheBreak(k, cause, lost)

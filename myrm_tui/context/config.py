@@ -37,6 +37,13 @@ class ContextConfig:
     # Layer 1 / 1.5 ---------------------------------------------------------------------------------
     filter_single_tokens: int = 2_000  # Layer 1.5 L2 (FilterProcessor) trigger, one output
     filter_turn_tokens: int = 15_000  # ... or one turn's outputs together
+    # Answered-output trim: after its reply, an output longer than this keeps its salient lines (at most
+    # ``trim_keep_ratio`` of its characters) when the saving beats ``trim_margin`` x the rewrite; 0: off.
+    trim_answered_tokens: int = 300
+    trim_keep_ratio: float = 0.4
+    trim_margin: float = 1.0
+    # Reasoning trim: a tool-calling assistant message longer than this is sent back shortened; 0: off.
+    trim_reasoning_tokens: int = 200
     budget_guard_chars: int = 100_000  # ContextBudgetGuard hard safety net
     shell_compress_min_chars: int = 1_200  # below this a shell output is left alone
     exempt_tools: frozenset[str] = field(

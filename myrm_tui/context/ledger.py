@@ -74,7 +74,7 @@ _LOCATED = re.compile(
 # Any other line of a numbered file view (``nl -ba``, ``cat -n``): code, below hits and definitions, or a
 # 40-line view would outrank every result line of the session.
 _NUMBERED = re.compile(r"^[ \t]*\d+\t", re.M)
-_DECIDE = re.compile(
+DECIDE = re.compile(
     r"(?i)\b(instead|decid|chose|choose|the (fix|solution|cause|problem|issue|bug) (is|was)"
     r"|root cause|because|so the|this means|therefore|confirm|works?\b|fixed|passes|fails|conclude"
     r"|i will|i'll|plan|the correct|should)\b"
@@ -213,7 +213,7 @@ def _assistant_lines(text: str, reply: bool = False) -> list[Line]:
         # turn, where a bulky output gives dozens.
         return [Line(_clip(s, 300), P_USER if k == 0 else P_DECISION) for k, s in enumerate(sentences)]
     out = [Line(_clip(sentences[0], 300), P_PROSE)]
-    out += [Line(_clip(s, 300), P_DECISION) for s in sentences[1:] if _DECIDE.search(s) or "`" in s]
+    out += [Line(_clip(s, 300), P_DECISION) for s in sentences[1:] if DECIDE.search(s) or "`" in s]
     return out
 
 
@@ -262,18 +262,34 @@ def record_one(m: Message) -> list[Line]:
 _QUOTED = re.compile(r"`([^`\n]{8,200})`")
 
 
-def promote_quoted(lines: Sequence[Line], reply: str) -> list[Line]:
+def promote_quoted(lines: Sequence[Line], reply: str, source: str = "") -> list[Line]:
     """``lines`` of an output with those the next assistant message quotes (a backticked span of at least
     8 characters: ``Wait, the debug output says `self._data.array dtype: object` ``) raised to result
-    priority: the agent itself marked them as what it acts on."""
+    priority: the agent itself marked them as what it acts on. With the output's text (``source``), a
+    quoted line that ``lines`` lacks is added, in its place."""
     spans = {x.strip() for x in _QUOTED.findall(re.sub(r"```.*?```", "", reply, flags=re.S))}
     spans = {x for x in spans if len(x) >= 8}
     if not spans:
         return list(lines)
-    return [
+    out = [
         Line(ln.text, P_CALL) if ln.priority < P_CALL and any(x in ln.text for x in spans) else ln
         for ln in lines
     ]
+    if not source:
+        return out
+    rows = [_clip(r) for r in source.splitlines()]
+    where = {r: i for i, r in reversed(list(enumerate(rows)))}
+    have = {ln.text for ln in out}
+    extra = [(i, Line(r, P_CALL)) for i, r in enumerate(rows) if r not in have and any(x in r for x in spans)]
+    if not extra:
+        return out
+    placed: list[tuple[float, Line]] = []
+    at = -1.0
+    for ln in out:  # a line not found in ``source`` (a JSON item) stays after the one before it
+        at = where.get(ln.text, at + 1e-3)
+        placed.append((at, ln))
+    placed += [(float(i), ln) for i, ln in extra]
+    return [ln for _, ln in sorted(placed, key=lambda p: p[0])]
 
 
 def reparse(text: str, known: dict[str, int] | None = None) -> Line:
@@ -293,7 +309,7 @@ def reparse(text: str, known: dict[str, int] | None = None) -> Line:
         s.startswith("→") or _RESULT.search(s.lower()) or (_FAILURE.search(s.lower()) and not _CODE.match(s))
     ):
         p = P_RESULT
-    elif _LOCATED.search(s) or _DECIDE.search(s):
+    elif _LOCATED.search(s) or DECIDE.search(s):
         p = P_LOCATED
     elif _NUMBERED.search(s):
         p = P_CODE

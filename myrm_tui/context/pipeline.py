@@ -21,6 +21,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
+from myrm_tui.context.answered import AnsweredOutputTrim
 from myrm_tui.context.cache_optimize import PromptCacheOptimize
 from myrm_tui.context.compress import PriorityCompressor
 from myrm_tui.context.config import ContextConfig
@@ -32,6 +33,7 @@ from myrm_tui.context.media import MediaFilter, MediaResolve
 from myrm_tui.context.normalize import Normalize, normalize
 from myrm_tui.context.notes import SessionNotes
 from myrm_tui.context.precompact import PreCompact
+from myrm_tui.context.reasoning import ReasoningTrim
 from myrm_tui.context.reread import ArtifactTracker, PostCompactionReread
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import NO_COMPACTION, CompactionPlan, Level, Request, Step, Trace, View
@@ -267,6 +269,8 @@ def build_pipeline(prompts_dir: Path | None = None, extra_filter_dirs: Iterable[
             ThinkingBlockCleaner(),
             MediaFilter(),
             FilterProcessor(rules, prompts),
+            AnsweredOutputTrim(),
+            ReasoningTrim(),
             CacheTTLPrune(),
             PreCompact(),
             PriorityCompressor(),

@@ -117,7 +117,7 @@ class FilterProcessor:
         how, new = "", text
         # L1 — shell output
         if tool in COMMAND_TOOLS and call is not None and len(text) >= c.shell_compress_min_chars:
-            header, body, footer = _split_header(text)
+            header, body, footer = split_header(text)
             command = command_of(call)
             body = strip_ansi(body)  # the original, colours and all, stays in the vault
             hit = self.rules.apply(command, body) or compress_shell(command, body)
@@ -126,7 +126,7 @@ class FilterProcessor:
         # L2 — large single output, or a large turn
         tokens = req.counter.text(new)
         if tokens > c.filter_single_tokens or step_tokens + tokens > c.filter_turn_tokens:
-            header, body, footer = _split_header(new)
+            header, body, footer = split_header(new)
             st = structural_extract(body, (c.json_max_depth, c.json_max_keys, c.json_max_items))
             if st is not None:
                 how, new = f"structural ({st[0]})", header + st[1] + footer
@@ -175,7 +175,7 @@ class FilterProcessor:
         return summary.strip() or None
 
 
-def _split_header(text: str) -> tuple[str, str, str]:
+def split_header(text: str) -> tuple[str, str, str]:
     """(header, body, footer): the ``<returncode>``/``<output>`` wrapper stays out of what filters shorten."""
     if not text.startswith("<returncode>"):
         return "", text, ""

@@ -1,0 +1,139 @@
+"""``AnsweredOutputTrim`` (Layer 3's Background tier, applied at the tail): once the agent has answered a
+long tool output, later requests carry its salient lines, not all of it.
+
+A tool output is read in full exactly once — by the reply that follows it. From the next request on,
+every request re-reads it (at the cache-read price), until a compaction folds it, or the session ends;
+in the SWE sessions answered outputs are a third of all tokens re-read. Trimming it right after its
+answer is nearly free for the provider cache: the cut sits at the tail (the output, then the reply,
+then what is new — the reply and the new content were never cached anyway), so the one-time cost is
+writing the trimmed text, and every later request reads fewer tokens. Later compactions also come
+later, and each is smaller.
+
+What stays is what later turns refer back to: the fact ledger's salient lines (result and error lines,
+``path:12:`` hits, definitions, paths, ids, a JSON output's items, the last line), the lines the reply
+quoted, and all of a short output. The full text goes to the vault; the trim says where. The rewrite
+is sticky (a decision), so the message then looks the same in every request until a compaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from myrm_tui.context import ledger
+from myrm_tui.context.filters.processor import split_header
+from myrm_tui.context.filters.shell import strip_ansi
+from myrm_tui.context.step import Configured, Rewritten, Trace, View
+from myrm_tui.context.types import Message
+
+# Anthropic's prices relative to uncached input (the dearest common case; OpenAI's are gentler).
+READ, WRITE = 0.1, 1.25
+DEFAULT_ROUND_TOKENS = 600  # what one round adds, before a session has shown its own
+URI_CHARS, URI_TOKENS = 40, 20  # vault://<namespace>/<16 hex digits>]
+HEAD_LINES = 8  # an output whose salient lines are fewer keeps its first lines too
+
+
+@dataclass(frozen=True, slots=True)
+class TrimSettings:
+    trim_answered_tokens: int  # outputs at most this long stay whole; 0 turns the step off
+    trim_keep_ratio: float  # of the output's characters, the most the salient lines may take
+    exempt_tools: frozenset[str]
+    trim_margin: float
+    warm_compact_threshold: int  # where the next compaction comes (while the cache is warm)
+
+
+class AnsweredOutputTrim(Configured[TrimSettings]):
+    name = "answered_trim"
+    Settings = TrimSettings
+
+    async def run(self, v: View, s: TrimSettings) -> Rewritten:
+        req, view = v.request, v.messages
+        if s.trim_answered_tokens <= 0:
+            return Rewritten(messages=view)
+        # Earlier trims again. FilterProcessor repeats the decisions keyed by a stored output's id; a trim of
+        # an output it had filtered is keyed by the filtered copy's id, which only this step sees.
+        earlier = req.state.decisions
+        again = [
+            i
+            for i in range(req.new_start, len(view))
+            if view[i].role == "tool"
+            and (d := earlier.get(view[i].id)) is not None
+            and d is not view[i]
+            and d.meta.get("trimmed")
+        ]
+        if again:
+            view = list(view)
+            for i in again:
+                view[i] = earlier[view[i].id]
+        # The outputs the last reply answered: between the two newest assistant messages. Only these,
+        # so a cut always lands at the tail (an older untrimmed output stays as it was sent).
+        replies = [i for i in range(len(view) - 1, req.new_start - 1, -1) if view[i].role == "assistant"]
+        if not replies:
+            return Rewritten(messages=view)
+        last = replies[0]
+        first = replies[1] + 1 if len(replies) > 1 else req.new_start
+        count = req.counter.message
+        candidates = [
+            i
+            for i in range(first, last)
+            if (m := view[i]).role == "tool"
+            and not m.meta.get("trimmed")
+            and (m.name or "") not in s.exempt_tools
+            and isinstance(m.content, str)
+            and count(m) > s.trim_answered_tokens
+            and not req.intent.protects(m)
+        ]
+        if not candidates:
+            return Rewritten(messages=view)
+        later = self._later_requests(v, s)
+        out, trace = list(view), Trace()
+        decisions: dict[str, Message] = {}
+        for i in candidates:
+            m = view[i]
+            kept = self._trim(m, view[last].text, s)
+            if kept is None:
+                continue
+            full, short = count(m), req.counter.text(kept) + URI_TOKENS
+            # Trimming writes the short text once at the cache-write price; keeping the output re-reads
+            # it whole at the cache-read price now and on each later request until it is folded. The
+            # margin stands for what the estimate cannot see: a session that ends, or a compaction that
+            # comes, sooner.
+            if READ * ((full - short) * later + full) <= s.trim_margin * WRITE * short:
+                continue
+            uri = req.vault.put(m.text, "tool_output", m.name or "", reason="answered_trim")
+            new = m.derive(
+                "trim", content=f"{kept}{uri}]", meta={**m.meta, "trimmed": True, "vault_uri": uri}
+            )
+            out[i] = decisions[m.id] = new
+            trace.add_removed(self.name, full - count(new))
+            trace.add_vaulted(self.name, len(m.text))
+        return Rewritten(messages=out, decisions=decisions, trace=trace)
+
+    @staticmethod
+    def _later_requests(v: View, s: TrimSettings) -> float:
+        """How many more requests will re-read an output before the next compaction: the room left below
+        the compaction point over what a round has added since the last compaction."""
+        req, view = v.request, v.messages
+        new = view[req.new_start :]
+        rounds = sum(1 for m in new if m.role == "assistant")
+        base = req.counter.messages(view[: req.new_start])
+        grown = req.counter.messages(new)
+        per_round = grown / rounds if rounds >= 2 else DEFAULT_ROUND_TOKENS
+        return max(0.0, (s.warm_compact_threshold - base - grown) / max(per_round, 1.0))
+
+    @staticmethod
+    def _trim(m: Message, reply: str, s: TrimSettings) -> str | None:
+        """The trimmed text of ``m`` up to its vault URI, or None when the salient lines are all of it."""
+        header, body, footer = split_header(m.text)
+        plain = strip_ansi(body)
+        lines = ledger.promote_quoted(ledger.salient_lines(plain), reply, plain)
+        if len(lines) < HEAD_LINES:  # little stands out (a data file): its head says what it is
+            have = {ln.text for ln in lines}
+            rows = [ledger.Line(r, ledger.P_FILL) for r in plain.splitlines()[:HEAD_LINES] if r.strip()]
+            lines = [r for r in rows if r.text not in have] + lines
+        kept = ledger.fit(lines, int(len(m.text) * s.trim_keep_ratio))
+        total = sum(1 for ln in body.splitlines() if ln.strip())
+        if not kept or len(kept) >= total:
+            return None
+        body = "\n".join(kept)
+        text = f"{header}{body}{footer}\n[trimmed to {len(kept)} of {total} lines; full text: "
+        return text if len(text) + URI_CHARS < len(m.text) else None

@@ -1,0 +1,203 @@
+"""ReasoningTrim and AnsweredOutputTrim: what they keep, when they act, and that a trim stays put."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from myrm_tui.context.answered import AnsweredOutputTrim
+from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.reasoning import ReasoningTrim, shorten, spans
+from myrm_tui.context.state import ContextState
+from myrm_tui.context.types import Message
+from myrm_tui.context.vault import ArtifactVault
+from tests.helpers import call, run_pipeline, run_step, view_for
+
+THOUGHT = (
+    "THOUGHT: The traceback points at `QuerySet.union` in django/db/models/query.py. "
+    "I looked at the code around it and it is quite long. "
+    "The ordering is applied after the union, which is interesting. "
+    "The root cause: `_combinator_query` clears `order_by` but keeps the `ORDER BY position 4` reference. "
+    "That seems to be what happens here and it explains the error. "
+    "It is also mentioned in query.py again, as said. "
+    "I'll patch `_combinator_query` to drop the positional ordering. "
+    "Let me look more closely at how things fit together in general.\n"
+    "After that I will run tests/queries/test_qs_combinators.py to confirm."
+)
+
+
+def system_task() -> list[Message]:
+    return [
+        Message(role="system", content="You are a test agent.", id="s"),
+        Message(role="user", content="Fix the union ordering crash.", id="u"),
+    ]
+
+
+def thinking(id: str, text: str, command: str = "grep -n order_by django/db/models/query.py") -> Message:
+    return Message(role="assistant", content=text, id=id, tool_calls=(call(f"call_{id}", command),))
+
+
+def output(id: str, call_id: str, body: str, code: int = 0) -> Message:
+    content = f"<returncode>{code}</returncode>\n<output>\n{body}\n</output>"
+    return Message(role="tool", content=content, id=id, tool_call_id=call_id, name="bash")
+
+
+# -- ReasoningTrim ------------------------------------------------------------------------------------
+
+
+def test_shorten_keeps_opening_new_facts_and_decisions_and_drops_the_rest() -> None:
+    short = shorten(THOUGHT)
+    assert short is not None and short.startswith("THOUGHT: The traceback points at `QuerySet.union`")
+    for fact in spans(THOUGHT):  # every fact-like span survives, once
+        assert fact in short, fact
+    assert "The root cause:" in short and "I'll patch `_combinator_query`" in short
+    assert "to confirm" in short  # names a path, and says what comes next
+    for filler in ("quite long", "which is interesting", "fit together in general", "again, as said"):
+        assert filler not in short
+    assert " … " in short  # where sentences were left out
+    assert len(short) < 0.8 * len(THOUGHT)
+
+
+def test_shorten_counts_what_the_call_already_says() -> None:
+    text = "THOUGHT: Next step. Running `python reproduce.py` now shows the failure on this setup."
+    assert shorten(text) is None  # every sentence opens, names something new, or decides
+    short = shorten(text, json.dumps({"command": "python reproduce.py"}))
+    assert short is not None and "reproduce.py" not in short  # the call is sent whole
+
+
+def test_shorten_returns_none_when_nothing_can_go() -> None:
+    assert shorten("THOUGHT: Run `pytest -x` on tests/test_app.py.") is None
+    assert shorten("") is None
+
+
+async def test_the_newest_tool_calling_message_is_trimmed_once_and_vaulted() -> None:
+    vault = ArtifactVault("t")
+    raw = [*system_task(), thinking("a1", THOUGHT * 3), output("t1", "call_a1", "12: order_by()")]
+    view = view_for(raw, vault=vault)
+    out = await run_step(ReasoningTrim(), view)
+    new = out.messages[2]
+    assert new.id == "a1#reason" and new.tool_calls == raw[2].tool_calls  # the call is untouched
+    assert new.text.endswith("[trimmed]") and len(new.text) < 0.5 * len(raw[2].text)
+    entry = vault.get_cached(new.meta["vault_uri"])
+    assert entry is not None and entry.content == raw[2].text and entry.kind == "archive"
+    assert out.decisions == {"a1": new}
+    assert out.trace.removed["reasoning_trim"] > 0
+
+
+async def test_replies_short_messages_and_the_off_switch_are_left_alone() -> None:
+    reply = Message(role="assistant", content=THOUGHT * 3, id="r")  # to the user: no tool call
+    raw = [*system_task(), reply, Message(role="user", content="go on", id="u2")]
+    assert (await run_step(ReasoningTrim(), view_for(raw))).messages == raw
+    short = [*system_task(), thinking("a1", "THOUGHT: Let me look. " * 5), output("t1", "call_a1", "x")]
+    assert (await run_step(ReasoningTrim(), view_for(short))).messages == short
+    long = [*system_task(), thinking("a1", THOUGHT * 3), output("t1", "call_a1", "x")]
+    off = ContextConfig(max_context_tokens=16_000, trim_reasoning_tokens=0)
+    assert (await run_step(ReasoningTrim(), view_for(long), config=off)).messages == long
+
+
+async def test_a_message_sent_before_a_resume_is_not_rewritten() -> None:
+    raw = [*system_task(), thinking("a1", THOUGHT * 3), output("t1", "call_a1", "x")]
+    raw[2] = replace(raw[2], created_at=10.0)
+    state = ContextState()
+    state.last_request_at = 20.0
+    out = await run_step(ReasoningTrim(), view_for(raw, state, resume=True))
+    assert out.messages[2] is raw[2] and not out.decisions
+
+
+async def test_a_trimmed_message_stays_trimmed_and_older_ones_are_not_rewritten() -> None:
+    state = ContextState()
+    raw = [*system_task(), thinking("a1", THOUGHT * 3), output("t1", "call_a1", "12: order_by()")]
+    first, _ = await run_pipeline(raw, 128_000, state, now=1.0)
+    later = [*raw, thinking("a2", THOUGHT * 3), output("t2", "call_a2", "ok")]
+    second, _ = await run_pipeline(later, 128_000, state, now=2.0)
+    trimmed = [m for m in first if m.id.startswith("a1")]
+    assert trimmed and trimmed[0].id == "a1#reason"
+    # The request after repeats the first one's messages exactly (the provider's cached prefix) ...
+    assert second[: len(first)] == first
+    # ... and trims only its own newest message.
+    assert [m.id for m in second if m.role == "assistant"] == ["a1#reason", "a2#reason"]
+
+
+# -- AnsweredOutputTrim -------------------------------------------------------------------------------
+
+
+def pytest_run(n: int = 60) -> str:
+    lines = [f"tests/test_frame.py::test_case_{k:03d} PASSED" for k in range(n)]
+    lines[17] = "tests/test_frame.py::test_case_017 FAILED"
+    lines[30] = "debug: self._data.array dtype: object (expected float64)"
+    lines.append("FAILED tests/test_frame.py::test_case_017 - AssertionError: 3 != 4")
+    lines.append(f"======== 1 failed, {n - 1} passed in 2.31s ========")
+    return "\n".join(lines)
+
+
+def answered(
+    reply: str = "THOUGHT: The debug output says `self._data.array dtype: object`, so I'll cast it.",
+) -> list[Message]:
+    return [
+        *system_task(),
+        thinking("a1", "THOUGHT: Run the tests.", "pytest tests/test_frame.py -v"),
+        output("t1", "call_a1", pytest_run()),
+        thinking("a2", reply, "sed -n 1,20p src/frame.py"),
+        output("t2", "call_a2", "1\timport numpy as np"),
+    ]
+
+
+async def test_an_answered_output_keeps_its_result_error_and_quoted_lines() -> None:
+    vault = ArtifactVault("t")
+    raw = answered()
+    out = await run_step(AnsweredOutputTrim(), view_for(raw, vault=vault), window=128_000)
+    new = out.messages[3]
+    assert new.id == "t1#trim" and new.meta["trimmed"] and new.tool_call_id == "call_a1"
+    for kept in (
+        "1 failed, 59 passed in 2.31s",
+        "FAILED tests/test_frame.py::test_case_017 - AssertionError: 3 != 4",
+        "self._data.array dtype: object",  # the reply quoted it
+        "<returncode>0</returncode>",
+    ):
+        assert kept in new.text, kept
+    assert new.text.count(" PASSED") < 30  # of 58: the bulk goes
+    assert f"full text: {new.meta['vault_uri']}]" in new.text and "of 62 lines" in new.text
+    entry = vault.get_cached(new.meta["vault_uri"])
+    assert entry is not None and entry.content == raw[3].text
+    assert out.decisions == {"t1": new} and len(new.text) < 0.5 * len(raw[3].text)
+
+
+async def test_only_the_last_answered_outputs_are_trimmed() -> None:
+    raw = answered()
+    raw += [thinking("a3", "THOUGHT: Now the other file.", "cat src/other.py"), output("t3", "call_a3", "x")]
+    out = await run_step(AnsweredOutputTrim(), view_for(raw), window=128_000)
+    assert out.messages == raw  # t1 was answered two replies ago: cutting it now would break the cache there
+
+
+async def test_no_trim_when_the_next_compaction_is_too_close_to_pay_for_the_rewrite() -> None:
+    raw = answered()
+    tokens = view_for(raw).tokens()
+    near = ContextConfig(max_context_tokens=int(tokens / 0.875) + 50)  # compaction threshold right above
+    assert (await run_step(AnsweredOutputTrim(), view_for(raw), config=near)).messages == raw
+
+
+async def test_failed_and_exempt_outputs_are_not_trimmed() -> None:
+    raw = answered()
+    raw[3] = output("t1", "call_a1", pytest_run(), code=1)  # a failed call stays whole: it gets retried
+    failed = view_for(raw)
+    failed = failed.evolve(request=replace(failed.request, intent=failed.request.intent.build(raw)))
+    assert (await run_step(AnsweredOutputTrim(), failed, window=128_000)).messages == raw
+    exempt = ContextConfig(max_context_tokens=128_000, exempt_tools=frozenset({"bash"}))
+    assert (await run_step(AnsweredOutputTrim(), view_for(answered()), config=exempt)).messages == answered()
+
+
+async def test_a_trim_of_a_filtered_output_stays_in_later_requests() -> None:
+    """FilterProcessor repeats decisions keyed by the stored output's id; this trim is keyed by the filtered
+    copy's, so the step itself must repeat it, or the next request would send the output whole again."""
+    state = ContextState()
+    raw = answered()
+    hits = (
+        f"src/pkg/mod{k}.py:{k}: def handler_{k}(request): return dispatch(request, {k})" for k in range(400)
+    )
+    raw[3] = output("t1", "call_a1", "\n".join(hits))  # over filter_single_tokens: filtered first
+    first, _ = await run_pipeline(raw, 128_000, state, now=1.0)
+    t1 = next(m for m in first if m.tool_call_id == "call_a1")
+    assert t1.id == "t1#filtered#trim" and t1.meta["trimmed"]
+    more = [*raw, thinking("a3", "THOUGHT: Next.", "ls"), output("t3", "call_a3", "a.py")]
+    second, _ = await run_pipeline(more, 128_000, state, now=2.0)
+    assert second[: len(first)] == first
