@@ -195,9 +195,30 @@ async def test_a_trim_of_a_filtered_output_stays_in_later_requests() -> None:
         f"src/pkg/mod{k}.py:{k}: def handler_{k}(request): return dispatch(request, {k})" for k in range(400)
     )
     raw[3] = output("t1", "call_a1", "\n".join(hits))  # over filter_single_tokens: filtered first
-    first, _ = await run_pipeline(raw, 128_000, state, now=1.0)
+    vault = ArtifactVault("t")
+    first, _ = await run_pipeline(raw, 128_000, state, now=1.0, vault=vault)
     t1 = next(m for m in first if m.tool_call_id == "call_a1")
     assert t1.id == "t1#filtered#trim" and t1.meta["trimmed"]
+    original = vault.get_cached(t1.meta["vault_uri"])  # the pointer leads to the output as it came
+    assert original is not None and original.content == raw[3].text
     more = [*raw, thinking("a3", "THOUGHT: Next.", "ls"), output("t3", "call_a3", "a.py")]
-    second, _ = await run_pipeline(more, 128_000, state, now=2.0)
+    second, _ = await run_pipeline(more, 128_000, state, now=2.0, vault=vault)
     assert second[: len(first)] == first
+
+
+async def test_the_summary_ledger_reads_a_trimmed_message_as_it_came() -> None:
+    """Summarize keeps each message's ledger lines once: a trimmed copy shares its original's (so a trim
+    costs no second scan of the output) and a compaction reads the whole text, from the vault."""
+    from myrm_tui.context.summarize import Summarize
+
+    vault = ArtifactVault("t")
+    raw = answered()
+    view = view_for(raw, vault=vault)
+    trimmed = (await run_step(AnsweredOutputTrim(), view, window=128_000)).messages[3]
+    thought = (
+        await run_step(ReasoningTrim(), view_for([*system_task(), thinking("a1", THOUGHT * 3)], vault=vault))
+    ).messages[2]
+    req = view.request
+    assert Summarize._key(trimmed, req) == Summarize._key(raw[3], req)
+    assert Summarize._original(trimmed, req).text == raw[3].text
+    assert Summarize._original(thought, req).text == THOUGHT * 3

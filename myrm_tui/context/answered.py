@@ -99,7 +99,10 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
             # comes, sooner.
             if READ * ((full - short) * later + full) <= s.trim_margin * WRITE * short:
                 continue
-            uri = req.vault.put(m.text, "tool_output", m.name or "", reason="answered_trim")
+            uri = m.meta.get("vault_uri")  # a filtered output's original is in the vault already
+            entry = req.vault.get_cached(str(uri)) if uri else None
+            if entry is None or entry.kind != "tool_output":
+                uri = req.vault.put(m.text, "tool_output", m.name or "", reason="answered_trim")
             new = m.derive(
                 "trim", content=f"{kept}{uri}]", meta={**m.meta, "trimmed": True, "vault_uri": uri}
             )

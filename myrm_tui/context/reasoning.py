@@ -51,7 +51,7 @@ def shorten(text: str, known: str = "") -> str | None:
     stands, each once; None if that is all of it."""
     prefix = _PREFIX.match(text).group(0)  # type: ignore[union-attr]
     parts = _PARTS.split(text[len(prefix) :].strip())
-    have = [known]  # what is said so far; a span is new if it is in none of it
+    said = known  # what is said so far; a span is new if it is not in it
     kept: list[str] = []
     seen: set[str] = set()
     dropped = dropped_since = False
@@ -59,13 +59,12 @@ def shorten(text: str, known: str = "") -> str | None:
         sentence = parts[k].strip()
         if not sentence:
             continue
-        said = "\n".join(have)
         fresh = any(x not in said for x in spans(sentence))
         if sentence not in seen and (not kept or fresh or DECIDE.search(sentence) or _STATE.search(sentence)):
             if kept:
                 kept.append(" … " if dropped_since else ("\n" if "\n" in parts[k - 1] else " "))
             kept.append(sentence)
-            have.append(sentence)
+            said += "\n" + sentence
             seen.add(sentence)
             dropped_since = False
         else:

@@ -22,6 +22,7 @@ from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.redact import redact
 from myrm_tui.context.step import Configured, Request, Rewritten, SummaryBlock, SummaryRecord, Trace, View
 from myrm_tui.context.types import Message, synthetic_user
+from myrm_tui.context.vault import VaultEntry
 
 SUMMARY_PROMPT = "summary.md"
 MAX_TRANSCRIPT_CHARS = 120_000
@@ -216,6 +217,9 @@ class Summarize(Configured[SummarizeSettings]):
         its time stays flat however much it folds (the request that compacts is the slow one otherwise)."""
         for i in range(req.new_start, len(view)):
             m = view[i]
+            key = self._key(m, req)
+            if key is not None and key in self._ledger:
+                continue
             self._lines_of(m, req)
             for c in m.tool_calls:
                 signals.read_files(c)  # cached: the extractive summary asks for it when the call is folded
@@ -223,17 +227,22 @@ class Summarize(Configured[SummarizeSettings]):
                 # What this message quotes of the outputs just before it ranks as a result in their lines.
                 k = i - 1
                 while k >= 0 and view[k].role == "tool":
-                    key = self._key(view[k])
-                    if key is not None and key in self._ledger:
-                        self._ledger[key] = ledger.promote_quoted(self._ledger[key], m.text)
+                    out = self._key(view[k], req)
+                    if out is not None and out in self._ledger:
+                        self._ledger[out] = ledger.promote_quoted(self._ledger[out], m.text)
                     k -= 1
 
     @staticmethod
-    def _key(m: Message) -> tuple[str, int] | None:
-        return (m.id, hash(m.content) if isinstance(m.content, str) else 0) if m.id else None
+    def _key(m: Message, req: Request) -> tuple[str, int] | None:
+        """(stored id, hash of the original text): a filtered or trimmed copy shares its original's lines."""
+        if not m.id:
+            return None
+        entry = Summarize._vaulted(m, req)
+        content = entry.content if entry is not None else m.content
+        return (m.id.split("#", 1)[0], hash(content) if isinstance(content, str) else 0)
 
     def _lines_of(self, m: Message, req: Request) -> list[ledger.Line]:
-        key = self._key(m)
+        key = self._key(m, req)
         hit = self._ledger.get(key) if key is not None else None
         if hit is None:
             hit = _redacted(ledger.record_one(self._original(m, req)))
@@ -244,14 +253,21 @@ class Summarize(Configured[SummarizeSettings]):
         return hit
 
     @staticmethod
-    def _original(m: Message, req: Request) -> Message:
-        """A filtered or truncated output as it first came (from the vault), so the ledger reads every
-        line."""
+    def _vaulted(m: Message, req: Request) -> VaultEntry | None:
+        """The original of a shortened message: a tool output as it came, a trimmed reasoning whole."""
         uri = m.meta.get("vault_uri")
-        if m.role != "tool" or not uri:
-            return m
+        if not uri:
+            return None
         entry = req.vault.get_cached(str(uri))
-        if entry is None or entry.kind != "tool_output":
+        wanted = "tool_output" if m.role == "tool" else "archive" if m.role == "assistant" else None
+        return entry if entry is not None and entry.kind == wanted else None
+
+    @staticmethod
+    def _original(m: Message, req: Request) -> Message:
+        """A filtered, truncated or trimmed message as it first came (from the vault), so the ledger reads
+        every line."""
+        entry = Summarize._vaulted(m, req)
+        if entry is None:
             return m
         text = entry.content
         if (
