@@ -128,7 +128,9 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
         """The trimmed text of ``m`` up to its vault URI, or None when the salient lines are all of it."""
         header, body, footer = split_header(m.text)
         plain = strip_ansi(body)
-        lines = ledger.promote_quoted(ledger.salient_lines(plain), reply, plain)
+        # The whole text, as the summary ledger read it when the output came (salient_lines drops the
+        # returncode wrapper itself): its lines are remembered.
+        lines = ledger.promote_quoted(ledger.salient_lines(strip_ansi(m.text)), reply, plain)
         if len(lines) < HEAD_LINES:  # little stands out (a data file): its head says what it is
             have = {ln.text for ln in lines}
             rows = [ledger.Line(r, ledger.P_FILL) for r in plain.splitlines()[:HEAD_LINES] if r.strip()]

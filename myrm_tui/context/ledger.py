@@ -15,6 +15,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from myrm_tui.context import signals
 from myrm_tui.context.filters.shell import strip_ansi
@@ -37,6 +38,7 @@ MAX_LINE_CHARS = 240
 JSON_LINE_CHARS = 400
 SHORT_OUTPUT_LINES = 12  # an output this short is kept whole: script prints are what gets asked about
 SHORT_OUTPUT_CHARS = 900
+SALIENT_CACHE_CHARS = 60_000  # longer outputs are not remembered (memory)
 MAX_OUTPUT_LINES = 24  # salient lines taken from one longer output
 FILL_OUTPUT_LINES = 48  # an output up to this many distinct lines also gives its other lines, at P_FILL
 
@@ -128,7 +130,19 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
 
     A short output is kept whole; a JSON output keeps its items whole (ids and prices live there); from a
     longer text output, result and error lines, located lines (``path:12:``, ``def``/``class``) and lines
-    naming a path, at most ``max_lines`` of them, deduplicated."""
+    naming a path, at most ``max_lines`` of them, deduplicated. Remembered for recent outputs: the summary
+    ledger reads an output when it enters the view, the answered-output trim on the next request."""
+    if len(text) > SALIENT_CACHE_CHARS:
+        return _salient_lines(text, max_lines)
+    return list(_salient_cached(text, max_lines))
+
+
+@lru_cache(maxsize=256)
+def _salient_cached(text: str, max_lines: int) -> tuple[Line, ...]:
+    return tuple(_salient_lines(text, max_lines))
+
+
+def _salient_lines(text: str, max_lines: int) -> list[Line]:
     body = text.strip()
     if body.startswith("<returncode>"):
         body = re.sub(r"^<returncode>-?\d+</returncode>\s*(<output>\s*)?", "", body)
