@@ -43,6 +43,9 @@ CASES: list[tuple[str, bool, str]] = [
     # allowed: every simple command covered, joined only by && || ; | or newlines
     ("git status", True, ""),
     ("git status -s", True, ""),
+    # a newline inside "…" is part of the word (tree-sitter leaves it out of the string's pieces)
+    ('echo "two\nlines"', True, ""),
+    ('git status -s"echo\necho"', True, ""),
     ("git status && pytest -q", True, ""),
     ("git status || echo failed", True, ""),
     ("git status; pytest", True, ""),

@@ -450,17 +450,15 @@ class _Walker:
         if kind == "raw_string":
             return self.text(node)[1:-1], None
         if kind == "string":
-            parts: list[str] = []
             for child in node.children:
-                if child.type == '"':
-                    continue
-                if child.type != "string_content":
+                if child.type not in ('"', "string_content"):
                     return "", self._expansion(child)
-                value, why = _unescape_double_quoted(self.text(child))
-                if why:
-                    return "", why
-                parts.append(value)
-            return "".join(parts), None
+            # The whole text between the quotes: tree-sitter splits string_content at a newline and leaves
+            # the newline out of every child, but inside "…" bash keeps it.
+            text = self.text(node)
+            if len(text) < 2 or not (text.startswith('"') and text.endswith('"')):
+                return "", "unusual string"
+            return _unescape_double_quoted(text[1:-1])
         if kind == "concatenation":
             parts = []
             for child in node.children:
