@@ -39,7 +39,7 @@ class ContextConfig:
     filter_turn_tokens: int = 15_000  # ... or one turn's outputs together
     # Answered-output trim: after its reply, an output longer than this keeps its salient lines (at most
     # ``trim_keep_ratio`` of its characters) when the saving beats ``trim_margin`` x the rewrite; 0: off.
-    trim_answered_tokens: int = 300
+    trim_answered_tokens: int = 800
     trim_keep_ratio: float = 0.4
     trim_margin: float = 1.0
     # Reasoning trim: a tool-calling assistant message longer than this is sent back shortened; 0: off.
