@@ -113,8 +113,9 @@ class AgentSession:
             self.session_id,
         )
 
-    def _overhead_tokens(self) -> int:
-        """Tokens of the tool schemas sent with every request (counted once per tool set)."""
+    def schema_tokens(self) -> int:
+        """Tokens of the tool schemas sent with every request (counted once per tool set; none for a model
+        that gets no tools)."""
         if not self.sends_tools:
             return 0
         key = self.tools.fingerprint
@@ -215,7 +216,7 @@ class AgentSession:
             tools_fingerprint=self.tools.fingerprint,
             system_override=self.system_prompt,
         )
-        overhead = self._overhead_tokens()
+        overhead = self.schema_tokens()
         if overhead != self.config.overhead_tokens:
             self.config = replace(self.config, overhead_tokens=overhead)
         run = await self.pipeline.run(request, self.config, self.session_id)

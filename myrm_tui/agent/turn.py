@@ -7,7 +7,6 @@ unfinished tool calls dropped), and a tool call that never returned gets a synth
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -257,8 +256,7 @@ class TurnRunner:
         none), and a compaction must end under it: stage 1 shrinks tool outputs, stage 2 drops the
         oldest rounds (``PriorityCompressor``). It commits like any compaction; the caller retries once."""
         session = self.session
-        schemas = self.tools.tools.schemas
-        tools = session.counter.text(json.dumps(schemas)) if schemas else 0
+        tools = session.schema_tokens()
         sizes = exc.sizes()
         if sizes is not None:
             limit, counted = sizes

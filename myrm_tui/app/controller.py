@@ -4,7 +4,6 @@ sessions; run turns; compact. No widgets here, so it is tested without a termina
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,7 +74,6 @@ class Controller:
         self.session: SessionRow | None = None
         self.approver: Any = None
         self._cache: ChatAgentExecutionCache | None = None
-        self._schema_tokens: dict[str, int] = {}
         self.replaying = False
         self._prebuilt: Agent | None = None
         self.fork_notice = ""  # what the last fork did, for the user
@@ -195,13 +193,7 @@ class Controller:
 
     def schema_tokens(self) -> int:
         """Tokens of the tool schemas sent with every request (none for the embedded model)."""
-        agent = self.agent
-        if agent is None or not agent.sends_tools:
-            return 0
-        key = agent.tools_fingerprint
-        if key not in self._schema_tokens:
-            self._schema_tokens[key] = agent.counter.text(json.dumps(agent.tool_schemas))
-        return self._schema_tokens[key]
+        return self.agent.session.schema_tokens() if self.agent is not None else 0
 
     async def reload_settings(self) -> None:
         self.settings = await resolve_settings(self._store(), self.cli)

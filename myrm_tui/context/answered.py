@@ -49,21 +49,6 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
         req, view = v.request, v.messages
         if s.trim_answered_tokens <= 0:
             return Rewritten(messages=view)
-        # Earlier trims again. FilterProcessor repeats the decisions keyed by a stored output's id; a trim of
-        # an output it had filtered is keyed by the filtered copy's id, which only this step sees.
-        earlier = req.state.decisions
-        again = [
-            i
-            for i in range(req.new_start, len(view))
-            if view[i].role == "tool"
-            and (d := earlier.get(view[i].id)) is not None
-            and d is not view[i]
-            and d.meta.get("trimmed")
-        ]
-        if again:
-            view = list(view)
-            for i in again:
-                view[i] = earlier[view[i].id]
         # The outputs the last reply answered: between the two newest assistant messages. Only these,
         # so a cut always lands at the tail (an older untrimmed output stays as it was sent).
         replies = [i for i in range(len(view) - 1, req.new_start - 1, -1) if view[i].role == "assistant"]
@@ -100,13 +85,14 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
             if READ * ((full - short) * later + full) <= s.trim_margin * WRITE * short:
                 continue
             uri = m.meta.get("vault_uri")  # a filtered output's original is in the vault already
-            entry = req.vault.get_cached(str(uri)) if uri else None
-            if entry is None or entry.kind != "tool_output":
+            if req.vault.original(uri, "tool_output") is None:
                 uri = req.vault.put(m.text, "tool_output", m.name or "", reason="answered_trim")
             new = m.derive(
                 "trim", content=f"{kept}{uri}]", meta={**m.meta, "trimmed": True, "vault_uri": uri}
             )
-            out[i] = decisions[m.id] = new
+            # Keyed by the stored output's id (a filtered copy's is derived from it): FilterProcessor
+            # repeats the decisions so keyed on every later request.
+            out[i] = decisions[m.id.split("#", 1)[0]] = new
             trace.add_removed(self.name, full - count(new))
             trace.add_vaulted(self.name, len(m.text))
         return Rewritten(messages=out, decisions=decisions, trace=trace)

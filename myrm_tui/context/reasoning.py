@@ -105,11 +105,10 @@ class ReasoningTrim(Configured[ReasoningSettings]):
             or m.id in earlier
             or not isinstance(m.content, str)
             or (req.resume and last and (m.created_at or 0) <= last)  # already sent as it is
-            or req.counter.text(m.content) <= s.trim_reasoning_tokens
+            or (full := req.counter.text(m.content)) <= s.trim_reasoning_tokens
         ):
             return Rewritten(messages=view if out is None else out)
         short = shorten(m.content, " ".join(c.arguments for c in m.tool_calls))
-        full = req.counter.text(m.content)
         kept = req.counter.text(short) + MARK_TOKENS if short is not None else full
         if kept >= full:
             return Rewritten(messages=view if out is None else out)

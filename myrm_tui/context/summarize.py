@@ -220,7 +220,7 @@ class Summarize(Configured[SummarizeSettings]):
             key = self._key(m, req)
             if key is not None and key in self._ledger:
                 continue
-            self._lines_of(m, req)
+            self._lines_of(m, req, key)
             for c in m.tool_calls:
                 signals.read_files(c)  # cached: the extractive summary asks for it when the call is folded
             if m.role == "assistant" and not m.synthetic and "`" in m.text:
@@ -241,8 +241,8 @@ class Summarize(Configured[SummarizeSettings]):
         content = entry.content if entry is not None else m.content
         return (m.id.split("#", 1)[0], hash(content) if isinstance(content, str) else 0)
 
-    def _lines_of(self, m: Message, req: Request) -> list[ledger.Line]:
-        key = self._key(m, req)
+    def _lines_of(self, m: Message, req: Request, key: tuple[str, int] | None = None) -> list[ledger.Line]:
+        key = key if key is not None else self._key(m, req)
         hit = self._ledger.get(key) if key is not None else None
         if hit is None:
             hit = _redacted(ledger.record_one(self._original(m, req)))
@@ -256,11 +256,9 @@ class Summarize(Configured[SummarizeSettings]):
     def _vaulted(m: Message, req: Request) -> VaultEntry | None:
         """The original of a shortened message: a tool output as it came, a trimmed reasoning whole."""
         uri = m.meta.get("vault_uri")
-        if not uri:
-            return None
-        entry = req.vault.get_cached(str(uri))
-        wanted = "tool_output" if m.role == "tool" else "archive" if m.role == "assistant" else None
-        return entry if entry is not None and entry.kind == wanted else None
+        if m.role == "tool":
+            return req.vault.original(uri, "tool_output")
+        return req.vault.original(uri, "archive") if m.role == "assistant" else None
 
     @staticmethod
     def _original(m: Message, req: Request) -> Message:

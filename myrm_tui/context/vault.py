@@ -58,6 +58,11 @@ class ArtifactVault:
     def get_cached(self, uri: str) -> VaultEntry | None:
         return self._entries.get(uri)
 
+    def original(self, uri: object, kind: VaultKind) -> VaultEntry | None:
+        """The entry a shortened message points to (its ``meta["vault_uri"]``), if it is of ``kind``."""
+        entry = self._entries.get(str(uri)) if uri else None
+        return entry if entry is not None and entry.kind == kind else None
+
     async def get(self, uri: str) -> VaultEntry | None:
         entry = self._entries.get(uri)
         if entry is None and self._loader is not None:
