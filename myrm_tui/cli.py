@@ -186,7 +186,9 @@ def main_tui(
 
     asyncio.run(check_database(_db(db)))  # an unusable database is one line before the full screen opens
     from myrm_tui.app.app import MyrmApp
+    from myrm_tui.logs import setup_logging
 
+    setup_logging()
     tui = MyrmApp(
         db_path=_db(db),
         workspace=(workspace or Path.cwd()).resolve(),
@@ -218,6 +220,9 @@ def ask(
     for warning in _filter_problems((workspace or Path.cwd()).resolve()):
         print(f"myrm: warning: {warning}", file=sys.stderr)
     text = sys.stdin.read() if prompt == "-" else prompt
+    from myrm_tui.logs import setup_logging
+
+    setup_logging()
     code = asyncio.run(
         _stoppable(_ask(text, cli, session, _db(db), (workspace or Path.cwd()).resolve(), json_out))
     )
@@ -324,18 +329,44 @@ def sessions(
     delete: Annotated[str | None, typer.Option("--delete", help="Delete this session")] = None,
     rename: Annotated[tuple[str, str] | None, typer.Option("--rename", help="ID TITLE")] = None,
     fork: Annotated[str | None, typer.Option("--fork", help="Fork this session (whole history)")] = None,
+    export: Annotated[
+        str | None,
+        typer.Option("--export", help="Write this session to stdout as Markdown, with its compactions"),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="With --export: JSON instead of Markdown")] = False,
 ) -> None:
-    """List sessions (newest first); --delete, --rename ID TITLE and --fork manage them."""
-    asyncio.run(_sessions(_db(db), delete, rename, fork))
+    """List sessions (newest first); --delete, --rename ID TITLE and --fork manage them; --export ID
+    [--json] writes one (redacted, every compaction with its vault:// pointers)."""
+    if json_out and export is None:
+        print("myrm: --json goes with --export ID", file=sys.stderr)
+        raise typer.Exit(2)
+    asyncio.run(_sessions(_db(db), delete, rename, fork, export, json_out))
 
 
-async def _sessions(db: Path, delete: str | None, rename: tuple[str, str] | None, fork: str | None) -> None:
+async def _sessions(
+    db: Path,
+    delete: str | None,
+    rename: tuple[str, str] | None,
+    fork: str | None,
+    export: str | None = None,
+    json_out: bool = False,
+) -> None:
     import time
 
     from myrm_tui.store.db import Store
 
     store = await Store.open(db)
     try:
+        if export is not None:
+            from myrm_tui.store.export import load_export, to_json, to_markdown
+
+            row = await store.find_session(export)
+            if row is None:
+                print(f"myrm: no session {export!r} (`myrm sessions` lists them)", file=sys.stderr)
+                raise typer.Exit(2)
+            messages, records = await load_export(store, row)
+            sys.stdout.write((to_json if json_out else to_markdown)(row, messages, records))
+            return
         for action, target in (("delete", delete), ("fork", fork), ("rename", rename[0] if rename else None)):
             if target is None:
                 continue

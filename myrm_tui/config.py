@@ -145,6 +145,7 @@ class Settings:
     bash_timeout: float = 120.0
     max_user_tokens: int = 120_000  # gateway hygiene
     keepalive: bool = True
+    auto_compact: bool = True  # off: only ctrl+k, /compact and the 90% safety net compact
     preheat: bool = True  # warm the provider cache after start-up and compaction
     max_subagent_result_tokens: int = 2_000
     mcp_servers: tuple[dict[str, Any], ...] = ()  # [{name, command, args, env} | {name, url}]

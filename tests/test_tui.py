@@ -149,8 +149,12 @@ async def test_ctrl_k_compacts_and_updates_the_ring(
         ring = app.query_one(ContextUsageIndicator)
         before = ring.tokens
         await pilot.press("ctrl+k")
-        await wait_until(pilot, lambda: not ring.busy)
-        assert ring.tokens < before
+        from myrm_tui.app.screens.compact_preview import CompactPreviewScreen
+
+        await wait_until(pilot, lambda: isinstance(app.screen, CompactPreviewScreen))  # a preview first
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, CompactPreviewScreen) and not ring.busy)
+        await wait_until(pilot, lambda: ring.tokens < before)
         metrics = await app.controller.store.metrics(app.controller.session.id)  # type: ignore[union-attr]
         manual = [m for m in metrics if m.get("kind") == "manual_compaction"]
         assert len(manual) == 1 and manual[0]["compacted"]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from myrm_tui.context.compaction import Compaction
+from myrm_tui.context.pipeline import PipelineMetrics
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.llm.events import Usage
 
@@ -48,12 +50,19 @@ class ContextReport:
 
     tokens: int
     window: int
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: PipelineMetrics = field(default_factory=PipelineMetrics)
     usage: Usage | None = None
 
     @property
     def ratio(self) -> float:
         return min(self.tokens / self.window, 1.0) if self.window else 0.0
+
+
+@dataclass(frozen=True)
+class CompactionMade:
+    """A compaction made the context smaller: the transcript shows its row."""
+
+    record: Compaction
 
 
 NoticeLevel = Literal["info", "warning", "error"]
@@ -93,6 +102,7 @@ AgentEvent = (
     | ToolStarted
     | ToolFinished
     | ContextReport
+    | CompactionMade
     | Notice
     | TurnFailed
     | TurnDone

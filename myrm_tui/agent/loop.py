@@ -29,12 +29,14 @@ from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import Tool, ToolContext
 from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.agent.turn import TurnRunner
+from myrm_tui.context.compaction import Compaction, Trigger
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.pipeline import PipelineRun
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
-from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.context.vault import ArtifactVault, readable
+from myrm_tui.context.window_use import WindowUse, window_use
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.pricing import estimate_cost
 from myrm_tui.store.db import Store
@@ -168,16 +170,78 @@ class Agent:
     async def flush_vault(self) -> None:
         await self.session.flush_vault()
 
-    async def compact_now(self, focus: str = "") -> ContextReport:
-        """Force a compaction (the ring's button, ``/compact``); returns the new context health.
+    async def compact_now(self, focus: str = "", trigger: Trigger = "manual") -> ContextReport:
+        """Force a compaction (the ring's button, ``/compact``, a fork); returns the new context health.
 
-        The new prefix is preheated at once, so the next message reads it from the cache."""
-        view, run = await self.session.prepare(force=True, focus=focus)
-        report = ContextReport(run.tokens, self.window, run.metrics.as_dict())
+        A compaction that leaves the view over this model's input budget (a fork onto a smaller window)
+        is redone with that budget as a hard limit, which drops the oldest rounds if it has to. The new
+        prefix is preheated at once, so the next message reads it from the cache — only when it fits:
+        a preheat is a request too."""
+        view, run = await self.session.prepare(force=True, focus=focus, trigger=trigger)
+        if run.tokens > self.config.input_budget:
+            view, run = await self.session.prepare(
+                force=True, focus=focus, hard_limit=self.config.input_budget, trigger=trigger
+            )
+        report = ContextReport(run.tokens, self.window, run.metrics)
         await self.session.add_metrics({**run.metrics.as_dict(), "kind": "manual_compaction"})
         self.session.last_report = report
-        self.warmer.schedule_preheat(view, run.breakpoints)
+        self.session.last_view = view
+        if run.tokens <= self.config.input_budget:
+            self.warmer.schedule_preheat(view, run.breakpoints)
         return report
+
+    async def preview_compaction(self, focus: str = "") -> tuple[Compaction | None, str]:
+        """What ``compact_now(focus)`` would do, computed on a copy (nothing stored, no LLM call): the
+        record, or None and the reason there is nothing to compact."""
+        if len(self.history) <= 2:
+            return None, "the session has no conversation yet"
+        run = await self.session.dry_run(force=True, focus=focus)
+        record = run.metrics.compaction
+        if record is None:
+            return None, "; ".join(run.metrics.events[-1:]) or "the pipeline did not compact"
+        if not record.changed or not record.left:
+            kept = self.config.tail_budget
+            return None, (
+                f"everything in the view ({record.tokens_before:,} tokens) is the protected start or the "
+                f"recent turns kept verbatim (up to {kept:,} tokens); nothing older to fold"
+            )
+        return record, ""
+
+    def window_use(self) -> WindowUse:
+        """What fills the window now by category: the latest request's view (or the stored history before
+        the first), with the tool schemas and the room kept for the reply."""
+        s = self.session
+        view = s.last_view if s.last_view is not None else [*s.state.base, *s.history[s.state.base_upto :]]
+        return window_use(view, s.counter, s.schema_tokens(), self.window, self.config.output_reserve)
+
+    async def pin(self, uri: str, line_range: str, gist: str) -> int:
+        """Bring back an item that left the view, into the next requests until unpinned; its tokens."""
+        entry = await self.vault.get(uri)
+        if entry is None:
+            raise KeyError(f"{uri} is not in this session's vault")
+        lines = readable(entry).splitlines()
+        a, _, b = line_range.partition(":")
+        text = "\n".join(lines[max(int(a or 1), 1) - 1 : int(b) if b else len(lines)])
+        self._drop_pin(uri, line_range)
+        self.state.pinned.append({"uri": uri, "line_range": line_range, "gist": gist, "text": text})
+        await self.store.save_state(self.session_id, self.state.to_json())
+        return self.counter.text(text)
+
+    async def unpin(self, uri: str, line_range: str) -> bool:
+        dropped = self._drop_pin(uri, line_range)
+        if dropped:
+            await self.store.save_state(self.session_id, self.state.to_json())
+        return dropped
+
+    def _drop_pin(self, uri: str, line_range: str) -> bool:
+        before = len(self.state.pinned)
+        self.state.pinned[:] = [
+            p for p in self.state.pinned if (p["uri"], p["line_range"]) != (uri, line_range)
+        ]
+        return len(self.state.pinned) < before
+
+    def is_pinned(self, uri: str, line_range: str) -> bool:
+        return any((p["uri"], p["line_range"]) == (uri, line_range) for p in self.state.pinned)
 
     # -- tools --------------------------------------------------------------------------------------
     @property

@@ -21,6 +21,7 @@ from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolError
 from myrm_tui.config import Settings, summarizer_model
 from myrm_tui.context.cache_optimize import render
+from myrm_tui.context.compaction import Trigger
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.models import model_kind, supports_tools
 from myrm_tui.context.pipeline import Pipeline, PipelineRun
@@ -72,10 +73,12 @@ class AgentSession:
             emergency_ratio=settings.emergency_ratio,
             reserve_output_tokens=min(settings.max_output_tokens, window // 4),
             summary_role=summary_role,
+            auto_compact=settings.auto_compact,
         )
         self.integrity = FileIntegrityGuard()
         self.turn = 0
         self.last_report: ContextReport | None = None
+        self.last_view: list[Message] | None = None  # the latest request's messages (``/context``)
         self.breaker = CircuitBreaker()
         self.aux: AuxSummarizer | None = None
         self._resumed = False
@@ -196,9 +199,16 @@ class AgentSession:
         return self.aux
 
     async def prepare(
-        self, force: bool = False, focus: str = "", hard_limit: int | None = None
+        self,
+        force: bool = False,
+        focus: str = "",
+        hard_limit: int | None = None,
+        trigger: Trigger | None = None,
     ) -> tuple[list[Message], PipelineRun]:
-        """Run the pipeline over the history; persist vault writes, state and compaction atomically."""
+        """Run the pipeline over the history; persist vault writes, state and compaction atomically.
+
+        A compaction's record gets its own metrics row (kind ``compaction``), ``trigger`` naming why it
+        ran when the pipeline cannot know (a fork)."""
         request = Request(
             state=self.state,
             counter=self.counter,
@@ -234,7 +244,30 @@ class AgentSession:
             await self.store.commit_compaction(self.session_id, checkpoint, self.state.to_json())
         else:
             await self.store.save_state(self.session_id, self.state.to_json())
+        self.last_view = run.messages
+        if run.metrics.compaction is not None:
+            if trigger is not None:
+                run.metrics.compaction = replace(run.metrics.compaction, trigger=trigger)
+            await self.add_metrics({"kind": "compaction", "compaction": run.metrics.compaction.to_dict()})
         return run.messages, run
+
+    async def dry_run(self, force: bool = False, focus: str = "") -> PipelineRun:
+        """The pipeline over a copy of the state: what the next request (or a compaction) would be, with
+        nothing stored and no LLM summary (a preview must be quick and free)."""
+        state = ContextState.from_json(self.state.to_json())
+        request = Request(
+            state=state,
+            counter=self.counter,
+            vault=ArtifactVault(namespace=self.session_id),
+            raw=self.history,
+            model=self.settings.model,
+            now=self.clock(),
+            force_compaction=force,
+            focus_hint=focus,
+            tools_fingerprint=self.tools.fingerprint,
+            system_override=self.system_prompt,
+        )
+        return await self.pipeline.run(request, self.config, f"{self.session_id}:dry-run")
 
     def _read_for_reread(self, path: str) -> str | None:
         from myrm_tui.agent.tools.base import resolve_in_workspace

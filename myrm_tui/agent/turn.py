@@ -14,6 +14,7 @@ from myrm_tui.agent.cache_warmer import CacheWarmer
 from myrm_tui.agent.events import (
     AgentEvent,
     AssistantSaved,
+    CompactionMade,
     ContextReport,
     Notice,
     ReasoningChunk,
@@ -136,15 +137,11 @@ class TurnRunner:
                     )
                     yield TurnDone(step)
                     return
-            report = ContextReport(run.tokens, session.window, run.metrics.as_dict())
+            report = ContextReport(run.tokens, session.window, run.metrics)
             yield report
-            if (
-                run.metrics.compacted and run.metrics.tokens_out < run.metrics.tokens_in
-            ):  # a no-op compaction is not news
-                yield Notice(
-                    f"Context compacted ({run.metrics.compaction_reason}): "
-                    f"{run.metrics.tokens_in:,} → {run.metrics.tokens_out:,} tokens"
-                )
+            record = run.metrics.compaction
+            if record is not None and record.changed:  # a no-op compaction is not news
+                yield CompactionMade(record)
             partial = _Partial()
             try:
                 async for ev in self._stream(view, run, partial):
@@ -183,9 +180,7 @@ class TurnRunner:
                 )
             )
             await self._record_metrics(run, partial.usage)
-            session.last_report = ContextReport(
-                run.tokens, session.window, run.metrics.as_dict(), partial.usage
-            )
+            session.last_report = ContextReport(run.tokens, session.window, run.metrics, partial.usage)
             yield AssistantSaved(assistant, partial.usage)
             yield session.last_report
             step += 1

@@ -26,14 +26,21 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import TextArea
 
-from myrm_tui.agent.events import ContextReport, Notice, TextChunk, TurnDone, TurnFailed, UserSaved
+from myrm_tui.agent.events import (
+    AgentEvent,
+    CompactionMade,
+    ContextReport,
+    Notice,
+    TurnDone,
+    TurnFailed,
+    UserSaved,
+)
 from myrm_tui.app.commands import COMMANDS, Command, bindings, by_slash, main_only_actions
 from myrm_tui.app.controller import Controller, ForkFailed
 from myrm_tui.app.live import LiveContext
 from myrm_tui.app.messages import (
     AgentEventMessage,
     AgentReady,
-    Compacted,
     CompactionDone,
     Failure,
     SessionLoaded,
@@ -44,6 +51,7 @@ from myrm_tui.app.messages import (
     VaultEntryLoaded,
 )
 from myrm_tui.app.screens.main import MainScreen
+from myrm_tui.app.widgets.compaction_row import CompactionRow
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.status_line import STARTING
@@ -54,12 +62,6 @@ if TYPE_CHECKING:
     from myrm_tui.agent.permissions import Assessment
     from myrm_tui.agent.replay import Replay
     from myrm_tui.llm.client import LLMClient
-
-
-def compacted(report: ContextReport) -> bool:
-    """The pipeline compacted and the context got smaller (a no-op compaction is not news)."""
-    m = report.metrics
-    return bool(m.get("compacted")) and m.get("tokens_out", 0) < m.get("tokens_in", 0)
 
 
 class MyrmApp(App[None]):
@@ -96,6 +98,7 @@ class MyrmApp(App[None]):
         self._first_message = ""
         self._warming = False
         self.replayer: Replay | None = None
+        self._failed_steps: set[str] = set()  # pipeline steps whose failure was shown (once each)
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
@@ -130,6 +133,9 @@ class MyrmApp(App[None]):
         if not self._closing_down():
             self.main.post_message(message)
 
+    async def _loaded(self, row: Any) -> SessionLoaded:
+        return SessionLoaded(row, await self.controller.messages(), await self.controller.compactions())
+
     async def _agent_ready(self) -> AgentReady:
         agent = self.controller.agent
         tokens, window = await self.controller.baseline()
@@ -158,14 +164,14 @@ class MyrmApp(App[None]):
             if self.replay:
                 self.replayer = await self.controller.start_replay(self.replay, self.replay_speed)
                 assert self.controller.session is not None
-                self._show(SessionLoaded(self.controller.session, await self.controller.messages()))
+                self._show(await self._loaded(self.controller.session))
                 self._show(await self._agent_ready())
                 self.ready.set()
                 self.busy = True
                 self.play_replay()
                 return
             row = await self.controller.open_session(self.initial_session)
-            self._show(SessionLoaded(row, await self.controller.messages()))
+            self._show(await self._loaded(row))
             await self.controller.ensure_agent()
             self._show(await self._agent_ready())
         except Exception as exc:
@@ -225,9 +231,9 @@ class MyrmApp(App[None]):
             async for ev in self.replayer.play(self.controller.agent):
                 if isinstance(ev, UserSaved):
                     self.busy = True
-                self._show(AgentEventMessage(ev))
+                self._event(ev)
         except asyncio.CancelledError:
-            self._show(AgentEventMessage(TurnDone(0, interrupted=True)))
+            self._event(TurnDone(0, interrupted=True))
             raise
         self._show(
             AgentEventMessage(
@@ -333,55 +339,60 @@ class MyrmApp(App[None]):
             await self.ready.wait()
             agent = await self.controller.ensure_agent()
             async for ev in agent.run_turn(text):
-                self._show(AgentEventMessage(ev))
+                self._event(ev)
         except asyncio.CancelledError:
-            self._show(AgentEventMessage(TurnDone(0, interrupted=True)))
+            self._event(TurnDone(0, interrupted=True))
             raise
         except Exception as exc:
-            self._show(AgentEventMessage(TurnFailed(f"{type(exc).__name__}: {exc}")))
-            self._show(AgentEventMessage(TurnDone(0)))
+            self._event(TurnFailed(f"{type(exc).__name__}: {exc}"))
+            self._event(TurnDone(0))
+        finally:
+            self.busy = False  # whatever happened to the screen or its messages
 
-    def on_agent_event_message(self, message: AgentEventMessage) -> None:
-        """The screen rendered the event; the app keeps its own state (busy, live numbers, title)."""
+    def _event(self, ev: AgentEvent) -> None:
+        """One event of a turn or replay: the app's state is updated here, in the worker, then the screen
+        is told to draw it (its message is not needed back: a screen torn down does not leave the app
+        busy for ever)."""
+        self._track(ev)
+        self._show(AgentEventMessage(ev))
+
+    def _track(self, ev: AgentEvent) -> None:
+        """The app's own state after an event (busy, live numbers, title)."""
+        if isinstance(ev, TurnDone):
+            self.busy = False
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
-        ev = message.event
         match ev:
             case UserSaved():
                 self._first_message = (
                     self._first_message or ev.message.text
                 )  # titles come from saved messages only
-            case TextChunk():
-                self.live.streamed(
-                    ev.text
-                )  # live while streaming: the reply is part of the next request's input
-                self._show_live()
             case ContextReport():
                 self._show_report(ev)
+                self._step_failures(ev)
                 if ev.usage is not None:
                     self.refresh_panels()  # the request's metrics row is stored: the totals moved
-                elif compacted(ev):
-                    self.post_message(Compacted(ev))
+            case CompactionMade():
+                self.refresh_panels()
             case TurnDone():
-                self.busy = False
                 self._status()
                 self.refresh_panels()
                 if self._first_message and self.replayer is None:
                     self.title_session(self._first_message)
 
-    def on_compacted(self, event: Compacted) -> None:
-        if self._closing_down():
-            return
-        m = event.report.metrics
-        if event.manual:
-            self.notify(f"Compacted: {m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens")
-        else:
-            self.notify(
-                f"Context compacted ({m.get('compaction_reason', '')}): "
-                f"{m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens",
-                timeout=4,
-            )
-        self.refresh_panels()
+    def _step_failures(self, report: ContextReport) -> None:
+        """A pipeline step that failed is shown once per session (its traceback is in the log file)."""
+        from myrm_tui.logs import log_path
+
+        for event in report.metrics.events:
+            step, sep, why = event.partition(" failed: ")
+            if sep and step not in self._failed_steps:
+                self._failed_steps.add(step)
+                self.notify(
+                    f"Context step {step} failed ({why}); it is skipped. Traceback: {log_path()}",
+                    severity="warning",
+                    timeout=10,
+                )
 
     @work(exclusive=True, group="title", exit_on_error=False, description="session title")
     async def title_session(self, first: str) -> None:
@@ -398,11 +409,30 @@ class MyrmApp(App[None]):
         self.main.post_message(ShowTab(tab))
 
     def on_vault_pane_open_requested(self, event: VaultPane.OpenRequested) -> None:
-        self.load_vault_entry(event.uri)
+        self.load_vault_entry(event.uri, event.line)
 
     @work(exclusive=True, group="vault", exit_on_error=False, description="open vault entry")
-    async def load_vault_entry(self, uri: str) -> None:
-        self._show(VaultEntryLoaded(uri, await self.controller.vault_entry(uri)))
+    async def load_vault_entry(self, uri: str, line: int = 0) -> None:
+        self._show(VaultEntryLoaded(uri, await self.controller.vault_entry(uri), line))
+
+    def on_compaction_row_pin_requested(self, event: CompactionRow.PinRequested) -> None:
+        self.pin_item(event)
+
+    @work(group="pin", exit_on_error=False, description="bring back or unpin")
+    async def pin_item(self, event: CompactionRow.PinRequested) -> None:
+        item = event.item
+        try:
+            tokens = await self.controller.pin(item.uri, item.line_range, item.gist, event.pin)
+        except Exception as exc:
+            self.notify(f"Could not bring it back: {exc}", severity="error")
+            return
+        if event.pin:
+            self.notify(
+                f"Brought back ({tokens:,} tokens, pinned into the next requests until b unpins it): "
+                f"{item.gist}"
+            )
+        else:
+            self.notify(f"Unpinned: {item.gist}")
 
     def _show_report(self, report: ContextReport) -> None:
         self.live.report(report, self.controller.schema_tokens())
@@ -439,7 +469,6 @@ class MyrmApp(App[None]):
         if self.busy and not self._replay_paused():
             self.notify("Wait for the turn to finish (or Esc) before compacting.", severity="warning")
             return
-        self.compacting = True
         self.compact(focus)
 
     def on_context_usage_indicator_compact_requested(self, _: ContextUsageIndicator.CompactRequested) -> None:
@@ -447,8 +476,24 @@ class MyrmApp(App[None]):
 
     @work(exclusive=True, group="compact", exit_on_error=False, description="compaction")
     async def compact(self, focus: str) -> None:
+        """Preview what would leave the view, then compact if the user confirms (Enter)."""
+        from myrm_tui.app.screens.compact_preview import CompactPreviewScreen
+
         try:
             await self.ready.wait()
+            record, reason = await self.controller.preview_compaction(focus)
+        except Exception as exc:
+            self.post_message(Failure(f"Compaction preview failed: {exc}"))
+            return
+        if record is None:
+            self._show(ShowNotice(f"Nothing to compact: {reason}."))
+            self.notify(f"Nothing to compact: {reason}.", timeout=6)
+            return
+        if not await self.push_screen_wait(CompactPreviewScreen(record, self._summarizer_note())):
+            return
+        self.compacting = True
+        self._status(f"compacting… {self._summarizer_note()}")
+        try:
             report = await self.controller.compact(focus)
         except Exception as exc:
             self.post_message(Failure(f"Compaction failed: {exc}"))
@@ -460,30 +505,66 @@ class MyrmApp(App[None]):
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         self.compacting = False
+        self._status()
         if event.report is None:
             self.refresh_panels()
             return
         self._show_report(event.report)
-        self.post_message(Compacted(event.report, manual=True))
+        record = event.report.metrics.compaction
+        if record is not None and record.changed:
+            self._show(AgentEventMessage(CompactionMade(record)))
+            self.notify(f"Compacted: {record.headline()}")
+        else:
+            self.notify("Nothing was compacted: the view did not get smaller.", severity="warning")
+        self.refresh_panels()
+
+    def _summarizer_note(self) -> str:
+        """Who writes the summary: a progress line while an LLM summary runs says so."""
+        agent = self.controller.agent
+        if agent is None or agent.extractive_summaries:
+            return "extractive summary (no model call)"
+        from myrm_tui.config import summarizer_model
+
+        return f"writing the summary with {summarizer_model(agent.settings)}…"
 
     def action_fork(self, at_user_message: int | None = None) -> None:
-        if self.busy and not self._replay_paused():
-            self.notify("Wait for the turn to finish before forking.", severity="warning")
-            return
         self.fork_session(at_user_message)
+
+    async def _stop_writers(self) -> str:
+        """Stop what writes into the current session (a running turn, a replay) before a fork, so the
+        parent gets nothing after the fork point and the fork everything after it. Returns what was
+        stopped, for the notice."""
+        stopped = ""
+        if self.replayer is not None:
+            stopped = "the replay stopped at the fork; the fork is a live session"
+        elif self.busy:
+            stopped = "the running turn was stopped first (its partial answer is kept in the parent)"
+        workers = [w for w in self.workers if w.group == "turn" and not w.is_finished]
+        for w in workers:
+            w.cancel()
+        for w in workers:
+            with contextlib.suppress(Exception):
+                await w.wait()
+        self.busy = False
+        return stopped
 
     @work(exclusive=True, group="session", exit_on_error=False, description="fork session")
     async def fork_session(self, at_user_message: int | None = None) -> None:
         try:
             await self.ready.wait()
+            stopped = await self._stop_writers()
             row = await self.controller.fork(at_user_message=at_user_message)
-            self._show(SessionLoaded(row, await self.controller.messages()))
+            if self.replayer is not None:
+                self.replayer = None
+                self.controller.replaying = False
+            self._show(await self._loaded(row))
             self._show(await self._agent_ready())
             self.post_message(StatusChanged())
         except Exception as exc:
             self.post_message(Failure(str(exc) if isinstance(exc, ForkFailed) else f"Fork failed: {exc}"))
             return
-        self.notify(self.controller.fork_notice or f"Forked into session {row.id}")
+        notice = self.controller.fork_notice or f"Forked into session {row.id}"
+        self.notify(f"{notice}; {stopped}" if stopped else notice)
 
     def get_system_commands(self, screen: Any) -> Any:
         """Every command of the table in the command palette (ctrl+p), next to Textual's own."""
@@ -507,7 +588,7 @@ class MyrmApp(App[None]):
         row = await (
             self.controller.open_session(session_id) if session_id else self.controller.new_session()
         )
-        self._show(SessionLoaded(row, await self.controller.messages()))
+        self._show(await self._loaded(row))
         await self.controller.ensure_agent()
         self._show(await self._agent_ready())
 
@@ -567,6 +648,12 @@ class MyrmApp(App[None]):
         self.notify(f"{key} = {value}; takes effect with the next message")
         s = self.controller.settings
         self.model_line = f"model: {s.model if s else value}"
+
+    async def action_context_window(self) -> None:
+        """``/context``: what fills the window now, by category, adding up to the ring's figure."""
+        await self.ready.wait()
+        lines = await self.controller.window_lines()
+        self._show(ShowNotice("Context window now (tokens, share of the window):\n" + "\n".join(lines)))
 
     async def action_notes(self) -> None:
         agent = await self.controller.ensure_agent()

@@ -86,6 +86,12 @@ COMMANDS: tuple[Command, ...] = (
         usage="full|lean|naked|search",
         palette=False,
     ),
+    Command(
+        "context_window",
+        "Context window",
+        "What fills the window now, by category (also in the Health tab, F3)",
+        slash=("context",),
+    ),
     Command("notes", "Session notes", "The notes the agent keeps across compactions", slash=("notes",)),
 )
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from myrm_tui.app.messages import PanelData, PanelInfo
 from myrm_tui.config import Settings
+from myrm_tui.context.compaction import Compaction, compactions_of
 from myrm_tui.context.models import model_kind
 from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
 from myrm_tui.store.db import SessionRow, Store
@@ -53,6 +54,9 @@ def _load_agent_runtime() -> None:
     from myrm_tui.context.tokens import get_encoding
 
     get_encoding()
+
+
+PANEL_BAR = 8  # the health panel's /context bars (the side panel is 52 columns)
 
 
 class ForkFailed(Exception):
@@ -173,22 +177,16 @@ class Controller:
     async def baseline(self) -> tuple[int, int]:
         """(tokens, window) of the next request before anything is sent, as the ring shows them: the
         latest request's input when the session has one (a resumed or compacted session), else the
-        stored history (system prompt, environment) plus the tool schemas the model is sent."""
+        stored history (system prompt, environment) plus the tool schemas the model is sent. Our count,
+        as every figure of "context now" is (``LiveContext``)."""
         agent = self.agent
         if agent is None:
             return 0, 0
         if agent.last_report is not None:
-            r = agent.last_report
-            return (
-                r.usage.prompt_tokens
-                if r.usage and r.usage.prompt_tokens
-                else r.tokens + self.schema_tokens()
-            ), agent.window
+            return agent.last_report.tokens + self.schema_tokens(), agent.window
         rows = [r for r in await self._store().metrics(agent.session_id) if "tokens_out" in r]
         if rows:
-            return int(
-                rows[-1].get("prompt_tokens") or rows[-1]["tokens_out"] + self.schema_tokens()
-            ), agent.window
+            return int(rows[-1]["tokens_out"]) + self.schema_tokens(), agent.window
         return agent.counter.messages(agent.history) + self.schema_tokens(), agent.window
 
     def schema_tokens(self) -> int:
@@ -267,7 +265,7 @@ class Controller:
                 agent = await build_agent(
                     store, row.id, self.settings, self.workspace, self.llm, self.approver
                 )
-                report = await agent.compact_now()
+                report = await agent.compact_now(trigger="fork")
         except BaseException as exc:  # cancelled (a second ctrl+f, quitting) too: the transaction rolled back
             if agent is not None:
                 await agent.close()
@@ -290,11 +288,11 @@ class Controller:
             ) from exc
         finally:
             self._prebuilt = None
-        m = report.metrics
+        record = report.metrics.compaction
         how = (
-            f"it starts compacted ({m.get('tokens_in', 0):,} → {m.get('tokens_out', 0):,} tokens)"
-            if m.get("compacted")
-            else "it starts with the parent's context (nothing to compact)"
+            f"it starts compacted ({record.headline()})"
+            if record is not None and record.changed
+            else f"it starts with the parent's context, {report.tokens:,} tokens (nothing to compact)"
         )
         self.fork_notice = f"Forked into session {row.id} “{row.title}”: {how}"
         return row
@@ -353,6 +351,8 @@ class Controller:
                     else ("extractive" if agent.extractive_summaries else "lite model"),
                     last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
                     pipeline_p50=times[len(times) // 2] if times else None,
+                    window_lines=agent.window_use().lines(width=PANEL_BAR),
+                    auto_compact=agent.config.auto_compact,
                 )
             )
             for m in [*st.base, *st.decisions.values()]:
@@ -360,6 +360,27 @@ class Controller:
                 if m.role == "tool" and uri and m.tool_call_id:
                     vaulted[m.tool_call_id] = uri
         return PanelData(rows, info, vault, vaulted)
+
+    async def compactions(self) -> list[Compaction]:
+        """The session's compaction records, oldest first."""
+        assert self.session is not None
+        return compactions_of(await self._store().metrics(self.session.id))
+
+    async def preview_compaction(self, focus: str = "") -> tuple[Compaction | None, str]:
+        agent = await self.ensure_agent()
+        return await agent.preview_compaction(focus)
+
+    async def pin(self, uri: str, line_range: str, gist: str, pin: bool) -> int:
+        """Bring an item back into the next requests (its tokens), or unpin it (0)."""
+        agent = await self.ensure_agent()
+        if pin:
+            return await agent.pin(uri, line_range, gist)
+        await agent.unpin(uri, line_range)
+        return 0
+
+    async def window_lines(self) -> list[str]:
+        agent = await self.ensure_agent()
+        return agent.window_use().lines()
 
     async def vault_entry(self, uri: str) -> Any:
         return await self._store().vault_get(uri)

@@ -1,5 +1,8 @@
 """``LiveContext``: the context numbers of the session as of the latest event. The ring, the lines under
-it and the health panel's live rows all render this one object, so they cannot disagree."""
+it, the health panel's live rows, ``/context`` and the compaction rows all use its one figure for
+"context now": our count of the latest request (its view plus the tool schemas). The provider's own
+count of the same request is shown beside it, never in its place, so the ring does not jump between two
+tokenizers (nor count a streaming reply up and then drop)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from myrm_tui.agent.events import ContextReport
 
 @dataclass
 class LiveContext:
-    tokens: int = 0  # the next request's input: provider-reported when known, else our count + tool schemas
+    tokens: int = 0  # the latest request's input: our count of its view + the tool schemas
     window: int = 0  # 0 until the agent is built (the ring then says so instead of "0 / 0")
     level: str = "-"  # threshold level of the latest pipeline run
     pipeline_ms: float | None = None  # duration of the latest pipeline run
@@ -41,18 +44,12 @@ class LiveContext:
         m = report.metrics
         usage = report.usage
         self.window = report.window or self.window
-        self.tokens = usage.prompt_tokens if usage and usage.prompt_tokens else report.tokens + schema_tokens
-        self.level = str(m.get("level", self.level)).lower()
-        if "total_ms" in m:
-            self.pipeline_ms = float(m["total_ms"])
-        self.removed = {k: int(v) for k, v in (m.get("removed") or {}).items() if v}
+        self.tokens = report.tokens + schema_tokens
+        self.level = m.level.lower()
+        self.pipeline_ms = m.total_ms
+        self.removed = {k: v for k, v in m.removed.items() if v}
         if usage is not None and usage.prompt_tokens:
             self.prompt_tokens, self.cached_tokens = usage.prompt_tokens, usage.cached_tokens
-
-    def streamed(self, text: str) -> None:
-        """A reply streams: it will be part of the next request's input (about 4 characters a token)."""
-        if self.window:
-            self.tokens += max(1, len(text) // 4)
 
     def lines(self) -> list[str]:
         """The lines under the ring."""
@@ -64,6 +61,8 @@ class LiveContext:
         if self.pipeline_ms is not None:
             out.append(f"pipeline: {self.pipeline_ms:.1f} ms (last run)")
         hit = self.cache_hit
+        if self.prompt_tokens:
+            out.append(f"provider counted: {self.prompt_tokens:,}")
         if hit is not None:
             out.append(f"cache hit: {hit:.0%} ({self.cached_tokens or 0:,} cached)")
         if self.removed:

@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 from textual.message import Message
 
 from myrm_tui.agent.events import AgentEvent, ContextReport
+from myrm_tui.context.compaction import Compaction
 from myrm_tui.context.types import Message as ChatMessage
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store.db import SessionRow, VaultListing
@@ -30,6 +31,7 @@ class AgentEventMessage(Message):
 class SessionLoaded(Message):
     session: SessionRow
     messages: list[ChatMessage]
+    compactions: list[Compaction] = field(default_factory=list)  # shown as rows among the messages
 
 
 @dataclass
@@ -89,6 +91,8 @@ class PanelInfo(TypedDict, total=False):
     summarizer: str
     last_duration_ms: float
     pipeline_p50: float | None
+    window_lines: list[str]  # what fills the window now (``/context``)
+    auto_compact: bool
 
 
 @dataclass
@@ -105,6 +109,7 @@ class PanelData(Message):
 class VaultEntryLoaded(Message):
     uri: str
     entry: VaultEntry | None
+    line: int = 0  # 1-based line to show (0: the top)
 
 
 # -- what the app asks the chat screen to do (posted to the screen; they do not bubble back) ---------------

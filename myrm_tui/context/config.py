@@ -33,6 +33,7 @@ class ContextConfig:
     # What every request carries outside the view (the tool schemas): the provider counts it, so the budget
     # must. The agent sets it from the schemas it binds.
     overhead_tokens: int = 0
+    auto_compact: bool = True  # off: thresholds only watch; forced, emergency, overflow still compact
 
     # Layer 1 / 1.5 ---------------------------------------------------------------------------------
     filter_single_tokens: int = 2_000  # Layer 1.5 L2 (FilterProcessor) trigger, one output

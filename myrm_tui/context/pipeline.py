@@ -15,6 +15,7 @@ does not depend on the compaction.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 from myrm_tui.context.answered import AnsweredOutputTrim
 from myrm_tui.context.cache_optimize import PromptCacheOptimize
+from myrm_tui.context.compaction import Compaction, CompactionInput, build_compaction
 from myrm_tui.context.compress import PriorityCompressor
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.filters.processor import FilterProcessor
@@ -32,6 +34,7 @@ from myrm_tui.context.invariants import extract_protected_head
 from myrm_tui.context.media import MediaFilter, MediaResolve
 from myrm_tui.context.normalize import Normalize, normalize
 from myrm_tui.context.notes import SessionNotes
+from myrm_tui.context.pinned import PinnedContext
 from myrm_tui.context.precompact import PreCompact
 from myrm_tui.context.reasoning import ReasoningTrim
 from myrm_tui.context.reread import ArtifactTracker, PostCompactionReread
@@ -42,6 +45,8 @@ from myrm_tui.context.thinking import ThinkingBlockCleaner
 from myrm_tui.context.ttl_prune import CacheTTLPrune
 from myrm_tui.context.types import Message
 from myrm_tui.paths import prompts_dir as default_prompts_dir
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -60,6 +65,7 @@ class PipelineMetrics:
     cache_break: dict[str, Any] | None = None  # where and why this request's prefix differs from the last
     breaker: dict[str, Any] | None = None  # the summarizer's circuit breaker, filled in by the agent
     total_ms: float = 0.0
+    compaction: Compaction | None = None  # this run's compaction, when it froze one
 
     def add(self, trace: Trace) -> None:
         for layer, n in trace.removed.items():
@@ -69,7 +75,15 @@ class PipelineMetrics:
         self.events.extend(trace.events)
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        """For the store's metrics row (the UI reads the typed fields; the compaction has its own row)."""
+        d = dict(self.__dict__)
+        del d["compaction"]
+        return d
+
+    @property
+    def shrank(self) -> bool:
+        """This run compacted and the context got smaller (a no-op compaction is not news)."""
+        return self.compacted and self.tokens_out < self.tokens_in
 
 
 @dataclass
@@ -129,6 +143,7 @@ class Transaction:
         """Freeze the compacted view as the new base; record yield for anti-thrashing."""
         state, req, plan = self.state, view.request, view.plan
         base = view.normalized if view.normalized is not None else view.messages
+        before_view = [*state.base, *req.raw[state.base_upto :]]
         if view.summary is not None:
             state.summary = view.summary.summary
             state.compactions += 1
@@ -157,6 +172,26 @@ class Transaction:
                 "duration_ms": round((perf_counter() - started) * 1000, 2),
                 "archive": plan.archive_uri,
             }
+        )
+        overhead = self.config.overhead_tokens  # the tool schemas: counted as the ring counts them
+        metrics.compaction = build_compaction(
+            CompactionInput(
+                before=before_view,
+                after=list(base),
+                folded=view.folded,
+                reason=plan.reason,
+                level=plan.level.name,
+                focus=req.focus_hint,
+                tokens_before=before + overhead,
+                tokens_after=metrics.tokens_out + overhead,
+                duration_ms=(perf_counter() - started) * 1000,
+                summary_source=view.summary.source if view.summary is not None else "",
+                at=req.now,
+                archive_uri=plan.archive_uri,
+                seq=len(req.raw),
+                counter=req.counter,
+                vault=req.vault,
+            )
         )
 
 
@@ -227,6 +262,7 @@ class Pipeline:
             try:
                 result = await step.run(view, settings)
             except Exception as exc:  # a broken layer degrades, it does not kill the turn
+                log.exception("pipeline step %s failed (compacting: %s)", step.name, view.compacting)
                 metrics.events.append(f"{step.name} failed: {type(exc).__name__}: {exc}")
                 if view.compacting:
                     return self._rolled_back(tx, view, start, metrics, t0)
@@ -278,6 +314,7 @@ def build_pipeline(prompts_dir: Path | None = None, extra_filter_dirs: Iterable[
             Summarize(prompts),
             PostCompactionReread(),
             Normalize(),
+            PinnedContext(),
             MediaResolve(),
             PromptCacheOptimize(),
         ]

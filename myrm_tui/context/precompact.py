@@ -24,6 +24,7 @@ class PreCompactSettings:
     compress_force_threshold: int
     summarize_trigger_threshold: int
     warm_compact_threshold: int
+    auto_compact: bool = True
 
 
 def level_for(tokens: int, s: PreCompactSettings) -> Level:
@@ -56,6 +57,9 @@ class PreCompact(Configured[PreCompactSettings]):
             reason = "emergency (90% safety net)"
         elif level < Level.LIGHT:
             return Planned(plan=CompactionPlan(level))
+        elif not s.auto_compact:
+            trace.event(f"auto-compaction off: {level.name} reached, not compacting")
+            return Planned(plan=CompactionPlan(level), trace=trace)
         elif state.backoff_level and level < Level[state.backoff_level]:
             trace.event(f"anti-thrashing: waiting for {state.backoff_level}")
             return Planned(plan=CompactionPlan(level), trace=trace)

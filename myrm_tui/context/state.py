@@ -37,6 +37,7 @@ class ContextState:
     last_sizes: list[int] = field(default_factory=list)
     cache_breaks: dict[str, int] = field(default_factory=dict)
     handovers: list[dict[str, Any]] = field(default_factory=list)  # AgentHandoverState of each subagent run
+    pinned: list[dict[str, str]] = field(default_factory=list)  # brought back by the user (context/pinned.py)
 
     # -- serialisation (stored as JSON in the checkpoints table) -------------------------------------
     def to_json(self) -> str:
@@ -57,6 +58,7 @@ class ContextState:
                 "last_compaction": self.last_compaction,
                 "cache_breaks": self.cache_breaks,
                 "handovers": self.handovers,
+                "pinned": self.pinned,
                 # Fingerprints use Python's per-process string hash: only meaningful in this process.
                 "fingerprints": {"pid": os.getpid(), "fps": self.last_fingerprints, "sizes": self.last_sizes},
             },
@@ -82,6 +84,7 @@ class ContextState:
             last_compaction=dict(d.get("last_compaction", {})),
             cache_breaks=dict(d.get("cache_breaks", {})),
             handovers=list(d.get("handovers", [])),
+            pinned=list(d.get("pinned", [])),
             last_fingerprints=list(fp.get("fps", []))
             if (fp := d.get("fingerprints") or {}).get("pid") == os.getpid()
             else [],

@@ -70,7 +70,7 @@ class MainScreen(Screen[None]):
 
     async def on_session_loaded(self, event: SessionLoaded) -> None:
         if not self.torn_down():
-            await self.chat.load(event.messages)
+            await self.chat.load(event.messages, event.compactions)
 
     def on_agent_ready(self, event: AgentReady) -> None:
         if event.thresholds is not None and not self.torn_down():
@@ -100,7 +100,7 @@ class MainScreen(Screen[None]):
             self.notify(f"{event.uri} is not in this session's vault", severity="warning")
             return
         self._show_tab("vault-tab")
-        self.vault.show_entry(event.entry)
+        self.vault.show_entry(event.entry, event.line)
 
     def on_show_tab(self, event: ShowTab) -> None:
         self._show_tab(event.tab)

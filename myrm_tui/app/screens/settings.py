@@ -28,6 +28,10 @@ TEXT_FIELDS: tuple[tuple[str, str], ...] = (
     ("emergency_ratio", "Emergency compression at"),
     ("allowed_commands", "Shell commands allowed without asking (comma-separated rules: git status, pytest)"),
 )
+AUTO_OFF_WARNING = (
+    "⚠ Auto-compaction off: the context grows until the 90% safety net compacts it (or a request is "
+    "refused). Compact yourself with ctrl+k or /compact."
+)
 NUMERIC = {"context_window": int, "light_ratio": float, "full_ratio": float, "emergency_ratio": float}
 
 
@@ -40,6 +44,7 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
     SettingsScreen Label { margin-top: 1; color: $text-muted; }
     SettingsScreen Horizontal { height: auto; margin-top: 1; }
     SettingsScreen #error { color: $error; }
+    SettingsScreen #auto-warning { color: $warning; }
     """
     BINDINGS = [Binding("escape", "cancel", "Close"), Binding("ctrl+s", "save", "Save", priority=True)]
 
@@ -69,6 +74,10 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
             with Horizontal():
                 yield Label("Cache keep-alive when idle  ")
                 yield Switch(value=s.keepalive, id="f-keepalive")
+            with Horizontal():
+                yield Label("Auto-compaction at the thresholds  ")
+                yield Switch(value=s.auto_compact, id="f-auto_compact")
+            yield Label(AUTO_OFF_WARNING if not s.auto_compact else "", id="auto-warning")
             yield Label("", id="error")
             with Horizontal():
                 yield Button("Save [ctrl+s]", variant="primary", id="save")
@@ -96,7 +105,12 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
         out["prompt_mode"] = self.query_one("#f-prompt_mode", Select).value
         out["approval"] = self.query_one("#f-approval", Select).value
         out["keepalive"] = self.query_one("#f-keepalive", Switch).value
+        out["auto_compact"] = self.query_one("#f-auto_compact", Switch).value
         return out
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        if event.switch.id == "f-auto_compact":
+            self.query_one("#auto-warning", Label).update("" if event.value else AUTO_OFF_WARNING)
 
     def action_save(self) -> None:
         try:

@@ -13,8 +13,10 @@ from textual.widgets import Button
 
 from myrm_tui.agent import events
 from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
+from myrm_tui.app.widgets.compaction_row import CompactionRow
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.vault_card import VaultArtifactCard
+from myrm_tui.context.compaction import Compaction
 from myrm_tui.context.types import Message, ToolCall
 
 WINDOW = 120
@@ -32,24 +34,37 @@ class ChatLog(VerticalScroll):
         self._hidden: list[Message] = []
         self._calls: dict[str, ToolCallView] = {}
         self._carded: set[str] = set()
+        self._after: dict[str, list[Compaction]] = {}  # message id -> compactions that followed it
         self.current: AssistantMessage | None = None
 
     def on_mount(self) -> None:
         self.anchor()
 
-    async def load(self, messages: Sequence[Message]) -> None:
+    async def load(self, messages: Sequence[Message], compactions: Sequence[Compaction] = ()) -> None:
+        """The conversation, with each compaction's row after the message it followed."""
         await self.remove_children()
         self._calls.clear()
         self._carded.clear()
-        visible = [m for m in messages if m.role != "system" and not m.synthetic]
+        after: dict[str, list[Compaction]] = {}
+        for c in compactions:
+            if c.changed and 0 < c.seq <= len(messages):
+                after.setdefault(messages[c.seq - 1].id, []).append(c)
+        visible = [m for m in messages if (m.role != "system" and not m.synthetic) or m.id in after]
         self._hidden, shown = visible[:-WINDOW], visible[-WINDOW:]
         if self._hidden:
             await self.mount(Button(f"show {min(PAGE, len(self._hidden))} earlier messages", id="earlier"))
+        self._after = after
         await self.mount_all([w for m in shown for w in self._widgets(m)])
         self.scroll_end(animate=False)
 
     def _widgets(self, m: Message) -> list:
+        out: list = [*self._message_widgets(m), *(CompactionRow(c) for c in self._after.get(m.id, ()))]
+        return out
+
+    def _message_widgets(self, m: Message) -> list:
         out: list = []
+        if m.role == "system" or m.synthetic:
+            return out
         if m.role == "user":
             out.append(UserMessage(m.text))
         elif m.role == "assistant":
@@ -127,6 +142,10 @@ class ChatLog(VerticalScroll):
     async def add_notice(self, text: str, level: str = "info") -> None:
         await self.mount(Notice(text, level))
 
+    async def add_compaction(self, record: Compaction) -> None:
+        await self.end_assistant()
+        await self.mount(CompactionRow(record))
+
     async def show(self, ev: events.AgentEvent) -> None:
         """Render one event of a turn in the conversation (events that change no message are ignored)."""
         match ev:
@@ -146,6 +165,8 @@ class ChatLog(VerticalScroll):
                 self.set_tool_result(ev.call.id, ev.message.text, bool(ev.message.meta.get("is_error")))
             case events.Notice():
                 await self.add_notice(ev.text, ev.level)
+            case events.CompactionMade():
+                await self.add_compaction(ev.record)
             case events.TurnFailed():
                 await self.end_assistant()
                 await self.add_notice(ev.error, "error")

@@ -17,6 +17,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from myrm_tui.app.live import LiveContext
+from myrm_tui.context.compaction import compactions_of
 
 if TYPE_CHECKING:
     from myrm_tui.app.messages import PanelInfo
@@ -82,6 +83,7 @@ class SessionContextHealthPanel(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("usage per request (share of the window)", id="usage-caption", classes="caption")
         yield UsageChart(id="usage")
+        yield Static("", id="window-now", classes="card", markup=False)
         yield Static("", id="compaction", classes="card", markup=False)
         yield Static("", id="pruning", classes="card", markup=False)
         yield Static("", id="cache", classes="card", markup=False)
@@ -108,27 +110,36 @@ class SessionContextHealthPanel(VerticalScroll):
         if usage:
             caption = f"usage per request ({len(usage)}): last {usage[-1]:.0%} of window"
         self.query_one("#usage-caption", Static).update(caption)
-        self.query_one("#compaction", Static).update("\n".join(self._card_compaction(requests, info, live)))
+        self.query_one("#window-now", Static).update("\n".join(self._card_window(info)))
+        self.query_one("#compaction", Static).update("\n".join(self._card_compaction(rows, info, live)))
         self.query_one("#pruning", Static).update("\n".join(self._card_pruning(requests, info, live)))
         self.query_one("#cache", Static).update("\n".join(self._card_cache(rows, info)))
 
     @staticmethod
-    def _card_compaction(requests: list[dict[str, Any]], info: PanelInfo, live: LiveContext) -> list[str]:
-        comps = [r for r in requests if r.get("compacted")]
-        last = comps[-1] if comps else {}
-        before, after = last.get("tokens_in", 0), last.get("tokens_out", 0)
-        saved = sum(r.get("tokens_in", 0) - r.get("tokens_out", 0) for r in comps)
+    def _card_window(info: PanelInfo) -> list[str]:
+        lines = info.get("window_lines") or []
+        head = "Window now (/context)"
+        if info.get("auto_compact") is False:
+            head += "  ⚠ auto-compaction off"
+        return [head, *lines] if lines else [head, "-"]
+
+    @staticmethod
+    def _card_compaction(rows: list[dict[str, Any]], info: PanelInfo, live: LiveContext) -> list[str]:
+        comps = [c for c in compactions_of(rows) if c.changed]
+        last = comps[-1] if comps else None
+        saved = sum(c.saved for c in comps)
         window = info.get("window", 0)
         return [
             "Compaction",
             f"compactions        {len(comps)}",
-            f"last               {_k(before)} → {_k(after)} ({(after / before if before else 0):.0%})"
-            if comps
+            f"last               {_k(last.tokens_before)} → {_k(last.tokens_after)} "
+            f"({last.tokens_after / max(last.tokens_before, 1):.0%})"
+            if last
             else "last               -",
-            f"last reason        {last.get('compaction_reason', '-')}",
-            f"last duration      {info.get('last_duration_ms', 0):.1f} ms",
+            f"last trigger       {last.trigger_label if last else '-'}",
+            f"last duration      {f'{last.duration_ms:.1f} ms' if last else '-'}",
             f"tokens saved       {_k(saved)}",
-            f"summary source     {last.get('summary_source') or '-'}",
+            f"summary source     {(last.summary_source or '-') if last else '-'}",
             f"window             {_k(window)}",
             f"thresholds         {_k(window * info.get('light', 0.5))} / "
             f"{_k(window * info.get('full', 0.7))} / {_k(window * info.get('emergency', 0.9))}",

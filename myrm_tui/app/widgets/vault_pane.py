@@ -47,6 +47,7 @@ class VaultPane(Vertical):
         """Open this entry (an option picked here, or a vault card in the conversation)."""
 
         uri: str
+        line: int = 0  # 1-based line to show (a compaction's "what left" item); 0: the top
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -85,7 +86,7 @@ class VaultPane(Vertical):
         self.mount(area)
         return area
 
-    def show_entry(self, entry: VaultEntry) -> None:
+    def show_entry(self, entry: VaultEntry, line: int = 0) -> None:
         self.current_uri = entry.uri
         text = readable(entry)
         area = self._area(text)
@@ -94,7 +95,11 @@ class VaultPane(Vertical):
             area.load_text(text)
         self.query_one("#vault-info", Static).update(
             f"{entry.kind} · {len(text.splitlines()):,} lines · {entry.uri}"
+            + (f" · line {line}" if line else "")
         )
+        if line:
+            area.move_cursor((line - 1, 0))
+            area.scroll_to(y=line - 1, animate=False)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -1,0 +1,80 @@
+"""A compaction in the transcript: one line (trigger, 12.4K → 10.5K, 6 ms, extractive) that expands to
+the summary and the list of what left the view. Enter on an item opens it in the vault pane at its line
+range; ``b`` brings it back (pins it into the next requests) or, on a pinned item, unpins it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Collapsible, Label, ListItem, ListView, Static
+
+from myrm_tui.app.widgets.vault_pane import VaultPane
+from myrm_tui.context.compaction import Compaction, LeftItem, short_tokens
+
+PIN_MARK = "📌 "
+
+
+class LeftEntry(ListItem):
+    def __init__(self, item: LeftItem) -> None:
+        super().__init__(Label(self.text(item, False), markup=False))
+        self.item = item
+        self.pinned = False
+
+    @staticmethod
+    def text(item: LeftItem, pinned: bool) -> str:
+        how = "cut" if item.how == "shortened" else item.role
+        mark = PIN_MARK if pinned else ""
+        return f"{mark}{how:<9} {short_tokens(item.tokens):>6}  {item.gist}  ({item.pointer})"
+
+    def set_pinned(self, pinned: bool) -> None:
+        self.pinned = pinned
+        self.query_one(Label).update(self.text(self.item, pinned))
+
+
+class CompactionRow(Collapsible):
+    DEFAULT_CSS = """
+    CompactionRow { margin: 1 0 0 0; padding: 0; border: none; background: $boost; }
+    CompactionRow CollapsibleTitle { color: $accent; }
+    CompactionRow .summary { color: $text-muted; padding: 0 1; max-height: 16; overflow-y: auto; }
+    CompactionRow .left-caption { padding: 0 1; text-style: italic; }
+    CompactionRow ListView { height: auto; max-height: 12; }
+    """
+    BINDINGS = [Binding("b", "bring_back", "Bring back / unpin")]
+
+    @dataclass
+    class PinRequested(Message):
+        """Pin ``item`` into the next requests (``pin``) or unpin it."""
+
+        item: LeftItem
+        pin: bool
+
+    def __init__(self, record: Compaction) -> None:
+        self.record = record
+        summary = record.summary or "(no summary: nothing was folded into one)"
+        left = (
+            f"What left the view ({len(record.left)}) — Enter opens it in the vault, b brings it back:"
+            if record.left
+            else "Nothing left the view whole."
+        )
+        super().__init__(
+            Static(summary, classes="summary", markup=False),
+            Static(left, classes="left-caption", markup=False),
+            ListView(*(LeftEntry(i) for i in record.left), classes="left"),
+            title=f"⟲ compacted · {record.headline()}",
+            collapsed=True,
+        )
+
+    def on_list_view_selected(self, event: ListView.Selected) -> None:
+        event.stop()
+        if isinstance(event.item, LeftEntry):
+            item = event.item.item
+            self.post_message(VaultPane.OpenRequested(item.uri, item.first_line))
+
+    def action_bring_back(self) -> None:
+        lv = self.query_one(ListView)
+        entry = lv.highlighted_child
+        if isinstance(entry, LeftEntry):
+            entry.set_pinned(not entry.pinned)
+            self.post_message(self.PinRequested(entry.item, entry.pinned))

@@ -1,0 +1,38 @@
+"""The package's log: stdlib ``logging`` to ``myrm.log`` in the state folder's log directory (beside the
+embedded model's log). Nothing is logged to the terminal: the TUI owns it."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+LOGGER = "myrm_tui"
+_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def log_path() -> Path:
+    env = os.environ.get("MYRM_LOG")
+    if env:
+        return Path(env)
+    from platformdirs import user_log_dir
+
+    return Path(user_log_dir("myrm")) / "myrm.log"
+
+
+def setup_logging(level: int = logging.INFO) -> Path:
+    """Send the package's records to the log file (once per process; a failure to open it is not fatal)."""
+    path = log_path()
+    logger = logging.getLogger(LOGGER)
+    if not any(getattr(h, "_myrm", False) for h in logger.handlers):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handler: logging.Handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+        except OSError:
+            handler = logging.NullHandler()
+        handler.setFormatter(logging.Formatter(_FORMAT))
+        handler._myrm = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = False
+    return path
