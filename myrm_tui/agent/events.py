@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from myrm_tui.context.compaction import Compaction
-from myrm_tui.context.pipeline import PipelineMetrics
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.llm.events import Usage
+
+if TYPE_CHECKING:  # the pipeline loads after the first frame (the app imports these events before it)
+    from myrm_tui.context.pipeline import PipelineMetrics
+
+
+def _no_metrics() -> PipelineMetrics:
+    from myrm_tui.context.pipeline import PipelineMetrics
+
+    return PipelineMetrics()
 
 
 @dataclass(frozen=True)
@@ -50,7 +58,7 @@ class ContextReport:
 
     tokens: int
     window: int
-    metrics: PipelineMetrics = field(default_factory=PipelineMetrics)
+    metrics: PipelineMetrics = field(default_factory=_no_metrics)
     usage: Usage | None = None
 
     @property
