@@ -299,3 +299,115 @@ async def test_ctrl_f_during_a_replay_forks_into_a_live_compacted_session_that_f
             agent.last_report is not None
             and agent.last_report.tokens + app.controller.schema_tokens() <= window
         )
+
+
+async def test_a_failing_step_is_logged_with_its_traceback_to_the_log_file(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from myrm_tui.context.pipeline import Pipeline
+    from myrm_tui.context.step import NoSettings, Rewritten, Unconfigured, View
+    from myrm_tui.logs import setup_logging
+    from tests.helpers import PIPELINE, config_for, request_for
+
+    class Broken(Unconfigured):
+        name = "broken"
+
+        async def run(self, view: View, settings: NoSettings) -> Rewritten:
+            raise RuntimeError("disk full")
+
+    log = tmp_path / "state" / "myrm.log"
+    monkeypatch.setenv("MYRM_LOG", str(log))
+    import logging
+
+    logger = logging.getLogger("myrm_tui")
+    monkeypatch.setattr(logger, "handlers", [])
+    assert setup_logging() == log
+    pipe = Pipeline([Broken(), *PIPELINE.steps])
+    run = await pipe.run(request_for(conversation(3)), config_for(64_000), "log")
+    assert "broken failed: RuntimeError: disk full" in run.metrics.events
+    for h in logger.handlers:
+        h.flush()
+    text = log.read_text()
+    assert (
+        "pipeline step broken failed" in text
+        and "Traceback" in text
+        and 'raise RuntimeError("disk full")' in text
+    )
+
+
+async def test_the_app_is_not_left_busy_when_the_screen_keeps_the_turns_messages(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: Any
+) -> None:
+    """Busy used to be reset only when TurnDone bubbled back up from the chat screen."""
+    from myrm_tui.app.messages import AgentEventMessage
+    from myrm_tui.app.screens.main import MainScreen
+
+    shown = MainScreen.on_agent_event_message
+
+    async def keep(self: MainScreen, message: AgentEventMessage) -> None:
+        await shown(self, message)
+        message.stop()  # drawn, not passed on
+
+    monkeypatch.setattr(MainScreen, "on_agent_event_message", keep)
+    app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive")
+    emulator.enqueue(Reply(text="done"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set)
+        await type_and_send(pilot, "hello")
+        await wait_until(pilot, lambda: len(emulator.accepted) >= 1)
+        await wait_until(pilot, lambda: not app.busy)
+
+
+def _fixed_record() -> Compaction:
+    left = (
+        LeftItem("assistant", "bash: cat src/file0.py", "vault://s/0123456789abcdef", "1:6", 41, "m3"),
+        LeftItem(
+            "tool",
+            "bash output: line 0 of file0.py: value_0_0 = 0",
+            "vault://s/0123456789abcdef",
+            "7:82",
+            1_204,
+            "m4",
+        ),
+        LeftItem(
+            "tool",
+            "bash output: <returncode>0</returncode>",
+            "vault://s/fedcba9876543210",
+            "1:2000",
+            9_870,
+            "m6",
+            "shortened",
+        ),
+    )
+    return Compaction(
+        trigger="threshold",
+        level="FULL",
+        reason="threshold FULL",
+        tokens_before=12_367,
+        tokens_after=10_486,
+        duration_ms=6.2,
+        summary_source="extractive",
+        summary="## Summary of earlier turns\nuser_goal: fix the bug in src/app.py\n"
+        "files_examined: src/file0.py",
+        cache_cost=8_100,
+        left=left,
+        seq=8,
+    )
+
+
+def test_snapshot_compaction_row_expanded(snap_compare: Any) -> None:
+    from textual.app import App, ComposeResult
+
+    class RowApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield CompactionRow(_fixed_record())
+
+    async def run_before(pilot: Any) -> None:
+        row = pilot.app.query_one(CompactionRow)
+        row.query_one(CollapsibleTitle).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        row.query_one(ListView).focus()
+        await pilot.pause()
+
+    assert snap_compare(RowApp(), terminal_size=(110, 18), run_before=run_before)
