@@ -353,6 +353,7 @@ class Controller:
                     pipeline_p50=times[len(times) // 2] if times else None,
                     window_lines=agent.window_use().lines(width=PANEL_BAR),
                     auto_compact=agent.config.auto_compact,
+                    schema_tokens=self.schema_tokens(),
                 )
             )
             for m in [*st.base, *st.decisions.values()]:

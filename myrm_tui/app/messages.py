@@ -92,6 +92,7 @@ class PanelInfo(TypedDict, total=False):
     last_duration_ms: float
     pipeline_p50: float | None
     window_lines: list[str]  # what fills the window now (``/context``)
+    schema_tokens: int
     auto_compact: bool
 
 

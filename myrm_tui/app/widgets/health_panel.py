@@ -102,9 +102,8 @@ class SessionContextHealthPanel(VerticalScroll):
         rows, info, live = self._rows, self._info, self.live
         requests = [r for r in rows if "tokens_out" in r]
         window = int(info.get("window") or live.window or 1)
-        usage = [
-            (r.get("prompt_tokens") or r["tokens_out"]) / int(r.get("window") or window) for r in requests
-        ]
+        schemas = int(info.get("schema_tokens") or 0)  # counted as the ring counts: our count + schemas
+        usage = [(r["tokens_out"] + schemas) / int(r.get("window") or window) for r in requests]
         self.query_one(UsageChart).plot(usage, info.get("light", 0.5), info.get("full", 0.7))
         caption = "usage per request (share of the window)"
         if usage:
