@@ -343,6 +343,25 @@ def sessions(
     asyncio.run(_sessions(_db(db), delete, rename, fork, export, json_out))
 
 
+async def _fork_compacted(db: Path, sid: str, workspace: Path) -> tuple[str, str]:
+    """Fork as ctrl+f does: one transaction, the fork starts compacted and fits its model's window (the
+    settings in force choose the model; no preheat or keep-alive from a one-shot command)."""
+    from myrm_tui.app.controller import Controller, ForkFailed
+
+    ctl = Controller(db, workspace, {"preheat": False, "keepalive": False})
+    await ctl.open()
+    try:
+        ctl.session = await ctl._store().get_session(sid)
+        try:
+            row = await ctl.fork()
+        except ForkFailed as exc:
+            print(f"myrm: {exc}", file=sys.stderr)
+            raise typer.Exit(1) from None
+        return row.id, ctl.fork_notice.partition(": ")[2] or "forked"
+    finally:
+        await ctl.close()
+
+
 async def _sessions(
     db: Path,
     delete: str | None,
@@ -378,8 +397,8 @@ async def _sessions(
                 await store.delete_session(row.id)
                 print(f"deleted {row.id}")
             elif action == "fork":
-                new = await store.fork_session(row.id)
-                print(f"forked {row.id} -> {new.id}")
+                new_id, notice = await _fork_compacted(db, row.id, Path(row.workspace or Path.cwd()))
+                print(f"forked {row.id} -> {new_id}: {notice}")
             elif rename:
                 await store.rename_session(row.id, rename[1])
                 print(f"renamed {row.id}")

@@ -70,3 +70,25 @@ def test_export_of_an_unknown_session_is_one_line(tmp_path: Path) -> None:
     assert "no session 'nope'" in out.stderr and "Traceback" not in out.stderr
     bad = _myrm(["sessions", "--json"], tmp_path)
     assert bad.returncode == 2 and "--json goes with --export" in bad.stderr
+
+
+async def test_sessions_fork_starts_compacted_and_fits_the_embedded_models_window(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    from myrm_tui.llm.local import N_CTX
+
+    sid = await _session_with_a_compaction(emulator, tmp_path, workspace)
+    # No model set: the embedded one (its small window), with its extractive summaries; nothing is sent.
+    out = _myrm(["sessions", "--fork", sid], tmp_path, env_extra={"MYRM_MODEL": ""})
+    assert out.returncode == 0, out.stderr
+    m = re.search(r"forked \w+ -> (\w+): it starts compacted \(fork · ([\d.]+)K → ([\d.]+)K", out.stdout)
+    assert m, out.stdout
+    fork = m.group(1)
+    store = await Store.open(tmp_path / "cli.db")
+    try:
+        records = compactions_of(await store.metrics(fork))
+        row = await store.get_session(fork)
+    finally:
+        await store.close()
+    assert row is not None and row.parent_id == sid
+    assert records and records[-1].trigger == "fork" and records[-1].tokens_after <= N_CTX
