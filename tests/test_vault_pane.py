@@ -86,8 +86,11 @@ async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
         Reply(tool_calls=[("bash", {"command": "seq 1 300"})]),
         Reply(text="counted"),
         Reply(text="second"),
-        Reply(text="third"),
     )
+    for i in range(4):  # between the compactions: something for the second to fold (no no-op compactions)
+        emulator.enqueue(
+            Reply(tool_calls=[("bash", {"command": f"seq 1 {2500 + i}"})]), Reply(text=f"more {i}")
+        )
     async with app.run_test(size=(140, 44)) as pilot:
         await wait_until(pilot, app.ready.is_set)
         for text in ("count", "again"):
@@ -97,11 +100,17 @@ async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
         # compact, talk, compact: the second compaction archives the first's view
         for said in (None, "once more", None):
             if said is None:
-                await pilot.press("ctrl+k")
+                from myrm_tui.app.screens.compact_preview import CompactPreviewScreen
+
+                await pilot.press("ctrl+k")  # a preview first: Enter compacts
+                await wait_until(pilot, lambda: isinstance(app.screen, CompactPreviewScreen))
+                await pilot.press("enter")
+                await wait_until(pilot, lambda: not isinstance(app.screen, CompactPreviewScreen))
                 await wait_until(pilot, lambda: not ring.busy)
             else:
-                await type_and_send(pilot, said)
-                await wait_until(pilot, lambda: not app.busy)
+                for i in range(4):
+                    await type_and_send(pilot, f"{said} {i}")
+                    await wait_until(pilot, lambda: not app.busy)
         await pilot.press("f4")
         pane = app.query_one(VaultPane)
         options = pane.query_one(OptionList)
