@@ -19,10 +19,13 @@ SECRET = "AKIAIOSFODNN7EXAMPLE"
 async def _session_with_a_compaction(emulator: ProviderEmulator, tmp: Path, workspace: Path) -> str:
     store = await Store.open(tmp / "cli.db")
     try:
-        agent = await make_agent(store, workspace, openai_settings(emulator, preheat=False))
+        # 16K, auto-compaction off: only the compaction below folds the prose answers.
+        settings = openai_settings(emulator, preheat=False, context_window=16_000, auto_compact=False)
+        agent = await make_agent(store, workspace, settings)
         for i in range(5):
             emulator.enqueue(
-                Reply(tool_calls=[("bash", {"command": f"seq 1 {1500 + i}"})]), Reply(text=f"counted {i}")
+                Reply(tool_calls=[("bash", {"command": f"seq 1 {150 + i}"})]),
+                Reply(text=f"Counted {i}. " + " ".join(f"finding{i}x{k} holds" for k in range(150))),
             )
             await collect(agent, f"count {i}; the deploy key is {SECRET}")
         report = await agent.compact_now("seq counts")

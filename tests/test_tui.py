@@ -136,10 +136,12 @@ async def test_escape_cancels_a_running_turn(
 async def test_ctrl_k_compacts_and_updates_the_ring(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
-    app = make_app(emulator, tmp_path, workspace)
+    # 16K, auto-compaction off: only ctrl+k compacts; prose answers no per-request trim shortens.
+    app = make_app(emulator, tmp_path, workspace, context_window=16_000, auto_compact=False)
     for i in range(6):
         emulator.enqueue(
-            Reply(tool_calls=[("bash", {"command": f"seq 1 {2000 + i}"})]), Reply(text=f"counted {i}")
+            Reply(tool_calls=[("bash", {"command": f"seq 1 {2000 + i}"})]),
+            Reply(text=f"Counted {i}. " + " ".join(f"finding{i}x{k} holds" for k in range(150))),
         )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, app.ready.is_set)

@@ -53,6 +53,7 @@ log = logging.getLogger(__name__)
 class PipelineMetrics:
     tokens_raw: int = 0  # whole stored history
     tokens_in: int = 0  # view before this run's steps (base + new messages)
+    tokens_planned: int = 0  # view when Pre-Compact decided to compact: what would be sent without it
     tokens_out: int = 0
     level: str = "NONE"
     compacted: bool = False
@@ -120,7 +121,9 @@ class Transaction:
         if state.base_upto > len(raw):  # history shorter than the state knows: state is stale
             state.base, state.base_upto = [], 0
 
-    def commit(self, view: View, metrics: PipelineMetrics, started: float) -> None:
+    def commit(
+        self, view: View, metrics: PipelineMetrics, started: float, planned: list[Message] | None = None
+    ) -> None:
         state, req = self.state, view.request
         if view.cache is not None:
             c = view.cache
@@ -129,7 +132,7 @@ class Transaction:
                 state.cache_breaks[cause] = state.cache_breaks.get(cause, 0) + 1
             state.last_fingerprints, state.last_sizes = c.fingerprints, c.sizes
         if view.compacting:
-            self._freeze(view, metrics, started)
+            self._freeze(view, metrics, started, planned)
         else:
             state.decisions.update(view.decisions)
         state.last_request_at = req.now
@@ -139,11 +142,15 @@ class Transaction:
         self.state.decisions.update(view.decisions)
         self.state.last_request_at = view.request.now
 
-    def _freeze(self, view: View, metrics: PipelineMetrics, started: float) -> None:
+    def _freeze(
+        self, view: View, metrics: PipelineMetrics, started: float, planned: list[Message] | None = None
+    ) -> None:
         """Freeze the compacted view as the new base; record yield for anti-thrashing."""
         state, req, plan = self.state, view.request, view.plan
         base = view.normalized if view.normalized is not None else view.messages
-        before_view = [*state.base, *req.raw[state.base_upto :]]
+        # What would have been sent without the compaction (the per-request trims applied): the record
+        # compares against it, as the ring shows it.
+        before_view = planned if planned is not None else [*state.base, *req.raw[state.base_upto :]]
         if view.summary is not None:
             state.summary = view.summary.summary
             state.compactions += 1
@@ -182,7 +189,7 @@ class Transaction:
                 reason=plan.reason,
                 level=plan.level.name,
                 focus=req.focus_hint,
-                tokens_before=before + overhead,
+                tokens_before=(metrics.tokens_planned or before) + overhead,
                 tokens_after=metrics.tokens_out + overhead,
                 duration_ms=(perf_counter() - started) * 1000,
                 summary_source=view.summary.source if view.summary is not None else "",
@@ -257,6 +264,7 @@ class Pipeline:
             messages[0] = raw[0]
         view = start = View(messages=messages, request=request)
         metrics.tokens_in = view.tokens()
+        planned: list[Message] | None = None
         for step, settings in zip(self.steps, self.settings(config), strict=True):
             t = perf_counter()
             try:
@@ -269,6 +277,9 @@ class Pipeline:
             else:
                 view = result.apply(view)
                 metrics.add(result.trace)
+                if view.compacting and planned is None:
+                    planned = view.messages
+                    metrics.tokens_planned = view.tokens()
             metrics.timings_ms[step.name] = (perf_counter() - t) * 1000
         plan = view.plan
         metrics.tokens_out = view.tokens()
@@ -278,7 +289,7 @@ class Pipeline:
             metrics.summary_source = view.summary.source
         if view.cache is not None:
             metrics.cache_break = view.cache.cache_break
-        tx.commit(view, metrics, t0)
+        tx.commit(view, metrics, t0, planned)
         metrics.total_ms = (perf_counter() - t0) * 1000
         breakpoints = list(view.cache.breakpoints) if view.cache is not None else []
         return PipelineRun(view.messages, metrics, plan, breakpoints)
