@@ -26,7 +26,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "compact",
         "Compact context now",
-        "Run the compaction pipeline now; /compact FOCUS keeps what matters",
+        "Preview what would leave the view, then compact (Enter); /compact FOCUS keeps what matters",
         "ctrl+k",
         "Compact",
         ("compact",),
