@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from textual.widgets import OptionList, TextArea
 
@@ -81,16 +82,16 @@ async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
     from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
     from myrm_tui.app.widgets.vault_pane import VaultPane
 
-    app = make_app(emulator, tmp_path, workspace)
-    emulator.enqueue(
-        Reply(tool_calls=[("bash", {"command": "seq 1 300"})]),
-        Reply(text="counted"),
-        Reply(text="second"),
-    )
-    for i in range(4):  # between the compactions: something for the second to fold (no no-op compactions)
-        emulator.enqueue(
-            Reply(tool_calls=[("bash", {"command": f"seq 1 {2500 + i}"})]), Reply(text=f"more {i}")
-        )
+    # 16K, auto-compaction off, prose answers no per-request trim shortens: each ctrl+k has something to
+    # fold (a compaction that would save nothing no longer runs, so it no longer archives).
+    app = make_app(emulator, tmp_path, workspace, context_window=16_000, auto_compact=False)
+
+    def prose(i: int) -> Reply:
+        return Reply(text=f"Noted {i}. " + " ".join(f"finding{i}x{k} holds" for k in range(150)))
+
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 300"})]), prose(0), prose(1))
+    for i in range(4):
+        emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"seq 1 {250 + i}"})]), prose(2 + i))
     async with app.run_test(size=(140, 44)) as pilot:
         await wait_until(pilot, app.ready.is_set)
         for text in ("count", "again"):
@@ -114,8 +115,12 @@ async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
         await pilot.press("f4")
         pane = app.query_one(VaultPane)
         options = pane.query_one(OptionList)
-        await wait_until(pilot, lambda: any(e.get("kind") == "archive" for e in pane._entries))
-        index = next(i for i, e in enumerate(pane._entries) if e.get("kind") == "archive")
+
+        def base_archive(e: Any) -> bool:  # the view before a compaction (what left it is archived too)
+            return e.get("kind") == "archive" and e.get("meta", {}).get("reason") == "pre_compact"
+
+        await wait_until(pilot, lambda: any(base_archive(e) for e in pane._entries))
+        index = next(i for i, e in enumerate(pane._entries) if base_archive(e))
         uri = pane._entries[index]["uri"]
         options.focus()
         options.highlighted = 0
