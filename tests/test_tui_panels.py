@@ -177,7 +177,8 @@ async def test_the_screen_shows_the_panel_data_and_the_vault_entry_workers_post_
         pane, chart = app.query_one(VaultPane), app.query_one(UsageChart)
         app.refresh_panels()
         await wait_until(pilot, lambda: pane.query_one(OptionList).option_count == 1)
-        await wait_until(pilot, lambda: chart.values == [6400 / 128000])  # the health panel's PanelData
+        schemas = app.controller.schema_tokens()  # a bar counts as the ring: the view + the tool schemas
+        await wait_until(pilot, lambda: chart.values == [(6400 + schemas) / 128000])  # the panel's PanelData
         await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: app.main.has_class("-hide-panel"))
         app.load_vault_entry(f"vault://{sid}/missing")
