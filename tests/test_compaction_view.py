@@ -419,3 +419,30 @@ def test_snapshot_compaction_row_expanded(snap_compare: Any) -> None:
         await pilot.pause()
 
     assert snap_compare(RowApp(), terminal_size=(110, 18), run_before=run_before)
+
+
+async def test_a_progress_line_shows_while_an_automatic_llm_summary_is_written(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    from tests.test_fork import SUMMARY, route
+
+    def slow_summary(body: dict[str, Any]) -> Reply:
+        reply = route(body)
+        return Reply(text=SUMMARY, chunk_size=40, chunk_delay=0.1) if reply.text == SUMMARY else reply
+
+    emulator.default = slow_summary
+    app = make_app(emulator, tmp_path, workspace, preheat=False, context_window=4000)
+    seen: list[str] = []
+    async with app.run_test(size=(140, 44)) as pilot:
+
+        def saw(status: str) -> None:
+            seen.append(status)
+
+        app.watch(app, "status", saw, init=False)
+        await wait_until(pilot, app.ready.is_set)
+        for i in range(8):
+            await _send(pilot, app, f"count {i}")
+            if any("writing the summary" in s for s in seen):
+                break
+        assert any(s.startswith("compacting: writing the summary with") for s in seen), seen
+        assert not app.status.startswith("compacting")  # the line goes when the request is ready

@@ -73,6 +73,13 @@ class CompactionMade:
     record: Compaction
 
 
+@dataclass(frozen=True)
+class Progress:
+    """Something slow is under way before the request (an LLM summary): the status line says so."""
+
+    text: str
+
+
 NoticeLevel = Literal["info", "warning", "error"]
 
 
@@ -111,6 +118,7 @@ AgentEvent = (
     | ToolFinished
     | ContextReport
     | CompactionMade
+    | Progress
     | Notice
     | TurnFailed
     | TurnDone
