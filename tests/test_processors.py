@@ -187,8 +187,17 @@ async def test_hot_cache_bypass_skips_light_compaction_but_not_emergency() -> No
 
 async def test_anti_thrashing_backs_off_after_low_yield_compactions() -> None:
     state = ContextState()
-    # A history that compaction cannot shrink: one huge protected user message.
-    raw = [Message(role="system", content="s", id="s"), Message(role="user", content="w " * 5_600, id="u")]
+    # A history a light compaction cannot shrink: real user messages (never truncated), the first one
+    # under the head limit (so not cut), over the light threshold and under the landing level together
+    # (so the fit step has nothing to do either).
+    raw = [
+        Message(role="system", content="s", id="s"),
+        Message(role="user", content="w " * 3_200, id="u"),
+        Message(role="assistant", content="ok", id="a1"),
+        Message(role="user", content="v " * 1_000, id="u2"),
+        Message(role="assistant", content="ok", id="a2"),
+        Message(role="user", content="x " * 1_000, id="u3"),
+    ]
     for k in range(2):  # requests ten minutes apart: the cache is cold, so no hot-cache bypass
         await run_pipeline(raw, window=10_000, state=state, now=1_000.0 + 600 * k)
     assert state.low_yield_streak >= 2 and state.backoff_level == "FULL"

@@ -18,14 +18,18 @@ from myrm_tui.agent.events import (
     Notice,
     ReasoningChunk,
     TextChunk,
+    ToolFinished,
+    ToolStarted,
     TurnDone,
     TurnFailed,
     UserSaved,
 )
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.session import AgentSession
-from myrm_tui.agent.tool_runner import ToolRunner
+from myrm_tui.agent.tool_runner import ToolRunner, result_message
+from myrm_tui.agent.tools import ToolResult
 from myrm_tui.context.cache_optimize import prompt_cache_key_var
+from myrm_tui.context.normalize import TOOL_NAME, valid_tool_name
 from myrm_tui.context.pipeline import PipelineRun
 from myrm_tui.context.types import Message, ToolCall, synthetic_user
 from myrm_tui.llm.errors import ContextOverflowError, IncompleteStreamError, LLMError
@@ -59,6 +63,36 @@ class _Partial:
                 ToolCall(c.get("id") or f"call_{i}", c.get("name", ""), c.get("arguments", "") or "{}")
             )
         return tuple(out)
+
+
+def checked_calls(calls: tuple[ToolCall, ...]) -> tuple[tuple[ToolCall, ...], dict[ToolCall, str]]:
+    """A reply's tool calls made safe to store and send again, before anything runs.
+
+    A call without a name is dropped; a name a provider would reject (``functions.bash``,
+    ``../../bin/sh``) is stored under a valid stand-in, and the call is returned in the second value
+    with the name it came with (it gets an error result naming it); a repeated or empty id gets a
+    unique one, so each call gets its own result."""
+    out: list[ToolCall] = []
+    invalid: dict[ToolCall, str] = {}
+    seen: set[str] = set()
+    for k, c in enumerate(calls):
+        if not c.name:
+            continue
+        cid = c.id or f"call_{k}"
+        if cid in seen:
+            n = 1
+            while f"{cid}_dup{n}" in seen:
+                n += 1
+            cid = f"{cid}_dup{n}"
+        seen.add(cid)
+        name = c.name
+        if not TOOL_NAME.match(name):
+            name = valid_tool_name(name)
+        call = ToolCall(cid, name, c.arguments)
+        if name != c.name:
+            invalid[call] = c.name
+        out.append(call)
+    return tuple(out), invalid
 
 
 class TurnRunner:
@@ -127,13 +161,7 @@ class TurnRunner:
                 # protection L5, preflight guard: never pay for a request the provider will refuse.
                 view, run = await session.prepare(force=True)
                 if run.tokens > session.config.input_budget:
-                    yield TurnFailed(
-                        f"Refused before sending: the request needs {run.tokens:,} tokens "
-                        "even after compaction; "
-                        f"the model accepts {session.config.input_budget:,}. Fork the session or "
-                        "use a model with a larger window.",
-                        "preflight",
-                    )
+                    yield TurnFailed(self._refusal(view, run.tokens), "preflight")
                     yield TurnDone(step)
                     return
             report = ContextReport(run.tokens, session.window, run.metrics.as_dict())
@@ -173,7 +201,7 @@ class TurnRunner:
             except asyncio.CancelledError:
                 await asyncio.shield(self._save_partial(partial, note=INTERRUPTED_SUFFIX))
                 raise
-            calls = tuple(c for c in partial.tool_calls() if c.name)
+            calls, invalid = checked_calls(partial.tool_calls())
             assistant = await session.append(
                 Message(
                     role="assistant",
@@ -193,13 +221,40 @@ class TurnRunner:
             if not calls:
                 yield TurnDone(step)
                 return
-            async for ev in self.tools.run(calls):
-                yield ev
+            for call, bad in invalid.items():  # answered here: no tool can be looked up by such a name
+                result = result_message(
+                    call,
+                    ToolResult(
+                        f"Error: invalid tool name {bad!r} (a tool name matches ^[a-zA-Z0-9_-]{{1,64}}$); "
+                        f"call one of the tools you were given by its exact name.",
+                        is_error=True,
+                    ),
+                )
+                yield ToolStarted(call)
+                yield ToolFinished(call, await session.append(result))
+            runnable = tuple(c for c in calls if c not in invalid)
+            if runnable:
+                async for ev in self.tools.run(runnable):
+                    yield ev
         yield Notice(
             f"Stopped after {self.settings.max_steps} steps (the step limit); send a message to continue.",
             "warning",
         )
         yield TurnDone(step)
+
+    def _refusal(self, view: list[Message], tokens: int) -> str:
+        """One line: what is too big and what to do (the fit step cut everything else it could)."""
+        session = self.session
+        count = session.counter.messages
+        system = count([m for m in view if m.role == "system"])
+        newest = next((m for m in reversed(view) if m.role == "user" and not m.synthetic), None)
+        message = count([newest]) if newest is not None else 0
+        return (
+            f"Refused before sending: the system prompt ({system:,} tokens), the tool schemas "
+            f"({session.schema_tokens():,}) and your newest message ({message:,}) leave no room: the request "
+            f"needs {tokens:,} tokens and the model accepts {session.config.input_budget:,}. Shorten the "
+            "message (or attach it as a file), or use a model with a larger window."
+        )
 
     async def _stream(
         self, view: list[Message], run: PipelineRun, partial: _Partial
