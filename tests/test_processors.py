@@ -205,6 +205,20 @@ async def test_anti_thrashing_backs_off_after_low_yield_compactions() -> None:
     assert not ctx.compacting and any("anti-thrashing" in e for e in ctx.metrics.events)
 
 
+async def test_a_view_over_the_budget_compacts_even_while_backing_off() -> None:
+    # With tool schemas budgeted, the 90% net (of the window less the schemas) sits above the budget.
+    config = replace(ContextConfig(max_context_tokens=10_000), overhead_tokens=800)
+    state = ContextState(backoff_level="EMERGENCY")  # anti-thrashing: wait for the 90% net
+    raw = conversation(2, output_chars=400)
+    while COUNTER.messages(raw) <= config.fit_budget:  # grow into the band between the two
+        raw.append(Message(role="user", content="more " * 20, id=f"x{len(raw)}"))
+        raw.append(Message(role="assistant", content="ok", id=f"y{len(raw)}"))
+    tokens = COUNTER.messages(raw)
+    assert config.fit_budget < tokens < config.summarize_trigger_threshold  # over budget, under the net
+    result = await run_step(PreCompact(), view_for(raw, state, cache_warm=True), config=config)
+    assert result.plan.compacting and result.plan.reason == "over budget"
+
+
 # -- Compress ------------------------------------------------------------------------------------
 
 

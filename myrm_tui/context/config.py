@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# Room the last steps keep under the input budget: Normalize may add a placeholder or two after the fit step.
+FIT_SLACK_TOKENS = 32
+
 # litellm model names whose registry entry we cannot rely on offline fall back to this.
 DEFAULT_WINDOW = 128_000
 
@@ -148,6 +151,11 @@ class ContextConfig:
     @property
     def recovery_tail_budget(self) -> int:
         return int(self.view_window * self.recovery_tail_ratio)
+
+    @property
+    def fit_budget(self) -> int:
+        """What the fit step fits a view into (and Pre-Compact compacts above, whatever else it weighs)."""
+        return self.input_budget - FIT_SLACK_TOKENS
 
     @property
     def landing_tokens(self) -> int:

@@ -48,7 +48,6 @@ from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.context.vault import ArtifactVault
 
 CHARS_PER_TOKEN = 3  # cut texts are measured afterwards; this only sizes the first try
-SLACK_TOKENS = 32  # Normalize may add a placeholder or two after this step
 MIN_CUT_TOKENS = 120  # a message shorter than this is not worth a pointer
 FIT_REASON = "fit to budget"
 
@@ -56,6 +55,7 @@ FIT_REASON = "fit to budget"
 @dataclass(frozen=True, slots=True)
 class FitSettings:
     input_budget: int
+    fit_budget: int
     landing_tokens: int
     anchor_tokens: int
     head_limit_tokens: int
@@ -207,7 +207,7 @@ class FitToBudget(Configured[FitSettings]):
 
     async def run(self, v: View, s: FitSettings) -> Fitted:
         req = v.request
-        goal = s.input_budget - SLACK_TOKENS
+        goal = s.fit_budget
         if v.compacting:
             goal = min(goal, s.landing_tokens)
         if v.tokens() <= goal:
@@ -228,7 +228,7 @@ class FitToBudget(Configured[FitSettings]):
             if total <= goal:
                 break
             if name == "shrink_newest":  # the newest round is cut only to make the request valid at all
-                goal = max(goal, s.input_budget - SLACK_TOKENS)
+                goal = max(goal, s.fit_budget)
                 if total <= goal:
                     break
             stage(f, head_len, goal)

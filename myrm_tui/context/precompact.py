@@ -24,7 +24,7 @@ class PreCompactSettings:
     compress_force_threshold: int
     summarize_trigger_threshold: int
     warm_compact_threshold: int
-    input_budget: int
+    fit_budget: int
 
 
 def level_for(tokens: int, s: PreCompactSettings) -> Level:
@@ -55,7 +55,7 @@ class PreCompact(Configured[PreCompactSettings]):
             reason = "forced"
         elif level >= Level.EMERGENCY:
             reason = "emergency (90% safety net)"
-        elif tokens > s.input_budget:
+        elif tokens > s.fit_budget:
             reason = "over budget"  # never skipped: neither back-off nor a warm cache may send it as is
         elif level < Level.LIGHT:
             return Planned(plan=CompactionPlan(level))

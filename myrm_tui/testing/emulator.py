@@ -32,6 +32,7 @@ from myrm_tui.testing.validation import Rejection, validate_anthropic, validate_
 class Reply:
     text: str = ""
     tool_calls: list[tuple[str, Any]] = field(default_factory=list)  # (name, arguments dict or raw str)
+    call_ids: list[str] = field(default_factory=list)  # the calls' ids (a random id for each one missing)
     reasoning: str = ""
     chunk_size: int = 8  # characters per streamed text chunk
     chunk_delay: float = 0.0
@@ -55,6 +56,10 @@ class Recorded:
 
 
 ReplyFn = Callable[[dict[str, Any]], Reply]
+
+
+def _call_id(reply: Reply, k: int) -> str:
+    return reply.call_ids[k] if k < len(reply.call_ids) else f"call_{uuid.uuid4().hex[:12]}"
 
 
 def _strip_cache_control(obj: Any) -> Any:
@@ -244,11 +249,11 @@ class ProviderEmulator:
         if reply.tool_calls:
             msg["tool_calls"] = [
                 {
-                    "id": f"call_{uuid.uuid4().hex[:12]}",
+                    "id": _call_id(reply, k),
                     "type": "function",
                     "function": {"name": n, "arguments": a if isinstance(a, str) else json.dumps(a)},
                 }
-                for n, a in reply.tool_calls
+                for k, (n, a) in enumerate(reply.tool_calls)
             ]
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
@@ -289,7 +294,7 @@ class ProviderEmulator:
                     "tool_calls": [
                         {
                             "index": k,
-                            "id": f"call_{uuid.uuid4().hex[:12]}",
+                            "id": _call_id(reply, k),
                             "type": "function",
                             "function": {"name": name, "arguments": ""},
                         }
