@@ -156,3 +156,29 @@ async def test_notes_enter_the_view_within_their_share() -> None:
     assert COUNTER.message(notes) <= config_for(16_000).injected_tokens + 50
     assert "note 49:" in notes.text  # the newest note stays whole
     assert "vault://" in notes.text  # and all of them are one read away
+
+
+async def test_a_first_message_of_half_the_window_lets_a_session_run_ninety_tool_steps(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    from myrm_tui.agent.events import ToolFinished
+
+    window = 16_000
+    agent = await make_agent(store, workspace, openai_settings(emulator, max_steps=100), window=window)
+    spec = "Implement the spec below.\n" + "\n".join(
+        f"{i}. the service shall handle request kind {i} within {i % 90 + 10} ms" for i in range(560)
+    )
+    assert agent.session.counter.text(spec) > window // 2
+    steps = 90
+    emulator.enqueue(
+        *[Reply(tool_calls=[("bash", {"command": f"seq {k} {k + 110}"})]) for k in range(steps)],
+        Reply(text="All ninety steps done."),
+    )
+    events = await collect(agent, spec)
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    assert sum(isinstance(e, ToolFinished) for e in events) == steps
+    assert emulator.rejected == [] and len(emulator.accepted) >= steps + 1
+    # Every request fits the budget by our count, which keeps room for the reply.
+    counter, budget = agent.session.counter, agent.session.config.input_budget
+    sizes = [counter.messages([Message.from_api(m) for m in r.body["messages"]]) for r in emulator.accepted]
+    assert max(sizes) <= budget, (max(sizes), budget)
