@@ -82,7 +82,7 @@ class ContextConfig:
     # Fit to budget (``fit.py``): a compaction lands at or under ``landing_ratio`` of the input budget, so
     # several turns append before the next one (that is its progress); every injected part has a share of
     # the window and is cut past it, with a pointer to its whole text in the vault.
-    landing_ratio: float = 0.6
+    landing_ratio: float = 0.7
     head_limit_ratio: float = 0.4  # protected head over this share of the input budget: cut the anchor
     anchor_ratio: float = 0.2  # what the first user message keeps of the window when it is cut
     injected_ratio: float = 0.08  # notes, workspace rules and environment, hook context, pinned items
