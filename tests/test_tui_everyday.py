@@ -11,17 +11,21 @@ import pytest
 from textual.widgets import Input, OptionList, Static, TextArea
 
 from myrm_tui.app.app import MyrmApp
-from myrm_tui.app.screens.models import ModelPicker
 from myrm_tui.app.screens.settings import SettingsScreen
 from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
-from myrm_tui.app.widgets.slash_menu import SlashMenu
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.test_tui import make_app, type_and_send, wait_until
+
+
+def _picker() -> type:
+    from myrm_tui.app.screens.models import ModelPicker
+
+    return ModelPicker
 
 
 def _text(widget: Any) -> str:
@@ -131,6 +135,8 @@ async def test_typing_a_slash_opens_the_command_menu_and_tab_or_enter_picks(
     app = make_app(emulator, tmp_path, workspace, preheat=False)
     async with app.run_test(size=(140, 42)) as pilot:
         await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+        from myrm_tui.app.widgets.slash_menu import SlashMenu
+
         prompt, menu = app.query_one(PromptInput), app.query_one(SlashMenu)
         await pilot.press("slash")
         await wait_until(pilot, lambda: menu.display and menu.option_count > 5)
@@ -158,7 +164,7 @@ async def test_tab_keeps_the_focus_in_the_prompt_and_slash_model_then_works(
         await pilot.press("tab", "tab")
         assert app.focused is prompt
         await type_and_send(pilot, "/model")
-        await wait_until(pilot, lambda: isinstance(app.screen, ModelPicker))
+        await wait_until(pilot, lambda: isinstance(app.screen, _picker()))
 
 
 # -- 5: following, scrolling and searching the conversation --------------------------------------------
@@ -270,7 +276,7 @@ async def test_model_switch_shows_in_the_header_and_the_picker_offers_the_models
         await pilot.press(*"Switch model")
         await pilot.pause(0.3)
         await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, ModelPicker))
+        await wait_until(pilot, lambda: isinstance(app.screen, _picker()))
         ol = app.screen.query_one(OptionList)
         models = [ol.get_option_at_index(i).id for i in range(ol.option_count)]
         assert models[0] == "openai/gpt-4o" and "gemini/gemini-2.5-flash" in models
@@ -318,7 +324,7 @@ async def test_help_shows_the_mode_row_whole(
 
 
 # -- 10: settings ----------------------------------------------------------------------------------------
-async def test_settings_errors_are_visible_the_summarizer_is_checked_and_esc_closes(
+async def test_settings_errors_are_visible_the_summarizer_is_checked_and_the_header_follows_a_save(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
@@ -344,5 +350,17 @@ async def test_settings_errors_are_visible_the_summarizer_is_checked_and_esc_clo
         )
         assert isinstance(app.screen, SettingsScreen)
         assert await app.controller.store.get_setting("summarizer_model") is None  # type: ignore[union-attr]
-        await pilot.press("escape")
+        screen.query_one("#f-summarizer_model", Input).value = "extractive"
+        screen.query_one("#f-model", Input).value = "openai/gpt-4o"
+        await pilot.press("ctrl+s")  # saved: the header names the new model
         await wait_until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
+        assert str(app.sub_title).endswith("· openai/gpt-4o")
+
+
+def test_the_readme_keys_table_lists_every_key_of_the_command_table() -> None:
+    from myrm_tui.app.commands import COMMANDS, _key_label
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    keys = readme.split("### Keys", 1)[1].split("\n\n", 2)[1]
+    missing = [c.key for c in COMMANDS if c.key and _key_label(c.key) not in keys]
+    assert not missing, missing

@@ -233,9 +233,17 @@ class MyrmApp(App[None]):
         if values is None:
             return
         await self.controller.save_settings(values)
-        s = self.controller.settings
-        self.model_line = f"model: {s.model if s else '-'}"
+        self._show_model()
         self.notify("Settings saved; they take effect with the next message.")
+
+    def _show_model(self) -> None:
+        """The header and the line under the ring name the model the next message goes to."""
+        s = self.controller.settings
+        if self.controller.session is None or s is None:
+            return
+        self.model_line = self._model_line(self.controller.session.id)
+        if self.replayer is None:
+            self.sub_title = f"{self.controller.session.title} · {s.model}"
 
     @work(exclusive=True, group="turn", exit_on_error=False, description="replay")
     async def play_replay(self) -> None:
@@ -609,11 +617,7 @@ class MyrmApp(App[None]):
             return
         await self.controller.set_setting(key, value)
         self.notify(f"{key} = {value}; takes effect with the next message")
-        s = self.controller.settings
-        if self.controller.session is not None:
-            self.model_line = self._model_line(self.controller.session.id)
-            if self.replayer is None and s is not None:
-                self.sub_title = f"{self.controller.session.title} · {s.model}"
+        self._show_model()
 
     def action_set_model(self) -> None:
         """The /model picker: the current model, the models whose provider key is set, the embedded one."""
