@@ -256,6 +256,8 @@ async def test_the_vault_pane_names_the_command_finds_every_match_and_f4_focuses
         assert (
             area.scroll_offset.y <= second[0] < area.scroll_offset.y + area.scrollable_content_region.height
         )
+        await pilot.press("escape")  # back to the prompt box
+        await wait_until(pilot, lambda: app.focused is app.query_one(PromptInput))
 
 
 # -- 7: /model -------------------------------------------------------------------------------------------

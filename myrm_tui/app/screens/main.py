@@ -132,6 +132,9 @@ class MainScreen(Screen[None]):
         self._show_tab("vault-tab")
         self.vault.show_entry(event.entry)
 
+    def on_vault_pane_left(self, _: VaultPane.Left) -> None:
+        self.prompt.focus()
+
     def on_show_tab(self, event: ShowTab) -> None:
         self._show_tab(event.tab)
         if event.focus and event.tab == "vault-tab":

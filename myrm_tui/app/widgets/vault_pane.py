@@ -41,13 +41,20 @@ class VaultPane(Vertical):
     VaultPane TextArea { height: 1fr; }
     VaultPane #vault-info { color: $text-muted; height: auto; }
     """
-    BINDINGS = [Binding("c", "copy_pointer", "Copy vault:// pointer")]
+    BINDINGS = [
+        Binding("c", "copy_pointer", "Copy vault:// pointer"),
+        Binding("escape", "leave", "Back to the prompt"),
+    ]
 
     @dataclass
     class OpenRequested(Message):
         """Open this entry (an option picked here, or a vault card in the conversation)."""
 
         uri: str
+
+    @dataclass
+    class Left(Message):
+        """Esc in the pane: the focus goes back to the prompt box (a second Esc cancels a turn)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -130,6 +137,9 @@ class VaultPane(Vertical):
         total = text.count(needle)
         nth = text.count(needle, 0, at) + 1
         info.update(f"{self.current_uri} · match {nth} of {total} at line {begin[0] + 1}")
+
+    def action_leave(self) -> None:
+        self.post_message(self.Left())
 
     def action_copy_pointer(self) -> None:
         if self.current_uri:
