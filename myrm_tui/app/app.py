@@ -603,13 +603,15 @@ class MyrmApp(App[None]):
             self.action_set_model()
         elif command.action in ("set_model", "set_mode"):
             key = "model" if command.action == "set_model" else "prompt_mode"
-            await self._set_setting(key, arg, f"/{command.slash[0]}")
+            self._set_setting(key, arg, f"/{command.slash[0]}")
         else:
             await self.run_action(command.action)
 
+    @work(exclusive=True, group="setting", exit_on_error=False, description="check and save a setting")
     async def _set_setting(self, key: str, value: str, source: str) -> None:
-        """``/model NAME``, ``/mode NAME``, the model picker: checked first; a bad value is one line in the
-        conversation and a toast, and nothing is saved."""
+        """``/model NAME``, ``/mode NAME``, the model picker: checked first (the key check imports litellm
+        in a thread: a worker, so the app's messages are not held meanwhile); a bad value is one line in
+        the conversation and a toast, and nothing is saved."""
         problem = await self.controller.setting_problem(key, value, source)
         if problem:
             self.notify(problem, severity="error", timeout=8)
@@ -632,7 +634,7 @@ class MyrmApp(App[None]):
         assert s is not None
         choice = await self.push_screen_wait(ModelPicker(self.controller.model_choices(), s.model))
         if choice and choice != s.model:
-            await self._set_setting("model", choice, "/model")
+            self._set_setting("model", choice, "/model")
 
     async def action_notes(self) -> None:
         agent = await self.controller.ensure_agent()
