@@ -37,8 +37,11 @@ class SlashMenu(OptionList):
         if [n for n, _ in items] != [n for n, _ in self._items]:
             self._items = items
             self.clear_options()
+            heads = [f"/{name} {c.usage}".rstrip() for name, c in items]
+            width = max((len(h) for h in heads), default=0)
             self.add_options(
-                Option(f"/{name} {c.usage}".ljust(24) + f"  {c.title}", id=name) for name, c in items
+                Option(f"{head.ljust(width)}   {c.title}", id=name)
+                for head, (name, c) in zip(heads, items, strict=True)
             )
         self.set_class(bool(items), "-open")
         if items and self.highlighted is None:
