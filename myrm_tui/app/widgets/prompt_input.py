@@ -1,13 +1,18 @@
-"""The prompt box: Enter sends, Ctrl+J or Alt+Enter adds a line, Up/Down walk the history."""
+"""The prompt box: Enter sends, Ctrl+J or Alt+Enter adds a line, Up/Down walk the history. While the
+slash menu is open, Up/Down move in it, Tab completes, Enter runs the pick. Tab never moves the focus out."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
+
+if TYPE_CHECKING:
+    from myrm_tui.app.widgets.slash_menu import SlashMenu
 
 MAX_HISTORY = 200
 
@@ -20,7 +25,15 @@ class PromptInput(TextArea):
     BINDINGS = [
         Binding("ctrl+j", "newline", "New line", show=False),
         Binding("alt+enter", "newline", "New line", show=False),
+        Binding("pageup", "scroll_chat(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll_chat(1)", "Scroll down", show=False),
     ]
+
+    @dataclass
+    class ScrollRequested(Message):
+        """PageUp/PageDown in the prompt box scroll the conversation."""
+
+        pages: int
 
     @dataclass
     class Submitted(Message):
@@ -36,8 +49,24 @@ class PromptInput(TextArea):
         self.sent: list[str] = []
         self._cursor: int | None = None
         self._in_flight = ""  # the last text the app sent to the model, given back if it is refused
+        self.menu: SlashMenu | None = None  # set by the screen
 
     async def _on_key(self, event: events.Key) -> None:
+        menu = self.menu
+        if menu is not None and menu.is_open and event.key in ("up", "down", "tab", "enter", "escape"):
+            event.prevent_default()
+            event.stop()
+            if event.key in ("up", "down"):
+                menu.move(-1 if event.key == "up" else 1)
+            elif event.key == "escape":
+                menu.close()
+            else:
+                self._complete(run=event.key == "enter")
+            return
+        if event.key == "tab":  # the focus stays here (shift+tab still leaves)
+            event.prevent_default()
+            event.stop()
+            return
         if event.key == "enter":
             event.prevent_default()
             event.stop()
@@ -58,6 +87,25 @@ class PromptInput(TextArea):
             self._walk(1)
             return
         await super()._on_key(event)
+
+    def _complete(self, run: bool) -> None:
+        """The menu's pick into the box; Enter runs it unless it needs an argument."""
+        assert self.menu is not None
+        picked = self.menu.chosen()
+        if picked is None:
+            return
+        name, command = picked
+        needs_arg = bool(command.usage) and not command.usage.startswith("[")
+        self.menu.close()
+        if run and not needs_arg:
+            self.load_text(f"/{name}")
+            self.submit()
+            return
+        self.load_text(f"/{name} " if command.usage else f"/{name}")
+        self.move_cursor(self.document.end)
+
+    def action_scroll_chat(self, pages: int) -> None:
+        self.post_message(self.ScrollRequested(pages))
 
     def action_newline(self) -> None:
         self.insert("\n")
