@@ -109,10 +109,15 @@ def _redacted(lines: list[ledger.Line]) -> list[ledger.Line]:
     request."""
     if not lines:
         return lines
-    out = redact("\n".join(ln.text for ln in lines)).split("\n")
+    out = redact("\n".join(ln.text for ln in lines), keep_lines=True).split("\n")
     if len(out) != len(lines):  # a pattern spanned lines: redact each on its own
         return [ledger.Line(redact(ln.text), ln.priority) for ln in lines]
-    return [ln if t == ln.text else ledger.Line(t, ln.priority) for ln, t in zip(lines, out, strict=True)]
+    # A private key's lines come back empty after its first: they are left out.
+    return [
+        ln if t == ln.text else ledger.Line(t, ln.priority)
+        for ln, t in zip(lines, out, strict=True)
+        if t or not ln.text
+    ]
 
 
 def parse_summary_json(text: str) -> dict[str, Any] | None:
