@@ -66,6 +66,18 @@ class DatabaseLocked(StoreError):
     """Another process held the database's write lock for longer than the busy timeout."""
 
 
+class WriteFailed(StoreError):
+    """A write the disk refused (full, I/O error, read-only): the transaction rolled back, nothing stored
+    before it is lost, and what it carried is kept in memory to be written by the next one."""
+
+
+def _write_failure(exc: BaseException) -> bool:
+    low = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and any(
+        w in low for w in ("full", "disk i/o", "readonly", "read-only", "no space")
+    )
+
+
 class TransactionError(RuntimeError):
     """A programming error in the use of :meth:`Store.transaction`."""
 
@@ -90,6 +102,16 @@ def explain(path: str, exc: BaseException, busy_timeout: float = BUSY_TIMEOUT_S)
             path,
             f"{path} is locked by another program (waited {busy_timeout:g} s); "
             "close the other myrm or try again",
+        )
+    if "full" in low or "no space" in low:
+        return WriteFailed(
+            path,
+            f"{path}: the disk is full ({msg}); the last write was not saved, everything before it is "
+            "kept; free some space and run again",
+        )
+    if "disk i/o" in low:
+        return WriteFailed(
+            path, f"{path}: the disk failed a write ({msg}); everything before it is kept; check the disk"
         )
     if "readonly" in low or "read-only" in low:
         return StoreError(
@@ -227,13 +249,17 @@ class Store:
                 await self._run_or_explain("BEGIN IMMEDIATE")
                 try:
                     yield self.conn
-                except BaseException:
+                except BaseException as exc:
                     await self._rollback()
+                    if _write_failure(exc):  # a full disk is one line for the user, not a traceback
+                        raise explain(self.path, exc, self.busy_timeout) from None
                     raise
                 try:
                     await self._run_or_explain("COMMIT")
-                except BaseException:
+                except BaseException as exc:
                     await self._rollback()
+                    if _write_failure(exc):
+                        raise explain(self.path, exc, self.busy_timeout) from None
                     raise
             finally:
                 self._owner = None
@@ -416,8 +442,13 @@ class Store:
         return int(row[0]) if row else -1
 
     # -- messages ---------------------------------------------------------------------------------
-    async def append_message(self, sid: str, msg: Message, token_count: int = 0) -> Message:
-        """Append and commit one message; returns it with its stored id (``m<seq>``) and timestamp."""
+    async def append_message(
+        self, sid: str, msg: Message, token_count: int = 0, vault: Iterable[VaultEntry] = ()
+    ) -> Message:
+        """Append and commit one message; returns it with its stored id (``m<seq>``) and timestamp.
+
+        ``vault`` entries (the originals the message may point to) are written in the same transaction:
+        a message is never stored with a ``vault://`` pointer to an entry that is not."""
         now = msg.created_at or time.time()
         content_is_json = not isinstance(msg.content, str) and msg.content is not None
         content = json.dumps(msg.content, ensure_ascii=False) if content_is_json else msg.content
@@ -427,6 +458,7 @@ class Store:
         meta_d = {**msg.meta, "synthetic": True} if msg.synthetic else msg.meta
         meta = json.dumps(meta_d, ensure_ascii=False, default=str) if meta_d else None
         async with self.transaction() as conn:
+            await self._vault_insert(conn, sid, vault)
             seq = await self._max_seq(sid) + 1  # inside the write lock: no other writer takes the same seq
             await conn.execute(
                 """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls,
@@ -501,6 +533,11 @@ class Store:
 
     # -- vault ------------------------------------------------------------------------------------
     async def vault_put(self, sid: str, entries: Iterable[VaultEntry]) -> int:
+        async with self.transaction() as conn:
+            return await self._vault_insert(conn, sid, entries)
+
+    @staticmethod
+    async def _vault_insert(conn: aiosqlite.Connection, sid: str, entries: Iterable[VaultEntry]) -> int:
         rows = [
             (
                 e.uri,
@@ -514,9 +551,7 @@ class Store:
             )
             for e in entries
         ]
-        if not rows:
-            return 0
-        async with self.transaction() as conn:
+        if rows:
             await conn.executemany(
                 "INSERT OR IGNORE INTO vault (uri, session_id, kind, tool_name, size, content, "
                 "meta, created_at) VALUES (?,?,?,?,?,?,?,?)",
