@@ -264,6 +264,8 @@ def test_at_least_forty_formats() -> None:
         "PWD=/home/user/project",
         "http://localhost:8080/api?x=1",
         "tokenizer = AutoTokenizer.from_pretrained(name)",
+        "token = tokens[0]",
+        "self.secret = self._load_secret(name)",
     ],
 )
 def test_ordinary_text_survives(text: str) -> None:

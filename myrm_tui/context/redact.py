@@ -52,6 +52,9 @@ _AUTH_HEADER = re.compile(
 _BEARER = re.compile(r"(?i)\b(bearer|token)([ \t]{1,3})([A-Za-z0-9._~+/=-]{20,})")
 _BASIC = re.compile(r"\b(Basic[ \t]{1,3})([A-Za-z0-9+/]{8,}={0,2})")
 _COOKIE = re.compile(r"(?i)\b((?:set-)?cookie[ \t]{0,3}:[ \t]{0,3})([^\r\n\x00]{1,4000})")
+# A value that is code, not a literal: a call, a subscript, an attribute of self (``tokens[0]``,
+# ``get_password()``, ``self._secret``).
+_CODE_VALUE = re.compile(r"(?:self|cls|this)\.|[A-Za-z_][\w.]{0,200}[\[(]")
 _NAME_PARTS = re.compile(r"[_.\-]+|(?<=[a-z0-9])(?=[A-Z])")
 
 _EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,24}\b")
@@ -104,7 +107,7 @@ def _benign_value(value: str) -> bool:
         low in BENIGN_VALUES
         or value.startswith(("$", "[REDACTED", "%(", "{{", "os.environ", "os.getenv", "process.env", "env("))
         or value.strip("*x•") == ""
-        or (value.endswith(("(", ")")) and "(" in value and value[0].isalpha())
+        or _CODE_VALUE.match(value) is not None
     )
 
 
