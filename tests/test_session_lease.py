@@ -152,6 +152,16 @@ def test_ask_refuses_a_session_another_process_writes_and_takes_it_over_after_ki
             f"or fork it: myrm sessions --fork {sid}"
         ]
         assert not emulator.accepted[1:]  # nothing was sent
+        env = {**os.environ, "MYRM_DB": str(tmp_path / "cli.db"), "MYRM_CONFIG": str(tmp_path / "none.toml")}
+        tui = subprocess.run(  # the full screen on that session: the same line before it opens
+            [sys.executable, "-m", "myrm_tui.cli", "--session", sid, "--workspace", str(workspace)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=120,
+        )
+        assert tui.returncode == 2 and tui.stderr.strip().splitlines() == proc.stderr.strip().splitlines()
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
