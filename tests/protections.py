@@ -558,7 +558,7 @@ MUTANTS = (
     Mutant(
         "redaction: credential names in assignments",
         "myrm_tui/context/redact.py",
-        "        text = _ASSIGNED.sub(_assigned, text)",
+        "        text = _redact_assignments(text)",
         "        pass",
         ("tests/test_redact.py",),
     ),

@@ -31,14 +31,15 @@ _PEM = re.compile(
     r"[A-Za-z0-9+/=\r\n\t\\\x00]*"
     r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)?"
 )
+_ANY_NEEDLE = re.compile("|".join(sorted({re.escape(n) for _, _, needs in TOKENS for n in needs})))
 _URL_PASSWORD = re.compile(r"(://[^:/\s@\x00?#]{0,256}:)([^@\s/\x00]{1,256})(@)")
 _VALUE = r"(?:\"([^\"\n\x00]{1,500})\"|'([^'\n\x00]{1,500})'|([^\s\"'`,;&\x00]{1,500}))"
 # NAME = value in .env, shell, YAML, JSON, TOML, INI, properties, code: the name is any identifier holding
-# a credential word; it starts where an identifier starts (the look-behind), so a long run is tried once.
-_ASSIGNED = re.compile(
-    r"(?i)(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{0,60}?(?:" + NAME_WORDS + r")[A-Za-z0-9_.-]{0,40})"
-    r"([\"']?[ \t]{0,3}(?::=|=>|==?|:)[ \t]{0,3})" + _VALUE
-)
+# a credential word. Found from the word (one C-level scan), then matched once from the identifier's start.
+_KEYWORD = re.compile(r"(?i)(?:" + NAME_WORDS + r")")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.-]*")
+_ASSIGNED = re.compile(r"([A-Za-z0-9_.-]{1,100})([\"']?[ \t]{0,3}(?::=|=>|==?|:)[ \t]{0,3})" + _VALUE)
 _FLAG = re.compile(
     r"(?i)(?<![\w-])(--(?:password|passwd|pass|token|secret|api-key|apikey|access-token|auth-token)"
     r"[ \t]{1,3})" + _VALUE
@@ -120,6 +121,32 @@ def _assigned(m: re.Match[str]) -> str:
     return f"{name}{sep}{quote}[REDACTED:SECRET]{quote}"
 
 
+def _redact_assignments(text: str) -> str:
+    out: list[str] = []
+    pos = skip_to = 0
+    for k in _KEYWORD.finditer(text):
+        start = k.start()
+        if start < skip_to:
+            continue  # the rest of an identifier already looked at
+        run = _NAME_RUN.match(text, start)
+        skip_to = run.end() if run is not None else start + 1
+        i = start
+        while i > pos and start - i < 60 and text[i - 1] in _NAME_CHARS:
+            i -= 1
+        if i > 0 and text[i - 1] in _NAME_CHARS:
+            continue  # not an identifier's start: a name longer than 60 before the word, or inside a match
+        m = _ASSIGNED.match(text, i)
+        if m is None:
+            continue
+        out.append(text[pos:i])
+        out.append(_assigned(m))
+        pos = skip_to = m.end()
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def _flag(m: re.Match[str]) -> str:
     value = next(g for g in m.groups()[1:] if g is not None)
     if _benign_value(value) or value.startswith("-"):
@@ -154,9 +181,10 @@ def redact_credentials(text: str, keep_lines: bool = False) -> str:
             return "[REDACTED:PRIVATE_KEY]" + kept
 
         text = _PEM.sub(pem, text)
-    for label, pat, needs in TOKENS:
-        if any(n in text for n in needs):
-            text = pat.sub(f"[REDACTED:{label}]", text)
+    if _ANY_NEEDLE.search(text) is not None:  # one scan: most texts hold no token prefix at all
+        for label, pat, needs in TOKENS:
+            if any(n in text for n in needs):
+                text = pat.sub(f"[REDACTED:{label}]", text)
     if "://" in text:
         text = _URL_PASSWORD.sub(r"\1[REDACTED:PASSWORD]\3", text)
     low = text.lower()
@@ -164,15 +192,15 @@ def redact_credentials(text: str, keep_lines: bool = False) -> str:
         text = _AUTH_HEADER.sub(_keep_unless_reference("AUTH"), text)
     if "bearer" in low or "token" in low:
         text = _BEARER.sub(r"\1\2[REDACTED:BEARER]", text)
-    if "Basic" in text:
+    if "Basic " in text or "Basic\t" in text:
         text = _BASIC.sub(_basic, text)
     if "cookie" in low:
         text = _COOKIE.sub(r"\1[REDACTED:COOKIE]", text)
     if any(w in low for w in _SECRET_WORDS):
-        text = _ASSIGNED.sub(_assigned, text)
+        text = _redact_assignments(text)
         if "--" in text:
             text = _FLAG.sub(_flag, text)
-        if "login" in low:
+        if "login" in low and "password" in low:
             text = _NETRC.sub(r"\1[REDACTED:PASSWORD]", text)
     return text
 

@@ -27,12 +27,12 @@ TOKENS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     (
         "GITHUB_TOKEN",  # github-pat, -oauth, -app-token, -refresh-token, -fine-grained-pat
         re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}"),
-        ("gh", "github_pat_"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     (
         "GITLAB_TOKEN",  # gitlab-pat, -ptt, -deploy-token, -runner-token, -feed-token …
         re.compile(r"\bgl(?:pat|ptt|dt|rt|cbt|ft|imt|oas|soat|agent)-[A-Za-z0-9_-]{20,}"),
-        ("gl",),
+        ("glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "glft-", "glimt-", "gloas-", "glsoat-", "glagent-"),
     ),
     ("GOOGLE_KEY", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), ("AIza",)),  # gcp-api-key
     (
