@@ -126,8 +126,10 @@ async def _session_problem(db: Path, session: str) -> str | None:
 
     store = await Store.open(db)
     try:
-        if await store.find_session(session) is not None:
-            return None
+        row = await store.find_session(session)
+        if row is not None:
+            busy = await store.lease_holder(row.id)  # the TUI would only show it and fail later
+            return str(busy) if busy is not None else None
         recent = [s.id for s in (await store.list_sessions())[:3]]
     finally:
         await store.close()
@@ -274,6 +276,7 @@ async def _ask(
             row = await store.create_session(
                 title=text[:60] or "ask", model=settings.model, workspace=str(workspace)
             )
+        await store.acquire_lease(row.id)  # SessionBusy: one line naming the other myrm's pid, exit 2
 
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.

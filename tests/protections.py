@@ -626,6 +626,48 @@ MUTANTS = (
         "    signals = ()",
         (f"{J}::test_sigterm_to_ask_ends_its_background_jobs",),
     ),
+    Mutant(
+        "redaction: credential names in assignments",
+        "myrm_tui/context/redact.py",
+        "        text = _redact_assignments(text)",
+        "        pass",
+        ("tests/test_redact.py",),
+    ),
+    Mutant(
+        "redaction: a key across summary items keeps the items",
+        "myrm_tui/context/summary_model.py",
+        "redact(_SEP.join(flat), keep_lines=True)",
+        "redact(_SEP.join(flat))",
+        ("tests/test_redact.py::test_a_key_across_summary_items_does_not_crash_and_is_masked",),
+    ),
+    Mutant(
+        "vault entries in the message's transaction",
+        "myrm_tui/agent/session.py",
+        "self.session_id, msg, self.counter.message(msg), vault=entries",
+        "self.session_id, msg, self.counter.message(msg)",
+        ("tests/test_store_faults.py",),
+    ),
+    Mutant(
+        "full disk: one line, not a traceback",
+        "myrm_tui/store/db.py",
+        "if _write_failure(exc):  # a full disk is one line for the user, not a traceback",
+        "if False:",
+        ("tests/test_store_faults.py",),
+    ),
+    Mutant(
+        "one writer per session: the lease refuses",
+        "myrm_tui/store/db.py",
+        '            if row is not None and row["token"] != mine and self._held(row):',
+        "            if False:",
+        ("tests/test_session_lease.py",),
+    ),
+    Mutant(
+        "state saves are compare-and-set",
+        "myrm_tui/store/db.py",
+        "                if row is not None or expected != 0:",
+        "                if False:",
+        ("tests/test_session_lease.py::test_state_saves_are_compare_and_set",),
+    ),
 )
 
 

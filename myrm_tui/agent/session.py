@@ -143,7 +143,16 @@ class AgentSession:
         return new
 
     async def append(self, msg: Message) -> Message:
-        stored = await self.store.append_message(self.session_id, msg, self.counter.message(msg))
+        """Store ``msg`` with the vault entries written since the last store, in one transaction (a
+        ``vault://`` pointer in it always resolves); on a failed write both stay in memory for the next."""
+        entries = self.vault.drain()
+        try:
+            stored = await self.store.append_message(
+                self.session_id, msg, self.counter.message(msg), vault=entries
+            )
+        except BaseException:
+            self.vault.pending[:0] = entries
+            raise
         self.history.append(stored)
         return stored
 
@@ -158,7 +167,11 @@ class AgentSession:
     async def flush_vault(self) -> None:
         entries = self.vault.drain()
         if entries:
-            await self.store.vault_put(self.session_id, entries)
+            try:
+                await self.store.vault_put(self.session_id, entries)
+            except BaseException:
+                self.vault.pending[:0] = entries  # written by the next flush or message
+                raise
 
     async def add_metrics(self, data: dict[str, Any]) -> None:
         await self.store.add_metrics(self.session_id, self.turn, data)

@@ -538,9 +538,15 @@ class MyrmApp(App[None]):
     @work(exclusive=True, group="session", exit_on_error=False, description="switch session")
     async def switch_session(self, session_id: str | None) -> None:
         await self.ready.wait()
-        row = await (
-            self.controller.open_session(session_id) if session_id else self.controller.new_session()
-        )
+        from myrm_tui.store.db import SessionBusy
+
+        try:
+            row = await (
+                self.controller.open_session(session_id) if session_id else self.controller.new_session()
+            )
+        except SessionBusy as exc:  # another myrm writes it: this one stays in the current session
+            self.post_message(Failure(str(exc)))
+            return
         self._show(SessionLoaded(row, await self.controller.messages()))
         await self.controller.ensure_agent()
         self._show(await self._agent_ready())
@@ -562,8 +568,13 @@ class MyrmApp(App[None]):
             if choice.session_id == current:
                 self.notify("Open another session before deleting this one.", severity="warning")
             else:
-                await self.controller.delete_session(choice.session_id)
-                self.notify(f"Deleted session {choice.session_id}")
+                from myrm_tui.store.db import SessionBusy
+
+                try:
+                    await self.controller.delete_session(choice.session_id)
+                    self.notify(f"Deleted session {choice.session_id}")
+                except SessionBusy as exc:
+                    self.notify(str(exc), severity="error")
             self.pick_session()
             return
         self.switch_session(choice.session_id)

@@ -155,8 +155,13 @@ class Controller:
         if row is None:
             assert self.settings is not None
             row = await store.create_session(model=self.settings.model, workspace=str(self.workspace))
+        # One writer per session: SessionBusy (another myrm has it) leaves the current session open.
+        await store.acquire_lease(row.id)
+        previous = self.session
         self.session = row
         await self.drop_agent()
+        if previous is not None and previous.id != row.id:
+            await store.release_lease(previous.id)
         return row
 
     async def drop_agent(self) -> None:

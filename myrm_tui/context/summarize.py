@@ -156,12 +156,17 @@ def _redacted(lines: list[ledger.Line]) -> list[ledger.Line]:
     if not lines:
         return lines
     try:
-        out = redact("\n".join(ln.text for ln in lines)).split("\n")
+        out = redact("\n".join(ln.text for ln in lines), keep_lines=True).split("\n")
     except Exception:
         out = []
     if len(out) != len(lines):  # a pattern spanned lines (or failed): redact each on its own
         return [ledger.Line(_safe(ln.text), ln.priority) for ln in lines]
-    return [ln if t == ln.text else ledger.Line(t, ln.priority) for ln, t in zip(lines, out, strict=True)]
+    # A private key's lines come back empty after its first: they are left out.
+    return [
+        ln if t == ln.text else ledger.Line(t, ln.priority)
+        for ln, t in zip(lines, out, strict=True)
+        if t or not ln.text
+    ]
 
 
 def parse_summary_json(text: str) -> dict[str, Any] | None:
