@@ -28,7 +28,8 @@ _PEM = re.compile(
     # Headers of an encrypted or armored key (Proc-Type, DEK-Info, Version, Comment), then the body:
     # base64, line breaks (real or JSON-escaped) and field separators, up to the END line if there is one.
     r"(?:[ \t]{0,8}(?:\\n|\r?\n)?[ \t]{0,8}[A-Za-z][A-Za-z-]{0,30}:[ \t]{0,3}[^\n\x00\\]{0,200}){0,6}"
-    r"[A-Za-z0-9+/=\r\n\t\\\x00]*"
+    # Body lines may be indented (a quoted file, a ledger line): indentation is allowed after a line break.
+    r"(?:[A-Za-z0-9+/=\t\\\x00]|\r?\n[ \t]{0,12})*"
     r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)?"
 )
 _ANY_NEEDLE = re.compile("|".join(sorted({re.escape(n) for _, _, needs in TOKENS for n in needs})))
