@@ -22,7 +22,7 @@ from myrm_tui.agent.tools import ToolError
 from myrm_tui.config import Settings, summarizer_model
 from myrm_tui.context.cache_optimize import render
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.models import model_kind, supports_tools
+from myrm_tui.context.models import family, model_kind, supports_tools
 from myrm_tui.context.pipeline import Pipeline, PipelineRun
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.state import ContextState
@@ -72,6 +72,7 @@ class AgentSession:
             emergency_ratio=settings.emergency_ratio,
             reserve_output_tokens=min(settings.max_output_tokens, window // 4),
             summary_role=summary_role,
+            cache_ttl_seconds=settings.cache_ttl_seconds,
         )
         self.integrity = FileIntegrityGuard()
         self.turn = 0
@@ -80,6 +81,7 @@ class AgentSession:
         self.aux: AuxSummarizer | None = None
         self._resumed = False
         self._overhead: tuple[str, int] = ("", 0)  # (tools fingerprint, tokens of their schemas)
+        self._vision: bool | None = None  # the model takes images; None: not asked yet
 
     # -- what the model is sent ---------------------------------------------------------------------
     @property
@@ -103,7 +105,7 @@ class AgentSession:
 
     def request(self, view: list[Message], breakpoints: list[int] | None) -> dict[str, Any]:
         """The provider request for ``view``: messages, tool schemas (when the model gets tools), cache
-        marks."""
+        marks; images only for a model that takes them (``sees_images`` asked before)."""
         return render(
             view,
             self.settings.model,
@@ -111,7 +113,36 @@ class AgentSession:
             self.tools.schemas if self.sends_tools else None,
             self.settings.api_base,
             self.session_id,
+            images=self._vision is not False,
         )
+
+    async def sees_images(self) -> bool:
+        """Whether the model takes image parts (litellm's ``supports_vision``); the embedded and replayed
+        models do not, and are not asked about (no litellm import for them)."""
+        if self._vision is None:
+            if model_kind(self.settings.model) in ("local", "replay"):
+                self._vision = False
+            else:
+                from myrm_tui.llm.registry import supports
+
+                self._vision = await supports(self.settings.model, "vision")
+        return self._vision
+
+    async def reasoning_options(self) -> tuple[dict[str, Any], int]:
+        """Request fields that turn the model's reasoning on (Anthropic extended thinking, OpenAI /
+        DeepSeek reasoning effort) and the ``max_tokens`` to send with them."""
+        s = self.settings
+        fam = family(s.model)
+        if fam == "anthropic" and s.thinking_budget_tokens:
+            budget = s.thinking_budget_tokens
+            # The budget is part of max_tokens, which must exceed it: the answer keeps its own share.
+            return {"thinking": {"type": "enabled", "budget_tokens": budget}}, s.max_output_tokens + budget
+        if fam in ("openai", "deepseek") and s.reasoning_effort:
+            from myrm_tui.llm.registry import supports
+
+            if await supports(s.model, "reasoning"):
+                return {"reasoning_effort": s.reasoning_effort}, s.max_output_tokens
+        return {}, s.max_output_tokens
 
     def schema_tokens(self) -> int:
         """Tokens of the tool schemas sent with every request (counted once per tool set; none for a model

@@ -18,7 +18,15 @@ from typing import Any
 
 from myrm_tui.context.models import model_kind
 from myrm_tui.llm.errors import EmptyReplyError, IncompleteStreamError, LLMError, ProviderError, classify
-from myrm_tui.llm.events import Finish, LLMEvent, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from myrm_tui.llm.events import (
+    Finish,
+    LLMEvent,
+    ReasoningDelta,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    Usage,
+)
 from myrm_tui.llm.progress import ProgressClock, guarded
 from myrm_tui.offline import configure_offline_env
 
@@ -158,6 +166,7 @@ class LLMClient:
         if temperature is not None:
             kwargs["temperature"] = temperature
         kwargs.setdefault("timeout", self.total_timeout)
+        _to_body(kwargs)
         seen = _Seen()
         try:
             # The request itself runs under the watchdog: the inactivity limit covers connecting and
@@ -216,6 +225,18 @@ class LLMClient:
             if isinstance(ev, TextDelta):
                 parts.append(ev.text)
         return "".join(parts)
+
+
+# Request fields litellm drops when given as arguments (its signature does not take them, with
+# ``drop_params`` on or off) but which the provider reads from the body: sent through ``extra_body``,
+# which the OpenAI SDK merges into the JSON body as it is.
+BODY_PARAMS = ("prompt_cache_key",)
+
+
+def _to_body(kwargs: dict[str, Any]) -> None:
+    moved = {k: kwargs.pop(k) for k in BODY_PARAMS if k in kwargs}
+    if moved:
+        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), **moved}
 
 
 async def _opened(litellm: Any, kwargs: dict[str, Any], seen: _Seen) -> AsyncIterator[Any]:
@@ -312,6 +333,12 @@ def _events(chunk: Any) -> list[LLMEvent]:
         reasoning = _get(delta, "reasoning_content")
         if reasoning:
             out.append(ReasoningDelta(reasoning))
+        for block in _get(delta, "thinking_blocks") or []:
+            if _get(block, "type") == "redacted_thinking":
+                out.append(ThinkingDelta(redacted=str(_get(block, "data") or "")))
+            elif _get(block, "thinking") or _get(block, "signature"):
+                thought, signature = _get(block, "thinking") or "", _get(block, "signature") or ""
+                out.append(ThinkingDelta(str(thought), str(signature)))
         for tc in _get(delta, "tool_calls") or []:
             fn = _get(tc, "function")
             out.append(

@@ -70,6 +70,11 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX metrics_session ON metrics(session_id, id);
     """,
+    # Anthropic thinking blocks of an assistant message, with their signatures (JSON list): the API
+    # wants them back, unchanged, on the tool-use turns that follow. NULL for every older row.
+    """
+    ALTER TABLE messages ADD COLUMN thinking_blocks TEXT;
+    """,
 )
 
 

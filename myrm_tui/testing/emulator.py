@@ -3,7 +3,9 @@
 Tests point litellm at it (``api_base``) so every call crosses the real litellm HTTP stack. It
 - rejects what the real APIs reject, with their status and error text (``validation``);
 - simulates prefix caching per cache key (OpenAI: ``prompt_cache_key`` or the API key, automatic;
-  Anthropic: explicit ``cache_control`` breakpoints) and reports it in ``usage``;
+  with ``openai_cache_by = "key"`` only ``prompt_cache_key`` routes, so a request without one reads
+  nothing but an exact repeat; Anthropic: explicit ``cache_control`` breakpoints) and reports it in
+  ``usage``;
 - replies from a per-test script: text, reasoning, tool calls, delays, stalls, HTTP errors.
 
 It runs its own event loop in a thread, so sync and async tests can use it alike.
@@ -25,7 +27,7 @@ from aiohttp import web
 
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.testing.prefix_cache import CacheResult, PrefixCacheSimulator, fingerprint
-from myrm_tui.testing.validation import Rejection, validate_anthropic, validate_openai
+from myrm_tui.testing.validation import Rejection, sign_thinking, validate_anthropic, validate_openai
 
 
 @dataclass
@@ -52,6 +54,7 @@ class Recorded:
     rejection: Rejection | None
     cache: CacheResult | None
     at: float
+    cache_key: str = ""  # the cache namespace the request was accounted in
 
 
 ReplyFn = Callable[[dict[str, Any]], Reply]
@@ -76,6 +79,10 @@ class ProviderEmulator:
         self.default: Reply | ReplyFn = Reply(text="ok")
         self.requests: list[Recorded] = []
         self.openai_cache = PrefixCacheSimulator("automatic", min_cache_tokens)
+        # "auth": ``prompt_cache_key``, else the API key (lenient); "key": ``prompt_cache_key`` only —
+        # without one, a request shares a cache only with identical requests (prefix-hash routing
+        # spreads growing conversations over machines), so a missing key shows in the figures.
+        self.openai_cache_by = "auth"
         self.anthropic_cache = PrefixCacheSimulator("explicit", min_cache_tokens)
         self.counter = TokenCounter()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -220,9 +227,9 @@ class ProviderEmulator:
                 {"error": {"message": rej.message, "type": rej.type, "param": None, "code": rej.code}},
                 status=rej.status,
             )
-        key = str(body.get("prompt_cache_key") or headers.get("Authorization", "anon"))
+        key = self._openai_cache_key(body, headers, segs)
         cache = self.openai_cache.request(key, segs)
-        self.requests.append(Recorded("openai", body, headers, None, cache, time.time()))
+        self.requests.append(Recorded("openai", body, headers, None, cache, time.time(), key))
         reply = self._next(body)
         if reply.error:
             return web.json_response(reply.error[1], status=reply.error[0])
@@ -238,6 +245,16 @@ class ProviderEmulator:
         if not body.get("stream"):
             return web.json_response(self._openai_full(body, reply, usage))
         return await self._openai_stream(request, body, reply, usage)
+
+    def _openai_cache_key(
+        self, body: dict[str, Any], headers: dict[str, str], segs: list[tuple[str, int]]
+    ) -> str:
+        routed = body.get("prompt_cache_key")
+        if routed:
+            return f"key:{routed}"
+        if self.openai_cache_by == "key":
+            return f"content:{fingerprint(segs)}"
+        return str(headers.get("Authorization", "anon"))
 
     def _openai_full(self, body: dict[str, Any], reply: Reply, usage: dict[str, Any]) -> dict[str, Any]:
         msg: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
@@ -372,6 +389,11 @@ class ProviderEmulator:
         }
         stop = "tool_use" if reply.tool_calls else "end_turn"
         blocks: list[dict[str, Any]] = []
+        if reply.reasoning and (body.get("thinking") or {}).get("type") == "enabled":
+            # Extended thinking: the reasoning comes first, as a block the API signs.
+            blocks.append(
+                {"type": "thinking", "thinking": reply.reasoning, "signature": sign_thinking(reply.reasoning)}
+            )
         if reply.text:
             blocks.append({"type": "text", "text": reply.text})
         for name, args in reply.tool_calls:
@@ -416,7 +438,30 @@ class ProviderEmulator:
             }
         ]
         for i, b in enumerate(blocks):
-            if b["type"] == "text":
+            if b["type"] == "thinking":
+                events.append(
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    }
+                )
+                events += [
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "thinking_delta", "thinking": b["thinking"][k : k + 8]},
+                    }
+                    for k in range(0, len(b["thinking"]), 8)
+                ]
+                events.append(
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "signature_delta", "signature": b["signature"]},
+                    }
+                )
+            elif b["type"] == "text":
                 events.append(
                     {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}
                 )
