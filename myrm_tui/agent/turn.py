@@ -23,6 +23,7 @@ from myrm_tui.agent.events import (
     UserSaved,
 )
 from myrm_tui.agent.hooks import HookRunner
+from myrm_tui.agent.images import with_images
 from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.tool_runner import ToolRunner
 from myrm_tui.context.cache_optimize import prompt_cache_key_var
@@ -123,7 +124,7 @@ class TurnRunner:
             yield TurnDone(0)
             return
         session.turn += 1
-        user = await session.append(Message(role="user", content=text))
+        user = await session.append(Message(role="user", content=with_images(text, session.workspace)))
         yield UserSaved(user)
         await session.add_hook_context(hooked)
         token = prompt_cache_key_var.set(prompt_cache_key_var.get() or session.session_id)

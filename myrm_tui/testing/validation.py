@@ -40,6 +40,11 @@ def _text_of(content: Any) -> str:
     return "".join(str(p.get("text", "")) if isinstance(p, dict) else "" for p in content)
 
 
+def _has_image(content: Any) -> bool:
+    parts = content if isinstance(content, list) else []
+    return any(isinstance(p, dict) and p.get("type") == "image_url" for p in parts)
+
+
 def validate_openai(
     body: dict[str, Any], window: int | None = None, tokens: int | None = None
 ) -> Rejection | None:
@@ -68,6 +73,15 @@ def validate_openai(
                 "invalid_request_error",
                 f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', "
                 "'function', 'tool', and 'developer'.",
+                "invalid_value",
+            )
+        content = m.get("content")
+        if role != "user" and _has_image(content):
+            return Rejection(
+                400,
+                "invalid_request_error",
+                f"Invalid 'messages[{i}]'. Image URLs are only allowed for messages with role "
+                f"'user', but this message with role '{role}' contains an image URL.",
                 "invalid_value",
             )
         if role == "tool":
