@@ -255,7 +255,15 @@ async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
 async def _ask(
     text: str, cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool
 ) -> int:
-    from myrm_tui.agent.events import Notice, TextChunk, ToolFinished, ToolStarted, TurnDone, TurnFailed
+    from myrm_tui.agent.events import (
+        Notice,
+        TextChunk,
+        ToolFinished,
+        ToolStarted,
+        TurnDone,
+        TurnFailed,
+        UserSaved,
+    )
     from myrm_tui.agent.factory import build_agent, resolve_settings
     from myrm_tui.agent.loop import dumps_event
     from myrm_tui.agent.permissions import Assessment
@@ -286,7 +294,9 @@ async def _ask(
 
         agent = await build_agent(store, row.id, settings, workspace, approver=decline)
         code = 0
+        saved = False
         async for ev in agent.run_turn(text):
+            saved = saved or isinstance(ev, UserSaved)
             if json_out:
                 print(dumps_event(ev), flush=True)
                 if isinstance(ev, TurnFailed):  # the exit code and the one line do not depend on the format
@@ -308,6 +318,11 @@ async def _ask(
             elif isinstance(ev, TurnDone):
                 sys.stdout.write("\n")
                 sys.stdout.flush()
+        if not session and not saved:  # refused before it was saved (too large, a hook): no empty session
+            await agent.close()
+            agent = None
+            await store.delete_session(row.id)
+            return code
         print(f"[session {row.id}]", file=sys.stderr)
         return code
     finally:

@@ -82,6 +82,7 @@ class AgentSession:
         self._resumed = False
         self._overhead: tuple[str, int] = ("", 0)  # (tools fingerprint, tokens of their schemas)
         self._vision: bool | None = None  # the model takes images; None: not asked yet
+        self.notices: list[str] = []  # warnings for the user, shown (and emptied) by the next turn
 
     # -- what the model is sent ---------------------------------------------------------------------
     @property
@@ -256,6 +257,9 @@ class AgentSession:
         if self.aux is not None and self.aux.warnings:
             run.metrics.events.extend(self.aux.warnings)
             self.aux.warnings.clear()
+        if self.aux is not None and self.aux.notices:
+            self.notices.extend(self.aux.notices)
+            self.aux.notices.clear()
         backup = run.plan.backup
         checkpoint = (
             await self.store.begin_compaction(self.session_id, backup) if run.compacting and backup else None

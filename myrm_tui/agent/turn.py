@@ -157,6 +157,8 @@ class TurnRunner:
                     return
             report = ContextReport(run.tokens, session.window, run.metrics.as_dict())
             yield report
+            while session.notices:
+                yield Notice(session.notices.pop(0), "warning")
             if (
                 run.metrics.compacted and run.metrics.tokens_out < run.metrics.tokens_in
             ):  # a no-op compaction is not news
