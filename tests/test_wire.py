@@ -176,6 +176,8 @@ async def test_thinking_cleaner_keeps_blocks_for_anthropic_and_drops_them_elsewh
     assert view[-1].thinking_blocks == (block,) and view[-1].reasoning is None
     view, _ = await run_pipeline(raw, model="gpt-4o")
     assert view[-1].thinking_blocks == () and view[-1].reasoning is None
+    view, _ = await run_pipeline(raw, model="deepseek/deepseek-reasoner")  # after a model switch
+    assert view[-1].thinking_blocks == () and view[-1].reasoning == "t"  # the current turn's reasoning stays
 
 
 async def test_reasoning_effort_reaches_a_reasoning_model_only(
