@@ -168,3 +168,20 @@ def test_openai_rejects_images_outside_user_messages_and_render_moves_them() -> 
     sent = render(view, "gpt-4o")
     assert validate_openai({"model": "m", **sent}) is None
     assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "tool", "user"]
+
+
+def test_the_emulator_counts_an_image_as_a_flat_amount(emulator: ProviderEmulator) -> None:
+    import httpx
+
+    big = "data:image/png;base64," + base64.b64encode(PNG + bytes(300_000)).decode()  # 400K chars of base64
+    emulator.window = 2_000
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "see"}, image_part(big)]}],
+    }
+    r = httpx.post(f"{emulator.openai_base}/chat/completions", json=body)
+    assert r.status_code == 200 and 765 <= r.json()["usage"]["prompt_tokens"] < 800
+
+
+def image_part(url: str) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": url}}

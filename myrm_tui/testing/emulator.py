@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from myrm_tui.context.tokens import TokenCounter
+from myrm_tui.context.tokens import IMAGE_TOKENS, TokenCounter
 from myrm_tui.testing.prefix_cache import CacheResult, PrefixCacheSimulator, fingerprint
 from myrm_tui.testing.validation import Rejection, sign_thinking, validate_anthropic, validate_openai
 
@@ -66,6 +66,28 @@ def _strip_cache_control(obj: Any) -> Any:
     if isinstance(obj, list):
         return [_strip_cache_control(v) for v in obj]
     return obj
+
+
+def _is_image(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") in ("image_url", "image")
+
+
+def _count_images(content: Any) -> int:
+    if not isinstance(content, list):
+        return 0
+    return sum(
+        1 if _is_image(p) else _count_images(p.get("content")) if isinstance(p, dict) else 0 for p in content
+    )
+
+
+def _without_images(content: Any) -> Any:
+    if not isinstance(content, list):
+        return content
+    return [
+        {**p, "content": _without_images(p.get("content"))} if isinstance(p, dict) and "content" in p else p
+        for p in content
+        if not _is_image(p)
+    ]
 
 
 class ProviderEmulator:
@@ -182,9 +204,13 @@ class ProviderEmulator:
         for m in body.get("messages") or []:
             clean = _strip_cache_control(m)
             content = clean.get("content")
+            images = _count_images(content)
+            if images:  # an image costs a flat amount, not the length of its base64 text
+                content = _without_images(content)
             text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
             extra = json.dumps(clean.get("tool_calls")) if clean.get("tool_calls") else ""
-            segs.append((fingerprint(clean), 4 + self.counter.text(text or "") + self.counter.text(extra)))
+            tokens = 4 + self.counter.text(text or "") + self.counter.text(extra) + images * IMAGE_TOKENS
+            segs.append((fingerprint(clean), tokens))
             c = m.get("content")
             if isinstance(c, list) and any(isinstance(b, dict) and "cache_control" in b for b in c):
                 marks.append(len(segs) - 1)
