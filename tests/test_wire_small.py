@@ -110,3 +110,40 @@ async def test_cache_ttl_seconds_reaches_the_ttl_prune(
     agent = await make_agent(store, workspace, openai_settings(emulator, cache_ttl_seconds=90))
     assert agent.config.cache_ttl_seconds == 90
     assert os.environ.get("MYRM_CACHE_TTL_SECONDS") is None
+
+
+async def test_the_tui_shows_the_ratio_shield_warning_once(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    from textual.widgets import Static
+
+    from myrm_tui.app.app import MyrmApp
+    from myrm_tui.app.widgets.chat_message import AssistantMessage
+    from myrm_tui.app.widgets.chat_message import Notice as NoticeWidget
+    from tests.test_tui import type_and_send, wait_until
+
+    sid = await _seed(tmp_path / "tui.db", workspace)
+    cli = {
+        "model": "openai/gpt-4o-mini",
+        "api_base": emulator.openai_base,
+        "api_key": "sk-test",
+        "approval": "auto",
+        "summarizer_model": SMALL_AUX,
+        "context_window": 48_000,
+    }
+    app = MyrmApp(db_path=tmp_path / "tui.db", workspace=workspace, cli=cli, session_id=sid)
+
+    def shield_notices() -> list[str]:
+        texts = [str(Static.render(w)) for w in app.query(NoticeWidget)]
+        return [t for t in texts if SMALL_AUX in t]
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set, timeout=60)
+        await type_and_send(pilot, "go on")
+        await wait_until(pilot, lambda: not app.busy and bool(shield_notices()), timeout=60)
+        before = len(app.query(AssistantMessage))
+        await type_and_send(pilot, "and more")
+        await wait_until(
+            pilot, lambda: not app.busy and len(app.query(AssistantMessage)) > before, timeout=60
+        )
+        assert len(shield_notices()) == 1 and "too small" in shield_notices()[0]
