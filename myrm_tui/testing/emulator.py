@@ -415,11 +415,10 @@ class ProviderEmulator:
         }
         stop = "tool_use" if reply.tool_calls else "end_turn"
         blocks: list[dict[str, Any]] = []
-        if reply.reasoning and (body.get("thinking") or {}).get("type") == "enabled":
-            # Extended thinking: the reasoning comes first, as a block the API signs.
-            blocks.append(
-                {"type": "thinking", "thinking": reply.reasoning, "signature": sign_thinking(reply.reasoning)}
-            )
+        if (body.get("thinking") or {}).get("type") == "enabled":
+            # Extended thinking: every reply opens with a thinking block the API signs.
+            thought = reply.reasoning or "Let me think about this request."
+            blocks.append({"type": "thinking", "thinking": thought, "signature": sign_thinking(thought)})
         if reply.text:
             blocks.append({"type": "text", "text": reply.text})
         for name, args in reply.tool_calls:
