@@ -237,3 +237,12 @@ async def test_thinking_on_without_scripted_reasoning_still_round_trips(
     assert not [e for e in events if isinstance(e, TurnFailed)] and emulator.rejected == []
     last = [r.body for r in emulator.accepted if r.body.get("max_tokens") != 1][-1]
     assert [m["content"][0]["type"] for m in last["messages"] if m["role"] == "assistant"] == ["thinking"]
+
+
+async def test_the_thinking_budget_is_reserved_in_the_window(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    plain = await make_agent(store, workspace, anthropic_settings(emulator))
+    thinking = await make_agent(store, workspace, anthropic_settings(emulator, thinking_budget_tokens=8000))
+    assert thinking.config.reserve_output_tokens == plain.config.reserve_output_tokens + 8000
+    assert thinking.config.input_budget == plain.config.input_budget - 8000

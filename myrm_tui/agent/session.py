@@ -70,7 +70,9 @@ class AgentSession:
             light_ratio=settings.light_ratio,
             full_ratio=settings.full_ratio,
             emergency_ratio=settings.emergency_ratio,
-            reserve_output_tokens=min(settings.max_output_tokens, window // 4),
+            reserve_output_tokens=min(
+                settings.max_output_tokens + self._thinking_budget(settings), window // 4
+            ),
             summary_role=summary_role,
             cache_ttl_seconds=settings.cache_ttl_seconds,
         )
@@ -83,6 +85,12 @@ class AgentSession:
         self._overhead: tuple[str, int] = ("", 0)  # (tools fingerprint, tokens of their schemas)
         self._vision: bool | None = None  # the model takes images; None: not asked yet
         self.notices: list[str] = []  # warnings for the user, shown (and emptied) by the next turn
+
+    @staticmethod
+    def _thinking_budget(settings: Settings) -> int:
+        """Extended thinking's budget, part of ``max_tokens`` (so of the output the window must leave room
+        for); Anthropic only."""
+        return settings.thinking_budget_tokens if family(settings.model) == "anthropic" else 0
 
     # -- what the model is sent ---------------------------------------------------------------------
     @property
@@ -134,8 +142,7 @@ class AgentSession:
         DeepSeek reasoning effort) and the ``max_tokens`` to send with them."""
         s = self.settings
         fam = family(s.model)
-        if fam == "anthropic" and s.thinking_budget_tokens:
-            budget = s.thinking_budget_tokens
+        if budget := self._thinking_budget(s):
             # The budget is part of max_tokens, which must exceed it: the answer keeps its own share.
             return {"thinking": {"type": "enabled", "budget_tokens": budget}}, s.max_output_tokens + budget
         if fam in ("openai", "deepseek") and s.reasoning_effort:
