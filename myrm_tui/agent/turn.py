@@ -124,7 +124,9 @@ class TurnRunner:
             yield TurnDone(0)
             return
         session.turn += 1
-        user = await session.append(Message(role="user", content=with_images(text, session.workspace)))
+        # Images the message names are read off the event loop (a slow disk must not freeze the UI).
+        content = await asyncio.to_thread(with_images, text, session.workspace)
+        user = await session.append(Message(role="user", content=content))
         yield UserSaved(user)
         await session.add_hook_context(hooked)
         token = prompt_cache_key_var.set(prompt_cache_key_var.get() or session.session_id)
