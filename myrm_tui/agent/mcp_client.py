@@ -18,6 +18,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
+from myrm_tui.agent.images import MAX_IMAGE_BYTES
 from myrm_tui.agent.spill import spill
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
 from myrm_tui.context.vault import ArtifactVault
@@ -164,11 +165,30 @@ class McpTool:
             raise
         except Exception as exc:
             raise ToolError(f"MCP tool {self.name} failed: {type(exc).__name__}: {exc}") from exc
-        text = "\n".join(
-            getattr(c, "text", "") or f"[{getattr(c, 'type', 'content')}]" for c in res.content or []
+        lines: list[str] = []
+        images: list[dict[str, Any]] = []
+        for c in res.content or []:
+            part = _image(c)
+            if part is not None:  # kept as an image: the model (if it has vision) sees it
+                images.append(part)
+                lines.append(f"[image {len(images)}: {part['image_url']['url'][5:].split(';')[0]}]")
+            else:
+                lines.append(getattr(c, "text", "") or f"[{getattr(c, 'type', 'content')}]")
+        shown, uri = self.handler.handle("\n".join(lines), self.name, ctx.vault)
+        return ToolResult(
+            shown, is_error=bool(res.is_error), meta={"vault_uri": uri} if uri else {}, images=images
         )
-        shown, uri = self.handler.handle(text, self.name, ctx.vault)
-        return ToolResult(shown, is_error=bool(res.is_error), meta={"vault_uri": uri} if uri else {})
+
+
+def _image(content: Any) -> dict[str, Any] | None:
+    """An MCP ``image`` content item as an ``image_url`` part (its data is base64 already)."""
+    if getattr(content, "type", "") != "image":
+        return None
+    data = getattr(content, "data", "") or ""
+    mime = getattr(content, "mimeType", None) or getattr(content, "mime_type", None) or "image/png"
+    if not data or len(data) * 3 // 4 > MAX_IMAGE_BYTES:
+        return None
+    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
 
 
 async def connect_all(

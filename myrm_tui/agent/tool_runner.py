@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
 
 from myrm_tui.agent.events import AgentEvent, ToolFinished, ToolStarted
 from myrm_tui.agent.hooks import HookRunner
@@ -101,7 +103,7 @@ class ToolRunner:
         if shown:
             uris = [r.vault_uri for r in post if r.vault_uri]
             meta = {**result.meta, **({"hook_vault_uri": uris[0]} if uris else {})}
-            result = ToolResult("\n\n".join([result.content, *shown]), result.is_error, meta)
+            result = replace(result, content="\n\n".join([result.content, *shown]), meta=meta)
         return result
 
 
@@ -109,4 +111,7 @@ def result_message(call: ToolCall, res: ToolResult) -> Message:
     meta = {k: v for k, v in res.meta.items() if isinstance(v, str | int | float | bool)}
     if res.is_error:
         meta["is_error"] = True
-    return Message(role="tool", content=res.content, tool_call_id=call.id, name=call.name, meta=meta)
+    content: str | list[dict[str, Any]] = (
+        [{"type": "text", "text": res.content}, *res.images] if res.images else res.content
+    )
+    return Message(role="tool", content=content, tool_call_id=call.id, name=call.name, meta=meta)

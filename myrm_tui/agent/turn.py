@@ -25,15 +25,17 @@ from myrm_tui.agent.events import (
     UserSaved,
 )
 from myrm_tui.agent.hooks import HookRunner
+from myrm_tui.agent.images import with_images
 from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.tool_runner import ToolRunner, result_message
 from myrm_tui.agent.tools import ToolResult
 from myrm_tui.context.cache_optimize import prompt_cache_key_var
+from myrm_tui.context.media import view_has_images
 from myrm_tui.context.normalize import TOOL_NAME, valid_tool_name
 from myrm_tui.context.pipeline import PipelineRun
 from myrm_tui.context.types import Message, ToolCall, synthetic_user
 from myrm_tui.llm.errors import ContextOverflowError, IncompleteStreamError, LLMError
-from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from myrm_tui.llm.pricing import estimate_cost
 
 INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
@@ -54,6 +56,23 @@ class _Partial:
     calls: dict[int, dict[str, str]] = field(default_factory=dict)
     usage: Usage | None = None
     finish: str = ""
+    thinking: list[dict[str, str]] = field(default_factory=list)  # Anthropic blocks, signed ones closed
+
+    def add_thinking(self, ev: ThinkingDelta) -> None:
+        """Fragments of one thinking block arrive as text deltas, then its signature, which ends it."""
+        if ev.redacted:
+            self.thinking.append({"type": "redacted_thinking", "data": ev.redacted})
+            return
+        last = self.thinking[-1] if self.thinking else None
+        if last is None or last["type"] != "thinking" or last["signature"]:
+            last = {"type": "thinking", "thinking": "", "signature": ""}
+            self.thinking.append(last)
+        last["thinking"] += ev.thinking
+        last["signature"] += ev.signature
+
+    def thinking_blocks(self) -> tuple[dict[str, str], ...]:
+        """The complete blocks: an unsigned one (cut stream) would be refused if sent back."""
+        return tuple(b for b in self.thinking if b["type"] == "redacted_thinking" or b["signature"])
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         out = []
@@ -139,7 +158,9 @@ class TurnRunner:
             yield TurnDone(0)
             return
         session.turn += 1
-        user = await session.append(Message(role="user", content=text))
+        # Images the message names are read off the event loop (a slow disk must not freeze the UI).
+        content = await asyncio.to_thread(with_images, text, session.workspace)
+        user = await session.append(Message(role="user", content=content))
         yield UserSaved(user)
         await session.add_hook_context(hooked)
         token = prompt_cache_key_var.set(prompt_cache_key_var.get() or session.session_id)
@@ -166,6 +187,8 @@ class TurnRunner:
                     return
             report = ContextReport(run.tokens, session.window, run.metrics.as_dict())
             yield report
+            while session.notices:
+                yield Notice(session.notices.pop(0), "warning")
             if (
                 run.metrics.compacted and run.metrics.tokens_out < run.metrics.tokens_in
             ):  # a no-op compaction is not news
@@ -208,6 +231,7 @@ class TurnRunner:
                     content="".join(partial.text) or None,
                     tool_calls=calls,
                     reasoning="".join(partial.reasoning) or None,
+                    thinking_blocks=partial.thinking_blocks(),
                 )
             )
             await self._record_metrics(run, partial.usage)
@@ -260,17 +284,20 @@ class TurnRunner:
         self, view: list[Message], run: PipelineRun, partial: _Partial
     ) -> AsyncIterator[AgentEvent]:
         session = self.session
+        if view_has_images(view):
+            await session.sees_images()
         req = session.request(view, run.breakpoints)
         messages = req.pop("messages")
         tools = req.pop("tools", None)
         choice = self.tools.tools.tool_choice(self.settings.model, self.settings.api_base)
+        reasoning, max_tokens = await session.reasoning_options()
         async for ev in session.llm.stream(
             session.spec,
             messages,
             tools=tools,
             tool_choice=choice,
-            max_tokens=self.settings.max_output_tokens,
-            extra=req,
+            max_tokens=max_tokens,
+            extra={**req, **reasoning},
         ):
             if isinstance(ev, TextDelta):
                 partial.text.append(ev.text)
@@ -278,6 +305,8 @@ class TurnRunner:
             elif isinstance(ev, ReasoningDelta):
                 partial.reasoning.append(ev.text)
                 yield ReasoningChunk(ev.text)
+            elif isinstance(ev, ThinkingDelta):
+                partial.add_thinking(ev)
             elif isinstance(ev, ToolCallDelta):
                 slot = partial.calls.setdefault(ev.index, {"id": "", "name": "", "arguments": ""})
                 if ev.id:

@@ -88,6 +88,8 @@ class TokenCounter:
             n += self.text(call.name) + self.text(call.arguments) + self.text(call.id) + CALL_OVERHEAD
         if msg.reasoning:
             n += self.text(msg.reasoning)
+        for block in msg.thinking_blocks:  # signed thinking sent back (Anthropic); the signature too
+            n += self.text(str(block.get("thinking") or block.get("data") or "")) + 40
         if key is not None:
             self._cache[key] = n
         return n

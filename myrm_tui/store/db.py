@@ -545,9 +545,10 @@ class Store:
             )
             await conn.execute(
                 """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls,
-                                        tool_call_id, name, reasoning, meta, token_count, created_at)
+                                        tool_call_id, name, reasoning, meta, token_count, created_at,
+                                        thinking_blocks)
                    SELECT ?, seq, role, content, content_is_json, tool_calls, tool_call_id, name, reasoning,
-                          meta, token_count, created_at
+                          meta, token_count, created_at, thinking_blocks
                    FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq""",
                 (new_id, sid, last),
             )
@@ -584,14 +585,16 @@ class Store:
         )
         meta_d = {**msg.meta, "synthetic": True} if msg.synthetic else msg.meta
         meta = json.dumps(meta_d, ensure_ascii=False, default=str) if meta_d else None
+        thinking = json.dumps(list(msg.thinking_blocks), ensure_ascii=False) if msg.thinking_blocks else None
         async with self.transaction() as conn:
             await self._guard(conn, sid)
             await self._vault_insert(conn, sid, vault)
             seq = await self._max_seq(sid) + 1  # inside the write lock: no other writer takes the same seq
             await conn.execute(
                 """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls,
-                                        tool_call_id, name, reasoning, meta, token_count, created_at)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?)""",
+                                        tool_call_id, name, reasoning, meta, token_count, created_at,
+                                        thinking_blocks)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (
                     sid,
                     seq,
@@ -605,6 +608,7 @@ class Store:
                     meta,
                     token_count,
                     now,
+                    thinking,
                 ),
             )
             await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
@@ -635,6 +639,7 @@ class Store:
                     tool_call_id=r["tool_call_id"],
                     name=r["name"],
                     reasoning=r["reasoning"],
+                    thinking_blocks=tuple(json.loads(r["thinking_blocks"] or "[]")),
                     created_at=r["created_at"],
                     meta=meta,
                     synthetic=synthetic,

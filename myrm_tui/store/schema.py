@@ -83,6 +83,11 @@ MIGRATIONS: tuple[str, ...] = (
     );
     ALTER TABLE context_state ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
     """,
+    # 3 — Anthropic thinking blocks of an assistant message, with their signatures (JSON list): the API
+    # wants them back, unchanged, on the tool-use turns that follow. NULL for every older row.
+    """
+    ALTER TABLE messages ADD COLUMN thinking_blocks TEXT;
+    """,
 )
 
 

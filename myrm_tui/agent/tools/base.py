@@ -28,6 +28,7 @@ class ToolResult:
     content: str
     is_error: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    images: list[dict[str, Any]] = field(default_factory=list)  # image_url parts, after the text
 
 
 # The user's answer to a command the rules do not cover; "always" remembers its commands for the session.

@@ -10,6 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.agent.images import MAX_IMAGE_BYTES, describe, image_mime, image_part, too_large
 from myrm_tui.agent.tools.base import (
     ToolContext,
     ToolError,
@@ -51,17 +52,20 @@ class FileReadTool:
             raise ToolError("paths is required (a list of workspace paths or vault:// URIs)")
         line_range = args.get("line_range")
         parts: list[str] = []
+        images: list[dict[str, Any]] = []
         for p in paths:
-            parts.append(await self._read_one(str(p), line_range, ctx))
+            parts.append(await self._read_one(str(p), line_range, ctx, images))
         text = "\n\n".join(parts)
         if len(text) > MAX_READ_CHARS:
             text = (
                 text[:MAX_READ_CHARS]
                 + f"\n[… output cut at {MAX_READ_CHARS:,} chars; read a narrower line_range]"
             )
-        return ToolResult(text)
+        return ToolResult(text, images=images)
 
-    async def _read_one(self, path: str, line_range: str | None, ctx: ToolContext) -> str:
+    async def _read_one(
+        self, path: str, line_range: str | None, ctx: ToolContext, images: list[dict[str, Any]]
+    ) -> str:
         if path.startswith(VAULT_SCHEME):
             namespace = path[len(VAULT_SCHEME) :].split("/", 1)[0]
             if namespace != ctx.vault.namespace and namespace not in ctx.extra_vault_namespaces:
@@ -71,6 +75,11 @@ class FileReadTool:
             entry = await ctx.vault.get(path)
             if entry is None:
                 raise ToolError(f"no vaulted output at {path}")
+            if entry.kind == "media" and entry.content.startswith(
+                "data:image/"
+            ):  # an image the window let go
+                images.append({"type": "image_url", "image_url": {"url": entry.content}})
+                return f"==> {path} (image, {entry.size:,} bytes)"
             return (
                 f"==> {path} ({entry.kind}, {entry.size:,} bytes)\n{slice_lines(readable(entry), line_range)}"
             )
@@ -78,6 +87,12 @@ class FileReadTool:
         loaded = await asyncio.to_thread(_load, full, path)
         if isinstance(loaded, str):  # a directory's listing
             return loaded
+        mime = image_mime(loaded)
+        if mime is not None:  # the image itself, for the model to look at (a stand-in if it cannot)
+            if len(loaded) > MAX_IMAGE_BYTES:
+                return f"==> {path}\n{too_large(path, len(loaded))}"
+            images.append(image_part(loaded, mime))
+            return f"==> {path}\n{describe(path, loaded, mime)}"
         text, label = decode_output(loaded)
         ctx.integrity.record(path, text)
         header = f"==> {path}" + (f" {label}" if label else "")
