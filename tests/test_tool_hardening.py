@@ -3,9 +3,18 @@ that end with myrm (even on kill -9), terminal escape codes neutralised."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from myrm_tui.agent.events import ToolFinished, TurnDone
+from myrm_tui.agent.tools import ToolContext, ToolError, search
+from myrm_tui.agent.tools.search import GlobTool, GrepTool
+from myrm_tui.context.state import ContextState
+from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import collect, make_agent, openai_settings
@@ -47,3 +56,95 @@ async def test_twenty_parallel_edits_of_one_file_all_land(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
     await _parallel_edits(emulator, store, workspace, 20)
+
+
+# --- grep / glob on ripgrep -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sctx(workspace: Path) -> ToolContext:
+    return ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), auto_approve=True)
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` has ended (a zombie waiting to be reaped counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+async def _wait_until(cond: Any, limit: float = 10.0) -> bool:
+    """Poll ``cond`` until it holds or ``limit`` seconds pass (a bounded wait on a condition)."""
+    deadline = time.monotonic() + limit
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+async def test_grep_with_a_catastrophic_pattern_ends_quickly(sctx: ToolContext, workspace: Path) -> None:
+    """Python's re spent minutes on this (exponential backtracking); ripgrep's engine is linear."""
+    (workspace / "aaa.txt").write_text("a" * 50_000 + "!\n" + "a" * 40 + "\n")
+    t0 = time.monotonic()
+    res = await GrepTool().run({"pattern": "(a+)+$"}, sctx)
+    assert time.monotonic() - t0 < 10
+    assert res.content == "aaa.txt:2:" + "a" * 40
+
+
+async def test_grep_and_glob_skip_gitignored_files(sctx: ToolContext, workspace: Path) -> None:
+    (workspace / ".gitignore").write_text("secret.env\nbuild/\n")
+    (workspace / "secret.env").write_text("def greet_token = 1\n")
+    (workspace / "build").mkdir()
+    (workspace / "build" / "gen.py").write_text("def greet(): pass\n")
+    res = await GrepTool().run({"pattern": "greet"}, sctx)
+    assert res.content == "hello.py:1:def greet():"
+    listing = (await GlobTool().run({"pattern": "**/*"}, sctx)).content.splitlines()
+    assert listing == [".gitignore", "hello.py"]
+    assert (await GlobTool().run({"pattern": "*.py"}, sctx)).content == "hello.py"
+
+
+async def test_grep_reports_a_bad_pattern_in_one_error(sctx: ToolContext) -> None:
+    with pytest.raises(ToolError, match="invalid regular expression"):
+        await GrepTool().run({"pattern": "(unclosed"}, sctx)
+
+
+@pytest.fixture
+def hanging_rg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An ``rg`` that hangs, writing its pid first: stands for a search that never ends."""
+    fake = tmp_path / "rg"
+    pidfile = tmp_path / "rg.pid"
+    fake.write_text(f"#!/bin/sh\necho $$ > {pidfile}\nexec sleep 60\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(search, "rg_binary", lambda: str(fake))
+    return pidfile
+
+
+async def test_a_search_over_its_time_limit_is_a_tool_error_and_its_child_ends(
+    sctx: ToolContext, hanging_rg: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "SEARCH_TIMEOUT", 0.5)
+    with pytest.raises(ToolError, match=r"took longer than 0.5 s and was stopped"):
+        await GrepTool().run({"pattern": "x"}, sctx)
+    pid = int(hanging_rg.read_text())
+    assert await _wait_until(lambda: _gone(pid))
+
+
+async def test_cancelling_a_search_kills_its_child(sctx: ToolContext, hanging_rg: Path) -> None:
+    task = asyncio.ensure_future(GlobTool().run({"pattern": "*"}, sctx))
+    assert await _wait_until(lambda: hanging_rg.exists() and hanging_rg.read_text().strip() != "")
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    pid = int(hanging_rg.read_text())
+    assert await _wait_until(lambda: _gone(pid), 5)
+
+
+async def test_a_missing_rg_is_a_one_line_tool_error(
+    sctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "rg_binary", lambda: None)
+    with pytest.raises(ToolError, match="ripgrep") as err:
+        await GrepTool().run({"pattern": "x"}, sctx)
+    assert "\n" not in str(err.value)
