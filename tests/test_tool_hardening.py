@@ -4,6 +4,9 @@ that end with myrm (even on kill -9), terminal escape codes neutralised."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -11,6 +14,7 @@ from typing import Any
 import pytest
 
 from myrm_tui.agent.events import ToolFinished, TurnDone
+from myrm_tui.agent.proc import kill_group
 from myrm_tui.agent.tools import ToolContext, ToolError, search
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
 from myrm_tui.context.state import ContextState
@@ -148,3 +152,76 @@ async def test_a_missing_rg_is_a_one_line_tool_error(
     with pytest.raises(ToolError, match="ripgrep") as err:
         await GrepTool().run({"pattern": "x"}, sctx)
     assert "\n" not in str(err.value)
+
+
+# --- tool processes end with myrm, even on kill -9 ----------------------------------------------------
+
+CHILD = """
+import asyncio, sys
+from pathlib import Path
+from myrm_tui.config import resolve
+from myrm_tui.store.db import Store
+from tests.helpers import collect, make_agent
+
+async def main(db, ws, base):
+    store = await Store.open(Path(db))
+    settings = resolve({}, {}, {"model": "openai/gpt-4o-mini", "api_base": base, "api_key": "sk-test",
+                                "approval": "auto", "summarizer_model": "extractive"}, env={})
+    agent = await make_agent(store, Path(ws), settings)
+    await collect(agent, "start the server and wait")
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is in the process group ``pgid``."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
+    emulator: ProviderEmulator, workspace: Path, tmp_path: Path
+) -> None:
+    emulator.enqueue(
+        Reply(
+            tool_calls=[
+                ("bash", {"command": "echo $$ > bg.pid; sleep 300; echo never", "run_in_background": True}),
+                ("bash", {"command": "echo $$ > fg.pid; sleep 300; echo never", "timeout": 600}),
+            ]
+        ),
+        Reply(text="done"),
+    )
+    db = tmp_path / "kill9" / "myrm.db"
+    db.parent.mkdir()
+    root = Path(__file__).resolve().parent.parent
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(db), str(workspace), emulator.openai_base],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    try:
+        pids = [workspace / "bg.pid", workspace / "fg.pid"]
+        ready = await _wait_until(lambda: all(p.exists() and p.read_text().strip() for p in pids), 60)
+        assert ready, "the tool commands never started"
+        groups = [int(p.read_text()) for p in pids]
+        assert await _wait_until(lambda: all(_group_alive(g) for g in groups))  # both sleeps run
+        jobs = db.parent / "jobs"
+        assert [p for p in jobs.rglob("*.log")]  # the background job's log is there
+        child.kill()  # kill -9: no finally block, no atexit handler runs
+        child.wait(10)
+        assert await _wait_until(lambda: not any(_group_alive(g) for g in groups)), "tool processes survived"
+        assert await _wait_until(lambda: not any(jobs.rglob("*.log"))), "the job log folder stayed"
+    finally:
+        if child.poll() is None:
+            child.kill()
+        for p in (workspace / "bg.pid", workspace / "fg.pid"):
+            if p.exists() and p.read_text().strip():
+                kill_group(int(p.read_text()))

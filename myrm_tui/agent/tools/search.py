@@ -20,6 +20,7 @@ import os
 import shutil
 import sys
 import sysconfig
+import time
 from pathlib import Path
 from typing import Any
 
@@ -85,14 +86,24 @@ def _timed_out(what: str) -> ToolError:
     )
 
 
-async def _list(root: Path, base: Path, pattern: str, dirs: bool) -> tuple[list[tuple[str, Path]], int, bool]:
+def _left(deadline: float, what: str) -> float:
+    """Seconds left before ``deadline`` (one limit for the listing and every search batch together)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _timed_out(what)
+    return left
+
+
+async def _list(
+    root: Path, base: Path, pattern: str, dirs: bool, deadline: float
+) -> tuple[list[tuple[str, Path]], int, bool]:
     """(name under the workspace, resolved path) of each file (and folder when ``dirs``) below ``base``
     matching ``pattern`` and inside the workspace; how many matches led outside; whether the listing
     was cut."""
     argv = [_rg(), "--no-config", "--files", "--follow", "--hidden", "--no-require-git", "--no-messages"]
     argv += [f"--glob=!{d}/" for d in sorted(SKIP_DIRS)]
     try:
-        listed = await run_lines(argv, base, SEARCH_TIMEOUT, MAX_LISTED)
+        listed = await run_lines(argv, base, _left(deadline, "listing the files"), MAX_LISTED)
     except TimeoutError as exc:
         raise _timed_out("listing the files") from exc
     names: set[str] = set()
@@ -130,7 +141,9 @@ def _batches(files: list[tuple[str, Path]]) -> list[list[tuple[str, Path]]]:
     return out
 
 
-async def _search(rx: str, files: list[tuple[str, Path]], cwd: Path) -> tuple[list[str], bool]:
+async def _search(
+    rx: str, files: list[tuple[str, Path]], cwd: Path, deadline: float
+) -> tuple[list[str], bool]:
     hits: list[str] = []
     argv = [
         _rg(),
@@ -155,7 +168,8 @@ async def _search(rx: str, files: list[tuple[str, Path]], cwd: Path) -> tuple[li
         for name, full in batch:
             shown.setdefault(str(full), []).append(name)
         try:
-            res: Listed = await run_lines([*argv, *shown], cwd, SEARCH_TIMEOUT, MAX_MATCHES - len(hits) + 1)
+            left = _left(deadline, "the search")
+            res: Listed = await run_lines([*argv, *shown], cwd, left, MAX_MATCHES - len(hits) + 1)
         except TimeoutError as exc:
             raise _timed_out("the search") from exc
         if res.code == 2 and not res.lines:  # a bad pattern (rg's own words) or an unreadable file
@@ -202,15 +216,16 @@ class GrepTool:
         rx = str(args.get("pattern", ""))
         if not rx:
             raise ToolError("pattern is required")
+        deadline = time.monotonic() + SEARCH_TIMEOUT
         root = ctx.workspace.resolve()
         base = resolve_in_workspace(root, str(args.get("path") or "."))
         pattern = _pattern(str(args.get("glob") or "**/*"), "glob")
         if base.is_file():
             files, outside, cut = [(base.relative_to(root).as_posix(), base)], 0, False
         else:
-            found, outside, cut = await _list(root, base, pattern, dirs=False)
+            found, outside, cut = await _list(root, base, pattern, False, deadline)
             files = [(name, full) for name, full in found if full.is_file()][:MAX_SCANNED]
-        hits, stopped = await _search(rx, files, root)
+        hits, stopped = await _search(rx, files, root, deadline)
         notes = [
             n
             for n in (
@@ -233,7 +248,7 @@ class GlobTool:
         if not pattern:
             raise ToolError("pattern must be relative to the workspace and must not contain '..'")
         root = ctx.workspace.resolve()
-        found, outside, cut = await _list(root, root, pattern, dirs=True)
+        found, outside, cut = await _list(root, root, pattern, True, time.monotonic() + SEARCH_TIMEOUT)
         paths = sorted(name for name, _ in found)
         note = "\n".join(
             n
