@@ -259,6 +259,7 @@ async def _ask(
     from myrm_tui.agent.factory import build_agent, resolve_settings
     from myrm_tui.agent.loop import dumps_event
     from myrm_tui.agent.permissions import Assessment
+    from myrm_tui.safe_text import sanitize
     from myrm_tui.store.db import Store
 
     store = await Store.open(db)
@@ -278,8 +279,10 @@ async def _ask(
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.
             print(
-                f"[declined, non-interactive: {command}] needs approval: {'; '.join(assessment.reasons)} "
-                "(pass --yes to allow, or add a rule to allowed_commands)",
+                sanitize(
+                    f"[declined, non-interactive: {command}] needs approval: {'; '.join(assessment.reasons)} "
+                    "(pass --yes to allow, or add a rule to allowed_commands)"
+                ),
                 file=sys.stderr,
             )
             return "no"
@@ -293,17 +296,18 @@ async def _ask(
                     print(f"myrm: {ev.error}", file=sys.stderr)
                     code = 1
                 continue
+            # Model text and tool output may hold escape codes (OSC 52 writes the clipboard): shown inert.
             if isinstance(ev, TextChunk):
-                sys.stdout.write(ev.text)
+                sys.stdout.write(sanitize(ev.text))
                 sys.stdout.flush()
             elif isinstance(ev, ToolStarted):
-                print(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}", file=sys.stderr)
+                print(sanitize(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}"), file=sys.stderr)
             elif isinstance(ev, ToolFinished):
-                print(f"[tool done] {ev.message.text[:200]}", file=sys.stderr)
+                print(sanitize(f"[tool done] {ev.message.text[:200]}"), file=sys.stderr)
             elif isinstance(ev, Notice):
-                print(f"[{ev.level}] {ev.text}", file=sys.stderr)
+                print(sanitize(f"[{ev.level}] {ev.text}"), file=sys.stderr)
             elif isinstance(ev, TurnFailed):
-                print(f"\nmyrm: {ev.error}", file=sys.stderr)
+                print(sanitize(f"\nmyrm: {ev.error}"), file=sys.stderr)
                 code = 1
             elif isinstance(ev, TurnDone):
                 sys.stdout.write("\n")

@@ -19,6 +19,7 @@ from myrm_tui.agent.tools import ToolContext, ToolError, search
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.safe_text import sanitize
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import collect, make_agent, openai_settings
@@ -225,3 +226,84 @@ async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
         for p in (workspace / "bg.pid", workspace / "fg.pid"):
             if p.exists() and p.read_text().strip():
                 kill_group(int(p.read_text()))
+
+
+# --- terminal escape codes are shown, never obeyed ----------------------------------------------------
+
+OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"  # write the clipboard
+TITLE = "\x1b]0;pwned\x1b\\"  # window title, ST-terminated
+CLEAR = "\x1b[2J\x1b[H"  # clear the screen, cursor home
+CURSOR = "\x1b[5A\x1b[2K"  # up five lines, erase the line: rewrites output above
+C1 = "\x9b31m\x9d0;t\x9c"  # 8-bit CSI, OSC, ST
+EVIL = f"a{OSC52}b{TITLE}c{CLEAR}d{CURSOR}e{C1}f\x08\x7f\r\n\tg\rh\x00"
+CONTROLS = {chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)]} - {"\t", "\n"}
+
+
+def test_sanitize_neutralises_every_control_and_keeps_tabs_and_newlines() -> None:
+    out = sanitize(EVIL)
+    assert not CONTROLS & set(out)
+    assert out == ("a␛]52;c;cm0gLXJmIH4K␇b␛]0;pwned␛\\c␛[2J␛[Hd␛[5A␛[2Ke\ufffd31m\ufffd0;t\ufffdf␈␡\n\tg␍h␀")
+    assert sanitize("plain text\n\tindented — ünïcode ✓") == "plain text\n\tindented — ünïcode ✓"
+
+
+def test_ask_shows_escape_codes_from_files_and_the_model_inert(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    (workspace / "evil.txt").write_text(f"before{OSC52}{TITLE}{CLEAR}after\n")
+    emulator.enqueue(
+        Reply(tool_calls=[("file_read_tool", {"paths": ["evil.txt"]})]),
+        Reply(text=f"Read it.{CLEAR}{OSC52}{C1} Done."),
+    )
+    root = Path(__file__).resolve().parent.parent
+    env = {
+        **os.environ,
+        "MYRM_DB": str(tmp_path / "cli.db"),
+        "MYRM_CONFIG": str(tmp_path / "none.toml"),
+        "OPENAI_API_KEY": "sk-test",
+    }
+    args = ["--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base]
+    args += ["--workspace", str(workspace)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", "ask", "read evil.txt", "--yes", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not CONTROLS & set(proc.stdout + proc.stderr.replace("\n", ""))
+    assert "[tool done] ==> evil.txt\n1\tbefore␛]52;c;cm0gLXJmIH4K␇␛]0;pwned␛\\␛[2J␛[Hafter" in proc.stderr
+    assert proc.stdout == "Read it.␛[2J␛[H␛]52;c;cm0gLXJmIH4K␇\ufffd31m\ufffd0;t\ufffd Done.\n"
+
+
+async def test_tui_chat_and_tool_cards_render_escape_codes_inert() -> None:
+    from textual.app import App, ComposeResult
+
+    from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
+    from myrm_tui.app.widgets.tool_call import ToolCallView
+    from myrm_tui.context.types import ToolCall
+
+    class Probe(App[None]):
+        def compose(self) -> ComposeResult:
+            yield UserMessage(f"user{OSC52}")
+            yield AssistantMessage()
+            yield ToolCallView(ToolCall("c1", "file_read_tool", '{"paths": ["evil\\u001b]0;x\\u0007"]}'))
+            yield Notice(f"note{CLEAR}")
+
+    app = Probe()
+    async with app.run_test(size=(160, 60)) as pilot:
+        answer = app.query_one(AssistantMessage)
+        await answer.append(f"model says {OSC52} and {CURSOR}{C1}")
+        await answer.finish()
+        card = app.query_one(ToolCallView)
+        card.set_result(f"file text {EVIL}", is_error=False)
+        card.collapsed = False
+        await pilot.pause()
+        shown = ""
+        for widget in app.screen.walk_children():
+            if widget.size.area:
+                strips = widget.render_lines(widget.size.region)
+                shown += "".join(seg.text for strip in strips for seg in strip)
+        assert "model says ␛]52;c;" in shown and "file text a␛]52;c;" in shown and "note␛[2J" in shown
+        assert not CONTROLS & set(shown)
