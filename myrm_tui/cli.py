@@ -255,7 +255,16 @@ async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
 async def _ask(
     text: str, cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool
 ) -> int:
-    from myrm_tui.agent.events import Notice, TextChunk, ToolFinished, ToolStarted, TurnDone, TurnFailed
+    from myrm_tui.agent.events import (
+        AssistantSaved,
+        Notice,
+        StreamCut,
+        TextChunk,
+        ToolFinished,
+        ToolStarted,
+        TurnDone,
+        TurnFailed,
+    )
     from myrm_tui.agent.factory import build_agent, resolve_settings
     from myrm_tui.agent.loop import dumps_event
     from myrm_tui.agent.permissions import Assessment
@@ -289,6 +298,18 @@ async def _ask(
 
         agent = await build_agent(store, row.id, settings, workspace, approver=decline)
         code = 0
+        # A terminal sees the answer as it streams; a pipe or a file gets each reply once it is whole, so a
+        # reply whose stream was cut and retried leaves only the retry's answer there (the cut text stays
+        # in the history, marked).
+        live = sys.stdout.isatty()
+        held: list[str] = []
+
+        def flush() -> None:
+            if held:
+                sys.stdout.write("".join(held))
+                sys.stdout.flush()
+                held.clear()
+
         async for ev in agent.run_turn(text):
             if json_out:
                 print(dumps_event(ev), flush=True)
@@ -298,18 +319,28 @@ async def _ask(
                 continue
             # Model text and tool output may hold escape codes (OSC 52 writes the clipboard): shown inert.
             if isinstance(ev, TextChunk):
-                sys.stdout.write(sanitize(ev.text))
-                sys.stdout.flush()
+                held.append(sanitize(ev.text))
+                if live:
+                    flush()
+            elif isinstance(ev, StreamCut):
+                if live:  # the cut text is on the screen already: the retry starts on a line of its own
+                    sys.stdout.write("\n")
+                held.clear()
+            elif isinstance(ev, AssistantSaved):
+                flush()
             elif isinstance(ev, ToolStarted):
+                flush()
                 print(sanitize(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}"), file=sys.stderr)
             elif isinstance(ev, ToolFinished):
                 print(sanitize(f"[tool done] {ev.message.text[:200]}"), file=sys.stderr)
             elif isinstance(ev, Notice):
                 print(sanitize(f"[{ev.level}] {ev.text}"), file=sys.stderr)
             elif isinstance(ev, TurnFailed):
+                flush()
                 print(sanitize(f"\nmyrm: {ev.error}"), file=sys.stderr)
                 code = 1
             elif isinstance(ev, TurnDone):
+                flush()
                 sys.stdout.write("\n")
                 sys.stdout.flush()
         print(f"[session {row.id}]", file=sys.stderr)

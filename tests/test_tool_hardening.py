@@ -307,3 +307,62 @@ async def test_tui_chat_and_tool_cards_render_escape_codes_inert() -> None:
                 shown += "".join(seg.text for strip in strips for seg in strip)
         assert "model says ␛]52;c;" in shown and "file text a␛]52;c;" in shown and "note␛[2J" in shown
         assert not CONTROLS & set(shown)
+
+
+# --- a retried cut stream: only the retry's answer on stdout ------------------------------------------
+
+
+def test_ask_prints_only_the_retrys_answer_after_a_cut_stream(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(Reply(text="x" * 40, chunk_size=4, drop_connection_after=2), Reply(text="recovered"))
+    env = {
+        **os.environ,
+        "MYRM_DB": str(tmp_path / "cut.db"),
+        "MYRM_CONFIG": str(tmp_path / "none.toml"),
+        "OPENAI_API_KEY": "sk-test",
+    }
+    args = ["--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base]
+    proc = subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", "ask", "hi", *args, "--workspace", str(workspace)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parent.parent,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "recovered\n"  # before: "xxxxxxxxrecovered"
+    assert "cut off" in proc.stderr and "Retrying once." in proc.stderr
+    assert len(emulator.requests) == 2
+    retried = emulator.accepted[-1].body["messages"]
+    assert retried[-2]["content"].startswith("xxxx") and "[reply cut off" in retried[-2]["content"]
+
+
+async def test_tui_shows_the_cut_reply_marked_and_the_retry_apart() -> None:
+    from textual.app import App, ComposeResult
+    from textual.widgets import Markdown
+
+    from myrm_tui.agent import events
+    from myrm_tui.app.widgets.chat_log import CUT_MARK, ChatLog
+    from myrm_tui.app.widgets.chat_message import AssistantMessage
+    from myrm_tui.context.types import Message
+
+    class Probe(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ChatLog()
+
+    app = Probe()
+    async with app.run_test() as pilot:
+        log = app.query_one(ChatLog)
+        for ev in (
+            events.TextChunk("xxxxxxxx"),
+            events.StreamCut("xxxxxxxx"),
+            events.Notice("The reply was cut off. Retrying once.", "warning"),
+            events.TextChunk("recovered"),
+            events.AssistantSaved(Message("assistant", "recovered"), None),
+        ):
+            await log.show(ev)
+        await pilot.pause()
+        bubbles = [m.query_one(Markdown).source for m in app.query(AssistantMessage)]
+        assert bubbles == ["xxxxxxxx" + CUT_MARK, "recovered"]
