@@ -366,3 +366,61 @@ async def test_tui_shows_the_cut_reply_marked_and_the_retry_apart() -> None:
         await pilot.pause()
         bubbles = [m.query_one(Markdown).source for m in app.query(AssistantMessage)]
         assert bubbles == ["xxxxxxxx" + CUT_MARK, "recovered"]
+
+
+# --- MCP servers that fail at start-up -----------------------------------------------------------------
+
+
+def test_ask_reports_mcp_servers_that_fail_to_start_on_one_line_each(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "mcp_servers = [\n"
+        '  { name = "dies", command = "sh", args = ["-c", "exit 3"] },\n'
+        '  { name = "missing", command = "no-such-mcp-server-xyz" },\n'
+        "]\n"
+    )
+    emulator.enqueue(Reply(text="fine"))
+    env = {**os.environ, "MYRM_DB": str(tmp_path / "m.db"), "MYRM_CONFIG": str(config), "OPENAI_API_KEY": "x"}
+    args = [
+        "--model",
+        "openai/gpt-4o-mini",
+        "--api-base",
+        emulator.openai_base,
+        "--workspace",
+        str(workspace),
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", "ask", "hi", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parent.parent,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "fine\n"
+    lines = [line for line in proc.stderr.splitlines() if "MCP server" in line]
+    assert len(lines) == 2, proc.stderr
+    assert "'dies' did not start" in lines[0] and "ExceptionGroup" not in lines[0]
+    assert "'missing' did not start: FileNotFoundError" in lines[1]
+
+
+async def test_mcp_servers_that_never_answer_cost_one_time_limit_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import mcp.client.stdio  # noqa: F401  (imported before the clock starts: it is slow on a busy machine)
+
+    from myrm_tui.agent import mcp_client
+
+    monkeypatch.setattr(mcp_client, "STARTUP_TIMEOUT", 1.0)
+    silent = [
+        mcp_client.McpServerConfig.from_dict({"name": f"s{i}", "command": "sleep", "args": ["30"]})
+        for i in range(3)
+    ]
+    t0 = time.monotonic()
+    conns, tools, errors = await mcp_client.connect_all(silent)
+    assert time.monotonic() - t0 < 2.9  # together, not 3 x 1 s
+    assert conns == [] and tools == []
+    assert errors == [f"MCP server 's{i}' did not start: no answer within 1 s" for i in range(3)]
