@@ -424,3 +424,25 @@ async def test_mcp_servers_that_never_answer_cost_one_time_limit_together(
     assert time.monotonic() - t0 < 2.9  # together, not 3 x 1 s
     assert conns == [] and tools == []
     assert errors == [f"MCP server 's{i}' did not start: no answer within 1 s" for i in range(3)]
+
+
+def test_a_hook_whose_child_keeps_its_stdout_leaves_no_traceback_at_exit(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(  # setsid: the child leaves the hook's process group, so killing the group misses it
+        '[[hooks]]\nevent = "session_start"\ncommand = "setsid sleep 4 & echo started"\ntimeout = 1\n'
+    )
+    emulator.enqueue(Reply(text="fine"))
+    env = {**os.environ, "MYRM_DB": str(tmp_path / "h.db"), "MYRM_CONFIG": str(config), "OPENAI_API_KEY": "x"}
+    args = ["--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base]
+    proc = subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", "ask", "hi", *args, "--workspace", str(workspace)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parent.parent,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and proc.stdout == "fine\n", proc.stderr
+    assert "Traceback" not in proc.stderr and "Event loop is closed" not in proc.stderr, proc.stderr

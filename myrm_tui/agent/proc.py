@@ -126,6 +126,15 @@ async def spawn(
     return proc
 
 
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    """Close the child's pipes now. A process it started outside its group (``setsid cmd &`` in a hook)
+    may hold stdout open after the group is gone; left to the garbage collector, the transport would
+    close after the event loop and print a "Event loop is closed" traceback at exit."""
+    transport = getattr(proc, "_transport", None)  # asyncio has no public way to close it
+    if transport is not None:
+        transport.close()
+
+
 @dataclass
 class Captured:
     """A finished command: ``text`` is what was kept (decoded), ``full`` the whole stream when more was
@@ -194,6 +203,7 @@ async def run_captured(
         raise
     finally:  # ended or killed: the group is no longer the watcher's concern
         REAPER.release(proc.pid)
+        _close_pipes(proc)
     text, label = decode_output(bytes(kept))
     full = decode_output(bytes(spill))[0] if total > len(kept) else None
     code = 124 if timed_out else (proc.returncode if proc.returncode is not None else -1)
@@ -255,6 +265,7 @@ async def run_lines(argv: list[str], cwd: Path, timeout: float, max_lines: int, 
         raise
     finally:
         REAPER.release(proc.pid)
+        _close_pipes(proc)
     return Listed(lines, err.decode("utf-8", "replace"), None if stopped else proc.returncode, stopped)
 
 
