@@ -44,7 +44,7 @@ async def _parallel_edits(emulator: ProviderEmulator, store: Store, workspace: P
     assert isinstance(events[-1], TurnDone)
     finished = [e for e in events if isinstance(e, ToolFinished)]
     assert len(finished) == n
-    assert all(e.message.content.startswith("edited many.txt") for e in finished)
+    assert all(e.message.text.startswith("edited many.txt") for e in finished)
     # Every edit reported "edited" is in the file: none lost (before the fix one of n survived).
     assert target.read_text() == "".join(f"line {i} = new\n" for i in range(n))
     assert target.stat().st_mode & 0o777 == 0o640  # the atomic rename keeps the file's mode
@@ -279,6 +279,7 @@ def test_ask_shows_escape_codes_from_files_and_the_model_inert(
 
 async def test_tui_chat_and_tool_cards_render_escape_codes_inert() -> None:
     from textual.app import App, ComposeResult
+    from textual.widget import Widget
 
     from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
     from myrm_tui.app.widgets.tool_call import ToolCallView
@@ -301,7 +302,7 @@ async def test_tui_chat_and_tool_cards_render_escape_codes_inert() -> None:
         card.collapsed = False
         await pilot.pause()
         shown = ""
-        for widget in app.screen.walk_children():
+        for widget in app.screen.walk_children(Widget):
             if widget.size.area:
                 strips = widget.render_lines(widget.size.region)
                 shown += "".join(seg.text for strip in strips for seg in strip)
