@@ -258,7 +258,9 @@ async def _ask(
     text: str, cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool
 ) -> int:
     from myrm_tui.agent.events import (
+        AssistantSaved,
         Notice,
+        StreamCut,
         TextChunk,
         ToolFinished,
         ToolStarted,
@@ -269,6 +271,7 @@ async def _ask(
     from myrm_tui.agent.factory import build_agent, resolve_settings
     from myrm_tui.agent.loop import dumps_event
     from myrm_tui.agent.permissions import Assessment
+    from myrm_tui.safe_text import sanitize
     from myrm_tui.store.db import Store
 
     store = await Store.open(db)
@@ -289,8 +292,10 @@ async def _ask(
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.
             print(
-                f"[declined, non-interactive: {command}] needs approval: {'; '.join(assessment.reasons)} "
-                "(pass --yes to allow, or add a rule to allowed_commands)",
+                sanitize(
+                    f"[declined, non-interactive: {command}] needs approval: {'; '.join(assessment.reasons)} "
+                    "(pass --yes to allow, or add a rule to allowed_commands)"
+                ),
                 file=sys.stderr,
             )
             return "no"
@@ -298,6 +303,18 @@ async def _ask(
         agent = await build_agent(store, row.id, settings, workspace, approver=decline)
         code = 0
         saved = False
+        # A terminal sees the answer as it streams; a pipe or a file gets each reply once it is whole, so a
+        # reply whose stream was cut and retried leaves only the retry's answer there (the cut text stays
+        # in the history, marked).
+        live = sys.stdout.isatty()
+        held: list[str] = []
+
+        def flush() -> None:
+            if held:
+                sys.stdout.write("".join(held))
+                sys.stdout.flush()
+                held.clear()
+
         async for ev in agent.run_turn(text):
             saved = saved or isinstance(ev, UserSaved)
             if json_out:
@@ -306,19 +323,30 @@ async def _ask(
                     print(f"myrm: {ev.error}", file=sys.stderr)
                     code = 1
                 continue
+            # Model text and tool output may hold escape codes (OSC 52 writes the clipboard): shown inert.
             if isinstance(ev, TextChunk):
-                sys.stdout.write(ev.text)
-                sys.stdout.flush()
+                held.append(sanitize(ev.text))
+                if live:
+                    flush()
+            elif isinstance(ev, StreamCut):
+                if live:  # the cut text is on the screen already: the retry starts on a line of its own
+                    sys.stdout.write("\n")
+                held.clear()
+            elif isinstance(ev, AssistantSaved):
+                flush()
             elif isinstance(ev, ToolStarted):
-                print(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}", file=sys.stderr)
+                flush()
+                print(sanitize(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}"), file=sys.stderr)
             elif isinstance(ev, ToolFinished):
-                print(f"[tool done] {ev.message.text[:200]}", file=sys.stderr)
+                print(sanitize(f"[tool done] {ev.message.text[:200]}"), file=sys.stderr)
             elif isinstance(ev, Notice):
-                print(f"[{ev.level}] {ev.text}", file=sys.stderr)
+                print(sanitize(f"[{ev.level}] {ev.text}"), file=sys.stderr)
             elif isinstance(ev, TurnFailed):
-                print(f"\nmyrm: {ev.error}", file=sys.stderr)
+                flush()
+                print(sanitize(f"\nmyrm: {ev.error}"), file=sys.stderr)
                 code = 1
             elif isinstance(ev, TurnDone):
+                flush()
                 sys.stdout.write("\n")
                 sys.stdout.flush()
         if not session and not saved:  # refused before it was saved (too large, a hook): no empty session

@@ -39,6 +39,7 @@ R, A, T, L, J, H = (
 )
 B = "tests/test_boundary.py"
 F, P = "tests/test_fit_properties.py", "tests/test_poisons.py"
+X = "tests/test_tool_hardening.py"
 
 MUTANTS = (
     Mutant(
@@ -286,7 +287,7 @@ MUTANTS = (
     ),
     Mutant(
         "binary output labelled",
-        "myrm_tui/agent/tools/base.py",
+        "myrm_tui/agent/proc.py",
         'if b"\\x00" in data[:8192]:',
         "if False:",
         (f"{T}::test_bash_binary_and_invalid_utf8_are_labelled",),
@@ -384,8 +385,8 @@ MUTANTS = (
     Mutant(
         "grep/glob results confined",
         "myrm_tui/agent/tools/search.py",
-        "        full = confined(root, p)\n",
-        "        full = p.resolve()\n",
+        "        full = confined(root, base / rel)\n",
+        "        full = (base / rel).resolve()\n",
         (
             f"{B}::test_grep_through_a_symlinked_folder_reads_nothing_outside",
             f"{B}::test_grep_skips_a_symlinked_file_that_leads_outside",
@@ -667,6 +668,32 @@ MUTANTS = (
         "                if row is not None or expected != 0:",
         "                if False:",
         ("tests/test_session_lease.py::test_state_saves_are_compare_and_set",),
+        "edits of one path serialised",
+        "myrm_tui/agent/tools/files.py",
+        "        async with path_lock(full):\n",
+        "        if True:\n",
+        (f"{X}::test_two_parallel_edits_of_one_file_both_land",),
+    ),
+    Mutant(
+        "tool process groups end with myrm (watcher)",
+        "myrm_tui/agent/proc.py",
+        "    REAPER.guard(proc.pid)\n",
+        "    pass\n",
+        (f"{X}::test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs",),
+    ),
+    Mutant(
+        "escape codes shown inert",
+        "myrm_tui/safe_text.py",
+        '    return text.replace("\\r\\n", "\\n").translate(_TABLE)',
+        "    return text",
+        (f"{X}::test_sanitize_neutralises_every_control_and_keeps_tabs_and_newlines",),
+    ),
+    Mutant(
+        "grep runs outside myrm, with a time limit",
+        "myrm_tui/agent/proc.py",
+        "        await asyncio.wait_for(asyncio.gather(out(), errors(), proc.wait()), timeout)\n",
+        "        await asyncio.gather(out(), errors(), proc.wait())\n",
+        (f"{X}::test_a_search_over_its_time_limit_is_a_tool_error_and_its_child_ends",),
     ),
 )
 

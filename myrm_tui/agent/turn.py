@@ -17,6 +17,7 @@ from myrm_tui.agent.events import (
     ContextReport,
     Notice,
     ReasoningChunk,
+    StreamCut,
     TextChunk,
     ToolFinished,
     ToolStarted,
@@ -214,6 +215,7 @@ class TurnRunner:
             except LLMError as exc:
                 if isinstance(exc, IncompleteStreamError) and not cut_retried:
                     cut_retried = True
+                    yield StreamCut("".join(partial.text))
                     yield Notice(f"{exc}. Retrying once.", "warning")
                     await self._keep_cut_partial(partial)
                     continue

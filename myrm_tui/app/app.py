@@ -59,6 +59,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.status_line import STARTING
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.models import supports_tools
+from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:
     from myrm_tui.agent.permissions import Assessment
@@ -280,7 +281,7 @@ class MyrmApp(App[None]):
         s = self.controller.settings
         model = self.controller.agent.settings.model if self.controller.agent else (s.model if s else "")
         # A replay's model name repeats its session title: the title is enough.
-        self.sub_title = (
+        self.sub_title = sanitize(
             f"REPLAY · {event.session.title}"
             if self.replayer is not None
             else f"{event.session.title} · {model}"
@@ -415,7 +416,8 @@ class MyrmApp(App[None]):
     async def title_session(self, first: str) -> None:
         title = await self.controller.maybe_title(first)
         if title:
-            self.sub_title = f"{title} · {self.controller.settings.model if self.controller.settings else ''}"
+            model = self.controller.settings.model if self.controller.settings else ""
+            self.sub_title = sanitize(f"{title} · {model}")
 
     @work(exclusive=True, group="panels", exit_on_error=False, description="load metrics and vault")
     async def refresh_panels(self) -> None:

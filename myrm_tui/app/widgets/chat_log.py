@@ -23,6 +23,7 @@ from myrm_tui.app.widgets.vault_card import VaultArtifactCard
 from myrm_tui.context.types import Message, ToolCall
 
 WINDOW = 120
+CUT_MARK = "\n\n[reply cut off: the stream ended early; retried below]"
 PAGE = 120
 
 
@@ -232,6 +233,11 @@ class ChatLog(VerticalScroll):
                 self.set_tool_result(ev.call.id, ev.message.text, bool(ev.message.meta.get("is_error")))
             case events.Notice():
                 await self.add_notice(ev.text, ev.level)
+            case events.StreamCut():
+                # the cut text stays, marked; the retry's answer gets a message of its own, not glued to it
+                if self.current is not None:
+                    await self.current.append(CUT_MARK)
+                await self.end_assistant()
             case events.TurnFailed():
                 await self.end_assistant()
                 await self.add_notice(ev.error, "error")

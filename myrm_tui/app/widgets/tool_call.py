@@ -7,6 +7,7 @@ import re
 from textual.widgets import Collapsible, Static
 
 from myrm_tui.context.types import ToolCall
+from myrm_tui.safe_text import sanitize
 
 _VAULT = re.compile(r"vault://[\w./-]+")
 PREVIEW_CHARS = 4_000
@@ -33,7 +34,7 @@ class ToolCallView(Collapsible):
     @staticmethod
     def _heading(call: ToolCall, status: str) -> str:
         args = call.arguments if len(call.arguments) < 90 else call.arguments[:87] + "…"
-        return f"{status} {call.name} {args}"
+        return sanitize(f"{status} {call.name} {args}")
 
     def set_result(self, text: str, is_error: bool) -> None:
         self.remove_class("-running")
@@ -41,4 +42,4 @@ class ToolCallView(Collapsible):
         self.title = self._heading(self.call, "✗" if is_error else "✓")
         self.vault_uris = _VAULT.findall(text)
         shown = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + f"\n… ({len(text):,} chars)"
-        self.query_one(".output", Static).update(shown)
+        self.query_one(".output", Static).update(sanitize(shown))  # escape codes shown, never obeyed

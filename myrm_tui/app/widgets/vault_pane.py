@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from textual.widgets.text_area import Selection
 
 from myrm_tui.context.vault import VaultEntry, readable
+from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:
     from myrm_tui.store.db import VaultListing
@@ -104,9 +105,10 @@ class VaultPane(Vertical):
 
     def show_entry(self, entry: VaultEntry) -> None:
         self.current_uri = entry.uri
-        text = readable(entry)
+        raw = readable(entry)
+        text = sanitize(raw)  # a vaulted output may hold escape sequences: shown inert
         area = self._area(text)
-        area.language = _language(text) if text is entry.content else None  # rendered archives are prose
+        area.language = _language(text) if raw is entry.content else None  # rendered archives are prose
         if area.text != text:
             area.load_text(text)
         self.query_one("#vault-info", Static).update(
