@@ -668,6 +668,8 @@ MUTANTS = (
         "                if row is not None or expected != 0:",
         "                if False:",
         ("tests/test_session_lease.py::test_state_saves_are_compare_and_set",),
+    ),
+    Mutant(
         "edits of one path serialised",
         "myrm_tui/agent/tools/files.py",
         "        async with path_lock(full):\n",
