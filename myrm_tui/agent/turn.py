@@ -17,6 +17,7 @@ from myrm_tui.agent.events import (
     ContextReport,
     Notice,
     ReasoningChunk,
+    SummaryProgress,
     TextChunk,
     TurnDone,
     TurnFailed,
@@ -24,6 +25,7 @@ from myrm_tui.agent.events import (
 )
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.session import AgentSession
+from myrm_tui.agent.summary_prep import Sent
 from myrm_tui.agent.tool_runner import ToolRunner
 from myrm_tui.context.cache_optimize import prompt_cache_key_var
 from myrm_tui.context.pipeline import PipelineRun
@@ -76,6 +78,7 @@ class TurnRunner:
         self.warmer = warmer
         self.hooks = hooks
         self.hook_problems = hook_problems  # shown once, at the first turn
+        self._sent: Sent | None = None  # the last request as sent (a prepared summary repeats it)
 
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:
         """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed)."""
@@ -122,10 +125,10 @@ class TurnRunner:
         overflow_retried = cut_retried = False  # one retry per request, not per turn
         step = 0
         while step < self.settings.max_steps:
-            view, run = await session.prepare(force=False)
+            view, run = await session.prepare(force=False, background=True)
             if run.tokens > session.config.input_budget:
                 # protection L5, preflight guard: never pay for a request the provider will refuse.
-                view, run = await session.prepare(force=True)
+                view, run = await session.prepare(force=True, background=True)
                 if run.tokens > session.config.input_budget:
                     yield TurnFailed(
                         f"Refused before sending: the request needs {run.tokens:,} tokens "
@@ -188,6 +191,8 @@ class TurnRunner:
             )
             yield AssistantSaved(assistant, partial.usage)
             yield session.last_report
+            if self._sent is not None and session.preparer.after_request(self._sent, run.tokens):
+                yield SummaryProgress("preparing", session.preparer.reuses_prefix)
             step += 1
             overflow_retried = cut_retried = False  # the next request of this turn gets its own retry
             if not calls:
@@ -209,6 +214,7 @@ class TurnRunner:
         messages = req.pop("messages")
         tools = req.pop("tools", None)
         choice = self.tools.tools.tool_choice(self.settings.model, self.settings.api_base)
+        self._sent = Sent(view, messages, tools, choice, dict(req))
         async for ev in session.llm.stream(
             session.spec,
             messages,

@@ -368,18 +368,12 @@ def markdown(result: dict[str, Any], command: str) -> str:
     return "\n".join(lines)
 
 
-def _summarizer(spec: str) -> Completer | None:
+def _summarizer(spec: str, api_base: str | None = None, price_model: str = "") -> Completer | None:
     if spec == "extractive":
         return None
-    from myrm_tui.llm.client import LLMClient, ModelSpec
+    from myrm_tui.bench.summarizer import BenchSummarizer
 
-    client = LLMClient()
-    model = ModelSpec(spec)
-
-    async def complete(system: str, user: str) -> str:
-        return await client.complete(model, system, user)
-
-    return complete
+    return BenchSummarizer(spec, api_base, price_model)
 
 
 async def run_cli(
@@ -397,6 +391,7 @@ async def run_cli(
     md_path: Path | None,
     append: bool,
     extra_probes: Sequence[Path] = (),
+    summarizer_api_base: str | None = None,
 ) -> int:
     def fail(msg: str) -> int:
         # One plain line (no Rich wrapping or markup): the file, the line, what is wrong.
@@ -433,7 +428,7 @@ async def run_cli(
                 plugins,
                 limit,
                 price_model,
-                _summarizer(summarizer),
+                _summarizer(summarizer, summarizer_api_base, price_model),
                 mask_turns,
                 progress,
                 extra_probes,

@@ -185,4 +185,22 @@ class SessionContextHealthPanel(VerticalScroll):
             f"back-off           {info.get('backoff') or 'none'} (low-yield streak "
             f"{info.get('low_yield', 0)})",
             f"summarizer         {info.get('summarizer', '-')}",
+            *_summarizer_lines(info.get("summarizer_bill") or {}),
         ]
+
+
+def _summarizer_lines(b: dict[str, Any]) -> list[str]:
+    """The background summarizer's calls and what they cost (billed apart from the turns above)."""
+    if not b or b.get("summarizer_model") == "extractive":
+        return []
+    inp, cached = b.get("summarizer_input_tokens", 0), b.get("summarizer_cached_input_tokens", 0)
+    reuse = (
+        "reads the main model's cache"
+        if b.get("summarizer_reuses_cache")
+        else "cannot reuse the main model's cache (other model): sends the span once"
+    )
+    return [
+        f"summarizer calls   {b.get('summarizer_calls', 0)} · {_k(cached)} of {_k(inp)} cached · "
+        f"${b.get('summarizer_cost_usd', 0.0):.4f}",
+        f"summary prefix     {reuse}",
+    ]
