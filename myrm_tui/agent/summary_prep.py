@@ -86,6 +86,7 @@ class SummaryPreparer:
         self.ready: PreparedSummary | None = None
         self.task: asyncio.Task[None] | None = None
         self.pending: frozenset[str] = frozenset()  # ids asked for by the running task
+        self.attempted: tuple[int, frozenset[str]] = (0, frozenset())  # (epoch, ids asked for in it)
         self.listeners: list[Callable[[str], None]] = []  # told "preparing" / "ready" / "failed" / "upgraded"
         self.last_event = ""
 
@@ -119,13 +120,17 @@ class SummaryPreparer:
         s = self.session
         if not self.enabled or self.busy:
             return False
-        ready = self.current()
-        plan = prepared.due(sent.view, tokens, s.config, s.counter, ready.covers if ready else frozenset())
+        ready, epoch = self.current(), s.state.compactions
+        if self.attempted[0] != epoch:
+            self.attempted = (epoch, frozenset())
+        # What was asked for already, answered or not, is not asked again in this epoch.
+        covered = (ready.covers if ready else frozenset()) | self.attempted[1]
+        plan = prepared.due(sent.view, tokens, s.config, s.counter, covered)
         if plan is None:
             return False
         span, new = plan
         self.pending = frozenset(prepared.base_id(m) for m in span)
-        epoch = s.state.compactions
+        self.attempted = (epoch, self.attempted[1] | self.pending)
         self.task = asyncio.get_running_loop().create_task(self._prepare(sent, span, new, epoch))
         self._tell("preparing")
         return True

@@ -212,6 +212,7 @@ class MyrmStrategy:
         self.conv_id = ""
         self.last_metrics: Any = None
         self.prepared: PreparedSummary | None = None
+        self.attempted: tuple[int, frozenset[str]] = (0, frozenset())  # (epoch, ids asked for in it)
         self.summarizer_failures = 0
 
     def start(self, conv_id: str, window: int) -> None:
@@ -221,6 +222,7 @@ class MyrmStrategy:
         self.clock = 1_700_000_000.0
         self.conv_id = conv_id
         self.prepared = None
+        self.attempted = (0, frozenset())
 
     async def build(self, history: list[Message], step: int) -> list[Message]:
         self.clock += 20.0  # a replayed turn every 20 s: the provider cache stays warm, as in a live session
@@ -255,17 +257,21 @@ class MyrmStrategy:
         aux = self.background
         if aux is None:
             return
-        ready = self._prepared()
+        ready, epoch = self._prepared(), self.state.compactions
+        if self.attempted[0] != epoch:
+            self.attempted = (epoch, frozenset())
+        covered = (ready.covers if ready else frozenset()) | self.attempted[1]
         plan = prepared.due(
             view,
             self.counter.messages(view),
             self.config,
             self.counter,
-            ready.covers if ready else frozenset(),
+            covered,
         )
         if plan is None:
             return
         span, new = plan
+        self.attempted = (epoch, self.attempted[1] | frozenset(prepared.base_id(m) for m in span))
         prompt = (prompts_dir() / SUMMARY_PROMPT).read_text(encoding="utf-8")
         try:
             if aux.shares_cache:

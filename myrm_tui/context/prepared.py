@@ -110,6 +110,7 @@ def missing_ledger_lines(summary: dict[str, Any], lines: Sequence[ledger.Line]) 
     return list(dict.fromkeys(out))
 
 
+LOST = "protected fact lost: "
 # A new preparation is due when the foldable span holds this share of the window not yet covered.
 STEP_RATIO = 0.25
 
@@ -143,10 +144,16 @@ def accept(
         return None
     data = {f: data[f] for f in summary_model.FIELDS if f in data}
     auditor = SummaryAuditor()
-    if not auditor.audit(data, new, intent, config).ok:
-        return None
+    # The ledger first: a path or result the model dropped comes back verbatim, then the audit judges.
     lines = [ln for m in new for ln in ledger.record_one(m)]
-    return auditor.keep_ledger(summary_model.bound(data), lines)
+    kept = auditor.keep_ledger(data, lines)
+    verdict = auditor.audit(kept, new, intent, config)
+    lost = [p.removeprefix(LOST) for p in verdict.problems if p.startswith(LOST)]
+    if lost and len(lost) == len(verdict.problems) and isinstance(kept.get("artifacts", []), list):
+        # A written file or focus file the model left out: the ledger names it, so it is added.
+        kept = {**kept, "artifacts": [*kept.get("artifacts", []), *(f"file: {p}" for p in lost)]}
+        verdict = auditor.audit(kept, new, intent, config)
+    return summary_model.bound(kept) if verdict.ok else None
 
 
 def merged(old: PreparedSummary | None, new: PreparedSummary) -> PreparedSummary:

@@ -82,7 +82,7 @@ class SummaryAuditor:
         """``s`` with the extractive ledger's lines whose identifiers, paths or numbers it lost merged into
         its key facts (after its own, so the field's limit drops the model's before the ledger's)."""
         missing = prepared.missing_ledger_lines(s, lines)
-        if not missing:
+        if not missing or not isinstance(s.get("key_facts", []), list):
             return s
         if trace is not None:
             trace.event(f"summary auditor: {len(missing)} ledger lines merged back")
