@@ -229,6 +229,8 @@ class ProviderEmulator:
         reply = self._next(body)
         if reply.delay or reply.gate is not None:
             await self._wait(reply.delay, reply.gate)
+            if request.transport is None or request.transport.is_closing():
+                return web.Response(status=499)  # the client went away meanwhile: nothing to send
         if reply.error:
             return web.json_response(reply.error[1], status=reply.error[0])
         if (broken := await self._broken(reply)) is not None:
@@ -374,6 +376,8 @@ class ProviderEmulator:
         reply = self._next(body)
         if reply.delay or reply.gate is not None:
             await self._wait(reply.delay, reply.gate)
+            if request.transport is None or request.transport.is_closing():
+                return web.Response(status=499)  # the client went away meanwhile: nothing to send
         if reply.error:
             return web.json_response(reply.error[1], status=reply.error[0])
         if (broken := await self._broken(reply)) is not None:
