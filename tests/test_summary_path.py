@@ -121,6 +121,14 @@ async def test_the_summarize_request_is_the_sent_request_plus_an_instruction_and
     assert bill["summarizer_calls"] >= 1 and bill["summarizer_reuses_cache"] is True
     assert bill["summarizer_cached_input_tokens"] >= 0.8 * bill["summarizer_input_tokens"] > 0
     assert bill["summarizer_cost_usd"] > 0
+    rows = [r for r in await store.metrics(agent.session_id) if r.get("kind") == "summarizer"]
+    assert len(rows) == bill["summarizer_calls"]  # stored: the panel's totals survive a restart
+    from myrm_tui.app.widgets.health_panel import _summarizer_lines
+
+    lines = _summarizer_lines(bill, rows)
+    assert (
+        lines[0].startswith(f"summarizer calls   {len(rows)} ") and "reads the main model's cache" in lines[1]
+    )
 
 
 async def test_a_lite_summarizer_is_sent_the_span_once_and_says_it_cannot_reuse_the_cache(

@@ -48,14 +48,23 @@ class SummarizerBill:
     cost_usd: float = 0.0
     failures: int = 0
 
-    def add(self, model: str, usage: Usage | None) -> None:
+    def add(self, model: str, usage: Usage | None) -> dict[str, Any]:
+        """Count one call; returns its own figures (the metrics row the session stores)."""
         self.calls += 1
+        row: dict[str, Any] = {"kind": "summarizer", "model": model, "summarizer_calls": 1}
         if usage is None:
-            return
+            return row
+        cost = estimate_cost(model, usage)
         self.input_tokens += usage.prompt_tokens
         self.cached_input_tokens += usage.cached_tokens
         self.output_tokens += usage.completion_tokens
-        self.cost_usd += estimate_cost(model, usage)
+        self.cost_usd += cost
+        return row | {
+            "summarizer_input_tokens": usage.prompt_tokens,
+            "summarizer_cached_input_tokens": usage.cached_tokens,
+            "summarizer_output_tokens": usage.completion_tokens,
+            "summarizer_cost_usd": cost,
+        }
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -160,8 +169,9 @@ class SummaryPreparer:
         if epoch != s.state.compactions:
             # The compaction it was meant for came first (and used the extractive summary): upgrade the
             # kept record, which the next compaction's block carries (the block sent now stays cached).
-            s.state.summary = summary_model.merge(s.state.summary, summary_model.redact_summary(data))
-            await s.store.save_state(s.session_id, s.state.to_json())
+            async with s.pipeline.lock_for(s.session_id):  # not in the middle of a pipeline run
+                s.state.summary = summary_model.merge(s.state.summary, summary_model.redact_summary(data))
+                await s.store.save_state(s.session_id, s.state.to_json())
             self._tell("upgraded")
             return
         self.ready = prepared.merged(self.current(), part)
@@ -206,7 +216,8 @@ class SummaryPreparer:
                 elif isinstance(ev, Usage):
                     usage = ev
         finally:
-            self.bill.add(spec.model, usage)
+            row = self.bill.add(spec.model, usage)
+            await asyncio.shield(s.add_metrics(row))  # kept across restarts: the panel sums these rows
         return prepared.accept("".join(parts), new, CompressionIntent.build(s.history, ""), s.config)
 
     def _tell(self, event: str) -> None:
