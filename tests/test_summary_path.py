@@ -277,3 +277,43 @@ def test_foldable_spans_after_the_head_and_before_the_tail() -> None:
     span = prepared.foldable(raw, COUNTER, 2_000)
     assert span[0].id == raw[2].id  # after the system prompt and the task
     assert raw[-1] not in span and span[-1].role == "tool"
+
+
+async def test_the_tui_shows_the_summary_being_written_and_esc_leaves_it_running(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    from myrm_tui.app.widgets.status_line import StatusLine
+    from tests.test_tui import make_app, type_and_send, wait_until
+
+    write_files(workspace)
+    gate = threading.Event()
+    log: list[str] = []
+    emulator.default = scripted(40, Reply(text=json.dumps(llm_summary()), gate=gate), log)  # type: ignore[assignment]
+    app = make_app(
+        emulator,
+        tmp_path,
+        workspace,
+        preheat=False,
+        summarizer_model="openai/gpt-4o-mini",
+        context_window=16_000,
+        max_steps=60,
+    )
+    async with app.run_test(size=(140, 42)) as pilot:
+        status = app.query_one(StatusLine)
+        await wait_until(pilot, lambda: app.ready.is_set())
+        await type_and_send(pilot, "read the files")
+        await wait_until(pilot, lambda: "writing the summary of older messages" in str(status.render()), 60)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.busy)
+        prep = app.controller.agent.session.preparer  # type: ignore[union-attr]
+        assert prep.busy and "writing the summary" in str(status.render())
+        gate.set()
+        await wait_until(
+            pilot,
+            lambda: (
+                "summary of older messages ready" in str(status.render())
+                or "upgraded" in str(status.render())
+            ),
+            30,
+        )
+        assert prep.last_event in ("ready", "upgraded")

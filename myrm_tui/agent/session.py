@@ -220,7 +220,7 @@ class AgentSession:
             integrity=self.integrity,
             tools_fingerprint=self.tools.fingerprint,
             system_override=self.system_prompt,
-            prepared_summary=self.preparer.current() if background else None,
+            prepared_summary=self.preparer.current(),  # /compact takes it too: no call when it is ready
             summary_in_background=background and self.preparer.enabled,
         )
         overhead = self.schema_tokens()
