@@ -317,3 +317,28 @@ async def test_the_tui_shows_the_summary_being_written_and_esc_leaves_it_running
             30,
         )
         assert prep.last_event in ("ready", "upgraded")
+
+
+async def test_in_the_background_the_semantic_filter_does_not_call_the_summarizer_either() -> None:
+    calls: list[str] = []
+
+    async def summarizer(system: str, user: str) -> str:
+        calls.append(user)
+        return "a short summary of the output"
+
+    prose = " ".join(f"word{i} of a long unstructured log line number {i}." for i in range(1_500))
+    raw = [
+        *conversation(0),
+        Message(role="assistant", content="", id="a1", tool_calls=(call("c1", "cat build.log"),)),
+        Message(
+            role="tool",
+            content=f"<returncode>0</returncode>\n<output>\n{prose}\n</output>",
+            id="t1",
+            tool_call_id="c1",
+            name="bash",
+        ),
+    ]
+    _, run = await run_pipeline(raw, window=128_000, summarizer=summarizer, summary_in_background=True)
+    assert calls == [] and any("head+tail" in str(m.meta.get("filter")) for m in run.messages)
+    _, run = await run_pipeline(raw, window=128_000, summarizer=summarizer)
+    assert len(calls) == 1  # inline (``/compact``, the bench's plain completer): the semantic filter runs

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -60,11 +61,12 @@ async def main() -> None:
     results: dict[str, Any] = {}
     with ProviderEmulator() as emu:
         emu.default = Reply(text=fixed_summary())
-        for label, model in (
+        runs = (
             ("extractive", "extractive"),
             ("llm, main model (prefix reuse)", f"openai/{PRICE_MODEL}"),
             ("llm, lite model (gpt-4o-mini)", "openai/gpt-4o-mini"),
-        ):
+        )
+        for label, model in runs[1:] if os.environ.get("LLM_ONLY") else runs:
             summ = _summarizer(model, emu.openai_base, PRICE_MODEL)
             r = await run_bench(
                 corpus,

@@ -75,7 +75,9 @@ class Request:
     # An LLM summary prepared in the background (``context/prepared.py``): a compaction that folds what it
     # covers uses it instead of calling the summarizer while the turn waits.
     prepared_summary: PreparedSummary | None = None
-    summary_in_background: bool = False  # the summarizer is never called inline: prepared or extractive
+    # The summarizer is never called inline (a turn never waits on it): summaries are prepared or extractive,
+    # and the semantic filter leaves outputs to the rule-based filters.
+    summary_in_background: bool = False
     # Derived by the pipeline:
     intent: CompressionIntent = field(default_factory=CompressionIntent)
     protected_head: tuple[Message, ...] = ()
