@@ -80,7 +80,7 @@ class SummaryAuditor:
         self, s: dict[str, Any], lines: Sequence[ledger.Line], trace: Trace | None = None
     ) -> dict[str, Any]:
         """``s`` with the extractive ledger's lines whose identifiers, paths or numbers it lost merged into
-        its key facts (after its own, so the field's limit drops the model's before the ledger's)."""
+        its key facts, highest priority first; the model keeps at least half the field's room."""
         missing = prepared.missing_ledger_lines(s, lines)
         if not missing or not isinstance(s.get("key_facts", []), list):
             return s
