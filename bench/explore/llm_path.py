@@ -3,7 +3,7 @@
 ``python bench/explore/llm_path.py CORPUS WINDOW OUT.json [PROBES ...]`` runs ``myrm`` three times:
 extractive, the main model as summarizer (its requests reuse the conversation's cached prefix), and a
 lite model (``gpt-4o-mini``: sent the span once). The emulator answers every summarize request with a
-fixed summary of about 900 tokens (a real one's size); it cannot read, so this says nothing of quality.
+fixed summary of about 650 tokens; it cannot read, so this says nothing of quality.
 """
 
 from __future__ import annotations
