@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
-from myrm_tui.bench.report import _summarizer
+from myrm_tui.bench.report import _summarizer, table
 from myrm_tui.bench.run import run_bench
 from myrm_tui.bench.summarizer import BenchSummarizer
 from myrm_tui.context import summary_model
@@ -39,7 +40,9 @@ def summarizing(emulator: ProviderEmulator) -> ProviderEmulator:
     return emulator
 
 
-async def _bench(emulator: ProviderEmulator, model: str, strategies: list[str]) -> dict[str, Any]:
+async def _bench(
+    emulator: ProviderEmulator, model: str, strategies: list[str], whole: bool = False
+) -> dict[str, Any]:
     summ = _summarizer(model, emulator.openai_base, PRICE_MODEL)
     assert isinstance(summ, BenchSummarizer)
     result = await run_bench(
@@ -51,7 +54,7 @@ async def _bench(emulator: ProviderEmulator, model: str, strategies: list[str]) 
         price_model=PRICE_MODEL,
         summarizer=summ,
     )
-    return result["strategies"]
+    return result if whole else result["strategies"]
 
 
 async def test_the_main_model_as_summarizer_reads_the_conversation_cache_and_is_billed(
@@ -84,10 +87,16 @@ async def test_a_lite_summarizer_is_sent_the_span_and_billed_on_its_own_cache(
 
 
 async def test_the_window_strategys_summaries_are_billed_too(summarizing: ProviderEmulator) -> None:
-    r = (await _bench(summarizing, f"openai/{PRICE_MODEL}", ["window"]))["window"]
+    result = await _bench(summarizing, f"openai/{PRICE_MODEL}", ["window", "none"], whole=True)
+    r = result["strategies"]["window"]
     assert r["summarizer_calls"] == len(summaries(summarizing)) > 0
     assert r["summarizer_cost_usd"] > 0
     assert r["cost_usd"] > r["cost_main_usd"]
+    # The printed table has the summarizer's columns when a strategy called it.
+    console = Console(width=400, record=True)
+    console.print(table(result))
+    text = console.export_text()
+    assert "summ. calls" in text and "summ. $" in text
 
 
 async def test_an_unreachable_summarizer_counts_failures_and_the_run_goes_on(

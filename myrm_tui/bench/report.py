@@ -33,6 +33,11 @@ COLUMNS = (
     ("probe_retention_reachable", "reachable ret."),
     ("probe_recoverable", "recoverable"),
 )
+SUMMARIZER_COLUMNS = (
+    ("summarizer_calls", "summ. calls"),
+    ("summarizer_cache_hit_ratio", "summ. cache hit"),
+    ("summarizer_cost_usd", "summ. $"),
+)
 TARGET = "myrm"
 REFERENCE = "none"
 
@@ -71,7 +76,12 @@ def _title(result: dict[str, Any]) -> str:
 def _columns(result: dict[str, Any]) -> list[tuple[str, str]]:
     """The fixed columns, then the reachable retention of each further probe set."""
     extra = [Path(x).name for x in result.get("extra_probes") or ()]
-    return [*COLUMNS, *((f"set:{n}", f"{n.split('.')[0]} reach.") for n in extra)]
+    summ = any(r.get("summarizer_calls") for r in result["strategies"].values())
+    return [
+        *COLUMNS,
+        *(SUMMARIZER_COLUMNS if summ else ()),  # the LLM path: its calls are in cost $ already
+        *((f"set:{n}", f"{n.split('.')[0]} reach.") for n in extra),
+    ]
 
 
 def _value(r: dict[str, Any], key: str) -> Any:
@@ -106,10 +116,15 @@ def _usd(v: float, sign: bool = False) -> str:
 def _money_split(name: str, r: dict[str, Any], sent: bool = False) -> str:
     d = r["sent"] if sent else r
     cached, uncached = d["cached_input_tokens"], d["input_tokens"] - d["cached_input_tokens"]
+    summ = (
+        ""
+        if sent or not d.get("summarizer_calls")
+        else (f" + {_usd(d['summarizer_cost_usd'])} for {d['summarizer_calls']:,} summarizer calls")
+    )
     return (
         f"{name}{' (every request as sent)' if sent else ''} {_usd(d['cost_usd'])} = "
         f"{_usd(d['cost_cached_usd'])} for "
-        f"{cached:,} cached tokens + {_usd(d['cost_uncached_usd'])} for {uncached:,} uncached"
+        f"{cached:,} cached tokens + {_usd(d['cost_uncached_usd'])} for {uncached:,} uncached{summ}"
     )
 
 
