@@ -269,7 +269,9 @@ class TurnRunner:
             hard = int(limit * (sent + tools) / max(counted, 1) * OVERFLOW_MARGIN) - tools
         else:
             hard = int(sent * 0.75)
-        _, run = await session.prepare(hard_limit=max(min(hard, session.config.input_budget), 1))
+        _, run = await session.prepare(
+            hard_limit=max(min(hard, session.config.input_budget), 1), background=True
+        )
         await session.add_metrics({**run.metrics.as_dict(), "kind": "overflow_recovery", "hard_limit": hard})
 
     async def _record_metrics(self, run: PipelineRun, usage: Usage | None) -> None:
