@@ -308,15 +308,15 @@ async def test_the_tui_shows_the_summary_being_written_and_esc_leaves_it_running
         prep = app.controller.agent.session.preparer  # type: ignore[union-attr]
         assert prep.busy and "writing the summary" in str(status.render())
         gate.set()
+        await wait_until(pilot, lambda: not prep.busy, 30)
+        assert prep.last_event in ("ready", "upgraded"), (prep.last_event, str(status.render()))
         await wait_until(
             pilot,
             lambda: (
                 "summary of older messages ready" in str(status.render())
                 or "upgraded" in str(status.render())
             ),
-            30,
         )
-        assert prep.last_event in ("ready", "upgraded")
 
 
 async def test_in_the_background_the_semantic_filter_does_not_call_the_summarizer_either() -> None:
@@ -342,3 +342,16 @@ async def test_in_the_background_the_semantic_filter_does_not_call_the_summarize
     assert calls == [] and any("head+tail" in str(m.meta.get("filter")) for m in run.messages)
     _, run = await run_pipeline(raw, window=128_000, summarizer=summarizer)
     assert len(calls) == 1  # inline (``/compact``, the bench's plain completer): the semantic filter runs
+
+
+async def test_a_write_cancelled_while_it_begins_leaves_no_transaction_open(store: Store) -> None:
+    """Esc can cancel the turn during a store write; the background summary's write that follows must
+    not find the connection inside a transaction nobody will end."""
+    row = await store.create_session(model="m", workspace="/tmp")
+    for _ in range(5):
+        task = asyncio.ensure_future(store.add_metrics(row.id, 1, {"kind": "x"}))
+        await asyncio.sleep(0)  # inside Store.transaction: BEGIN sent to the connection's thread
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await store.add_metrics(row.id, 1, {"kind": "summarizer"})  # raised TransactionError before
+    assert not store.conn.in_transaction
