@@ -530,6 +530,12 @@ def bench(
     summarizer: Annotated[
         str, typer.Option("--summarizer", help="extractive, or a litellm model string")
     ] = "extractive",
+    summarizer_api_base: Annotated[
+        str | None,
+        typer.Option(
+            "--summarizer-api-base", help="OpenAI-compatible endpoint for --summarizer (the emulator…)"
+        ),
+    ] = None,
     plugin: Annotated[
         list[str] | None, typer.Option("--strategy-plugin", help="NAME=module:callable (repeatable)")
     ] = None,
@@ -566,6 +572,7 @@ def bench(
             markdown,
             append,
             sets[1:],
+            summarizer_api_base,
         )
     )
     raise typer.Exit(code)

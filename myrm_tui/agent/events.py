@@ -88,6 +88,14 @@ class TurnFailed:
 
 
 @dataclass(frozen=True)
+class SummaryProgress:
+    """The LLM summary of older messages is being written in the background (the turn goes on)."""
+
+    state: str  # "preparing" | "ready" | "upgraded" | "failed: …"
+    reuses_cache: bool = False
+
+
+@dataclass(frozen=True)
 class TurnDone:
     steps: int
     interrupted: bool = False
@@ -103,6 +111,7 @@ AgentEvent = (
     | ContextReport
     | Notice
     | StreamCut
+    | SummaryProgress
     | TurnFailed
     | TurnDone
 )

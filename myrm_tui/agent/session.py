@@ -17,6 +17,7 @@ from myrm_tui.agent.hooks import HookResult
 from myrm_tui.agent.models import model_spec, window_for
 from myrm_tui.agent.prompts import PromptLibrary, mode_for
 from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker
+from myrm_tui.agent.summary_prep import SummaryPreparer
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolError
 from myrm_tui.config import Settings, summarizer_model
@@ -85,6 +86,7 @@ class AgentSession:
         self._overhead: tuple[str, int] = ("", 0)  # (tools fingerprint, tokens of their schemas)
         self._vision: bool | None = None  # the model takes images; None: not asked yet
         self.notices: list[str] = []  # warnings for the user, shown (and emptied) by the next turn
+        self.preparer = SummaryPreparer(self)  # the LLM summary, written in the background
 
     @staticmethod
     def _thinking_budget(settings: Settings) -> int:
@@ -248,9 +250,12 @@ class AgentSession:
         return self.aux
 
     async def prepare(
-        self, force: bool = False, focus: str = "", hard_limit: int | None = None
+        self, force: bool = False, focus: str = "", hard_limit: int | None = None, background: bool = False
     ) -> tuple[list[Message], PipelineRun]:
-        """Run the pipeline over the history; persist vault writes, state and compaction atomically."""
+        """Run the pipeline over the history; persist vault writes, state and compaction atomically.
+
+        ``background``: a turn's request — a compaction never calls the summarizer; it takes the summary
+        prepared in the background, or the extractive one at once."""
         request = Request(
             state=self.state,
             counter=self.counter,
@@ -267,6 +272,8 @@ class AgentSession:
             integrity=self.integrity,
             tools_fingerprint=self.tools.fingerprint,
             system_override=self.system_prompt,
+            prepared_summary=self.preparer.current(),  # /compact takes it too: no call when it is ready
+            summary_in_background=background and self.preparer.enabled,
         )
         overhead = self.schema_tokens()
         if overhead != self.config.overhead_tokens:

@@ -18,6 +18,7 @@ from myrm_tui.agent.events import (
     Notice,
     ReasoningChunk,
     StreamCut,
+    SummaryProgress,
     TextChunk,
     ToolFinished,
     ToolStarted,
@@ -28,6 +29,7 @@ from myrm_tui.agent.events import (
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.images import with_images
 from myrm_tui.agent.session import AgentSession
+from myrm_tui.agent.summary_prep import Sent
 from myrm_tui.agent.tool_runner import ToolRunner, result_message
 from myrm_tui.agent.tools import ToolResult
 from myrm_tui.context.cache_optimize import prompt_cache_key_var
@@ -130,6 +132,7 @@ class TurnRunner:
         self.warmer = warmer
         self.hooks = hooks
         self.hook_problems = hook_problems  # shown once, at the first turn
+        self._sent: Sent | None = None  # the last request as sent (a prepared summary repeats it)
 
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:
         """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed)."""
@@ -178,10 +181,10 @@ class TurnRunner:
         overflow_retried = cut_retried = False  # one retry per request, not per turn
         step = 0
         while step < self.settings.max_steps:
-            view, run = await session.prepare(force=False)
+            view, run = await session.prepare(force=False, background=True)
             if run.tokens > session.config.input_budget:
                 # protection L5, preflight guard: never pay for a request the provider will refuse.
-                view, run = await session.prepare(force=True)
+                view, run = await session.prepare(force=True, background=True)
                 if run.tokens > session.config.input_budget:
                     yield TurnFailed(self._refusal(view, run.tokens), "preflight")
                     yield TurnDone(step)
@@ -242,6 +245,8 @@ class TurnRunner:
             )
             yield AssistantSaved(assistant, partial.usage)
             yield session.last_report
+            if self._sent is not None and session.preparer.after_request(self._sent, run.tokens):
+                yield SummaryProgress("preparing", session.preparer.reuses_prefix)
             step += 1
             overflow_retried = cut_retried = False  # the next request of this turn gets its own retry
             if not calls:
@@ -293,6 +298,7 @@ class TurnRunner:
         tools = req.pop("tools", None)
         choice = self.tools.tools.tool_choice(self.settings.model, self.settings.api_base)
         reasoning, max_tokens = await session.reasoning_options()
+        self._sent = Sent(view, messages, tools, choice, dict(req))
         async for ev in session.llm.stream(
             session.spec,
             messages,
@@ -349,7 +355,9 @@ class TurnRunner:
             hard = int(limit * (sent + tools) / max(counted, 1) * OVERFLOW_MARGIN) - tools
         else:
             hard = int(sent * 0.75)
-        _, run = await session.prepare(hard_limit=max(min(hard, session.config.input_budget), 1))
+        _, run = await session.prepare(
+            hard_limit=max(min(hard, session.config.input_budget), 1), background=True
+        )
         await session.add_metrics({**run.metrics.as_dict(), "kind": "overflow_recovery", "hard_limit": hard})
 
     async def _record_metrics(self, run: PipelineRun, usage: Usage | None) -> None:

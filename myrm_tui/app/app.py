@@ -26,7 +26,15 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import TextArea
 
-from myrm_tui.agent.events import ContextReport, Notice, TextChunk, TurnDone, TurnFailed, UserSaved
+from myrm_tui.agent.events import (
+    ContextReport,
+    Notice,
+    SummaryProgress,
+    TextChunk,
+    TurnDone,
+    TurnFailed,
+    UserSaved,
+)
 from myrm_tui.app.commands import (
     COMMANDS,
     Command,
@@ -107,6 +115,7 @@ class MyrmApp(App[None]):
         self.ready = asyncio.Event()
         self.busy = False
         self._first_message = ""
+        self._summary_line = ""  # the background summary's progress, shown in the status line
         self._warming = False
         self.replayer: Replay | None = None
 
@@ -328,6 +337,8 @@ class MyrmApp(App[None]):
                     if self.busy
                     else ("ready" if self.ready.is_set() else "loading the session…")
                 )
+            if self._summary_line:
+                text += f" · {self._summary_line}"
         self.status = text
 
     def on_status_changed(self, _: StatusChanged) -> None:
@@ -361,6 +372,9 @@ class MyrmApp(App[None]):
         try:
             await self.ready.wait()
             agent = await self.controller.ensure_agent()
+            listeners = agent.session.preparer.listeners
+            if self._summary_progress not in listeners:  # it also ends between turns
+                listeners.append(self._summary_progress)
             async for ev in agent.run_turn(text):
                 self._show(AgentEventMessage(ev))
         except asyncio.CancelledError:
@@ -369,6 +383,10 @@ class MyrmApp(App[None]):
         except Exception as exc:
             self._show(AgentEventMessage(TurnFailed(f"{type(exc).__name__}: {exc}")))
             self._show(AgentEventMessage(TurnDone(0)))
+
+    def _summary_progress(self, state: str) -> None:
+        """The preparer's news (its task is not the turn's: Esc never cancels it)."""
+        self.post_message(AgentEventMessage(SummaryProgress(state)))
 
     def on_agent_event_message(self, message: AgentEventMessage) -> None:
         """The screen rendered the event; the app keeps its own state (busy, live numbers, title)."""
@@ -391,6 +409,14 @@ class MyrmApp(App[None]):
                     self.refresh_panels()  # the request's metrics row is stored: the totals moved
                 elif compacted(ev):
                     self.post_message(Compacted(ev))
+            case SummaryProgress():
+                self._summary_line = {
+                    "preparing": "writing the summary of older messages in the background…",
+                    "ready": "summary of older messages ready",
+                    "upgraded": "summary upgraded (the next compaction carries it)",
+                }.get(ev.state, f"background summary {ev.state}; the extractive one stands in")
+                self._status()
+                self.refresh_panels()
             case TurnDone():
                 self.busy = False
                 self._status()

@@ -390,6 +390,7 @@ class Controller:
                     summarizer=agent.aux.last_model
                     if agent.aux and agent.aux.last_model
                     else ("extractive" if agent.extractive_summaries else "lite model"),
+                    summarizer_bill=agent.session.preparer.status(),
                     last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
                     pipeline_p50=times[len(times) // 2] if times else None,
                 )

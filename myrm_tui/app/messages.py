@@ -87,6 +87,7 @@ class PanelInfo(TypedDict, total=False):
     backoff: str
     low_yield: int
     summarizer: str
+    summarizer_bill: dict[str, Any]  # SummaryPreparer.status(): calls, tokens, cost, cache reuse
     last_duration_ms: float
     pipeline_p50: float | None
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.context import ledger, signals, summary_model
+from myrm_tui.context import ledger, prepared, signals, summary_model
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.redact import redact
@@ -76,6 +76,20 @@ class SummaryAuditor:
             if path not in text:
                 problems.append(f"protected fact lost: {path}")
         return AuditResult(not problems, tuple(problems))
+
+    def keep_ledger(
+        self, s: dict[str, Any], lines: Sequence[ledger.Line], trace: Trace | None = None
+    ) -> dict[str, Any]:
+        """``s`` with the extractive ledger's lines whose identifiers, paths or numbers it lost merged into
+        its key facts, highest priority first; the model keeps at least half the field's room."""
+        missing = prepared.missing_ledger_lines(s, lines)
+        if not missing or not isinstance(s.get("key_facts", []), list):
+            return s
+        if trace is not None:
+            trace.event(f"summary auditor: {len(missing)} ledger lines merged back")
+        lim = summary_model.LIMITS["key_facts"]
+        own = list(s.get("key_facts", []))[-max(lim - len(missing), lim // 2) :]  # at least half the room
+        return {**s, "key_facts": [*own, *missing[: lim - len(own)]]}
 
     @staticmethod
     def protected_facts(removed: Sequence[Message], intent: CompressionIntent) -> list[str]:
@@ -353,7 +367,13 @@ class Summarize(Configured[SummarizeSettings]):
         trace: Trace,
     ) -> tuple[dict[str, Any], str]:
         extractive = summary_model.extract(removed, head_user)
-        if req.summarizer is None or self.prompts_dir is None:
+        if req.prepared_summary is not None:
+            adopted = prepared.adopt(req.prepared_summary, removed, head_user)
+            if adopted is not None:
+                trace.event(f"prepared summary: covers {adopted.covered} of {len(removed)} folded messages")
+                source = req.prepared_summary.source + ("+extractive" if adopted.uncovered else "")
+                return self._keep_ledger(adopted.summary, removed, req, trace), source
+        if req.summarizer is None or self.prompts_dir is None or req.summary_in_background:
             return extractive, "extractive"
         floor = unfit_floor(view, req, s.input_budget)
         if floor:  # the turn will be refused whatever the summary says: do not pay for one
@@ -378,7 +398,14 @@ class Summarize(Configured[SummarizeSettings]):
             data = {f: data[f] for f in summary_model.FIELDS if f in data}
             verdict = self.auditor.audit(data, removed, req.intent, s)
             if verdict.ok:
-                return summary_model.bound(data), "llm"
+                return self._keep_ledger(summary_model.bound(data), removed, req, trace), "llm"
             trace.event(f"summary attempt {attempt + 1} rejected: {'; '.join(verdict.problems[:3])}")
             body += "\n\nYour previous answer was rejected: " + "; ".join(verdict.problems) + ". Fix it."
         return extractive, "extractive"
+
+    def _keep_ledger(
+        self, summary: dict[str, Any], removed: Sequence[Message], req: Request, trace: Trace
+    ) -> dict[str, Any]:
+        """The auditor keeps the ledger: verbatim facts an LLM summary dropped come back as key facts."""
+        lines = [ln for m in removed for ln in self._lines_of(m, req)]
+        return self.auditor.keep_ledger(summary, lines, trace)

@@ -370,7 +370,7 @@ class Store:
                 )
             self._owner = task
             try:
-                await self._run_or_explain("BEGIN IMMEDIATE")
+                await self._begin()
                 try:
                     yield self.conn
                 except BaseException as exc:
@@ -414,6 +414,19 @@ class Store:
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise explain(self.path, exc, self.busy_timeout) from None
+            raise
+
+    async def _begin(self) -> None:
+        """``BEGIN IMMEDIATE``. A task cancelled while it waits (Esc during a write) still lets it finish
+        and rolls it back before the lock passes on: the statement runs in aiosqlite's thread all the same,
+        and a transaction left open would make the next writer fail (a background summary, after Esc)."""
+        begin = asyncio.ensure_future(self._run_or_explain("BEGIN IMMEDIATE"))
+        try:
+            await asyncio.shield(begin)
+        except asyncio.CancelledError:
+            with suppress(Exception):
+                await begin
+            await self._rollback()
             raise
 
     async def _rollback(self) -> None:

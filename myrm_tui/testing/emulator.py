@@ -45,6 +45,9 @@ class Reply:
     # only ``data: [DONE]``, an HTML error page, a JSON body for a streaming request...).
     raw_body: bytes | None = None
     raw_content_type: str = "text/event-stream"
+    # Seconds before the answer starts (a slow model: a summarizer taking 5 s a call); ``stop()`` cuts it.
+    delay: float = 0.0
+    gate: threading.Event | None = None  # or: no answer until the test sets this event (ordering tests)
 
 
 @dataclass
@@ -262,6 +265,10 @@ class ProviderEmulator:
         cache = self.openai_cache.request(key, segs)
         self.requests.append(Recorded("openai", body, headers, None, cache, time.time(), key))
         reply = self._next(body)
+        if reply.delay or reply.gate is not None:
+            await self._wait(reply.delay, reply.gate)
+            if request.transport is None or request.transport.is_closing():
+                return web.Response(status=499)  # the client went away meanwhile: nothing to send
         if reply.error:
             return web.json_response(reply.error[1], status=reply.error[0])
         if (broken := await self._broken(reply)) is not None:
@@ -362,6 +369,13 @@ class ProviderEmulator:
         await resp.write_eof()
         return resp
 
+    async def _wait(self, seconds: float, gate: threading.Event | None) -> None:
+        end = time.monotonic() + seconds
+        while not self._release.is_set() and (
+            time.monotonic() < end or (gate is not None and not gate.is_set())
+        ):
+            await asyncio.sleep(0.01 if gate is not None else min(0.05, max(end - time.monotonic(), 0)))
+
     async def _broken(self, reply: Reply) -> web.Response | None:
         """The reply of a misbehaving provider (``raw_body``), or None for a normal one."""
         if reply.raw_body is not None:
@@ -408,6 +422,10 @@ class ProviderEmulator:
         cache = self.anthropic_cache.request(key, segs, marks)
         self.requests.append(Recorded("anthropic", body, headers, None, cache, time.time()))
         reply = self._next(body)
+        if reply.delay or reply.gate is not None:
+            await self._wait(reply.delay, reply.gate)
+            if request.transport is None or request.transport.is_closing():
+                return web.Response(status=499)  # the client went away meanwhile: nothing to send
         if reply.error:
             return web.json_response(reply.error[1], status=reply.error[0])
         if (broken := await self._broken(reply)) is not None:
