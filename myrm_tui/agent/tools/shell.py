@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, decode_output
 
 READ_CHUNK = 65_536
+LIVE_TAIL = 4_096  # bytes of the newest output given to the live view
 SPILL_LIMIT = 50_000_000  # beyond this even the vault copy is cut
 SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 
@@ -43,6 +45,7 @@ async def run_captured(
     max_bytes: int,
     stdin: bytes | None = None,
     env: dict[str, str] | None = None,
+    on_output: Callable[[str], None] | None = None,
 ) -> Captured:
     """Run ``command`` under bash in its own process group, stdout and stderr together."""
     proc = await asyncio.create_subprocess_exec(
@@ -58,6 +61,7 @@ async def run_captured(
     )
     kept = bytearray()
     spill = bytearray()
+    tail = bytearray()
     total = 0
     timed_out = False
 
@@ -80,6 +84,10 @@ async def run_captured(
                 kept.extend(chunk[: max_bytes - len(kept)])
             if len(spill) < SPILL_LIMIT:
                 spill.extend(chunk[: SPILL_LIMIT - len(spill)])
+            if on_output is not None:
+                tail.extend(chunk[-LIVE_TAIL:])
+                del tail[:-LIVE_TAIL]
+                on_output(tail.decode("utf-8", errors="replace"))
 
     try:
         await asyncio.wait_for(asyncio.gather(feed(), pump(), proc.wait()), timeout)
@@ -124,7 +132,9 @@ class BashTool:
         if args.get("run_in_background"):
             return await self._background(command, ctx)
         timeout = float(args.get("timeout") or ctx.bash_timeout)
-        out = await run_captured(command, ctx.workspace, timeout, ctx.max_output_bytes)
+        out = await run_captured(
+            command, ctx.workspace, timeout, ctx.max_output_bytes, on_output=ctx.on_output
+        )
         notes = [out.label] if out.label else []
         meta: dict[str, Any] = {"exit_code": out.code, "bytes": out.total}
         if out.full is not None:

@@ -62,7 +62,7 @@ class ChatLog(VerticalScroll):
         elif m.role == "tool":
             done = self._calls.get(m.tool_call_id or "")
             if done is not None:
-                done.call_after_refresh(done.set_result, m.text, bool(m.meta.get("is_error")))
+                done.call_after_refresh(done.set_result, m.text, bool(m.meta.get("is_error")), m.meta)
         return out
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -106,10 +106,12 @@ class ChatLog(VerticalScroll):
         self._calls[call.id] = view
         await self.mount(view)
 
-    def set_tool_result(self, call_id: str, text: str, is_error: bool) -> None:
+    def set_tool_result(
+        self, call_id: str, text: str, is_error: bool, meta: dict[str, object] | None = None
+    ) -> None:
         view = self._calls.get(call_id)
         if view is not None:
-            view.set_result(text, is_error)
+            view.set_result(text, is_error, meta)
             self.add_vault_cards(view)
 
     def add_vault_cards(self, view: ToolCallView, uris: list[str] | None = None) -> None:
@@ -142,8 +144,14 @@ class ChatLog(VerticalScroll):
                 await self.end_assistant()
             case events.ToolStarted():
                 await self.add_tool_call(ev.call)
+            case events.ToolOutput():
+                view = self._calls.get(ev.call.id)
+                if view is not None:
+                    view.set_live(ev.text)
             case events.ToolFinished():
-                self.set_tool_result(ev.call.id, ev.message.text, bool(ev.message.meta.get("is_error")))
+                self.set_tool_result(
+                    ev.call.id, ev.message.text, bool(ev.message.meta.get("is_error")), ev.message.meta
+                )
             case events.Notice():
                 await self.add_notice(ev.text, ev.level)
             case events.TurnFailed():
@@ -152,4 +160,7 @@ class ChatLog(VerticalScroll):
             case events.TurnDone():
                 await self.end_assistant()
                 if ev.interrupted:
+                    for view in self._calls.values():
+                        if view.is_mounted:
+                            view.cancel()
                     await self.add_notice("Turn cancelled.", "warning")
