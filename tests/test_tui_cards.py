@@ -8,9 +8,13 @@ from typing import Any
 from textual.widgets import Button, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
+from myrm_tui.app.app import MyrmApp
+from myrm_tui.app.messages import StatusChanged
 from myrm_tui.app.screens.approval import ApprovalScreen
+from myrm_tui.app.widgets.status_line import StatusLine
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.conftest import FIXTURES
 from tests.test_tui import make_app, type_and_send, wait_until
 
 
@@ -131,3 +135,28 @@ async def test_read_only_runs_unasked_and_destructive_commands_are_flagged(
         await wait_until(pilot, lambda: not app.busy)
         first = app.query(ToolCallView).first()
         assert heading(first).startswith("▶ ✓ bash cat hello.py")
+
+
+async def test_replay_status_stays_paused_and_ends_with_the_replay(tmp_path: Path) -> None:
+    app = MyrmApp(
+        db_path=tmp_path / "r.db", workspace=tmp_path, replay=f"{FIXTURES / 'mini.jsonl'}#a", replay_speed=0.3
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.replayer is not None and "REPLAY" in app.sub_title, 60)
+        await pilot.press("ctrl+r")
+        assert app.replayer is not None
+        feed = app.replayer.feed
+        await wait_until(pilot, feed.held.is_set, 60)
+        status = app.screen.query_one(StatusLine)
+        await wait_until(pilot, lambda: app.busy)
+        app.post_message(StatusChanged())  # what a finished turn or a reload does: redraw the status
+        await pilot.pause()
+        assert "replay paused (ctrl+r resumes)" in str(status.render())
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.replay_finished and not app.busy, 60)
+        await pilot.pause()
+        text = str(status.render())
+        assert text.startswith("Replay finished") and "ctrl+r" not in text
+        await pilot.press("ctrl+r")  # nothing left to pause
+        await pilot.pause()
+        assert str(status.render()) == text

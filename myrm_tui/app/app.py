@@ -96,6 +96,7 @@ class MyrmApp(App[None]):
         self._first_message = ""
         self._warming = False
         self.replayer: Replay | None = None
+        self.replay_finished = False
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
@@ -229,22 +230,23 @@ class MyrmApp(App[None]):
         except asyncio.CancelledError:
             self._show(AgentEventMessage(TurnDone(0, interrupted=True)))
             raise
+        self.replay_finished = True
         self._show(
             AgentEventMessage(
                 Notice("Replay finished. You can keep chatting only in a live session (ctrl+n).")
             )
         )
+        self._status()
 
     def action_toggle_replay(self) -> None:
-        if self.replayer is None:
+        if self.replayer is None or self.replay_finished:
             return
         running = self.replayer.feed.running
         if running.is_set():
             running.clear()
-            self._status("replay paused (ctrl+r resumes) — ctrl+k, ctrl+f, F3, F4 work meanwhile")
         else:
             running.set()
-            self._status()
+        self._status()
 
     def on_session_loaded(self, event: SessionLoaded) -> None:
         """The screen shows the conversation; the app takes the title, the model line, fresh numbers."""
@@ -292,7 +294,12 @@ class MyrmApp(App[None]):
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         if text is None:
-            if self.replayer is not None:
+            # The replay's state wins over the turn's: a turn ending while paused must not say "pauses".
+            if self.replayer is not None and self.replay_finished:
+                text = "Replay finished — ctrl+n starts a live session, ctrl+s opens another"
+            elif self._replay_paused():
+                text = "replay paused (ctrl+r resumes) — ctrl+k, ctrl+f, F3, F4 work meanwhile"
+            elif self.replayer is not None:
                 text = "REPLAY of a recorded session — ctrl+r pauses, ctrl+k compacts, ctrl+f forks, F4 vault"
             else:
                 text = (
