@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import Button, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
+from myrm_tui import __version__
 from myrm_tui.app.app import MyrmApp
 from myrm_tui.app.messages import StatusChanged
 from myrm_tui.app.screens.approval import ApprovalScreen
+from myrm_tui.app.widgets.chat_message import AssistantMessage
+from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.status_line import StatusLine
 from myrm_tui.app.widgets.tool_call import ToolCallView
+from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.conftest import FIXTURES
 from tests.test_tui import make_app, type_and_send, wait_until
@@ -160,3 +168,97 @@ async def test_replay_status_stays_paused_and_ends_with_the_replay(tmp_path: Pat
         await pilot.press("ctrl+r")  # nothing left to pause
         await pilot.pause()
         assert str(status.render()) == text
+
+
+def prompt_line(app: MyrmApp) -> str:
+    """The first line the prompt box shows (its placeholder when empty)."""
+    prompt = app.query_one(PromptInput)
+    return "".join(seg.text for seg in prompt.render_line(0))
+
+
+async def test_first_run_welcomes_and_leaves_no_empty_session(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    app = make_app(emulator, tmp_path, workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set, 60)
+        await pilot.pause()
+        welcome = shown(app.screen, "#welcome")
+        assert welcome.startswith("Welcome to myrm. Model: openai/gpt-4o-mini")
+        assert f"Workspace: {workspace}" in welcome and "F1 help" in welcome
+        assert "Message myrm — Enter sends" in prompt_line(app)
+        await pilot.press("ctrl+q")
+    assert app.resume_hint == ""  # nothing to resume
+    store = await Store.open(tmp_path / "tui.db")
+    try:
+        assert await store.list_sessions() == []
+    finally:
+        await store.close()
+
+
+async def test_quitting_a_session_with_messages_prints_how_to_resume(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="Hello."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set, 60)
+        await type_and_send(pilot, "hi")
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
+        assert app.controller.session is not None
+        sid = app.controller.session.id
+        await pilot.press("ctrl+n")  # an empty new session, then back: the empty one is not kept
+        await wait_until(
+            pilot, lambda: app.controller.session is not None and app.controller.session.id != sid
+        )
+        await wait_until(pilot, lambda: bool(app.query("#welcome")))
+        app.switch_session(sid)
+        await wait_until(
+            pilot, lambda: app.controller.session is not None and app.controller.session.id == sid
+        )
+        await pilot.press("ctrl+q")
+    assert app.resume_hint == f"resume with: myrm --session {sid}"
+    store = await Store.open(tmp_path / "tui.db")
+    try:
+        assert [s.id for s in await store.list_sessions()] == [sid]
+    finally:
+        await store.close()
+
+
+async def test_screenshot_without_a_downloads_folder_saves_in_the_current_one(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir()
+    cwd.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.chdir(cwd)
+    app = make_app(emulator, tmp_path, workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set, 60)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Screenshot")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any(cwd.glob("*.svg")), 30)
+    assert not (home / "Downloads").exists()
+
+
+def test_version_and_an_empty_session_list(tmp_path: Path) -> None:
+    env = {**os.environ, "MYRM_DB": str(tmp_path / "empty.db"), "MYRM_CONFIG": str(tmp_path / "none.toml")}
+
+    def myrm(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "myrm_tui.cli", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+
+    version = myrm("--version")
+    assert version.returncode == 0 and version.stdout == f"myrm {__version__}\n"
+    listed = myrm("sessions")
+    assert listed.returncode == 0 and listed.stdout.startswith("no sessions yet"), listed
+    assert len(listed.stdout.splitlines()) == 1

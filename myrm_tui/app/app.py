@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,6 +98,7 @@ class MyrmApp(App[None]):
         self._warming = False
         self.replayer: Replay | None = None
         self.replay_finished = False
+        self.resume_hint = ""  # printed by the command line after the app exits
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
@@ -166,7 +168,7 @@ class MyrmApp(App[None]):
                 self.play_replay()
                 return
             row = await self.controller.open_session(self.initial_session)
-            self._show(SessionLoaded(row, await self.controller.messages()))
+            self._show(await self._loaded(row))
             await self.controller.ensure_agent()
             self._show(await self._agent_ready())
         except Exception as exc:
@@ -266,6 +268,40 @@ class MyrmApp(App[None]):
         self.refresh_panels()
         self.model_line = self._model_line(event.session.id)
         self._status()
+
+    async def _loaded(self, row: Any) -> SessionLoaded:
+        """A session to show; an empty one gets the welcome (model, workspace, the keys to start with)."""
+        messages = await self.controller.messages()
+        s = self.controller.settings
+        welcome = ""
+        if s is not None and not any(m.role != "system" and not m.synthetic for m in messages):
+            note = (
+                " (embedded: small, for trying the UI; set --model for real work)"
+                if s.is_local_default
+                else ""
+            )
+            welcome = (
+                f"Welcome to myrm. Model: {s.model}{note}\n"
+                f"Workspace: {self.controller.workspace}\n"
+                "Enter sends · ctrl+j new line · esc cancels · ctrl+p all commands · F1 help · ctrl+q quits"
+            )
+        return SessionLoaded(row, messages, welcome)
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """Textual saves to the Downloads folder and fails when there is none: then the current folder,
+        or the state folder when that is not writable; the notice says where."""
+        if path is None:
+            from platformdirs import user_downloads_path, user_state_path
+
+            downloads = user_downloads_path()
+            if not downloads.is_dir():
+                cwd = Path.cwd()
+                folder = cwd if os.access(cwd, os.W_OK) else user_state_path("myrm")
+                folder.mkdir(parents=True, exist_ok=True)
+                path = str(folder)
+        return super().deliver_screenshot(filename, path, time_format)
 
     def _model_line(self, session_id: str) -> str:
         """The line under the ring: which model answers (or that a recording does) in which session."""
@@ -514,7 +550,7 @@ class MyrmApp(App[None]):
         row = await (
             self.controller.open_session(session_id) if session_id else self.controller.new_session()
         )
-        self._show(SessionLoaded(row, await self.controller.messages()))
+        self._show(await self._loaded(row))
         await self.controller.ensure_agent()
         self._show(await self._agent_ready())
 
@@ -582,4 +618,8 @@ class MyrmApp(App[None]):
         self._show(ShowNotice("Session notes:\n" + body))
 
     async def on_unmount(self) -> None:
+        session = self.controller.session
+        with contextlib.suppress(Exception):  # a broken store must not keep the app from closing
+            if session is not None and await self.controller.has_conversation():
+                self.resume_hint = f"resume with: myrm --session {session.id}"
         await self.controller.close()

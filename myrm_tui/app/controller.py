@@ -77,6 +77,7 @@ class Controller:
         self.replaying = False
         self._prebuilt: Agent | None = None
         self.fork_notice = ""  # what the last fork did, for the user
+        self._created: set[str] = set()  # sessions this run created: removed again if left empty
 
     async def open(self) -> None:
         self.store = await Store.open(self.db_path)
@@ -118,12 +119,29 @@ class Controller:
         row = await store.find_session(session_id) if session_id else None
         if session_id and row is None:
             raise KeyError(f"no session {session_id!r}")
+        await self.drop_agent()
         if row is None:
             assert self.settings is not None
             row = await store.create_session(model=self.settings.model, workspace=str(self.workspace))
+            self._created.add(row.id)
         self.session = row
-        await self.drop_agent()
         return row
+
+    async def has_conversation(self, session_id: str | None = None) -> bool:
+        """Whether the session (the open one by default) holds a message of the user's: what makes it
+        worth resuming."""
+        sid = session_id or (self.session.id if self.session else None)
+        if sid is None or self.store is None:
+            return False
+        return any(m.role == "user" and not m.synthetic for m in await self.store.load_messages(sid))
+
+    async def _drop_empty(self) -> None:
+        """Sessions this run created and the user never wrote in are deleted at exit (no "New session"
+        rows from launches that only looked); within the run they stay in the list."""
+        for sid in list(self._created):
+            if not await self.has_conversation(sid):
+                await self._store().delete_session(sid)
+            self._created.discard(sid)
 
     async def drop_agent(self) -> None:
         await self.cache.clear()
@@ -374,5 +392,6 @@ class Controller:
     async def close(self) -> None:
         await self.drop_agent()
         if self.store is not None:
+            await self._drop_empty()
             await asyncio.shield(self.store.close())
             self.store = None

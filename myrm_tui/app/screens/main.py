@@ -58,7 +58,7 @@ class MainScreen(Screen[None]):
                 MainScreen.live, MainScreen.fork_ratio, MainScreen.compacting, MainScreen.model_line
             )
         yield StatusLine(id="status").data_bind(MainScreen.status)
-        yield PromptInput(id="prompt")
+        yield PromptInput(id="prompt", placeholder="Message myrm — Enter sends, ctrl+j new line, F1 help")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -70,7 +70,7 @@ class MainScreen(Screen[None]):
 
     async def on_session_loaded(self, event: SessionLoaded) -> None:
         if not self.torn_down():
-            await self.chat.load(event.messages)
+            await self.chat.load(event.messages, event.welcome)
 
     def on_agent_ready(self, event: AgentReady) -> None:
         if event.thresholds is not None and not self.torn_down():

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textual.containers import VerticalScroll
-from textual.widgets import Button
+from textual.widgets import Button, Static
 
 from myrm_tui.agent import events
 from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
@@ -25,6 +25,7 @@ class ChatLog(VerticalScroll):
     DEFAULT_CSS = """
     ChatLog { height: 1fr; padding: 0 1; }
     ChatLog > #earlier { width: 100%; margin: 1 0; }
+    ChatLog > #welcome { border: round $accent; padding: 0 1; margin: 1 0 0 0; color: $text-muted; }
     """
 
     def __init__(self, **kwargs: object) -> None:
@@ -37,12 +38,14 @@ class ChatLog(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
-    async def load(self, messages: Sequence[Message]) -> None:
+    async def load(self, messages: Sequence[Message], welcome: str = "") -> None:
         await self.remove_children()
         self._calls.clear()
         self._carded.clear()
         visible = [m for m in messages if m.role != "system" and not m.synthetic]
         self._hidden, shown = visible[:-WINDOW], visible[-WINDOW:]
+        if welcome and not visible:
+            await self.mount(Static(welcome, id="welcome", markup=False))
         if self._hidden:
             await self.mount(Button(f"show {min(PAGE, len(self._hidden))} earlier messages", id="earlier"))
         await self.mount_all([w for m in shown for w in self._widgets(m)])
