@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
 from textual.widgets import Button, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
@@ -16,7 +17,7 @@ from myrm_tui import __version__
 from myrm_tui.app.app import MyrmApp
 from myrm_tui.app.messages import StatusChanged
 from myrm_tui.app.screens.approval import ApprovalScreen
-from myrm_tui.app.widgets.chat_message import AssistantMessage
+from myrm_tui.app.widgets.chat_message import AssistantMessage, UserMessage
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.status_line import StatusLine
 from myrm_tui.app.widgets.tool_call import ToolCallView
@@ -262,3 +263,52 @@ def test_version_and_an_empty_session_list(tmp_path: Path) -> None:
     listed = myrm("sessions")
     assert listed.returncode == 0 and listed.stdout.startswith("no sessions yet"), listed
     assert len(listed.stdout.splitlines()) == 1
+
+
+async def test_a_large_paste_shows_as_a_label_and_is_sent_whole(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    pasted = "\n".join(f"log line {i}: value={i * 7}" for i in range(3000))
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="Read it."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set, 60)
+        box = app.query_one(PromptInput)
+        await pilot.press(*"explain ")
+        app.post_message(events.Paste(pasted))  # as the driver delivers a bracketed paste
+        await pilot.pause()
+        assert box.text == "explain [pasted 3,000 lines]"
+        app.post_message(events.Paste("short paste"))  # a small one is inserted as it is
+        await pilot.pause()
+        assert box.text == "explain [pasted 3,000 lines]short paste"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
+        assert str(app.query(UserMessage).last().render()) == "explain [pasted 3,000 lines]short paste"
+        whole = f"explain {pasted}short paste"
+        assert any(
+            r.body["messages"][-1]["content"] == whole for r in emulator.accepted
+        )  # the turn's request
+        stored = [m for m in await app.controller.messages() if m.role == "user"]
+        assert stored[-1].text == f"explain {pasted}short paste"
+
+
+async def test_a_long_message_from_an_earlier_run_is_shown_by_its_first_lines(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    pasted = "\n".join(f"row {i}" for i in range(500))
+    first = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="Noted."))
+    async with first.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, first.ready.is_set, 60)
+        first.post_message(events.Paste(pasted))
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not first.busy and bool(first.query(AssistantMessage)))
+        assert first.controller.session is not None
+        sid = first.controller.session.id
+    again = make_app(emulator, tmp_path, workspace)
+    again.initial_session = sid
+    async with again.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: bool(again.query(UserMessage)), 60)
+        lines = str(again.query_one(UserMessage).render()).splitlines()
+        assert lines == [*(f"row {i}" for i in range(6)), "[… 494 more lines]"]

@@ -85,6 +85,10 @@ class MainScreen(Screen[None]):
             self.prompt.give_back()  # refused input is never lost
             self.notify("The message was not sent; your text is back in the box.", severity="error")
 
+    def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        """The transcript shows each paste by the label the box showed (the message goes on to the app)."""
+        self.chat.pastes.update(event.pastes)
+
     def on_panel_data(self, event: PanelData) -> None:
         if self.torn_down():
             return

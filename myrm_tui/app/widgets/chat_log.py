@@ -13,12 +13,27 @@ from textual.widgets import Button, Static
 
 from myrm_tui.agent import events
 from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
+from myrm_tui.app.widgets.prompt_input import PASTE_CHARS, PASTE_LINES, collapse
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.vault_card import VaultArtifactCard
 from myrm_tui.context.types import Message, ToolCall
 
 WINDOW = 120
 PAGE = 120
+HEAD_LINES = 6
+
+
+def shown_user_text(text: str, pastes: dict[str, str]) -> str:
+    """A user message as the transcript shows it: pastes by their label; a long message (one pasted in
+    an earlier run) by its first lines and a count of the rest. The stored message stays whole."""
+    text = collapse(text, pastes)
+    lines = text.split("\n")
+    if len(lines) <= PASTE_LINES and len(text) <= PASTE_CHARS:
+        return text
+    head = [line if len(line) <= 200 else line[:199] + "…" for line in lines[:HEAD_LINES]]
+    rest = len(lines) - len(head)
+    more = f"[… {rest:,} more lines]" if rest else f"[… {len(text):,} chars in all]"
+    return "\n".join([*head, more])
 
 
 class ChatLog(VerticalScroll):
@@ -34,6 +49,7 @@ class ChatLog(VerticalScroll):
         self._calls: dict[str, ToolCallView] = {}
         self._carded: set[str] = set()
         self.current: AssistantMessage | None = None
+        self.pastes: dict[str, str] = {}  # label -> pasted text: user messages show the label
 
     def on_mount(self) -> None:
         self.anchor()
@@ -54,7 +70,7 @@ class ChatLog(VerticalScroll):
     def _widgets(self, m: Message) -> list:
         out: list = []
         if m.role == "user":
-            out.append(UserMessage(m.text))
+            out.append(UserMessage(shown_user_text(m.text, self.pastes)))
         elif m.role == "assistant":
             if m.text.strip():
                 out.append(AssistantMessage(m.text))
@@ -81,7 +97,7 @@ class ChatLog(VerticalScroll):
             await event.button.remove()
 
     async def add_user(self, text: str) -> None:
-        await self.mount(UserMessage(text))
+        await self.mount(UserMessage(shown_user_text(text, self.pastes)))
 
     async def start_assistant(self) -> AssistantMessage:
         self.current = AssistantMessage()

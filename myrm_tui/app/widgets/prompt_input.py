@@ -1,8 +1,12 @@
-"""The prompt box: Enter sends, Ctrl+J or Alt+Enter adds a line, Up/Down walk the history."""
+"""The prompt box: Enter sends, Ctrl+J or Alt+Enter adds a line, Up/Down walk the history.
+
+A large paste (over ``PASTE_LINES`` lines or ``PASTE_CHARS`` characters) shows as one label,
+``[pasted 3,000 lines]``; the message sent holds the whole text (``expand_pastes``).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual import events
 from textual.binding import Binding
@@ -10,6 +14,26 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 MAX_HISTORY = 200
+PASTE_LINES = 30
+PASTE_CHARS = 2_000
+
+
+def paste_label(text: str, taken: dict[str, str]) -> str:
+    """``[pasted 3,000 lines]`` (``[pasted 2,400 chars]`` for few long lines), numbered when taken."""
+    lines = text.count("\n") + 1
+    size = f"{lines:,} lines" if lines > PASTE_LINES else f"{len(text):,} chars"
+    label, n = f"[pasted {size}]", 1
+    while label in taken and taken[label] != text:
+        n += 1
+        label = f"[pasted {size} #{n}]"
+    return label
+
+
+def collapse(text: str, pastes: dict[str, str]) -> str:
+    """``text`` with each pasted block replaced by its label (what the prompt box showed)."""
+    for label, full in pastes.items():
+        text = text.replace(full, label)
+    return text
 
 
 class PromptInput(TextArea):
@@ -25,7 +49,8 @@ class PromptInput(TextArea):
     @dataclass
     class Submitted(Message):
         prompt: PromptInput
-        text: str
+        text: str  # the whole text, pastes expanded
+        pastes: dict[str, str] = field(default_factory=dict)  # label -> pasted text, for the transcript
 
         @property
         def control(self) -> PromptInput:
@@ -36,6 +61,8 @@ class PromptInput(TextArea):
         self.sent: list[str] = []
         self._cursor: int | None = None
         self._in_flight = ""  # the last text the app sent to the model, given back if it is refused
+        self.pastes: dict[str, str] = {}  # label in the box -> the pasted text it stands for
+        self._shown: dict[str, str] = {}  # a sent text -> the box's text (labels), to give back
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":
@@ -59,22 +86,41 @@ class PromptInput(TextArea):
             return
         await super()._on_key(event)
 
+    async def _on_paste(self, event: events.Paste) -> None:
+        """A large paste becomes a label; TextArea's own handler inserts any other."""
+        text = event.text.replace("\r\n", "\n")
+        if self.read_only or (text.count("\n") + 1 <= PASTE_LINES and len(text) <= PASTE_CHARS):
+            return
+        event.prevent_default()
+        label = paste_label(text, self.pastes)
+        self.pastes[label] = text
+        self.insert(label)
+
     def action_newline(self) -> None:
         self.insert("\n")
 
+    def expand_pastes(self, text: str) -> str:
+        """``text`` with each paste label replaced by the text it stands for."""
+        for label, full in self.pastes.items():
+            text = text.replace(label, full)
+        return text
+
     def submit(self) -> None:
-        text = self.text
-        if not text.strip():
+        shown = self.text
+        if not shown.strip():
             return
-        if not self.sent or self.sent[-1] != text:
-            self.sent.append(text)
+        if not self.sent or self.sent[-1] != shown:
+            self.sent.append(shown)
             del self.sent[:-MAX_HISTORY]
         self._cursor = None
-        self.post_message(self.Submitted(self, text))
+        text = self.expand_pastes(shown)
+        used = {label: full for label, full in self.pastes.items() if label in shown}
+        self._shown = {text: shown} if used else {}
+        self.post_message(self.Submitted(self, text, used))
 
     def accepted(self, text: str) -> None:
         """The app sends ``text`` to the model: the box empties and keeps it, to give it back if refused."""
-        self._in_flight = text
+        self._in_flight = self._shown.get(text, text)
         self.load_text("")
 
     def give_back(self) -> None:
