@@ -15,9 +15,11 @@ from textual.widgets._collapsible import CollapsibleTitle
 
 from myrm_tui import __version__
 from myrm_tui.app.app import MyrmApp
+from myrm_tui.app.mentions import fuzzy, list_files
 from myrm_tui.app.messages import StatusChanged
 from myrm_tui.app.screens.approval import ApprovalScreen
 from myrm_tui.app.widgets.chat_message import AssistantMessage, UserMessage
+from myrm_tui.app.widgets.mention_menu import MentionMenu
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.status_line import StatusLine
 from myrm_tui.app.widgets.tool_call import ToolCallView
@@ -312,3 +314,61 @@ async def test_a_long_message_from_an_earlier_run_is_shown_by_its_first_lines(
         await wait_until(pilot, lambda: bool(again.query(UserMessage)), 60)
         lines = str(again.query_one(UserMessage).render()).splitlines()
         assert lines == [*(f"row {i}" for i in range(6)), "[… 494 more lines]"]
+
+
+async def test_at_mentions_complete_files_and_attach_them(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    (workspace / "src" / "app").mkdir(parents=True)
+    (workspace / "src" / "app" / "models.py").write_text("class User:\n    name: str\n")
+    (workspace / "node_modules" / "models").mkdir(parents=True)
+    (workspace / "node_modules" / "models" / "models.js").write_text("x")
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "models").write_text("x")
+    (workspace / "big.log").write_text("".join(f"entry {i:06d}\n" for i in range(10_000)))  # 130,000 chars
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="Seen."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set, 60)
+        menu = app.query_one(MentionMenu)
+        await pilot.press(*"explain @mod")
+        await wait_until(pilot, lambda: menu.is_open)
+        assert [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)] == [
+            "src/app/models.py"
+        ]
+        await pilot.press("tab")
+        box = app.query_one(PromptInput)
+        assert box.text == "explain @src/app/models.py " and not menu.is_open
+        await pilot.press(*"and @big")
+        await wait_until(pilot, lambda: menu.is_open)
+        await pilot.press("enter")  # chooses big.log; it does not send
+        assert box.text == "explain @src/app/models.py and @big.log " and not app.busy
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
+        assert str(app.query(UserMessage).last().render()).splitlines() == [
+            "explain @src/app/models.py and @big.log ",
+            "[attached src/app/models.py · 2 lines]",
+            "[attached big.log · 1,539 lines (cut)]",
+        ]
+        sent = next(
+            r.body["messages"][-1]["content"]
+            for r in emulator.accepted
+            if str(r.body["messages"][-1].get("content", "")).startswith("explain @src")
+        )
+        assert '<file path="src/app/models.py">\nclass User:\n    name: str\n</file>' in sent
+        assert '<file path="big.log">\nentry 000000\n' in sent
+        assert "[attachment cut: the first 20,000 characters of 130,000 bytes" in sent
+        assert "entry 009999" not in sent
+
+
+def test_the_file_list_skips_dependencies_and_version_control(workspace: Path) -> None:
+    for folder in (".git", "node_modules/pkg", ".venv/lib", "src"):
+        (workspace / folder).mkdir(parents=True)
+        (workspace / folder / "mod.py").write_text("x")
+    assert list_files(workspace) == ["hello.py", "src/mod.py"]
+    assert fuzzy("hlo", ["src/mod.py", "hello.py"]) == ["hello.py"]
+    assert fuzzy("mod", ["a/b/model_tools.py", "src/mod.py", "mode/x.py"]) == [
+        "src/mod.py",
+        "a/b/model_tools.py",
+        "mode/x.py",
+    ]

@@ -102,7 +102,7 @@ class MyrmApp(App[None]):
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
-        return MainScreen().data_bind(
+        return MainScreen(self.controller.workspace).data_bind(
             MyrmApp.status, MyrmApp.live, MyrmApp.fork_ratio, MyrmApp.compacting, MyrmApp.model_line
         )
 

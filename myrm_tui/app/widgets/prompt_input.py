@@ -1,17 +1,22 @@
 """The prompt box: Enter sends, Ctrl+J or Alt+Enter adds a line, Up/Down walk the history.
 
 A large paste (over ``PASTE_LINES`` lines or ``PASTE_CHARS`` characters) shows as one label,
-``[pasted 3,000 lines]``; the message sent holds the whole text (``expand_pastes``).
+``[pasted 3,000 lines]``; the message sent holds the whole text (``expand_pastes``). Typing ``@`` asks
+the screen for file completions (``MentionChanged``); while it shows them, Up/Down/Tab/Enter/Esc go to
+the menu (``MentionKey``). Mentioned files are attached when the message is sent (``app/mentions.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
+
+from myrm_tui.app.mentions import attach, query_at
 
 MAX_HISTORY = 200
 PASTE_LINES = 30
@@ -56,6 +61,18 @@ class PromptInput(TextArea):
         def control(self) -> PromptInput:
             return self.prompt
 
+    @dataclass
+    class MentionChanged(Message):
+        """The partial path after an ``@`` at the cursor changed; ``query`` is None when there is none."""
+
+        query: str | None
+
+    @dataclass
+    class MentionKey(Message):
+        """A key for the open ``@`` menu: up, down, tab, enter or escape."""
+
+        key: str
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)  # type: ignore[arg-type]
         self.sent: list[str] = []
@@ -63,8 +80,16 @@ class PromptInput(TextArea):
         self._in_flight = ""  # the last text the app sent to the model, given back if it is refused
         self.pastes: dict[str, str] = {}  # label in the box -> the pasted text it stands for
         self._shown: dict[str, str] = {}  # a sent text -> the box's text (labels), to give back
+        self.workspace: Path | None = None  # where @ mentions are read from (set by the screen)
+        self.mention_active = False  # the screen shows the @ menu: its keys go there
+        self._mention: str | None = None
 
     async def _on_key(self, event: events.Key) -> None:
+        if self.mention_active and event.key in ("up", "down", "tab", "enter", "escape"):
+            event.prevent_default()
+            event.stop()
+            self.post_message(self.MentionKey(event.key))
+            return
         if event.key == "enter":
             event.prevent_default()
             event.stop()
@@ -96,6 +121,20 @@ class PromptInput(TextArea):
         self.pastes[label] = text
         self.insert(label)
 
+    def on_text_area_changed(self, _: TextArea.Changed) -> None:
+        row, col = self.cursor_location
+        query = query_at(self.document.get_line(row)[:col])
+        if query != self._mention:
+            self._mention = query
+            self.post_message(self.MentionChanged(query))
+
+    def complete_mention(self, path: str) -> None:
+        """Replace the partial ``@…`` before the cursor with ``@path `` (the menu's choice)."""
+        row, col = self.cursor_location
+        query = query_at(self.document.get_line(row)[:col]) or ""
+        self.replace(f"@{path} ", (row, col - len(query) - 1), (row, col))
+        self.mention_active = False
+
     def action_newline(self) -> None:
         self.insert("\n")
 
@@ -115,6 +154,9 @@ class PromptInput(TextArea):
         self._cursor = None
         text = self.expand_pastes(shown)
         used = {label: full for label, full in self.pastes.items() if label in shown}
+        if self.workspace is not None and "@" in shown:
+            text, attached = attach(text, self.workspace)
+            used.update(attached)
         self._shown = {text: shown} if used else {}
         self.post_message(self.Submitted(self, text, used))
 
