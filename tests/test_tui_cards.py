@@ -286,6 +286,7 @@ async def test_a_large_paste_shows_as_a_label_and_is_sent_whole(
         await pilot.press("enter")
         await wait_until(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
         assert str(app.query(UserMessage).last().render()) == "explain [pasted 3,000 lines]short paste"
+        assert not app.query("#welcome")  # the first message takes the welcome's place
         whole = f"explain {pasted}short paste"
         assert any(
             r.body["messages"][-1]["content"] == whole for r in emulator.accepted

@@ -24,8 +24,9 @@ HEAD_LINES = 6
 
 
 def shown_user_text(text: str, pastes: dict[str, str]) -> str:
-    """A user message as the transcript shows it: pastes by their label; a long message (one pasted in
-    an earlier run) by its first lines and a count of the rest. The stored message stays whole."""
+    """A stored user message as the transcript shows it: pastes by their label; a long message (one
+    pasted in an earlier run, whose labels are gone) by its first lines and a count of the rest. The
+    stored message stays whole."""
     text = collapse(text, pastes)
     lines = text.split("\n")
     if len(lines) <= PASTE_LINES and len(text) <= PASTE_CHARS:
@@ -97,7 +98,10 @@ class ChatLog(VerticalScroll):
             await event.button.remove()
 
     async def add_user(self, text: str) -> None:
-        await self.mount(UserMessage(shown_user_text(text, self.pastes)))
+        """The user's message as sent, each paste by its label; the welcome makes room for it."""
+        for welcome in self.query("#welcome"):
+            await welcome.remove()
+        await self.mount(UserMessage(collapse(text, self.pastes)))
 
     async def start_assistant(self) -> AssistantMessage:
         self.current = AssistantMessage()
