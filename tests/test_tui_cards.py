@@ -373,3 +373,19 @@ def test_the_file_list_skips_dependencies_and_version_control(workspace: Path) -
         "a/b/model_tools.py",
         "mode/x.py",
     ]
+
+
+async def test_a_cards_output_has_no_escape_codes_and_progress_keeps_its_last_state(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    app = make_app(emulator, tmp_path, workspace)
+    command = r"printf '\033]0;title\007\033]52;c;aGk=\007\033[31mred\033[0m\n10%%\r100%%\n'"
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": command})]), Reply(text="Done."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set, 60)
+        await type_and_send(pilot, "colours")
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(ToolCallView)))
+        view = app.query_one(ToolCallView)
+        await pilot.click(view.query_one(CollapsibleTitle))
+        await pilot.pause()
+        assert shown(view, ".output") == "red\n100%"

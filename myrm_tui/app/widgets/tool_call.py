@@ -23,7 +23,20 @@ from myrm_tui.context.types import ToolCall
 
 _VAULT = re.compile(r"vault://[\w./-]+")
 _SHELL = re.compile(r"\A<returncode>(-?\d+)</returncode>\n<output>\n?(.*?)</output>", re.S)
+# Terminal escape sequences (CSI, OSC, other ESC pairs) and control characters other than newline and tab:
+# a command's colours or title/clipboard codes are not for this screen.
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?|[\x00-\x08\x0b-\x1f\x7f]"
+)
 PREVIEW_CHARS = 4_000
+
+
+def clean(text: str) -> str:
+    """``text`` as a terminal would leave it, without its escape codes: a line rewritten with ``\\r``
+    (a progress bar) keeps its last state."""
+    return "\n".join(_CONTROL.sub("", line.rstrip("\r").rsplit("\r", 1)[-1]) for line in text.split("\n"))
+
+
 LIVE_LINES = 6
 DIFF_LINES = 60
 
@@ -127,7 +140,7 @@ class ToolCallView(Collapsible):
         """The newest output of the running call: its last lines under the heading."""
         if self.state != "running" or not self.is_mounted:
             return
-        lines = text.rstrip("\n").splitlines()[-LIVE_LINES:]
+        lines = clean(text).rstrip("\n").splitlines()[-LIVE_LINES:]
         self.query_one(".live", Static).update("\n".join(lines))
         self._tick()
 
@@ -154,7 +167,7 @@ class ToolCallView(Collapsible):
             code, output = shell
             body = output if code == 0 else f"{output}\n[exit code {code}]".lstrip("\n")
         shown = body if len(body) <= PREVIEW_CHARS else body[:PREVIEW_CHARS] + f"\n… ({len(body):,} chars)"
-        self.query_one(".output", Static).update(shown or "(no output)")
+        self.query_one(".output", Static).update(clean(shown) or "(no output)")
         if self.diff is not None and self.state == "done":
             self.collapsed = False  # an edit shows its diff
 
