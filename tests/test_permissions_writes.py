@@ -126,6 +126,8 @@ def test_rules_that_name_writes() -> None:
     assert split_rule("pytest > report.txt") == (("pytest",), frozenset({"> report.txt"}))
     assert split_rule("make -j4 2> build.log") == (("make", "-j4"), frozenset({"2> build.log"}))
     assert split_rule("git status") == (("git", "status"), frozenset())
+    assert split_rule("echo 2 > two.txt") == (("echo", "2"), frozenset({"> two.txt"}))
+    assert split_rule("echo a2 &> all.txt") == (("echo", "a2"), frozenset({"&> all.txt"}))
     for bad in ("pytest > a; rm x", "pytest < in.txt", "pytest > $(x)", "> out", "pytest | tee x"):
         with pytest.raises(ValueError, match="one command"):
             CommandRules([bad])

@@ -120,7 +120,7 @@ GIT_BRANCH_LIST = frozenset(
     {"-a", "-r", "-l", "-v", "-vv", "--all", "--remotes", "--list", "--show-current", "--no-color", "--color"}
 )
 GIT_CONFIG_RUNS = re.compile(
-    r"fsmonitor|textconv|external|pager|hookspath|sshcommand|include|editor|askpass|command|filter", re.I
+    r"fsmonitor|textconv|external|pager|hook|sshcommand|include|editor|askpass|command|filter|program", re.I
 )
 
 # Node kinds that can never run unasked, as the prompt names them.
@@ -246,7 +246,8 @@ def split_rule(rule: str) -> tuple[tuple[str, ...], frozenset[str]]:
         parsed = parse_command(rule, Path("/"))
         if len(parsed.commands) == 1 and not parsed.problems:
             c = parsed.commands[0]
-            words = rule[: rule.index(">")].rstrip().rstrip("0123456789&").rstrip()
+            # the words before the first redirect, without its descriptor (`2>`, `&>`: touching the `>`)
+            words = re.sub(r"(?<=\s)(\d+|&)$", "", rule[: rule.index(">")]).rstrip()
             if c.tokens and not c.problems and words and _rule_tokens(words) == c.tokens:
                 return c.tokens, frozenset(c.writes)
         raise ValueError(
