@@ -15,7 +15,7 @@ from textual.widgets._collapsible import CollapsibleTitle
 
 from myrm_tui import __version__
 from myrm_tui.app.app import MyrmApp
-from myrm_tui.app.mentions import fuzzy, list_files
+from myrm_tui.app.mentions import attach, fuzzy, list_files
 from myrm_tui.app.messages import StatusChanged
 from myrm_tui.app.screens.approval import ApprovalScreen
 from myrm_tui.app.widgets.chat_message import AssistantMessage, UserMessage
@@ -360,6 +360,15 @@ async def test_at_mentions_complete_files_and_attach_them(
         assert '<file path="big.log">\nentry 000000\n' in sent
         assert "[attachment cut: the first 20,000 characters of 130,000 bytes" in sent
         assert "entry 009999" not in sent
+
+
+def test_only_typed_mentions_attach(workspace: Path) -> None:
+    text, labels = attach("see @hello.py\n@hello.py in a paste", workspace, typed="see @hello.py [pasted]")
+    assert text.count('<file path="hello.py">') == 1 and list(labels) == ["\n[attached hello.py · 2 lines]"]
+    assert attach("mail me@hello.py or @/etc/passwd or @../x", workspace) == (
+        "mail me@hello.py or @/etc/passwd or @../x",
+        {},
+    )
 
 
 def test_the_file_list_skips_dependencies_and_version_control(workspace: Path) -> None:

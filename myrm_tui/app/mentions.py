@@ -83,16 +83,17 @@ def query_at(line_before_cursor: str) -> str | None:
     return m.group(1) if m else None
 
 
-def attach(text: str, root: Path) -> tuple[str, dict[str, str]]:
-    """``text`` with each mentioned file's text appended in a ``<file>`` block, and label -> block for
-    the transcript (``[attached src/x.py · 120 lines]``). Paths outside the workspace, missing files and
-    anything that is not a regular text file are left as written."""
+def attach(text: str, root: Path, typed: str | None = None) -> tuple[str, dict[str, str]]:
+    """``text`` with each file mentioned in ``typed`` (default: ``text``; the box's text, so an ``@``
+    inside a paste attaches nothing) appended in a ``<file>`` block, and label -> block for the transcript
+    (``[attached src/x.py · 120 lines]``). Paths outside the workspace, missing files and anything that is
+    not a regular text file are left as written."""
     base = root.resolve()
     blocks: list[str] = []
     labels: dict[str, str] = {}
     seen: set[Path] = set()
     used = 0
-    for m in MENTION.finditer(text):
+    for m in MENTION.finditer(text if typed is None else typed):
         shown = m.group(1).rstrip(".,;:!?)")
         try:
             full = (base / shown).resolve()

@@ -155,7 +155,7 @@ class PromptInput(TextArea):
         text = self.expand_pastes(shown)
         used = {label: full for label, full in self.pastes.items() if label in shown}
         if self.workspace is not None and "@" in shown:
-            text, attached = attach(text, self.workspace)
+            text, attached = attach(text, self.workspace, typed=shown)
             used.update(attached)
         self._shown = {text: shown} if used else {}
         self.post_message(self.Submitted(self, text, used))
