@@ -312,7 +312,10 @@ class CommandRules:
     def rule_for(self, tokens: Sequence[str], writes: Sequence[str] = ()) -> tuple[str, ...] | None:
         """The first rule that covers ``tokens`` and names every one of ``writes``; else the first that
         covers the tokens."""
-        matching = [rule for rule in self.rules if tuple(tokens[: len(rule)]) == rule]
+        matching = []
+        for rule in self.rules:
+            if tuple(tokens[: len(rule)]) == rule:
+                matching.append(rule)
         for rule in matching:
             if set(writes) <= self.writes_named(rule):
                 return rule
