@@ -89,8 +89,12 @@ async def run_captured(
                 del tail[:-LIVE_TAIL]
                 on_output(tail.decode("utf-8", errors="replace"))
 
+    gathered = asyncio.gather(feed(), pump(), proc.wait())
+    # Cancelled by Esc, the gather ends with its children's CancelledError: read it, or asyncio logs
+    # "exception was never retrieved" with a traceback.
+    gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
     try:
-        await asyncio.wait_for(asyncio.gather(feed(), pump(), proc.wait()), timeout)
+        await asyncio.wait_for(gathered, timeout)
     except TimeoutError:
         timed_out = True
         kill_group(proc.pid)
