@@ -60,6 +60,7 @@ async def test_a_running_command_shows_live_output_and_elapsed_time_and_esc_mark
         assert "first-line" in shown(view, ".live") and view.query_one(".live").display
         await wait(pilot, lambda: re.search(r"  · [1-9]\d*s$", heading(view)) is not None)
         assert "bash echo first-line; echo second-line; sleep 30" in heading(view)
+        assert str(app.screen.query_one(StatusLine).render()) == "running bash… (esc cancels)"
         await pilot.press("escape")
         await wait(pilot, lambda: not app.busy)
         await pilot.pause()

@@ -27,7 +27,16 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import TextArea
 
-from myrm_tui.agent.events import ContextReport, Notice, TextChunk, TurnDone, TurnFailed, UserSaved
+from myrm_tui.agent.events import (
+    ContextReport,
+    Notice,
+    TextChunk,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnFailed,
+    UserSaved,
+)
 from myrm_tui.app.commands import COMMANDS, Command, bindings, by_slash, main_only_actions
 from myrm_tui.app.controller import Controller, ForkFailed
 from myrm_tui.app.live import LiveContext
@@ -405,6 +414,10 @@ class MyrmApp(App[None]):
                     self.refresh_panels()  # the request's metrics row is stored: the totals moved
                 elif compacted(ev):
                     self.post_message(Compacted(ev))
+            case ToolStarted() if self.replayer is None:
+                self._status(f"running {ev.call.name}… (esc cancels)")
+            case ToolFinished() if self.replayer is None:
+                self._status()
             case TurnDone():
                 self.busy = False
                 self._status()
