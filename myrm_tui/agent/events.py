@@ -64,6 +64,14 @@ class ContextReport:
         return min(self.tokens / self.window, 1.0) if self.window else 0.0
 
 
+@dataclass(frozen=True)
+class StreamCut:
+    """The reply's stream was cut and the request is retried: ``partial`` (the text streamed so far, kept
+    in the history and marked) is not part of the retry's answer."""
+
+    partial: str
+
+
 NoticeLevel = Literal["info", "warning", "error"]
 
 
@@ -103,6 +111,7 @@ AgentEvent = (
     | ToolFinished
     | ContextReport
     | Notice
+    | StreamCut
     | TurnFailed
     | TurnDone
 )

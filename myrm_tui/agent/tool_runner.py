@@ -6,8 +6,9 @@ synthetic interrupted error, so the history stays consistent."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from typing import Any
 
 from myrm_tui.agent.events import AgentEvent, ToolFinished, ToolOutput, ToolStarted
 from myrm_tui.agent.hooks import HookRunner
@@ -92,7 +93,7 @@ class ToolRunner:
                 meta={"blocked_by_hook": True},
             )
         try:
-            ctx = self.ctx if on_output is None else dataclasses.replace(self.ctx, on_output=on_output)
+            ctx = self.ctx if on_output is None else replace(self.ctx, on_output=on_output)
             result = await tool.run(args, ctx)
         except ToolError as exc:
             result = ToolResult(f"Error: {exc}", is_error=True)
@@ -109,7 +110,7 @@ class ToolRunner:
         if shown:
             uris = [r.vault_uri for r in post if r.vault_uri]
             meta = {**result.meta, **({"hook_vault_uri": uris[0]} if uris else {})}
-            result = ToolResult("\n\n".join([result.content, *shown]), result.is_error, meta)
+            result = replace(result, content="\n\n".join([result.content, *shown]), meta=meta)
         return result
 
 
@@ -146,4 +147,7 @@ def result_message(call: ToolCall, res: ToolResult) -> Message:
     meta = {k: v for k, v in res.meta.items() if isinstance(v, str | int | float | bool)}
     if res.is_error:
         meta["is_error"] = True
-    return Message(role="tool", content=res.content, tool_call_id=call.id, name=call.name, meta=meta)
+    content: str | list[dict[str, Any]] = (
+        [{"type": "text", "text": res.content}, *res.images] if res.images else res.content
+    )
+    return Message(role="tool", content=content, tool_call_id=call.id, name=call.name, meta=meta)

@@ -37,7 +37,15 @@ from myrm_tui.agent.events import (
     TurnFailed,
     UserSaved,
 )
-from myrm_tui.app.commands import COMMANDS, Command, bindings, by_slash, main_only_actions
+from myrm_tui.app.commands import (
+    COMMANDS,
+    Command,
+    bindings,
+    by_slash,
+    looks_like_command,
+    main_only_actions,
+    unknown_command,
+)
 from myrm_tui.app.controller import Controller, ForkFailed
 from myrm_tui.app.live import LiveContext
 from myrm_tui.app.messages import (
@@ -46,6 +54,8 @@ from myrm_tui.app.messages import (
     Compacted,
     CompactionDone,
     Failure,
+    JumpToBottom,
+    SearchTranscript,
     SessionLoaded,
     ShowNotice,
     ShowTab,
@@ -59,6 +69,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.status_line import STARTING
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.models import supports_tools
+from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:
     from myrm_tui.agent.permissions import Assessment
@@ -74,7 +85,9 @@ def compacted(report: ContextReport) -> bool:
 
 class MyrmApp(App[None]):
     TITLE = "myrm"
-    CSS_PATH = "app.tcss"
+    # Textual reads a screen's CSS_PATH only for screens it pushes, not for the default screen: the chat
+    # screen's rules are loaded here (without them ctrl+b toggled a class nothing styled).
+    CSS_PATH = ["app.tcss", "screens/main.tcss"]
     BINDINGS = bindings()
     MAIN_ONLY = main_only_actions()
 
@@ -122,8 +135,15 @@ class MyrmApp(App[None]):
         return Content.assemble((title, "bold"), ("  │  ", "dim"), sub_title)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Chat actions are off while a modal screen is open, so its own keys (ctrl+s: save) work."""
-        return action not in self.MAIN_ONLY or isinstance(self.screen, MainScreen)
+        """Chat actions are off while a modal screen is open, so its own keys (ctrl+s: save) work; the
+        command palette runs them as it closes. Esc cancels a turn only where a screen has no Esc of its
+        own (its footer then shows that one)."""
+        from textual.command import CommandPalette
+
+        screen = self.screen
+        if action == "cancel_turn" and not isinstance(screen, MainScreen):
+            return not any(b.key == "escape" for _, b in screen._bindings)
+        return action not in self.MAIN_ONLY or isinstance(screen, (MainScreen, CommandPalette))
 
     def _closing_down(self) -> bool:
         """True once the chat screen is gone or being torn down (late worker messages are dropped)."""
@@ -226,9 +246,17 @@ class MyrmApp(App[None]):
         if values is None:
             return
         await self.controller.save_settings(values)
-        s = self.controller.settings
-        self.model_line = f"model: {s.model if s else '-'}"
+        self._show_model()
         self.notify("Settings saved; they take effect with the next message.")
+
+    def _show_model(self) -> None:
+        """The header and the line under the ring name the model the next message goes to."""
+        s = self.controller.settings
+        if self.controller.session is None or s is None:
+            return
+        self.model_line = self._model_line(self.controller.session.id)
+        if self.replayer is None:
+            self.sub_title = f"{self.controller.session.title} · {s.model}"
 
     @work(exclusive=True, group="turn", exit_on_error=False, description="replay")
     async def play_replay(self) -> None:
@@ -266,7 +294,7 @@ class MyrmApp(App[None]):
         s = self.controller.settings
         model = self.controller.agent.settings.model if self.controller.agent else (s.model if s else "")
         # A replay's model name repeats its session title: the title is enough.
-        self.sub_title = (
+        self.sub_title = sanitize(
             f"REPLAY · {event.session.title}"
             if self.replayer is not None
             else f"{event.session.title} · {model}"
@@ -367,9 +395,10 @@ class MyrmApp(App[None]):
     async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         text = event.text
         if text.startswith("/"):
-            handled = await self._slash(text)
-            if handled:
-                event.prompt.load_text("")
+            known = by_slash(text[1:].partition(" ")[0]) is not None
+            if await self._slash(text):
+                if known:
+                    event.prompt.load_text("")
                 return
         if self.busy:
             self.notify("A turn is running; Esc cancels it.", severity="warning")
@@ -443,15 +472,16 @@ class MyrmApp(App[None]):
     async def title_session(self, first: str) -> None:
         title = await self.controller.maybe_title(first)
         if title:
-            self.sub_title = f"{title} · {self.controller.settings.model if self.controller.settings else ''}"
+            model = self.controller.settings.model if self.controller.settings else ""
+            self.sub_title = sanitize(f"{title} · {model}")
 
     @work(exclusive=True, group="panels", exit_on_error=False, description="load metrics and vault")
     async def refresh_panels(self) -> None:
         await self.ready.wait()
         self._show(await self.controller.panel_data())
 
-    def action_show_tab(self, tab: str) -> None:
-        self.main.post_message(ShowTab(tab))
+    def action_show_tab(self, tab: str, focus: bool = True) -> None:
+        self.main.post_message(ShowTab(tab, focus))
 
     def on_vault_pane_open_requested(self, event: VaultPane.OpenRequested) -> None:
         self.load_vault_entry(event.uri)
@@ -484,6 +514,12 @@ class MyrmApp(App[None]):
         from myrm_tui.app.screens.help import HelpScreen
 
         self.push_screen(HelpScreen())
+
+    def action_search(self, text: str = "") -> None:
+        self.main.post_message(SearchTranscript(text))
+
+    def action_jump_to_bottom(self) -> None:
+        self.main.post_message(JumpToBottom())
 
     def action_toggle_panel(self) -> None:
         self.main.post_message(TogglePanel())
@@ -560,9 +596,15 @@ class MyrmApp(App[None]):
     @work(exclusive=True, group="session", exit_on_error=False, description="switch session")
     async def switch_session(self, session_id: str | None) -> None:
         await self.ready.wait()
-        row = await (
-            self.controller.open_session(session_id) if session_id else self.controller.new_session()
-        )
+        from myrm_tui.store.db import SessionBusy
+
+        try:
+            row = await (
+                self.controller.open_session(session_id) if session_id else self.controller.new_session()
+            )
+        except SessionBusy as exc:  # another myrm writes it: this one stays in the current session
+            self.post_message(Failure(str(exc)))
+            return
         self._show(await self._loaded(row))
         await self.controller.ensure_agent()
         self._show(await self._agent_ready())
@@ -584,19 +626,28 @@ class MyrmApp(App[None]):
             if choice.session_id == current:
                 self.notify("Open another session before deleting this one.", severity="warning")
             else:
-                await self.controller.delete_session(choice.session_id)
-                self.notify(f"Deleted session {choice.session_id}")
+                from myrm_tui.store.db import SessionBusy
+
+                try:
+                    await self.controller.delete_session(choice.session_id)
+                    self.notify(f"Deleted session {choice.session_id}")
+                except SessionBusy as exc:
+                    self.notify(str(exc), severity="error")
             self.pick_session()
             return
         self.switch_session(choice.session_id)
 
     # -- slash commands (from the command table) ---------------------------------------------------
     async def _slash(self, text: str) -> bool:
-        """Run ``/name arg`` if the table has it; False sends the text to the model as a message."""
+        """Run ``/name arg`` if the table has it; a mistyped ``/name`` is one line, never sent to the model;
+        False sends the text (``/usr/bin/…``) to the model as a message."""
         name, _, arg = text[1:].partition(" ")
         command = by_slash(name)
         if command is None:
-            return False
+            if not looks_like_command(name):
+                return False
+            self._show(ShowNotice(unknown_command(name), "warning"))  # the text stays in the box to fix
+            return True
         await self._run_slash(command, arg.strip())
         return True
 
@@ -613,16 +664,46 @@ class MyrmApp(App[None]):
                 )
             else:
                 self.action_fork(int(arg) if arg else None)
+        elif command.action.startswith("show_tab("):  # /vault: the prompt keeps the focus (F4 moves it)
+            self.action_show_tab(command.action.split("'")[1], focus=False)
+        elif command.action == "search":
+            self.action_search(arg)
+        elif command.action == "set_model" and not arg:
+            self.action_set_model()
         elif command.action in ("set_model", "set_mode"):
-            await self._set_setting("model" if command.action == "set_model" else "prompt_mode", arg)
+            key = "model" if command.action == "set_model" else "prompt_mode"
+            self._set_setting(key, arg, f"/{command.slash[0]}")
         else:
             await self.run_action(command.action)
 
-    async def _set_setting(self, key: str, value: str) -> None:
+    @work(exclusive=True, group="setting", exit_on_error=False, description="check and save a setting")
+    async def _set_setting(self, key: str, value: str, source: str) -> None:
+        """``/model NAME``, ``/mode NAME``, the model picker: checked first (the key check imports litellm
+        in a thread: a worker, so the app's messages are not held meanwhile); a bad value is one line in
+        the conversation and a toast, and nothing is saved."""
+        problem = await self.controller.setting_problem(key, value, source)
+        if problem:
+            self.notify(problem, severity="error", timeout=8)
+            self._show(ShowNotice(problem, "error"))
+            return
         await self.controller.set_setting(key, value)
         self.notify(f"{key} = {value}; takes effect with the next message")
+        self._show_model()
+
+    def action_set_model(self) -> None:
+        """The /model picker: the current model, the models whose provider key is set, the embedded one."""
+        if self.controller.settings is not None:
+            self.pick_model()
+
+    @work(exclusive=True, group="picker", exit_on_error=False, description="model picker")
+    async def pick_model(self) -> None:
+        from myrm_tui.app.screens.models import ModelPicker
+
         s = self.controller.settings
-        self.model_line = f"model: {s.model if s else value}"
+        assert s is not None
+        choice = await self.push_screen_wait(ModelPicker(self.controller.model_choices(), s.model))
+        if choice and choice != s.model:
+            self._set_setting("model", choice, "/model")
 
     async def action_notes(self) -> None:
         agent = await self.controller.ensure_agent()

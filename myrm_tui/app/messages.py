@@ -100,6 +100,7 @@ class PanelData(Message):
     info: PanelInfo
     vault: list[VaultListing] = field(default_factory=list)
     vaulted: dict[str, str] = field(default_factory=dict)  # tool call id -> vault:// of its full output
+    gists: dict[str, str] = field(default_factory=dict)  # vault:// -> what it came from ("bash: make test")
 
 
 @dataclass
@@ -114,6 +115,7 @@ class ShowTab(Message, bubble=False):
     """Show the side panel with this tab open."""
 
     tab: str  # "health-tab" or "vault-tab"
+    focus: bool = False  # the vault's list takes the focus (F4)
 
 
 @dataclass
@@ -123,6 +125,19 @@ class TogglePanel(Message, bubble=False):
 
 @dataclass
 class ShowNotice(Message, bubble=False):
-    """A line in the conversation that is not part of a turn (the session notes)."""
+    """A line in the conversation that is not part of a turn (the session notes, a refused command)."""
 
     text: str
+    level: str = "info"
+
+
+@dataclass
+class SearchTranscript(Message, bubble=False):
+    """Open the search bar over the conversation (with this text, if any)."""
+
+    text: str = ""
+
+
+@dataclass
+class JumpToBottom(Message, bubble=False):
+    """Scroll the conversation to its newest output and follow it again."""

@@ -21,6 +21,8 @@ COLUMNS = (
     ("feasible", "feasible"),
     ("requests", "req"),
     ("rejected_requests", "rejected"),
+    ("over_window_requests", "over window"),
+    ("compactions_per_100_requests", "compact/100"),
     ("input_tokens", "input tok"),
     ("cache_hit_ratio", "cache hit"),
     ("cost_usd", "cost $"),

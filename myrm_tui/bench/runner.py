@@ -106,6 +106,9 @@ class StrategyResult:
     facts: list[FactResult] = field(default_factory=list)
     extra_facts: dict[str, list[FactResult]] = field(default_factory=dict)  # further probe sets, by name
     compactions: int = 0
+    compacted_after_first: int = 0  # compactions after a session's first (the amortized bound)
+    requests_after_first: int = 0  # requests from a session's first compaction on
+    over_window_requests: int = 0  # requests (with the tool schemas) larger than the window
     price_cache_read: float = 0.0
     price_cache_write: float = 0.0
 
@@ -136,6 +139,12 @@ class StrategyResult:
             "rejected_requests": self.rejected_requests,
             "feasible": self.rejected_requests == 0,
             "rejections": self.rejections,
+            "over_window_requests": self.over_window_requests,
+            "compactions_per_100_requests": round(100 * self.compactions / self.requests, 2)
+            if self.requests
+            else 0.0,
+            # After a session's first compaction, the share of its requests that compacted (target <= 1/4).
+            "compacted_share_after_first": ratio(self.compacted_after_first, self.requests_after_first),
             "input_tokens": self.input_tokens,
             "cached_input_tokens": self.cached_input_tokens,
             "uncached_input_tokens": uncached,
@@ -329,6 +338,10 @@ async def replay(
     tools_tokens = sum(
         counter.text(json.dumps(t, sort_keys=True, ensure_ascii=False, default=str)) for t in conv.tools
     )
+    bind_tools = getattr(strategy, "bind_tools", None)
+    if callable(bind_tools):  # budget the schemas as the live agent does (myrm)
+        bind_tools(tools_tokens)
+    compacted_once = False
     tools_fp = (fingerprint(conv.tools), tools_tokens) if conv.tools else None
     turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
     last_view: list[Message] = []
@@ -345,9 +358,17 @@ async def replay(
         m = getattr(strategy, "last_metrics", None)
         if m is not None and getattr(m, "timings_ms", None):
             result.stage_ms.append((ms, dict(m.timings_ms)))
-        if m.compacted if m is not None else getattr(strategy, "condensed", False):
+        compacted = m.compacted if m is not None else getattr(strategy, "condensed", False)
+        if compacted_once:
+            result.requests_after_first += 1
+            result.compacted_after_first += bool(compacted)
+        if compacted:
             result.compactions += 1
+            if not compacted_once:
+                compacted_once = True
+                result.requests_after_first += 1
         tokens = counter.messages(view) + tools_tokens
+        result.over_window_requests += tokens > window
         body = {"model": "bench", "messages": [v.to_api() for v in view], "tools": conv.tools or None}
         rej = validate_openai(body, window, tokens)
         result.requests += 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from myrm_tui.context.config import ContextConfig
@@ -212,6 +213,10 @@ class MyrmStrategy:
         self.vault = ArtifactVault(namespace=conv_id.replace("/", "_"))
         self.clock = 1_700_000_000.0
         self.conv_id = conv_id
+
+    def bind_tools(self, tokens: int) -> None:
+        """The tool schemas the conversation sends with every request: budgeted, as the live agent does."""
+        self.config = replace(self.config, overhead_tokens=tokens)
 
     async def build(self, history: list[Message], step: int) -> list[Message]:
         self.clock += 20.0  # a replayed turn every 20 s: the provider cache stays warm, as in a live session

@@ -1,8 +1,9 @@
 """The pipeline in the seed's order, built once per agent, and the loop that runs it.
 
 User Message → Thinking Cleanup → Media Filter → Smart Filter (Layers 1 / 1.5) → Cache TTL Prune
-(Layer 2) → Pre-Compact → Compress (Layer 3) → Session Notes → Summarize (Layer 4) → Post-Compaction
-Reread (Layer 4.5) → Normalize → Media Resolve → Prompt Cache Optimize (Layer 5) → LLM. Layer 0,
+(Layer 2) → Pre-Compact → Head Anchor → Compress (Layer 3) → Session Notes → Summarize (Layer 4) →
+Post-Compaction Reread (Layer 4.5) → Fit to Budget → Normalize → Media Resolve → Prompt Cache Optimize
+(Layer 5) → LLM. Fit to Budget makes every request fit the input budget by construction (``fit.py``). Layer 0,
 the CompressionIntent, is built before the first step; ContextBudgetGuard runs inside Smart Filter
 as its last line.
 
@@ -27,6 +28,7 @@ from myrm_tui.context.compress import PriorityCompressor
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.filters.processor import FilterProcessor
 from myrm_tui.context.filters.rules import RuleEngine
+from myrm_tui.context.fit import FitToBudget, HeadAnchor
 from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import extract_protected_head
 from myrm_tui.context.media import MediaFilter, MediaResolve
@@ -273,10 +275,12 @@ def build_pipeline(prompts_dir: Path | None = None, extra_filter_dirs: Iterable[
             ReasoningTrim(),
             CacheTTLPrune(),
             PreCompact(),
+            HeadAnchor(),
             PriorityCompressor(),
             SessionNotes(),
             Summarize(prompts),
             PostCompactionReread(),
+            FitToBudget(),
             Normalize(),
             MediaResolve(),
             PromptCacheOptimize(),

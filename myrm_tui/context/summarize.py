@@ -28,7 +28,8 @@ SUMMARY_PROMPT = "summary.md"
 MAX_TRANSCRIPT_CHARS = 120_000
 ORIGINAL_SCAN_CHARS = 24_000
 RENDER_OVERHEAD_TOKENS = 400  # a block's headings, fields and continuity sections around its Record
-LEDGER_CACHE = 20_000  # messages whose ledger lines are remembered (oldest forgotten first)
+LEDGER_CACHE = 20_000
+SHRUNK_MESSAGE_TOKENS = 600  # messages whose ledger lines are remembered (oldest forgotten first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,16 +104,69 @@ def transcript(messages: Sequence[Message], limit: int = MAX_TRANSCRIPT_CHARS) -
     return text if len(text) <= limit else text[: limit // 3] + "\n[… cut …]\n" + text[-2 * limit // 3 :]
 
 
+REDACTED = "[redacted]"
+
+
+def _safe(text: str) -> str:
+    """``redact(text)``, or ``[redacted]`` when redaction itself fails: a failure never lets text through
+    and never fails the compaction."""
+    try:
+        return redact(text)
+    except Exception:
+        return REDACTED
+
+
+def safe_redact_summary(summary: dict[str, Any], trace: Trace) -> dict[str, Any]:
+    """The summary redacted; if the one-pass redaction fails, field by field, and a field that still
+    fails becomes ``[redacted]`` (said once in the trace)."""
+    try:
+        return summary_model.redact_summary(summary)
+    except Exception as exc:
+        trace.event(f"redaction failed ({type(exc).__name__}); redacted field by field")
+    out: dict[str, Any] = {}
+    for k, v in summary.items():
+        out[k] = [_safe(str(x)) for x in v] if isinstance(v, list) else _safe(str(v))
+    return out
+
+
+def unfit_floor(view: Sequence[Message], req: Request, budget: int) -> str:
+    """Why no compaction can make this request fit (the system prompt and the newest message alone are
+    over the budget), or "" when one can."""
+    system = req.counter.messages([m for m in view if m.role == "system"])
+    anchor = next((m for m in req.protected_head if m.role == "user" and not m.synthetic), None)
+    newest = next(
+        (
+            m
+            for m in reversed(view)
+            if m.role == "user" and not m.synthetic and m.id != (anchor.id if anchor else None)
+        ),
+        None,
+    )
+    # Compress's emergency shrink cuts even the newest message to about this much (with a pointer).
+    message = min(req.counter.message(newest), SHRUNK_MESSAGE_TOKENS) if newest is not None else 0
+    if system + message <= budget:
+        return ""
+    return f"the system prompt ({system:,} tokens) and the newest message ({message:,}) pass {budget:,}"
+
+
 def _redacted(lines: list[ledger.Line]) -> list[ledger.Line]:
     """A message's ledger lines with credentials and PII redacted — once, when the message enters the view
     (one pass over its lines together: a key split over lines is still found), not on the compacting
     request."""
     if not lines:
         return lines
-    out = redact("\n".join(ln.text for ln in lines)).split("\n")
-    if len(out) != len(lines):  # a pattern spanned lines: redact each on its own
-        return [ledger.Line(redact(ln.text), ln.priority) for ln in lines]
-    return [ln if t == ln.text else ledger.Line(t, ln.priority) for ln, t in zip(lines, out, strict=True)]
+    try:
+        out = redact("\n".join(ln.text for ln in lines), keep_lines=True).split("\n")
+    except Exception:
+        out = []
+    if len(out) != len(lines):  # a pattern spanned lines (or failed): redact each on its own
+        return [ledger.Line(_safe(ln.text), ln.priority) for ln in lines]
+    # A private key's lines come back empty after its first: they are left out.
+    return [
+        ln if t == ln.text else ledger.Line(t, ln.priority)
+        for ln, t in zip(lines, out, strict=True)
+        if t or not ln.text
+    ]
 
 
 def parse_summary_json(text: str) -> dict[str, Any] | None:
@@ -148,8 +202,8 @@ class Summarize(Configured[SummarizeSettings]):
         # Old blocks removed here are being consolidated: their Record lines carry over, re-fitted.
         folded = [m for m in v.folded if m.meta.get("kind") == "summary"]
         removed = [m for m in v.folded if m.meta.get("kind") != "summary"]
-        fresh, source = await self._summarize(removed, head_user, previous, req, s, trace)
-        fresh = summary_model.redact_summary(fresh)
+        fresh, source = await self._summarize(removed, head_user, previous, view, req, s, trace)
+        fresh = safe_redact_summary(fresh, trace)
         merged = summary_model.merge(previous, fresh)  # the previous summary was redacted when it was made
         merged["blocked_items"] = merged["blocked_items"][: s.max_blocked_items]
         merged["next_steps"] = merged["next_steps"][: s.max_next_steps]
@@ -293,12 +347,17 @@ class Summarize(Configured[SummarizeSettings]):
         removed: Sequence[Message],
         head_user: str,
         previous: dict[str, Any] | None,
+        view: Sequence[Message],
         req: Request,
         s: SummarizeSettings,
         trace: Trace,
     ) -> tuple[dict[str, Any], str]:
         extractive = summary_model.extract(removed, head_user)
         if req.summarizer is None or self.prompts_dir is None:
+            return extractive, "extractive"
+        floor = unfit_floor(view, req, s.input_budget)
+        if floor:  # the turn will be refused whatever the summary says: do not pay for one
+            trace.event(f"summarizer skipped: {floor}")
             return extractive, "extractive"
         system = (self.prompts_dir / SUMMARY_PROMPT).read_text(encoding="utf-8")
         body = (

@@ -4,12 +4,15 @@ A large paste (over ``PASTE_LINES`` lines or ``PASTE_CHARS`` characters) shows a
 ``[pasted 3,000 lines]``; the message sent holds the whole text (``expand_pastes``). Typing ``@`` asks
 the screen for file completions (``MentionChanged``); while it shows them, Up/Down/Tab/Enter/Esc go to
 the menu (``MentionKey``). Mentioned files are attached when the message is sent (``app/mentions.py``).
+While the slash menu is open, Up/Down move in it, Tab completes, Enter runs the pick. Tab never moves the
+focus out.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.binding import Binding
@@ -17,6 +20,9 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from myrm_tui.app.mentions import attach, query_at
+
+if TYPE_CHECKING:
+    from myrm_tui.app.widgets.slash_menu import SlashMenu
 
 MAX_HISTORY = 200
 PASTE_LINES = 30
@@ -49,7 +55,15 @@ class PromptInput(TextArea):
     BINDINGS = [
         Binding("ctrl+j", "newline", "New line", show=False),
         Binding("alt+enter", "newline", "New line", show=False),
+        Binding("pageup", "scroll_chat(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll_chat(1)", "Scroll down", show=False),
     ]
+
+    @dataclass
+    class ScrollRequested(Message):
+        """PageUp/PageDown in the prompt box scroll the conversation."""
+
+        pages: int
 
     @dataclass
     class Submitted(Message):
@@ -83,12 +97,28 @@ class PromptInput(TextArea):
         self.workspace: Path | None = None  # where @ mentions are read from (set by the screen)
         self.mention_active = False  # the screen shows the @ menu: its keys go there
         self._mention: str | None = None
+        self.menu: SlashMenu | None = None  # set by the screen
 
     async def _on_key(self, event: events.Key) -> None:
         if self.mention_active and event.key in ("up", "down", "tab", "enter", "escape"):
             event.prevent_default()
             event.stop()
             self.post_message(self.MentionKey(event.key))
+            return
+        menu = self.menu
+        if menu is not None and menu.is_open and event.key in ("up", "down", "tab", "enter", "escape"):
+            event.prevent_default()
+            event.stop()
+            if event.key in ("up", "down"):
+                menu.move(-1 if event.key == "up" else 1)
+            elif event.key == "escape":
+                menu.close()
+            else:
+                self._complete(run=event.key == "enter")
+            return
+        if event.key == "tab":  # the focus stays here (shift+tab still leaves)
+            event.prevent_default()
+            event.stop()
             return
         if event.key == "enter":
             event.prevent_default()
@@ -134,6 +164,25 @@ class PromptInput(TextArea):
         query = query_at(self.document.get_line(row)[:col]) or ""
         self.replace(f"@{path} ", (row, col - len(query) - 1), (row, col))
         self.mention_active = False
+
+    def _complete(self, run: bool) -> None:
+        """The menu's pick into the box; Enter runs it unless it needs an argument."""
+        assert self.menu is not None
+        picked = self.menu.chosen()
+        if picked is None:
+            return
+        name, command = picked
+        needs_arg = bool(command.usage) and not command.usage.startswith("[")
+        self.menu.close()
+        if run and not needs_arg:
+            self.load_text(f"/{name}")
+            self.submit()
+            return
+        self.load_text(f"/{name} " if command.usage else f"/{name}")
+        self.move_cursor(self.document.end)
+
+    def action_scroll_chat(self, pages: int) -> None:
+        self.post_message(self.ScrollRequested(pages))
 
     def action_newline(self) -> None:
         self.insert("\n")

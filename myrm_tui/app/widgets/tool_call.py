@@ -20,6 +20,7 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
 from myrm_tui.context.types import ToolCall
+from myrm_tui.safe_text import sanitize
 
 _VAULT = re.compile(r"vault://[\w./-]+")
 _SHELL = re.compile(r"\A<returncode>(-?\d+)</returncode>\n<output>\n?(.*?)</output>", re.S)
@@ -78,7 +79,7 @@ def edit_diff(call: ToolCall) -> Text | None:
         if out:
             out.append("\n")
         style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
-        out.append(line, style=style)
+        out.append(sanitize(line), style=style)
     return out
 
 
@@ -125,7 +126,7 @@ class ToolCallView(Collapsible):
             if isinstance(command, str):
                 first = command.strip().splitlines()[0] if command.strip() else ""
                 args = first if len(first) < 90 else first[:87] + "…"
-        return f"{status} {call.name} {args}" + (f"  · {note}" if note else "")
+        return sanitize(f"{status} {call.name} {args}" + (f"  · {note}" if note else ""))
 
     def _tick(self) -> None:
         if self.state == "running":
@@ -140,7 +141,7 @@ class ToolCallView(Collapsible):
         """The newest output of the running call: its last lines under the heading."""
         if self.state != "running" or not self.is_mounted:
             return
-        lines = clean(text).rstrip("\n").splitlines()[-LIVE_LINES:]
+        lines = sanitize(clean(text)).rstrip("\n").splitlines()[-LIVE_LINES:]
         self.query_one(".live", Static).update("\n".join(lines))
         self._tick()
 
@@ -167,7 +168,9 @@ class ToolCallView(Collapsible):
             code, output = shell
             body = output if code == 0 else f"{output}\n[exit code {code}]".lstrip("\n")
         shown = body if len(body) <= PREVIEW_CHARS else body[:PREVIEW_CHARS] + f"\n… ({len(body):,} chars)"
-        self.query_one(".output", Static).update(clean(shown) or "(no output)")
+        # escape codes shown, never obeyed; a command's colours and progress redraws are dropped
+        shown = sanitize(clean(shown) if shell is not None else shown)
+        self.query_one(".output", Static).update(shown or "(no output)")
         if self.diff is not None and self.state == "done":
             self.collapsed = False  # an edit shows its diff
 
