@@ -401,3 +401,52 @@ async def test_a_cards_output_has_no_escape_codes_and_progress_keeps_its_last_st
         await pilot.click(view.query_one(CollapsibleTitle))
         await pilot.pause()
         assert shown(view, ".output") == "red\n100%"
+
+
+async def test_the_at_list_and_the_slash_menu_each_get_the_keys_while_open(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    from myrm_tui.app.widgets.slash_menu import SlashMenu
+
+    (workspace / "models.py").write_text("x = 1\n")
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait(pilot, app.ready.is_set, 60)
+        box, at_list, slash = app.query_one(PromptInput), app.query_one(MentionMenu), app.query_one(SlashMenu)
+        await pilot.press("slash", "m", "o")
+        await wait(pilot, lambda: slash.is_open and slash.option_count == 2)
+        assert not at_list.is_open
+        await pilot.press("down", "tab")  # the slash menu's keys: /mode completed
+        assert box.text == "/mode " and not slash.is_open and app.focused is box
+        box.load_text("")
+        await pilot.press(*"see @mod")
+        await wait(pilot, lambda: at_list.is_open)
+        assert not slash.is_open
+        await pilot.press("tab")  # the @ list's key: the file is completed, the focus stays
+        assert box.text == "see @models.py " and not at_list.is_open and app.focused is box
+        await pilot.press("tab")  # nothing open: Tab still keeps the focus in the box
+        assert app.focused is box and box.text == "see @models.py " and not emulator.accepted
+
+
+async def test_a_cards_output_and_heading_never_carry_control_characters() -> None:
+    from textual.app import App, ComposeResult
+
+    from myrm_tui.context.types import ToolCall
+
+    class Probe(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ToolCallView(ToolCall("c1", "bash", '{"command": "printf \\u001b]0;t\\u0007x"}'))
+            yield ToolCallView(ToolCall("c2", "file_read_tool", '{"paths": ["a"]}'))
+
+    app = Probe()
+    async with app.run_test(size=(160, 40)) as pilot:
+        bash, read = app.query(ToolCallView)
+        bash.set_live("live\x1b[2Jstill\u009b31m here\n")
+        await pilot.pause()
+        assert shown(bash, ".live") == "livestill\ufffd31m here"  # colours dropped, the C1 CSI inert
+        bash.set_result("<returncode>0</returncode>\n<output>\x1b[31mred\u009b0m\x1b[0m\n</output>", False)
+        read.set_result("file \x1b]52;c;aGk=\x07text", False)
+        await pilot.pause()
+        assert shown(bash, ".output") == "red\ufffd0m"
+        assert shown(read, ".output") == "file ␛]52;c;aGk=␇text"  # a file's codes shown, not run
+        assert "␛]0;t␇x" in heading(bash) and "\x1b" not in heading(bash)
