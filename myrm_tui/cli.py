@@ -176,8 +176,14 @@ def main_tui(
         str | None, typer.Option("--replay", help="Play a recorded conversation: PATH[#ID]")
     ] = None,
     speed: Annotated[float, typer.Option("--speed", help="Replay speed: seconds per turn")] = 0.6,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit")] = False,
 ) -> None:
     """Open the full-screen chat (the default command)."""
+    if version:
+        from myrm_tui import __version__
+
+        print(f"myrm {__version__}")
+        raise typer.Exit(0)
     if ctx.invoked_subcommand is not None:
         return
     configure_offline_env()
@@ -198,6 +204,8 @@ def main_tui(
         replay_speed=speed,
     )
     tui.run()
+    if tui.resume_hint:
+        print(tui.resume_hint)
     if tui.return_code:  # stopped by a signal: 128 + its number, as a shell reports it
         raise typer.Exit(tui.return_code)
 
@@ -398,7 +406,10 @@ async def _sessions(db: Path, delete: str | None, rename: tuple[str, str] | None
             elif rename:
                 await store.rename_session(row.id, rename[1])
                 print(f"renamed {row.id}")
-        for s in await store.list_sessions():
+        listed = await store.list_sessions()
+        if not listed:
+            print("no sessions yet (run `myrm` in a project folder to start one)")
+        for s in listed:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated_at))
             parent = f"  (fork of {s.parent_id})" if s.parent_id else ""
             print(f"{s.id}  {when}  {s.message_count:>4} msgs  {s.model:<32}  {s.title}{parent}")

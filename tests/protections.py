@@ -327,6 +327,29 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "shell: a write needs a rule that names it",
+        "myrm_tui/agent/permissions.py",
+        "unnamed = tuple(w for w in c.writes if rule is None or w not in self.writes_named(rule))",
+        "unnamed = ()",
+        ("tests/test_permissions_writes.py::test_writes_and_reads",),
+    ),
+    Mutant(
+        "shell: a write beside a command that may change files asks",
+        "myrm_tui/agent/permissions.py",
+        "tuple(_check_line_writes(walker.commands))",
+        "tuple(walker.commands)",
+        (
+            "tests/test_permissions_writes.py::test_a_checkout_that_swaps_a_folder_for_a_symlink_writes_nothing_outside",
+        ),
+    ),
+    Mutant(
+        "shell: read-only commands stay inside the workspace",
+        "myrm_tui/agent/permissions.py",
+        "if full != workspace and workspace not in full.parents:",
+        "if False:",
+        ("tests/test_permissions_writes.py::test_writes_and_reads",),
+    ),
+    Mutant(
         "shell: rules are token prefixes",
         "myrm_tui/agent/permissions.py",
         "if tuple(tokens[: len(rule)]) == rule:",

@@ -64,7 +64,8 @@ async def test_shell_command_asks_for_approval_and_runs_on_y(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, approval="ask")
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "echo approved-run"})]), Reply(text="Done."))
+    # printf, not echo: echo is read-only and runs without asking
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "printf approved-run"})]), Reply(text="Done."))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, app.ready.is_set)
         await type_and_send(pilot, "run it")
@@ -83,8 +84,8 @@ async def test_approval_lists_the_parsed_commands_and_what_always_adds(
     emulator.enqueue(
         Reply(tool_calls=[("bash", {"command": "git status; touch pwned"})]),
         Reply(tool_calls=[("bash", {"command": "echo $(touch pwned)"})]),
-        Reply(tool_calls=[("bash", {"command": "git status; echo ok-run"})]),
-        Reply(tool_calls=[("bash", {"command": "echo ok-run again"})]),
+        Reply(tool_calls=[("bash", {"command": "git status; printf '%s ' ok-run"})]),
+        Reply(tool_calls=[("bash", {"command": "printf '%s ' ok-run again"})]),
         Reply(text="Done."),
     )
 

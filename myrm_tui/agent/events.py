@@ -37,6 +37,14 @@ class ToolStarted:
 
 
 @dataclass(frozen=True)
+class ToolOutput:
+    """A running tool's latest output: the tail of what it printed so far (for a live view only)."""
+
+    call: ToolCall
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolFinished:
     call: ToolCall
     message: Message
@@ -107,6 +115,7 @@ AgentEvent = (
     | ReasoningChunk
     | AssistantSaved
     | ToolStarted
+    | ToolOutput
     | ToolFinished
     | ContextReport
     | Notice

@@ -20,10 +20,12 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 READ_CHUNK = 65_536
+LIVE_TAIL = 4_096  # bytes of the newest output given to the live view
 SPILL_LIMIT = 50_000_000  # beyond this even the vault copy is cut
 SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 
@@ -155,6 +157,7 @@ async def run_captured(
     max_bytes: int,
     stdin: bytes | None = None,
     env: dict[str, str] | None = None,
+    on_output: Callable[[str], None] | None = None,
 ) -> Captured:
     """Run ``command`` under bash in its own process group, stdout and stderr together."""
     proc = await spawn(
@@ -169,6 +172,7 @@ async def run_captured(
     )
     kept = bytearray()
     spill = bytearray()
+    tail = bytearray()
     total = 0
     timed_out = False
 
@@ -191,9 +195,17 @@ async def run_captured(
                 kept.extend(chunk[: max_bytes - len(kept)])
             if len(spill) < SPILL_LIMIT:
                 spill.extend(chunk[: SPILL_LIMIT - len(spill)])
+            if on_output is not None:
+                tail.extend(chunk[-LIVE_TAIL:])
+                del tail[:-LIVE_TAIL]
+                on_output(tail.decode("utf-8", errors="replace"))
 
+    gathered = asyncio.gather(feed(), pump(), proc.wait())
+    # Cancelled by Esc, the gather ends with its children's CancelledError: read it, or asyncio logs
+    # "exception was never retrieved" with a traceback.
+    gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
     try:
-        await asyncio.wait_for(asyncio.gather(feed(), pump(), proc.wait()), timeout)
+        await asyncio.wait_for(gathered, timeout)
     except TimeoutError:
         timed_out = True
         kill_group(proc.pid)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,8 @@ from myrm_tui.agent.events import (
     Notice,
     SummaryProgress,
     TextChunk,
+    ToolFinished,
+    ToolStarted,
     TurnDone,
     TurnFailed,
     UserSaved,
@@ -118,10 +121,12 @@ class MyrmApp(App[None]):
         self._summary_line = ""  # the background summary's progress, shown in the status line
         self._warming = False
         self.replayer: Replay | None = None
+        self.replay_finished = False
+        self.resume_hint = ""  # printed by the command line after the app exits
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
-        return MainScreen().data_bind(
+        return MainScreen(self.controller.workspace).data_bind(
             MyrmApp.status, MyrmApp.live, MyrmApp.fork_ratio, MyrmApp.compacting, MyrmApp.model_line
         )
 
@@ -194,7 +199,7 @@ class MyrmApp(App[None]):
                 self.play_replay()
                 return
             row = await self.controller.open_session(self.initial_session)
-            self._show(SessionLoaded(row, await self.controller.messages()))
+            self._show(await self._loaded(row))
             await self.controller.ensure_agent()
             self._show(await self._agent_ready())
         except Exception as exc:
@@ -266,22 +271,23 @@ class MyrmApp(App[None]):
         except asyncio.CancelledError:
             self._show(AgentEventMessage(TurnDone(0, interrupted=True)))
             raise
+        self.replay_finished = True
         self._show(
             AgentEventMessage(
                 Notice("Replay finished. You can keep chatting only in a live session (ctrl+n).")
             )
         )
+        self._status()
 
     def action_toggle_replay(self) -> None:
-        if self.replayer is None:
+        if self.replayer is None or self.replay_finished:
             return
         running = self.replayer.feed.running
         if running.is_set():
             running.clear()
-            self._status("replay paused (ctrl+r resumes) — ctrl+k, ctrl+f, F3, F4 work meanwhile")
         else:
             running.set()
-            self._status()
+        self._status()
 
     def on_session_loaded(self, event: SessionLoaded) -> None:
         """The screen shows the conversation; the app takes the title, the model line, fresh numbers."""
@@ -301,6 +307,40 @@ class MyrmApp(App[None]):
         self.refresh_panels()
         self.model_line = self._model_line(event.session.id)
         self._status()
+
+    async def _loaded(self, row: Any) -> SessionLoaded:
+        """A session to show; an empty one gets the welcome (model, workspace, the keys to start with)."""
+        messages = await self.controller.messages()
+        s = self.controller.settings
+        welcome = ""
+        if s is not None and not any(m.role != "system" and not m.synthetic for m in messages):
+            note = (
+                " (embedded: small, for trying the UI; set --model for real work)"
+                if s.is_local_default
+                else ""
+            )
+            welcome = (
+                f"Welcome to myrm. Model: {s.model}{note}\n"
+                f"Workspace: {self.controller.workspace}\n"
+                "Enter sends · ctrl+j new line · esc cancels · ctrl+p all commands · F1 help · ctrl+q quits"
+            )
+        return SessionLoaded(row, messages, welcome)
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """Textual saves to the Downloads folder and fails when there is none: then the current folder,
+        or the state folder when that is not writable; the notice says where."""
+        if path is None:
+            from platformdirs import user_downloads_path, user_state_path
+
+            downloads = user_downloads_path()
+            if not downloads.is_dir():
+                cwd = Path.cwd()
+                folder = cwd if os.access(cwd, os.W_OK) else user_state_path("myrm")
+                folder.mkdir(parents=True, exist_ok=True)
+                path = str(folder)
+        return super().deliver_screenshot(filename, path, time_format)
 
     def _model_line(self, session_id: str) -> str:
         """The line under the ring: which model answers (or that a recording does) in which session."""
@@ -329,7 +369,12 @@ class MyrmApp(App[None]):
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         if text is None:
-            if self.replayer is not None:
+            # The replay's state wins over the turn's: a turn ending while paused must not say "pauses".
+            if self.replayer is not None and self.replay_finished:
+                text = "Replay finished — ctrl+n starts a live session, ctrl+s opens another"
+            elif self._replay_paused():
+                text = "replay paused (ctrl+r resumes) — ctrl+k, ctrl+f, F3, F4 work meanwhile"
+            elif self.replayer is not None:
                 text = "REPLAY of a recorded session — ctrl+r pauses, ctrl+k compacts, ctrl+f forks, F4 vault"
             else:
                 text = (
@@ -417,6 +462,10 @@ class MyrmApp(App[None]):
                 }.get(ev.state, f"background summary {ev.state}; the extractive one stands in")
                 self._status()
                 self.refresh_panels()
+            case ToolStarted() if self.replayer is None:
+                self._status(f"running {ev.call.name}… (esc cancels)")
+            case ToolFinished() if self.replayer is None:
+                self._status()
             case TurnDone():
                 self.busy = False
                 self._status()
@@ -575,7 +624,7 @@ class MyrmApp(App[None]):
         except SessionBusy as exc:  # another myrm writes it: this one stays in the current session
             self.post_message(Failure(str(exc)))
             return
-        self._show(SessionLoaded(row, await self.controller.messages()))
+        self._show(await self._loaded(row))
         await self.controller.ensure_agent()
         self._show(await self._agent_ready())
 
@@ -682,4 +731,8 @@ class MyrmApp(App[None]):
         self._show(ShowNotice("Session notes:\n" + body))
 
     async def on_unmount(self) -> None:
+        session = self.controller.session
+        with contextlib.suppress(Exception):  # a broken store must not keep the app from closing
+            if session is not None and await self.controller.has_conversation():
+                self.resume_hint = f"resume with: myrm --session {session.id}"
         await self.controller.close()

@@ -13,7 +13,7 @@ from myrm_tui.app.messages import PanelData, PanelInfo
 from myrm_tui.config import Settings
 from myrm_tui.context.models import model_kind
 from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
-from myrm_tui.store.db import SessionRow, Store, VaultListing
+from myrm_tui.store.db import SessionBusy, SessionRow, Store, VaultListing
 
 if TYPE_CHECKING:
     from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
@@ -111,6 +111,7 @@ class Controller:
         self.replaying = False
         self._prebuilt: Agent | None = None
         self.fork_notice = ""  # what the last fork did, for the user
+        self._created: set[str] = set()  # sessions this run created: removed again if left empty
 
     async def open(self) -> None:
         self.store = await Store.open(self.db_path)
@@ -155,6 +156,7 @@ class Controller:
         if row is None:
             assert self.settings is not None
             row = await store.create_session(model=self.settings.model, workspace=str(self.workspace))
+            self._created.add(row.id)
         # One writer per session: SessionBusy (another myrm has it) leaves the current session open.
         await store.acquire_lease(row.id)
         previous = self.session
@@ -163,6 +165,25 @@ class Controller:
         if previous is not None and previous.id != row.id:
             await store.release_lease(previous.id)
         return row
+
+    async def has_conversation(self, session_id: str | None = None) -> bool:
+        """Whether the session (the open one by default) holds a message of the user's: what makes it
+        worth resuming."""
+        sid = session_id or (self.session.id if self.session else None)
+        if sid is None or self.store is None:
+            return False
+        return any(m.role == "user" and not m.synthetic for m in await self.store.load_messages(sid))
+
+    async def _drop_empty(self) -> None:
+        """Sessions this run created and the user never wrote in are deleted at exit (no "New session"
+        rows from launches that only looked); within the run they stay in the list."""
+        for sid in list(self._created):
+            try:
+                if not await self.has_conversation(sid):
+                    await self._store().delete_session(sid)
+            except SessionBusy:  # left earlier and now another myrm's: it is theirs to keep
+                pass
+            self._created.discard(sid)
 
     async def drop_agent(self) -> None:
         await self.cache.clear()
@@ -484,5 +505,6 @@ class Controller:
     async def close(self) -> None:
         await self.drop_agent()
         if self.store is not None:
+            await self._drop_empty()
             await asyncio.shield(self.store.close())
             self.store = None

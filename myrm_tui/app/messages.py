@@ -30,6 +30,7 @@ class AgentEventMessage(Message):
 class SessionLoaded(Message):
     session: SessionRow
     messages: list[ChatMessage]
+    welcome: str = ""  # shown above an empty conversation (model, workspace, keys)
 
 
 @dataclass

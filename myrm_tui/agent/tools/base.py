@@ -55,6 +55,7 @@ class ToolContext:
     jobs: JobManager | None = None  # background shell jobs; None where they are not allowed
     job_output_chars: int = 30_000  # new job output over this is spilled to the vault (protection L7)
     subagent: Spawn | None = None  # runs a task in a child session; None in a child (no grandchildren)
+    on_output: Callable[[str], None] | None = None  # a running call's output tail, for the live view
 
 
 class Tool(Protocol):

@@ -50,7 +50,9 @@ class BashTool:
         if args.get("run_in_background"):
             return await self._background(command, ctx)
         timeout = float(args.get("timeout") or ctx.bash_timeout)
-        out = await run_captured(command, ctx.workspace, timeout, ctx.max_output_bytes)
+        out = await run_captured(
+            command, ctx.workspace, timeout, ctx.max_output_bytes, on_output=ctx.on_output
+        )
         notes = [out.label] if out.label else []
         meta: dict[str, Any] = {"exit_code": out.code, "bytes": out.total}
         if out.full is not None:

@@ -7,15 +7,19 @@ app's reactives (``MyrmApp.get_default_screen``) to the widgets that render it."
 
 from __future__ import annotations
 
-from textual import events, getters
+import asyncio
+from pathlib import Path
+
+from textual import events, getters, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TextArea
+from textual.widgets import Footer, Header, OptionList, Static, TabbedContent, TextArea
 
 from myrm_tui.agent.events import TurnFailed
 from myrm_tui.app.live import LiveContext
+from myrm_tui.app.mentions import fuzzy, list_files
 from myrm_tui.app.messages import (
     AgentEventMessage,
     AgentReady,
@@ -30,6 +34,7 @@ from myrm_tui.app.messages import (
 )
 from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
+from myrm_tui.app.widgets.mention_menu import MentionMenu
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.app.widgets.slash_menu import SlashMenu
@@ -56,6 +61,14 @@ class MainScreen(Screen[None]):
     prompt = getters.query_one(PromptInput)
     health = getters.query_one(SessionContextHealthPanel)
     vault = getters.query_one(VaultPane)
+    mentions = getters.query_one(MentionMenu)
+
+    def __init__(self, workspace: Path | None = None) -> None:
+        super().__init__()
+        self.workspace = workspace  # where @ mentions complete from
+        self._files: list[str] | None = None
+        self._query: str | None = None
+        self.panel_choice: bool | None = None  # ctrl+b's last choice (None: the width decides)
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◉")
@@ -68,15 +81,13 @@ class MainScreen(Screen[None]):
             )
         yield TranscriptSearch(id="search")
         yield StatusLine(id="status").data_bind(MainScreen.status)
+        yield MentionMenu(id="mentions")
         yield SlashMenu(id="slash-menu")
-        yield PromptInput(id="prompt")
+        yield PromptInput(id="prompt", placeholder="Message myrm — Enter sends, ctrl+j new line, F1 help")
         yield Footer()
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.panel_choice: bool | None = None  # ctrl+b's last choice (None: the width decides)
-
     def on_mount(self) -> None:
+        self.prompt.workspace = self.workspace
         self.prompt.menu = self.query_one(SlashMenu)
         self.prompt.focus()
         self._layout_panel()
@@ -94,13 +105,58 @@ class MainScreen(Screen[None]):
         if event.text_area is self.prompt and self.prompt.menu is not None:
             self.prompt.menu.update_for(self.prompt.text)
 
+    # -- @ mentions ----------------------------------------------------------------------------------
+    def on_prompt_input_mention_changed(self, event: PromptInput.MentionChanged) -> None:
+        self._query = event.query
+        if event.query is None or self.workspace is None:
+            self._close_mentions()
+        elif self._files is None:
+            self.load_files()
+        else:
+            self._show_mentions()
+
+    @work(exclusive=True, group="mention-files", exit_on_error=False, description="list workspace files")
+    async def load_files(self) -> None:
+        assert self.workspace is not None
+        self._files = await asyncio.to_thread(list_files, self.workspace)
+        if self._query is not None:
+            self._show_mentions()
+
+    def _show_mentions(self) -> None:
+        self.mentions.show(fuzzy(self._query or "", self._files or []))
+        self.prompt.mention_active = self.mentions.is_open
+
+    def _close_mentions(self) -> None:
+        self.mentions.close()
+        self.prompt.mention_active = False
+
+    def on_prompt_input_mention_key(self, event: PromptInput.MentionKey) -> None:
+        if event.key == "up":
+            self.mentions.action_cursor_up()
+        elif event.key == "down":
+            self.mentions.action_cursor_down()
+        elif event.key == "escape":
+            self._close_mentions()
+        else:
+            self._choose(self.mentions.choice())
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if isinstance(event.option_list, MentionMenu):
+            self._choose(str(event.option.prompt))
+
+    def _choose(self, path: str | None) -> None:
+        self._close_mentions()
+        if path is not None:
+            self.prompt.complete_mention(path)
+            self.prompt.focus()
+
     def torn_down(self) -> bool:
         """True once the screen is detached or its widgets are gone (a worker's late message is dropped)."""
         return not self.is_attached or not self.query("#status")
 
     async def on_session_loaded(self, event: SessionLoaded) -> None:
         if not self.torn_down():
-            await self.chat.load(event.messages)
+            await self.chat.load(event.messages, event.welcome)
 
     def on_agent_ready(self, event: AgentReady) -> None:
         if event.thresholds is not None and not self.torn_down():
@@ -114,6 +170,10 @@ class MainScreen(Screen[None]):
         if isinstance(ev, TurnFailed) and ev.unsent:
             self.prompt.give_back()  # refused input is never lost
             self.notify("The message was not sent; your text is back in the box.", severity="error")
+
+    def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        """The transcript shows each paste by the label the box showed (the message goes on to the app)."""
+        self.chat.pastes.update(event.pastes)
 
     def on_panel_data(self, event: PanelData) -> None:
         if self.torn_down():

@@ -18,6 +18,7 @@ from textual.widgets import Button, Static
 
 from myrm_tui.agent import events
 from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
+from myrm_tui.app.widgets.prompt_input import PASTE_CHARS, PASTE_LINES, collapse
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.vault_card import VaultArtifactCard
 from myrm_tui.context.types import Message, ToolCall
@@ -25,6 +26,21 @@ from myrm_tui.context.types import Message, ToolCall
 WINDOW = 120
 CUT_MARK = "\n\n[reply cut off: the stream ended early; retried below]"
 PAGE = 120
+HEAD_LINES = 6
+
+
+def shown_user_text(text: str, pastes: dict[str, str]) -> str:
+    """A stored user message as the transcript shows it: pastes by their label; a long message (one
+    pasted in an earlier run, whose labels are gone) by its first lines and a count of the rest. The
+    stored message stays whole."""
+    text = collapse(text, pastes)
+    lines = text.split("\n")
+    if len(lines) <= PASTE_LINES and len(text) <= PASTE_CHARS:
+        return text
+    head = [line if len(line) <= 200 else line[:199] + "…" for line in lines[:HEAD_LINES]]
+    rest = len(lines) - len(head)
+    more = f"[… {rest:,} more lines]" if rest else f"[… {len(text):,} chars in all]"
+    return "\n".join([*head, more])
 
 
 def searchable(widget: Widget) -> str:
@@ -42,6 +58,7 @@ class ChatLog(VerticalScroll):
     DEFAULT_CSS = """
     ChatLog { height: 1fr; padding: 0 1; }
     ChatLog > #earlier { width: 100%; margin: 1 0; }
+    ChatLog > #welcome { border: round $accent; padding: 0 1; margin: 1 0 0 0; color: $text-muted; }
     ChatLog > .-match { background: $warning 12%; }
     ChatLog > .-match-current { background: $warning 35%; }
     """
@@ -58,6 +75,7 @@ class ChatLog(VerticalScroll):
         self._calls: dict[str, ToolCallView] = {}
         self._carded: set[str] = set()
         self.current: AssistantMessage | None = None
+        self.pastes: dict[str, str] = {}  # label -> pasted text: user messages show the label
         self._hits: list[Widget] = []
         self._hit = -1
         self.needle = ""
@@ -124,12 +142,14 @@ class ChatLog(VerticalScroll):
         self.scroll_to_widget(current, animate=False, top=True)
         return self._hit + 1
 
-    async def load(self, messages: Sequence[Message]) -> None:
+    async def load(self, messages: Sequence[Message], welcome: str = "") -> None:
         await self.remove_children()
         self._calls.clear()
         self._carded.clear()
         visible = [m for m in messages if m.role != "system" and not m.synthetic]
         self._hidden, shown = visible[:-WINDOW], visible[-WINDOW:]
+        if welcome and not visible:
+            await self.mount(Static(welcome, id="welcome", markup=False))
         if self._hidden:
             await self.mount(Button(f"show {min(PAGE, len(self._hidden))} earlier messages", id="earlier"))
         await self.mount_all([w for m in shown for w in self._widgets(m)])
@@ -138,7 +158,7 @@ class ChatLog(VerticalScroll):
     def _widgets(self, m: Message) -> list:
         out: list = []
         if m.role == "user":
-            out.append(UserMessage(m.text))
+            out.append(UserMessage(shown_user_text(m.text, self.pastes)))
         elif m.role == "assistant":
             if m.text.strip():
                 out.append(AssistantMessage(m.text))
@@ -149,7 +169,7 @@ class ChatLog(VerticalScroll):
         elif m.role == "tool":
             done = self._calls.get(m.tool_call_id or "")
             if done is not None:
-                done.call_after_refresh(done.set_result, m.text, bool(m.meta.get("is_error")))
+                done.call_after_refresh(done.set_result, m.text, bool(m.meta.get("is_error")), m.meta)
         return out
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -165,7 +185,10 @@ class ChatLog(VerticalScroll):
             await event.button.remove()
 
     async def add_user(self, text: str) -> None:
-        await self.mount(UserMessage(text))
+        """The user's message as sent, each paste by its label; the welcome makes room for it."""
+        for welcome in self.query("#welcome"):
+            await welcome.remove()
+        await self.mount(UserMessage(collapse(text, self.pastes)))
 
     async def start_assistant(self) -> AssistantMessage:
         self.current = AssistantMessage()
@@ -193,10 +216,12 @@ class ChatLog(VerticalScroll):
         self._calls[call.id] = view
         await self.mount(view)
 
-    def set_tool_result(self, call_id: str, text: str, is_error: bool) -> None:
+    def set_tool_result(
+        self, call_id: str, text: str, is_error: bool, meta: dict[str, object] | None = None
+    ) -> None:
         view = self._calls.get(call_id)
         if view is not None:
-            view.set_result(text, is_error)
+            view.set_result(text, is_error, meta)
             self.add_vault_cards(view)
 
     def add_vault_cards(self, view: ToolCallView, uris: list[str] | None = None) -> None:
@@ -229,8 +254,14 @@ class ChatLog(VerticalScroll):
                 await self.end_assistant()
             case events.ToolStarted():
                 await self.add_tool_call(ev.call)
+            case events.ToolOutput():
+                view = self._calls.get(ev.call.id)
+                if view is not None:
+                    view.set_live(ev.text)
             case events.ToolFinished():
-                self.set_tool_result(ev.call.id, ev.message.text, bool(ev.message.meta.get("is_error")))
+                self.set_tool_result(
+                    ev.call.id, ev.message.text, bool(ev.message.meta.get("is_error")), ev.message.meta
+                )
             case events.Notice():
                 await self.add_notice(ev.text, ev.level)
             case events.StreamCut():
@@ -244,4 +275,7 @@ class ChatLog(VerticalScroll):
             case events.TurnDone():
                 await self.end_assistant()
                 if ev.interrupted:
+                    for view in self._calls.values():
+                        if view.is_mounted:
+                            view.cancel()
                     await self.add_notice("Turn cancelled.", "warning")
