@@ -189,7 +189,7 @@ MUTANTS = (
         "myrm_tui/context/fit.py",
         "if not v.compacting or req.counter.messages(view[:head_len]) <= s.head_limit_tokens:",
         "if True:",
-        (f"{R}::test_a_first_message_over_the_window_is_cut_into_the_vault_and_answered",),
+        (f"{P}::test_head_anchor_cuts_a_first_message_over_its_share_before_compress",),
     ),
     Mutant(
         "pre-compact: a view over the budget always compacts",

@@ -123,7 +123,14 @@ async def test_no_summarizer_call_is_paid_for_a_turn_that_cannot_fit(
 ) -> None:
     settings = openai_settings(emulator, summarizer_model="openai/gpt-4o-mini")
     agent = await make_agent(store, workspace, settings, window=2_000)  # the prompt alone is over it
-    events = await collect(agent, "please review hello.py " * 40)
+    for turn in conversation(12)[2:]:  # something to fold
+        await agent.session.append(turn)
+    # A manual compaction summarizes inline (no background preparation): it must not call the model.
+    _, run = await agent.session.prepare(force=True)
+    assert run.tokens > agent.session.config.input_budget
+    assert any("summarizer skipped" in e for e in run.metrics.events)
+    assert emulator.requests == []  # no summary was paid for
+    events = await collect(agent, "please review hello.py")
     failed = [e for e in events if isinstance(e, TurnFailed)]
     assert failed and failed[0].kind == "preflight"
     assert emulator.requests == []  # neither the turn nor a summary was sent
@@ -182,3 +189,26 @@ async def test_a_first_message_of_half_the_window_lets_a_session_run_ninety_tool
     counter, budget = agent.session.counter, agent.session.config.input_budget
     sizes = [counter.messages([Message.from_api(m) for m in r.body["messages"]]) for r in emulator.accepted]
     assert max(sizes) <= budget, (max(sizes), budget)
+
+
+async def test_head_anchor_cuts_a_first_message_over_its_share_before_compress() -> None:
+    from myrm_tui.context.fit import HeadAnchor
+    from myrm_tui.context.invariants import extract_protected_head
+    from myrm_tui.context.step import CompactionPlan, Level
+    from tests.helpers import COUNTER, config_for, run_step, view_for
+
+    spec = "Build it.\n" + "\n".join(f"requirement {i}: latency under {i} ms" for i in range(800))
+    raw = [Message(role="system", content="sys", id="s"), Message(role="user", content=spec, id="u")]
+    raw += conversation(3)[2:]
+    config = config_for(16_000)
+    assert COUNTER.messages(raw[:2]) > config.head_limit_tokens
+    plan = CompactionPlan(Level.FULL, True, "test")
+    view = view_for(raw, plan=plan, protected_head=tuple(extract_protected_head(raw)))
+    result = await run_step(HeadAnchor(), view, config=config)
+    anchor = result.messages[1]
+    assert anchor.id == "u#headcut" and COUNTER.message(anchor) <= config.anchor_tokens + 20
+    assert anchor.text.startswith("Build it.") and "requirement 799" in anchor.text  # opening and end
+    assert anchor.meta["vault_uri"] in anchor.text
+    # Without a compaction the head is left as it is (the cache keeps it).
+    unplanned = await run_step(HeadAnchor(), view_for(raw), config=config)
+    assert unplanned.messages[1] is raw[1]
