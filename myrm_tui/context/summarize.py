@@ -36,6 +36,8 @@ SHRUNK_MESSAGE_TOKENS = 600  # messages whose ledger lines are remembered (oldes
 class SummarizeSettings:
     max_context_tokens: int
     input_budget: int
+    injected_tokens: int
+    anchor_tokens: int
     summary_budget_tokens: int
     summary_role: str
     ledger_ratio: float
@@ -143,24 +145,32 @@ def safe_redact_summary(summary: dict[str, Any], trace: Trace) -> dict[str, Any]
     return out
 
 
-def unfit_floor(view: Sequence[Message], req: Request, budget: int) -> str:
-    """Why no compaction can make this request fit (the system prompt and the newest message alone are
-    over the budget), or "" when one can."""
-    system = req.counter.messages([m for m in view if m.role == "system"])
-    anchor = next((m for m in req.protected_head if m.role == "user" and not m.synthetic), None)
+def unfit_floor(view: Sequence[Message], req: Request, s: SummarizeSettings) -> str:
+    """Why no compaction can make this request fit, or "" when one can: what the fit step never cuts
+    below — the system prompt, the head's injected parts and the first message at their shares, the
+    newest message as Compress's emergency shrink leaves it — is over the budget already."""
+    count = req.counter.message
+    system = sum(count(m) for m in view if m.role == "system")
+    head = req.protected_head
+    anchor = next((m for m in head if m.role == "user" and not m.synthetic), None)
+    parts = sum(min(count(m), s.injected_tokens) for m in head if m.role == "user" and m.synthetic)
+    first = min(count(anchor), s.anchor_tokens) if anchor is not None else 0
     newest = next(
         (
             m
             for m in reversed(view)
-            if m.role == "user" and not m.synthetic and m.id != (anchor.id if anchor else None)
+            if m.role == "user" and not m.synthetic and (anchor is None or m.id.split("#")[0] != anchor.id)
         ),
         None,
     )
     # Compress's emergency shrink cuts even the newest message to about this much (with a pointer).
-    message = min(req.counter.message(newest), SHRUNK_MESSAGE_TOKENS) if newest is not None else 0
-    if system + message <= budget:
+    message = min(count(newest), SHRUNK_MESSAGE_TOKENS) if newest is not None else 0
+    if system + parts + first + message <= s.input_budget:
         return ""
-    return f"the system prompt ({system:,} tokens) and the newest message ({message:,}) pass {budget:,}"
+    return (
+        f"the system prompt ({system:,} tokens), the injected context ({parts:,}) and the messages that "
+        f"stay ({first + message:,}) pass {s.input_budget:,}"
+    )
 
 
 def _redacted(lines: list[ledger.Line]) -> list[ledger.Line]:
@@ -375,7 +385,7 @@ class Summarize(Configured[SummarizeSettings]):
                 return self._keep_ledger(adopted.summary, removed, req, trace), source
         if req.summarizer is None or self.prompts_dir is None or req.summary_in_background:
             return extractive, "extractive"
-        floor = unfit_floor(view, req, s.input_budget)
+        floor = unfit_floor(view, req, s)
         if floor:  # the turn will be refused whatever the summary says: do not pay for one
             trace.event(f"summarizer skipped: {floor}")
             return extractive, "extractive"
