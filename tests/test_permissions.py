@@ -57,8 +57,6 @@ CASES: list[tuple[str, bool, str]] = [
     ("'pytest' -q", True, ""),
     ("echo 'a;b' \"c|d\" e\\&f", True, ""),
     ("echo HEAD~1", True, ""),
-    ("echo hi > out.txt", True, ""),
-    ("echo hi >> sub/../log.txt 2>&1", True, ""),
     ("pytest > /dev/null 2>&1", True, ""),
     ("pytest 2>&1 | head -n 20", True, ""),
     ("git status # ; touch pwned", True, ""),
@@ -102,6 +100,9 @@ CASES: list[tuple[str, bool, str]] = [
     ("ls foo[ab]", False, "glob pattern"),
     ("echo {a,b}", False, "brace expansion"),
     ("cat ~/.ssh/id_rsa", False, "tilde expansion"),
+    # refused: a write into a file the rule does not name (tests/test_permissions_writes.py)
+    ("echo hi > out.txt", False, "writes a file (> out.txt)"),
+    ("echo hi >> sub/../log.txt 2>&1", False, "writes a file (>> sub/../log.txt)"),
     # refused: redirects outside the workspace
     ("echo x > /tmp/pwned", False, "redirect outside the workspace (/tmp/pwned)"),
     ("echo x > ../pwned", False, "redirect outside the workspace"),
@@ -430,10 +431,11 @@ async def test_the_approver_sees_the_assessment_and_always_remembers_it(workspac
         allowed_commands=CommandRules(["git status"]),
         bash_timeout=10,
     )
-    assert "made" in (await BashTool().run({"command": "git status; echo made"}, ctx)).content
-    assert [c.text for c in seen[0].commands if not c.covered] == ["echo made"]
-    assert "again" in (await BashTool().run({"command": "echo made again"}, ctx)).content
-    assert len(seen) == 1 and ctx.allowed_commands.session == [("echo", "made")]
+    # printf, not echo: echo is read-only and needs no rule
+    assert "made" in (await BashTool().run({"command": "git status; printf '%s ' made"}, ctx)).content
+    assert [c.text for c in seen[0].commands if not c.covered] == ["printf '%s ' made"]
+    assert "again" in (await BashTool().run({"command": "printf '%s ' made again"}, ctx)).content
+    assert len(seen) == 1 and ctx.allowed_commands.session == [("printf", "%s ", "made")]
 
 
 def test_ask_without_yes_never_runs_a_smuggled_command(

@@ -187,13 +187,36 @@ async def test_hot_cache_bypass_skips_light_compaction_but_not_emergency() -> No
 
 async def test_anti_thrashing_backs_off_after_low_yield_compactions() -> None:
     state = ContextState()
-    # A history that compaction cannot shrink: one huge protected user message.
-    raw = [Message(role="system", content="s", id="s"), Message(role="user", content="w " * 5_600, id="u")]
+    # A history a light compaction cannot shrink: real user messages (never truncated), the first one
+    # under the head limit (so not cut), over the light threshold and under the landing level together
+    # (so the fit step has nothing to do either).
+    raw = [
+        Message(role="system", content="s", id="s"),
+        Message(role="user", content="w " * 3_200, id="u"),
+        Message(role="assistant", content="ok", id="a1"),
+        Message(role="user", content="v " * 1_000, id="u2"),
+        Message(role="assistant", content="ok", id="a2"),
+        Message(role="user", content="x " * 1_000, id="u3"),
+    ]
     for k in range(2):  # requests ten minutes apart: the cache is cold, so no hot-cache bypass
         await run_pipeline(raw, window=10_000, state=state, now=1_000.0 + 600 * k)
     assert state.low_yield_streak >= 2 and state.backoff_level == "FULL"
     _view, ctx = await run_pipeline(raw, window=10_000, state=state, now=3_000.0)
     assert not ctx.compacting and any("anti-thrashing" in e for e in ctx.metrics.events)
+
+
+async def test_a_view_over_the_budget_compacts_even_while_backing_off() -> None:
+    # With tool schemas budgeted, the 90% net (of the window less the schemas) sits above the budget.
+    config = replace(ContextConfig(max_context_tokens=10_000), overhead_tokens=800)
+    state = ContextState(backoff_level="EMERGENCY")  # anti-thrashing: wait for the 90% net
+    raw = conversation(2, output_chars=400)
+    while COUNTER.messages(raw) <= config.fit_budget:  # grow into the band between the two
+        raw.append(Message(role="user", content="more " * 20, id=f"x{len(raw)}"))
+        raw.append(Message(role="assistant", content="ok", id=f"y{len(raw)}"))
+    tokens = COUNTER.messages(raw)
+    assert config.fit_budget < tokens < config.summarize_trigger_threshold  # over budget, under the net
+    result = await run_step(PreCompact(), view_for(raw, state, cache_warm=True), config=config)
+    assert result.plan.compacting and result.plan.reason == "over budget"
 
 
 # -- Compress ------------------------------------------------------------------------------------

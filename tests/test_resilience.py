@@ -426,13 +426,38 @@ async def test_preflight_refuses_a_request_that_cannot_fit_before_calling_the_ap
 ) -> None:
     from myrm_tui.agent.events import TurnDone, TurnFailed
 
-    agent = await make_agent(store, workspace, openai_settings(emulator, prompt_mode="naked"), window=8_000)
-    events = await collect(
-        agent, "please review this: " + "lorem ipsum dolor sit amet " * 1_600
-    )  # the task alone is over the window
+    # The full prompt and the tool schemas alone are over a 2,000-token window: nothing can be cut.
+    agent = await make_agent(store, workspace, openai_settings(emulator), window=2_000)
+    events = await collect(agent, "please review hello.py")
     failed = [e for e in events if isinstance(e, TurnFailed)]
-    assert failed and failed[0].kind == "preflight" and "even after compaction" in failed[0].error
+    assert failed and failed[0].kind == "preflight"
+    assert "the system prompt" in failed[0].error and "larger window" in failed[0].error
+    assert "\n" not in failed[0].error
     assert isinstance(events[-1], TurnDone) and emulator.requests == []
+
+
+async def test_a_first_message_over_the_window_is_cut_into_the_vault_and_answered(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    from myrm_tui.agent.events import TurnFailed
+
+    agent = await make_agent(store, workspace, openai_settings(emulator, prompt_mode="naked"), window=8_000)
+    emulator.enqueue(Reply(text="Reviewed."))
+    spec = "please review this spec:\n" + "\n".join(
+        f"line {i}: lorem ipsum dolor sit amet" for i in range(900)
+    )
+    events = await collect(agent, spec + "\nThe deadline is FRIDAY-42.")
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    body = emulator.accepted[-1].body
+    first = next(
+        m for m in body["messages"] if m["role"] == "user" and "review this spec" in str(m["content"])
+    )
+    text = str(first["content"])
+    # The opening and the closing lines stay, the middle is a pointer with the line range cut.
+    assert text.startswith("please review this spec:") and "FRIDAY-42" in text
+    uri = re.search(r"vault://\S+?/[0-9a-f]{16}", text)
+    assert uri and re.search(r'line_range="\d+:\d+"', text)
+    assert await store.vault_get(uri.group(0)) is not None  # the whole text is there
 
 
 _OVERFLOW = Reply(

@@ -255,7 +255,10 @@ async def test_a_database_of_another_program_or_a_newer_myrm_is_refused(tmp_path
     con = sqlite3.connect(newer)
     con.execute("PRAGMA user_version=99")
     con.close()
-    assert "was written by a newer myrm (schema 99, this one knows 1); upgrade myrm" in str(
+    from myrm_tui.store.schema import MIGRATIONS
+
+    known = len(MIGRATIONS)
+    assert f"was written by a newer myrm (schema 99, this one knows {known}); upgrade myrm" in str(
         await _refused(newer)
     )
 

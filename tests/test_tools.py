@@ -111,16 +111,22 @@ async def test_bash_asks_for_approval_and_remembers_always(workspace: Path) -> N
         return answers.pop(0)
 
     ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), approver=approver)
-    res = await BashTool().run({"command": "echo one"}, ctx)
+    # printf, not echo: echo is read-only and runs without asking
+    res = await BashTool().run({"command": "printf '%s ' one"}, ctx)
     assert res.is_error and res.meta["declined"]
-    assert "one" in (await BashTool().run({"command": "echo one"}, ctx)).content
+    assert "one" in (await BashTool().run({"command": "printf '%s ' one"}, ctx)).content
     assert (
-        "two" in (await BashTool().run({"command": "echo one two"}, ctx)).content
-    )  # rule "echo one" now allowed
-    assert (await BashTool().run({"command": "echo two"}, ctx)).meta["declined"]  # ...but not all of echo
-    assert asked == ["echo one", "echo one", "echo two"]
+        "two" in (await BashTool().run({"command": "printf '%s ' one two"}, ctx)).content
+    )  # rule "printf '%s ' one" now allowed
+    assert (await BashTool().run({"command": "printf '%s ' two"}, ctx)).meta[
+        "declined"
+    ]  # ...but not all of printf
+    assert asked == ["printf '%s ' one", "printf '%s ' one", "printf '%s ' two"]
     no_ui = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState())
-    assert (await BashTool().run({"command": "echo x"}, no_ui)).meta["declined"]
+    assert (await BashTool().run({"command": "printf x"}, no_ui)).meta["declined"]
+    assert (
+        "x" in (await BashTool().run({"command": "echo x"}, no_ui)).content
+    )  # read-only: no approver needed
 
 
 async def test_grep_glob_and_notes(tctx: ToolContext, workspace: Path) -> None:

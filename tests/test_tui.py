@@ -64,7 +64,8 @@ async def test_shell_command_asks_for_approval_and_runs_on_y(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, approval="ask")
-    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "echo approved-run"})]), Reply(text="Done."))
+    # printf, not echo: echo is read-only and runs without asking
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "printf approved-run"})]), Reply(text="Done."))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, app.ready.is_set)
         await type_and_send(pilot, "run it")
@@ -83,8 +84,8 @@ async def test_approval_lists_the_parsed_commands_and_what_always_adds(
     emulator.enqueue(
         Reply(tool_calls=[("bash", {"command": "git status; touch pwned"})]),
         Reply(tool_calls=[("bash", {"command": "echo $(touch pwned)"})]),
-        Reply(tool_calls=[("bash", {"command": "git status; echo ok-run"})]),
-        Reply(tool_calls=[("bash", {"command": "echo ok-run again"})]),
+        Reply(tool_calls=[("bash", {"command": "git status; printf '%s ' ok-run"})]),
+        Reply(tool_calls=[("bash", {"command": "printf '%s ' ok-run again"})]),
         Reply(text="Done."),
     )
 
@@ -338,7 +339,7 @@ async def test_settings_change_rebuilds_the_agent_and_the_next_request_uses_the_
 def test_snapshot_high_usage_with_the_fork_hint(
     snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path
 ) -> None:
-    emulator.enqueue(Reply(text="Here is a long answer. " * 60))
+    emulator.enqueue(Reply(text="Hello."), Reply(text="Here is a long answer. " * 60))
     app = make_app(
         emulator,
         tmp_path,
@@ -353,9 +354,14 @@ def test_snapshot_high_usage_with_the_fork_hint(
         await wait_until(pilot, app.ready.is_set)
         from myrm_tui.app.widgets.prompt_input import PromptInput
 
+        # A long first message would be cut into the vault at the compaction (the fit step): the usage
+        # stays high when the newest message is the long one, which a compaction keeps whole.
+        app.query_one(PromptInput).load_text("hi")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.busy and len(emulator.accepted) >= 1)
         app.query_one(PromptInput).load_text("explain everything " * 300)  # pasted, not typed key by key
         await pilot.press("enter")
-        await wait_until(pilot, lambda: not app.busy)
+        await wait_until(pilot, lambda: not app.busy and len(emulator.accepted) >= 2)
         from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
         from myrm_tui.app.widgets.prompt_input import PromptInput
 

@@ -102,9 +102,17 @@ async def test_slash_commands_and_help_come_from_the_command_table(
         await wait_until(pilot, lambda: tabs.active == "vault-tab")  # type: ignore[attr-defined]
         await type_and_send(pilot, "/health")
         await wait_until(pilot, lambda: tabs.active == "health-tab")  # type: ignore[attr-defined]
-        await type_and_send(pilot, "/model")  # no name: a usage hint, nothing sent to the model
+        await type_and_send(pilot, "/model")  # no name: the model picker, nothing sent to the model
+        from myrm_tui.app.screens.models import ModelPicker
+
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelPicker))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ModelPicker))
+        await type_and_send(pilot, "/mode")  # Enter completes a command that needs an argument
+        assert app.main.prompt.text == "/mode "
+        await pilot.press("enter")  # sent without it: a usage hint
         await wait_until(
-            pilot, lambda: any("usage: /model NAME" in str(n.message) for n in app._notifications)
+            pilot, lambda: any("usage: /mode full|lean" in str(n.message) for n in app._notifications)
         )
         assert not emulator.accepted
 
@@ -224,4 +232,4 @@ async def test_the_app_state_is_bound_down_to_the_widgets_that_show_it(
         await wait_until(pilot, lambda: any("Session notes:" in _text(n) for n in app.query(Notice)))
         assert "(none)" in _text(app.query(Notice).last())
         await type_and_send(pilot, "/model openai/gpt-4o")
-        await wait_until(pilot, lambda: _text(model) == "model: openai/gpt-4o")
+        await wait_until(pilot, lambda: _text(model).startswith("model: openai/gpt-4o\nsession: "))

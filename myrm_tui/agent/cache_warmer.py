@@ -8,6 +8,7 @@ from typing import Any
 
 from myrm_tui.agent.keepalive import CacheKeepAliveManager, provider_caches
 from myrm_tui.agent.session import AgentSession
+from myrm_tui.context.media import view_has_images
 from myrm_tui.context.models import model_kind
 from myrm_tui.context.types import Message
 from myrm_tui.llm.errors import LLMError
@@ -53,6 +54,8 @@ class CacheWarmer:
             breakpoints = run.breakpoints
             if self.in_turn:  # the user sent the message while this was being built
                 return
+        if view_has_images(view):  # the same request the turn sends: images only for a model that takes them
+            await session.sees_images()
         req = session.request(view, breakpoints)
         messages = req.pop("messages")
         tools = req.pop("tools", None)

@@ -47,6 +47,14 @@ class ToolStarted:
 
 
 @dataclass(frozen=True)
+class ToolOutput:
+    """A running tool's latest output: the tail of what it printed so far (for a live view only)."""
+
+    call: ToolCall
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolFinished:
     call: ToolCall
     message: Message
@@ -80,6 +88,14 @@ class Progress:
     text: str
 
 
+@dataclass(frozen=True)
+class StreamCut:
+    """The reply's stream was cut and the request is retried: ``partial`` (the text streamed so far, kept
+    in the history and marked) is not part of the retry's answer."""
+
+    partial: str
+
+
 NoticeLevel = Literal["info", "warning", "error"]
 
 
@@ -104,6 +120,14 @@ class TurnFailed:
 
 
 @dataclass(frozen=True)
+class SummaryProgress:
+    """The LLM summary of older messages is being written in the background (the turn goes on)."""
+
+    state: str  # "preparing" | "ready" | "upgraded" | "failed: …"
+    reuses_cache: bool = False
+
+
+@dataclass(frozen=True)
 class TurnDone:
     steps: int
     interrupted: bool = False
@@ -115,11 +139,14 @@ AgentEvent = (
     | ReasoningChunk
     | AssistantSaved
     | ToolStarted
+    | ToolOutput
     | ToolFinished
     | ContextReport
     | CompactionMade
     | Progress
     | Notice
+    | StreamCut
+    | SummaryProgress
     | TurnFailed
     | TurnDone
 )

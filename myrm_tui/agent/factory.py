@@ -86,6 +86,7 @@ async def build_agent(
     )
     if errors:
         await store.add_metrics(session_id, agent.turn, {"kind": "mcp_error", "events": errors})
+        agent.turns.hook_problems.extend(errors)  # shown once, at the first turn (ask: a line on stderr)
     return agent
 
 

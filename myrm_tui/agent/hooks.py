@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.agent.proc import run_captured
 from myrm_tui.agent.spill import spill
-from myrm_tui.agent.tools.shell import run_captured
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.vault import ArtifactVault
 

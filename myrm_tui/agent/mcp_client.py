@@ -18,12 +18,17 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
+from myrm_tui.agent.images import MAX_IMAGE_BYTES
 from myrm_tui.agent.spill import spill
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
 from myrm_tui.context.vault import ArtifactVault
 
 MAX_OUTPUT_CHARS = 20_000
 CALL_TIMEOUT = 120.0
+# A server that starts but never answers (a wrong command that waits on its input): how long it may hold up
+# the agent's start. Servers start together, so this is paid once, not once per server.
+STARTUP_TIMEOUT = 10.0
+_ABORTED: set[asyncio.Task[None]] = set()
 
 
 @dataclass(frozen=True)
@@ -111,7 +116,8 @@ class McpConnection:
                         if isinstance(exc, (OSError, EOFError)) or "closed" in str(exc).lower():
                             raise
         except BaseException as exc:
-            self.dead = f"{type(exc).__name__}: {exc}"
+            leaf = _leaf(exc)
+            self.dead = f"{type(leaf).__name__}: {leaf}".splitlines()[0]
             if not self._ready.done():
                 self._ready.set_exception(
                     ToolError(f"MCP server {self.config.name!r} did not start: {self.dead}")
@@ -140,6 +146,13 @@ class McpConnection:
             f"MCP server {self.config.name!r} stopped during the call ({self.dead or 'no answer'})"
         )
 
+    def abort(self) -> None:
+        """Stop a server that failed to start: no polite shutdown; its clean-up (ending the process) goes
+        on in the background instead of holding up the agent's start."""
+        self._task.cancel()
+        _ABORTED.add(self._task)  # a reference, so the task is not collected before it ends
+        self._task.add_done_callback(_ABORTED.discard)
+
     async def close(self) -> None:
         await self._queue.put(None)
         try:
@@ -164,29 +177,65 @@ class McpTool:
             raise
         except Exception as exc:
             raise ToolError(f"MCP tool {self.name} failed: {type(exc).__name__}: {exc}") from exc
-        text = "\n".join(
-            getattr(c, "text", "") or f"[{getattr(c, 'type', 'content')}]" for c in res.content or []
+        lines: list[str] = []
+        images: list[dict[str, Any]] = []
+        for c in res.content or []:
+            part = _image(c)
+            if part is not None:  # kept as an image: the model (if it has vision) sees it
+                images.append(part)
+                lines.append(f"[image {len(images)}: {part['image_url']['url'][5:].split(';')[0]}]")
+            else:
+                lines.append(getattr(c, "text", "") or f"[{getattr(c, 'type', 'content')}]")
+        shown, uri = self.handler.handle("\n".join(lines), self.name, ctx.vault)
+        return ToolResult(
+            shown, is_error=bool(res.is_error), meta={"vault_uri": uri} if uri else {}, images=images
         )
-        shown, uri = self.handler.handle(text, self.name, ctx.vault)
-        return ToolResult(shown, is_error=bool(res.is_error), meta={"vault_uri": uri} if uri else {})
+
+
+def _image(content: Any) -> dict[str, Any] | None:
+    """An MCP ``image`` content item as an ``image_url`` part (its data is base64 already)."""
+    if getattr(content, "type", "") != "image":
+        return None
+    data = getattr(content, "data", "") or ""
+    mime = getattr(content, "mimeType", None) or getattr(content, "mime_type", None) or "image/png"
+    if not data or len(data) * 3 // 4 > MAX_IMAGE_BYTES:
+        return None
+    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside nested exception groups (anyio wraps a server's failure in them)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 async def connect_all(
     configs: list[McpServerConfig], handler: OversizedResultHandler | None = None
 ) -> tuple[list[McpConnection], list[McpTool], list[str]]:
-    """Start every server; returns connections, their tools, and errors for servers that failed."""
+    """Start every server at once; returns connections, their tools, and one line for each server that
+    failed. A server that dies fails at once; one that never answers costs ``STARTUP_TIMEOUT`` (shared by
+    all servers, not added per server)."""
     handler = handler or OversizedResultHandler()
+    started = [McpConnection(cfg) for cfg in configs]
+    results = await asyncio.gather(
+        *(asyncio.wait_for(c.ready(), STARTUP_TIMEOUT) for c in started), return_exceptions=True
+    )
     conns: list[McpConnection] = []
     tools: list[McpTool] = []
     errors: list[str] = []
-    for cfg in configs:
-        conn = McpConnection(cfg)
-        try:
-            await asyncio.wait_for(conn.ready(), 30)
-        except Exception as exc:
-            errors.append(str(exc))
-            await conn.close()
+    failed: list[McpConnection] = []
+    for conn, res in zip(started, results, strict=True):
+        if isinstance(res, BaseException):
+            errors.append(
+                f"MCP server {conn.config.name!r} did not start: no answer within {STARTUP_TIMEOUT:g} s"
+                if isinstance(res, TimeoutError)
+                else str(res)
+            )
+            failed.append(conn)
             continue
         conns.append(conn)
         tools.extend(McpTool(conn, t, handler) for t in conn.tools)
+    for conn in failed:
+        conn.abort()
     return conns, tools, errors

@@ -18,6 +18,11 @@ constructs like ``>(…)`` or ``|&``. Codex CLI makes the same choice for its sa
 (``codex-rs/core/src/bash.rs``). Grammar and bash can still disagree at the edges, so this module
 accepts only a small allow-list of node kinds and treats every other node, and every parse error, as
 "ask".
+
+A redirect into a file is a write: a rule covers it only when the rule names it (``pytest > report.txt``);
+``/dev/null`` and descriptor copies (``2>&1``) are not writes. A named write in a line whose other commands
+may change files asks too: ``git checkout x && echo k >> out/keys`` can turn ``out`` into a symlink after
+the target was checked. A few read-only commands (``READ_ONLY``) run without a rule, within the workspace.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -99,6 +104,24 @@ WRAPPERS = frozenset(
 )
 DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
 SAFE_TARGETS = frozenset({"/dev/null"})
+WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+
+# Commands that only read, run without a rule when every path argument is inside the workspace, no `cd`
+# came before them in the line and they write no file. `git` ones only while the workspace's git config
+# sets nothing that runs a program (the file tools can write `.git/config`).
+READ_ONLY = frozenset({"cat", "ls", "head", "tail", "wc", "pwd", "echo", "grep", "rg", "find"})
+READ_ONLY_GIT = frozenset({"status", "log", "diff", "show", "branch"})
+FIND_ACTIONS = frozenset(
+    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
+GIT_WRITERS = ("--output", "--ext-diff", "--textconv", "-o")  # write a file or run a configured program
+RG_RUNNERS = ("--pre", "--search-zip", "-z")  # run a program on each file
+GIT_BRANCH_LIST = frozenset(
+    {"-a", "-r", "-l", "-v", "-vv", "--all", "--remotes", "--list", "--show-current", "--no-color", "--color"}
+)
+GIT_CONFIG_RUNS = re.compile(
+    r"fsmonitor|textconv|external|pager|hook|sshcommand|include|editor|askpass|command|filter|program", re.I
+)
 
 # Node kinds that can never run unasked, as the prompt names them.
 STRUCTURE = {
@@ -156,17 +179,27 @@ class ParsedCommand:
     problems: tuple[str, ...] = ()  # reasons no rule can cover it
     rule: tuple[str, ...] | None = None  # the rule that covers it
     rememberable: bool = False  # "always" may store its tokens as a rule
+    writes: tuple[str, ...] = ()  # redirects into files, as `write_label` spells them ("> out.txt")
+    read_only: bool = False  # a READ_ONLY command within the workspace (no rule needed)
+    unnamed: tuple[str, ...] = ()  # writes its rule does not name ("always" adds them to the rule)
 
     @property
     def covered(self) -> bool:
-        return self.rule is not None and not self.problems
+        return (self.rule is not None or (self.read_only and not self.writes)) and not (
+            self.problems or self.unnamed
+        )
 
     @property
     def reason(self) -> str | None:
         """Why this command needs approval, or None when a rule covers it."""
-        if self.problems:
-            return "; ".join(self.problems)
-        return None if self.rule is not None else "no rule allows it"
+        why = list(self.problems)
+        if self.unnamed:
+            why.append(f"writes a file ({', '.join(self.unnamed)}) its rule does not name")
+        elif self.rule is None and self.read_only and self.writes:
+            why.append(f"writes a file ({', '.join(self.writes)})")
+        if why:
+            return "; ".join(why)
+        return None if self.rule is not None or self.read_only else "no rule allows it"
 
 
 @dataclass(frozen=True)
@@ -186,7 +219,7 @@ class Assessment:
         """The rules "always" adds: the tokens of each uncovered command that may be remembered."""
         out: list[tuple[str, ...]] = []
         for c in self.commands:
-            if c.rememberable and c.tokens and c.rule is None and c.tokens not in out:
+            if c.rememberable and c.tokens and (c.rule is None or c.unnamed) and c.tokens not in out:
                 out.append(c.tokens)
         return tuple(out)
 
@@ -195,9 +228,36 @@ class Assessment:
         """One line per problem, for places without the full prompt (``myrm ask``)."""
         return [f"{c.text}: {c.reason}" for c in self.commands if c.reason] + list(self.problems)
 
+    @property
+    def warnings(self) -> list[str]:
+        """Destructive or remote-code patterns, for the prompt to flag (they ask like any other command)."""
+        return destructive(self.command, self.commands)
+
 
 def parse_rule(rule: str) -> tuple[str, ...]:
     """A rule string as tokens (shlex); a rule is one command with its leading arguments, nothing more."""
+    return split_rule(rule)[0]
+
+
+def split_rule(rule: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A rule's tokens and the file writes it names: ``pytest > report.txt`` covers ``pytest -q >
+    report.txt``; only the redirects are parsed by the shell grammar, the words by shlex as before."""
+    if isinstance(rule, str) and ">" in rule:
+        parsed = parse_command(rule, Path("/"))
+        if len(parsed.commands) == 1 and not parsed.problems:
+            c = parsed.commands[0]
+            # the words before the first redirect, without its descriptor (`2>`, `&>`: touching the `>`)
+            words = re.sub(r"(?<=\s)(\d+|&)$", "", rule[: rule.index(">")]).rstrip()
+            if c.tokens and not c.problems and words and _rule_tokens(words) == c.tokens:
+                return c.tokens, frozenset(c.writes)
+        raise ValueError(
+            f"allowed_commands rule {rule!r} must be one command and its arguments, then redirects "
+            "such as > file (no ; | & < ( ))"
+        )
+    return _rule_tokens(rule), frozenset()
+
+
+def _rule_tokens(rule: str) -> tuple[str, ...]:
     if not isinstance(rule, str):
         raise TypeError(f"an allowed_commands rule must be a string, not {type(rule).__name__}: {rule!r}")
     lexer = shlex.shlex(rule, posix=True, punctuation_chars=True)
@@ -218,43 +278,66 @@ def parse_rule(rule: str) -> tuple[str, ...]:
 class CommandRules:
     """Allow rules from the config (``allowed_commands``, a list of strings) plus those "always" adds."""
 
-    def __init__(self, configured: Sequence[str] = (), session: list[tuple[str, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        configured: Sequence[str] = (),
+        session: list[tuple[str, ...]] | None = None,
+        session_writes: dict[tuple[str, ...], frozenset[str]] | None = None,
+    ) -> None:
         if isinstance(configured, str | bytes):
             raise TypeError(
                 f'allowed_commands must be a list of command rules such as ["git status", "pytest"], '
                 f"not a string ({configured!r})"
             )
-        self.configured = tuple(parse_rule(r) for r in configured)
+        split = [split_rule(r) for r in configured]
+        self.configured = tuple(tokens for tokens, _ in split)
         self.session = session if session is not None else []  # shared by agents rebuilt from this one
+        # rule -> the file writes it names (the session's dict is shared like ``session``)
+        self.session_writes = session_writes if session_writes is not None else {}
+        self.named: dict[tuple[str, ...], frozenset[str]] = {}
+        for tokens, writes in split:
+            self.named[tokens] = self.named.get(tokens, frozenset()) | writes
 
     def with_configured(self, configured: Sequence[str]) -> CommandRules:
         """New configured rules, the same session approvals."""
-        return CommandRules(configured, self.session)
+        return CommandRules(configured, self.session, self.session_writes)
+
+    def writes_named(self, rule: tuple[str, ...]) -> frozenset[str]:
+        return self.named.get(rule, frozenset()) | self.session_writes.get(rule, frozenset())
 
     @property
     def rules(self) -> tuple[tuple[str, ...], ...]:
         return self.configured + tuple(self.session)
 
-    def rule_for(self, tokens: Sequence[str]) -> tuple[str, ...] | None:
+    def rule_for(self, tokens: Sequence[str], writes: Sequence[str] = ()) -> tuple[str, ...] | None:
+        """The first rule that covers ``tokens`` and names every one of ``writes``; else the first that
+        covers the tokens."""
+        matching = []
         for rule in self.rules:
             if tuple(tokens[: len(rule)]) == rule:
+                matching.append(rule)
+        for rule in matching:
+            if set(writes) <= self.writes_named(rule):
                 return rule
-        return None
+        return matching[0] if matching else None
 
     def remember(self, assessment: Assessment) -> None:
-        for tokens in assessment.to_remember:
-            if tokens not in self.session:
-                self.session.append(tokens)
+        for c in assessment.commands:
+            if c.tokens is None or c.tokens not in assessment.to_remember:
+                continue
+            if c.tokens not in self.session:
+                self.session.append(c.tokens)
+            if c.writes:  # the user saw the write in the prompt: it is part of what they allowed
+                self.session_writes[c.tokens] = self.session_writes.get(c.tokens, frozenset()) | set(c.writes)
 
     def assess(self, command: str, workspace: Path) -> Assessment:
         parsed = parse_command(command, workspace)
-        commands = tuple(
-            ParsedCommand(
-                c.text, c.tokens, c.problems, self.rule_for(c.tokens) if c.tokens else None, c.rememberable
-            )
-            for c in parsed.commands
-        )
-        return Assessment(command, commands, parsed.problems)
+        commands = []
+        for c in parsed.commands:
+            rule = self.rule_for(c.tokens, c.writes) if c.tokens else None
+            unnamed = tuple(w for w in c.writes if rule is None or w not in self.writes_named(rule))
+            commands.append(replace(c, rule=rule, unnamed=unnamed if rule is not None else ()))
+        return Assessment(command, tuple(commands), parsed.problems)
 
 
 def parse_command(command: str, workspace: Path) -> Assessment:
@@ -273,7 +356,30 @@ def parse_command(command: str, workspace: Path) -> Assessment:
     walker.program(root)
     if not walker.commands and not walker.problems:
         walker.problems.append("no command")
-    return Assessment(command, tuple(walker.commands), tuple(dict.fromkeys(walker.problems)))
+    return Assessment(
+        command, tuple(_check_line_writes(walker.commands)), tuple(dict.fromkeys(walker.problems))
+    )
+
+
+def _check_line_writes(commands: list[ParsedCommand]) -> list[ParsedCommand]:
+    """A write's target was checked before anything ran: another command of the line (before it, or
+    beside it in a pipeline) that may change files could move it (a checkout that turns a folder into a
+    symlink). Only read-only commands and ``cd`` are known not to."""
+    out = []
+    for i, c in enumerate(commands):
+        others = [o for j, o in enumerate(commands) if j != i]
+        if (
+            c.writes
+            and not c.problems
+            and any(
+                not (o.tokens and (o.read_only or o.tokens[0] in DIRECTORY_CHANGERS)) or o.writes
+                for o in others
+            )
+        ):
+            problem = f"writes {', '.join(c.writes)} in a line whose other commands may change files"
+            c = replace(c, problems=(*c.problems, problem), rememberable=c.rememberable)
+        out.append(c)
+    return out
 
 
 @dataclass
@@ -375,6 +481,13 @@ class _Walker:
             problems.append(f"{name} evaluates the subscript in an argument like a[…]")
         for r in redirects:
             problems += self.redirect(r)
+        writes = tuple(w for r in redirects if (w := self.write_label(r)))
+        read_only = (
+            not problems
+            and bool(tokens)
+            and not self.changed_directory
+            and read_only_command(tuple(tokens), self.workspace)
+        )
         if name in DIRECTORY_CHANGERS:
             self.changed_directory = True
         literal = not word_problems and bool(tokens)
@@ -387,8 +500,28 @@ class _Walker:
                 tuple(tokens) if literal else None,
                 tuple(dict.fromkeys(problems)),
                 rememberable=not problems and literal and tokens[0] not in WRAPPERS,
+                writes=writes,
+                read_only=read_only,
             )
         )
+
+    def write_label(self, node: Node) -> str | None:
+        """``> out.txt`` for a redirect that writes a file (not /dev/null, not a descriptor copy), else
+        None; the descriptor is shown when it is not stdout's (``2> err.txt``)."""
+        if node.type != "file_redirect":
+            return None
+        op = next((c.type for c in node.children if not c.is_named), "")
+        target = _split_target(node)[0]
+        if op not in WRITE_OPS or not target:
+            return None
+        if op == ">&" and len(target) == 1 and (target[0].type == "number" or self.text(target[0]) == "-"):
+            return None
+        value, why = self.literal_group(target)
+        if why or value in SAFE_TARGETS:
+            return None if not why else f"{op} {self.text(target[0])}"
+        fd = node.child_by_field_name("descriptor")
+        prefix = self.text(fd) if fd is not None and self.text(fd) != "1" else ""
+        return f"{prefix}{op} {value}"
 
     def literal_group(self, nodes: Sequence[Node]) -> tuple[str, str | None]:
         parts: list[str] = []
@@ -529,6 +662,99 @@ def _unescape_double_quoted(text: str) -> tuple[str, str | None]:
         out.append(ch)
         i += 1
     return "".join(out), None
+
+
+def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
+    """Whether ``tokens`` is a READ_ONLY command whose every argument that could name a file is inside
+    the workspace (a path in an option's value too: ``--file=/etc/x``, ``-f/etc/x``)."""
+    name, args = tokens[0], tokens[1:]
+    if name == "git":
+        if not args or args[0] not in READ_ONLY_GIT or not _git_config_safe(workspace):
+            return False
+        sub, args = args[0], args[1:]
+        if any(a.startswith(GIT_WRITERS) for a in args):
+            return False
+        if sub == "branch" and any(a not in GIT_BRANCH_LIST for a in args):
+            return False  # `git branch x` creates one
+    elif name not in READ_ONLY:
+        return False
+    if name == "find" and any(a in FIND_ACTIONS for a in args):
+        return False
+    if name == "rg" and any(a.startswith(RG_RUNNERS) for a in args):
+        return False
+    for a in args:
+        if a.startswith("-"):
+            cut = min((i for i in (a.find("="), a.find("/")) if i >= 0), default=-1)
+            if cut < 0:
+                continue
+            a = a[cut + 1 :] if a[cut] == "=" else a[cut:]
+            if not a:
+                continue
+        try:
+            full = (workspace / a).resolve()  # an absolute `a` replaces the workspace
+        except (OSError, RuntimeError, ValueError):
+            return False
+        if full != workspace and workspace not in full.parents:
+            return False
+    return True
+
+
+def _git_config_safe(workspace: Path) -> bool:
+    """The workspace's git config sets no program to run (fsmonitor, textconv, pager, include…)."""
+    try:
+        text = (workspace / ".git" / "config").read_text(errors="replace")
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return not GIT_CONFIG_RUNS.search(text)
+
+
+# `curl … | sh`, `wget -O- … | sudo python3`, `bash <(curl …)`, `sh -c "$(curl …)"`
+REMOTE_CODE = re.compile(
+    r"\b(curl|wget)\b[^\n;&]*\|\s*(sudo\s+)?(sh|bash|zsh|dash|ksh|fish|python3?|perl|ruby|node)\b"
+    r"|\b(sh|bash|zsh|dash|ksh)\s+(-c\s+)?[\"']?(<\(|\$\()\s*(curl|wget)\b"
+)
+
+
+def destructive(command: str, commands: Sequence[ParsedCommand]) -> list[str]:
+    """Warnings for patterns that delete, overwrite history or run code from the network; they are shown
+    in the prompt and never decide anything (such commands ask like any other)."""
+    out: list[str] = []
+    if REMOTE_CODE.search(command):
+        out.append("runs code downloaded from the network (curl/wget piped into a shell)")
+    for c in commands:
+        words = list(c.tokens) if c.tokens else c.text.split()
+        while words and words[0] in ("sudo", "doas", "env", "nice", "nohup", "time", "command"):
+            if words[0] in ("sudo", "doas"):
+                out.append(f"runs as root ({words[0]})")
+            words = words[1:]
+        if not words:
+            continue
+        name, args = words[0].rsplit("/", 1)[-1], words[1:]
+        flags = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+        longs = {a for a in args if a.startswith("--")}
+        if name == "rm" and ("r" in flags or "R" in flags or "--recursive" in longs):
+            out.append(
+                "deletes recursively (rm -r" + ("f" if "f" in flags or "--force" in longs else "") + ")"
+            )
+        elif name in ("chmod", "chown", "chgrp") and ("R" in flags or "--recursive" in longs):
+            out.append(f"changes permissions recursively ({name} -R)")
+        elif name == "dd":
+            out.append("dd writes raw data to files or devices")
+        elif name.startswith("mkfs") or name in ("fdisk", "parted", "wipefs", "shred"):
+            out.append(f"{name} erases or formats a disk")
+        elif (
+            name == "git"
+            and args[:1] == ["push"]
+            and ("f" in flags or any(a.startswith(("--force", "+")) for a in args[1:]))
+        ):
+            out.append("force-push rewrites the remote's history (git push --force)")
+        elif name == "git" and args[:1] == ["reset"] and "--hard" in longs:
+            out.append("discards uncommitted changes (git reset --hard)")
+        elif name == "git" and args[:1] == ["clean"] and "f" in flags:
+            out.append("deletes untracked files (git clean -f)")
+    return list(dict.fromkeys(out))
 
 
 def check_rules(values: Iterable[str]) -> list[str]:

@@ -18,13 +18,14 @@ from myrm_tui.agent.hooks import HookResult
 from myrm_tui.agent.models import model_spec, window_for
 from myrm_tui.agent.prompts import PromptLibrary, mode_for
 from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker
+from myrm_tui.agent.summary_prep import SummaryPreparer
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolError
 from myrm_tui.config import Settings, summarizer_model
 from myrm_tui.context.cache_optimize import render
 from myrm_tui.context.compaction import Trigger
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.models import model_kind, supports_tools
+from myrm_tui.context.models import family, model_kind, supports_tools
 from myrm_tui.context.pipeline import Pipeline, PipelineRun
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.state import ContextState
@@ -72,9 +73,12 @@ class AgentSession:
             light_ratio=settings.light_ratio,
             full_ratio=settings.full_ratio,
             emergency_ratio=settings.emergency_ratio,
-            reserve_output_tokens=min(settings.max_output_tokens, window // 4),
+            reserve_output_tokens=min(
+                settings.max_output_tokens + self._thinking_budget(settings), window // 4
+            ),
             summary_role=summary_role,
             auto_compact=settings.auto_compact,
+            cache_ttl_seconds=settings.cache_ttl_seconds,
         )
         self.integrity = FileIntegrityGuard()
         self.turn = 0
@@ -85,6 +89,15 @@ class AgentSession:
         self.aux: AuxSummarizer | None = None
         self._resumed = False
         self._overhead: tuple[str, int] = ("", 0)  # (tools fingerprint, tokens of their schemas)
+        self._vision: bool | None = None  # the model takes images; None: not asked yet
+        self.notices: list[str] = []  # warnings for the user, shown (and emptied) by the next turn
+        self.preparer = SummaryPreparer(self)  # the LLM summary, written in the background
+
+    @staticmethod
+    def _thinking_budget(settings: Settings) -> int:
+        """Extended thinking's budget, part of ``max_tokens`` (so of the output the window must leave room
+        for); Anthropic only."""
+        return settings.thinking_budget_tokens if family(settings.model) == "anthropic" else 0
 
     # -- what the model is sent ---------------------------------------------------------------------
     @property
@@ -108,7 +121,7 @@ class AgentSession:
 
     def request(self, view: list[Message], breakpoints: list[int] | None) -> dict[str, Any]:
         """The provider request for ``view``: messages, tool schemas (when the model gets tools), cache
-        marks."""
+        marks; images only for a model that takes them (``sees_images`` asked before)."""
         return render(
             view,
             self.settings.model,
@@ -116,7 +129,35 @@ class AgentSession:
             self.tools.schemas if self.sends_tools else None,
             self.settings.api_base,
             self.session_id,
+            images=self._vision is not False,
         )
+
+    async def sees_images(self) -> bool:
+        """Whether the model takes image parts (litellm's ``supports_vision``); the embedded and replayed
+        models do not, and are not asked about (no litellm import for them)."""
+        if self._vision is None:
+            if model_kind(self.settings.model) in ("local", "replay"):
+                self._vision = False
+            else:
+                from myrm_tui.llm.registry import supports
+
+                self._vision = await supports(self.settings.model, "vision")
+        return self._vision
+
+    async def reasoning_options(self) -> tuple[dict[str, Any], int]:
+        """Request fields that turn the model's reasoning on (Anthropic extended thinking, OpenAI /
+        DeepSeek reasoning effort) and the ``max_tokens`` to send with them."""
+        s = self.settings
+        fam = family(s.model)
+        if budget := self._thinking_budget(s):
+            # The budget is part of max_tokens, which must exceed it: the answer keeps its own share.
+            return {"thinking": {"type": "enabled", "budget_tokens": budget}}, s.max_output_tokens + budget
+        if fam in ("openai", "deepseek") and s.reasoning_effort:
+            from myrm_tui.llm.registry import supports
+
+            if await supports(s.model, "reasoning"):
+                return {"reasoning_effort": s.reasoning_effort}, s.max_output_tokens
+        return {}, s.max_output_tokens
 
     def schema_tokens(self) -> int:
         """Tokens of the tool schemas sent with every request (counted once per tool set; none for a model
@@ -148,7 +189,16 @@ class AgentSession:
         return new
 
     async def append(self, msg: Message) -> Message:
-        stored = await self.store.append_message(self.session_id, msg, self.counter.message(msg))
+        """Store ``msg`` with the vault entries written since the last store, in one transaction (a
+        ``vault://`` pointer in it always resolves); on a failed write both stay in memory for the next."""
+        entries = self.vault.drain()
+        try:
+            stored = await self.store.append_message(
+                self.session_id, msg, self.counter.message(msg), vault=entries
+            )
+        except BaseException:
+            self.vault.pending[:0] = entries
+            raise
         self.history.append(stored)
         return stored
 
@@ -163,7 +213,11 @@ class AgentSession:
     async def flush_vault(self) -> None:
         entries = self.vault.drain()
         if entries:
-            await self.store.vault_put(self.session_id, entries)
+            try:
+                await self.store.vault_put(self.session_id, entries)
+            except BaseException:
+                self.vault.pending[:0] = entries  # written by the next flush or message
+                raise
 
     async def add_metrics(self, data: dict[str, Any]) -> None:
         await self.store.add_metrics(self.session_id, self.turn, data)
@@ -206,11 +260,14 @@ class AgentSession:
         focus: str = "",
         hard_limit: int | None = None,
         trigger: Trigger | None = None,
+        background: bool = False,
     ) -> tuple[list[Message], PipelineRun]:
         """Run the pipeline over the history; persist vault writes, state and compaction atomically.
 
         A compaction's record gets its own metrics row (kind ``compaction``), ``trigger`` naming why it
-        ran when the pipeline cannot know (a fork)."""
+        ran when the pipeline cannot know (a fork). ``background``: a turn's request — a compaction never
+        calls the summarizer; it takes the summary prepared in the background, or the extractive one at
+        once."""
         request = Request(
             state=self.state,
             counter=self.counter,
@@ -227,6 +284,8 @@ class AgentSession:
             integrity=self.integrity,
             tools_fingerprint=self.tools.fingerprint,
             system_override=self.system_prompt,
+            prepared_summary=self.preparer.current(),  # /compact takes it too: no call when it is ready
+            summary_in_background=background and self.preparer.enabled,
         )
         overhead = self.schema_tokens()
         if overhead != self.config.overhead_tokens:
@@ -237,6 +296,9 @@ class AgentSession:
         if self.aux is not None and self.aux.warnings:
             run.metrics.events.extend(self.aux.warnings)
             self.aux.warnings.clear()
+        if self.aux is not None and self.aux.notices:
+            self.notices.extend(self.aux.notices)
+            self.aux.notices.clear()
         backup = run.plan.backup
         checkpoint = (
             await self.store.begin_compaction(self.session_id, backup) if run.compacting and backup else None

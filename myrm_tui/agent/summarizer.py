@@ -91,6 +91,8 @@ class AuxSummarizer:
         self.inactivity, self.total = inactivity, total
         self.counter = counter or TokenCounter()
         self.warnings: list[str] = []
+        self.notices: list[str] = []  # for the user, once a session: the ratio shield took the main model
+        self._shield_told = False
         self.last_model = ""
 
     def choose(self, tokens: int) -> tuple[ModelSpec, int]:
@@ -103,6 +105,13 @@ class AuxSummarizer:
                 f"summarizer {self.aux.model} ({self.aux_window:,} tokens) is too small for "
                 f"{tokens:,} tokens; used {self.main.model}"
             )
+            if not self._shield_told:
+                self._shield_told = True
+                self.notices.append(
+                    f"The summarizer {self.aux.model} ({self.aux_window:,}-token window) is too small for "
+                    f"this session's compactions; {self.main.model} writes the summaries instead "
+                    "(at its price). Set summarizer_model to a larger model to change this."
+                )
             return self.main, self.main_window
         return self.aux, self.aux_window
 

@@ -6,9 +6,11 @@ synthetic interrupted error, so the history stays consistent."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from typing import Any
 
-from myrm_tui.agent.events import AgentEvent, ToolFinished, ToolStarted
+from myrm_tui.agent.events import AgentEvent, ToolFinished, ToolOutput, ToolStarted
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.tool_set import ToolSet
@@ -28,18 +30,24 @@ class ToolRunner:
         for c in calls:
             yield ToolStarted(c)
         results: dict[str, ToolResult] = {}
-        queue: asyncio.Queue[ToolCall] = asyncio.Queue()
+        queue: asyncio.Queue[ToolCall | ToolOutput] = asyncio.Queue()
 
         async def one(call: ToolCall) -> None:
-            results[call.id] = await self.execute(call)
+            results[call.id] = await self.execute(call, live_tail(call, queue.put_nowait))
             await queue.put(call)
 
         tasks = [asyncio.ensure_future(one(c)) for c in calls]
         saved: set[str] = set()
         try:
-            for _ in calls:
-                done_call = await queue.get()
-                yield ToolFinished(done_call, result_message(done_call, results[done_call.id]))
+            finished = 0
+            while finished < len(calls):
+                item = await queue.get()
+                if isinstance(item, ToolOutput):
+                    if item.call.id not in results:
+                        yield item
+                    continue
+                finished += 1
+                yield ToolFinished(item, result_message(item, results[item.id]))
             await asyncio.gather(*tasks)
         except asyncio.CancelledError:
             for t in tasks:
@@ -64,7 +72,7 @@ class ToolRunner:
         if interrupted:
             await self.session.flush_vault()
 
-    async def execute(self, call: ToolCall) -> ToolResult:
+    async def execute(self, call: ToolCall, on_output: Callable[[str], None] | None = None) -> ToolResult:
         tool = self.tools.get(call.name)
         if tool is None:
             return ToolResult(
@@ -85,7 +93,8 @@ class ToolRunner:
                 meta={"blocked_by_hook": True},
             )
         try:
-            result = await tool.run(args, self.ctx)
+            ctx = self.ctx if on_output is None else replace(self.ctx, on_output=on_output)
+            result = await tool.run(args, ctx)
         except ToolError as exc:
             result = ToolResult(f"Error: {exc}", is_error=True)
         except asyncio.CancelledError:
@@ -101,12 +110,44 @@ class ToolRunner:
         if shown:
             uris = [r.vault_uri for r in post if r.vault_uri]
             meta = {**result.meta, **({"hook_vault_uri": uris[0]} if uris else {})}
-            result = ToolResult("\n\n".join([result.content, *shown]), result.is_error, meta)
+            result = replace(result, content="\n\n".join([result.content, *shown]), meta=meta)
         return result
+
+
+LIVE_INTERVAL = 0.15  # seconds between two live-output events of one call
+
+
+def live_tail(call: ToolCall, post: Callable[[ToolOutput], None]) -> Callable[[str], None]:
+    """A tool's output callback that posts at most one ``ToolOutput`` per ``LIVE_INTERVAL``; the newest
+    tail is posted when the interval ends, so the last lines before a quiet spell are shown."""
+    loop = asyncio.get_running_loop()
+    last = [0.0]
+    pending: list[str] = []
+    timer: list[asyncio.TimerHandle] = []
+
+    def flush() -> None:
+        timer.clear()
+        if pending:
+            last[0] = loop.time()
+            post(ToolOutput(call, pending.pop()))
+            pending.clear()
+
+    def on_output(text: str) -> None:
+        pending.append(text)
+        wait = last[0] + LIVE_INTERVAL - loop.time()
+        if wait <= 0:
+            flush()
+        elif not timer:
+            timer.append(loop.call_later(wait, flush))
+
+    return on_output
 
 
 def result_message(call: ToolCall, res: ToolResult) -> Message:
     meta = {k: v for k, v in res.meta.items() if isinstance(v, str | int | float | bool)}
     if res.is_error:
         meta["is_error"] = True
-    return Message(role="tool", content=res.content, tool_call_id=call.id, name=call.name, meta=meta)
+    content: str | list[dict[str, Any]] = (
+        [{"type": "text", "text": res.content}, *res.images] if res.images else res.content
+    )
+    return Message(role="tool", content=content, tool_call_id=call.id, name=call.name, meta=meta)

@@ -20,19 +20,28 @@ from myrm_tui.agent.events import (
     Notice,
     Progress,
     ReasoningChunk,
+    StreamCut,
+    SummaryProgress,
     TextChunk,
+    ToolFinished,
+    ToolStarted,
     TurnDone,
     TurnFailed,
     UserSaved,
 )
 from myrm_tui.agent.hooks import HookRunner
+from myrm_tui.agent.images import with_images
 from myrm_tui.agent.session import AgentSession
-from myrm_tui.agent.tool_runner import ToolRunner
+from myrm_tui.agent.summary_prep import Sent
+from myrm_tui.agent.tool_runner import ToolRunner, result_message
+from myrm_tui.agent.tools import ToolResult
 from myrm_tui.context.cache_optimize import prompt_cache_key_var
+from myrm_tui.context.media import view_has_images
+from myrm_tui.context.normalize import TOOL_NAME, valid_tool_name
 from myrm_tui.context.pipeline import PipelineRun
 from myrm_tui.context.types import Message, ToolCall, synthetic_user
 from myrm_tui.llm.errors import ContextOverflowError, IncompleteStreamError, LLMError
-from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from myrm_tui.llm.pricing import estimate_cost
 
 INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
@@ -53,6 +62,23 @@ class _Partial:
     calls: dict[int, dict[str, str]] = field(default_factory=dict)
     usage: Usage | None = None
     finish: str = ""
+    thinking: list[dict[str, str]] = field(default_factory=list)  # Anthropic blocks, signed ones closed
+
+    def add_thinking(self, ev: ThinkingDelta) -> None:
+        """Fragments of one thinking block arrive as text deltas, then its signature, which ends it."""
+        if ev.redacted:
+            self.thinking.append({"type": "redacted_thinking", "data": ev.redacted})
+            return
+        last = self.thinking[-1] if self.thinking else None
+        if last is None or last["type"] != "thinking" or last["signature"]:
+            last = {"type": "thinking", "thinking": "", "signature": ""}
+            self.thinking.append(last)
+        last["thinking"] += ev.thinking
+        last["signature"] += ev.signature
+
+    def thinking_blocks(self) -> tuple[dict[str, str], ...]:
+        """The complete blocks: an unsigned one (cut stream) would be refused if sent back."""
+        return tuple(b for b in self.thinking if b["type"] == "redacted_thinking" or b["signature"])
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         out = []
@@ -62,6 +88,36 @@ class _Partial:
                 ToolCall(c.get("id") or f"call_{i}", c.get("name", ""), c.get("arguments", "") or "{}")
             )
         return tuple(out)
+
+
+def checked_calls(calls: tuple[ToolCall, ...]) -> tuple[tuple[ToolCall, ...], dict[ToolCall, str]]:
+    """A reply's tool calls made safe to store and send again, before anything runs.
+
+    A call without a name is dropped; a name a provider would reject (``functions.bash``,
+    ``../../bin/sh``) is stored under a valid stand-in, and the call is returned in the second value
+    with the name it came with (it gets an error result naming it); a repeated or empty id gets a
+    unique one, so each call gets its own result."""
+    out: list[ToolCall] = []
+    invalid: dict[ToolCall, str] = {}
+    seen: set[str] = set()
+    for k, c in enumerate(calls):
+        if not c.name:
+            continue
+        cid = c.id or f"call_{k}"
+        if cid in seen:
+            n = 1
+            while f"{cid}_dup{n}" in seen:
+                n += 1
+            cid = f"{cid}_dup{n}"
+        seen.add(cid)
+        name = c.name
+        if not TOOL_NAME.match(name):
+            name = valid_tool_name(name)
+        call = ToolCall(cid, name, c.arguments)
+        if name != c.name:
+            invalid[call] = c.name
+        out.append(call)
+    return tuple(out), invalid
 
 
 class TurnRunner:
@@ -79,6 +135,7 @@ class TurnRunner:
         self.warmer = warmer
         self.hooks = hooks
         self.hook_problems = hook_problems  # shown once, at the first turn
+        self._sent: Sent | None = None  # the last request as sent (a prepared summary repeats it)
 
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:
         """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed)."""
@@ -108,7 +165,9 @@ class TurnRunner:
             yield TurnDone(0)
             return
         session.turn += 1
-        user = await session.append(Message(role="user", content=text))
+        # Images the message names are read off the event loop (a slow disk must not freeze the UI).
+        content = await asyncio.to_thread(with_images, text, session.workspace)
+        user = await session.append(Message(role="user", content=content))
         yield UserSaved(user)
         await session.add_hook_context(hooked)
         token = prompt_cache_key_var.set(prompt_cache_key_var.get() or session.session_id)
@@ -125,25 +184,21 @@ class TurnRunner:
         overflow_retried = cut_retried = False  # one retry per request, not per turn
         step = 0
         while step < self.settings.max_steps:
-            preparing = asyncio.ensure_future(session.prepare(force=False))
+            preparing = asyncio.ensure_future(session.prepare(force=False, background=True))
             async for ev in self._progress(preparing):
                 yield ev
             view, run = preparing.result()
             if run.tokens > session.config.input_budget:
                 # protection L5, preflight guard: never pay for a request the provider will refuse.
-                view, run = await session.prepare(force=True)
+                view, run = await session.prepare(force=True, background=True)
                 if run.tokens > session.config.input_budget:
-                    yield TurnFailed(
-                        f"Refused before sending: the request needs {run.tokens:,} tokens "
-                        "even after compaction; "
-                        f"the model accepts {session.config.input_budget:,}. Fork the session or "
-                        "use a model with a larger window.",
-                        "preflight",
-                    )
+                    yield TurnFailed(self._refusal(view, run.tokens), "preflight")
                     yield TurnDone(step)
                     return
             report = ContextReport(run.tokens, session.window, run.metrics)
             yield report
+            while session.notices:
+                yield Notice(session.notices.pop(0), "warning")
             record = run.metrics.compaction
             if record is not None and record.changed:  # a no-op compaction is not news
                 yield CompactionMade(record)
@@ -165,6 +220,7 @@ class TurnRunner:
             except LLMError as exc:
                 if isinstance(exc, IncompleteStreamError) and not cut_retried:
                     cut_retried = True
+                    yield StreamCut("".join(partial.text))
                     yield Notice(f"{exc}. Retrying once.", "warning")
                     await self._keep_cut_partial(partial)
                     continue
@@ -175,26 +231,42 @@ class TurnRunner:
             except asyncio.CancelledError:
                 await asyncio.shield(self._save_partial(partial, note=INTERRUPTED_SUFFIX))
                 raise
-            calls = tuple(c for c in partial.tool_calls() if c.name)
+            calls, invalid = checked_calls(partial.tool_calls())
             assistant = await session.append(
                 Message(
                     role="assistant",
                     content="".join(partial.text) or None,
                     tool_calls=calls,
                     reasoning="".join(partial.reasoning) or None,
+                    thinking_blocks=partial.thinking_blocks(),
                 )
             )
             await self._record_metrics(run, partial.usage)
             session.last_report = ContextReport(run.tokens, session.window, run.metrics, partial.usage)
             yield AssistantSaved(assistant, partial.usage)
             yield session.last_report
+            if self._sent is not None and session.preparer.after_request(self._sent, run.tokens):
+                yield SummaryProgress("preparing", session.preparer.reuses_prefix)
             step += 1
             overflow_retried = cut_retried = False  # the next request of this turn gets its own retry
             if not calls:
                 yield TurnDone(step)
                 return
-            async for ev in self.tools.run(calls):
-                yield ev
+            for call, bad in invalid.items():  # answered here: no tool can be looked up by such a name
+                result = result_message(
+                    call,
+                    ToolResult(
+                        f"Error: invalid tool name {bad!r} (a tool name matches ^[a-zA-Z0-9_-]{{1,64}}$); "
+                        f"call one of the tools you were given by its exact name.",
+                        is_error=True,
+                    ),
+                )
+                yield ToolStarted(call)
+                yield ToolFinished(call, await session.append(result))
+            runnable = tuple(c for c in calls if c not in invalid)
+            if runnable:
+                async for ev in self.tools.run(runnable):
+                    yield ev
         yield Notice(
             f"Stopped after {self.settings.max_steps} steps (the step limit); send a message to continue.",
             "warning",
@@ -218,21 +290,39 @@ class TurnRunner:
             if not preparing.done():
                 preparing.cancel()
 
+    def _refusal(self, view: list[Message], tokens: int) -> str:
+        """One line: what is too big and what to do (the fit step cut everything else it could)."""
+        session = self.session
+        count = session.counter.messages
+        system = count([m for m in view if m.role == "system"])
+        newest = next((m for m in reversed(view) if m.role == "user" and not m.synthetic), None)
+        message = count([newest]) if newest is not None else 0
+        return (
+            f"Refused before sending: the system prompt ({system:,} tokens), the tool schemas "
+            f"({session.schema_tokens():,}) and your newest message ({message:,}) leave no room: the request "
+            f"needs {tokens:,} tokens and the model accepts {session.config.input_budget:,}. Shorten the "
+            "message (or attach it as a file), or use a model with a larger window."
+        )
+
     async def _stream(
         self, view: list[Message], run: PipelineRun, partial: _Partial
     ) -> AsyncIterator[AgentEvent]:
         session = self.session
+        if view_has_images(view):
+            await session.sees_images()
         req = session.request(view, run.breakpoints)
         messages = req.pop("messages")
         tools = req.pop("tools", None)
         choice = self.tools.tools.tool_choice(self.settings.model, self.settings.api_base)
+        reasoning, max_tokens = await session.reasoning_options()
+        self._sent = Sent(view, messages, tools, choice, dict(req))
         async for ev in session.llm.stream(
             session.spec,
             messages,
             tools=tools,
             tool_choice=choice,
-            max_tokens=self.settings.max_output_tokens,
-            extra=req,
+            max_tokens=max_tokens,
+            extra={**req, **reasoning},
         ):
             if isinstance(ev, TextDelta):
                 partial.text.append(ev.text)
@@ -240,6 +330,8 @@ class TurnRunner:
             elif isinstance(ev, ReasoningDelta):
                 partial.reasoning.append(ev.text)
                 yield ReasoningChunk(ev.text)
+            elif isinstance(ev, ThinkingDelta):
+                partial.add_thinking(ev)
             elif isinstance(ev, ToolCallDelta):
                 slot = partial.calls.setdefault(ev.index, {"id": "", "name": "", "arguments": ""})
                 if ev.id:
@@ -280,7 +372,9 @@ class TurnRunner:
             hard = int(limit * (sent + tools) / max(counted, 1) * OVERFLOW_MARGIN) - tools
         else:
             hard = int(sent * 0.75)
-        _, run = await session.prepare(hard_limit=max(min(hard, session.config.input_budget), 1))
+        _, run = await session.prepare(
+            hard_limit=max(min(hard, session.config.input_budget), 1), background=True
+        )
         await session.add_metrics({**run.metrics.as_dict(), "kind": "overflow_recovery", "hard_limit": hard})
 
     async def _record_metrics(self, run: PipelineRun, usage: Usage | None) -> None:

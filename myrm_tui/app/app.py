@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,11 +33,22 @@ from myrm_tui.agent.events import (
     ContextReport,
     Notice,
     Progress,
+    SummaryProgress,
+    ToolFinished,
+    ToolStarted,
     TurnDone,
     TurnFailed,
     UserSaved,
 )
-from myrm_tui.app.commands import COMMANDS, Command, bindings, by_slash, main_only_actions
+from myrm_tui.app.commands import (
+    COMMANDS,
+    Command,
+    bindings,
+    by_slash,
+    looks_like_command,
+    main_only_actions,
+    unknown_command,
+)
 from myrm_tui.app.controller import Controller, ForkFailed
 from myrm_tui.app.live import LiveContext
 from myrm_tui.app.messages import (
@@ -44,6 +56,8 @@ from myrm_tui.app.messages import (
     AgentReady,
     CompactionDone,
     Failure,
+    JumpToBottom,
+    SearchTranscript,
     SessionLoaded,
     ShowNotice,
     ShowTab,
@@ -58,6 +72,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.status_line import STARTING
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.models import supports_tools
+from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:
     from myrm_tui.agent.permissions import Assessment
@@ -67,7 +82,9 @@ if TYPE_CHECKING:
 
 class MyrmApp(App[None]):
     TITLE = "myrm"
-    CSS_PATH = "app.tcss"
+    # Textual reads a screen's CSS_PATH only for screens it pushes, not for the default screen: the chat
+    # screen's rules are loaded here (without them ctrl+b toggled a class nothing styled).
+    CSS_PATH = ["app.tcss", "screens/main.tcss"]
     BINDINGS = bindings()
     MAIN_ONLY = main_only_actions()
 
@@ -97,13 +114,16 @@ class MyrmApp(App[None]):
         self.ready = asyncio.Event()
         self.busy = False
         self._first_message = ""
+        self._summary_line = ""  # the background summary's progress, shown in the status line
         self._warming = False
         self.replayer: Replay | None = None
         self._failed_steps: set[str] = set()  # pipeline steps whose failure was shown (once each)
+        self.replay_finished = False
+        self.resume_hint = ""  # printed by the command line after the app exits
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
-        return MainScreen().data_bind(
+        return MainScreen(self.controller.workspace).data_bind(
             MyrmApp.status, MyrmApp.live, MyrmApp.fork_ratio, MyrmApp.compacting, MyrmApp.model_line
         )
 
@@ -114,8 +134,15 @@ class MyrmApp(App[None]):
         return Content.assemble((title, "bold"), ("  │  ", "dim"), sub_title)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Chat actions are off while a modal screen is open, so its own keys (ctrl+s: save) work."""
-        return action not in self.MAIN_ONLY or isinstance(self.screen, MainScreen)
+        """Chat actions are off while a modal screen is open, so its own keys (ctrl+s: save) work; the
+        command palette runs them as it closes. Esc cancels a turn only where a screen has no Esc of its
+        own (its footer then shows that one)."""
+        from textual.command import CommandPalette
+
+        screen = self.screen
+        if action == "cancel_turn" and not isinstance(screen, MainScreen):
+            return not any(b.key == "escape" for _, b in screen._bindings)
+        return action not in self.MAIN_ONLY or isinstance(screen, (MainScreen, CommandPalette))
 
     def _closing_down(self) -> bool:
         """True once the chat screen is gone or being torn down (late worker messages are dropped)."""
@@ -133,9 +160,6 @@ class MyrmApp(App[None]):
         """Post to the chat screen: it shows the message, then the message bubbles up to this app."""
         if not self._closing_down():
             self.main.post_message(message)
-
-    async def _loaded(self, row: Any) -> SessionLoaded:
-        return SessionLoaded(row, await self.controller.messages(), await self.controller.compactions())
 
     async def _agent_ready(self) -> AgentReady:
         agent = self.controller.agent
@@ -221,9 +245,17 @@ class MyrmApp(App[None]):
         if values is None:
             return
         await self.controller.save_settings(values)
-        s = self.controller.settings
-        self.model_line = f"model: {s.model if s else '-'}"
+        self._show_model()
         self.notify("Settings saved; they take effect with the next message.")
+
+    def _show_model(self) -> None:
+        """The header and the line under the ring name the model the next message goes to."""
+        s = self.controller.settings
+        if self.controller.session is None or s is None:
+            return
+        self.model_line = self._model_line(self.controller.session.id)
+        if self.replayer is None:
+            self.sub_title = f"{self.controller.session.title} · {s.model}"
 
     @work(exclusive=True, group="turn", exit_on_error=False, description="replay")
     async def play_replay(self) -> None:
@@ -236,22 +268,23 @@ class MyrmApp(App[None]):
         except asyncio.CancelledError:
             self._event(TurnDone(0, interrupted=True))
             raise
+        self.replay_finished = True
         self._show(
             AgentEventMessage(
                 Notice("Replay finished. You can keep chatting only in a live session (ctrl+n).")
             )
         )
+        self._status()
 
     def action_toggle_replay(self) -> None:
-        if self.replayer is None:
+        if self.replayer is None or self.replay_finished:
             return
         running = self.replayer.feed.running
         if running.is_set():
             running.clear()
-            self._status("replay paused (ctrl+r resumes) — ctrl+k, ctrl+f, F3, F4 work meanwhile")
         else:
             running.set()
-            self._status()
+        self._status()
 
     def on_session_loaded(self, event: SessionLoaded) -> None:
         """The screen shows the conversation; the app takes the title, the model line, fresh numbers."""
@@ -260,7 +293,7 @@ class MyrmApp(App[None]):
         s = self.controller.settings
         model = self.controller.agent.settings.model if self.controller.agent else (s.model if s else "")
         # A replay's model name repeats its session title: the title is enough.
-        self.sub_title = (
+        self.sub_title = sanitize(
             f"REPLAY · {event.session.title}"
             if self.replayer is not None
             else f"{event.session.title} · {model}"
@@ -271,6 +304,40 @@ class MyrmApp(App[None]):
         self.refresh_panels()
         self.model_line = self._model_line(event.session.id)
         self._status()
+
+    async def _loaded(self, row: Any) -> SessionLoaded:
+        """A session to show; an empty one gets the welcome (model, workspace, the keys to start with)."""
+        messages = await self.controller.messages()
+        s = self.controller.settings
+        welcome = ""
+        if s is not None and not any(m.role != "system" and not m.synthetic for m in messages):
+            note = (
+                " (embedded: small, for trying the UI; set --model for real work)"
+                if s.is_local_default
+                else ""
+            )
+            welcome = (
+                f"Welcome to myrm. Model: {s.model}{note}\n"
+                f"Workspace: {self.controller.workspace}\n"
+                "Enter sends · ctrl+j new line · esc cancels · ctrl+p all commands · F1 help · ctrl+q quits"
+            )
+        return SessionLoaded(row, messages, await self.controller.compactions(), welcome)
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """Textual saves to the Downloads folder and fails when there is none: then the current folder,
+        or the state folder when that is not writable; the notice says where."""
+        if path is None:
+            from platformdirs import user_downloads_path, user_state_path
+
+            downloads = user_downloads_path()
+            if not downloads.is_dir():
+                cwd = Path.cwd()
+                folder = cwd if os.access(cwd, os.W_OK) else user_state_path("myrm")
+                folder.mkdir(parents=True, exist_ok=True)
+                path = str(folder)
+        return super().deliver_screenshot(filename, path, time_format)
 
     def _model_line(self, session_id: str) -> str:
         """The line under the ring: which model answers (or that a recording does) in which session."""
@@ -299,7 +366,12 @@ class MyrmApp(App[None]):
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
         if text is None:
-            if self.replayer is not None:
+            # The replay's state wins over the turn's: a turn ending while paused must not say "pauses".
+            if self.replayer is not None and self.replay_finished:
+                text = "Replay finished — ctrl+n starts a live session, ctrl+s opens another"
+            elif self._replay_paused():
+                text = "replay paused (ctrl+r resumes) — ctrl+k, ctrl+f, F3, F4 work meanwhile"
+            elif self.replayer is not None:
                 text = "REPLAY of a recorded session — ctrl+r pauses, ctrl+k compacts, ctrl+f forks, F4 vault"
             else:
                 text = (
@@ -307,6 +379,8 @@ class MyrmApp(App[None]):
                     if self.busy
                     else ("ready" if self.ready.is_set() else "loading the session…")
                 )
+            if self._summary_line:
+                text += f" · {self._summary_line}"
         self.status = text
 
     def on_status_changed(self, _: StatusChanged) -> None:
@@ -322,9 +396,10 @@ class MyrmApp(App[None]):
     async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         text = event.text
         if text.startswith("/"):
-            handled = await self._slash(text)
-            if handled:
-                event.prompt.load_text("")
+            known = by_slash(text[1:].partition(" ")[0]) is not None
+            if await self._slash(text):
+                if known:
+                    event.prompt.load_text("")
                 return
         if self.busy:
             self.notify("A turn is running; Esc cancels it.", severity="warning")
@@ -339,6 +414,9 @@ class MyrmApp(App[None]):
         try:
             await self.ready.wait()
             agent = await self.controller.ensure_agent()
+            listeners = agent.session.preparer.listeners
+            if self._summary_progress not in listeners:  # it also ends between turns
+                listeners.append(self._summary_progress)
             async for ev in agent.run_turn(text):
                 self._event(ev)
         except asyncio.CancelledError:
@@ -349,6 +427,10 @@ class MyrmApp(App[None]):
             self._event(TurnDone(0))
         finally:
             self.busy = False  # whatever happened to the screen or its messages
+
+    def _summary_progress(self, state: str) -> None:
+        """The preparer's news (its task is not the turn's: Esc never cancels it)."""
+        self._event(SummaryProgress(state))
 
     def _event(self, ev: AgentEvent) -> None:
         """One event of a turn or replay: the app's state is updated here, in the worker, then the screen
@@ -379,6 +461,18 @@ class MyrmApp(App[None]):
                     self.refresh_panels()  # the request's metrics row is stored: the totals moved
             case CompactionMade():
                 self.refresh_panels()
+            case SummaryProgress():
+                self._summary_line = {
+                    "preparing": "writing the summary of older messages in the background…",
+                    "ready": "summary of older messages ready",
+                    "upgraded": "summary upgraded (the next compaction carries it)",
+                }.get(ev.state, f"background summary {ev.state}; the extractive one stands in")
+                self._status()
+                self.refresh_panels()
+            case ToolStarted() if self.replayer is None:
+                self._status(f"running {ev.call.name}… (esc cancels)")
+            case ToolFinished() if self.replayer is None:
+                self._status()
             case TurnDone():
                 self._status()
                 self.refresh_panels()
@@ -403,15 +497,16 @@ class MyrmApp(App[None]):
     async def title_session(self, first: str) -> None:
         title = await self.controller.maybe_title(first)
         if title:
-            self.sub_title = f"{title} · {self.controller.settings.model if self.controller.settings else ''}"
+            model = self.controller.settings.model if self.controller.settings else ""
+            self.sub_title = sanitize(f"{title} · {model}")
 
     @work(exclusive=True, group="panels", exit_on_error=False, description="load metrics and vault")
     async def refresh_panels(self) -> None:
         await self.ready.wait()
         self._show(await self.controller.panel_data())
 
-    def action_show_tab(self, tab: str) -> None:
-        self.main.post_message(ShowTab(tab))
+    def action_show_tab(self, tab: str, focus: bool = True) -> None:
+        self.main.post_message(ShowTab(tab, focus))
 
     def on_vault_pane_open_requested(self, event: VaultPane.OpenRequested) -> None:
         self.load_vault_entry(event.uri, event.line)
@@ -463,6 +558,12 @@ class MyrmApp(App[None]):
         from myrm_tui.app.screens.help import HelpScreen
 
         self.push_screen(HelpScreen())
+
+    def action_search(self, text: str = "") -> None:
+        self.main.post_message(SearchTranscript(text))
+
+    def action_jump_to_bottom(self) -> None:
+        self.main.post_message(JumpToBottom())
 
     def action_toggle_panel(self) -> None:
         self.main.post_message(TogglePanel())
@@ -590,9 +691,15 @@ class MyrmApp(App[None]):
     @work(exclusive=True, group="session", exit_on_error=False, description="switch session")
     async def switch_session(self, session_id: str | None) -> None:
         await self.ready.wait()
-        row = await (
-            self.controller.open_session(session_id) if session_id else self.controller.new_session()
-        )
+        from myrm_tui.store.db import SessionBusy
+
+        try:
+            row = await (
+                self.controller.open_session(session_id) if session_id else self.controller.new_session()
+            )
+        except SessionBusy as exc:  # another myrm writes it: this one stays in the current session
+            self.post_message(Failure(str(exc)))
+            return
         self._show(await self._loaded(row))
         await self.controller.ensure_agent()
         self._show(await self._agent_ready())
@@ -614,19 +721,28 @@ class MyrmApp(App[None]):
             if choice.session_id == current:
                 self.notify("Open another session before deleting this one.", severity="warning")
             else:
-                await self.controller.delete_session(choice.session_id)
-                self.notify(f"Deleted session {choice.session_id}")
+                from myrm_tui.store.db import SessionBusy
+
+                try:
+                    await self.controller.delete_session(choice.session_id)
+                    self.notify(f"Deleted session {choice.session_id}")
+                except SessionBusy as exc:
+                    self.notify(str(exc), severity="error")
             self.pick_session()
             return
         self.switch_session(choice.session_id)
 
     # -- slash commands (from the command table) ---------------------------------------------------
     async def _slash(self, text: str) -> bool:
-        """Run ``/name arg`` if the table has it; False sends the text to the model as a message."""
+        """Run ``/name arg`` if the table has it; a mistyped ``/name`` is one line, never sent to the model;
+        False sends the text (``/usr/bin/…``) to the model as a message."""
         name, _, arg = text[1:].partition(" ")
         command = by_slash(name)
         if command is None:
-            return False
+            if not looks_like_command(name):
+                return False
+            self._show(ShowNotice(unknown_command(name), "warning"))  # the text stays in the box to fix
+            return True
         await self._run_slash(command, arg.strip())
         return True
 
@@ -643,16 +759,46 @@ class MyrmApp(App[None]):
                 )
             else:
                 self.action_fork(int(arg) if arg else None)
+        elif command.action.startswith("show_tab("):  # /vault: the prompt keeps the focus (F4 moves it)
+            self.action_show_tab(command.action.split("'")[1], focus=False)
+        elif command.action == "search":
+            self.action_search(arg)
+        elif command.action == "set_model" and not arg:
+            self.action_set_model()
         elif command.action in ("set_model", "set_mode"):
-            await self._set_setting("model" if command.action == "set_model" else "prompt_mode", arg)
+            key = "model" if command.action == "set_model" else "prompt_mode"
+            self._set_setting(key, arg, f"/{command.slash[0]}")
         else:
             await self.run_action(command.action)
 
-    async def _set_setting(self, key: str, value: str) -> None:
+    @work(exclusive=True, group="setting", exit_on_error=False, description="check and save a setting")
+    async def _set_setting(self, key: str, value: str, source: str) -> None:
+        """``/model NAME``, ``/mode NAME``, the model picker: checked first (the key check imports litellm
+        in a thread: a worker, so the app's messages are not held meanwhile); a bad value is one line in
+        the conversation and a toast, and nothing is saved."""
+        problem = await self.controller.setting_problem(key, value, source)
+        if problem:
+            self.notify(problem, severity="error", timeout=8)
+            self._show(ShowNotice(problem, "error"))
+            return
         await self.controller.set_setting(key, value)
         self.notify(f"{key} = {value}; takes effect with the next message")
+        self._show_model()
+
+    def action_set_model(self) -> None:
+        """The /model picker: the current model, the models whose provider key is set, the embedded one."""
+        if self.controller.settings is not None:
+            self.pick_model()
+
+    @work(exclusive=True, group="picker", exit_on_error=False, description="model picker")
+    async def pick_model(self) -> None:
+        from myrm_tui.app.screens.models import ModelPicker
+
         s = self.controller.settings
-        self.model_line = f"model: {s.model if s else value}"
+        assert s is not None
+        choice = await self.push_screen_wait(ModelPicker(self.controller.model_choices(), s.model))
+        if choice and choice != s.model:
+            self._set_setting("model", choice, "/model")
 
     async def action_context_window(self) -> None:
         """``/context``: what fills the window now, by category, adding up to the ring's figure."""
@@ -667,4 +813,8 @@ class MyrmApp(App[None]):
         self._show(ShowNotice("Session notes:\n" + body))
 
     async def on_unmount(self) -> None:
+        session = self.controller.session
+        with contextlib.suppress(Exception):  # a broken store must not keep the app from closing
+            if session is not None and await self.controller.has_conversation():
+                self.resume_hint = f"resume with: myrm --session {session.id}"
         await self.controller.close()

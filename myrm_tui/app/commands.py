@@ -3,6 +3,7 @@ all generated from ``COMMANDS``, so a command added here shows up in all four.""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
@@ -72,18 +73,17 @@ COMMANDS: tuple[Command, ...] = (
     Command("show_tab('vault-tab')", "Vault", "Vaulted outputs of this session", "f4", "Vault", ("vault",)),
     Command(
         "set_model",
-        "Switch model",
-        "Any litellm model string; takes effect with the next message",
+        "Switch model…",
+        "Pick a model (or /model NAME: any litellm model string); takes effect with the next message",
         slash=("model",),
-        usage="NAME",
-        palette=False,
+        usage="[NAME]",
     ),
     Command(
         "set_mode",
         "Prompt mode",
-        "full, lean, naked or search",
+        "full, lean, naked, search or chat (the smallest, for a model without tools)",
         slash=("mode",),
-        usage="full|lean|naked|search",
+        usage="full|lean|naked|search|chat",
         palette=False,
     ),
     Command(
@@ -91,6 +91,23 @@ COMMANDS: tuple[Command, ...] = (
         "Context window",
         "What fills the window now, by category (also in the Health tab, F3)",
         slash=("context",),
+    ),
+    Command(
+        "search",
+        "Search the conversation",
+        "Find text in the transcript: Enter/Up older match, Down newer, Esc closes",
+        "ctrl+g",
+        "",  # not in the footer: it is full at 130 columns (F1 and the palette list it)
+        ("search",),
+        "[TEXT]",
+        priority=True,
+    ),
+    Command(
+        "jump_to_bottom",
+        "Jump to the bottom",
+        "Scroll the conversation to the newest output and follow it again",
+        "ctrl+end",
+        priority=True,
     ),
     Command("notes", "Session notes", "The notes the agent keeps across compactions", slash=("notes",)),
 )
@@ -100,6 +117,8 @@ EDITING_KEYS = (
     ("Enter", "send the message"),
     ("Ctrl+J / Alt+Enter", "new line in the message"),
     ("Up / Down", "previous / next sent message"),
+    ("/ then Up / Down, Tab, Enter", "slash-command menu: move, complete, run"),
+    ("PageUp / PageDown", "scroll the conversation"),
     ("Ctrl+P", "command palette"),
 )
 
@@ -119,6 +138,43 @@ def main_only_actions() -> frozenset[str]:
 
 def by_slash(name: str) -> Command | None:
     return next((c for c in COMMANDS if name in c.slash), None)
+
+
+_COMMAND_WORD = re.compile(r"[A-Za-z][\w-]*")
+
+
+def looks_like_command(name: str) -> bool:
+    """``/word …`` is meant as a command; ``/usr/bin/env …`` or ``/ …`` is text for the model."""
+    return _COMMAND_WORD.fullmatch(name) is not None
+
+
+def _edits(a: str, b: str) -> int:
+    """Edit distance counting a swap of two neighbours as one edit (``modle`` is one from ``model``)."""
+    d = [[i + j if not i * j else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[-1][-1]
+
+
+def unknown_command(name: str) -> str:
+    """The line shown for a mistyped slash command (it is not sent to the model)."""
+    names = [s for c in COMMANDS for s in c.slash]
+    # Fewest edits, then the same length (a swap rather than a dropped letter), then prefix
+    best = min(names, key=lambda s: (_edits(name, s), abs(len(s) - len(name)), not s.startswith(name[:1])))
+    close = best if _edits(name, best) <= max(2 if len(name) > 2 else 1, len(name) // 2) else None
+    hint = f" — did you mean /{close}?" if close else " — F1 lists the commands"
+    return f"unknown command /{name}{hint} (start with a space to send it as a message)"
+
+
+def completions(prefix: str) -> list[tuple[str, Command]]:
+    """Slash names starting with ``prefix`` (without the slash), then those containing it."""
+    names = [(s, c) for c in COMMANDS for s in c.slash]
+    starts = [(s, c) for s, c in names if s.startswith(prefix)]
+    return starts + [(s, c) for s, c in names if prefix in s and not s.startswith(prefix)]
 
 
 def _key_label(key: str) -> str:
@@ -148,5 +204,6 @@ def help_markdown() -> str:
             names = " · ".join(
                 f"`/{s}{' ' + c.usage if c.usage and s == c.slash[0] else ''}`" for s in c.slash
             )
+            names = names.replace("|", "\\|")  # "full|lean" in a table cell: escaped, or the row splits
             lines.append(f"| {names} | {c.help} |")
     return "\n".join(lines) + "\n"

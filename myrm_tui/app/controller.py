@@ -4,6 +4,7 @@ sessions; run turns; compact. No widgets here, so it is tested without a termina
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,13 +14,14 @@ from myrm_tui.config import Settings
 from myrm_tui.context.compaction import Compaction, compactions_of
 from myrm_tui.context.models import model_kind
 from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
-from myrm_tui.store.db import SessionRow, Store
+from myrm_tui.store.db import SessionBusy, SessionRow, Store, VaultListing
 
 if TYPE_CHECKING:
     from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
     from myrm_tui.agent.loop import Agent
     from myrm_tui.agent.replay import Replay
     from myrm_tui.agent.tools.jobs import JobManager
+    from myrm_tui.context.types import ToolCall
     from myrm_tui.llm.client import LLMClient
 
 
@@ -46,6 +48,38 @@ def window_for(settings: Settings) -> int:
 def window_needs_litellm(settings: Settings) -> bool:
     """A model's window comes from litellm's registry unless it is set or the model is the embedded one."""
     return not settings.context_window and model_kind(settings.model) != "local"
+
+
+async def missing_keys(model: str) -> list[str]:
+    """The environment variables litellm says ``model``'s provider needs and are not set."""
+    from myrm_tui.llm.client import litellm_module
+
+    litellm = await litellm_module()
+    try:
+        found = litellm.validate_environment(model=model)
+    except Exception:  # a provider litellm cannot check: the first request tells
+        return []
+    return [k for k in found.get("missing_keys", []) if not os.environ.get(k)]
+
+
+def _first_line(text: str, width: int = 70) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def call_gist(call: ToolCall) -> str:
+    """``bash: seq 1 30000``: the tool and its main argument (a command, a path, a query)."""
+    import json
+
+    try:
+        args = json.loads(call.arguments or "{}")
+    except ValueError:
+        args = {}
+    if not isinstance(args, dict):
+        args = {}
+    strings = [v for v in args.values() if isinstance(v, str) and v.strip()]
+    main = args["command"] if isinstance(args.get("command"), str) else (strings[0] if strings else "")
+    return _first_line(f"{call.name}: {main}" if main else call.name)
 
 
 def _load_agent_runtime() -> None:
@@ -81,6 +115,7 @@ class Controller:
         self.replaying = False
         self._prebuilt: Agent | None = None
         self.fork_notice = ""  # what the last fork did, for the user
+        self._created: set[str] = set()  # sessions this run created: removed again if left empty
 
     async def open(self) -> None:
         self.store = await Store.open(self.db_path)
@@ -125,9 +160,34 @@ class Controller:
         if row is None:
             assert self.settings is not None
             row = await store.create_session(model=self.settings.model, workspace=str(self.workspace))
+            self._created.add(row.id)
+        # One writer per session: SessionBusy (another myrm has it) leaves the current session open.
+        await store.acquire_lease(row.id)
+        previous = self.session
         self.session = row
         await self.drop_agent()
+        if previous is not None and previous.id != row.id:
+            await store.release_lease(previous.id)
         return row
+
+    async def has_conversation(self, session_id: str | None = None) -> bool:
+        """Whether the session (the open one by default) holds a message of the user's: what makes it
+        worth resuming."""
+        sid = session_id or (self.session.id if self.session else None)
+        if sid is None or self.store is None:
+            return False
+        return any(m.role == "user" and not m.synthetic for m in await self.store.load_messages(sid))
+
+    async def _drop_empty(self) -> None:
+        """Sessions this run created and the user never wrote in are deleted at exit (no "New session"
+        rows from launches that only looked); within the run they stay in the list."""
+        for sid in list(self._created):
+            try:
+                if not await self.has_conversation(sid):
+                    await self._store().delete_session(sid)
+            except SessionBusy:  # left earlier and now another myrm's: it is theirs to keep
+                pass
+            self._created.discard(sid)
 
     async def drop_agent(self) -> None:
         await self.cache.clear()
@@ -349,6 +409,7 @@ class Controller:
                     summarizer=agent.aux.last_model
                     if agent.aux and agent.aux.last_model
                     else ("extractive" if agent.extractive_summaries else "lite model"),
+                    summarizer_bill=agent.session.preparer.status(),
                     last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
                     pipeline_p50=times[len(times) // 2] if times else None,
                     window_lines=agent.window_use().lines(width=PANEL_BAR),
@@ -360,7 +421,35 @@ class Controller:
                 uri = m.meta.get("vault_uri")
                 if m.role == "tool" and uri and m.tool_call_id:
                     vaulted[m.tool_call_id] = uri
-        return PanelData(rows, info, vault, vaulted)
+        return PanelData(rows, info, vault, vaulted, await self._vault_gists(vault))
+
+    async def _vault_gists(self, vault: list[VaultListing]) -> dict[str, str]:
+        """What each vault entry came from, in a few words: the command or call whose output it is, the
+        reply whose reasoning it holds, the conversation a compaction archived."""
+        out: dict[str, str] = {}
+        for v in vault:
+            meta = v.get("meta", {})
+            if meta.get("command"):
+                out[v["uri"]] = str(meta["command"])
+            elif meta.get("reason") == "pre_compact":
+                out[v["uri"]] = "the conversation before a compaction"
+        messages = await self.messages()
+        if self.agent is not None:
+            messages += [*self.agent.state.base, *self.agent.state.decisions.values()]
+        calls = {c.id: c for m in messages for c in m.tool_calls}
+        for m in messages:
+            uri = m.meta.get("vault_uri")
+            if not uri or uri in out:
+                continue
+            if m.role == "tool":
+                call = calls.get(m.tool_call_id or "")
+                out[uri] = call_gist(call) if call else m.name or "tool output"
+            elif m.role == "assistant":
+                about = call_gist(m.tool_calls[0]) if m.tool_calls else _first_line(m.text)
+                out[uri] = f"reasoning: {about}"
+            else:
+                out[uri] = _first_line(m.text)
+        return out
 
     async def compactions(self) -> list[Compaction]:
         """The session's compaction records, oldest first."""
@@ -393,8 +482,51 @@ class Controller:
     async def set_setting(self, key: str, value: Any) -> None:
         await self.save_settings({key: value})
 
+    async def setting_problem(self, key: str, value: Any, source: str) -> str | None:
+        """Why ``value`` cannot be stored for ``key`` (one line naming ``source``), or None. Checked before
+        anything is saved: a bad value never reaches the database."""
+        from myrm_tui.config import validate_values
+
+        _, problems = validate_values({key: value}, source)
+        if problems:
+            return str(problems[0])
+        if key in ("model", "summarizer_model") and value not in ("", "extractive"):
+            return await self.model_refusal(str(value), source)
+        return None
+
+    async def model_refusal(self, model: str, source: str = "/model") -> str | None:
+        """Why ``model`` cannot answer with this configuration: a model string litellm refuses, or the
+        provider's key missing from the environment (an api base or api key in the settings skips that)."""
+        from myrm_tui.config import model_problem
+
+        s = self.settings
+        api_base = s.api_base if s else None
+        if problem := model_problem(model, api_base):
+            return f"{source}: {problem}"
+        if model_kind(model) == "local" or (s is not None and (s.api_base or s.api_key)):
+            return None
+        missing = await missing_keys(model)
+        if missing:
+            return f"{source}: {model} needs {', '.join(missing)} in the environment (not set)"
+        return None
+
+    def model_choices(self) -> list[str]:
+        """What the /model picker offers: the current model, the models of providers whose key is in the
+        environment, the embedded one."""
+        from myrm_tui.config import KEY_DEFAULTS, LITE_MODELS
+        from myrm_tui.context.models import family
+        from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
+
+        out = [self.settings.model] if self.settings else []
+        for key, model in KEY_DEFAULTS:
+            if os.environ.get(key):
+                out += [model, LITE_MODELS.get(family(model), model)]
+        out.append(DEFAULT_LOCAL_MODEL)
+        return list(dict.fromkeys(out))
+
     async def close(self) -> None:
         await self.drop_agent()
         if self.store is not None:
+            await self._drop_empty()
             await asyncio.shield(self.store.close())
             self.store = None

@@ -32,6 +32,7 @@ class SessionLoaded(Message):
     session: SessionRow
     messages: list[ChatMessage]
     compactions: list[Compaction] = field(default_factory=list)  # shown as rows among the messages
+    welcome: str = ""  # shown above an empty conversation (model, workspace, keys)
 
 
 @dataclass
@@ -89,6 +90,7 @@ class PanelInfo(TypedDict, total=False):
     backoff: str
     low_yield: int
     summarizer: str
+    summarizer_bill: dict[str, Any]  # SummaryPreparer.status(): calls, tokens, cost, cache reuse
     last_duration_ms: float
     pipeline_p50: float | None
     window_lines: list[str]  # what fills the window now (``/context``)
@@ -104,6 +106,7 @@ class PanelData(Message):
     info: PanelInfo
     vault: list[VaultListing] = field(default_factory=list)
     vaulted: dict[str, str] = field(default_factory=dict)  # tool call id -> vault:// of its full output
+    gists: dict[str, str] = field(default_factory=dict)  # vault:// -> what it came from ("bash: make test")
 
 
 @dataclass
@@ -119,6 +122,7 @@ class ShowTab(Message, bubble=False):
     """Show the side panel with this tab open."""
 
     tab: str  # "health-tab" or "vault-tab"
+    focus: bool = False  # the vault's list takes the focus (F4)
 
 
 @dataclass
@@ -128,6 +132,19 @@ class TogglePanel(Message, bubble=False):
 
 @dataclass
 class ShowNotice(Message, bubble=False):
-    """A line in the conversation that is not part of a turn (the session notes)."""
+    """A line in the conversation that is not part of a turn (the session notes, a refused command)."""
 
     text: str
+    level: str = "info"
+
+
+@dataclass
+class SearchTranscript(Message, bubble=False):
+    """Open the search bar over the conversation (with this text, if any)."""
+
+    text: str = ""
+
+
+@dataclass
+class JumpToBottom(Message, bubble=False):
+    """Scroll the conversation to its newest output and follow it again."""

@@ -21,6 +21,8 @@ COLUMNS = (
     ("feasible", "feasible"),
     ("requests", "req"),
     ("rejected_requests", "rejected"),
+    ("over_window_requests", "over window"),
+    ("compactions_per_100_requests", "compact/100"),
     ("input_tokens", "input tok"),
     ("cache_hit_ratio", "cache hit"),
     ("cost_usd", "cost $"),
@@ -32,6 +34,11 @@ COLUMNS = (
     ("probe_retention", "retention"),
     ("probe_retention_reachable", "reachable ret."),
     ("probe_recoverable", "recoverable"),
+)
+SUMMARIZER_COLUMNS = (
+    ("summarizer_calls", "summ. calls"),
+    ("summarizer_cache_hit_ratio", "summ. cache hit"),
+    ("summarizer_cost_usd", "summ. $"),
 )
 TARGET = "myrm"
 REFERENCE = "none"
@@ -71,7 +78,12 @@ def _title(result: dict[str, Any]) -> str:
 def _columns(result: dict[str, Any]) -> list[tuple[str, str]]:
     """The fixed columns, then the reachable retention of each further probe set."""
     extra = [Path(x).name for x in result.get("extra_probes") or ()]
-    return [*COLUMNS, *((f"set:{n}", f"{n.split('.')[0]} reach.") for n in extra)]
+    summ = any(r.get("summarizer_calls") for r in result["strategies"].values())
+    return [
+        *COLUMNS,
+        *(SUMMARIZER_COLUMNS if summ else ()),  # the LLM path: its calls are in cost $ already
+        *((f"set:{n}", f"{n.split('.')[0]} reach.") for n in extra),
+    ]
 
 
 def _value(r: dict[str, Any], key: str) -> Any:
@@ -106,10 +118,15 @@ def _usd(v: float, sign: bool = False) -> str:
 def _money_split(name: str, r: dict[str, Any], sent: bool = False) -> str:
     d = r["sent"] if sent else r
     cached, uncached = d["cached_input_tokens"], d["input_tokens"] - d["cached_input_tokens"]
+    summ = (
+        ""
+        if sent or not d.get("summarizer_calls")
+        else (f" + {_usd(d['summarizer_cost_usd'])} for {d['summarizer_calls']:,} summarizer calls")
+    )
     return (
         f"{name}{' (every request as sent)' if sent else ''} {_usd(d['cost_usd'])} = "
         f"{_usd(d['cost_cached_usd'])} for "
-        f"{cached:,} cached tokens + {_usd(d['cost_uncached_usd'])} for {uncached:,} uncached"
+        f"{cached:,} cached tokens + {_usd(d['cost_uncached_usd'])} for {uncached:,} uncached{summ}"
     )
 
 
@@ -368,18 +385,12 @@ def markdown(result: dict[str, Any], command: str) -> str:
     return "\n".join(lines)
 
 
-def _summarizer(spec: str) -> Completer | None:
+def _summarizer(spec: str, api_base: str | None = None, price_model: str = "") -> Completer | None:
     if spec == "extractive":
         return None
-    from myrm_tui.llm.client import LLMClient, ModelSpec
+    from myrm_tui.bench.summarizer import BenchSummarizer
 
-    client = LLMClient()
-    model = ModelSpec(spec)
-
-    async def complete(system: str, user: str) -> str:
-        return await client.complete(model, system, user)
-
-    return complete
+    return BenchSummarizer(spec, api_base, price_model)
 
 
 async def run_cli(
@@ -397,6 +408,7 @@ async def run_cli(
     md_path: Path | None,
     append: bool,
     extra_probes: Sequence[Path] = (),
+    summarizer_api_base: str | None = None,
 ) -> int:
     def fail(msg: str) -> int:
         # One plain line (no Rich wrapping or markup): the file, the line, what is wrong.
@@ -433,7 +445,7 @@ async def run_cli(
                 plugins,
                 limit,
                 price_model,
-                _summarizer(summarizer),
+                _summarizer(summarizer, summarizer_api_base, price_model),
                 mask_turns,
                 progress,
                 extra_probes,

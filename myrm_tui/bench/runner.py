@@ -16,10 +16,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from myrm_tui.bench.corpus import Conversation, Probe
 from myrm_tui.bench.strategies import Strategy
+from myrm_tui.bench.summarizer import BenchSummarizer
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.testing.prefix_cache import PrefixCacheSimulator, fingerprint
@@ -34,6 +36,7 @@ class Prices:
     input: float
     cache_read: float
     cache_write: float
+    output: float = 0.0  # a summarizer's answer is billed; the recorded turns' replies are the same for all
 
     @classmethod
     def for_model(cls, model: str) -> Prices:
@@ -46,6 +49,7 @@ class Prices:
             inp,
             float(info.get("cache_read_input_token_cost") or inp * 0.1),
             float(info.get("cache_creation_input_token_cost") or inp),
+            float(info.get("output_cost_per_token") or inp * 5),
         )
 
 
@@ -106,8 +110,17 @@ class StrategyResult:
     facts: list[FactResult] = field(default_factory=list)
     extra_facts: dict[str, list[FactResult]] = field(default_factory=dict)  # further probe sets, by name
     compactions: int = 0
+    compacted_after_first: int = 0  # compactions after a session's first (the amortized bound)
+    requests_after_first: int = 0  # requests from a session's first compaction on
+    over_window_requests: int = 0  # requests (with the tool schemas) larger than the window
     price_cache_read: float = 0.0
     price_cache_write: float = 0.0
+    summarizer_calls: int = 0  # every request the summarizer was sent, billed at its model's prices
+    summarizer_input_tokens: int = 0
+    summarizer_cached_input_tokens: int = 0
+    summarizer_output_tokens: int = 0
+    summarizer_cost_usd: float = 0.0
+    summarizer_failures: int = 0  # no answer or a rejected one: the extractive summary stood in
 
     @property
     def probe_facts_total(self) -> int:
@@ -136,13 +149,29 @@ class StrategyResult:
             "rejected_requests": self.rejected_requests,
             "feasible": self.rejected_requests == 0,
             "rejections": self.rejections,
+            "over_window_requests": self.over_window_requests,
+            "compactions_per_100_requests": round(100 * self.compactions / self.requests, 2)
+            if self.requests
+            else 0.0,
+            # After a session's first compaction, the share of its requests that compacted (target <= 1/4).
+            "compacted_share_after_first": ratio(self.compacted_after_first, self.requests_after_first),
             "input_tokens": self.input_tokens,
             "cached_input_tokens": self.cached_input_tokens,
             "uncached_input_tokens": uncached,
             "cache_hit_ratio": round(self.cached_input_tokens / self.input_tokens, 4)
             if self.input_tokens
             else 0.0,
-            "cost_usd": round(self.cost_usd, 4),
+            "cost_usd": round(self.cost_usd + self.summarizer_cost_usd, 4),
+            "cost_main_usd": round(self.cost_usd, 4),
+            "summarizer_calls": self.summarizer_calls,
+            "summarizer_input_tokens": self.summarizer_input_tokens,
+            "summarizer_cached_input_tokens": self.summarizer_cached_input_tokens,
+            "summarizer_cache_hit_ratio": ratio(
+                self.summarizer_cached_input_tokens, self.summarizer_input_tokens
+            ),
+            "summarizer_output_tokens": self.summarizer_output_tokens,
+            "summarizer_cost_usd": round(self.summarizer_cost_usd, 4),
+            "summarizer_failures": self.summarizer_failures,
             "cost_cached_usd": round(self.cached_input_tokens * self.price_cache_read, 4),
             "cost_uncached_usd": round(uncached * self.price_cache_write, 4),
             "sent": {
@@ -324,11 +353,17 @@ async def replay(
     cache = cache or PrefixCacheSimulator("automatic")
     sent_cache = PrefixCacheSimulator(cache.policy, cache.min_tokens)
     cache.reset(conv.id)
+    aux_cache = PrefixCacheSimulator(cache.policy, cache.min_tokens)  # another model's: its own cache
+    failures_before = getattr(strategy, "summarizer_failures", 0)
     result.price_cache_read, result.price_cache_write = prices.cache_read, prices.cache_write
     strategy.start(conv.id, window)
     tools_tokens = sum(
         counter.text(json.dumps(t, sort_keys=True, ensure_ascii=False, default=str)) for t in conv.tools
     )
+    bind_tools = getattr(strategy, "bind_tools", None)
+    if callable(bind_tools):  # budget the schemas as the live agent does (myrm)
+        bind_tools(tools_tokens)
+    compacted_once = False
     tools_fp = (fingerprint(conv.tools), tools_tokens) if conv.tools else None
     turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
     last_view: list[Message] = []
@@ -345,9 +380,17 @@ async def replay(
         m = getattr(strategy, "last_metrics", None)
         if m is not None and getattr(m, "timings_ms", None):
             result.stage_ms.append((ms, dict(m.timings_ms)))
-        if m.compacted if m is not None else getattr(strategy, "condensed", False):
+        compacted = m.compacted if m is not None else getattr(strategy, "condensed", False)
+        if compacted_once:
+            result.requests_after_first += 1
+            result.compacted_after_first += bool(compacted)
+        if compacted:
             result.compactions += 1
+            if not compacted_once:
+                compacted_once = True
+                result.requests_after_first += 1
         tokens = counter.messages(view) + tools_tokens
+        result.over_window_requests += tokens > window
         body = {"model": "bench", "messages": [v.to_api() for v in view], "tools": conv.tools or None}
         rej = validate_openai(body, window, tokens)
         result.requests += 1
@@ -367,9 +410,14 @@ async def replay(
             result.input_tokens += c.input_tokens
             result.cached_input_tokens += c.cached_tokens
             result.cost_usd += c.cached_tokens * prices.cache_read + c.uncached_tokens * prices.cache_write
+        after_sent = getattr(strategy, "after_sent", None)
+        if rej is None and after_sent is not None:
+            await after_sent(view, conv.tools)
+        _bill_summarizer(strategy, conv, result, counter, cache, aux_cache, tools_fp)
         last_view = view
         if on_request:
             on_request()
+    result.summarizer_failures += getattr(strategy, "summarizer_failures", 0) - failures_before
     result.conversations += 1
     history = conv.messages[: turns[-1]] if turns else conv.messages
     vault = "\n".join(strategy.vault_texts()).lower() if probes or extra_probes else ""
@@ -377,3 +425,37 @@ async def replay(
         result.facts += score_probes(history, last_view, vault, probes)
     for name, ps in (extra_probes or {}).items():
         result.extra_facts.setdefault(name, []).extend(score_probes(history, last_view, vault, ps))
+
+
+def _bill_summarizer(
+    strategy: Strategy,
+    conv: Conversation,
+    result: StrategyResult,
+    counter: TokenCounter,
+    cache: PrefixCacheSimulator,
+    aux_cache: PrefixCacheSimulator,
+    tools_fp: tuple[str, int] | None,
+) -> None:
+    """Bill the summarizer calls the strategy made since the last request, like a main request: the
+    same cache rules (the conversation's cache when it is the main model, its own otherwise), at the
+    summarizer model's prices, its answer at the output price."""
+    aux = getattr(strategy, "summarizer", None)
+    if not isinstance(aux, BenchSummarizer):
+        return
+    prices = _prices(aux.price_name)
+    for call in aux.drain():
+        segs = _segments(call.messages, conv.tools, counter, tools_fp if call.tools else None)
+        c = (cache if call.shares_cache else aux_cache).request(conv.id, segs)
+        out = counter.text(call.output)
+        result.summarizer_calls += 1
+        result.summarizer_input_tokens += c.input_tokens
+        result.summarizer_cached_input_tokens += c.cached_tokens
+        result.summarizer_output_tokens += out
+        result.summarizer_cost_usd += (
+            c.cached_tokens * prices.cache_read + c.uncached_tokens * prices.cache_write + out * prices.output
+        )
+
+
+@lru_cache(maxsize=8)
+def _prices(model: str) -> Prices:
+    return Prices.for_model(model)

@@ -13,16 +13,23 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
+from myrm_tui.bench.summarizer import BenchSummarizer
+from myrm_tui.context import prepared
 from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.pipeline import build_pipeline
+from myrm_tui.context.prepared import PreparedSummary
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import Completer, Request
+from myrm_tui.context.summarize import SUMMARY_PROMPT, transcript
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.paths import prompts_dir
 
 MASK_PLACEHOLDER = "[output omitted: older tool output]"
 
@@ -205,6 +212,9 @@ class MyrmStrategy:
         self.clock = 0.0
         self.conv_id = ""
         self.last_metrics: Any = None
+        self.prepared: PreparedSummary | None = None
+        self.attempted: tuple[int, frozenset[str]] = (0, frozenset())  # (epoch, ids asked for in it)
+        self.summarizer_failures = 0
 
     def start(self, conv_id: str, window: int) -> None:
         self.config = ContextConfig(max_context_tokens=window)
@@ -212,6 +222,12 @@ class MyrmStrategy:
         self.vault = ArtifactVault(namespace=conv_id.replace("/", "_"))
         self.clock = 1_700_000_000.0
         self.conv_id = conv_id
+        self.prepared = None
+        self.attempted = (0, frozenset())
+
+    def bind_tools(self, tokens: int) -> None:
+        """The tool schemas the conversation sends with every request: budgeted, as the live agent does."""
+        self.config = replace(self.config, overhead_tokens=tokens)
 
     async def build(self, history: list[Message], step: int) -> list[Message]:
         self.clock += 20.0  # a replayed turn every 20 s: the provider cache stays warm, as in a live session
@@ -223,11 +239,68 @@ class MyrmStrategy:
             model=self.model,
             now=self.clock,
             summarizer=self.summarizer,
+            prepared_summary=self._prepared(),
+            summary_in_background=self.background is not None,
         )
         run = await self.pipeline.run(request, self.config, self.conv_id)
         self.last_metrics = run.metrics
         self.breakpoints = run.breakpoints
         return run.messages
+
+    @property
+    def background(self) -> BenchSummarizer | None:
+        """The LLM path as the agent runs it: summaries prepared between requests, never inline."""
+        return self.summarizer if isinstance(self.summarizer, BenchSummarizer) else None
+
+    def _prepared(self) -> PreparedSummary | None:
+        p = self.prepared
+        return p if p is not None and p.epoch == self.state.compactions else None
+
+    async def after_sent(self, view: list[Message], tools: list[dict[str, Any]]) -> None:
+        """After a request was sent: prepare the next compaction's summary when one is due (the bench takes
+        it as ready by the next request, as a replayed turn is 20 s)."""
+        aux = self.background
+        if aux is None:
+            return
+        ready, epoch = self._prepared(), self.state.compactions
+        if self.attempted[0] != epoch:
+            self.attempted = (epoch, frozenset())
+        covered = (ready.covers if ready else frozenset()) | self.attempted[1]
+        plan = prepared.due(
+            view,
+            self.counter.messages(view),
+            self.config,
+            self.counter,
+            covered,
+        )
+        if plan is None:
+            return
+        span, new = plan
+        self.attempted = (epoch, self.attempted[1] | frozenset(prepared.base_id(m) for m in span))
+        prompt = (prompts_dir() / SUMMARY_PROMPT).read_text(encoding="utf-8")
+        try:
+            if aux.shares_cache:
+                last = next((i for i, m in enumerate(view) if m is span[-1]), len(view) - 1)
+                text = await aux.with_prefix(
+                    view, prepared.prefix_instruction(prompt, len(view) - last - 1), tools
+                )
+            else:
+                text = await aux(
+                    prompt,
+                    f"Previous summary (merge into it):\nnone\n\nMessages to summarize:\n{transcript(new)}",
+                )
+        except Exception:  # an unreachable summarizer: the extractive summary stands in, as in the agent
+            self.summarizer_failures += 1
+            return
+        intent = CompressionIntent.build(view, "")
+        data = prepared.accept(text, new, intent, self.config)
+        if data is None:
+            self.summarizer_failures += 1
+            return
+        part = PreparedSummary(
+            data, frozenset(prepared.base_id(m) for m in span), "llm", self.state.compactions
+        )
+        self.prepared = prepared.merged(ready, part)
 
     def vault_texts(self) -> list[str]:
         return [e.content for e in self.vault.entries()]

@@ -30,8 +30,10 @@ class ContextBudgetGuard:
         self.config = config
 
     def affordable_chars(self, remaining_tokens: int) -> int:
-        """At most half of what is left of the budget goes to one output."""
-        return max(MIN_AFFORDABLE_CHARS, remaining_tokens * CHARS_PER_TOKEN // 2)
+        """At most half of what is left of the budget goes to one output; never less than a tenth of the
+        budget (at most ``MIN_AFFORDABLE_CHARS``), so a small window is not filled by one output."""
+        floor = min(MIN_AFFORDABLE_CHARS, max(800, self.config.input_budget * CHARS_PER_TOKEN // 10))
+        return max(floor, remaining_tokens * CHARS_PER_TOKEN // 2)
 
     def limit(self, remaining_tokens: int) -> int:
         return min(self.config.budget_guard_chars, self.affordable_chars(remaining_tokens))

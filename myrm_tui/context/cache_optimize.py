@@ -4,8 +4,9 @@
   ``cache_control`` breakpoints, placed on the last tool definition, the system prompt, the end of the
   compacted base (stable between compactions) and the last message (so the next request reads
   everything up to it).
-- OpenAI (native endpoint only): ``prompt_cache_key`` = session id, so a session's requests route
-  to the same cache; subagents inherit it through a ``ContextVar``.
+- OpenAI (native endpoint only): ``prompt_cache_key`` = the root session's id, so a session's requests
+  route to the same cache; subagents inherit it through a ``ContextVar``, which wins over their own id.
+  (The LLM client sends it in the request body: litellm drops it as an argument.)
 - Other providers: nothing; their caching (if any) is automatic and prefix-based.
 """
 
@@ -71,8 +72,10 @@ def render(
     tools: list[dict[str, Any]] | None = None,
     api_base: str | None = None,
     session_key: str | None = None,
+    images: bool = True,
 ) -> dict[str, Any]:
-    """Request kwargs (``messages``, ``tools``, routing extras) for ``litellm.acompletion``."""
+    """Request kwargs (``messages``, ``tools``, routing extras) for ``litellm.acompletion``. ``images``:
+    the model takes image parts; without, each becomes a one-line text stand-in."""
     msgs = [m.to_api() for m in view]
     out_tools = [dict(t) for t in tools] if tools else None
     extra: dict[str, Any] = {}
@@ -82,13 +85,60 @@ def render(
         if out_tools:
             out_tools[-1] = {**out_tools[-1], "cache_control": EPHEMERAL}
     elif is_native_openai(model, api_base):
-        key = session_key or prompt_cache_key_var.get()
+        # The key set by the root session's turn wins: a subagent's requests route with its parent's.
+        key = prompt_cache_key_var.get() or session_key
         if key:
             extra["prompt_cache_key"] = key
+    if any(isinstance(m.get("content"), list) for m in msgs):  # after the marks: it may add messages
+        msgs = place_images(msgs, images, family(model) == "anthropic")
     out: dict[str, Any] = {"messages": msgs, **extra}
     if out_tools:
         out["tools"] = out_tools
     return out
+
+
+IMAGE_STAND_IN = "[image not shown: this model does not take images]"
+IMAGES_BELOW = "[image: attached in the next message]"
+TOOL_IMAGES_INTRO = "Images returned by the tool calls above, in order:"
+
+
+def place_images(msgs: list[dict[str, Any]], images: bool, in_tool_results: bool) -> list[dict[str, Any]]:
+    """Image parts where the provider accepts them. A model without vision gets a text stand-in for each.
+    Anthropic takes images inside tool results; OpenAI-style APIs take them only in user messages, so a
+    run of tool results hands its images to one user message after it (a pure function of the view:
+    the same history gives the same request, so the prefix cache holds)."""
+    out: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []  # images of the current run of tool results
+    for msg in msgs:
+        if msg["role"] != "tool" and held:
+            out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *held]})
+            held = []
+        content = msg.get("content")
+        if not isinstance(content, list) or not any(p.get("type") == "image_url" for p in content):
+            out.append(msg)
+            continue
+        parts: list[dict[str, Any]] = []
+        for p in content:
+            if p.get("type") != "image_url":
+                parts.append(p)
+            elif not images:
+                parts.append({"type": "text", "text": IMAGE_STAND_IN})
+            elif msg["role"] == "tool" and not in_tool_results:
+                held.append(p)
+                parts.append({"type": "text", "text": IMAGES_BELOW})
+            else:
+                parts.append(p)
+        out.append({**msg, "content": _join_text(parts) if msg["role"] == "tool" else parts})
+    if held:
+        out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *held]})
+    return out
+
+
+def _join_text(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """A tool result left with text parts only is sent as one string, as every API takes it."""
+    if all(p.get("type") == "text" and "cache_control" not in p for p in parts):
+        return "\n".join(str(p.get("text", "")) for p in parts)
+    return parts
 
 
 def _mark(msg: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault, VaultEntry, readable
 
-Trigger = Literal["threshold", "manual", "emergency", "overflow", "fork"]
+Trigger = Literal["threshold", "manual", "emergency", "overflow", "fork", "fit"]
 GIST_CHARS = 100
 
 
@@ -100,6 +100,8 @@ class Compaction:
             return f"manual: {self.focus}" if self.focus else "manual"
         if self.trigger == "threshold":
             return f"threshold {self.level}"
+        if self.trigger == "fit":
+            return "fit to budget"
         return self.trigger
 
     def headline(self) -> str:
@@ -142,7 +144,9 @@ def trigger_for(reason: str, level: str, focus: str) -> Trigger:
         return "manual"
     if reason.startswith("context overflow"):
         return "overflow"
-    if reason.startswith("emergency") or level == "EMERGENCY":
+    if reason == "fit to budget":  # the fit step cut a request that was not compacting (context/fit.py)
+        return "fit"
+    if reason.startswith("emergency") or reason == "over budget" or level == "EMERGENCY":
         return "emergency"
     return "threshold"
 
@@ -181,7 +185,10 @@ def build_compaction(c: CompactionInput) -> Compaction:
         summary_source=c.summary_source,
         summary=summary,
         cache_cost=cache_cost(c.before, c.after, c.counter),
-        left=(*_folded(c.folded, c.vault, c.counter), *_shortened(c.before, c.after, c.vault, c.counter)),
+        left=(
+            *_folded([*c.folded, *_dropped(c)], c.vault, c.counter),
+            *_shortened(c.before, c.after, c.vault, c.counter),
+        ),
         focus=c.focus,
         at=c.at,
         archive_uri=c.archive_uri,
@@ -196,6 +203,12 @@ def cache_cost(before: Sequence[Message], after: Sequence[Message], counter: Tok
     while k < min(len(before), len(after)) and before[k].id == after[k].id:
         k += 1
     return counter.messages(after[k:]) if k < len(after) else 0
+
+
+def _dropped(c: CompactionInput) -> list[Message]:
+    """Messages that left the view without being folded: whole rounds the fit step dropped."""
+    kept = {m.id.split("#", 1)[0] for m in (*c.after, *c.folded)}
+    return [m for m in c.before if not m.synthetic and m.id.split("#", 1)[0] not in kept]
 
 
 def _folded(folded: Sequence[Message], vault: ArtifactVault, counter: TokenCounter) -> list[LeftItem]:

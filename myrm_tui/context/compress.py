@@ -86,6 +86,7 @@ class CompressSettings:
     tail_budget: int
     recovery_tail_budget: int
     summary_budget_tokens: int
+    consolidate_floor_tokens: int
     truncate_chars: int
 
 
@@ -119,9 +120,12 @@ def frozen_end(view: list[Message], r: _Run) -> int:
     k = head
     while k < len(view) and view[k].meta.get("kind") == "summary":
         k += 1
+    blocks = sum(r.counter.message(m) for m in view[head:k])
     if (
         r.req.hard_limit is not None
-        or sum(r.counter.message(m) for m in view[head:k]) > r.s.summary_budget_tokens
+        or blocks > r.s.summary_budget_tokens
+        # Several blocks behind a big head (a long first message) would leave no room: merge them.
+        or (k - head >= 2 and r.counter.messages(view[:head]) + blocks > r.s.consolidate_floor_tokens)
     ):
         return head  # after a provider overflow nothing is frozen: the blocks must fit the limit too
     return k

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# Room the last steps keep under the input budget: Normalize may add a placeholder or two after the fit step.
+FIT_SLACK_TOKENS = 32
+
 # litellm model names whose registry entry we cannot rely on offline fall back to this.
 DEFAULT_WINDOW = 128_000
 
@@ -33,7 +36,8 @@ class ContextConfig:
     # What every request carries outside the view (the tool schemas): the provider counts it, so the budget
     # must. The agent sets it from the schemas it binds.
     overhead_tokens: int = 0
-    auto_compact: bool = True  # off: thresholds only watch; forced, emergency, overflow still compact
+    # off: thresholds only watch; forced, emergency, over budget and overflow still compact
+    auto_compact: bool = True
 
     # Layer 1 / 1.5 ---------------------------------------------------------------------------------
     filter_single_tokens: int = 2_000  # Layer 1.5 L2 (FilterProcessor) trigger, one output
@@ -77,6 +81,17 @@ class ContextConfig:
     consolidate_ratio: float = 0.6
     max_blocked_items: int = 3
     max_next_steps: int = 5
+    # Fit to budget (``fit.py``): a compaction lands at or under ``landing_ratio`` of the input budget, so
+    # several turns append before the next one (that is its progress); every injected part has a share of
+    # the window and is cut past it, with a pointer to its whole text in the vault.
+    landing_ratio: float = 0.7
+    head_limit_ratio: float = 0.4  # protected head over this share of the input budget: cut the anchor
+    anchor_ratio: float = 0.2  # what the first user message keeps of the window when it is cut
+    injected_ratio: float = 0.08  # notes, workspace rules and environment, hook context, pinned items
+    reread_ratio: float = 0.15  # files re-read after a compaction, together
+    fit_summary_ratio: float = 0.2  # the summary blocks, once merged into one by the fit step
+    # Summary blocks are merged (consolidated) sooner when the head and they pass this share together.
+    consolidate_floor_ratio: float = 0.35
     # Anti-thrashing: a compaction saving less than this share of the view counts as low-yield.
     low_yield_ratio: float = 0.10
     max_low_yield_in_row: int = 2
@@ -138,6 +153,39 @@ class ContextConfig:
     @property
     def recovery_tail_budget(self) -> int:
         return int(self.view_window * self.recovery_tail_ratio)
+
+    @property
+    def fit_budget(self) -> int:
+        """What the fit step fits a view into (and Pre-Compact compacts above, whatever else it weighs)."""
+        return self.input_budget - FIT_SLACK_TOKENS
+
+    @property
+    def landing_tokens(self) -> int:
+        return int(self.input_budget * self.landing_ratio)
+
+    @property
+    def head_limit_tokens(self) -> int:
+        return int(self.input_budget * self.head_limit_ratio)
+
+    @property
+    def anchor_tokens(self) -> int:
+        return int(self.view_window * self.anchor_ratio)
+
+    @property
+    def injected_tokens(self) -> int:
+        return int(self.view_window * self.injected_ratio)
+
+    @property
+    def reread_budget_tokens(self) -> int:
+        return min(self.reread_max_tokens, int(self.view_window * self.reread_ratio))
+
+    @property
+    def fit_summary_tokens(self) -> int:
+        return int(self.view_window * self.fit_summary_ratio)
+
+    @property
+    def consolidate_floor_tokens(self) -> int:
+        return int(self.view_window * self.consolidate_floor_ratio)
 
     def with_window(self, tokens: int) -> ContextConfig:
         from dataclasses import replace

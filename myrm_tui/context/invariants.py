@@ -3,7 +3,8 @@
 - ``tool_pairing``: each assistant message with tool calls is followed, before any other role, by one
   tool result per call id; no tool result stands anywhere else.
 - ``protected_head``: the view starts with the raw history's protected head (leading system messages
-  and the first real user message), unchanged.
+  and the first real user message), each unchanged or — when it alone would not fit the window — cut,
+  with a ``vault://`` pointer to its whole text (never silently dropped).
 - ``synthetic_marked``: every pipeline-made user-role message carries the synthetic tag.
 - ``non_empty``: no message but an assistant with tool calls has empty content.
 
@@ -94,9 +95,22 @@ def check_tool_pairing(view: Sequence[Message]) -> list[Violation]:
 def check_protected_head(view: Sequence[Message], raw: Sequence[Message]) -> list[Violation]:
     head = extract_protected_head(raw)
     for k, m in enumerate(head):
-        if k >= len(view) or view[k].role != m.role or view[k].content != m.content:
+        if k >= len(view) or view[k].role != m.role:
             return [Violation("protected_head", k, "protected head changed or missing")]
+        if view[k].content != m.content and not is_cut_with_pointer(view[k], m):
+            return [Violation("protected_head", k, "protected head changed without a pointer to it")]
     return []
+
+
+def is_cut_with_pointer(cut: Message, original: Message) -> bool:
+    """``cut`` is ``original`` shortened to fit the window, its whole text in the vault (fit.py)."""
+    uri = cut.meta.get("vault_uri")
+    return (
+        cut.id.startswith(f"{original.id}#")
+        and isinstance(uri, str)
+        and uri in cut.text
+        and len(cut.text) < len(original.text)
+    )
 
 
 def check_synthetic_marked(view: Sequence[Message]) -> list[Violation]:

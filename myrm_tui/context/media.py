@@ -72,5 +72,9 @@ class MediaResolve(Unconfigured):
         return Rewritten(messages=out)
 
 
+def view_has_images(view: list[Message]) -> bool:
+    return any(_has_images(m) for m in view)
+
+
 def _has_images(m: Message) -> bool:
     return isinstance(m.content, list) and any(p.get("type") in ("image_url", "image_ref") for p in m.content)

@@ -5,11 +5,15 @@
   and a result that drifted behind another message is moved back under its call.
 - alignment L2, integrity guard: results that answer no call (orphans, e.g. after a cut) are dropped; empty
   messages providers reject are dropped or given placeholder text.
+- a tool name providers reject (stored before names were checked) is replaced by a valid stand-in.
 - alignment L3, dangling-call repair: a call with no result (interrupted, timed out, crashed) gets a synthetic
   error result, so the provider never sees an unanswered call.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import replace
 
 from myrm_tui.context.step import Normalized, NoSettings, Trace, Unconfigured, View
 from myrm_tui.context.types import Message, synthetic_user
@@ -19,8 +23,17 @@ INTERRUPTED = (
 )
 
 
+# The tool-name pattern OpenAI and Anthropic enforce on every request that carries a name again.
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def valid_tool_name(name: str) -> str:
+    """A stand-in that passes the providers' pattern for a name that does not (``functions.bash``)."""
+    return ("invalid_" + re.sub(r"[^a-zA-Z0-9_-]", "_", name))[:64]
+
+
 def normalize(view: list[Message]) -> tuple[list[Message], dict[str, int]]:
-    stats = {"orphans": 0, "dangling": 0, "empty": 0, "moved": 0}
+    stats = {"orphans": 0, "dangling": 0, "empty": 0, "moved": 0, "renamed": 0}
     n = len(view)
     claimed = [False] * n
     out: list[Message] = []
@@ -31,7 +44,13 @@ def normalize(view: list[Message]) -> tuple[list[Message], dict[str, int]]:
             continue
         if m.role == "assistant" and m.tool_calls:
             calls = _unique_calls(m)
-            if len(calls) != len(m.tool_calls):
+            if any(not TOOL_NAME.match(c.name) for c in calls):  # stored before names were checked
+                calls = [
+                    c if TOOL_NAME.match(c.name) else replace(c, name=valid_tool_name(c.name)) for c in calls
+                ]
+                stats["renamed"] += 1
+                m = m.derive("toolname", tool_calls=tuple(calls))
+            elif len(calls) != len(m.tool_calls):
                 m = m.derive("dedupcalls", tool_calls=tuple(calls))
             wanted = {c.id: None for c in calls}
             found: dict[str, int] = {}

@@ -1,8 +1,9 @@
 """The pipeline in the seed's order, built once per agent, and the loop that runs it.
 
 User Message → Thinking Cleanup → Media Filter → Smart Filter (Layers 1 / 1.5) → Cache TTL Prune
-(Layer 2) → Pre-Compact → Compress (Layer 3) → Session Notes → Summarize (Layer 4) → Post-Compaction
-Reread (Layer 4.5) → Normalize → Media Resolve → Prompt Cache Optimize (Layer 5) → LLM. Layer 0,
+(Layer 2) → Pre-Compact → Head Anchor → Compress (Layer 3) → Session Notes → Summarize (Layer 4) →
+Post-Compaction Reread (Layer 4.5) → Fit to Budget → Normalize → Media Resolve → Prompt Cache Optimize
+(Layer 5) → LLM. Fit to Budget makes every request fit the input budget by construction (``fit.py``). Layer 0,
 the CompressionIntent, is built before the first step; ContextBudgetGuard runs inside Smart Filter
 as its last line.
 
@@ -29,6 +30,7 @@ from myrm_tui.context.compress import PriorityCompressor
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.filters.processor import FilterProcessor
 from myrm_tui.context.filters.rules import RuleEngine
+from myrm_tui.context.fit import FitToBudget, HeadAnchor
 from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import extract_protected_head
 from myrm_tui.context.media import MediaFilter, MediaResolve
@@ -275,11 +277,14 @@ class Pipeline:
                 if view.compacting:
                     return self._rolled_back(tx, view, start, metrics, t0)
             else:
+                # The view the step was given: what would be sent without the compaction, whether the
+                # step planned it (Pre-Compact) or turned the request into one by cutting (the fit step).
+                given = view
                 view = result.apply(view)
                 metrics.add(result.trace)
                 if view.compacting and planned is None:
-                    planned = view.messages
-                    metrics.tokens_planned = view.tokens()
+                    planned = given.messages
+                    metrics.tokens_planned = given.tokens()
             metrics.timings_ms[step.name] = (perf_counter() - t) * 1000
         plan = view.plan
         metrics.tokens_out = view.tokens()
@@ -320,10 +325,12 @@ def build_pipeline(prompts_dir: Path | None = None, extra_filter_dirs: Iterable[
             ReasoningTrim(),
             CacheTTLPrune(),
             PreCompact(),
+            HeadAnchor(),
             PriorityCompressor(),
             SessionNotes(),
             Summarize(prompts),
             PostCompactionReread(),
+            FitToBudget(),
             Normalize(),
             PinnedContext(),
             MediaResolve(),

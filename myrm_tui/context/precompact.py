@@ -2,10 +2,10 @@
 
 Levels follow ``ContextConfig`` (40/50/70/90%). A compaction is skipped when it would only break a
 warm cache while the budget still allows (hot-cache bypass, below ``warm_compact_threshold``) or while backing
-off after low-yield compactions (anti-thrashing). The 90% safety net always compacts, and so does a
-provider's context-overflow answer (``Request.hard_limit``, at the emergency level). Before a
-compaction the current base view is archived in the vault and the state is backed up, so a failed
-compaction can be rolled back.
+off after low-yield compactions (anti-thrashing). The 90% safety net always compacts, and so do a
+view over the input budget and a provider's context-overflow answer (``Request.hard_limit``, at the
+emergency level). Before a compaction the current base view is archived in the vault and the state is
+backed up, so a failed compaction can be rolled back.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ class PreCompactSettings:
     compress_force_threshold: int
     summarize_trigger_threshold: int
     warm_compact_threshold: int
+    fit_budget: int
     auto_compact: bool = True
 
 
@@ -55,6 +56,8 @@ class PreCompact(Configured[PreCompactSettings]):
             reason = "forced"
         elif level >= Level.EMERGENCY:
             reason = "emergency (90% safety net)"
+        elif tokens > s.fit_budget:
+            reason = "over budget"  # never skipped: neither back-off nor a warm cache may send it as is
         elif level < Level.LIGHT:
             return Planned(plan=CompactionPlan(level))
         elif not s.auto_compact:

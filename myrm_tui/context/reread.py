@@ -60,7 +60,7 @@ class FileIntegrityGuard:
 @dataclass(frozen=True, slots=True)
 class RereadSettings:
     reread_files: int
-    reread_max_tokens: int
+    reread_budget_tokens: int  # the smaller of reread_max_tokens and the re-read files' share of the window
 
 
 class PostCompactionReread(Configured[RereadSettings]):
@@ -73,7 +73,7 @@ class PostCompactionReread(Configured[RereadSettings]):
         req, view = v.request, v.messages
         if not (v.compacting and v.folded and req.read_file):
             return Rewritten(messages=view)
-        budget = s.reread_max_tokens
+        budget = s.reread_budget_tokens
         blocks: list[str] = []
         files: list[tuple[str, str]] = []
         for path in req.state.recent_artifacts(s.reread_files):

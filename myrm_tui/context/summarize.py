@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.context import ledger, signals, summary_model
+from myrm_tui.context import ledger, prepared, signals, summary_model
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.redact import redact
@@ -28,13 +28,16 @@ SUMMARY_PROMPT = "summary.md"
 MAX_TRANSCRIPT_CHARS = 120_000
 ORIGINAL_SCAN_CHARS = 24_000
 RENDER_OVERHEAD_TOKENS = 400  # a block's headings, fields and continuity sections around its Record
-LEDGER_CACHE = 20_000  # messages whose ledger lines are remembered (oldest forgotten first)
+LEDGER_CACHE = 20_000
+SHRUNK_MESSAGE_TOKENS = 600  # messages whose ledger lines are remembered (oldest forgotten first)
 
 
 @dataclass(frozen=True, slots=True)
 class SummarizeSettings:
     max_context_tokens: int
     input_budget: int
+    injected_tokens: int
+    anchor_tokens: int
     summary_budget_tokens: int
     summary_role: str
     ledger_ratio: float
@@ -76,6 +79,20 @@ class SummaryAuditor:
                 problems.append(f"protected fact lost: {path}")
         return AuditResult(not problems, tuple(problems))
 
+    def keep_ledger(
+        self, s: dict[str, Any], lines: Sequence[ledger.Line], trace: Trace | None = None
+    ) -> dict[str, Any]:
+        """``s`` with the extractive ledger's lines whose identifiers, paths or numbers it lost merged into
+        its key facts, highest priority first; the model keeps at least half the field's room."""
+        missing = prepared.missing_ledger_lines(s, lines)
+        if not missing or not isinstance(s.get("key_facts", []), list):
+            return s
+        if trace is not None:
+            trace.event(f"summary auditor: {len(missing)} ledger lines merged back")
+        lim = summary_model.LIMITS["key_facts"]
+        own = list(s.get("key_facts", []))[-max(lim - len(missing), lim // 2) :]  # at least half the room
+        return {**s, "key_facts": [*own, *missing[: lim - len(own)]]}
+
     @staticmethod
     def protected_facts(removed: Sequence[Message], intent: CompressionIntent) -> list[str]:
         """Focus files mentioned in the removed messages, and files they wrote: must survive."""
@@ -103,16 +120,77 @@ def transcript(messages: Sequence[Message], limit: int = MAX_TRANSCRIPT_CHARS) -
     return text if len(text) <= limit else text[: limit // 3] + "\n[… cut …]\n" + text[-2 * limit // 3 :]
 
 
+REDACTED = "[redacted]"
+
+
+def _safe(text: str) -> str:
+    """``redact(text)``, or ``[redacted]`` when redaction itself fails: a failure never lets text through
+    and never fails the compaction."""
+    try:
+        return redact(text)
+    except Exception:
+        return REDACTED
+
+
+def safe_redact_summary(summary: dict[str, Any], trace: Trace) -> dict[str, Any]:
+    """The summary redacted; if the one-pass redaction fails, field by field, and a field that still
+    fails becomes ``[redacted]`` (said once in the trace)."""
+    try:
+        return summary_model.redact_summary(summary)
+    except Exception as exc:
+        trace.event(f"redaction failed ({type(exc).__name__}); redacted field by field")
+    out: dict[str, Any] = {}
+    for k, v in summary.items():
+        out[k] = [_safe(str(x)) for x in v] if isinstance(v, list) else _safe(str(v))
+    return out
+
+
+def unfit_floor(view: Sequence[Message], req: Request, s: SummarizeSettings) -> str:
+    """Why no compaction can make this request fit, or "" when one can: what the fit step never cuts
+    below — the system prompt, the head's injected parts and the first message at their shares, the
+    newest message as Compress's emergency shrink leaves it — is over the budget already."""
+    count = req.counter.message
+    system = sum(count(m) for m in view if m.role == "system")
+    head = req.protected_head
+    anchor = next((m for m in head if m.role == "user" and not m.synthetic), None)
+    parts = sum(min(count(m), s.injected_tokens) for m in head if m.role == "user" and m.synthetic)
+    first = min(count(anchor), s.anchor_tokens) if anchor is not None else 0
+    newest = next(
+        (
+            m
+            for m in reversed(view)
+            if m.role == "user" and not m.synthetic and (anchor is None or m.id.split("#")[0] != anchor.id)
+        ),
+        None,
+    )
+    # Compress's emergency shrink cuts even the newest message to about this much (with a pointer).
+    message = min(count(newest), SHRUNK_MESSAGE_TOKENS) if newest is not None else 0
+    if system + parts + first + message <= s.input_budget:
+        return ""
+    return (
+        f"the system prompt ({system:,} tokens), the injected context ({parts:,}) and the messages that "
+        f"stay ({first + message:,}) pass {s.input_budget:,}"
+    )
+
+
 def _redacted(lines: list[ledger.Line]) -> list[ledger.Line]:
     """A message's ledger lines with credentials and PII redacted — once, when the message enters the view
     (one pass over its lines together: a key split over lines is still found), not on the compacting
     request."""
     if not lines:
         return lines
-    out = redact("\n".join(ln.text for ln in lines)).split("\n")
-    if len(out) != len(lines):  # a pattern spanned lines: redact each on its own
-        return [ledger.Line(redact(ln.text), ln.priority) for ln in lines]
-    return [ln if t == ln.text else ledger.Line(t, ln.priority) for ln, t in zip(lines, out, strict=True)]
+    try:
+        out = redact("\n".join(ln.text for ln in lines), keep_lines=True).split("\n")
+    except Exception:
+        out = []
+    if len(out) != len(lines):  # a pattern spanned lines (or failed): redact each on its own
+        return [ledger.Line(_safe(ln.text), ln.priority) for ln in lines]
+    # A private key's lines come back empty after its first: they are left out.
+    return [
+        ln if t == ln.text else ledger.Line(t, ln.priority)
+        for ln, t in zip(lines, out, strict=True)
+        if t or not ln.text
+    ]
 
 
 def parse_summary_json(text: str) -> dict[str, Any] | None:
@@ -148,8 +226,8 @@ class Summarize(Configured[SummarizeSettings]):
         # Old blocks removed here are being consolidated: their Record lines carry over, re-fitted.
         folded = [m for m in v.folded if m.meta.get("kind") == "summary"]
         removed = [m for m in v.folded if m.meta.get("kind") != "summary"]
-        fresh, source = await self._summarize(removed, head_user, previous, req, s, trace)
-        fresh = summary_model.redact_summary(fresh)
+        fresh, source = await self._summarize(removed, head_user, previous, view, req, s, trace)
+        fresh = safe_redact_summary(fresh, trace)
         merged = summary_model.merge(previous, fresh)  # the previous summary was redacted when it was made
         merged["blocked_items"] = merged["blocked_items"][: s.max_blocked_items]
         merged["next_steps"] = merged["next_steps"][: s.max_next_steps]
@@ -293,12 +371,23 @@ class Summarize(Configured[SummarizeSettings]):
         removed: Sequence[Message],
         head_user: str,
         previous: dict[str, Any] | None,
+        view: Sequence[Message],
         req: Request,
         s: SummarizeSettings,
         trace: Trace,
     ) -> tuple[dict[str, Any], str]:
         extractive = summary_model.extract(removed, head_user)
-        if req.summarizer is None or self.prompts_dir is None:
+        if req.prepared_summary is not None:
+            adopted = prepared.adopt(req.prepared_summary, removed, head_user)
+            if adopted is not None:
+                trace.event(f"prepared summary: covers {adopted.covered} of {len(removed)} folded messages")
+                source = req.prepared_summary.source + ("+extractive" if adopted.uncovered else "")
+                return self._keep_ledger(adopted.summary, removed, req, trace), source
+        if req.summarizer is None or self.prompts_dir is None or req.summary_in_background:
+            return extractive, "extractive"
+        floor = unfit_floor(view, req, s)
+        if floor:  # the turn will be refused whatever the summary says: do not pay for one
+            trace.event(f"summarizer skipped: {floor}")
             return extractive, "extractive"
         system = (self.prompts_dir / SUMMARY_PROMPT).read_text(encoding="utf-8")
         body = (
@@ -319,7 +408,14 @@ class Summarize(Configured[SummarizeSettings]):
             data = {f: data[f] for f in summary_model.FIELDS if f in data}
             verdict = self.auditor.audit(data, removed, req.intent, s)
             if verdict.ok:
-                return summary_model.bound(data), "llm"
+                return self._keep_ledger(summary_model.bound(data), removed, req, trace), "llm"
             trace.event(f"summary attempt {attempt + 1} rejected: {'; '.join(verdict.problems[:3])}")
             body += "\n\nYour previous answer was rejected: " + "; ".join(verdict.problems) + ". Fix it."
         return extractive, "extractive"
+
+    def _keep_ledger(
+        self, summary: dict[str, Any], removed: Sequence[Message], req: Request, trace: Trace
+    ) -> dict[str, Any]:
+        """The auditor keeps the ledger: verbatim facts an LLM summary dropped come back as key facts."""
+        lines = [ln for m in removed for ln in self._lines_of(m, req)]
+        return self.auditor.keep_ledger(summary, lines, trace)

@@ -1,8 +1,10 @@
 """``ThinkingBlockCleaner``: keep reasoning where the provider needs it, drop it where it only costs.
 
-- Anthropic: ``reasoning_content`` is redundant with ``thinking_blocks`` and is removed; blocks stay.
+- Anthropic: ``reasoning_content`` is redundant with ``thinking_blocks`` and is removed; blocks stay
+  (signed: the API wants them back unchanged on the tool-use turns that follow a thinking request).
 - DeepSeek / MiMo / Kimi: reasoning of turns before the last user message is removed, except on
   assistant messages carrying tool calls (the API requires it there). The current turn keeps it.
+  Thinking blocks (left by an Anthropic model before a switch) are removed.
 - A thinking model after a non-thinking one: assistant messages with tool calls get an empty
   ``reasoning_content`` back-filled, which those APIs require.
 - Any other model: reasoning fields are removed; they would only be billed or rejected.
@@ -38,6 +40,8 @@ class ThinkingBlockCleaner(Unconfigured):
                     new = m.derive("think", reasoning=None)
                 elif thinking and m.tool_calls and m.reasoning is None:
                     new = m.derive("think", reasoning="")
+                if new.thinking_blocks:  # an Anthropic model's signed blocks: no other API takes them
+                    new = new.derive("think", thinking_blocks=())
             elif m.reasoning is not None or m.thinking_blocks:
                 new = m.derive("think", reasoning=None, thinking_blocks=())
             if new is not m:

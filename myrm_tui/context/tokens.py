@@ -27,6 +27,9 @@ _encodings: dict[str, Any] = {}
 _lock = threading.Lock()
 
 
+CALL_OVERHEAD = 8
+
+
 def get_encoding(name: str = "o200k_base") -> Any:
     with _lock:
         enc = _encodings.get(name)
@@ -81,9 +84,12 @@ class TokenCounter:
                 return hit
         n = MESSAGE_OVERHEAD + self._content(msg.content)
         for call in msg.tool_calls:
-            n += self.text(call.name) + self.text(call.arguments) + 3
+            # The id is sent with every call, and so is its framing (type, function, the quoting).
+            n += self.text(call.name) + self.text(call.arguments) + self.text(call.id) + CALL_OVERHEAD
         if msg.reasoning:
             n += self.text(msg.reasoning)
+        for block in msg.thinking_blocks:  # signed thinking sent back (Anthropic); the signature too
+            n += self.text(str(block.get("thinking") or block.get("data") or "")) + 40
         if key is not None:
             self._cache[key] = n
         return n

@@ -3,7 +3,8 @@
 litellm takes seconds to import, so it is imported once, in a thread, the first time a call needs
 it (never on the UI's start-up path); the offline environment is set before. The replay provider is
 registered with litellm at that moment; the embedded model needs no registration: it is an
-OpenAI-compatible server in a child process (``llm/local.py``), reached like any local endpoint.
+OpenAI-compatible server in a child process, reached like any local endpoint through its ``Adapter``
+(``llm/local.py``), so the streaming code has no branch of its own for it.
 """
 
 from __future__ import annotations
@@ -14,11 +15,19 @@ import importlib
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from myrm_tui.context.models import model_kind
 from myrm_tui.llm.errors import EmptyReplyError, IncompleteStreamError, LLMError, ProviderError, classify
-from myrm_tui.llm.events import Finish, LLMEvent, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from myrm_tui.llm.events import (
+    Finish,
+    LLMEvent,
+    ReasoningDelta,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    Usage,
+)
 from myrm_tui.llm.progress import ProgressClock, guarded
 from myrm_tui.offline import configure_offline_env
 
@@ -89,6 +98,25 @@ async def litellm_module() -> Any:
     return _litellm
 
 
+class Adapter(Protocol):
+    """A model reached through another endpoint than its name says (the embedded model: a child process's
+    OpenAI-compatible server), whose backend can stop under a call."""
+
+    async def open(
+        self, extra: dict[str, Any], messages: list[dict[str, Any]], temperature: float | None
+    ) -> tuple[str, str, str, dict[str, Any], list[dict[str, Any]]]: ...
+
+    def stopped_error(self, grace: float = 0.0) -> LLMError | None: ...
+
+
+def _adapter(spec: ModelSpec) -> Adapter | None:
+    if not spec.is_local:
+        return None
+    from myrm_tui.llm import local  # only for the embedded model: its module is not imported otherwise
+
+    return local.adapter()
+
+
 class LLMClient:
     def __init__(
         self, inactivity_timeout: float = 90.0, total_timeout: float = 600.0, check_interval: float = 10.0
@@ -123,17 +151,15 @@ class LLMClient:
             "extra": extra,
             "clock": clock,
         }
-        embedded = None
         yielded = False
-        if spec.is_local:  # the embedded model: its child process's OpenAI-compatible server
-            from myrm_tui.llm import local
-
-            embedded = local.server()
+        embedded = _adapter(spec)
+        if embedded is not None:
             # The model loads in the child while litellm imports here: the two slow starts overlap.
-            base, litellm = await asyncio.gather(embedded.ensure(), litellm_module())
-            sampling = {**local.sampling(temperature), **spec.extra}
-            spec = ModelSpec(f"openai/{local.ALIAS}", base, local.API_KEY, sampling)
-            messages, tools, temperature = local.to_plain_chat(messages), None, None
+            (model, base, key, call_extra, messages), litellm = await asyncio.gather(
+                embedded.open(spec.extra, messages, temperature), litellm_module()
+            )
+            spec = ModelSpec(model, base, key, call_extra)
+            tools, temperature = None, None
         else:
             litellm = await litellm_module()
         kwargs: dict[str, Any] = {
@@ -158,6 +184,7 @@ class LLMClient:
         if temperature is not None:
             kwargs["temperature"] = temperature
         kwargs.setdefault("timeout", self.total_timeout)
+        _to_body(kwargs)
         seen = _Seen()
         try:
             # The request itself runs under the watchdog: the inactivity limit covers connecting and
@@ -216,6 +243,18 @@ class LLMClient:
             if isinstance(ev, TextDelta):
                 parts.append(ev.text)
         return "".join(parts)
+
+
+# Request fields litellm drops when given as arguments (its signature does not take them, with
+# ``drop_params`` on or off) but which the provider reads from the body: sent through ``extra_body``,
+# which the OpenAI SDK merges into the JSON body as it is.
+BODY_PARAMS = ("prompt_cache_key",)
+
+
+def _to_body(kwargs: dict[str, Any]) -> None:
+    moved = {k: kwargs.pop(k) for k in BODY_PARAMS if k in kwargs}
+    if moved:
+        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), **moved}
 
 
 async def _opened(litellm: Any, kwargs: dict[str, Any], seen: _Seen) -> AsyncIterator[Any]:
@@ -312,6 +351,12 @@ def _events(chunk: Any) -> list[LLMEvent]:
         reasoning = _get(delta, "reasoning_content")
         if reasoning:
             out.append(ReasoningDelta(reasoning))
+        for block in _get(delta, "thinking_blocks") or []:
+            if _get(block, "type") == "redacted_thinking":
+                out.append(ThinkingDelta(redacted=str(_get(block, "data") or "")))
+            elif _get(block, "thinking") or _get(block, "signature"):
+                thought, signature = _get(block, "thinking") or "", _get(block, "signature") or ""
+                out.append(ThinkingDelta(str(thought), str(signature)))
         for tc in _get(delta, "tool_calls") or []:
             fn = _get(tc, "function")
             out.append(

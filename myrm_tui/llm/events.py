@@ -16,6 +16,16 @@ class ReasoningDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A fragment of an Anthropic thinking block: text, then its signature (which closes the block), or
+    a whole ``redacted_thinking`` block (``redacted`` holds its opaque data)."""
+
+    thinking: str = ""
+    signature: str = ""
+    redacted: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallDelta:
     index: int
     id: str | None
@@ -40,4 +50,4 @@ class Finish:
     reason: str  # "stop" | "tool_calls" | "length" | ...
 
 
-LLMEvent = TextDelta | ReasoningDelta | ToolCallDelta | Usage | Finish
+LLMEvent = TextDelta | ReasoningDelta | ThinkingDelta | ToolCallDelta | Usage | Finish

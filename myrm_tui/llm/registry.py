@@ -22,3 +22,23 @@ def model_info(model: str) -> dict[str, Any] | None:
 def context_window(model: str, default: int) -> int:
     info = model_info(model) or {}
     return int(info.get("max_input_tokens") or info.get("max_tokens") or default)
+
+
+_capabilities: dict[tuple[str, str], bool] = {}
+
+
+async def supports(model: str, feature: str) -> bool:
+    """litellm's ``supports_<feature>`` (``vision``, ``reasoning``) for ``model``, asked once per model;
+    litellm is imported in a thread the first time (never on the event loop). Unknown models: False."""
+    known = _capabilities.get((model, feature))
+    if known is not None:
+        return known
+    from myrm_tui.llm.client import litellm_module
+
+    litellm = await litellm_module()
+    try:
+        answer = bool(getattr(litellm, f"supports_{feature}")(model=model))
+    except Exception:  # litellm raises a bare Exception for models it does not know
+        answer = False
+    _capabilities[(model, feature)] = answer
+    return answer

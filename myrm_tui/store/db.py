@@ -15,6 +15,13 @@ processes are kept apart by SQLite's own locks (WAL, ``busy_timeout``). Reads do
 on the shared connection they see an open transaction's writes (wrap them in ``transaction()`` when
 they must not). A long transaction (a fork's compaction) holds the file's write lock for its length.
 
+One writer per session: a process that writes a session takes its lease (``acquire_lease``: a row
+with its pid, host and a token); another process's ``acquire_lease`` then raises :class:`SessionBusy`,
+one line naming that pid, until the holder closes its store or dies (a dead pid's lease is taken over;
+one from another host when it has not written for ``LEASE_STALE_S``). Every write of messages or
+context state checks the lease in its transaction, so a writer whose lease was taken over fails
+loudly instead of overwriting; context-state saves are also compare-and-set on a version.
+
 A database myrm cannot use raises :class:`StoreError`, one line naming the file and what to do; the
 file is never overwritten or deleted, and the connection (and its thread) is closed before raising.
 """
@@ -24,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import sqlite3
 import time
 import uuid
@@ -40,6 +48,9 @@ from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store.schema import MIGRATIONS, statements
 
 BUSY_TIMEOUT_S = 10.0  # how long a write waits for another process's transaction before giving up
+LEASE_STALE_S = 3600.0  # a lease of another host whose holder wrote nothing for this long is taken over
+_HEARTBEAT_S = 60.0
+HOST = socket.gethostname()
 _ELSEWHERE = "or point --db / MYRM_DB at another file"
 
 
@@ -66,6 +77,52 @@ class DatabaseLocked(StoreError):
     """Another process held the database's write lock for longer than the busy timeout."""
 
 
+class WriteFailed(StoreError):
+    """A write the disk refused (full, I/O error, read-only): the transaction rolled back, nothing stored
+    before it is lost, and what it carried is kept in memory to be written by the next one."""
+
+
+def _write_failure(exc: BaseException) -> bool:
+    low = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and any(
+        w in low for w in ("full", "disk i/o", "readonly", "read-only", "no space")
+    )
+
+
+class SessionBusy(StoreError):
+    """Another live myrm holds the session's write lease (or took it over from this one)."""
+
+
+class StateConflict(StoreError):
+    """The session's context state changed in the database since this store loaded it."""
+
+
+def _proc_start(pid: int) -> str | None:
+    """The process's start time in clock ticks (Linux ``/proc``); None where there is no ``/proc``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else None  # field 22, counted after the command name
+
+
+def _alive(pid: int, started: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's process: alive
+    except OSError:
+        return False
+    now = _proc_start(pid) if started else None
+    return now is None or now == started  # a different start time: the pid was reused
+
+
+_MY_START = _proc_start(os.getpid())
+
+
 class TransactionError(RuntimeError):
     """A programming error in the use of :meth:`Store.transaction`."""
 
@@ -90,6 +147,16 @@ def explain(path: str, exc: BaseException, busy_timeout: float = BUSY_TIMEOUT_S)
             path,
             f"{path} is locked by another program (waited {busy_timeout:g} s); "
             "close the other myrm or try again",
+        )
+    if "full" in low or "no space" in low:
+        return WriteFailed(
+            path,
+            f"{path}: the disk is full ({msg}); the last write was not saved, everything before it is "
+            "kept; free some space and run again",
+        )
+    if "disk i/o" in low:
+        return WriteFailed(
+            path, f"{path}: the disk failed a write ({msg}); everything before it is kept; check the disk"
         )
     if "readonly" in low or "read-only" in low:
         return StoreError(
@@ -170,6 +237,8 @@ class Store:
         self._lock = asyncio.Lock()
         self._owner: asyncio.Task[Any] | None = None  # the task whose transaction is open
         self._depth = 0  # savepoints open inside it
+        self._leases: dict[str, str] = {}  # session id -> this store's lease token
+        self._state_versions: dict[str, int] = {}  # session id -> context-state version last read or written
 
     @classmethod
     async def open(cls, path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Store:
@@ -200,7 +269,84 @@ class Store:
         return store
 
     async def close(self) -> None:
+        for sid in list(self._leases):
+            with suppress(Exception):  # a full disk must not keep the connection (and its thread) open
+                await self.release_lease(sid)
         await self.conn.close()
+
+    # -- the write lease of a session ---------------------------------------------------------------
+    async def _lease_row(self, sid: str) -> Any:
+        async with self.conn.execute("SELECT * FROM session_leases WHERE session_id = ?", (sid,)) as cur:
+            return await cur.fetchone()
+
+    @staticmethod
+    def _held(row: Any) -> bool:
+        """Whether the lease's holder is still there: its pid alive here, or recent writes from elsewhere."""
+        if row["host"] != HOST:
+            return bool(time.time() - row["heartbeat"] < LEASE_STALE_S)
+        return _alive(row["pid"], row["started"])
+
+    def _busy(self, sid: str, row: Any) -> SessionBusy:
+        where = f" on {row['host']}" if row["host"] != HOST else ""
+        return SessionBusy(
+            self.path,
+            f"session {sid} is open in another myrm (pid {row['pid']}{where}); close it there, "
+            f"or fork it: myrm sessions --fork {sid}",
+        )
+
+    async def lease_holder(self, sid: str) -> SessionBusy | None:
+        """The one-line refusal if another live myrm holds the session's lease, else None."""
+        row = await self._lease_row(sid)
+        if row is None or row["token"] == self._leases.get(sid) or not self._held(row):
+            return None
+        return self._busy(sid, row)
+
+    async def acquire_lease(self, sid: str) -> None:
+        """Become the session's one writer; :class:`SessionBusy` if another live myrm is. A lease of a
+        dead process (or a stale one of another host) is taken over."""
+        async with self.transaction() as conn:
+            row = await self._lease_row(sid)
+            mine = self._leases.get(sid)
+            if row is not None and row["token"] != mine and self._held(row):
+                raise self._busy(sid, row)
+            token = mine if mine is not None and row is not None else uuid.uuid4().hex
+            now = time.time()
+            await conn.execute(
+                "INSERT INTO session_leases (session_id, token, pid, host, started, acquired_at, heartbeat) "
+                "VALUES (?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET token = excluded.token, "
+                "pid = excluded.pid, host = excluded.host, started = excluded.started, "
+                "acquired_at = excluded.acquired_at, heartbeat = excluded.heartbeat",
+                (sid, token, os.getpid(), HOST, _MY_START, now, now),
+            )
+        self._leases[sid] = token
+
+    async def release_lease(self, sid: str) -> None:
+        token = self._leases.pop(sid, None)
+        if token is not None:
+            await self._write("DELETE FROM session_leases WHERE session_id = ? AND token = ?", (sid, token))
+
+    async def _guard(self, conn: aiosqlite.Connection, sid: str) -> None:
+        """Inside a write transaction: refuse to write ``sid`` unless this store holds its lease or no live
+        process does; refresh the heartbeat of a held lease now and then."""
+        row = await self._lease_row(sid)
+        mine = self._leases.get(sid)
+        if row is None:
+            if mine is not None:  # taken over, and released by the one that took it
+                del self._leases[sid]
+                raise SessionBusy(
+                    self.path,
+                    f"session {sid} was taken over by another myrm; this one stopped writing it "
+                    "(nothing was overwritten) — reopen the session",
+                )
+            return
+        if mine is not None and row["token"] == mine:
+            if time.time() - row["heartbeat"] > _HEARTBEAT_S:
+                await conn.execute(
+                    "UPDATE session_leases SET heartbeat = ? WHERE session_id = ?", (time.time(), sid)
+                )
+            return
+        if mine is not None or self._held(row):
+            raise self._busy(sid, row)
 
     # -- transactions -----------------------------------------------------------------------------
     @asynccontextmanager
@@ -224,16 +370,20 @@ class Store:
                 )
             self._owner = task
             try:
-                await self._run_or_explain("BEGIN IMMEDIATE")
+                await self._begin()
                 try:
                     yield self.conn
-                except BaseException:
+                except BaseException as exc:
                     await self._rollback()
+                    if _write_failure(exc):  # a full disk is one line for the user, not a traceback
+                        raise explain(self.path, exc, self.busy_timeout) from None
                     raise
                 try:
                     await self._run_or_explain("COMMIT")
-                except BaseException:
+                except BaseException as exc:
                     await self._rollback()
+                    if _write_failure(exc):
+                        raise explain(self.path, exc, self.busy_timeout) from None
                     raise
             finally:
                 self._owner = None
@@ -264,6 +414,19 @@ class Store:
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise explain(self.path, exc, self.busy_timeout) from None
+            raise
+
+    async def _begin(self) -> None:
+        """``BEGIN IMMEDIATE``. A task cancelled while it waits (Esc during a write) still lets it finish
+        and rolls it back before the lock passes on: the statement runs in aiosqlite's thread all the same,
+        and a transaction left open would make the next writer fail (a background summary, after Esc)."""
+        begin = asyncio.ensure_future(self._run_or_explain("BEGIN IMMEDIATE"))
+        try:
+            await asyncio.shield(begin)
+        except asyncio.CancelledError:
+            with suppress(Exception):
+                await begin
+            await self._rollback()
             raise
 
     async def _rollback(self) -> None:
@@ -369,8 +532,11 @@ class Store:
 
     async def delete_session(self, sid: str) -> None:
         async with self.transaction() as conn:
+            await self._guard(conn, sid)
             await conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
-            for table in ("messages", "vault", "checkpoints", "context_state", "metrics"):
+            self._leases.pop(sid, None)
+            self._state_versions.pop(sid, None)
+            for table in ("messages", "vault", "checkpoints", "context_state", "metrics", "session_leases"):
                 await conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
 
     async def fork_session(
@@ -392,9 +558,10 @@ class Store:
             )
             await conn.execute(
                 """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls,
-                                        tool_call_id, name, reasoning, meta, token_count, created_at)
+                                        tool_call_id, name, reasoning, meta, token_count, created_at,
+                                        thinking_blocks)
                    SELECT ?, seq, role, content, content_is_json, tool_calls, tool_call_id, name, reasoning,
-                          meta, token_count, created_at
+                          meta, token_count, created_at, thinking_blocks
                    FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq""",
                 (new_id, sid, last),
             )
@@ -416,8 +583,13 @@ class Store:
         return int(row[0]) if row else -1
 
     # -- messages ---------------------------------------------------------------------------------
-    async def append_message(self, sid: str, msg: Message, token_count: int = 0) -> Message:
-        """Append and commit one message; returns it with its stored id (``m<seq>``) and timestamp."""
+    async def append_message(
+        self, sid: str, msg: Message, token_count: int = 0, vault: Iterable[VaultEntry] = ()
+    ) -> Message:
+        """Append and commit one message; returns it with its stored id (``m<seq>``) and timestamp.
+
+        ``vault`` entries (the originals the message may point to) are written in the same transaction:
+        a message is never stored with a ``vault://`` pointer to an entry that is not."""
         now = msg.created_at or time.time()
         content_is_json = not isinstance(msg.content, str) and msg.content is not None
         content = json.dumps(msg.content, ensure_ascii=False) if content_is_json else msg.content
@@ -426,12 +598,16 @@ class Store:
         )
         meta_d = {**msg.meta, "synthetic": True} if msg.synthetic else msg.meta
         meta = json.dumps(meta_d, ensure_ascii=False, default=str) if meta_d else None
+        thinking = json.dumps(list(msg.thinking_blocks), ensure_ascii=False) if msg.thinking_blocks else None
         async with self.transaction() as conn:
+            await self._guard(conn, sid)
+            await self._vault_insert(conn, sid, vault)
             seq = await self._max_seq(sid) + 1  # inside the write lock: no other writer takes the same seq
             await conn.execute(
                 """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls,
-                                        tool_call_id, name, reasoning, meta, token_count, created_at)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?)""",
+                                        tool_call_id, name, reasoning, meta, token_count, created_at,
+                                        thinking_blocks)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (
                     sid,
                     seq,
@@ -445,6 +621,7 @@ class Store:
                     meta,
                     token_count,
                     now,
+                    thinking,
                 ),
             )
             await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
@@ -475,6 +652,7 @@ class Store:
                     tool_call_id=r["tool_call_id"],
                     name=r["name"],
                     reasoning=r["reasoning"],
+                    thinking_blocks=tuple(json.loads(r["thinking_blocks"] or "[]")),
                     created_at=r["created_at"],
                     meta=meta,
                     synthetic=synthetic,
@@ -501,6 +679,11 @@ class Store:
 
     # -- vault ------------------------------------------------------------------------------------
     async def vault_put(self, sid: str, entries: Iterable[VaultEntry]) -> int:
+        async with self.transaction() as conn:
+            return await self._vault_insert(conn, sid, entries)
+
+    @staticmethod
+    async def _vault_insert(conn: aiosqlite.Connection, sid: str, entries: Iterable[VaultEntry]) -> int:
         rows = [
             (
                 e.uri,
@@ -514,9 +697,7 @@ class Store:
             )
             for e in entries
         ]
-        if not rows:
-            return 0
-        async with self.transaction() as conn:
+        if rows:
             await conn.executemany(
                 "INSERT OR IGNORE INTO vault (uri, session_id, kind, tool_name, size, content, "
                 "meta, created_at) VALUES (?,?,?,?,?,?,?,?)",
@@ -553,25 +734,68 @@ class Store:
 
     # -- context state and compaction checkpoints -------------------------------------------------
     async def load_state(self, sid: str) -> str | None:
-        async with self.conn.execute("SELECT state FROM context_state WHERE session_id = ?", (sid,)) as cur:
+        """The saved context state; its version is remembered, and the next save of this store expects it."""
+        async with self.conn.execute(
+            "SELECT state, version FROM context_state WHERE session_id = ?", (sid,)
+        ) as cur:
             row = await cur.fetchone()
+        self._state_versions[sid] = int(row[1]) if row else 0
         return row[0] if row else None
 
+    async def _put_state(
+        self, conn: aiosqlite.Connection, sid: str, state_json: str, checked: bool = True
+    ) -> None:
+        """Save the state: compare-and-set on the version this store last read or wrote (a save by another
+        process in between raises :class:`StateConflict` instead of being overwritten)."""
+        expected = self._state_versions.get(sid) if checked else None
+        now = time.time()
+        if expected is None:
+            await conn.execute(_UPSERT_STATE, (sid, state_json, now))
+        else:
+            cur = await conn.execute(
+                "UPDATE context_state SET state = ?, updated_at = ?, version = version + 1 "
+                "WHERE session_id = ? AND version = ?",
+                (state_json, now, sid, expected),
+            )
+            if cur.rowcount == 0:
+                async with conn.execute(
+                    "SELECT version FROM context_state WHERE session_id = ?", (sid,)
+                ) as c:
+                    row = await c.fetchone()
+                if row is not None or expected != 0:
+                    raise StateConflict(
+                        self.path,
+                        f"session {sid}'s context state was saved by another myrm since this one read it "
+                        f"(version {row[0] if row else 'gone'}, expected {expected}); not overwritten — "
+                        "reopen the session",
+                    )
+                await conn.execute(_UPSERT_STATE, (sid, state_json, now))
+        async with conn.execute("SELECT version FROM context_state WHERE session_id = ?", (sid,)) as c:
+            row = await c.fetchone()
+        if row is not None and (checked or sid in self._state_versions):
+            self._state_versions[sid] = int(row[0])
+
     async def save_state(self, sid: str, state_json: str) -> None:
-        await self._write(_UPSERT_STATE, (sid, state_json, time.time()))
+        async with self.transaction() as conn:
+            await self._guard(conn, sid)
+            await self._put_state(conn, sid, state_json)
 
     async def begin_compaction(self, sid: str, backup_json: str) -> int:
         """Record the pre-compact backup; returns the checkpoint id to commit or roll back."""
-        return await self._write(
-            "INSERT INTO checkpoints (session_id, kind, status, state, created_at) VALUES (?, "
-            "'precompact', 'pending', ?, ?)",
-            (sid, backup_json, time.time()),
-        )
+        async with self.transaction() as conn:
+            await self._guard(conn, sid)
+            cur = await conn.execute(
+                "INSERT INTO checkpoints (session_id, kind, status, state, created_at) VALUES (?, "
+                "'precompact', 'pending', ?, ?)",
+                (sid, backup_json, time.time()),
+            )
+            return int(cur.lastrowid or 0)
 
     async def commit_compaction(self, sid: str, checkpoint_id: int, state_json: str) -> None:
         """Atomically: the new state is saved and the backup checkpoint marked committed."""
         async with self.transaction() as conn:
-            await conn.execute(_UPSERT_STATE, (sid, state_json, time.time()))
+            await self._guard(conn, sid)
+            await self._put_state(conn, sid, state_json)
             await conn.execute("UPDATE checkpoints SET status = 'committed' WHERE id = ?", (checkpoint_id,))
 
     async def rollback_compaction(self, sid: str, checkpoint_id: int) -> str | None:
@@ -581,7 +805,8 @@ class Store:
                 row = await cur.fetchone()
             if row is None:
                 return None
-            await conn.execute(_UPSERT_STATE, (sid, row[0], time.time()))
+            await self._guard(conn, sid)
+            await self._put_state(conn, sid, row[0], checked=False)
             await conn.execute("UPDATE checkpoints SET status = 'rolled_back' WHERE id = ?", (checkpoint_id,))
         return str(row[0])
 
@@ -591,9 +816,13 @@ class Store:
             "SELECT id, session_id FROM checkpoints WHERE status = 'pending' ORDER BY id"
         ) as cur:
             pending = [(int(r[0]), str(r[1])) for r in await cur.fetchall()]
+        done = []
         for cid, sid in pending:
+            if await self.lease_holder(sid) is not None:
+                continue  # a compaction in progress in the myrm that holds the session, not a crashed one
             await self.rollback_compaction(sid, cid)
-        return [cid for cid, _ in pending]
+            done.append(cid)
+        return done
 
     async def checkpoints(self, sid: str) -> list[dict[str, Any]]:
         async with self.conn.execute(

@@ -70,6 +70,24 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX metrics_session ON metrics(session_id, id);
     """,
+    # 2 — one writer per session: the write lease, and a version for compare-and-set state saves
+    """
+    CREATE TABLE session_leases (
+        session_id TEXT PRIMARY KEY,
+        token TEXT NOT NULL,           -- the holding Store's; its writes check it
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        started TEXT,                  -- the process's start time (Linux): a reused pid is not it
+        acquired_at REAL NOT NULL,
+        heartbeat REAL NOT NULL        -- refreshed by its writes; a lease from another host expires
+    );
+    ALTER TABLE context_state ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+    """,
+    # 3 — Anthropic thinking blocks of an assistant message, with their signatures (JSON list): the API
+    # wants them back, unchanged, on the tool-use turns that follow. NULL for every older row.
+    """
+    ALTER TABLE messages ADD COLUMN thinking_blocks TEXT;
+    """,
 )
 
 

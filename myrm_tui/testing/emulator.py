@@ -3,7 +3,9 @@
 Tests point litellm at it (``api_base``) so every call crosses the real litellm HTTP stack. It
 - rejects what the real APIs reject, with their status and error text (``validation``);
 - simulates prefix caching per cache key (OpenAI: ``prompt_cache_key`` or the API key, automatic;
-  Anthropic: explicit ``cache_control`` breakpoints) and reports it in ``usage``;
+  with ``openai_cache_by = "key"`` only ``prompt_cache_key`` routes, so a request without one reads
+  nothing but an exact repeat; Anthropic: explicit ``cache_control`` breakpoints) and reports it in
+  ``usage``;
 - replies from a per-test script: text, reasoning, tool calls, delays, stalls, HTTP errors.
 
 It runs its own event loop in a thread, so sync and async tests can use it alike.
@@ -23,15 +25,16 @@ from typing import Any
 
 from aiohttp import web
 
-from myrm_tui.context.tokens import TokenCounter
+from myrm_tui.context.tokens import IMAGE_TOKENS, TokenCounter
 from myrm_tui.testing.prefix_cache import CacheResult, PrefixCacheSimulator, fingerprint
-from myrm_tui.testing.validation import Rejection, validate_anthropic, validate_openai
+from myrm_tui.testing.validation import Rejection, sign_thinking, validate_anthropic, validate_openai
 
 
 @dataclass
 class Reply:
     text: str = ""
     tool_calls: list[tuple[str, Any]] = field(default_factory=list)  # (name, arguments dict or raw str)
+    call_ids: list[str] = field(default_factory=list)  # the calls' ids (a random id for each one missing)
     reasoning: str = ""
     chunk_size: int = 8  # characters per streamed text chunk
     chunk_delay: float = 0.0
@@ -42,6 +45,9 @@ class Reply:
     # only ``data: [DONE]``, an HTML error page, a JSON body for a streaming request...).
     raw_body: bytes | None = None
     raw_content_type: str = "text/event-stream"
+    # Seconds before the answer starts (a slow model: a summarizer taking 5 s a call); ``stop()`` cuts it.
+    delay: float = 0.0
+    gate: threading.Event | None = None  # or: no answer until the test sets this event (ordering tests)
 
 
 @dataclass
@@ -52,9 +58,14 @@ class Recorded:
     rejection: Rejection | None
     cache: CacheResult | None
     at: float
+    cache_key: str = ""  # the cache namespace the request was accounted in
 
 
 ReplyFn = Callable[[dict[str, Any]], Reply]
+
+
+def _call_id(reply: Reply, k: int) -> str:
+    return reply.call_ids[k] if k < len(reply.call_ids) else f"call_{uuid.uuid4().hex[:12]}"
 
 
 def _strip_cache_control(obj: Any) -> Any:
@@ -63,6 +74,28 @@ def _strip_cache_control(obj: Any) -> Any:
     if isinstance(obj, list):
         return [_strip_cache_control(v) for v in obj]
     return obj
+
+
+def _is_image(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") in ("image_url", "image")
+
+
+def _count_images(content: Any) -> int:
+    if not isinstance(content, list):
+        return 0
+    return sum(
+        1 if _is_image(p) else _count_images(p.get("content")) if isinstance(p, dict) else 0 for p in content
+    )
+
+
+def _without_images(content: Any) -> Any:
+    if not isinstance(content, list):
+        return content
+    return [
+        {**p, "content": _without_images(p.get("content"))} if isinstance(p, dict) and "content" in p else p
+        for p in content
+        if not _is_image(p)
+    ]
 
 
 class ProviderEmulator:
@@ -76,6 +109,10 @@ class ProviderEmulator:
         self.default: Reply | ReplyFn = Reply(text="ok")
         self.requests: list[Recorded] = []
         self.openai_cache = PrefixCacheSimulator("automatic", min_cache_tokens)
+        # "auth": ``prompt_cache_key``, else the API key (lenient); "key": ``prompt_cache_key`` only —
+        # without one, a request shares a cache only with identical requests (prefix-hash routing
+        # spreads growing conversations over machines), so a missing key shows in the figures.
+        self.openai_cache_by = "auth"
         self.anthropic_cache = PrefixCacheSimulator("explicit", min_cache_tokens)
         self.counter = TokenCounter()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -175,9 +212,13 @@ class ProviderEmulator:
         for m in body.get("messages") or []:
             clean = _strip_cache_control(m)
             content = clean.get("content")
+            images = _count_images(content)
+            if images:  # an image costs a flat amount, not the length of its base64 text
+                content = _without_images(content)
             text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
             extra = json.dumps(clean.get("tool_calls")) if clean.get("tool_calls") else ""
-            segs.append((fingerprint(clean), 4 + self.counter.text(text or "") + self.counter.text(extra)))
+            tokens = 4 + self.counter.text(text or "") + self.counter.text(extra) + images * IMAGE_TOKENS
+            segs.append((fingerprint(clean), tokens))
             c = m.get("content")
             if isinstance(c, list) and any(isinstance(b, dict) and "cache_control" in b for b in c):
                 marks.append(len(segs) - 1)
@@ -220,10 +261,14 @@ class ProviderEmulator:
                 {"error": {"message": rej.message, "type": rej.type, "param": None, "code": rej.code}},
                 status=rej.status,
             )
-        key = str(body.get("prompt_cache_key") or headers.get("Authorization", "anon"))
+        key = self._openai_cache_key(body, headers, segs)
         cache = self.openai_cache.request(key, segs)
-        self.requests.append(Recorded("openai", body, headers, None, cache, time.time()))
+        self.requests.append(Recorded("openai", body, headers, None, cache, time.time(), key))
         reply = self._next(body)
+        if reply.delay or reply.gate is not None:
+            await self._wait(reply.delay, reply.gate)
+            if request.transport is None or request.transport.is_closing():
+                return web.Response(status=499)  # the client went away meanwhile: nothing to send
         if reply.error:
             return web.json_response(reply.error[1], status=reply.error[0])
         if (broken := await self._broken(reply)) is not None:
@@ -239,16 +284,26 @@ class ProviderEmulator:
             return web.json_response(self._openai_full(body, reply, usage))
         return await self._openai_stream(request, body, reply, usage)
 
+    def _openai_cache_key(
+        self, body: dict[str, Any], headers: dict[str, str], segs: list[tuple[str, int]]
+    ) -> str:
+        routed = body.get("prompt_cache_key")
+        if routed:
+            return f"key:{routed}"
+        if self.openai_cache_by == "key":
+            return f"content:{fingerprint(segs)}"
+        return str(headers.get("Authorization", "anon"))
+
     def _openai_full(self, body: dict[str, Any], reply: Reply, usage: dict[str, Any]) -> dict[str, Any]:
         msg: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
         if reply.tool_calls:
             msg["tool_calls"] = [
                 {
-                    "id": f"call_{uuid.uuid4().hex[:12]}",
+                    "id": _call_id(reply, k),
                     "type": "function",
                     "function": {"name": n, "arguments": a if isinstance(a, str) else json.dumps(a)},
                 }
-                for n, a in reply.tool_calls
+                for k, (n, a) in enumerate(reply.tool_calls)
             ]
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
@@ -289,7 +344,7 @@ class ProviderEmulator:
                     "tool_calls": [
                         {
                             "index": k,
-                            "id": f"call_{uuid.uuid4().hex[:12]}",
+                            "id": _call_id(reply, k),
                             "type": "function",
                             "function": {"name": name, "arguments": ""},
                         }
@@ -313,6 +368,13 @@ class ProviderEmulator:
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
+
+    async def _wait(self, seconds: float, gate: threading.Event | None) -> None:
+        end = time.monotonic() + seconds
+        while not self._release.is_set() and (
+            time.monotonic() < end or (gate is not None and not gate.is_set())
+        ):
+            await asyncio.sleep(0.01 if gate is not None else min(0.05, max(end - time.monotonic(), 0)))
 
     async def _broken(self, reply: Reply) -> web.Response | None:
         """The reply of a misbehaving provider (``raw_body``), or None for a normal one."""
@@ -360,6 +422,10 @@ class ProviderEmulator:
         cache = self.anthropic_cache.request(key, segs, marks)
         self.requests.append(Recorded("anthropic", body, headers, None, cache, time.time()))
         reply = self._next(body)
+        if reply.delay or reply.gate is not None:
+            await self._wait(reply.delay, reply.gate)
+            if request.transport is None or request.transport.is_closing():
+                return web.Response(status=499)  # the client went away meanwhile: nothing to send
         if reply.error:
             return web.json_response(reply.error[1], status=reply.error[0])
         if (broken := await self._broken(reply)) is not None:
@@ -372,6 +438,10 @@ class ProviderEmulator:
         }
         stop = "tool_use" if reply.tool_calls else "end_turn"
         blocks: list[dict[str, Any]] = []
+        if (body.get("thinking") or {}).get("type") == "enabled":
+            # Extended thinking: every reply opens with a thinking block the API signs.
+            thought = reply.reasoning or "Let me think about this request."
+            blocks.append({"type": "thinking", "thinking": thought, "signature": sign_thinking(thought)})
         if reply.text:
             blocks.append({"type": "text", "text": reply.text})
         for name, args in reply.tool_calls:
@@ -416,7 +486,30 @@ class ProviderEmulator:
             }
         ]
         for i, b in enumerate(blocks):
-            if b["type"] == "text":
+            if b["type"] == "thinking":
+                events.append(
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    }
+                )
+                events += [
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "thinking_delta", "thinking": b["thinking"][k : k + 8]},
+                    }
+                    for k in range(0, len(b["thinking"]), 8)
+                ]
+                events.append(
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "signature_delta", "signature": b["signature"]},
+                    }
+                )
+            elif b["type"] == "text":
                 events.append(
                     {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}
                 )

@@ -7,11 +7,18 @@ OpenAI chat completions and Anthropic messages.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
 
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+MIN_THINKING_BUDGET = 1024
+
+
+def sign_thinking(thinking: str) -> str:
+    """The emulator's signature of a thinking block: any change to the text (or a made-up block) fails."""
+    return "sig-" + hashlib.blake2b(b"emulator-thinking:" + thinking.encode(), digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,11 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(str(p.get("text", "")) if isinstance(p, dict) else "" for p in content)
+
+
+def _has_image(content: Any) -> bool:
+    parts = content if isinstance(content, list) else []
+    return any(isinstance(p, dict) and p.get("type") == "image_url" for p in parts)
 
 
 def validate_openai(
@@ -61,6 +73,15 @@ def validate_openai(
                 "invalid_request_error",
                 f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', "
                 "'function', 'tool', and 'developer'.",
+                "invalid_value",
+            )
+        content = m.get("content")
+        if role != "user" and _has_image(content):
+            return Rejection(
+                400,
+                "invalid_request_error",
+                f"Invalid 'messages[{i}]'. Image URLs are only allowed for messages with role "
+                f"'user', but this message with role '{role}' contains an image URL.",
                 "invalid_value",
             )
         if role == "tool":
@@ -158,6 +179,9 @@ def validate_anthropic(
     marks = _count_cache_control(body)
     if marks > 4:
         return bad(f"A maximum of 4 blocks with cache_control may be provided. Found {marks}.")
+    thinking = _check_thinking(body, msgs)
+    if thinking is not None:
+        return bad(thinking)
     prev_tool_uses: list[str] = []
     for i, m in enumerate(msgs):
         role = m.get("role")
@@ -203,6 +227,51 @@ def validate_anthropic(
         )
     if window is not None and tokens is not None and tokens > window:
         return bad(f"prompt is too long: {tokens} tokens > {window} maximum")
+    return None
+
+
+def _check_thinking(body: dict[str, Any], msgs: list[dict[str, Any]]) -> str | None:
+    """Extended thinking's rules: the budget's bounds, no temperature but 1, every thinking block signed
+    by the API, and (thinking on) the last assistant message of a tool-use loop opening with its block."""
+    for i, m in enumerate(msgs):
+        content = m.get("content")
+        for j, b in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(b, dict) or b.get("type") != "thinking":
+                continue
+            if "signature" not in b:
+                return f"messages.{i}.content.{j}.thinking.signature: Field required"
+            if b.get("signature") != sign_thinking(str(b.get("thinking", ""))):
+                return f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
+    config = body.get("thinking")
+    if not isinstance(config, dict) or config.get("type") != "enabled":
+        return None
+    budget = config.get("budget_tokens")
+    if not isinstance(budget, int) or budget < MIN_THINKING_BUDGET:
+        return (
+            f"thinking.enabled.budget_tokens: Input should be greater than or equal to {MIN_THINKING_BUDGET}"
+        )
+    if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] <= budget:
+        return "`max_tokens` must be greater than `thinking.budget_tokens`"
+    if body.get("temperature") not in (None, 1, 1.0):
+        return "`temperature` may only be set to 1 when thinking is enabled or in extended thinking mode."
+    last = msgs[-1]
+    last_content = last.get("content")
+    if last.get("role") != "user" or not isinstance(last_content, list):
+        return None
+    if not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last_content):
+        return None
+    i = len(msgs) - 2
+    prev = msgs[i] if i >= 0 else {}
+    blocks = prev.get("content")
+    first = blocks[0] if isinstance(blocks, list) and blocks else {"type": "text"}
+    if prev.get("role") == "assistant" and first.get("type") not in ("thinking", "redacted_thinking"):
+        return (
+            f"messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+            f"`{first.get('type')}`. When `thinking` is enabled, a final `assistant` message must start "
+            "with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). "
+            "We recommend you include thinking blocks from previous turns. To avoid this requirement, "
+            "disable `thinking`."
+        )
     return None
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from myrm_tui.agent.permissions import Assessment, CommandRules
+from myrm_tui.agent.proc import decode_output  # noqa: F401  (re-exported: its old home)
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
@@ -28,6 +29,7 @@ class ToolResult:
     content: str
     is_error: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    images: list[dict[str, Any]] = field(default_factory=list)  # image_url parts, after the text
 
 
 # The user's answer to a command the rules do not cover; "always" remembers its commands for the session.
@@ -53,6 +55,7 @@ class ToolContext:
     jobs: JobManager | None = None  # background shell jobs; None where they are not allowed
     job_output_chars: int = 30_000  # new job output over this is spilled to the vault (protection L7)
     subagent: Spawn | None = None  # runs a task in a child session; None in a child (no grandchildren)
+    on_output: Callable[[str], None] | None = None  # a running call's output tail, for the live view
 
 
 class Tool(Protocol):
@@ -142,16 +145,3 @@ def read_regular(full: Path, shown: str, max_bytes: int) -> bytes:
         else:
             raise ToolError(f"{shown}: cannot read: {exc.strerror or exc}") from exc
     raise ToolError(f"{shown} is {kind}, not a regular file; only regular files can be read")
-
-
-def decode_output(data: bytes) -> tuple[str, str | None]:
-    """Text of ``data`` and a label when it was not clean UTF-8 text (binary or invalid bytes)."""
-    if b"\x00" in data[:8192]:
-        text = data.decode("utf-8", errors="replace")
-        return text, f"[binary output: {len(data):,} bytes; shown with undecodable bytes replaced]"
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError:
-        return data.decode(
-            "utf-8", errors="replace"
-        ), "[output was not valid UTF-8: undecodable bytes replaced with �]"

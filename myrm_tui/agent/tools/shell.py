@@ -9,91 +9,17 @@ command becomes a job (``tools/jobs.py``) whose output goes to a log file on dis
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, decode_output
-
-READ_CHUNK = 65_536
-SPILL_LIMIT = 50_000_000  # beyond this even the vault copy is cut
-SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
-
-
-@dataclass
-class Captured:
-    """A finished command: ``text`` is what was kept (decoded), ``full`` the whole stream when more was
-    read."""
-
-    text: str
-    label: str | None  # binary or invalid UTF-8
-    full: str | None
-    total: int  # bytes written by the command
-    code: int  # 124 after a timeout, like coreutils' timeout
-    timed_out: bool
-
-
-async def run_captured(
-    command: str,
-    cwd: Path,
-    timeout: float,
-    max_bytes: int,
-    stdin: bytes | None = None,
-    env: dict[str, str] | None = None,
-) -> Captured:
-    """Run ``command`` under bash in its own process group, stdout and stderr together."""
-    proc = await asyncio.create_subprocess_exec(
-        "bash",
-        "-c",
-        command,
-        cwd=str(cwd),
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, **SHELL_ENV, **(env or {})},
-    )
-    kept = bytearray()
-    spill = bytearray()
-    total = 0
-    timed_out = False
-
-    async def feed() -> None:
-        if stdin is None or proc.stdin is None:
-            return
-        try:
-            proc.stdin.write(stdin)
-            await proc.stdin.drain()
-            proc.stdin.close()
-        except (BrokenPipeError, ConnectionResetError):  # the command did not read its input
-            pass
-
-    async def pump() -> None:
-        nonlocal total
-        assert proc.stdout is not None
-        while chunk := await proc.stdout.read(READ_CHUNK):
-            total += len(chunk)
-            if len(kept) < max_bytes:
-                kept.extend(chunk[: max_bytes - len(kept)])
-            if len(spill) < SPILL_LIMIT:
-                spill.extend(chunk[: SPILL_LIMIT - len(spill)])
-
-    try:
-        await asyncio.wait_for(asyncio.gather(feed(), pump(), proc.wait()), timeout)
-    except TimeoutError:
-        timed_out = True
-        kill_group(proc.pid)
-        await proc.wait()
-    except asyncio.CancelledError:
-        kill_group(proc.pid)
-        raise
-    text, label = decode_output(bytes(kept))
-    full = decode_output(bytes(spill))[0] if total > len(kept) else None
-    code = 124 if timed_out else (proc.returncode if proc.returncode is not None else -1)
-    return Captured(text, label, full, total, code, timed_out)
+from myrm_tui.agent.proc import (  # noqa: F401  (re-exported: their old home)
+    READ_CHUNK,
+    SHELL_ENV,
+    SPILL_LIMIT,
+    Captured,
+    kill_group,
+    run_captured,
+)
+from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
 
 
 class BashTool:
@@ -124,7 +50,9 @@ class BashTool:
         if args.get("run_in_background"):
             return await self._background(command, ctx)
         timeout = float(args.get("timeout") or ctx.bash_timeout)
-        out = await run_captured(command, ctx.workspace, timeout, ctx.max_output_bytes)
+        out = await run_captured(
+            command, ctx.workspace, timeout, ctx.max_output_bytes, on_output=ctx.on_output
+        )
         notes = [out.label] if out.label else []
         meta: dict[str, Any] = {"exit_code": out.code, "bytes": out.total}
         if out.full is not None:
@@ -171,10 +99,3 @@ class BashTool:
             ctx.allowed_commands.remember(verdict)
             return True
         return answer == "yes"
-
-
-def kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -1,5 +1,8 @@
 """Asks before a shell command runs: y = run once, a = always allow these commands, n / Esc = decline.
 
+Destructive or remote-code patterns (``rm -rf``, ``curl … | sh``, ``sudo``, ``git push --force``) get a
+red "⚠" line above the command.
+
 Below the command as the model wrote it, each parsed simple command has a line of its own: a check
 mark when a rule covers it, a cross and the reason when not ("no rule allows it", "command
 substitution $(…)", "redirect outside the workspace (/tmp/x)"). The "Always" line says exactly which
@@ -14,6 +17,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
@@ -32,6 +36,8 @@ def describe(assessment: Assessment) -> Text:
         out.append(c.text.ljust(width))
         if c.covered and c.rule is not None:
             out.append(f"  allowed by rule: {shlex.join(c.rule)}", style="dim")
+        elif c.covered:
+            out.append("  read-only", style="dim")
         else:
             out.append(f"  {c.reason}", style=style)
     for p in assessment.problems:
@@ -40,6 +46,11 @@ def describe(assessment: Assessment) -> Text:
         out.append("✗ ", style="bold red")
         out.append(p, style="bold red")
     return out
+
+
+def warnings(assessment: Assessment) -> Text:
+    """Destructive and remote-code patterns, one "⚠" line each (empty when there are none)."""
+    return Text("\n".join(f"⚠ {w}" for w in assessment.warnings), style="bold")
 
 
 def always_note(assessment: Assessment) -> str:
@@ -64,6 +75,7 @@ class ApprovalScreen(ModalScreen[str]):
     }
     ApprovalScreen #parsed { padding: 0 1; margin: 0 0 1 0; max-height: 12; overflow-y: auto; }
     ApprovalScreen #always-note { color: $text-muted; margin-bottom: 1; }
+    ApprovalScreen #warnings { color: $error; background: $error 15%; padding: 0 1; margin-top: 1; }
     ApprovalScreen Horizontal { height: auto; align-horizontal: right; }
     ApprovalScreen Button { margin-left: 1; }
     """
@@ -83,15 +95,18 @@ class ApprovalScreen(ModalScreen[str]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"The agent wants to run ({self.tool}):")
+            if self.assessment.warnings:
+                yield Static(warnings(self.assessment), id="warnings")
             yield Static(self.command, id="command", markup=False)
             yield Label("Parsed commands:")
             yield Static(describe(self.assessment), id="parsed")
             yield Static(always_note(self.assessment), id="always-note", markup=False)
             with Horizontal():
-                yield Button("Run [y]", id="yes", variant="warning")
+                # Content, not a str: a str label is markup, where "[y]" is a tag and vanishes.
+                yield Button(Content("Run [y]"), id="yes", variant="warning")
                 if self.assessment.to_remember:
-                    yield Button("Always [a]", id="always")
-                yield Button("Decline [n]", id="no", variant="primary")
+                    yield Button(Content("Always [a]"), id="always")
+                yield Button(Content("Decline [n]"), id="no", variant="primary")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer" and parameters == ("always",):

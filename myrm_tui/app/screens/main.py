@@ -7,19 +7,25 @@ app's reactives (``MyrmApp.get_default_screen``) to the widgets that render it."
 
 from __future__ import annotations
 
-from textual import getters
+import asyncio
+from pathlib import Path
+
+from textual import events, getters, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Header, TabbedContent
+from textual.widgets import Footer, Header, OptionList, Static, TabbedContent, TextArea
 
 from myrm_tui.agent.events import TurnFailed
 from myrm_tui.app.live import LiveContext
+from myrm_tui.app.mentions import fuzzy, list_files
 from myrm_tui.app.messages import (
     AgentEventMessage,
     AgentReady,
+    JumpToBottom,
     PanelData,
+    SearchTranscript,
     SessionLoaded,
     ShowNotice,
     ShowTab,
@@ -28,10 +34,16 @@ from myrm_tui.app.messages import (
 )
 from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
+from myrm_tui.app.widgets.mention_menu import MentionMenu
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
+from myrm_tui.app.widgets.slash_menu import SlashMenu
 from myrm_tui.app.widgets.status_line import STARTING, StatusLine
+from myrm_tui.app.widgets.transcript_search import TranscriptSearch
 from myrm_tui.app.widgets.vault_pane import VaultPane
+
+# Below this width the side panel collapses to the ring's line under the chat (ctrl+b opens it).
+NARROW = 110
 
 
 class MainScreen(Screen[None]):
@@ -49,20 +61,94 @@ class MainScreen(Screen[None]):
     prompt = getters.query_one(PromptInput)
     health = getters.query_one(SessionContextHealthPanel)
     vault = getters.query_one(VaultPane)
+    mentions = getters.query_one(MentionMenu)
+
+    def __init__(self, workspace: Path | None = None) -> None:
+        super().__init__()
+        self.workspace = workspace  # where @ mentions complete from
+        self._files: list[str] | None = None
+        self._query: str | None = None
+        self.panel_choice: bool | None = None  # ctrl+b's last choice (None: the width decides)
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◉")
         with Horizontal(id="body"):
-            yield ChatLog(id="chat")
+            with Vertical(id="chat-column"):
+                yield ChatLog(id="chat")
+                yield Static("↓ more below — ctrl+end jumps to the newest output", id="below")
             yield SidePanel(id="panel").data_bind(
                 MainScreen.live, MainScreen.fork_ratio, MainScreen.compacting, MainScreen.model_line
             )
+        yield TranscriptSearch(id="search")
         yield StatusLine(id="status").data_bind(MainScreen.status)
-        yield PromptInput(id="prompt")
+        yield MentionMenu(id="mentions")
+        yield SlashMenu(id="slash-menu")
+        yield PromptInput(id="prompt", placeholder="Message myrm — Enter sends, ctrl+j new line, F1 help")
         yield Footer()
 
     def on_mount(self) -> None:
+        self.prompt.workspace = self.workspace
+        self.prompt.menu = self.query_one(SlashMenu)
         self.prompt.focus()
+        self._layout_panel()
+
+    def on_resize(self, _: events.Resize) -> None:
+        self._layout_panel()
+
+    def _layout_panel(self) -> None:
+        """The side panel as a column, or collapsed to the ring's line under the chat."""
+        shown = self.panel_choice if self.panel_choice is not None else self.size.width >= NARROW
+        self.set_class(not shown, "-hide-panel")
+        self.side_panel.collapsed = not shown
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area is self.prompt and self.prompt.menu is not None:
+            self.prompt.menu.update_for(self.prompt.text)
+
+    # -- @ mentions ----------------------------------------------------------------------------------
+    def on_prompt_input_mention_changed(self, event: PromptInput.MentionChanged) -> None:
+        self._query = event.query
+        if event.query is None or self.workspace is None:
+            self._close_mentions()
+        elif self._files is None:
+            self.load_files()
+        else:
+            self._show_mentions()
+
+    @work(exclusive=True, group="mention-files", exit_on_error=False, description="list workspace files")
+    async def load_files(self) -> None:
+        assert self.workspace is not None
+        self._files = await asyncio.to_thread(list_files, self.workspace)
+        if self._query is not None:
+            self._show_mentions()
+
+    def _show_mentions(self) -> None:
+        self.mentions.show(fuzzy(self._query or "", self._files or []))
+        self.prompt.mention_active = self.mentions.is_open
+
+    def _close_mentions(self) -> None:
+        self.mentions.close()
+        self.prompt.mention_active = False
+
+    def on_prompt_input_mention_key(self, event: PromptInput.MentionKey) -> None:
+        if event.key == "up":
+            self.mentions.action_cursor_up()
+        elif event.key == "down":
+            self.mentions.action_cursor_down()
+        elif event.key == "escape":
+            self._close_mentions()
+        else:
+            self._choose(self.mentions.choice())
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if isinstance(event.option_list, MentionMenu):
+            self._choose(str(event.option.prompt))
+
+    def _choose(self, path: str | None) -> None:
+        self._close_mentions()
+        if path is not None:
+            self.prompt.complete_mention(path)
+            self.prompt.focus()
 
     def torn_down(self) -> bool:
         """True once the screen is detached or its widgets are gone (a worker's late message is dropped)."""
@@ -70,7 +156,7 @@ class MainScreen(Screen[None]):
 
     async def on_session_loaded(self, event: SessionLoaded) -> None:
         if not self.torn_down():
-            await self.chat.load(event.messages, event.compactions)
+            await self.chat.load(event.messages, event.compactions, event.welcome)
 
     def on_agent_ready(self, event: AgentReady) -> None:
         if event.thresholds is not None and not self.torn_down():
@@ -85,11 +171,15 @@ class MainScreen(Screen[None]):
             self.prompt.give_back()  # refused input is never lost
             self.notify("The message was not sent; your text is back in the box.", severity="error")
 
+    def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        """The transcript shows each paste by the label the box showed (the message goes on to the app)."""
+        self.chat.pastes.update(event.pastes)
+
     def on_panel_data(self, event: PanelData) -> None:
         if self.torn_down():
             return
         self.health.show(event.rows, event.info)
-        self.vault.show_entries(event.vault)
+        self.vault.show_entries(event.vault, event.gists)
         for call_id, uri in event.vaulted.items():
             self.chat.mark_vaulted(call_id, uri)
 
@@ -102,16 +192,47 @@ class MainScreen(Screen[None]):
         self._show_tab("vault-tab")
         self.vault.show_entry(event.entry, event.line)
 
+    def on_vault_pane_left(self, _: VaultPane.Left) -> None:
+        self.prompt.focus()
+
     def on_show_tab(self, event: ShowTab) -> None:
         self._show_tab(event.tab)
+        if event.focus and event.tab == "vault-tab":
+            self.vault.focus_list()  # F4: arrows and Enter work at once
 
     def on_toggle_panel(self, _: TogglePanel) -> None:
-        self.toggle_class("-hide-panel")
+        self.panel_choice = self.has_class("-hide-panel")
+        self._layout_panel()
 
     async def on_show_notice(self, event: ShowNotice) -> None:
         if not self.torn_down():
-            await self.chat.add_notice(event.text)
+            await self.chat.add_notice(event.text, event.level)
+
+    # -- the conversation's scrolling and search ---------------------------------------------------------
+    def on_chat_log_scrolled_up(self, event: ChatLog.ScrolledUp) -> None:
+        self.query_one("#below").display = event.away
+
+    def on_jump_to_bottom(self, _: JumpToBottom) -> None:
+        self.chat.jump_to_bottom()
+
+    def on_prompt_input_scroll_requested(self, event: PromptInput.ScrollRequested) -> None:
+        self.chat.page(event.pages)
+
+    def on_search_transcript(self, event: SearchTranscript) -> None:
+        self.query_one(TranscriptSearch).open(event.text)
+
+    def on_transcript_search_find(self, event: TranscriptSearch.Find) -> None:
+        if event.step == 0 or event.needle != self.chat.needle:
+            current = self.chat.step_match(-1) if self.chat.find(event.needle) else 0
+        else:
+            current = self.chat.step_match(event.step)
+        self.query_one(TranscriptSearch).show_count(current, self.chat.match_count)
+
+    def on_transcript_search_closed(self, _: TranscriptSearch.Closed) -> None:
+        self.chat.find("")
+        self.prompt.focus()
 
     def _show_tab(self, tab: str) -> None:
-        self.remove_class("-hide-panel")
+        self.panel_choice = True
+        self._layout_panel()
         self.query_one("#tabs", TabbedContent).active = tab

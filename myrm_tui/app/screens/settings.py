@@ -16,7 +16,7 @@ from textual.widgets import Button, Input, Label, Select, Switch
 
 from myrm_tui.agent.permissions import check_rules
 from myrm_tui.agent.prompts import MODES
-from myrm_tui.config import Settings
+from myrm_tui.config import Settings, model_problem
 
 TEXT_FIELDS: tuple[tuple[str, str], ...] = (
     ("model", "Model (any litellm model string)"),
@@ -100,6 +100,9 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
                 out[key] = raw or (None if key == "api_base" else "")
         if not out["model"]:
             raise ValueError("model must not be empty")
+        for key in ("model", "summarizer_model"):  # checked like --model
+            if out[key] not in ("", "extractive") and (problem := model_problem(out[key], out["api_base"])):
+                raise ValueError(f"{key}: {problem}")
         if not 0 < out["light_ratio"] <= out["full_ratio"] <= out["emergency_ratio"] < 1:
             raise ValueError("thresholds must satisfy 0 < light ≤ full ≤ emergency < 1")
         out["prompt_mode"] = self.query_one("#f-prompt_mode", Select).value
@@ -116,7 +119,11 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
         try:
             values = self.values()
         except ValueError as exc:
-            self.query_one("#error", Label).update(str(exc))
+            # Shown next to the buttons and as a toast: the error line may be below the fold.
+            error = self.query_one("#error", Label)
+            error.update(str(exc))
+            error.scroll_visible(animate=False)
+            self.notify(str(exc), title="Not saved", severity="error", timeout=8)
             return
         self.dismiss(values)
 

@@ -8,6 +8,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from myrm_tui.safe_text import sanitize
+
 if TYPE_CHECKING:  # Markdown (and markdown-it) load with the first answer, not with the first frame
     from textual.widgets import Markdown
     from textual.widgets._markdown import MarkdownStream
@@ -19,7 +21,7 @@ class UserMessage(Static):
     """
 
     def __init__(self, text: str) -> None:
-        super().__init__(text, markup=False)
+        super().__init__(sanitize(text), markup=False)
 
 
 class AssistantMessage(Vertical):
@@ -34,7 +36,7 @@ class AssistantMessage(Vertical):
 
     def __init__(self, text: str = "") -> None:
         super().__init__()
-        self._initial = text
+        self._initial = sanitize(text)  # model text may hold escape codes: shown, never obeyed
         self._stream: MarkdownStream | None = None
         self._reasoning: list[str] = []
 
@@ -53,10 +55,10 @@ class AssistantMessage(Vertical):
     async def append(self, text: str) -> None:
         if self._stream is None:
             self._stream = self.markdown.get_stream(self.markdown)
-        await self._stream.write(text)
+        await self._stream.write(sanitize(text))
 
     def append_reasoning(self, text: str) -> None:
-        self._reasoning.append(text)
+        self._reasoning.append(sanitize(text))
         self.add_class("-has-reasoning")
         self.query_one(".reasoning", Static).update("".join(self._reasoning)[-600:])
 
@@ -74,4 +76,4 @@ class Notice(Static):
     """
 
     def __init__(self, text: str, level: str = "info") -> None:
-        super().__init__(text, markup=False, classes=f"-{level}")
+        super().__init__(sanitize(text), markup=False, classes=f"-{level}")

@@ -48,6 +48,7 @@ class ContextUsageIndicator(Static):
     busy: reactive[bool] = reactive(False)
     amber: reactive[float] = reactive(0.5)
     red: reactive[float] = reactive(0.75)
+    compact: reactive[bool] = reactive(False)  # one line (the side panel collapsed)
     live: var[LiveContext] = var(LiveContext, init=False)
 
     @dataclass
@@ -72,6 +73,14 @@ class ContextUsageIndicator(Static):
     def render(self) -> Text:
         ratio = max(0.0, min(self.ratio, 1.0))
         color = COLORS[self.level()]
+        if self.compact:
+            return Text.assemble(
+                ("● ", color),
+                (f"context {self.level()} {ratio * 100:.0f}%" if self.window else "context …", color),
+                f"  {self.tokens:,} / {self.window:,} tokens" if self.window else "",
+                ("  ·  compacting…" if self.busy else "  ·  ctrl+k compacts", "italic grey50"),
+                ("  ·  ctrl+b panel", "italic grey50"),
+            )
         lit = math.ceil(ratio * len(_SEGMENTS)) if ratio > 0 else 0
         grid = [[" "] * 7 for _ in range(3)]
         styles = [[""] * 7 for _ in range(3)]

@@ -8,6 +8,7 @@ agree. This widget only adds up.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -195,4 +196,35 @@ class SessionContextHealthPanel(VerticalScroll):
             f"back-off           {info.get('backoff') or 'none'} (low-yield streak "
             f"{info.get('low_yield', 0)})",
             f"summarizer         {info.get('summarizer', '-')}",
+            *_summarizer_lines(info.get("summarizer_bill") or {}, rows),
         ]
+
+
+SUMMARIZER_KEYS = (
+    "summarizer_calls",
+    "summarizer_input_tokens",
+    "summarizer_cached_input_tokens",
+    "summarizer_output_tokens",
+    "summarizer_cost_usd",
+)
+
+
+def _summarizer_lines(b: dict[str, Any], rows: Sequence[dict[str, Any]] = ()) -> list[str]:
+    """The background summarizer's calls and what they cost (billed apart from the turns above): the
+    session's stored rows, or this run's figures when none are stored yet."""
+    if not b or b.get("summarizer_model") == "extractive":
+        return []
+    stored = [r for r in rows if r.get("kind") == "summarizer"]
+    if stored:
+        b = {**b, **{k: sum(r.get(k, 0) for r in stored) for k in SUMMARIZER_KEYS}}
+    inp, cached = b.get("summarizer_input_tokens", 0), b.get("summarizer_cached_input_tokens", 0)
+    reuse = (
+        "reads the main model's cache"
+        if b.get("summarizer_reuses_cache")
+        else "cannot reuse the main model's cache (other model): sends the span once"
+    )
+    return [
+        f"summarizer calls   {b.get('summarizer_calls', 0)} · {_k(cached)} of {_k(inp)} cached · "
+        f"${b.get('summarizer_cost_usd', 0.0):.4f}",
+        f"summary prefix     {reuse}",
+    ]

@@ -1,15 +1,50 @@
-"""The prompt box: Enter sends, Ctrl+J or Alt+Enter adds a line, Up/Down walk the history."""
+"""The prompt box: Enter sends, Ctrl+J or Alt+Enter adds a line, Up/Down walk the history.
+
+A large paste (over ``PASTE_LINES`` lines or ``PASTE_CHARS`` characters) shows as one label,
+``[pasted 3,000 lines]``; the message sent holds the whole text (``expand_pastes``). Typing ``@`` asks
+the screen for file completions (``MentionChanged``); while it shows them, Up/Down/Tab/Enter/Esc go to
+the menu (``MentionKey``). Mentioned files are attached when the message is sent (``app/mentions.py``).
+While the slash menu is open, Up/Down move in it, Tab completes, Enter runs the pick. Tab never moves the
+focus out.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
+from myrm_tui.app.mentions import attach, query_at
+
+if TYPE_CHECKING:
+    from myrm_tui.app.widgets.slash_menu import SlashMenu
+
 MAX_HISTORY = 200
+PASTE_LINES = 30
+PASTE_CHARS = 2_000
+
+
+def paste_label(text: str, taken: dict[str, str]) -> str:
+    """``[pasted 3,000 lines]`` (``[pasted 2,400 chars]`` for few long lines), numbered when taken."""
+    lines = text.count("\n") + 1
+    size = f"{lines:,} lines" if lines > PASTE_LINES else f"{len(text):,} chars"
+    label, n = f"[pasted {size}]", 1
+    while label in taken and taken[label] != text:
+        n += 1
+        label = f"[pasted {size} #{n}]"
+    return label
+
+
+def collapse(text: str, pastes: dict[str, str]) -> str:
+    """``text`` with each pasted block replaced by its label (what the prompt box showed)."""
+    for label, full in pastes.items():
+        text = text.replace(full, label)
+    return text
 
 
 class PromptInput(TextArea):
@@ -20,24 +55,71 @@ class PromptInput(TextArea):
     BINDINGS = [
         Binding("ctrl+j", "newline", "New line", show=False),
         Binding("alt+enter", "newline", "New line", show=False),
+        Binding("pageup", "scroll_chat(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll_chat(1)", "Scroll down", show=False),
     ]
+
+    @dataclass
+    class ScrollRequested(Message):
+        """PageUp/PageDown in the prompt box scroll the conversation."""
+
+        pages: int
 
     @dataclass
     class Submitted(Message):
         prompt: PromptInput
-        text: str
+        text: str  # the whole text, pastes expanded
+        pastes: dict[str, str] = field(default_factory=dict)  # label -> pasted text, for the transcript
 
         @property
         def control(self) -> PromptInput:
             return self.prompt
+
+    @dataclass
+    class MentionChanged(Message):
+        """The partial path after an ``@`` at the cursor changed; ``query`` is None when there is none."""
+
+        query: str | None
+
+    @dataclass
+    class MentionKey(Message):
+        """A key for the open ``@`` menu: up, down, tab, enter or escape."""
+
+        key: str
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)  # type: ignore[arg-type]
         self.sent: list[str] = []
         self._cursor: int | None = None
         self._in_flight = ""  # the last text the app sent to the model, given back if it is refused
+        self.pastes: dict[str, str] = {}  # label in the box -> the pasted text it stands for
+        self._shown: dict[str, str] = {}  # a sent text -> the box's text (labels), to give back
+        self.workspace: Path | None = None  # where @ mentions are read from (set by the screen)
+        self.mention_active = False  # the screen shows the @ menu: its keys go there
+        self._mention: str | None = None
+        self.menu: SlashMenu | None = None  # set by the screen
 
     async def _on_key(self, event: events.Key) -> None:
+        if self.mention_active and event.key in ("up", "down", "tab", "enter", "escape"):
+            event.prevent_default()
+            event.stop()
+            self.post_message(self.MentionKey(event.key))
+            return
+        menu = self.menu
+        if menu is not None and menu.is_open and event.key in ("up", "down", "tab", "enter", "escape"):
+            event.prevent_default()
+            event.stop()
+            if event.key in ("up", "down"):
+                menu.move(-1 if event.key == "up" else 1)
+            elif event.key == "escape":
+                menu.close()
+            else:
+                self._complete(run=event.key == "enter")
+            return
+        if event.key == "tab":  # the focus stays here (shift+tab still leaves)
+            event.prevent_default()
+            event.stop()
+            return
         if event.key == "enter":
             event.prevent_default()
             event.stop()
@@ -59,22 +141,77 @@ class PromptInput(TextArea):
             return
         await super()._on_key(event)
 
+    async def _on_paste(self, event: events.Paste) -> None:
+        """A large paste becomes a label; TextArea's own handler inserts any other."""
+        text = event.text.replace("\r\n", "\n")
+        if self.read_only or (text.count("\n") + 1 <= PASTE_LINES and len(text) <= PASTE_CHARS):
+            return
+        event.prevent_default()
+        label = paste_label(text, self.pastes)
+        self.pastes[label] = text
+        self.insert(label)
+
+    def on_text_area_changed(self, _: TextArea.Changed) -> None:
+        row, col = self.cursor_location
+        query = query_at(self.document.get_line(row)[:col])
+        if query != self._mention:
+            self._mention = query
+            self.post_message(self.MentionChanged(query))
+
+    def complete_mention(self, path: str) -> None:
+        """Replace the partial ``@…`` before the cursor with ``@path `` (the menu's choice)."""
+        row, col = self.cursor_location
+        query = query_at(self.document.get_line(row)[:col]) or ""
+        self.replace(f"@{path} ", (row, col - len(query) - 1), (row, col))
+        self.mention_active = False
+
+    def _complete(self, run: bool) -> None:
+        """The menu's pick into the box; Enter runs it unless it needs an argument."""
+        assert self.menu is not None
+        picked = self.menu.chosen()
+        if picked is None:
+            return
+        name, command = picked
+        needs_arg = bool(command.usage) and not command.usage.startswith("[")
+        self.menu.close()
+        if run and not needs_arg:
+            self.load_text(f"/{name}")
+            self.submit()
+            return
+        self.load_text(f"/{name} " if command.usage else f"/{name}")
+        self.move_cursor(self.document.end)
+
+    def action_scroll_chat(self, pages: int) -> None:
+        self.post_message(self.ScrollRequested(pages))
+
     def action_newline(self) -> None:
         self.insert("\n")
 
+    def expand_pastes(self, text: str) -> str:
+        """``text`` with each paste label replaced by the text it stands for."""
+        for label, full in self.pastes.items():
+            text = text.replace(label, full)
+        return text
+
     def submit(self) -> None:
-        text = self.text
-        if not text.strip():
+        shown = self.text
+        if not shown.strip():
             return
-        if not self.sent or self.sent[-1] != text:
-            self.sent.append(text)
+        if not self.sent or self.sent[-1] != shown:
+            self.sent.append(shown)
             del self.sent[:-MAX_HISTORY]
         self._cursor = None
-        self.post_message(self.Submitted(self, text))
+        text = self.expand_pastes(shown)
+        used = {label: full for label, full in self.pastes.items() if label in shown}
+        if self.workspace is not None and "@" in shown:
+            text, attached = attach(text, self.workspace, typed=shown)
+            used.update(attached)
+        self._shown = {text: shown} if used else {}
+        self.post_message(self.Submitted(self, text, used))
 
     def accepted(self, text: str) -> None:
         """The app sends ``text`` to the model: the box empties and keeps it, to give it back if refused."""
-        self._in_flight = text
+        self._in_flight = self._shown.get(text, text)
         self.load_text("")
 
     def give_back(self) -> None:

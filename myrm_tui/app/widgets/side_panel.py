@@ -24,6 +24,8 @@ class SidePanel(Vertical):
     SidePanel #fork-hint { color: $warning; display: none; height: auto; }
     SidePanel.-suggest-fork #fork-hint { display: block; }
     SidePanel TabbedContent { height: 1fr; }
+    SidePanel.-vault { width: 45%; min-width: 52; }
+    SidePanel.-vault #model, SidePanel.-vault #stats { display: none; }
     """
 
     # init=False: the binding delivers the first value once the children exist.
@@ -31,6 +33,7 @@ class SidePanel(Vertical):
     fork_ratio: var[float] = var(1.0, init=False)
     compacting: var[bool] = var(False, init=False)
     model_line: var[str] = var("", init=False)
+    collapsed: var[bool] = var(False, init=False)  # set by the screen: the ring shows as one line
 
     def compose(self) -> ComposeResult:
         yield ContextUsageIndicator(id="ring").data_bind(SidePanel.live, busy=SidePanel.compacting)
@@ -42,6 +45,13 @@ class SidePanel(Vertical):
                 yield SessionContextHealthPanel(id="health").data_bind(SidePanel.live)
             with TabPane("Vault [F4]", id="vault-tab"):
                 yield VaultPane(id="vault")
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """The vault tab takes more room: the entries and the text they hold need it."""
+        self.set_class(event.pane.id == "vault-tab", "-vault")
+
+    def watch_collapsed(self, collapsed: bool) -> None:
+        self.query_one(ContextUsageIndicator).compact = collapsed
 
     def watch_model_line(self, text: str) -> None:
         self.query_one("#model", Static).update(text)

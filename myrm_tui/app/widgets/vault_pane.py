@@ -17,8 +17,10 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
+from textual.widgets.text_area import Selection
 
 from myrm_tui.context.vault import VaultEntry, readable
+from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:
     from myrm_tui.store.db import VaultListing
@@ -36,11 +38,14 @@ def _language(text: str) -> str | None:
 class VaultPane(Vertical):
     DEFAULT_CSS = """
     VaultPane { height: 1fr; }
-    VaultPane OptionList { height: 8; }
+    VaultPane OptionList { height: auto; max-height: 10; }
     VaultPane TextArea { height: 1fr; }
     VaultPane #vault-info { color: $text-muted; height: auto; }
     """
-    BINDINGS = [Binding("c", "copy_pointer", "Copy vault:// pointer")]
+    BINDINGS = [
+        Binding("c", "copy_pointer", "Copy vault:// pointer"),
+        Binding("escape", "leave", "Back to the prompt"),
+    ]
 
     @dataclass
     class OpenRequested(Message):
@@ -48,6 +53,10 @@ class VaultPane(Vertical):
 
         uri: str
         line: int = 0  # 1-based line to show (a compaction's "what left" item); 0: the top
+
+    @dataclass
+    class Left(Message):
+        """Esc in the pane: the focus goes back to the prompt box (a second Esc cancels a turn)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -59,17 +68,26 @@ class VaultPane(Vertical):
         yield Static("", id="vault-info", markup=False)
         yield Input(placeholder="search inside (Enter: next match)", id="vault-search")
 
-    def show_entries(self, entries: list[VaultListing]) -> None:
+    def show_entries(self, entries: list[VaultListing], gists: dict[str, str] | None = None) -> None:
+        """One line per entry: what it came from (the command, the reply), then kind, size, time, why."""
         self._entries = entries
+        gists = gists or {}
         ol = self.query_one(OptionList)
+        highlighted = ol.highlighted
         ol.clear_options()
         for e in entries:
             when = time.strftime("%H:%M:%S", time.localtime(e.get("created_at", 0)))
+            what = gists.get(e["uri"]) or e.get("tool_name") or e.get("kind")
             label = (
-                f"{e.get('tool_name') or e.get('kind')}  {e.get('size', 0):>9,} B  {when}  "
+                f"{what}\n  {e.get('kind')} · {e.get('size', 0):,} B · {when} · "
                 f"{e.get('meta', {}).get('reason', '')}"
             )
             ol.add_option(Option(label, id=e["uri"]))
+        if entries:  # Enter opens at once (F4 focuses the list)
+            ol.highlighted = min(highlighted or 0, len(entries) - 1)
+
+    def focus_list(self) -> None:
+        self.query_one(OptionList).focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -88,9 +106,10 @@ class VaultPane(Vertical):
 
     def show_entry(self, entry: VaultEntry, line: int = 0) -> None:
         self.current_uri = entry.uri
-        text = readable(entry)
+        raw = readable(entry)
+        text = sanitize(raw)  # a vaulted output may hold escape sequences: shown inert
         area = self._area(text)
-        area.language = _language(text) if text is entry.content else None  # rendered archives are prose
+        area.language = _language(text) if raw is entry.content else None  # rendered archives are prose
         if area.text != text:
             area.load_text(text)
         self.query_one("#vault-info", Static).update(
@@ -102,23 +121,32 @@ class VaultPane(Vertical):
             area.scroll_to(y=line - 1, animate=False)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        """The next match after the cursor (wrapping), selected and scrolled into view."""
         event.stop()
         needle = event.value
         if not needle or not self.current_uri:
             return
         area = self._area()
-        lines = area.text.splitlines()
-        row, col = area.cursor_location
-        for offset in range(len(lines)):
-            r = (row + offset + (1 if offset == 0 and col > 0 else 0)) % max(len(lines), 1)
-            c = lines[r].find(needle)
-            if c >= 0:
-                area.select_line(r)
-                area.move_cursor((r, c))
-                area.scroll_cursor_visible()
-                self.query_one("#vault-info", Static).update(f"{self.current_uri} · match at line {r + 1}")
-                return
-        self.query_one("#vault-info", Static).update(f"{self.current_uri} · no match for {needle!r}")
+        text = area.text
+        doc = area.document
+        start = doc.get_index_from_location(area.selection.end)
+        at = text.find(needle, start)
+        if at < 0:
+            at = text.find(needle)
+        info = self.query_one("#vault-info", Static)
+        if at < 0:
+            info.update(f"{self.current_uri} · no match for {needle!r}")
+            return
+        begin = doc.get_location_from_index(at)
+        end = doc.get_location_from_index(at + len(needle))
+        area.selection = Selection(begin, end)
+        area.scroll_cursor_visible(center=True, animate=False)
+        total = text.count(needle)
+        nth = text.count(needle, 0, at) + 1
+        info.update(f"{self.current_uri} · match {nth} of {total} at line {begin[0] + 1}")
+
+    def action_leave(self) -> None:
+        self.post_message(self.Left())
 
     def action_copy_pointer(self) -> None:
         if self.current_uri:

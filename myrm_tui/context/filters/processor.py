@@ -160,8 +160,8 @@ class FilterProcessor:
 
     async def _semantic(self, body: str, tool: str, req: Request, trace: Trace) -> str | None:
         """``SemanticFilter``: an aux-LLM summary of unstructured output, when an aux LLM is available."""
-        if req.summarizer is None or self.prompts_dir is None:
-            return None
+        if req.summarizer is None or self.prompts_dir is None or req.summary_in_background:
+            return None  # in the background mode a turn never waits on the summarizer: the rules filter
         prompt_file = self.prompts_dir / SEMANTIC_PROMPT
         if not prompt_file.is_file():
             return None

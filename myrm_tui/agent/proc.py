@@ -1,0 +1,304 @@
+"""Child processes of the tools: bounded capture (``run_captured``), killing a process group, decoding
+output, and the reaper that ends every tool process when myrm dies.
+
+Tool commands run in their own process group (``start_new_session``: the terminal's Ctrl+C goes to
+myrm, which stops them itself). A ``kill -9`` of myrm gives it no chance to do so, and the groups would
+be re-parented to init and run on. So the first tool process starts a tiny watcher
+(this file run as a script) that holds the read end of a pipe from myrm: myrm tells it each
+group (and each job-log folder) it owns and when it is gone. When myrm dies, however it dies, the
+kernel closes the pipe; the watcher reads end-of-file, kills every group still registered, removes the
+folders and exits. (PR_SET_PDEATHSIG would only reach the group's leader, not the commands it started,
+and fires when the spawning *thread* ends.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+READ_CHUNK = 65_536
+LIVE_TAIL = 4_096  # bytes of the newest output given to the live view
+SPILL_LIMIT = 50_000_000  # beyond this even the vault copy is cut
+SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+
+
+def decode_output(data: bytes) -> tuple[str, str | None]:
+    """Text of ``data`` and a label when it was not clean UTF-8 text (binary or invalid bytes)."""
+    if b"\x00" in data[:8192]:
+        text = data.decode("utf-8", errors="replace")
+        return text, f"[binary output: {len(data):,} bytes; shown with undecodable bytes replaced]"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return data.decode(
+            "utf-8", errors="replace"
+        ), "[output was not valid UTF-8: undecodable bytes replaced with �]"
+
+
+def kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Reaper:
+    """myrm's side of the watcher: registers process groups and folders that must not outlive it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watcher: subprocess.Popen[bytes] | None = None
+        self._groups: set[int] = set()
+        self._dirs: set[str] = set()
+
+    def _send(self, line: str) -> None:
+        with self._lock:
+            watcher = self._watcher
+            if watcher is None or watcher.poll() is not None:
+                watcher = self._start()
+                if watcher is None:
+                    return
+                # a restarted watcher learns what the last one knew (the new line is part of it)
+                line = "".join([*(f"+G {g}\n" for g in self._groups), *(f"+D {d}\n" for d in self._dirs)])
+            assert watcher.stdin is not None
+            try:
+                watcher.stdin.write(line.encode())
+                watcher.stdin.flush()
+            except (BrokenPipeError, OSError):  # it died: the next line starts a new one
+                self._watcher = None
+
+    def _start(self) -> subprocess.Popen[bytes] | None:
+        try:
+            self._watcher = subprocess.Popen(
+                # -I: run this file alone (stdlib only), without the package or its folder on sys.path
+                [sys.executable, "-I", __file__, str(os.getpid())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # the terminal's signals must not end it before its groups
+                cwd="/",
+            )
+        except OSError:  # no watcher: tools still run, only a kill -9 of myrm may leave them behind
+            self._watcher = None
+        return self._watcher
+
+    def guard(self, pgid: int) -> None:
+        self._groups.add(pgid)
+        self._send(f"+G {pgid}\n")
+
+    def release(self, pgid: int) -> None:
+        if pgid in self._groups:
+            self._groups.discard(pgid)
+            self._send(f"-G {pgid}\n")
+
+    def guard_dir(self, path: Path) -> None:
+        if "\n" not in str(path):
+            self._dirs.add(str(path))
+            self._send(f"+D {path}\n")
+
+    def release_dir(self, path: Path) -> None:
+        if str(path) in self._dirs:
+            self._dirs.discard(str(path))
+            self._send(f"-D {path}\n")
+
+    @property
+    def watcher_pid(self) -> int | None:
+        return self._watcher.pid if self._watcher is not None else None
+
+
+REAPER = Reaper()
+
+
+async def spawn(
+    *argv: str, cwd: Path, env: dict[str, str], stdin: int | None, stdout: int, stderr: int
+) -> asyncio.subprocess.Process:
+    """``argv`` in its own process group, which the reaper kills if myrm dies before it ends."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=str(cwd), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True, env=env
+    )
+    REAPER.guard(proc.pid)
+    return proc
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    """Close the child's pipes now. A process it started outside its group (``setsid cmd &`` in a hook)
+    may hold stdout open after the group is gone; left to the garbage collector, the transport would
+    close after the event loop and print a "Event loop is closed" traceback at exit."""
+    transport = getattr(proc, "_transport", None)  # asyncio has no public way to close it
+    if transport is not None:
+        transport.close()
+
+
+@dataclass
+class Captured:
+    """A finished command: ``text`` is what was kept (decoded), ``full`` the whole stream when more was
+    read."""
+
+    text: str
+    label: str | None  # binary or invalid UTF-8
+    full: str | None
+    total: int  # bytes written by the command
+    code: int  # 124 after a timeout, like coreutils' timeout
+    timed_out: bool
+
+
+async def run_captured(
+    command: str,
+    cwd: Path,
+    timeout: float,
+    max_bytes: int,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+    on_output: Callable[[str], None] | None = None,
+) -> Captured:
+    """Run ``command`` under bash in its own process group, stdout and stderr together."""
+    proc = await spawn(
+        "bash",
+        "-c",
+        command,
+        cwd=cwd,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env={**os.environ, **SHELL_ENV, **(env or {})},
+    )
+    kept = bytearray()
+    spill = bytearray()
+    tail = bytearray()
+    total = 0
+    timed_out = False
+
+    async def feed() -> None:
+        if stdin is None or proc.stdin is None:
+            return
+        try:
+            proc.stdin.write(stdin)
+            await proc.stdin.drain()
+            proc.stdin.close()
+        except (BrokenPipeError, ConnectionResetError):  # the command did not read its input
+            pass
+
+    async def pump() -> None:
+        nonlocal total
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(READ_CHUNK):
+            total += len(chunk)
+            if len(kept) < max_bytes:
+                kept.extend(chunk[: max_bytes - len(kept)])
+            if len(spill) < SPILL_LIMIT:
+                spill.extend(chunk[: SPILL_LIMIT - len(spill)])
+            if on_output is not None:
+                tail.extend(chunk[-LIVE_TAIL:])
+                del tail[:-LIVE_TAIL]
+                on_output(tail.decode("utf-8", errors="replace"))
+
+    gathered = asyncio.gather(feed(), pump(), proc.wait())
+    # Cancelled by Esc, the gather ends with its children's CancelledError: read it, or asyncio logs
+    # "exception was never retrieved" with a traceback.
+    gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
+    try:
+        await asyncio.wait_for(gathered, timeout)
+    except TimeoutError:
+        timed_out = True
+        kill_group(proc.pid)
+        await proc.wait()
+    except BaseException:  # cancelled (Esc) or failed: the command must not run on unseen
+        kill_group(proc.pid)
+        raise
+    finally:  # ended or killed: the group is no longer the watcher's concern
+        REAPER.release(proc.pid)
+        _close_pipes(proc)
+    text, label = decode_output(bytes(kept))
+    full = decode_output(bytes(spill))[0] if total > len(kept) else None
+    code = 124 if timed_out else (proc.returncode if proc.returncode is not None else -1)
+    return Captured(text, label, full, total, code, timed_out)
+
+
+@dataclass
+class Listed:
+    """What ``run_lines`` read: stdout's records (at most ``max_lines``), stderr's start, the exit code."""
+
+    lines: list[bytes]
+    stderr: str
+    code: int | None  # None when the child was stopped after max_lines
+    stopped: bool
+
+
+async def run_lines(argv: list[str], cwd: Path, timeout: float, max_lines: int, sep: bytes = b"\n") -> Listed:
+    """Run ``argv`` (no shell) and read its stdout as ``sep``-ended records, for at most ``timeout``
+    seconds: ``TimeoutError`` then. The group is killed on timeout, on cancellation (Esc), and once
+    ``max_lines`` records were read."""
+    proc = await spawn(
+        *argv,
+        cwd=cwd,
+        env={k: v for k, v in os.environ.items() if k != "RIPGREP_CONFIG_PATH"},
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    lines: list[bytes] = []
+    err = bytearray()
+    stopped = False
+
+    async def out() -> None:
+        nonlocal stopped
+        assert proc.stdout is not None
+        buf = b""
+        while chunk := await proc.stdout.read(READ_CHUNK):
+            buf += chunk
+            *done, buf = buf.split(sep)
+            lines.extend(done)
+            if len(lines) >= max_lines:
+                del lines[max_lines:]
+                stopped = True
+                kill_group(proc.pid)
+                return
+        if buf:
+            lines.append(buf)
+
+    async def errors() -> None:
+        assert proc.stderr is not None
+        while chunk := await proc.stderr.read(READ_CHUNK):
+            if len(err) < 4096:
+                err.extend(chunk)
+
+    try:
+        await asyncio.wait_for(asyncio.gather(out(), errors(), proc.wait()), timeout)
+    except BaseException:  # the time limit, a cancelled turn, a failure: the child goes with it
+        kill_group(proc.pid)
+        raise
+    finally:
+        REAPER.release(proc.pid)
+        _close_pipes(proc)
+    return Listed(lines, err.decode("utf-8", "replace"), None if stopped else proc.returncode, stopped)
+
+
+def _watch() -> None:
+    """The watcher: keep the registrations read from stdin; at its end (myrm died or closed it), kill."""
+    groups: set[int] = set()
+    dirs: set[str] = set()
+    for raw in sys.stdin.buffer:
+        op, _, arg = raw.decode("utf-8", "replace").rstrip("\n").partition(" ")
+        if op in ("+G", "-G") and arg.isdigit():
+            (groups.add if op == "+G" else groups.discard)(int(arg))
+        elif op == "+D":
+            dirs.add(arg)
+        elif op == "-D":
+            dirs.discard(arg)
+    for pgid in groups:
+        kill_group(pgid)
+    for d in dirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _watch()  # argv[1], myrm's pid, only names the watcher's owner in ps

@@ -1,0 +1,236 @@
+"""The LLM summary, prepared in the background so that a turn never waits on the summarizer.
+
+From the monitor threshold on, after each answered request, ``SummaryPreparer.after_request`` asks the
+summarizer — in its own task, outside the turn — for the span the next compaction will fold
+(``context.prepared.foldable``) that earlier preparations do not cover yet. Its answers, audited, are
+merged into one ``PreparedSummary`` that the next request hands to the pipeline; a compaction folds it
+in at once (the extractive summary covers what it does not). A summary still being written when the
+compaction comes is not lost: when it lands it upgrades the kept summary record, which the next
+compaction's block carries.
+
+Prefix reuse: when the summarizer is the main model, its request is the conversation's last request as
+sent (same system prompt, messages, tool schemas, cache key and marks) plus the summarize instruction
+as a final user message, so the provider reads its input from the prompt cache. A different (lite)
+model cannot read the main model's cache: it is sent the folded span once, as a transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from myrm_tui.config import summarizer_model
+from myrm_tui.context import prepared, summary_model
+from myrm_tui.context.intent import CompressionIntent
+from myrm_tui.context.prepared import PreparedSummary
+from myrm_tui.context.summarize import SUMMARY_PROMPT, transcript
+from myrm_tui.context.types import Message
+from myrm_tui.llm.events import TextDelta, Usage
+from myrm_tui.llm.pricing import estimate_cost
+
+if TYPE_CHECKING:
+    from myrm_tui.agent.session import AgentSession
+
+MAX_SUMMARY_TOKENS = 2048
+
+
+@dataclass
+class SummarizerBill:
+    """Every summarizer call of a session, billed at the summarizer model's prices."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    failures: int = 0
+
+    def add(self, model: str, usage: Usage | None) -> dict[str, Any]:
+        """Count one call; returns its own figures (the metrics row the session stores)."""
+        self.calls += 1
+        row: dict[str, Any] = {"kind": "summarizer", "model": model, "summarizer_calls": 1}
+        if usage is None:
+            return row
+        cost = estimate_cost(model, usage)
+        self.input_tokens += usage.prompt_tokens
+        self.cached_input_tokens += usage.cached_tokens
+        self.output_tokens += usage.completion_tokens
+        self.cost_usd += cost
+        return row | {
+            "summarizer_input_tokens": usage.prompt_tokens,
+            "summarizer_cached_input_tokens": usage.cached_tokens,
+            "summarizer_output_tokens": usage.completion_tokens,
+            "summarizer_cost_usd": cost,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "summarizer_calls": self.calls,
+            "summarizer_input_tokens": self.input_tokens,
+            "summarizer_cached_input_tokens": self.cached_input_tokens,
+            "summarizer_output_tokens": self.output_tokens,
+            "summarizer_cost_usd": round(self.cost_usd, 6),
+            "summarizer_failures": self.failures,
+        }
+
+
+@dataclass
+class Sent:
+    """The last request as it went to the provider: what a prefix-reusing summary request repeats."""
+
+    view: list[Message]
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    tool_choice: Any
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class SummaryPreparer:
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+        self.bill = SummarizerBill()
+        self.ready: PreparedSummary | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.pending: frozenset[str] = frozenset()  # ids asked for by the running task
+        self.attempted: tuple[int, frozenset[str]] = (0, frozenset())  # (epoch, ids asked for in it)
+        self.listeners: list[Callable[[str], None]] = []  # told "preparing" / "ready" / "failed" / "upgraded"
+        self.last_event = ""
+
+    # -- what the pipeline gets --------------------------------------------------------------------
+    @property
+    def enabled(self) -> bool:
+        return not self.session.extractive_summaries
+
+    @property
+    def model(self) -> str:
+        return summarizer_model(self.session.settings)
+
+    @property
+    def reuses_prefix(self) -> bool:
+        """The summarizer is the main model: its request can read the conversation's cached prefix."""
+        return self.model == self.session.settings.model
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def current(self) -> PreparedSummary | None:
+        """The prepared summary for the compaction to come (``None`` after the one it was made for)."""
+        r = self.ready
+        return r if r is not None and r.epoch == self.session.state.compactions else None
+
+    # -- preparing -----------------------------------------------------------------------------------
+    def after_request(self, sent: Sent, tokens: int) -> bool:
+        """Called at a step boundary once a request was answered; starts a preparation when one is due.
+        Returns whether it started one."""
+        s = self.session
+        if not self.enabled or self.busy:
+            return False
+        ready, epoch = self.current(), s.state.compactions
+        if self.attempted[0] != epoch:
+            self.attempted = (epoch, frozenset())
+        # What was asked for already, answered or not, is not asked again in this epoch.
+        covered = (ready.covers if ready else frozenset()) | self.attempted[1]
+        plan = prepared.due(sent.view, tokens, s.config, s.counter, covered)
+        if plan is None:
+            return False
+        span, new = plan
+        self.pending = frozenset(prepared.base_id(m) for m in span)
+        self.attempted = (epoch, self.attempted[1] | self.pending)
+        self.task = asyncio.get_running_loop().create_task(self._prepare(sent, span, new, epoch))
+        self._tell("preparing")
+        return True
+
+    async def wait(self) -> None:
+        """Until the running preparation ends (tests, and an orderly exit)."""
+        if self.task is not None:
+            await asyncio.shield(self.task)
+
+    async def _prepare(self, sent: Sent, span: list[Message], new: list[Message], epoch: int) -> None:
+        s = self.session
+        try:
+            data = await self._ask(sent, span, new)
+        except Exception as exc:  # the extractive summary stands in; the failure is shown, never raised
+            self.bill.failures += 1
+            s.breaker.record_failure()
+            self._tell(f"failed: {type(exc).__name__}")
+            return
+        finally:
+            self.pending = frozenset()
+        if data is None:
+            self.bill.failures += 1
+            self._tell("failed: not a valid summary")
+            return
+        s.breaker.record_success()
+        part = PreparedSummary(data, frozenset(prepared.base_id(m) for m in span), "llm", epoch)
+        if epoch != s.state.compactions:
+            # The compaction it was meant for came first (and used the extractive summary): upgrade the
+            # kept record, which the next compaction's block carries (the block sent now stays cached).
+            async with s.pipeline.lock_for(s.session_id):  # not in the middle of a pipeline run
+                s.state.summary = summary_model.merge(s.state.summary, summary_model.redact_summary(data))
+                await s.store.save_state(s.session_id, s.state.to_json())
+            self._tell("upgraded")
+            return
+        self.ready = prepared.merged(self.current(), part)
+        self._tell("ready")
+
+    async def _ask(self, sent: Sent, span: list[Message], new: list[Message]) -> dict[str, Any] | None:
+        s = self.session
+        if not s.breaker.allow():
+            raise RuntimeError("summarizer circuit breaker is open")
+        prompt = (s.prompts.root / SUMMARY_PROMPT).read_text(encoding="utf-8")
+        if self.reuses_prefix:
+            last = next((i for i, m in enumerate(sent.view) if m is span[-1]), len(sent.view) - 1)
+            kept_last = len(sent.view) - last - 1
+            messages = [
+                *sent.messages,
+                {"role": "user", "content": prepared.prefix_instruction(prompt, kept_last)},
+            ]
+            spec, tools, choice, extra = s.spec, sent.tools, sent.tool_choice, sent.extra
+        else:
+            previous = self.current()
+            body = (
+                "Previous summary (merge into it):\n"
+                f"{json.dumps(previous.summary, ensure_ascii=False) if previous else 'none'}\n\n"
+                f"Messages to summarize:\n{transcript(new)}"
+            )
+            aux = s.summarizer()
+            assert aux is not None  # enabled
+            spec, window = aux.choose(s.counter.text(prompt) + s.counter.text(body))
+            messages = [
+                {"role": "system", "content": prompt},
+                {"role": "user", "content": aux.fit(body, prompt, window)},
+            ]
+            tools, choice, extra = None, None, {}
+        parts: list[str] = []
+        usage: Usage | None = None
+        try:
+            async for ev in s.llm.stream(
+                spec, messages, tools=tools, tool_choice=choice, max_tokens=MAX_SUMMARY_TOKENS, extra=extra
+            ):
+                if isinstance(ev, TextDelta):
+                    parts.append(ev.text)
+                elif isinstance(ev, Usage):
+                    usage = ev
+        finally:
+            row = self.bill.add(spec.model, usage)
+            await asyncio.shield(s.add_metrics(row))  # kept across restarts: the panel sums these rows
+        return prepared.accept("".join(parts), new, CompressionIntent.build(s.history, ""), s.config)
+
+    def _tell(self, event: str) -> None:
+        self.last_event = event
+        for fn in self.listeners:
+            fn(event)
+
+    def status(self) -> dict[str, Any]:
+        """For the health panel: the bill, and whether the summarizer can read the main model's cache."""
+        return {
+            **self.bill.as_dict(),
+            "summarizer_model": self.model if self.enabled else "extractive",
+            "summarizer_reuses_cache": self.enabled and self.reuses_prefix,
+            "summary_preparing": self.busy,
+            "summary_last_event": self.last_event,
+        }

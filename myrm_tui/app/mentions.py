@@ -1,0 +1,127 @@
+"""``@`` file mentions: the workspace's files for completion, a fuzzy match, and the attachment of the
+mentioned files' text to the message (each within a budget; a larger file is cut, with a note)."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+# Folders never offered: version control, dependencies, virtual environments, caches, build output.
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".myrm",
+        "dist",
+        "build",
+        ".idea",
+    }
+)
+MAX_FILES = 20_000
+FILE_BUDGET = 20_000  # characters of one attached file
+TOTAL_BUDGET = 60_000  # characters of all the attachments of one message
+MENTION = re.compile(r"(?<!\S)@([\w.+/-]+)")
+QUERY = re.compile(r"(?:^|\s)@([\w.+/-]*)$")
+
+
+def list_files(root: Path) -> list[str]:
+    """Workspace-relative paths of its files (symlinks not followed), shortest first, at most
+    ``MAX_FILES``."""
+    out: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        rel = Path(folder).relative_to(root)
+        out.extend((rel / f).as_posix() for f in sorted(files))
+        if len(out) >= MAX_FILES:
+            break
+    return sorted(out[:MAX_FILES], key=lambda p: (p.count("/"), len(p), p))
+
+
+def _score(query: str, path: str) -> int | None:
+    """Lower is better; None when ``query`` is not a subsequence of ``path`` (case-insensitive)."""
+    q, p = query.lower(), path.lower()
+    name = p.rsplit("/", 1)[-1]
+    if not q:
+        return len(p)
+    if name.startswith(q):
+        return len(p)
+    if q in name:
+        return 1_000 + len(p)
+    if q in p:
+        return 2_000 + len(p)
+    pos, gaps = -1, 0
+    for ch in q:
+        nxt = p.find(ch, pos + 1)
+        if nxt < 0:
+            return None
+        gaps += nxt - pos - 1
+        pos = nxt
+    return 10_000 + gaps * 10 + len(p)
+
+
+def fuzzy(query: str, paths: list[str], limit: int = 8) -> list[str]:
+    """The best ``limit`` paths for ``query``: a file name starting with it, then containing it, then
+    the path containing it, then the letters in order."""
+    scored = [(s, p) for p in paths if (s := _score(query, p)) is not None]
+    return [p for _, p in sorted(scored)[:limit]]
+
+
+def query_at(line_before_cursor: str) -> str | None:
+    """The partial path after an ``@`` that ends at the cursor (``None`` when the cursor is not in one)."""
+    m = QUERY.search(line_before_cursor)
+    return m.group(1) if m else None
+
+
+def attach(text: str, root: Path, typed: str | None = None) -> tuple[str, dict[str, str]]:
+    """``text`` with each file mentioned in ``typed`` (default: ``text``; the box's text, so an ``@``
+    inside a paste attaches nothing) appended in a ``<file>`` block, and label -> block for the transcript
+    (``[attached src/x.py · 120 lines]``). Paths outside the workspace, missing files and anything that is
+    not a regular text file are left as written."""
+    base = root.resolve()
+    blocks: list[str] = []
+    labels: dict[str, str] = {}
+    seen: set[Path] = set()
+    used = 0
+    for m in MENTION.finditer(text if typed is None else typed):
+        shown = m.group(1).rstrip(".,;:!?)")
+        try:
+            full = (base / shown).resolve()
+            st = os.stat(full)
+        except (OSError, RuntimeError, ValueError):
+            continue
+        if full in seen or (base not in full.parents) or not stat.S_ISREG(st.st_mode):
+            continue
+        room = min(FILE_BUDGET, TOTAL_BUDGET - used)
+        if room <= 0:
+            break
+        with open(full, "rb") as f:  # a regular file: it cannot block
+            data = f.read(room * 4 + 1)
+        if b"\x00" in data[:8192]:
+            continue  # binary
+        seen.add(full)
+        content = data.decode("utf-8", errors="replace")
+        note = ""
+        if len(content) > room or st.st_size > len(data):
+            content = content[:room]
+            note = (
+                f"\n[attachment cut: the first {room:,} characters of {st.st_size:,} bytes; "
+                "read the rest with file_read_tool]"
+            )
+        used += len(content)
+        lines = content.count("\n") + (0 if content.endswith("\n") else 1)
+        block = f'\n\n<file path="{shown}">\n{content.rstrip(chr(10))}{note}\n</file>'
+        label = f"\n[attached {shown} · {lines:,} lines{' (cut)' if note else ''}]"
+        blocks.append(block)
+        labels[label] = block
+    return text + "".join(blocks), labels
