@@ -82,13 +82,6 @@ class CompactionMade:
 
 
 @dataclass(frozen=True)
-class Progress:
-    """Something slow is under way before the request (an LLM summary): the status line says so."""
-
-    text: str
-
-
-@dataclass(frozen=True)
 class StreamCut:
     """The reply's stream was cut and the request is retried: ``partial`` (the text streamed so far, kept
     in the history and marked) is not part of the retry's answer."""
@@ -143,7 +136,6 @@ AgentEvent = (
     | ToolFinished
     | ContextReport
     | CompactionMade
-    | Progress
     | Notice
     | StreamCut
     | SummaryProgress

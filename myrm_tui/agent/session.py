@@ -6,7 +6,6 @@ Every message is appended to the store the moment it exists, so a crash loses no
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import fields, replace
@@ -29,7 +28,7 @@ from myrm_tui.context.models import family, model_kind, supports_tools
 from myrm_tui.context.pipeline import Pipeline, PipelineRun
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.state import ContextState
-from myrm_tui.context.step import Completer, Request
+from myrm_tui.context.step import Request
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.context.vault import ArtifactVault
@@ -84,7 +83,6 @@ class AgentSession:
         self.turn = 0
         self.last_report: ContextReport | None = None
         self.last_view: list[Message] | None = None  # the latest request's messages (``/context``)
-        self.summarizing = asyncio.Event()  # set when a pipeline run starts an LLM summary
         self.breaker = CircuitBreaker()
         self.aux: AuxSummarizer | None = None
         self._resumed = False
@@ -275,7 +273,7 @@ class AgentSession:
             raw=self.history,
             model=self.settings.model,
             now=self.clock(),
-            summarizer=self._announced(self.summarizer()),
+            summarizer=self.summarizer(),
             read_file=self._read_for_reread,
             force_compaction=force,
             hard_limit=hard_limit,
@@ -314,17 +312,6 @@ class AgentSession:
                 run.metrics.compaction = replace(run.metrics.compaction, trigger=trigger)
             await self.add_metrics({"kind": "compaction", "compaction": run.metrics.compaction.to_dict()})
         return run.messages, run
-
-    def _announced(self, aux: AuxSummarizer | None) -> Completer | None:
-        """The summarizer, setting ``summarizing`` when it is called (the turn shows a progress line)."""
-        if aux is None:
-            return None
-
-        async def complete(system: str, user: str) -> str:
-            self.summarizing.set()
-            return await aux(system, user)
-
-        return complete
 
     async def dry_run(self, force: bool = False, focus: str = "") -> PipelineRun:
         """The pipeline over a copy of the state: what the next request (or a compaction) would be, with

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from myrm_tui.agent.cache_warmer import CacheWarmer
 from myrm_tui.agent.events import (
@@ -18,7 +17,6 @@ from myrm_tui.agent.events import (
     CompactionMade,
     ContextReport,
     Notice,
-    Progress,
     ReasoningChunk,
     StreamCut,
     SummaryProgress,
@@ -184,10 +182,7 @@ class TurnRunner:
         overflow_retried = cut_retried = False  # one retry per request, not per turn
         step = 0
         while step < self.settings.max_steps:
-            preparing = asyncio.ensure_future(session.prepare(force=False, background=True))
-            async for ev in self._progress(preparing):
-                yield ev
-            view, run = preparing.result()
+            view, run = await session.prepare(force=False, background=True)
             if run.tokens > session.config.input_budget:
                 # protection L5, preflight guard: never pay for a request the provider will refuse.
                 view, run = await session.prepare(force=True, background=True)
@@ -272,23 +267,6 @@ class TurnRunner:
             "warning",
         )
         yield TurnDone(step)
-
-    async def _progress(self, preparing: asyncio.Future[Any]) -> AsyncIterator[AgentEvent]:
-        """While the pipeline runs: a progress line if it starts an LLM summary (seconds, not ms)."""
-        started = self.session.summarizing
-        started.clear()
-        waiter = asyncio.ensure_future(started.wait())
-        try:
-            done, _ = await asyncio.wait({preparing, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            if preparing not in done:
-                aux = self.session.aux
-                model = aux.last_model if aux is not None and aux.last_model else "the summarizer model"
-                yield Progress(f"compacting: writing the summary with {model}…")
-                await asyncio.wait({preparing})
-        finally:
-            waiter.cancel()
-            if not preparing.done():
-                preparing.cancel()
 
     def _refusal(self, view: list[Message], tokens: int) -> str:
         """One line: what is too big and what to do (the fit step cut everything else it could)."""

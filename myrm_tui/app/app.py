@@ -32,7 +32,6 @@ from myrm_tui.agent.events import (
     CompactionMade,
     ContextReport,
     Notice,
-    Progress,
     SummaryProgress,
     ToolFinished,
     ToolStarted,
@@ -450,11 +449,7 @@ class MyrmApp(App[None]):
                 self._first_message = (
                     self._first_message or ev.message.text
                 )  # titles come from saved messages only
-            case Progress():
-                self._status(ev.text)
             case ContextReport():
-                if self.status.startswith("compacting"):
-                    self._status()
                 self._show_report(ev)
                 self._step_failures(ev)
                 if ev.usage is not None:
