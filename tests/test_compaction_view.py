@@ -448,3 +448,38 @@ async def test_a_progress_line_shows_while_an_automatic_llm_summary_is_written(
                 break
         assert any("writing the summary of older messages in the background" in s for s in seen), seen
         await wait_until(pilot, lambda: "summary of older messages ready" in app.status)
+
+
+def test_a_fit_step_compaction_is_named_and_lists_the_rounds_it_dropped() -> None:
+    """The fit step can turn a request into a compaction ("fit to budget") and drop whole rounds: the
+    record names that trigger and lists the dropped messages as left, each readable in the vault."""
+    from myrm_tui.context.compaction import CompactionInput, build_compaction, trigger_for
+    from tests.helpers import COUNTER
+
+    raw = conversation(4)
+    kept = [raw[0], raw[1], *raw[-2:]]  # rounds 0-2 dropped whole, none of them folded
+    vault = ArtifactVault(namespace="t")
+    record = build_compaction(
+        CompactionInput(
+            before=raw,
+            after=kept,
+            folded=(),
+            reason="fit to budget",
+            level="FULL",
+            focus="",
+            tokens_before=COUNTER.messages(raw),
+            tokens_after=COUNTER.messages(kept),
+            duration_ms=1.0,
+            summary_source="",
+            at=0.0,
+            archive_uri=None,
+            seq=len(raw),
+            counter=COUNTER,
+            vault=vault,
+        )
+    )
+    assert record.trigger == "fit" and record.headline().startswith("fit to budget · ")
+    assert [item.message_id for item in record.left] == [m.id for m in raw[2:-2]]
+    entry = vault.get_cached(record.left[0].uri)
+    assert entry is not None and "cat src/file0.py" in readable(entry)
+    assert trigger_for("over budget", "LIGHT", "") == "emergency"  # a safety net, like the 90% one
