@@ -483,3 +483,19 @@ def test_a_fit_step_compaction_is_named_and_lists_the_rounds_it_dropped() -> Non
     entry = vault.get_cached(record.left[0].uri)
     assert entry is not None and "cat src/file0.py" in readable(entry)
     assert trigger_for("over budget", "LIGHT", "") == "emergency"  # a safety net, like the 90% one
+
+
+async def test_a_view_over_the_budget_compacts_with_auto_compaction_off() -> None:
+    """auto_compact off leaves the thresholds watching only; a view over the input budget is still
+    compacted (a safety net, like the 90% one), and its record says so."""
+    from dataclasses import replace as _replace
+
+    from tests.helpers import config_for
+
+    config = _replace(config_for(16_000), auto_compact=False, emergency_ratio=0.99)
+    raw = conversation(22, output_chars=1500)  # outputs under the answered-output trim: not cut before
+    _, run = await run_pipeline(raw, config=config)
+    assert config.fit_budget < run.metrics.tokens_planned < config.summarize_trigger_threshold
+    assert run.compacting and run.plan.reason == "over budget", run.metrics.events
+    assert run.tokens <= config.fit_budget
+    assert run.metrics.compaction is not None and run.metrics.compaction.trigger == "emergency"
