@@ -173,15 +173,16 @@ MUTANTS = (
     Mutant(
         "fit to budget: the last step",
         "myrm_tui/context/fit.py",
-        "if v.tokens() <= goal:\n            return Fitted(messages=v.messages)",
+        "if v.tokens() <= (landing if v.compacting else budget):\n"
+        "            return Fitted(messages=v.messages)",
         "if True:\n            return Fitted(messages=v.messages)",
         (f"{F}::test_every_request_fits_and_compactions_make_progress",),
     ),
     Mutant(
         "fit to budget: a compaction lands under the landing level (progress)",
         "myrm_tui/context/fit.py",
-        "goal = min(goal, s.landing_tokens)",
-        "pass",
+        "landing = min(budget, s.landing_tokens - pins)",
+        "landing = budget",
         (f"{F}::test_every_request_fits_and_compactions_make_progress",),
     ),
     Mutant(

@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.fit import pinned_tokens
 from myrm_tui.context.invariants import check_view, group_spans
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.types import Message, ToolCall
@@ -58,6 +59,7 @@ class Session:
     messages: list[Message]
     requests: list[int]  # indices into messages: the model is called with messages[:i]
     notes_at: dict[int, list[str]] = field(default_factory=dict)  # request index -> notes written before
+    pins: list[dict[str, str]] = field(default_factory=list)  # items the user brought back (/context pins)
 
     def __repr__(self) -> str:  # hypothesis prints the failing example: its shape, not its megabytes
         first = COUNTER.message(self.messages[1])
@@ -130,7 +132,20 @@ def sessions(draw: st.DrawFn, max_turns: int = 60) -> Session:
                     )
                 )
         requests.append(len(msgs))
-    return Session(window, overhead, msgs, requests, notes_at)
+    pin_tokens = draw(st.sampled_from([0, 0, 200, 5_000]))
+    pins = (
+        [
+            {
+                "uri": "vault://gen/0123456789abcdef",
+                "line_range": "1:80",
+                "gist": "a brought-back output",
+                "text": text_of(pin_tokens, seed + 2),
+            }
+        ]
+        if pin_tokens
+        else []
+    )
+    return Session(window, overhead, msgs, requests, notes_at, pins)
 
 
 @dataclass
@@ -143,9 +158,13 @@ class Outcome:
 def replay(s: Session) -> Outcome:
     config = replace(ContextConfig(max_context_tokens=s.window), overhead_tokens=s.overhead)
     state = ContextState()
+    state.pinned = [dict(p) for p in s.pins]
     vault = ArtifactVault("gen")
     out = Outcome()
-    trigger = min(config.warm_compact_threshold, config.fit_budget)
+    # Pinned items take their room first (they join every request after the fit step).
+    trigger = min(config.warm_compact_threshold, config.fit_budget) - pinned_tokens(
+        state.pinned, config.input_budget, COUNTER
+    )
 
     async def go() -> None:
         now = 1_000.0
@@ -172,10 +191,11 @@ def replay(s: Session) -> Outcome:
                 # when the view reached the trigger.
                 assert n == 0 or run.metrics.tokens_in >= trigger, (n, run.metrics.tokens_in, trigger)
                 # Progress: it lands under the landing level, unless what it may not remove (the system
-                # prompt, the first message's share, the newest round) is already most of it.
+                # prompt, the first message's share, the newest round, the pinned items) is most of it.
                 spans = group_spans(view)
                 newest = COUNTER.messages(view[spans[-1][0] :]) if spans else 0
-                floor = COUNTER.messages(view[:1]) + config.anchor_tokens + newest
+                pins = pinned_tokens(state.pinned, config.input_budget, COUNTER)
+                floor = COUNTER.messages(view[:1]) + config.anchor_tokens + newest + pins
                 assert tokens <= config.landing_tokens or floor > config.landing_tokens // 2, (
                     n,
                     tokens,

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from myrm_tui.context import ledger, summary_model
 from myrm_tui.context.compress import _shrunk
 from myrm_tui.context.invariants import group_spans
+from myrm_tui.context.pinned import PIN_SHARE, pinned_text
 from myrm_tui.context.step import (
     CompactionPlan,
     Configured,
@@ -207,11 +208,15 @@ class FitToBudget(Configured[FitSettings]):
 
     async def run(self, v: View, s: FitSettings) -> Fitted:
         req = v.request
-        goal = s.fit_budget
-        if v.compacting:
-            goal = min(goal, s.landing_tokens)
-        if v.tokens() <= goal:
+        # Pinned items join the request after this step (they are never frozen): keep their room.
+        pins = pinned_tokens(req.state.pinned, s.input_budget, req.counter)
+        budget = s.fit_budget - pins
+        # A compaction lands low enough for several turns to append before the next one (its progress),
+        # not just under the budget; and whatever this step cuts becomes a compaction.
+        landing = min(budget, s.landing_tokens - pins)
+        if v.tokens() <= (landing if v.compacting else budget):
             return Fitted(messages=v.messages)
+        goal = landing
         f = _Fit(v, s, list(v.messages), Trace())
         head_len = len(req.protected_head)
         stages = (
@@ -228,7 +233,7 @@ class FitToBudget(Configured[FitSettings]):
             if total <= goal:
                 break
             if name == "shrink_newest":  # the newest round is cut only to make the request valid at all
-                goal = max(goal, s.fit_budget)
+                goal = max(goal, budget)
                 if total <= goal:
                     break
             stage(f, head_len, goal)
@@ -400,6 +405,14 @@ class FitToBudget(Configured[FitSettings]):
                 out[i] = new
                 total -= saved
         f.messages = out
+
+
+def pinned_tokens(pins: list[dict[str, str]], input_budget: int, counter: TokenCounter) -> int:
+    """What the Pinned step will add to this request (its message with the marker)."""
+    if not pins:
+        return 0
+    text = pinned_text(pins, int(input_budget * PIN_SHARE))
+    return counter.message(synthetic_user(text, "pinned", "pinned"))
 
 
 def _newest_round(view: Sequence[Message]) -> int:

@@ -1,7 +1,8 @@
 """Pinned: what the user brought back after a compaction, put into every request until unpinned.
 
 Each pin (``ContextState.pinned``: a ``vault://`` pointer, its line range, a gist and the text) goes
-into one marked message right after the system prompt, the environment and the summary blocks, so it
+into one marked message right after the protected head (system prompt, environment, first message) and
+the summary blocks, so it
 moves nothing else of the cached prefix and changes it only when a pin is added or removed. Pins share
 ``PIN_SHARE`` of the input budget; text over it is cut, with the pointer to read the rest. The step runs
 after Normalize: the frozen base of a compaction never holds it, so a pin is never sent twice.
@@ -52,7 +53,8 @@ class PinnedContext(Configured[PinnedSettings]):
         text = pinned_text(pins, int(s.input_budget * PIN_SHARE))
         digest = hashlib.sha256(text.encode()).hexdigest()[:10]
         msg = synthetic_user(text, f"pinned-{digest}", "pinned")
-        k = 0
+        # After the protected head (it stays first: the view's invariant) and the summary blocks.
+        k = min(len(v.request.protected_head), len(v.messages))
         while k < len(v.messages) and (
             v.messages[k].role == "system" or v.messages[k].meta.get("kind") in LEADING_KINDS
         ):
