@@ -74,6 +74,7 @@ async def test_panel_live_values_agree_with_the_lines_under_the_ring(
         assert level and ms
         compaction, pruning = _text(panel.query_one("#compaction")), _text(panel.query_one("#pruning"))
         assert re.search(rf"level now\s+{level.group(1)}\b", compaction)
+        assert re.search(r"per 100 requests\s+0\.0\b", compaction)  # 3 requests, none compacted
         last = re.search(r"pipeline last\s+([\d.]+) ms", pruning)
         # One value printed alike (re-rounding the panel's 0.25 gave 0.2 against the line's 0.3).
         assert last and last.group(1) == ms.group(1)

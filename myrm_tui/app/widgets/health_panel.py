@@ -111,7 +111,9 @@ class SessionContextHealthPanel(VerticalScroll):
             caption = f"usage per request ({len(usage)}): last {usage[-1]:.0%} of window"
         self.query_one("#usage-caption", Static).update(caption)
         self.query_one("#window-now", Static).update("\n".join(self._card_window(info)))
-        self.query_one("#compaction", Static).update("\n".join(self._card_compaction(rows, info, live)))
+        self.query_one("#compaction", Static).update(
+            "\n".join(self._card_compaction(rows, info, live, len(requests)))
+        )
         self.query_one("#pruning", Static).update("\n".join(self._card_pruning(requests, info, live)))
         self.query_one("#cache", Static).update("\n".join(self._card_cache(rows, info)))
 
@@ -124,7 +126,9 @@ class SessionContextHealthPanel(VerticalScroll):
         return [head, *lines] if lines else [head, "-"]
 
     @staticmethod
-    def _card_compaction(rows: list[dict[str, Any]], info: PanelInfo, live: LiveContext) -> list[str]:
+    def _card_compaction(
+        rows: list[dict[str, Any]], info: PanelInfo, live: LiveContext, requests: int
+    ) -> list[str]:
         comps = [c for c in compactions_of(rows) if c.changed]
         last = comps[-1] if comps else None
         saved = sum(c.saved for c in comps)
@@ -132,6 +136,8 @@ class SessionContextHealthPanel(VerticalScroll):
         return [
             "Compaction",
             f"compactions        {len(comps)}",
+            # How often it compacts: the fit step's progress rule keeps this at or under 25 per 100.
+            f"per 100 requests   {100 * len(comps) / requests:.1f}" if requests else "per 100 requests   -",
             f"last               {_k(last.tokens_before)} → {_k(last.tokens_after)} "
             f"({last.tokens_after / max(last.tokens_before, 1):.0%})"
             if last
