@@ -13,7 +13,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from textual.widgets._collapsible import CollapsibleTitle
+
 from myrm_tui.app.app import MyrmApp
+from myrm_tui.app.widgets.chat_message import Notice
+from myrm_tui.app.widgets.compaction_row import CompactionRow
 from myrm_tui.app.widgets.vault_card import VaultArtifactCard
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -47,6 +51,7 @@ async def replay_shots(out: Path, tmp: Path) -> None:
         await pilot.press("f3")
         await pilot.pause(0.3)
         app.save_screenshot(str(out / "health.svg"))
+        await compaction_and_context_shots(app, pilot, out)
         entries = (await app.controller.panel_data()).vault
         archives = [
             e
@@ -71,6 +76,25 @@ async def replay_shots(out: Path, tmp: Path) -> None:
         await pilot.press("f1")
         await pilot.pause(0.3)
         app.save_screenshot(str(out / "help.svg"))
+
+
+async def compaction_and_context_shots(app: MyrmApp, pilot: Any, out: Path) -> None:
+    """The newest compaction row expanded (its summary and what left the view), then ``/context``."""
+    rows = list(app.query(CompactionRow))
+    if rows:
+        row = rows[-1]
+        row.query_one(CollapsibleTitle).focus()
+        await pilot.press("enter")
+        await _wait(pilot, lambda: not row.collapsed)
+        row.scroll_visible(animate=False, top=True)
+        await pilot.pause(0.5)
+        app.save_screenshot(str(out / "compaction.svg"))
+    app.query_one("#prompt").focus()
+    await pilot.press(*"/context")
+    await pilot.press("enter")
+    await _wait(pilot, lambda: any("Context window now" in str(n.render()) for n in app.query(Notice)))
+    await pilot.pause(0.5)
+    app.save_screenshot(str(out / "context.svg"))
 
 
 async def scripted_shots(out: Path, tmp: Path) -> None:
