@@ -11,6 +11,7 @@ import pytest
 
 from myrm_tui.agent.events import Notice
 from myrm_tui.config import ConfigError, resolve
+from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator
 from tests.helpers import collect, conversation, make_agent, openai_settings
@@ -45,13 +46,27 @@ def test_a_refused_first_message_leaves_no_session(
     assert ok.returncode == 0 and "short one" in _myrm(["sessions"], tmp_path).stdout
 
 
-async def _seed(db: Path, workspace: Path) -> str:
-    """A session whose history (~64K tokens) compacts in a 48K window."""
+async def _seed(db: Path, workspace: Path, turns: int = 24) -> str:
+    """A session whose history (~64K tokens at 24 turns) compacts in a 48K window."""
     store = await Store.open(db)
     try:
         row = await store.create_session(model="openai/gpt-4o-mini", workspace=str(workspace))
-        for m in conversation(24, output_chars=6_000):
+        for m in conversation(turns, output_chars=6_000):
             await store.append_message(row.id, m)
+        return row.id
+    finally:
+        await store.close()
+
+
+async def _seed_prose(db: Path, workspace: Path) -> str:
+    store = await Store.open(db)
+    try:
+        row = await store.create_session(model="openai/gpt-4o-mini", workspace=str(workspace))
+        await store.append_message(row.id, Message(role="system", content="You are a test agent."))
+        for i in range(10):
+            words = " ".join(f"requirement{i}_{k} holds" for k in range(800))
+            await store.append_message(row.id, Message(role="user", content=f"Part {i}: {words}"))
+            await store.append_message(row.id, Message(role="assistant", content=f"Noted part {i}."))
         return row.id
     finally:
         await store.close()
@@ -79,7 +94,9 @@ async def test_the_ratio_shield_warning_is_a_notice_once(
 def test_ask_prints_the_ratio_shield_warning_on_stderr(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
-    sid = asyncio.run(_seed(tmp_path / "cli.db", workspace))
+    # About half the window: no compaction yet, but the summary of the older messages is prepared in the
+    # background after the first request, and that is when the summarizer is chosen.
+    sid = asyncio.run(_seed(tmp_path / "cli.db", workspace, turns=9))
     env = {
         "OPENAI_API_KEY": "sk-test",
         "MYRM_SUMMARIZER_MODEL": SMALL_AUX,

@@ -37,6 +37,7 @@ from myrm_tui.context.cache_optimize import prompt_cache_key_var
 from myrm_tui.context.media import view_has_images
 from myrm_tui.context.normalize import TOOL_NAME, valid_tool_name
 from myrm_tui.context.pipeline import PipelineRun
+from myrm_tui.context.prepared import STEP_RATIO
 from myrm_tui.context.types import Message, ToolCall, synthetic_user
 from myrm_tui.llm.errors import ContextOverflowError, IncompleteStreamError, LLMError
 from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ThinkingDelta, ToolCallDelta, Usage
@@ -168,6 +169,9 @@ class TurnRunner:
         user = await session.append(Message(role="user", content=content))
         yield UserSaved(user)
         await session.add_hook_context(hooked)
+        aux = session.summarizer()
+        if aux is not None:  # the aux ratio shield, foreseen: summaries run in the background, said here once
+            aux.choose(int(session.config.view_window * STEP_RATIO))
         token = prompt_cache_key_var.set(prompt_cache_key_var.get() or session.session_id)
         self.warmer.pause()
         try:
@@ -245,6 +249,9 @@ class TurnRunner:
             step += 1
             overflow_retried = cut_retried = False  # the next request of this turn gets its own retry
             if not calls:
+                await asyncio.sleep(0)  # a background summary just started picks its model first
+                while session.notices:
+                    yield Notice(session.notices.pop(0), "warning")
                 yield TurnDone(step)
                 return
             for call, bad in invalid.items():  # answered here: no tool can be looked up by such a name
