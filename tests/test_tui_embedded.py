@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,17 +43,24 @@ async def test_a_crashing_embedded_model_ends_one_turn_and_the_next_message_rest
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, app.ready.is_set, timeout=60)
-        await type_and_send(pilot, STORY)
-        await wait_until(
-            pilot,
-            lambda: (
-                bool(app.query(AssistantMessage))
-                and bool(app.query(AssistantMessage).last().markdown.source.strip())
-            ),
-            timeout=90,
-        )
-        dead = embedded.pid()
-        assert dead is not None
+        # The child is frozen the moment the first words of the reply reach the app, so the reply
+        # cannot end on its own before the fatal signal; a reply too short to be caught mid-way (it
+        # ended before the app saw its first words) is asked for again.
+        for _attempt in range(3):
+            before, asked = len(app.query(AssistantMessage)), len(app.query(UserMessage))
+            await type_and_send(pilot, STORY)
+            await wait_until(pilot, lambda: len(app.query(UserMessage)) > asked, timeout=30)
+            await wait_until(
+                pilot, lambda: len(app.query(AssistantMessage)) > before or not app.busy, timeout=90
+            )
+            dead = embedded.pid()
+            assert dead is not None
+            os.kill(dead, signal.SIGSTOP)
+            if app.busy:
+                break
+            os.kill(dead, signal.SIGCONT)
+        else:
+            pytest.fail("the embedded model finished three replies before their first words were shown")
         _crash(dead, signal.SIGSEGV)
         await pilot.press(*"half-typed")  # what the user is typing while the reply dies stays in the box
         await wait_until(pilot, lambda: not app.busy, timeout=60)
