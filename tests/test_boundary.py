@@ -15,7 +15,6 @@ from myrm_tui.agent.tools import ToolContext, ToolError
 from myrm_tui.agent.tools import files as files_mod
 from myrm_tui.agent.tools.files import FileEditTool, FileReadTool
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
-from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
 
 
@@ -36,7 +35,7 @@ def linked(workspace: Path, outside: Path) -> ToolContext:
     os.symlink(outside, workspace / "etcdir")  # etcdir -> /etc
     os.symlink(outside / "passwd", workspace / "link_passwd")  # link_passwd -> /etc/passwd
     os.symlink(workspace / "src", workspace / "srclink")  # a link that stays inside: still fine
-    return ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), auto_approve=True)
+    return ToolContext(workspace=workspace, vault=ArtifactVault("s"), auto_approve=True)
 
 
 async def test_grep_through_a_symlinked_folder_reads_nothing_outside(linked: ToolContext) -> None:
@@ -101,7 +100,7 @@ async def test_reading_a_fifo_is_refused_at_once_and_never_blocks(fifo: Path, wo
 
     rescue = threading.Thread(target=writer_after_a_while, daemon=True)
     rescue.start()
-    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState())
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"))
     try:
         with pytest.raises(ToolError, match=r"pipe is a named pipe \(FIFO\), not a regular file"):
             await FileReadTool().run({"paths": ["pipe"]}, ctx)
@@ -112,13 +111,13 @@ async def test_reading_a_fifo_is_refused_at_once_and_never_blocks(fifo: Path, wo
         stop.set()
         rescue.join(5)
     res = await GrepTool().run(
-        {"pattern": "greet"}, ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState())
+        {"pattern": "greet"}, ToolContext(workspace=workspace, vault=ArtifactVault("s"))
     )
     assert res.content.startswith("hello.py:1:")  # grep walks past the FIFO
 
 
 async def test_devices_and_sockets_are_refused(workspace: Path) -> None:
-    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState())
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"))
     os.symlink("/dev/zero", workspace / "zero")  # resolves outside: refused by confinement already
     with pytest.raises(ToolError, match="outside the workspace"):
         await FileReadTool().run({"paths": ["zero"]}, ctx)
@@ -151,7 +150,7 @@ async def test_file_reads_run_off_the_event_loop(workspace: Path, monkeypatch: p
         await asyncio.sleep(0)
         released.set()
 
-    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState())
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"))
     helper = asyncio.ensure_future(release())
     res = await FileReadTool().run({"paths": ["hello.py"]}, ctx)
     await helper

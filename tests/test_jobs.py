@@ -24,7 +24,6 @@ from myrm_tui.agent.tools.base import Approval
 from myrm_tui.agent.tools.files import FileReadTool
 from myrm_tui.agent.tools.jobs import BashOutputTool, JobManager
 from myrm_tui.agent.tools.shell import BashTool
-from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -36,7 +35,6 @@ async def jctx(workspace: Path, tmp_path: Path) -> AsyncIterator[ToolContext]:
     ctx = ToolContext(
         workspace=workspace,
         vault=ArtifactVault("sess"),
-        state=ContextState(),
         auto_approve=True,
         jobs=JobManager(tmp_path / "jobs" / "sess", poll=0.05),
     )
@@ -125,7 +123,7 @@ async def test_unknown_job_and_sessions_without_jobs_are_clear_errors(
 ) -> None:
     with pytest.raises(ToolError, match="no background job 'job-9'"):
         await BashOutputTool().run({"job_id": "job-9"}, jctx)
-    bare = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), auto_approve=True)
+    bare = ToolContext(workspace=workspace, vault=ArtifactVault("s"), auto_approve=True)
     with pytest.raises(ToolError, match="not available"):
         await BashTool().run({"command": "true", "run_in_background": True}, bare)
 
@@ -140,7 +138,6 @@ async def test_background_commands_still_need_approval(workspace: Path, tmp_path
     ctx = ToolContext(
         workspace=workspace,
         vault=ArtifactVault("s"),
-        state=ContextState(),
         approver=approver,
         jobs=JobManager(tmp_path / "j"),
     )
@@ -191,9 +188,7 @@ def _wait_exit(pid: int, timeout: float) -> bool:
 async def test_close_ends_a_job_that_removed_its_own_log(workspace: Path, tmp_path: Path) -> None:
     """The watcher used to die on the missing log (FileNotFoundError), and close() then waited forever."""
     jobs = JobManager(tmp_path / "jobs" / "s", poll=0.05)
-    ctx = ToolContext(
-        workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), auto_approve=True, jobs=jobs
-    )
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), auto_approve=True, jobs=jobs)
     log = jobs.root / "job-1.log"
     started = await BashTool().run({"command": f"rm -f {log}; sleep 60", "run_in_background": True}, ctx)
     job = jobs.get(started.meta["job_id"])

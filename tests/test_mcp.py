@@ -68,7 +68,6 @@ async def test_streamable_http_server(tmp_path: Path) -> None:
 
     from myrm_tui.agent.mcp_client import McpServerConfig, connect_all
     from myrm_tui.agent.tools.base import ToolContext
-    from myrm_tui.context.state import ContextState
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -87,7 +86,7 @@ async def test_streamable_http_server(tmp_path: Path) -> None:
                 await asyncio.sleep(0.1)
         conns, tools, errors = await connect_all([McpServerConfig("web", url=f"http://127.0.0.1:{port}/mcp")])
         assert errors == [] and {t.remote for t in tools} >= {"echo", "big_report"}
-        ctx = ToolContext(workspace=tmp_path, vault=ArtifactVault("s"), state=ContextState())
+        ctx = ToolContext(workspace=tmp_path, vault=ArtifactVault("s"))
         echo = next(t for t in tools if t.remote == "echo")
         assert (await echo.run({"text": "over http"}, ctx)).content == "echo: over http"
         for c in conns:

@@ -16,7 +16,6 @@ from myrm_tui.agent.permissions import Assessment, CommandRules, check_rules, pa
 from myrm_tui.agent.tools import ToolContext
 from myrm_tui.agent.tools.base import Approval
 from myrm_tui.agent.tools.shell import BashTool
-from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 
@@ -405,7 +404,6 @@ async def test_smuggled_commands_never_run_without_an_approver(workspace: Path) 
     ctx = ToolContext(
         workspace=workspace,
         vault=ArtifactVault("s"),
-        state=ContextState(),
         allowed_commands=CommandRules(["git status", "cat"]),
         bash_timeout=10,
     )
@@ -426,7 +424,6 @@ async def test_the_approver_sees_the_assessment_and_always_remembers_it(workspac
     ctx = ToolContext(
         workspace=workspace,
         vault=ArtifactVault("s"),
-        state=ContextState(),
         approver=approver,
         allowed_commands=CommandRules(["git status"]),
         bash_timeout=10,

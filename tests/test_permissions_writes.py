@@ -12,7 +12,6 @@ from myrm_tui.agent.permissions import Assessment, CommandRules, split_rule
 from myrm_tui.agent.tools import ToolContext
 from myrm_tui.agent.tools.base import Approval
 from myrm_tui.agent.tools.shell import BashTool
-from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
 
 # (rules, command, runs without asking, a part of the reason shown when it asks)
@@ -182,7 +181,6 @@ async def test_a_checkout_that_swaps_a_folder_for_a_symlink_writes_nothing_outsi
     ctx = ToolContext(
         workspace=workspace,
         vault=ArtifactVault("s"),
-        state=ContextState(),
         approver=approver,
         allowed_commands=CommandRules(rules),
         bash_timeout=10,

@@ -17,7 +17,6 @@ from myrm_tui.agent.events import ToolFinished, TurnDone
 from myrm_tui.agent.proc import kill_group
 from myrm_tui.agent.tools import ToolContext, ToolError, search
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
-from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.safe_text import sanitize
 from myrm_tui.store.db import Store
@@ -68,7 +67,7 @@ async def test_twenty_parallel_edits_of_one_file_all_land(
 
 @pytest.fixture
 def sctx(workspace: Path) -> ToolContext:
-    return ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), auto_approve=True)
+    return ToolContext(workspace=workspace, vault=ArtifactVault("s"), auto_approve=True)
 
 
 def _gone(pid: int) -> bool:

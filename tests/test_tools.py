@@ -15,7 +15,9 @@ from myrm_tui.agent.tools.files import FileEditTool, FileReadTool
 from myrm_tui.agent.tools.notes import SessionNotesTool
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
 from myrm_tui.agent.tools.shell import BashTool
+from myrm_tui.context.reread import ArtifactTracker
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 
 
@@ -24,7 +26,6 @@ def tctx(workspace: Path) -> ToolContext:
     return ToolContext(
         workspace=workspace,
         vault=ArtifactVault("sess"),
-        state=ContextState(),
         auto_approve=True,
         bash_timeout=10,
     )
@@ -48,7 +49,11 @@ async def test_read_with_line_range_and_edit(tctx: ToolContext, workspace: Path)
     assert res.content.endswith("2\t    return 'hello'")
     res = await FileEditTool().run({"path": "hello.py", "old_string": "'hello'", "new_string": "'hi'"}, tctx)
     assert "1 replacement" in res.content and "'hi'" in (workspace / "hello.py").read_text()
-    assert tctx.state.artifacts["hello.py"][0] == "modified"
+    # The ArtifactTracker learns of the edit from the stored call (the tool never writes the state).
+    state = ContextState()
+    call = ToolCall("c1", "file_edit_tool", '{"path": "hello.py", "old_string": "x", "new_string": "y"}')
+    ArtifactTracker(state).observe([Message(role="assistant", content=None, tool_calls=(call,))])
+    assert state.artifacts["hello.py"][0] == "modified"
     with pytest.raises(ToolError, match="not found"):
         await FileEditTool().run({"path": "hello.py", "old_string": "nope", "new_string": "x"}, tctx)
     res = await FileEditTool().run({"path": "pkg/new.py", "create": True, "new_string": "x = 1\n"}, tctx)
@@ -110,7 +115,7 @@ async def test_bash_asks_for_approval_and_remembers_always(workspace: Path) -> N
         asked.append(command)
         return answers.pop(0)
 
-    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState(), approver=approver)
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), approver=approver)
     # printf, not echo: echo is read-only and runs without asking
     res = await BashTool().run({"command": "printf '%s ' one"}, ctx)
     assert res.is_error and res.meta["declined"]
@@ -122,7 +127,7 @@ async def test_bash_asks_for_approval_and_remembers_always(workspace: Path) -> N
         "declined"
     ]  # ...but not all of printf
     assert asked == ["printf '%s ' one", "printf '%s ' one", "printf '%s ' two"]
-    no_ui = ToolContext(workspace=workspace, vault=ArtifactVault("s"), state=ContextState())
+    no_ui = ToolContext(workspace=workspace, vault=ArtifactVault("s"))
     assert (await BashTool().run({"command": "printf x"}, no_ui)).meta["declined"]
     assert (
         "x" in (await BashTool().run({"command": "echo x"}, no_ui)).content
@@ -137,6 +142,6 @@ async def test_grep_glob_and_notes(tctx: ToolContext, workspace: Path) -> None:
     assert (await GlobTool().run({"pattern": "**/*.py"}, tctx)).content == "hello.py"
     with pytest.raises(ToolError):
         await GlobTool().run({"pattern": "../*"}, tctx)
-    await SessionNotesTool().run({"action": "add", "text": "remember X"}, tctx)
-    assert tctx.state.notes == ["remember X"]
-    assert "remember X" in (await SessionNotesTool().run({"action": "list"}, tctx)).content
+    assert (
+        await SessionNotesTool().run({"action": "add", "text": "remember X"}, tctx)
+    ).edits  # test_state_edits

@@ -48,11 +48,16 @@ async def test_a_crashing_embedded_model_ends_one_turn_and_the_next_message_rest
         # ended before the app saw its first words) is asked for again.
         for _attempt in range(3):
             before, asked = len(app.query(AssistantMessage)), len(app.query(UserMessage))
+
+            def sent(n: int = asked) -> bool:
+                return len(app.query(UserMessage)) > n
+
+            def replying_or_done(n: int = before) -> bool:
+                return len(app.query(AssistantMessage)) > n or not app.busy
+
             await type_and_send(pilot, STORY)
-            await wait_until(pilot, lambda: len(app.query(UserMessage)) > asked, timeout=30)
-            await wait_until(
-                pilot, lambda: len(app.query(AssistantMessage)) > before or not app.busy, timeout=90
-            )
+            await wait_until(pilot, sent, timeout=30)
+            await wait_until(pilot, replying_or_done, timeout=90)
             dead = embedded.pid()
             assert dead is not None
             os.kill(dead, signal.SIGSTOP)

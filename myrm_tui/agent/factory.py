@@ -157,7 +157,7 @@ async def assemble(
     ctx = ToolContext(
         workspace=workspace,
         vault=session.vault,
-        state=session.state,
+        notes=lambda: tuple(session.state.notes),
         integrity=session.integrity,
         approver=ask,
         auto_approve=auto,

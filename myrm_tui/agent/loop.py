@@ -31,6 +31,7 @@ from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.agent.turn import TurnRunner
 from myrm_tui.context.compaction import Compaction, Trigger
 from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.edits import Pin, Unpin
 from myrm_tui.context.pipeline import PipelineRun
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.tokens import TokenCounter
@@ -222,23 +223,14 @@ class Agent:
         lines = readable(entry).splitlines()
         a, _, b = line_range.partition(":")
         text = "\n".join(lines[max(int(a or 1), 1) - 1 : int(b) if b else len(lines)])
-        self._drop_pin(uri, line_range)
-        self.state.pinned.append({"uri": uri, "line_range": line_range, "gist": gist, "text": text})
-        await self.store.save_state(self.session_id, self.state.to_json())
+        await self.session.edit([Pin(uri, line_range, gist, text)])
         return self.counter.text(text)
 
     async def unpin(self, uri: str, line_range: str) -> bool:
-        dropped = self._drop_pin(uri, line_range)
-        if dropped:
-            await self.store.save_state(self.session_id, self.state.to_json())
-        return dropped
-
-    def _drop_pin(self, uri: str, line_range: str) -> bool:
-        before = len(self.state.pinned)
-        self.state.pinned[:] = [
-            p for p in self.state.pinned if (p["uri"], p["line_range"]) != (uri, line_range)
-        ]
-        return len(self.state.pinned) < before
+        if not self.is_pinned(uri, line_range):
+            return False
+        await self.session.edit([Unpin(uri, line_range)])
+        return True
 
     def is_pinned(self, uri: str, line_range: str) -> bool:
         return any((p["uri"], p["line_range"]) == (uri, line_range) for p in self.state.pinned)

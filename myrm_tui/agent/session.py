@@ -7,7 +7,7 @@ Every message is appended to the store the moment it exists, so a crash loses no
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -24,8 +24,9 @@ from myrm_tui.config import Settings, summarizer_model
 from myrm_tui.context.cache_optimize import render
 from myrm_tui.context.compaction import Trigger
 from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.models import family, model_kind, supports_tools
-from myrm_tui.context.pipeline import Pipeline, PipelineRun
+from myrm_tui.context.pipeline import Pipeline, PipelineRun, Transaction
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import Request
@@ -199,6 +200,12 @@ class AgentSession:
             raise
         self.history.append(stored)
         return stored
+
+    async def edit(self, edits: Sequence[StateEdit]) -> None:
+        """Apply edits asked from outside the pipeline (a note, a pin, a handover) through its
+        ``Transaction``, the state's only writer, and store the state."""
+        Transaction(self.state, self.config).apply(edits)
+        await self.store.save_state(self.session_id, self.state.to_json())
 
     async def add_hook_context(self, results: list[HookResult]) -> None:
         """Hook output for the model, as one marked context message (never taken for the user's words)."""

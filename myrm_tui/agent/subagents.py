@@ -12,6 +12,7 @@ from myrm_tui.agent.hooks import TOOL_EVENTS
 from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.tools import ToolResult
 from myrm_tui.config import Settings
+from myrm_tui.context.edits import AddHandover
 
 if TYPE_CHECKING:
     from myrm_tui.agent.loop import Agent
@@ -56,7 +57,6 @@ class Subagents:
             await child.close()  # its background jobs end with it
         await child.flush_vault()
         handover = AgentHandoverState.extract(task, child.history)
-        parent.state.handovers.append(handover.as_dict())
         body = final or ("; ".join(failures) or "(the subagent returned no answer)")
         shown, uri = auto_vault_or_truncate(
             body, parent.vault, settings.max_subagent_result_tokens, parent.counter, child_session=row.id
@@ -71,4 +71,5 @@ class Subagents:
             text,
             is_error=bool(failures) and not final,
             meta={"child_session": row.id, **({"vault_uri": uri} if uri else {})},
+            edits=(AddHandover(handover.as_dict()),),  # the session applies it with the stored result
         )

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from myrm_tui.config import summarizer_model
-from myrm_tui.context import prepared, summary_model
+from myrm_tui.context import prepared
+from myrm_tui.context.edits import UpgradeSummary
 from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.prepared import PreparedSummary
 from myrm_tui.context.summarize import SUMMARY_PROMPT, transcript
@@ -170,8 +171,7 @@ class SummaryPreparer:
             # The compaction it was meant for came first (and used the extractive summary): upgrade the
             # kept record, which the next compaction's block carries (the block sent now stays cached).
             async with s.pipeline.lock_for(s.session_id):  # not in the middle of a pipeline run
-                s.state.summary = summary_model.merge(s.state.summary, summary_model.redact_summary(data))
-                await s.store.save_state(s.session_id, s.state.to_json())
+                await s.edit([UpgradeSummary(data)])
             self._tell("upgraded")
             return
         self.ready = prepared.merged(self.current(), part)

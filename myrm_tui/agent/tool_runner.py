@@ -69,6 +69,8 @@ class ToolRunner:
                 res = ToolResult(INTERRUPTED, is_error=True, meta={"interrupted": True})
             await self.session.append(result_message(c, res))
             saved.add(c.id)
+            if res.edits:  # a note, a handover: stored with the result, in call order
+                await self.session.edit(res.edits)
         if interrupted:
             await self.session.flush_vault()
 

@@ -10,7 +10,8 @@ as its last line.
 Each step is ``await step.run(view, settings) -> result`` (see ``step.py``); the loop folds each
 result into the next view. The ``Transaction`` is the only writer of ``ContextState``: it applies
 what the steps returned once the run ends, or — when a compaction step fails — keeps only what
-does not depend on the compaction.
+does not depend on the compaction; between runs it applies the typed edits (``edits.py``) that the
+notes tool, a subagent's handover and the user's pins report.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
+from myrm_tui.context import summary_model
 from myrm_tui.context.answered import AnsweredOutputTrim
 from myrm_tui.context.cache_optimize import PromptCacheOptimize
 from myrm_tui.context.compaction import Compaction, CompactionInput, build_compaction
 from myrm_tui.context.compress import PriorityCompressor
 from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.edits import AddHandover, StateEdit, UpgradeSummary, notes_after, pins_after
 from myrm_tui.context.filters.processor import FilterProcessor
 from myrm_tui.context.filters.rules import RuleEngine
 from myrm_tui.context.fit import FitToBudget, HeadAnchor
@@ -42,7 +45,7 @@ from myrm_tui.context.reasoning import ReasoningTrim
 from myrm_tui.context.reread import ArtifactTracker, PostCompactionReread
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import NO_COMPACTION, CompactionPlan, Level, Request, Step, Trace, View
-from myrm_tui.context.summarize import Summarize
+from myrm_tui.context.summarize import Summarize, safe_redact_summary
 from myrm_tui.context.thinking import ThinkingBlockCleaner
 from myrm_tui.context.ttl_prune import CacheTTLPrune
 from myrm_tui.context.types import Message
@@ -122,6 +125,16 @@ class Transaction:
             state.observed_upto = len(raw)
         if state.base_upto > len(raw):  # history shorter than the state knows: state is stale
             state.base, state.base_upto = [], 0
+
+    def apply(self, edits: Sequence[StateEdit]) -> None:
+        """Edits asked from outside the pipeline (notes, pins, handovers), in the order they were made."""
+        state = self.state
+        state.notes[:] = notes_after(state.notes, edits)
+        state.pinned[:] = pins_after(state.pinned, edits)
+        state.handovers.extend(e.handover for e in edits if isinstance(e, AddHandover))
+        for e in edits:
+            if isinstance(e, UpgradeSummary):
+                state.summary = summary_model.merge(state.summary, safe_redact_summary(e.summary, Trace()))
 
     def commit(
         self, view: View, metrics: PipelineMetrics, started: float, planned: list[Message] | None = None

@@ -5,15 +5,15 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from myrm_tui.agent.permissions import Assessment, CommandRules
 from myrm_tui.agent.proc import decode_output  # noqa: F401  (re-exported: its old home)
+from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.reread import FileIntegrityGuard
-from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault
 
 if TYPE_CHECKING:
@@ -30,6 +30,9 @@ class ToolResult:
     is_error: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
     images: list[dict[str, Any]] = field(default_factory=list)  # image_url parts, after the text
+    # What the call asks of the context state (a note, a handover): applied by the session once the
+    # result is stored, never by the tool itself (``context/edits.py``).
+    edits: tuple[StateEdit, ...] = ()
 
 
 # The user's answer to a command the rules do not cover; "always" remembers its commands for the session.
@@ -44,7 +47,7 @@ Spawn = Callable[[str], Awaitable["ToolResult"]]
 class ToolContext:
     workspace: Path
     vault: ArtifactVault
-    state: ContextState
+    notes: Callable[[], Sequence[str]] = tuple  # the session's notes now (read-only)
     integrity: FileIntegrityGuard = field(default_factory=FileIntegrityGuard)
     approver: Approver | None = None
     auto_approve: bool = False

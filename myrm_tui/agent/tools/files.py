@@ -152,7 +152,6 @@ class FileEditTool:
         if args.get("create"):
             await asyncio.to_thread(_create, full, path, new)
             ctx.integrity.record(path, new)
-            ctx.state.touch_artifact(path, "created")
             return ToolResult(
                 f"created {path} ({len(new.splitlines())} lines)", meta={"path": path, "op": "created"}
             )
@@ -177,7 +176,6 @@ class FileEditTool:
         updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
         await asyncio.to_thread(write_atomic, full, updated)
         ctx.integrity.record(path, updated)
-        ctx.state.touch_artifact(path, "modified")
         return ToolResult(
             f"edited {path}: {count if args.get('replace_all') else 1} replacement(s){warning}",
             meta={"path": path, "op": "modified"},

@@ -1,13 +1,14 @@
-"""``session_notes``: notes the agent keeps for itself; they survive every compaction at zero LLM cost."""
+"""``session_notes``: notes the agent keeps for itself; they survive every compaction at zero LLM cost.
+
+The tool never writes the context state: it reports its edit through its result, and the session
+applies it (``context/edits.py``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
-
-MAX_NOTES = 50
-MAX_NOTE_CHARS = 2_000
+from myrm_tui.context.edits import AddNote, ClearNotes
 
 
 class SessionNotesTool:
@@ -26,17 +27,15 @@ class SessionNotesTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         action = args.get("action")
-        notes = ctx.state.notes
+        notes = ctx.notes()
         if action == "add":
             text = str(args.get("text") or "").strip()
             if not text:
                 raise ToolError("text is required to add a note")
-            notes.append(text[:MAX_NOTE_CHARS])
-            del notes[:-MAX_NOTES]
-            return ToolResult(f"note {len(notes)} saved")
+            # Unnumbered: calls of one step run in parallel and each sees the notes as the step began.
+            return ToolResult("note saved", edits=(AddNote(text),))
         if action == "list":
             return ToolResult("\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "no notes")
         if action == "clear":
-            notes.clear()
-            return ToolResult("notes cleared")
+            return ToolResult("notes cleared", edits=(ClearNotes(),))
         raise ToolError("action must be add, list or clear")
