@@ -270,6 +270,7 @@ async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
 async def _ask(
     text: str, cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool
 ) -> int:
+    from myrm_tui.agent.agent import dumps_event
     from myrm_tui.agent.events import (
         AssistantSaved,
         Notice,
@@ -282,7 +283,6 @@ async def _ask(
         UserSaved,
     )
     from myrm_tui.agent.factory import build_agent, resolve_settings
-    from myrm_tui.agent.loop import dumps_event
     from myrm_tui.agent.permissions import Assessment
     from myrm_tui.safe_text import sanitize
     from myrm_tui.store.db import Store

@@ -609,6 +609,6 @@ def model_problem(model: str, api_base: str | None = None) -> str | None:
 def summarizer_model(s: Settings) -> str:
     if s.summarizer_model:
         return s.summarizer_model
-    from myrm_tui.context.models import family
+    from myrm_tui.context.model_facts import family
 
     return LITE_MODELS.get(family(s.model), s.model) if not s.api_base else s.model

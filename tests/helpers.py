@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.factory import build_agent
-from myrm_tui.agent.loop import Agent
 from myrm_tui.config import resolve
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.pipeline import PipelineRun, build_pipeline

@@ -25,7 +25,7 @@ def _modules_after(import_stmt: str) -> set[str]:
     [
         "import myrm_tui.context.pipeline",
         "import myrm_tui.context.summarize, myrm_tui.context.compress, myrm_tui.context.filters.processor",
-        "import myrm_tui.agent.loop, myrm_tui.agent.factory",
+        "import myrm_tui.agent.agent, myrm_tui.agent.factory",
         "import myrm_tui.bench.run",
     ],
 )

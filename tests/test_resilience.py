@@ -37,7 +37,7 @@ from tests.helpers import (
 from tests.test_llm_client import silent_server  # noqa: F401  (a fixture)
 
 if TYPE_CHECKING:
-    from myrm_tui.agent.loop import Agent
+    from myrm_tui.agent.agent import Agent
 
 
 def _summary_json(**over: object) -> str:

@@ -158,7 +158,7 @@ def test_the_first_frame_imports_neither_the_agent_nor_litellm_nor_tiktoken() ->
     import subprocess
     import sys
 
-    heavy = ("litellm", "tiktoken", "markdown_it", "myrm_tui.agent.loop", "myrm_tui.context.pipeline")
+    heavy = ("litellm", "tiktoken", "markdown_it", "myrm_tui.agent.agent", "myrm_tui.context.pipeline")
     code = f"import sys, myrm_tui.cli, myrm_tui.app.app; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert (

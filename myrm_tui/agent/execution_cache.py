@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.fingerprint import compute_execution_fingerprint
-from myrm_tui.agent.loop import Agent
 from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.config import Settings
 from myrm_tui.paths import files_fingerprint

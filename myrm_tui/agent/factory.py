@@ -9,10 +9,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.cache_warmer import CacheWarmer
 from myrm_tui.agent.hooks import HookRunner
-from myrm_tui.agent.loop import Agent
-from myrm_tui.agent.models import window_for
+from myrm_tui.agent.model_target import window_for
 from myrm_tui.agent.permissions import Assessment, CommandRules
 from myrm_tui.agent.prompts import PromptLibrary
 from myrm_tui.agent.session import AgentSession
@@ -25,7 +25,7 @@ from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.agent.tools.subagent import SubagentTool
 from myrm_tui.agent.turn import TurnRunner
 from myrm_tui.config import Settings, load_config_file, resolve
-from myrm_tui.context.models import model_kind
+from myrm_tui.context.model_facts import model_kind
 from myrm_tui.context.pipeline import Pipeline, build_pipeline
 from myrm_tui.llm.client import LLMClient
 from myrm_tui.paths import config_file, jobs_dir, prompts_dir, user_filter_dirs

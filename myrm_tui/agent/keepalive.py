@@ -13,7 +13,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from myrm_tui.context.models import family, model_kind
+from myrm_tui.context.model_facts import family, model_kind
 
 CACHING_FAMILIES = frozenset({"anthropic", "openai", "qwen", "deepseek", "gemini"})
 

@@ -13,7 +13,7 @@ import time
 from functools import cache
 from pathlib import Path
 
-from myrm_tui.context.models import family, supports_tools
+from myrm_tui.context.model_facts import family, supports_tools
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.paths import files_fingerprint
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.events import AgentEvent
 from myrm_tui.agent.factory import build_agent
-from myrm_tui.agent.loop import Agent
 from myrm_tui.agent.tools import ToolContext, ToolResult
 from myrm_tui.bench.corpus import Conversation, load_conversations
 from myrm_tui.config import Settings

@@ -14,7 +14,7 @@ from typing import Any
 
 from myrm_tui.agent.events import ContextReport
 from myrm_tui.agent.hooks import HookResult
-from myrm_tui.agent.models import model_spec, window_for
+from myrm_tui.agent.model_target import model_spec, window_for
 from myrm_tui.agent.prompts import PromptLibrary, mode_for
 from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker
 from myrm_tui.agent.summary_prep import SummaryPreparer
@@ -25,7 +25,7 @@ from myrm_tui.context.cache_optimize import render
 from myrm_tui.context.compaction import Trigger
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.edits import StateEdit
-from myrm_tui.context.models import family, model_kind, supports_tools
+from myrm_tui.context.model_facts import family, model_kind, supports_tools
 from myrm_tui.context.pipeline import Pipeline, PipelineRun, Transaction
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.state import ContextState

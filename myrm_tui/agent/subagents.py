@@ -15,7 +15,7 @@ from myrm_tui.config import Settings
 from myrm_tui.context.edits import AddHandover
 
 if TYPE_CHECKING:
-    from myrm_tui.agent.loop import Agent
+    from myrm_tui.agent.agent import Agent
 
 # (child session id, child settings) -> the child's agent, loaded. The builder gives it the parent's
 # tools (no ``subagent``: children do not spawn further children), approver and command rules.

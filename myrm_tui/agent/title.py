@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from myrm_tui.context.models import model_kind
+from myrm_tui.context.model_facts import model_kind
 from myrm_tui.llm.client import LLMClient, ModelSpec
 
 _CODE = re.compile(r"```.*?(```|$)", re.S)

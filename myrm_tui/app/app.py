@@ -70,7 +70,7 @@ from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.status_line import STARTING
 from myrm_tui.app.widgets.vault_pane import VaultPane
-from myrm_tui.context.models import supports_tools
+from myrm_tui.context.model_facts import supports_tools
 from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:

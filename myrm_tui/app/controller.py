@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 from myrm_tui.app.messages import PanelData, PanelInfo
 from myrm_tui.config import Settings
 from myrm_tui.context.compaction import Compaction, compactions_of
-from myrm_tui.context.models import model_kind
+from myrm_tui.context.model_facts import model_kind
 from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
 from myrm_tui.store.db import SessionBusy, SessionRow, Store, VaultListing
 
 if TYPE_CHECKING:
+    from myrm_tui.agent.agent import Agent
     from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
-    from myrm_tui.agent.loop import Agent
     from myrm_tui.agent.replay import Replay
     from myrm_tui.agent.tools.jobs import JobManager
     from myrm_tui.context.types import ToolCall
@@ -40,7 +40,7 @@ async def resolve_settings(store: Store, cli: dict[str, Any]) -> Settings:
 
 
 def window_for(settings: Settings) -> int:
-    from myrm_tui.agent.loop import window_for as window
+    from myrm_tui.agent.agent import window_for as window
 
     return window(settings)
 
@@ -361,7 +361,7 @@ class Controller:
         """Title a new session from its first message (background; local fallback costs no tokens)."""
         if self.session is None or self.session.title != "New session" or self.agent is None:
             return None
-        from myrm_tui.agent.loop import model_spec
+        from myrm_tui.agent.agent import model_spec
         from myrm_tui.agent.title import make_title
         from myrm_tui.config import summarizer_model
 
@@ -514,7 +514,7 @@ class Controller:
         """What the /model picker offers: the current model, the models of providers whose key is in the
         environment, the embedded one."""
         from myrm_tui.config import KEY_DEFAULTS, LITE_MODELS
-        from myrm_tui.context.models import family
+        from myrm_tui.context.model_facts import family
         from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
 
         out = [self.settings.model] if self.settings else []

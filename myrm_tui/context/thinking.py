@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from myrm_tui.context.models import family, is_thinking_model
+from myrm_tui.context.model_facts import family, is_thinking_model
 from myrm_tui.context.step import NoSettings, Rewritten, Trace, Unconfigured, View
 from myrm_tui.context.types import Message
 

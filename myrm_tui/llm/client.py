@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from myrm_tui.context.models import model_kind
+from myrm_tui.context.model_facts import model_kind
 from myrm_tui.llm.errors import EmptyReplyError, IncompleteStreamError, LLMError, ProviderError, classify
 from myrm_tui.llm.events import (
     Finish,

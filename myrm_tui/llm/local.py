@@ -26,7 +26,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.context.models import LOCAL_PREFIX
+from myrm_tui.context.model_facts import LOCAL_PREFIX
 from myrm_tui.context.types import SYNTHETIC_TAG
 from myrm_tui.llm.errors import EmbeddedModelStopped, ModelNotAvailableError
 

@@ -20,7 +20,7 @@ from myrm_tui.agent.events import AgentEvent, ContextReport, dumps_event
 from myrm_tui.agent.fingerprint import compute_execution_fingerprint, execution_parameters
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.keepalive import CacheKeepAliveManager
-from myrm_tui.agent.models import model_spec, window_for
+from myrm_tui.agent.model_target import model_spec, window_for
 from myrm_tui.agent.prompts import PromptLibrary
 from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker

@@ -6,7 +6,7 @@ import os
 
 from myrm_tui.config import Settings
 from myrm_tui.context.config import DEFAULT_WINDOW
-from myrm_tui.context.models import model_kind
+from myrm_tui.context.model_facts import model_kind
 from myrm_tui.llm.client import ModelSpec
 
 
