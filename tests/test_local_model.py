@@ -4,6 +4,7 @@ session is intact and the next turn starts a new child. The child never outlives
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -21,7 +22,13 @@ from myrm_tui.config import resolve
 from myrm_tui.llm import local
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.events import TextDelta, Usage
-from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL, EmbeddedServer, runtime_available, to_plain_chat
+from myrm_tui.llm.local import (
+    DEFAULT_LOCAL_MODEL,
+    EmbeddedAdapter,
+    EmbeddedServer,
+    runtime_available,
+    to_plain_chat,
+)
 from myrm_tui.store.db import Store
 from tests.helpers import collect, make_agent
 
@@ -233,6 +240,30 @@ async def test_a_child_that_died_while_idle_is_restarted_without_an_error(embedd
     assert _wait_gone(first)
     events = [ev async for ev in client.stream(ModelSpec(DEFAULT_LOCAL_MODEL), msgs, max_tokens=4)]
     assert any(isinstance(e, TextDelta) for e in events) and embedded.pid() != first
+
+
+@needs_model
+async def test_each_call_learns_its_own_child_died_whoever_saw_it_first(embedded: EmbeddedServer) -> None:
+    """Live failure: a turn's title request, queued behind the reply, saw the crash first and started the
+    next child; the turn then found a live child, took the crash for a cut stream and retried, and the
+    user never saw the crash line."""
+    msgs = [{"role": "user", "content": "Say hi."}]
+    turn, title = EmbeddedAdapter(embedded), EmbeddedAdapter(embedded)
+    await turn.open({}, msgs, None)
+    await title.open({}, msgs, None)
+    first = embedded.pid()
+    assert first is not None and turn.child is title.child
+    os.kill(first, signal.SIGKILL)
+    seen_first = await asyncio.to_thread(title.stopped_error, 10.0)
+    assert seen_first is not None and embedded.starts == 2  # it started the next child
+    seen_second = turn.stopped_error()
+    assert seen_second is not None
+    assert str(seen_second).startswith("the embedded model stopped (signal 9, SIGKILL); restarting")
+    assert embedded.starts == 2 and embedded.pid() != first  # one new child, not two
+    await embedded.ensure()
+    fresh = EmbeddedAdapter(embedded)
+    await fresh.open({}, msgs, None)
+    assert fresh.stopped_error() is None  # a call on the new child sees it alive
 
 
 CHILD_OF_KILLED_PARENT = """

@@ -221,13 +221,18 @@ class EmbeddedServer:
             self.spawn()
         self.wait_ready()
 
-    def stopped_error(self, grace: float = 0.0) -> EmbeddedModelStopped | None:
+    def stopped_error(
+        self, grace: float = 0.0, child: subprocess.Popen[bytes] | None = None
+    ) -> EmbeddedModelStopped | None:
         """If the child has died: the one line the user sees, and a new child already starting.
 
+        ``child``: the one a call talked to. Several calls share a child (a turn, its title, a cache
+        preheat); whichever sees the death first starts the next child, and each still learns that its
+        own child died rather than finding a live one and taking a crash for a cut stream.
         ``grace``: after a transport error, how long to wait for a dying child to be reaped. A process
         closes its sockets before it becomes a zombie, so the client can see the connection drop while
         ``poll()`` still says "running"; without the wait a crash would pass for a cut stream."""
-        proc = self.proc
+        proc = child if child is not None else self.proc
         if proc is None:
             return None
         if proc.poll() is None:
@@ -238,9 +243,10 @@ class EmbeddedServer:
             except subprocess.TimeoutExpired:
                 return None
         code = proc.returncode
-        self.ready = False
+        if self.proc is proc:
+            self.ready = False
         try:
-            self.spawn()
+            self.spawn()  # no-op when another call has started the next child already
             action = "restarting"
         except Exception:
             action = "it restarts with your next message"
@@ -327,6 +333,7 @@ class EmbeddedAdapter:
 
     def __init__(self, srv: EmbeddedServer) -> None:
         self.srv = srv
+        self.child: subprocess.Popen[bytes] | None = None
 
     async def open(
         self, extra: dict[str, Any], messages: list[dict[str, Any]], temperature: float | None
@@ -334,10 +341,11 @@ class EmbeddedAdapter:
         """Start the child if needed; the call target (model, api base, key, extra arguments) and messages.
         Tools and the temperature argument are not sent (the sampling has the temperature)."""
         base = await self.srv.ensure()
+        self.child = self.srv.proc  # the child this call talks to (an adapter serves one call)
         return f"openai/{ALIAS}", base, API_KEY, {**sampling(temperature), **extra}, to_plain_chat(messages)
 
     def stopped_error(self, grace: float = 0.0) -> EmbeddedModelStopped | None:
-        return self.srv.stopped_error(grace)
+        return self.srv.stopped_error(grace, self.child)
 
 
 def adapter() -> EmbeddedAdapter:
