@@ -627,11 +627,18 @@ MUTANTS = (
     Mutant(
         "embedded model: a dead child is named, not a transport error",
         "myrm_tui/llm/local.py",
-        "        proc = self.proc\n        if proc is None:\n            return None",
-        "        proc = self.proc\n        if True:\n            return None",
+        "        if proc is None:\n            return None\n        if proc.poll() is None:",
+        "        if True:\n            return None\n        if proc.poll() is None:",
         (
             "tests/test_local_model.py::test_child_dying_mid_stream_ends_the_turn_clearly_and_the_next_turn_works",
         ),
+    ),
+    Mutant(
+        "embedded model: each call learns its own child died",
+        "myrm_tui/llm/local.py",
+        "        proc = child if child is not None else self.proc\n",
+        "        proc = self.proc\n",
+        ("tests/test_local_model.py::test_each_call_learns_its_own_child_died_whoever_saw_it_first",),
     ),
     Mutant(
         "embedded model: the child watches its parent",

@@ -47,7 +47,11 @@ from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store.schema import MIGRATIONS, statements
 
-BUSY_TIMEOUT_S = 10.0  # how long a write waits for another process's transaction before giving up
+# How long a write waits for other processes' transactions before giving up. SQLite's busy handler polls
+# (every 100 ms at most), so a writer can lose the race to a process that writes back to back: on a loaded
+# 2-core machine two `ask`s sharing a database once waited 10 s. Waiting costs the user little (the write
+# runs in aiosqlite's thread, the UI stays live); failing costs the turn.
+BUSY_TIMEOUT_S = 30.0
 LEASE_STALE_S = 3600.0  # a lease of another host whose holder wrote nothing for this long is taken over
 _HEARTBEAT_S = 60.0
 HOST = socket.gethostname()
