@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,29 @@ from myrm_tui.testing.emulator import ProviderEmulator
 
 COUNTER = TokenCounter()
 PIPELINE = build_pipeline()
+
+
+def cli_env(tmp: Path, db: str = "cli.db", **extra: str) -> dict[str, str]:
+    """A ``myrm`` subprocess's environment: its own database, no user config, a key the emulator takes."""
+    return {
+        **os.environ,
+        "MYRM_DB": str(tmp / db),
+        "MYRM_CONFIG": str(tmp / "none.toml"),
+        "OPENAI_API_KEY": "sk-test",
+        **extra,
+    }
+
+
+def emulator_args(emulator: ProviderEmulator, workspace: Path) -> list[str]:
+    """``ask``'s arguments that send it to the emulator, working in ``workspace``."""
+    return [
+        "--model",
+        "openai/gpt-4o-mini",
+        "--api-base",
+        emulator.openai_base,
+        "--workspace",
+        str(workspace),
+    ]
 
 
 def openai_settings(emu: ProviderEmulator, **extra: Any) -> Any:

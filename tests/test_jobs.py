@@ -27,7 +27,7 @@ from myrm_tui.agent.tools.shell import BashTool
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import collect, openai_settings
+from tests.helpers import cli_env, collect, emulator_args, openai_settings
 
 
 @pytest.fixture
@@ -215,12 +215,7 @@ def test_ask_ends_its_background_jobs(emulator: ProviderEmulator, tmp_path: Path
         Reply(tool_calls=[("bash", {"command": "sleep 3 && touch created", "run_in_background": True})]),
         Reply(text="Started it."),
     )
-    env = {
-        **os.environ,
-        "MYRM_DB": str(tmp_path / "ask.db"),
-        "MYRM_CONFIG": str(tmp_path / "none.toml"),
-        "OPENAI_API_KEY": "sk-test",
-    }
+    env = cli_env(tmp_path, "ask.db")
     proc = subprocess.run(
         [
             sys.executable,
@@ -228,12 +223,7 @@ def test_ask_ends_its_background_jobs(emulator: ProviderEmulator, tmp_path: Path
             "myrm_tui.cli",
             "ask",
             "start it",
-            "--model",
-            "openai/gpt-4o-mini",
-            "--api-base",
-            emulator.openai_base,
-            "--workspace",
-            str(workspace),
+            *emulator_args(emulator, workspace),
             "--yes",
             "--json",
         ],
@@ -267,14 +257,9 @@ def test_sigterm_to_ask_ends_its_background_jobs(
         Reply(tool_calls=[("bash", {"command": "sleep 5 && touch created", "run_in_background": True})]),
         Reply(text="still talking " * 200, chunk_size=4, chunk_delay=0.2),  # ask is mid-reply when signalled
     )
-    env = {
-        **os.environ,
-        "MYRM_DB": str(tmp_path / "ask.db"),
-        "MYRM_CONFIG": str(tmp_path / "none.toml"),
-        "OPENAI_API_KEY": "sk-test",
-    }
-    args = [sys.executable, "-m", "myrm_tui.cli", "ask", "start it", "--model", "openai/gpt-4o-mini"]
-    args += ["--api-base", emulator.openai_base, "--workspace", str(workspace), "--yes", "--json"]
+    env = cli_env(tmp_path, "ask.db")
+    args = [sys.executable, "-m", "myrm_tui.cli", "ask", "start it", *emulator_args(emulator, workspace)]
+    args += ["--yes", "--json"]
     ask = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert ask.stdout is not None
     pid = 0

@@ -26,6 +26,7 @@ from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import (
     COUNTER,
     PIPELINE,
+    cli_env,
     collect,
     config_for,
     conversation,
@@ -537,13 +538,7 @@ async def test_a_stream_cut_twice_ends_the_turn_with_one_clear_line(
 
 
 def _ask(args: list[str], tmp: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {
-        **os.environ,
-        "MYRM_DB": str(tmp / "ask.db"),
-        "MYRM_CONFIG": str(tmp / "none.toml"),
-        "OPENAI_API_KEY": "sk-test",
-        **env,
-    }
+    full = cli_env(tmp, "ask.db", **env)
     return subprocess.run(
         [sys.executable, "-m", "myrm_tui.cli", "ask", *args],
         capture_output=True,

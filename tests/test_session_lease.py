@@ -18,6 +18,7 @@ from myrm_tui.app.widgets.chat_message import AssistantMessage
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import SessionBusy, StateConflict, Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import cli_env, emulator_args
 from tests.test_tui import make_app, type_and_send, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,20 +93,8 @@ async def test_state_saves_are_compare_and_set(tmp_path: Path) -> None:
 def _ask(
     args: list[str], tmp: Path, emulator: ProviderEmulator, workspace: Path, db: str
 ) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "MYRM_DB": str(tmp / db),
-        "MYRM_CONFIG": str(tmp / "none.toml"),
-        "OPENAI_API_KEY": "sk-test",
-    }
-    base = [
-        "--model",
-        "openai/gpt-4o-mini",
-        "--api-base",
-        emulator.openai_base,
-        "--workspace",
-        str(workspace),
-    ]
+    env = cli_env(tmp, db)
+    base = emulator_args(emulator, workspace)
     return subprocess.run(
         [sys.executable, "-m", "myrm_tui.cli", "ask", *args, *base],
         capture_output=True,

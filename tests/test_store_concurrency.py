@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import random
 import re
 import sqlite3
@@ -20,6 +19,7 @@ from myrm_tui.context.types import Message
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store.db import DatabaseLocked, Store, TransactionError
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import cli_env, emulator_args
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -247,12 +247,7 @@ def test_two_processes_asking_at_once_on_one_database_lose_no_message(
     rounds = 15
     emulator.default = _turns(rounds)
     db = tmp_path / "shared.db"
-    env = {
-        **os.environ,
-        "MYRM_DB": str(db),
-        "MYRM_CONFIG": str(tmp_path / "none.toml"),
-        "OPENAI_API_KEY": "sk-test",
-    }
+    env = cli_env(tmp_path, db.name)
     args = [
         sys.executable,
         "-m",
@@ -260,12 +255,7 @@ def test_two_processes_asking_at_once_on_one_database_lose_no_message(
         "ask",
         "work",
         "--yes",
-        "--model",
-        "openai/gpt-4o-mini",
-        "--api-base",
-        emulator.openai_base,
-        "--workspace",
-        str(workspace),
+        *emulator_args(emulator, workspace),
     ]
     procs = [
         subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

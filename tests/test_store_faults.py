@@ -5,7 +5,6 @@ without its entry."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from myrm_tui.context.types import Message
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store.db import Store, WriteFailed
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import cli_env, emulator_args
 
 ROOT = Path(__file__).resolve().parents[1]
 VAULT_URI = re.compile(r"vault://[\w./-]+")
@@ -83,20 +83,8 @@ def _ask(
     cmd = (
         [sys.executable, "-c", textwrap.dedent(_WRAPPER)] if full else [sys.executable, "-m", "myrm_tui.cli"]
     )
-    env = {
-        **os.environ,
-        "MYRM_DB": str(tmp / "cli.db"),
-        "MYRM_CONFIG": str(tmp / "none.toml"),
-        "OPENAI_API_KEY": "sk-test",
-    }
-    base = [
-        "--model",
-        "openai/gpt-4o-mini",
-        "--api-base",
-        emulator.openai_base,
-        "--workspace",
-        str(workspace),
-    ]
+    env = cli_env(tmp)
+    base = emulator_args(emulator, workspace)
     return subprocess.run(
         [*cmd, "ask", *args, *base, "--yes"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
     )

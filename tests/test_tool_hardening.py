@@ -21,7 +21,7 @@ from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.safe_text import sanitize
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import collect, make_agent, openai_settings
+from tests.helpers import cli_env, collect, emulator_args, make_agent, openai_settings
 
 
 async def _parallel_edits(emulator: ProviderEmulator, store: Store, workspace: Path, n: int) -> None:
@@ -254,19 +254,19 @@ def test_ask_shows_escape_codes_from_files_and_the_model_inert(
         Reply(text=f"Read it.{CLEAR}{OSC52}{C1} Done."),
     )
     root = Path(__file__).resolve().parent.parent
-    env = {
-        **os.environ,
-        "MYRM_DB": str(tmp_path / "cli.db"),
-        "MYRM_CONFIG": str(tmp_path / "none.toml"),
-        "OPENAI_API_KEY": "sk-test",
-    }
-    args = ["--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base]
-    args += ["--workspace", str(workspace)]
     proc = subprocess.run(
-        [sys.executable, "-m", "myrm_tui.cli", "ask", "read evil.txt", "--yes", *args],
+        [
+            sys.executable,
+            "-m",
+            "myrm_tui.cli",
+            "ask",
+            "read evil.txt",
+            "--yes",
+            *emulator_args(emulator, workspace),
+        ],
         capture_output=True,
         text=True,
-        env=env,
+        env=cli_env(tmp_path),
         cwd=root,
         timeout=120,
     )
@@ -316,18 +316,11 @@ def test_ask_prints_only_the_retrys_answer_after_a_cut_stream(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     emulator.enqueue(Reply(text="x" * 40, chunk_size=4, drop_connection_after=2), Reply(text="recovered"))
-    env = {
-        **os.environ,
-        "MYRM_DB": str(tmp_path / "cut.db"),
-        "MYRM_CONFIG": str(tmp_path / "none.toml"),
-        "OPENAI_API_KEY": "sk-test",
-    }
-    args = ["--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base]
     proc = subprocess.run(
-        [sys.executable, "-m", "myrm_tui.cli", "ask", "hi", *args, "--workspace", str(workspace)],
+        [sys.executable, "-m", "myrm_tui.cli", "ask", "hi", *emulator_args(emulator, workspace)],
         capture_output=True,
         text=True,
-        env=env,
+        env=cli_env(tmp_path, "cut.db"),
         cwd=Path(__file__).resolve().parent.parent,
         timeout=120,
     )
