@@ -15,6 +15,7 @@ from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolContext, ToolError, ToolResult
+from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.normalize import INTERRUPTED
 from myrm_tui.context.types import Message, ToolCall
 
@@ -60,7 +61,9 @@ class ToolRunner:
     async def _persist(
         self, calls: tuple[ToolCall, ...], results: dict[str, ToolResult], saved: set[str], interrupted: bool
     ) -> None:
-        """Results in call order; calls that never returned get the synthetic interrupted error."""
+        """Results in call order; calls that never returned get the synthetic interrupted error. The
+        results' state edits (a note, a handover) are applied once the results are stored, in call order."""
+        edits: list[StateEdit] = []
         for c in calls:
             if c.id in saved:
                 continue
@@ -69,8 +72,9 @@ class ToolRunner:
                 res = ToolResult(INTERRUPTED, is_error=True, meta={"interrupted": True})
             await self.session.append(result_message(c, res))
             saved.add(c.id)
-            if res.edits:  # a note, a handover: stored with the result, in call order
-                await self.session.edit(res.edits)
+            edits.extend(res.edits)
+        if edits:
+            await self.session.edit(edits)
         if interrupted:
             await self.session.flush_vault()
 
