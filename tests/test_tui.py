@@ -45,6 +45,25 @@ async def type_and_send(pilot: Pilot[Any], text: str) -> None:
     await pilot.press("enter")
 
 
+async def run_from_palette(pilot: Pilot[Any], words: str) -> None:
+    """Run a command from the command palette (ctrl+p) by its words, once the palette's search has
+    found and highlighted it (the search runs in the background)."""
+    from textual.command import CommandList
+
+    await pilot.press("ctrl+p")
+    await pilot.press(*words)
+
+    def found() -> bool:
+        lists = pilot.app.screen.query(CommandList)
+        at = lists.first().highlighted if lists else None
+        if at is None:
+            return False
+        return words.lower() in str(lists.first().get_option_at_index(at).prompt).lower()
+
+    await wait_until(pilot, found)
+    await pilot.press("enter")
+
+
 async def test_typing_a_message_streams_the_reply(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:

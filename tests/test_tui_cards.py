@@ -27,7 +27,7 @@ from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.conftest import FIXTURES
-from tests.test_tui import make_app, type_and_send, wait_until
+from tests.test_tui import make_app, run_from_palette, type_and_send, wait_until
 
 
 async def wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
@@ -244,10 +244,7 @@ async def test_screenshot_without_a_downloads_folder_saves_in_the_current_one(
     app = make_app(emulator, tmp_path, workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, app.ready.is_set, 60)
-        await pilot.press("ctrl+p")
-        await pilot.press(*"Screenshot")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await run_from_palette(pilot, "Screenshot")
         await wait(pilot, lambda: any(cwd.glob("*.svg")), 30)
     assert not (home / "Downloads").exists()
 

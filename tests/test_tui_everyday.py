@@ -19,7 +19,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.test_tui import make_app, type_and_send, wait_until
+from tests.test_tui import make_app, run_from_palette, type_and_send, wait_until
 
 
 def _picker() -> type:
@@ -91,10 +91,7 @@ async def test_at_90_columns_the_chat_gets_the_width_and_ctrl_b_and_the_palette_
         assert chat.size.width < 40
         await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: chat.size.width >= 85)
-        await pilot.press("ctrl+p")  # the palette's entry does the same
-        await pilot.press(*"Toggle side panel")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await run_from_palette(pilot, "Toggle side panel")  # the palette's entry does the same
         await wait_until(pilot, lambda: panel.outer_size.width >= 50)
 
 
@@ -274,10 +271,7 @@ async def test_model_switch_shows_in_the_header_and_the_picker_offers_the_models
         await type_and_send(pilot, "/model openai/gpt-4o")
         await wait_until(pilot, lambda: str(app.sub_title).endswith("· openai/gpt-4o"))
         assert _text(app.query_one("#model", Static)).startswith("model: openai/gpt-4o\n")
-        await pilot.press("ctrl+p")
-        await pilot.press(*"Switch model")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await run_from_palette(pilot, "Switch model")
         await wait_until(pilot, lambda: isinstance(app.screen, _picker()))
         ol = app.screen.query_one(OptionList)
         models = [ol.get_option_at_index(i).id for i in range(ol.option_count)]
@@ -315,12 +309,14 @@ async def test_help_shows_the_mode_row_whole(
         await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
         await pilot.press("f1")
         await wait_until(pilot, lambda: bool(app.screen.query(Markdown)))
-        await pilot.pause(0.3)
         from textual.widgets._markdown import MarkdownTable
 
-        tables = list(app.screen.query(MarkdownTable))
-        rows = [r for t in tables for r in t._rows]  # type: ignore[attr-defined]
-        row = next(r for r in rows if str(r[0]).startswith("/mode "))
+        def mode_row() -> Any:
+            rows = [r for t in app.screen.query(MarkdownTable) for r in t._rows]  # type: ignore[attr-defined]
+            return next((r for r in rows if str(r[0]).startswith("/mode ")), None)
+
+        await wait_until(pilot, lambda: mode_row() is not None)  # the tables render after the Markdown
+        row = mode_row()
         assert len(row) == 2
         assert "full|lean|naked|search|chat" in str(row[0]) and "full, lean, naked" in str(row[1])
 
