@@ -44,6 +44,12 @@ LITE_MODELS = {
     "gemini": "gemini/gemini-2.5-flash-lite",
 }
 MIN_WINDOW = 1_000  # ContextConfig refuses smaller windows
+# Sane upper bounds: the largest windows on offer hold about 10M tokens; beyond these a value is a typo
+# (an extra zero) that would make myrm plan for a window no model has, or wait for days.
+MAX_WINDOW = 10_000_000
+MAX_TOKENS = 10_000_000
+MAX_STEPS = 100_000
+MAX_SECONDS = 7 * 24 * 3600.0
 # MYRM_* variables that are not settings: paths, and what hooks are given. Never "did you mean"-ed.
 OTHER_ENV = frozenset(
     {"MYRM_DB", "MYRM_CONFIG", "MYRM_PROMPTS_DIR", "MYRM_HOOK_EVENT", "MYRM_SESSION_ID", "MYRM_TOOL_NAME"}
@@ -64,12 +70,16 @@ MIN_THINKING_BUDGET = 1_024  # Anthropic refuses a smaller thinking budget
 def _check_thinking_budget(v: int) -> int:
     if v < 0 or 0 < v < MIN_THINKING_BUDGET:
         raise ValueError("budget too small")
+    if v > MAX_TOKENS:
+        raise ValueError("budget too large")
     return v
 
 
 def _check_window(v: int) -> int:
     if v and v < MIN_WINDOW:
         raise ValueError("window too small")
+    if v > MAX_WINDOW:
+        raise ValueError("window too large")
     return v
 
 
@@ -88,16 +98,21 @@ def _annotated() -> dict[str, Any]:
             raise ValueError("not finite")
         return v
 
-    def count(minimum: int) -> Any:
-        return Annotated[int, BeforeValidator(no_bool), Field(ge=minimum), Expect(f"an integer >= {minimum}")]
+    def count(minimum: int, maximum: int = MAX_TOKENS) -> Any:
+        return Annotated[
+            int,
+            BeforeValidator(no_bool),
+            Field(ge=minimum, le=maximum),
+            Expect(f"an integer >= {minimum} and <= {maximum}"),
+        ]
 
     def seconds() -> Any:
         return Annotated[
             float,
             BeforeValidator(no_bool),
             AfterValidator(finite),
-            Field(gt=0),
-            Expect("a number of seconds > 0"),
+            Field(gt=0, le=MAX_SECONDS),
+            Expect(f"a number of seconds > 0 and <= {MAX_SECONDS:.0f} (7 days)"),
         ]
 
     def prompt_mode(v: str) -> str:
@@ -119,10 +134,10 @@ def _annotated() -> dict[str, Any]:
             BeforeValidator(no_bool),
             Field(ge=0),
             AfterValidator(_check_window),
-            Expect(f"an integer (0 = from the model registry, else at least {MIN_WINDOW})"),
+            Expect(f"an integer (0 = from the model registry, else {MIN_WINDOW} to {MAX_WINDOW})"),
         ],
         "max_output_tokens": count(1),
-        "max_steps": count(1),
+        "max_steps": count(1, MAX_STEPS),
         "max_user_tokens": count(1),
         "max_subagent_result_tokens": count(1),
         "mcp_max_output_chars": count(1),
@@ -141,7 +156,7 @@ def _annotated() -> dict[str, Any]:
             int,
             BeforeValidator(no_bool),
             AfterValidator(_check_thinking_budget),
-            Expect(f"an integer (0 = off, else at least {MIN_THINKING_BUDGET})"),
+            Expect(f"an integer (0 = off, else {MIN_THINKING_BUDGET} to {MAX_TOKENS})"),
         ],
     }
 

@@ -711,6 +711,51 @@ MUTANTS = (
         (f"{X}::test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs",),
     ),
     Mutant(
+        "orphans that left their group are recorded (subreaper)",
+        "myrm_tui/agent/proc.py",
+        "            self.subreaper = become_subreaper()\n",
+        "            pass\n",
+        ("tests/test_guards_attacks.py::test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid",),
+    ),
+    Mutant(
+        "the watcher kills recorded orphans",
+        "myrm_tui/agent/proc.py",
+        "        _kill_escaped(escaped)\n",
+        "        pass\n",
+        ("tests/test_guards_attacks.py::test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid",),
+    ),
+    Mutant(
+        "read-only git reads config.worktree",
+        "myrm_tui/agent/permissions.py",
+        'for name in ("config", "config.worktree")]',
+        'for name in ("config",)]',
+        (
+            "tests/test_guards_attacks.py::"
+            "test_fsmonitor_in_config_worktree_runs_a_program_and_git_status_then_asks",
+        ),
+    ),
+    Mutant(
+        "edits under .git ask",
+        "myrm_tui/agent/tools/files.py",
+        "    if ctx.auto_approve or not git_internal(ctx.workspace, full):\n",
+        "    if True:\n",
+        ("tests/test_guards_attacks.py::test_an_edit_under_git_asks_first",),
+    ),
+    Mutant(
+        "link-following walks are not read-only",
+        "myrm_tui/agent/permissions.py",
+        "    if name in LINK_FOLLOWERS and _follows_links(name, args):\n",
+        "    if False:\n",
+        ("tests/test_guards_attacks.py::test_a_walk_that_follows_links_asks_and_would_read_outside",),
+    ),
+    Mutant(
+        "rg flags are allow-listed",
+        "myrm_tui/agent/permissions.py",
+        "                if ch not in RG_SHORT:\n                    return False\n",
+        "                if False:\n                    return False\n",
+        ("tests/test_guards_attacks.py::test_rg_flags_outside_the_allow_list_ask",),
+    ),
+    Mutant(
         "escape codes shown inert",
         "myrm_tui/safe_text.py",
         '    return text.replace("\\r\\n", "\\n").translate(_TABLE)',

@@ -188,8 +188,8 @@ def test_bad_config_file_is_one_line_exit_2(tmp_path: Path) -> None:
     cfg = tmp_path / "none.toml"
     cfg.write_text('context_window = "abc"\n')
     expected = (
-        f"{cfg}: context_window: expected an integer (0 = from the model registry, else at least "
-        '1000), got "abc"'
+        f"{cfg}: context_window: expected an integer (0 = from the model registry, else 1000 "
+        'to 10000000), got "abc"'
     )
     for args in (["ask", "hi"], []):
         assert _one_line_exit_2(_myrm(args, tmp_path)) == f"myrm: {expected}"

@@ -35,16 +35,17 @@ def _lines(problems: list[Problem]) -> list[str]:
     [
         (
             'context_window = "abc"',
-            "context_window: expected an integer (0 = from the model registry, else at least "
-            '1000), got "abc"',
+            "context_window: expected an integer (0 = from the model registry, else 1000 "
+            'to 10000000), got "abc"',
         ),
         (
             "context_window = 500",
-            "context_window: expected an integer (0 = from the model registry, else at least 1000), got 500",
+            "context_window: expected an integer (0 = from the model registry, else 1000 to 10000000), "
+            "got 500",
         ),
         ('allowed_commands = "git status"', 'allowed_commands: expected a list of strings, got "git status"'),
         ('allowed_commands = ["git status", 3]', "allowed_commands[1]: expected a string, got 3"),
-        ("max_steps = true", "max_steps: expected an integer >= 1, got true"),
+        ("max_steps = true", "max_steps: expected an integer >= 1 and <= 100000, got true"),
         ("light_ratio = 1.5", "light_ratio: expected a number between 0 and 1, got 1.5"),
         ('approval = "always"', 'approval: expected one of "ask", "auto", got "always"'),
         (
@@ -54,7 +55,7 @@ def _lines(problems: list[Problem]) -> list[str]:
         ("keepalive = 3", "keepalive: expected true or false, got 3"),
         ("model = 5", "model: expected a string, got 5"),
         ("hooks = [3]", "hooks[0]: expected a table, got 3"),
-        ("bash_timeout = 0", "bash_timeout: expected a number of seconds > 0, got 0"),
+        ("bash_timeout = 0", "bash_timeout: expected a number of seconds > 0 and <= 604800 (7 days), got 0"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_file_key_expected_and_seen(
@@ -114,7 +115,7 @@ def test_environment_variables_go_through_the_same_validation() -> None:
     assert (
         str(err.value)
         == "MYRM_CONTEXT_WINDOW: context_window: expected an integer (0 = from the model registry, "
-        'else at least 1000), got "abc"'
+        'else 1000 to 10000000), got "abc"'
     )
     with pytest.raises(
         ConfigError,

@@ -27,9 +27,10 @@ the target was checked. A few read-only commands (``READ_ONLY``) run without a r
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -115,7 +116,47 @@ FIND_ACTIONS = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
 GIT_WRITERS = ("--output", "--ext-diff", "--textconv", "-o")  # write a file or run a configured program
-RG_RUNNERS = ("--pre", "--search-zip", "-z")  # run a program on each file
+# Flags that make a command follow symbolic links while it walks a tree: the walk then reads wherever a
+# link inside the workspace points (`grep -R x .` with `ws/dirlink -> $HOME`). The path check only sees the
+# words of the command line, so these never run unasked. `--files0-from` reads file names from a file.
+LINK_FOLLOWERS = {
+    "grep": (frozenset("R"), ("--dereference-recursive",)),
+    "ls": (frozenset("L"), ("--dereference",)),
+    "rg": (frozenset("L"), ("--follow",)),
+    "wc": (frozenset(), ("--files0-from",)),
+}
+FIND_FOLLOWERS = frozenset({"-L", "-follow", "-files0-from"})
+# ripgrep's flags are allow-listed, not deny-listed: several run programs (`--pre`, `--hostname-bin`,
+# `--search-zip`'s decompressors) and each release may add one. Short flags may be clustered (`-inw`).
+RG_SHORT = frozenset("0abcFhHiIlnNopPqsSuUvVwxABCdeEfgjmMrtT")
+RG_SHORT_VALUE = frozenset("ABCdeEfgjmMrtT")  # take a value (attached or the next word)
+RG_LONG = frozenset(
+    "--" + flag
+    for flag in """
+    after-context auto-hybrid-regex before-context binary block-buffered byte-offset case-sensitive
+    color colors column context context-separator count count-matches crlf debug dfa-size-limit
+    encoding engine field-context-separator field-match-separator file files files-with-matches
+    files-without-match fixed-strings glob glob-case-insensitive heading help hidden iglob ignore
+    ignore-case ignore-file ignore-file-case-insensitive include-zero invert-match json
+    line-buffered line-number line-regexp max-columns max-columns-preview max-count max-depth
+    max-filesize mmap multiline multiline-dotall no-binary no-column no-config no-filename
+    no-heading no-hidden no-ignore no-ignore-dot no-ignore-exclude no-ignore-files no-ignore-global
+    no-ignore-messages no-ignore-parent no-ignore-vcs no-json no-line-number no-messages no-mmap
+    no-pcre2-unicode no-require-git no-text no-unicode null null-data one-file-system only-matching
+    passthru path-separator pcre2 pretty quiet regex-size-limit regexp replace smart-case sort sortr
+    stats text threads trace trim type type-list type-not unrestricted version vimgrep with-filename
+    word-regexp
+""".split()  # noqa: SIM905 (a list of 100 flags reads better as words)
+)
+RG_LONG_VALUE = frozenset(
+    "--" + flag
+    for flag in """
+    after-context before-context color colors context context-separator dfa-size-limit encoding
+    engine field-context-separator field-match-separator file glob iglob ignore-file max-columns
+    max-count max-depth max-filesize path-separator regex-size-limit regexp replace sort sortr
+    threads type type-not
+""".split()  # noqa: SIM905
+)
 GIT_BRANCH_LIST = frozenset(
     {"-a", "-r", "-l", "-v", "-vv", "--all", "--remotes", "--list", "--show-current", "--no-color", "--color"}
 )
@@ -678,9 +719,11 @@ def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
             return False  # `git branch x` creates one
     elif name not in READ_ONLY:
         return False
-    if name == "find" and any(a in FIND_ACTIONS for a in args):
+    if name == "find" and any(a in FIND_ACTIONS or a in FIND_FOLLOWERS for a in args):
         return False
-    if name == "rg" and any(a.startswith(RG_RUNNERS) for a in args):
+    if name in LINK_FOLLOWERS and _follows_links(name, args):
+        return False
+    if name == "rg" and (not _rg_flags_known(args) or not _rg_config_outside(workspace)):
         return False
     for a in args:
         if a.startswith("-"):
@@ -699,15 +742,141 @@ def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
     return True
 
 
-def _git_config_safe(workspace: Path) -> bool:
-    """The workspace's git config sets no program to run (fsmonitor, textconv, pager, include…)."""
-    try:
-        text = (workspace / ".git" / "config").read_text(errors="replace")
-    except FileNotFoundError:
+def _follows_links(name: str, args: Sequence[str]) -> bool:
+    """Whether ``args`` of ``name`` hold a flag that follows symbolic links (``LINK_FOLLOWERS``)."""
+    short, longs = LINK_FOLLOWERS[name]
+    for a in args:
+        if a == "--":
+            return False
+        if a.startswith("--"):
+            if a.split("=", 1)[0] in longs:
+                return True
+        elif a.startswith("-") and short & set(a[1:]):
+            return True
+    return False
+
+
+def _rg_config_outside(workspace: Path) -> bool:
+    """ripgrep reads extra flags from the file ``$RIPGREP_CONFIG_PATH`` names: the user's own is trusted,
+    one inside the workspace (a tool could have written it) is not."""
+    named = os.environ.get("RIPGREP_CONFIG_PATH")
+    if not named:
         return True
-    except OSError:
+    try:
+        full = (workspace / named).resolve()
+    except (OSError, RuntimeError, ValueError):
         return False
-    return not GIT_CONFIG_RUNS.search(text)
+    return full != workspace and workspace not in full.parents
+
+
+def _rg_flags_known(args: Sequence[str]) -> bool:
+    """Every flag of an ``rg`` command line is one of ``RG_SHORT`` / ``RG_LONG`` (so none runs a program
+    or follows links). Values of flags that take one are skipped, whatever they hold."""
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a == "--":
+            return True
+        if a.startswith("--"):
+            flag, eq, _ = a.partition("=")
+            if flag not in RG_LONG:
+                return False
+            skip = not eq and flag in RG_LONG_VALUE
+        elif a.startswith("-") and len(a) > 1:
+            for i, ch in enumerate(a[1:], 1):
+                if ch not in RG_SHORT:
+                    return False
+                if ch in RG_SHORT_VALUE:
+                    skip = i == len(a) - 1  # the value is the next word unless attached (`-A3`)
+                    break
+    return True
+
+
+# What git reads for a repository besides `<gitdir>/config`, and the environment variables that point it
+# elsewhere. The file tools can write any of these files inside the workspace without asking.
+GIT_CONFIG_ENV = (
+    "GIT_DIR", "GIT_COMMON_DIR", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF", "GIT_SSH_COMMAND", "GIT_PAGER", "GIT_EDITOR",
+)  # fmt: skip
+
+
+def git_dirs(workspace: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+    """The git directories that a git command run in ``workspace`` would read config from: ``$GIT_DIR``,
+    or the nearest ``.git`` (folder, or file holding ``gitdir: …``) at or above it, and that one's
+    ``commondir`` (a linked worktree's main repository)."""
+    env = os.environ if env is None else env
+    found: list[Path] = []
+    if env.get("GIT_DIR"):
+        gitdir: Path | None = (workspace / env["GIT_DIR"]).resolve()
+    else:
+        gitdir = None
+        for folder in [workspace, *workspace.parents]:
+            dot = folder / ".git"
+            if dot.is_dir():
+                gitdir = dot.resolve()
+                break
+            if dot.is_file():
+                text = dot.read_text(errors="replace").strip()
+                if text.startswith("gitdir:"):
+                    gitdir = (folder / text[len("gitdir:") :].strip()).resolve()
+                break
+    if gitdir is None:
+        return found
+    found.append(gitdir)
+    common = gitdir / "commondir"
+    if common.is_file():
+        found.append((gitdir / common.read_text(errors="replace").strip()).resolve())
+    elif env.get("GIT_COMMON_DIR"):
+        found.append((workspace / env["GIT_COMMON_DIR"]).resolve())
+    return found
+
+
+def git_config_files(workspace: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+    """Every config file git reads for ``workspace`` that a tool could have written: the repository's
+    ``config`` and ``config.worktree`` (read when ``extensions.worktreeConfig`` is on: checked either way),
+    and the user's global files when they lie inside the workspace (myrm run in the home folder)."""
+    env = os.environ if env is None else env
+    files = [d / name for d in git_dirs(workspace, env) for name in ("config", "config.worktree")]
+    home = Path(env.get("HOME", "~")).expanduser()
+    xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    for user_file in (home / ".gitconfig", xdg / "git" / "config"):
+        full = user_file.resolve()
+        if full == workspace or workspace in full.parents:
+            files.append(full)
+    return files
+
+
+def _git_config_safe(workspace: Path) -> bool:
+    """Nothing git reads for the workspace sets a program to run (fsmonitor, textconv, pager, hooks,
+    include…), and no environment variable points git at other config. Any doubt is "not safe"."""
+    if any(os.environ.get(k) for k in GIT_CONFIG_ENV if k != "GIT_PAGER") or os.environ.get(
+        "GIT_PAGER", "cat"
+    ) not in ("cat", ""):
+        return False
+    try:
+        for f in git_config_files(workspace):
+            try:
+                text = f.read_text(errors="replace")
+            except FileNotFoundError:
+                continue
+            if GIT_CONFIG_RUNS.search(text):
+                return False
+    except (OSError, ValueError, RuntimeError):
+        return False
+    return True
+
+
+def git_internal(workspace: Path, full: Path) -> bool:
+    """Whether ``full`` lies in a git directory of the workspace (or any folder named ``.git``): what a
+    file tool writes there can make a later read-only git command run a program."""
+    if ".git" in full.parts:
+        return True
+    try:
+        return any(full == d or d in full.parents for d in git_dirs(workspace))
+    except (OSError, ValueError, RuntimeError):
+        return True
 
 
 # `curl … | sh`, `wget -O- … | sudo python3`, `bash <(curl …)`, `sh -c "$(curl …)"`

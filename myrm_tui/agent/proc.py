@@ -9,12 +9,25 @@ group (and each job-log folder) it owns and when it is gone. When myrm dies, how
 kernel closes the pipe; the watcher reads end-of-file, kills every group still registered, removes the
 folders and exits. (PR_SET_PDEATHSIG would only reach the group's leader, not the commands it started,
 and fires when the spawning *thread* ends.)
+
+A command can leave its group and session (``setsid cmd &``, a daemon's double fork). So myrm makes
+itself a child subreaper (``PR_SET_CHILD_SUBREAPER``): such an orphan is re-parented to myrm instead of
+init, and stays findable. After each tool process ends, and every half second in the watcher, myrm's
+children are listed from ``/proc`` and each one is recorded (pid, start time, session); at myrm's death
+the watcher kills those still alive and every process of their sessions. Not reached: a process that
+escapes and then dies leaving children in a session it did not lead, within half a second of myrm's
+death; orphans that exit while myrm runs stay zombies until myrm exits (myrm does not reap processes it
+did not start, so no exit status of its own children is stolen).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
+import logging
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -28,6 +41,38 @@ READ_CHUNK = 65_536
 LIVE_TAIL = 4_096  # bytes of the newest output given to the live view
 SPILL_LIMIT = 50_000_000  # beyond this even the vault copy is cut
 SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+PR_SET_CHILD_SUBREAPER = 36
+WATCH_POLL = 0.5  # seconds between the watcher's looks at myrm's children
+
+log = logging.getLogger(__name__)
+
+
+def _proc_stat(pid: int | str) -> tuple[int, int, int, str] | None:
+    """(ppid, session id, start time in clock ticks, state) of ``pid`` from ``/proc``, or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[1]), int(fields[3]), int(fields[19]), fields[0].decode()
+
+
+def children_of(owner: int) -> list[tuple[int, int, int]]:
+    """(pid, start time, session id) of every live process whose parent is ``owner``."""
+    out = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit() and (st := _proc_stat(entry)) and st[0] == owner and st[3] != "Z":
+            out.append((int(entry), st[2], st[1]))
+    return out
+
+
+def become_subreaper() -> bool:
+    """Make this process the child subreaper of its descendants (Linux); False where that is not to be had."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def decode_output(data: bytes) -> tuple[str, str | None]:
@@ -58,6 +103,8 @@ class Reaper:
         self._watcher: subprocess.Popen[bytes] | None = None
         self._groups: set[int] = set()
         self._dirs: set[str] = set()
+        self._seen: set[tuple[int, int]] = set()  # (pid, start time) of children told to the watcher
+        self.subreaper = False
 
     def _send(self, line: str) -> None:
         with self._lock:
@@ -67,7 +114,13 @@ class Reaper:
                 if watcher is None:
                     return
                 # a restarted watcher learns what the last one knew (the new line is part of it)
-                line = "".join([*(f"+G {g}\n" for g in self._groups), *(f"+D {d}\n" for d in self._dirs)])
+                line = "".join(
+                    [
+                        *(f"+G {g}\n" for g in self._groups),
+                        *(f"+D {d}\n" for d in self._dirs),
+                        *(f"+P {pid} {start}\n" for pid, start in self._seen),
+                    ]
+                )
             assert watcher.stdin is not None
             try:
                 watcher.stdin.write(line.encode())
@@ -75,7 +128,14 @@ class Reaper:
             except (BrokenPipeError, OSError):  # it died: the next line starts a new one
                 self._watcher = None
 
+    def prepare(self) -> None:
+        """Before the first tool process starts: myrm becomes the subreaper of what it leaves behind (a
+        command that exits at once would otherwise hand its orphans to init before the watcher is up)."""
+        if not self.subreaper:
+            self.subreaper = become_subreaper()
+
     def _start(self) -> subprocess.Popen[bytes] | None:
+        self.prepare()
         try:
             self._watcher = subprocess.Popen(
                 # -I: run this file alone (stdlib only), without the package or its folder on sys.path
@@ -87,8 +147,24 @@ class Reaper:
                 cwd="/",
             )
         except OSError:  # no watcher: tools still run, only a kill -9 of myrm may leave them behind
+            log.warning("could not start the process watcher", exc_info=True)
             self._watcher = None
         return self._watcher
+
+    def adopt(self) -> None:
+        """Tell the watcher about myrm's children it does not know yet: with myrm a subreaper, a process
+        that left its tool's group (``setsid cmd &``) is one of them as soon as its parent has exited."""
+        if not self.subreaper:
+            return
+        watcher = self.watcher_pid
+        fresh = [
+            (pid, start)
+            for pid, start, _sid in children_of(os.getpid())
+            if pid != watcher and (pid, start) not in self._seen
+        ]
+        if fresh:
+            self._seen.update(fresh)
+            self._send("".join(f"+P {pid} {start}\n" for pid, start in fresh))
 
     def guard(self, pgid: int) -> None:
         self._groups.add(pgid)
@@ -121,6 +197,7 @@ async def spawn(
     *argv: str, cwd: Path, env: dict[str, str], stdin: int | None, stdout: int, stderr: int
 ) -> asyncio.subprocess.Process:
     """``argv`` in its own process group, which the reaper kills if myrm dies before it ends."""
+    REAPER.prepare()
     proc = await asyncio.create_subprocess_exec(
         *argv, cwd=str(cwd), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True, env=env
     )
@@ -213,8 +290,9 @@ async def run_captured(
     except BaseException:  # cancelled (Esc) or failed: the command must not run on unseen
         kill_group(proc.pid)
         raise
-    finally:  # ended or killed: the group is no longer the watcher's concern
+    finally:  # ended or killed: the group is no longer the watcher's concern, what it left behind is
         REAPER.release(proc.pid)
+        REAPER.adopt()
         _close_pipes(proc)
     text, label = decode_output(bytes(kept))
     full = decode_output(bytes(spill))[0] if total > len(kept) else None
@@ -281,24 +359,68 @@ async def run_lines(argv: list[str], cwd: Path, timeout: float, max_lines: int, 
     return Listed(lines, err.decode("utf-8", "replace"), None if stopped else proc.returncode, stopped)
 
 
-def _watch() -> None:
-    """The watcher: keep the registrations read from stdin; at its end (myrm died or closed it), kill."""
+def _kill_escaped(escaped: dict[int, int]) -> None:
+    """Kill each recorded child of myrm that is still the same process (pid and start time), then every
+    process left in a session one of them led (a ``setsid`` command and what it started)."""
+    sessions: set[int] = set()
+    for pid, start in escaped.items():
+        st = _proc_stat(pid)
+        if st is None or st[2] != start:
+            continue  # gone, or the pid now belongs to another process
+        if st[1] == pid:
+            sessions.add(pid)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    if not sessions:
+        return
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (st := _proc_stat(entry)) and st[1] in sessions:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry), signal.SIGKILL)
+
+
+def _watch(owner: int) -> None:
+    """The watcher: keep the registrations read from stdin and, every ``WATCH_POLL`` seconds, record
+    ``owner``'s children (the processes re-parented to it); at the end of stdin (myrm died or closed it),
+    kill them all."""
     groups: set[int] = set()
     dirs: set[str] = set()
-    for raw in sys.stdin.buffer:
-        op, _, arg = raw.decode("utf-8", "replace").rstrip("\n").partition(" ")
-        if op in ("+G", "-G") and arg.isdigit():
-            (groups.add if op == "+G" else groups.discard)(int(arg))
-        elif op == "+D":
-            dirs.add(arg)
-        elif op == "-D":
-            dirs.discard(arg)
+    escaped: dict[int, int] = {}  # pid -> start time
+    me = os.getpid()
+    fd = sys.stdin.fileno()
+    buf = b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], WATCH_POLL)
+        if owner > 0 and os.path.isdir("/proc"):
+            for pid, start, _sid in children_of(owner):
+                if pid != me:
+                    escaped[pid] = start
+        if not ready:
+            continue
+        chunk = os.read(fd, 65_536)
+        if not chunk:
+            break
+        *lines, buf = (buf + chunk).split(b"\n")
+        for raw in lines:
+            op, _, arg = raw.decode("utf-8", "replace").partition(" ")
+            if op in ("+G", "-G") and arg.isdigit():
+                (groups.add if op == "+G" else groups.discard)(int(arg))
+            elif op == "+D":
+                dirs.add(arg)
+            elif op == "-D":
+                dirs.discard(arg)
+            elif (
+                op == "+P" and (parts := arg.split()) and len(parts) == 2 and all(p.isdigit() for p in parts)
+            ):
+                escaped[int(parts[0])] = int(parts[1])
     for pgid in groups:
         kill_group(pgid)
+    if os.path.isdir("/proc"):
+        _kill_escaped(escaped)
     for d in dirs:
         shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _watch()  # argv[1], myrm's pid, only names the watcher's owner in ps
+    _watch(int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 0)  # argv[1]: myrm's pid

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from myrm_tui.agent.images import MAX_IMAGE_BYTES, describe, image_mime, image_part, too_large
+from myrm_tui.agent.permissions import Assessment, git_internal
 from myrm_tui.agent.tools.base import (
     ToolContext,
     ToolError,
@@ -143,6 +144,10 @@ class FileEditTool:
         new = args.get("new_string")
         if not isinstance(new, str):
             raise ToolError("new_string must be a string")
+        if not await _git_edit_approved(path, full, ctx):
+            return ToolResult(
+                f"The user declined the edit of {path}.", is_error=True, meta={"declined": True, "path": path}
+            )
         async with path_lock(full):
             return await self._edit(args, path, full, new, ctx)
 
@@ -180,6 +185,19 @@ class FileEditTool:
             f"edited {path}: {count if args.get('replace_all') else 1} replacement(s){warning}",
             meta={"path": path, "op": "modified"},
         )
+
+
+async def _git_edit_approved(path: str, full: Path, ctx: ToolContext) -> bool:
+    """An edit inside git's own folder (``.git/config``, ``.git/config.worktree``, hooks…) always asks,
+    whatever else edits may do: git config can make a later read-only ``git status`` run a program
+    (``core.fsmonitor``). ``approval = "auto"`` runs everything anyway, so it does not ask there."""
+    if ctx.auto_approve or not git_internal(ctx.workspace, full):
+        return True
+    if ctx.approver is None:
+        return False
+    reason = "edits git's own files (.git/): git config there can make later git commands run a program"
+    verdict = Assessment(command=f"edit {path}", commands=(), problems=(reason,))
+    return await ctx.approver("file_edit_tool", f"edit {path}", verdict) in ("yes", "always")
 
 
 def _load(full: Path, shown: str) -> str | bytes:

@@ -1,0 +1,357 @@
+"""Four ways around the permission and process guards (issue 34), each shown working when run unchecked
+and refused (or reaped) by myrm: git config beside `.git/config`, link-following walks, `setsid` escaping
+the reaper, and ripgrep flags that run programs. Plus settings out of sane bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from myrm_tui.agent.permissions import Assessment, CommandRules, git_config_files
+from myrm_tui.agent.proc import children_of
+from myrm_tui.agent.tools import ToolContext
+from myrm_tui.agent.tools.base import Approval
+from myrm_tui.agent.tools.files import FileEditTool
+from myrm_tui.config import ConfigError, resolve
+from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.test_tool_hardening import CHILD, _group_alive, _wait_until
+
+RG = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def _allowed(command: str, workspace: Path) -> bool:
+    return CommandRules().assess(command, workspace.resolve()).allowed
+
+
+def _git(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(workspace.parent)}
+    return subprocess.run(["git", *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=30)
+
+
+def _marker_program(workspace: Path, marker: Path) -> Path:
+    prog = workspace / "tools" / "hook.sh"
+    prog.parent.mkdir(exist_ok=True)
+    prog.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    prog.chmod(0o755)
+    return prog
+
+
+# --- 1. git config beside .git/config -------------------------------------------------------------------
+
+
+@needs_git
+def test_fsmonitor_in_config_worktree_runs_a_program_and_git_status_then_asks(
+    workspace: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    _git(workspace, "init", "-q")
+    prog = _marker_program(workspace, marker)
+    assert _allowed("git status", workspace)  # a clean repository: read-only git runs unasked
+    with (workspace / ".git" / "config").open("a") as f:
+        f.write("[extensions]\n\tworktreeConfig = true\n")
+    (workspace / ".git" / "config.worktree").write_text(f"[core]\n\tfsmonitor = {prog}\n")
+    assert not _allowed("git status", workspace)
+    assert not _allowed("git log", workspace)
+    # the attack is real: run unchecked, `git status` runs the program
+    _git(workspace, "status")
+    assert marker.exists()
+
+
+@needs_git
+def test_an_included_file_or_a_linked_worktree_is_read_too(workspace: Path, tmp_path: Path) -> None:
+    main_repo = tmp_path / "main-repo"
+    main_repo.mkdir()
+    _git(main_repo, "init", "-q")
+    _git(main_repo, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x")
+    linked = tmp_path / "linked"
+    _git(main_repo, "worktree", "add", "-q", str(linked))
+    assert (linked / ".git").is_file()  # `gitdir: …` pointer
+    assert _allowed("git status", linked)
+    files = git_config_files(linked.resolve())
+    assert (main_repo / ".git" / "config").resolve() in files  # the common dir's config
+    with (main_repo / ".git" / "config").open("a") as f:
+        f.write("[core]\n\tpager = less\n")
+    assert not _allowed("git status", linked)
+
+
+def test_git_reads_the_users_config_when_the_workspace_is_home(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", str(workspace))
+    (workspace / ".gitconfig").write_text("[core]\n\tfsmonitor = ./x\n")
+    assert not _allowed("git status", workspace)
+    monkeypatch.setenv("HOME", str(tmp_path / "elsewhere"))  # the user's own file, outside: trusted
+    assert _allowed("git status", workspace)
+
+
+def test_git_dir_from_the_environment_is_not_read_only(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _allowed("git status", workspace)
+    monkeypatch.setenv("GIT_DIR", str(workspace / "elsewhere"))
+    assert not _allowed("git status", workspace)
+
+
+@needs_git
+@pytest.mark.parametrize("target", [".git/config", ".git/config.worktree", ".git/hooks/pre-commit"])
+async def test_an_edit_under_git_asks_first(target: str, workspace: Path) -> None:
+    _git(workspace, "init", "-q")
+    full = workspace / target
+    full.parent.mkdir(parents=True, exist_ok=True)
+    before = full.read_text() if full.exists() else None
+    asked: list[tuple[str, Assessment]] = []
+
+    async def approver(tool: str, cmd: str, assessment: Assessment) -> Approval:
+        asked.append((cmd, assessment))
+        return "no"
+
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), approver=approver)
+    args = {"path": target, "new_string": "[core]\n\tfsmonitor = ./x\n", "create": before is None}
+    if before is not None:
+        args |= {"old_string": before.splitlines(keepends=True)[0], "new_string": "[core]\n\tfsmonitor = x\n"}
+    res = await FileEditTool().run(args, ctx)
+    assert res.is_error and res.meta.get("declined")
+    assert [c for c, _ in asked] == [f"edit {target}"]
+    assert "git" in asked[0][1].problems[0]
+    assert (full.read_text() if full.exists() else None) == before
+    # an edit elsewhere does not ask; auto approval does not ask either
+    asked.clear()
+    await FileEditTool().run({"path": "notes.txt", "new_string": "x", "create": True}, ctx)
+    auto = ToolContext(workspace=workspace, vault=ArtifactVault("s"), approver=approver, auto_approve=True)
+    await FileEditTool().run({"path": ".git/info/x", "new_string": "x", "create": True}, auto)
+    assert asked == []
+
+
+# --- 2. link-following walks ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def linked_out(workspace: Path, tmp_path: Path) -> Path:
+    """``workspace/dirlink`` points at a folder outside holding a secret."""
+    outside = tmp_path / "home"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET=hunter2\n")
+    (workspace / "dirlink").symlink_to(outside, target_is_directory=True)
+    (workspace / "code.txt").write_text("nothing here\n")
+    return outside
+
+
+WALKS = [
+    "grep -R SECRET .",
+    "grep -Rn SECRET .",
+    "grep --dereference-recursive SECRET .",
+    "find -L . -name secret.txt",
+    "find . -follow -name secret.txt",
+    "ls -LR",
+    "ls -lLR .",
+    f"{RG} -L SECRET",
+    f"{RG} --follow SECRET",
+]
+
+
+@pytest.mark.parametrize("command", WALKS)
+def test_a_walk_that_follows_links_asks_and_would_read_outside(
+    command: str, workspace: Path, linked_out: Path
+) -> None:
+    tokens = command.replace(RG, "rg")
+    assert not _allowed(tokens, workspace)
+    # the attack is real: run unchecked, the walk reaches the secret outside the workspace
+    out = subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True, text=True, timeout=30)
+    assert "secret.txt" in out.stdout or "hunter2" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "command", ["grep -r SECRET .", "grep -rn SECRET .", "find . -name secret.txt", "ls -lR", "rg SECRET"]
+)
+def test_walks_that_do_not_follow_links_stay_read_only_and_inside(
+    command: str, workspace: Path, linked_out: Path
+) -> None:
+    assert _allowed(command, workspace)
+    real = command.replace("rg ", f"{RG} ", 1) if command.startswith("rg ") else command
+    out = subprocess.run(["bash", "-c", real], cwd=workspace, capture_output=True, text=True, timeout=30)
+    assert "hunter2" not in out.stdout and "secret.txt" not in out.stdout
+
+
+def test_wc_reading_names_from_a_file_asks(workspace: Path, linked_out: Path) -> None:
+    (workspace / "names").write_text(str(linked_out / "secret.txt") + "\0")
+    assert not _allowed("wc --files0-from=names", workspace)
+    assert not _allowed("find -files0-from names", workspace)
+    assert _allowed("wc -l code.txt", workspace)
+
+
+# --- 3. ripgrep flags are allow-listed ---------------------------------------------------------------------
+
+
+def test_rg_hostname_bin_runs_a_program_and_asks(workspace: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    _marker_program(workspace, marker)
+    (workspace / "code.txt").write_text("needle\n")
+    for flags in ("--hostname-bin=tools/hook.sh", "--hostname-bin tools/hook.sh"):
+        assert not _allowed(f"rg {flags} needle", workspace)
+    # the attack is real: ripgrep runs the program (for hyperlinks' host name) on a plain search
+    subprocess.run(
+        [RG, "--hostname-bin=tools/hook.sh", "needle"], cwd=workspace, capture_output=True, timeout=30
+    )
+    assert marker.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rg --pre tools/hook.sh needle",
+        "rg --pre=tools/hook.sh needle",
+        "rg --pre-glob '*.txt' --pre tools/hook.sh needle",
+        "rg -z needle",
+        "rg --search-zip needle",
+        "rg -iz needle",
+        "rg --hyperlink-format=default needle",
+        "rg --some-future-flag needle",
+        "rg -Y needle",
+    ],
+)
+def test_rg_flags_outside_the_allow_list_ask(command: str, workspace: Path) -> None:
+    assert not _allowed(command, workspace)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rg needle",
+        "rg -n -i needle .",
+        "rg -inw needle",
+        "rg -A3 -B 2 -g '*.py' needle",
+        "rg -e needle -tpy",
+        "rg --type py --max-count 3 needle",
+        "rg --files",
+        "rg -l --hidden needle",
+        "rg -- -z",
+    ],
+)
+def test_everyday_rg_stays_read_only(command: str, workspace: Path) -> None:
+    assert _allowed(command, workspace)
+
+
+def test_a_ripgrep_config_inside_the_workspace_is_not_trusted(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (workspace / ".rgrc").write_text("--pre=tools/hook.sh\n")
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(workspace / ".rgrc"))
+    assert not _allowed("rg needle", workspace)
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(tmp_path / "user.rgrc"))
+    assert _allowed("rg needle", workspace)
+
+
+# --- 4. setsid escapes the process group: the reaper still ends it ---------------------------------------
+
+
+def _session(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+async def test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid(
+    emulator: ProviderEmulator, workspace: Path, tmp_path: Path
+) -> None:
+    emulator.enqueue(
+        # setsid: a new session and group, and bash exits at once: the sleep is an orphan
+        Reply(
+            tool_calls=[
+                ("bash", {"command": "setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > s.pid"})
+            ]
+        ),
+        Reply(tool_calls=[("bash", {"command": "echo $$ > fg.pid; sleep 300; echo never", "timeout": 600})]),
+        Reply(text="done"),
+    )
+    db = tmp_path / "kill9" / "myrm.db"
+    db.parent.mkdir()
+    root = Path(__file__).resolve().parent.parent
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(db), str(workspace), emulator.openai_base],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    escaped = 0
+    try:
+        spid, fpid = workspace / "s.pid", workspace / "fg.pid"
+        ready = await _wait_until(lambda: all(p.exists() and p.read_text().strip() for p in (spid, fpid)), 60)
+        assert ready, "the tool commands never started"
+        escaped, group = int(spid.read_text()), int(fpid.read_text())
+        assert _alive(escaped) and Path(f"/proc/{escaped}/stat").read_text().rsplit(")", 1)[1].split()[
+            3
+        ] == str(escaped)  # it leads a session of its own: killing the tool's group cannot reach it
+        # myrm is its subreaper: the orphan is myrm's child, not init's
+        assert await _wait_until(lambda: escaped in {p for p, _, _ in children_of(child.pid)}, 30)
+        child.kill()
+        child.wait(10)
+        assert await _wait_until(lambda: not _group_alive(group), 30)
+        assert await _wait_until(lambda: not _alive(escaped), 30), "the setsid process survived myrm"
+    finally:
+        if child.poll() is None:
+            child.kill()
+        if escaped and _alive(escaped):
+            os.kill(escaped, 9)
+        if (workspace / "fg.pid").exists() and (workspace / "fg.pid").read_text().strip():
+            with __import__("contextlib").suppress(ProcessLookupError):
+                os.killpg(int((workspace / "fg.pid").read_text()), 9)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_without_the_reaper_a_setsid_process_outlives_its_parent(tmp_path: Path) -> None:
+    """The attack is real: a parent killed with -9 leaves a `setsid` grandchild running under init."""
+    pidfile = tmp_path / "s.pid"
+    parent = subprocess.Popen(
+        ["bash", "-c", f"setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > {pidfile}; sleep 300"],
+        start_new_session=True,
+    )
+    try:
+        asyncio.run(_wait_until(lambda: pidfile.exists() and pidfile.read_text().strip() != "", 30))
+        escaped = int(pidfile.read_text())
+        # killed before setsid() ran, it would still be in the group: wait until it leads its own session
+        assert asyncio.run(_wait_until(lambda: _session(escaped) == escaped, 30))
+        os.killpg(parent.pid, 9)
+        parent.wait(10)
+        assert _alive(escaped)
+    finally:
+        if pidfile.exists() and pidfile.read_text().strip():
+            with __import__("contextlib").suppress(ProcessLookupError):
+                os.kill(int(pidfile.read_text()), 9)
+
+
+# --- settings out of sane bounds -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("context_window", 99_999_999_999),
+        ("max_output_tokens", 10**12),
+        ("bash_timeout", 1e300),
+        ("max_steps", 10**9),
+        ("thinking_budget_tokens", 10**12),
+    ],
+)
+def test_a_setting_beyond_sane_bounds_is_one_clear_line(key: str, value: object) -> None:
+    with pytest.raises(ConfigError) as err:
+        resolve({key: value}, {}, {}, env={})
+    line = str(err.value)
+    assert "\n" not in line and key in line and "expected" in line
+    assert " to " in line or "<=" in line  # it names the bound
