@@ -6,6 +6,7 @@ synthetic interrupted error, so the history stays consistent."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
@@ -18,6 +19,8 @@ from myrm_tui.agent.tools import ToolContext, ToolError, ToolResult
 from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.normalize import INTERRUPTED
 from myrm_tui.context.types import Message, ToolCall
+
+log = logging.getLogger(__name__)
 
 
 class ToolRunner:
@@ -106,6 +109,7 @@ class ToolRunner:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a tool bug must not end the session
+            log.exception("tool %s failed", call.name)
             result = ToolResult(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
         post = await self.hooks.run(
             "post_tool_use",

@@ -4,6 +4,7 @@ sessions; run turns; compact. No widgets here, so it is tested without a termina
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from myrm_tui.agent.tools.jobs import JobManager
     from myrm_tui.context.types import ToolCall
     from myrm_tui.llm.client import LLMClient
+
+log = logging.getLogger(__name__)
 
 
 # The agent package (pipeline, tools, hooks, tiktoken) is imported on first use, in the start-up worker:
@@ -58,6 +61,7 @@ async def missing_keys(model: str) -> list[str]:
     try:
         found = litellm.validate_environment(model=model)
     except Exception:  # a provider litellm cannot check: the first request tells
+        log.debug("litellm cannot check the keys of %s", model, exc_info=True)
         return []
     return [k for k in found.get("missing_keys", []) if not os.environ.get(k)]
 

@@ -9,6 +9,7 @@ is kept in the vault and the shortened text says where.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from myrm_tui.context.signals import COMMAND_TOOLS, command_of
 from myrm_tui.context.step import Request, Rewritten, Trace, View
 from myrm_tui.context.trimming import head_tail, pointer_note
 from myrm_tui.context.types import Message, ToolCall
+
+log = logging.getLogger(__name__)
 
 SEMANTIC_PROMPT = "semantic_filter.md"
 
@@ -170,6 +173,7 @@ class FilterProcessor:
         try:
             summary = await req.summarizer(system, f"Tool: {tool}\n\n{excerpt}")
         except Exception as exc:
+            log.warning("semantic filter failed", exc_info=True)
             trace.event(f"semantic filter failed: {type(exc).__name__}")
             return None
         return summary.strip() or None
