@@ -302,7 +302,7 @@ MUTANTS = (
     ),
     Mutant(
         "database owner-only",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/base.py",
         "os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)",
         "os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)",
         ("tests/test_store.py::test_database_file_is_owner_only",),
@@ -511,7 +511,7 @@ MUTANTS = (
     ),
     Mutant(
         "store: one transaction at a time",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/base.py",
         "        async with self._lock:\n",
         '        async with __import__("contextlib").nullcontext():\n',
         (
@@ -521,7 +521,7 @@ MUTANTS = (
     ),
     Mutant(
         "store: a nested transaction is a savepoint",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/base.py",
         "if task is not None and task is self._owner:",
         "if False:",
         ("tests/test_store_concurrency.py::test_nested_transaction_in_the_same_task_is_a_savepoint",),
@@ -553,7 +553,7 @@ MUTANTS = (
     ),
     Mutant(
         "crash: half-done compaction rolled back",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/state.py",
         "for cid, sid in pending:",
         "for cid, sid in pending[:0]:",
         ("tests/test_store.py::test_kill_9_during_compaction_rolls_back_on_restart",),
@@ -677,21 +677,21 @@ MUTANTS = (
     ),
     Mutant(
         "full disk: one line, not a traceback",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/base.py",
         "if _write_failure(exc):  # a full disk is one line for the user, not a traceback",
         "if False:",
         ("tests/test_store_faults.py",),
     ),
     Mutant(
         "one writer per session: the lease refuses",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/leases.py",
         '            if row is not None and row["token"] != mine and self._held(row):',
         "            if False:",
         ("tests/test_session_lease.py",),
     ),
     Mutant(
         "state saves are compare-and-set",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/state.py",
         "                if row is not None or expected != 0:",
         "                if False:",
         ("tests/test_session_lease.py::test_state_saves_are_compare_and_set",),
