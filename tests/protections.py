@@ -260,14 +260,14 @@ MUTANTS = (
     ),
     Mutant(
         "L7 job output to disk",
-        "myrm_tui/agent/tools/jobs.py",
+        "myrm_tui/agent/tools/job_manager.py",
         "stdout=fd,\n                stderr=fd,",
         "stdout=asyncio.subprocess.DEVNULL,\n                stderr=asyncio.subprocess.DEVNULL,",
         (f"{J}::test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault",),
     ),
     Mutant(
         "L7 job log owner-only",
-        "myrm_tui/agent/tools/jobs.py",
+        "myrm_tui/agent/tools/job_manager.py",
         "os.O_TRUNC, 0o600)",
         "os.O_TRUNC, 0o644)",
         (f"{J}::test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault",),
@@ -281,7 +281,7 @@ MUTANTS = (
     ),
     Mutant(
         "L7 log size limit",
-        "myrm_tui/agent/tools/jobs.py",
+        "myrm_tui/agent/tools/job_manager.py",
         "if _log_size(job) > self.log_limit:",
         "if False:",
         (f"{J}::test_a_job_writing_past_the_log_limit_is_stopped",),
@@ -497,7 +497,7 @@ MUTANTS = (
     # the watcher is guarded by "tool process groups end with myrm (watcher)".
     Mutant(
         "job watcher survives a removed log",
-        "myrm_tui/agent/tools/jobs.py",
+        "myrm_tui/agent/tools/job_manager.py",
         "    except OSError:  # the log was removed",
         "    except ZeroDivisionError:  # the log was removed",
         (f"{J}::test_close_ends_a_job_that_removed_its_own_log",),

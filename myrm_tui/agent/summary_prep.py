@@ -34,7 +34,7 @@ from myrm_tui.llm.events import TextDelta, Usage
 from myrm_tui.llm.pricing import estimate_cost
 
 if TYPE_CHECKING:
-    from myrm_tui.agent.session import AgentSession
+    from myrm_tui.agent.session_deps import SummarySession
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class Sent:
 
 
 class SummaryPreparer:
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SummarySession) -> None:
         self.session = session
         self.bill = SummarizerBill()
         self.ready: PreparedSummary | None = None

@@ -13,7 +13,7 @@ from typing import Any
 
 from myrm_tui.agent.events import AgentEvent, ToolFinished, ToolOutput, ToolStarted
 from myrm_tui.agent.hooks import HookRunner
-from myrm_tui.agent.session import AgentSession
+from myrm_tui.agent.session_deps import StoresMessages
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolContext, ToolError, ToolResult
 from myrm_tui.context.edits import StateEdit
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 class ToolRunner:
-    def __init__(self, tools: ToolSet, ctx: ToolContext, hooks: HookRunner, session: AgentSession) -> None:
+    def __init__(self, tools: ToolSet, ctx: ToolContext, hooks: HookRunner, session: StoresMessages) -> None:
         self.tools = tools
         self.ctx = ctx
         self.hooks = hooks

@@ -12,16 +12,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from myrm_tui.agent.permissions import Assessment, CommandRules
 from myrm_tui.agent.proc import decode_output  # noqa: F401  (re-exported: its old home)
+from myrm_tui.agent.tools.errors import ToolError
 from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.vault import ArtifactVault
 
 if TYPE_CHECKING:
-    from myrm_tui.agent.tools.jobs import JobManager
-
-
-class ToolError(Exception):
-    """A failure the model should read (bad arguments, path outside the workspace...)."""
+    from myrm_tui.agent.tools.job_manager import JobManager
 
 
 @dataclass
