@@ -417,9 +417,7 @@ class MyrmApp(App[None]):
         try:
             await self.ready.wait()
             agent = await self.controller.ensure_agent()
-            listeners = agent.session.preparer.listeners
-            if self._summary_progress not in listeners:  # it also ends between turns
-                listeners.append(self._summary_progress)
+            agent.on_summary_progress(self._summary_progress)  # it also ends between turns
             async for ev in agent.run_turn(text):
                 self._event(ev)
         except asyncio.CancelledError:

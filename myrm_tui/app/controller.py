@@ -255,7 +255,7 @@ class Controller:
 
     def schema_tokens(self) -> int:
         """Tokens of the tool schemas sent with every request (none for the embedded model)."""
-        return self.agent.session.schema_tokens() if self.agent is not None else 0
+        return self.agent.schema_tokens() if self.agent is not None else 0
 
     async def reload_settings(self) -> None:
         self.settings = await resolve_settings(self._store(), self.cli)
@@ -413,7 +413,7 @@ class Controller:
                     summarizer=agent.aux.last_model
                     if agent.aux and agent.aux.last_model
                     else ("extractive" if agent.extractive_summaries else "lite model"),
-                    summarizer_bill=agent.session.preparer.status(),
+                    summarizer_bill=agent.summary_status(),
                     last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
                     pipeline_p50=times[len(times) // 2] if times else None,
                     window_lines=agent.window_use().lines(width=PANEL_BAR),
