@@ -149,7 +149,7 @@ async def test_background_commands_still_need_approval(workspace: Path, tmp_path
 async def test_background_jobs_survive_an_agent_rebuild_and_end_with_the_session(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
-    from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
+    from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
     from myrm_tui.agent.factory import build_agent
 
     row = await store.create_session(workspace=str(workspace))

@@ -19,7 +19,7 @@ from myrm_tui.store.db import SessionBusy, SessionRow, Store, VaultListing
 
 if TYPE_CHECKING:
     from myrm_tui.agent.agent import Agent
-    from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
+    from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
     from myrm_tui.agent.replay import Replay
     from myrm_tui.agent.tools.jobs import JobManager
     from myrm_tui.context.types import ToolCall
@@ -140,7 +140,7 @@ class Controller:
     @property
     def cache(self) -> ChatAgentExecutionCache:
         if self._cache is None:
-            from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
+            from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
 
             self._cache = ChatAgentExecutionCache(self._build)
         return self._cache
