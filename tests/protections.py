@@ -166,8 +166,8 @@ MUTANTS = (
     Mutant(
         "L5 preflight guard",
         "myrm_tui/agent/turn.py",
-        "if run.tokens > session.config.input_budget:\n                # protection L5",
-        "if False:\n                # protection L5",
+        "if run.tokens > session.config.input_budget:\n                # The preflight guard",
+        "if False:\n                # The preflight guard",
         (f"{R}::test_preflight_refuses_a_request_that_cannot_fit_before_calling_the_api",),
     ),
     Mutant(

@@ -261,7 +261,7 @@ class TurnRunner:
         while step < self.settings.max_steps:
             view, run = await session.prepare(force=False, background=True)
             if run.tokens > session.config.input_budget:
-                # protection L5, preflight guard: never pay for a request the provider will refuse.
+                # The preflight guard: never pay for a request the provider will refuse.
                 view, run = await session.prepare(force=True, background=True)
                 if run.tokens > session.config.input_budget:
                     yield TurnFailed(self._refusal(view, run.tokens), "preflight")
@@ -417,7 +417,7 @@ class TurnRunner:
             await self.session.append(synthetic_user(CUT_CONTINUE, "stream_cut", "stream_cut"))
 
     async def _recover_overflow(self, exc: ContextOverflowError, sent: int) -> None:
-        """Protection L4, stream recovery: our count said the request fits, the provider's said no.
+        """Stream recovery: our count said the request fits, the provider's said no.
 
         Our budget is rescaled by the provider's own numbers (cut by a quarter when its message has
         none), and a compaction must end under it: stage 1 shrinks tool outputs, stage 2 drops the

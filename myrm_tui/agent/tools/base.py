@@ -53,7 +53,7 @@ class ToolContext:
     max_output_bytes: int = 2_000_000
     extra_vault_namespaces: set[str] = field(default_factory=set)  # parents (forks) and children (subagents)
     jobs: JobManager | None = None  # background shell jobs; None where they are not allowed
-    job_output_chars: int = 30_000  # new job output over this is spilled to the vault (protection L7)
+    job_output_chars: int = 30_000  # new job output over this goes to the vault (output spill)
     subagent: Spawn | None = None  # runs a task in a child session; None in a child (no grandchildren)
     on_output: Callable[[str], None] | None = None  # a running call's output tail, for the live view
 

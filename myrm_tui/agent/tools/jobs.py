@@ -1,6 +1,6 @@
 """Background shell jobs (``bash`` with ``run_in_background``) and ``bash_output`` to read them.
 
-Protection L7, background-output spill: a job's stdout and stderr go straight to a log file on disk (mode
+Background-output spill: a job's stdout and stderr go straight to a log file on disk (mode
 0600, in the session's jobs folder), never through memory, so a chatty server or a long test run
 costs nothing until it is read. A job whose log passes ``log_limit`` is stopped. ``bash_output``
 returns what is new since the last read; when that is over the tool context's
