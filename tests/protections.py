@@ -724,6 +724,16 @@ MUTANTS = (
         "        await asyncio.gather(out(), errors(), proc.wait())\n",
         (f"{X}::test_a_search_over_its_time_limit_is_a_tool_error_and_its_child_ends",),
     ),
+    Mutant(
+        "a start-up failure is logged with its traceback",
+        "myrm_tui/app/app.py",
+        '            log.exception("start-up failed")\n',
+        "",
+        (
+            "tests/test_app_failures_logged.py",
+            "tests/test_failures_logged.py::test_no_broad_handler_swallows_a_failure_unlogged",
+        ),
+    ),
 )
 
 
