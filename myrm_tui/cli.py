@@ -7,6 +7,7 @@ stay fast.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 from collections.abc import Coroutine
@@ -16,6 +17,8 @@ from typing import Annotated, Any
 import typer
 
 from myrm_tui.offline import configure_offline_env
+
+log = logging.getLogger(__name__)
 
 app = typer.Typer(
     add_completion=False,
@@ -479,6 +482,9 @@ def doctor(
     offline-ready."""
     cli = _cli_settings(model, None)
     configure_offline_env()
+    from myrm_tui.logs import setup_logging
+
+    setup_logging()
     problems = [
         *asyncio.run(_config_report(_db(db), cli)),
         *(f"warning: {w}" for w in _filter_problems(Path.cwd().resolve())),
@@ -509,6 +515,7 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
     from myrm_tui.context.tokens import get_encoding
     from myrm_tui.llm import local
     from myrm_tui.llm.local import gguf_path, runtime_available
+    from myrm_tui.logs import log_path
     from myrm_tui.offline import litellm_tokenizers_dir
     from myrm_tui.store.db import Store
 
@@ -522,6 +529,7 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
         get_encoding()
         tokenizer = "ok (offline, litellm's bundled files)"
     except Exception as exc:
+        log.warning("doctor: the tokenizer failed to load", exc_info=True)
         tokenizer = f"FAILED: {exc}"
         problems.append("tokenizer")
     if settings.is_local_default and not runtime_available():
@@ -541,6 +549,7 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
         "api base": settings.api_base or "-",
         "keys found": ", ".join(k for k, _ in KEY_DEFAULTS if os.environ.get(k)) or "none",
         "database": str(db),
+        "log": str(log_path()),
         "embedded model": embedded,
         "offline env": f"LITELLM_LOCAL_MODEL_COST_MAP={os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')}, "
         f"TIKTOKEN_CACHE_DIR={litellm_tokenizers_dir()}",

@@ -180,10 +180,10 @@ class Settings:
     preheat: bool = True  # warm the provider cache after start-up and compaction
     max_subagent_result_tokens: int = 2_000
     mcp_servers: tuple[dict[str, Any], ...] = ()  # [{name, command, args, env} | {name, url}]
-    mcp_max_output_chars: int = 20_000  # protection L1: an MCP result over this is vaulted, with a pointer
+    mcp_max_output_chars: int = 20_000  # MCP spill: an MCP result over this is vaulted, with a pointer
     hooks: tuple[dict[str, Any], ...] = ()  # [{event, command, matcher, timeout}], see agent/hooks.py
-    hook_max_output_tokens: int = 2_500  # protection L6: hook output over this is vaulted, with a preview
-    job_output_chars: int = 30_000  # protection L7: new background-job output over this goes to the vault
+    hook_max_output_tokens: int = 2_500  # hook-output spill: hook output over this is vaulted, with a preview
+    job_output_chars: int = 30_000  # background-output spill: new job output over this goes to the vault
     keepalive_idle_seconds: float = 240.0
     light_ratio: float = 0.50
     full_ratio: float = 0.70
@@ -191,7 +191,7 @@ class Settings:
     fork_suggest_ratio: float = 0.75
     summarizer_inactivity_seconds: float = 90.0
     summarizer_total_seconds: float = 600.0
-    cache_ttl_seconds: float = 3600.0  # Layer 2: older tool outputs are archived when the cache is cold
+    cache_ttl_seconds: float = 3600.0  # TTL prune: older tool outputs are archived when the cache is cold
     # Extended thinking for Anthropic models (0 = off; the budget is added to max_output_tokens) and the
     # reasoning effort for OpenAI / DeepSeek models that take one ("" = the provider's default).
     thinking_budget_tokens: int = 0

@@ -166,8 +166,8 @@ MUTANTS = (
     Mutant(
         "L5 preflight guard",
         "myrm_tui/agent/turn.py",
-        "if run.tokens > session.config.input_budget:\n                # protection L5",
-        "if False:\n                # protection L5",
+        "if run.tokens > session.config.input_budget:\n                # The preflight guard",
+        "if False:\n                # The preflight guard",
         (f"{R}::test_preflight_refuses_a_request_that_cannot_fit_before_calling_the_api",),
     ),
     Mutant(
@@ -260,14 +260,14 @@ MUTANTS = (
     ),
     Mutant(
         "L7 job output to disk",
-        "myrm_tui/agent/tools/jobs.py",
+        "myrm_tui/agent/tools/job_manager.py",
         "stdout=fd,\n                stderr=fd,",
         "stdout=asyncio.subprocess.DEVNULL,\n                stderr=asyncio.subprocess.DEVNULL,",
         (f"{J}::test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault",),
     ),
     Mutant(
         "L7 job log owner-only",
-        "myrm_tui/agent/tools/jobs.py",
+        "myrm_tui/agent/tools/job_manager.py",
         "os.O_TRUNC, 0o600)",
         "os.O_TRUNC, 0o644)",
         (f"{J}::test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault",),
@@ -281,7 +281,7 @@ MUTANTS = (
     ),
     Mutant(
         "L7 log size limit",
-        "myrm_tui/agent/tools/jobs.py",
+        "myrm_tui/agent/tools/job_manager.py",
         "if _log_size(job) > self.log_limit:",
         "if False:",
         (f"{J}::test_a_job_writing_past_the_log_limit_is_stopped",),
@@ -302,7 +302,7 @@ MUTANTS = (
     ),
     Mutant(
         "database owner-only",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/base.py",
         "os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)",
         "os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)",
         ("tests/test_store.py::test_database_file_is_owner_only",),
@@ -497,7 +497,7 @@ MUTANTS = (
     # the watcher is guarded by "tool process groups end with myrm (watcher)".
     Mutant(
         "job watcher survives a removed log",
-        "myrm_tui/agent/tools/jobs.py",
+        "myrm_tui/agent/tools/job_manager.py",
         "    except OSError:  # the log was removed",
         "    except ZeroDivisionError:  # the log was removed",
         (f"{J}::test_close_ends_a_job_that_removed_its_own_log",),
@@ -511,7 +511,7 @@ MUTANTS = (
     ),
     Mutant(
         "store: one transaction at a time",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/base.py",
         "        async with self._lock:\n",
         '        async with __import__("contextlib").nullcontext():\n',
         (
@@ -521,7 +521,7 @@ MUTANTS = (
     ),
     Mutant(
         "store: a nested transaction is a savepoint",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/base.py",
         "if task is not None and task is self._owner:",
         "if False:",
         ("tests/test_store_concurrency.py::test_nested_transaction_in_the_same_task_is_a_savepoint",),
@@ -553,7 +553,7 @@ MUTANTS = (
     ),
     Mutant(
         "crash: half-done compaction rolled back",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/state.py",
         "for cid, sid in pending:",
         "for cid, sid in pending[:0]:",
         ("tests/test_store.py::test_kill_9_during_compaction_rolls_back_on_restart",),
@@ -677,21 +677,21 @@ MUTANTS = (
     ),
     Mutant(
         "full disk: one line, not a traceback",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/base.py",
         "if _write_failure(exc):  # a full disk is one line for the user, not a traceback",
         "if False:",
         ("tests/test_store_faults.py",),
     ),
     Mutant(
         "one writer per session: the lease refuses",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/leases.py",
         '            if row is not None and row["token"] != mine and self._held(row):',
         "            if False:",
         ("tests/test_session_lease.py",),
     ),
     Mutant(
         "state saves are compare-and-set",
-        "myrm_tui/store/db.py",
+        "myrm_tui/store/state.py",
         "                if row is not None or expected != 0:",
         "                if False:",
         ("tests/test_session_lease.py::test_state_saves_are_compare_and_set",),
@@ -768,6 +768,16 @@ MUTANTS = (
         "        await asyncio.wait_for(asyncio.gather(out(), errors(), proc.wait()), timeout)\n",
         "        await asyncio.gather(out(), errors(), proc.wait())\n",
         (f"{X}::test_a_search_over_its_time_limit_is_a_tool_error_and_its_child_ends",),
+    ),
+    Mutant(
+        "a start-up failure is logged with its traceback",
+        "myrm_tui/app/app.py",
+        '            log.exception("start-up failed")\n',
+        "",
+        (
+            "tests/test_app_failures_logged.py",
+            "tests/test_failures_logged.py::test_no_broad_handler_swallows_a_failure_unlogged",
+        ),
     ),
 )
 

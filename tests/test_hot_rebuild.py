@@ -123,9 +123,9 @@ def test_fingerprint_covers_the_tool_schemas_the_builder_binds() -> None:
 async def test_a_changed_tool_set_rebuilds_the_agent(
     emulator: ProviderEmulator, store: Store, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
     from myrm_tui.agent.factory import build_agent
     from myrm_tui.agent.fingerprint import builtin_tool_schemas
+    from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
     from myrm_tui.agent.tools.search import GrepTool
 
     row = await store.create_session(workspace=str(workspace))

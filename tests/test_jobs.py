@@ -149,8 +149,8 @@ async def test_background_commands_still_need_approval(workspace: Path, tmp_path
 async def test_background_jobs_survive_an_agent_rebuild_and_end_with_the_session(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
-    from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
     from myrm_tui.agent.factory import build_agent
+    from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
 
     row = await store.create_session(workspace=str(workspace))
     cache = ChatAgentExecutionCache(lambda s, jobs: build_agent(store, row.id, s, workspace, jobs=jobs))

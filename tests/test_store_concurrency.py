@@ -159,7 +159,7 @@ def test_no_code_but_the_store_says_begin() -> None:
     offenders = [
         f"{p.relative_to(ROOT)}:{n}"
         for p in (ROOT / "myrm_tui").rglob("*.py")
-        if p != ROOT / "myrm_tui" / "store" / "db.py"
+        if p != ROOT / "myrm_tui" / "store" / "base.py"
         for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
         if pattern.search(line)
     ]

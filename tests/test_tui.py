@@ -255,7 +255,7 @@ def frozen(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     import uuid
 
     counter = itertools.count()
-    monkeypatch.setattr("myrm_tui.store.db.uuid.uuid4", lambda: uuid.UUID(int=next(counter)))
+    monkeypatch.setattr("myrm_tui.store.sessions.uuid.uuid4", lambda: uuid.UUID(int=next(counter)))
     monkeypatch.setattr("myrm_tui.agent.prompts.time.strftime", lambda fmt, t=None: "2026-01-01")
     monkeypatch.setattr(
         "myrm_tui.context.pipeline.perf_counter", lambda: 0.0

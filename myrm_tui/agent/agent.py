@@ -171,6 +171,21 @@ class Agent:
     async def flush_vault(self) -> None:
         await self.session.flush_vault()
 
+    def schema_tokens(self) -> int:
+        """Tokens of the tool schemas sent with every request (none for a model that gets no tools)."""
+        return self.session.schema_tokens()
+
+    def on_summary_progress(self, listener: Callable[[str], None]) -> None:
+        """Tell ``listener`` how the background summary goes ("preparing", "ready", "failed: …",
+        "upgraded"); once, however often it is asked."""
+        listeners = self.session.preparer.listeners
+        if listener not in listeners:
+            listeners.append(listener)
+
+    def summary_status(self) -> dict[str, Any]:
+        """The background summary's bill and state, for the health panel."""
+        return self.session.preparer.status()
+
     async def compact_now(self, focus: str = "", trigger: Trigger = "manual") -> ContextReport:
         """Force a compaction (the ring's button, ``/compact``, a fork); returns the new context health.
 

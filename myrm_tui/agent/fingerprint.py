@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from myrm_tui.agent.model_target import context_config
 from myrm_tui.config import Settings
-from myrm_tui.context.config import ContextConfig
 
 
 def tools_fingerprint(schemas: Sequence[dict[str, Any]]) -> str:
@@ -37,12 +37,7 @@ def execution_parameters(
     tool_schemas: Sequence[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Every parameter that shapes a run: settings, each derived threshold, key presence, files, tools."""
-    config = ContextConfig(
-        max_context_tokens=window,
-        light_ratio=settings.light_ratio,
-        full_ratio=settings.full_ratio,
-        emergency_ratio=settings.emergency_ratio,
-    )
+    config = context_config(settings, window)
     derived = {f"context.{k}": getattr(config, k) for k in config.__dataclass_fields__}
     derived.update(
         input_budget=config.input_budget,

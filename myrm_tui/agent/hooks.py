@@ -16,7 +16,7 @@ appended to the tool result (``post_tool_use``) or as a marked context message a
 (``pre_tool_use``) or the message is not sent (``user_prompt_submit``), and the output says why.
 Any other failure or a timeout is reported and never blocks.
 
-Protection L6, hook-output spiller: output over ``max_tokens`` (2,500) goes whole to the vault; the model gets
+Hook-output spill: output over ``max_tokens`` (2,500) goes whole to the vault; the model gets
 a head-and-tail preview with the ``vault://`` pointer (``agent/spill.py``; head truncation without
 a vault).
 """
@@ -149,7 +149,7 @@ class HookRunner:
         return results
 
     def spill(self, text: str, spec: HookSpec) -> tuple[str, str | None]:
-        """Protection L6: text within ``max_tokens`` as it is; over it, to the vault with a preview."""
+        """Hook-output spill: text within ``max_tokens`` as it is; over it, to the vault with a preview."""
         if self.counter.text(text) <= self.max_tokens:
             return text, None
         return spill(

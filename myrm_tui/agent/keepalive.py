@@ -10,10 +10,13 @@ never started for providers without prompt caching. Clock and sleep are injectab
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 
 from myrm_tui.context.model_facts import family, model_kind
+
+log = logging.getLogger(__name__)
 
 CACHING_FAMILIES = frozenset({"anthropic", "openai", "qwen", "deepseek", "gemini"})
 
@@ -91,4 +94,5 @@ class CacheKeepAliveManager:
                 await self.probe()
                 self.probes_sent += 1
             except Exception:
+                log.warning("keep-alive probe failed", exc_info=True)
                 self.failures += 1  # a failed probe costs nothing but the next cold start

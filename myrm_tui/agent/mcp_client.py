@@ -13,6 +13,7 @@ vault it falls back to head truncation.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from myrm_tui.agent.images import MAX_IMAGE_BYTES
 from myrm_tui.agent.spill import spill
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
 from myrm_tui.context.vault import ArtifactVault
+
+log = logging.getLogger(__name__)
 
 MAX_OUTPUT_CHARS = 20_000
 CALL_TIMEOUT = 120.0
@@ -111,11 +114,13 @@ class McpConnection:
                         if not fut.done():
                             fut.set_result(res)
                     except Exception as exc:
+                        log.debug("MCP call %s failed (handed to its caller)", name, exc_info=True)
                         if not fut.done():
                             fut.set_exception(exc)
                         if isinstance(exc, (OSError, EOFError)) or "closed" in str(exc).lower():
                             raise
         except BaseException as exc:
+            log.warning("MCP server %r stopped", self.config.name, exc_info=True)
             leaf = _leaf(exc)
             self.dead = f"{type(leaf).__name__}: {leaf}".splitlines()[0]
             if not self._ready.done():
@@ -158,6 +163,7 @@ class McpConnection:
         try:
             await asyncio.wait_for(asyncio.shield(self._task), 5)
         except (TimeoutError, Exception):
+            log.debug("MCP server %r did not stop in 5 s; cancelled", self.config.name, exc_info=True)
             self._task.cancel()
 
 

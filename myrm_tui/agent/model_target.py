@@ -1,12 +1,13 @@
-"""From settings to a model: the litellm call target and the context window."""
+"""From settings to a model: the litellm call target, the context window and the context settings built
+for that window."""
 
 from __future__ import annotations
 
 import os
 
 from myrm_tui.config import Settings
-from myrm_tui.context.config import DEFAULT_WINDOW
-from myrm_tui.context.model_facts import model_kind
+from myrm_tui.context.config import DEFAULT_WINDOW, ContextConfig
+from myrm_tui.context.model_facts import family, model_kind
 from myrm_tui.llm.client import ModelSpec
 
 
@@ -35,3 +36,24 @@ def window_for(settings: Settings) -> int:
     from myrm_tui.llm.registry import context_window
 
     return context_window(settings.model, DEFAULT_WINDOW)
+
+
+def thinking_budget(settings: Settings) -> int:
+    """Extended thinking's budget, part of ``max_tokens`` (so of the output the window must leave room
+    for); Anthropic only."""
+    return settings.thinking_budget_tokens if family(settings.model) == "anthropic" else 0
+
+
+def context_config(settings: Settings, window: int, summary_role: str = "assistant") -> ContextConfig:
+    """The pipeline's settings for ``window``: the one place they are derived from the user's settings
+    (the session runs with them, the execution fingerprint hashes them)."""
+    return ContextConfig(
+        max_context_tokens=window,
+        light_ratio=settings.light_ratio,
+        full_ratio=settings.full_ratio,
+        emergency_ratio=settings.emergency_ratio,
+        reserve_output_tokens=min(settings.max_output_tokens + thinking_budget(settings), window // 4),
+        summary_role=summary_role,
+        auto_compact=settings.auto_compact,
+        cache_ttl_seconds=settings.cache_ttl_seconds,
+    )

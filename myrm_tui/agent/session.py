@@ -14,7 +14,7 @@ from typing import Any
 
 from myrm_tui.agent.events import ContextReport
 from myrm_tui.agent.hooks import HookResult
-from myrm_tui.agent.model_target import model_spec, window_for
+from myrm_tui.agent.model_target import context_config, model_spec, thinking_budget, window_for
 from myrm_tui.agent.prompts import PromptLibrary, mode_for
 from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker
 from myrm_tui.agent.summary_prep import SummaryPreparer
@@ -23,7 +23,6 @@ from myrm_tui.agent.tools import ToolError
 from myrm_tui.config import Settings, summarizer_model
 from myrm_tui.context.cache_optimize import render
 from myrm_tui.context.compaction import Trigger
-from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.model_facts import family, model_kind, supports_tools
 from myrm_tui.context.pipeline import Pipeline, PipelineRun, Transaction
@@ -68,18 +67,7 @@ class AgentSession:
         self.state = ContextState()
         self.vault = ArtifactVault(namespace=session_id, loader=store.vault_get)
         self.window = window
-        self.config = ContextConfig(
-            max_context_tokens=window,
-            light_ratio=settings.light_ratio,
-            full_ratio=settings.full_ratio,
-            emergency_ratio=settings.emergency_ratio,
-            reserve_output_tokens=min(
-                settings.max_output_tokens + self._thinking_budget(settings), window // 4
-            ),
-            summary_role=summary_role,
-            auto_compact=settings.auto_compact,
-            cache_ttl_seconds=settings.cache_ttl_seconds,
-        )
+        self.config = context_config(settings, window, summary_role)
         self.integrity = FileIntegrityGuard()
         self.turn = 0
         self.last_report: ContextReport | None = None
@@ -91,12 +79,6 @@ class AgentSession:
         self._vision: bool | None = None  # the model takes images; None: not asked yet
         self.notices: list[str] = []  # warnings for the user, shown (and emptied) by the next turn
         self.preparer = SummaryPreparer(self)  # the LLM summary, written in the background
-
-    @staticmethod
-    def _thinking_budget(settings: Settings) -> int:
-        """Extended thinking's budget, part of ``max_tokens`` (so of the output the window must leave room
-        for); Anthropic only."""
-        return settings.thinking_budget_tokens if family(settings.model) == "anthropic" else 0
 
     # -- what the model is sent ---------------------------------------------------------------------
     @property
@@ -148,7 +130,7 @@ class AgentSession:
         DeepSeek reasoning effort) and the ``max_tokens`` to send with them."""
         s = self.settings
         fam = family(s.model)
-        if budget := self._thinking_budget(s):
+        if budget := thinking_budget(s):
             # The budget is part of max_tokens, which must exceed it: the answer keeps its own share.
             return {"thinking": {"type": "enabled", "budget_tokens": budget}}, s.max_output_tokens + budget
         if fam in ("openai", "deepseek") and s.reasoning_effort:

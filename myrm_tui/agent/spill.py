@@ -1,5 +1,5 @@
-"""Vault spill, shared by the oversized-output protections: MCP results (L1), hook output (L6) and
-background-job output (L7).
+"""Vault spill, shared by the oversized-output protections: MCP results, hook output and
+background-job output.
 
 The whole text goes to the ArtifactVault; the model gets head and tail, the ``vault://`` pointer and
 how to read the rest with ``file_read_tool`` and a line range. Without a vault the fallback is head

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,9 @@ from myrm_tui.llm.events import TextDelta, Usage
 from myrm_tui.llm.pricing import estimate_cost
 
 if TYPE_CHECKING:
-    from myrm_tui.agent.session import AgentSession
+    from myrm_tui.agent.session_deps import SummarySession
+
+log = logging.getLogger(__name__)
 
 MAX_SUMMARY_TOKENS = 2048
 
@@ -90,7 +93,7 @@ class Sent:
 
 
 class SummaryPreparer:
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SummarySession) -> None:
         self.session = session
         self.bill = SummarizerBill()
         self.ready: PreparedSummary | None = None
@@ -155,6 +158,7 @@ class SummaryPreparer:
         try:
             data = await self._ask(sent, span, new)
         except Exception as exc:  # the extractive summary stands in; the failure is shown, never raised
+            log.warning("background summary failed", exc_info=True)
             self.bill.failures += 1
             s.breaker.record_failure()
             self._tell(f"failed: {type(exc).__name__}")

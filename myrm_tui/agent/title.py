@@ -7,10 +7,13 @@ model's titles are worse than that); any other model writes one with ``prompts/t
 
 from __future__ import annotations
 
+import logging
 import re
 
 from myrm_tui.context.model_facts import model_kind
 from myrm_tui.llm.client import LLMClient, ModelSpec
+
+log = logging.getLogger(__name__)
 
 _CODE = re.compile(r"```.*?(```|$)", re.S)
 _INLINE = re.compile(r"`[^`\n]*`")
@@ -46,6 +49,7 @@ async def make_title(
     try:
         out = await llm.complete(spec, prompt, stripped[:2000], max_tokens=20)
     except Exception:
+        log.warning("the title model failed; a local title stands in", exc_info=True)
         return local_title(text), False
     title = " ".join(out.strip().strip("\"'").split())[:60]
     return (title or local_title(text)), bool(title)

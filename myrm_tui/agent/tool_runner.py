@@ -6,22 +6,25 @@ synthetic interrupted error, so the history stays consistent."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
 from myrm_tui.agent.events import AgentEvent, ToolFinished, ToolOutput, ToolStarted
 from myrm_tui.agent.hooks import HookRunner
-from myrm_tui.agent.session import AgentSession
+from myrm_tui.agent.session_deps import StoresMessages
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolContext, ToolError, ToolResult
 from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.normalize import INTERRUPTED
 from myrm_tui.context.types import Message, ToolCall
 
+log = logging.getLogger(__name__)
+
 
 class ToolRunner:
-    def __init__(self, tools: ToolSet, ctx: ToolContext, hooks: HookRunner, session: AgentSession) -> None:
+    def __init__(self, tools: ToolSet, ctx: ToolContext, hooks: HookRunner, session: StoresMessages) -> None:
         self.tools = tools
         self.ctx = ctx
         self.hooks = hooks
@@ -106,6 +109,7 @@ class ToolRunner:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a tool bug must not end the session
+            log.exception("tool %s failed", call.name)
             result = ToolResult(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
         post = await self.hooks.run(
             "post_tool_use",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from myrm_tui.agent.cache_warmer import CacheWarmer
 from myrm_tui.agent.events import (
@@ -29,8 +30,8 @@ from myrm_tui.agent.events import (
 )
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.images import with_images
-from myrm_tui.agent.session import AgentSession
-from myrm_tui.agent.summary_prep import Sent
+from myrm_tui.agent.session_deps import StoresMessages
+from myrm_tui.agent.summary_prep import Sent, SummaryPreparer
 from myrm_tui.agent.tool_runner import ToolRunner, result_message
 from myrm_tui.agent.tools import ToolResult
 from myrm_tui.context.cache_optimize import prompt_cache_key_var
@@ -42,6 +43,17 @@ from myrm_tui.context.types import Message, ToolCall, synthetic_user
 from myrm_tui.llm.errors import ContextOverflowError, IncompleteStreamError, LLMError
 from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ThinkingDelta, ToolCallDelta, Usage
 from myrm_tui.llm.pricing import estimate_cost
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from myrm_tui.agent.hooks import HookResult
+    from myrm_tui.agent.summarizer import AuxSummarizer
+    from myrm_tui.config import Settings
+    from myrm_tui.context.compaction import Trigger
+    from myrm_tui.context.config import ContextConfig
+    from myrm_tui.context.tokens import TokenCounter
+    from myrm_tui.llm.client import LLMClient, ModelSpec
 
 INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
 CUT_SUFFIX = "\n\n[reply cut off: the stream ended early; retried]"
@@ -119,10 +131,71 @@ def checked_calls(calls: tuple[ToolCall, ...]) -> tuple[tuple[ToolCall, ...], di
     return tuple(out), invalid
 
 
+class TurnSession(StoresMessages, Protocol):
+    """What a turn uses of its session: the request it builds (view, tools, reasoning), the history it
+    appends to, the turn count and last report it updates, the summary preparer it starts."""
+
+    turn: int
+    last_report: ContextReport | None
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def spec(self) -> ModelSpec: ...
+
+    @property
+    def llm(self) -> LLMClient: ...
+
+    @property
+    def workspace(self) -> Path: ...
+
+    @property
+    def window(self) -> int: ...
+
+    @property
+    def config(self) -> ContextConfig: ...
+
+    @property
+    def counter(self) -> TokenCounter: ...
+
+    @property
+    def notices(self) -> list[str]: ...
+
+    @property
+    def preparer(self) -> SummaryPreparer: ...
+
+    def summarizer(self) -> AuxSummarizer | None: ...
+
+    def schema_tokens(self) -> int: ...
+
+    def request(self, view: list[Message], breakpoints: list[int] | None) -> dict[str, Any]: ...
+
+    async def sees_images(self) -> bool: ...
+
+    async def reasoning_options(self) -> tuple[dict[str, Any], int]: ...
+
+    async def prepare(
+        self,
+        force: bool = False,
+        focus: str = "",
+        hard_limit: int | None = None,
+        trigger: Trigger | None = None,
+        background: bool = False,
+    ) -> tuple[list[Message], PipelineRun]: ...
+
+    async def add_hook_context(self, results: list[HookResult]) -> None: ...
+
+    async def add_metrics(self, data: dict[str, Any]) -> None: ...
+
+
 class TurnRunner:
     def __init__(
         self,
-        session: AgentSession,
+        session: TurnSession,
         tools: ToolRunner,
         warmer: CacheWarmer,
         hooks: HookRunner,
@@ -188,7 +261,7 @@ class TurnRunner:
         while step < self.settings.max_steps:
             view, run = await session.prepare(force=False, background=True)
             if run.tokens > session.config.input_budget:
-                # protection L5, preflight guard: never pay for a request the provider will refuse.
+                # The preflight guard: never pay for a request the provider will refuse.
                 view, run = await session.prepare(force=True, background=True)
                 if run.tokens > session.config.input_budget:
                     yield TurnFailed(self._refusal(view, run.tokens), "preflight")
@@ -344,7 +417,7 @@ class TurnRunner:
             await self.session.append(synthetic_user(CUT_CONTINUE, "stream_cut", "stream_cut"))
 
     async def _recover_overflow(self, exc: ContextOverflowError, sent: int) -> None:
-        """Protection L4, stream recovery: our count said the request fits, the provider's said no.
+        """Stream recovery: our count said the request fits, the provider's said no.
 
         Our budget is rescaled by the provider's own numbers (cut by a quarter when its message has
         none), and a compaction must end under it: stage 1 shrinks tool outputs, stage 2 drops the

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 from pathlib import Path
@@ -77,6 +78,8 @@ if TYPE_CHECKING:
     from myrm_tui.agent.permissions import Assessment
     from myrm_tui.agent.replay import Replay
     from myrm_tui.llm.client import LLMClient
+
+log = logging.getLogger(__name__)
 
 
 class MyrmApp(App[None]):
@@ -199,6 +202,7 @@ class MyrmApp(App[None]):
             await self.controller.ensure_agent()
             self._show(await self._agent_ready())
         except Exception as exc:
+            log.exception("start-up failed")
             self.post_message(Failure(f"Could not start: {type(exc).__name__}: {exc}"))
             return
         self.ready.set()
@@ -413,15 +417,14 @@ class MyrmApp(App[None]):
         try:
             await self.ready.wait()
             agent = await self.controller.ensure_agent()
-            listeners = agent.session.preparer.listeners
-            if self._summary_progress not in listeners:  # it also ends between turns
-                listeners.append(self._summary_progress)
+            agent.on_summary_progress(self._summary_progress)  # it also ends between turns
             async for ev in agent.run_turn(text):
                 self._event(ev)
         except asyncio.CancelledError:
             self._event(TurnDone(0, interrupted=True))
             raise
         except Exception as exc:
+            log.exception("the turn failed")
             self._event(TurnFailed(f"{type(exc).__name__}: {exc}"))
             self._event(TurnDone(0))
         finally:
@@ -519,6 +522,7 @@ class MyrmApp(App[None]):
         try:
             tokens = await self.controller.pin(item.uri, item.line_range, item.gist, event.pin)
         except Exception as exc:
+            log.exception("pin %s failed", item.uri)
             self.notify(f"Could not bring it back: {exc}", severity="error")
             return
         if event.pin:
@@ -584,6 +588,7 @@ class MyrmApp(App[None]):
             await self.ready.wait()
             record, reason = await self.controller.preview_compaction(focus)
         except Exception as exc:
+            log.exception("compaction preview failed")
             self.post_message(Failure(f"Compaction preview failed: {exc}"))
             return
         if record is None:
@@ -597,6 +602,7 @@ class MyrmApp(App[None]):
         try:
             report = await self.controller.compact(focus)
         except Exception as exc:
+            log.exception("compaction failed")
             self.post_message(Failure(f"Compaction failed: {exc}"))
             self.post_message(CompactionDone(None))
             return
@@ -662,6 +668,7 @@ class MyrmApp(App[None]):
             self._show(await self._agent_ready())
             self.post_message(StatusChanged())
         except Exception as exc:
+            log.exception("fork failed")
             self.post_message(Failure(str(exc) if isinstance(exc, ForkFailed) else f"Fork failed: {exc}"))
             return
         notice = self.controller.fork_notice or f"Forked into session {row.id}"

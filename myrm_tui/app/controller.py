@@ -4,6 +4,7 @@ sessions; run turns; compact. No widgets here, so it is tested without a termina
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,11 +19,13 @@ from myrm_tui.store.db import SessionBusy, SessionRow, Store, VaultListing
 
 if TYPE_CHECKING:
     from myrm_tui.agent.agent import Agent
-    from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
+    from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
     from myrm_tui.agent.replay import Replay
     from myrm_tui.agent.tools.jobs import JobManager
     from myrm_tui.context.types import ToolCall
     from myrm_tui.llm.client import LLMClient
+
+log = logging.getLogger(__name__)
 
 
 # The agent package (pipeline, tools, hooks, tiktoken) is imported on first use, in the start-up worker:
@@ -58,6 +61,7 @@ async def missing_keys(model: str) -> list[str]:
     try:
         found = litellm.validate_environment(model=model)
     except Exception:  # a provider litellm cannot check: the first request tells
+        log.debug("litellm cannot check the keys of %s", model, exc_info=True)
         return []
     return [k for k in found.get("missing_keys", []) if not os.environ.get(k)]
 
@@ -136,7 +140,7 @@ class Controller:
     @property
     def cache(self) -> ChatAgentExecutionCache:
         if self._cache is None:
-            from myrm_tui.agent.execution_cache import ChatAgentExecutionCache
+            from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
 
             self._cache = ChatAgentExecutionCache(self._build)
         return self._cache
@@ -251,7 +255,7 @@ class Controller:
 
     def schema_tokens(self) -> int:
         """Tokens of the tool schemas sent with every request (none for the embedded model)."""
-        return self.agent.session.schema_tokens() if self.agent is not None else 0
+        return self.agent.schema_tokens() if self.agent is not None else 0
 
     async def reload_settings(self) -> None:
         self.settings = await resolve_settings(self._store(), self.cli)
@@ -409,7 +413,7 @@ class Controller:
                     summarizer=agent.aux.last_model
                     if agent.aux and agent.aux.last_model
                     else ("extractive" if agent.extractive_summaries else "lite model"),
-                    summarizer_bill=agent.session.preparer.status(),
+                    summarizer_bill=agent.summary_status(),
                     last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
                     pipeline_p50=times[len(times) // 2] if times else None,
                     window_lines=agent.window_use().lines(width=PANEL_BAR),

@@ -12,6 +12,7 @@ is called before each conversation's first request, so state can be reset per co
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol
@@ -30,6 +31,8 @@ from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.paths import prompts_dir
+
+log = logging.getLogger(__name__)
 
 MASK_PLACEHOLDER = "[output omitted: older tool output]"
 
@@ -290,6 +293,7 @@ class MyrmStrategy:
                     f"Previous summary (merge into it):\nnone\n\nMessages to summarize:\n{transcript(new)}",
                 )
         except Exception:  # an unreachable summarizer: the extractive summary stands in, as in the agent
+            log.warning("bench summarizer failed", exc_info=True)
             self.summarizer_failures += 1
             return
         intent = CompressionIntent.build(view, "")

@@ -1,4 +1,4 @@
-"""``AnsweredOutputTrim`` (Layer 3's Background tier, applied at the tail): once the agent has answered a
+"""``AnsweredOutputTrim`` (compression's background tier, applied at the tail): once the agent has answered a
 long tool output, later requests carry its salient lines, not all of it.
 
 A tool output is read in full exactly once — by the reply that follows it. From the next request on,

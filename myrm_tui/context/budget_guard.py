@@ -1,4 +1,4 @@
-"""Layer 1 — ``ContextBudgetGuard``: the hard safety net for one oversized tool output.
+"""``ContextBudgetGuard``: the hard safety net for one oversized tool output.
 
 Outputs over ``budget_guard_chars`` — or over what the remaining budget can afford (predictive
 overflow protection: the fuller the window, the harder the cut) — are stored whole in the vault

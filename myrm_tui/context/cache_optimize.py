@@ -1,4 +1,4 @@
-"""Layer 5 — Prompt Cache Optimize: provider cache markers and routing, computed last.
+"""Prompt Cache Optimize: provider cache markers and routing, computed last.
 
 - Anthropic (and Qwen/DashScope, which accept the same explicit markers): at most four
   ``cache_control`` breakpoints, placed on the last tool definition, the system prompt, the end of the

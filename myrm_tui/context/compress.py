@@ -1,4 +1,4 @@
-"""Layer 3 — priority-aware compression: Dedup → Truncate → Remove, background first.
+"""Priority-aware compression: Dedup → Truncate → Remove, background first.
 
 Runs only when Pre-Compact decided this request compacts. The protected head and the tail (the
 newest turns, up to ``tail_budget`` tokens) are never touched. Everything between is ranked into
@@ -14,7 +14,7 @@ four tiers and shortened in order until the view fits ``target_tokens``:
 Removal works on whole tool-call groups, so pairing is never broken; what is removed goes to
 Summarize as the ``Condensation``'s ``folded`` messages.
 
-After a provider's context-overflow answer (``Request.hard_limit``, protection L4: stream recovery)
+After a provider's context-overflow answer (``Request.hard_limit``, stream recovery)
 the emergency level makes stage 1 shrink every tool output, active and tail ones included; if the
 view is still over the limit, stage 2 drops the oldest rounds whatever their tier, keeping the newest
 round and the current instruction.
@@ -243,7 +243,7 @@ class PriorityCompressor(Configured[CompressSettings]):
         return view
 
     def _drop_oldest_rounds(self, view: list[Message], first: int, r: _Run, limit: int) -> list[Message]:
-        """Protection L4, stage 2: whole rounds (a reply with its tool results, or one message), oldest
+        """Stream recovery, stage 2: whole rounds (a reply with its tool results, or one message), oldest
         first."""
         spans = [(a, b) for a, b in group_spans(view) if a >= first]
         current = max(

@@ -39,8 +39,8 @@ class ContextConfig:
     # off: thresholds only watch; forced, emergency, over budget and overflow still compact
     auto_compact: bool = True
 
-    # Layer 1 / 1.5 ---------------------------------------------------------------------------------
-    filter_single_tokens: int = 2_000  # Layer 1.5 L2 (FilterProcessor) trigger, one output
+    # Smart filter -------------------------------------------------------------------------------------
+    filter_single_tokens: int = 2_000  # the smart filter's structural/semantic stage: one output
     filter_turn_tokens: int = 15_000  # ... or one turn's outputs together
     # Answered-output trim: after its reply, an output longer than this keeps its salient lines (at most
     # ``trim_keep_ratio`` of its characters) when the saving beats ``trim_margin`` x the rewrite; 0: off.
@@ -61,7 +61,7 @@ class ContextConfig:
     head_lines: int = 40
     tail_lines: int = 30
 
-    # Layers 2-4.5 ----------------------------------------------------------------------------------
+    # TTL prune to reread ------------------------------------------------------------------------------
     cache_ttl_seconds: float = 3600.0  # tool outputs older than this are archived when the cache is cold
     provider_cache_ttl_seconds: float = 300.0
     media_window: int = 2  # sliding visual evidence window

@@ -20,7 +20,7 @@ Two steps share this module:
   6. the newest round's outputs shrunk.
 
   What remains over the budget after that is the system prompt and the newest message themselves: the
-  turn refuses it (protection L5) with one line naming what is too big.
+  turn refuses it (the preflight guard) with one line naming what is too big.
 
 A cut or drop made on a request that was not compacting turns it into one (``reason`` "fit to
 budget"), so the result is frozen as the new base and later requests stay byte-identical (cached).

@@ -1,4 +1,4 @@
-"""Layer 0 — ``CompressionIntent``: what the current query says must survive compression.
+"""``CompressionIntent``: what the current query says must survive compression.
 
 Built from the current user query (plus a ``/compact <focus>`` hint) and the recent history: files
 and modules under discussion are protected, and recently failed tool calls are kept so the agent can

@@ -1,12 +1,12 @@
 """Normalize — tool-call linear alignment, before every LLM call.
 
-- alignment L1, ID-based grouping: each tool result is matched to its call by ``tool_call_id`` within the
+- ID-based grouping: each tool result is matched to its call by ``tool_call_id`` within the
   calling assistant message's turn (not by position), so ids reused across turns pair correctly
   and a result that drifted behind another message is moved back under its call.
-- alignment L2, integrity guard: results that answer no call (orphans, e.g. after a cut) are dropped; empty
+- integrity guard: results that answer no call (orphans, e.g. after a cut) are dropped; empty
   messages providers reject are dropped or given placeholder text.
 - a tool name providers reject (stored before names were checked) is replaced by a valid stand-in.
-- alignment L3, dangling-call repair: a call with no result (interrupted, timed out, crashed) gets a synthetic
+- dangling-call repair: a call with no result (interrupted, timed out, crashed) gets a synthetic
   error result, so the provider never sees an unanswered call.
 """
 

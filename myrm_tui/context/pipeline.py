@@ -1,11 +1,10 @@
 """The pipeline in the seed's order, built once per agent, and the loop that runs it.
 
-User Message → Thinking Cleanup → Media Filter → Smart Filter (Layers 1 / 1.5) → Cache TTL Prune
-(Layer 2) → Pre-Compact → Head Anchor → Compress (Layer 3) → Session Notes → Summarize (Layer 4) →
-Post-Compaction Reread (Layer 4.5) → Fit to Budget → Normalize → Media Resolve → Prompt Cache Optimize
-(Layer 5) → LLM. Fit to Budget makes every request fit the input budget by construction (``fit.py``). Layer 0,
-the CompressionIntent, is built before the first step; ContextBudgetGuard runs inside Smart Filter
-as its last line.
+User Message → Thinking Cleanup → Media Filter → Smart Filter → Cache TTL Prune → Pre-Compact → Head
+Anchor → Compress → Session Notes → Summarize → Post-Compaction Reread → Fit to Budget → Normalize → Media
+Resolve → Prompt Cache Optimize → LLM. Fit to Budget makes every request fit the input budget by
+construction (``fit.py``). The CompressionIntent is built before the first step; ContextBudgetGuard runs
+inside Smart Filter as its last line.
 
 Each step is ``await step.run(view, settings) -> result`` (see ``step.py``); the loop folds each
 result into the next view. The ``Transaction`` is the only writer of ``ContextState``: it applies

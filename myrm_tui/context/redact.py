@@ -232,7 +232,12 @@ def report_failure(exc: BaseException) -> None:
     global _reported
     if not _reported:
         _reported = True
-        log.warning("redaction failed (%s: %s); the text was replaced by [redacted]", type(exc).__name__, exc)
+        log.warning(
+            "redaction failed (%s: %s); the text was replaced by [redacted]",
+            type(exc).__name__,
+            exc,
+            exc_info=exc,
+        )
 
 
 def _redact(text: str, keep_lines: bool) -> str:

@@ -1,4 +1,4 @@
-"""Layer 4.5 — Post-compaction reread, with the ``ArtifactTracker`` and ``FileIntegrityGuard``.
+"""Post-compaction reread, with the ``ArtifactTracker`` and ``FileIntegrityGuard``.
 
 The tracker (state in ``ContextState.artifacts``) records files the agent created or modified.
 Right after a summary, the five most recently touched files are read again (at most 50K tokens in

@@ -64,7 +64,7 @@ class Request:
     summarizer: Completer | None = None  # None: extractive summaries only
     read_file: FileReader | None = None  # for post-compaction reread
     force_compaction: bool = False
-    # Protection L4, stream recovery: the provider refused the last request as too long. The compaction this
+    # Stream recovery: the provider refused the last request as too long. The compaction this
     # forces must end under this many tokens (our count), dropping the oldest rounds if it has to.
     hard_limit: int | None = None
     focus_hint: str = ""  # "/compact <focus>"

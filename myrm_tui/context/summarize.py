@@ -10,6 +10,7 @@ after the protected head — never as a user message, so it cannot pass for the 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -23,6 +24,8 @@ from myrm_tui.context.redact import redact
 from myrm_tui.context.step import Configured, Request, Rewritten, SummaryBlock, SummaryRecord, Trace, View
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.context.vault import VaultEntry
+
+log = logging.getLogger(__name__)
 
 SUMMARY_PROMPT = "summary.md"
 MAX_TRANSCRIPT_CHARS = 120_000
@@ -129,6 +132,7 @@ def _safe(text: str) -> str:
     try:
         return redact(text)
     except Exception:
+        log.warning("redaction failed; the text was replaced", exc_info=True)
         return REDACTED
 
 
@@ -138,6 +142,7 @@ def safe_redact_summary(summary: dict[str, Any], trace: Trace) -> dict[str, Any]
     try:
         return summary_model.redact_summary(summary)
     except Exception as exc:
+        log.warning("summary redaction failed; redacting field by field", exc_info=True)
         trace.event(f"redaction failed ({type(exc).__name__}); redacted field by field")
     out: dict[str, Any] = {}
     for k, v in summary.items():
@@ -182,6 +187,7 @@ def _redacted(lines: list[ledger.Line]) -> list[ledger.Line]:
     try:
         out = redact("\n".join(ln.text for ln in lines), keep_lines=True).split("\n")
     except Exception:
+        log.warning("ledger redaction failed; redacting line by line", exc_info=True)
         out = []
     if len(out) != len(lines):  # a pattern spanned lines (or failed): redact each on its own
         return [ledger.Line(_safe(ln.text), ln.priority) for ln in lines]
@@ -399,6 +405,7 @@ class Summarize(Configured[SummarizeSettings]):
             try:
                 text = await req.summarizer(system, body)
             except Exception as exc:
+                log.warning("summarizer failed", exc_info=True)
                 trace.event(f"summarizer failed: {type(exc).__name__}: {exc}")
                 break
             data = parse_summary_json(text)

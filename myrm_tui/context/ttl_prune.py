@@ -1,4 +1,4 @@
-"""Layer 2 — Cache TTL prune: archive stale tool outputs, but only when the provider cache is cold.
+"""Cache TTL prune: archive stale tool outputs, but only when the provider cache is cold.
 
 An output older than ``cache_ttl_seconds`` is replaced by a one-line pointer into the vault
 (archived, restorable — never deleted). While the prefix cache is warm, pruning would cost more

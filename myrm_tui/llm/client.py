@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ from myrm_tui.llm.events import (
 )
 from myrm_tui.llm.progress import ProgressClock, guarded
 from myrm_tui.offline import configure_offline_env
+
+log = logging.getLogger(__name__)
 
 _litellm: Any = None
 _import_lock = threading.Lock()  # a thread lock: the import runs in a worker thread, any event loop may ask
@@ -208,6 +211,7 @@ class LLMClient:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            log.debug("stream failed", exc_info=True)
             # A dead child explains any transport error better than the transport does.
             stopped = await asyncio.to_thread(embedded.stopped_error, 2.0) if embedded is not None else None
             if stopped is not None and not yielded and not _restarted:
@@ -273,7 +277,7 @@ async def _opened(litellm: Any, kwargs: dict[str, Any], seen: _Seen) -> AsyncIte
             try:
                 await aclose()
             except Exception:  # closing a broken stream must not hide why it broke
-                pass
+                log.debug("closing a broken stream failed", exc_info=True)
 
 
 @dataclass

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import importlib.util
+import logging
 import os
 import signal
 import socket
@@ -29,6 +30,8 @@ from typing import Any
 from myrm_tui.context.model_facts import LOCAL_PREFIX
 from myrm_tui.context.types import SYNTHETIC_TAG
 from myrm_tui.llm.errors import EmbeddedModelStopped, ModelNotAvailableError
+
+log = logging.getLogger(__name__)
 
 ALIAS = "smollm2-135m"
 DEFAULT_LOCAL_MODEL = f"{LOCAL_PREFIX}{ALIAS}"
@@ -249,6 +252,7 @@ class EmbeddedServer:
             self.spawn()  # no-op when another call has started the next child already
             action = "restarting"
         except Exception:
+            log.warning("restarting the embedded model failed", exc_info=True)
             action = "it restarts with your next message"
         return EmbeddedModelStopped(
             f"the embedded model stopped ({describe_exit(code)}); {action} — your message is kept",

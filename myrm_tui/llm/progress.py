@@ -12,11 +12,14 @@ is injectable so tests drive it without sleeping.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import TypeVar
 
 from myrm_tui.llm.errors import InactivityTimeoutError, LLMTimeoutError
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MIN_WAIT = 0.01  # the watchdog never spins: a deadline already due is checked after this
@@ -74,6 +77,7 @@ async def guarded(
                 await queue.put(("item", item))
             await queue.put(("end", None))
         except BaseException as exc:  # forwarded to the consumer
+            log.debug("stream producer stopped (forwarded)", exc_info=True)
             await queue.put(("error", exc))
 
     async def watchdog() -> None:
@@ -118,5 +122,5 @@ async def guarded(
         if aclose is not None:
             try:
                 await aclose()
-            except Exception:
-                pass
+            except Exception:  # closing must not hide why the stream stopped
+                log.debug("closing the stream failed", exc_info=True)

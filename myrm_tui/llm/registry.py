@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from functools import cache
 from typing import Any
 
 from myrm_tui.offline import configure_offline_env
+
+log = logging.getLogger(__name__)
 
 
 @cache
@@ -16,6 +19,7 @@ def model_info(model: str) -> dict[str, Any] | None:
     try:
         return dict(litellm.get_model_info(model))
     except Exception:  # litellm raises a bare Exception for unknown models
+        log.debug("litellm does not know %s", model, exc_info=True)
         return None
 
 
@@ -39,6 +43,7 @@ async def supports(model: str, feature: str) -> bool:
     try:
         answer = bool(getattr(litellm, f"supports_{feature}")(model=model))
     except Exception:  # litellm raises a bare Exception for models it does not know
+        log.debug("litellm cannot tell whether %s supports %s", model, feature, exc_info=True)
         answer = False
     _capabilities[(model, feature)] = answer
     return answer

@@ -12,16 +12,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from myrm_tui.agent.permissions import Assessment, CommandRules
 from myrm_tui.agent.proc import decode_output  # noqa: F401  (re-exported: its old home)
+from myrm_tui.agent.tools.errors import ToolError
 from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.reread import FileIntegrityGuard
 from myrm_tui.context.vault import ArtifactVault
 
 if TYPE_CHECKING:
-    from myrm_tui.agent.tools.jobs import JobManager
-
-
-class ToolError(Exception):
-    """A failure the model should read (bad arguments, path outside the workspace...)."""
+    from myrm_tui.agent.tools.job_manager import JobManager
 
 
 @dataclass
@@ -56,7 +53,7 @@ class ToolContext:
     max_output_bytes: int = 2_000_000
     extra_vault_namespaces: set[str] = field(default_factory=set)  # parents (forks) and children (subagents)
     jobs: JobManager | None = None  # background shell jobs; None where they are not allowed
-    job_output_chars: int = 30_000  # new job output over this is spilled to the vault (protection L7)
+    job_output_chars: int = 30_000  # new job output over this goes to the vault (output spill)
     subagent: Spawn | None = None  # runs a task in a child session; None in a child (no grandchildren)
     on_output: Callable[[str], None] | None = None  # a running call's output tail, for the live view
 

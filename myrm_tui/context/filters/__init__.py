@@ -1,1 +1,1 @@
-"""Layer 1.5 — tool-output intelligence: shell compressors, declarative rules, structural/semantic filters."""
+"""The smart filter: shell compressors, declarative rules, structural/semantic filters for tool output."""

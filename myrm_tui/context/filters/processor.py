@@ -1,5 +1,5 @@
-"""``FilterProcessor`` (Smart Filter, Layers 1 and 1.5): L1 shell compressors and YAML rules, L2
-structural/semantic filters, L3 the budget guard (Layer 1, ``ContextBudgetGuard``) — applied once to
+"""``FilterProcessor`` (Smart Filter): shell compressors and YAML rules, then structural/semantic
+filters, then the budget guard (``ContextBudgetGuard``) — applied once to
 each new tool output.
 
 Decisions are sticky: a message is filtered the first time it enters the view and looks the same in
@@ -9,6 +9,7 @@ is kept in the vault and the shortened text says where.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from myrm_tui.context.signals import COMMAND_TOOLS, command_of
 from myrm_tui.context.step import Request, Rewritten, Trace, View
 from myrm_tui.context.trimming import head_tail, pointer_note
 from myrm_tui.context.types import Message, ToolCall
+
+log = logging.getLogger(__name__)
 
 SEMANTIC_PROMPT = "semantic_filter.md"
 
@@ -115,7 +118,7 @@ class FilterProcessor:
         if tool in c.exempt_tools or not text or isinstance(m.content, list):
             return m
         how, new = "", text
-        # L1 — shell output
+        # Shell stage — shell output
         if tool in COMMAND_TOOLS and call is not None and len(text) >= c.shell_compress_min_chars:
             header, body, footer = split_header(text)
             command = command_of(call)
@@ -123,7 +126,7 @@ class FilterProcessor:
             hit = self.rules.apply(command, body) or compress_shell(command, body)
             if hit:
                 how, new = f"compressed ({hit[0]})", header + hit[1] + footer
-        # L2 — large single output, or a large turn
+        # Structural/semantic stage — large single output, or a large turn
         tokens = req.counter.text(new)
         if tokens > c.filter_single_tokens or step_tokens + tokens > c.filter_turn_tokens:
             header, body, footer = split_header(new)
@@ -141,7 +144,7 @@ class FilterProcessor:
                         + condense(body, c.head_lines, c.tail_lines, max_chars=c.filter_single_tokens * 2)
                         + footer
                     )
-        # L3 — hard safety net, adaptive to what is left of the budget
+        # Budget guard — hard safety net, adaptive to what is left of the budget
         g = c.guard.guard(new, tool, remaining, req.vault)
         if g is not None:
             new, how = g.text, g.how if not how else f"{how}; {g.how}"
@@ -170,6 +173,7 @@ class FilterProcessor:
         try:
             summary = await req.summarizer(system, f"Tool: {tool}\n\n{excerpt}")
         except Exception as exc:
+            log.warning("semantic filter failed", exc_info=True)
             trace.event(f"semantic filter failed: {type(exc).__name__}")
             return None
         return summary.strip() or None

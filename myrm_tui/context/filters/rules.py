@@ -1,4 +1,4 @@
-"""The declarative half of Layer 1.5 L1: shell-output rules written in YAML, extensible by users.
+"""The smart filter's declarative shell stage: shell-output rules written in YAML, extensible by users.
 
 A rule file holds ``rules:``, each with a ``command`` regex and any of ``drop`` / ``keep`` (line
 regexes; ``keep`` wins), ``dedupe`` (collapse repeated lines), ``max_lines`` with ``head``/``tail``.

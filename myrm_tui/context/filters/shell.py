@@ -1,4 +1,4 @@
-"""Layer 1.5 L1 of ``FilterProcessor``: compressors for the shell outputs agents see most.
+"""The shell stage of ``FilterProcessor``: compressors for the shell outputs agents see most.
 
 Each compressor knows one family of commands and keeps what an engineer would read (errors, failing
 tests, changed lines, summaries) while dropping progress noise and repetition. A compressor returns

@@ -1,4 +1,4 @@
-"""Layer 1.5 L2, ``StructuralFilter``: zero-LLM-cost extraction for structured outputs.
+"""``StructuralFilter``, the smart filter's structural stage: zero-LLM-cost extraction for structured outputs.
 
 Nine formats, tried in this order: JSON, stack traces, XML/HTML, CSV/TSV, Markdown tables, TOML,
 INI, YAML, logs. Each detector is strict enough to leave prose alone; each extractor keeps the shape

@@ -6,6 +6,9 @@ prompt files and the config file. Each new message asks the cache for the agent;
 fingerprint tears the old agent down and builds a fresh one (history and context state come back from
 the store), so a settings change, an edited prompt or a changed tool set takes effect on the next
 message with no restart.
+
+Not a cache (it holds one agent and never serves a stale one): the class keeps the reference design's name,
+the module says what it does.
 """
 
 from __future__ import annotations

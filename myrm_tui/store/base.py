@@ -1,0 +1,247 @@
+"""The store's one connection and its lock: transactions (one at a time per store, savepoints when
+nested), and the one-line errors for a database myrm cannot use. The tables' classes build on it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+# How long a write waits for other processes' transactions before giving up. SQLite's busy handler polls
+# (every 100 ms at most), so a writer can lose the race to a process that writes back to back: on a loaded
+# 2-core machine two `ask`s sharing a database once waited 10 s. Waiting costs the user little (the write
+# runs in aiosqlite's thread, the UI stays live); failing costs the turn.
+BUSY_TIMEOUT_S = 30.0
+_ELSEWHERE = "or point --db / MYRM_DB at another file"
+
+
+class StoreError(Exception):
+    """A database myrm cannot use. ``str()`` is one line: the path, what is wrong, what to do."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class DatabaseLocked(StoreError):
+    """Another process held the database's write lock for longer than the busy timeout."""
+
+
+class WriteFailed(StoreError):
+    """A write the disk refused (full, I/O error, read-only): the transaction rolled back, nothing stored
+    before it is lost, and what it carried is kept in memory to be written by the next one."""
+
+
+def _write_failure(exc: BaseException) -> bool:
+    low = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and any(
+        w in low for w in ("full", "disk i/o", "readonly", "read-only", "no space")
+    )
+
+
+class SessionBusy(StoreError):
+    """Another live myrm holds the session's write lease (or took it over from this one)."""
+
+
+class StateConflict(StoreError):
+    """The session's context state changed in the database since this store loaded it."""
+
+
+class TransactionError(RuntimeError):
+    """A programming error in the use of :meth:`Store.transaction`."""
+
+
+def explain(path: str, exc: BaseException, busy_timeout: float = BUSY_TIMEOUT_S) -> StoreError:
+    """The one-line :class:`StoreError` for an SQLite or OS error on the database at ``path``."""
+    msg = str(exc)
+    low = msg.lower()
+    p = Path(path)
+    if "not a database" in low:
+        return StoreError(
+            path, f"{path} is not a SQLite database; move it aside and myrm starts a new one there"
+        )
+    if "malformed" in low or "corrupt" in low:
+        return StoreError(path, f"{path} is damaged ({msg}); move it aside and myrm starts a new one there")
+    if "already exists" in low:  # a schema myrm did not write (its version says it has none)
+        return StoreError(
+            path, f"{path} is a SQLite database of another program ({msg}); move it aside {_ELSEWHERE}"
+        )
+    if "locked" in low or "busy" in low:
+        return DatabaseLocked(
+            path,
+            f"{path} is locked by another program (waited {busy_timeout:g} s); "
+            "close the other myrm or try again",
+        )
+    if "full" in low or "no space" in low:
+        return WriteFailed(
+            path,
+            f"{path}: the disk is full ({msg}); the last write was not saved, everything before it is "
+            "kept; free some space and run again",
+        )
+    if "disk i/o" in low:
+        return WriteFailed(
+            path, f"{path}: the disk failed a write ({msg}); everything before it is kept; check the disk"
+        )
+    if "readonly" in low or "read-only" in low:
+        return StoreError(
+            path, f"{path} is read-only; make it and its folder writable (chmod u+w) {_ELSEWHERE}"
+        )
+    if p.is_dir():
+        return StoreError(path, f"{path} is a directory, not a database file; move it aside {_ELSEWHERE}")
+    if isinstance(exc, PermissionError) or "permission" in low:
+        return StoreError(
+            path, f"{path} cannot be read or written (permission denied); fix its permissions {_ELSEWHERE}"
+        )
+    return StoreError(path, f"{path} cannot be used ({msg}); check the file and its folder {_ELSEWHERE}")
+
+
+def _check_file(p: Path) -> None:
+    """Refuse, before SQLite touches it, a path myrm could only fail on; create a missing file owner-only."""
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            str(p),
+            f"cannot create the folder {p.parent} for {p.name} ({exc.strerror}); create it {_ELSEWHERE}",
+        ) from None
+    if p.is_dir():
+        raise explain(str(p), IsADirectoryError(str(p)))
+    if p.exists():
+        try:
+            with p.open("rb"):
+                pass
+        except OSError as exc:
+            raise explain(str(p), exc) from None
+        if not os.access(p, os.W_OK):
+            raise explain(str(p), sqlite3.OperationalError("readonly"))
+    else:
+        try:
+            # The vault keeps raw tool outputs (which may hold secrets): owner-only from the start.
+            # O_EXCL: a file another process created meanwhile is opened, never truncated.
+            os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise StoreError(
+                str(p), f"cannot create {p} ({exc.strerror}); make its folder writable {_ELSEWHERE}"
+            ) from None
+    # WAL keeps two files beside the database (-wal, -shm): the folder must be writable too.
+    if not os.access(p.parent, os.W_OK | os.X_OK):
+        raise StoreError(
+            str(p),
+            f"the folder {p.parent} is read-only and SQLite writes {p.name}-wal beside "
+            f"the database; make it writable {_ELSEWHERE}",
+        )
+
+
+class StoreBase:
+    """The connection, its lock and what this store remembers per session (leases held, state versions)."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: str, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
+        self.conn = conn
+        self.path = path
+        self.busy_timeout = busy_timeout
+        self._lock = asyncio.Lock()
+        self._owner: asyncio.Task[Any] | None = None  # the task whose transaction is open
+        self._depth = 0  # savepoints open inside it
+        self._leases: dict[str, str] = {}  # session id -> this store's lease token
+        self._state_versions: dict[str, int] = {}  # session id -> context-state version last read or written
+
+    # -- transactions -----------------------------------------------------------------------------
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any exception), one at a time per store.
+
+        Other tasks wait for the transaction to end. A nested call from the task that holds it opens a
+        ``SAVEPOINT`` instead: the inner block's writes are undone alone if it raises, and commit only
+        with the outer transaction. (So a task started inside a transaction must not be awaited by it
+        while it writes: it waits for the transaction, which waits for it.)"""
+        task = asyncio.current_task()
+        if task is not None and task is self._owner:
+            async with self._savepoint():
+                yield self.conn
+            return
+        async with self._lock:
+            if self.conn.in_transaction:
+                raise TransactionError(
+                    "the connection is already in a transaction that Store.transaction() did not "
+                    "open: some code ran BEGIN itself; every write goes through Store.transaction()"
+                )
+            self._owner = task
+            try:
+                await self._begin()
+                try:
+                    yield self.conn
+                except BaseException as exc:
+                    await self._rollback()
+                    if _write_failure(exc):  # a full disk is one line for the user, not a traceback
+                        raise explain(self.path, exc, self.busy_timeout) from None
+                    raise
+                try:
+                    await self._run_or_explain("COMMIT")
+                except BaseException as exc:
+                    await self._rollback()
+                    if _write_failure(exc):
+                        raise explain(self.path, exc, self.busy_timeout) from None
+                    raise
+            finally:
+                self._owner = None
+                self._depth = 0
+
+    @asynccontextmanager
+    async def _savepoint(self) -> AsyncIterator[None]:
+        self._depth += 1
+        name = f"nested_{self._depth}"
+        try:
+            await self.conn.execute(f"SAVEPOINT {name}")
+            try:
+                yield
+            except BaseException:
+                await asyncio.shield(self._undo_savepoint(name))
+                raise
+            await self.conn.execute(f"RELEASE {name}")
+        finally:
+            self._depth -= 1
+
+    async def _undo_savepoint(self, name: str) -> None:
+        await self.conn.execute(f"ROLLBACK TO {name}")
+        await self.conn.execute(f"RELEASE {name}")
+
+    async def _run_or_explain(self, sql: str) -> None:
+        try:
+            await self.conn.execute(sql)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise explain(self.path, exc, self.busy_timeout) from None
+            raise
+
+    async def _begin(self) -> None:
+        """``BEGIN IMMEDIATE``. A task cancelled while it waits (Esc during a write) still lets it finish
+        and rolls it back before the lock passes on: the statement runs in aiosqlite's thread all the same,
+        and a transaction left open would make the next writer fail (a background summary, after Esc)."""
+        begin = asyncio.ensure_future(self._run_or_explain("BEGIN IMMEDIATE"))
+        try:
+            await asyncio.shield(begin)
+        except asyncio.CancelledError:
+            with suppress(Exception):
+                await begin
+            await self._rollback()
+            raise
+
+    async def _rollback(self) -> None:
+        # Shielded: a cancelled task still ends its transaction before the lock passes on.
+        with suppress(sqlite3.Error):
+            if self.conn.in_transaction:
+                await asyncio.shield(self.conn.execute("ROLLBACK"))
+
+    async def _write(self, sql: str, params: Iterable[Any] = ()) -> int:
+        """One statement in its own transaction; returns the last inserted rowid."""
+        async with self.transaction() as conn:
+            cur = await conn.execute(sql, tuple(params))
+            return int(cur.lastrowid or 0)

@@ -1,0 +1,223 @@
+"""Sessions (create, list, rename, fork, delete) and their append-only messages."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.vault import VaultEntry
+from myrm_tui.store.leases import LeaseTable
+from myrm_tui.store.vault import insert_vault
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    title: str
+    model: str
+    workspace: str
+    parent_id: str | None
+    forked_from_seq: int | None
+    created_at: float
+    updated_at: float
+    message_count: int = 0
+
+
+class SessionTable(LeaseTable):
+    async def create_session(
+        self,
+        title: str = "New session",
+        model: str = "",
+        workspace: str = "",
+        parent_id: str | None = None,
+        forked_from_seq: int | None = None,
+    ) -> SessionRow:
+        sid = uuid.uuid4().hex[:12]
+        now = time.time()
+        await self._write(
+            "INSERT INTO sessions (id, title, model, workspace, parent_id, forked_from_seq, "
+            "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+            (sid, title, model, workspace, parent_id, forked_from_seq, now, now),
+        )
+        return SessionRow(sid, title, model, workspace, parent_id, forked_from_seq, now, now)
+
+    async def list_sessions(self) -> list[SessionRow]:
+        sql = """SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n
+                 FROM sessions s ORDER BY s.updated_at DESC"""
+        async with self.conn.execute(sql) as cur:
+            rows = await cur.fetchall()
+        return [self._session(r) for r in rows]
+
+    async def get_session(self, sid: str) -> SessionRow | None:
+        async with self.conn.execute(
+            "SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n FROM "
+            "sessions s WHERE id = ?",
+            (sid,),
+        ) as cur:
+            row = await cur.fetchone()
+        return self._session(row) if row else None
+
+    async def find_session(self, prefix: str) -> SessionRow | None:
+        """A session by id or unique id prefix (as users type them)."""
+        exact = await self.get_session(prefix)
+        if exact:
+            return exact
+        matches = [s for s in await self.list_sessions() if s.id.startswith(prefix)]
+        return matches[0] if len(matches) == 1 else None
+
+    @staticmethod
+    def _session(r: Any) -> SessionRow:
+        return SessionRow(
+            r["id"],
+            r["title"],
+            r["model"],
+            r["workspace"],
+            r["parent_id"],
+            r["forked_from_seq"],
+            r["created_at"],
+            r["updated_at"],
+            r["n"],
+        )
+
+    async def rename_session(self, sid: str, title: str) -> None:
+        await self._write(
+            "UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?", (title, time.time(), sid)
+        )
+
+    async def set_session_model(self, sid: str, model: str) -> None:
+        await self._write("UPDATE sessions SET model = ? WHERE id = ?", (model, sid))
+
+    async def delete_session(self, sid: str) -> None:
+        async with self.transaction() as conn:
+            await self._guard(conn, sid)
+            await conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+            self._leases.pop(sid, None)
+            self._state_versions.pop(sid, None)
+            for table in ("messages", "vault", "checkpoints", "context_state", "metrics", "session_leases"):
+                await conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
+
+    async def fork_session(
+        self, sid: str, upto_seq: int | None = None, title: str | None = None, copy_state: bool = False
+    ) -> SessionRow:
+        """A new session holding a copy of ``sid``'s messages up to ``upto_seq`` (inclusive; all if None),
+        and of its context state if ``copy_state``; one transaction (a savepoint inside the caller's)."""
+        async with self.transaction() as conn:
+            src = await self.get_session(sid)
+            if src is None:
+                raise KeyError(f"no session {sid!r}")
+            last = upto_seq if upto_seq is not None else (await self._max_seq(sid))
+            new_id = uuid.uuid4().hex[:12]
+            now = time.time()
+            await conn.execute(
+                "INSERT INTO sessions (id, title, model, workspace, parent_id, forked_from_seq, "
+                "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                (new_id, title or f"{src.title} (fork)", src.model, src.workspace, sid, last, now, now),
+            )
+            await conn.execute(
+                """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls,
+                                        tool_call_id, name, reasoning, meta, token_count, created_at,
+                                        thinking_blocks)
+                   SELECT ?, seq, role, content, content_is_json, tool_calls, tool_call_id, name, reasoning,
+                          meta, token_count, created_at, thinking_blocks
+                   FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq""",
+                (new_id, sid, last),
+            )
+            if copy_state:
+                await conn.execute(
+                    "INSERT INTO context_state (session_id, state, updated_at) SELECT ?, state, ? "
+                    "FROM context_state WHERE session_id = ?",
+                    (new_id, now, sid),
+                )
+            row = await self.get_session(new_id)
+        assert row is not None
+        return row
+
+    async def _max_seq(self, sid: str) -> int:
+        async with self.conn.execute(
+            "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (sid,)
+        ) as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row else -1
+
+    # -- messages ---------------------------------------------------------------------------------
+    async def append_message(
+        self, sid: str, msg: Message, token_count: int = 0, vault: Iterable[VaultEntry] = ()
+    ) -> Message:
+        """Append and commit one message; returns it with its stored id (``m<seq>``) and timestamp.
+
+        ``vault`` entries (the originals the message may point to) are written in the same transaction:
+        a message is never stored with a ``vault://`` pointer to an entry that is not."""
+        now = msg.created_at or time.time()
+        content_is_json = not isinstance(msg.content, str) and msg.content is not None
+        content = json.dumps(msg.content, ensure_ascii=False) if content_is_json else msg.content
+        calls = (
+            json.dumps([c.to_api() for c in msg.tool_calls], ensure_ascii=False) if msg.tool_calls else None
+        )
+        meta_d = {**msg.meta, "synthetic": True} if msg.synthetic else msg.meta
+        meta = json.dumps(meta_d, ensure_ascii=False, default=str) if meta_d else None
+        thinking = json.dumps(list(msg.thinking_blocks), ensure_ascii=False) if msg.thinking_blocks else None
+        async with self.transaction() as conn:
+            await self._guard(conn, sid)
+            await insert_vault(conn, sid, vault)
+            seq = await self._max_seq(sid) + 1  # inside the write lock: no other writer takes the same seq
+            await conn.execute(
+                """INSERT INTO messages (session_id, seq, role, content, content_is_json, tool_calls,
+                                        tool_call_id, name, reasoning, meta, token_count, created_at,
+                                        thinking_blocks)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                (
+                    sid,
+                    seq,
+                    msg.role,
+                    content,
+                    int(content_is_json),
+                    calls,
+                    msg.tool_call_id,
+                    msg.name,
+                    msg.reasoning,
+                    meta,
+                    token_count,
+                    now,
+                    thinking,
+                ),
+            )
+            await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+        return replace(msg, id=f"m{seq}", created_at=now)
+
+    async def load_messages(self, sid: str) -> list[Message]:
+        async with self.conn.execute(
+            "SELECT * FROM messages WHERE session_id = ? ORDER BY seq", (sid,)
+        ) as cur:
+            rows = await cur.fetchall()
+        out = []
+        for r in rows:
+            content: Any = r["content"]
+            if r["content_is_json"] and content is not None:
+                content = json.loads(content)
+            calls = tuple(
+                ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
+                for c in json.loads(r["tool_calls"] or "[]")
+            )
+            meta = json.loads(r["meta"] or "{}")
+            synthetic = bool(meta.pop("synthetic", False))
+            out.append(
+                Message(
+                    role=r["role"],
+                    content=content,
+                    id=f"m{r['seq']}",
+                    tool_calls=calls,
+                    tool_call_id=r["tool_call_id"],
+                    name=r["name"],
+                    reasoning=r["reasoning"],
+                    thinking_blocks=tuple(json.loads(r["thinking_blocks"] or "[]")),
+                    created_at=r["created_at"],
+                    meta=meta,
+                    synthetic=synthetic,
+                )
+            )
+        return out

@@ -1,0 +1,80 @@
+"""The vault: originals of the tool outputs the context points to (``vault://`` URIs)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, TypedDict
+
+import aiosqlite
+
+from myrm_tui.context.vault import VaultEntry
+from myrm_tui.store.base import StoreBase
+
+
+class VaultListing(TypedDict):
+    """One vault entry as the vault pane lists it (its content is loaded on open)."""
+
+    uri: str
+    kind: str
+    tool_name: str
+    size: int
+    created_at: float
+    meta: dict[str, Any]
+
+
+async def insert_vault(conn: aiosqlite.Connection, sid: str, entries: Iterable[VaultEntry]) -> int:
+    """Insert ``entries`` (an entry already stored is kept) inside the caller's transaction."""
+    rows = [
+        (
+            e.uri,
+            sid,
+            e.kind,
+            e.tool_name,
+            e.size,
+            e.content,
+            json.dumps(e.meta, default=str),
+            e.created_at,
+        )
+        for e in entries
+    ]
+    if rows:
+        await conn.executemany(
+            "INSERT OR IGNORE INTO vault (uri, session_id, kind, tool_name, size, content, "
+            "meta, created_at) VALUES (?,?,?,?,?,?,?,?)",
+            rows,
+        )
+    return len(rows)
+
+
+class VaultTable(StoreBase):
+    async def vault_put(self, sid: str, entries: Iterable[VaultEntry]) -> int:
+        async with self.transaction() as conn:
+            return await insert_vault(conn, sid, entries)
+
+    async def vault_get(self, uri: str) -> VaultEntry | None:
+        async with self.conn.execute("SELECT * FROM vault WHERE uri = ?", (uri,)) as cur:
+            r = await cur.fetchone()
+        if r is None:
+            return None
+        return VaultEntry(
+            r["uri"], r["content"], r["kind"], r["tool_name"], r["created_at"], json.loads(r["meta"] or "{}")
+        )
+
+    async def vault_list(self, sid: str) -> list[VaultListing]:
+        async with self.conn.execute(
+            "SELECT uri, kind, tool_name, size, created_at, meta FROM vault WHERE session_id = ? "
+            "ORDER BY created_at DESC",
+            (sid,),
+        ) as cur:
+            return [
+                VaultListing(
+                    uri=r["uri"],
+                    kind=r["kind"],
+                    tool_name=r["tool_name"],
+                    size=r["size"],
+                    created_at=r["created_at"],
+                    meta=json.loads(r["meta"] or "{}"),
+                )
+                for r in await cur.fetchall()
+            ]

@@ -1,0 +1,106 @@
+"""Failures do not vanish: every broad handler in the package logs with its traceback or re-raises, and
+``myrm doctor`` says where that log is."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import myrm_tui
+from myrm_tui.cli import app
+
+PACKAGE = Path(myrm_tui.__file__).resolve().parent
+BROAD = {"Exception", "BaseException"}
+LEVELS = {"debug", "info", "warning", "error", "critical", "log"}
+
+# Handlers that may neither log nor re-raise, each with why (path relative to the package, function name).
+ALLOWED = {
+    # redact() never raises; report_failure() logs the first failure with its traceback (once per process:
+    # a broken pattern would otherwise write a traceback for every message of every turn).
+    ("context/redact.py", "redact"),
+}
+
+
+def _is_broad(handler: ast.ExceptHandler) -> bool:
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return handler.type is None or any(isinstance(k, ast.Name) and k.id in BROAD for k in kinds)
+
+
+def _logs_traceback(node: ast.AST) -> bool:
+    """A ``log.exception(...)`` or ``log.<level>(..., exc_info=...)`` call anywhere in ``node``."""
+    for call in ast.walk(node):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            continue
+        if call.func.attr == "exception":
+            return True
+        if call.func.attr in LEVELS and any(k.arg == "exc_info" for k in call.keywords):
+            return True
+    return False
+
+
+def silent_handlers(tree: ast.AST, rel: str) -> list[str]:
+    """Broad handlers of ``tree`` that end in no ``raise`` and log no traceback."""
+    out: list[str] = []
+
+    def visit(node: ast.AST, func: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            if isinstance(child, ast.ExceptHandler) and _is_broad(child):
+                reraises = isinstance(child.body[-1], ast.Raise)
+                if not (reraises or _logs_traceback(child) or (rel, name) in ALLOWED):
+                    out.append(f"{rel}:{child.lineno} in {name}()")
+            visit(child, name)
+
+    visit(tree, "<module>")
+    return out
+
+
+def test_no_broad_handler_swallows_a_failure_unlogged() -> None:
+    silent: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        silent += silent_handlers(ast.parse(path.read_text(encoding="utf-8")), rel)
+    assert not silent, "broad handlers that neither log with exc_info nor re-raise:\n" + "\n".join(silent)
+
+
+def test_allow_list_names_handlers_that_exist() -> None:
+    """A stale entry would let a new silent handler in under an old name."""
+    for rel, func in ALLOWED:
+        tree = ast.parse((PACKAGE / rel).read_text(encoding="utf-8"))
+        funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == func]
+        assert funcs and any(
+            isinstance(h, ast.ExceptHandler) and _is_broad(h) for f in funcs for h in ast.walk(f)
+        ), (rel, func)
+
+
+@pytest.mark.parametrize(
+    ("source", "silent"),
+    [
+        ("try:\n    f()\nexcept Exception:\n    pass\n", True),
+        ("try:\n    f()\nexcept:\n    x = 1\n", True),
+        ("try:\n    f()\nexcept (ValueError, BaseException) as e:\n    log.warning('x %s', e)\n", True),
+        ("try:\n    f()\nexcept Exception:\n    if a:\n        raise\n    g()\n", True),
+        ("try:\n    f()\nexcept ValueError:\n    pass\n", False),
+        ("try:\n    f()\nexcept Exception:\n    log.exception('x')\n", False),
+        ("try:\n    f()\nexcept Exception:\n    log.debug('x', exc_info=True)\n", False),
+        ("try:\n    f()\nexcept BaseException:\n    cleanup()\n    raise\n", False),
+        ("try:\n    f()\nexcept Exception as e:\n    raise Other() from e\n", False),
+    ],
+)
+def test_the_scan_tells_silent_from_logged(source: str, silent: bool) -> None:
+    assert bool(silent_handlers(ast.parse(source), "x.py")) is silent
+
+
+def test_doctor_names_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "myrm-test.log"
+    env = {
+        "MYRM_DB": str(tmp_path / "d.db"),
+        "MYRM_CONFIG": str(tmp_path / "none.toml"),
+        "MYRM_LOG": str(log),
+    }
+    result = CliRunner().invoke(app, ["doctor"], env=env)
+    lines = [ln.strip() for ln in result.stdout.splitlines()]
+    assert f"log: {log}" in lines, result.stdout
