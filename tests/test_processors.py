@@ -392,20 +392,20 @@ def test_auditor_requires_protected_facts() -> None:
     from myrm_tui.context import summary_model
 
     intent, limits = CompressionIntent.build(raw), ContextConfig()
-    s = summary_model.empty()
+    s = summary_model.Summary()
     verdict = SummaryAuditor().audit(s, raw, intent, limits)
     assert not verdict.ok and any("pkg/core.py" in p for p in verdict.problems)
-    s["artifacts"] = ["modified: pkg/core.py"]
+    s = summary_model.Summary(artifacts=("modified: pkg/core.py",))
     assert SummaryAuditor().audit(s, raw, intent, limits).ok
 
 
 async def test_incremental_merge_drops_resolved_blockers() -> None:
     from myrm_tui.context import summary_model
 
-    old = summary_model.empty() | {"blocked_items": ["`pytest` still failing"], "next_steps": ["fix pytest"]}
-    new = summary_model.empty() | {"completed_actions": ["`pytest` → ok"]}
+    old = summary_model.Summary(blocked_items=("`pytest` still failing",), next_steps=("fix pytest",))
+    new = summary_model.Summary(completed_actions=("`pytest` → ok",))
     merged = summary_model.merge(old, new)
-    assert merged["blocked_items"] == []
+    assert merged.blocked_items == ()
 
 
 async def test_summarize_is_idle_when_nothing_was_removed() -> None:
