@@ -22,7 +22,7 @@ from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import COUNTER, collect, conversation, make_agent, openai_settings, run_pipeline
 
 # -- the typed value and its stored form -------------------------------------------------------------
-_item = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
+_item = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=60)
 
 
 @st.composite

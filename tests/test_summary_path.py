@@ -192,7 +192,9 @@ async def test_esc_never_cancels_a_background_summary(
     gate.set()
     await prep.wait()
     assert prep.last_event in ("ready", "upgraded")
-    kept = prep.ready.summary if prep.ready is not None and prep.last_event == "ready" else agent.state.summary
+    kept = (
+        prep.ready.summary if prep.ready is not None and prep.last_event == "ready" else agent.state.summary
+    )
     assert kept is not None and MARK in json.dumps(kept.to_json())
 
 
