@@ -33,7 +33,9 @@ ORIGINAL_SCAN_CHARS = 24_000
 RENDER_OVERHEAD_TOKENS = 400  # a block's headings, fields and continuity sections around its Record
 LEDGER_CACHE = 20_000
 SHRUNK_MESSAGE_TOKENS = 600  # messages whose ledger lines are remembered (oldest forgotten first)
-# Kept blocks are merged into the new one when they leave less than a quarter of the summaries' share.
+# Kept blocks are merged into the new one when they leave less than a quarter of the summaries' share;
+# before that a block appends and the earlier ones stay byte-identical (cached). Merging at half the share
+# kept one more swe-dev 16K fact (0.968 against 0.962) but rewrote the blocks at almost every compaction.
 CONSOLIDATE_AT = 4
 MIN_BLOCK_TOKENS = 120  # a block is never rendered smaller (the fit step then cuts elsewhere)
 
@@ -208,8 +210,9 @@ class Summarize(Configured[SummarizeSettings]):
         room = limit - req.tokens(view)
         if req.hard_limit is not None:  # what Compress reserved for the summary when it cut to the limit
             room = min(room, s.max_context_tokens // 20, req.hard_limit // 4)
-        # A block takes half the share at most, so the next compactions append beside it (cached).
-        room = min(room, share - kept_tokens, share // 2)
+        # What the kept blocks leave of the share (capping a new block at half of it, so that more append
+        # cached, lost 0.026 of swe-dev 16K's retention).
+        room = min(room, share - kept_tokens)
         budget = max(min(self._budget_chars(removed, folded, req, s), room * ledger.CHARS_PER_TOKEN), 0)
         part = len(kept_blocks) + 1
 

@@ -464,7 +464,8 @@ def fit_block(
                 users = [
                     ln for ln in rec_lines if ln.priority >= ledger.P_USER and ln.text.strip() not in seen
                 ]
-                if level + 1 < len(_LEVELS) and any(ln.text not in kept for ln in users):
+                have = set(kept)
+                if level + 1 < len(_LEVELS) and any(ln.text not in have for ln in users):
                     break
                 return FittedBlock(text, kept, level > 0)
             budget = max(int(budget * (1 - over / max(count(text), 1))) - 50, 0)
