@@ -228,6 +228,33 @@ MUTANTS = (
         (f"{P}::test_a_failing_redaction_degrades_once_and_the_compaction_commits",),
     ),
     Mutant(
+        "summary blocks within their share: kept blocks merged into the new one",
+        "myrm_tui/context/summarize.py",
+        "        if kept_blocks and share - kept_tokens < share // CONSOLIDATE_AT:",
+        "        if False:",
+        ("tests/test_summary_model.py::test_summary_blocks_take_at_most_their_share_at_every_request",),
+    ),
+    Mutant(
+        "summary goal from the user's words, not the environment reminder",
+        "myrm_tui/context/summarize.py",
+        "        head_user = summary_model.first_user_words(req.protected_head) or",
+        '        head_user = next((m.text for m in req.protected_head if m.role == "user"), "") or',
+        (
+            "tests/test_summary_model.py::"
+            "test_a_session_that_starts_with_a_reminder_takes_the_users_first_words_as_its_goal",
+        ),
+    ),
+    Mutant(
+        "a stored reminder goal repaired before it is merged or sent as the previous summary",
+        "myrm_tui/context/summarize.py",
+        "        previous = summary_model.repaired(state.summary, head_user)",
+        "        previous = state.summary",
+        (
+            "tests/test_summary_model.py::"
+            "test_a_stored_reminder_goal_is_repaired_when_next_merged_and_never_sent_as_previous",
+        ),
+    ),
+    Mutant(
         "notes within their share",
         "myrm_tui/context/notes.py",
         "notes = bounded_notes(state.notes, s.injected_tokens, req.counter.text)",

@@ -34,9 +34,10 @@ def summaries(emulator: ProviderEmulator) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def summarizing(emulator: ProviderEmulator) -> ProviderEmulator:
-    s = summary_model.empty()
-    s.update(user_goal="Fix the issue.", current_state="Reading the code.", key_facts=["from the emulator"])
-    emulator.default = Reply(text=json.dumps(s))
+    s = summary_model.Summary(
+        user_goal="Fix the issue.", current_state="Reading the code.", key_facts=("from the emulator",)
+    )
+    emulator.default = Reply(text=json.dumps(s.to_json()))
     return emulator
 
 

@@ -72,7 +72,9 @@ async def test_two_calls_sharing_one_id_each_get_their_own_result(
 
 
 async def test_a_failing_redaction_degrades_once_and_the_compaction_commits(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    def broken(s: dict) -> dict:  # the field-separator bug: a key's BEGIN and END in two items
+    def broken(
+        s: summary_model.Summary,
+    ) -> summary_model.Summary:  # the field-separator bug: a key's BEGIN and END in two items
         raise StopIteration
 
     monkeypatch.setattr(summary_model, "redact_summary", broken)
@@ -90,7 +92,7 @@ async def test_a_failing_redaction_degrades_once_and_the_compaction_commits(monk
         failures = [e for e in run.metrics.events if "redaction failed" in e]
         assert len(failures) == 1
         assert not any("failed:" in e for e in run.metrics.events)  # no step failed
-    assert "MIIEowIBAAKCAQEA7" not in json.dumps(state.summary)
+    assert state.summary is not None and "MIIEowIBAAKCAQEA7" not in json.dumps(state.summary.to_json())
     assert all("MIIEowIBAAKCAQEA7" not in m.text for m in view if m.meta.get("kind") == "summary")
 
 

@@ -392,20 +392,20 @@ def test_auditor_requires_protected_facts() -> None:
     from myrm_tui.context import summary_model
 
     intent, limits = CompressionIntent.build(raw), ContextConfig()
-    s = summary_model.empty()
+    s = summary_model.Summary()
     verdict = SummaryAuditor().audit(s, raw, intent, limits)
     assert not verdict.ok and any("pkg/core.py" in p for p in verdict.problems)
-    s["artifacts"] = ["modified: pkg/core.py"]
+    s = summary_model.Summary(artifacts=("modified: pkg/core.py",))
     assert SummaryAuditor().audit(s, raw, intent, limits).ok
 
 
 async def test_incremental_merge_drops_resolved_blockers() -> None:
     from myrm_tui.context import summary_model
 
-    old = summary_model.empty() | {"blocked_items": ["`pytest` still failing"], "next_steps": ["fix pytest"]}
-    new = summary_model.empty() | {"completed_actions": ["`pytest` → ok"]}
+    old = summary_model.Summary(blocked_items=("`pytest` still failing",), next_steps=("fix pytest",))
+    new = summary_model.Summary(completed_actions=("`pytest` → ok",))
     merged = summary_model.merge(old, new)
-    assert merged["blocked_items"] == []
+    assert merged.blocked_items == ()
 
 
 async def test_summarize_is_idle_when_nothing_was_removed() -> None:
@@ -614,9 +614,10 @@ def test_ledger_fit_drops_repeats_then_lowest_priority_and_keeps_order() -> None
 async def test_compactions_append_blocks_and_keep_earlier_ones_byte_identical() -> None:
     state = ContextState()
     raw = conversation(40)
-    view1, _ = await run_pipeline(raw[:40], window=8_000, state=state, force_compaction=True)
+    # A first block that leaves room in the summaries' share (20 % of the window): the next one appends.
+    view1, _ = await run_pipeline(raw[:24], window=32_000, state=state, force_compaction=True)
     first = [m for m in view1 if m.meta.get("kind") == "summary"]
-    view2, _ = await run_pipeline(raw, window=8_000, state=state, force_compaction=True)
+    view2, _ = await run_pipeline(raw, window=32_000, state=state, force_compaction=True)
     blocks = [m for m in view2 if m.meta.get("kind") == "summary"]
     assert len(first) == 1 and len(blocks) == 2
     assert blocks[0] is first[0] or (blocks[0].id, blocks[0].content) == (first[0].id, first[0].content)

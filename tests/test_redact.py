@@ -288,27 +288,27 @@ def test_keep_lines_keeps_the_line_count() -> None:
 def test_a_key_across_summary_items_does_not_crash_and_is_masked() -> None:
     """BEGIN and END in different items: the key pattern spanned the field separator, the item count
     changed and ``redact_summary`` raised StopIteration (every later turn failed)."""
-    from myrm_tui.context.summary_model import redact_summary
+    from myrm_tui.context.summary_model import Summary, redact_summary
 
-    summary = {
-        "user_goal": "deploy",
-        "key_facts": [
+    summary = Summary(
+        user_goal="deploy",
+        key_facts=(
             "-----BEGIN RSA PRIVATE KEY-----",
             "MIIEowIBAAKCAQEAsecretbody",
             "-----END RSA PRIVATE KEY-----",
-        ],
-        "errors": ["DB_PASSWORD=hunter2hunter2 rejected"],
-        "next_steps": ["rotate the key"],
-    }
+        ),
+        errors=("DB_PASSWORD=hunter2hunter2 rejected",),
+        next_steps=("rotate the key",),
+    )
     out = redact_summary(summary)
-    assert set(out) == set(summary)
-    assert len(out["key_facts"]) == 3 and len(out["errors"]) == 1 and out["next_steps"] == ["rotate the key"]
+    assert out.user_goal == "deploy"
+    assert len(out.key_facts) == 3 and len(out.errors) == 1 and out.next_steps == ("rotate the key",)
     assert "MIIEowIBAAKCAQEAsecretbody" not in str(out) and "hunter2hunter2" not in str(out)
 
 
 def test_redaction_never_raises(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     from myrm_tui.context import redact as mod
-    from myrm_tui.context.summary_model import redact_summary
+    from myrm_tui.context.summary_model import Summary, redact_summary
 
     def broken(text: str) -> str:
         raise RuntimeError("pattern table broken")
@@ -318,8 +318,8 @@ def test_redaction_never_raises(monkeypatch: pytest.MonkeyPatch, caplog: pytest.
     # An in-process CLI test may have sent the package's log to its file only (setup_logging): caplog
     # listens at the root.
     monkeypatch.setattr(logging.getLogger("myrm_tui"), "propagate", True)
-    out = redact_summary({"user_goal": "x DB_PASSWORD=hunter2", "errors": ["a", "b"]})
-    assert out == {"user_goal": "[redacted]", "errors": ["[redacted]", "[redacted]"]}
+    out = redact_summary(Summary(user_goal="x DB_PASSWORD=hunter2", errors=("a", "b")))
+    assert out == Summary(user_goal="[redacted]", errors=("[redacted]", "[redacted]"))
     assert redact("AKIAIOSFODNN7EXAMPLE") == "[redacted]"
     assert sum("redaction failed" in r.message for r in caplog.records) == 1
 

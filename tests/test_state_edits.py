@@ -25,6 +25,7 @@ from myrm_tui.context.edits import (
 )
 from myrm_tui.context.pipeline import Transaction
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.summary_model import Summary
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -169,13 +170,13 @@ def test_edits_keep_the_state_bounded_and_in_order(edits: list[StateEdit]) -> No
 
 
 def test_a_late_summary_is_merged_redacted() -> None:
-    state = ContextState(summary={"user_goal": "fix the parser", "decisions": ["use a stack"]})
+    state = ContextState(summary=Summary(user_goal="fix the parser", decisions=("use a stack",)))
     secret = "AKIA" + "Z" * 16
     Transaction(state, ContextConfig()).apply(
-        [UpgradeSummary({"decisions": ["keep the API"], "key_facts": [f"the key is {secret}"]})]
+        [UpgradeSummary(Summary(decisions=("keep the API",), key_facts=(f"the key is {secret}",)))]
     )
-    assert state.summary is not None and state.summary["user_goal"] == "fix the parser"
-    assert "keep the API" in state.summary["decisions"] and "use a stack" in state.summary["decisions"]
+    assert state.summary is not None and state.summary.user_goal == "fix the parser"
+    assert "keep the API" in state.summary.decisions and "use a stack" in state.summary.decisions
     assert secret not in str(state.summary)
 
 

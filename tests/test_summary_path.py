@@ -21,16 +21,14 @@ from tests.helpers import call, collect, conversation, make_agent, openai_settin
 MARK = "LLM_SUMMARY_MARKER_7f3"
 
 
-def llm_summary(**over: Any) -> dict[str, Any]:
-    s = summary_model.empty()
-    s.update(
+def llm_summary(**over: Any) -> summary_model.Summary:
+    s: dict[str, Any] = dict(
         user_goal="Fix the bug.",
         current_state=f"{MARK}: reading files",
         key_facts=[MARK],
         decisions=[f"{MARK}: read every module first"],
     )
-    s.update(over)
-    return s
+    return summary_model.Summary.from_json({**s, **over})
 
 
 def is_summary_request(body: dict[str, Any]) -> bool:
@@ -72,7 +70,7 @@ async def test_a_turn_never_waits_on_the_summarizer_and_no_request_is_over_budge
     write_files(workspace)
     gate = threading.Event()
     log: list[str] = []
-    emulator.default = scripted(30, Reply(text=json.dumps(llm_summary()), gate=gate), log)  # type: ignore[assignment]
+    emulator.default = scripted(30, Reply(text=json.dumps(llm_summary().to_json()), gate=gate), log)  # type: ignore[assignment]
     settings = openai_settings(emulator, summarizer_model="openai/gpt-4o-mini", max_steps=40)
     agent = await make_agent(store, workspace, settings, window=16_000)
     events = await collect(agent, "read the files")
@@ -91,7 +89,7 @@ async def test_a_turn_never_waits_on_the_summarizer_and_no_request_is_over_budge
     gate.set()
     await prep.wait()
     assert prep.last_event == "upgraded"  # its compaction came first: the kept record carries it
-    assert MARK in json.dumps(agent.state.summary)
+    assert agent.state.summary is not None and MARK in json.dumps(agent.state.summary.to_json())
     saved = await store.load_state(agent.session_id)
     assert saved is not None and MARK in saved
 
@@ -101,7 +99,7 @@ async def test_the_summarize_request_is_the_sent_request_plus_an_instruction_and
 ) -> None:
     write_files(workspace)
     log: list[str] = []
-    emulator.default = scripted(12, Reply(text=json.dumps(llm_summary())), log)  # type: ignore[assignment]
+    emulator.default = scripted(12, Reply(text=json.dumps(llm_summary().to_json())), log)  # type: ignore[assignment]
     settings = openai_settings(emulator, summarizer_model="openai/gpt-4o-mini", max_steps=40)
     agent = await make_agent(store, workspace, settings, window=16_000)
     await collect(agent, "read the files")
@@ -136,7 +134,7 @@ async def test_a_lite_summarizer_is_sent_the_span_once_and_says_it_cannot_reuse_
 ) -> None:
     write_files(workspace)
     log: list[str] = []
-    emulator.default = scripted(12, Reply(text=json.dumps(llm_summary())), log)  # type: ignore[assignment]
+    emulator.default = scripted(12, Reply(text=json.dumps(llm_summary().to_json())), log)  # type: ignore[assignment]
     settings = openai_settings(emulator, summarizer_model="openai/gpt-4.1-nano", max_steps=40)
     agent = await make_agent(store, workspace, settings, window=16_000)
     await collect(agent, "read the files")
@@ -157,7 +155,7 @@ async def test_a_ready_prepared_summary_is_used_by_the_next_compaction_without_a
 ) -> None:
     write_files(workspace)
     log: list[str] = []
-    emulator.default = scripted(40, Reply(text=json.dumps(llm_summary())), log)  # type: ignore[assignment]
+    emulator.default = scripted(40, Reply(text=json.dumps(llm_summary().to_json())), log)  # type: ignore[assignment]
     settings = openai_settings(emulator, summarizer_model="openai/gpt-4o-mini", max_steps=60)
     agent = await make_agent(store, workspace, settings, window=16_000)
     prep = agent.session.preparer
@@ -169,7 +167,7 @@ async def test_a_ready_prepared_summary_is_used_by_the_next_compaction_without_a
     await prep.wait()
     rows = [r for r in await store.metrics(agent.session_id) if r.get("compacted")]
     assert any(r["summary_source"].startswith("llm") for r in rows), [r["summary_source"] for r in rows]
-    assert MARK in json.dumps(agent.state.summary)
+    assert agent.state.summary is not None and MARK in json.dumps(agent.state.summary.to_json())
     asked = log.count("summary asked")
     assert 1 <= asked <= len([x for x in log if x.startswith("main")]) // 4
 
@@ -180,7 +178,7 @@ async def test_esc_never_cancels_a_background_summary(
     write_files(workspace)
     gate = threading.Event()
     log: list[str] = []
-    emulator.default = scripted(40, Reply(text=json.dumps(llm_summary()), gate=gate), log)  # type: ignore[assignment]
+    emulator.default = scripted(40, Reply(text=json.dumps(llm_summary().to_json()), gate=gate), log)  # type: ignore[assignment]
     settings = openai_settings(emulator, summarizer_model="openai/gpt-4o-mini", max_steps=60)
     agent = await make_agent(store, workspace, settings, window=16_000)
     prep = agent.session.preparer
@@ -194,7 +192,10 @@ async def test_esc_never_cancels_a_background_summary(
     gate.set()
     await prep.wait()
     assert prep.last_event in ("ready", "upgraded")
-    assert MARK in json.dumps(prep.ready.summary if prep.last_event == "ready" else agent.state.summary)  # type: ignore[union-attr]
+    kept = (
+        prep.ready.summary if prep.ready is not None and prep.last_event == "ready" else agent.state.summary
+    )
+    assert kept is not None and MARK in json.dumps(kept.to_json())
 
 
 def test_the_auditor_merges_back_ledger_facts_a_summary_dropped() -> None:
@@ -223,7 +224,7 @@ def test_the_auditor_merges_back_ledger_facts_a_summary_dropped() -> None:
     lines = ledger.record(msgs)
     dropped = llm_summary(completed_actions=["ran the tests, some failed"])
     kept = SummaryAuditor().keep_ledger(dropped, lines)
-    text = json.dumps(kept)
+    text = json.dumps(kept.to_json())
     for fact in (
         "tests/test_io.py::test_read_4421",
         "3 failed, 12 passed in 0.41s",
@@ -235,7 +236,7 @@ def test_the_auditor_merges_back_ledger_facts_a_summary_dropped() -> None:
     assert SummaryAuditor().keep_ledger(kept, lines) == kept
     # The model keeps at least half of the field's room for its own facts.
     own = [f"fact {i}" for i in range(15)]
-    crowded = SummaryAuditor().keep_ledger(llm_summary(key_facts=own), lines)["key_facts"]
+    crowded = SummaryAuditor().keep_ledger(llm_summary(key_facts=own), lines).key_facts
     assert len(crowded) == 15 and set(own[-7:]) <= set(crowded)
     assert any("3 failed, 12 passed in 0.41s" in f for f in crowded)
 
@@ -258,7 +259,7 @@ async def test_in_the_background_a_compaction_without_a_prepared_summary_never_c
 
     async def summarizer(system: str, user: str) -> str:
         calls.append(user)
-        return json.dumps(llm_summary())
+        return json.dumps(llm_summary().to_json())
 
     _, run = await run_pipeline(
         conversation(30),
@@ -288,7 +289,7 @@ async def test_the_tui_shows_the_summary_being_written_and_esc_leaves_it_running
     write_files(workspace)
     gate = threading.Event()
     log: list[str] = []
-    emulator.default = scripted(40, Reply(text=json.dumps(llm_summary()), gate=gate), log)  # type: ignore[assignment]
+    emulator.default = scripted(40, Reply(text=json.dumps(llm_summary().to_json()), gate=gate), log)  # type: ignore[assignment]
     app = make_app(
         emulator,
         tmp_path,

@@ -41,18 +41,21 @@ KEYS = (
 
 
 def fixed_summary() -> str:
-    s = summary_model.empty()
-    s.update(
-        user_goal="Fix the reported issue in the repository and verify it with the tests.",
-        current_state="The cause is located; the fix is being written and the reproduction script re-run.",
-        key_facts=[
-            f"fact {i}: a line the work depends on, quoted from an output of the session" for i in range(15)
-        ],
-        completed_actions=[f"`command {i}` → ok" for i in range(20)],
-        decisions=["Patch the function where the value is computed rather than its callers."],
-        next_steps=["Re-run the reproduction script.", "Run the test module of the changed file."],
+    s = summary_model.Summary.from_json(
+        dict(
+            user_goal="Fix the reported issue in the repository and verify it with the tests.",
+            current_state="The cause is located; the fix is being written and the reproduction script "
+            "re-run.",
+            key_facts=[
+                f"fact {i}: a line the work depends on, quoted from an output of the session"
+                for i in range(15)
+            ],
+            completed_actions=[f"`command {i}` → ok" for i in range(20)],
+            decisions=["Patch the function where the value is computed rather than its callers."],
+            next_steps=["Re-run the reproduction script.", "Run the test module of the changed file."],
+        )
     )
-    return json.dumps(s)
+    return json.dumps(s.to_json())
 
 
 async def main() -> None:

@@ -27,13 +27,14 @@ MAIN = "openai/gpt-4o-mini"
 
 
 def summary_text() -> str:
-    s = summary_model.empty()
-    s.update(
-        user_goal="Read every module.",
-        current_state="Reading the modules one by one.",
-        key_facts=[f"handler_{i} routes /api/v{i}" for i in range(10)],
+    s = summary_model.Summary.from_json(
+        dict(
+            user_goal="Read every module.",
+            current_state="Reading the modules one by one.",
+            key_facts=[f"handler_{i} routes /api/v{i}" for i in range(10)],
+        )
     )
-    return json.dumps(s)
+    return json.dumps(s.to_json())
 
 
 def run(delay: float, summarizer: str) -> dict[str, Any]:

@@ -34,13 +34,13 @@ class AgentHandoverState:
     @classmethod
     def extract(cls, task: str, transcript: Sequence[Message]) -> AgentHandoverState:
         s = summary_model.extract(transcript, task)
-        files = [a.split(": ", 1)[-1] for a in s["artifacts"]] + list(s["files_examined"])
-        done = [a for a in s["completed_actions"] if a.endswith(("exit code 0", "ok"))]
+        files = [a.split(": ", 1)[-1] for a in s.artifacts] + list(s.files_examined)
+        done = [a for a in s.completed_actions if a.endswith(("exit code 0", "ok"))]
         return cls(
             task=task,
             completed_tasks=done[-10:],
-            pending_todos=list(s["next_steps"]),
-            risks=list(s["blocked_items"]) + list(s["errors"][-3:]),
+            pending_todos=list(s.next_steps),
+            risks=list(s.blocked_items) + list(s.errors[-3:]),
             relevant_files=list(dict.fromkeys(files))[:20],
         )
 

@@ -29,6 +29,7 @@ from myrm_tui.context.edits import UpgradeSummary
 from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.prepared import PreparedSummary
 from myrm_tui.context.summarize import SUMMARY_PROMPT, transcript
+from myrm_tui.context.summary_model import Summary
 from myrm_tui.context.types import Message
 from myrm_tui.llm.events import TextDelta, Usage
 from myrm_tui.llm.pricing import estimate_cost
@@ -181,7 +182,7 @@ class SummaryPreparer:
         self.ready = prepared.merged(self.current(), part)
         self._tell("ready")
 
-    async def _ask(self, sent: Sent, span: list[Message], new: list[Message]) -> dict[str, Any] | None:
+    async def _ask(self, sent: Sent, span: list[Message], new: list[Message]) -> Summary | None:
         s = self.session
         if not s.breaker.allow():
             raise RuntimeError("summarizer circuit breaker is open")
@@ -198,7 +199,7 @@ class SummaryPreparer:
             previous = self.current()
             body = (
                 "Previous summary (merge into it):\n"
-                f"{json.dumps(previous.summary, ensure_ascii=False) if previous else 'none'}\n\n"
+                f"{json.dumps(previous.summary.to_json(), ensure_ascii=False) if previous else 'none'}\n\n"
                 f"Messages to summarize:\n{transcript(new)}"
             )
             aux = s.summarizer()

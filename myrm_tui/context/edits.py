@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from myrm_tui.context.summary_model import Summary
+
 MAX_NOTES = 50
 MAX_NOTE_CHARS = 2_000
 
@@ -54,7 +56,7 @@ class UpgradeSummary:
     """An LLM summary that came after the compaction it was prepared for: merged into the kept record
     (the next compaction's block carries it)."""
 
-    summary: dict[str, Any]
+    summary: Summary
 
 
 StateEdit = AddNote | ClearNotes | Pin | Unpin | AddHandover | UpgradeSummary

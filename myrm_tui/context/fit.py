@@ -268,10 +268,10 @@ class FitToBudget(Configured[FitSettings]):
             return
         req = f.view.request
         summary = f.view.summary
-        merged = summary.summary if summary is not None else (req.state.summary or summary_model.empty())
+        merged = summary.summary if summary is not None else (req.state.summary or summary_model.EMPTY)
         covered = summary.covered if summary is not None else int(req.state.last_compaction.get("covered", 0))
         lines = [ledger.reparse(ln) for b in blocks for ln in summary_model.record_lines(b.text)]
-        new = _render(lines, merged, covered, f.s.fit_summary_tokens, f.counter, blocks[-1])
+        new = _render(lines, merged, covered, f.s.fit_summary_tokens, f.counter, blocks[-1], req.vault)
         drop = set(idx[1:])
         out = [m for i, m in enumerate(f.messages) if i not in drop]
         out[idx[0]] = new
@@ -358,15 +358,21 @@ class FitToBudget(Configured[FitSettings]):
         if lines and room > 80:
             req = f.view.request
             summary = f.view.summary
-            merged = summary.summary if summary is not None else (req.state.summary or summary_model.empty())
+            merged = summary.summary if summary is not None else (req.state.summary or summary_model.EMPTY)
             covered = summary.covered if summary is not None else 0
             if at is not None:
                 old = kept[at]
                 lines = [ledger.reparse(ln) for ln in summary_model.record_lines(old.text)] + lines
-                share = min(f.s.fit_summary_tokens, f.counter.message(old) + room)
-                kept[at] = _render(lines, merged, covered, share, f.counter, old)
+                # The other blocks keep their room: all of them together stay within the share.
+                others = sum(
+                    f.counter.message(m) for i, m in enumerate(kept) if m.meta.get("kind") == "summary"
+                )
+                others -= f.counter.message(old)
+                share = min(f.s.fit_summary_tokens - others, f.counter.message(old) + room)
+                kept[at] = _render(lines, merged, covered, share, f.counter, old, req.vault)
             else:
-                block = _render(lines, merged, covered, min(room, f.s.fit_summary_tokens), f.counter, None)
+                share = min(room, f.s.fit_summary_tokens)
+                block = _render(lines, merged, covered, share, f.counter, None, req.vault)
                 pos = head_len
                 while pos < len(kept) and kept[pos].synthetic:
                     pos += 1
@@ -435,24 +441,23 @@ def _to_ledger(m: Message, vault: ArtifactVault) -> Message | None:
 
 def _render(
     lines: list[ledger.Line],
-    merged: dict,
+    merged: summary_model.Summary,
     covered: int,
     max_tokens: int,
     counter: TokenCounter,
     like: Message | None,
+    vault: ArtifactVault,
 ) -> Message:
-    """One summary block of ``lines`` within ``max_tokens``."""
-    budget = max(max_tokens, 60) * CHARS_PER_TOKEN
-    body = ""
-    for _ in range(6):
-        kept = ledger.fit(lines, budget, set())
-        body = summary_model.render_block({}, merged, kept, covered, 1)
-        over = counter.text(body) - max_tokens
-        if over <= 0 or not kept:
-            break
-        budget = max(int(budget * 0.7) - 100, 0)
-    if counter.text(body) > max_tokens:  # continuity sections alone too long: keep the Record only
-        body = summary_model.render_block({}, {}, ledger.fit(lines, budget, set()), covered, 1)
+    """One summary block of ``lines`` within ``max_tokens`` (its continuity sections shortened, never
+    dropped, when the share is small: ``summary_model.fit_block``)."""
+
+    def whole() -> str:
+        return vault.put(summary_model.render(merged, covered), "archive", "summary", reason="summary share")
+
+    fitted = summary_model.fit_block(
+        summary_model.EMPTY, merged, lines, set(), covered, 1, max(max_tokens, 60), counter.text, None, whole
+    )
+    body = fitted.text
     source = like.meta.get("source", "extractive") if like is not None else "extractive"
     base_id = like.id.split("#", 1)[0] if like is not None else "summary-fit"
     sid, meta = f"{base_id}#fit{len(body)}", {"kind": "summary", "source": source}

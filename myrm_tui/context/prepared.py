@@ -9,15 +9,19 @@ extractive summary, at once.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
-from myrm_tui.context import ledger, summary_model
+from myrm_tui.context import ledger, signals, summary_model
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import extract_protected_head
+from myrm_tui.context.step import Trace
+from myrm_tui.context.summary_model import PreparedSummary as PreparedSummary
+from myrm_tui.context.summary_model import Summary
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 
@@ -34,18 +38,8 @@ def base_id(m: Message) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class PreparedSummary:
-    """An audited 14-field summary of the messages whose stored ids are ``covers``."""
-
-    summary: dict[str, Any]
-    covers: frozenset[str]
-    source: str = "llm"
-    epoch: int = 0  # ``ContextState.compactions`` when it was asked for
-
-
-@dataclass(frozen=True, slots=True)
 class Adopted:
-    summary: dict[str, Any]
+    summary: Summary
     covered: int  # folded messages the prepared summary covered
     uncovered: tuple[Message, ...] = field(default=())
 
@@ -81,7 +75,7 @@ def adopt(prepared: PreparedSummary, removed: Sequence[Message], head_user: str)
     if not hit:
         return None
     rest = tuple(m for m in removed if base_id(m) not in prepared.covers and not m.synthetic)
-    summary = dict(prepared.summary)
+    summary = summary_model.repaired(prepared.summary, head_user) or prepared.summary
     if rest:
         summary = summary_model.merge(summary, summary_model.extract(rest, head_user))
     return Adopted(summary, len(hit), rest)
@@ -96,10 +90,10 @@ def facts_of(line: str) -> list[str]:
     return [f.strip(".:-") for f in _FACT.findall(line) if len(f.strip(".:-")) >= 3]
 
 
-def missing_ledger_lines(summary: dict[str, Any], lines: Sequence[ledger.Line]) -> list[str]:
+def missing_ledger_lines(summary: Summary, lines: Sequence[ledger.Line]) -> list[str]:
     """Ledger lines (results, calls, located lines, the user's words) with a verbatim fact the summary
     lost, highest priority first, each once."""
-    text = "\n".join(str(x) for v in summary.values() for x in (v if isinstance(v, list) else [v]))
+    text = "\n".join(summary.texts())
     out: list[str] = []
     for ln in sorted(lines, key=lambda ln: -ln.priority):
         if ln.priority < KEEP_PRIORITY:
@@ -135,23 +129,23 @@ def due(
 
 def accept(
     text: str, new: Sequence[Message], intent: CompressionIntent, config: ContextConfig
-) -> dict[str, Any] | None:
+) -> Summary | None:
     """A summarizer's answer as an audited, bounded summary with the ledger kept; ``None`` if rejected."""
-    from myrm_tui.context.summarize import SummaryAuditor, parse_summary_json
-
     data = parse_summary_json(text)
     if data is None:
         return None
-    data = {f: data[f] for f in summary_model.FIELDS if f in data}
     auditor = SummaryAuditor()
+    shape = auditor.shape_problems(data)
+    if shape:
+        return None
     # The ledger first: a path or result the model dropped comes back verbatim, then the audit judges.
     lines = [ln for m in new for ln in ledger.record_one(m)]
-    kept = auditor.keep_ledger(data, lines)
+    kept = auditor.keep_ledger(Summary.from_json(data), lines)
     verdict = auditor.audit(kept, new, intent, config)
     lost = [p.removeprefix(LOST) for p in verdict.problems if p.startswith(LOST)]
-    if lost and len(lost) == len(verdict.problems) and isinstance(kept.get("artifacts", []), list):
+    if lost and len(lost) == len(verdict.problems):
         # A written file or focus file the model left out: the ledger names it, so it is added.
-        kept = {**kept, "artifacts": [*kept.get("artifacts", []), *(f"file: {p}" for p in lost)]}
+        kept = replace(kept, artifacts=(*kept.artifacts, *(f"file: {p}" for p in lost)))
         verdict = auditor.audit(kept, new, intent, config)
     return summary_model.bound(kept) if verdict.ok else None
 
@@ -163,3 +157,90 @@ def merged(old: PreparedSummary | None, new: PreparedSummary) -> PreparedSummary
     return PreparedSummary(
         summary_model.merge(old.summary, new.summary), old.covers | new.covers, new.source, new.epoch
     )
+
+
+# -- the auditor (used by Summarize for an inline answer and by ``accept`` for a prepared one) ---------
+class Limits(Protocol):
+    @property
+    def max_blocked_items(self) -> int: ...
+    @property
+    def max_next_steps(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    ok: bool
+    problems: tuple[str, ...] = ()
+
+
+def parse_summary_json(text: str) -> dict[str, Any] | None:
+    m = re.search(r"\{[\s\S]*\}", text)
+    if not m:
+        return None
+    try:
+        data = json.loads(m.group(0))
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class SummaryAuditor:
+    """Validates a summary: every field present with the right type, limits kept, protected facts kept."""
+
+    @staticmethod
+    def shape_problems(data: Mapping[str, Any]) -> list[str]:
+        """What is wrong with a model's JSON before it becomes a ``Summary`` (a missing or mistyped field)."""
+        problems: list[str] = []
+        for f in summary_model.FIELDS:
+            if f not in data:
+                problems.append(f"missing field {f}")
+            elif (f in summary_model.LIST_FIELDS) != isinstance(data[f], list):
+                problems.append(f"field {f} has the wrong type")
+        return problems
+
+    def audit(
+        self,
+        s: Summary | Mapping[str, Any],
+        removed: Sequence[Message],
+        intent: CompressionIntent,
+        limits: Limits,
+    ) -> AuditResult:
+        problems: list[str] = []
+        if not isinstance(s, Summary):  # a model's JSON: its shape is judged first
+            problems = self.shape_problems(s)
+            s = Summary.from_json(s)
+        if len(s.blocked_items) > limits.max_blocked_items:
+            problems.append("more than 3 blocked_items")
+        if len(s.next_steps) > limits.max_next_steps:
+            problems.append("more than 5 next_steps")
+        text = json.dumps(s.to_json(), ensure_ascii=False)
+        for path in self.protected_facts(removed, intent):
+            if path not in text:
+                problems.append(f"protected fact lost: {path}")
+        return AuditResult(not problems, tuple(problems))
+
+    def keep_ledger(self, s: Summary, lines: Sequence[ledger.Line], trace: Trace | None = None) -> Summary:
+        """``s`` with the extractive ledger's lines whose identifiers, paths or numbers it lost merged into
+        its key facts, highest priority first; the model keeps at least half the field's room."""
+        missing = missing_ledger_lines(s, lines)
+        if not missing:
+            return s
+        if trace is not None:
+            trace.event(f"summary auditor: {len(missing)} ledger lines merged back")
+        lim = summary_model.LIMITS["key_facts"]
+        own = s.key_facts[-max(lim - len(missing), lim // 2) :]  # at least half the room
+        return replace(s, key_facts=(*own, *missing[: lim - len(own)]))
+
+    @staticmethod
+    def protected_facts(removed: Sequence[Message], intent: CompressionIntent) -> list[str]:
+        """Focus files mentioned in the removed messages, and files they wrote: must survive."""
+        facts: list[str] = []
+        blob = None
+        for f in intent.focus_files:
+            blob = blob if blob is not None else "\n".join(m.text[:4000] for m in removed)
+            if f in blob:
+                facts.append(f)
+        for m in removed:
+            for c in m.tool_calls:
+                facts.extend(p for p, _ in signals.written_files(c))
+        return list(dict.fromkeys(facts))

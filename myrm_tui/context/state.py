@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from myrm_tui.context.summary_model import Summary
 from myrm_tui.context.types import Message, ToolCall
 
 
@@ -21,7 +22,7 @@ class ContextState:
     base: list[Message] = field(default_factory=list)
     base_upto: int = 0
     decisions: dict[str, Message] = field(default_factory=dict)
-    summary: dict[str, Any] | None = None
+    summary: Summary | None = None
     notes: list[str] = field(default_factory=list)
     # ArtifactTracker: path -> [op, order]; order grows with every touch so "most recent" is a max.
     artifacts: dict[str, list[Any]] = field(default_factory=dict)
@@ -46,7 +47,7 @@ class ContextState:
                 "base": [message_to_dict(m) for m in self.base],
                 "base_upto": self.base_upto,
                 "decisions": {k: message_to_dict(v) for k, v in self.decisions.items()},
-                "summary": self.summary,
+                "summary": self.summary.to_json() if self.summary is not None else None,
                 "notes": self.notes,
                 "artifacts": self.artifacts,
                 "artifact_clock": self.artifact_clock,
@@ -72,7 +73,8 @@ class ContextState:
             base=[message_from_dict(m) for m in d.get("base", [])],
             base_upto=int(d.get("base_upto", 0)),
             decisions={k: message_from_dict(v) for k, v in d.get("decisions", {}).items()},
-            summary=d.get("summary"),
+            # Sessions stored by older versions hold a plain dict (any shape): it loads as a Summary.
+            summary=Summary.from_json(d["summary"]) if d.get("summary") is not None else None,
             notes=list(d.get("notes", [])),
             artifacts=dict(d.get("artifacts", {})),
             artifact_clock=int(d.get("artifact_clock", 0)),

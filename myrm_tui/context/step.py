@@ -18,8 +18,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.intent import CompressionIntent
-from myrm_tui.context.prepared import PreparedSummary
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.summary_model import PreparedSummary, Summary
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
@@ -127,7 +127,7 @@ NO_COMPACTION = CompactionPlan()
 class SummaryRecord:
     """The merged 14-field summary a compaction leaves behind, for the Transaction to keep."""
 
-    summary: dict[str, Any]
+    summary: Summary
     covered: int  # real messages folded into summaries so far
     source: str  # "llm" | "extractive"
 
