@@ -191,7 +191,7 @@ class TurnRunner:
                 # protection L5, preflight guard: never pay for a request the provider will refuse.
                 view, run = await session.prepare(force=True, background=True)
                 if run.tokens > session.config.input_budget:
-                    yield TurnFailed(self._refusal(view, run.tokens), "preflight")
+                    yield TurnFailed(self._refusal(view, run.tokens, run.metrics.failures), "preflight")
                     yield TurnDone(step)
                     return
             report = ContextReport(run.tokens, session.window, run.metrics)
@@ -275,9 +275,17 @@ class TurnRunner:
         )
         yield TurnDone(step)
 
-    def _refusal(self, view: list[Message], tokens: int) -> str:
-        """One line: what is too big and what to do (the fit step cut everything else it could)."""
+    def _refusal(self, view: list[Message], tokens: int, failures: list[str]) -> str:
+        """One line: what is too big and what to do (the fit step cut everything else it could), or
+        the internal failure that stopped the pipeline from making the request fit."""
         session = self.session
+        if failures:
+            return (
+                f"Refused before sending: the context pipeline failed inside myrm ({failures[0]}; the log "
+                f"has the traceback), so the request could not be made to fit: it needs {tokens:,} tokens "
+                f"and the model accepts {session.config.input_budget:,}. This is a bug in myrm, not your "
+                "message."
+            )
         count = session.counter.messages
         system = count([m for m in view if m.role == "system"])
         newest = next((m for m in reversed(view) if m.role == "user" and not m.synthetic), None)

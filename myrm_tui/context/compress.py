@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from myrm_tui.context import signals
+from myrm_tui.context.call_args import call_args, whole_text
 from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.step import Condensation, Configured, Level, Request, Trace, View
@@ -48,6 +49,12 @@ def _cut(text: str, uri: str) -> str:
     return f"{head}\n[… {len(text) - len(head) - len(tail):,} chars cut; full text: {uri} …]\n{tail}"
 
 
+def _cut_value(value: object, uri: str) -> object:
+    """A non-string argument as it is when short, else its JSON text cut (a huge list, a deep object)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return value if len(text) <= SHRINK_KEEP_CHARS else _cut(text, uri)
+
+
 def _shrunk(m: Message, vault: ArtifactVault) -> Message:
     """``m`` with long text and long tool-call arguments cut (arguments stay valid JSON)."""
     uri = vault.put(
@@ -58,12 +65,13 @@ def _shrunk(m: Message, vault: ArtifactVault) -> Message:
     )
     calls = []
     for c in m.tool_calls:
-        try:
-            args = c.parsed_arguments()
-            short = json.dumps(
-                {k: _cut(v, uri) if isinstance(v, str) else v for k, v in args.items()}, ensure_ascii=False
-            )
-        except ValueError:
+        args = call_args(c)
+        if args.ok:
+            cut = {
+                k: _cut(v, uri) if isinstance(v, str) else _cut_value(v, uri) for k, v in args.fields.items()
+            }
+            short = whole_text(json.dumps(cut, ensure_ascii=False))
+        else:
             short = json.dumps({"truncated": _cut(c.arguments, uri)})
         calls.append(ToolCall(c.id, c.name, short))
     content = _cut(m.text, uri) if isinstance(m.content, str) else m.content

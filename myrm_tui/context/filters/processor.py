@@ -9,6 +9,7 @@ is kept in the vault and the shortened text says where.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from myrm_tui.context.signals import COMMAND_TOOLS, command_of
 from myrm_tui.context.step import Request, Rewritten, Trace, View
 from myrm_tui.context.trimming import head_tail, pointer_note
 from myrm_tui.context.types import Message, ToolCall
+
+log = logging.getLogger(__name__)
 
 SEMANTIC_PROMPT = "semantic_filter.md"
 
@@ -90,9 +93,13 @@ class FilterProcessor:
                     decided = m  # already sent as it is; re-filtering would only break the cache
                 else:
                     call = calls.get(m.tool_call_id or "")
-                    decided = await self._filter(
-                        m, call, req, s, trace, s.input_budget - running, step_tokens
-                    )
+                    try:
+                        decided = await self._filter(
+                            m, call, req, s, trace, s.input_budget - running, step_tokens
+                        )
+                    except Exception:  # one output the filters cannot read is sent as it is
+                        log.exception("filtering output %s failed; it is kept as it is", m.id)
+                        decided = m
                 decisions[m.id] = decided
             out[i] = decided
             n = req.counter.message(decided)
