@@ -9,6 +9,7 @@ every reader goes through this one accessor: a wrong shape reads as absent and i
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -18,6 +19,7 @@ from myrm_tui.context.types import ToolCall
 
 SHELL_TOOLS = frozenset({"bash", "shell", "run_command"})
 SHOWN_CHARS = 80  # a value rendered for a one-line gist
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +163,7 @@ def whole_text(s: str) -> str:
     try:
         s.encode("utf-8")
     except UnicodeEncodeError:
-        return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return _SURROGATE.sub("\ufffd", s)
     return s
 
 
