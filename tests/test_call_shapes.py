@@ -7,16 +7,32 @@ agent loop (litellm → the provider emulator) and the real pipeline.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from myrm_tui.agent.distill import AgentHandoverState
 from myrm_tui.agent.events import CompactionMade, TurnDone, TurnFailed
+from myrm_tui.agent.hooks import HookRunner
+from myrm_tui.agent.tool_runner import ToolRunner
+from myrm_tui.agent.tool_set import ToolSet
+from myrm_tui.agent.tools import ToolContext, default_tools
+from myrm_tui.agent.tools.subagent import SubagentTool
+from myrm_tui.app.controller import call_gist
+from myrm_tui.app.widgets.tool_call import ToolCallView, edit_diff
+from myrm_tui.context import ledger, signals
 from myrm_tui.context.call_args import call_args, check, parse
-from myrm_tui.context.types import ToolCall
-from myrm_tui.store.db import Store
+from myrm_tui.context.compaction import gist
+from myrm_tui.context.tokens import TokenCounter
+from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.store.db import SessionRow, Store
+from myrm_tui.store.export import to_json, to_markdown
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import collect, make_agent, openai_settings
 
@@ -31,7 +47,9 @@ async def test_paths_42_gets_a_clear_error_and_later_turns_and_compactions_work(
     """The issue's poison: ``file_read_tool {"paths": 42}`` made every later compaction raise in
     ``signals.command_of`` and end the turn with a refusal that blamed the user's message."""
     for i in range(8):
-        (workspace / f"mod{i}.py").write_text("\n".join(f"value_{i}_{k} = {k * 7919 % 10007}" for k in range(400)))
+        (workspace / f"mod{i}.py").write_text(
+            "\n".join(f"value_{i}_{k} = {k * 7919 % 10007}" for k in range(400))
+        )
     agent = await make_agent(store, workspace, openai_settings(emulator), window=8_000)
     emulator.window = 8_000
     emulator.enqueue(Reply(tool_calls=[("file_read_tool", {"paths": 42})]), Reply(text="That failed."))
@@ -105,3 +123,98 @@ def test_check_names_each_wrong_type_against_the_schema() -> None:
         'action must be one of "add", "list", got "drop"',
     ]
     assert problems([1]) == ["not a JSON object (got a list)"]
+
+
+# -- any shape, every reader (hypothesis) ---------------------------------------------------------------
+
+TOOL_NAMES = [t.name for t in default_tools()] + ["subagent", "no_such_tool"]
+SCHEMA_KEYS = sorted(
+    {k for t in [*default_tools(), SubagentTool()] for k in t.parameters.get("properties", {})} | {"path"}
+)
+ODD_TEXT = st.sampled_from(["😀 emoji", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "\U0010ffff", "tab\tnl\n", "\x1b]52;c;aGk=\x07", "", " "])
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=30),
+    ODD_TEXT,
+)
+json_values = st.recursive(
+    scalars,
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+    max_leaves=12,
+)
+HUGE = st.builds(
+    lambda unit, n: unit * n, st.sampled_from(["ab𝔘 ", "line\n", "x"]), st.integers(2_000, 40_000)
+)
+
+
+@st.composite
+def raw_arguments(draw: st.DrawFn) -> str:
+    """Arguments text as a model may send it: an object with the schemas' keys and any values, any
+    other JSON value, huge strings, non-BMP text, escaped lone surrogates, invalid JSON."""
+    kind = draw(st.sampled_from(["object", "object", "object", "value", "huge", "invalid", "surrogate"]))
+    if kind == "object":
+        keys = st.sampled_from(SCHEMA_KEYS) | st.text(max_size=8)
+        obj = draw(st.dictionaries(keys, json_values | HUGE.map(lambda s: s[:3000]), max_size=5))
+        return json.dumps(obj, ensure_ascii=draw(st.booleans()))
+    if kind == "value":
+        return json.dumps(draw(json_values), ensure_ascii=False)
+    if kind == "huge":
+        return json.dumps({draw(st.sampled_from(SCHEMA_KEYS)): draw(HUGE)}, ensure_ascii=False)
+    if kind == "surrogate":
+        key = draw(st.sampled_from(SCHEMA_KEYS))
+        return draw(st.sampled_from([f'{{"{key}": "\\ud800"}}', f'{{"{key}": ["\\udfff.py"]}}', '"\\ud83d"']))
+    return draw(st.text(max_size=40) | st.sampled_from(['{"paths": ', "[" * 3000, "{'a': 1}", "nul"]))
+
+
+calls = st.builds(
+    lambda name, raw, n: ToolCall(f"call_{n}", name, raw),
+    st.sampled_from(TOOL_NAMES),
+    raw_arguments(),
+    st.integers(0, 10**6),
+)
+
+
+def _runner(workspace: Path) -> ToolRunner:
+    async def refuse(tool: str, command: str, verdict: object) -> str:
+        return "no"  # nothing a generated command says is run, unless the rules call it read-only
+
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("shapes"), approver=refuse)  # type: ignore[arg-type]
+    hooks = HookRunner([], workspace, None, TokenCounter(), "s")
+    return ToolRunner(ToolSet([*default_tools(), SubagentTool()]), ctx, hooks, None)  # type: ignore[arg-type]
+
+
+def _read_everywhere(call: ToolCall, result: str) -> None:
+    """Every reader of a stored call, on ``call``: none may raise."""
+    said = Message(role="assistant", content="on it", id="a1", tool_calls=(call,))
+    answer = Message(role="tool", content=result, id="t1", tool_call_id=call.id, name=call.name)
+    transcript = [Message(role="user", content="task", id="u1"), said, answer]
+    signals.command_of(call), signals.written_files(call), signals.read_files(call)
+    gist(said), ledger.record(transcript), call_gist(call), edit_diff(call)
+    ToolCallView._heading(call, "✓")
+    assert AgentHandoverState.extract("task", transcript).render().startswith("<handover")
+    row = SessionRow("s1", "t", "m", "/w", None, None, 0.0, 0.0)
+    json.loads(to_json(row, transcript, [])), to_markdown(row, transcript, [])
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(call=calls)
+def test_any_arguments_to_any_tool_get_an_answer_and_every_reader_copes(
+    call: ToolCall, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    result = asyncio.run(_runner(workspace).execute(call))
+    tool = {t.name: t for t in [*default_tools(), SubagentTool()]}.get(call.name)
+    problems = check(call_args(call), tool.parameters) if tool else ["unknown"]
+    if problems:
+        assert result.is_error and result.content.startswith("Error:")
+        assert tool is None or "schema asks for" in result.content
+    assert "failed: TypeError" not in result.content and "failed: AttributeError" not in result.content
+    _read_everywhere(call, result.content)
