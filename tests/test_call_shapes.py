@@ -28,13 +28,15 @@ from myrm_tui.app.widgets.tool_call import ToolCallView, edit_diff
 from myrm_tui.context import ledger, signals
 from myrm_tui.context.call_args import call_args, check, parse
 from myrm_tui.context.compaction import gist
+from myrm_tui.context.invariants import check_view
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import SessionRow, Store
 from myrm_tui.store.export import to_json, to_markdown
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import collect, make_agent, openai_settings
+from myrm_tui.testing.validation import validate_openai
+from tests.helpers import collect, make_agent, openai_settings, run_pipeline
 
 
 def _answered(events: list[object]) -> bool:
@@ -218,3 +220,35 @@ def test_any_arguments_to_any_tool_get_an_answer_and_every_reader_copes(
         assert tool is None or "schema asks for" in result.content
     assert "failed: TypeError" not in result.content and "failed: AttributeError" not in result.content
     _read_everywhere(call, result.content)
+
+
+@st.composite
+def histories_with_odd_calls(draw: st.DrawFn) -> list[Message]:
+    """A task, then rounds of generated calls (every tool name, any arguments), each answered."""
+    msgs = [
+        Message(role="system", content="You are a test agent.", id="s"),
+        Message(role="user", content="Fix the bug in src/app.py please.", id="u"),
+    ]
+    for n in range(draw(st.integers(2, 12))):
+        round_calls = draw(st.lists(calls, min_size=1, max_size=3, unique_by=lambda c: c.id))
+        round_calls = [ToolCall(f"call_{n}_{k}", c.name, c.arguments) for k, c in enumerate(round_calls)]
+        msgs.append(Message(role="assistant", content=f"step {n}", id=f"a{n}", tool_calls=tuple(round_calls)))
+        for k, c in enumerate(round_calls):
+            body = draw(
+                st.sampled_from(["Error: bad arguments", "ok", "<returncode>1</returncode>\n" + "out " * 900])
+            )
+            msgs.append(Message(role="tool", content=body, id=f"t{n}_{k}", tool_call_id=c.id, name=c.name))
+        msgs.append(Message(role="user", content=f"and then {n}?", id=f"u{n}"))
+    return msgs
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories_with_odd_calls(), st.sampled_from([4_000, 16_000]))
+def test_the_pipeline_compacts_any_stored_arguments_into_a_valid_request(
+    raw: list[Message], window: int
+) -> None:
+    view, run = asyncio.run(run_pipeline(raw, window=window, force_compaction=True))
+    assert run.metrics.failures == []
+    assert check_view(view, raw) == []
+    body = {"model": "gpt-4o-mini", "messages": [m.to_api() for m in view]}
+    assert validate_openai(json.loads(json.dumps(body))) is None
