@@ -8,6 +8,8 @@ agent loop (litellm → the provider emulator) and the real pipeline.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
 import logging
 from pathlib import Path
@@ -25,6 +27,7 @@ from myrm_tui.agent.tools import ToolContext, default_tools
 from myrm_tui.agent.tools.subagent import SubagentTool
 from myrm_tui.app.controller import call_gist
 from myrm_tui.app.widgets.tool_call import ToolCallView, edit_diff
+from myrm_tui.cli import _sessions
 from myrm_tui.context import ledger, signals
 from myrm_tui.context.call_args import call_args, check, parse
 from myrm_tui.context.compaction import gist
@@ -159,7 +162,7 @@ def raw_arguments(draw: st.DrawFn) -> str:
     kind = draw(st.sampled_from(["object", "object", "object", "value", "huge", "invalid", "surrogate"]))
     if kind == "object":
         keys = st.sampled_from(SCHEMA_KEYS) | st.text(max_size=8)
-        obj = draw(st.dictionaries(keys, json_values | HUGE.map(lambda s: s[:3000]), max_size=5))
+        obj = draw(st.dictionaries(keys, json_values | HUGE.map(lambda s: s[:3000]), max_size=4))
         return json.dumps(obj, ensure_ascii=draw(st.booleans()))
     if kind == "value":
         return json.dumps(draw(json_values), ensure_ascii=False)
@@ -252,3 +255,69 @@ def test_the_pipeline_compacts_any_stored_arguments_into_a_valid_request(
     assert check_view(view, raw) == []
     body = {"model": "gpt-4o-mini", "messages": [m.to_api() for m in view]}
     assert validate_openai(json.loads(json.dumps(body))) is None
+
+
+async def _session_with(emu: ProviderEmulator, tmp: Path, odd: list[ToolCall], window: int) -> None:
+    """One agent turn whose reply calls ``odd``, two more turns, a compaction, the export and distill."""
+    emu.script.clear()
+    emu.requests.clear()
+    emu.window = window
+    workspace = tmp / "ws"
+    workspace.mkdir(exist_ok=True)
+    db = tmp / f"shapes{window}.db"
+    store = await Store.open(db)
+    try:
+        # approval "ask" with no one to ask: no generated command is run, unless read-only by the rules
+        agent = await make_agent(store, workspace, openai_settings(emu, approval="ask"), window=window)
+        emu.enqueue(
+            Reply(tool_calls=[(c.name, c.arguments) for c in odd], call_ids=[c.id for c in odd]),
+            Reply(text="Those calls are done."),
+        )
+        events = await collect(agent, "call the tools")
+        assert _answered(events), [e for e in events if isinstance(e, TurnFailed)] or events[-3:]
+        for i in range(2):
+            emu.enqueue(
+                Reply(text=f"Answer {i}: " + " ".join(f"note{i}x{k} holds" for k in range(window // 40)))
+            )
+            assert _answered(await collect(agent, f"and then {i}?"))
+        report = await agent.compact_now()
+        assert report.metrics.failures == []
+        assert emu.rejected == []
+        assert all(not r.get("failures") for r in await store.metrics(agent.session_id))
+        assert AgentHandoverState.extract("task", agent.history).render().startswith("<handover")
+        sid = agent.session_id
+        await agent.close()
+    finally:
+        await store.close()
+    for as_json in (True, False):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            await _sessions(db, None, None, None, sid, as_json)  # `myrm sessions --export ID [--json]`
+        assert sid in out.getvalue()
+        if as_json:
+            assert len(json.loads(out.getvalue())["messages"]) >= 8
+
+
+round_of_calls = st.lists(calls, min_size=1, max_size=4).map(
+    lambda cs: [ToolCall(f"call_{k}", c.name, c.arguments) for k, c in enumerate(cs)]
+)
+AGENT_SETTINGS = settings(
+    deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+
+
+@settings(AGENT_SETTINGS, max_examples=6)
+@given(odd=round_of_calls, window=st.sampled_from([4_000, 16_000]))
+def test_any_arguments_through_the_agent_then_later_turns_compaction_export_and_distill(
+    odd: list[ToolCall], window: int, emulator: ProviderEmulator, tmp_path: Path
+) -> None:
+    asyncio.run(_session_with(emulator, tmp_path, odd, window))
+
+
+@pytest.mark.slow
+@settings(AGENT_SETTINGS, max_examples=80)
+@given(odd=round_of_calls, window=st.sampled_from([4_000, 16_000]))
+def test_any_arguments_through_the_agent_at_length(
+    odd: list[ToolCall], window: int, emulator: ProviderEmulator, tmp_path: Path
+) -> None:
+    asyncio.run(_session_with(emulator, tmp_path, odd, window))

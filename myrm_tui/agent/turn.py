@@ -290,6 +290,16 @@ class TurnRunner:
         system = count([m for m in view if m.role == "system"])
         newest = next((m for m in reversed(view) if m.role == "user" and not m.synthetic), None)
         message = count([newest]) if newest is not None else 0
+        if system + session.schema_tokens() + message <= session.config.input_budget:
+            # Those fit: what does not is this turn's own work (a call's huge arguments, its outputs).
+            rest = [m for m in view if m.role != "system" and m is not newest]
+            big = max(rest, key=lambda m: count([m]), default=None)
+            what = f"a {big.role} message of this turn ({count([big]):,} tokens)" if big else "this turn"
+            return (
+                f"Refused before sending: {what} could not be cut to fit: the request needs {tokens:,} "
+                f"tokens and the model accepts {session.config.input_budget:,}. Send a message to go on "
+                "(older rounds are then compacted), or use a model with a larger window."
+            )
         return (
             f"Refused before sending: the system prompt ({system:,} tokens), the tool schemas "
             f"({session.schema_tokens():,}) and your newest message ({message:,}) leave no room: the request "
