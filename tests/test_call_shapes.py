@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from textual.app import App
+from textual.widgets import Static
+from textual.widgets._collapsible import CollapsibleTitle
 
 from myrm_tui.agent.distill import AgentHandoverState
 from myrm_tui.agent.events import CompactionMade, TurnDone, TurnFailed
@@ -321,3 +324,27 @@ def test_any_arguments_through_the_agent_at_length(
     odd: list[ToolCall], window: int, emulator: ProviderEmulator, tmp_path: Path
 ) -> None:
     asyncio.run(_session_with(emulator, tmp_path, odd, window))
+
+
+class _Cards(App[None]):
+    """Only the tool cards: a card must draw whatever arguments its call carries."""
+
+
+@settings(AGENT_SETTINGS, max_examples=5)
+@given(odd=round_of_calls)
+def test_a_tool_card_draws_any_arguments(odd: list[ToolCall]) -> None:
+    async def go() -> None:
+        app = _Cards()
+        async with app.run_test(size=(100, 40)) as pilot:
+            cards = [ToolCallView(c) for c in odd]
+            await app.mount_all(cards)
+            for card in cards:
+                card.set_result("Error: the arguments are not what its schema asks for", True, {})
+                card.collapsed = False
+            await pilot.pause()
+            for card, c in zip(cards, odd, strict=True):
+                assert c.name in str(card.query_one(CollapsibleTitle).render())
+                for part in card.query(Static):
+                    part.render()
+
+    asyncio.run(go())
