@@ -294,7 +294,7 @@ class TurnRunner:
             # Those fit: what does not is this turn's own work (a call's huge arguments, its outputs).
             rest = [m for m in view if m.role != "system" and m is not newest]
             big = max(rest, key=lambda m: count([m]), default=None)
-            what = f"a {big.role} message of this turn ({count([big]):,} tokens)" if big else "this turn"
+            what = f"one {big.role} message of this turn ({count([big]):,} tokens)" if big else "this turn"
             return (
                 f"Refused before sending: {what} could not be cut to fit: the request needs {tokens:,} "
                 f"tokens and the model accepts {session.config.input_budget:,}. Send a message to go on "

@@ -56,8 +56,8 @@ def _cut_value(value: object, uri: str, keep: int) -> object:
 
 
 def _shrunk(m: Message, vault: ArtifactVault, keep: int = SHRINK_KEEP_CHARS) -> Message:
-    """``m`` with long text and long tool-call arguments cut to about ``keep`` characters each
-    (arguments stay valid JSON)."""
+    """``m`` with long text and long tool-call arguments cut to about ``keep`` characters each, or
+    the arguments whole behind a pointer when ``keep`` is 0 (arguments stay valid JSON)."""
     uri = vault.put(
         json.dumps({"content": m.text, "tool_calls": [c.to_api() for c in m.tool_calls]}, ensure_ascii=False),
         "archive",
@@ -67,7 +67,9 @@ def _shrunk(m: Message, vault: ArtifactVault, keep: int = SHRINK_KEEP_CHARS) -> 
     calls = []
     for c in m.tool_calls:
         args = call_args(c)
-        if args.ok:
+        if keep <= 0:  # the tightest cut: the whole arguments behind one pointer
+            short = json.dumps({"cut": f"{len(c.arguments):,} chars of arguments; full text: {uri}"})
+        elif args.ok:
             cut = {
                 k: _cut(v, uri, keep) if isinstance(v, str) else _cut_value(v, uri, keep)
                 for k, v in args.fields.items()
@@ -76,7 +78,7 @@ def _shrunk(m: Message, vault: ArtifactVault, keep: int = SHRINK_KEEP_CHARS) -> 
         else:
             short = json.dumps({"truncated": _cut(c.arguments, uri, keep)})
         calls.append(ToolCall(c.id, c.name, short))
-    content = _cut(m.text, uri, keep) if isinstance(m.content, str) else m.content
+    content = _cut(m.text, uri, max(keep, 40)) if isinstance(m.content, str) else m.content
     return m.derive("shrink", content=content, tool_calls=tuple(calls), meta={**m.meta, "vault_uri": uri})
 
 

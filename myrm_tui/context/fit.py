@@ -412,7 +412,7 @@ class FitToBudget(Configured[FitSettings]):
 
 
 # A newest call's long arguments, cut further while the usual cut still does not fit.
-TIGHT_KEEP_CHARS = (240, 40)
+TIGHT_KEEP_CHARS = (240, 40, 0)
 
 
 def pinned_tokens(pins: list[dict[str, str]], input_budget: int, counter: TokenCounter) -> int:
