@@ -806,6 +806,20 @@ MUTANTS = (
             "tests/test_failures_logged.py::test_no_broad_handler_swallows_a_failure_unlogged",
         ),
     ),
+    Mutant(
+        "a call's arguments are checked against its tool's schema before the tool runs",
+        "myrm_tui/agent/tool_runner.py",
+        "problems = list(parsed.problems) if recorded else check(parsed, tool.parameters)",
+        "problems = list(parsed.problems)",
+        ("tests/test_call_shapes.py::test_paths_42_gets_a_clear_error_and_later_turns_and_compactions_work",),
+    ),
+    Mutant(
+        "a lone surrogate in a call's arguments is replaced before it is stored or shown",
+        "myrm_tui/context/call_args.py",
+        '        return _SURROGATE.sub("\\ufffd", s)\n',
+        "        return s\n",
+        ("tests/test_call_shapes.py::test_the_accessor_reads_every_shape_without_raising",),
+    ),
 )
 
 

@@ -16,6 +16,7 @@ from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.session_deps import StoresMessages
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolContext, ToolError, ToolResult
+from myrm_tui.context.call_args import call_args, check
 from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.normalize import INTERRUPTED
 from myrm_tui.context.types import Message, ToolCall
@@ -87,12 +88,14 @@ class ToolRunner:
             return ToolResult(
                 f"Error: unknown tool {call.name!r}; available: {', '.join(self.tools.tools)}", is_error=True
             )
-        try:
-            args = call.parsed_arguments()
-        except ValueError as exc:
-            return ToolResult(f"Error: {exc}. Send the arguments as one JSON object.", is_error=True)
-        if getattr(tool, "outputs", None) is not None:  # a recorded tool answers by call id
-            args = {**args, "__call_id__": call.id}
+        parsed = call_args(call)
+        recorded = getattr(tool, "outputs", None) is not None  # a recorded tool answers by call id
+        # A recorded tool replays what the call got then, whatever its shape; any other tool is given
+        # only arguments of the types its schema promises, so a wrong shape is a clear answer, not a crash.
+        problems = list(parsed.problems) if recorded else check(parsed, tool.parameters)
+        if problems:
+            return ToolResult(bad_arguments(call.name, problems), is_error=True)
+        args = {**parsed.fields, "__call_id__": call.id} if recorded else dict(parsed.fields)
         payload = {"tool_name": call.name, "tool_input": args}
         pre = await self.hooks.run("pre_tool_use", payload, call.name)
         if pre and pre[-1].blocks:
@@ -122,6 +125,14 @@ class ToolRunner:
             meta = {**result.meta, **({"hook_vault_uri": uris[0]} if uris else {})}
             result = replace(result, content="\n\n".join([result.content, *shown]), meta=meta)
         return result
+
+
+def bad_arguments(name: str, problems: list[str]) -> str:
+    """The answer to a call whose arguments are not what the tool's schema asks for."""
+    return (
+        f"Error: the arguments of {name} are not what its schema asks for: {'; '.join(problems[:5])}. "
+        "Send the arguments as one JSON object with the types the schema gives."
+    )
 
 
 LIVE_INTERVAL = 0.15  # seconds between two live-output events of one call

@@ -264,7 +264,7 @@ class TurnRunner:
                 # The preflight guard: never pay for a request the provider will refuse.
                 view, run = await session.prepare(force=True, background=True)
                 if run.tokens > session.config.input_budget:
-                    yield TurnFailed(self._refusal(view, run.tokens), "preflight")
+                    yield TurnFailed(self._refusal(view, run.tokens, run.metrics.failures), "preflight")
                     yield TurnDone(step)
                     return
             report = ContextReport(run.tokens, session.window, run.metrics)
@@ -348,13 +348,31 @@ class TurnRunner:
         )
         yield TurnDone(step)
 
-    def _refusal(self, view: list[Message], tokens: int) -> str:
-        """One line: what is too big and what to do (the fit step cut everything else it could)."""
+    def _refusal(self, view: list[Message], tokens: int, failures: list[str]) -> str:
+        """One line: what is too big and what to do (the fit step cut everything else it could), or
+        the internal failure that stopped the pipeline from making the request fit."""
         session = self.session
+        if failures:
+            return (
+                f"Refused before sending: the context pipeline failed inside myrm ({failures[0]}; the log "
+                f"has the traceback), so the request could not be made to fit: it needs {tokens:,} tokens "
+                f"and the model accepts {session.config.input_budget:,}. This is a bug in myrm, not your "
+                "message."
+            )
         count = session.counter.messages
         system = count([m for m in view if m.role == "system"])
         newest = next((m for m in reversed(view) if m.role == "user" and not m.synthetic), None)
         message = count([newest]) if newest is not None else 0
+        if system + session.schema_tokens() + message <= session.config.input_budget:
+            # Those fit: what does not is this turn's own work (a call's huge arguments, its outputs).
+            rest = [m for m in view if m.role != "system" and m is not newest]
+            big = max(rest, key=lambda m: count([m]), default=None)
+            what = f"one {big.role} message of this turn ({count([big]):,} tokens)" if big else "this turn"
+            return (
+                f"Refused before sending: {what} could not be cut to fit: the request needs {tokens:,} "
+                f"tokens and the model accepts {session.config.input_budget:,}. Send a message to go on "
+                "(older rounds are then compacted), or use a model with a larger window."
+            )
         return (
             f"Refused before sending: the system prompt ({system:,} tokens), the tool schemas "
             f"({session.schema_tokens():,}) and your newest message ({message:,}) leave no room: the request "

@@ -73,16 +73,11 @@ def _first_line(text: str, width: int = 70) -> str:
 
 def call_gist(call: ToolCall) -> str:
     """``bash: seq 1 30000``: the tool and its main argument (a command, a path, a query)."""
-    import json
+    from myrm_tui.context.call_args import call_args
 
-    try:
-        args = json.loads(call.arguments or "{}")
-    except ValueError:
-        args = {}
-    if not isinstance(args, dict):
-        args = {}
-    strings = [v for v in args.values() if isinstance(v, str) and v.strip()]
-    main = args["command"] if isinstance(args.get("command"), str) else (strings[0] if strings else "")
+    args = call_args(call)
+    strings = [args.text(k) for k in args.fields if args.text(k).strip()]
+    main = args.command or (strings[0] if strings else "")
     return _first_line(f"{call.name}: {main}" if main else call.name)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from myrm_tui.context.call_args import call_args
 from myrm_tui.context.state import message_to_dict
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
@@ -28,11 +29,8 @@ def gist(m: Message) -> str:
     """One line that says what ``m`` was: a tool call's command, an output's first line, a message's start."""
     if m.tool_calls:
         c = m.tool_calls[0]
-        try:
-            args = c.parsed_arguments()
-            arg = str(args.get("command") or args.get("path") or args.get("paths") or c.arguments)
-        except ValueError:
-            arg = c.arguments
+        args = call_args(c)
+        arg = args.command or " ".join(args.read_paths) or c.arguments[: GIST_CHARS * 2]
         more = f" (+{len(m.tool_calls) - 1} calls)" if len(m.tool_calls) > 1 else ""
         text = f"{c.name}: {arg}{more}"
     else:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from myrm_tui.context import signals
+from myrm_tui.context.call_args import call_args, whole_text
 from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.step import Condensation, Configured, Level, Request, Trace, View
@@ -41,15 +42,22 @@ SHRINK_MIN_TOKENS = 600
 SHRINK_KEEP_CHARS = 1_600
 
 
-def _cut(text: str, uri: str) -> str:
-    if len(text) <= SHRINK_KEEP_CHARS:
+def _cut(text: str, uri: str, keep: int = SHRINK_KEEP_CHARS) -> str:
+    if len(text) <= keep:
         return text
-    head, tail = text[: SHRINK_KEEP_CHARS * 2 // 3], text[-SHRINK_KEEP_CHARS // 3 :]
+    head, tail = text[: keep * 2 // 3], text[-keep // 3 :]
     return f"{head}\n[… {len(text) - len(head) - len(tail):,} chars cut; full text: {uri} …]\n{tail}"
 
 
-def _shrunk(m: Message, vault: ArtifactVault) -> Message:
-    """``m`` with long text and long tool-call arguments cut (arguments stay valid JSON)."""
+def _cut_value(value: object, uri: str, keep: int) -> object:
+    """A non-string argument as it is when short, else its JSON text cut (a huge list, a deep object)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return value if len(text) <= keep else _cut(text, uri, keep)
+
+
+def _shrunk(m: Message, vault: ArtifactVault, keep: int = SHRINK_KEEP_CHARS) -> Message:
+    """``m`` with long text and long tool-call arguments cut to about ``keep`` characters each, or
+    the arguments whole behind a pointer when ``keep`` is 0 (arguments stay valid JSON)."""
     uri = vault.put(
         json.dumps({"content": m.text, "tool_calls": [c.to_api() for c in m.tool_calls]}, ensure_ascii=False),
         "archive",
@@ -58,15 +66,19 @@ def _shrunk(m: Message, vault: ArtifactVault) -> Message:
     )
     calls = []
     for c in m.tool_calls:
-        try:
-            args = c.parsed_arguments()
-            short = json.dumps(
-                {k: _cut(v, uri) if isinstance(v, str) else v for k, v in args.items()}, ensure_ascii=False
-            )
-        except ValueError:
-            short = json.dumps({"truncated": _cut(c.arguments, uri)})
+        args = call_args(c)
+        if keep <= 0:  # the tightest cut: the whole arguments behind one pointer
+            short = json.dumps({"cut": f"{len(c.arguments):,} chars of arguments; full text: {uri}"})
+        elif args.ok:
+            cut = {
+                k: _cut(v, uri, keep) if isinstance(v, str) else _cut_value(v, uri, keep)
+                for k, v in args.fields.items()
+            }
+            short = whole_text(json.dumps(cut, ensure_ascii=False))
+        else:
+            short = json.dumps({"truncated": _cut(c.arguments, uri, keep)})
         calls.append(ToolCall(c.id, c.name, short))
-    content = _cut(m.text, uri) if isinstance(m.content, str) else m.content
+    content = _cut(m.text, uri, max(keep, 40)) if isinstance(m.content, str) else m.content
     return m.derive("shrink", content=content, tool_calls=tuple(calls), meta={**m.meta, "vault_uri": uri})
 
 

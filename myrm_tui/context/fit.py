@@ -401,7 +401,11 @@ class FitToBudget(Configured[FitSettings]):
             over = total - goal
             share = max(before - over, MIN_CUT_TOKENS)
             if m.role == "assistant" and m.tool_calls:
-                new: Message | None = _shrunk(m, req.vault)
+                shrunk = _shrunk(m, req.vault)
+                for keep in TIGHT_KEEP_CHARS:  # a small window: huge arguments down to a pointer
+                    if f.counter.message(shrunk) > share:
+                        shrunk = _shrunk(m, req.vault, keep)
+                new: Message | None = shrunk
             else:
                 new = cut_message(m, share, req.vault, "cut to fit the window", f.counter, "fitshrink")
             if new is None:
@@ -411,6 +415,10 @@ class FitToBudget(Configured[FitSettings]):
                 out[i] = new
                 total -= saved
         f.messages = out
+
+
+# A newest call's long arguments, cut further while the usual cut still does not fit.
+TIGHT_KEEP_CHARS = (240, 40, 0)
 
 
 def pinned_tokens(pins: list[dict[str, str]], input_budget: int, counter: TokenCounter) -> int:

@@ -11,6 +11,7 @@ lines go first; what is kept stays in the original order.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -21,6 +22,8 @@ from myrm_tui.context import signals
 from myrm_tui.context.filters.shell import strip_ansi
 from myrm_tui.context.trimming import head_tail
 from myrm_tui.context.types import Message
+
+log = logging.getLogger(__name__)
 
 # Priorities: higher survives longer.
 P_USER = 9
@@ -246,7 +249,16 @@ def record(messages: Sequence[Message]) -> list[Line]:
 
 
 def record_one(m: Message) -> list[Line]:
-    """The ledger lines of one message."""
+    """The ledger lines of one message; one that cannot be read is logged and stands as a plain
+    placeholder line, so one odd shape never stops a compaction."""
+    try:
+        return _lines_of(m)
+    except Exception:
+        log.exception("ledger: message %s (%s) could not be recorded; a placeholder stands in", m.id, m.role)
+        return [Line(f"{m.role}: [message {m.id} could not be read]", P_OTHER)]
+
+
+def _lines_of(m: Message) -> list[Line]:
     out: list[Line] = []
     if m.synthetic:
         return out

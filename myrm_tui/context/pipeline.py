@@ -66,6 +66,7 @@ class PipelineMetrics:
     vaulted: dict[str, int] = field(default_factory=dict)  # layer -> bytes put into the vault
     timings_ms: dict[str, float] = field(default_factory=dict)
     events: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # "step: TypeError: …" for each step that raised
     summary_source: str = ""  # "llm" | "extractive" | ""
     cache_break: dict[str, Any] | None = None  # where and why this request's prefix differs from the last
     breaker: dict[str, Any] | None = None  # the summarizer's circuit breaker, filled in by the agent
@@ -286,6 +287,7 @@ class Pipeline:
             except Exception as exc:  # a broken layer degrades, it does not kill the turn
                 log.exception("pipeline step %s failed (compacting: %s)", step.name, view.compacting)
                 metrics.events.append(f"{step.name} failed: {type(exc).__name__}: {exc}")
+                metrics.failures.append(f"{step.name}: {type(exc).__name__}: {str(exc)[:200]}")
                 if view.compacting:
                     return self._rolled_back(tx, view, start, metrics, t0)
             else:

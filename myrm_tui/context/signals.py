@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Iterator
 from functools import lru_cache
 
+from myrm_tui.context.call_args import SHELL_TOOLS, call_args
 from myrm_tui.context.types import Message, ToolCall
 
 _RC_TAG = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
@@ -30,7 +31,7 @@ _FILE_EXT_OK = re.compile(
     r"\.(py|pyi|js|ts|tsx|jsx|rs|go|c|h|cpp|hpp|java|rb|md|txt|toml|yaml|yml|json|cfg|ini|sh|rst|html|css|sql|xml|csv|lock)$"
 )
 
-COMMAND_TOOLS = frozenset({"bash", "shell", "run_command"})
+COMMAND_TOOLS = SHELL_TOOLS
 
 
 def exit_code(msg: Message) -> int | None:
@@ -70,17 +71,15 @@ def last_exception_line(text: str) -> str | None:
 
 
 def command_of(call: ToolCall) -> str:
-    """The shell command of a bash-like call, or a short rendering of any call."""
-    try:
-        args = call.parsed_arguments()
-    except ValueError:
+    """The shell command of a bash-like call, or a short rendering of any call (any argument shape)."""
+    args = call_args(call)
+    if not args.ok:
         return f"{call.name}({call.arguments[:80]})"
-    if call.name in COMMAND_TOOLS or "command" in args:
-        return str(args.get("command", "")).strip()
-    if "paths" in args or "path" in args:
-        paths = args.get("paths") or [args.get("path")]
-        return f"{call.name} {' '.join(str(p) for p in paths)}"
-    return f"{call.name}({', '.join(f'{k}={str(v)[:40]}' for k, v in list(args.items())[:3])})"
+    if call.name in COMMAND_TOOLS or args.has("command"):
+        return args.command.strip()
+    if args.has("paths") or args.has("path"):
+        return f"{call.name} {' '.join(args.read_paths)}".rstrip()
+    return f"{call.name}({', '.join(f'{k}={args.shown(k, 40)}' for k in list(args.fields)[:3])})"
 
 
 def paths_in(text: str) -> list[str]:
@@ -107,16 +106,12 @@ def _written(call: ToolCall) -> tuple[tuple[str, str], ...]:
 
 
 def _scan_written(call: ToolCall) -> Iterator[tuple[str, str]]:
-    try:
-        args = call.parsed_arguments()
-    except ValueError:
-        return
+    args = call_args(call)
     if call.name == "file_edit_tool":
-        path = args.get("path")
-        if path:
-            yield str(path), "created" if args.get("create") or not args.get("old_string") else "modified"
+        if args.path:
+            yield args.path, "created" if args.flag("create") or not args.text("old_string") else "modified"
         return
-    cmd = str(args.get("command", "")) if (call.name in COMMAND_TOOLS or "command" in args) else ""
+    cmd = args.command if (call.name in COMMAND_TOOLS or args.has("command")) else ""
     if not cmd:
         return
     for m in _HEREDOC_TARGET.finditer(cmd):
@@ -139,13 +134,10 @@ def _read(call: ToolCall) -> tuple[str, ...]:
 
 
 def _scan_read(call: ToolCall) -> list[str]:
-    try:
-        args = call.parsed_arguments()
-    except ValueError:
-        return []
+    args = call_args(call)
     if call.name == "file_read_tool":
-        return [str(p) for p in (args.get("paths") or [args.get("path")]) if p]
-    cmd = str(args.get("command", ""))
+        return list(args.read_paths)
+    cmd = args.command
     if not cmd:
         return []
     try:

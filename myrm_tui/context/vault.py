@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from myrm_tui.context.call_args import parse, whole_text
+
 VAULT_SCHEME = "vault://"
 
 
@@ -151,15 +153,14 @@ def _message_block(n: int, d: dict[str, Any]) -> str:
 
 def _arguments(raw: Any) -> list[str]:
     """Tool-call arguments one per line (multi-line strings indented below their name)."""
-    try:
-        args = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return [f"    {line}" for line in str(raw).splitlines()]
-    if not isinstance(args, dict):
-        return [f"    {json.dumps(args, ensure_ascii=False)}"]
+    if not isinstance(raw, str):  # an archive written by hand: the object itself
+        raw = json.dumps(raw, ensure_ascii=False)
+    args = parse("", raw)
+    if not args.ok:  # the text as the model sent it (invalid JSON, a list, a string...)
+        return [f"    {line}" for line in whole_text(raw).splitlines()]
     out: list[str] = []
-    for key, value in args.items():
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    for key, value in args.fields.items():
+        text = whole_text(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
         parts = text.splitlines() or [""]
         if len(parts) == 1:
             out.append(f"    {key}: {parts[0]}")

@@ -9,7 +9,6 @@ the output; a ``file_edit_tool`` call shows its change as a coloured diff.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 import time
 from typing import Any
@@ -19,6 +18,7 @@ from textual.app import ComposeResult
 from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
+from myrm_tui.context.call_args import call_args
 from myrm_tui.context.types import ToolCall
 from myrm_tui.safe_text import sanitize
 
@@ -56,17 +56,14 @@ def edit_diff(call: ToolCall) -> Text | None:
     """A ``file_edit_tool`` call's change as a coloured unified diff of its old and new strings."""
     if call.name != "file_edit_tool":
         return None
-    try:
-        args: Any = json.loads(call.arguments or "{}")
-    except ValueError:
+    args = call_args(call)
+    if not isinstance(args.fields.get("new_string"), str):
         return None
-    if not isinstance(args, dict) or not isinstance(args.get("new_string"), str):
-        return None
-    old = "" if args.get("create") else str(args.get("old_string") or "")
-    path = str(args.get("path", ""))
+    old = "" if args.flag("create") else args.text("old_string")
+    path = args.path
     lines = list(
         difflib.unified_diff(
-            old.splitlines(), args["new_string"].splitlines(), f"a/{path}", f"b/{path}", n=2, lineterm=""
+            old.splitlines(), args.text("new_string").splitlines(), f"a/{path}", f"b/{path}", n=2, lineterm=""
         )
     )
     out = Text()
@@ -119,11 +116,8 @@ class ToolCallView(Collapsible):
     def _heading(call: ToolCall, status: str, note: str = "") -> str:
         args = call.arguments if len(call.arguments) < 90 else call.arguments[:87] + "…"
         if call.name == "bash":
-            try:
-                command = json.loads(call.arguments).get("command")
-            except (ValueError, AttributeError):
-                command = None
-            if isinstance(command, str):
+            command = call_args(call).command
+            if command:
                 first = command.strip().splitlines()[0] if command.strip() else ""
                 args = first if len(first) < 90 else first[:87] + "…"
         return sanitize(f"{status} {call.name} {args}" + (f"  · {note}" if note else ""))

@@ -93,9 +93,13 @@ class FilterProcessor:
                     decided = m  # already sent as it is; re-filtering would only break the cache
                 else:
                     call = calls.get(m.tool_call_id or "")
-                    decided = await self._filter(
-                        m, call, req, s, trace, s.input_budget - running, step_tokens
-                    )
+                    try:
+                        decided = await self._filter(
+                            m, call, req, s, trace, s.input_budget - running, step_tokens
+                        )
+                    except Exception:  # one output the filters cannot read is sent as it is
+                        log.exception("filtering output %s failed; it is kept as it is", m.id)
+                        decided = m
                 decisions[m.id] = decided
             out[i] = decided
             n = req.counter.message(decided)
