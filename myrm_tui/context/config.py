@@ -27,6 +27,7 @@ class ContextConfig:
     # Planned compaction fires early enough that the largest round of the last ``growth_rounds`` requests
     # cannot carry the view from below the compaction point past the emergency net (``precompact.py``).
     growth_rounds: int = 16
+    growth_margin: float = 1.25  # the prediction is that largest round times this
     # While the provider cache is warm, compact only this close to the budget: a compaction re-sends the view
     # after the head at the cache-write price (125%), a request that only appends re-reads it at 10%, and a
     # session that ends first never pays for one (cold cache: from ``light_ratio``, the rewrite is free).

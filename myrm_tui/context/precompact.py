@@ -19,6 +19,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from myrm_tui.context.fit import pinned_tokens
 from myrm_tui.context.state import message_to_dict
 from myrm_tui.context.step import CompactionPlan, Configured, Level, Planned, Trace, View
 
@@ -31,7 +32,9 @@ class PreCompactSettings:
     summarize_trigger_threshold: int
     warm_compact_threshold: int
     fit_budget: int
+    input_budget: int
     growth_rounds: int = 16
+    growth_margin: float = 1.25
     auto_compact: bool = True
 
 
@@ -42,24 +45,30 @@ class Band:
     full: int  # the full level (planned compaction with a cold cache)
     warm: int  # with a warm cache, compact from here (the hot-cache bypass holds below)
     predicted: int  # the next round's growth, as predicted
+    # The point is a predicted round under the net: a round no larger than predicted cannot reach the net
+    # (False when the light-level floor or a landing within a round of the point put it elsewhere).
+    planned: bool = True
 
 
-def predicted_round(growth: Sequence[int], rounds: int) -> int:
+def predicted_round(growth: Sequence[int], rounds: int, margin: float = 1.0) -> int:
     """The next request's growth: the largest of the last ``rounds`` (a tool step that dumped a file once
-    will again; an average would let it jump the band)."""
-    return max(growth[-rounds:], default=0) if rounds > 0 else 0
+    will again; an average would let it jump the band), times ``margin`` (the next one may be a little
+    larger than any seen)."""
+    return int(max(growth[-rounds:], default=0) * margin) if rounds > 0 else 0
 
 
 def band_for(s: PreCompactSettings, growth: Sequence[int], landed: int = 0) -> Band:
     """``landed``: where the last compaction left the view. When the next round after such a landing would
     already pass the lowered point, every request would compact for nothing: the plain levels stand."""
-    p = predicted_round(growth, s.growth_rounds)
-    before_net = max(min(s.summarize_trigger_threshold, s.fit_budget) - p, s.compress_threshold)
+    p = predicted_round(growth, s.growth_rounds, s.growth_margin)
+    net = min(s.summarize_trigger_threshold, s.fit_budget)
+    before_net = max(net - p, s.compress_threshold)
+    planned = before_net == net - p
     if landed + p >= before_net:
-        before_net = s.fit_budget
+        before_net, planned = s.fit_budget, False
     full = min(s.compress_force_threshold, before_net)
     warm = min(s.warm_compact_threshold, before_net)
-    return Band(full, max(full, warm), p)
+    return Band(full, max(full, warm), p, planned)
 
 
 def level_for(tokens: int, s: PreCompactSettings, full: int | None = None) -> Level:
@@ -80,7 +89,9 @@ class PreCompact(Configured[PreCompactSettings]):
 
     async def run(self, v: View, s: PreCompactSettings) -> Planned:
         req, state = v.request, v.request.state
-        tokens = v.tokens()
+        seen = v.tokens()
+        # The pinned items join after the fit step: they are sent with every request, so they count here.
+        tokens = seen + pinned_tokens(state.pinned, s.input_budget, req.counter)
         band = band_for(s, state.round_growth, int(state.last_compaction.get("tokens_after") or 0))
         level = level_for(tokens, s, band.full)
         trace = Trace()
@@ -96,16 +107,16 @@ class PreCompact(Configured[PreCompactSettings]):
         elif level >= Level.EMERGENCY:
             reason = f"emergency (90% safety net){missed}"
         elif level < Level.LIGHT:
-            return Planned(plan=CompactionPlan(level, seen_tokens=tokens))
+            return Planned(plan=CompactionPlan(level, seen_tokens=seen))
         elif not s.auto_compact:
             trace.event(f"auto-compaction off: {level.name} reached, not compacting")
-            return Planned(plan=CompactionPlan(level, seen_tokens=tokens), trace=trace)
+            return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
         elif state.backoff_level and level < Level[state.backoff_level]:
             trace.event(f"anti-thrashing: waiting for {state.backoff_level}")
-            return Planned(plan=CompactionPlan(level, seen_tokens=tokens), trace=trace)
+            return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
         elif req.cache_warm and tokens < band.warm:
             trace.event("hot-cache bypass: warm cache, budget still allows")
-            return Planned(plan=CompactionPlan(level, seen_tokens=tokens), trace=trace)
+            return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
         else:
             reason = f"threshold {level.name}"
         archive = None
@@ -117,5 +128,5 @@ class PreCompact(Configured[PreCompactSettings]):
             )
         # The checkpoint holds the state as the Transaction would leave it without this compaction.
         backup = replace(state, decisions={**state.decisions, **v.decisions}).to_json()
-        plan = CompactionPlan(level, True, reason, backup=backup, archive_uri=archive, seen_tokens=tokens)
+        plan = CompactionPlan(level, True, reason, backup=backup, archive_uri=archive, seen_tokens=seen)
         return Planned(plan=plan, trace=trace)
