@@ -1,5 +1,6 @@
-"""The tool-fact probe generator (myrm_tui/bench/probegen.py): facts a tool returned first that the agent later
-used, in the hand probes' format, checked by bench/probes/check.py; the committed files are its output."""
+"""The tool-fact probe generator (myrm_tui/bench/probegen.py): facts a tool returned first that the agent
+later used, in the hand probes' format, checked by bench/probes/check.py; the committed files are its
+output."""
 
 from __future__ import annotations
 
@@ -76,7 +77,13 @@ def test_probe_lines_pass_the_hand_probe_checker(tmp_path: Path) -> None:
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(json.dumps({"id": "conv/1", "messages": support_chat()}) + "\n", encoding="utf-8")
     rows = probegen.generate(corpus)
-    assert [r["expected_facts"] for r in rows] == [["ZFA04Y"], ["1234.5"], ["HAT229"], ["confirmed"], ["refunded"]]
+    assert [r["expected_facts"] for r in rows] == [
+        ["ZFA04Y"],
+        ["1234.5"],
+        ["HAT229"],
+        ["confirmed"],
+        ["refunded"],
+    ]
     assert {r["type"] for r in rows} == {"artifact", "recall"}
     out = tmp_path / "p.jsonl"
     probegen.write(out, rows)

@@ -65,7 +65,9 @@ def message_texts(messages: Sequence[dict[str, Any]]) -> list[str]:
     for m in messages:
         c = m.get("content")
         if isinstance(c, list):
-            c = "\n".join(str(p.get("text", "")) for p in c if isinstance(p, dict) and p.get("type") == "text")
+            c = "\n".join(
+                str(p.get("text", "")) for p in c if isinstance(p, dict) and p.get("type") == "text"
+            )
         args = ""
         for call in m.get("tool_calls") or []:
             a = (call.get("function") or {}).get("arguments")
@@ -168,7 +170,9 @@ def _rank(conv_id: str, fact: str) -> str:
 def choose(conv_id: str, facts: Sequence[ToolFact], per_conv: int = PER_CONV) -> list[ToolFact]:
     """At most ``per_conv`` facts, round-robin over the kinds, each kind in hash order; no fact inside
     another chosen one (it would be kept or lost with it)."""
-    by_kind = {k: sorted((f for f in facts if f.kind == k), key=lambda f: _rank(conv_id, f.fact)) for k in KINDS}
+    by_kind = {
+        k: sorted((f for f in facts if f.kind == k), key=lambda f: _rank(conv_id, f.fact)) for k in KINDS
+    }
     picked: list[ToolFact] = []
     while len(picked) < per_conv and any(by_kind.values()):
         for k in KINDS:
@@ -182,7 +186,9 @@ def choose(conv_id: str, facts: Sequence[ToolFact], per_conv: int = PER_CONV) ->
     return sorted(picked, key=lambda f: (f.index, f.fact))
 
 
-def probes(conv_id: str, messages: Sequence[dict[str, Any]], per_conv: int = PER_CONV) -> list[dict[str, Any]]:
+def probes(
+    conv_id: str, messages: Sequence[dict[str, Any]], per_conv: int = PER_CONV
+) -> list[dict[str, Any]]:
     """The probe lines (bench/probes format) of one conversation."""
     if len(messages) < MIN_MESSAGES:
         return []
