@@ -143,3 +143,22 @@ def test_used_lines_are_short_and_bounded() -> None:
 
 def test_a_used_line_keeps_its_rank_when_blocks_are_consolidated() -> None:
     assert ledger.reparse(ledger.USED_PREFIX + "QX7R2M · 1628.4").priority == ledger.P_RESULT
+
+
+def test_a_folded_search_keeps_the_item_the_agent_used_before_the_others() -> None:
+    flights = _flights(3)
+    output = json.dumps(flights)
+    later = ledger.LaterUse(
+        [
+            Message(role="tool", content=output, id="t"),
+            Message(
+                role="assistant", content="", id="a", tool_calls=(ToolCall("c", "book", '{"f": "HAT0310"}'),)
+            ),
+        ]
+    )
+    lines = ledger.salient_lines(output)
+    folded = ledger.fold_lines(output, lines, 0, later)
+    # Room for the head line and about two more items: the used one (the 11th) stays, earlier unused go.
+    kept = ledger.fit(folded, len(folded[0].text) + 2 * len(folded[11].text) + 40)
+    assert any('"flight_number": "HAT0310"' in t for t in kept)
+    assert not any('"HAT031"' in t for t in kept)

@@ -319,8 +319,8 @@ class Summarize(Configured[SummarizeSettings]):
         lines = self._lines_of(m, req)
         if m.role != "tool" or m.synthetic:
             return lines
-        used = ledger.used_lines(self._original(m, req).text, lines, k, later)
-        return [*lines, *_redacted(used)] if used else lines
+        out = ledger.fold_lines(self._original(m, req).text, lines, k, later)
+        return [*out[: len(lines)], *_redacted(out[len(lines) :])]
 
     @staticmethod
     def _key(m: Message, req: Request) -> tuple[str, int] | None:
