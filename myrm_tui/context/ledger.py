@@ -571,15 +571,17 @@ def used_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> lis
 
 def fold_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> list[Line]:
     """The ledger lines of a tool output being folded (its text ``text``, its lines ``lines``, at position
-    ``k``): the items of a JSON output that hold something the agent used later rank as results, the others
-    below them (a search's other flights, a user's other reservations); then the used facts no result line
-    holds."""
+    ``k``): the items of a JSON output that hold nothing the agent used later rank below the ones that do
+    (a search's other flights, a user's other reservations); then the used facts no result line holds."""
     out = list(lines)
     if out and text.lstrip()[:1] in ("[", "{"):
         used = [t.lower() for t in fact_tokens(text) if later.used_after(t, k)]
-        for i in range(1, len(out)):
-            ln = out[i]
-            if ln.priority in (P_RESULT, P_LOCATED):
-                hit = any(u in ln.text.lower() for u in used)
-                out[i] = Line(ln.text, P_RESULT if hit else P_LOCATED)
+        # Only demoted: raising a later used item as well measured worse (tau 4K), as its facts are in
+        # the used lines already and the room goes to other messages' lines.
+        out[1:] = [
+            Line(ln.text, P_LOCATED)
+            if ln.priority == P_RESULT and not any(u in ln.text.lower() for u in used)
+            else ln
+            for ln in out[1:]
+        ]
     return [*out, *used_lines(text, out, k, later)]
