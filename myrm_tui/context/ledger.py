@@ -327,6 +327,8 @@ def reparse(text: str, known: dict[str, int] | None = None) -> Line:
     s = text.strip()
     if s.startswith("user:"):
         p = P_USER
+    elif s.startswith(USED_PREFIX.strip()):
+        p = P_RESULT
     elif s.startswith(("$ ", "created:", "modified:")):
         p = P_CALL
     elif s.startswith("assistant:"):
@@ -450,3 +452,148 @@ def condense(text: str, head_lines: int, tail_lines: int, max_chars: int) -> str
         if len(out) <= max_chars
         else head_tail(out, head_lines + len(kept) + 1, tail_lines, max_chars=max_chars)
     )
+
+
+# Used facts -----------------------------------------------------------------------------------------
+# A fact-like token of an output: an id, a number, a path, a dotted or snake_case name (``ZFA04Y``,
+# ``1234.5``, ``src/pager.py``, ``self.connection.features``, ``credit_card_7407366``). Plain words are too
+# many to track, except a JSON output's short string values (a status, a cabin, a name).
+_TOKEN = re.compile(r"[\w$#][\w.#/$:-]*\w")
+_FACTLIKE = re.compile(r"\d|_|/|\w\.\w|[a-z][A-Z]")
+_PLAIN_WORD = re.compile(r"\w+")
+USED_MAX_FACTS = 32
+USED_MAX_CHARS = 600
+USED_LINE_CHARS = 150  # used facts come in short lines: a full ledger drops one of them, not all
+USED_PREFIX = "  used later: "
+_PARTS = re.compile(r"[:/=,]+")
+
+
+@lru_cache(maxsize=512)
+def fact_tokens(text: str) -> tuple[str, ...]:
+    """The fact-like tokens of a tool output, in order of first appearance, deduplicated; a compound one
+    (``tests/test_x.py:4310``) also gives its parts, as the agent may use either."""
+    found: list[str] = []
+    for t in _TOKEN.findall(text[:SALIENT_CACHE_CHARS]):
+        for x in (t, *_PARTS.split(t)) if _PARTS.search(t) else (t,):
+            if 3 <= len(x) <= 80 and _FACTLIKE.search(x):
+                found.append(x)
+    s = text.strip()
+    if s[:1] in ("[", "{"):
+        try:
+            stack: list[object] = [json.loads(s)]
+        except (json.JSONDecodeError, RecursionError):
+            stack = []
+        while stack:
+            v = stack.pop()
+            if isinstance(v, dict):
+                stack.extend(reversed(list(v.values())))
+            elif isinstance(v, list):
+                stack.extend(reversed(v))
+            elif isinstance(v, str) and 4 <= len(v) <= 40 and _PLAIN_WORD.fullmatch(v):
+                found.append(v)
+    return tuple(dict.fromkeys(found))
+
+
+def _argument_text(arguments: str) -> str:
+    """A call's arguments as the agent wrote them: the JSON's strings and numbers unescaped (a command's
+    ``\\n__all__`` is ``__all__`` on a new line), whatever the shape; the raw text when it is not JSON."""
+    try:
+        value = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return arguments
+    out: list[str] = []
+    stack: list[object] = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(reversed(list(v.values())))
+        elif isinstance(v, list):
+            stack.extend(reversed(v))
+        elif v is not None:
+            out.append(str(v))
+    return "\n".join(out)
+
+
+class LaterUse:
+    """Where the agent used a string: the text and call arguments of assistant messages (not the pipeline's
+    own), looked up as "after position k"."""
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        parts: list[str] = []
+        self._at: list[int] = []  # message position of each part
+        self._offset: list[int] = []  # where each part starts in the blob
+        self._words: dict[str, int] = {}  # word -> last message position using it
+        pos = 0
+        for i, m in enumerate(messages):
+            if m.role != "assistant" or m.synthetic:
+                continue
+            t = (m.text + "\n" + "\n".join(_argument_text(c.arguments) for c in m.tool_calls)).lower()
+            self._at.append(i)
+            self._offset.append(pos)
+            parts.append(t)
+            pos += len(t) + 1
+            for w in _PLAIN_WORD.findall(t):
+                self._words[w] = i
+        self._blob = "\n".join(parts)
+
+    def used_after(self, fact: str, k: int) -> bool:
+        low = fact.lower()
+        words = _PLAIN_WORD.findall(low)
+        # Each word of the fact must be used after k (a dictionary look-up) before the text is searched.
+        if not words or any(self._words.get(w, -1) <= k for w in words):
+            return False
+        if len(words) == 1 and words[0] == low:
+            return True
+        j = bisect_right(self._at, k)
+        return j < len(self._at) and self._blob.find(low, self._offset[j]) >= 0
+
+
+def used_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> list[Line]:
+    """Ledger lines naming the facts of output ``text`` (at position ``k``) that the agent used later and
+    that none of the output's result lines (``lines``) holds already: folding the output keeps them, however
+    little room the ledger has (a line of ids is short, a JSON item or a file view long). Facts no line of
+    the output holds at all come first."""
+    held = "\n".join(ln.text for ln in lines if ln.priority >= P_RESULT).lower()
+    anywhere = "\n".join(ln.text for ln in lines).lower()
+    used = [t for t in fact_tokens(text) if later.used_after(t, k) and t.lower() not in held]
+    used.sort(key=lambda t: t.lower() in anywhere)  # stable: order of appearance within each group
+    facts: list[str] = []
+    size = 0
+    for t in used:
+        if any(t in f for f in facts):
+            continue
+        facts = [f for f in facts if f not in t]
+        facts.append(t)
+        size += len(t) + 3
+        if len(facts) >= USED_MAX_FACTS or size >= USED_MAX_CHARS:
+            break
+    order = {t: i for i, t in enumerate(fact_tokens(text))}
+    facts.sort(key=lambda t: order[t])
+    out: list[Line] = []
+    row: list[str] = []
+    for t in facts:
+        if row and len(USED_PREFIX) + sum(len(x) + 3 for x in row) + len(t) > USED_LINE_CHARS:
+            out.append(Line(USED_PREFIX + " · ".join(row), P_RESULT))
+            row = []
+        row.append(t)
+    if row:
+        out.append(Line(USED_PREFIX + " · ".join(row), P_RESULT))
+    return out
+
+
+def fold_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> list[Line]:
+    """The ledger lines of a tool output being folded (its text ``text``, its lines ``lines``, at position
+    ``k``): the items of a JSON output that hold nothing the agent used later rank below the ones that do
+    (a search's other flights, a user's other reservations); then the used facts no result line holds."""
+    out = list(lines)
+    if out and text.lstrip()[:1] in ("[", "{"):
+        used = [t.lower() for t in fact_tokens(text) if later.used_after(t, k)]
+        # Only demoted: raising a later used item as well measured worse (tau 4K), as its facts are in
+        # the used lines already and the room goes to other messages' lines.
+        out[1:] = [
+            Line(ln.text, P_LOCATED)
+            if ln.priority == P_RESULT and not any(u in ln.text.lower() for u in used)
+            else ln
+            for ln in out[1:]
+        ]
+    return [*out, *used_lines(text, out, k, later)]

@@ -199,13 +199,14 @@ class Summarize(Configured[SummarizeSettings]):
             view = [*view[:head], *view[at:]]
             at, kept_blocks, kept_tokens = head, [], 0
         seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
+        later = ledger.LaterUse([*removed, *view])
         lines = [
             *(
                 ledger.reparse(ln, self._priority)
                 for b in folded
                 for ln in summary_model.record_lines(b.text)
             ),
-            *(ln for m in removed for ln in self._lines_of(m, req)),
+            *(ln for k, m in enumerate(removed) for ln in self._folded_lines(m, k, later, req)),
         ]
         # The block must fit what the request may still carry (after a provider overflow, the hard limit)
         # and the summaries' share; chars per token vary with the text, so fit_block measures the block.
@@ -273,6 +274,8 @@ class Summarize(Configured[SummarizeSettings]):
             if key is not None and key in self._ledger:
                 continue
             self._lines_of(m, req, key)
+            if m.role == "tool" and not m.synthetic:  # read now, so the compacting request only looks it up
+                ledger.fact_tokens(self._original(m, req).text)
             for c in m.tool_calls:
                 signals.read_files(c)  # cached: the extractive summary asks for it when the call is folded
             if m.role == "assistant" and not m.synthetic and "`" in m.text:
@@ -283,6 +286,15 @@ class Summarize(Configured[SummarizeSettings]):
                     if out is not None and out in self._ledger:
                         self._ledger[out] = ledger.promote_quoted(self._ledger[out], m.text)
                     k -= 1
+
+    def _folded_lines(self, m: Message, k: int, later: ledger.LaterUse, req: Request) -> list[ledger.Line]:
+        """The ledger lines of folded message ``m`` (``k``-th of the fold); of a tool output, also the facts
+        of it the agent used later (an id, an amount, a status, a line number), kept as one short line."""
+        lines = self._lines_of(m, req)
+        if m.role != "tool" or m.synthetic:
+            return lines
+        out = ledger.fold_lines(self._original(m, req).text, lines, k, later)
+        return [*out[: len(lines)], *_redacted(out[len(lines) :])]
 
     @staticmethod
     def _key(m: Message, req: Request) -> tuple[str, int] | None:
