@@ -1,0 +1,163 @@
+"""Long sessions in the TUI (issue 32) and the transcript's keyboard reach (issue 33): the transcript mounts
+a bounded window of a long session, builds older items as the view scrolls up, searches every item
+(mounted or not) and jumps to a match it has to mount; ctrl+g's keys go to the search field however fast
+they come; shift+tab enters the transcript, Up/Down move item by item, Enter expands, c copies, Esc
+returns to the prompt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual import events
+from textual.widgets import Input
+
+from myrm_tui.app.app import MyrmApp
+from myrm_tui.app.widgets.chat_log import PAGE, WINDOW, ChatLog
+from myrm_tui.app.widgets.chat_message import UserMessage
+from myrm_tui.app.widgets.prompt_input import PromptInput
+from myrm_tui.app.widgets.tool_call import ToolCallView
+from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator
+from tests.test_tui import wait_until
+
+ROUNDS = 400  # a user message, a tool call and its result, an answer: 4 messages (3 items) a round
+
+
+async def long_session(path: Path) -> str:
+    store = await Store.open(path)
+    row = await store.create_session(title="long one")
+    async with store.transaction():
+        await store.append_message(row.id, Message(role="system", content="sys"))
+        for i in range(ROUNDS):
+            word = "zebrafish " if i == 3 else ""
+            await store.append_message(row.id, Message(role="user", content=f"{word}question {i}"))
+            call = ToolCall(f"call{i}", "bash", f'{{"command": "ls dir{i}"}}')
+            await store.append_message(row.id, Message(role="assistant", content="", tool_calls=(call,)))
+            out = "<returncode>0</returncode>\n<output>\nfile.py\n</output>"
+            await store.append_message(
+                row.id, Message(role="tool", content=out, tool_call_id=call.id, name="bash")
+            )
+            await store.append_message(row.id, Message(role="assistant", content=f"answer {i}"))
+    await store.close()
+    return row.id
+
+
+def reopen(emulator: ProviderEmulator, db: Path, workspace: Path, session_id: str) -> MyrmApp:
+    return MyrmApp(
+        db_path=db,
+        workspace=workspace,
+        session_id=session_id,
+        cli={
+            "model": "openai/gpt-4o-mini",
+            "api_base": emulator.openai_base,
+            "api_key": "sk-test",
+            "preheat": False,
+        },
+    )
+
+
+def users(app: MyrmApp) -> list[str]:
+    return [str(w.render()) for w in app.query(UserMessage)]
+
+
+async def test_a_long_session_mounts_a_window_and_builds_older_items_scrolling_up(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    sid = await long_session(tmp_path / "tui.db")
+    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)), 60)
+        assert len(chat.items) == 3 * ROUNDS  # every item is listed...
+        assert len(chat.children) <= WINDOW + 1  # ...only the newest are built (+ the "earlier" line)
+        assert users(app)[-1] == f"question {ROUNDS - 1}"
+        oldest = users(app)[0]
+        for _ in range(40):  # PageUp from the prompt until the top builds the page before it
+            await pilot.press("pageup")
+            if users(app)[0] != oldest:
+                break
+        await wait_until(pilot, lambda: users(app)[0] != oldest)
+        before = int(oldest.split()[-1])
+        assert int(users(app)[0].split()[-1]) == before - PAGE // 3
+        assert len(chat.children) <= WINDOW + PAGE + 1
+
+
+async def test_ctrl_g_keys_reach_the_search_field_and_a_match_outside_the_window_is_shown(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    sid = await long_session(tmp_path / "tui.db")
+    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        prompt = app.query_one(PromptInput)
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)), 60)
+        assert "zebrafish question 3" not in users(app)
+        # All at once, as a fast typist's keys arrive: none may land in the prompt.
+        app.post_message(events.Key("ctrl+g", None))
+        for ch in "zebrafish":
+            app.post_message(events.Key(ch, ch))
+        field = app.query_one("#search").query_one(Input)
+        count = app.query_one("#search-count")
+        await wait_until(pilot, lambda: field.value == "zebrafish" and str(count.render()) == "1 of 1")
+        assert prompt.text == "" and app.focused is field
+        await wait_until(pilot, lambda: "zebrafish question 3" in users(app))
+        match = next(w for w in app.query(UserMessage) if "zebrafish" in str(w.render()))
+        assert match.has_class("-match-current")
+        assert len(chat.children) <= WINDOW + 2  # the window around the match, not everything before it
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.focused is prompt)
+        # Words on screen in the newest part are found too, with the newest match first.
+        await pilot.press("ctrl+g", "ctrl+u", *"answer 39")  # the field keeps its text: cleared first
+        await wait_until(pilot, lambda: str(count.render()) == "11 of 11")  # answer 39, 390 … 399
+        newest = next(w for w in app.query(".-match-current"))
+        assert f"answer {ROUNDS - 1}" in newest.markdown.source  # type: ignore[attr-defined]
+
+
+async def test_the_transcript_is_reached_and_walked_by_keys(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    sid = await long_session(tmp_path / "tui.db")
+    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        prompt = app.query_one(PromptInput)
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)), 60)
+        await pilot.press("shift+tab")
+        await wait_until(pilot, lambda: app.focused is chat)
+        assert chat.cursor is chat.items[-1] and chat.cursor.widget is not None
+        assert chat.cursor.widget.has_class("-cursor")
+        await pilot.press("up")  # the answer's tool card
+        card = chat.cursor.widget if chat.cursor else None
+        assert isinstance(card, ToolCallView) and card.has_class("-cursor")
+        assert not chat.items[-1].widget.has_class("-cursor")  # type: ignore[union-attr]
+        assert card.collapsed
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not card.collapsed)
+        await pilot.press("c")
+        await wait_until(pilot, lambda: f"ls dir{ROUNDS - 1}" in app.clipboard)
+        await pilot.press("up")
+        assert isinstance(chat.cursor.widget, UserMessage)  # type: ignore[union-attr]
+        await pilot.press("home")  # the session's first item, built on the way
+        await wait_until(pilot, lambda: "zebrafish question 3" in users(app))
+        assert users(app)[0] == "question 0" and chat.cursor is chat.items[0]
+        await pilot.press("down")
+        assert chat.cursor is chat.items[1]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.focused is prompt)
+        await pilot.press("tab")  # Tab stays in the prompt (completion), it does not enter the transcript
+        assert app.focused is prompt
+
+
+async def test_each_older_page_adds_one_page_of_widgets(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    sid = await long_session(tmp_path / "tui.db")
+    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)), 60)
+        await chat.build_older()
+        await chat.build_older()
+        assert len(chat.children) == WINDOW + 2 * PAGE + 1
