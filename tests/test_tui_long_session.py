@@ -7,7 +7,6 @@ returns to the prompt."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from textual import events
 from textual.widgets import Input
