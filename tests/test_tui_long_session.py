@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from textual import events
 from textual.widgets import Input
 
 from myrm_tui.app.app import MyrmApp
-from myrm_tui.app.widgets.chat_log import PAGE, WINDOW, ChatLog
+from myrm_tui.app.widgets.chat_log import PAGE, WINDOW, ChatLog, Item
 from myrm_tui.app.widgets.chat_message import UserMessage
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.tool_call import ToolCallView
@@ -160,3 +162,28 @@ async def test_each_older_page_adds_one_page_of_widgets(
         await chat.build_older()
         await chat.build_older()
         assert len(chat.children) == WINDOW + 2 * PAGE + 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.text(alphabet="abAB c", max_size=12), max_size=30),
+    words=st.lists(st.text(alphabet="abAB c", min_size=1, max_size=5), min_size=1, max_size=3),
+    added=st.integers(min_value=0, max_value=6),
+)
+def test_search_as_you_type_finds_what_a_full_scan_finds(
+    texts: list[str], words: list[str], added: int
+) -> None:
+    """Each key narrows the last search; whatever is typed (each word key by key, and an item that
+    matches added in between), the matches are the items a case-insensitive scan of every item finds,
+    oldest first."""
+    chat = ChatLog()
+    chat.items = [Item("user", t) for t in texts]
+    typed = [w[:k] for w in words for k in range(1, len(w) + 1)]
+    for k, needle in enumerate(typed):
+        if k == added:
+            chat.items.append(Item("notice", words[-1].swapcase()))
+            chat._version += 1  # what every change of the items does
+        chat.find(needle)
+        low = needle.lower()
+        want = [it for it in chat.items if low in it.text.lower()]
+        assert chat._hits == want and chat.match_count == len(want)

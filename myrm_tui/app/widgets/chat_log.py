@@ -157,6 +157,8 @@ class ChatLog(VerticalScroll):
         self._hit_set: set[int] = set()  # id() of the matching items
         self._hit = -1
         self.needle = ""
+        self._version = 0  # bumped when an item is added or changes: a narrowed search is then redone
+        self._searched = (-1, "")  # (version, needle) of the last search
         self.cursor: Item | None = None
         self._away = False
 
@@ -331,7 +333,11 @@ class ChatLog(VerticalScroll):
                 it.widget.remove_class("-match", "-match-current")
         self.needle = needle
         low = needle.lower()
-        self._hits = [it for it in self.items if low in it.low] if low else []
+        # As you type, each key narrows the last search: only its matches can match the longer text.
+        version, last = self._searched
+        pool = self._hits if last and low.startswith(last) and version == self._version else self.items
+        self._hits = [it for it in pool if low in it.low] if low else []
+        self._searched = (self._version, low)
         self._hit_set = {id(it) for it in self._hits}
         for it in self._hits:
             if it.widget is not None:
@@ -477,8 +483,16 @@ class ChatLog(VerticalScroll):
         if welcome and not items:
             items.append(Item("welcome", welcome))
         self.items = items
+        self._version += 1
         await self._mount_window(max(0, len(items) - WINDOW), len(items))
         self.scroll_end(animate=False)
+        self.run_worker(self._index, thread=True, group="search-index", exclusive=True)
+
+    def _index(self) -> None:
+        """The search text of every item, lower-cased once in a thread: the first key typed in the search
+        field does not pay for it (and the event loop keeps drawing meanwhile)."""
+        for it in list(self.items):
+            _ = it.low
 
     def _items_of(self, m: Message) -> list[Item]:
         if m.role == "system" or m.synthetic:
@@ -503,6 +517,7 @@ class ChatLog(VerticalScroll):
         """A new item at the end, mounted (the window is brought to the end first)."""
         await self._to_tail()
         self.items.append(item)
+        self._version += 1
         self._hi = len(self.items)
         widget = self._widget(item)
         await self.mount(widget)
@@ -532,6 +547,7 @@ class ChatLog(VerticalScroll):
         assert self.current is not None and self._current_item is not None
         self._current_item.text += text
         self._current_item.changed()
+        self._version += 1
         await self.current.append(text)
 
     def append_reasoning(self, text: str) -> None:
@@ -562,6 +578,7 @@ class ChatLog(VerticalScroll):
             return
         item.result = (text, is_error, dict(meta or {}))
         item.changed()
+        self._version += 1
         view = self.call_view(call_id)
         if view is not None:
             view.set_result(text, is_error, meta)
@@ -578,6 +595,7 @@ class ChatLog(VerticalScroll):
             self._carded.add(uri)
             card = Item("vault", uri)
             self.items.insert(at, card)
+            self._version += 1
             if at < self._lo:
                 self._lo += 1
                 self._hi += 1
@@ -613,6 +631,7 @@ class ChatLog(VerticalScroll):
                 if self._current_item is not None:
                     self._current_item.text = ev.message.text
                     self._current_item.changed()
+                    self._version += 1
                 await self.end_assistant()
             case events.ToolStarted():
                 await self.add_tool_call(ev.call)
