@@ -20,7 +20,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.store.db import Store
-from myrm_tui.testing.emulator import ProviderEmulator
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.test_tui import wait_until
 
 ROUNDS = 400  # a user message, a tool call and its result, an answer: 4 messages (3 items) a round
@@ -187,3 +187,32 @@ def test_search_as_you_type_finds_what_a_full_scan_finds(
         low = needle.lower()
         want = [it for it in chat.items if low in it.text.lower()]
         assert chat._hits == want and chat.match_count == len(want)
+
+
+async def test_a_reopened_session_counts_its_history_from_the_stored_counts(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """Each message is stored with its token count; a reopened session's agent takes them, so its first
+    request does not tokenize the whole history again (2.2 s at 10,000 messages), and the counts are the
+    ones a fresh count gives."""
+    from myrm_tui.agent.factory import build_agent
+    from myrm_tui.context.tokens import TokenCounter
+    from tests.helpers import collect, make_agent, openai_settings
+
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    emulator.enqueue(Reply(text="first answer " * 200))
+    await collect(agent, "first question " * 200)
+    again = await build_agent(store, agent.session_id, agent.settings, workspace)
+    fresh = TokenCounter()
+    encoded: list[str] = []
+    encoder = again.counter._enc
+
+    class Spy:
+        def encode_ordinary(self, text: str) -> list[int]:
+            encoded.append(text)
+            return encoder.encode_ordinary(text)
+
+    again.counter._enc = Spy()  # type: ignore[assignment]
+    again.counter._texts.clear()
+    assert [again.counter.message(m) for m in again.history] == [fresh.message(m) for m in again.history]
+    assert not any("first question" in t or "first answer" in t for t in encoded)

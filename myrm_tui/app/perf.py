@@ -215,9 +215,11 @@ async def make_session(db: Path, n: int, corpus: Path, api_base: str = "") -> st
     from dataclasses import replace
 
     from myrm_tui.bench.corpus import load_conversations
+    from myrm_tui.context.tokens import TokenCounter
     from myrm_tui.context.types import ToolCall
     from myrm_tui.store.db import Store
 
+    counter = TokenCounter()
     store = await Store.open(db)
     try:
         row = await store.create_session(title=f"{n} messages", model="openai/gpt-4o")
@@ -232,9 +234,9 @@ async def make_session(db: Path, n: int, corpus: Path, api_base: str = "") -> st
                             break
                         calls = tuple(ToolCall(f"{c.id}-{rep}", c.name, c.arguments) for c in m.tool_calls)
                         call_id = f"{m.tool_call_id}-{rep}" if m.tool_call_id else None
-                        await store.append_message(
-                            row.id, replace(m, id="", tool_calls=calls, tool_call_id=call_id)
-                        )
+                        m = replace(m, id="", tool_calls=calls, tool_call_id=call_id)
+                        # with its token count, as AgentSession.append stores every message
+                        await store.append_message(row.id, m, counter.message(m))
                         written += 1
                 if written >= n:
                     break

@@ -9,6 +9,14 @@ from myrm_tui.store.db import Store
 _SYNTHETIC = '%"synthetic": true%'
 
 
+async def token_counts(store: Store, sid: str) -> dict[str, int]:
+    """Message id -> the token count stored with it (messages stored without one are left out)."""
+    async with store.conn.execute(
+        "SELECT seq, token_count FROM messages WHERE session_id = ? AND token_count > 0", (sid,)
+    ) as cur:
+        return {f"m{r[0]}": int(r[1]) async for r in cur}
+
+
 async def has_user_message(store: Store, sid: str) -> bool:
     """Whether the session holds a message the user wrote (not a synthetic one)."""
     async with store.conn.execute(
