@@ -216,3 +216,42 @@ async def test_a_reopened_session_counts_its_history_from_the_stored_counts(
     again.counter._texts.clear()
     assert [again.counter.message(m) for m in again.history] == [fresh.message(m) for m in again.history]
     assert not any("first question" in t or "first answer" in t for t in encoded)
+
+
+async def test_a_compaction_row_builds_its_list_when_opened_and_b_in_the_transcript_pins() -> None:
+    """A long session's compaction lists thousands of items: its row is built closed without them (they
+    held 400 MB at 10,000 messages); opening it builds the list, and ``b`` on the row in the transcript
+    brings the first item back through the row's own pin logic."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import ListView
+
+    from myrm_tui.app.widgets.compaction_row import CompactionRow, LeftEntry
+    from myrm_tui.context.compaction import Compaction, LeftItem
+
+    left = tuple(
+        LeftItem(role="tool", gist=f"item {i}", uri=f"vault://s/{i}", line_range="1:2", tokens=10)
+        for i in range(300)
+    )
+    record = Compaction("manual", "FULL", "manual", 9000, 100, 5.0, left=left, seq=1)
+    asked: list[CompactionRow.PinRequested] = []
+
+    class LogApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ChatLog()
+
+        def on_compaction_row_pin_requested(self, event: CompactionRow.PinRequested) -> None:
+            asked.append(event)
+
+    app = LogApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatLog)
+        await chat.load([Message(role="user", content="hi", id="m1")], [record])
+        row = app.query_one(CompactionRow)
+        assert not row.query(LeftEntry)
+        chat.enter()
+        await pilot.pause()
+        assert chat.cursor is not None and chat.cursor.widget is row
+        await pilot.press("b")
+        await wait_until(pilot, lambda: bool(asked))
+        assert asked[0].item == left[0] and asked[0].pin
+        assert len(row.query_one(ListView).children) == len(left)

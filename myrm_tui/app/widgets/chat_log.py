@@ -444,10 +444,10 @@ class ChatLog(VerticalScroll):
         else:
             self.notify("This item has no vault entry.", severity="warning")
 
-    def action_bring_back(self) -> None:
+    async def action_bring_back(self) -> None:
         w = self.cursor.widget if self.cursor else None
         if isinstance(w, CompactionRow) and w.record.left:
-            w.action_bring_back()
+            await w.action_bring_back()
         else:
             self.notify("Only what left the view at a compaction can be brought back.", severity="warning")
 
