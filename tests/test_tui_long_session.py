@@ -105,7 +105,7 @@ async def test_ctrl_g_keys_reach_the_search_field_and_a_match_outside_the_window
         assert prompt.text == "" and app.focused is field
         await wait_until(pilot, lambda: "zebrafish question 3" in users(app))
         match = next(w for w in app.query(UserMessage) if "zebrafish" in str(w.render()))
-        assert match.has_class("-match-current")
+        await wait_until(pilot, lambda: match.has_class("-match-current"))  # once its window is mounted
         assert len(chat.children) <= WINDOW + 2  # the window around the match, not everything before it
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.focused is prompt)
