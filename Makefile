@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 CORPUS ?= ../shared/corpus
 
-.PHONY: install test lint typecheck unit bench screenshots protections perf clean
+.PHONY: install test lint typecheck unit bench screenshots protections perf perf-sessions clean
 
 install: $(VENV)/.installed
 
@@ -81,6 +81,10 @@ protections:
 # First frame and idle memory of the real TUI in a pseudo-terminal (targets: <= 0.5 s, <= 200 MB).
 perf:
 	$(PY) -m myrm_tui.app.perf --runs 5
+
+# Reopen stored sessions of 0/300/3,000/10,000 corpus messages: ready, idle RSS, typing, search per key.
+perf-sessions:
+	$(PY) -m myrm_tui.app.perf --sessions 0,300,3000,10000 --runs 3
 
 screenshots:
 	$(PY) -m myrm_tui.app.screenshots screenshots

@@ -424,43 +424,6 @@ def test_snapshot_vault_pane(
     assert snap_compare(app, terminal_size=(130, 40), run_before=run_before)
 
 
-async def test_a_thousand_message_session_mounts_lazily(
-    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
-) -> None:
-    from textual.widgets import Button
-
-    from myrm_tui.app.widgets.chat_message import UserMessage
-    from myrm_tui.context.types import Message
-    from myrm_tui.store.db import Store
-
-    store = await Store.open(tmp_path / "tui.db")
-    row = await store.create_session(title="long one")
-    await store.append_message(row.id, Message(role="system", content="sys"))
-    for i in range(500):
-        await store.append_message(row.id, Message(role="user", content=f"question {i}"))
-        await store.append_message(row.id, Message(role="assistant", content=f"answer {i}"))
-    await store.close()
-    app = MyrmApp(
-        db_path=tmp_path / "tui.db",
-        workspace=workspace,
-        session_id=row.id,
-        cli={
-            "model": "openai/gpt-4o-mini",
-            "api_base": emulator.openai_base,
-            "api_key": "sk-test",
-            "preheat": False,
-        },
-    )
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)))
-        assert len(app.query(UserMessage)) == 60  # the newest 120 messages only
-        assert str(app.query_one(UserMessage).render()) == "question 440"
-        earlier = app.query_one("#earlier", Button)
-        earlier.press()
-        await wait_until(pilot, lambda: len(app.query(UserMessage)) == 120)
-        assert str(app.query(UserMessage).first().render()) == "question 380"
-
-
 async def test_fork_at_a_selected_message(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:

@@ -34,6 +34,7 @@ from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.store.db import Store
+from myrm_tui.store.transcript import token_counts
 
 
 class AgentSession:
@@ -155,6 +156,9 @@ class AgentSession:
         """Load history and state; a new session gets its system prompt and environment message.
         Returns whether the session is new."""
         self.history = await self.store.load_messages(self.session_id)
+        counts = await token_counts(self.store, self.session_id)
+        for m in self.history:
+            self.counter.remember(m, counts.get(m.id, 0))
         saved = await self.store.load_state(self.session_id)
         if saved:
             loaded = ContextState.from_json(saved)

@@ -57,7 +57,6 @@ from myrm_tui.app.messages import (
     CompactionDone,
     Failure,
     JumpToBottom,
-    SearchTranscript,
     SessionLoaded,
     ShowNotice,
     ShowTab,
@@ -559,7 +558,9 @@ class MyrmApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_search(self, text: str = "") -> None:
-        self.main.post_message(SearchTranscript(text))
+        if self._closing_down():
+            return
+        self.main.open_search(text)  # at once: the next keys must find the search field focused
 
     def action_jump_to_bottom(self) -> None:
         self.main.post_message(JumpToBottom())

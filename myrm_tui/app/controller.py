@@ -175,7 +175,9 @@ class Controller:
         sid = session_id or (self.session.id if self.session else None)
         if sid is None or self.store is None:
             return False
-        return any(m.role == "user" and not m.synthetic for m in await self.store.load_messages(sid))
+        from myrm_tui.store.transcript import has_user_message
+
+        return await has_user_message(self.store, sid)  # one indexed query, not every message loaded
 
     async def _drop_empty(self) -> None:
         """Sessions this run created and the user never wrote in are deleted at exit (no "New session"
@@ -432,9 +434,13 @@ class Controller:
                 out[v["uri"]] = str(meta["command"])
             elif meta.get("reason") == "pre_compact":
                 out[v["uri"]] = "the conversation before a compaction"
-        messages = await self.messages()
-        if self.agent is not None:
-            messages += [*self.agent.state.base, *self.agent.state.decisions.values()]
+        # The agent holds the history already: reading the whole session again on every panel refresh
+        # (after each reply) grew with its length.
+        agent = self.agent
+        history = agent.history if agent is not None else await self.messages()
+        messages = [m for m in history if m.meta.get("vault_uri") or m.tool_calls]
+        if agent is not None:
+            messages += [*agent.state.base, *agent.state.decisions.values()]
         calls = {c.id: c for m in messages for c in m.tool_calls}
         for m in messages:
             uri = m.meta.get("vault_uri")

@@ -49,6 +49,7 @@ class Run:
     ready_s: float | None
     idle_rss_mb: float
     children_rss_mb: float
+    typing_s: float | None = None  # 40 characters typed at once after "ready", until all are shown
 
 
 def _rss_mb(pid: int) -> float:
@@ -86,13 +87,39 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def one_run(command: list[str], size: tuple[int, int], idle_s: float, timeout: float) -> Run:
+TYPED = "q" * 40
+
+
+def _time_typing(fd: int, timeout: float) -> float | None:
+    """Seconds from writing 40 characters to the prompt until the terminal shows all of them."""
+    start = time.perf_counter()
+    os.write(fd, TYPED.encode())
+    screen = ""
+    while time.perf_counter() - start < timeout:
+        r, _, _ = select.select([fd], [], [], 0.01)
+        if not r:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            return None
+        screen = (screen + ANSI.sub("", chunk.decode("utf-8", "replace")))[-20000:]
+        if TYPED in screen:
+            return time.perf_counter() - start
+    return None
+
+
+def one_run(
+    command: list[str], size: tuple[int, int], idle_s: float, timeout: float, db: Path | None = None
+) -> Run:
+    """One launch; ``db`` is an existing database to open (a stored session), else a fresh one. After
+    "ready", 40 typed characters are timed until they are all on the terminal."""
     with tempfile.TemporaryDirectory(prefix="myrm-perf-") as tmp:
         env = {
             **os.environ,
             "TERM": "xterm-256color",
             "COLORTERM": "truecolor",
-            "MYRM_DB": f"{tmp}/perf.db",
+            "MYRM_DB": str(db) if db is not None else f"{tmp}/perf.db",
             "MYRM_CONFIG": f"{tmp}/config.toml",
             "XDG_CONFIG_HOME": f"{tmp}/config",
             "XDG_DATA_HOME": f"{tmp}/data",
@@ -141,12 +168,14 @@ def one_run(command: list[str], size: tuple[int, int], idle_s: float, timeout: f
                         break
                 samples.append((_rss_mb(pid), sum(_rss_mb(c) for c in _descendants(pid))))
             rss, kids = samples[-1] if samples else (0.0, 0.0)
+            typed = _time_typing(fd, timeout) if ready is not None else None
             return Run(
                 round(first, 3),
                 round(first_cpu, 3),
                 round(ready, 3) if ready is not None else None,
                 round(rss, 1),
                 round(kids, 1),
+                round(typed, 3) if typed is not None else None,
             )
         finally:
             try:
@@ -170,6 +199,144 @@ def one_run(command: list[str], size: tuple[int, int], idle_s: float, timeout: f
             os.close(fd)
 
 
+# -- long sessions (issue 32): reopen a stored session of 0/300/3,000/10,000 messages -------------------
+READY_RATIO_TARGET = 1.5  # a long session is ready in at most 1.5x the time of an empty one
+EXTRA_RSS_TARGET_MB = 60.0  # and holds at most 60 MB more
+SEARCH_TARGET_MS = 50.0  # the search counter after a key
+TYPING_TARGET_S = 0.2  # 40 characters on screen
+SEARCH_WORDS = ("reproduce", "traceback", "def test_", "assert", "no-such-word-anywhere")
+
+
+async def make_session(db: Path, n: int, corpus: Path, api_base: str = "") -> str:
+    """A stored session of ``n`` messages: the corpus's real conversations one after another (repeated,
+    with fresh call ids), cut only between rounds so every call keeps its result. With ``api_base`` (the
+    emulator) it is then compacted once, as a session that grew that long has been: its context state
+    is stored, and reopening it rebuilds the view from that state."""
+    from dataclasses import replace
+
+    from myrm_tui.bench.corpus import load_conversations
+    from myrm_tui.context.tokens import TokenCounter
+    from myrm_tui.context.types import ToolCall
+    from myrm_tui.store.db import Store
+
+    counter = TokenCounter()
+    store = await Store.open(db)
+    try:
+        row = await store.create_session(title=f"{n} messages", model="openai/gpt-4o")
+        convs = load_conversations(corpus)
+        written, rep = 0, 0
+        while written < n:
+            for conv in convs:
+                msgs = [m for m in conv.messages if m.role != "system" or written == 0]
+                async with store.transaction():  # one commit a conversation
+                    for m in msgs:
+                        if written >= n and m.role != "tool":  # the last calls keep their results
+                            break
+                        calls = tuple(ToolCall(f"{c.id}-{rep}", c.name, c.arguments) for c in m.tool_calls)
+                        call_id = f"{m.tool_call_id}-{rep}" if m.tool_call_id else None
+                        m = replace(m, id="", tool_calls=calls, tool_call_id=call_id)
+                        # with its token count, as AgentSession.append stores every message
+                        await store.append_message(row.id, m, counter.message(m))
+                        written += 1
+                if written >= n:
+                    break
+            rep += 1
+    finally:
+        await store.close()
+    if api_base and n:
+        from myrm_tui.app.controller import Controller
+
+        ctl = Controller(db, db.parent, {"model": "openai/gpt-4o", "api_base": api_base, "preheat": False})
+        await ctl.open()
+        try:
+            await ctl.open_session(row.id)
+            await ctl.compact()
+        finally:
+            await ctl.close()
+    return row.id
+
+
+def search_ms(db: Path) -> tuple[float, float]:
+    """(median, max) milliseconds of the transcript's search over a stored session, once per key of each
+    word in ``SEARCH_WORDS`` typed as you type: the work the counter waits for after a key."""
+    import asyncio
+
+    from myrm_tui.app.widgets.chat_log import ChatLog
+    from myrm_tui.store.db import Store
+
+    async def messages() -> list:
+        store = await Store.open(db)
+        try:
+            (row,) = await store.list_sessions()
+            return await store.load_messages(row.id)
+        finally:
+            await store.close()
+
+    chat = ChatLog()
+    for m in asyncio.run(messages()):
+        chat.items += chat._items_of(m)
+    times = []
+    for word in SEARCH_WORDS:
+        for k in range(1, len(word) + 1):
+            t = time.perf_counter()
+            chat.find(word[:k])
+            times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times), max(times)
+
+
+def long_sessions(sizes: list[int], corpus: Path, runs: int, idle_s: float, timeout: float) -> int:
+    """Reopen-ready time, idle RSS, typing and search latency per session size, against the provider
+    emulator (a cloud model's path: ``-m openai/gpt-4o``)."""
+    import asyncio
+
+    from myrm_tui.testing.emulator import ProviderEmulator
+
+    emu = ProviderEmulator().start()
+    os.environ.setdefault("OPENAI_API_KEY", "sk-perf")
+    myrm = Path(sys.executable).with_name("myrm")
+    base = [str(myrm)] if myrm.exists() else [sys.executable, "-m", "myrm_tui.cli"]
+    rows: list[tuple[int, float, float, float, float, float]] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="myrm-perf-long-") as tmp:
+            for n in sizes:
+                db = Path(tmp) / f"s{n}.db"
+                sid = asyncio.run(make_session(db, n, corpus, emu.openai_base))
+                command = [*base, "--session", sid, "-m", "openai/gpt-4o", "--api-base", emu.openai_base]
+                one_run(command, (120, 40), idle_s, timeout, db)  # warm-up: bytecode caches, page cache
+                got = [one_run(command, (120, 40), idle_s, timeout, db) for _ in range(runs)]
+                ready = statistics.median(r.ready_s if r.ready_s is not None else timeout for r in got)
+                rss = statistics.median(r.idle_rss_mb for r in got)
+                typing = statistics.median(r.typing_s if r.typing_s is not None else timeout for r in got)
+                s_med, s_max = search_ms(db)
+                rows.append((n, statistics.median(r.first_frame_s for r in got), ready, rss, typing, s_max))
+                print(
+                    f"{n:>6,} messages: first frame {rows[-1][1]:.2f} s, ready {ready:.2f} s, idle RSS "
+                    f"{rss:.0f} MB, 40 chars shown in {typing:.2f} s, search {s_med:.1f} ms median / "
+                    f"{s_max:.1f} ms max a key",
+                    flush=True,
+                )
+    finally:
+        emu.stop()
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    empty = next((r for r in rows if r[0] == 0), rows[0])
+    ok = True
+    for n, _, ready, rss, typing, s_max in rows:
+        checks = [
+            ready <= READY_RATIO_TARGET * empty[2],
+            rss <= empty[3] + EXTRA_RSS_TARGET_MB,
+            typing <= TYPING_TARGET_S,
+            s_max <= SEARCH_TARGET_MS,
+        ]
+        ok = ok and all(checks)
+        print(
+            f"{n:>6,}: ready {ready / empty[2]:.2f}x empty (<= {READY_RATIO_TARGET}), RSS "
+            f"{rss - empty[3]:+.0f} MB (<= +{EXTRA_RSS_TARGET_MB:.0f}), typing {typing:.2f} s "
+            f"(<= {TYPING_TARGET_S}), search max {s_max:.1f} ms (<= {SEARCH_TARGET_MS:.0f}): "
+            f"{'ok' if all(checks) else 'MISSED'}"
+        )
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--runs", type=int, default=5)
@@ -177,7 +344,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--json", type=Path, help="write the runs and the medians here")
     ap.add_argument("args", nargs="*", help="extra arguments for myrm (e.g. --model openai/x --api-base URL)")
+    ap.add_argument(
+        "--sessions",
+        help="reopen stored sessions of these sizes (e.g. 0,300,3000,10000): ready, RSS, typing, search",
+    )
+    ap.add_argument("--corpus", type=Path, default=Path("../shared/corpus/swe-dev.jsonl.gz"))
     ns = ap.parse_args(argv)
+    if ns.sessions:
+        sizes = [int(x) for x in ns.sessions.split(",")]
+        return long_sessions(sizes, ns.corpus, ns.runs, ns.idle, ns.timeout)
     myrm = Path(sys.executable).with_name("myrm")
     command = [
         str(myrm) if myrm.exists() else sys.executable,

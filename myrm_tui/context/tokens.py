@@ -66,18 +66,24 @@ class TokenCounter:
                 self._texts.pop(next(iter(self._texts)), None)
         return hit
 
-    def message(self, msg: Message) -> int:
+    @staticmethod
+    def _key(msg: Message) -> tuple[str, int, int] | None:
         # Keyed by id *and* content hash: ids are stable, but two sessions (or benchmark conversations)
         # may reuse a pipeline-made id such as "summary-1". str hashes are cached by Python, so this is cheap.
-        key = (
-            (
-                msg.id,
-                hash(msg.content) if isinstance(msg.content, str) else len(msg.content or ()),
-                len(msg.tool_calls),
-            )
-            if msg.id
-            else None
-        )
+        if not msg.id:
+            return None
+        content = hash(msg.content) if isinstance(msg.content, str) else len(msg.content or ())
+        return (msg.id, content, len(msg.tool_calls))
+
+    def remember(self, msg: Message, tokens: int) -> None:
+        """A count made before (stored with the message when it was appended): a reopened long session's
+        first request does not tokenize its whole history again (seconds at 10,000 messages)."""
+        key = self._key(msg)
+        if key is not None and tokens > 0:
+            self._cache[key] = tokens
+
+    def message(self, msg: Message) -> int:
+        key = self._key(msg)
         if key is not None:
             hit = self._cache.get(key)
             if hit is not None:

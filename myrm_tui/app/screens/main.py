@@ -12,6 +12,7 @@ from pathlib import Path
 
 from textual import events, getters, work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
@@ -48,6 +49,8 @@ NARROW = 110
 
 class MainScreen(Screen[None]):
     CSS_PATH = "main.tcss"
+    # shift+tab from the prompt enters the transcript (Tab stays in the box for completion).
+    BINDINGS = [Binding("shift+tab", "enter_transcript", "Transcript", show=False)]
 
     # Bound from the app's state of the same names; passed on to the widgets that show them.
     status: var[str] = var(STARTING)
@@ -219,17 +222,33 @@ class MainScreen(Screen[None]):
         self.chat.page(event.pages)
 
     def on_search_transcript(self, event: SearchTranscript) -> None:
-        self.query_one(TranscriptSearch).open(event.text)
+        self.open_search(event.text)
 
-    def on_transcript_search_find(self, event: TranscriptSearch.Find) -> None:
+    def open_search(self, text: str = "") -> None:
+        """Called by the app's ctrl+g at once (not through a message): the keys typed right after it go
+        to the search field even while a long session is still being drawn."""
+        self.query_one(TranscriptSearch).open(text)
+
+    async def on_transcript_search_find(self, event: TranscriptSearch.Find) -> None:
+        # The count first (from the items' text, whatever is mounted); then the match is brought on screen.
+        search = self.query_one(TranscriptSearch)
         if event.step == 0 or event.needle != self.chat.needle:
-            current = self.chat.step_match(-1) if self.chat.find(event.needle) else 0
+            current = self.chat.step(-1) if self.chat.find(event.needle) else 0
         else:
-            current = self.chat.step_match(event.step)
-        self.query_one(TranscriptSearch).show_count(current, self.chat.match_count)
+            current = self.chat.step(event.step)
+        search.show_count(current, self.chat.match_count)
+        if current:
+            await self.chat.show_match()
 
     def on_transcript_search_closed(self, _: TranscriptSearch.Closed) -> None:
         self.chat.find("")
+        self.prompt.focus()
+
+    # -- keyboard reach of the transcript ----------------------------------------------------------------
+    def action_enter_transcript(self) -> None:
+        self.chat.enter()
+
+    def on_chat_log_left(self, _: ChatLog.Left) -> None:
         self.prompt.focus()
 
     def _show_tab(self, tab: str) -> None:

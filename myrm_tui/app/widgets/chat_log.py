@@ -1,20 +1,26 @@
-"""The conversation: a scroll of message widgets, anchored to the bottom while new content streams
-(scrolling up releases the anchor; reaching the bottom again restores it). Search marks the messages
-that contain a text and scrolls to one of them.
+"""The conversation: a scroll of items (messages, tool cards, compaction rows, notices), anchored to the
+bottom while new content streams (scrolling up releases the anchor; reaching the bottom again restores it).
 
-Long sessions mount only their newest ``WINDOW`` messages; "show earlier" mounts older ones in
-pages, so a 1,000-message session opens as fast as a new one.
+It is a paged list over every item of the session: only a window of them is mounted as widgets (the
+newest ``WINDOW`` when a session opens, so a 10,000-message session opens as fast as a new one); scrolling
+to the top (PageUp, the mouse) builds the page before it, Home jumps to the first item. Search runs over
+the items' text, not the widgets, so it finds what is not mounted, and a jump to such a match mounts the
+window around it. From the prompt, shift+tab enters the transcript: Up/Down move item by item, Enter
+opens or expands, ``v`` opens a card's vault entry, ``b`` brings a compaction's item back, ``c`` copies,
+Esc returns to the prompt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message as TextualMessage
 from textual.widget import Widget
-from textual.widgets import Button, Static
+from textual.widgets import Collapsible, Static
 
 from myrm_tui.agent import events
 from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
@@ -22,12 +28,14 @@ from myrm_tui.app.widgets.compaction_row import CompactionRow
 from myrm_tui.app.widgets.prompt_input import PASTE_CHARS, PASTE_LINES, collapse
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.vault_card import VaultArtifactCard
+from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.compaction import Compaction
 from myrm_tui.context.types import Message, ToolCall
 
-WINDOW = 120
+WINDOW = 40  # items mounted when a session opens: a few screens of the newest
+PAGE = 25  # items built at a time as the view reaches the top
+MARGIN = 12  # items mounted each side of a search match that was not mounted
 CUT_MARK = "\n\n[reply cut off: the stream ended early; retried below]"
-PAGE = 120
 HEAD_LINES = 6
 
 
@@ -45,25 +53,84 @@ def shown_user_text(text: str, pastes: dict[str, str]) -> str:
     return "\n".join([*head, more])
 
 
-def searchable(widget: Widget) -> str:
-    """The text a message widget shows, as search sees it."""
-    if isinstance(widget, AssistantMessage):
-        return widget.markdown.source if widget.is_mounted else ""
-    if isinstance(widget, ToolCallView):
-        return f"{widget.title}\n{widget.query_one('.output', Static).render()}"
-    if isinstance(widget, Static):
-        return str(widget.render())
-    return ""
+@dataclass(eq=False)
+class Item:
+    """One row of the transcript, mounted or not: what it shows and how to build its widget."""
+
+    kind: str  # user | assistant | tool | compaction | notice | vault | welcome
+    text: str = ""  # what it shows (a tool card: the call; a vault card: the uri)
+    level: str = "info"
+    call: ToolCall | None = None
+    result: tuple[str, bool, dict[str, Any]] | None = None
+    record: Compaction | None = None
+    widget: Widget | None = None
+    _low: str | None = field(default=None, repr=False)
+
+    @property
+    def low(self) -> str:
+        """The text search sees, lower-cased (cached until the item changes)."""
+        if self._low is None:
+            if self.kind == "tool" and self.call is not None:
+                out = self.result[0] if self.result else ""
+                self._low = f"{self.call.name} {self.call.arguments}\n{out}".lower()
+            elif self.kind == "compaction" and self.record is not None:
+                self._low = f"{self.record.headline()}\n{self.record.summary}".lower()
+            else:
+                self._low = self.text.lower()
+        return self._low
+
+    def changed(self) -> None:
+        self._low = None
+
+    def copy_text(self) -> str:
+        if self.kind == "tool" and self.call is not None:
+            return f"{self.call.name} {self.call.arguments}\n{self.result[0] if self.result else ''}"
+        if self.kind == "compaction" and self.record is not None:
+            return f"{self.record.headline()}\n{self.record.summary}"
+        return self.text
+
+    def build(self) -> Widget:
+        if self.kind == "user":
+            return UserMessage(self.text)
+        if self.kind == "assistant":
+            return AssistantMessage(self.text)
+        if self.kind == "tool":
+            assert self.call is not None
+            view = ToolCallView(self.call)
+            if self.result is not None:
+                view.call_after_refresh(view.set_result, *self.result)
+            return view
+        if self.kind == "compaction":
+            assert self.record is not None
+            return CompactionRow(self.record)
+        if self.kind == "vault":
+            return VaultArtifactCard(self.text)
+        if self.kind == "welcome":
+            return Static(self.text, id="welcome", markup=False)
+        return Notice(self.text, self.level)
 
 
 class ChatLog(VerticalScroll):
     DEFAULT_CSS = """
     ChatLog { height: 1fr; padding: 0 1; }
-    ChatLog > #earlier { width: 100%; margin: 1 0; }
+    ChatLog > #earlier, ChatLog > #newer { width: 100%; color: $text-muted; margin: 1 0 0 0; }
     ChatLog > #welcome { border: round $accent; padding: 0 1; margin: 1 0 0 0; color: $text-muted; }
     ChatLog > .-match { background: $warning 12%; }
     ChatLog > .-match-current { background: $warning 35%; }
+    ChatLog:focus > .-cursor { background: $accent 25%; }
+    ChatLog > .-cursor { background: $accent 10%; }
     """
+    BINDINGS = [
+        Binding("up", "move(-1)", "Previous item", show=False),
+        Binding("down", "move(1)", "Next item", show=False),
+        Binding("home", "first", "First item", show=False),
+        Binding("end", "last", "Newest item", show=False),
+        Binding("enter", "open", "Open / expand"),
+        Binding("v", "vault", "Vault entry"),
+        Binding("b", "bring_back", "Bring back", show=False),
+        Binding("c", "copy", "Copy"),
+        Binding("escape", "leave", "Back to the prompt"),
+    ]
 
     @dataclass
     class ScrolledUp(TextualMessage):
@@ -71,32 +138,167 @@ class ChatLog(VerticalScroll):
 
         away: bool
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self._hidden: list[Message] = []
-        self._calls: dict[str, ToolCallView] = {}
+    @dataclass
+    class Left(TextualMessage):
+        """Esc in the transcript: the prompt takes the focus back."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.items: list[Item] = []
+        self._lo = 0  # items[_lo:_hi] are mounted, in order
+        self._hi = 0
+        self._calls: dict[str, Item] = {}
         self._carded: set[str] = set()
-        self._after: dict[str, list[Compaction]] = {}  # message id -> compactions that followed it
+        self._building = False
         self.current: AssistantMessage | None = None
+        self._current_item: Item | None = None
         self.pastes: dict[str, str] = {}  # label -> pasted text: user messages show the label
-        self._hits: list[Widget] = []
+        self._hits: list[Item] = []
+        self._hit_set: set[int] = set()  # id() of the matching items
         self._hit = -1
         self.needle = ""
+        self._version = 0  # bumped when an item is added or changes: a narrowed search is then redone
+        self._searched = (-1, "")  # (version, needle) of the last search
+        self.cursor: Item | None = None
         self._away = False
 
+    # -- the mounted window ---------------------------------------------------------------------------
+    @property
+    def mounted_items(self) -> list[Item]:
+        return self.items[self._lo : self._hi]
+
+    def _widget(self, item: Item) -> Widget:
+        w = item.build()
+        item.widget = w
+        if id(item) in self._hit_set:
+            w.add_class("-match")
+        if item is self.cursor:
+            w.add_class("-cursor")
+        return w
+
+    def _forget(self, items: Sequence[Item]) -> None:
+        for it in items:
+            it.widget = None
+
+    async def _mount_window(self, lo: int, hi: int) -> None:
+        """Mount ``items[lo:hi]`` in place of what is mounted (with a line for what is above and below)."""
+        self._forget(self.mounted_items)
+        if self.current is not None and (self._current_item is None or self._current_item.widget is None):
+            self.current = None
+        await self.remove_children()
+        self._lo, self._hi = lo, hi
+        widgets: list[Widget] = []
+        if lo > 0:
+            widgets.append(Static(self._earlier_text(), id="earlier", markup=False))
+        widgets += [self._widget(it) for it in self.items[lo:hi]]
+        if hi < len(self.items):
+            widgets.append(Static(self._newer_text(), id="newer", markup=False))
+        await self.mount_all(widgets)
+
+    def _earlier_text(self) -> str:
+        return f"↑ {self._lo:,} earlier items (scroll up or Home)"
+
+    def _newer_text(self) -> str:
+        return f"↓ {len(self.items) - self._hi:,} newer items (scroll down or End)"
+
+    def _first_mounted(self) -> Widget | None:
+        for it in self.mounted_items:
+            if it.widget is not None:
+                return it.widget
+        return None
+
+    async def build_older(self, count: int = PAGE) -> int:
+        """Mount up to ``count`` items before the window, keeping what is on screen in place."""
+        if self._lo == 0 or self._building:
+            return 0
+        self._building = True
+        try:
+            lo = max(0, self._lo - count)
+            page = self.items[lo : self._lo]
+            before = self._first_mounted()
+            old_h, old_y = self.virtual_size.height, self.scroll_y
+            widgets = [self._widget(it) for it in page]
+            if before is not None:
+                await self.mount_all(widgets, before=before)
+            else:
+                await self.mount_all(widgets)
+            self._lo = lo
+            for earlier in self.query("#earlier"):
+                if lo == 0:
+                    await earlier.remove()
+                else:
+                    earlier.update(self._earlier_text())  # type: ignore[attr-defined]
+            self.call_after_refresh(self._keep_position, old_h, old_y)
+            return len(page)
+        finally:
+            self._building = False
+
+    def _keep_position(self, old_h: int, old_y: float) -> None:
+        grown = self.virtual_size.height - old_h
+        if grown > 0:
+            self.scroll_to(y=old_y + grown, animate=False, immediate=True)
+
+    async def build_newer(self, count: int = PAGE) -> int:
+        if self._hi >= len(self.items) or self._building:
+            return 0
+        self._building = True
+        try:
+            lo, hi = self._hi, min(len(self.items), self._hi + count)
+            widgets = [self._widget(it) for it in self.items[lo:hi]]
+            newer = self.query("#newer")
+            if newer:
+                await self.mount_all(widgets, before=newer.first())
+            else:
+                await self.mount_all(widgets)
+            self._hi = hi
+            for w in newer:
+                if hi >= len(self.items):
+                    await w.remove()
+                else:
+                    w.update(self._newer_text())  # type: ignore[attr-defined]
+            return hi - lo
+        finally:
+            self._building = False
+
+    async def _to_tail(self) -> None:
+        """Live output goes at the end: the window must reach it."""
+        if self._hi < len(self.items):
+            await self._mount_window(max(0, len(self.items) - WINDOW), len(self.items))
+            self.scroll_end(animate=False)
+
+    async def show_item(self, index: int, top: bool = True) -> Widget:
+        """Mount the item at ``index`` (the window around it when it is far from the mounted part)."""
+        if not self._lo <= index < self._hi:
+            if self._lo - PAGE <= index < self._lo:
+                await self.build_older(self._lo - index)
+            elif self._hi <= index < self._hi + PAGE:
+                await self.build_newer(index - self._hi + 1)
+            else:
+                await self._mount_window(max(0, index - MARGIN), min(len(self.items), index + MARGIN + 1))
+        widget = self.items[index].widget
+        assert widget is not None
+        self.release_anchor()  # new output must not pull the view away from it
+        self.call_after_refresh(self.scroll_to_widget, widget, animate=False, top=top)
+        return widget
+
+    # -- scrolling ------------------------------------------------------------------------------------
     def on_mount(self) -> None:
         self.anchor()
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
         self._check_away()
+        if new < old and new <= 2 and self._lo > 0 and not self._building:
+            self.run_worker(self.build_older(), group="chat-pages", exclusive=True)
+        elif new > old and new >= self.max_scroll_y - 2 and self._hi < len(self.items) and not self._building:
+            self.run_worker(self.build_newer(), group="chat-pages", exclusive=True)
 
     def on_resize(self) -> None:
         self._check_away()
 
     def _check_away(self) -> None:
         # Textual releases the anchor when the user scrolls up and restores it at the bottom.
-        away = self._anchor_released and self.scroll_y < self.max_scroll_y
+        away = (self._anchor_released and self.scroll_y < self.max_scroll_y) or self._hi < len(self.items)
         if away != self._away:
             self._away = away
             self.post_message(self.ScrolledUp(away))
@@ -105,25 +307,41 @@ class ChatLog(VerticalScroll):
         """PageUp/PageDown; the last page down lands on the bottom (and follows again): while scrolled
         up the "more below" line takes a row, so pages down fall a row or two short of it."""
         if pages < 0:
+            if self.scroll_y <= 2 and self._lo > 0:
+                self.run_worker(self.build_older(), group="chat-pages", exclusive=True)
             self.scroll_page_up(animate=False)
         elif self.max_scroll_y - self.scroll_y <= self.scrollable_content_region.height + 2:
-            self.jump_to_bottom()
+            if self._hi < len(self.items):
+                self.run_worker(self.build_newer(), group="chat-pages", exclusive=True)
+            else:
+                self.jump_to_bottom()
         else:
             self.scroll_page_down(animate=False)
 
     def jump_to_bottom(self) -> None:
         """Back to the newest output, following it again."""
+        if self._hi < len(self.items):
+            self.run_worker(self._to_tail(), group="chat-pages", exclusive=True)
+            return
         self.scroll_end(animate=False, immediate=True)
 
+    # -- search ---------------------------------------------------------------------------------------
     def find(self, needle: str) -> int:
-        """Mark the messages containing ``needle`` (case-insensitive); returns how many."""
-        for w in self._hits:
-            w.remove_class("-match", "-match-current")
+        """Mark the items containing ``needle`` (case-insensitive), mounted or not; returns how many."""
+        for it in self._hits:
+            if it.widget is not None:
+                it.widget.remove_class("-match", "-match-current")
         self.needle = needle
         low = needle.lower()
-        self._hits = [w for w in self.children if low and low in searchable(w).lower()]
-        for w in self._hits:
-            w.add_class("-match")
+        # As you type, each key narrows the last search: only its matches can match the longer text.
+        version, last = self._searched
+        pool = self._hits if last and low.startswith(last) and version == self._version else self.items
+        self._hits = [it for it in pool if low in it.low] if low else []
+        self._searched = (self._version, low)
+        self._hit_set = {id(it) for it in self._hits}
+        for it in self._hits:
+            if it.widget is not None:
+                it.widget.add_class("-match")
         self._hit = len(self._hits)  # the first step up lands on the newest match
         return len(self._hits)
 
@@ -131,92 +349,205 @@ class ChatLog(VerticalScroll):
     def match_count(self) -> int:
         return len(self._hits)
 
-    def step_match(self, step: int) -> int:
-        """Move ``step`` matches (wrapping) and scroll to it; returns its 1-based number (0: none)."""
-        hits = [w for w in self._hits if w.is_attached]
-        if not hits:
+    def step(self, step: int) -> int:
+        """Move ``step`` matches (wrapping); returns its 1-based number (0: none). ``show_match`` then
+        brings it on screen (it may have to mount it)."""
+        if not self._hits:
             return 0
-        if 0 <= self._hit < len(hits):
-            hits[self._hit].remove_class("-match-current")
-        self._hit = (self._hit + step) % len(hits)
-        current = hits[self._hit]
-        current.add_class("-match-current")
-        self.release_anchor()  # new output must not pull the view away from the match
-        self.scroll_to_widget(current, animate=False, top=True)
+        if 0 <= self._hit < len(self._hits) and (w := self._hits[self._hit].widget) is not None:
+            w.remove_class("-match-current")
+        self._hit = (self._hit + step) % len(self._hits)
         return self._hit + 1
 
+    async def show_match(self) -> None:
+        if not 0 <= self._hit < len(self._hits):
+            return
+        item = self._hits[self._hit]
+        try:
+            index = self.items.index(item)
+        except ValueError:
+            return
+        widget = await self.show_item(index)
+        if item in self._hits[self._hit : self._hit + 1]:  # not moved on meanwhile
+            widget.add_class("-match-current")
+
+    async def step_match(self, step: int) -> int:
+        current = self.step(step)
+        await self.show_match()
+        return current
+
+    # -- keyboard navigation --------------------------------------------------------------------------
+    def enter(self) -> None:
+        """Focus the transcript with the newest item under the cursor."""
+        self.screen.set_focus(self)
+        if self.cursor is None or self.cursor.widget is None:
+            self._set_cursor(self.mounted_items[-1] if self.mounted_items else None)
+
+    def _set_cursor(self, item: Item | None) -> None:
+        if self.cursor is not None and self.cursor.widget is not None:
+            self.cursor.widget.remove_class("-cursor")
+        self.cursor = item
+        if item is not None and item.widget is not None:
+            item.widget.add_class("-cursor")
+            self.release_anchor()
+            self.scroll_to_widget(item.widget, animate=False)
+
+    def _cursor_index(self) -> int:
+        if self.cursor is None:
+            return len(self.items)
+        try:
+            return self.items.index(self.cursor)
+        except ValueError:
+            return len(self.items)
+
+    async def action_move(self, step: int) -> None:
+        if not self.items:
+            return
+        index = min(max(self._cursor_index() + step, 0), len(self.items) - 1)
+        await self.show_item(index, top=False)
+        self._set_cursor(self.items[index])
+
+    async def action_first(self) -> None:
+        if self.items:
+            await self.show_item(0)
+            self._set_cursor(self.items[0])
+            self.scroll_home(animate=False)
+
+    async def action_last(self) -> None:
+        if self.items:
+            await self._to_tail()
+            self._set_cursor(self.items[-1])
+            self.scroll_end(animate=False)
+
+    def action_open(self) -> None:
+        w = self.cursor.widget if self.cursor else None
+        if isinstance(w, CompactionRow):
+            w.collapsed = not w.collapsed
+            if not w.collapsed and w.record.left:
+                self.call_after_refresh(w.query_one("ListView").focus)
+        elif isinstance(w, Collapsible):
+            w.collapsed = not w.collapsed
+        elif isinstance(w, VaultArtifactCard):
+            self.post_message(VaultPane.OpenRequested(w.uri))
+
+    def action_vault(self) -> None:
+        w = self.cursor.widget if self.cursor else None
+        uri = ""
+        if isinstance(w, VaultArtifactCard):
+            uri = w.uri
+        elif isinstance(w, ToolCallView) and w.vault_uris:
+            uri = w.vault_uris[0]
+        elif isinstance(w, CompactionRow) and w.record.left:
+            uri = w.record.left[0].uri
+        if uri:
+            self.post_message(VaultPane.OpenRequested(uri))
+        else:
+            self.notify("This item has no vault entry.", severity="warning")
+
+    async def action_bring_back(self) -> None:
+        w = self.cursor.widget if self.cursor else None
+        if isinstance(w, CompactionRow) and w.record.left:
+            await w.action_bring_back()
+        else:
+            self.notify("Only what left the view at a compaction can be brought back.", severity="warning")
+
+    def action_copy(self) -> None:
+        if self.cursor is not None:
+            self.app.copy_to_clipboard(self.cursor.copy_text())
+            self.notify("Copied.")
+
+    def action_leave(self) -> None:
+        if self.screen.focused is not self:  # inside a card (a compaction's list): back to the items
+            self.focus()
+            return
+        self._set_cursor(None)
+        self.post_message(self.Left())
+
+    # -- loading and live output ----------------------------------------------------------------------
     async def load(
         self, messages: Sequence[Message], compactions: Sequence[Compaction] = (), welcome: str = ""
     ) -> None:
         """The conversation, with each compaction's row after the message it followed; the welcome above
-        an empty one."""
-        await self.remove_children()
+        an empty one. Every item is listed; only the newest ``WINDOW`` are built."""
         self._calls.clear()
         self._carded.clear()
+        self._hits, self._hit_set, self.cursor = [], set(), None
         after: dict[str, list[Compaction]] = {}
         for c in compactions:
             if c.changed and 0 < c.seq <= len(messages):
                 after.setdefault(messages[c.seq - 1].id, []).append(c)
-        visible = [m for m in messages if (m.role != "system" and not m.synthetic) or m.id in after]
-        self._hidden, shown = visible[:-WINDOW], visible[-WINDOW:]
-        if welcome and not visible:
-            await self.mount(Static(welcome, id="welcome", markup=False))
-        if self._hidden:
-            await self.mount(Button(f"show {min(PAGE, len(self._hidden))} earlier messages", id="earlier"))
-        self._after = after
-        await self.mount_all([w for m in shown for w in self._widgets(m)])
+        items: list[Item] = []
+        for m in messages:
+            items += self._items_of(m)
+            items += [Item("compaction", record=c) for c in after.get(m.id, ())]
+        if welcome and not items:
+            items.append(Item("welcome", welcome))
+        self.items = items
+        self._version += 1
+        await self._mount_window(max(0, len(items) - WINDOW), len(items))
         self.scroll_end(animate=False)
+        self.run_worker(self._index, thread=True, group="search-index", exclusive=True)
 
-    def _widgets(self, m: Message) -> list:
-        out: list = [*self._message_widgets(m), *(CompactionRow(c) for c in self._after.get(m.id, ()))]
-        return out
+    def _index(self) -> None:
+        """The search text of every item, lower-cased once in a thread: the first key typed in the search
+        field does not pay for it (and the event loop keeps drawing meanwhile)."""
+        for it in list(self.items):
+            _ = it.low
 
-    def _message_widgets(self, m: Message) -> list:
-        out: list = []
+    def _items_of(self, m: Message) -> list[Item]:
         if m.role == "system" or m.synthetic:
-            return out
+            return []
         if m.role == "user":
-            out.append(UserMessage(shown_user_text(m.text, self.pastes)))
-        elif m.role == "assistant":
-            if m.text.strip():
-                out.append(AssistantMessage(m.text))
+            return [Item("user", shown_user_text(m.text, self.pastes))]
+        if m.role == "assistant":
+            out = [Item("assistant", m.text)] if m.text.strip() else []
             for c in m.tool_calls:
-                view = ToolCallView(c)
-                self._calls[c.id] = view
-                out.append(view)
-        elif m.role == "tool":
+                item = Item("tool", call=c)
+                self._calls[c.id] = item
+                out.append(item)
+            return out
+        if m.role == "tool":
             done = self._calls.get(m.tool_call_id or "")
             if done is not None:
-                done.call_after_refresh(done.set_result, m.text, bool(m.meta.get("is_error")), m.meta)
-        return out
+                done.result = (m.text, bool(m.meta.get("is_error")), m.meta)
+                done.changed()
+        return []
 
-    async def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id != "earlier":
-            return
-        event.stop()
-        page, self._hidden = self._hidden[-PAGE:], self._hidden[:-PAGE]
-        widgets = [w for m in page for w in self._widgets(m)]
-        await self.mount_all(widgets, after=event.button)
-        if self._hidden:
-            event.button.label = f"show {min(PAGE, len(self._hidden))} earlier messages"
-        else:
-            await event.button.remove()
+    async def _append(self, item: Item) -> Widget:
+        """A new item at the end, mounted (the window is brought to the end first)."""
+        await self._to_tail()
+        self.items.append(item)
+        self._version += 1
+        self._hi = len(self.items)
+        widget = self._widget(item)
+        await self.mount(widget)
+        return widget
 
     async def add_user(self, text: str) -> None:
         """The user's message as sent, each paste by its label; the welcome makes room for it."""
-        for welcome in self.query("#welcome"):
-            await welcome.remove()
-        await self.mount(UserMessage(collapse(text, self.pastes)))
+        for i, it in enumerate(self.items):
+            if it.kind == "welcome":
+                if it.widget is not None:
+                    await it.widget.remove()
+                del self.items[i]
+                self._hi -= 1
+                break
+        await self._append(Item("user", collapse(text, self.pastes)))
 
     async def start_assistant(self) -> AssistantMessage:
-        self.current = AssistantMessage()
-        await self.mount(self.current)
-        return self.current
+        item = Item("assistant")
+        widget = await self._append(item)
+        assert isinstance(widget, AssistantMessage)
+        self.current, self._current_item = widget, item
+        return widget
 
     async def append_text(self, text: str) -> None:
-        if self.current is None:
+        if self.current is None or self._current_item is None or self._current_item.widget is None:
             await self.start_assistant()
-        assert self.current is not None
+        assert self.current is not None and self._current_item is not None
+        self._current_item.text += text
+        self._current_item.changed()
+        self._version += 1
         await self.current.append(text)
 
     def append_reasoning(self, text: str) -> None:
@@ -226,40 +557,64 @@ class ChatLog(VerticalScroll):
     async def end_assistant(self) -> None:
         if self.current is not None:
             await self.current.finish()
-        self.current = None
+        self.current = self._current_item = None
 
     async def add_tool_call(self, call: ToolCall) -> None:
         await self.end_assistant()
-        view = ToolCallView(call)
-        self._calls[call.id] = view
-        await self.mount(view)
+        item = Item("tool", call=call)
+        self._calls[call.id] = item
+        await self._append(item)
+
+    def call_view(self, call_id: str) -> ToolCallView | None:
+        item = self._calls.get(call_id)
+        w = item.widget if item is not None else None
+        return w if isinstance(w, ToolCallView) else None
 
     def set_tool_result(
         self, call_id: str, text: str, is_error: bool, meta: dict[str, object] | None = None
     ) -> None:
-        view = self._calls.get(call_id)
+        item = self._calls.get(call_id)
+        if item is None:
+            return
+        item.result = (text, is_error, dict(meta or {}))
+        item.changed()
+        self._version += 1
+        view = self.call_view(call_id)
         if view is not None:
             view.set_result(text, is_error, meta)
-            self.add_vault_cards(view)
+            self.add_vault_cards(call_id, view.vault_uris)
 
-    def add_vault_cards(self, view: ToolCallView, uris: list[str] | None = None) -> None:
-        for uri in uris or view.vault_uris:
-            if uri not in self._carded:
-                self._carded.add(uri)
-                self.mount(VaultArtifactCard(uri), after=view)
+    def add_vault_cards(self, call_id: str, uris: list[str]) -> None:
+        item = self._calls.get(call_id)
+        if item is None:
+            return
+        at = self.items.index(item) + 1
+        for uri in uris:
+            if uri in self._carded:
+                continue
+            self._carded.add(uri)
+            card = Item("vault", uri)
+            self.items.insert(at, card)
+            self._version += 1
+            if at < self._lo:
+                self._lo += 1
+                self._hi += 1
+            elif at <= self._hi:
+                self._hi += 1
+                if item.widget is not None:
+                    self.mount(self._widget(card), after=item.widget)
+            at += 1
 
     def mark_vaulted(self, call_id: str, uri: str) -> None:
         """The pipeline stored this call's full output in the vault: offer it under the call."""
-        view = self._calls.get(call_id)
-        if view is not None and view.is_mounted:
-            self.add_vault_cards(view, [uri])
+        self.add_vault_cards(call_id, [uri])
 
     async def add_notice(self, text: str, level: str = "info") -> None:
-        await self.mount(Notice(text, level))
+        await self._append(Item("notice", text, level))
 
     async def add_compaction(self, record: Compaction) -> None:
         await self.end_assistant()
-        await self.mount(CompactionRow(record))
+        await self._append(Item("compaction", record=record))
 
     async def show(self, ev: events.AgentEvent) -> None:
         """Render one event of a turn in the conversation (events that change no message are ignored)."""
@@ -273,11 +628,15 @@ class ChatLog(VerticalScroll):
                     await self.start_assistant()
                 self.append_reasoning(ev.text)
             case events.AssistantSaved():
+                if self._current_item is not None:
+                    self._current_item.text = ev.message.text
+                    self._current_item.changed()
+                    self._version += 1
                 await self.end_assistant()
             case events.ToolStarted():
                 await self.add_tool_call(ev.call)
             case events.ToolOutput():
-                view = self._calls.get(ev.call.id)
+                view = self.call_view(ev.call.id)
                 if view is not None:
                     view.set_live(ev.text)
             case events.ToolFinished():
@@ -291,7 +650,7 @@ class ChatLog(VerticalScroll):
             case events.StreamCut():
                 # the cut text stays, marked; the retry's answer gets a message of its own, not glued to it
                 if self.current is not None:
-                    await self.current.append(CUT_MARK)
+                    await self.append_text(CUT_MARK)
                 await self.end_assistant()
             case events.TurnFailed():
                 await self.end_assistant()
@@ -299,7 +658,7 @@ class ChatLog(VerticalScroll):
             case events.TurnDone():
                 await self.end_assistant()
                 if ev.interrupted:
-                    for view in self._calls.values():
-                        if view.is_mounted:
-                            view.cancel()
+                    for item in self._calls.values():
+                        if isinstance(item.widget, ToolCallView) and item.widget.is_mounted:
+                            item.widget.cancel()
                     await self.add_notice("Turn cancelled.", "warning")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 from textual.message import Message
+from textual.widget import AwaitMount
 from textual.widgets import Collapsible, Label, ListItem, ListView, Static
 
 from myrm_tui.app.widgets.vault_pane import VaultPane
@@ -61,10 +62,32 @@ class CompactionRow(Collapsible):
         super().__init__(
             Static(summary, classes="summary", markup=False),
             Static(left, classes="left-caption", markup=False),
-            ListView(*(LeftEntry(i) for i in record.left), classes="left"),
+            ListView(classes="left"),
             title=f"⟲ compacted · {record.headline()}",
             collapsed=True,
         )
+        self._filled = False
+
+    def watch_collapsed(self, collapsed: bool) -> None:
+        if not collapsed:
+            self.fill()
+
+    def fill(self) -> AwaitMount | None:
+        """The list of what left the view, built the first time the row opens: a compaction of a long
+        session lists thousands of items, and a reopened session shows its rows closed (10,000 list rows
+        built at start-up held 400 MB)."""
+        if not self._filled:
+            self._filled = True
+            mounting = self.query_one(ListView).extend(LeftEntry(i) for i in self.record.left)
+            self.call_after_refresh(self._highlight_first)
+            return mounting
+        return None
+
+    def _highlight_first(self) -> None:
+        # A list built empty has no highlight; Enter and b act on the highlighted item.
+        lv = self.query_one(ListView)
+        if lv.index is None and lv.children:
+            lv.index = 0
 
     def on_list_view_selected(self, event: ListView.Selected) -> None:
         event.stop()
@@ -72,8 +95,12 @@ class CompactionRow(Collapsible):
             item = event.item.item
             self.post_message(VaultPane.OpenRequested(item.uri, item.first_line))
 
-    def action_bring_back(self) -> None:
+    async def action_bring_back(self) -> None:
+        filling = self.fill()
         lv = self.query_one(ListView)
+        if filling is not None:
+            await filling
+        self._highlight_first()
         entry = lv.highlighted_child
         if isinstance(entry, LeftEntry):
             entry.set_pinned(not entry.pinned)

@@ -1,6 +1,7 @@
-"""The search bar above the prompt box (ctrl+g or /search): typing finds the messages that contain the
-text (the newest first), Enter or Up moves to the older match, Down to the newer one, Esc closes. It
-only reports what was typed; the chat screen asks the conversation to find and show the matches."""
+"""The search bar above the prompt box (ctrl+g or /search): typing finds the items that contain the
+text over the whole session, mounted or not (the newest first); Enter or Up moves to the older match,
+Down to the newer one, Esc closes. It only reports what was typed; the chat screen asks the
+conversation to find and show the matches."""
 
 from __future__ import annotations
 
@@ -50,7 +51,9 @@ class TranscriptSearch(Horizontal):
         field = self.query_one(Input)
         if text:
             field.value = text
-        field.focus()
+        # Now, not after the queued messages (what Widget.focus does): the keys already typed after
+        # ctrl+g would go to the prompt otherwise.
+        self.screen.set_focus(field)
         if field.value:
             self.post_message(self.Find(field.value))
 

@@ -1,0 +1,257 @@
+"""Long sessions in the TUI (issue 32) and the transcript's keyboard reach (issue 33): the transcript mounts
+a bounded window of a long session, builds older items as the view scrolls up, searches every item
+(mounted or not) and jumps to a match it has to mount; ctrl+g's keys go to the search field however fast
+they come; shift+tab enters the transcript, Up/Down move item by item, Enter expands, c copies, Esc
+returns to the prompt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from textual import events
+from textual.widgets import Input
+
+from myrm_tui.app.app import MyrmApp
+from myrm_tui.app.widgets.chat_log import PAGE, WINDOW, ChatLog, Item
+from myrm_tui.app.widgets.chat_message import UserMessage
+from myrm_tui.app.widgets.prompt_input import PromptInput
+from myrm_tui.app.widgets.tool_call import ToolCallView
+from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.test_tui import wait_until
+
+ROUNDS = 400  # a user message, a tool call and its result, an answer: 4 messages (3 items) a round
+
+
+async def long_session(path: Path) -> str:
+    store = await Store.open(path)
+    row = await store.create_session(title="long one")
+    async with store.transaction():
+        await store.append_message(row.id, Message(role="system", content="sys"))
+        for i in range(ROUNDS):
+            word = "zebrafish " if i == 3 else ""
+            await store.append_message(row.id, Message(role="user", content=f"{word}question {i}"))
+            call = ToolCall(f"call{i}", "bash", f'{{"command": "ls dir{i}"}}')
+            await store.append_message(row.id, Message(role="assistant", content="", tool_calls=(call,)))
+            out = "<returncode>0</returncode>\n<output>\nfile.py\n</output>"
+            await store.append_message(
+                row.id, Message(role="tool", content=out, tool_call_id=call.id, name="bash")
+            )
+            await store.append_message(row.id, Message(role="assistant", content=f"answer {i}"))
+    await store.close()
+    return row.id
+
+
+def reopen(emulator: ProviderEmulator, db: Path, workspace: Path, session_id: str) -> MyrmApp:
+    return MyrmApp(
+        db_path=db,
+        workspace=workspace,
+        session_id=session_id,
+        cli={
+            "model": "openai/gpt-4o-mini",
+            "api_base": emulator.openai_base,
+            "api_key": "sk-test",
+            "preheat": False,
+        },
+    )
+
+
+def users(app: MyrmApp) -> list[str]:
+    return [str(w.render()) for w in app.query(UserMessage)]
+
+
+async def test_a_long_session_mounts_a_window_and_builds_older_items_scrolling_up(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    sid = await long_session(tmp_path / "tui.db")
+    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)), 60)
+        assert len(chat.items) == 3 * ROUNDS  # every item is listed...
+        assert len(chat.children) <= WINDOW + 1  # ...only the newest are built (+ the "earlier" line)
+        assert users(app)[-1] == f"question {ROUNDS - 1}"
+        oldest = users(app)[0]
+        for _ in range(40):  # PageUp from the prompt until the top builds the page before it
+            await pilot.press("pageup")
+            if users(app)[0] != oldest:
+                break
+        await wait_until(pilot, lambda: users(app)[0] != oldest)
+        before = int(oldest.split()[-1])
+        assert int(users(app)[0].split()[-1]) == before - PAGE // 3
+        assert len(chat.children) <= WINDOW + PAGE + 1
+
+
+async def test_ctrl_g_keys_reach_the_search_field_and_a_match_outside_the_window_is_shown(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    sid = await long_session(tmp_path / "tui.db")
+    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        prompt = app.query_one(PromptInput)
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)), 60)
+        assert "zebrafish question 3" not in users(app)
+        # All at once, as a fast typist's keys arrive: none may land in the prompt.
+        app.post_message(events.Key("ctrl+g", None))
+        for ch in "zebrafish":
+            app.post_message(events.Key(ch, ch))
+        field = app.query_one("#search").query_one(Input)
+        count = app.query_one("#search-count")
+        await wait_until(pilot, lambda: field.value == "zebrafish" and str(count.render()) == "1 of 1")
+        assert prompt.text == "" and app.focused is field
+        await wait_until(pilot, lambda: "zebrafish question 3" in users(app))
+        match = next(w for w in app.query(UserMessage) if "zebrafish" in str(w.render()))
+        await wait_until(pilot, lambda: match.has_class("-match-current"))  # once its window is mounted
+        assert len(chat.children) <= WINDOW + 2  # the window around the match, not everything before it
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.focused is prompt)
+        # Words on screen in the newest part are found too, with the newest match first.
+        await pilot.press("ctrl+g", "ctrl+u", *"answer 39")  # the field keeps its text: cleared first
+        await wait_until(pilot, lambda: str(count.render()) == "11 of 11")  # answer 39, 390 … 399
+        newest = next(w for w in app.query(".-match-current"))
+        assert f"answer {ROUNDS - 1}" in newest.markdown.source  # type: ignore[attr-defined]
+
+
+async def test_the_transcript_is_reached_and_walked_by_keys(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    sid = await long_session(tmp_path / "tui.db")
+    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        prompt = app.query_one(PromptInput)
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)), 60)
+        await pilot.press("shift+tab")
+        await wait_until(pilot, lambda: app.focused is chat)
+        assert chat.cursor is chat.items[-1] and chat.cursor.widget is not None
+        assert chat.cursor.widget.has_class("-cursor")
+        await pilot.press("up")  # the answer's tool card
+        card = chat.cursor.widget if chat.cursor else None
+        assert isinstance(card, ToolCallView) and card.has_class("-cursor")
+        assert not chat.items[-1].widget.has_class("-cursor")  # type: ignore[union-attr]
+        assert card.collapsed
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not card.collapsed)
+        await pilot.press("c")
+        await wait_until(pilot, lambda: f"ls dir{ROUNDS - 1}" in app.clipboard)
+        await pilot.press("up")
+        assert isinstance(chat.cursor.widget, UserMessage)  # type: ignore[union-attr]
+        await pilot.press("home")  # the session's first item, built on the way
+        await wait_until(pilot, lambda: "zebrafish question 3" in users(app))
+        assert users(app)[0] == "question 0" and chat.cursor is chat.items[0]
+        await pilot.press("down")
+        assert chat.cursor is chat.items[1]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.focused is prompt)
+        await pilot.press("tab")  # Tab stays in the prompt (completion), it does not enter the transcript
+        assert app.focused is prompt
+
+
+async def test_each_older_page_adds_one_page_of_widgets(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    sid = await long_session(tmp_path / "tui.db")
+    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)), 60)
+        await chat.build_older()
+        await chat.build_older()
+        assert len(chat.children) == WINDOW + 2 * PAGE + 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.text(alphabet="abAB c", max_size=12), max_size=30),
+    words=st.lists(st.text(alphabet="abAB c", min_size=1, max_size=5), min_size=1, max_size=3),
+    added=st.integers(min_value=0, max_value=6),
+)
+def test_search_as_you_type_finds_what_a_full_scan_finds(
+    texts: list[str], words: list[str], added: int
+) -> None:
+    """Each key narrows the last search; whatever is typed (each word key by key, and an item that
+    matches added in between), the matches are the items a case-insensitive scan of every item finds,
+    oldest first."""
+    chat = ChatLog()
+    chat.items = [Item("user", t) for t in texts]
+    typed = [w[:k] for w in words for k in range(1, len(w) + 1)]
+    for k, needle in enumerate(typed):
+        if k == added:
+            chat.items.append(Item("notice", words[-1].swapcase()))
+            chat._version += 1  # what every change of the items does
+        chat.find(needle)
+        low = needle.lower()
+        want = [it for it in chat.items if low in it.text.lower()]
+        assert chat._hits == want and chat.match_count == len(want)
+
+
+async def test_a_reopened_session_counts_its_history_from_the_stored_counts(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """Each message is stored with its token count; a reopened session's agent takes them, so its first
+    request does not tokenize the whole history again (2.2 s at 10,000 messages), and the counts are the
+    ones a fresh count gives."""
+    from myrm_tui.agent.factory import build_agent
+    from myrm_tui.context.tokens import TokenCounter
+    from tests.helpers import collect, make_agent, openai_settings
+
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    emulator.enqueue(Reply(text="first answer " * 200))
+    await collect(agent, "first question " * 200)
+    again = await build_agent(store, agent.session_id, agent.settings, workspace)
+    fresh = TokenCounter()
+    encoded: list[str] = []
+    encoder = again.counter._enc
+
+    class Spy:
+        def encode_ordinary(self, text: str) -> list[int]:
+            encoded.append(text)
+            return encoder.encode_ordinary(text)
+
+    again.counter._enc = Spy()  # type: ignore[assignment]
+    again.counter._texts.clear()
+    assert [again.counter.message(m) for m in again.history] == [fresh.message(m) for m in again.history]
+    assert not any("first question" in t or "first answer" in t for t in encoded)
+
+
+async def test_a_compaction_row_builds_its_list_when_opened_and_b_in_the_transcript_pins() -> None:
+    """A long session's compaction lists thousands of items: its row is built closed without them (they
+    held 400 MB at 10,000 messages); opening it builds the list, and ``b`` on the row in the transcript
+    brings the first item back through the row's own pin logic."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import ListView
+
+    from myrm_tui.app.widgets.compaction_row import CompactionRow, LeftEntry
+    from myrm_tui.context.compaction import Compaction, LeftItem
+
+    left = tuple(
+        LeftItem(role="tool", gist=f"item {i}", uri=f"vault://s/{i}", line_range="1:2", tokens=10)
+        for i in range(300)
+    )
+    record = Compaction("manual", "FULL", "manual", 9000, 100, 5.0, left=left, seq=1)
+    asked: list[CompactionRow.PinRequested] = []
+
+    class LogApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ChatLog()
+
+        def on_compaction_row_pin_requested(self, event: CompactionRow.PinRequested) -> None:
+            asked.append(event)
+
+    app = LogApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatLog)
+        await chat.load([Message(role="user", content="hi", id="m1")], [record])
+        row = app.query_one(CompactionRow)
+        assert not row.query(LeftEntry)
+        chat.enter()
+        await pilot.pause()
+        assert chat.cursor is not None and chat.cursor.widget is row
+        await pilot.press("b")
+        await wait_until(pilot, lambda: bool(asked))
+        assert asked[0].item == left[0] and asked[0].pin
+        assert len(row.query_one(ListView).children) == len(left)
