@@ -40,6 +40,11 @@ def paste_label(text: str, taken: dict[str, str]) -> str:
     return label
 
 
+def normalize_newlines(text: str) -> str:
+    """CRLF and lone CR line endings as ``\n``."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def collapse(text: str, pastes: dict[str, str]) -> str:
     """``text`` with each pasted block replaced by its label (what the prompt box showed)."""
     for label, full in pastes.items():
@@ -123,7 +128,10 @@ class PromptInput(TextArea):
         if event.key == "enter":
             event.prevent_default()
             event.stop()
-            self.submit()
+            if self._typed_paste_continues():
+                self.insert("\n")
+            else:
+                self.submit()
             return
         if event.key == "up" and self.cursor_location[0] == 0 and self.sent:
             event.prevent_default()
@@ -141,12 +149,30 @@ class PromptInput(TextArea):
             return
         await super()._on_key(event)
 
+    def _typed_paste_continues(self) -> bool:
+        """More keys already wait behind this Enter: a terminal without bracketed paste types a paste out
+        in one read, its line ends as Enter (CR), and each must be a new line, not a send. A person's next
+        key never arrives in the same read."""
+        for pump in (self.app, self):
+            queue = pump._message_queue
+            # Textual's queue keeps its messages in ``values`` (asyncio's in ``_queue``)
+            waiting = [*getattr(queue, "values", getattr(queue, "_queue", ())), pump._pending_message]
+            if any(isinstance(m, events.Key) and (m.is_printable or m.key == "enter") for m in waiting):
+                return True
+        return False
+
     async def _on_paste(self, event: events.Paste) -> None:
-        """A large paste becomes a label; TextArea's own handler inserts any other."""
-        text = event.text.replace("\r\n", "\n")
-        if self.read_only or (text.count("\n") + 1 <= PASTE_LINES and len(text) <= PASTE_CHARS):
+        """A paste's line endings become ``\n``; a large paste becomes a label."""
+        if self.read_only:
             return
         event.prevent_default()
+        # tmux's paste-buffer and several terminals send CR (or CRLF) line endings: kept as they came,
+        # a 60-line paste reached the model as one line.
+        text = normalize_newlines(event.text)
+        if text.count("\n") + 1 <= PASTE_LINES and len(text) <= PASTE_CHARS:
+            if result := self._replace_via_keyboard(text, *self.selection):
+                self.move_cursor(result.end_location)
+            return
         label = paste_label(text, self.pastes)
         self.pastes[label] = text
         self.insert(label)
