@@ -3,16 +3,18 @@ their approval, the approval wait, the footer's keys, plain words on screen."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual import events
+from textual.widgets import Static
 
 from myrm_tui.app.widgets.chat_message import AssistantMessage
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.test_tui import make_app, wait_until
+from tests.test_tui import make_app, type_and_send, wait_until
 
 
 async def wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
@@ -81,3 +83,78 @@ async def test_an_unbracketed_paste_typed_out_with_cr_is_one_message_of_sixty_li
         await pilot.press("enter")
         await wait(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
         assert (await user_texts(app))[-1] == "\n".join(lines)
+
+
+def last_user(body: dict[str, Any]) -> str:
+    """The user's own last message in a request (the environment reminder after it skipped)."""
+    texts = [
+        m["content"] if isinstance(m["content"], str) else " ".join(p.get("text", "") for p in m["content"])
+        for m in body["messages"]
+        if m["role"] == "user"
+    ]
+    own = [t for t in texts if not t.startswith("<system-reminder")]
+    return own[-1] if own else ""  # a cache preheat carries no message of the user
+
+
+def sent(emulator: ProviderEmulator, text: str) -> bool:
+    return any(last_user(r.body) == text for r in emulator.requests)
+
+
+def queued_line(app: Any) -> str:
+    widget = app.screen.query_one("#queued", Static)
+    return str(widget.render()) if widget.display else ""
+
+
+async def test_a_message_sent_during_a_turn_is_queued_and_sent_when_the_turn_ends(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    hold = threading.Event()
+    emulator.enqueue(Reply(text="first answer", gate=hold))
+    emulator.default = lambda body: Reply(text="second answer" if last_user(body) == "second task" else "ok")
+    app = make_app(emulator, tmp_path, workspace)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait(pilot, app.ready.is_set)
+            box = app.query_one(PromptInput)
+            await type_and_send(pilot, "first task")
+            await wait(pilot, lambda: app.busy and sent(emulator, "first task"))
+            await type_and_send(pilot, "second task")
+            await wait(pilot, lambda: "queued: second task" in queued_line(app))
+            assert box.text == "" and app.busy
+            await type_and_send(pilot, "third thought")
+            await wait(pilot, lambda: "queued: third thought" in queued_line(app))
+            await pilot.press("up")  # the newest queued message back in the box, to edit
+            assert box.text == "third thought" and "third thought" not in queued_line(app)
+            await pilot.press("escape")  # removes it; the turn goes on
+            assert box.text == "" and app.busy and "queued: second task" in queued_line(app)
+            assert not sent(emulator, "second task")
+            hold.set()
+            await wait(pilot, lambda: not app.busy and len(app.query(AssistantMessage)) == 2)
+            assert queued_line(app) == ""
+            users = [u for r in emulator.accepted if r.body.get("tools") and (u := last_user(r.body))]
+            assert users == ["first task", "second task"]
+            stored = [t for t in await user_texts(app) if not t.startswith("<system-reminder")]
+            assert stored == ["first task", "second task"]
+    finally:
+        hold.set()
+
+
+async def test_esc_in_the_empty_box_still_cancels_the_turn_and_gives_the_queue_back(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    hold = threading.Event()
+    emulator.enqueue(Reply(text="never seen", gate=hold))
+    app = make_app(emulator, tmp_path, workspace)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait(pilot, app.ready.is_set)
+            box = app.query_one(PromptInput)
+            await type_and_send(pilot, "first task")
+            await wait(pilot, lambda: app.busy and sent(emulator, "first task"))
+            await type_and_send(pilot, "later task")
+            await wait(pilot, lambda: "queued: later task" in queued_line(app))
+            await pilot.press("escape")
+            await wait(pilot, lambda: not app.busy and box.text == "later task")
+            assert queued_line(app) == "" and not sent(emulator, "later task")
+    finally:
+        hold.set()

@@ -26,6 +26,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import TextArea
+from textual.worker import Worker, WorkerState
 
 from myrm_tui.agent.events import (
     AgentEvent,
@@ -401,12 +402,30 @@ class MyrmApp(App[None]):
                     event.prompt.load_text("")
                 return
         if self.busy:
-            self.notify("A turn is running; Esc cancels it.", severity="warning")
+            if self.replayer is not None:
+                self.notify("A replay is running; ctrl+f forks it into a live session.", severity="warning")
+                return
+            event.prompt.queue(text)  # sent when the turn ends
             return
-        event.prompt.accepted(text)
+        self._send(event.prompt, text)
+
+    def _send(self, prompt: PromptInput, text: str) -> None:
+        prompt.accepted(text)
         self.busy = True
         self._status()
         self.run_turn(text)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A turn's worker ended: the oldest queued message is sent; a cancelled turn (Esc) gives the
+        queued messages back to the box instead, as the user stopped the work they followed."""
+        if event.worker.group != "turn" or not event.worker.is_finished or self._closing_down():
+            return
+        prompt = self.main.prompt
+        if event.state == WorkerState.CANCELLED or self.replayer is not None:
+            prompt.unqueue_all()
+            return
+        if not self.busy and (text := prompt.take_queued()) is not None:
+            self._send(prompt, text)
 
     @work(exclusive=True, group="turn", exit_on_error=False, description="agent turn")
     async def run_turn(self, text: str) -> None:

@@ -42,6 +42,14 @@ from myrm_tui.app.widgets.status_line import STARTING, StatusLine
 from myrm_tui.app.widgets.transcript_search import TranscriptSearch
 from myrm_tui.app.widgets.vault_pane import VaultPane
 
+
+def first_line(text: str, width: int = 80) -> str:
+    """A queued message on one line: its first line, cut with "…" when longer or followed by more."""
+    lines = text.strip().splitlines() or [""]
+    line = lines[0] if len(lines[0]) <= width else lines[0][: width - 1] + "…"
+    return f"{line} (+{len(lines) - 1} lines)" if len(lines) > 1 else line
+
+
 # Below this width the side panel collapses to the ring's line under the chat (ctrl+b opens it).
 NARROW = 110
 
@@ -84,6 +92,7 @@ class MainScreen(Screen[None]):
         yield MentionMenu(id="mentions")
         yield SlashMenu(id="slash-menu")
         yield PromptInput(id="prompt", placeholder="Message myrm — Enter sends, ctrl+j new line, F1 help")
+        yield Static("", id="queued", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -174,6 +183,13 @@ class MainScreen(Screen[None]):
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         """The transcript shows each paste by the label the box showed (the message goes on to the app)."""
         self.chat.pastes.update(event.pastes)
+
+    def on_prompt_input_queue_changed(self, event: PromptInput.QueueChanged) -> None:
+        queued = self.query_one("#queued", Static)
+        queued.display = bool(event.shown)
+        lines = [f"queued: {first_line(text)}" for text in event.shown]
+        hint = "sent when the turn ends · ↑ in the empty box edits the last · esc there removes it"
+        queued.update("\n".join([*lines, hint]))
 
     def on_panel_data(self, event: PanelData) -> None:
         if self.torn_down():

@@ -6,6 +6,9 @@ the screen for file completions (``MentionChanged``); while it shows them, Up/Do
 the menu (``MentionKey``). Mentioned files are attached when the message is sent (``app/mentions.py``).
 While the slash menu is open, Up/Down move in it, Tab completes, Enter runs the pick. Tab never moves the
 focus out.
+
+A message sent while a turn runs is queued (``queue``) and sent when the turn ends; Up in an empty box takes
+the newest queued message back to edit it, Esc then removes it (Esc in an empty box cancels the turn).
 """
 
 from __future__ import annotations
@@ -81,6 +84,12 @@ class PromptInput(TextArea):
             return self.prompt
 
     @dataclass
+    class QueueChanged(Message):
+        """The queued messages changed: the texts the box showed, oldest first."""
+
+        shown: tuple[str, ...]
+
+    @dataclass
     class MentionChanged(Message):
         """The partial path after an ``@`` at the cursor changed; ``query`` is None when there is none."""
 
@@ -103,6 +112,8 @@ class PromptInput(TextArea):
         self.mention_active = False  # the screen shows the @ menu: its keys go there
         self._mention: str | None = None
         self.menu: SlashMenu | None = None  # set by the screen
+        self.queued: list[tuple[str, str]] = []  # (text to send, the box's text), sent after the turn
+        self._editing_queued = False  # the box holds a queued message taken back with Up
 
     async def _on_key(self, event: events.Key) -> None:
         if self.mention_active and event.key in ("up", "down", "tab", "enter", "escape"):
@@ -132,6 +143,21 @@ class PromptInput(TextArea):
                 self.insert("\n")
             else:
                 self.submit()
+            return
+        if event.key == "up" and not self.text and self.queued:
+            event.prevent_default()
+            event.stop()
+            _, shown = self.queued.pop()
+            self._queue_changed()
+            self.load_text(shown)
+            self.move_cursor(self.document.end)
+            self._editing_queued = True
+            return
+        if event.key == "escape" and self._editing_queued:  # removes the queued message, not the turn
+            event.prevent_default()
+            event.stop()
+            self._editing_queued = False
+            self.load_text("")
             return
         if event.key == "up" and self.cursor_location[0] == 0 and self.sent:
             event.prevent_default()
@@ -227,6 +253,7 @@ class PromptInput(TextArea):
             self.sent.append(shown)
             del self.sent[:-MAX_HISTORY]
         self._cursor = None
+        self._editing_queued = False
         text = self.expand_pastes(shown)
         used = {label: full for label, full in self.pastes.items() if label in shown}
         if self.workspace is not None and "@" in shown:
@@ -234,6 +261,34 @@ class PromptInput(TextArea):
             used.update(attached)
         self._shown = {text: shown} if used else {}
         self.post_message(self.Submitted(self, text, used))
+
+    def queue(self, text: str) -> None:
+        """A turn runs: ``text`` waits, shown under the box, and the box empties."""
+        self.queued.append((text, self._shown.get(text, text)))
+        self._editing_queued = False
+        self.load_text("")
+        self._queue_changed()
+
+    def take_queued(self) -> str | None:
+        """The oldest queued message, to send now (None when there is none)."""
+        if not self.queued:
+            return None
+        text, _ = self.queued.pop(0)
+        self._queue_changed()
+        return text
+
+    def unqueue_all(self) -> None:
+        """The turn was cancelled: the queued messages go back into the box, to send or drop."""
+        if not self.queued:
+            return
+        shown = "\n\n".join(s for _, s in self.queued)
+        self.queued.clear()
+        self._queue_changed()
+        self.load_text(f"{self.text}\n\n{shown}" if self.text.strip() else shown)
+        self.move_cursor(self.document.end)
+
+    def _queue_changed(self) -> None:
+        self.post_message(self.QueueChanged(tuple(s for _, s in self.queued)))
 
     def accepted(self, text: str) -> None:
         """The app sends ``text`` to the model: the box empties and keeps it, to give it back if refused."""
