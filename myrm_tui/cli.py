@@ -304,13 +304,17 @@ async def _ask(
 
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.
-            print(
-                sanitize(
+            if tool == "file_edit_tool":  # ``command`` is the edit's diff; its first words name the file
+                line = (
+                    f"[declined, non-interactive: {assessment.command}] edits need approval "
+                    '(pass --yes to allow, or add "file_edit_tool" to allowed_commands)'
+                )
+            else:
+                line = (
                     f"[declined, non-interactive: {command}] needs approval: {'; '.join(assessment.reasons)} "
                     "(pass --yes to allow, or add a rule to allowed_commands)"
-                ),
-                file=sys.stderr,
-            )
+                )
+            print(sanitize(line), file=sys.stderr)
             return "no"
 
         agent = await build_agent(store, row.id, settings, workspace, approver=decline)

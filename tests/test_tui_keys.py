@@ -11,10 +11,16 @@ import pytest
 from textual import events
 from textual.widgets import Static
 
+from myrm_tui.app.screens.approval import ApprovalScreen
 from myrm_tui.app.widgets.chat_message import AssistantMessage
 from myrm_tui.app.widgets.prompt_input import PromptInput
+from myrm_tui.app.widgets.status_line import StatusLine
+from myrm_tui.app.widgets.tool_call import ToolCallView
+from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import collect, make_agent, openai_settings
 from tests.test_tui import make_app, type_and_send, wait_until
+from tests.test_tui_cards import heading
 
 
 async def wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
@@ -158,3 +164,126 @@ async def test_esc_in_the_empty_box_still_cancels_the_turn_and_gives_the_queue_b
             assert queued_line(app) == "" and not sent(emulator, "later task")
     finally:
         hold.set()
+
+
+def edit_reply(path: str = "hello.py") -> Reply:
+    return Reply(
+        tool_calls=[
+            (
+                "file_edit_tool",
+                {"path": path, "old_string": "    return 'hello'\n", "new_string": "    return 'hi'\n"},
+            )
+        ]
+    )
+
+
+def tool_results(emulator: ProviderEmulator) -> list[str]:
+    return [m["content"] for r in emulator.accepted for m in r.body["messages"] if m["role"] == "tool"]
+
+
+async def test_an_edit_under_ask_shows_its_diff_and_waits_for_the_answer(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    big = "".join(f"line {i}\n" for i in range(1, 21))
+    (workspace / "big.py").write_text(big)
+    emulator.enqueue(
+        Reply(
+            tool_calls=[
+                ("file_edit_tool", {"path": "big.py", "old_string": "line 10\n", "new_string": "line ten\n"})
+            ]
+        ),
+        edit_reply(),
+        Reply(text="Done."),
+    )
+    app = make_app(emulator, tmp_path, workspace, approval="ask")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        await type_and_send(pilot, "edit both")
+        await wait(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        dialog = str(app.screen.query_one("#command", Static).render()).splitlines()
+        # the file's name, its line numbers, 3 lines of context on each side
+        assert dialog == [
+            "big.py",
+            "    7  line 7",
+            "    8  line 8",
+            "    9  line 9",
+            "   10 -line 10",
+            "   10 +line ten",
+            "   11  line 11",
+            "   12  line 12",
+            "   13  line 13",
+        ]
+        status = app.screen_stack[0].query_one(StatusLine)
+        assert str(status.render()) == "waiting for your approval (edit)"
+        card = app.screen_stack[0].query_one(ToolCallView)
+        await wait(pilot, lambda: "waiting for your approval" in heading(card))
+        assert heading(card) == "▶ … edit big.py (+1 −1)  · waiting for your approval"
+        assert (workspace / "big.py").read_text() == big  # nothing written before the answer
+        await pilot.press("n")
+        await wait(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalScreen) and app.screen.assessment.command == "edit hello.py"
+            ),
+        )
+        await pilot.press("y")
+        await wait(pilot, lambda: not app.busy)
+        declined, applied = app.query(ToolCallView)
+        assert heading(declined).startswith("▶ ⊘ edit big.py (+1 −1)") and "declined" in heading(declined)
+        assert heading(applied) == "▼ ✓ edit hello.py (+1 −1)"
+    assert (workspace / "big.py").read_text() == big
+    assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"
+    results = tool_results(emulator)
+    assert any("declined this edit of big.py" in r for r in results), results
+
+
+async def test_a_command_waiting_for_approval_says_so_instead_of_counting(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "touch made-here"})]), Reply(text="Done."))
+    app = make_app(emulator, tmp_path, workspace, approval="ask")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        await type_and_send(pilot, "go")
+        await wait(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        card = app.screen_stack[0].query_one(ToolCallView)
+        await wait(pilot, lambda: "waiting for your approval" in heading(card))
+        card._tick()  # the second's tick changes nothing while the dialog is open
+        assert heading(card) == "▶ … bash touch made-here  · waiting for your approval"
+        status = app.screen_stack[0].query_one(StatusLine)
+        assert str(status.render()) == "waiting for your approval (bash)"
+        await pilot.press("y")
+        await wait(pilot, lambda: not app.busy)
+        assert heading(card).startswith("▶ ✓ bash touch made-here")
+    assert (workspace / "made-here").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "asked"),
+    [
+        ({"approval": "ask"}, True),
+        ({"approval": "auto"}, False),
+        ({"approval": "ask", "allowed_commands": ["file_edit_tool"]}, False),
+    ],
+)
+async def test_the_agent_asks_before_an_edit_only_under_ask_without_an_edit_rule(
+    emulator: ProviderEmulator, store: Store, workspace: Path, extra: dict[str, Any], asked: bool
+) -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    async def approver(tool: str, diff: str, assessment: Any) -> str:
+        seen.append((tool, diff, assessment.command))
+        return "no"
+
+    agent = await make_agent(store, workspace, openai_settings(emulator, **extra), approver=approver)
+    emulator.enqueue(edit_reply(), Reply(text="Done."))
+    await collect(agent, "edit it")
+    if asked:
+        assert [(t, c) for t, _, c in seen] == [("file_edit_tool", "edit hello.py")]
+        assert seen[0][1].splitlines()[:2] == ["--- hello.py", "+++ hello.py"]
+        assert "-    return 'hello'" in seen[0][1] and "+    return 'hi'" in seen[0][1]
+        assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hello'\n"
+        assert any("declined this edit of hello.py" in r for r in tool_results(emulator))
+    else:
+        assert seen == []
+        assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"

@@ -54,6 +54,7 @@ from myrm_tui.app.live import LiveContext
 from myrm_tui.app.messages import (
     AgentEventMessage,
     AgentReady,
+    ApprovalWaiting,
     CompactionDone,
     Failure,
     JumpToBottom,
@@ -559,9 +560,18 @@ class MyrmApp(App[None]):
         self.mutate_reactive(MyrmApp.live)
 
     async def _approve(self, tool: str, command: str, assessment: Assessment) -> str:
+        """The approval dialog; meanwhile the status line and the call's card say it waits for the user
+        (the card's seconds stop: the command has not started)."""
         from myrm_tui.app.screens.approval import ApprovalScreen
 
-        return await self.push_screen_wait(ApprovalScreen(tool, command, assessment))
+        before = self.status
+        self._status(f"waiting for your approval ({'edit' if tool == 'file_edit_tool' else tool})")
+        self._show(ApprovalWaiting(tool, True))  # after the call's ToolStarted: its card is there
+        try:
+            return await self.push_screen_wait(ApprovalScreen(tool, command, assessment))
+        finally:
+            self._show(ApprovalWaiting(tool, False))
+            self._status(before)
 
     # -- actions ----------------------------------------------------------------------------------
     def action_cancel_turn(self) -> None:

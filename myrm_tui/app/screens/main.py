@@ -23,6 +23,7 @@ from myrm_tui.app.mentions import fuzzy, list_files
 from myrm_tui.app.messages import (
     AgentEventMessage,
     AgentReady,
+    ApprovalWaiting,
     JumpToBottom,
     PanelData,
     SearchTranscript,
@@ -39,6 +40,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.app.widgets.slash_menu import SlashMenu
 from myrm_tui.app.widgets.status_line import STARTING, StatusLine
+from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.transcript_search import TranscriptSearch
 from myrm_tui.app.widgets.vault_pane import VaultPane
 
@@ -183,6 +185,11 @@ class MainScreen(Screen[None]):
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         """The transcript shows each paste by the label the box showed (the message goes on to the app)."""
         self.chat.pastes.update(event.pastes)
+
+    def on_approval_waiting(self, event: ApprovalWaiting) -> None:
+        for card in self.query(ToolCallView):
+            if card.state == "running" and card.call.name == event.tool:
+                card.await_approval(event.waiting)
 
     def on_prompt_input_queue_changed(self, event: PromptInput.QueueChanged) -> None:
         queued = self.query_one("#queued", Static)
