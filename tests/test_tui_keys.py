@@ -287,3 +287,33 @@ async def test_the_agent_asks_before_an_edit_only_under_ask_without_an_edit_rule
     else:
         assert seen == []
         assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [
+        (
+            (120, 40),
+            ["Compact", "Quit", "Help", "Cancel", "Fork", "New", "Sessions", "Settings", "Health", "Vault"],
+        ),
+        ((90, 30), ["Compact", "Help", "Cancel", "Fork", "Settings", "Health", "Vault"]),
+        ((80, 24), ["Compact", "Cancel", "Fork", "Settings", "Health", "Vault"]),
+    ],
+)
+async def test_the_footer_shows_whole_keys_at_every_width(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, size: tuple[int, int], expected: list[str]
+) -> None:
+    from textual.widgets._footer import FooterKey
+
+    from myrm_tui.app.widgets.footer import KeysFooter
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with app.run_test(size=size) as pilot:
+        await wait(pilot, app.ready.is_set)
+        footer = app.screen.query_one(KeysFooter)
+        await wait(pilot, lambda: bool(footer.query(FooterKey)))
+        keys = list(footer.query(FooterKey))
+        assert [k.description for k in keys] == [*expected, "palette"]
+        for key in keys:  # each one drawn whole inside the footer: none clipped at the edge
+            assert key.region.width >= len(key.render().plain), key.description
+            assert key.region.right <= footer.region.right, key.description

@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static, TabbedContent, TextArea
+from textual.widgets import Header, OptionList, Static, TabbedContent, TextArea
 
 from myrm_tui.agent.events import TurnFailed
 from myrm_tui.app.live import LiveContext
@@ -34,6 +34,7 @@ from myrm_tui.app.messages import (
     VaultEntryLoaded,
 )
 from myrm_tui.app.widgets.chat_log import ChatLog
+from myrm_tui.app.widgets.footer import KeysFooter
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
 from myrm_tui.app.widgets.mention_menu import MentionMenu
 from myrm_tui.app.widgets.prompt_input import PromptInput
@@ -95,7 +96,7 @@ class MainScreen(Screen[None]):
         yield SlashMenu(id="slash-menu")
         yield PromptInput(id="prompt", placeholder="Message myrm — Enter sends, ctrl+j new line, F1 help")
         yield Static("", id="queued", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.prompt.workspace = self.workspace
