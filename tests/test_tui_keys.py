@@ -18,9 +18,12 @@ from myrm_tui.app.widgets.status_line import StatusLine
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import test_tui
 from tests.helpers import collect, make_agent, openai_settings
 from tests.test_tui import make_app, type_and_send, wait_until
 from tests.test_tui_cards import heading
+
+frozen = test_tui.frozen  # the snapshots' fixed ids, date and workspace
 
 
 async def wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
@@ -317,3 +320,29 @@ async def test_the_footer_shows_whole_keys_at_every_width(
         for key in keys:  # each one drawn whole inside the footer: none clipped at the edge
             assert key.region.width >= len(key.render().plain), key.description
             assert key.region.right <= footer.region.right, key.description
+
+
+@pytest.mark.parametrize("size", [(80, 24), (90, 30), (120, 40)])
+def test_snapshot_main_screen_at_each_size(
+    snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path, size: tuple[int, int]
+) -> None:
+    """The main screen after an edit and a reply, at the sizes people use: whole footer keys, the edit
+    card titled by its file, no internal tag."""
+    (frozen / "app.py").write_text("def add(a, b):\n    return a - b\n")
+    emulator.enqueue(
+        Reply(
+            tool_calls=[("file_edit_tool", {"path": "app.py", "old_string": "a - b", "new_string": "a + b"})]
+        ),
+        Reply(text="Fixed: `add` now adds."),
+    )
+    app = make_app(emulator, tmp_path, frozen, preheat=False, keepalive=False, summarizer_model="extractive")
+
+    async def run_before(pilot: Any) -> None:
+        await wait_until(pilot, app.ready.is_set, 60)
+        await type_and_send(pilot, "fix add")
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)), 60)
+        app.query_one(PromptInput).cursor_blink = False
+        app.set_focus(None)  # no blinking cursor in the snapshot
+        await pilot.pause(0.5)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
