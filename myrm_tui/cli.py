@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from myrm_tui import plain_words
 from myrm_tui.offline import configure_offline_env
 
 app = typer.Typer(
@@ -355,7 +356,7 @@ async def _ask(
                 flush()
                 print(sanitize(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}"), file=sys.stderr)
             elif isinstance(ev, ToolFinished):
-                print(sanitize(f"[tool done] {ev.message.text[:200]}"), file=sys.stderr)
+                print(sanitize(f"[tool done] {plain_words.text(ev.message.text)[:200]}"), file=sys.stderr)
             elif isinstance(ev, Notice):
                 print(sanitize(f"[{ev.level}] {ev.text}"), file=sys.stderr)
             elif isinstance(ev, TurnFailed):

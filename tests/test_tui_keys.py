@@ -346,3 +346,55 @@ def test_snapshot_main_screen_at_each_size(
         await pilot.pause(0.5)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+async def test_a_compaction_row_and_the_vault_list_say_in_words_what_the_tags_mean() -> None:
+    from textual.app import App, ComposeResult
+    from textual.widgets import OptionList
+    from textual.widgets._collapsible import CollapsibleTitle
+
+    from myrm_tui.app.widgets.compaction_row import CompactionRow
+    from myrm_tui.app.widgets.vault_pane import VaultPane
+    from myrm_tui.context.compaction import Compaction, LeftItem
+
+    record = Compaction(
+        trigger="threshold",
+        level="FULL",
+        reason="threshold FULL",
+        tokens_before=12_000,
+        tokens_after=9_000,
+        duration_ms=3.0,
+        summary='<compacted_summary part="1" messages="40">\n## Goal\nfix app.py\n</compacted_summary>',
+        left=(LeftItem("tool", "bash output: <returncode>0</returncode>", "vault://s/ab", "1:9", 900, "m4"),),
+    )
+
+    class RowApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield CompactionRow(record)
+            yield VaultPane()
+
+    app = RowApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        row = app.query_one(CompactionRow)
+        row.query_one(CollapsibleTitle).focus()
+        await pilot.press("enter")
+        await wait(pilot, lambda: not row.collapsed)
+        summary = str(row.query_one(".summary", Static).render())
+        assert summary == "Summary of 40 earlier messages (part 1):\n## Goal\nfix app.py"
+        entry = str(row.query_one("ListItem Label").render())
+        assert "bash output: exit 0" in entry and "<" not in entry
+        pane = app.query_one(VaultPane)
+        pane.show_entries(
+            [
+                {
+                    "uri": "vault://s/ab",
+                    "kind": "archive",
+                    "size": 10,
+                    "created_at": 0,
+                    "meta": {"reason": "compaction_left"},
+                }
+            ]
+        )
+        label = str(pane.query_one(OptionList).get_option_at_index(0).prompt)
+        assert "archived messages" in label and "left the view at a compaction" in label
+        assert "compaction_left" not in label and " archive " not in label
