@@ -389,6 +389,7 @@ async def test_a_compaction_row_and_the_vault_list_say_in_words_what_the_tags_me
                 {
                     "uri": "vault://s/ab",
                     "kind": "archive",
+                    "tool_name": "",
                     "size": 10,
                     "created_at": 0,
                     "meta": {"reason": "compaction_left"},

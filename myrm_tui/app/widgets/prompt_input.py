@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.binding import Binding
@@ -180,9 +180,9 @@ class PromptInput(TextArea):
         in one read, its line ends as Enter (CR), and each must be a new line, not a send. A person's next
         key never arrives in the same read."""
         for pump in (self.app, self):
-            queue = pump._message_queue
+            pending: Any = pump._message_queue
             # Textual's queue keeps its messages in ``values`` (asyncio's in ``_queue``)
-            waiting = [*getattr(queue, "values", getattr(queue, "_queue", ())), pump._pending_message]
+            waiting = [*getattr(pending, "values", getattr(pending, "_queue", ())), pump._pending_message]
             if any(isinstance(m, events.Key) and (m.is_printable or m.key == "enter") for m in waiting):
                 return True
         return False
