@@ -399,3 +399,13 @@ async def test_a_compaction_row_and_the_vault_list_say_in_words_what_the_tags_me
         label = str(pane.query_one(OptionList).get_option_at_index(0).prompt)
         assert "archived messages" in label and "left the view at a compaction" in label
         assert "compaction_left" not in label and " archive " not in label
+
+
+async def test_a_gemini_model_without_its_key_names_the_variable_myrm_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from myrm_tui.app.controller import missing_keys
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    assert await missing_keys("gemini/gemini-2.5-flash") == ["GEMINI_API_KEY"]
