@@ -409,3 +409,18 @@ async def test_a_gemini_model_without_its_key_names_the_variable_myrm_reads(
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     assert await missing_keys("gemini/gemini-2.5-flash") == ["GEMINI_API_KEY"]
+
+
+async def test_the_welcome_says_which_model_a_provider_key_picked_and_why(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from myrm_tui.app.app import MyrmApp
+
+    for var in ("ANTHROPIC_API_KEY", "MYRM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    app = MyrmApp(db_path=tmp_path / "w.db", workspace=workspace, cli={"api_base": emulator.openai_base})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: bool(app.query("#welcome")))
+        welcome = str(app.query_one("#welcome", Static).render())
+        assert "Model: gpt-4o-mini (picked because OPENAI_API_KEY is set;" in welcome, welcome

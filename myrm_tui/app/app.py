@@ -315,6 +315,8 @@ class MyrmApp(App[None]):
             note = (
                 " (embedded: small, for trying the UI; set --model for real work)"
                 if s.is_local_default
+                else f" (picked because {s.model_source[1:]} is set; --model or MYRM_MODEL picks another)"
+                if s.model_source.startswith("$")  # a provider key in the environment chose it
                 else ""
             )
             welcome = (
