@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from myrm_tui import plain_words
 from myrm_tui.offline import configure_offline_env
 
 log = logging.getLogger(__name__)
@@ -307,13 +308,17 @@ async def _ask(
 
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.
-            print(
-                sanitize(
+            if tool == "file_edit_tool":  # ``command`` is the edit's diff; its first words name the file
+                line = (
+                    f"[declined, non-interactive: {assessment.command}] edits need approval "
+                    '(pass --yes to allow, or add "file_edit_tool" to allowed_commands)'
+                )
+            else:
+                line = (
                     f"[declined, non-interactive: {command}] needs approval: {'; '.join(assessment.reasons)} "
                     "(pass --yes to allow, or add a rule to allowed_commands)"
-                ),
-                file=sys.stderr,
-            )
+                )
+            print(sanitize(line), file=sys.stderr)
             return "no"
 
         agent = await build_agent(store, row.id, settings, workspace, approver=decline)
@@ -354,7 +359,7 @@ async def _ask(
                 flush()
                 print(sanitize(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}"), file=sys.stderr)
             elif isinstance(ev, ToolFinished):
-                print(sanitize(f"[tool done] {ev.message.text[:200]}"), file=sys.stderr)
+                print(sanitize(f"[tool done] {plain_words.text(ev.message.text)[:200]}"), file=sys.stderr)
             elif isinstance(ev, Notice):
                 print(sanitize(f"[{ev.level}] {ev.text}"), file=sys.stderr)
             elif isinstance(ev, TurnFailed):

@@ -764,9 +764,9 @@ MUTANTS = (
     Mutant(
         "edits under .git ask",
         "myrm_tui/agent/tools/files.py",
-        "    if ctx.auto_approve or not git_internal(ctx.workspace, full):\n",
-        "    if True:\n",
-        ("tests/test_guards_attacks.py::test_an_edit_under_git_asks_first",),
+        "        if git_internal(ctx.workspace, resolve_in_workspace(ctx.workspace, path)):\n",
+        "        if False:\n",
+        ("tests/test_guards_attacks.py::test_an_edit_under_git_asks_first_even_where_edits_are_allowed",),
     ),
     Mutant(
         "link-following walks are not read-only",

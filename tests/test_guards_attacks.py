@@ -102,32 +102,51 @@ def test_git_dir_from_the_environment_is_not_read_only(
 
 @needs_git
 @pytest.mark.parametrize("target", [".git/config", ".git/config.worktree", ".git/hooks/pre-commit"])
-async def test_an_edit_under_git_asks_first(target: str, workspace: Path) -> None:
+async def test_an_edit_under_git_asks_first_even_where_edits_are_allowed(
+    target: str, workspace: Path
+) -> None:
     _git(workspace, "init", "-q")
     full = workspace / target
     full.parent.mkdir(parents=True, exist_ok=True)
     before = full.read_text() if full.exists() else None
-    asked: list[tuple[str, Assessment]] = []
+    asked: list[Assessment] = []
 
-    async def approver(tool: str, cmd: str, assessment: Assessment) -> Approval:
-        asked.append((cmd, assessment))
-        return "no"
+    async def approver(tool: str, shown: str, assessment: Assessment) -> Approval:
+        asked.append(assessment)
+        return "always"  # "always" for edits must not cover the next edit under .git
 
-    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), approver=approver)
-    args = {"path": target, "new_string": "[core]\n\tfsmonitor = ./x\n", "create": before is None}
-    if before is not None:
-        args |= {"old_string": before.splitlines(keepends=True)[0], "new_string": "[core]\n\tfsmonitor = x\n"}
-    res = await FileEditTool().run(args, ctx)
-    assert res.is_error and res.meta.get("declined")
-    assert [c for c, _ in asked] == [f"edit {target}"]
-    assert "git" in asked[0][1].problems[0]
-    assert (full.read_text() if full.exists() else None) == before
-    # an edit elsewhere does not ask; auto approval does not ask either
-    asked.clear()
+    # an allow rule for edits: edits elsewhere run unasked, edits under .git still ask
+    rules = CommandRules(["file_edit_tool"])
+    ctx = ToolContext(
+        workspace=workspace, vault=ArtifactVault("s"), approver=approver, allowed_commands=rules
+    )
     await FileEditTool().run({"path": "notes.txt", "new_string": "x", "create": True}, ctx)
+    assert asked == []
+    args: dict[str, object] = {"path": target, "new_string": "[core]\n\tfsmonitor = ./x\n", "create": True}
+    if before is not None:
+        args = {"path": target, "old_string": before.splitlines(keepends=True)[0], "new_string": "[x]\n"}
+    await FileEditTool().run(args, ctx)
+    assert [a.command for a in asked] == [f"edit {target}"]
+    assert "git" in asked[0].problems[0]
+    # declined: nothing written; with nobody to ask (`myrm ask` without --yes): declined too
+    for answer_ctx in (
+        ToolContext(workspace=workspace, vault=ArtifactVault("s"), approver=_no, allowed_commands=rules),
+        ToolContext(workspace=workspace, vault=ArtifactVault("s"), allowed_commands=rules),
+    ):
+        now = full.read_text()
+        res = await FileEditTool().run(
+            {"path": target, "old_string": now[:3], "new_string": "zz"}, answer_ctx
+        )
+        assert res.is_error and res.meta.get("declined") and full.read_text() == now
+    # approval = "auto" runs everything, so it does not ask
     auto = ToolContext(workspace=workspace, vault=ArtifactVault("s"), approver=approver, auto_approve=True)
+    asked.clear()
     await FileEditTool().run({"path": ".git/info/x", "new_string": "x", "create": True}, auto)
     assert asked == []
+
+
+async def _no(tool: str, shown: str, assessment: Assessment) -> Approval:
+    return "no"
 
 
 # --- 2. link-following walks ------------------------------------------------------------------------------

@@ -121,7 +121,14 @@ async def test_an_edit_shows_its_diff_in_the_card(
         assert not view.collapsed  # shown open: the change is what the user wants to see
         diff = view.query_one(".diff", Static)
         lines = str(diff.render()).splitlines()
-        assert lines == ["-    return 'hello'", "+    return 'hi'"]
+        # the file's name, its line numbers and the lines around the change (the stored diff)
+        assert lines == [
+            "hello.py",
+            "    1  def greet():",
+            "    2 -    return 'hello'",
+            "    2 +    return 'hi'",
+        ]
+        assert heading(view) == "▼ ✓ edit hello.py (+1 −1)"
         rendered = diff.render()
         styles = {str(s.style) for s in getattr(rendered, "spans", [])}
         assert {"ansi_red", "ansi_green"} <= styles, styles

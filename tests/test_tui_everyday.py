@@ -332,7 +332,7 @@ async def test_settings_errors_are_visible_the_summarizer_is_checked_and_the_hea
         await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
         screen = app.screen
         shown = {b.binding.description for b in screen.active_bindings.values()}
-        assert "Cancel turn" not in shown and "Close" in shown
+        assert "Cancel" not in shown and "Close" in shown
         screen.query_one("#f-light_ratio", Input).value = "0.95"
         screen.query_one("#f-full_ratio", Input).value = "0.7"
         await pilot.press("ctrl+s")

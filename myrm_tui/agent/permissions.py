@@ -316,6 +316,11 @@ def _rule_tokens(rule: str) -> tuple[str, ...]:
     return tokens
 
 
+# The allow rule for file edits: ``allowed_commands = ["file_edit_tool"]`` lets edits run unasked (as
+# Claude Code's "Edit" rule), and "always" on an edit adds it for the session.
+EDIT_RULE = ("file_edit_tool",)
+
+
 class CommandRules:
     """Allow rules from the config (``allowed_commands``, a list of strings) plus those "always" adds."""
 
@@ -361,6 +366,13 @@ class CommandRules:
             if set(writes) <= self.writes_named(rule):
                 return rule
         return matching[0] if matching else None
+
+    def edits_allowed(self) -> bool:
+        return EDIT_RULE in self.rules
+
+    def allow_edits(self) -> None:
+        if EDIT_RULE not in self.session:
+            self.session.append(EDIT_RULE)
 
     def remember(self, assessment: Assessment) -> None:
         for c in assessment.commands:

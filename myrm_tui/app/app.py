@@ -27,6 +27,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import TextArea
+from textual.worker import Worker, WorkerState
 
 from myrm_tui.agent.events import (
     AgentEvent,
@@ -54,6 +55,7 @@ from myrm_tui.app.live import LiveContext
 from myrm_tui.app.messages import (
     AgentEventMessage,
     AgentReady,
+    ApprovalWaiting,
     CompactionDone,
     Failure,
     JumpToBottom,
@@ -316,6 +318,8 @@ class MyrmApp(App[None]):
             note = (
                 " (embedded: small, for trying the UI; set --model for real work)"
                 if s.is_local_default
+                else f" (picked because {s.model_source[1:]} is set; --model or MYRM_MODEL picks another)"
+                if s.model_source.startswith("$")  # a provider key in the environment chose it
                 else ""
             )
             welcome = (
@@ -404,12 +408,30 @@ class MyrmApp(App[None]):
                     event.prompt.load_text("")
                 return
         if self.busy:
-            self.notify("A turn is running; Esc cancels it.", severity="warning")
+            if self.replayer is not None:
+                self.notify("A replay is running; ctrl+f forks it into a live session.", severity="warning")
+                return
+            event.prompt.queue(text)  # sent when the turn ends
             return
-        event.prompt.accepted(text)
+        self._send(event.prompt, text)
+
+    def _send(self, prompt: PromptInput, text: str) -> None:
+        prompt.accepted(text)
         self.busy = True
         self._status()
         self.run_turn(text)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A turn's worker ended: the oldest queued message is sent; a cancelled turn (Esc) gives the
+        queued messages back to the box instead, as the user stopped the work they followed."""
+        if event.worker.group != "turn" or not event.worker.is_finished or self._closing_down():
+            return
+        prompt = self.main.prompt
+        if event.state == WorkerState.CANCELLED or self.replayer is not None:
+            prompt.unqueue_all()
+            return
+        if not self.busy and (text := prompt.take_queued()) is not None:
+            self._send(prompt, text)
 
     @work(exclusive=True, group="turn", exit_on_error=False, description="agent turn")
     async def run_turn(self, text: str) -> None:
@@ -543,9 +565,18 @@ class MyrmApp(App[None]):
         self.mutate_reactive(MyrmApp.live)
 
     async def _approve(self, tool: str, command: str, assessment: Assessment) -> str:
+        """The approval dialog; meanwhile the status line and the call's card say it waits for the user
+        (the card's seconds stop: the command has not started)."""
         from myrm_tui.app.screens.approval import ApprovalScreen
 
-        return await self.push_screen_wait(ApprovalScreen(tool, command, assessment))
+        before = self.status
+        self._status(f"waiting for your approval ({'edit' if tool == 'file_edit_tool' else tool})")
+        self._show(ApprovalWaiting(tool, True))  # after the call's ToolStarted: its card is there
+        try:
+            return await self.push_screen_wait(ApprovalScreen(tool, command, assessment))
+        finally:
+            self._show(ApprovalWaiting(tool, False))
+            self._status(before)
 
     # -- actions ----------------------------------------------------------------------------------
     def action_cancel_turn(self) -> None:

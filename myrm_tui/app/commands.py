@@ -36,7 +36,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("quit", "Quit", "Leave myrm", "ctrl+q", "Quit", priority=True, main_only=False, palette=False),
     Command("help", "Help", "Keys and slash commands", "f1", "Help", ("help",), main_only=False),
-    Command("cancel_turn", "Cancel turn", "Stop the running turn", "escape", "Cancel turn", main_only=False),
+    Command("cancel_turn", "Cancel turn", "Stop the running turn", "escape", "Cancel", main_only=False),
     Command(
         "fork",
         "Fork session",

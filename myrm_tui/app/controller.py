@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from myrm_tui.app.messages import PanelData, PanelInfo
-from myrm_tui.config import Settings
+from myrm_tui.config import KEY_DEFAULTS, Settings
 from myrm_tui.context.compaction import Compaction, compactions_of
 from myrm_tui.context.model_facts import model_kind
 from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
@@ -63,7 +63,11 @@ async def missing_keys(model: str) -> list[str]:
     except Exception:  # a provider litellm cannot check: the first request tells
         log.debug("litellm cannot check the keys of %s", model, exc_info=True)
         return []
-    return [k for k in found.get("missing_keys", []) if not os.environ.get(k)]
+    missing = [k for k in found.get("missing_keys", []) if not os.environ.get(k)]
+    # litellm lists each name a provider's key may have (GOOGLE_API_KEY, GEMINI_API_KEY): the one myrm
+    # documents is the one to ask for.
+    ours = [k for k in missing if k in {var for var, _ in KEY_DEFAULTS}]
+    return ours or missing
 
 
 def _first_line(text: str, width: int = 70) -> str:

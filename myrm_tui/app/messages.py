@@ -148,3 +148,11 @@ class SearchTranscript(Message, bubble=False):
 @dataclass
 class JumpToBottom(Message, bubble=False):
     """Scroll the conversation to its newest output and follow it again."""
+
+
+@dataclass
+class ApprovalWaiting(Message, bubble=False):
+    """The approval dialog for a call of ``tool`` opened (or closed): its running card says it waits."""
+
+    tool: str
+    waiting: bool

@@ -9,6 +9,7 @@ import time
 from dataclasses import asdict, replace
 from typing import Any
 
+from myrm_tui import plain_words
 from myrm_tui.context.compaction import Compaction, compactions_of
 from myrm_tui.context.redact import redact
 from myrm_tui.context.state import message_to_dict
@@ -75,7 +76,7 @@ def _message(m: Message) -> list[str]:
     lines = [f"## {head}", ""]
     if m.text.strip():
         fence = m.role in ("tool", "system") or m.synthetic
-        body = redact(m.text)
+        body = plain_words.text(redact(m.text))
         lines += ["````text", body, "````"] if fence else [body]
     for c in m.tool_calls:
         lines.append(f"→ tool call `{c.name}` `{redact(c.arguments)}`")
@@ -91,7 +92,7 @@ def _compaction(c: Compaction) -> list[str]:
     if c.archive_uri:
         lines.append(f"- view before: `{c.archive_uri}`")
     if c.summary:
-        lines += ["", "Summary:", "", "````text", c.summary, "````"]
+        lines += ["", "Summary:", "", "````text", plain_words.text(c.summary), "````"]
     if c.left:
         lines += ["", f"What left the view ({len(c.left)}):", ""]
         lines += [f"- {i.role} · {i.tokens:,} tokens · {i.gist} — `{i.pointer}`" for i in c.left]

@@ -7,11 +7,17 @@ Tool calls of one assistant message run concurrently, so an edit holds a lock on
 from its read to its write: two edits of one file run one after the other, the second on the first's
 result, and none is lost. The write goes to a temporary file renamed over the original, so a reader
 (or a crash) never sees half a file.
+
+An edit's result carries its unified diff (file name, line numbers, 3 lines of context) and its counts of
+added and removed lines, for the card. Under ``approval = "ask"`` the user sees that diff and decides
+before the file is written, unless an allow rule for edits (``file_edit_tool`` in ``allowed_commands``)
+or an earlier "always" covers it; with no one to ask (``myrm ask``, no approver) edits run as before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import os
 import stat
 import tempfile
@@ -32,6 +38,7 @@ from myrm_tui.agent.tools.base import (
 from myrm_tui.context.vault import VAULT_SCHEME, readable, slice_lines
 
 MAX_READ_CHARS = 100_000
+DIFF_MAX_LINES = 400  # a diff kept with the result (the card shows fewer)
 MAX_FILE_BYTES = 20_000_000
 
 # One table per event loop: an asyncio.Lock may only be awaited on the loop it first waited on.
@@ -144,10 +151,6 @@ class FileEditTool:
         new = args.get("new_string")
         if not isinstance(new, str):
             raise ToolError("new_string must be a string")
-        if not await _git_edit_approved(path, full, ctx):
-            return ToolResult(
-                f"The user declined the edit of {path}.", is_error=True, meta={"declined": True, "path": path}
-            )
         async with path_lock(full):
             return await self._edit(args, path, full, new, ctx)
 
@@ -155,10 +158,16 @@ class FileEditTool:
         self, args: dict[str, Any], path: str, full: Path, new: str, ctx: ToolContext
     ) -> ToolResult:
         if args.get("create"):
+            if full.exists() or full.is_symlink():  # said before the user is asked about it
+                raise ToolError(f"{path} already exists; edit it with old_string/new_string instead")
+            diff = file_diff(path, "", new)
+            if not await self._approved(path, diff, ctx):
+                return _declined(path, diff)
             await asyncio.to_thread(_create, full, path, new)
             ctx.integrity.record(path, new)
             return ToolResult(
-                f"created {path} ({len(new.splitlines())} lines)", meta={"path": path, "op": "created"}
+                f"created {path} ({len(new.splitlines())} lines)",
+                meta={"path": path, "op": "created", **_diff_meta(diff)},
             )
         old = args.get("old_string")
         if not isinstance(old, str) or not old:
@@ -179,25 +188,71 @@ class FileEditTool:
                 f"old_string occurs {count} times in {path}; add context to make it unique or set replace_all"
             )
         updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
+        diff = file_diff(path, text, updated)
+        if not await self._approved(path, diff, ctx):
+            return _declined(path, diff)
         await asyncio.to_thread(write_atomic, full, updated)
         ctx.integrity.record(path, updated)
         return ToolResult(
             f"edited {path}: {count if args.get('replace_all') else 1} replacement(s){warning}",
-            meta={"path": path, "op": "modified"},
+            meta={"path": path, "op": "modified", **_diff_meta(diff)},
         )
 
+    async def _approved(self, path: str, diff: str, ctx: ToolContext) -> bool:
+        """Write unasked under ``approval = "auto"``, an allow rule for edits, or with no one to ask;
+        otherwise the user sees the diff and decides ("always" allows edits for the session).
 
-async def _git_edit_approved(path: str, full: Path, ctx: ToolContext) -> bool:
-    """An edit inside git's own folder (``.git/config``, ``.git/config.worktree``, hooks…) always asks,
-    whatever else edits may do: git config can make a later read-only ``git status`` run a program
-    (``core.fsmonitor``). ``approval = "auto"`` runs everything anyway, so it does not ask there."""
-    if ctx.auto_approve or not git_internal(ctx.workspace, full):
-        return True
-    if ctx.approver is None:
-        return False
-    reason = "edits git's own files (.git/): git config there can make later git commands run a program"
-    verdict = Assessment(command=f"edit {path}", commands=(), problems=(reason,))
-    return await ctx.approver("file_edit_tool", f"edit {path}", verdict) in ("yes", "always")
+        An edit inside git's own folder (``.git/config``, ``config.worktree``, hooks…) asks whatever
+        allows other edits, and "always" does not cover the next one: git config there can make a later
+        read-only ``git status`` run a program (``core.fsmonitor``). With no one to ask it is declined."""
+        if ctx.auto_approve:
+            return True
+        if git_internal(ctx.workspace, resolve_in_workspace(ctx.workspace, path)):
+            if ctx.approver is None:
+                return False
+            reason = (
+                "edits git's own files (.git/): git config there can make later git commands run a program"
+            )
+            verdict = Assessment(f"edit {path}", (), problems=(reason,))
+            return await ctx.approver(self.name, diff, verdict) in ("yes", "always")
+        if ctx.approver is None or ctx.allowed_commands.edits_allowed():
+            return True
+        answer = await ctx.approver(self.name, diff, Assessment(f"edit {path}", ()))
+        if answer == "always":
+            ctx.allowed_commands.allow_edits()
+            return True
+        return answer == "yes"
+
+
+def _diff_meta(diff: str) -> dict[str, Any]:
+    added, removed = diff_counts(diff)
+    return {"diff": diff, "added": added, "removed": removed}
+
+
+def _declined(path: str, diff: str) -> ToolResult:
+    return ToolResult(
+        f"The user declined this edit of {path}; the file is unchanged.",
+        is_error=True,
+        meta={"declined": True, "path": path, **_diff_meta(diff)},
+    )
+
+
+def file_diff(path: str, before: str, after: str) -> str:
+    """The unified diff of one file's change, 3 lines of context, named by its workspace path."""
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(), after.splitlines(), path if before else "/dev/null", path, n=3, lineterm=""
+        )
+    )
+    if len(lines) > DIFF_MAX_LINES:
+        lines = [*lines[:DIFF_MAX_LINES], f"… {len(lines) - DIFF_MAX_LINES} more diff lines"]
+    return "\n".join(lines)
+
+
+def diff_counts(diff: str) -> tuple[int, int]:
+    """(lines added, lines removed) of a unified diff."""
+    body = [ln for ln in diff.splitlines() if not ln.startswith(("+++", "---"))]
+    return sum(ln.startswith("+") for ln in body), sum(ln.startswith("-") for ln in body)
 
 
 def _load(full: Path, shown: str) -> str | bytes:

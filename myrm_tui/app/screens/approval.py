@@ -1,4 +1,6 @@
 """Asks before a shell command runs: y = run once, a = always allow these commands, n / Esc = decline.
+An edit (``file_edit_tool`` under ``approval = "ask"``) asks the same way, showing its diff: y applies it,
+a allows every edit for the session, n declines.
 
 Destructive or remote-code patterns (``rm -rf``, ``curl … | sh``, ``sudo``, ``git push --force``) get a
 red "⚠" line above the command.
@@ -22,6 +24,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from myrm_tui.agent.permissions import Assessment
+from myrm_tui.app.widgets.tool_call import render_diff
 
 
 def describe(assessment: Assessment) -> Text:
@@ -73,6 +76,7 @@ class ApprovalScreen(ModalScreen[str]):
     ApprovalScreen #command {
         background: $boost; padding: 0 1; margin: 1 0; max-height: 8; overflow-y: auto;
     }
+    ApprovalScreen #command.-diff { max-height: 20; }
     ApprovalScreen #parsed { padding: 0 1; margin: 0 0 1 0; max-height: 12; overflow-y: auto; }
     ApprovalScreen #always-note { color: $text-muted; margin-bottom: 1; }
     ApprovalScreen #warnings { color: $error; background: $error 15%; padding: 0 1; margin-top: 1; }
@@ -92,7 +96,14 @@ class ApprovalScreen(ModalScreen[str]):
         self.command = command
         self.assessment = assessment
 
+    @property
+    def is_edit(self) -> bool:
+        return self.tool == "file_edit_tool"
+
     def compose(self) -> ComposeResult:
+        if self.is_edit:
+            yield from self._compose_edit()
+            return
         with Vertical():
             yield Label(f"The agent wants to run ({self.tool}):")
             if self.assessment.warnings:
@@ -108,9 +119,23 @@ class ApprovalScreen(ModalScreen[str]):
                     yield Button(Content("Always [a]"), id="always")
                 yield Button(Content("Decline [n]"), id="no", variant="primary")
 
+    def _compose_edit(self) -> ComposeResult:
+        """The edit's diff (``command`` holds it) and Apply / Always allow edits / Decline."""
+        path = self.assessment.command.removeprefix("edit ")
+        with Vertical():
+            yield Label(Content(f"The agent wants to edit {path}:"))
+            yield Static(render_diff(self.command, max_lines=200), id="command", classes="-diff")
+            yield Static(
+                "“Always” applies every edit in this session without asking.", id="always-note", markup=False
+            )
+            with Horizontal():
+                yield Button(Content("Apply [y]"), id="yes", variant="warning")
+                yield Button(Content("Always allow edits [a]"), id="always")
+                yield Button(Content("Decline [n]"), id="no", variant="primary")
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer" and parameters == ("always",):
-            return bool(self.assessment.to_remember)
+            return self.is_edit or bool(self.assessment.to_remember)
         return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

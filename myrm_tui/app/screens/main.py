@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static, TabbedContent, TextArea
+from textual.widgets import Header, OptionList, Static, TabbedContent, TextArea
 
 from myrm_tui.agent.events import TurnFailed
 from myrm_tui.app.live import LiveContext
@@ -24,6 +24,7 @@ from myrm_tui.app.mentions import fuzzy, list_files
 from myrm_tui.app.messages import (
     AgentEventMessage,
     AgentReady,
+    ApprovalWaiting,
     JumpToBottom,
     PanelData,
     SearchTranscript,
@@ -34,14 +35,24 @@ from myrm_tui.app.messages import (
     VaultEntryLoaded,
 )
 from myrm_tui.app.widgets.chat_log import ChatLog
+from myrm_tui.app.widgets.footer import KeysFooter
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
 from myrm_tui.app.widgets.mention_menu import MentionMenu
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.app.widgets.slash_menu import SlashMenu
 from myrm_tui.app.widgets.status_line import STARTING, StatusLine
+from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.transcript_search import TranscriptSearch
 from myrm_tui.app.widgets.vault_pane import VaultPane
+
+
+def first_line(text: str, width: int = 80) -> str:
+    """A queued message on one line: its first line, cut with "…" when longer or followed by more."""
+    lines = text.strip().splitlines() or [""]
+    line = lines[0] if len(lines[0]) <= width else lines[0][: width - 1] + "…"
+    return f"{line} (+{len(lines) - 1} lines)" if len(lines) > 1 else line
+
 
 # Below this width the side panel collapses to the ring's line under the chat (ctrl+b opens it).
 NARROW = 110
@@ -87,7 +98,8 @@ class MainScreen(Screen[None]):
         yield MentionMenu(id="mentions")
         yield SlashMenu(id="slash-menu")
         yield PromptInput(id="prompt", placeholder="Message myrm — Enter sends, ctrl+j new line, F1 help")
-        yield Footer()
+        yield Static("", id="queued", markup=False)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.prompt.workspace = self.workspace
@@ -177,6 +189,18 @@ class MainScreen(Screen[None]):
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         """The transcript shows each paste by the label the box showed (the message goes on to the app)."""
         self.chat.pastes.update(event.pastes)
+
+    def on_approval_waiting(self, event: ApprovalWaiting) -> None:
+        for card in self.query(ToolCallView):
+            if card.state == "running" and card.call.name == event.tool:
+                card.await_approval(event.waiting)
+
+    def on_prompt_input_queue_changed(self, event: PromptInput.QueueChanged) -> None:
+        queued = self.query_one("#queued", Static)
+        queued.display = bool(event.shown)
+        lines = [f"queued: {first_line(text)}" for text in event.shown]
+        hint = "sent when the turn ends · ↑ in the empty box edits the last · esc there removes it"
+        queued.update("\n".join([*lines, hint]))
 
     def on_panel_data(self, event: PanelData) -> None:
         if self.torn_down():

@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widget import AwaitMount
 from textual.widgets import Collapsible, Label, ListItem, ListView, Static
 
+from myrm_tui import plain_words
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.compaction import Compaction, LeftItem, short_tokens
 
@@ -27,7 +28,9 @@ class LeftEntry(ListItem):
     def text(item: LeftItem, pinned: bool) -> str:
         how = "cut" if item.how == "shortened" else item.role
         mark = PIN_MARK if pinned else ""
-        return f"{mark}{how:<9} {short_tokens(item.tokens):>6}  {item.gist}  ({item.pointer})"
+        return (
+            f"{mark}{how:<9} {short_tokens(item.tokens):>6}  {plain_words.text(item.gist)}  ({item.pointer})"
+        )
 
     def set_pinned(self, pinned: bool) -> None:
         self.pinned = pinned
@@ -53,7 +56,9 @@ class CompactionRow(Collapsible):
 
     def __init__(self, record: Compaction) -> None:
         self.record = record
-        summary = record.summary or "(no summary: nothing was folded into one)"
+        summary = (
+            plain_words.text(record.summary) if record.summary else "(no summary: nothing was summarized)"
+        )
         left = (
             f"What left the view ({len(record.left)}) — Enter opens it in the vault, b brings it back:"
             if record.left

@@ -6,13 +6,16 @@ the screen for file completions (``MentionChanged``); while it shows them, Up/Do
 the menu (``MentionKey``). Mentioned files are attached when the message is sent (``app/mentions.py``).
 While the slash menu is open, Up/Down move in it, Tab completes, Enter runs the pick. Tab never moves the
 focus out.
+
+A message sent while a turn runs is queued (``queue``) and sent when the turn ends; Up in an empty box takes
+the newest queued message back to edit it, Esc then removes it (Esc in an empty box cancels the turn).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.binding import Binding
@@ -38,6 +41,11 @@ def paste_label(text: str, taken: dict[str, str]) -> str:
         n += 1
         label = f"[pasted {size} #{n}]"
     return label
+
+
+def normalize_newlines(text: str) -> str:
+    """CRLF and lone CR line endings as ``\n``."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def collapse(text: str, pastes: dict[str, str]) -> str:
@@ -76,6 +84,12 @@ class PromptInput(TextArea):
             return self.prompt
 
     @dataclass
+    class QueueChanged(Message):
+        """The queued messages changed: the texts the box showed, oldest first."""
+
+        shown: tuple[str, ...]
+
+    @dataclass
     class MentionChanged(Message):
         """The partial path after an ``@`` at the cursor changed; ``query`` is None when there is none."""
 
@@ -98,6 +112,8 @@ class PromptInput(TextArea):
         self.mention_active = False  # the screen shows the @ menu: its keys go there
         self._mention: str | None = None
         self.menu: SlashMenu | None = None  # set by the screen
+        self.queued: list[tuple[str, str]] = []  # (text to send, the box's text), sent after the turn
+        self._editing_queued = False  # the box holds a queued message taken back with Up
 
     async def _on_key(self, event: events.Key) -> None:
         if self.mention_active and event.key in ("up", "down", "tab", "enter", "escape"):
@@ -123,7 +139,25 @@ class PromptInput(TextArea):
         if event.key == "enter":
             event.prevent_default()
             event.stop()
-            self.submit()
+            if self._typed_paste_continues():
+                self.insert("\n")
+            else:
+                self.submit()
+            return
+        if event.key == "up" and not self.text and self.queued:
+            event.prevent_default()
+            event.stop()
+            _, shown = self.queued.pop()
+            self._queue_changed()
+            self.load_text(shown)
+            self.move_cursor(self.document.end)
+            self._editing_queued = True
+            return
+        if event.key == "escape" and self._editing_queued:  # removes the queued message, not the turn
+            event.prevent_default()
+            event.stop()
+            self._editing_queued = False
+            self.load_text("")
             return
         if event.key == "up" and self.cursor_location[0] == 0 and self.sent:
             event.prevent_default()
@@ -141,12 +175,30 @@ class PromptInput(TextArea):
             return
         await super()._on_key(event)
 
+    def _typed_paste_continues(self) -> bool:
+        """More keys already wait behind this Enter: a terminal without bracketed paste types a paste out
+        in one read, its line ends as Enter (CR), and each must be a new line, not a send. A person's next
+        key never arrives in the same read."""
+        for pump in (self.app, self):
+            pending: Any = pump._message_queue
+            # Textual's queue keeps its messages in ``values`` (asyncio's in ``_queue``)
+            waiting = [*getattr(pending, "values", getattr(pending, "_queue", ())), pump._pending_message]
+            if any(isinstance(m, events.Key) and (m.is_printable or m.key == "enter") for m in waiting):
+                return True
+        return False
+
     async def _on_paste(self, event: events.Paste) -> None:
-        """A large paste becomes a label; TextArea's own handler inserts any other."""
-        text = event.text.replace("\r\n", "\n")
-        if self.read_only or (text.count("\n") + 1 <= PASTE_LINES and len(text) <= PASTE_CHARS):
+        """A paste's line endings become ``\n``; a large paste becomes a label."""
+        if self.read_only:
             return
         event.prevent_default()
+        # tmux's paste-buffer and several terminals send CR (or CRLF) line endings: kept as they came,
+        # a 60-line paste reached the model as one line.
+        text = normalize_newlines(event.text)
+        if text.count("\n") + 1 <= PASTE_LINES and len(text) <= PASTE_CHARS:
+            if result := self._replace_via_keyboard(text, *self.selection):
+                self.move_cursor(result.end_location)
+            return
         label = paste_label(text, self.pastes)
         self.pastes[label] = text
         self.insert(label)
@@ -201,6 +253,7 @@ class PromptInput(TextArea):
             self.sent.append(shown)
             del self.sent[:-MAX_HISTORY]
         self._cursor = None
+        self._editing_queued = False
         text = self.expand_pastes(shown)
         used = {label: full for label, full in self.pastes.items() if label in shown}
         if self.workspace is not None and "@" in shown:
@@ -208,6 +261,34 @@ class PromptInput(TextArea):
             used.update(attached)
         self._shown = {text: shown} if used else {}
         self.post_message(self.Submitted(self, text, used))
+
+    def queue(self, text: str) -> None:
+        """A turn runs: ``text`` waits, shown under the box, and the box empties."""
+        self.queued.append((text, self._shown.get(text, text)))
+        self._editing_queued = False
+        self.load_text("")
+        self._queue_changed()
+
+    def take_queued(self) -> str | None:
+        """The oldest queued message, to send now (None when there is none)."""
+        if not self.queued:
+            return None
+        text, _ = self.queued.pop(0)
+        self._queue_changed()
+        return text
+
+    def unqueue_all(self) -> None:
+        """The turn was cancelled: the queued messages go back into the box, to send or drop."""
+        if not self.queued:
+            return
+        shown = "\n\n".join(s for _, s in self.queued)
+        self.queued.clear()
+        self._queue_changed()
+        self.load_text(f"{self.text}\n\n{shown}" if self.text.strip() else shown)
+        self.move_cursor(self.document.end)
+
+    def _queue_changed(self) -> None:
+        self.post_message(self.QueueChanged(tuple(s for _, s in self.queued)))
 
     def accepted(self, text: str) -> None:
         """The app sends ``text`` to the model: the box empties and keeps it, to give it back if refused."""

@@ -3,7 +3,9 @@
 While a call runs, the card shows the elapsed seconds and the last lines of its output as they stream.
 When it ends, the heading says how: ✓ done, ✗ failed (with the exit code), ⊘ declined by the user,
 ■ cancelled (Esc). A shell result's ``<returncode>``/``<output>`` wrapper is shown as an exit code and
-the output; a ``file_edit_tool`` call shows its change as a coloured diff.
+the output; a ``file_edit_tool`` call is titled by what happened (``edit app.py (+1 −1)``) and shows
+its change as a coloured diff with the file's line numbers and 3 lines of context (the diff the tool
+stored with its result; before the result, a diff of the call's strings without line numbers).
 """
 
 from __future__ import annotations
@@ -52,18 +54,91 @@ def shell_result(text: str) -> tuple[int, str] | None:
     return int(m.group(1)), m.group(2).rstrip("\n") + (f"\n\n{rest}" if rest else "")
 
 
-def edit_diff(call: ToolCall) -> Text | None:
-    """A ``file_edit_tool`` call's change as a coloured unified diff of its old and new strings."""
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def render_diff(diff: str, max_lines: int = DIFF_LINES) -> Text:
+    """A unified diff as the file's name, then its lines with their line numbers (the old file's for
+    removed and unchanged lines, the new file's for added ones), red and green."""
+    out = Text()
+    old = new = 0
+    shown = 0
+    lines = diff.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("+++ "):
+            out.append(sanitize(line[4:]), style="bold")
+            continue
+        if line.startswith("--- "):
+            continue
+        if m := _HUNK.match(line):
+            old, new = int(m.group(1)), int(m.group(2))
+            if shown:
+                out.append("\n   ⋮", style="dim")
+            continue
+        if shown == max_lines:
+            out.append(f"\n… {len(lines) - i} more lines", style="dim")
+            break
+        shown += 1
+        if line.startswith("+"):
+            number, style = new, "green"
+            new += 1
+        elif line.startswith("-"):
+            number, style = old, "red"
+            old += 1
+        else:
+            number, style = old, "dim"
+            old, new = old + 1, new + 1
+        out.append("\n" if out else "")
+        out.append(f"{number:>5} " if number else "      ", style="dim")
+        out.append(sanitize(line), style=style)
+    return out
+
+
+def edit_args(call: ToolCall) -> dict[str, Any] | None:
+    """A ``file_edit_tool`` call's arguments, or None when it is not one (or they do not parse)."""
     if call.name != "file_edit_tool":
         return None
-    args = call_args(call)
-    if not isinstance(args.fields.get("new_string"), str):
+    args = call_args(call)  # parsed once, wrong types read as absent: never raises
+    new = args.fields.get("new_string")
+    if not isinstance(new, str):
         return None
-    old = "" if args.flag("create") else args.text("old_string")
-    path = args.path
+    return {
+        "path": args.path,
+        "old_string": args.text("old_string"),
+        "new_string": new,
+        "create": args.flag("create"),
+    }
+
+
+def edit_title(call: ToolCall, meta: dict[str, Any] | None = None) -> str | None:
+    """``edit app.py (+1 −1)`` / ``create notes.md (+12)``: what an edit did (or will do)."""
+    args = edit_args(call)
+    if args is None:
+        return None
+    meta = meta or {}
+    if isinstance(meta.get("added"), int) and isinstance(meta.get("removed"), int):
+        added, removed = meta["added"], meta["removed"]
+    else:
+        old = "" if args.get("create") else str(args.get("old_string") or "")
+        body = list(difflib.ndiff(old.splitlines(), args["new_string"].splitlines()))
+        added = sum(ln.startswith("+ ") for ln in body)
+        removed = sum(ln.startswith("- ") for ln in body)
+    path = str(args.get("path", "")) or "?"
+    if args.get("create"):
+        return f"create {path} (+{added})"
+    return f"edit {path} (+{added} −{removed})"
+
+
+def edit_diff(call: ToolCall) -> Text | None:
+    """A ``file_edit_tool`` call's change as a coloured unified diff of its old and new strings."""
+    args = edit_args(call)
+    if args is None:
+        return None
+    old = "" if args.get("create") else str(args.get("old_string") or "")
+    path = str(args.get("path", ""))
     lines = list(
         difflib.unified_diff(
-            old.splitlines(), args.text("new_string").splitlines(), f"a/{path}", f"b/{path}", n=2, lineterm=""
+            old.splitlines(), args["new_string"].splitlines(), f"a/{path}", f"b/{path}", n=2, lineterm=""
         )
     )
     out = Text()
@@ -93,7 +168,7 @@ class ToolCallView(Collapsible):
     """
 
     def __init__(self, call: ToolCall) -> None:
-        self.diff = edit_diff(call)
+        self.diff: Text | None = edit_diff(call)
         parts = [Static("running…", classes="output", markup=False)]
         if self.diff is not None:
             parts.insert(0, Static(self.diff, classes="diff"))
@@ -102,6 +177,7 @@ class ToolCallView(Collapsible):
         self.vault_uris: list[str] = []
         self.started = time.monotonic()
         self.state = "running"  # running, done, failed, declined, cancelled
+        self.awaiting = False  # the approval dialog is open for this call
         self._ticker: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -113,7 +189,9 @@ class ToolCallView(Collapsible):
             self._ticker = self.set_interval(1.0, self._tick)
 
     @staticmethod
-    def _heading(call: ToolCall, status: str, note: str = "") -> str:
+    def _heading(call: ToolCall, status: str, note: str = "", meta: dict[str, Any] | None = None) -> str:
+        if (edit := edit_title(call, meta)) is not None:
+            return sanitize(f"{status} {edit}" + (f"  · {note}" if note else ""))
         args = call.arguments if len(call.arguments) < 90 else call.arguments[:87] + "…"
         if call.name == "bash":
             command = call_args(call).command
@@ -123,8 +201,18 @@ class ToolCallView(Collapsible):
         return sanitize(f"{status} {call.name} {args}" + (f"  · {note}" if note else ""))
 
     def _tick(self) -> None:
-        if self.state == "running":
+        if self.state == "running" and not self.awaiting:
             self.title = self._heading(self.call, "…", f"{time.monotonic() - self.started:.0f}s")
+
+    def await_approval(self, waiting: bool) -> None:
+        """The call waits for the user's answer: the heading says so instead of counting seconds; the
+        count starts when the answer comes."""
+        self.awaiting = waiting
+        if waiting:
+            self.title = self._heading(self.call, "…", "waiting for your approval")
+        else:
+            self.started = time.monotonic()
+            self._tick()
 
     def _stop_ticker(self) -> None:
         if self._ticker is not None:
@@ -155,7 +243,8 @@ class ToolCallView(Collapsible):
             self.state, status, note = "done", "✓", ""
         self.set_class(self.state == "failed", "-error")
         self.set_class(self.state in ("cancelled", "declined"), "-stopped")
-        self.title = self._heading(self.call, status, note)
+        self.awaiting = False
+        self.title = self._heading(self.call, status, note, meta)
         self.vault_uris = _VAULT.findall(text)
         body = text
         if shell is not None:
@@ -165,6 +254,9 @@ class ToolCallView(Collapsible):
         # escape codes shown, never obeyed; a command's colours and progress redraws are dropped
         shown = sanitize(clean(shown) if shell is not None else shown)
         self.query_one(".output", Static).update(shown or "(no output)")
+        if isinstance(meta.get("diff"), str) and self.diff is not None:  # the file's own line numbers
+            self.diff = render_diff(meta["diff"])
+            self.query_one(".diff", Static).update(self.diff)
         if self.diff is not None and self.state == "done":
             self.collapsed = False  # an edit shows its diff
 

@@ -19,6 +19,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.widgets.text_area import Selection
 
+from myrm_tui import plain_words
 from myrm_tui.context.vault import VaultEntry, readable
 from myrm_tui.safe_text import sanitize
 
@@ -79,8 +80,8 @@ class VaultPane(Vertical):
             when = time.strftime("%H:%M:%S", time.localtime(e.get("created_at", 0)))
             what = gists.get(e["uri"]) or e.get("tool_name") or e.get("kind")
             label = (
-                f"{what}\n  {e.get('kind')} · {e.get('size', 0):,} B · {when} · "
-                f"{e.get('meta', {}).get('reason', '')}"
+                f"{what}\n  {plain_words.kind(str(e.get('kind', '')))} · {e.get('size', 0):,} B · {when} · "
+                f"{plain_words.reason(str(e.get('meta', {}).get('reason', '')))}"
             )
             ol.add_option(Option(label, id=e["uri"]))
         if entries:  # Enter opens at once (F4 focuses the list)
@@ -113,7 +114,7 @@ class VaultPane(Vertical):
         if area.text != text:
             area.load_text(text)
         self.query_one("#vault-info", Static).update(
-            f"{entry.kind} · {len(text.splitlines()):,} lines · {entry.uri}"
+            f"{plain_words.kind(entry.kind)} · {len(text.splitlines()):,} lines · {entry.uri}"
             + (f" · line {line}" if line else "")
         )
         if line:

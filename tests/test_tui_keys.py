@@ -1,0 +1,426 @@
+"""Issue 33, driven by Pilot with real keys: pastes with CR line endings, the prompt queue, edit cards and
+their approval, the approval wait, the footer's keys, plain words on screen."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual import events
+from textual.widgets import Static
+
+from myrm_tui.app.screens.approval import ApprovalScreen
+from myrm_tui.app.widgets.chat_message import AssistantMessage
+from myrm_tui.app.widgets.prompt_input import PromptInput
+from myrm_tui.app.widgets.status_line import StatusLine
+from myrm_tui.app.widgets.tool_call import ToolCallView
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import test_tui
+from tests.helpers import collect, make_agent, openai_settings
+from tests.test_tui import make_app, type_and_send, wait_until
+from tests.test_tui_cards import heading
+
+frozen = test_tui.frozen  # the snapshots' fixed ids, date and workspace
+
+
+async def wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
+    await wait_until(pilot, cond, timeout)
+
+
+def sixty_lines() -> list[str]:
+    return [f"log line {i}: value={i * 7}" for i in range(60)]
+
+
+async def user_texts(app: Any) -> list[str]:
+    return [m.text for m in await app.controller.messages() if m.role == "user"]
+
+
+@pytest.mark.parametrize("ending", ["\r", "\r\n"])
+async def test_a_bracketed_paste_with_cr_line_endings_is_stored_line_by_line(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, ending: str
+) -> None:
+    lines = sixty_lines()
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="Read it."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        box = app.query_one(PromptInput)
+        app.post_message(events.Paste(ending.join(lines)))  # as tmux paste-buffer -p sends it
+        await wait(pilot, lambda: box.text == "[pasted 60 lines]")
+        await pilot.press("enter")
+        await wait(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
+        assert any(r.body["messages"][-1]["content"] == "\n".join(lines) for r in emulator.accepted)
+        stored = (await user_texts(app))[-1]
+        assert stored.split("\n") == lines and "\r" not in stored
+
+
+async def test_a_small_crlf_paste_keeps_its_lines_in_the_box(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    app = make_app(emulator, tmp_path, workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        box = app.query_one(PromptInput)
+        app.post_message(events.Paste("one\r\ntwo\rthree"))
+        await wait(pilot, lambda: box.document.line_count == 3)
+        assert box.text == "one\ntwo\nthree"
+
+
+async def test_an_unbracketed_paste_typed_out_with_cr_is_one_message_of_sixty_lines(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """A terminal without bracketed paste types the paste out, each line end an Enter (CR) in one read:
+    those Enters are new lines; the user's own Enter afterwards sends the message."""
+    lines = sixty_lines()
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="Read it."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        box = app.query_one(PromptInput)
+        driver = app._driver
+        assert driver is not None
+        for ch in "\r".join(lines):  # all at once, as the driver posts one read's keys
+            key = "enter" if ch == "\r" else "space" if ch == " " else ch
+            if ch in ":=":
+                key = {":": "colon", "=": "equals_sign"}[ch]
+            driver.send_message(events.Key(key, ch))
+        await wait(pilot, lambda: box.document.line_count == 60 and box.text.endswith(lines[-1]))
+        assert not app.busy and emulator.requests == []
+        await pilot.press("enter")
+        await wait(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
+        assert (await user_texts(app))[-1] == "\n".join(lines)
+
+
+def last_user(body: dict[str, Any]) -> str:
+    """The user's own last message in a request (the environment reminder after it skipped)."""
+    texts = [
+        m["content"] if isinstance(m["content"], str) else " ".join(p.get("text", "") for p in m["content"])
+        for m in body["messages"]
+        if m["role"] == "user"
+    ]
+    own = [t for t in texts if not t.startswith("<system-reminder")]
+    return own[-1] if own else ""  # a cache preheat carries no message of the user
+
+
+def sent(emulator: ProviderEmulator, text: str) -> bool:
+    return any(last_user(r.body) == text for r in emulator.requests)
+
+
+def queued_line(app: Any) -> str:
+    widget = app.screen.query_one("#queued", Static)
+    return str(widget.render()) if widget.display else ""
+
+
+async def test_a_message_sent_during_a_turn_is_queued_and_sent_when_the_turn_ends(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    hold = threading.Event()
+    emulator.enqueue(Reply(text="first answer", gate=hold))
+    emulator.default = lambda body: Reply(text="second answer" if last_user(body) == "second task" else "ok")
+    app = make_app(emulator, tmp_path, workspace)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait(pilot, app.ready.is_set)
+            box = app.query_one(PromptInput)
+            await type_and_send(pilot, "first task")
+            await wait(pilot, lambda: app.busy and sent(emulator, "first task"))
+            await type_and_send(pilot, "second task")
+            await wait(pilot, lambda: "queued: second task" in queued_line(app))
+            assert box.text == "" and app.busy
+            await type_and_send(pilot, "third thought")
+            await wait(pilot, lambda: "queued: third thought" in queued_line(app))
+            await pilot.press("up")  # the newest queued message back in the box, to edit
+            assert box.text == "third thought" and "third thought" not in queued_line(app)
+            await pilot.press("escape")  # removes it; the turn goes on
+            assert box.text == "" and app.busy and "queued: second task" in queued_line(app)
+            assert not sent(emulator, "second task")
+            hold.set()
+            await wait(pilot, lambda: not app.busy and len(app.query(AssistantMessage)) == 2)
+            assert queued_line(app) == ""
+            users = [u for r in emulator.accepted if r.body.get("tools") and (u := last_user(r.body))]
+            assert users == ["first task", "second task"]
+            stored = [t for t in await user_texts(app) if not t.startswith("<system-reminder")]
+            assert stored == ["first task", "second task"]
+    finally:
+        hold.set()
+
+
+async def test_esc_in_the_empty_box_still_cancels_the_turn_and_gives_the_queue_back(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    hold = threading.Event()
+    emulator.enqueue(Reply(text="never seen", gate=hold))
+    app = make_app(emulator, tmp_path, workspace)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait(pilot, app.ready.is_set)
+            box = app.query_one(PromptInput)
+            await type_and_send(pilot, "first task")
+            await wait(pilot, lambda: app.busy and sent(emulator, "first task"))
+            await type_and_send(pilot, "later task")
+            await wait(pilot, lambda: "queued: later task" in queued_line(app))
+            await pilot.press("escape")
+            await wait(pilot, lambda: not app.busy and box.text == "later task")
+            assert queued_line(app) == "" and not sent(emulator, "later task")
+    finally:
+        hold.set()
+
+
+def edit_reply(path: str = "hello.py") -> Reply:
+    return Reply(
+        tool_calls=[
+            (
+                "file_edit_tool",
+                {"path": path, "old_string": "    return 'hello'\n", "new_string": "    return 'hi'\n"},
+            )
+        ]
+    )
+
+
+def tool_results(emulator: ProviderEmulator) -> list[str]:
+    return [m["content"] for r in emulator.accepted for m in r.body["messages"] if m["role"] == "tool"]
+
+
+async def test_an_edit_under_ask_shows_its_diff_and_waits_for_the_answer(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    big = "".join(f"line {i}\n" for i in range(1, 21))
+    (workspace / "big.py").write_text(big)
+    emulator.enqueue(
+        Reply(
+            tool_calls=[
+                ("file_edit_tool", {"path": "big.py", "old_string": "line 10\n", "new_string": "line ten\n"})
+            ]
+        ),
+        edit_reply(),
+        Reply(text="Done."),
+    )
+    app = make_app(emulator, tmp_path, workspace, approval="ask")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        await type_and_send(pilot, "edit both")
+        await wait(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        dialog = str(app.screen.query_one("#command", Static).render()).splitlines()
+        # the file's name, its line numbers, 3 lines of context on each side
+        assert dialog == [
+            "big.py",
+            "    7  line 7",
+            "    8  line 8",
+            "    9  line 9",
+            "   10 -line 10",
+            "   10 +line ten",
+            "   11  line 11",
+            "   12  line 12",
+            "   13  line 13",
+        ]
+        status = app.screen_stack[0].query_one(StatusLine)
+        assert str(status.render()) == "waiting for your approval (edit)"
+        card = app.screen_stack[0].query_one(ToolCallView)
+        await wait(pilot, lambda: "waiting for your approval" in heading(card))
+        assert heading(card) == "▶ … edit big.py (+1 −1)  · waiting for your approval"
+        assert (workspace / "big.py").read_text() == big  # nothing written before the answer
+        await pilot.press("n")
+        await wait(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalScreen) and app.screen.assessment.command == "edit hello.py"
+            ),
+        )
+        await pilot.press("y")
+        await wait(pilot, lambda: not app.busy)
+        declined, applied = app.query(ToolCallView)
+        assert heading(declined).startswith("▶ ⊘ edit big.py (+1 −1)") and "declined" in heading(declined)
+        assert heading(applied) == "▼ ✓ edit hello.py (+1 −1)"
+    assert (workspace / "big.py").read_text() == big
+    assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"
+    results = tool_results(emulator)
+    assert any("declined this edit of big.py" in r for r in results), results
+
+
+async def test_a_command_waiting_for_approval_says_so_instead_of_counting(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "touch made-here"})]), Reply(text="Done."))
+    app = make_app(emulator, tmp_path, workspace, approval="ask")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        await type_and_send(pilot, "go")
+        await wait(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        card = app.screen_stack[0].query_one(ToolCallView)
+        await wait(pilot, lambda: "waiting for your approval" in heading(card))
+        card._tick()  # the second's tick changes nothing while the dialog is open
+        assert heading(card) == "▶ … bash touch made-here  · waiting for your approval"
+        status = app.screen_stack[0].query_one(StatusLine)
+        assert str(status.render()) == "waiting for your approval (bash)"
+        await pilot.press("y")
+        await wait(pilot, lambda: not app.busy)
+        assert heading(card).startswith("▶ ✓ bash touch made-here")
+    assert (workspace / "made-here").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "asked"),
+    [
+        ({"approval": "ask"}, True),
+        ({"approval": "auto"}, False),
+        ({"approval": "ask", "allowed_commands": ["file_edit_tool"]}, False),
+    ],
+)
+async def test_the_agent_asks_before_an_edit_only_under_ask_without_an_edit_rule(
+    emulator: ProviderEmulator, store: Store, workspace: Path, extra: dict[str, Any], asked: bool
+) -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    async def approver(tool: str, diff: str, assessment: Any) -> str:
+        seen.append((tool, diff, assessment.command))
+        return "no"
+
+    agent = await make_agent(store, workspace, openai_settings(emulator, **extra), approver=approver)
+    emulator.enqueue(edit_reply(), Reply(text="Done."))
+    await collect(agent, "edit it")
+    if asked:
+        assert [(t, c) for t, _, c in seen] == [("file_edit_tool", "edit hello.py")]
+        assert seen[0][1].splitlines()[:2] == ["--- hello.py", "+++ hello.py"]
+        assert "-    return 'hello'" in seen[0][1] and "+    return 'hi'" in seen[0][1]
+        assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hello'\n"
+        assert any("declined this edit of hello.py" in r for r in tool_results(emulator))
+    else:
+        assert seen == []
+        assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [
+        (
+            (120, 40),
+            ["Compact", "Quit", "Help", "Cancel", "Fork", "New", "Sessions", "Settings", "Health", "Vault"],
+        ),
+        ((90, 30), ["Compact", "Help", "Cancel", "Fork", "Settings", "Health", "Vault"]),
+        ((80, 24), ["Compact", "Cancel", "Fork", "Settings", "Health", "Vault"]),
+    ],
+)
+async def test_the_footer_shows_whole_keys_at_every_width(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, size: tuple[int, int], expected: list[str]
+) -> None:
+    from textual.widgets._footer import FooterKey
+
+    from myrm_tui.app.widgets.footer import KeysFooter
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with app.run_test(size=size) as pilot:
+        await wait(pilot, app.ready.is_set)
+        footer = app.screen.query_one(KeysFooter)
+        await wait(pilot, lambda: bool(footer.query(FooterKey)))
+        keys = list(footer.query(FooterKey))
+        assert [k.description for k in keys] == [*expected, "palette"]
+        for key in keys:  # each one drawn whole inside the footer: none clipped at the edge
+            assert key.region.width >= len(key.render().plain), key.description
+            assert key.region.right <= footer.region.right, key.description
+
+
+@pytest.mark.parametrize("size", [(80, 24), (90, 30), (120, 40)])
+def test_snapshot_main_screen_at_each_size(
+    snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path, size: tuple[int, int]
+) -> None:
+    """The main screen after an edit and a reply, at the sizes people use: whole footer keys, the edit
+    card titled by its file, no internal tag."""
+    (frozen / "app.py").write_text("def add(a, b):\n    return a - b\n")
+    emulator.enqueue(
+        Reply(
+            tool_calls=[("file_edit_tool", {"path": "app.py", "old_string": "a - b", "new_string": "a + b"})]
+        ),
+        Reply(text="Fixed: `add` now adds."),
+    )
+    app = make_app(emulator, tmp_path, frozen, preheat=False, keepalive=False, summarizer_model="extractive")
+
+    async def run_before(pilot: Any) -> None:
+        await wait_until(pilot, app.ready.is_set, 60)
+        await type_and_send(pilot, "fix add")
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)), 60)
+        app.query_one(PromptInput).cursor_blink = False
+        app.set_focus(None)  # no blinking cursor in the snapshot
+        await pilot.pause(0.5)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+async def test_a_compaction_row_and_the_vault_list_say_in_words_what_the_tags_mean() -> None:
+    from textual.app import App, ComposeResult
+    from textual.widgets import OptionList
+    from textual.widgets._collapsible import CollapsibleTitle
+
+    from myrm_tui.app.widgets.compaction_row import CompactionRow
+    from myrm_tui.app.widgets.vault_pane import VaultPane
+    from myrm_tui.context.compaction import Compaction, LeftItem
+
+    record = Compaction(
+        trigger="threshold",
+        level="FULL",
+        reason="threshold FULL",
+        tokens_before=12_000,
+        tokens_after=9_000,
+        duration_ms=3.0,
+        summary='<compacted_summary part="1" messages="40">\n## Goal\nfix app.py\n</compacted_summary>',
+        left=(LeftItem("tool", "bash output: <returncode>0</returncode>", "vault://s/ab", "1:9", 900, "m4"),),
+    )
+
+    class RowApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield CompactionRow(record)
+            yield VaultPane()
+
+    app = RowApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        row = app.query_one(CompactionRow)
+        row.query_one(CollapsibleTitle).focus()
+        await pilot.press("enter")
+        await wait(pilot, lambda: not row.collapsed)
+        summary = str(row.query_one(".summary", Static).render())
+        assert summary == "Summary of 40 earlier messages (part 1):\n## Goal\nfix app.py"
+        entry = str(row.query_one("ListItem Label").render())
+        assert "bash output: exit 0" in entry and "<" not in entry
+        pane = app.query_one(VaultPane)
+        pane.show_entries(
+            [
+                {
+                    "uri": "vault://s/ab",
+                    "kind": "archive",
+                    "tool_name": "",
+                    "size": 10,
+                    "created_at": 0,
+                    "meta": {"reason": "compaction_left"},
+                }
+            ]
+        )
+        label = str(pane.query_one(OptionList).get_option_at_index(0).prompt)
+        assert "archived messages" in label and "left the view at a compaction" in label
+        assert "compaction_left" not in label and " archive " not in label
+
+
+async def test_a_gemini_model_without_its_key_names_the_variable_myrm_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from myrm_tui.app.controller import missing_keys
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    assert await missing_keys("gemini/gemini-2.5-flash") == ["GEMINI_API_KEY"]
+
+
+async def test_the_welcome_says_which_model_a_provider_key_picked_and_why(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from myrm_tui.app.app import MyrmApp
+
+    for var in ("ANTHROPIC_API_KEY", "MYRM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    app = MyrmApp(db_path=tmp_path / "w.db", workspace=workspace, cli={"api_base": emulator.openai_base})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, lambda: bool(app.query("#welcome")))
+        welcome = str(app.query_one("#welcome", Static).render())
+        assert "Model: gpt-4o-mini (picked because OPENAI_API_KEY is set;" in welcome, welcome
