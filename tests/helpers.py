@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import logging
 import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.factory import build_agent
@@ -34,6 +41,79 @@ def cli_env(tmp: Path, db: str = "cli.db", **extra: str) -> dict[str, str]:
         "OPENAI_API_KEY": "sk-test",
         **extra,
     }
+
+
+def run_myrm(
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``myrm ARGS`` run in this process through ``myrm_tui.cli.main``, as a script sees it: exit code,
+    stdout and stderr (a traceback and code 1 if it raised, as the interpreter would print). A subprocess
+    pays ``import litellm`` (3-6 s) each time; here it is paid once per test process. ``env`` replaces the
+    environment as ``subprocess.run(env=...)`` does; argv, environment, working folder, standard streams
+    and the package logger (``setup_logging`` adds a file handler and stops propagation) are put back
+    afterwards. What only a real process shows (signals, kill -9, a second pid, output at interpreter
+    exit, packaging) is still tested with ``sys.executable -m myrm_tui.cli``."""
+    # Files, not StringIO: a child given ``sys.stderr`` (an MCP server's log) needs a file descriptor, and
+    # what it writes there lands in ``stderr`` as it would in a subprocess's captured stream.
+    with (
+        tempfile.TemporaryFile("a+", encoding="utf-8") as out,
+        tempfile.TemporaryFile("a+", encoding="utf-8") as err,
+    ):
+        code = _run_main(args, env, cwd, stdin, out, err)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(["myrm", *args], code, out.read(), err.read())
+
+
+def _run_main(
+    args: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: Path | None,
+    stdin: str | None,
+    out: IO[str],
+    err: IO[str],
+) -> int:
+    from myrm_tui import cli
+
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+    package_log = logging.getLogger("myrm_tui")
+    saved_log = (list(package_log.handlers), package_log.level, package_log.propagate)
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.argv = ["myrm", *args]
+        sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin or ""), out, err
+        try:
+            cli.main()
+        except SystemExit as exc:
+            if exc.code is None or isinstance(exc.code, int):
+                return exc.code or 0
+            print(exc.code, file=err)
+            return 1
+        except Exception:
+            traceback.print_exc(file=err)
+            return 1
+        return 0
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for handler in package_log.handlers:
+            if handler not in saved_log[0]:
+                handler.close()
+        package_log.handlers[:] = saved_log[0]
+        package_log.setLevel(saved_log[1])
+        package_log.propagate = saved_log[2]
 
 
 def emulator_args(emulator: ProviderEmulator, workspace: Path) -> list[str]:

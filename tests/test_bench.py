@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,7 @@ from myrm_tui.bench.corpus import load_conversations
 from myrm_tui.bench.run import run_bench
 from myrm_tui.bench.strategies import load_plugin
 from tests.conftest import FIXTURES
-from tests.helpers import COUNTER
+from tests.helpers import COUNTER, run_myrm
 
 MINI = FIXTURES / "mini.jsonl"
 PROBES = FIXTURES / "mini-probes.jsonl"
@@ -96,11 +94,8 @@ def test_plugin_spec_errors_are_clear() -> None:
 
 def test_cli_writes_json_with_the_documented_keys(tmp_path: Path) -> None:
     out, svg, md = tmp_path / "r.json", tmp_path / "r.svg", tmp_path / "r.md"
-    proc = subprocess.run(
+    proc = run_myrm(
         [
-            sys.executable,
-            "-m",
-            "myrm_tui.cli",
             "bench",
             "--corpus",
             str(MINI),
@@ -117,10 +112,7 @@ def test_cli_writes_json_with_the_documented_keys(tmp_path: Path) -> None:
             "--markdown",
             str(md),
         ],
-        capture_output=True,
-        text=True,
         cwd=Path(__file__).resolve().parents[1],
-        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(out.read_text())

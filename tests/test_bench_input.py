@@ -5,13 +5,13 @@ from __future__ import annotations
 import gzip
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from myrm_tui.bench.corpus import CorpusError, load_conversations, load_probes
 from tests.conftest import FIXTURES
+from tests.helpers import run_myrm
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = json.dumps(
@@ -20,10 +20,10 @@ GOOD = json.dumps(
 
 
 def _bench(corpus: Path, probes: Path | None = None) -> subprocess.CompletedProcess[str]:
-    args = [sys.executable, "-m", "myrm_tui.cli", "bench", "--corpus", str(corpus), "--strategies", "none"]
+    args = ["bench", "--corpus", str(corpus), "--strategies", "none"]
     if probes:
         args += ["--probes", str(probes)]
-    return subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    return run_myrm(args, cwd=ROOT)
 
 
 def _one_clear_line(proc: subprocess.CompletedProcess[str], *parts: str) -> None:
@@ -107,11 +107,8 @@ def test_a_probe_file_that_is_not_json(tmp_path: Path) -> None:
 def test_missing_files_and_bad_plugins_are_one_line(tmp_path: Path) -> None:
     _one_clear_line(_bench(tmp_path / "nope.jsonl"), "corpus not found", "nope.jsonl")
     _one_clear_line(_bench(FIXTURES / "mini.jsonl", tmp_path / "nope-probes.jsonl"), "probe file not found")
-    proc = subprocess.run(
+    proc = run_myrm(
         [
-            sys.executable,
-            "-m",
-            "myrm_tui.cli",
             "bench",
             "--corpus",
             str(FIXTURES / "mini.jsonl"),
@@ -120,9 +117,6 @@ def test_missing_files_and_bad_plugins_are_one_line(tmp_path: Path) -> None:
             "--strategy-plugin",
             "x=no_such_module_here:fn",
         ],
-        capture_output=True,
-        text=True,
         cwd=ROOT,
-        timeout=120,
     )
     _one_clear_line(proc, "cannot import no_such_module_here")

@@ -1,4 +1,5 @@
-"""The command line: ask (one turn to stdout), sessions, doctor — in subprocesses, as scripts use them."""
+"""The command line: ask (one turn to stdout), sessions, doctor — as scripts use them: in this process
+through ``main`` (``run_myrm``), and one ``ask`` in a real subprocess."""
 
 from __future__ import annotations
 
@@ -9,19 +10,29 @@ import sys
 from pathlib import Path
 
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import run_myrm
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _myrm(
-    args: list[str], tmp: Path, stdin: str | None = None, env_extra: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {
+def _env(tmp: Path, env_extra: dict[str, str] | None) -> dict[str, str]:
+    return {
         **os.environ,
         "MYRM_DB": str(tmp / "cli.db"),
         "MYRM_CONFIG": str(tmp / "none.toml"),
         **(env_extra or {}),
     }
+
+
+def _myrm(
+    args: list[str], tmp: Path, stdin: str | None = None, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return run_myrm(args, env=_env(tmp, env_extra), cwd=ROOT, stdin=stdin)
+
+
+def _myrm_process(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    """The real executable, once: the in-process runs above stand for it."""
+    env = _env(tmp, None)
     return subprocess.run(
         [sys.executable, "-m", "myrm_tui.cli", *args],
         capture_output=True,
@@ -29,7 +40,6 @@ def _myrm(
         env=env,
         cwd=ROOT,
         timeout=120,
-        input=stdin,
     )
 
 
@@ -50,7 +60,7 @@ def test_ask_streams_the_answer_and_persists(
     env_key = {"OPENAI_API_KEY": "sk-test"}
     os.environ.update(env_key)
     try:
-        proc = _myrm(["ask", "run the tool", *base, "--yes"], tmp_path)
+        proc = _myrm_process(["ask", "run the tool", *base, "--yes"], tmp_path)
     finally:
         os.environ.pop("OPENAI_API_KEY")
     assert proc.returncode == 0, proc.stderr

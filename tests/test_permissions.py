@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from myrm_tui.agent.tools.base import Approval
 from myrm_tui.agent.tools.shell import BashTool
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import run_myrm
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = [
@@ -454,9 +454,6 @@ def test_ask_without_yes_never_runs_a_smuggled_command(
         "OPENAI_API_KEY": "sk-test",
     }
     base = [
-        sys.executable,
-        "-m",
-        "myrm_tui.cli",
         "ask",
         "--model",
         "openai/gpt-4o-mini",
@@ -465,15 +462,7 @@ def test_ask_without_yes_never_runs_a_smuggled_command(
         "--workspace",
         str(workspace),
     ]
-    first = subprocess.run(
-        [*base, "try these"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=workspace,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    first = run_myrm([*base, "try these"], env=env, cwd=workspace)
     assert first.returncode == 0, first.stderr
     assert first.stdout.strip() == "Tried them all."
     assert first.stderr.count("[declined, non-interactive:") == len(variants), first.stderr
@@ -484,14 +473,6 @@ def test_ask_without_yes_never_runs_a_smuggled_command(
         and not (tmp_path / "pwned-outside").exists()
     )
     assert not (ROOT / "pwned").exists()
-    second = subprocess.run(
-        [*base, "status please"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=workspace,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    second = run_myrm([*base, "status please"], env=env, cwd=workspace)
     assert second.returncode == 0 and "[declined" not in second.stderr, second.stderr  # the rule itself works
     assert "<returncode>" in second.stderr

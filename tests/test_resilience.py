@@ -33,6 +33,7 @@ from tests.helpers import (
     make_agent,
     openai_settings,
     request_for,
+    run_myrm,
     run_pipeline,
 )
 from tests.test_llm_client import silent_server  # noqa: F401  (a fixture)
@@ -538,14 +539,7 @@ async def test_a_stream_cut_twice_ends_the_turn_with_one_clear_line(
 
 
 def _ask(args: list[str], tmp: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    full = cli_env(tmp, "ask.db", **env)
-    return subprocess.run(
-        [sys.executable, "-m", "myrm_tui.cli", "ask", *args],
-        capture_output=True,
-        text=True,
-        env=full,
-        timeout=120,
-    )
+    return run_myrm(["ask", *args], env=cli_env(tmp, "ask.db", **env))
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from myrm_tui.app.widgets.chat_message import AssistantMessage
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import SessionBusy, StateConflict, Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import cli_env, emulator_args
+from tests.helpers import cli_env, emulator_args, run_myrm
 from tests.test_tui import make_app, type_and_send, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,13 +93,18 @@ async def test_state_saves_are_compare_and_set(tmp_path: Path) -> None:
 def _ask(
     args: list[str], tmp: Path, emulator: ProviderEmulator, workspace: Path, db: str
 ) -> subprocess.CompletedProcess[str]:
-    env = cli_env(tmp, db)
-    base = emulator_args(emulator, workspace)
+    return run_myrm(["ask", *args, *emulator_args(emulator, workspace)], env=cli_env(tmp, db), cwd=ROOT)
+
+
+def _ask_process(
+    args: list[str], tmp: Path, emulator: ProviderEmulator, workspace: Path, db: str
+) -> subprocess.CompletedProcess[str]:
+    """``ask`` in a process of its own, beside a TUI running in this one (another pid, another lease)."""
     return subprocess.run(
-        [sys.executable, "-m", "myrm_tui.cli", "ask", *args, *base],
+        [sys.executable, "-m", "myrm_tui.cli", "ask", *args, *emulator_args(emulator, workspace)],
         capture_output=True,
         text=True,
-        env=env,
+        env=cli_env(tmp, db),
         cwd=ROOT,
         timeout=120,
     )
@@ -142,14 +147,8 @@ def test_ask_refuses_a_session_another_process_writes_and_takes_it_over_after_ki
         ]
         assert not emulator.accepted[1:]  # nothing was sent
         env = {**os.environ, "MYRM_DB": str(tmp_path / "cli.db"), "MYRM_CONFIG": str(tmp_path / "none.toml")}
-        tui = subprocess.run(  # the full screen on that session: the same line before it opens
-            [sys.executable, "-m", "myrm_tui.cli", "--session", sid, "--workspace", str(workspace)],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=ROOT,
-            timeout=120,
-        )
+        # the full screen on that session: the same line before it opens
+        tui = run_myrm(["--session", sid, "--workspace", str(workspace)], env=env, cwd=ROOT)
         assert tui.returncode == 2 and tui.stderr.strip().splitlines() == proc.stderr.strip().splitlines()
     finally:
         holder.send_signal(signal.SIGKILL)
@@ -178,13 +177,13 @@ async def test_tui_and_ask_on_one_session(
         assert app.controller.session is not None
         sid = app.controller.session.id
         proc = await asyncio.to_thread(
-            _ask, ["a note from ask", "--session", sid], tmp_path, emulator, workspace, "tui.db"
+            _ask_process, ["a note from ask", "--session", sid], tmp_path, emulator, workspace, "tui.db"
         )
         assert proc.returncode == 2, proc.stderr
         assert f"session {sid} is open in another myrm (pid {os.getpid()})" in proc.stderr
     emulator.enqueue(Reply(text="ask answer"))
     proc = await asyncio.to_thread(
-        _ask, ["a note from ask", "--session", sid], tmp_path, emulator, workspace, "tui.db"
+        _ask_process, ["a note from ask", "--session", sid], tmp_path, emulator, workspace, "tui.db"
     )
     assert proc.returncode == 0, proc.stderr
     app = make_app(emulator, tmp_path, workspace)

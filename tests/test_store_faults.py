@@ -17,7 +17,7 @@ from myrm_tui.context.types import Message
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store.db import Store, WriteFailed
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import cli_env, emulator_args
+from tests.helpers import cli_env, emulator_args, run_myrm
 
 ROOT = Path(__file__).resolve().parents[1]
 VAULT_URI = re.compile(r"vault://[\w./-]+")
@@ -80,13 +80,13 @@ main()
 def _ask(
     args: list[str], tmp: Path, emulator: ProviderEmulator, workspace: Path, full: bool
 ) -> subprocess.CompletedProcess[str]:
-    cmd = (
-        [sys.executable, "-c", textwrap.dedent(_WRAPPER)] if full else [sys.executable, "-m", "myrm_tui.cli"]
-    )
-    env = cli_env(tmp)
-    base = emulator_args(emulator, workspace)
+    argv = ["ask", *args, *emulator_args(emulator, workspace), "--yes"]
+    if not full:
+        return run_myrm(argv, env=cli_env(tmp), cwd=ROOT)
+    # The full disk is a patched Store.open in a process of its own: this one's store stays unpatched.
+    cmd = [sys.executable, "-c", textwrap.dedent(_WRAPPER)]
     return subprocess.run(
-        [*cmd, "ask", *args, *base, "--yes"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+        [*cmd, *argv], capture_output=True, text=True, env=cli_env(tmp), cwd=ROOT, timeout=120
     )
 
 

@@ -21,7 +21,7 @@ from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.safe_text import sanitize
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import cli_env, collect, emulator_args, make_agent, openai_settings
+from tests.helpers import cli_env, collect, emulator_args, make_agent, openai_settings, run_myrm
 
 
 async def _parallel_edits(emulator: ProviderEmulator, store: Store, workspace: Path, n: int) -> None:
@@ -254,21 +254,10 @@ def test_ask_shows_escape_codes_from_files_and_the_model_inert(
         Reply(text=f"Read it.{CLEAR}{OSC52}{C1} Done."),
     )
     root = Path(__file__).resolve().parent.parent
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "myrm_tui.cli",
-            "ask",
-            "read evil.txt",
-            "--yes",
-            *emulator_args(emulator, workspace),
-        ],
-        capture_output=True,
-        text=True,
+    proc = run_myrm(
+        ["ask", "read evil.txt", "--yes", *emulator_args(emulator, workspace)],
         env=cli_env(tmp_path),
         cwd=root,
-        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert not CONTROLS & set(proc.stdout + proc.stderr.replace("\n", ""))
@@ -316,13 +305,10 @@ def test_ask_prints_only_the_retrys_answer_after_a_cut_stream(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     emulator.enqueue(Reply(text="x" * 40, chunk_size=4, drop_connection_after=2), Reply(text="recovered"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "myrm_tui.cli", "ask", "hi", *emulator_args(emulator, workspace)],
-        capture_output=True,
-        text=True,
+    proc = run_myrm(
+        ["ask", "hi", *emulator_args(emulator, workspace)],
         env=cli_env(tmp_path, "cut.db"),
         cwd=Path(__file__).resolve().parent.parent,
-        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "recovered\n"  # before: "xxxxxxxxrecovered"
@@ -384,14 +370,7 @@ def test_ask_reports_mcp_servers_that_fail_to_start_on_one_line_each(
         "--workspace",
         str(workspace),
     ]
-    proc = subprocess.run(
-        [sys.executable, "-m", "myrm_tui.cli", "ask", "hi", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=Path(__file__).resolve().parent.parent,
-        timeout=120,
-    )
+    proc = run_myrm(["ask", "hi", *args], env=env, cwd=Path(__file__).resolve().parent.parent)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "fine\n"
     lines = [line for line in proc.stderr.splitlines() if "MCP server" in line]

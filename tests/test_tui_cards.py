@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.conftest import FIXTURES
+from tests.helpers import run_myrm
 from tests.test_tui import make_app, run_from_palette, type_and_send, wait_until
 
 
@@ -253,13 +253,7 @@ def test_version_and_an_empty_session_list(tmp_path: Path) -> None:
     env = {**os.environ, "MYRM_DB": str(tmp_path / "empty.db"), "MYRM_CONFIG": str(tmp_path / "none.toml")}
 
     def myrm(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "myrm_tui.cli", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
+        return run_myrm(args, env=env)
 
     version = myrm("--version")
     assert version.returncode == 0 and version.stdout == f"myrm {__version__}\n"
