@@ -11,9 +11,10 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.factory import build_agent
@@ -27,6 +28,11 @@ from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from myrm_tui.app.app import MyrmApp
 
 COUNTER = TokenCounter()
 PIPELINE = build_pipeline()
@@ -126,6 +132,68 @@ def emulator_args(emulator: ProviderEmulator, workspace: Path) -> list[str]:
         "--workspace",
         str(workspace),
     ]
+
+
+# -- the TUI: one way to build it, start it and drive it ------------------------------------------------
+
+
+def make_app(emu: ProviderEmulator, tmp: Path, workspace: Path, **cli: Any) -> MyrmApp:
+    """The app on ``tmp/tui.db``, talking to the emulator with auto-approval (``cli`` overrides)."""
+    from myrm_tui.app.app import MyrmApp
+
+    settings = {
+        "model": "openai/gpt-4o-mini",
+        "api_base": emu.openai_base,
+        "api_key": "sk-test",
+        "approval": "auto",
+        **cli,
+    }
+    return MyrmApp(db_path=tmp / "tui.db", workspace=workspace, cli=settings)
+
+
+@asynccontextmanager
+async def started(app: MyrmApp, timeout: float = 60.0, **run_test: Any) -> AsyncIterator[Pilot[Any]]:
+    """``app.run_test(**run_test)``, once the app is ready (its agent built: the first start in a process
+    imports it, so a loaded machine gets a minute; the wait ends as soon as it is ready)."""
+    async with app.run_test(**run_test) as pilot:
+        await wait_until(pilot, app.ready.is_set, timeout)
+        yield pilot
+
+
+async def wait_until(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 15.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+async def type_and_send(pilot: Pilot[Any], text: str) -> None:
+    await pilot.press(*list(text))
+    await pilot.press("enter")
+
+
+async def run_from_palette(pilot: Pilot[Any], words: str) -> None:
+    """Run a command from the command palette (ctrl+p) by its words, once the palette's search has
+    found and highlighted it (the search runs in the background)."""
+    from textual.command import CommandList
+
+    await pilot.press("ctrl+p")
+    await pilot.press(*words)
+
+    def found() -> bool:
+        lists = pilot.app.screen.query(CommandList)
+        at = lists.first().highlighted if lists else None
+        if at is None:
+            return False
+        return words.lower() in str(lists.first().get_option_at_index(at).prompt).lower()
+
+    await wait_until(pilot, found)
+    await pilot.press("enter")
+
+
+# -- the agent, the pipeline and their inputs -------------------------------------------------------------
 
 
 def openai_settings(emu: ProviderEmulator, **extra: Any) -> Any:

@@ -30,9 +30,12 @@ def _myrm(
     return run_myrm(args, env=_env(tmp, env_extra), cwd=ROOT, stdin=stdin)
 
 
-def _myrm_process(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
-    """The real executable, once: the in-process runs above stand for it."""
-    env = _env(tmp, None)
+def _myrm_process(
+    args: list[str], tmp: Path, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real executable: for one ask here, and for tests that run inside an event loop (``main`` runs
+    its own with ``asyncio.run``)."""
+    env = _env(tmp, env_extra)
     return subprocess.run(
         [sys.executable, "-m", "myrm_tui.cli", *args],
         capture_output=True,

@@ -21,9 +21,8 @@ from myrm_tui.context.compaction import Compaction, LeftItem, compactions_of
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault, readable
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import conversation, run_pipeline
-from tests.test_tui import make_app, type_and_send
-from tests.test_tui import wait_until as _wait_until
+from tests.helpers import conversation, make_app, run_pipeline, started, type_and_send
+from tests.helpers import wait_until as _wait_until
 
 PATIENCE = 60.0  # the machine these run on may be busy: events are awaited, a slow one is not a failure
 
@@ -96,8 +95,7 @@ async def test_the_compaction_row_expands_opens_what_left_in_the_vault_and_bring
     app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive", **SMALL)
     _fill(emulator, 6)
     emulator.enqueue(Reply(text="pinned seen"), Reply(text="unpinned seen"))
-    async with app.run_test(size=(140, 44)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(140, 44)) as pilot:
         for i in range(6):
             await _send(pilot, app, f"count {i}")
         row = await _compact(pilot, app)
@@ -140,8 +138,7 @@ async def test_compaction_rows_come_back_with_the_session(
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive", **SMALL)
     _fill(emulator, 5)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(140, 44)) as pilot:
         for i in range(5):
             await _send(pilot, app, f"count {i}")
         row = await _compact(pilot, app)
@@ -159,8 +156,7 @@ async def test_slash_context_adds_up_to_the_ring(
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive")
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 300"})]), Reply(text="done"))
-    async with app.run_test(size=(140, 44)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(140, 44)) as pilot:
         await _send(pilot, app, "count")
         ring = app.query_one(ContextUsageIndicator)
         await type_and_send(pilot, "/context")
@@ -188,8 +184,7 @@ async def test_ctrl_k_says_why_there_is_nothing_to_compact_and_esc_cancels_a_pre
     app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive", **SMALL)
     emulator.enqueue(Reply(text="short answer"))
     _fill(emulator, 5)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(140, 44)) as pilot:
         await _send(pilot, app, "hello")
         ring = app.query_one(ContextUsageIndicator)
         before = ring.tokens
@@ -220,8 +215,7 @@ async def test_ctrl_f_during_a_running_turn_writes_only_to_the_fork(
     app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive")
     emulator.enqueue(Reply(text="first"), Reply(text="slow " * 400, chunk_size=4, chunk_delay=0.02))
     emulator.enqueue(Reply(text="in the fork"))
-    async with app.run_test(size=(140, 44)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(140, 44)) as pilot:
         await _send(pilot, app, "one")
         parent = app.controller.session.id  # type: ignore[union-attr]
         await type_and_send(pilot, "two")
@@ -359,8 +353,7 @@ async def test_the_app_is_not_left_busy_when_the_screen_keeps_the_turns_messages
     monkeypatch.setattr(MainScreen, "on_agent_event_message", keep)
     app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive")
     emulator.enqueue(Reply(text="done"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "hello")
         await wait_until(pilot, lambda: len(emulator.accepted) >= 1)
         await wait_until(pilot, lambda: not app.busy)

@@ -11,7 +11,7 @@ from myrm_tui.context.compaction import compactions_of
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import collect, make_agent, openai_settings
-from tests.test_cli import _myrm
+from tests.test_cli import _myrm_process as _myrm
 
 SECRET = "AKIAIOSFODNN7EXAMPLE"
 

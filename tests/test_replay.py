@@ -10,7 +10,7 @@ from myrm_tui.app.app import MyrmApp
 from myrm_tui.config import resolve
 from myrm_tui.store.db import Store
 from tests.conftest import FIXTURES, corpus_file
-from tests.test_tui import wait_until
+from tests.helpers import wait_until
 
 
 async def test_recorded_turns_and_tool_outputs_are_replayed(store: Store, tmp_path: Path) -> None:

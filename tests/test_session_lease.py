@@ -18,8 +18,7 @@ from myrm_tui.app.widgets.chat_message import AssistantMessage
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import SessionBusy, StateConflict, Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import cli_env, emulator_args, run_myrm
-from tests.test_tui import make_app, type_and_send, wait_until
+from tests.helpers import cli_env, emulator_args, make_app, run_myrm, started, type_and_send, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -170,8 +169,7 @@ async def test_tui_and_ask_on_one_session(
     TUI's back; once the TUI quits, ``ask`` writes, and the TUI reopening the session sees that turn."""
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="tui answer"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 90)
+    async with started(app, timeout=90, size=(120, 40)) as pilot:
         await type_and_send(pilot, "from the tui")
         await wait_until(pilot, lambda: not app.busy and _answered(app, "tui answer"), 60)
         assert app.controller.session is not None
@@ -189,8 +187,7 @@ async def test_tui_and_ask_on_one_session(
     app = make_app(emulator, tmp_path, workspace)
     app.initial_session = sid
     emulator.enqueue(Reply(text="tui again"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 90)
+    async with started(app, timeout=90, size=(120, 40)) as pilot:
         await type_and_send(pilot, "and now")
         await wait_until(pilot, lambda: not app.busy and _answered(app, "tui again"), 60)
     last = next(r for r in reversed(emulator.accepted) if "and now" in str(r.body["messages"]))

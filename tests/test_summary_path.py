@@ -283,7 +283,7 @@ async def test_the_tui_shows_the_summary_being_written_and_esc_leaves_it_running
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     from myrm_tui.app.widgets.status_line import StatusLine
-    from tests.test_tui import make_app, type_and_send, wait_until
+    from tests.helpers import make_app, type_and_send, wait_until
 
     write_files(workspace)
     gate = threading.Event()

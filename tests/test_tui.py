@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,50 +16,7 @@ from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-
-
-def make_app(emu: ProviderEmulator, tmp: Path, workspace: Path, **cli: Any) -> MyrmApp:
-    settings = {
-        "model": "openai/gpt-4o-mini",
-        "api_base": emu.openai_base,
-        "api_key": "sk-test",
-        "approval": "auto",
-        **cli,
-    }
-    return MyrmApp(db_path=tmp / "tui.db", workspace=workspace, cli=settings)
-
-
-async def wait_until(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
-
-
-async def type_and_send(pilot: Pilot[Any], text: str) -> None:
-    await pilot.press(*list(text))
-    await pilot.press("enter")
-
-
-async def run_from_palette(pilot: Pilot[Any], words: str) -> None:
-    """Run a command from the command palette (ctrl+p) by its words, once the palette's search has
-    found and highlighted it (the search runs in the background)."""
-    from textual.command import CommandList
-
-    await pilot.press("ctrl+p")
-    await pilot.press(*words)
-
-    def found() -> bool:
-        lists = pilot.app.screen.query(CommandList)
-        at = lists.first().highlighted if lists else None
-        if at is None:
-            return False
-        return words.lower() in str(lists.first().get_option_at_index(at).prompt).lower()
-
-    await wait_until(pilot, found)
-    await pilot.press("enter")
+from tests.helpers import make_app, started, type_and_send, wait_until
 
 
 async def test_typing_a_message_streams_the_reply(
@@ -69,8 +24,7 @@ async def test_typing_a_message_streams_the_reply(
 ) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="Hello from the **emulator**, streamed.", chunk_size=3, chunk_delay=0.01))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "hi there")
         await wait_until(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
         assert app.query(AssistantMessage).last().markdown.source == "Hello from the **emulator**, streamed."
@@ -85,8 +39,7 @@ async def test_shell_command_asks_for_approval_and_runs_on_y(
     app = make_app(emulator, tmp_path, workspace, approval="ask")
     # printf, not echo: echo is read-only and runs without asking
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "printf approved-run"})]), Reply(text="Done."))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "run it")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await pilot.press("y")
@@ -111,8 +64,7 @@ async def test_approval_lists_the_parsed_commands_and_what_always_adds(
     def shown(selector: str) -> str:
         return str(app.screen.query_one(selector, Static).render())
 
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "run them")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         assert shown("#parsed").splitlines() == [
@@ -142,8 +94,7 @@ async def test_escape_cancels_a_running_turn(
 ) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="slow " * 400, chunk_size=2, chunk_delay=0.02))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "talk")
         await wait_until(pilot, lambda: bool(app.query(AssistantMessage)))
         await pilot.press("escape")
@@ -163,8 +114,7 @@ async def test_ctrl_k_compacts_and_updates_the_ring(
             Reply(tool_calls=[("bash", {"command": f"seq 1 {2000 + i}"})]),
             Reply(text=f"Counted {i}. " + " ".join(f"finding{i}x{k} holds" for k in range(150))),
         )
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(120, 40)) as pilot:
         for i in range(6):
             await type_and_send(pilot, f"count {i}")
             await wait_until(pilot, lambda: not app.busy)
@@ -187,8 +137,7 @@ async def test_ctrl_f_forks_and_ctrl_s_lists_both_sessions(
 ) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="first reply"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "remember the word zebra")
         await wait_until(pilot, lambda: not app.busy)
         parent = app.controller.session.id  # type: ignore[union-attr]
@@ -209,8 +158,7 @@ async def test_huge_paste_is_refused_and_kept_in_the_box(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(120, 40)) as pilot:
         from myrm_tui.app.widgets.prompt_input import PromptInput
 
         box = app.query_one(PromptInput)
@@ -234,8 +182,7 @@ async def test_a_message_blocked_by_a_hook_goes_back_to_the_box(
         }
     ]
     app = make_app(emulator, tmp_path, workspace, hooks=hooks)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(120, 40)) as pilot:
         from myrm_tui.app.widgets.prompt_input import PromptInput
 
         box = app.query_one(PromptInput)
@@ -311,8 +258,7 @@ async def test_vault_card_opens_the_output_in_the_vault_pane(
     emulator.enqueue(
         Reply(tool_calls=[("bash", {"command": "seq 1 30000"})]), Reply(text="Printed the numbers.")
     )
-    async with app.run_test(size=(140, 44)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(140, 44)) as pilot:
         await type_and_send(pilot, "count to thirty thousand")
         await wait_until(pilot, lambda: not app.busy and bool(app.query(VaultArtifactCard)))
         card = app.query_one(VaultArtifactCard)
@@ -338,8 +284,7 @@ async def test_settings_change_rebuilds_the_agent_and_the_next_request_uses_the_
 
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="first"), Reply(text="second"))
-    async with app.run_test(size=(120, 44)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(120, 44)) as pilot:
         await type_and_send(pilot, "hello")
         await wait_until(pilot, lambda: not app.busy)
         first_fp = app.controller.cache.fingerprint
@@ -466,8 +411,7 @@ async def test_fork_at_a_selected_message(
 ) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="answer one"), Reply(text="answer two"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(120, 40)) as pilot:
         for text in ("first question", "second question"):
             await type_and_send(pilot, text)
             await wait_until(pilot, lambda: not app.busy)

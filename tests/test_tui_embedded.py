@@ -16,8 +16,8 @@ from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMess
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.llm import local
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL, EmbeddedServer, runtime_available
+from tests.helpers import started, type_and_send, wait_until
 from tests.test_local_model import STORY, _crash
-from tests.test_tui import type_and_send, wait_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -107,8 +107,7 @@ async def test_a_crashing_embedded_model_ends_one_turn_and_the_next_message_rest
         workspace=workspace,
         cli={"model": DEFAULT_LOCAL_MODEL, "max_output_tokens": 400, "approval": "auto"},
     )
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set, timeout=60)
+    async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, STORY)
         await wait_until(pilot, embedded.held.is_set, timeout=90)
         await wait_until(pilot, lambda: bool(app.query(AssistantMessage)), timeout=30)  # words shown

@@ -19,7 +19,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.test_tui import make_app, run_from_palette, type_and_send, wait_until
+from tests.helpers import make_app, run_from_palette, started, type_and_send, wait_until
 
 
 def _picker() -> type:
@@ -45,8 +45,7 @@ async def test_a_bad_mode_is_one_line_naming_the_modes_and_nothing_is_saved(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(140, 42)) as pilot:
         await type_and_send(pilot, "/mode banana")
         await wait_until(pilot, lambda: any("banana" in t for t in _notices(app)))
         line = next(t for t in _notices(app) if "banana" in t)
@@ -78,8 +77,7 @@ async def test_at_90_columns_the_chat_gets_the_width_and_ctrl_b_and_the_palette_
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(90, 30)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(90, 30)) as pilot:
         chat, panel = app.query_one(ChatLog), app.query_one(SidePanel)
         ring = app.query_one(ContextUsageIndicator)
         await wait_until(pilot, lambda: ring.window > 0)
@@ -99,8 +97,7 @@ async def test_at_140_columns_the_panel_is_a_column_and_ctrl_b_collapses_it(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(140, 42)) as pilot:
         chat, panel = app.query_one(ChatLog), app.query_one(SidePanel)
         await pilot.pause()
         assert panel.outer_size.width >= 50 and panel.size.height > 20
@@ -113,8 +110,7 @@ async def test_a_mistyped_slash_command_is_not_sent_and_suggests_the_right_one(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(140, 42)) as pilot:
         prompt = app.query_one(PromptInput)
         await type_and_send(pilot, "/modle gpt-4o")
         await wait_until(pilot, lambda: any("unknown command /modle" in t for t in _notices(app)))
@@ -130,8 +126,7 @@ async def test_typing_a_slash_opens_the_command_menu_and_tab_or_enter_picks(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(140, 42)) as pilot:
         from myrm_tui.app.widgets.slash_menu import SlashMenu
 
         prompt, menu = app.query_one(PromptInput), app.query_one(SlashMenu)
@@ -155,8 +150,7 @@ async def test_tab_keeps_the_focus_in_the_prompt_and_slash_model_then_works(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(140, 42)) as pilot:
         prompt = app.query_one(PromptInput)
         await pilot.press("tab", "tab")
         assert app.focused is prompt
@@ -176,8 +170,7 @@ async def test_the_conversation_follows_unless_scrolled_up_and_pages_searches_an
         Reply(text=long),
         Reply(text="a late answer, needle again"),
     )
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(120, 36)) as pilot:
         chat, below = app.query_one(ChatLog), app.query_one("#below")
         for text in ("first", "second"):
             await type_and_send(pilot, text)
@@ -225,8 +218,7 @@ async def test_the_vault_pane_names_the_command_finds_every_match_and_f4_focuses
 
     app = make_app(emulator, tmp_path, workspace, preheat=False)
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 30000"})]), Reply(text="Printed."))
-    async with app.run_test(size=(140, 44)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(140, 44)) as pilot:
         await type_and_send(pilot, "count")
         pane = app.query_one(VaultPane)
         ol = pane.query_one(OptionList)
@@ -265,8 +257,7 @@ async def test_model_switch_shows_in_the_header_and_the_picker_offers_the_models
 
     monkeypatch.setenv("GEMINI_API_KEY", "g-test")
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(140, 42)) as pilot:
         assert "openai/gpt-4o-mini" in str(app.sub_title)
         await type_and_send(pilot, "/model openai/gpt-4o")
         await wait_until(pilot, lambda: str(app.sub_title).endswith("· openai/gpt-4o"))
@@ -289,8 +280,7 @@ async def test_a_model_without_its_key_is_refused_naming_the_variable(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     # No api key or api base in the settings: the provider's key is looked up in the environment.
     app = make_app(emulator, tmp_path, workspace, preheat=False, api_key=None, api_base=None)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(140, 42)) as pilot:
         await type_and_send(pilot, "/model anthropic/claude-sonnet-4-5")
         await wait_until(pilot, lambda: any("ANTHROPIC_API_KEY" in t for t in _notices(app)), timeout=60)
         assert app.controller.settings.model == "openai/gpt-4o-mini"  # type: ignore[union-attr]
@@ -305,8 +295,7 @@ async def test_help_shows_the_mode_row_whole(
     from textual.widgets import Markdown
 
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(140, 42)) as pilot:
         await pilot.press("f1")
         await wait_until(pilot, lambda: bool(app.screen.query(Markdown)))
         from textual.widgets._markdown import MarkdownTable
@@ -326,8 +315,7 @@ async def test_settings_errors_are_visible_the_summarizer_is_checked_and_the_hea
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(90, 30)) as pilot:
-        await wait_until(pilot, app.ready.is_set, 60)  # the first start imports the agent
+    async with started(app, size=(90, 30)) as pilot:
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
         screen = app.screen

@@ -14,7 +14,7 @@ from myrm_tui.app.screens.sessions import SessionPicker
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel, UsageChart
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.test_tui import make_app, type_and_send, wait_until
+from tests.helpers import make_app, started, type_and_send, wait_until
 
 
 def _text(widget: Any) -> str:
@@ -57,8 +57,7 @@ async def test_panel_live_values_agree_with_the_lines_under_the_ring(
     emulator.enqueue(
         Reply(tool_calls=[("bash", {"command": "seq 1 2000"})]), Reply(text="counted"), Reply(text="ok")
     )
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(140, 42)) as pilot:
         for text in ("count", "thanks"):
             await type_and_send(pilot, text)
             await wait_until(pilot, lambda: not app.busy)
@@ -94,8 +93,7 @@ async def test_slash_commands_and_help_come_from_the_command_table(
     assert {c.key for c in COMMANDS if c.key} <= keys
     help_text = help_markdown()
     assert all(f"/{c.slash[0]}" in help_text for c in COMMANDS if c.slash)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(140, 42)) as pilot:
         palette = {c.title for c in app.get_system_commands(app.screen)}
         assert {c.title for c in COMMANDS if c.palette} <= palette
         tabs = app.query_one("#tabs")
@@ -122,8 +120,7 @@ async def test_the_session_picker_deletes_the_highlighted_session(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(140, 42)) as pilot:
         first = app.controller.session.id  # type: ignore[union-attr]
         await pilot.press("ctrl+n")
         await wait_until(
@@ -176,8 +173,7 @@ async def test_the_screen_shows_the_panel_data_and_the_vault_entry_workers_post_
     from myrm_tui.context.vault import VaultEntry
 
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(140, 42)) as pilot:
         store, sid = app.controller.store, app.controller.session.id  # type: ignore[union-attr]
         assert store is not None
         uri = f"vault://{sid}/pasted"

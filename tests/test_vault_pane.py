@@ -14,7 +14,7 @@ from myrm_tui.context.state import message_to_dict
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry, readable, slice_lines
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.test_tui import make_app, type_and_send, wait_until
+from tests.helpers import make_app, started, type_and_send, wait_until
 
 
 def _archive() -> VaultEntry:
@@ -92,8 +92,7 @@ async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 300"})]), prose(0), prose(1))
     for i in range(4):
         emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"seq 1 {250 + i}"})]), prose(2 + i))
-    async with app.run_test(size=(140, 44)) as pilot:
-        await wait_until(pilot, app.ready.is_set)
+    async with started(app, size=(140, 44)) as pilot:
         for text in ("count", "again"):
             await type_and_send(pilot, text)
             await wait_until(pilot, lambda: not app.busy)

@@ -14,7 +14,7 @@ from myrm_tui.config import ConfigError, resolve
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator
-from tests.helpers import collect, conversation, make_agent, openai_settings
+from tests.helpers import collect, conversation, make_agent, openai_settings, started
 from tests.test_cli import _myrm
 
 # A model of litellm's registry with a 512-token window: too small for any summary input, so the ratio
@@ -137,7 +137,7 @@ async def test_the_tui_shows_the_ratio_shield_warning_once(
     from myrm_tui.app.app import MyrmApp
     from myrm_tui.app.widgets.chat_message import AssistantMessage
     from myrm_tui.app.widgets.chat_message import Notice as NoticeWidget
-    from tests.test_tui import type_and_send, wait_until
+    from tests.helpers import type_and_send, wait_until
 
     sid = await _seed(tmp_path / "tui.db", workspace)
     cli = {
@@ -154,8 +154,7 @@ async def test_the_tui_shows_the_ratio_shield_warning_once(
         texts = [str(Static.render(w)) for w in app.query(NoticeWidget)]
         return [t for t in texts if SMALL_AUX in t]
 
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.ready.is_set, timeout=60)
+    async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "go on")
         await wait_until(pilot, lambda: not app.busy and bool(shield_notices()), timeout=60)
         before = len(app.query(AssistantMessage))
