@@ -30,7 +30,7 @@ from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import collect, make_agent, openai_settings
 
-PACKAGE = Path(__file__).resolve().parent.parent / "myrm_tui"
+PACKAGE = Path(__file__).resolve().parents[2] / "myrm_tui"
 STATE_FIELDS = {
     "base",
     "base_upto",

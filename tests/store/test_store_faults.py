@@ -19,7 +19,7 @@ from myrm_tui.store.db import Store, WriteFailed
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import cli_env, emulator_args, run_myrm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VAULT_URI = re.compile(r"vault://[\w./-]+")
 
 

@@ -112,7 +112,7 @@ def test_cli_writes_json_with_the_documented_keys(tmp_path: Path) -> None:
             "--markdown",
             str(md),
         ],
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(out.read_text())

@@ -19,7 +19,7 @@ from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import run_myrm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RULES = [
     "git status",
     "pytest",
@@ -99,7 +99,7 @@ CASES: list[tuple[str, bool, str]] = [
     ("ls foo[ab]", False, "glob pattern"),
     ("echo {a,b}", False, "brace expansion"),
     ("cat ~/.ssh/id_rsa", False, "tilde expansion"),
-    # refused: a write into a file the rule does not name (tests/test_permissions_writes.py)
+    # refused: a write into a file the rule does not name (tests/agent/test_permissions_writes.py)
     ("echo hi > out.txt", False, "writes a file (> out.txt)"),
     ("echo hi >> sub/../log.txt 2>&1", False, "writes a file (>> sub/../log.txt)"),
     # refused: redirects outside the workspace

@@ -20,7 +20,7 @@ from myrm_tui.store.db import SessionBusy, StateConflict, Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import cli_env, emulator_args, make_app, run_myrm, started, type_and_send, wait_until
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_a_second_store_is_refused_until_the_holder_closes(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import run_myrm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env(tmp: Path, env_extra: dict[str, str] | None) -> dict[str, str]:

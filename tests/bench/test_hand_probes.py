@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROBES_DIR = ROOT / "bench" / "probes"
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 
 
 def _load_check() -> ModuleType:

@@ -21,7 +21,7 @@ from myrm_tui.store.db import DatabaseLocked, Store, TransactionError
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import cli_env, emulator_args
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_fifty_concurrent_writers_never_raise_and_lose_nothing(store: Store) -> None:

@@ -201,7 +201,7 @@ async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
     )
     db = tmp_path / "kill9" / "myrm.db"
     db.parent.mkdir()
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(db), str(workspace), emulator.openai_base],
         cwd=root,
@@ -253,7 +253,7 @@ def test_ask_shows_escape_codes_from_files_and_the_model_inert(
         Reply(tool_calls=[("file_read_tool", {"paths": ["evil.txt"]})]),
         Reply(text=f"Read it.{CLEAR}{OSC52}{C1} Done."),
     )
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     proc = run_myrm(
         ["ask", "read evil.txt", "--yes", *emulator_args(emulator, workspace)],
         env=cli_env(tmp_path),
@@ -308,7 +308,7 @@ def test_ask_prints_only_the_retrys_answer_after_a_cut_stream(
     proc = run_myrm(
         ["ask", "hi", *emulator_args(emulator, workspace)],
         env=cli_env(tmp_path, "cut.db"),
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "recovered\n"  # before: "xxxxxxxxrecovered"
@@ -370,7 +370,7 @@ def test_ask_reports_mcp_servers_that_fail_to_start_on_one_line_each(
         "--workspace",
         str(workspace),
     ]
-    proc = run_myrm(["ask", "hi", *args], env=env, cwd=Path(__file__).resolve().parent.parent)
+    proc = run_myrm(["ask", "hi", *args], env=env, cwd=Path(__file__).resolve().parents[2])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "fine\n"
     lines = [line for line in proc.stderr.splitlines() if "MCP server" in line]
@@ -413,7 +413,7 @@ def test_a_hook_whose_child_keeps_its_stdout_leaves_no_traceback_at_exit(
         capture_output=True,
         text=True,
         env=env,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=Path(__file__).resolve().parents[2],
         timeout=120,
     )
     assert proc.returncode == 0 and proc.stdout == "fine\n", proc.stderr

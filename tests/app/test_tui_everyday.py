@@ -346,7 +346,7 @@ async def test_settings_errors_are_visible_the_summarizer_is_checked_and_the_hea
 def test_the_readme_keys_table_lists_every_key_of_the_command_table() -> None:
     from myrm_tui.app.commands import COMMANDS, _key_label
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     keys = readme.split("### Keys", 1)[1].split("\n\n", 2)[1]
     missing = [c.key for c in COMMANDS if c.key and _key_label(c.key) not in keys]
     assert not missing, missing

@@ -419,7 +419,7 @@ async def test_a_progress_line_shows_while_an_automatic_llm_summary_is_written(
 ) -> None:
     """The LLM summary is written in the background (a turn never waits for it): the status line says so
     while it is written, and says it is ready once it is."""
-    from tests.test_fork import SUMMARY, route
+    from tests.app.test_fork import SUMMARY, route
 
     def slow_summary(body: dict[str, Any]) -> Reply:
         reply = route(body)

@@ -14,8 +14,8 @@ from myrm_tui.config import ConfigError, resolve
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator
+from tests.cli.test_cli import _myrm
 from tests.helpers import collect, conversation, make_agent, openai_settings, started
-from tests.test_cli import _myrm
 
 # A model of litellm's registry with a 512-token window: too small for any summary input, so the ratio
 # shield always hands the summary to the main model (the small model itself is never called).

@@ -14,7 +14,7 @@ import pytest
 
 from myrm_tui.llm.local import runtime_available
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 

@@ -19,7 +19,7 @@ from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import DatabaseLocked, Store, StoreError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_sessions_lifecycle(store: Store) -> None:
@@ -140,7 +140,7 @@ def _spawn(db: Path, sid: str, mode: str) -> subprocess.Popen[str]:
         [sys.executable, "-c", WRITER, str(db), sid, mode],
         stdout=subprocess.PIPE,
         text=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
 
 

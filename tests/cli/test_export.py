@@ -10,8 +10,8 @@ from pathlib import Path
 from myrm_tui.context.compaction import compactions_of
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.cli.test_cli import _myrm_process as _myrm
 from tests.helpers import collect, make_agent, openai_settings
-from tests.test_cli import _myrm_process as _myrm
 
 SECRET = "AKIAIOSFODNN7EXAMPLE"
 

@@ -13,7 +13,7 @@ from myrm_tui.bench.corpus import CorpusError, load_conversations, load_probes
 from tests.conftest import FIXTURES
 from tests.helpers import run_myrm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GOOD = json.dumps(
     {"id": "a", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
 )

@@ -36,7 +36,7 @@ from tests.helpers import (
     run_myrm,
     run_pipeline,
 )
-from tests.test_llm_client import silent_server  # noqa: F401  (a fixture)
+from tests.llm.test_llm_client import silent_server  # noqa: F401  (a fixture)
 
 if TYPE_CHECKING:
     from myrm_tui.agent.agent import Agent
@@ -240,7 +240,7 @@ async def test_kill_9_during_streaming_keeps_committed_messages_and_resumes(
         [sys.executable, "-c", TURN, str(db), str(workspace), emulator.openai_base, sid],
         stdout=subprocess.PIPE,
         text=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert proc.stdout is not None
     for _ in range(5):
