@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import logging
 import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.factory import build_agent
@@ -20,6 +28,11 @@ from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from myrm_tui.app.app import MyrmApp
 
 COUNTER = TokenCounter()
 PIPELINE = build_pipeline()
@@ -36,6 +49,79 @@ def cli_env(tmp: Path, db: str = "cli.db", **extra: str) -> dict[str, str]:
     }
 
 
+def run_myrm(
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``myrm ARGS`` run in this process through ``myrm_tui.cli.main``, as a script sees it: exit code,
+    stdout and stderr (a traceback and code 1 if it raised, as the interpreter would print). A subprocess
+    pays ``import litellm`` (3-6 s) each time; here it is paid once per test process. ``env`` replaces the
+    environment as ``subprocess.run(env=...)`` does; argv, environment, working folder, standard streams
+    and the package logger (``setup_logging`` adds a file handler and stops propagation) are put back
+    afterwards. What only a real process shows (signals, kill -9, a second pid, output at interpreter
+    exit, packaging) is still tested with ``sys.executable -m myrm_tui.cli``."""
+    # Files, not StringIO: a child given ``sys.stderr`` (an MCP server's log) needs a file descriptor, and
+    # what it writes there lands in ``stderr`` as it would in a subprocess's captured stream.
+    with (
+        tempfile.TemporaryFile("a+", encoding="utf-8") as out,
+        tempfile.TemporaryFile("a+", encoding="utf-8") as err,
+    ):
+        code = _run_main(args, env, cwd, stdin, out, err)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(["myrm", *args], code, out.read(), err.read())
+
+
+def _run_main(
+    args: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: Path | None,
+    stdin: str | None,
+    out: IO[str],
+    err: IO[str],
+) -> int:
+    from myrm_tui import cli
+
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+    package_log = logging.getLogger("myrm_tui")
+    saved_log = (list(package_log.handlers), package_log.level, package_log.propagate)
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.argv = ["myrm", *args]
+        sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin or ""), out, err
+        try:
+            cli.main()
+        except SystemExit as exc:
+            if exc.code is None or isinstance(exc.code, int):
+                return exc.code or 0
+            print(exc.code, file=err)
+            return 1
+        except Exception:
+            traceback.print_exc(file=err)
+            return 1
+        return 0
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for handler in package_log.handlers:
+            if handler not in saved_log[0]:
+                handler.close()
+        package_log.handlers[:] = saved_log[0]
+        package_log.setLevel(saved_log[1])
+        package_log.propagate = saved_log[2]
+
+
 def emulator_args(emulator: ProviderEmulator, workspace: Path) -> list[str]:
     """``ask``'s arguments that send it to the emulator, working in ``workspace``."""
     return [
@@ -46,6 +132,68 @@ def emulator_args(emulator: ProviderEmulator, workspace: Path) -> list[str]:
         "--workspace",
         str(workspace),
     ]
+
+
+# -- the TUI: one way to build it, start it and drive it ------------------------------------------------
+
+
+def make_app(emu: ProviderEmulator, tmp: Path, workspace: Path, **cli: Any) -> MyrmApp:
+    """The app on ``tmp/tui.db``, talking to the emulator with auto-approval (``cli`` overrides)."""
+    from myrm_tui.app.app import MyrmApp
+
+    settings = {
+        "model": "openai/gpt-4o-mini",
+        "api_base": emu.openai_base,
+        "api_key": "sk-test",
+        "approval": "auto",
+        **cli,
+    }
+    return MyrmApp(db_path=tmp / "tui.db", workspace=workspace, cli=settings)
+
+
+@asynccontextmanager
+async def started(app: MyrmApp, timeout: float = 60.0, **run_test: Any) -> AsyncIterator[Pilot[Any]]:
+    """``app.run_test(**run_test)``, once the app is ready (its agent built: the first start in a process
+    imports it, so a loaded machine gets a minute; the wait ends as soon as it is ready)."""
+    async with app.run_test(**run_test) as pilot:
+        await wait_until(pilot, app.ready.is_set, timeout)
+        yield pilot
+
+
+async def wait_until(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 15.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+async def type_and_send(pilot: Pilot[Any], text: str) -> None:
+    await pilot.press(*list(text))
+    await pilot.press("enter")
+
+
+async def run_from_palette(pilot: Pilot[Any], words: str) -> None:
+    """Run a command from the command palette (ctrl+p) by its words, once the palette's search has
+    found and highlighted it (the search runs in the background)."""
+    from textual.command import CommandList
+
+    await pilot.press("ctrl+p")
+    await pilot.press(*words)
+
+    def found() -> bool:
+        lists = pilot.app.screen.query(CommandList)
+        at = lists.first().highlighted if lists else None
+        if at is None:
+            return False
+        return words.lower() in str(lists.first().get_option_at_index(at).prompt).lower()
+
+    await wait_until(pilot, found)
+    await pilot.press("enter")
+
+
+# -- the agent, the pipeline and their inputs -------------------------------------------------------------
 
 
 def openai_settings(emu: ProviderEmulator, **extra: Any) -> Any:

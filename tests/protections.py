@@ -30,16 +30,16 @@ class Mutant:
 
 
 R, A, T, L, J, H = (
-    "tests/test_resilience.py",
-    "tests/test_agent.py",
-    "tests/test_tools.py",
-    "tests/test_llm_client.py",
-    "tests/test_jobs.py",
-    "tests/test_hooks.py",
+    "tests/agent/test_resilience.py",
+    "tests/agent/test_agent.py",
+    "tests/agent/test_tools.py",
+    "tests/llm/test_llm_client.py",
+    "tests/agent/test_jobs.py",
+    "tests/agent/test_hooks.py",
 )
-B = "tests/test_boundary.py"
-F, P = "tests/test_fit_properties.py", "tests/test_poisons.py"
-X = "tests/test_tool_hardening.py"
+B = "tests/agent/test_boundary.py"
+F, P = "tests/context/test_fit_properties.py", "tests/context/test_poisons.py"
+X = "tests/agent/test_tool_hardening.py"
 
 MUTANTS = (
     Mutant(
@@ -120,7 +120,7 @@ MUTANTS = (
         "myrm_tui/agent/mcp_client.py",
         "if len(text) <= self.max_output_chars:",
         "if True:",
-        ("tests/test_mcp.py::test_mcp_tools_are_bound_called_spilled_and_survive_a_crash",),
+        ("tests/agent/test_mcp.py::test_mcp_tools_are_bound_called_spilled_and_survive_a_crash",),
     ),
     Mutant(
         "L2 subagent auto-vault",
@@ -128,8 +128,8 @@ MUTANTS = (
         "    if len(text) <= VAULT_CHARS:",
         "    if True:",
         (
-            "tests/test_subagent.py::test_child_log_is_vaulted_and_the_parent_stays_in_budget",
-            "tests/test_subagent.py::test_distillation_tiers",
+            "tests/agent/test_subagent.py::test_child_log_is_vaulted_and_the_parent_stays_in_budget",
+            "tests/agent/test_subagent.py::test_distillation_tiers",
         ),
     ),
     Mutant(
@@ -197,7 +197,7 @@ MUTANTS = (
         "myrm_tui/context/precompact.py",
         "elif tokens > s.fit_budget:",
         "elif False:",
-        ("tests/test_processors.py::test_a_view_over_the_budget_compacts_even_while_backing_off",),
+        ("tests/context/test_processors.py::test_a_view_over_the_budget_compacts_even_while_backing_off",),
     ),
     Mutant(
         "tool names checked before anything is stored",
@@ -282,7 +282,7 @@ MUTANTS = (
         "    if False:\n        return text[:preview_chars]",
         (
             f"{H}::test_hook_spiller_keeps_small_output_and_truncates_without_a_vault",
-            "tests/test_mcp.py::test_oversized_handler_falls_back_to_head_truncation_without_a_vault",
+            "tests/agent/test_mcp.py::test_oversized_handler_falls_back_to_head_truncation_without_a_vault",
         ),
     ),
     Mutant(
@@ -325,14 +325,14 @@ MUTANTS = (
         "myrm_tui/context/redact.py",
         "    return redact_pii(redact_credentials(text))",
         "    return text",
-        ("tests/test_redact.py", f"{R}::test_secrets_never_reach_stored_summaries"),
+        ("tests/agent/test_redact.py", f"{R}::test_secrets_never_reach_stored_summaries"),
     ),
     Mutant(
         "database owner-only",
         "myrm_tui/store/base.py",
         "os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)",
         "os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)",
-        ("tests/test_store.py::test_database_file_is_owner_only",),
+        ("tests/store/test_store.py::test_database_file_is_owner_only",),
     ),
     Mutant(
         "shell approval",
@@ -350,8 +350,8 @@ MUTANTS = (
         " and all(c.covered for c in self.commands)",
         "",
         (
-            "tests/test_permissions.py::test_smuggled_commands_never_run_without_an_approver",
-            "tests/test_permissions.py::test_ask_without_yes_never_runs_a_smuggled_command",
+            "tests/agent/test_permissions.py::test_smuggled_commands_never_run_without_an_approver",
+            "tests/agent/test_permissions.py::test_ask_without_yes_never_runs_a_smuggled_command",
         ),
     ),
     Mutant(
@@ -359,7 +359,7 @@ MUTANTS = (
         "myrm_tui/agent/permissions.py",
         "unnamed = tuple(w for w in c.writes if rule is None or w not in self.writes_named(rule))",
         "unnamed = ()",
-        ("tests/test_permissions_writes.py::test_writes_and_reads",),
+        ("tests/agent/test_permissions_writes.py::test_writes_and_reads",),
     ),
     Mutant(
         "shell: a write beside a command that may change files asks",
@@ -367,7 +367,7 @@ MUTANTS = (
         "tuple(_check_line_writes(walker.commands))",
         "tuple(walker.commands)",
         (
-            "tests/test_permissions_writes.py::test_a_checkout_that_swaps_a_folder_for_a_symlink_writes_nothing_outside",
+            "tests/agent/test_permissions_writes.py::test_a_checkout_that_swaps_a_folder_for_a_symlink_writes_nothing_outside",
         ),
     ),
     Mutant(
@@ -375,21 +375,21 @@ MUTANTS = (
         "myrm_tui/agent/permissions.py",
         "if full != workspace and workspace not in full.parents:",
         "if False:",
-        ("tests/test_permissions_writes.py::test_writes_and_reads",),
+        ("tests/agent/test_permissions_writes.py::test_writes_and_reads",),
     ),
     Mutant(
         "shell: rules are token prefixes",
         "myrm_tui/agent/permissions.py",
         "if tuple(tokens[: len(rule)]) == rule:",
         "if tokens[0] == rule[0]:",
-        ("tests/test_permissions.py::test_rules_are_token_prefixes",),
+        ("tests/agent/test_permissions.py::test_rules_are_token_prefixes",),
     ),
     Mutant(
         "shell: expansions are not literal words",
         "myrm_tui/agent/permissions.py",
         '        return "", self._expansion(node)',
         "        return self.text(node), None",
-        ("tests/test_permissions.py::test_smuggled_commands_never_run_without_an_approver",),
+        ("tests/agent/test_permissions.py::test_smuggled_commands_never_run_without_an_approver",),
     ),
     Mutant(
         "shell: redirects confined to the workspace",
@@ -397,8 +397,8 @@ MUTANTS = (
         "if full != self.workspace and self.workspace not in full.parents:",
         "if False:",
         (
-            "tests/test_permissions.py::test_a_symlink_out_of_the_workspace_is_outside",
-            "tests/test_permissions.py::test_smuggled_commands_never_run_without_an_approver",
+            "tests/agent/test_permissions.py::test_a_symlink_out_of_the_workspace_is_outside",
+            "tests/agent/test_permissions.py::test_smuggled_commands_never_run_without_an_approver",
         ),
     ),
     Mutant(
@@ -406,14 +406,14 @@ MUTANTS = (
         "myrm_tui/agent/permissions.py",
         "for extra in _split_target(child)[1]:",
         "for extra in []:",
-        ("tests/test_permissions.py::test_what_runs_without_asking",),
+        ("tests/agent/test_permissions.py::test_what_runs_without_asking",),
     ),
     Mutant(
         "shell: background refused",
         "myrm_tui/agent/permissions.py",
         'self.problems.append("runs in the background (&)")',
         "pass",
-        ("tests/test_permissions.py::test_what_runs_without_asking",),
+        ("tests/agent/test_permissions.py::test_what_runs_without_asking",),
     ),
     Mutant(
         "pre_tool_use hook blocks",
@@ -542,8 +542,8 @@ MUTANTS = (
         "        async with self._lock:\n",
         '        async with __import__("contextlib").nullcontext():\n',
         (
-            "tests/test_store_concurrency.py::test_fifty_concurrent_writers_never_raise_and_lose_nothing",
-            "tests/test_store_concurrency.py::test_another_task_waits_for_the_transaction_and_is_not_rolled_back_with_it",
+            "tests/store/test_store_concurrency.py::test_fifty_concurrent_writers_never_raise_and_lose_nothing",
+            "tests/store/test_store_concurrency.py::test_another_task_waits_for_the_transaction_and_is_not_rolled_back_with_it",
         ),
     ),
     Mutant(
@@ -551,7 +551,7 @@ MUTANTS = (
         "myrm_tui/store/base.py",
         "if task is not None and task is self._owner:",
         "if False:",
-        ("tests/test_store_concurrency.py::test_nested_transaction_in_the_same_task_is_a_savepoint",),
+        ("tests/store/test_store_concurrency.py::test_nested_transaction_in_the_same_task_is_a_savepoint",),
     ),
     Mutant(
         "store: an unusable database is one line",
@@ -559,8 +559,8 @@ MUTANTS = (
         "            if isinstance(exc, sqlite3.Error):\n                raise explain(",
         "            if False:\n                raise explain(",
         (
-            "tests/test_store.py::test_garbage_file_is_refused_and_left_untouched",
-            "tests/test_store.py::test_cli_on_a_garbage_database_exits_2_with_one_line",
+            "tests/store/test_store.py::test_garbage_file_is_refused_and_left_untouched",
+            "tests/store/test_store.py::test_cli_on_a_garbage_database_exits_2_with_one_line",
         ),
     ),
     Mutant(
@@ -568,7 +568,7 @@ MUTANTS = (
         "myrm_tui/store/db.py",
         "                await asyncio.shield(conn.close())",
         "                pass",
-        ("tests/test_store.py::test_cli_on_a_garbage_database_exits_2_with_one_line",),
+        ("tests/store/test_store.py::test_cli_on_a_garbage_database_exits_2_with_one_line",),
     ),
     Mutant(
         "fork: one transaction",
@@ -576,14 +576,14 @@ MUTANTS = (
         "            async with store.transaction():\n                row = await store.fork_session(",
         '            async with __import__("contextlib").nullcontext():\n                row = '
         "await store.fork_session(",
-        ("tests/test_fork.py::test_a_fork_whose_compaction_commit_fails_creates_nothing_and_says_so",),
+        ("tests/app/test_fork.py::test_a_fork_whose_compaction_commit_fails_creates_nothing_and_says_so",),
     ),
     Mutant(
         "crash: half-done compaction rolled back",
         "myrm_tui/store/state.py",
         "for cid, sid in pending:",
         "for cid, sid in pending[:0]:",
-        ("tests/test_store.py::test_kill_9_during_compaction_rolls_back_on_restart",),
+        ("tests/store/test_store.py::test_kill_9_during_compaction_rolls_back_on_restart",),
     ),
     Mutant(
         "failed compaction step restores the backup",
@@ -598,8 +598,8 @@ MUTANTS = (
         "        checked = _adapter().validate_python(given)\n",
         "        checked = given\n",
         (
-            "tests/test_config.py::test_a_bad_value_is_one_line_naming_file_key_expected_and_seen",
-            "tests/test_cli.py::test_bad_config_file_is_one_line_exit_2",
+            "tests/cli/test_config.py::test_a_bad_value_is_one_line_naming_file_key_expected_and_seen",
+            "tests/cli/test_cli.py::test_bad_config_file_is_one_line_exit_2",
         ),
     ),
     Mutant(
@@ -609,8 +609,8 @@ MUTANTS = (
         '(ignored){hint}", fatal=False))',
         "        pass",
         (
-            "tests/test_config.py::test_unknown_keys_warn_with_the_closest_key_and_the_rest_applies",
-            "tests/test_cli.py::test_doctor_reports_the_same_problems",
+            "tests/cli/test_config.py::test_unknown_keys_warn_with_the_closest_key_and_the_rest_applies",
+            "tests/cli/test_cli.py::test_doctor_reports_the_same_problems",
         ),
     ),
     Mutant(
@@ -618,7 +618,7 @@ MUTANTS = (
         "myrm_tui/config.py",
         '        problem = model_problem(values.get("model", ""), api_base)\n',
         "        problem = None\n",
-        ("tests/test_cli.py::test_bad_model_strings_are_refused_before_anything_runs",),
+        ("tests/cli/test_cli.py::test_bad_model_strings_are_refused_before_anything_runs",),
     ),
     Mutant(
         "filter rules: a bad file is skipped",
@@ -626,8 +626,8 @@ MUTANTS = (
         "        except yaml.YAMLError as exc:",
         "        except ZeroDivisionError as exc:",
         (
-            "tests/test_config.py::test_a_malformed_workspace_filter_does_not_stop_the_pipeline",
-            "tests/test_cli.py::test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs",
+            "tests/cli/test_config.py::test_a_malformed_workspace_filter_does_not_stop_the_pipeline",
+            "tests/cli/test_cli.py::test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs",
         ),
     ),
     Mutant(
@@ -635,21 +635,24 @@ MUTANTS = (
         "myrm_tui/bench/corpus.py",
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",
         "    except ZeroDivisionError as exc:",
-        ("tests/test_bench_input.py::test_garbage_gz", "tests/test_bench_input.py::test_truncated_gz"),
+        (
+            "tests/bench/test_bench_input.py::test_garbage_gz",
+            "tests/bench/test_bench_input.py::test_truncated_gz",
+        ),
     ),
     Mutant(
         "TUI: SIGTERM/SIGHUP exit like ctrl+q (terminal restored, model child stopped)",
         "myrm_tui/app/app.py",
         "                loop.add_signal_handler(sig, self._exit_on_signal, sig)",
         "                pass",
-        ("tests/test_tui_signals.py",),
+        ("tests/app/test_tui_signals.py",),
     ),
     Mutant(
         "embedded model: a second request queues, it does not cut the running stream",
         "myrm_tui/llm/local.py",
         '            "--interrupt_requests",\n            "false",\n',
         "",
-        ("tests/test_local_model.py::test_a_second_request_waits_instead_of_cutting_the_running_stream",),
+        ("tests/llm/test_local_model.py::test_a_second_request_waits_instead_of_cutting_the_running_stream",),
     ),
     Mutant(
         "embedded model: a dead child is named, not a transport error",
@@ -657,7 +660,7 @@ MUTANTS = (
         "        if proc is None:\n            return None\n        if proc.poll() is None:",
         "        if True:\n            return None\n        if proc.poll() is None:",
         (
-            "tests/test_local_model.py::test_child_dying_mid_stream_ends_the_turn_clearly_and_the_next_turn_works",
+            "tests/llm/test_local_model.py::test_child_dying_mid_stream_ends_the_turn_clearly_and_the_next_turn_works",
         ),
     ),
     Mutant(
@@ -665,14 +668,14 @@ MUTANTS = (
         "myrm_tui/llm/local.py",
         "        proc = child if child is not None else self.proc\n",
         "        proc = self.proc\n",
-        ("tests/test_local_model.py::test_each_call_learns_its_own_child_died_whoever_saw_it_first",),
+        ("tests/llm/test_local_model.py::test_each_call_learns_its_own_child_died_whoever_saw_it_first",),
     ),
     Mutant(
         "embedded model: the child watches its parent",
         "myrm_tui/llm/embedded_child.py",
         "        if os.getppid() != parent:\n            os._exit(0)",
         "        if False:\n            os._exit(0)",
-        ("tests/test_local_model.py::test_the_child_exits_when_myrm_is_killed_with_sigkill",),
+        ("tests/llm/test_local_model.py::test_the_child_exits_when_myrm_is_killed_with_sigkill",),
     ),
     Mutant(
         "ask: SIGTERM/SIGHUP run its cleanup",
@@ -686,42 +689,42 @@ MUTANTS = (
         "myrm_tui/context/redact.py",
         "        text = _redact_assignments(text)",
         "        pass",
-        ("tests/test_redact.py",),
+        ("tests/agent/test_redact.py",),
     ),
     Mutant(
         "redaction: a key across summary items keeps the items",
         "myrm_tui/context/summary_model.py",
         "redact(_SEP.join(flat), keep_lines=True)",
         "redact(_SEP.join(flat))",
-        ("tests/test_redact.py::test_a_key_across_summary_items_does_not_crash_and_is_masked",),
+        ("tests/agent/test_redact.py::test_a_key_across_summary_items_does_not_crash_and_is_masked",),
     ),
     Mutant(
         "vault entries in the message's transaction",
         "myrm_tui/agent/session.py",
         "self.session_id, msg, self.counter.message(msg), vault=entries",
         "self.session_id, msg, self.counter.message(msg)",
-        ("tests/test_store_faults.py",),
+        ("tests/store/test_store_faults.py",),
     ),
     Mutant(
         "full disk: one line, not a traceback",
         "myrm_tui/store/base.py",
         "if _write_failure(exc):  # a full disk is one line for the user, not a traceback",
         "if False:",
-        ("tests/test_store_faults.py",),
+        ("tests/store/test_store_faults.py",),
     ),
     Mutant(
         "one writer per session: the lease refuses",
         "myrm_tui/store/leases.py",
         '            if row is not None and row["token"] != mine and self._held(row):',
         "            if False:",
-        ("tests/test_session_lease.py",),
+        ("tests/store/test_session_lease.py",),
     ),
     Mutant(
         "state saves are compare-and-set",
         "myrm_tui/store/state.py",
         "                if row is not None or expected != 0:",
         "                if False:",
-        ("tests/test_session_lease.py::test_state_saves_are_compare_and_set",),
+        ("tests/store/test_session_lease.py::test_state_saves_are_compare_and_set",),
     ),
     Mutant(
         "edits of one path serialised",

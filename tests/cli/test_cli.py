@@ -1,0 +1,270 @@
+"""The command line: ask (one turn to stdout), sessions, doctor — as scripts use them: in this process
+through ``main`` (``run_myrm``), and one ``ask`` in a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import run_myrm
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env(tmp: Path, env_extra: dict[str, str] | None) -> dict[str, str]:
+    return {
+        **os.environ,
+        "MYRM_DB": str(tmp / "cli.db"),
+        "MYRM_CONFIG": str(tmp / "none.toml"),
+        **(env_extra or {}),
+    }
+
+
+def _myrm(
+    args: list[str], tmp: Path, stdin: str | None = None, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return run_myrm(args, env=_env(tmp, env_extra), cwd=ROOT, stdin=stdin)
+
+
+def _myrm_process(
+    args: list[str], tmp: Path, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real executable: for one ask here, and for tests that run inside an event loop (``main`` runs
+    its own with ``asyncio.run``)."""
+    env = _env(tmp, env_extra)
+    return subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def test_ask_streams_the_answer_and_persists(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "echo from-tool"})]), Reply(text="The tool said from-tool.")
+    )
+    base = [
+        "--model",
+        "openai/gpt-4o-mini",
+        "--api-base",
+        emulator.openai_base,
+        "--workspace",
+        str(workspace),
+    ]
+    env_key = {"OPENAI_API_KEY": "sk-test"}
+    os.environ.update(env_key)
+    try:
+        proc = _myrm_process(["ask", "run the tool", *base, "--yes"], tmp_path)
+    finally:
+        os.environ.pop("OPENAI_API_KEY")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "The tool said from-tool."
+    assert "[tool] bash" in proc.stderr and "[session " in proc.stderr
+    listing = _myrm(["sessions"], tmp_path)
+    assert "run the tool" in listing.stdout and "4 msgs" not in listing.stdout
+
+
+def test_ask_declines_commands_without_yes_and_reads_stdin(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "rm -rf build"})]), Reply(text="I was not allowed.")
+    )
+    os.environ["OPENAI_API_KEY"] = "sk-test"
+    try:
+        proc = _myrm(
+            [
+                "ask",
+                "-",
+                "--model",
+                "openai/gpt-4o-mini",
+                "--api-base",
+                emulator.openai_base,
+                "--workspace",
+                str(workspace),
+                "--json",
+            ],
+            tmp_path,
+            stdin="clean up",
+        )
+    finally:
+        os.environ.pop("OPENAI_API_KEY")
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert events[0]["type"] == "UserSaved" and "clean up" in events[0]["message"]
+    assert any(e["type"] == "ToolFinished" and "declined" in e["message"] for e in events)
+
+
+def test_ask_reports_provider_failure_with_exit_code(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(
+        Reply(
+            error=(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+        )
+    )
+    proc = _myrm(
+        [
+            "ask",
+            "hi",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--api-base",
+            emulator.openai_base,
+            "--workspace",
+            str(workspace),
+        ],
+        tmp_path,
+    )
+    assert proc.returncode == 1 and "refused the API key" in proc.stderr
+
+
+def test_doctor_reports_model_and_offline_setup(tmp_path: Path) -> None:
+    proc = _myrm(["doctor"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "local/smollm2-135m" in proc.stdout and "embedded default" in proc.stdout
+    assert "TIKTOKEN_CACHE_DIR=" in proc.stdout and "tokenizer: ok" in proc.stdout
+
+
+# -- bad input: one line on stderr, exit code 2, no traceback, before the full screen opens ------------------
+def _one_line_exit_2(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def test_missing_replay_file_is_one_line_not_the_app(tmp_path: Path) -> None:
+    line = _one_line_exit_2(_myrm(["--replay", "/nonexistent.jsonl#x"], tmp_path))
+    assert line == "myrm: --replay: /nonexistent.jsonl: no such file"
+
+
+def test_unknown_conversation_id_lists_the_nearest(tmp_path: Path) -> None:
+    rec = tmp_path / "rec.jsonl"
+    convs = [
+        {
+            "id": f"team/task-{n}",
+            "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
+        }
+        for n in (101, 102, 250)
+    ]
+    rec.write_text("".join(json.dumps(c) + "\n" for c in convs))
+    line = _one_line_exit_2(_myrm(["--replay", f"{rec}#team/task-10"], tmp_path))
+    assert line.startswith(f"myrm: --replay: no conversation 'team/task-10' in {rec} (3 there; nearest: ")
+    assert set(line.split("nearest: ")[1].rstrip(")").split(", ")) == {
+        "team/task-101",
+        "team/task-102",
+        "team/task-250",
+    }
+    rec.write_text("not json\n")
+    assert _one_line_exit_2(_myrm(["--replay", str(rec)], tmp_path)).startswith(
+        f"myrm: --replay: {rec}: conversation 1: not a JSON line"
+    )
+
+
+def test_missing_session_is_one_line_before_the_app(tmp_path: Path) -> None:
+    line = _one_line_exit_2(_myrm(["--session", "nope"], tmp_path))
+    assert line.startswith("myrm: --session: no session 'nope' in ") and "myrm sessions" in line
+    assert _one_line_exit_2(_myrm(["ask", "hi", "--session", "nope"], tmp_path)) == "myrm: no session 'nope'"
+
+
+def test_bad_model_strings_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    line = _one_line_exit_2(_myrm(["ask", "hi", "--model", "foo/bar"], tmp_path))
+    assert (
+        line.startswith('myrm: --model: unknown provider "foo" in "foo/bar"')
+        and "openai/bar with --api-base" in line
+    )
+    assert (
+        _one_line_exit_2(_myrm(["--model", "gtp-4o"], tmp_path))
+        == 'myrm: --model: litellm does not know "gtp-4o"; did you mean gpt-4o?'
+    )
+    line = _one_line_exit_2(
+        _myrm(["ask", "hi"], tmp_path, env_extra={"MYRM_MODEL": "anthropc/claude-sonnet-4-5"})
+    )
+    assert (
+        line == 'myrm: MYRM_MODEL: model: unknown provider "anthropc" in "anthropc/claude-sonnet-4-5"; '
+        "did you mean anthropic/claude-sonnet-4-5?"
+    )
+
+
+def test_bad_config_file_is_one_line_exit_2(tmp_path: Path) -> None:
+    cfg = tmp_path / "none.toml"
+    cfg.write_text('context_window = "abc"\n')
+    expected = (
+        f"{cfg}: context_window: expected an integer (0 = from the model registry, else 1000 "
+        'to 10000000), got "abc"'
+    )
+    for args in (["ask", "hi"], []):
+        assert _one_line_exit_2(_myrm(args, tmp_path)) == f"myrm: {expected}"
+    doctor = _myrm(["doctor"], tmp_path)  # the same line, in its report (stdout)
+    assert (
+        doctor.returncode == 2
+        and doctor.stdout.strip() == f"config: {expected}"
+        and "Traceback" not in doctor.stderr
+    )
+    cfg.write_text('model = "gpt-4o"\nx = = 1\n')
+    assert _one_line_exit_2(_myrm(["ask", "hi"], tmp_path)).endswith(
+        "invalid TOML: Invalid value (at line 2, column 5)"
+    )
+    cfg.write_text('allowed_commands = "git status"\n')
+    assert (
+        _one_line_exit_2(_myrm(["ask", "hi"], tmp_path))
+        == f'myrm: {cfg}: allowed_commands: expected a list of strings, got "git status"'
+    )
+    cfg.unlink()
+    line = _one_line_exit_2(_myrm(["ask", "hi"], tmp_path, env_extra={"MYRM_ALLOWED_COMMANDS": "git status"}))
+    assert line.startswith("myrm: MYRM_ALLOWED_COMMANDS: allowed_commands: expected a JSON list")
+
+
+def test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    (tmp_path / "none.toml").write_text("contxt_window = 5000\n")
+    rules = workspace / ".myrm" / "filters"
+    rules.mkdir(parents=True)
+    (rules / "broken.yaml").write_text("rules: {name: [\n")
+    emulator.enqueue(Reply(text="fine"))
+    proc = _myrm(
+        [
+            "ask",
+            "hi",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--api-base",
+            emulator.openai_base,
+            "--workspace",
+            str(workspace),
+        ],
+        tmp_path,
+        env_extra={"OPENAI_API_KEY": "sk-test"},
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "fine" and "Traceback" not in proc.stderr, (
+        proc.stderr
+    )
+    warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("myrm: warning:")]
+    assert warnings == [
+        f'myrm: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); did you '
+        "mean context_window?",
+        f"myrm: warning: {rules / 'broken.yaml'}: not valid YAML at line 2, column 1: expected "
+        "the node content, but found '<stream end>' (skipped)",
+    ]
+
+
+def test_doctor_reports_the_same_problems(tmp_path: Path) -> None:
+    (tmp_path / "none.toml").write_text("contxt_window = 5000\n")
+    proc = _myrm(["doctor", "--quiet"], tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert (
+        f'myrm doctor: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); '
+        "did you mean context_window?" in proc.stdout.splitlines()
+    )

@@ -1,0 +1,195 @@
+"""One writer per session: the lease a writing myrm holds, refusals naming its pid, takeover from a dead
+holder, and compare-and-set context-state saves."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from myrm_tui.app.widgets.chat_message import AssistantMessage
+from myrm_tui.context.types import Message
+from myrm_tui.store.db import SessionBusy, StateConflict, Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import cli_env, emulator_args, make_app, run_myrm, started, type_and_send, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_a_second_store_is_refused_until_the_holder_closes(tmp_path: Path) -> None:
+    a = await Store.open(tmp_path / "l.db")
+    b = await Store.open(tmp_path / "l.db")
+    try:
+        sid = (await a.create_session()).id
+        await a.acquire_lease(sid)
+        await a.append_message(sid, Message(role="user", content="from a"))
+        with pytest.raises(SessionBusy) as info:
+            await b.acquire_lease(sid)
+        assert str(info.value).startswith(f"session {sid} is open in another myrm (pid {os.getpid()})")
+        assert "\n" not in str(info.value)
+        with pytest.raises(SessionBusy):  # no write around the lease either
+            await b.append_message(sid, Message(role="user", content="from b"))
+        with pytest.raises(SessionBusy):
+            await b.save_state(sid, "{}")
+        with pytest.raises(SessionBusy):
+            await b.delete_session(sid)
+        assert [m.text for m in await b.load_messages(sid)] == ["from a"]
+        await a.close()  # releases
+        await b.acquire_lease(sid)
+        await b.append_message(sid, Message(role="user", content="from b"))
+        assert [m.text for m in await b.load_messages(sid)] == ["from a", "from b"]
+    finally:
+        await b.close()
+        with __import__("contextlib").suppress(Exception):
+            await a.close()
+
+
+async def test_a_writer_whose_lease_was_taken_over_fails_loudly(tmp_path: Path) -> None:
+    a = await Store.open(tmp_path / "l.db")
+    b = await Store.open(tmp_path / "l.db")
+    try:
+        sid = (await a.create_session()).id
+        await a.acquire_lease(sid)
+        # As if a's process had died: its lease row names a pid that does not exist.
+        await a.conn.execute("UPDATE session_leases SET pid = 2147483646 WHERE session_id = ?", (sid,))
+        await b.acquire_lease(sid)  # taken over
+        with pytest.raises(SessionBusy):
+            await a.append_message(sid, Message(role="user", content="stale"))
+        assert await a.load_messages(sid) == []
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_state_saves_are_compare_and_set(tmp_path: Path) -> None:
+    a = await Store.open(tmp_path / "s.db")
+    b = await Store.open(tmp_path / "s.db")
+    try:
+        sid = (await a.create_session()).id
+        await a.save_state(sid, '{"v": "first"}')
+        assert await a.load_state(sid) == await b.load_state(sid) == '{"v": "first"}'
+        await b.save_state(sid, '{"v": "b"}')
+        with pytest.raises(StateConflict) as info:
+            await a.save_state(sid, '{"v": "a"}')  # read before b saved: refused, not overwritten
+        assert "not overwritten" in str(info.value)
+        assert await b.load_state(sid) == '{"v": "b"}'
+        await a.load_state(sid)
+        await a.save_state(sid, '{"v": "a2"}')  # after reading again it may
+        await a.commit_compaction(sid, await a.begin_compaction(sid, '{"v": "a2"}'), '{"v": "a3"}')
+        assert await b.load_state(sid) == '{"v": "a3"}'
+    finally:
+        await a.close()
+        await b.close()
+
+
+def _ask(
+    args: list[str], tmp: Path, emulator: ProviderEmulator, workspace: Path, db: str
+) -> subprocess.CompletedProcess[str]:
+    return run_myrm(["ask", *args, *emulator_args(emulator, workspace)], env=cli_env(tmp, db), cwd=ROOT)
+
+
+def _ask_process(
+    args: list[str], tmp: Path, emulator: ProviderEmulator, workspace: Path, db: str
+) -> subprocess.CompletedProcess[str]:
+    """``ask`` in a process of its own, beside a TUI running in this one (another pid, another lease)."""
+    return subprocess.run(
+        [sys.executable, "-m", "myrm_tui.cli", "ask", *args, *emulator_args(emulator, workspace)],
+        capture_output=True,
+        text=True,
+        env=cli_env(tmp, db),
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+_HOLDER = """
+import asyncio, sys
+from myrm_tui.store.db import Store
+
+async def main():
+    store = await Store.open(sys.argv[1])
+    await store.acquire_lease(sys.argv[2])
+    print("held", flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+def test_ask_refuses_a_session_another_process_writes_and_takes_it_over_after_kill_9(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(Reply(text="first"))
+    proc = _ask(["hello"], tmp_path, emulator, workspace, "cli.db")
+    assert proc.returncode == 0, proc.stderr
+    sid = proc.stderr.strip().splitlines()[-1].removeprefix("[session ").removesuffix("]")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(_HOLDER), str(tmp_path / "cli.db"), sid],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        proc = _ask(["note this", "--session", sid], tmp_path, emulator, workspace, "cli.db")
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert proc.stderr.strip().splitlines() == [
+            f"myrm: session {sid} is open in another myrm (pid {holder.pid}); close it there, "
+            f"or fork it: myrm sessions --fork {sid}"
+        ]
+        assert not emulator.accepted[1:]  # nothing was sent
+        env = {**os.environ, "MYRM_DB": str(tmp_path / "cli.db"), "MYRM_CONFIG": str(tmp_path / "none.toml")}
+        # the full screen on that session: the same line before it opens
+        tui = run_myrm(["--session", sid, "--workspace", str(workspace)], env=env, cwd=ROOT)
+        assert tui.returncode == 2 and tui.stderr.strip().splitlines() == proc.stderr.strip().splitlines()
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    emulator.enqueue(Reply(text="noted"))
+    proc = _ask(["note this", "--session", sid], tmp_path, emulator, workspace, "cli.db")
+    assert proc.returncode == 0, proc.stderr  # the dead holder's lease was taken over
+    assert proc.stdout.strip() == "noted"
+
+
+def _answered(app: Any, text: str) -> bool:
+    return any(m.markdown.source == text for m in app.query(AssistantMessage))
+
+
+async def test_tui_and_ask_on_one_session(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """The TUI holds its session: ``ask`` on it is refused with the TUI's pid, nothing written behind the
+    TUI's back; once the TUI quits, ``ask`` writes, and the TUI reopening the session sees that turn."""
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="tui answer"))
+    async with started(app, timeout=90, size=(120, 40)) as pilot:
+        await type_and_send(pilot, "from the tui")
+        await wait_until(pilot, lambda: not app.busy and _answered(app, "tui answer"), 60)
+        assert app.controller.session is not None
+        sid = app.controller.session.id
+        proc = await asyncio.to_thread(
+            _ask_process, ["a note from ask", "--session", sid], tmp_path, emulator, workspace, "tui.db"
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert f"session {sid} is open in another myrm (pid {os.getpid()})" in proc.stderr
+    emulator.enqueue(Reply(text="ask answer"))
+    proc = await asyncio.to_thread(
+        _ask_process, ["a note from ask", "--session", sid], tmp_path, emulator, workspace, "tui.db"
+    )
+    assert proc.returncode == 0, proc.stderr
+    app = make_app(emulator, tmp_path, workspace)
+    app.initial_session = sid
+    emulator.enqueue(Reply(text="tui again"))
+    async with started(app, timeout=90, size=(120, 40)) as pilot:
+        await type_and_send(pilot, "and now")
+        await wait_until(pilot, lambda: not app.busy and _answered(app, "tui again"), 60)
+    last = next(r for r in reversed(emulator.accepted) if "and now" in str(r.body["messages"]))
+    sent = [m.get("content") for m in last.body["messages"]]
+    assert "a note from ask" in sent and "ask answer" in sent  # the TUI's next request has the ask turn
