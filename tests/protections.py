@@ -232,7 +232,9 @@ MUTANTS = (
         "myrm_tui/context/summarize.py",
         "        if kept_blocks and share - kept_tokens < share // CONSOLIDATE_AT:",
         "        if False:",
-        ("tests/test_summary_model.py::test_summary_blocks_take_at_most_their_share_at_every_request",),
+        (
+            "tests/context/test_summary_model.py::test_summary_blocks_take_at_most_their_share_at_every_request",
+        ),
     ),
     Mutant(
         "summary goal from the user's words, not the environment reminder",
@@ -240,7 +242,7 @@ MUTANTS = (
         "        head_user = summary_model.first_user_words(req.protected_head) or",
         '        head_user = next((m.text for m in req.protected_head if m.role == "user"), "") or',
         (
-            "tests/test_summary_model.py::"
+            "tests/context/test_summary_model.py::"
             "test_a_session_that_starts_with_a_reminder_takes_the_users_first_words_as_its_goal",
         ),
     ),
@@ -250,7 +252,7 @@ MUTANTS = (
         "        previous = summary_model.repaired(state.summary, head_user)",
         "        previous = state.summary",
         (
-            "tests/test_summary_model.py::"
+            "tests/context/test_summary_model.py::"
             "test_a_stored_reminder_goal_is_repaired_when_next_merged_and_never_sent_as_previous",
         ),
     ),
@@ -745,14 +747,18 @@ MUTANTS = (
         "myrm_tui/agent/proc.py",
         "            self.subreaper = become_subreaper()\n",
         "            pass\n",
-        ("tests/test_guards_attacks.py::test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid",),
+        (
+            "tests/agent/test_guards_attacks.py::test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid",
+        ),
     ),
     Mutant(
         "the watcher kills recorded orphans",
         "myrm_tui/agent/proc.py",
         "        _kill_escaped(escaped)\n",
         "        pass\n",
-        ("tests/test_guards_attacks.py::test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid",),
+        (
+            "tests/agent/test_guards_attacks.py::test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid",
+        ),
     ),
     Mutant(
         "read-only git reads config.worktree",
@@ -760,7 +766,7 @@ MUTANTS = (
         'for name in ("config", "config.worktree")]',
         'for name in ("config",)]',
         (
-            "tests/test_guards_attacks.py::"
+            "tests/agent/test_guards_attacks.py::"
             "test_fsmonitor_in_config_worktree_runs_a_program_and_git_status_then_asks",
         ),
     ),
@@ -769,21 +775,23 @@ MUTANTS = (
         "myrm_tui/agent/tools/files.py",
         "        if git_internal(ctx.workspace, resolve_in_workspace(ctx.workspace, path)):\n",
         "        if False:\n",
-        ("tests/test_guards_attacks.py::test_an_edit_under_git_asks_first_even_where_edits_are_allowed",),
+        (
+            "tests/agent/test_guards_attacks.py::test_an_edit_under_git_asks_first_even_where_edits_are_allowed",
+        ),
     ),
     Mutant(
         "link-following walks are not read-only",
         "myrm_tui/agent/permissions.py",
         "    if name in LINK_FOLLOWERS and _follows_links(name, args):\n",
         "    if False:\n",
-        ("tests/test_guards_attacks.py::test_a_walk_that_follows_links_asks_and_would_read_outside",),
+        ("tests/agent/test_guards_attacks.py::test_a_walk_that_follows_links_asks_and_would_read_outside",),
     ),
     Mutant(
         "rg flags are allow-listed",
         "myrm_tui/agent/permissions.py",
         "                if ch not in RG_SHORT:\n                    return False\n",
         "                if False:\n                    return False\n",
-        ("tests/test_guards_attacks.py::test_rg_flags_outside_the_allow_list_ask",),
+        ("tests/agent/test_guards_attacks.py::test_rg_flags_outside_the_allow_list_ask",),
     ),
     Mutant(
         "escape codes shown inert",
@@ -805,7 +813,7 @@ MUTANTS = (
         '            log.exception("start-up failed")\n',
         "",
         (
-            "tests/test_app_failures_logged.py",
+            "tests/app/test_app_failures_logged.py",
             "tests/test_failures_logged.py::test_no_broad_handler_swallows_a_failure_unlogged",
         ),
     ),
@@ -814,14 +822,16 @@ MUTANTS = (
         "myrm_tui/agent/tool_runner.py",
         "problems = list(parsed.problems) if recorded else check(parsed, tool.parameters)",
         "problems = list(parsed.problems)",
-        ("tests/test_call_shapes.py::test_paths_42_gets_a_clear_error_and_later_turns_and_compactions_work",),
+        (
+            "tests/context/test_call_shapes.py::test_paths_42_gets_a_clear_error_and_later_turns_and_compactions_work",
+        ),
     ),
     Mutant(
         "a lone surrogate in a call's arguments is replaced before it is stored or shown",
         "myrm_tui/context/call_args.py",
         '        return _SURROGATE.sub("\\ufffd", s)\n',
         "        return s\n",
-        ("tests/test_call_shapes.py::test_the_accessor_reads_every_shape_without_raising",),
+        ("tests/context/test_call_shapes.py::test_the_accessor_reads_every_shape_without_raising",),
     ),
 )
 

@@ -9,7 +9,6 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from myrm_tui.app.app import MyrmApp
 from myrm_tui.app.screens.approval import ApprovalScreen
 from myrm_tui.app.screens.sessions import SessionPicker
 from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice

@@ -14,7 +14,7 @@ import pytest
 
 from myrm_tui.bench import probegen
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROBES = ROOT / "bench" / "probes"
 CORPUS = ROOT.parent / "shared" / "corpus"
 

@@ -21,7 +21,7 @@ from myrm_tui.agent.tools.files import FileEditTool
 from myrm_tui.config import ConfigError, resolve
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.test_tool_hardening import CHILD, _group_alive, _wait_until
+from tests.agent.test_tool_hardening import CHILD, _group_alive, _wait_until
 
 RG = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -302,7 +302,7 @@ async def test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid(
     )
     db = tmp_path / "kill9" / "myrm.db"
     db.parent.mkdir()
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(db), str(workspace), emulator.openai_base],
         cwd=root,

@@ -21,7 +21,7 @@ from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.test_tui import wait_until
+from tests.helpers import wait_until
 
 ROUNDS = 400  # a user message, a tool call and its result, an answer: 4 messages (3 items) a round
 

@@ -18,10 +18,9 @@ from myrm_tui.app.widgets.status_line import StatusLine
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests import test_tui
-from tests.helpers import collect, make_agent, openai_settings
-from tests.test_tui import make_app, type_and_send, wait_until
-from tests.test_tui_cards import heading
+from tests.app import test_tui
+from tests.app.test_tui_cards import heading
+from tests.helpers import collect, make_agent, make_app, openai_settings, type_and_send, wait_until
 
 frozen = test_tui.frozen  # the snapshots' fixed ids, date and workspace
 
