@@ -3,6 +3,7 @@ their approval, the approval wait, the footer's keys, plain words on screen."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,8 @@ async def test_an_unbracketed_paste_typed_out_with_cr_is_one_message_of_sixty_li
                 key = {":": "colon", "=": "equals_sign"}[ch]
             driver.send_message(events.Key(key, ch))
         await wait(pilot, lambda: box.document.line_count == 60 and box.text.endswith(lines[-1]))
-        assert not app.busy and emulator.requests == []
+        # nothing sent the paste (a start-up warm-up request of the cache may come and go meanwhile)
+        assert not app.busy and not any(lines[-1] in json.dumps(r.body) for r in emulator.requests)
         await pilot.press("enter")
         await wait(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
         assert (await user_texts(app))[-1] == "\n".join(lines)
