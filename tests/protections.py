@@ -375,7 +375,7 @@ MUTANTS = (
     Mutant(
         "shell: read-only commands stay inside the workspace",
         "myrm_tui/agent/permissions.py",
-        "if full != workspace and workspace not in full.parents:",
+        "if not _within(workspace, full):",
         "if False:",
         ("tests/agent/test_permissions_writes.py::test_writes_and_reads",),
     ),
@@ -773,7 +773,7 @@ MUTANTS = (
     Mutant(
         "edits under .git ask",
         "myrm_tui/agent/tools/files.py",
-        "        if git_internal(ctx.workspace, resolve_in_workspace(ctx.workspace, path)):\n",
+        "        if git_internal(ctx.workspace, full):\n",
         "        if False:\n",
         (
             "tests/agent/test_guards_attacks.py::test_an_edit_under_git_asks_first_even_where_edits_are_allowed",

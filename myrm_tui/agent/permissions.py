@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -749,9 +749,14 @@ def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
             full = (workspace / a).resolve()  # an absolute `a` replaces the workspace
         except (OSError, RuntimeError, ValueError):
             return False
-        if full != workspace and workspace not in full.parents:
+        if not _within(workspace, full):
             return False
     return True
+
+
+def _within(root: Path, full: Path) -> bool:
+    """``full`` (resolved) is ``root`` or lies under it."""
+    return full == root or root in full.parents
 
 
 def _follows_links(name: str, args: Sequence[str]) -> bool:
@@ -778,7 +783,7 @@ def _rg_config_outside(workspace: Path) -> bool:
         full = (workspace / named).resolve()
     except (OSError, RuntimeError, ValueError):
         return False
-    return full != workspace and workspace not in full.parents
+    return not _within(workspace, full)
 
 
 def _rg_flags_known(args: Sequence[str]) -> bool:
@@ -806,19 +811,19 @@ def _rg_flags_known(args: Sequence[str]) -> bool:
     return True
 
 
-# What git reads for a repository besides `<gitdir>/config`, and the environment variables that point it
-# elsewhere. The file tools can write any of these files inside the workspace without asking.
+# Environment variables that point git at other config or make it run a program: while one is set, no git
+# command runs unasked. (A `GIT_PAGER` other than `cat` counts too, though tool commands get `cat`.)
 GIT_CONFIG_ENV = (
     "GIT_DIR", "GIT_COMMON_DIR", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT",
-    "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF", "GIT_SSH_COMMAND", "GIT_PAGER", "GIT_EDITOR",
+    "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF", "GIT_SSH_COMMAND", "GIT_EDITOR",
 )  # fmt: skip
 
 
-def git_dirs(workspace: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+def git_dirs(workspace: Path) -> list[Path]:
     """The git directories that a git command run in ``workspace`` would read config from: ``$GIT_DIR``,
     or the nearest ``.git`` (folder, or file holding ``gitdir: …``) at or above it, and that one's
     ``commondir`` (a linked worktree's main repository)."""
-    env = os.environ if env is None else env
+    env = os.environ
     found: list[Path] = []
     if env.get("GIT_DIR"):
         gitdir: Path | None = (workspace / env["GIT_DIR"]).resolve()
@@ -845,17 +850,17 @@ def git_dirs(workspace: Path, env: Mapping[str, str] | None = None) -> list[Path
     return found
 
 
-def git_config_files(workspace: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+def git_config_files(workspace: Path) -> list[Path]:
     """Every config file git reads for ``workspace`` that a tool could have written: the repository's
     ``config`` and ``config.worktree`` (read when ``extensions.worktreeConfig`` is on: checked either way),
     and the user's global files when they lie inside the workspace (myrm run in the home folder)."""
-    env = os.environ if env is None else env
-    files = [d / name for d in git_dirs(workspace, env) for name in ("config", "config.worktree")]
+    env = os.environ
+    files = [d / name for d in git_dirs(workspace) for name in ("config", "config.worktree")]
     home = Path(env.get("HOME", "~")).expanduser()
     xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
     for user_file in (home / ".gitconfig", xdg / "git" / "config"):
         full = user_file.resolve()
-        if full == workspace or workspace in full.parents:
+        if _within(workspace, full):
             files.append(full)
     return files
 
@@ -863,9 +868,10 @@ def git_config_files(workspace: Path, env: Mapping[str, str] | None = None) -> l
 def _git_config_safe(workspace: Path) -> bool:
     """Nothing git reads for the workspace sets a program to run (fsmonitor, textconv, pager, hooks,
     include…), and no environment variable points git at other config. Any doubt is "not safe"."""
-    if any(os.environ.get(k) for k in GIT_CONFIG_ENV if k != "GIT_PAGER") or os.environ.get(
-        "GIT_PAGER", "cat"
-    ) not in ("cat", ""):
+    if any(os.environ.get(k) for k in GIT_CONFIG_ENV) or os.environ.get("GIT_PAGER", "cat") not in (
+        "cat",
+        "",
+    ):
         return False
     try:
         for f in git_config_files(workspace):
@@ -886,7 +892,7 @@ def git_internal(workspace: Path, full: Path) -> bool:
     if ".git" in full.parts:
         return True
     try:
-        return any(full == d or d in full.parents for d in git_dirs(workspace))
+        return any(_within(d, full) for d in git_dirs(workspace))
     except (OSError, ValueError, RuntimeError):
         return True
 

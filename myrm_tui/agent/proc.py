@@ -13,7 +13,7 @@ and fires when the spawning *thread* ends.)
 A command can leave its group and session (``setsid cmd &``, a daemon's double fork). So myrm makes
 itself a child subreaper (``PR_SET_CHILD_SUBREAPER``): such an orphan is re-parented to myrm instead of
 init, and stays findable. After each tool process ends, and every half second in the watcher, myrm's
-children are listed from ``/proc`` and each one is recorded (pid, start time, session); at myrm's death
+children are listed from ``/proc`` and each one is recorded (pid and start time); at myrm's death
 the watcher kills those still alive and every process of their sessions. Not reached: a process that
 escapes and then dies leaving children in a session it did not lead, within half a second of myrm's
 death; orphans that exit while myrm runs stay zombies until myrm exits (myrm does not reap processes it
@@ -57,12 +57,12 @@ def _proc_stat(pid: int | str) -> tuple[int, int, int, str] | None:
     return int(fields[1]), int(fields[3]), int(fields[19]), fields[0].decode()
 
 
-def children_of(owner: int) -> list[tuple[int, int, int]]:
-    """(pid, start time, session id) of every live process whose parent is ``owner``."""
+def children_of(owner: int) -> list[tuple[int, int]]:
+    """(pid, start time) of every live process whose parent is ``owner``."""
     out = []
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if entry.isdigit() and (st := _proc_stat(entry)) and st[0] == owner and st[3] != "Z":
-            out.append((int(entry), st[2], st[1]))
+            out.append((int(entry), st[2]))
     return out
 
 
@@ -159,7 +159,7 @@ class Reaper:
         watcher = self.watcher_pid
         fresh = [
             (pid, start)
-            for pid, start, _sid in children_of(os.getpid())
+            for pid, start in children_of(os.getpid())
             if pid != watcher and (pid, start) not in self._seen
         ]
         if fresh:
@@ -392,7 +392,7 @@ def _watch(owner: int) -> None:
     while True:
         ready, _, _ = select.select([fd], [], [], WATCH_POLL)
         if owner > 0 and os.path.isdir("/proc"):
-            for pid, start, _sid in children_of(owner):
+            for pid, start in children_of(owner):
                 if pid != me:
                     escaped[pid] = start
         if not ready:
@@ -409,9 +409,7 @@ def _watch(owner: int) -> None:
                 dirs.add(arg)
             elif op == "-D":
                 dirs.discard(arg)
-            elif (
-                op == "+P" and (parts := arg.split()) and len(parts) == 2 and all(p.isdigit() for p in parts)
-            ):
+            elif op == "+P" and len(parts := arg.split()) == 2 and all(p.isdigit() for p in parts):
                 escaped[int(parts[0])] = int(parts[1])
     for pgid in groups:
         kill_group(pgid)

@@ -5,6 +5,7 @@ the reaper, and ripgrep flags that run programs. Plus settings out of sane bound
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import subprocess
@@ -21,7 +22,7 @@ from myrm_tui.agent.tools.files import FileEditTool
 from myrm_tui.config import ConfigError, resolve
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.agent.test_tool_hardening import CHILD, _group_alive, _wait_until
+from tests.agent.test_tool_hardening import _group_alive, _wait_until, start_agent_child
 
 RG = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -271,19 +272,22 @@ def test_a_ripgrep_config_inside_the_workspace_is_not_trusted(
 # --- 4. setsid escapes the process group: the reaper still ends it ---------------------------------------
 
 
-def _session(pid: int) -> int | None:
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name (state first), or [] when it is gone."""
     try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
-    except (OSError, IndexError, ValueError):
-        return None
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _session(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[3]) if fields else None
 
 
 def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    fields = _stat(pid)
+    return bool(fields) and fields[0] != "Z"
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
@@ -300,14 +304,7 @@ async def test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid(
         Reply(tool_calls=[("bash", {"command": "echo $$ > fg.pid; sleep 300; echo never", "timeout": 600})]),
         Reply(text="done"),
     )
-    db = tmp_path / "kill9" / "myrm.db"
-    db.parent.mkdir()
-    root = Path(__file__).resolve().parents[2]
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(db), str(workspace), emulator.openai_base],
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
-    )
+    child = start_agent_child(tmp_path / "kill9" / "myrm.db", workspace, emulator)
     escaped = 0
     try:
         spid, fpid = workspace / "s.pid", workspace / "fg.pid"
@@ -318,7 +315,7 @@ async def test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid(
             3
         ] == str(escaped)  # it leads a session of its own: killing the tool's group cannot reach it
         # myrm is its subreaper: the orphan is myrm's child, not init's
-        assert await _wait_until(lambda: escaped in {p for p, _, _ in children_of(child.pid)}, 30)
+        assert await _wait_until(lambda: escaped in {p for p, _ in children_of(child.pid)}, 30)
         child.kill()
         child.wait(10)
         assert await _wait_until(lambda: not _group_alive(group), 30)
@@ -329,7 +326,7 @@ async def test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid(
         if escaped and _alive(escaped):
             os.kill(escaped, 9)
         if (workspace / "fg.pid").exists() and (workspace / "fg.pid").read_text().strip():
-            with __import__("contextlib").suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(int((workspace / "fg.pid").read_text()), 9)
 
 
@@ -351,7 +348,7 @@ def test_without_the_reaper_a_setsid_process_outlives_its_parent(tmp_path: Path)
         assert _alive(escaped)
     finally:
         if pidfile.exists() and pidfile.read_text().strip():
-            with __import__("contextlib").suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pidfile.read_text()), 9)
 
 

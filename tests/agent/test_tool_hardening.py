@@ -174,6 +174,18 @@ asyncio.run(main(*sys.argv[1:]))
 """
 
 
+def start_agent_child(db: Path, workspace: Path, emulator: ProviderEmulator) -> subprocess.Popen[bytes]:
+    """A real process running the agent (``CHILD``) on a fresh database in ``db``'s folder, for tests that
+    kill it with -9."""
+    db.parent.mkdir()
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(db), str(workspace), emulator.openai_base],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+
+
 def _group_alive(pgid: int) -> bool:
     """Whether any live (non-zombie) process is in the process group ``pgid``."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -200,13 +212,7 @@ async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
         Reply(text="done"),
     )
     db = tmp_path / "kill9" / "myrm.db"
-    db.parent.mkdir()
-    root = Path(__file__).resolve().parents[2]
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(db), str(workspace), emulator.openai_base],
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
-    )
+    child = start_agent_child(db, workspace, emulator)
     try:
         pids = [workspace / "bg.pid", workspace / "fg.pid"]
         ready = await _wait_until(lambda: all(p.exists() and p.read_text().strip() for p in pids), 60)

@@ -161,7 +161,7 @@ class FileEditTool:
             if full.exists() or full.is_symlink():  # said before the user is asked about it
                 raise ToolError(f"{path} already exists; edit it with old_string/new_string instead")
             diff = file_diff(path, "", new)
-            if not await self._approved(path, diff, ctx):
+            if not await self._approved(path, full, diff, ctx):
                 return _declined(path, diff)
             await asyncio.to_thread(_create, full, path, new)
             ctx.integrity.record(path, new)
@@ -189,7 +189,7 @@ class FileEditTool:
             )
         updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
         diff = file_diff(path, text, updated)
-        if not await self._approved(path, diff, ctx):
+        if not await self._approved(path, full, diff, ctx):
             return _declined(path, diff)
         await asyncio.to_thread(write_atomic, full, updated)
         ctx.integrity.record(path, updated)
@@ -198,7 +198,7 @@ class FileEditTool:
             meta={"path": path, "op": "modified", **_diff_meta(diff)},
         )
 
-    async def _approved(self, path: str, diff: str, ctx: ToolContext) -> bool:
+    async def _approved(self, path: str, full: Path, diff: str, ctx: ToolContext) -> bool:
         """Write unasked under ``approval = "auto"``, an allow rule for edits, or with no one to ask;
         otherwise the user sees the diff and decides ("always" allows edits for the session).
 
@@ -207,7 +207,7 @@ class FileEditTool:
         read-only ``git status`` run a program (``core.fsmonitor``). With no one to ask it is declined."""
         if ctx.auto_approve:
             return True
-        if git_internal(ctx.workspace, resolve_in_workspace(ctx.workspace, path)):
+        if git_internal(ctx.workspace, full):
             if ctx.approver is None:
                 return False
             reason = (
