@@ -284,6 +284,21 @@ def targets(result: dict[str, Any]) -> list[str]:
                 line += f"; {m['compactions']} compactions, {extra / m['compactions']:,.0f} each"
             why(line)
 
+    planned = m.get("planned_compaction_share")
+    if planned is not None:
+        out.append(
+            f"planned compactions = {planned:.1%} of automatic ones (target ≥ 90 %): "
+            + _mark(planned >= 0.9, f"{0.9 - planned:.1%}")
+        )
+        if planned < 0.9:
+            why("triggers: " + ", ".join(f"{t} {n:,}" for t, n in m["compaction_triggers"].items()))
+    share = m.get("summary_share_max")
+    if share is not None:
+        out.append(
+            f"summary_share_max = {share:.3f} of the window (target ≤ 0.20): "
+            + _mark(share <= 0.2, f"{share - 0.2:.3f}")
+        )
+
     hit = m["cache_hit_ratio"]
     out.append(f"cache_hit_ratio = {hit:.3f} (target ≥ 0.85): {_mark(hit >= 0.85, f'{0.85 - hit:.3f}')}")
     if hit < 0.85:

@@ -110,6 +110,8 @@ class StrategyResult:
     facts: list[FactResult] = field(default_factory=list)
     extra_facts: dict[str, list[FactResult]] = field(default_factory=dict)  # further probe sets, by name
     compactions: int = 0
+    compaction_triggers: dict[str, int] = field(default_factory=dict)  # the compaction record's trigger
+    summary_share_max: float = 0.0  # the summary blocks of a request together, as a share of the window
     compacted_after_first: int = 0  # compactions after a session's first (the amortized bound)
     requests_after_first: int = 0  # requests from a session's first compaction on
     over_window_requests: int = 0  # requests (with the tool schemas) larger than the window
@@ -227,6 +229,9 @@ class StrategyResult:
                 for name, fs in self.extra_facts.items()
             },
             "compactions": self.compactions,
+            "compaction_triggers": dict(sorted(self.compaction_triggers.items())),
+            "planned_compaction_share": planned_share(self.compaction_triggers),
+            "summary_share_max": round(self.summary_share_max, 4),
         }
 
     def _slowest_stages(self) -> dict[str, float]:
@@ -238,6 +243,15 @@ class StrategyResult:
         for _, stages in ranked:
             acc.update(stages)
         return {k: round(v, 3) for k, v in acc.most_common(5)}
+
+
+AUTOMATIC_TRIGGERS = ("threshold", "emergency", "fit")  # not manual, a fork's or a provider's overflow
+
+
+def planned_share(triggers: Mapping[str, int]) -> float | None:
+    """Of the automatic compactions, the share that fired at a threshold (planned, not the emergency net)."""
+    auto = sum(triggers.get(t, 0) for t in AUTOMATIC_TRIGGERS)
+    return round(triggers.get("threshold", 0) / auto, 4) if auto else None
 
 
 def _breakdown(
@@ -386,10 +400,15 @@ async def replay(
             result.compacted_after_first += bool(compacted)
         if compacted:
             result.compactions += 1
+            record = getattr(m, "compaction", None)
+            trigger = getattr(record, "trigger", "") or "unrecorded"
+            result.compaction_triggers[trigger] = result.compaction_triggers.get(trigger, 0) + 1
             if not compacted_once:
                 compacted_once = True
                 result.requests_after_first += 1
         tokens = counter.messages(view) + tools_tokens
+        summary = sum(counter.message(v) for v in view if v.meta.get("kind") == "summary")
+        result.summary_share_max = max(result.summary_share_max, summary / window)
         result.over_window_requests += tokens > window
         body = {"model": "bench", "messages": [v.to_api() for v in view], "tools": conv.tools or None}
         rej = validate_openai(body, window, tokens)

@@ -144,7 +144,7 @@ def trigger_for(reason: str, level: str, focus: str) -> Trigger:
         return "overflow"
     if reason == "fit to budget":  # the fit step cut a request that was not compacting (context/fit.py)
         return "fit"
-    if reason.startswith("emergency") or reason == "over budget" or level == "EMERGENCY":
+    if reason.startswith(("emergency", "over budget")) or level == "EMERGENCY":
         return "emergency"
     return "threshold"
 

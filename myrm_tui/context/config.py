@@ -17,12 +17,18 @@ DEFAULT_WINDOW = 128_000
 @dataclass(frozen=True, slots=True)
 class ContextConfig:
     max_context_tokens: int = DEFAULT_WINDOW
-    # Utilisation levels (share of the window) of the seed's dynamic thresholds.
+    # Utilisation levels of the seed's dynamic thresholds, as shares of the input budget (the window less the
+    # reply reserve and the tool schemas): shares of the window put full (70 %) within one tool step of the
+    # budget at 8K-32K windows, and every compaction there was the emergency net.
     monitor_ratio: float = 0.40
     light_ratio: float = 0.50  # dedup + truncate
     full_ratio: float = 0.70  # priority-aware removal, then summary
     emergency_ratio: float = 0.90  # safety net: compact whatever it takes
-    # While the provider cache is warm, compact only this close to the limit: a compaction re-sends the view
+    # Planned compaction fires early enough that the largest round of the last ``growth_rounds`` requests
+    # cannot carry the view from below the compaction point past the emergency net (``precompact.py``).
+    growth_rounds: int = 16
+    growth_margin: float = 1.25  # the prediction is that largest round times this
+    # While the provider cache is warm, compact only this close to the budget: a compaction re-sends the view
     # after the head at the cache-write price (125%), a request that only appends re-reads it at 10%, and a
     # session that ends first never pays for one (cold cache: from ``light_ratio``, the rewrite is free).
     warm_compact_ratio: float = 0.875
@@ -102,7 +108,7 @@ class ContextConfig:
         if not (0 < self.light_ratio <= self.full_ratio <= self.emergency_ratio < 1):
             raise ValueError("thresholds must satisfy 0 < light <= full <= emergency < 1")
 
-    # Absolute thresholds -----------------------------------------------------------------------------
+    # Absolute thresholds: the levels are shares of the input budget, the parts shares of the window ------
     @property
     def output_reserve(self) -> int:
         return self.reserve_output_tokens or min(4096, self.max_context_tokens // 10)
@@ -119,24 +125,23 @@ class ContextConfig:
 
     @property
     def monitor_threshold(self) -> int:
-        return int(self.view_window * self.monitor_ratio)
+        return int(self.input_budget * self.monitor_ratio)
 
     @property
     def compress_threshold(self) -> int:
-        return int(self.view_window * self.light_ratio)
+        return int(self.input_budget * self.light_ratio)
 
     @property
     def compress_force_threshold(self) -> int:
-        return int(self.view_window * self.full_ratio)
+        return int(self.input_budget * self.full_ratio)
 
     @property
     def summarize_trigger_threshold(self) -> int:
-        return int(self.view_window * self.emergency_ratio)
+        return int(self.input_budget * self.emergency_ratio)
 
     @property
     def warm_compact_threshold(self) -> int:
-        """Never above what a request may carry (a large ``reserve_output_tokens`` lowers that)."""
-        return min(int(self.view_window * self.warm_compact_ratio), self.input_budget)
+        return int(self.input_budget * self.warm_compact_ratio)
 
     @property
     def target_tokens(self) -> int:

@@ -253,7 +253,9 @@ class FitToBudget(Configured[FitSettings]):
         if not v.compacting:
             state = req.state
             backup = replace(state, decisions={**state.decisions, **v.decisions}).to_json()
-            plan = CompactionPlan(max(v.plan.level, Level.FULL), True, FIT_REASON, backup=backup)
+            plan = CompactionPlan(
+                max(v.plan.level, Level.FULL), True, FIT_REASON, backup=backup, seen_tokens=v.plan.seen_tokens
+            )
         return Fitted(messages=f.messages, plan=plan, trace=f.trace)
 
     # -- stages, in order ----------------------------------------------------------------------------

@@ -151,11 +151,23 @@ class Transaction:
         else:
             state.decisions.update(view.decisions)
         state.last_request_at = req.now
+        # Measured before the pinned items join (Pre-Compact weighs the view without them).
+        sent = req.tokens(view.normalized) if view.normalized is not None else metrics.tokens_out
+        self._grew(view.plan.seen_tokens, sent)
 
-    def rollback(self, view: View) -> None:
+    def rollback(self, view: View, sent: int) -> None:
         """A compaction step failed: nothing of the compaction is kept (the state never saw it)."""
         self.state.decisions.update(view.decisions)
         self.state.last_request_at = view.request.now
+        self._grew(view.plan.seen_tokens, sent)
+
+    def _grew(self, seen: int, sent: int) -> None:
+        """Remember what this request added to the last one sent (Pre-Compact predicts the next round)."""
+        state = self.state
+        if seen and state.last_sent_tokens:
+            keep = max(self.config.growth_rounds, 1)
+            state.round_growth = [*state.round_growth, max(0, seen - state.last_sent_tokens)][-keep:]
+        state.last_sent_tokens = sent
 
     def _freeze(
         self, view: View, metrics: PipelineMetrics, started: float, planned: list[Message] | None = None
@@ -318,11 +330,11 @@ class Pipeline:
         tx: Transaction, view: View, start: View, metrics: PipelineMetrics, t0: float
     ) -> PipelineRun:
         """A compaction step failed: send the uncompacted view (normalized); the state keeps no trace."""
-        tx.rollback(view)
         metrics.level = view.plan.level.name
         metrics.events.append("compaction failed; pre-compact backup restored")
         messages, _ = normalize(start.messages)
         metrics.tokens_out = view.tokens(messages)
+        tx.rollback(view, metrics.tokens_out)
         metrics.total_ms = (perf_counter() - t0) * 1000
         return PipelineRun(messages, metrics, NO_COMPACTION)
 

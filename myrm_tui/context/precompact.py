@@ -1,18 +1,25 @@
 """Pre-Compact: decide the threshold level and whether this request compacts; back up first.
 
-Levels follow ``ContextConfig`` (40/50/70/90%). A compaction is skipped when it would only break a
-warm cache while the budget still allows (hot-cache bypass, below ``warm_compact_threshold``) or while backing
-off after low-yield compactions (anti-thrashing). The 90% safety net always compacts, and so do a
-view over the input budget and a provider's context-overflow answer (``Request.hard_limit``, at the
-emergency level). Before a compaction the current base view is archived in the vault and the state is
-backed up, so a failed compaction can be rolled back.
+Levels follow ``ContextConfig`` (40/50/70/90 % of the input budget). The planned (threshold) compaction
+comes early enough that the next round, predicted from the session's own history (the largest growth of
+its recent requests), cannot carry the view past the 90 % safety net: the full level and the warm-cache
+point are lowered to ``emergency - predicted round`` when that is lower (never under the light level, and
+not at all when the last compaction landed within a round of that point: compacting then would not last).
+A compaction is skipped when it would only break a warm cache while the budget still allows (hot-cache
+bypass, below that warm-cache point) or while backing off after low-yield compactions (anti-thrashing).
+The safety net always compacts, and so do a view over the input budget and a provider's
+context-overflow answer (``Request.hard_limit``, at the emergency level); their reason names the net and
+the round that missed the band. Before a compaction the current base view is archived in the vault and
+the state is backed up, so a failed compaction can be rolled back.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from myrm_tui.context.fit import pinned_tokens
 from myrm_tui.context.state import message_to_dict
 from myrm_tui.context.step import CompactionPlan, Configured, Level, Planned, Trace, View
 
@@ -25,13 +32,49 @@ class PreCompactSettings:
     summarize_trigger_threshold: int
     warm_compact_threshold: int
     fit_budget: int
+    input_budget: int
+    growth_rounds: int = 16
+    growth_margin: float = 1.25
     auto_compact: bool = True
 
 
-def level_for(tokens: int, s: PreCompactSettings) -> Level:
+@dataclass(frozen=True, slots=True)
+class Band:
+    """Where this session compacts, given its predicted next round."""
+
+    full: int  # the full level (planned compaction with a cold cache)
+    warm: int  # with a warm cache, compact from here (the hot-cache bypass holds below)
+    predicted: int  # the next round's growth, as predicted
+    # The point is a predicted round under the net: a round no larger than predicted cannot reach the net
+    # (False when the light-level floor or a landing within a round of the point put it elsewhere).
+    planned: bool = True
+
+
+def predicted_round(growth: Sequence[int], rounds: int, margin: float = 1.0) -> int:
+    """The next request's growth: the largest of the last ``rounds`` (a tool step that dumped a file once
+    will again; an average would let it jump the band), times ``margin`` (the next one may be a little
+    larger than any seen)."""
+    return int(max(growth[-rounds:], default=0) * margin) if rounds > 0 else 0
+
+
+def band_for(s: PreCompactSettings, growth: Sequence[int], landed: int = 0) -> Band:
+    """``landed``: where the last compaction left the view. When the next round after such a landing would
+    already pass the lowered point, every request would compact for nothing: the plain levels stand."""
+    p = predicted_round(growth, s.growth_rounds, s.growth_margin)
+    net = min(s.summarize_trigger_threshold, s.fit_budget)
+    before_net = max(net - p, s.compress_threshold)
+    planned = before_net == net - p
+    if landed + p >= before_net:
+        before_net, planned = s.fit_budget, False
+    full = min(s.compress_force_threshold, before_net)
+    warm = min(s.warm_compact_threshold, before_net)
+    return Band(full, max(full, warm), p, planned)
+
+
+def level_for(tokens: int, s: PreCompactSettings, full: int | None = None) -> Level:
     if tokens >= s.summarize_trigger_threshold:
         return Level.EMERGENCY
-    if tokens >= s.compress_force_threshold:
+    if tokens >= (s.compress_force_threshold if full is None else full):
         return Level.FULL
     if tokens >= s.compress_threshold:
         return Level.LIGHT
@@ -46,29 +89,34 @@ class PreCompact(Configured[PreCompactSettings]):
 
     async def run(self, v: View, s: PreCompactSettings) -> Planned:
         req, state = v.request, v.request.state
-        tokens = v.tokens()
-        level = level_for(tokens, s)
+        seen = v.tokens()
+        # The pinned items join after the fit step: they are sent with every request, so they count here.
+        tokens = seen + pinned_tokens(state.pinned, s.input_budget, req.counter)
+        band = band_for(s, state.round_growth, int(state.last_compaction.get("tokens_after") or 0))
+        level = level_for(tokens, s, band.full)
         trace = Trace()
+        missed = f"; predicted round {band.predicted:,}, compaction point {band.warm:,}"
         if req.hard_limit is not None:
             level = Level.EMERGENCY  # stage 1 shrinks even active outputs and the tail
             reason = "context overflow (provider)"
         elif req.force_compaction:
             reason = "forced"
-        elif level >= Level.EMERGENCY:
-            reason = "emergency (90% safety net)"
         elif tokens > s.fit_budget:
-            reason = "over budget"  # never skipped: neither back-off nor a warm cache may send it as is
+            # never skipped: neither back-off nor a warm cache may send it as is
+            reason = f"over budget{missed}"
+        elif level >= Level.EMERGENCY:
+            reason = f"emergency (90% safety net){missed}"
         elif level < Level.LIGHT:
-            return Planned(plan=CompactionPlan(level))
+            return Planned(plan=CompactionPlan(level, seen_tokens=seen))
         elif not s.auto_compact:
             trace.event(f"auto-compaction off: {level.name} reached, not compacting")
-            return Planned(plan=CompactionPlan(level), trace=trace)
+            return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
         elif state.backoff_level and level < Level[state.backoff_level]:
             trace.event(f"anti-thrashing: waiting for {state.backoff_level}")
-            return Planned(plan=CompactionPlan(level), trace=trace)
-        elif req.cache_warm and tokens < s.warm_compact_threshold:
+            return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
+        elif req.cache_warm and tokens < band.warm:
             trace.event("hot-cache bypass: warm cache, budget still allows")
-            return Planned(plan=CompactionPlan(level), trace=trace)
+            return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
         else:
             reason = f"threshold {level.name}"
         archive = None
@@ -80,5 +128,5 @@ class PreCompact(Configured[PreCompactSettings]):
             )
         # The checkpoint holds the state as the Transaction would leave it without this compaction.
         backup = replace(state, decisions={**state.decisions, **v.decisions}).to_json()
-        plan = CompactionPlan(level, True, reason, backup=backup, archive_uri=archive)
+        plan = CompactionPlan(level, True, reason, backup=backup, archive_uri=archive, seen_tokens=seen)
         return Planned(plan=plan, trace=trace)

@@ -39,6 +39,10 @@ class ContextState:
     cache_breaks: dict[str, int] = field(default_factory=dict)
     handovers: list[dict[str, Any]] = field(default_factory=list)  # AgentHandoverState of each subagent run
     pinned: list[dict[str, str]] = field(default_factory=list)  # brought back by the user (context/pinned.py)
+    # What each recent request added to the view sent before it (newest last, ``growth_rounds`` kept):
+    # Pre-Compact predicts the next round from it, so the planned compaction comes before the net.
+    round_growth: list[int] = field(default_factory=list)
+    last_sent_tokens: int = 0  # the view last sent, as Pre-Compact counts it
 
     # -- serialisation (stored as JSON in the checkpoints table) -------------------------------------
     def to_json(self) -> str:
@@ -60,6 +64,8 @@ class ContextState:
                 "cache_breaks": self.cache_breaks,
                 "handovers": self.handovers,
                 "pinned": self.pinned,
+                "round_growth": self.round_growth,
+                "last_sent_tokens": self.last_sent_tokens,
                 # Fingerprints use Python's per-process string hash: only meaningful in this process.
                 "fingerprints": {"pid": os.getpid(), "fps": self.last_fingerprints, "sizes": self.last_sizes},
             },
@@ -87,6 +93,8 @@ class ContextState:
             cache_breaks=dict(d.get("cache_breaks", {})),
             handovers=list(d.get("handovers", [])),
             pinned=list(d.get("pinned", [])),
+            round_growth=[int(n) for n in d.get("round_growth", [])],
+            last_sent_tokens=int(d.get("last_sent_tokens", 0)),
             last_fingerprints=list(fp.get("fps", []))
             if (fp := d.get("fingerprints") or {}).get("pid") == os.getpid()
             else [],

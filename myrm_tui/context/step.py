@@ -118,6 +118,7 @@ class CompactionPlan:
     reason: str = ""
     backup: str | None = None  # state JSON before this compaction (the store's checkpoint)
     archive_uri: str | None = None  # the pre-compaction base view, archived in the vault
+    seen_tokens: int = 0  # the view as Pre-Compact weighed it: what round growth is measured on
 
 
 NO_COMPACTION = CompactionPlan()

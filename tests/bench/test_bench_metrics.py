@@ -441,3 +441,37 @@ def test_cost_against_none_counts_the_extra_uncached_tokens_per_compaction() -> 
         "myrm's uncached part is 0.67× none's, its cached part 0.80×; 5 compactions, +400 "
         "uncached tokens each against none" in lines[i + 1]
     )
+
+
+def test_targets_name_the_planned_share_and_the_summary_share() -> None:
+    lines = targets_of(
+        _result(
+            cost=4.0,
+            compaction_triggers={"emergency": 3, "threshold": 7},
+            planned_compaction_share=0.7,
+            summary_share_max=0.31,
+        )
+    )
+    miss = next(i for i, x in enumerate(lines) if x.startswith("planned compactions = 70.0%"))
+    assert lines[miss].endswith("MISSED by 20.0%")
+    assert lines[miss + 1] == "  why: triggers: emergency 3, threshold 7"
+    assert "summary_share_max = 0.310 of the window (target ≤ 0.20): MISSED by 0.110" in lines
+
+
+async def test_the_bench_counts_each_compaction_by_its_trigger_and_the_largest_summary(
+    corpus: tuple[Path, Path],
+) -> None:
+    """Every compaction myrm made is counted under its record's trigger, and the summary share is the
+    summary blocks of the request that carried the most, over the window."""
+    from myrm_tui.bench.runner import planned_share
+
+    path, _ = corpus
+    _msgs, head, rounds = _sizes(path)
+    window = max(4_000, _window_for(head, rounds) // 2)
+    result = await run_bench(path, None, window, ["myrm"])
+    m = result["strategies"]["myrm"]
+    assert m["compactions"] > 0 and sum(m["compaction_triggers"].values()) == m["compactions"]
+    assert m["planned_compaction_share"] == planned_share(m["compaction_triggers"])
+    assert 0 < m["summary_share_max"] < 1
+    assert planned_share({"threshold": 9, "emergency": 1, "manual": 5}) == 0.9
+    assert planned_share({"manual": 2}) is None
