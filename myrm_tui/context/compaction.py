@@ -144,6 +144,8 @@ def trigger_for(reason: str, level: str, focus: str) -> Trigger:
         return "overflow"
     if reason == "fit to budget":  # the fit step cut a request that was not compacting (context/fit.py)
         return "fit"
+    if reason.startswith("threshold"):  # planned, at any level (a planned compaction may pass 90 %)
+        return "threshold"
     if reason.startswith(("emergency", "over budget")) or level == "EMERGENCY":
         return "emergency"
     return "threshold"

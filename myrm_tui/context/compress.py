@@ -216,7 +216,7 @@ class PriorityCompressor(Configured[CompressSettings]):
     async def run(self, v: View, s: CompressSettings) -> Condensation:
         if not v.compacting:
             return Condensation(messages=v.messages)
-        r = _Run(v.request, s, v.plan.level)
+        r = _Run(v.request, s, v.plan.depth)
         view = self._compress(v.messages, r)
         return Condensation(messages=view, folded=tuple(r.folded), trace=r.trace)
 

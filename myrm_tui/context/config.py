@@ -25,7 +25,7 @@ class ContextConfig:
     full_ratio: float = 0.70  # priority-aware removal, then summary
     emergency_ratio: float = 0.90  # safety net: compact whatever it takes
     # Planned compaction fires early enough that the largest round of the last ``growth_rounds`` requests
-    # cannot carry the view from below the compaction point past the emergency net (``precompact.py``).
+    # cannot carry the view from below the compaction point over the input budget (``precompact.py``).
     growth_rounds: int = 16
     growth_margin: float = 1.25  # the prediction is that largest round times this
     # While the provider cache is warm, compact only this close to the budget: a compaction re-sends the view

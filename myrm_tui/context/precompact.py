@@ -2,15 +2,17 @@
 
 Levels follow ``ContextConfig`` (40/50/70/90 % of the input budget). The planned (threshold) compaction
 comes early enough that the next round, predicted from the session's own history (the largest growth of
-its recent requests), cannot carry the view past the 90 % safety net: the full level and the warm-cache
-point are lowered to ``emergency - predicted round`` when that is lower (never under the light level, and
-not at all when the last compaction landed within a round of that point: compacting then would not last).
-A compaction is skipped when it would only break a warm cache while the budget still allows (hot-cache
-bypass, below that warm-cache point) or while backing off after low-yield compactions (anti-thrashing).
-The safety net always compacts, and so do a view over the input budget and a provider's
-context-overflow answer (``Request.hard_limit``, at the emergency level); their reason names the net and
-the round that missed the band. Before a compaction the current base view is archived in the vault and
-the state is backed up, so a failed compaction can be rolled back.
+its recent requests), cannot carry the view over the input budget: the full level and the warm-cache
+point are lowered to ``budget - predicted round`` (at most the 90 % level) when that is lower (never under
+the light level, and not at all when the last compaction landed within a round of that point: compacting
+then would not last). A planned compaction compacts at the full level's depth. A compaction is skipped
+when it would only break a warm cache while the budget still allows (hot-cache bypass, below that
+warm-cache point) or while backing off after low-yield compactions (anti-thrashing). The emergency net
+always compacts, at the emergency depth: a view over the input budget (a round larger than predicted), a
+provider's context-overflow answer (``Request.hard_limit``), and the 90 % level reached while
+auto-compaction was off or backing off; its reason names the net and the round that missed the band.
+Before a compaction the current base view is archived in the vault and the state is backed up, so a
+failed compaction can be rolled back.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.fit import pinned_tokens
-from myrm_tui.context.state import message_to_dict
-from myrm_tui.context.step import CompactionPlan, Configured, Level, Planned, Trace, View
+from myrm_tui.context.state import ContextState, message_to_dict
+from myrm_tui.context.step import CompactionPlan, Configured, Level, Planned, Trace, View, settings_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,17 +61,34 @@ def predicted_round(growth: Sequence[int], rounds: int, margin: float = 1.0) -> 
 
 
 def band_for(s: PreCompactSettings, growth: Sequence[int], landed: int = 0) -> Band:
-    """``landed``: where the last compaction left the view. When the next round after such a landing would
-    already pass the lowered point, every request would compact for nothing: the plain levels stand."""
+    """The planned point is one predicted round under the input budget, and never past the 90 % level: a
+    round no larger than predicted cannot carry the view from below it to over the budget (the point a
+    compaction stops being a choice). ``landed``: where the last compaction left the view. When the next
+    round after such a landing would already pass the point, every request would compact for nothing:
+    the plain levels stand."""
     p = predicted_round(growth, s.growth_rounds, s.growth_margin)
-    net = min(s.summarize_trigger_threshold, s.fit_budget)
-    before_net = max(net - p, s.compress_threshold)
-    planned = before_net == net - p
-    if landed + p >= before_net:
-        before_net, planned = s.fit_budget, False
-    full = min(s.compress_force_threshold, before_net)
-    warm = min(s.warm_compact_threshold, before_net)
+    point = min(s.summarize_trigger_threshold, s.fit_budget - p)
+    before_budget = max(point, s.compress_threshold)
+    planned = before_budget == point
+    if landed + p >= before_budget:
+        before_budget, planned = s.fit_budget, False
+    full = min(s.compress_force_threshold, before_budget)
+    warm = min(s.warm_compact_threshold, before_budget)
     return Band(full, max(full, warm), p, planned)
+
+
+def landed_tokens(state: ContextState) -> int:
+    """Where the last compaction left the view (0 before the first)."""
+    return int(state.last_compaction.get("tokens_after") or 0)
+
+
+def prepare_from(config: ContextConfig, growth: Sequence[int], landed: int = 0) -> int:
+    """Where a background LLM summary starts being written: one predicted round before this session's
+    planned compaction point (never before the monitor level). Earlier, a session that ends first pays
+    for a summary it never adopts; later, the compaction comes before the summary is ready."""
+    s = settings_for(PreCompactSettings, config)
+    band = band_for(s, growth, landed)
+    return max(s.monitor_threshold, band.full - band.predicted)
 
 
 def level_for(tokens: int, s: PreCompactSettings, full: int | None = None) -> Level:
@@ -92,10 +112,11 @@ class PreCompact(Configured[PreCompactSettings]):
         seen = v.tokens()
         # The pinned items join after the fit step: they are sent with every request, so they count here.
         tokens = seen + pinned_tokens(state.pinned, s.input_budget, req.counter)
-        band = band_for(s, state.round_growth, int(state.last_compaction.get("tokens_after") or 0))
+        band = band_for(s, state.round_growth, landed_tokens(state))
         level = level_for(tokens, s, band.full)
         trace = Trace()
         missed = f"; predicted round {band.predicted:,}, compaction point {band.warm:,}"
+        planned = False
         if req.hard_limit is not None:
             level = Level.EMERGENCY  # stage 1 shrinks even active outputs and the tail
             reason = "context overflow (provider)"
@@ -104,10 +125,11 @@ class PreCompact(Configured[PreCompactSettings]):
         elif tokens > s.fit_budget:
             # never skipped: neither back-off nor a warm cache may send it as is
             reason = f"over budget{missed}"
-        elif level >= Level.EMERGENCY:
-            reason = f"emergency (90% safety net){missed}"
         elif level < Level.LIGHT:
             return Planned(plan=CompactionPlan(level, seen_tokens=seen))
+        elif level >= Level.EMERGENCY and (not s.auto_compact or state.backoff_level):
+            # the 90 % safety net: what auto-compaction off or a back-off let through is caught here
+            reason = f"emergency (90% safety net){missed}"
         elif not s.auto_compact:
             trace.event(f"auto-compaction off: {level.name} reached, not compacting")
             return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
@@ -118,7 +140,10 @@ class PreCompact(Configured[PreCompactSettings]):
             trace.event("hot-cache bypass: warm cache, budget still allows")
             return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
         else:
-            reason = f"threshold {level.name}"
+            # Planned: the view still fits, and the round that brought it here was within the band. Its
+            # depth is the full level's even past 90 %: it need not land as low as the net would.
+            planned = True
+            reason = f"threshold {min(level, Level.FULL).name}"
         archive = None
         if state.base:
             archive = req.vault.put(
@@ -128,5 +153,7 @@ class PreCompact(Configured[PreCompactSettings]):
             )
         # The checkpoint holds the state as the Transaction would leave it without this compaction.
         backup = replace(state, decisions={**state.decisions, **v.decisions}).to_json()
-        plan = CompactionPlan(level, True, reason, backup=backup, archive_uri=archive, seen_tokens=seen)
+        plan = CompactionPlan(
+            level, True, reason, backup=backup, archive_uri=archive, seen_tokens=seen, planned=planned
+        )
         return Planned(plan=plan, trace=trace)

@@ -119,6 +119,14 @@ class CompactionPlan:
     backup: str | None = None  # state JSON before this compaction (the store's checkpoint)
     archive_uri: str | None = None  # the pre-compaction base view, archived in the vault
     seen_tokens: int = 0  # the view as Pre-Compact weighed it: what round growth is measured on
+    # A compaction at the planned point (the view still fits, the round was within the band): it goes as
+    # deep as the full level even when the view is past 90 %; the emergency depth is the net's.
+    planned: bool = False
+
+    @property
+    def depth(self) -> Level:
+        """How deep the compaction goes (Compress): the level, at most full for a planned compaction."""
+        return min(self.level, Level.FULL) if self.planned else self.level
 
 
 NO_COMPACTION = CompactionPlan()

@@ -352,11 +352,12 @@ async def _session_until_overflows(
     return turns_events, agent
 
 
-@pytest.mark.parametrize(("scale", "stage2"), [(1.6, False), (5.0, True)])
+@pytest.mark.parametrize(("scale", "stage2"), [(1.8, False), (5.0, True)])
 async def test_provider_overflow_is_recovered_in_one_retry(
     emulator: ProviderEmulator, store: Store, workspace: Path, scale: float, stage2: bool
 ) -> None:
-    """Our tokenizer says the request fits; the provider's counts ``scale`` times more and refuses it."""
+    """Our tokenizer says the request fits; the provider's counts ``scale`` times more and refuses it. (1.8:
+    the planned compaction keeps views a predicted round under the budget, where 1.6 is still taken.)"""
     from myrm_tui.agent.events import Notice
 
     # Stage 2 needs a view that shrinking outputs cannot bring under the provider's count while the head and

@@ -187,6 +187,26 @@ async def test_hot_cache_bypass_skips_light_compaction_but_not_emergency() -> No
     assert result.plan.compacting and result.plan.backup is not None
 
 
+async def test_a_planned_compaction_past_90_percent_goes_to_the_full_depth_and_the_net_to_emergency() -> None:
+    """Past 90 % of the budget a view that still fits is compacted as planned (record: threshold), at the
+    full level's depth; the same view with auto-compaction off is the emergency net's, at its depth; a
+    view over the budget is the net's too."""
+    from myrm_tui.context.compaction import trigger_for
+
+    config = ContextConfig(max_context_tokens=10_000)
+    raw = [Message(role="user", content="w " * int(config.input_budget * 0.95), id="u")]
+    planned = (await run_step(PreCompact(), view_for(raw, cache_warm=True), config=config)).plan
+    assert planned.compacting and planned.planned and planned.level == Level.EMERGENCY
+    assert planned.depth == Level.FULL and trigger_for(planned.reason, planned.level.name, "") == "threshold"
+    off = replace(config, auto_compact=False)
+    net = (await run_step(PreCompact(), view_for(raw, cache_warm=True), config=off)).plan
+    assert net.compacting and not net.planned and net.depth == Level.EMERGENCY
+    assert net.reason.startswith("emergency") and trigger_for(net.reason, net.level.name, "") == "emergency"
+    over = [Message(role="user", content="w " * int(config.input_budget * 1.05), id="u")]
+    plan = (await run_step(PreCompact(), view_for(over, cache_warm=True), config=config)).plan
+    assert plan.reason.startswith("over budget") and not plan.planned and plan.depth == Level.EMERGENCY
+
+
 async def test_anti_thrashing_backs_off_after_low_yield_compactions() -> None:
     state = ContextState()
     # A history a light compaction cannot shrink: real user messages (never truncated), the first one
