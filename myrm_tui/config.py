@@ -38,11 +38,6 @@ KEY_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("GEMINI_API_KEY", "gemini/gemini-2.5-flash"),
     ("DEEPSEEK_API_KEY", "deepseek/deepseek-chat"),
 )
-LITE_MODELS = {
-    "anthropic": "anthropic/claude-haiku-4-5",
-    "openai": "gpt-4o-mini",
-    "gemini": "gemini/gemini-2.5-flash-lite",
-}
 MIN_WINDOW = 1_000  # ContextConfig refuses smaller windows
 # Sane upper bounds: the largest windows on offer hold about 10M tokens; beyond these a value is a typo
 # (an extra zero) that would make myrm plan for a window no model has, or wait for days.
@@ -624,6 +619,6 @@ def model_problem(model: str, api_base: str | None = None) -> str | None:
 def summarizer_model(s: Settings) -> str:
     if s.summarizer_model:
         return s.summarizer_model
-    from myrm_tui.context.model_facts import family
+    from myrm_tui.context.model_facts import lite_model
 
-    return LITE_MODELS.get(family(s.model), s.model) if not s.api_base else s.model
+    return lite_model(s.model) if not s.api_base else s.model

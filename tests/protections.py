@@ -111,7 +111,7 @@ MUTANTS = (
     Mutant(
         "lite model by default",
         "myrm_tui/config.py",
-        "return LITE_MODELS.get(family(s.model), s.model) if not s.api_base else s.model",
+        "return lite_model(s.model) if not s.api_base else s.model",
         "return s.model",
         (f"{R}::test_summarizer_defaults_to_the_providers_lite_model_else_the_main_one",),
     ),

@@ -1,7 +1,9 @@
 """The LLM summary, prepared in the background so that a turn never waits on the summarizer.
 
-From the monitor threshold on, after each answered request, ``SummaryPreparer.after_request`` asks the
-summarizer — in its own task, outside the turn — for the span the next compaction will fold
+From one predicted round before the full level (``precompact.prepare_from``: late enough that a session
+that ends first rarely pays for one, early enough that it is ready by the compaction), after each
+answered request, ``SummaryPreparer.after_request`` asks the summarizer — by the cheaper route, see
+``choose_route`` — in its own task, outside the turn, for the span the next compaction will fold
 (``context.prepared.foldable``) that earlier preparations do not cover yet. Its answers, audited, are
 merged into one ``PreparedSummary`` that the next request hands to the pipeline; a compaction folds it
 in at once (the extractive summary covers what it does not). A summary still being written when the
@@ -27,12 +29,13 @@ from myrm_tui.config import summarizer_model
 from myrm_tui.context import prepared
 from myrm_tui.context.edits import UpgradeSummary
 from myrm_tui.context.intent import CompressionIntent
+from myrm_tui.context.precompact import landed_tokens, prepare_from
 from myrm_tui.context.prepared import PreparedSummary
 from myrm_tui.context.summarize import SUMMARY_PROMPT, transcript
 from myrm_tui.context.summary_model import Summary
 from myrm_tui.context.types import Message
 from myrm_tui.llm.events import TextDelta, Usage
-from myrm_tui.llm.pricing import estimate_cost
+from myrm_tui.llm.pricing import RouteQuote, cheapest, estimate_cost, summary_routes
 
 if TYPE_CHECKING:
     from myrm_tui.agent.session_deps import SummarySession
@@ -101,6 +104,9 @@ class SummaryPreparer:
         self.task: asyncio.Task[None] | None = None
         self.pending: frozenset[str] = frozenset()  # ids asked for by the running task
         self.attempted: tuple[int, frozenset[str]] = (0, frozenset())  # (epoch, ids asked for in it)
+        self.route: RouteQuote | None = None  # how the running (or last) summary is written
+        self.quotes: list[RouteQuote] = []  # both routes, priced, when myrm chose between them
+        self._prompt_tokens: int | None = None
         self.listeners: list[Callable[[str], None]] = []  # told "preparing" / "ready" / "failed" / "upgraded"
         self.last_event = ""
 
@@ -111,12 +117,41 @@ class SummaryPreparer:
 
     @property
     def model(self) -> str:
-        return summarizer_model(self.session.settings)
+        return self.route.model if self.route is not None else summarizer_model(self.session.settings)
 
     @property
     def reuses_prefix(self) -> bool:
         """The summarizer is the main model: its request can read the conversation's cached prefix."""
+        if self.route is not None:
+            return self.route.route == "prefix"
         return self.model == self.session.settings.model
+
+    def choose_route(
+        self, span: list[Message], new: list[Message], tokens: int, usage: Usage | None
+    ) -> RouteQuote:
+        """The cheaper way to write this summary, from litellm's prices and the cache as the last answer
+        reported it: the main model reading its cached request, or the lite model sent the span once.
+        A summarizer the user configured has one way, and so has a provider without a lite model or a
+        custom endpoint (which may not serve one: ``summarizer_model`` is then the main model)."""
+        s = self.session
+        main, fixed = s.settings.model, summarizer_model(s.settings)
+        if s.settings.summarizer_model or fixed == main:
+            self.quotes = []
+            return RouteQuote("prefix" if fixed == main else "span", fixed, 0.0)
+        if self._prompt_tokens is None:
+            self._prompt_tokens = s.counter.text(
+                (s.prompts.root / SUMMARY_PROMPT).read_text(encoding="utf-8")
+            )
+        sent = usage.prompt_tokens if usage is not None and usage.prompt_tokens else tokens
+        cached = usage.prompt_tokens if usage is not None else 0  # just answered: that request is cached now
+        self.quotes = summary_routes(
+            main,
+            fixed,
+            prefix_tokens=sent + self._prompt_tokens,
+            cached_tokens=cached,
+            span_tokens=s.counter.messages(new) + self._prompt_tokens,
+        )
+        return cheapest(self.quotes) or RouteQuote("span", fixed, 0.0)
 
     @property
     def busy(self) -> bool:
@@ -128,7 +163,7 @@ class SummaryPreparer:
         return r if r is not None and r.epoch == self.session.state.compactions else None
 
     # -- preparing -----------------------------------------------------------------------------------
-    def after_request(self, sent: Sent, tokens: int) -> bool:
+    def after_request(self, sent: Sent, tokens: int, usage: Usage | None = None) -> bool:
         """Called at a step boundary once a request was answered; starts a preparation when one is due.
         Returns whether it started one."""
         s = self.session
@@ -139,10 +174,12 @@ class SummaryPreparer:
             self.attempted = (epoch, frozenset())
         # What was asked for already, answered or not, is not asked again in this epoch.
         covered = (ready.covers if ready else frozenset()) | self.attempted[1]
-        plan = prepared.due(sent.view, tokens, s.config, s.counter, covered)
+        start = prepare_from(s.config, s.state.round_growth, landed_tokens(s.state))
+        plan = prepared.due(sent.view, tokens, s.config, s.counter, covered, start)
         if plan is None:
             return False
         span, new = plan
+        self.route = self.choose_route(span, new, tokens, usage)
         self.pending = frozenset(prepared.base_id(m) for m in span)
         self.attempted = (epoch, self.attempted[1] | self.pending)
         self.task = asyncio.get_running_loop().create_task(self._prepare(sent, span, new, epoch))
@@ -240,6 +277,7 @@ class SummaryPreparer:
             **self.bill.as_dict(),
             "summarizer_model": self.model if self.enabled else "extractive",
             "summarizer_reuses_cache": self.enabled and self.reuses_prefix,
+            "summary_route_quotes": {q.model: round(q.usd, 6) for q in self.quotes},
             "summary_preparing": self.busy,
             "summary_last_event": self.last_event,
         }

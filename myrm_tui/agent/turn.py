@@ -317,7 +317,9 @@ class TurnRunner:
             session.last_report = ContextReport(run.tokens, session.window, run.metrics, partial.usage)
             yield AssistantSaved(assistant, partial.usage)
             yield session.last_report
-            if self._sent is not None and session.preparer.after_request(self._sent, run.tokens):
+            if self._sent is not None and session.preparer.after_request(
+                self._sent, run.tokens, partial.usage
+            ):
                 yield SummaryProgress("preparing", session.preparer.reuses_prefix)
             step += 1
             overflow_retried = cut_retried = False  # the next request of this turn gets its own retry

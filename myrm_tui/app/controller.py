@@ -522,14 +522,14 @@ class Controller:
     def model_choices(self) -> list[str]:
         """What the /model picker offers: the current model, the models of providers whose key is in the
         environment, the embedded one."""
-        from myrm_tui.config import KEY_DEFAULTS, LITE_MODELS
-        from myrm_tui.context.model_facts import family
+        from myrm_tui.config import KEY_DEFAULTS
+        from myrm_tui.context.model_facts import lite_model
         from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
 
         out = [self.settings.model] if self.settings else []
         for key, model in KEY_DEFAULTS:
             if os.environ.get(key):
-                out += [model, LITE_MODELS.get(family(model), model)]
+                out += [model, lite_model(model)]
         out.append(DEFAULT_LOCAL_MODEL)
         return list(dict.fromkeys(out))
 

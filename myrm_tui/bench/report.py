@@ -298,6 +298,14 @@ def targets(result: dict[str, Any]) -> list[str]:
             f"summary_share_max = {share:.3f} of the window (target ≤ 0.20): "
             + _mark(share <= 0.2, f"{share - 0.2:.3f}")
         )
+    routes, quotes = m.get("summary_routes"), m.get("summary_route_quotes_usd") or {}
+    if routes:
+        out.append(
+            "summary route (the cheaper at each preparation): "
+            + ", ".join(f"{r} {n:,}" for r, n in routes.items())
+            + "; quoted in all: "
+            + ", ".join(f"{r} {_usd(v)}" for r, v in quotes.items())
+        )
 
     hit = m["cache_hit_ratio"]
     out.append(f"cache_hit_ratio = {hit:.3f} (target ≥ 0.85): {_mark(hit >= 0.85, f'{0.85 - hit:.3f}')}")

@@ -123,6 +123,10 @@ class StrategyResult:
     summarizer_output_tokens: int = 0
     summarizer_cost_usd: float = 0.0
     summarizer_failures: int = 0  # no answer or a rejected one: the extractive summary stood in
+    # The background summary's two routes, quoted at each preparation (main model reading its cache,
+    # lite model sent the span): how often each was the cheaper, and what each would have cost in all.
+    summary_routes: dict[str, int] = field(default_factory=dict)
+    summary_route_quotes_usd: dict[str, float] = field(default_factory=dict)
 
     @property
     def probe_facts_total(self) -> int:
@@ -174,6 +178,10 @@ class StrategyResult:
             "summarizer_output_tokens": self.summarizer_output_tokens,
             "summarizer_cost_usd": round(self.summarizer_cost_usd, 4),
             "summarizer_failures": self.summarizer_failures,
+            "summary_routes": dict(sorted(self.summary_routes.items())),
+            "summary_route_quotes_usd": {
+                k: round(v, 4) for k, v in sorted(self.summary_route_quotes_usd.items())
+            },
             "cost_cached_usd": round(self.cached_input_tokens * self.price_cache_read, 4),
             "cost_uncached_usd": round(uncached * self.price_cache_write, 4),
             "sent": {
@@ -437,6 +445,13 @@ async def replay(
         if on_request:
             on_request()
     result.summarizer_failures += getattr(strategy, "summarizer_failures", 0) - failures_before
+    routes = getattr(strategy, "routes", None)
+    for chosen, quotes in routes or ():
+        result.summary_routes[chosen] = result.summary_routes.get(chosen, 0) + 1
+        for route, usd in quotes.items():
+            result.summary_route_quotes_usd[route] = result.summary_route_quotes_usd.get(route, 0.0) + usd
+    if routes:
+        routes.clear()
     result.conversations += 1
     history = conv.messages[: turns[-1]] if turns else conv.messages
     vault = "\n".join(strategy.vault_texts()).lower() if probes or extra_probes else ""

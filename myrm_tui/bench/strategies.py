@@ -22,7 +22,9 @@ from myrm_tui.context import prepared
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import group_spans
+from myrm_tui.context.model_facts import lite_model
 from myrm_tui.context.pipeline import build_pipeline
+from myrm_tui.context.precompact import landed_tokens, prepare_from
 from myrm_tui.context.prepared import PreparedSummary
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import Completer, Request
@@ -30,6 +32,7 @@ from myrm_tui.context.summarize import SUMMARY_PROMPT, transcript
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.llm.pricing import cheapest, summary_routes
 from myrm_tui.paths import prompts_dir
 
 log = logging.getLogger(__name__)
@@ -218,6 +221,9 @@ class MyrmStrategy:
         self.prepared: PreparedSummary | None = None
         self.attempted: tuple[int, frozenset[str]] = (0, frozenset())  # (epoch, ids asked for in it)
         self.summarizer_failures = 0
+        # Each preparation's two routes, priced as the agent prices them (``SummaryPreparer.choose_route``):
+        # (the route the agent would take, {route: usd}). The runner drains it per conversation.
+        self.routes: list[tuple[str, dict[str, float]]] = []
 
     def start(self, conv_id: str, window: int) -> None:
         self.config = ContextConfig(max_context_tokens=window)
@@ -275,12 +281,14 @@ class MyrmStrategy:
             self.config,
             self.counter,
             covered,
+            prepare_from(self.config, self.state.round_growth, landed_tokens(self.state)),
         )
         if plan is None:
             return
         span, new = plan
         self.attempted = (epoch, self.attempted[1] | frozenset(prepared.base_id(m) for m in span))
         prompt = (prompts_dir() / SUMMARY_PROMPT).read_text(encoding="utf-8")
+        self._quote(view, new, prompt)
         try:
             if aux.shares_cache:
                 last = next((i for i, m in enumerate(view) if m is span[-1]), len(view) - 1)
@@ -305,6 +313,21 @@ class MyrmStrategy:
             data, frozenset(prepared.base_id(m) for m in span), "llm", self.state.compactions
         )
         self.prepared = prepared.merged(ready, part)
+
+    def _quote(self, view: list[Message], new: list[Message], prompt: str) -> None:
+        """Both routes of this preparation at the price model's and its lite model's prices; a replayed
+        turn is 20 s apart, so the request just sent is in the cache."""
+        sent, instruction = self.counter.messages(view), self.counter.text(prompt)
+        quotes = summary_routes(
+            self.model,
+            lite_model(self.model),
+            sent + instruction,
+            sent,
+            self.counter.messages(new) + instruction,
+        )
+        chosen = cheapest(quotes)
+        if chosen is not None:
+            self.routes.append((chosen.route, {q.route: q.usd for q in quotes}))
 
     def vault_texts(self) -> list[str]:
         return [e.content for e in self.vault.entries()]

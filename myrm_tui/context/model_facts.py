@@ -21,6 +21,19 @@ def family(model: str) -> str:
     return "other"
 
 
+# Each provider's lite model: what myrm summarizes with when it may choose (``config.summarizer_model``).
+LITE_MODELS = {
+    "anthropic": "anthropic/claude-haiku-4-5",
+    "openai": "gpt-4o-mini",
+    "gemini": "gemini/gemini-2.5-flash-lite",
+}
+
+
+def lite_model(model: str) -> str:
+    """The provider's lite model for ``model`` (``model`` itself where none is known)."""
+    return LITE_MODELS.get(family(model), model)
+
+
 def is_thinking_model(model: str) -> bool:
     m = model.lower()
     return family(model) in {"anthropic", "deepseek"} and any(

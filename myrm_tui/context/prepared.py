@@ -115,10 +115,12 @@ def due(
     config: ContextConfig,
     counter: TokenCounter,
     covered: frozenset[str],
+    start: int | None = None,
 ) -> tuple[list[Message], list[Message]] | None:
-    """(span, new) when a preparation is due after a request of ``tokens``: from the monitor threshold, once
-    the foldable span holds enough that no earlier preparation covers. ``None`` otherwise."""
-    if tokens < config.monitor_threshold:
+    """(span, new) when a preparation is due after a request of ``tokens``: from ``start`` (the session's
+    ``precompact.prepare_from``; the monitor threshold if not given), once the foldable span holds enough
+    that no earlier preparation covers. ``None`` otherwise."""
+    if tokens < (config.monitor_threshold if start is None else start):
         return None
     span = foldable(view, counter, config.tail_budget)
     new = [m for m in span if base_id(m) not in covered]

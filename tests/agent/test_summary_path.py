@@ -356,3 +356,78 @@ async def test_a_write_cancelled_while_it_begins_leaves_no_transaction_open(stor
         await asyncio.gather(task, return_exceptions=True)
         await store.add_metrics(row.id, 1, {"kind": "summarizer"})  # raised TransactionError before
     assert not store.conn.in_transaction
+
+
+def test_a_route_is_priced_from_litellm_and_the_cheaper_one_wins() -> None:
+    from myrm_tui.llm.pricing import summary_routes
+
+    # gpt-4o reading 12K cached tokens costs more than gpt-4o-mini sent a 6K span once...
+    quotes = summary_routes("gpt-4o", "gpt-4o-mini", 12_000, 12_000, 6_000, 800)
+    assert {q.route for q in quotes} == {"prefix", "span"}
+    assert min(quotes, key=lambda q: q.usd).model == "gpt-4o-mini"
+    # ...while a main model cheaper than the lite one wins on its own cache.
+    quotes = summary_routes("gpt-4.1-nano", "gpt-4o-mini", 12_000, 12_000, 6_000, 800)
+    assert min(quotes, key=lambda q: q.usd).route == "prefix"
+    # A cold cache makes the prefix dearer than a warm one: the cache state counts.
+    warm, cold = (summary_routes("gpt-4o", "x", 12_000, c, 0, 800)[0].usd for c in (12_000, 0))
+    assert cold > warm
+    # A model litellm has no price for (a local endpoint) is not quoted.
+    assert [q.route for q in summary_routes("openai/my-local-llama", "gpt-4o-mini", 1, 1, 1, 1)] == ["span"]
+
+
+async def routed_summary(
+    emulator: ProviderEmulator, store: Store, workspace: Path, monkeypatch: Any, main: str
+) -> tuple[dict[str, Any], Any]:
+    """A turn long enough to prepare a summary, with myrm left to choose the summarizer (the lite model
+    the provider has is gpt-4o-mini; the emulator serves both)."""
+    from myrm_tui.agent import session as session_mod
+    from myrm_tui.agent import summary_prep
+
+    lite = "openai/gpt-4o-mini"
+    monkeypatch.setattr(summary_prep, "summarizer_model", lambda s: lite)
+    monkeypatch.setattr(session_mod, "summarizer_model", lambda s: lite)
+    write_files(workspace)
+    log: list[str] = []
+    emulator.default = scripted(40, Reply(text=json.dumps(llm_summary().to_json())), log)  # type: ignore[assignment]
+    settings = openai_settings(emulator, model=main, summarizer_model="", max_steps=60, context_window=16_000)
+    agent = await make_agent(store, workspace, settings, window=16_000)
+    await collect(agent, "read the files")
+    await agent.session.preparer.wait()
+    body = next(r.body for r in emulator.accepted if is_summary_request(r.body))
+    return body, agent.session.preparer
+
+
+async def test_left_to_myrm_a_dear_main_model_hands_the_summary_to_the_lite_model(
+    emulator: ProviderEmulator, store: Store, workspace: Path, monkeypatch: Any
+) -> None:
+    body, prep = await routed_summary(emulator, store, workspace, monkeypatch, "openai/gpt-4o")
+    assert body["model"] == "gpt-4o-mini" and not body.get("tools")  # the span, sent once
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert prep.route.route == "span" and set(prep.status()["summary_route_quotes"]) == {
+        "openai/gpt-4o",
+        "openai/gpt-4o-mini",
+    }
+
+
+async def test_left_to_myrm_a_cheap_main_model_summarizes_from_its_own_cache(
+    emulator: ProviderEmulator, store: Store, workspace: Path, monkeypatch: Any
+) -> None:
+    body, prep = await routed_summary(emulator, store, workspace, monkeypatch, "openai/gpt-4.1-nano")
+    assert body["model"] == "gpt-4.1-nano" and body.get("tools")  # the last request as sent, plus one
+    assert prep.route.route == "prefix" and prep.reuses_prefix
+
+
+def test_a_summary_is_prepared_one_predicted_round_before_the_compaction_point() -> None:
+    from myrm_tui.context.config import ContextConfig
+    from myrm_tui.context.precompact import PreCompactSettings, band_for, prepare_from
+    from myrm_tui.context.step import settings_for
+
+    config = ContextConfig(max_context_tokens=16_000)
+    # No history yet: nothing predicted, the compaction point is the full level itself.
+    assert prepare_from(config, []) == config.compress_force_threshold > config.monitor_threshold
+    growth = [300, 2_500, 400]
+    band = band_for(settings_for(PreCompactSettings, config), growth)
+    start = prepare_from(config, growth)
+    assert start == band.full - band.predicted and config.monitor_threshold <= start < band.full
+    # Rounds as large as the band: it never starts before the monitor level.
+    assert prepare_from(config, [20_000]) == config.monitor_threshold

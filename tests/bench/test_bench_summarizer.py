@@ -76,6 +76,25 @@ async def test_the_main_model_as_summarizer_reads_the_conversation_cache_and_is_
     assert r["summarizer_failures"] == 0
 
 
+async def test_each_preparation_quotes_both_routes_and_reports_the_cheaper(
+    summarizing: ProviderEmulator,
+) -> None:
+    """The bench prices both ways of writing each prepared summary as the agent does (claude-sonnet-4-5
+    reading its cache against claude-haiku-4-5 sent the span) and reports which was the cheaper."""
+    from myrm_tui.llm.pricing import summary_routes
+
+    r = (await _bench(summarizing, f"openai/{PRICE_MODEL}", ["myrm"]))["myrm"]
+    routes, quotes = r["summary_routes"], r["summary_route_quotes_usd"]
+    # one quote per preparation: at most one per summarizer call (a failed or rejected answer still counts)
+    assert 1 <= sum(routes.values()) <= r["summarizer_calls"]
+    assert set(quotes) == {"prefix", "span"} and all(v > 0 for v in quotes.values())
+    # The verdict follows the quotes: at these prices and a warm cache the span is sent to the lite model
+    # whenever the folded span is under about a third of the request (as it is at a compaction).
+    one = summary_routes(PRICE_MODEL, "anthropic/claude-haiku-4-5", 12_000, 12_000, 4_000)
+    assert min(one, key=lambda q: q.usd).route == "span"
+    assert routes.get("span", 0) >= routes.get("prefix", 0)
+
+
 async def test_a_lite_summarizer_is_sent_the_span_and_billed_on_its_own_cache(
     summarizing: ProviderEmulator,
 ) -> None:
