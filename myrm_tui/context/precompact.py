@@ -5,7 +5,8 @@ comes early enough that the next round, predicted from the session's own history
 its recent requests), cannot carry the view over the input budget: the full level and the warm-cache
 point are lowered to ``budget - predicted round`` (at most the 90 % level) when that is lower (never under
 the light level, and not at all when the last compaction landed within a round of that point: compacting
-then would not last). A planned compaction compacts at the full level's depth. A compaction is skipped
+then would not last). A planned compaction compacts at the full level's depth, and only when it can
+fold at least a predicted round (else the summary block may outweigh what it folds). A compaction is skipped
 when it would only break a warm cache while the budget still allows (hot-cache bypass, below that
 warm-cache point) or while backing off after low-yield compactions (anti-thrashing). The emergency net
 always compacts, at the emergency depth: a view over the input budget (a round larger than predicted), a
@@ -23,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.fit import pinned_tokens
+from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.state import ContextState, message_to_dict
 from myrm_tui.context.step import CompactionPlan, Configured, Level, Planned, Trace, View, settings_for
 
@@ -91,6 +93,15 @@ def prepare_from(config: ContextConfig, growth: Sequence[int], landed: int = 0) 
     return max(s.monitor_threshold, band.full - band.predicted)
 
 
+def foldable_tokens(v: View) -> int:
+    """What a compaction could fold: the view less its protected head, the earlier summary blocks (kept
+    byte-identical) and the newest round (always kept)."""
+    msgs, head = v.messages, len(v.request.protected_head)
+    spans = group_spans(msgs)
+    newest = spans[-1][0] if spans else len(msgs)
+    return sum(v.request.counter.message(m) for m in msgs[head:newest] if m.meta.get("kind") != "summary")
+
+
 def level_for(tokens: int, s: PreCompactSettings, full: int | None = None) -> Level:
     if tokens >= s.summarize_trigger_threshold:
         return Level.EMERGENCY
@@ -138,6 +149,11 @@ class PreCompact(Configured[PreCompactSettings]):
             return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
         elif req.cache_warm and tokens < band.warm:
             trace.event("hot-cache bypass: warm cache, budget still allows")
+            return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
+        elif (room := foldable_tokens(v)) < s.input_budget // 20:
+            # Folding less than a round frees nothing that lasts (the summary block may even outweigh it):
+            # a view this full of what must stay is sent as it is while it fits; the net takes it after.
+            trace.event(f"planned compaction skipped: only {room:,} tokens could be folded")
             return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
         else:
             # Planned: the view still fits, and the round that brought it here was within the band. Its

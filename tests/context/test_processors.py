@@ -194,7 +194,11 @@ async def test_a_planned_compaction_past_90_percent_goes_to_the_full_depth_and_t
     from myrm_tui.context.compaction import trigger_for
 
     config = ContextConfig(max_context_tokens=10_000)
-    raw = [Message(role="user", content="w " * int(config.input_budget * 0.95), id="u")]
+    raw = [Message(role="system", content="s", id="s"), Message(role="user", content="task", id="u0")]
+    for k in range(8):  # earlier rounds a compaction can fold, the newest one small
+        raw.append(Message(role="assistant", content="x " * int(config.input_budget * 0.118), id=f"a{k}"))
+        raw.append(Message(role="user", content=f"go on {k}", id=f"u{k + 1}"))
+    assert 0.9 < COUNTER.messages(raw) / config.input_budget < 1
     planned = (await run_step(PreCompact(), view_for(raw, cache_warm=True), config=config)).plan
     assert planned.compacting and planned.planned and planned.level == Level.EMERGENCY
     assert planned.depth == Level.FULL and trigger_for(planned.reason, planned.level.name, "") == "threshold"
@@ -202,9 +206,29 @@ async def test_a_planned_compaction_past_90_percent_goes_to_the_full_depth_and_t
     net = (await run_step(PreCompact(), view_for(raw, cache_warm=True), config=off)).plan
     assert net.compacting and not net.planned and net.depth == Level.EMERGENCY
     assert net.reason.startswith("emergency") and trigger_for(net.reason, net.level.name, "") == "emergency"
-    over = [Message(role="user", content="w " * int(config.input_budget * 1.05), id="u")]
+    over = [*raw, Message(role="user", content="w " * int(config.input_budget * 0.1), id="u9")]
     plan = (await run_step(PreCompact(), view_for(over, cache_warm=True), config=config)).plan
     assert plan.reason.startswith("over budget") and not plan.planned and plan.depth == Level.EMERGENCY
+
+
+async def test_a_planned_compaction_that_could_fold_almost_nothing_is_skipped_until_the_net() -> None:
+    """A view that is nearly all its protected head and newest message (a long paste in a small window):
+    compacting could fold a few tokens while its summary block adds more, so it is sent as it is while it
+    fits; once it does not, the net compacts it all the same."""
+    config = ContextConfig(max_context_tokens=10_000)
+    budget = config.input_budget
+    raw = [
+        Message(role="system", content="s", id="s"),
+        Message(role="user", content="hi", id="u0"),
+        Message(role="assistant", content="Hello.", id="a0"),
+        Message(role="user", content="w " * int(budget * 0.95), id="u1"),
+    ]
+    result = await run_step(PreCompact(), view_for(raw, cache_warm=True), config=config)
+    assert not result.plan.compacting and result.plan.level == Level.EMERGENCY
+    assert any("planned compaction skipped" in e for e in result.trace.events)
+    raw[-1] = Message(role="user", content="w " * int(budget * 1.05), id="u1")
+    result = await run_step(PreCompact(), view_for(raw, cache_warm=True), config=config)
+    assert result.plan.compacting and result.plan.reason.startswith("over budget")
 
 
 async def test_anti_thrashing_backs_off_after_low_yield_compactions() -> None:
