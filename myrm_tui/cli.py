@@ -19,7 +19,7 @@ import typer
 from myrm_tui import plain_words
 from myrm_tui.offline import configure_offline_env
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("myrm_tui.cli")  # by name: run as ``python -m myrm_tui.cli`` it is ``__main__``
 
 app = typer.Typer(
     add_completion=False,
@@ -661,6 +661,10 @@ def main() -> None:
 
         if not isinstance(exc, StoreError):
             raise
+        from myrm_tui.logs import setup_logging
+
+        setup_logging()  # it may come before a command set the log up: the traceback goes there, not here
+        log.warning("database error: %s", exc, exc_info=True)
         print(f"myrm: {exc}", file=sys.stderr)  # a database myrm cannot use: one line, no traceback
         raise SystemExit(2) from None
 

@@ -833,6 +833,44 @@ MUTANTS = (
         "        return s\n",
         ("tests/context/test_call_shapes.py::test_the_accessor_reads_every_shape_without_raising",),
     ),
+    Mutant(
+        "writers of two processes take turns on the writer lock (no starvation by the busy handler's polls)",
+        "myrm_tui/store/base.py",
+        'self._writer = WriterLock(path) if path != ":memory:" and not path.startswith("file:") else None',
+        "self._writer = None",
+        (
+            "tests/store/test_store_concurrency.py::test_a_writer_that_writes_back_to_back_does_not_starve_another",
+        ),
+    ),
+    Mutant(
+        "a planned compaction past 90 % goes to the full depth, not the net's",
+        "myrm_tui/context/step.py",
+        "return min(self.level, Level.FULL) if self.planned else self.level",
+        "return self.level",
+        (
+            "tests/context/test_processors.py::"
+            "test_a_planned_compaction_past_90_percent_goes_to_the_full_depth_and_the_net_to_emergency",
+        ),
+    ),
+    Mutant(
+        "a planned compaction that could fold almost nothing is skipped",
+        "myrm_tui/context/precompact.py",
+        "elif (room := foldable_tokens(v)) < s.input_budget // 20:",
+        "elif (room := foldable_tokens(v)) < 0:",
+        (
+            "tests/context/test_processors.py::"
+            "test_a_planned_compaction_that_could_fold_almost_nothing_is_skipped_until_the_net",
+        ),
+    ),
+    Mutant(
+        "the background summary takes the cheaper route",
+        "myrm_tui/agent/summary_prep.py",
+        'return cheapest(self.quotes) or RouteQuote("span", fixed, 0.0)',
+        'return RouteQuote("span", fixed, 0.0)',
+        (
+            "tests/agent/test_summary_path.py::test_left_to_myrm_a_cheap_main_model_summarizes_from_its_own_cache",
+        ),
+    ),
 )
 
 

@@ -101,6 +101,8 @@ class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable):
             # An open aiosqlite connection keeps a non-daemon thread alive: the process would never exit.
             with suppress(Exception):
                 await asyncio.shield(conn.close())
+            if store._writer is not None:
+                store._writer.close()
             if isinstance(exc, sqlite3.Error):
                 raise explain(p, exc, busy_timeout) from None
             raise
@@ -110,7 +112,11 @@ class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable):
         for sid in list(self._leases):
             with suppress(Exception):  # a full disk must not keep the connection (and its thread) open
                 await self.release_lease(sid)
-        await self.conn.close()
+        try:
+            await self.conn.close()
+        finally:
+            if self._writer is not None:
+                self._writer.close()
 
     async def _version(self) -> int:
         async with self.conn.execute("PRAGMA user_version") as cur:
