@@ -407,6 +407,10 @@ async def test_left_to_myrm_a_dear_main_model_hands_the_summary_to_the_lite_mode
         "openai/gpt-4o",
         "openai/gpt-4o-mini",
     }
+    from myrm_tui.app.widgets.health_panel import _summarizer_lines
+
+    route = [ln for ln in _summarizer_lines(prep.status()) if ln.startswith("summary route")]
+    assert route and "openai/gpt-4o-mini $" in route[0] and "openai/gpt-4o $" in route[0]
 
 
 async def test_left_to_myrm_a_cheap_main_model_summarizes_from_its_own_cache(

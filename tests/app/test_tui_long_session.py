@@ -255,3 +255,30 @@ async def test_a_compaction_row_builds_its_list_when_opened_and_b_in_the_transcr
         await wait_until(pilot, lambda: bool(asked))
         assert asked[0].item == left[0] and asked[0].pin
         assert len(row.query_one(ListView).children) == len(left)
+
+
+async def test_only_the_user_scrolling_to_an_edge_builds_a_page(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """The view moving by itself (a match or the cursor placed at the window's edge) builds nothing; the
+    scroll bar dragged to the top builds the page before the window."""
+    from textual.scrollbar import ScrollTo
+
+    sid = await long_session(tmp_path / "tui.db")
+    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)))
+        await chat.show_item(600)  # a window in the middle of the session, far from both ends
+        await pilot.pause()
+        mounted = (chat._lo, chat._hi)
+        assert 0 < mounted[0] and mounted[1] < len(chat.items)
+        chat.scroll_end(animate=False, immediate=True)  # the edge, reached by the program
+        await pilot.pause()
+        chat.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.pause()
+        assert (chat._lo, chat._hi) == mounted
+        chat.post_message(ScrollTo(y=0, animate=False))  # what dragging the scroll bar sends
+        await wait_until(pilot, lambda: chat._lo < mounted[0])
+        assert chat._lo == mounted[0] - PAGE and chat._hi == mounted[1]

@@ -301,11 +301,31 @@ class ChatLog(VerticalScroll):
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
         self._check_away()
-        if self._placing:
+
+    # Pages are built when the user scrolls to an edge (the wheel, the scroll bar; keys go through
+    # ``page``), never when the view moves by itself: placing a search match or a cursor can reach the
+    # window's edge (and a remount passes 0), and building a page there mounted 25 items nobody asked for.
+    def on_mouse_scroll_up(self) -> None:
+        self.call_after_refresh(self._user_at_edge, -1)
+
+    def on_mouse_scroll_down(self) -> None:
+        self.call_after_refresh(self._user_at_edge, 1)
+
+    def on_scroll_to(self) -> None:  # the scroll bar dragged
+        self.call_after_refresh(self._user_at_edge, 0)
+
+    def on_scroll_up(self) -> None:  # the scroll bar's track clicked
+        self.call_after_refresh(self._user_at_edge, -1)
+
+    def on_scroll_down(self) -> None:
+        self.call_after_refresh(self._user_at_edge, 1)
+
+    def _user_at_edge(self, direction: int) -> None:
+        if self._building or self._placing:
             return
-        if new < old and new <= 2 and self._lo > 0 and not self._building:
+        if direction <= 0 and self.scroll_y <= 2 and self._lo > 0:
             self.run_worker(self.build_older(), group="chat-pages", exclusive=True)
-        elif new > old and new >= self.max_scroll_y - 2 and self._hi < len(self.items) and not self._building:
+        elif direction >= 0 and self.scroll_y >= self.max_scroll_y - 2 and self._hi < len(self.items):
             self.run_worker(self.build_newer(), group="chat-pages", exclusive=True)
 
     def on_resize(self) -> None:

@@ -229,8 +229,12 @@ def _summarizer_lines(b: dict[str, Any], rows: Sequence[dict[str, Any]] = ()) ->
         if b.get("summarizer_reuses_cache")
         else "cannot reuse the main model's cache (other model): sends the span once"
     )
-    return [
+    lines = [
         f"summarizer calls   {b.get('summarizer_calls', 0)} · {_k(cached)} of {_k(inp)} cached · "
         f"${b.get('summarizer_cost_usd', 0.0):.4f}",
         f"summary prefix     {reuse}",
     ]
+    quotes = b.get("summary_route_quotes") or {}
+    if len(quotes) > 1:  # myrm chose between two ways: say what each would have cost the last summary
+        lines.append("summary route      " + " · ".join(f"{m} ${usd:.4f}" for m, usd in quotes.items()))
+    return lines
