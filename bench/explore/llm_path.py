@@ -34,6 +34,8 @@ KEYS = (
     "summarizer_output_tokens",
     "summarizer_cost_usd",
     "summarizer_failures",
+    "summary_routes",
+    "summary_route_quotes_usd",
     "probe_retention",
     "pipeline_ms_p50",
     "pipeline_ms_p99",
