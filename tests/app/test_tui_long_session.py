@@ -272,7 +272,7 @@ async def test_only_the_user_scrolling_to_an_edge_builds_a_page(
         await chat.show_item(600)  # a window in the middle of the session, far from both ends
         await pilot.pause()
         mounted = (chat._lo, chat._hi)
-        assert 0 < mounted[0] and mounted[1] < len(chat.items)
+        assert mounted[0] > 0 and mounted[1] < len(chat.items)
         chat.scroll_end(animate=False, immediate=True)  # the edge, reached by the program
         await pilot.pause()
         chat.scroll_home(animate=False, immediate=True)
