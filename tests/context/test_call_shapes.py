@@ -319,7 +319,11 @@ def test_any_arguments_through_the_agent_then_later_turns_compaction_export_and_
 
 @pytest.mark.slow
 @pytest.mark.xfail(
-    reason="open: over 80 examples one request is rejected by the emulator (cause not yet found)",
+    reason=(
+        "open: at 4K, a first reply whose calls carry long non-BMP text ('ab𝔘 ' repeated) is refused by the "
+        "preflight guard ('one assistant message of this turn (1,680 tokens) could not be cut to fit'): the "
+        "fit step's shrink of the newest round does not bring that message under its share"
+    ),
     strict=False,
 )
 @settings(AGENT_SETTINGS, max_examples=80)
