@@ -126,9 +126,7 @@ class SummaryPreparer:
             return self.route.route == "prefix"
         return self.model == self.session.settings.model
 
-    def choose_route(
-        self, span: list[Message], new: list[Message], tokens: int, usage: Usage | None
-    ) -> RouteQuote:
+    def choose_route(self, new: list[Message], tokens: int, usage: Usage | None) -> RouteQuote:
         """The cheaper way to write this summary, from litellm's prices and the cache as the last answer
         reported it: the main model reading its cached request, or the lite model sent the span once.
         A summarizer the user configured has one way, and so has a provider without a lite model or a
@@ -179,7 +177,7 @@ class SummaryPreparer:
         if plan is None:
             return False
         span, new = plan
-        self.route = self.choose_route(span, new, tokens, usage)
+        self.route = self.choose_route(new, tokens, usage)
         self.pending = frozenset(prepared.base_id(m) for m in span)
         self.attempted = (epoch, self.attempted[1] | self.pending)
         self.task = asyncio.get_running_loop().create_task(self._prepare(sent, span, new, epoch))

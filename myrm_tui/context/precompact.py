@@ -6,8 +6,8 @@ its recent requests), cannot carry the view over the input budget: the full leve
 point are lowered to ``budget - predicted round`` (at most the 90 % level) when that is lower (never under
 the light level, and not at all when the last compaction landed within a round of that point: compacting
 then would not last). A planned compaction compacts at the full level's depth, and only when it can
-fold at least a predicted round (else the summary block may outweigh what it folds). A compaction is skipped
-when it would only break a warm cache while the budget still allows (hot-cache bypass, below that
+fold at least 5 % of the budget (else its summary block may outweigh what it folds). A compaction is
+skipped when it would only break a warm cache while the budget still allows (hot-cache bypass, below that
 warm-cache point) or while backing off after low-yield compactions (anti-thrashing). The emergency net
 always compacts, at the emergency depth: a view over the input budget (a round larger than predicted), a
 provider's context-overflow answer (``Request.hard_limit``), and the 90 % level reached while
@@ -151,7 +151,7 @@ class PreCompact(Configured[PreCompactSettings]):
             trace.event("hot-cache bypass: warm cache, budget still allows")
             return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
         elif (room := foldable_tokens(v)) < s.input_budget // 20:
-            # Folding less than a round frees nothing that lasts (the summary block may even outweigh it):
+            # Folding next to nothing frees nothing that lasts (the summary block may even outweigh it):
             # a view this full of what must stay is sent as it is while it fits; the net takes it after.
             trace.event(f"planned compaction skipped: only {room:,} tokens could be folded")
             return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)

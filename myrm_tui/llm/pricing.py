@@ -8,14 +8,20 @@ from typing import Literal
 from myrm_tui.llm.events import Usage
 
 
-def estimate_cost(model: str, usage: Usage) -> float:
+def _prices(model: str) -> tuple[float, float, float, float]:
+    """litellm's per-token prices of ``model``: input, cache read, cache write, output (0 where unknown;
+    a cache price missing is the input price)."""
     from myrm_tui.llm.registry import model_info
 
     info = model_info(model) or {}
     inp = float(info.get("input_cost_per_token") or 0.0)
-    out = float(info.get("output_cost_per_token") or 0.0)
     read = float(info.get("cache_read_input_token_cost") or inp)
     write = float(info.get("cache_creation_input_token_cost") or inp)
+    return inp, read, write, float(info.get("output_cost_per_token") or 0.0)
+
+
+def estimate_cost(model: str, usage: Usage) -> float:
+    inp, read, write, out = _prices(model)
     uncached = max(usage.prompt_tokens - usage.cached_tokens - usage.cache_creation_tokens, 0)
     return (
         uncached * inp
@@ -34,18 +40,6 @@ class RouteQuote:
     usd: float
 
 
-def _prices(model: str) -> tuple[float, float, float] | None:
-    from myrm_tui.llm.registry import model_info
-
-    info = model_info(model) or {}
-    inp = float(info.get("input_cost_per_token") or 0.0)
-    if not inp:
-        return None  # unknown model (a local endpoint): no price to compare
-    out = float(info.get("output_cost_per_token") or 0.0)
-    read = float(info.get("cache_read_input_token_cost") or inp)
-    return inp, read, out
-
-
 SUMMARY_TOKENS_EXPECTED = 800  # a bounded summary's usual length: what a route's reply is priced at
 
 
@@ -62,14 +56,14 @@ def summary_routes(
     sends ``lite`` the folded span once (``span_tokens``, instruction included). Routes whose model has no
     known price are left out."""
     quotes: list[RouteQuote] = []
-    if (p := _prices(main)) is not None:
-        inp, read, out = p
+    inp, read, _, out = _prices(main)
+    if inp:  # an unknown model (a local endpoint) has no price to compare
         cached = min(cached_tokens, prefix_tokens)
         quotes.append(
             RouteQuote("prefix", main, (prefix_tokens - cached) * inp + cached * read + out_tokens * out)
         )
-    if (p := _prices(lite)) is not None:
-        inp, _, out = p
+    inp, _, _, out = _prices(lite)
+    if inp:
         quotes.append(RouteQuote("span", lite, span_tokens * inp + out_tokens * out))
     return quotes
 
