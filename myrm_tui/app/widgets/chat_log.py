@@ -150,10 +150,6 @@ class ChatLog(VerticalScroll):
         self._calls: dict[str, Item] = {}
         self._carded: set[str] = set()
         self._building = False
-        # True from a window's remount until the view has been placed on its item: the scroll moves of that
-        # layout (to 0 while the children are replaced, then to the item) are not the user scrolling to an
-        # edge, and must not build a page (they did, on a slow machine: 25 items more than the window).
-        self._placing = False
         self.current: AssistantMessage | None = None
         self._current_item: Item | None = None
         self.pastes: dict[str, str] = {}  # label -> pasted text: user messages show the label
@@ -186,7 +182,6 @@ class ChatLog(VerticalScroll):
 
     async def _mount_window(self, lo: int, hi: int) -> None:
         """Mount ``items[lo:hi]`` in place of what is mounted (with a line for what is above and below)."""
-        self._placing = True
         self._forget(self.mounted_items)
         if self.current is not None and (self._current_item is None or self._current_item.widget is None):
             self.current = None
@@ -269,8 +264,7 @@ class ChatLog(VerticalScroll):
         """Live output goes at the end: the window must reach it."""
         if self._hi < len(self.items):
             await self._mount_window(max(0, len(self.items) - WINDOW), len(self.items))
-            self.scroll_end(animate=False, immediate=True)
-            self.call_after_refresh(self._placed)
+            self.scroll_end(animate=False)
 
     async def show_item(self, index: int, top: bool = True) -> Widget:
         """Mount the item at ``index`` (the window around it when it is far from the mounted part)."""
@@ -284,15 +278,8 @@ class ChatLog(VerticalScroll):
         widget = self.items[index].widget
         assert widget is not None
         self.release_anchor()  # new output must not pull the view away from it
-        self.call_after_refresh(self._place, widget, top)
+        self.call_after_refresh(self.scroll_to_widget, widget, animate=False, top=top)
         return widget
-
-    def _place(self, widget: Widget, top: bool) -> None:
-        self.scroll_to_widget(widget, animate=False, top=top, immediate=True)
-        self.call_after_refresh(self._placed)
-
-    def _placed(self) -> None:
-        self._placing = False
 
     # -- scrolling ------------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -321,7 +308,7 @@ class ChatLog(VerticalScroll):
         self.call_after_refresh(self._user_at_edge, 1)
 
     def _user_at_edge(self, direction: int) -> None:
-        if self._building or self._placing:
+        if self._building:
             return
         if direction <= 0 and self.scroll_y <= 2 and self._lo > 0:
             self.run_worker(self.build_older(), group="chat-pages", exclusive=True)
@@ -520,8 +507,7 @@ class ChatLog(VerticalScroll):
         self.items = items
         self._version += 1
         await self._mount_window(max(0, len(items) - WINDOW), len(items))
-        self.scroll_end(animate=False, immediate=True)
-        self.call_after_refresh(self._placed)
+        self.scroll_end(animate=False)
         self.run_worker(self._index, thread=True, group="search-index", exclusive=True)
 
     def _index(self) -> None:
