@@ -47,7 +47,7 @@ class TokenCounter:
 
     def __init__(self, encoding: str = "o200k_base") -> None:
         self._enc = get_encoding(encoding)
-        self._cache: dict[tuple[str, int, int], int] = {}
+        self._cache: dict[tuple[str, int, int, int], int] = {}
         # Recent texts: a new tool output is counted by the filter, then as a message, then by the budget
         # checks — encoding dominates a request that compacts nothing. Keyed by the string (hash cached).
         self._texts: dict[str, int] = {}
@@ -67,13 +67,16 @@ class TokenCounter:
         return hit
 
     @staticmethod
-    def _key(msg: Message) -> tuple[str, int, int] | None:
-        # Keyed by id *and* content hash: ids are stable, but two sessions (or benchmark conversations)
-        # may reuse a pipeline-made id such as "summary-1". str hashes are cached by Python, so this is cheap.
+    def _key(msg: Message) -> tuple[str, int, int, int] | None:
+        # Keyed by id *and* everything counted: ids are stable, but two sessions (or benchmark conversations)
+        # may reuse a pipeline-made id such as "summary-1", and a step may derive the same id twice with
+        # different arguments (the fit step's ever tighter cuts of one call). str hashes are cached by
+        # Python, so this is cheap.
         if not msg.id:
             return None
         content = hash(msg.content) if isinstance(msg.content, str) else len(msg.content or ())
-        return (msg.id, content, len(msg.tool_calls))
+        calls = hash(tuple((c.id, c.name, c.arguments) for c in msg.tool_calls)) if msg.tool_calls else 0
+        return (msg.id, content, calls, hash(msg.reasoning) if msg.reasoning else 0)
 
     def remember(self, msg: Message, tokens: int) -> None:
         """A count made before (stored with the message when it was appended): a reopened long session's
