@@ -389,7 +389,9 @@ class Controller:
         """Everything the health panel and vault pane show, read from the store and the agent."""
         assert self.session is not None
         store = self._store()
-        rows = await store.metrics(self.session.id)
+        # The panel counts compactions; what each one left (a list as long as the messages it folded: 10,000
+        # in a long session's) is the transcript's row to show, not the panel's to hold a second copy of.
+        rows = [_without_left(r) for r in await store.metrics(self.session.id)]
         vault = await store.vault_list(self.session.id)
         agent = self.agent
         info: PanelInfo = {"vault_entries": len(vault), "vault_bytes": sum(v["size"] for v in vault)}
@@ -539,3 +541,10 @@ class Controller:
             await self._drop_empty()
             await asyncio.shield(self.store.close())
             self.store = None
+
+
+def _without_left(row: dict[str, Any]) -> dict[str, Any]:
+    comp = row.get("compaction")
+    if not isinstance(comp, dict) or not comp.get("left"):
+        return row
+    return {**row, "compaction": {**comp, "left": []}}

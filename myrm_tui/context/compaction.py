@@ -11,6 +11,7 @@ again (``file_read_tool(paths=[uri], line_range=...)`` and the vault pane number
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -23,6 +24,7 @@ from myrm_tui.context.vault import ArtifactVault, VaultEntry, readable
 
 Trigger = Literal["threshold", "manual", "emergency", "overflow", "fork", "fit"]
 GIST_CHARS = 100
+_SHARED = ("role", "uri", "how")
 
 
 def gist(m: Message) -> str:
@@ -114,7 +116,11 @@ class Compaction:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Compaction:
-        left = tuple(LeftItem(**item) for item in d.get("left", ()))
+        # One compaction's items share their archive and a few roles: one string each, not one per item.
+        left = tuple(
+            LeftItem(**{**item, **{k: sys.intern(item[k]) for k in _SHARED if isinstance(item.get(k), str)}})
+            for item in d.get("left", ())
+        )
         known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__ and k != "left"}
         return cls(**known, left=left)
 

@@ -189,11 +189,29 @@ class SessionTable(LeaseTable):
             await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
         return replace(msg, id=f"m{seq}", created_at=now)
 
+    # The app shows a session's transcript and then builds its agent, each loading the same messages: the
+    # second load of an unchanged session (append-only: same last seq) gets the first one's Message objects
+    # (frozen) in a new list, instead of a second copy of every text (10 MB at 10,000 messages).
+    _handoff: tuple[str, int, list[Message]] | None = None
+
     async def load_messages(self, sid: str) -> list[Message]:
+        handed, self._handoff = self._handoff, None
+        if handed is not None and handed[0] == sid:
+            async with self.conn.execute("SELECT MAX(seq) FROM messages WHERE session_id = ?", (sid,)) as cur:
+                row = await cur.fetchone()
+            if row is not None and row[0] == handed[1]:
+                return list(handed[2])
         async with self.conn.execute(
             "SELECT * FROM messages WHERE session_id = ? ORDER BY seq", (sid,)
         ) as cur:
-            rows = await cur.fetchall()
+            rows = list(await cur.fetchall())
+        out = self._messages_of(rows)
+        if rows:
+            self._handoff = (sid, rows[-1]["seq"], out)
+        return list(out)
+
+    @staticmethod
+    def _messages_of(rows: Iterable[Any]) -> list[Message]:
         out = []
         for r in rows:
             content: Any = r["content"]

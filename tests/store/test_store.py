@@ -68,6 +68,28 @@ async def test_messages_round_trip_and_are_append_only(store: Store, tmp_path: P
     assert await store.load_messages(s.id) == []
 
 
+async def test_an_unchanged_session_loaded_twice_shares_its_messages_and_a_changed_one_is_read_again(
+    store: Store,
+) -> None:
+    # The transcript and then the agent load one session: the second load reuses the first one's (frozen)
+    # messages rather than holding every text twice, and never answers with a stale history.
+    s = await store.create_session()
+    for i in range(3):
+        await store.append_message(s.id, Message(role="user", content=f"m{i}"))
+    first = await store.load_messages(s.id)
+    second = await store.load_messages(s.id)
+    assert second == first and second is not first
+    assert all(a is b for a, b in zip(first, second, strict=True))
+    second.append(Message(role="user", content="the caller's own list"))
+    await store.append_message(s.id, Message(role="user", content="m3"))
+    third = await store.load_messages(s.id)
+    assert [m.text for m in third] == ["m0", "m1", "m2", "m3"]
+    other = await store.create_session()
+    await store.append_message(other.id, Message(role="user", content="elsewhere"))
+    assert [m.text for m in await store.load_messages(other.id)] == ["elsewhere"]
+    assert [m.text for m in await store.load_messages(s.id)] == ["m0", "m1", "m2", "m3"]
+
+
 async def test_fork_copies_history_up_to_a_point(store: Store) -> None:
     s = await store.create_session(title="origin")
     for i in range(5):

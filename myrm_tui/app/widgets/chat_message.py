@@ -41,10 +41,8 @@ class AssistantMessage(Vertical):
         self._reasoning: list[str] = []
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Markdown
-
         yield Static("", classes="reasoning", markup=False)
-        yield Markdown(self._initial)
+        yield _chat_markdown()(self._initial)
 
     @property
     def markdown(self) -> Markdown:
@@ -66,6 +64,31 @@ class AssistantMessage(Vertical):
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
+
+
+_ChatMarkdown: type[Markdown] | None = None
+
+
+def _chat_markdown() -> type[Markdown]:
+    """Textual's Markdown whose code fences without a language are plain text. Textual guesses a missing
+    language with pygments' ``guess_lexer``, which imports every lexer it has: about 250 modules, 8 MB held
+    for good and a second of CPU the first time a reopened long session shows one fence. Made on first use:
+    importing Markdown is not free either, and the first frame does not need it."""
+    global _ChatMarkdown
+    if _ChatMarkdown is None:
+        from textual.content import Content
+        from textual.widgets.markdown import Markdown, MarkdownFence
+
+        class PlainFence(MarkdownFence):
+            @classmethod
+            def highlight(cls, code: str, language: str, ansi: bool = False, dark: bool = False) -> Content:
+                return super().highlight(code, language or "text", ansi, dark)
+
+        class ChatMarkdown(Markdown):
+            BLOCKS = {**Markdown.BLOCKS, "fence": PlainFence, "code_block": PlainFence}
+
+        _ChatMarkdown = ChatMarkdown
+    return _ChatMarkdown
 
 
 class Notice(Static):

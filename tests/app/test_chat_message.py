@@ -1,0 +1,32 @@
+"""An assistant message's Markdown: a code fence without a language is shown as plain text, never guessed."""
+
+from __future__ import annotations
+
+import pytest
+import textual.highlight
+from textual.app import App, ComposeResult
+from textual.widgets.markdown import MarkdownFence
+
+from myrm_tui.app.widgets.chat_message import AssistantMessage
+
+
+class _One(App[None]):
+    def compose(self) -> ComposeResult:
+        yield AssistantMessage("Run this:\n\n```\nmake test\n```\n\nthen\n\n```python\nx = 1\n```\n")
+
+
+async def test_a_fence_without_a_language_is_not_guessed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Textual guesses a missing language with pygments' guess_lexer, which imports every lexer pygments has
+    # (about 250 modules, 8 MB held, a second of CPU): in a reopened long session, the first fence paid it.
+    def guess(code: str, path: str | None) -> str:
+        raise AssertionError(f"guessed the language of {code!r}")
+
+    monkeypatch.setattr(textual.highlight, "guess_language", guess)
+    app = _One()
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.pause()
+        fences = list(app.query(MarkdownFence))
+        assert [str(f._highlighted_code).strip() for f in fences] == ["make test", "x = 1"]
+        assert [f.lexer for f in fences] == ["", "python"]
+        # the named language is still highlighted: its code is split into styled spans
+        assert fences[1]._highlighted_code.spans
