@@ -167,7 +167,9 @@ class MainScreen(Screen[None]):
 
     def torn_down(self) -> bool:
         """True once the screen is detached or its widgets are gone (a worker's late message is dropped)."""
-        return not self.is_attached or not self.query("#status")
+        # Asked for every agent event (each streamed token): the status line is a child of the screen, so
+        # look among the children, not the whole tree (a full query cost 1 ms a token with a long transcript).
+        return not self.is_attached or not self.query_children("#status")
 
     async def on_session_loaded(self, event: SessionLoaded) -> None:
         if not self.torn_down():
