@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 CORPUS ?= ../shared/corpus
 
-.PHONY: install test lint typecheck unit bench screenshots protections perf perf-sessions clean
+.PHONY: install test test-long lint typecheck unit bench screenshots protections perf perf-sessions clean
 
 install: $(VENV)/.installed
 
@@ -59,8 +59,14 @@ lint:
 typecheck:
 	$(VENV)/bin/mypy myrm_tui tests
 
+# Two workers (the suite is CPU-bound; CI has 2 cores), each test handed to the first free one. The long
+# hypothesis generators (marked `long`: hundreds of turns per example) run in `make test-long`; CI runs
+# their bounded, derandomized counterparts.
 unit:
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n auto --dist worksteal -m "not long"
+
+test-long:
+	$(VENV)/bin/pytest -q -n auto --dist worksteal -m long
 
 # The hand probes (bench/probes/) are the measure; the corpus' rule-derived probes ride along as an extra column.
 bench:

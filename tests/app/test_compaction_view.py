@@ -281,12 +281,17 @@ async def test_ctrl_f_during_a_replay_forks_into_a_live_compacted_session_that_f
             timeout=60,
         )
         await pilot.press("ctrl+f")
+        # The fork's session is current first; its header comes with the SessionLoaded message after.
         await wait_until(
             pilot,
-            lambda: app.controller.session is not None and app.controller.session.id != parent,
+            lambda: (
+                app.controller.session is not None
+                and app.controller.session.id != parent
+                and "REPLAY" not in app.sub_title
+            ),
             timeout=30,
         )
-        assert app.replayer is None and not app.controller.replaying and "REPLAY" not in app.sub_title
+        assert app.replayer is None and not app.controller.replaying
         kept = len(await store.load_messages(parent))
         fork = app.controller.session.id  # type: ignore[union-attr]
         records = compactions_of(await store.metrics(fork))

@@ -327,6 +327,7 @@ def test_any_arguments_through_the_agent_then_later_turns_compaction_export_and_
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @settings(AGENT_SETTINGS, max_examples=80)
 @given(odd=round_of_calls, window=st.sampled_from([4_000, 16_000]))
 def test_any_arguments_through_the_agent_at_length(

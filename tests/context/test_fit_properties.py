@@ -333,6 +333,7 @@ def test_planned_compactions_are_at_least_nine_in_ten_across_windows() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.timeout(3600)
 @settings(
     max_examples=20,
