@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
+import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from myrm_tui.agent.images import MAX_IMAGE_BYTES
 from myrm_tui.agent.spill import spill
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
 from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.logs import log_path
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,23 @@ CALL_TIMEOUT = 120.0
 # the agent's start. Servers start together, so this is paid once, not once per server.
 STARTUP_TIMEOUT = 10.0
 _ABORTED: set[asyncio.Task[None]] = set()
+
+
+def _server_log(name: str) -> TextIO:
+    """Where a stdio server's stderr goes: ``mcp-servers.log`` beside myrm's log. Never the terminal (the
+    TUI owns it: a server's warnings would tear its screen), and never the SDK's default, the
+    ``sys.stderr`` of the moment ``mcp.client.stdio`` was imported (a capture long closed by then, which
+    made every later server fail to start with "I/O operation on closed file")."""
+    path = log_path().with_name("mcp-servers.log")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        out = open(path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by the stack)
+    except OSError:
+        log.warning("cannot open %s; MCP server %r's stderr is dropped", path, name, exc_info=True)
+        return open(os.devnull, "w", encoding="utf-8")
+    out.write(f"--- {name} started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+    out.flush()
+    return out
 
 
 @dataclass(frozen=True)
@@ -102,7 +122,8 @@ class McpConnection:
                     params = StdioServerParameters(
                         command=self.config.command, args=list(self.config.args), env=self.config.env or None
                     )
-                    streams = await stack.enter_async_context(stdio_client(params))
+                    errlog = stack.enter_context(_server_log(self.config.name))
+                    streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
                 session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
                 await session.initialize()
                 self.tools = list((await session.list_tools()).tools)

@@ -404,6 +404,33 @@ async def test_mcp_servers_that_never_answer_cost_one_time_limit_together(
     assert errors == [f"MCP server 's{i}' did not start: no answer within 1 s" for i in range(3)]
 
 
+async def test_an_mcp_servers_stderr_goes_to_its_log_not_the_terminal(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The SDK's default is the sys.stderr of the moment mcp.client.stdio was imported: the terminal the
+    # TUI draws on, or (imported under a capture since closed) a dead file that fails every later start.
+    import io
+    import sys
+
+    import mcp.client.stdio
+
+    from myrm_tui.agent import mcp_client
+
+    dead = io.StringIO()
+    dead.close()
+    monkeypatch.setattr(sys, "stderr", dead)
+    monkeypatch.setattr(mcp.client.stdio.stdio_client, "__defaults__", (dead,))
+    monkeypatch.setenv("MYRM_LOG", str(tmp_path / "logs" / "myrm.log"))
+    monkeypatch.setattr(mcp_client, "STARTUP_TIMEOUT", 1.0)
+    noisy = mcp_client.McpServerConfig.from_dict(
+        {"name": "noisy", "command": "sh", "args": ["-c", "echo 'warming up' >&2; sleep 30"]}
+    )
+    conns, _, errors = await mcp_client.connect_all([noisy])
+    assert conns == [] and errors == ["MCP server 'noisy' did not start: no answer within 1 s"]
+    logged = (tmp_path / "logs" / "mcp-servers.log").read_text()
+    assert "--- noisy started" in logged and "warming up" in logged
+
+
 def test_a_hook_whose_child_keeps_its_stdout_leaves_no_traceback_at_exit(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
