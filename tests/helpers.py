@@ -166,7 +166,7 @@ async def wait_until(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float
     while not cond():
         if loop.time() > end:
             raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
+        await pilot.pause(0.01)
 
 
 async def type_and_send(pilot: Pilot[Any], text: str) -> None:
