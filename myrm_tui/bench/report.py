@@ -292,6 +292,13 @@ def targets(result: dict[str, Any]) -> list[str]:
         )
         if planned < 0.9:
             why("triggers: " + ", ".join(f"{t} {n:,}" for t, n in m["compaction_triggers"].items()))
+            over = m.get("emergency_rounds_over_room")
+            if over:
+                emergencies = m["compaction_triggers"].get("emergency", 0)
+                why(
+                    f"{over:,} of the {emergencies:,} emergencies came from one round larger than the input "
+                    "budget less where the last compaction left the view: no planned point comes before those"
+                )
     share = m.get("summary_share_max")
     if share is not None:
         out.append(

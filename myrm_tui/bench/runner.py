@@ -111,6 +111,9 @@ class StrategyResult:
     extra_facts: dict[str, list[FactResult]] = field(default_factory=dict)  # further probe sets, by name
     compactions: int = 0
     compaction_triggers: dict[str, int] = field(default_factory=dict)  # the compaction record's trigger
+    # Emergency compactions whose one new round was larger than the input budget less where the last
+    # compaction left the view: no planned point could have come before them.
+    emergency_rounds_over_room: int = 0
     summary_share_max: float = 0.0  # the summary blocks of a request together, as a share of the window
     compacted_after_first: int = 0  # compactions after a session's first (the amortized bound)
     requests_after_first: int = 0  # requests from a session's first compaction on
@@ -239,6 +242,7 @@ class StrategyResult:
             "compactions": self.compactions,
             "compaction_triggers": dict(sorted(self.compaction_triggers.items())),
             "planned_compaction_share": planned_share(self.compaction_triggers),
+            "emergency_rounds_over_room": self.emergency_rounds_over_room,
             "summary_share_max": round(self.summary_share_max, 4),
         }
 
@@ -386,6 +390,7 @@ async def replay(
     if callable(bind_tools):  # budget the schemas as the live agent does (myrm)
         bind_tools(tools_tokens)
     compacted_once = False
+    last_out = landed = 0  # the previous request's size, and where the last compaction left the view
     tools_fp = (fingerprint(conv.tools), tools_tokens) if conv.tools else None
     turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
     last_view: list[Message] = []
@@ -411,6 +416,16 @@ async def replay(
             record = getattr(m, "compaction", None)
             trigger = getattr(record, "trigger", "") or "unrecorded"
             result.compaction_triggers[trigger] = result.compaction_triggers.get(trigger, 0) + 1
+            budget = getattr(getattr(strategy, "config", None), "input_budget", None)
+            if (
+                trigger == "emergency"
+                and budget is not None
+                and getattr(m, "tokens_raw", 0) - last_out > (budget - landed)
+            ):
+                result.emergency_rounds_over_room += 1
+            landed = getattr(m, "tokens_out", 0)
+        if m is not None and hasattr(m, "tokens_out"):
+            last_out = m.tokens_out
             if not compacted_once:
                 compacted_once = True
                 result.requests_after_first += 1

@@ -32,6 +32,7 @@ KEYS = {
     "probe_recoverable",
     "compaction_triggers",
     "planned_compaction_share",
+    "emergency_rounds_over_room",
     "summary_share_max",
 }
 

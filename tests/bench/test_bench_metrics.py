@@ -475,3 +475,43 @@ async def test_the_bench_counts_each_compaction_by_its_trigger_and_the_largest_s
     assert 0 < m["summary_share_max"] < 1
     assert planned_share({"threshold": 9, "emergency": 1, "manual": 5}) == 0.9
     assert planned_share({"manual": 2}) is None
+
+
+async def test_the_bench_names_the_emergencies_no_planned_point_could_have_come_before(
+    tmp_path: Path,
+) -> None:
+    """An emergency compaction whose one round was larger than the input budget less where the last
+    compaction left the view is counted apart: it says why a small window misses the planned share."""
+    msgs: list[dict[str, Any]] = [
+        {"role": "system", "content": "Rules of the house."},
+        {"role": "user", "content": "Write the module."},
+    ]
+    for r in range(12):
+        # small rounds, then (round 8) a call whose arguments alone are most of a 4K window's budget
+        body = "x = 1\n" * (900 if r == 8 else 10)
+        msgs += [
+            {
+                "role": "assistant",
+                "content": f"Step {r}.",
+                "tool_calls": [
+                    {
+                        "id": f"t{r}",
+                        "type": "function",
+                        "function": {
+                            "name": "bash",
+                            "arguments": json.dumps({"cmd": f"cat > m{r}.py <<EOF\n{body}EOF"}),
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"t{r}", "content": f"wrote m{r}.py " + "ok " * 60},
+        ]
+    msgs.append({"role": "assistant", "content": "Done."})
+    path = tmp_path / "big.jsonl"
+    path.write_text(json.dumps({"id": "big", "messages": msgs}) + "\n")
+    result = await run_bench(path, None, 4_000, ["myrm"])
+    m = result["strategies"]["myrm"]
+    emergencies = m["compaction_triggers"].get("emergency", 0)
+    assert 1 <= m["emergency_rounds_over_room"] <= emergencies, m["compaction_triggers"]
+    if m["planned_compaction_share"] < 0.9:  # the report names them among the reasons
+        assert any("emergencies came from one round larger than" in line for line in targets_of(result))
