@@ -62,11 +62,12 @@ typecheck:
 # Two workers (the suite is CPU-bound; CI has 2 cores), each test handed to the first free one. The long
 # hypothesis generators (marked `long`: hundreds of turns per example) run in `make test-long`; CI runs
 # their bounded, derandomized counterparts.
+WORKERS ?= 2
 unit:
-	$(VENV)/bin/pytest -q -n auto --dist worksteal -m "not long"
+	$(VENV)/bin/pytest -q -n $(WORKERS) --dist worksteal -m "not long"
 
 test-long:
-	$(VENV)/bin/pytest -q -n auto --dist worksteal -m long
+	$(VENV)/bin/pytest -q -n $(WORKERS) --dist worksteal -m long
 
 # The hand probes (bench/probes/) are the measure; the corpus' rule-derived probes ride along as an extra column.
 bench:

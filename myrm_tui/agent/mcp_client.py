@@ -49,8 +49,11 @@ def _server_log(name: str) -> TextIO:
     except OSError:
         log.warning("cannot open %s; MCP server %r's stderr is dropped", path, name, exc_info=True)
         return open(os.devnull, "w", encoding="utf-8")
-    out.write(f"--- {name} started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
-    out.flush()
+    try:
+        out.write(f"--- {name} started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        out.flush()
+    except OSError:  # a full disk: the server still starts, its stderr goes where the file can take it
+        log.warning("cannot write to %s", path, exc_info=True)
     return out
 
 

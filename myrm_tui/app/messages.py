@@ -102,7 +102,9 @@ class PanelInfo(TypedDict, total=False):
 class PanelData(Message):
     """What the health panel and the vault pane show, read from the store and the agent."""
 
-    rows: list[dict[str, Any]]  # the metrics table's rows (one per request, compaction, preheat…), as stored
+    # the metrics table's rows (one per request, compaction, preheat…), as stored but for the compaction
+    # records' lists of what left the view (the transcript's rows show those)
+    rows: list[dict[str, Any]]
     info: PanelInfo
     vault: list[VaultListing] = field(default_factory=list)
     vaulted: dict[str, str] = field(default_factory=dict)  # tool call id -> vault:// of its full output

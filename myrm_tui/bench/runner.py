@@ -417,18 +417,16 @@ async def replay(
             trigger = getattr(record, "trigger", "") or "unrecorded"
             result.compaction_triggers[trigger] = result.compaction_triggers.get(trigger, 0) + 1
             budget = getattr(getattr(strategy, "config", None), "input_budget", None)
-            if (
-                trigger == "emergency"
-                and budget is not None
-                and getattr(m, "tokens_raw", 0) - last_out > (budget - landed)
-            ):
+            # the round: what this request's view (before its steps) adds to the last request sent
+            grown = getattr(m, "tokens_in", 0) - last_out
+            if trigger == "emergency" and budget is not None and grown > budget - landed:
                 result.emergency_rounds_over_room += 1
             landed = getattr(m, "tokens_out", 0)
-        if m is not None and hasattr(m, "tokens_out"):
-            last_out = m.tokens_out
             if not compacted_once:
                 compacted_once = True
                 result.requests_after_first += 1
+        if m is not None and hasattr(m, "tokens_out"):
+            last_out = m.tokens_out
         tokens = counter.messages(view) + tools_tokens
         summary = sum(counter.message(v) for v in view if v.meta.get("kind") == "summary")
         result.summary_share_max = max(result.summary_share_max, summary / window)

@@ -42,6 +42,19 @@ def get_encoding(name: str = "o200k_base") -> Any:
         return enc
 
 
+def _parts_hash(parts: Any) -> int:
+    """Content parts (text, image urls) or thinking blocks, by their strings: each str caches its hash, so
+    a multi-megabyte image url is not read again for every count."""
+    out: list[Any] = []
+    for p in parts:
+        if not isinstance(p, dict):
+            out.append(str(p))
+            continue
+        for v in p.values():
+            out.append(v.get("url") if isinstance(v, dict) else v)
+    return hash(tuple(x if isinstance(x, (str, int, float, type(None))) else repr(x) for x in out))
+
+
 class TokenCounter:
     """Counts tokens of text, messages and requests; message counts are cached by message id."""
 
@@ -74,9 +87,15 @@ class TokenCounter:
         # Python, so this is cheap.
         if not msg.id:
             return None
-        content = hash(msg.content) if isinstance(msg.content, str) else len(msg.content or ())
+        body = msg.content
+        content = hash(body) if isinstance(body, str) else _parts_hash(body) if body else 0
         calls = hash(tuple((c.id, c.name, c.arguments) for c in msg.tool_calls)) if msg.tool_calls else 0
-        return (msg.id, content, calls, hash(msg.reasoning) if msg.reasoning else 0)
+        extra = (
+            hash((msg.reasoning, _parts_hash(msg.thinking_blocks)))
+            if msg.reasoning or msg.thinking_blocks
+            else 0
+        )
+        return (msg.id, content, calls, extra)
 
     def remember(self, msg: Message, tokens: int) -> None:
         """A count made before (stored with the message when it was appended): a reopened long session's

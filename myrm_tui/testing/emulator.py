@@ -216,7 +216,10 @@ class ProviderEmulator:
             if images:  # an image costs a flat amount, not the length of its base64 text
                 content = _without_images(content)
             text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-            extra = json.dumps(clean.get("tool_calls")) if clean.get("tool_calls") else ""
+            # The model reads a call's arguments as it wrote them: non-ASCII text is not \u-escaped (that
+            # tripled the count of a call whose arguments hold non-BMP text).
+            calls = clean.get("tool_calls")
+            extra = json.dumps(calls, ensure_ascii=False) if calls else ""
             tokens = 4 + self.counter.text(text or "") + self.counter.text(extra) + images * IMAGE_TOKENS
             segs.append((fingerprint(clean), tokens))
             c = m.get("content")

@@ -419,7 +419,8 @@ async def test_an_mcp_servers_stderr_goes_to_its_log_not_the_terminal(
     dead = io.StringIO()
     dead.close()
     monkeypatch.setattr(sys, "stderr", dead)
-    monkeypatch.setattr(mcp.client.stdio.stdio_client, "__defaults__", (dead,))
+    # the SDK's own default (bound when it was imported), on the function under its context manager
+    monkeypatch.setattr(mcp.client.stdio.stdio_client.__wrapped__, "__defaults__", (dead,))
     monkeypatch.setenv("MYRM_LOG", str(tmp_path / "logs" / "myrm.log"))
     monkeypatch.setattr(mcp_client, "STARTUP_TIMEOUT", 1.0)
     noisy = mcp_client.McpServerConfig.from_dict(

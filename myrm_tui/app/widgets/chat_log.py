@@ -68,8 +68,9 @@ class Item:
     @property
     def low(self) -> str:
         """The text search sees, lower-cased. Made afresh each time, not cached: a cached copy doubled the
-        memory a 10,000-message transcript holds (10 MB), and search only lowers every item on a new
-        query's first key (8 ms at 10,000 messages); each further key narrows to the last matches."""
+        memory a 10,000-message transcript holds (10 MB). Search lowers every item when it cannot narrow
+        the last search (a new query, a backspace, a transcript that changed: 8 ms at 10,000 messages);
+        a key that extends the query searches only the last matches."""
         if self.kind == "tool" and self.call is not None:
             out = self.result[0] if self.result else ""
             return f"{self.call.name} {self.call.arguments}\n{out}".lower()
