@@ -420,7 +420,7 @@ async def test_an_mcp_servers_stderr_goes_to_its_log_not_the_terminal(
     dead.close()
     monkeypatch.setattr(sys, "stderr", dead)
     # the SDK's own default (bound when it was imported), on the function under its context manager
-    monkeypatch.setattr(mcp.client.stdio.stdio_client.__wrapped__, "__defaults__", (dead,))
+    monkeypatch.setattr(mcp.client.stdio.stdio_client.__wrapped__, "__defaults__", (dead,))  # type: ignore[attr-defined]
     monkeypatch.setenv("MYRM_LOG", str(tmp_path / "logs" / "myrm.log"))
     monkeypatch.setattr(mcp_client, "STARTUP_TIMEOUT", 1.0)
     noisy = mcp_client.McpServerConfig.from_dict(
