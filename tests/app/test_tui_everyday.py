@@ -327,7 +327,8 @@ async def test_settings_errors_are_visible_the_summarizer_is_checked_and_the_hea
         await wait_until(pilot, lambda: any("light ≤ full" in t for t in _toasts(app)))
         assert isinstance(app.screen, SettingsScreen)
         error = screen.query_one("#error")
-        assert screen.query_one("VerticalScroll").region.contains_region(error.region)  # in view
+        scroll = screen.query_one("VerticalScroll")
+        await wait_until(pilot, lambda: scroll.region.contains_region(error.region))  # scrolled into view
         screen.query_one("#f-light_ratio", Input).value = "0.5"
         screen.query_one("#f-summarizer_model", Input).value = "abc"
         await pilot.press("ctrl+s")

@@ -122,7 +122,9 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
             # Shown next to the buttons and as a toast: the error line may be below the fold.
             error = self.query_one("#error", Label)
             error.update(str(exc))
-            error.scroll_visible(animate=False)
+            # after the layout that gives the label its new height: before it, the region scrolled to is
+            # the empty label's
+            self.call_after_refresh(error.scroll_visible, animate=False)
             self.notify(str(exc), title="Not saved", severity="error", timeout=8)
             return
         self.dismiss(values)
