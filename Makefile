@@ -61,10 +61,10 @@ typecheck:
 
 # Two workers (the suite is CPU-bound; CI has 2 cores), each test handed to the first free one. The long
 # hypothesis generators (marked `long`: hundreds of turns per example) run in `make test-long`; CI runs
-# their bounded, derandomized counterparts.
+# their bounded counterparts, every property test on a fixed sequence of examples (the "ci" profile).
 WORKERS ?= 2
 unit:
-	$(VENV)/bin/pytest -q -n $(WORKERS) --dist worksteal -m "not long"
+	$(VENV)/bin/pytest -q -n $(WORKERS) --dist worksteal -m "not long" --hypothesis-profile=ci
 
 test-long:
 	$(VENV)/bin/pytest -q -n $(WORKERS) --dist worksteal -m long

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# CI runs the property tests on a fixed sequence of examples, so a run is repeatable; locally each run
-# explores new ones (and Hypothesis replays any failure it stored).
+# `make test` (and any run with CI set) runs the property tests on a fixed sequence of examples, so a run is
+# repeatable; a plain `pytest` explores new ones (and Hypothesis replays any failure it stored).
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
