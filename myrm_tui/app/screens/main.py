@@ -94,7 +94,8 @@ class MainScreen(Screen[None]):
                 MainScreen.live, MainScreen.fork_ratio, MainScreen.compacting, MainScreen.model_line
             )
         yield TranscriptSearch(id="search")
-        yield StatusLine(id="status").data_bind(MainScreen.status)
+        self._status_line = StatusLine(id="status").data_bind(MainScreen.status)
+        yield self._status_line
         yield MentionMenu(id="mentions")
         yield SlashMenu(id="slash-menu")
         yield PromptInput(id="prompt", placeholder="Message myrm — Enter sends, ctrl+j new line, F1 help")
@@ -168,8 +169,10 @@ class MainScreen(Screen[None]):
     def torn_down(self) -> bool:
         """True once the screen is detached or its widgets are gone (a worker's late message is dropped)."""
         # Asked for every agent event (each streamed token): the status line is a child of the screen, so
-        # look among the children, not the whole tree (a full query cost 1 ms a token with a long transcript).
-        return not self.is_attached or not self.query_children("#status")
+        # look for that widget among the children, with no selector matching (a query of the whole tree cost
+        # 1 ms a token with a long transcript).
+        status = getattr(self, "_status_line", None)
+        return not self.is_attached or not any(w is status for w in self.children)
 
     async def on_session_loaded(self, event: SessionLoaded) -> None:
         if not self.torn_down():
