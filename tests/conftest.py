@@ -26,13 +26,13 @@ configure_offline_env()
 import textual._wait  # noqa: E402
 
 from myrm_tui.store.db import Store  # noqa: E402
+from myrm_tui.testing.emulator import ProviderEmulator  # noqa: E402
 
 # Pilot waits after every key until the app looks idle: it sleeps in steps of 20 ms until a step used
 # under 1 ms of CPU, so each key of a typed message cost at least 40 ms of nothing (a third of the TUI
 # tests' time). Steps of 5 ms with the same ratio (5 % of a step) ask the same question four times as often.
 textual._wait.SLEEP_GRANULARITY = 0.005
 textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20
-from myrm_tui.testing.emulator import ProviderEmulator  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

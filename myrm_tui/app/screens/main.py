@@ -83,6 +83,7 @@ class MainScreen(Screen[None]):
         self._files: list[str] | None = None
         self._query: str | None = None
         self.panel_choice: bool | None = None  # ctrl+b's last choice (None: the width decides)
+        self._status_line: StatusLine | None = None  # set by compose; torn_down looks for it
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◉")
@@ -171,8 +172,8 @@ class MainScreen(Screen[None]):
         # Asked for every agent event (each streamed token): the status line is a child of the screen, so
         # look for that widget among the children, with no selector matching (a query of the whole tree cost
         # 1 ms a token with a long transcript).
-        status = getattr(self, "_status_line", None)
-        return not self.is_attached or not any(w is status for w in self.children)
+        status = self._status_line
+        return not self.is_attached or status is None or not any(w is status for w in self.children)
 
     async def on_session_loaded(self, event: SessionLoaded) -> None:
         if not self.torn_down():
