@@ -165,6 +165,7 @@ async def test_huge_paste_is_refused_and_kept_in_the_box(
         await pilot.press("enter")
         await wait_until(pilot, lambda: not app.busy and bool(app.query(Notice)))
         assert any("refused" in str(n.render()) for n in app.query(Notice))
+        # The text is back before the refusal is drawn, so it is there once the notice is.
         assert all(
             r.body.get("max_tokens") == 1 for r in emulator.requests
         )  # only the start-up preheat was sent

@@ -187,10 +187,11 @@ class MainScreen(Screen[None]):
         if self.torn_down():
             return
         ev = message.event
-        await self.chat.show(ev)
         if isinstance(ev, TurnFailed) and ev.unsent:
+            # Before the transcript shows the refusal: showing it awaits, and the text must be back by then.
             self.prompt.give_back()  # refused input is never lost
             self.notify("The message was not sent; your text is back in the box.", severity="error")
+        await self.chat.show(ev)
 
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         """The transcript shows each paste by the label the box showed (the message goes on to the app)."""
