@@ -311,3 +311,28 @@ def test_a_coloured_test_run_keeps_its_summary_line() -> None:
     hit = compress_shell("pytest sklearn/tests -q", run)
     assert hit is not None and hit[0] == "pytest"
     assert "188 passed in 1.04s" in hit[1] and "collected 188 items" in hit[1] and "\x1b" not in hit[1]
+
+
+async def test_the_single_output_limit_is_a_quarter_of_a_small_windows_budget() -> None:
+    """At a 4K window one 1,500-token output is almost half the input budget: kept whole, the next round
+    jumps from below the compaction point to over the budget (the emergency net). It is filtered on
+    arrival there (its whole text in the vault), and left as it is at 16K, where it is a tenth."""
+    lines = [
+        f"row {i}: value={i * 37 % 1000} status={'ok' if i % 5 else 'stale'} owner=team-{i % 9}"
+        for i in range(100)
+    ]
+    raw = [
+        Message(role="user", content="go", id="u"),
+        Message(role="assistant", content=None, id="a", tool_calls=(call("c1", "python dump.py"),)),
+        Message(role="tool", content="\n".join(lines), id="t", tool_call_id="c1"),
+    ]
+    small, large = ContextConfig(max_context_tokens=4_000), ContextConfig(max_context_tokens=16_000)
+    view = view_for(raw)
+    size = view.request.counter.message(raw[2])
+    assert small.input_budget // 4 < size < large.filter_single_tokens
+    at_4k = (await run_step(FilterProcessor(), view, config=small)).messages[2]
+    assert view.request.counter.message(at_4k) <= small.input_budget // 4
+    kept = view.request.vault.get_cached(at_4k.meta["vault_uri"])
+    assert kept is not None and kept.content == raw[2].content and "vault://" in at_4k.text
+    at_16k = (await run_step(FilterProcessor(), view_for(raw), config=large)).messages[2]
+    assert at_16k is raw[2]

@@ -36,6 +36,7 @@ class FilterSettings:
     shell_compress_min_chars: int
     filter_single_tokens: int
     filter_turn_tokens: int
+    semantic_min_tokens: int  # an aux-LLM summary only for an output this large (it is paid for)
     json_max_depth: int
     json_max_keys: int
     json_max_items: int
@@ -56,8 +57,11 @@ class FilterProcessor:
             c.input_budget,
             c.exempt_tools,
             c.shell_compress_min_chars,
+            # At a small window a 2,000-token output is half the budget: one such round jumps from below
+            # the compaction point to over the budget. A quarter (half for a turn) keeps rounds plannable.
+            min(c.filter_single_tokens, c.input_budget // 4),
+            min(c.filter_turn_tokens, c.input_budget // 2),
             c.filter_single_tokens,
-            c.filter_turn_tokens,
             c.json_max_depth,
             c.json_max_keys,
             c.json_max_items,
@@ -138,7 +142,8 @@ class FilterProcessor:
             if st is not None:
                 how, new = f"structural ({st[0]})", header + st[1] + footer
             else:
-                summary = await self._semantic(body, tool, req, trace)
+                worth_a_call = tokens > c.semantic_min_tokens
+                summary = await self._semantic(body, tool, req, trace) if worth_a_call else None
                 if summary is not None:
                     how, new = "semantic summary", header + summary + footer
                 else:
