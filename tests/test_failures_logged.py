@@ -104,3 +104,20 @@ def test_doctor_names_the_log(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["doctor"], env=env)
     lines = [ln.strip() for ln in result.stdout.splitlines()]
     assert f"log: {log}" in lines, result.stdout
+
+
+def test_every_log_follows_myrm_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``$MYRM_LOG`` moves myrm's log, and the embedded model's and the MCP servers' logs with it."""
+    from myrm_tui import logs
+    from myrm_tui.agent import mcp_client
+    from myrm_tui.llm import local
+
+    log = tmp_path / "elsewhere" / "myrm.log"
+    monkeypatch.setenv("MYRM_LOG", str(log))
+    assert logs.log_path() == log
+    assert local.log_path() == tmp_path / "elsewhere" / "embedded-model.log"
+    out = mcp_client._server_log("probe")
+    try:
+        assert Path(out.name) == tmp_path / "elsewhere" / "mcp-servers.log"
+    finally:
+        out.close()

@@ -71,9 +71,10 @@ def describe_exit(code: int | None) -> str:
 
 
 def log_path() -> Path:
-    from platformdirs import user_log_dir
+    """The child's own log, beside myrm's (``$MYRM_LOG`` moves both, as it does the MCP servers' log)."""
+    from myrm_tui.logs import log_path as main_log
 
-    return Path(user_log_dir("myrm")) / "embedded-model.log"
+    return main_log().with_name("embedded-model.log")
 
 
 def _free_port() -> int:
