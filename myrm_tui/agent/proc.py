@@ -14,10 +14,13 @@ A command can leave its group and session (``setsid cmd &``, a daemon's double f
 itself a child subreaper (``PR_SET_CHILD_SUBREAPER``): such an orphan is re-parented to myrm instead of
 init, and stays findable. After each tool process ends, and every half second in the watcher, myrm's
 children are listed from ``/proc`` and each one is recorded (pid and start time); at myrm's death
-the watcher kills those still alive and every process of their sessions. Not reached: a process that
-escapes and then dies leaving children in a session it did not lead, within half a second of myrm's
-death; orphans that exit while myrm runs stay zombies until myrm exits (myrm does not reap processes it
-did not start, so no exit status of its own children is stolen).
+the watcher kills those still alive and every process of their sessions. Every tool process also
+carries ``MYRM_TOOL_OWNER`` (myrm's pid and start time) in its environment, inherited by what it starts:
+at myrm's death the watcher kills each process that has it, which covers a group started just before a
+kill -9, before myrm could register it. Not reached: a process that escapes, clears its environment and
+then dies leaving children in a session it did not lead, within half a second of myrm's death. Orphans
+that exit while myrm runs stay zombies until myrm exits (myrm does not reap processes it did not start,
+so no exit status of its own children is stolen).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ SPILL_LIMIT = 50_000_000  # beyond this even the vault copy is cut
 SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 PR_SET_CHILD_SUBREAPER = 36
 WATCH_POLL = 0.5  # seconds between the watcher's looks at myrm's children
+OWNER_ENV = "MYRM_TOOL_OWNER"  # in every tool process's environment: which myrm started it
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +67,31 @@ def children_of(owner: int) -> list[tuple[int, int]]:
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if entry.isdigit() and (st := _proc_stat(entry)) and st[0] == owner and st[3] != "Z":
             out.append((int(entry), st[2]))
+    return out
+
+
+def owner_tag() -> str:
+    """This process's mark in the environment of its tool processes: pid and start time (a pid alone may
+    be reused by the time the watcher looks)."""
+    st = _proc_stat(os.getpid()) if os.path.isdir("/proc") else None
+    return f"{os.getpid()}-{st[2] if st else 0}"
+
+
+def _tagged(tag: str) -> list[int]:
+    """Every process whose environment carries ``OWNER_ENV=tag``: what myrm's tools started, inherited
+    down to grandchildren, in or out of their group."""
+    want = f"{OWNER_ENV}={tag}".encode()
+    out = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if want in env.split(b"\0"):
+            out.append(int(entry))
     return out
 
 
@@ -105,6 +134,7 @@ class Reaper:
         self._dirs: set[str] = set()
         self._seen: set[tuple[int, int]] = set()  # (pid, start time) of children told to the watcher
         self.subreaper = False
+        self.tag = ""  # OWNER_ENV's value in this process's tools (set with the first watcher)
 
     def _send(self, line: str) -> None:
         with self._lock:
@@ -130,16 +160,20 @@ class Reaper:
 
     def prepare(self) -> None:
         """Before the first tool process starts: myrm becomes the subreaper of what it leaves behind (a
-        command that exits at once would otherwise hand its orphans to init before the watcher is up)."""
+        command that exits at once would otherwise hand its orphans to init before the watcher is up), and
+        the watcher runs (a kill -9 right after a tool started would otherwise find none)."""
         if not self.subreaper:
             self.subreaper = become_subreaper()
+        self._send("")  # starts the watcher (again, with all it knew) when it is not running
 
     def _start(self) -> subprocess.Popen[bytes] | None:
-        self.prepare()
+        if not self.subreaper:
+            self.subreaper = become_subreaper()
+        self.tag = self.tag or owner_tag()
         try:
             self._watcher = subprocess.Popen(
                 # -I: run this file alone (stdlib only), without the package or its folder on sys.path
-                [sys.executable, "-I", __file__, str(os.getpid())],
+                [sys.executable, "-I", __file__, str(os.getpid()), self.tag],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -198,6 +232,9 @@ async def spawn(
 ) -> asyncio.subprocess.Process:
     """``argv`` in its own process group, which the reaper kills if myrm dies before it ends."""
     REAPER.prepare()
+    # The tag reaches the watcher whatever happens next: a kill -9 of myrm between this start and the
+    # group's registration below still ends the group (the watcher finds it by its environment).
+    env = {**env, OWNER_ENV: REAPER.tag} if REAPER.tag else env
     proc = await asyncio.create_subprocess_exec(
         *argv, cwd=str(cwd), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True, env=env
     )
@@ -379,10 +416,11 @@ def _kill_escaped(escaped: dict[int, int]) -> None:
                 os.kill(int(entry), signal.SIGKILL)
 
 
-def _watch(owner: int) -> None:
+def _watch(owner: int, tag: str = "") -> None:
     """The watcher: keep the registrations read from stdin and, every ``WATCH_POLL`` seconds, record
     ``owner``'s children (the processes re-parented to it); at the end of stdin (myrm died or closed it),
-    kill them all."""
+    kill them all, and every process whose environment carries ``tag`` (one started too late to be
+    registered or recorded)."""
     groups: set[int] = set()
     dirs: set[str] = set()
     escaped: dict[int, int] = {}  # pid -> start time
@@ -415,10 +453,16 @@ def _watch(owner: int) -> None:
         kill_group(pgid)
     if os.path.isdir("/proc"):
         _kill_escaped(escaped)
+        if tag:
+            for pid in _tagged(tag):
+                if pid != me:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
     for d in dirs:
         shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _watch(int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 0)  # argv[1]: myrm's pid
+    # argv: myrm's pid, and the tag its tools carry in their environment
+    _watch(int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 0, "".join(sys.argv[2:3]))

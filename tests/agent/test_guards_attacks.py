@@ -330,6 +330,56 @@ async def test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid(
                 os.killpg(int((workspace / "fg.pid").read_text()), 9)
 
 
+# A tool that leaves its group while this process is no subreaper (prctl refused, as in some containers):
+# the orphan is nobody's child that the watcher looks at, and no group it knows holds it.
+NO_SUBREAPER_CHILD = """
+import asyncio, os, subprocess, sys
+from pathlib import Path
+from myrm_tui.agent import proc
+
+async def main() -> None:
+    proc.REAPER.subreaper = True  # taken as done: prctl is never called, orphans go to init
+    ws = Path(sys.argv[1])
+    p = await proc.spawn(
+        "bash", "-c", "setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > escaped.pid",
+        cwd=ws, env=dict(os.environ), stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    await p.wait()
+    (ws / "ready").write_text("1")
+    await asyncio.sleep(300)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+async def test_kill_9_ends_what_a_tool_started_even_where_nothing_registered_it(tmp_path: Path) -> None:
+    """The watcher knows a tool's processes by the owner mark in their environment, not only by the
+    groups myrm registered and the orphans it adopted: a kill -9 that lands before a registration, or
+    a ``setsid`` orphan where myrm cannot be a subreaper, still ends them."""
+    root = Path(__file__).resolve().parents[2]
+    child = subprocess.Popen(
+        [sys.executable, "-c", NO_SUBREAPER_CHILD, str(tmp_path)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    escaped = 0
+    try:
+        assert await _wait_until(lambda: (tmp_path / "ready").exists(), 60), "the tool never ran"
+        escaped = int((tmp_path / "escaped.pid").read_text())
+        assert _alive(escaped)
+        assert escaped not in {p for p, _ in children_of(child.pid)}  # no adoption can find it
+        child.kill()
+        child.wait(10)
+        assert await _wait_until(lambda: not _alive(escaped), 30), "the setsid process survived myrm"
+    finally:
+        if child.poll() is None:
+            child.kill()
+        if escaped and _alive(escaped):
+            os.kill(escaped, 9)
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 def test_without_the_reaper_a_setsid_process_outlives_its_parent(tmp_path: Path) -> None:
     """The attack is real: a parent killed with -9 leaves a `setsid` grandchild running under init."""
