@@ -743,6 +743,16 @@ MUTANTS = (
         (f"{X}::test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs",),
     ),
     Mutant(
+        "tool processes carry the owner mark the watcher kills by",
+        "myrm_tui/agent/proc.py",
+        "    env = {**env, OWNER_ENV: REAPER.tag} if REAPER.tag else env\n",
+        "    pass\n",
+        (
+            "tests/agent/test_guards_attacks.py::"
+            "test_kill_9_ends_what_a_tool_started_even_where_nothing_registered_it",
+        ),
+    ),
+    Mutant(
         "orphans that left their group are recorded (subreaper)",
         "myrm_tui/agent/proc.py",
         "            self.subreaper = become_subreaper()\n",

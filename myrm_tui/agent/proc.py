@@ -162,13 +162,15 @@ class Reaper:
         """Before the first tool process starts: myrm becomes the subreaper of what it leaves behind (a
         command that exits at once would otherwise hand its orphans to init before the watcher is up), and
         the watcher runs (a kill -9 right after a tool started would otherwise find none)."""
-        if not self.subreaper:
-            self.subreaper = become_subreaper()
+        self._become_subreaper()
         self._send("")  # starts the watcher (again, with all it knew) when it is not running
 
-    def _start(self) -> subprocess.Popen[bytes] | None:
+    def _become_subreaper(self) -> None:
         if not self.subreaper:
             self.subreaper = become_subreaper()
+
+    def _start(self) -> subprocess.Popen[bytes] | None:
+        self._become_subreaper()
         self.tag = self.tag or owner_tag()
         try:
             self._watcher = subprocess.Popen(

@@ -295,10 +295,17 @@ async def test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid(
     emulator: ProviderEmulator, workspace: Path, tmp_path: Path
 ) -> None:
     emulator.enqueue(
-        # setsid: a new session and group, and bash exits at once: the sleep is an orphan
+        # setsid: a new session and group, and bash exits at once: the sleep is an orphan. env -i: without
+        # the owner mark in its environment, only the subreaper's adoption finds it.
         Reply(
             tool_calls=[
-                ("bash", {"command": "setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > s.pid"})
+                (
+                    "bash",
+                    {
+                        "command": 'setsid env -i "$(command -v sleep)" 300 > /dev/null 2>&1 < /dev/null & '
+                        "echo $! > s.pid"
+                    },
+                )
             ]
         ),
         Reply(tool_calls=[("bash", {"command": "echo $$ > fg.pid; sleep 300; echo never", "timeout": 600})]),
