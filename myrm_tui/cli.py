@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from myrm_tui import plain_words
+from myrm_tui import gc_policy, plain_words
 from myrm_tui.offline import configure_offline_env
 
 log = logging.getLogger("myrm_tui.cli")  # by name: run as ``python -m myrm_tui.cli`` it is ``__main__``
@@ -654,6 +654,7 @@ def bench(
 
 
 def main() -> None:
+    gc_policy.configure()
     try:
         app()
     except Exception as exc:

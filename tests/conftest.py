@@ -25,8 +25,14 @@ configure_offline_env()
 
 import textual._wait  # noqa: E402
 
+from myrm_tui import gc_policy  # noqa: E402
 from myrm_tui.store.db import Store  # noqa: E402
 from myrm_tui.testing.emulator import ProviderEmulator  # noqa: E402
+
+# The product's collector policy (``myrm`` sets it in ``cli.main``; the first LLM call freezes what the
+# litellm import made): the tests run the app as it runs, and half the TUI tests' time was collections.
+gc_policy.configure()
+gc_policy.settle()
 
 # Pilot waits after every key until the app looks idle: it sleeps in steps of 20 ms until a step used
 # under 1 ms of CPU, so each key of a typed message cost at least 40 ms of nothing (a third of the TUI

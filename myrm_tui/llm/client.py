@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from myrm_tui import gc_policy
 from myrm_tui.context.model_facts import model_kind
 from myrm_tui.llm.errors import EmptyReplyError, IncompleteStreamError, LLMError, ProviderError, classify
 from myrm_tui.llm.events import (
@@ -75,6 +76,7 @@ def _load_litellm() -> Any:
     for lazy in _LAZY_IMPORTS:
         with contextlib.suppress(ImportError):
             importlib.import_module(lazy)
+    gc_policy.settle()  # litellm's objects live as long as the process: no collection walks them again
     return mod
 
 
