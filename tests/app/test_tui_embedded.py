@@ -17,7 +17,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.llm import local
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL, EmbeddedServer, runtime_available
 from tests.helpers import started, type_and_send, wait_until
-from tests.llm.test_local_model import STORY, _crash
+from tests.llm.test_local_model import CRASH_REPLY_TOKENS, STORY, _crash
 
 pytestmark = [
     pytest.mark.slow,
@@ -105,7 +105,7 @@ async def test_a_crashing_embedded_model_ends_one_turn_and_the_next_message_rest
     app = MyrmApp(
         db_path=tmp_path / "tui.db",
         workspace=workspace,
-        cli={"model": DEFAULT_LOCAL_MODEL, "max_output_tokens": 400, "approval": "auto"},
+        cli={"model": DEFAULT_LOCAL_MODEL, "max_output_tokens": CRASH_REPLY_TOKENS, "approval": "auto"},
     )
     async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, STORY)

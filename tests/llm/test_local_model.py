@@ -37,6 +37,10 @@ needs_model = pytest.mark.skipif(
     not runtime_available(), reason="embedded model not installed (make install)"
 )
 STORY = "Write a long story, at least ten paragraphs, about a dragon who learns to cook."
+# The crash tests stop the child at the reply's first token, so a reply this long is still streaming on the
+# fastest CPU (hundreds of tokens a second: a tenth of this in the few ms the test takes to stop it); the
+# turn after the restart continues the story and writes all of them (400 took 8 s a test here).
+CRASH_REPLY_TOKENS = 160
 
 
 @pytest.fixture
@@ -201,7 +205,9 @@ async def test_child_dying_mid_stream_ends_the_turn_clearly_and_the_next_turn_wo
     workspace: Path,
     embedded: EmbeddedServer,
 ) -> None:
-    agent = await make_agent(store, workspace, resolve({}, {}, {"max_output_tokens": 400}, env={}))
+    agent = await make_agent(
+        store, workspace, resolve({}, {}, {"max_output_tokens": CRASH_REPLY_TOKENS}, env={})
+    )
     events = []
     dead: int | None = None
     async for ev in agent.run_turn(STORY):
