@@ -61,11 +61,16 @@ def _proc_stat(pid: int | str) -> tuple[int, int, int, str] | None:
     return int(fields[1]), int(fields[3]), int(fields[19]), fields[0].decode()
 
 
+def _pids() -> list[str]:
+    """Every process's ``/proc`` entry (none where there is no ``/proc``)."""
+    return [e for e in os.listdir("/proc") if e.isdigit()] if os.path.isdir("/proc") else []
+
+
 def children_of(owner: int) -> list[tuple[int, int]]:
     """(pid, start time) of every live process whose parent is ``owner``."""
     out = []
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if entry.isdigit() and (st := _proc_stat(entry)) and st[0] == owner and st[3] != "Z":
+    for entry in _pids():
+        if (st := _proc_stat(entry)) and st[0] == owner and st[3] != "Z":
             out.append((int(entry), st[2]))
     return out
 
@@ -82,9 +87,7 @@ def _tagged(tag: str) -> list[int]:
     down to grandchildren, in or out of their group."""
     want = f"{OWNER_ENV}={tag}".encode()
     out = []
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if not entry.isdigit():
-            continue
+    for entry in _pids():
         try:
             with open(f"/proc/{entry}/environ", "rb") as f:
                 env = f.read()
@@ -412,8 +415,8 @@ def _kill_escaped(escaped: dict[int, int]) -> None:
             os.kill(pid, signal.SIGKILL)
     if not sessions:
         return
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (st := _proc_stat(entry)) and st[1] in sessions:
+    for entry in _pids():
+        if (st := _proc_stat(entry)) and st[1] in sessions:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(entry), signal.SIGKILL)
 
