@@ -22,7 +22,7 @@ from myrm_tui.agent.tools.files import FileEditTool
 from myrm_tui.config import ConfigError, resolve
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.agent.test_tool_hardening import _group_alive, _wait_until, start_agent_child
+from tests.agent.test_tool_hardening import _group_alive, _wait_until, start_agent_child, start_child
 
 RG = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -290,6 +290,14 @@ def _alive(pid: int) -> bool:
     return bool(fields) and fields[0] != "Z"
 
 
+def _end(child: subprocess.Popen[bytes], escaped: int) -> None:
+    """After a kill -9 test, pass or fail: no myrm and no escaped process is left running."""
+    if child.poll() is None:
+        child.kill()
+    if escaped and _alive(escaped):
+        os.kill(escaped, 9)
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 async def test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid(
     emulator: ProviderEmulator, workspace: Path, tmp_path: Path
@@ -328,10 +336,7 @@ async def test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid(
         assert await _wait_until(lambda: not _group_alive(group), 30)
         assert await _wait_until(lambda: not _alive(escaped), 30), "the setsid process survived myrm"
     finally:
-        if child.poll() is None:
-            child.kill()
-        if escaped and _alive(escaped):
-            os.kill(escaped, 9)
+        _end(child, escaped)
         if (workspace / "fg.pid").exists() and (workspace / "fg.pid").read_text().strip():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(int((workspace / "fg.pid").read_text()), 9)
@@ -365,12 +370,7 @@ async def test_kill_9_ends_what_a_tool_started_even_where_nothing_registered_it(
     """The watcher knows a tool's processes by the owner mark in their environment, not only by the
     groups myrm registered and the orphans it adopted: a kill -9 that lands before a registration, or
     a ``setsid`` orphan where myrm cannot be a subreaper, still ends them."""
-    root = Path(__file__).resolve().parents[2]
-    child = subprocess.Popen(
-        [sys.executable, "-c", NO_SUBREAPER_CHILD, str(tmp_path)],
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
-    )
+    child = start_child(NO_SUBREAPER_CHILD, str(tmp_path))
     escaped = 0
     try:
         assert await _wait_until(lambda: (tmp_path / "ready").exists(), 60), "the tool never ran"
@@ -381,10 +381,7 @@ async def test_kill_9_ends_what_a_tool_started_even_where_nothing_registered_it(
         child.wait(10)
         assert await _wait_until(lambda: not _alive(escaped), 30), "the setsid process survived myrm"
     finally:
-        if child.poll() is None:
-            child.kill()
-        if escaped and _alive(escaped):
-            os.kill(escaped, 9)
+        _end(child, escaped)
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")

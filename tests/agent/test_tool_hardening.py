@@ -174,16 +174,19 @@ asyncio.run(main(*sys.argv[1:]))
 """
 
 
+def start_child(script: str, *args: str) -> subprocess.Popen[bytes]:
+    """A real Python process running ``script`` with the package (and ``tests``) importable."""
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *args], cwd=root, env={**os.environ, "PYTHONPATH": str(root)}
+    )
+
+
 def start_agent_child(db: Path, workspace: Path, emulator: ProviderEmulator) -> subprocess.Popen[bytes]:
     """A real process running the agent (``CHILD``) on a fresh database in ``db``'s folder, for tests that
     kill it with -9."""
     db.parent.mkdir()
-    root = Path(__file__).resolve().parents[2]
-    return subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(db), str(workspace), emulator.openai_base],
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
-    )
+    return start_child(CHILD, str(db), str(workspace), emulator.openai_base)
 
 
 def _group_alive(pgid: int) -> bool:
