@@ -353,6 +353,14 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
+TEMPLATE_MIN_CHARS = 80
+_DIGITS = re.compile(r"\d+")
+
+
+def _template(norm: str) -> str:
+    return _DIGITS.sub("#", norm)
+
+
 def redundant(lines: Sequence[Line], seen: Sequence[str] = ()) -> list[bool]:
     """Which lines say nothing another line does not: the line's text is inside one other line of at
     least its priority (or inside an earlier block's line, ``seen``) — a grep hit inside the view of the
@@ -374,9 +382,18 @@ def redundant(lines: Sequence[Line], seen: Sequence[str] = ()) -> list[bool]:
         for w in ws:
             seen_posting.setdefault(w, []).append(j)
     out = [False] * len(lines)
+    # A long line that an earlier one repeats but for its numbers is a template said again (a harness's
+    # "found 2 actions" reminder, a progress line): the first says it.
+    templates = {_template(t) for t in seen_norm if len(t) >= TEMPLATE_MIN_CHARS}
     for i, (ln, ws) in enumerate(zip(lines, words, strict=True)):
         if not ws or ln.text.lstrip().startswith(("→", "$")):
             continue
+        if len(norm[i]) >= TEMPLATE_MIN_CHARS:
+            t = _template(norm[i])
+            if t in templates:
+                out[i] = True
+                continue
+            templates.add(t)
         rare = min(ws, key=lambda w: len(posting[w]) + len(seen_posting.get(w, ())))
         for j in seen_posting.get(rare, ()):
             if ws <= seen_words[j] and norm[i] in seen_norm[j]:

@@ -103,3 +103,20 @@ def test_an_output_line_the_next_message_quotes_ranks_with_the_commands() -> Non
 def test_the_blank_lines_of_a_numbered_view_are_noise() -> None:
     view = "\n".join(f"   {n}\t    x_{n} = {n}" if n % 3 else f"   {n}\t" for n in range(400, 461))
     assert not any(ln.text.strip().isdigit() for ln in salient_lines(_view([view])))
+
+
+def test_a_long_line_said_again_but_for_its_numbers_is_redundant_and_goes_first() -> None:
+    reminder = (
+        "user: Please always provide EXACTLY ONE action in triple backticks, found {} actions. Please "
+        "format your action in triple backticks as shown in <response_example>."
+    )
+    first, again = Line(reminder.format(2), P_USER), Line(reminder.format(5), P_USER)
+    fact = Line("  → returncode 1 ValueError: 'id' is not in list", P_RESULT)
+    assert redundant([first, fact, again]) == [False, False, True]
+    # An earlier block's line counts as the first; a short line differing in a number is news ("run test 3").
+    assert redundant([again], [first.text]) == [True]
+    assert redundant([Line("user: run test 3", P_USER), Line("user: run test 4", P_USER)]) == [False, False]
+    # A full ledger drops the repeat before a fact of lower priority; with room, both stay.
+    budget = len(first.text) + len(fact.text) + 2
+    assert fit([first, fact, again], budget) == [first.text, fact.text]
+    assert fit([first, fact, again], 10_000) == [first.text, fact.text, again.text]
