@@ -22,6 +22,10 @@ EXACT_LIMIT_CHARS = 400_000
 
 TEXT_CACHE_MIN_CHARS = 256
 TEXT_CACHE_SIZE = 2_048
+# Message objects counted lately, by identity: a request's budget checks count the same view many times
+# over (millions of calls in a long replay), and hashing its content for the keyed cache each time was
+# most of the counting. Bounded: the entries keep their messages alive.
+SEEN_SIZE = 4_096
 
 _encodings: dict[str, Any] = {}
 _lock = threading.Lock()
@@ -64,6 +68,7 @@ class TokenCounter:
         # Recent texts: a new tool output is counted by the filter, then as a message, then by the budget
         # checks — encoding dominates a request that compacts nothing. Keyed by the string (hash cached).
         self._texts: dict[str, int] = {}
+        self._seen: dict[int, tuple[Message, int]] = {}
 
     def text(self, text: str) -> int:
         if not text:
@@ -105,6 +110,18 @@ class TokenCounter:
             self._cache[key] = tokens
 
     def message(self, msg: Message) -> int:
+        # Messages are frozen values, so an object counted once keeps its count; the ``is`` check is
+        # what makes a reused id() (a collected message) a miss.
+        seen = self._seen.get(id(msg))
+        if seen is not None and seen[0] is msg:
+            return seen[1]
+        n = self._count(msg)
+        self._seen[id(msg)] = (msg, n)
+        if len(self._seen) > SEEN_SIZE:
+            self._seen.pop(next(iter(self._seen)), None)
+        return n
+
+    def _count(self, msg: Message) -> int:
         key = self._key(msg)
         if key is not None:
             hit = self._cache.get(key)
