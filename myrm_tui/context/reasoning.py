@@ -29,7 +29,8 @@ _EXT = "py|pyi|txt|cfg|toml|ini|rst|md|json|ya?ml|c|h|cpp|js|ts|rs|go|sh|html"
 # the time of the plain form on long THOUGHTs (it runs on every sentence of every long one).
 FACT_SPAN = re.compile(
     r"`[^`\n]{2,80}`|\b(?:[\w/-]++(?:\.[\w/-]+)*?\.(?:" + _EXT + r")\b|[A-Za-z_]+_[A-Za-z_0-9]+\b"
-    r"|[a-z]+[A-Z]\w+\b|[A-Z][a-z]+[A-Z]\w+\b|\d{2,}(?:\.\d+)*\b)|\w\(\)"
+    r"|[a-z]+[A-Z]\w+\b|[A-Z][a-z]+[A-Z]\w+\b|\d{2,}(?:\.\d+)*\b"
+    r"|[A-Za-z]+\d\w*\b|[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+\b)|\w\(\)"
 )
 # Sentence ends and line breaks, kept as separators (a line break stays one, so code lines stay lines).
 _PARTS = re.compile(r"((?<=[.!?])\s+|\n+)")

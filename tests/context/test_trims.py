@@ -65,6 +65,25 @@ def test_shorten_counts_what_the_call_already_says() -> None:
     assert short is not None and "reproduce.py" not in short  # the call is sent whole
 
 
+def test_names_with_digits_and_dotted_names_are_facts_the_trim_keeps() -> None:
+    # The ledger counts both as facts (an id like ``book1``, a class like ``Resolver404``, an attribute
+    # path); the trim must too, or a line of code quoted in a THOUGHT is dropped as saying nothing new
+    # while the answered-output trim drops it from the output for not being a result line.
+    text = (
+        "THOUGHT: The function is at the end of the file. It reads the value and returns it. "
+        "It catches Resolver404 around resolve. The object is then handed on as it is. "
+        "The fixture creates book1 and book2 first. Nothing else happens there. "
+        "The backend asks self.connection.features for support."
+    )
+    assert {"Resolver404", "book1", "book2", "self.connection.features"} <= spans(text)
+    short = shorten(text)
+    assert short is not None
+    for fact in ("Resolver404", "book1", "book2", "self.connection.features"):
+        assert fact in short
+    assert "handed on" not in short and "Nothing else" not in short
+    assert not {"e.g", "i.e"} & spans("Use a flag, e.g. the quiet one, i.e. -q.")
+
+
 def test_shorten_returns_none_when_nothing_can_go() -> None:
     assert shorten("THOUGHT: Run `pytest -x` on tests/test_app.py.") is None
     assert shorten("") is None
