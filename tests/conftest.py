@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import re
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -56,6 +61,43 @@ def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the developer's own config file or database."""
     monkeypatch.setenv("MYRM_CONFIG", str(tmp_path / "no-config.toml"))
     monkeypatch.setenv("MYRM_DB", str(tmp_path / "default.db"))
+
+
+_LOOP_KEY = re.compile(r"-\d+$")
+
+
+@pytest.fixture(autouse=True)
+def _drop_llm_clients() -> Iterator[None]:
+    """litellm keeps an HTTP client per event loop for an hour, and each test has its own loop. A client's
+    keep-alive timer holds the context it was made in, so every finished app stayed alive: 900,000
+    objects in one worker at the end, 3 s of pytest's final collections. The test's clients are closed
+    (on a loop of their own, as litellm's exit hook does: the test's is gone) and dropped; the ones made
+    outside any loop, and litellm's module-level ones, are shared and stay."""
+    yield
+    litellm = sys.modules.get("litellm")
+    if litellm is None:
+        return
+    cache = litellm.in_memory_llm_clients_cache
+    # litellm's module-level clients (Anthropic streams through one) may sit under a loop's key too.
+    shared = {
+        id(getattr(litellm, name, None)) for name in ("module_level_aclient", "base_llm_aiohttp_handler")
+    }
+    stale = [k for k, v in list(cache.cache_dict.items()) if _LOOP_KEY.search(k) and id(v) not in shared]
+    if not stale:
+        return
+    clients = [cache.cache_dict[k] for k in stale]
+    for k in stale:
+        cache.delete_cache(k)
+    asyncio.run(_close_clients(clients))
+
+
+async def _close_clients(clients: list[Any]) -> None:
+    for c in clients:
+        http = getattr(c, "client", c)  # litellm's handler wraps an httpx client; AsyncOpenAI is one
+        close = getattr(http, "aclose", None) or getattr(http, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                await close()
 
 
 @pytest.fixture(scope="session")
