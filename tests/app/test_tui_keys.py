@@ -323,6 +323,34 @@ async def test_the_footer_shows_whole_keys_at_every_width(
             assert key.region.right <= footer.region.right, key.description
 
 
+async def test_the_footer_is_rebuilt_when_what_it_shows_changes_not_at_every_binding_refresh(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    from textual.widgets._footer import FooterKey
+
+    from myrm_tui.app.widgets.chat_log import ChatLog
+    from myrm_tui.app.widgets.footer import KeysFooter
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    emulator.enqueue(Reply(text="Hello there."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        footer = app.screen.query_one(KeysFooter)
+        await wait(pilot, lambda: bool(footer.query(FooterKey)))
+        keys = list(footer.query(FooterKey))
+        names = [k.description for k in keys]
+        await type_and_send(pilot, "hi")
+        await wait(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
+        for _ in range(3):  # as Textual does after actions, focus moves and screens: nothing shown changed
+            app.screen.refresh_bindings()
+            await pilot.pause()
+        assert list(footer.query(FooterKey)) == keys
+        app.query_one(ChatLog).focus()  # the conversation's own keys are shown: a new footer
+        await wait(pilot, lambda: any(k.description == "Open / expand" for k in footer.query(FooterKey)))
+        app.query_one(PromptInput).focus()
+        await wait(pilot, lambda: [k.description for k in footer.query(FooterKey)] == names)
+
+
 @pytest.mark.parametrize("size", [(80, 24), (90, 30), (120, 40)])
 def test_snapshot_main_screen_at_each_size(
     snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path, size: tuple[int, int]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from textual import events
 from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
@@ -31,12 +32,32 @@ def key_width(key: FooterKey) -> int:
     return len(key.key_display) + 2 + (len(key.description) + 1 if key.description else 0)
 
 
+def shown_bindings(screen: Screen[object]) -> tuple[tuple[object, ...], ...]:
+    """What the footer draws from a screen's bindings: a focus change that leaves this alone (most do)
+    need not rebuild it."""
+    palette = screen.app.COMMAND_PALETTE_BINDING
+    return tuple(
+        (key, b.action, b.description, enabled, tooltip)
+        for key, (_node, b, enabled, tooltip) in screen.active_bindings.items()
+        if b.show or key == palette
+    )
+
+
 class KeysFooter(Footer):
     def __init__(self) -> None:
         super().__init__()
         self._width = 0
+        self._shown: tuple[tuple[object, ...], ...] | None = None
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        # Textual rebuilds the footer, a dozen keys and their styles, on every focus change and binding
+        # refresh; most leave what it shows as it is.
+        if self._shown is not None and screen is self.screen and shown_bindings(screen) == self._shown:
+            return
+        super().bindings_changed(screen)
 
     def compose(self) -> ComposeResult:
+        self._shown = shown_bindings(self.screen) if self._bindings_ready else None
         keys: list[Widget] = list(super().compose())
         room = self.app.size.width - 1  # the palette key's left border
         dropped = iter(DROP_FIRST)
