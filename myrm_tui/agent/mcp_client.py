@@ -17,10 +17,12 @@ import logging
 import os
 import re
 import time
+import uuid
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from myrm_tui.agent import proc
 from myrm_tui.agent.images import MAX_IMAGE_BYTES
 from myrm_tui.agent.spill import spill
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
@@ -35,6 +37,10 @@ CALL_TIMEOUT = 120.0
 # the agent's start. Servers start together, so this is paid once, not once per server.
 STARTUP_TIMEOUT = 10.0
 _ABORTED: set[asyncio.Task[None]] = set()
+# In a stdio server's environment (inherited by what it starts): which connection it belongs to, so a server
+# that failed to start can be ended by myrm. The SDK's own clean-up after a cancel did not end a server
+# that ignores its closed stdin: `myrm ask` then waited at exit for as long as the server lived.
+SERVER_ENV = "MYRM_MCP_SERVER"
 
 
 def _server_log(name: str) -> TextIO:
@@ -107,6 +113,7 @@ class McpConnection:
         self.tools: list[Any] = []
         self._queue: asyncio.Queue[tuple[str, dict[str, Any], asyncio.Future[Any]] | None] = asyncio.Queue()
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._mark = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self._task = asyncio.ensure_future(self._serve())
         self.dead: str | None = None
 
@@ -122,8 +129,11 @@ class McpConnection:
                 else:
                     from mcp.client.stdio import StdioServerParameters, stdio_client
 
+                    env = {**self.config.env, SERVER_ENV: self._mark}
+                    if proc.REAPER.tag:  # ended with myrm, as its tools are, if myrm is killed
+                        env[proc.OWNER_ENV] = proc.REAPER.tag
                     params = StdioServerParameters(
-                        command=self.config.command, args=list(self.config.args), env=self.config.env or None
+                        command=self.config.command, args=list(self.config.args), env=env
                     )
                     errlog = stack.enter_context(_server_log(self.config.name))
                     streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
@@ -176,8 +186,11 @@ class McpConnection:
         )
 
     def abort(self) -> None:
-        """Stop a server that failed to start: no polite shutdown; its clean-up (ending the process) goes
-        on in the background instead of holding up the agent's start."""
+        """Stop a server that failed to start: no polite shutdown. Its processes are killed, so the SDK's
+        clean-up (in the background, not holding up the agent's start) ends at once."""
+        if not self.config.url:
+            killed = proc.kill_marked(SERVER_ENV, self._mark)
+            log.debug("MCP server %r aborted; %d process(es) killed", self.config.name, killed)
         self._task.cancel()
         _ABORTED.add(self._task)  # a reference, so the task is not collected before it ends
         self._task.add_done_callback(_ABORTED.discard)
@@ -187,8 +200,8 @@ class McpConnection:
         try:
             await asyncio.wait_for(asyncio.shield(self._task), 5)
         except (TimeoutError, Exception):
-            log.debug("MCP server %r did not stop in 5 s; cancelled", self.config.name, exc_info=True)
-            self._task.cancel()
+            log.debug("MCP server %r did not stop in 5 s; killed", self.config.name, exc_info=True)
+            self.abort()
 
 
 class McpTool:

@@ -82,10 +82,10 @@ def owner_tag() -> str:
     return f"{os.getpid()}-{st[2] if st else 0}"
 
 
-def _tagged(tag: str) -> list[int]:
-    """Every process whose environment carries ``OWNER_ENV=tag``: what myrm's tools started, inherited
-    down to grandchildren, in or out of their group."""
-    want = f"{OWNER_ENV}={tag}".encode()
+def _tagged(tag: str, name: str = OWNER_ENV) -> list[int]:
+    """Every process whose environment carries ``name=tag`` (by default ``OWNER_ENV``: what myrm's tools
+    started), inherited down to grandchildren, in or out of their group."""
+    want = f"{name}={tag}".encode()
     out = []
     for entry in _pids():
         try:
@@ -96,6 +96,15 @@ def _tagged(tag: str) -> list[int]:
         if want in env.split(b"\0"):
             out.append(int(entry))
     return out
+
+
+def kill_marked(name: str, tag: str) -> int:
+    """SIGKILL every process whose environment carries ``name=tag``; how many there were."""
+    pids = _tagged(tag, name) if os.path.isdir("/proc") else []
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return len(pids)
 
 
 def become_subreaper() -> bool:

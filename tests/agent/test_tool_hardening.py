@@ -407,6 +407,44 @@ async def test_mcp_servers_that_never_answer_cost_one_time_limit_together(
     assert errors == [f"MCP server 's{i}' did not start: no answer within 1 s" for i in range(3)]
 
 
+def test_ask_ends_soon_after_an_mcp_server_that_never_answers_however_long_it_would_live(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server ignores its closed stdin and would live 120 s (its child too): `ask` used to wait at
+    # exit for as long as it lived. Now it is killed when it fails to start.
+    from myrm_tui.agent import mcp_client
+
+    monkeypatch.setattr(mcp_client, "STARTUP_TIMEOUT", 1.0)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        'mcp_servers = [{ name = "hang", command = "sh", args = ["-c", "sleep 120 & sleep 120"] }]\n'
+    )
+    emulator.enqueue(Reply(text="answered"))
+    t0 = time.monotonic()
+    done = run_myrm(
+        ["ask", "hi", *emulator_args(emulator, workspace)], env=cli_env(tmp_path, MYRM_CONFIG=str(config))
+    )
+    assert time.monotonic() - t0 < 60  # the server would still be sleeping
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "answered"
+    assert "MCP server 'hang' did not start: no answer within 1 s" in done.stderr
+    left = [
+        p
+        for p in os.listdir("/proc")
+        if p.isdigit() and os.path.exists(f"/proc/{p}/environ") and _has_mark(int(p))
+    ]
+    assert left == []
+
+
+def _has_mark(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            mine = f"MYRM_MCP_SERVER={os.getpid()}-".encode()  # this process's servers, not another worker's
+            return any(v.startswith(mine) for v in f.read().split(b"\0"))
+    except OSError:
+        return False
+
+
 async def test_an_mcp_servers_stderr_goes_to_its_log_not_the_terminal(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
