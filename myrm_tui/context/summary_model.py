@@ -122,6 +122,15 @@ def first_user_words(messages: Iterable[Message]) -> str:
     return next((m.text for m in messages if users_words(m)), "")
 
 
+def copies_of(goal: str, words: str) -> bool:
+    """Whether ``goal`` is ``words`` (the user's first message) as ``extract`` copies it: then a block
+    whose view still holds that message need not say it again."""
+    if not goal or not words:
+        return False
+    flat = " ".join(words.split())
+    return goal == flat or (goal.endswith("…") and flat.startswith(goal[:-1]))
+
+
 def _short(text: str, n: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"

@@ -366,7 +366,9 @@ async def test_extractive_summary_keeps_errors_artifacts_and_goal() -> None:
     summary = next(m for m in view if m.meta.get("kind") == "summary")
     assert summary.role == "assistant" and summary.synthetic
     text = summary.text
-    assert "Fix the bug in src/app.py" in text
+    # The goal is the user's first message, which the protected head keeps in the view: not said twice.
+    assert [m.id for m in view if m.role == "user" and "Fix the bug in src/app.py" in m.text] == [raw[1].id]
+    assert "## User goal" not in text
     assert "reproduce_issue.py" in text and "ValueError: bad frame" in text
     # The result is kept in its own terms, not reworded into a phrase no raw message contains.
     assert "returncode 1" in text and "exit code" not in text

@@ -261,6 +261,17 @@ def _files(workspace: Path) -> None:
         )
 
 
+async def test_a_block_copies_the_goal_only_where_the_view_lacks_the_users_first_message() -> None:
+    from myrm_tui.context.summary_model import copies_of, extract
+
+    words = "Fix the off-by-one in paginate() in src/pager.py.  It drops the last page " + "x " * 400
+    goal = extract([], words).user_goal
+    assert goal.endswith("…") and copies_of(goal, words)
+    assert copies_of(extract([], "fix   the parser").user_goal, "fix the parser")
+    assert not copies_of("fix the parser, then the lexer", "fix the parser")  # a goal a summarizer rewrote
+    assert not copies_of(goal, "")  # the view lacks it (a session opened by a reminder): the block says it
+
+
 async def test_the_agent_keeps_the_users_goal_through_automatic_compactions(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
@@ -290,15 +301,15 @@ async def test_the_agent_keeps_the_users_goal_through_automatic_compactions(
     saved = await store.load_state(agent.session_id)
     assert saved is not None and json.loads(saved)["summary"]["user_goal"].startswith(GOAL[:60])
     main = [r.body for r in emulator.accepted if "Messages to summarize" not in str(r.body.get("messages"))]
-    goals = [
-        str(m["content"]).split("## User goal\n", 1)[1].splitlines()[0]
-        for b in main
-        for m in b["messages"]
-        if m["role"] == "assistant"
-        and "<compacted_summary" in str(m.get("content"))
-        and "## User goal" in str(m.get("content"))
-    ]
-    assert goals and all(g.startswith(GOAL[:60]) for g in goals)
+    compacted = [b for b in main if any("<compacted_summary" in str(m.get("content")) for m in b["messages"])]
+    # Every request after a compaction has the user's goal in the user's own message (the protected head);
+    # a block does not copy it again, and no block names the reminder as the goal.
+    assert compacted and all(
+        any(m["role"] == "user" and str(m.get("content")).startswith(GOAL[:60]) for m in b["messages"])
+        for b in compacted
+    )
+    blocks = [str(m.get("content")) for b in compacted for m in b["messages"] if m["role"] == "assistant"]
+    assert not any("## User goal" in t for t in blocks if "<compacted_summary" in t)
     previous = [
         str(m["content"]).split("Previous summary (merge into it):\n", 1)[1].split("\n\nMessages", 1)[0]
         for r in emulator.accepted
