@@ -224,8 +224,9 @@ class Summarize(Configured[SummarizeSettings]):
             return req.vault.put(text, "archive", "summary", reason="summary share")
 
         # The goal copied from the user's first message, which the protected head keeps in every request,
-        # is not said twice: at a 4K window that copy was a tenth of the room a compaction leaves.
-        in_view = summary_model.first_user_words(req.protected_head)
+        # is not said twice: at a 4K window that copy was a tenth of the room a compaction leaves. Read from
+        # the view's head, as HeadAnchor may have cut it: a cut that left the goal out keeps the section.
+        in_view = summary_model.first_user_words(view[:head])
         shown = replace(fresh, user_goal="") if summary_model.copies_of(fresh.user_goal, in_view) else fresh
         fitted = summary_model.fit_block(
             shown,

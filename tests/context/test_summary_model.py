@@ -8,6 +8,7 @@ from functools import reduce
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -319,3 +320,23 @@ async def test_the_agent_keeps_the_users_goal_through_automatic_compactions(
     assert previous and all(
         "system-reminder" not in p and UNVERIFIED_CONTEXT_MARKER not in p for p in previous
     )
+
+
+@pytest.mark.parametrize("window", [2_000, 4_000, 16_000])
+async def test_the_goal_is_in_every_compacted_request_in_the_head_or_in_the_block(window: int) -> None:
+    """HeadAnchor may cut a long first message; where the cut left the goal out, the block says it."""
+    from myrm_tui.context.summary_model import extract
+    from tests.helpers import conversation, run_pipeline
+
+    task = "Port the billing service to the new queue. " + " ".join(
+        f"Requirement {i}: invoices of kind {i} settle within {i + 3} days." for i in range(120)
+    )
+    raw = conversation(12, output_chars=1500)
+    raw[1] = Message(role="user", content=task, id=raw[1].id)
+    view, _ = await run_pipeline(raw, window=window, force_compaction=True)
+    block = next(m.text for m in view if m.meta.get("kind") == "summary")
+    goal = extract([], task).user_goal.rstrip("…")
+    head = " ".join(next(m.text for m in view if m.role == "user" and not m.synthetic).split())
+    said_in_block = "## User goal" in block
+    assert said_in_block == (goal not in head)
+    assert goal in head or goal in " ".join(block.split())
