@@ -189,7 +189,7 @@ class McpConnection:
         """Stop a server that failed to start: no polite shutdown. Its processes are killed, so the SDK's
         clean-up (in the background, not holding up the agent's start) ends at once."""
         if not self.config.url:
-            killed = proc.kill_marked(SERVER_ENV, self._mark)
+            killed = proc.kill_marked(self._mark, SERVER_ENV)
             log.debug("MCP server %r aborted; %d process(es) killed", self.config.name, killed)
         self._task.cancel()
         _ABORTED.add(self._task)  # a reference, so the task is not collected before it ends

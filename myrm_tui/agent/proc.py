@@ -98,9 +98,9 @@ def _tagged(tag: str, name: str = OWNER_ENV) -> list[int]:
     return out
 
 
-def kill_marked(name: str, tag: str) -> int:
-    """SIGKILL every process whose environment carries ``name=tag``; how many there were."""
-    pids = _tagged(tag, name) if os.path.isdir("/proc") else []
+def kill_marked(tag: str, name: str = OWNER_ENV, spare: int = 0) -> int:
+    """SIGKILL every process but ``spare`` whose environment carries ``name=tag``; how many there were."""
+    pids = [pid for pid in _tagged(tag, name) if pid != spare]
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
@@ -468,10 +468,7 @@ def _watch(owner: int, tag: str = "") -> None:
     if os.path.isdir("/proc"):
         _kill_escaped(escaped)
         if tag:
-            for pid in _tagged(tag):
-                if pid != me:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, signal.SIGKILL)
+            kill_marked(tag, spare=me)
     for d in dirs:
         shutil.rmtree(d, ignore_errors=True)
 

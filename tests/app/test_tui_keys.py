@@ -293,6 +293,18 @@ async def test_the_agent_asks_before_an_edit_only_under_ask_without_an_edit_rule
         assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"
 
 
+async def ready_footer(pilot: Any, app: Any) -> tuple[Any, list[Any]]:
+    """The chat screen's footer once the app is ready and the footer shows its keys; and those keys."""
+    from textual.widgets._footer import FooterKey
+
+    from myrm_tui.app.widgets.footer import KeysFooter
+
+    await wait(pilot, app.ready.is_set)
+    footer = app.screen.query_one(KeysFooter)
+    await wait(pilot, lambda: bool(footer.query(FooterKey)))
+    return footer, list(footer.query(FooterKey))
+
+
 @pytest.mark.parametrize(
     ("size", "expected"),
     [
@@ -307,16 +319,9 @@ async def test_the_agent_asks_before_an_edit_only_under_ask_without_an_edit_rule
 async def test_the_footer_shows_whole_keys_at_every_width(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path, size: tuple[int, int], expected: list[str]
 ) -> None:
-    from textual.widgets._footer import FooterKey
-
-    from myrm_tui.app.widgets.footer import KeysFooter
-
     app = make_app(emulator, tmp_path, workspace, preheat=False)
     async with app.run_test(size=size) as pilot:
-        await wait(pilot, app.ready.is_set)
-        footer = app.screen.query_one(KeysFooter)
-        await wait(pilot, lambda: bool(footer.query(FooterKey)))
-        keys = list(footer.query(FooterKey))
+        footer, keys = await ready_footer(pilot, app)
         assert [k.description for k in keys] == [*expected, "palette"]
         for key in keys:  # each one drawn whole inside the footer: none clipped at the edge
             assert key.region.width >= len(key.render().plain), key.description
@@ -329,15 +334,11 @@ async def test_the_footer_is_rebuilt_when_what_it_shows_changes_not_at_every_bin
     from textual.widgets._footer import FooterKey
 
     from myrm_tui.app.widgets.chat_log import ChatLog
-    from myrm_tui.app.widgets.footer import KeysFooter
 
     app = make_app(emulator, tmp_path, workspace, preheat=False)
     emulator.enqueue(Reply(text="Hello there."))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait(pilot, app.ready.is_set)
-        footer = app.screen.query_one(KeysFooter)
-        await wait(pilot, lambda: bool(footer.query(FooterKey)))
-        keys = list(footer.query(FooterKey))
+        footer, keys = await ready_footer(pilot, app)
         names = [k.description for k in keys]
         await type_and_send(pilot, "hi")
         await wait(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))

@@ -262,7 +262,7 @@ def _files(workspace: Path) -> None:
         )
 
 
-async def test_a_block_copies_the_goal_only_where_the_view_lacks_the_users_first_message() -> None:
+def test_a_block_copies_the_goal_only_where_the_view_lacks_the_users_first_message() -> None:
     from myrm_tui.context.summary_model import copies_of, extract
 
     words = "Fix the off-by-one in paginate() in src/pager.py.  It drops the last page " + "x " * 400
