@@ -28,6 +28,11 @@ class ContextConfig:
     # cannot carry the view from below the compaction point over the input budget (``precompact.py``).
     growth_rounds: int = 16
     growth_margin: float = 1.25  # the prediction is that largest round times this
+    # When the room a compaction left is under two predicted rounds (small windows), planning against the
+    # largest round would compact at every request: the point is then one usual round (this quantile of the
+    # recent rounds, times the margin) under the budget, and the net takes the rare larger round.
+    usual_round_quantile: float = 0.75
+    usual_round_margin: float = 1.1
     # While the provider cache is warm, compact only this close to the budget: a compaction re-sends the view
     # after the head at the cache-write price (125%), a request that only appends re-reads it at 10%, and a
     # session that ends first never pays for one (cold cache: from ``light_ratio``, the rewrite is free).
@@ -107,6 +112,8 @@ class ContextConfig:
             raise ValueError(f"max_context_tokens must be at least 1000, got {self.max_context_tokens}")
         if not (0 < self.light_ratio <= self.full_ratio <= self.emergency_ratio < 1):
             raise ValueError("thresholds must satisfy 0 < light <= full <= emergency < 1")
+        if not (0 <= self.usual_round_quantile <= 1 and self.usual_round_margin > 0):
+            raise ValueError("usual_round_quantile must be in [0, 1] and usual_round_margin positive")
 
     # Absolute thresholds: the levels are shares of the input budget, the parts shares of the window ------
     @property

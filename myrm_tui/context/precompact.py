@@ -5,8 +5,9 @@ comes early enough that the next round, predicted from the session's own history
 its recent requests), cannot carry the view over the input budget: the full level and the warm-cache
 point are lowered to ``budget - predicted round`` (at most the 90 % level) when that is lower (never under
 the light level, and not at all when the last compaction landed within a round of that point: compacting
-then would not last). A planned compaction compacts at the full level's depth, and only when it can
-fold at least 5 % of the budget (else its summary block may outweigh what it folds). A compaction is
+then would not last; the warm-cache point is then one usual round under the budget instead). A planned
+compaction compacts at the full level's depth, and only when it can fold at least 5 % of the budget (else
+its summary block may outweigh what it folds). A compaction is
 skipped when it would only break a warm cache while the budget still allows (hot-cache bypass, below that
 warm-cache point) or while backing off after low-yield compactions (anti-thrashing). The emergency net
 always compacts, at the emergency depth: a view over the input budget (a round larger than predicted), a
@@ -40,6 +41,8 @@ class PreCompactSettings:
     input_budget: int
     growth_rounds: int = 16
     growth_margin: float = 1.25
+    usual_round_quantile: float = 0.75
+    usual_round_margin: float = 1.1
     auto_compact: bool = True
 
 
@@ -62,20 +65,35 @@ def predicted_round(growth: Sequence[int], rounds: int, margin: float = 1.0) -> 
     return int(max(growth[-rounds:], default=0) * margin) if rounds > 0 else 0
 
 
+def usual_round(growth: Sequence[int], rounds: int, quantile: float, margin: float) -> int:
+    """A round as large as most recent ones: the ``quantile`` of the last ``rounds`` growths, times
+    ``margin``."""
+    recent = sorted(growth[-rounds:]) if rounds > 0 else []
+    if not recent:
+        return 0
+    return int(recent[min(len(recent) - 1, int(len(recent) * quantile))] * margin)
+
+
 def band_for(s: PreCompactSettings, growth: Sequence[int], landed: int = 0) -> Band:
     """The planned point is one predicted round under the input budget, and never past the 90 % level: a
     round no larger than predicted cannot carry the view from below it to over the budget (the point a
     compaction stops being a choice). ``landed``: where the last compaction left the view. When the next
-    round after such a landing would already pass the point, every request would compact for nothing:
-    the plain levels stand."""
+    round after such a landing would already pass the point (a small window: the room a compaction leaves
+    is under two of the largest rounds), compacting there would come at every request: the plain levels
+    stand, and the warm-cache point is one usual round under the budget, so the net is left the rounds
+    larger than most (the hot-cache bypass up to 87.5 % let any round past it reach the net)."""
     p = predicted_round(growth, s.growth_rounds, s.growth_margin)
     point = min(s.summarize_trigger_threshold, s.fit_budget - p)
     before_budget = max(point, s.compress_threshold)
     planned = before_budget == point
-    if landed + p >= before_budget:
+    tight = landed + p >= before_budget
+    if tight:
         before_budget, planned = s.fit_budget, False
     full = min(s.compress_force_threshold, before_budget)
     warm = min(s.warm_compact_threshold, before_budget)
+    if tight:
+        usual = usual_round(growth, s.growth_rounds, s.usual_round_quantile, s.usual_round_margin)
+        warm = min(warm, s.fit_budget - usual)
     return Band(full, max(full, warm), p, planned)
 
 

@@ -187,6 +187,25 @@ async def test_hot_cache_bypass_skips_light_compaction_but_not_emergency() -> No
     assert result.plan.compacting and result.plan.backup is not None
 
 
+def test_a_landing_within_a_round_of_the_point_plans_against_the_usual_round() -> None:
+    """When the room a compaction left holds fewer than two of the largest recent rounds, the warm-cache
+    point is one usual round (the third quartile, times its margin) under the budget, not 87.5 % of it:
+    a usual round from below that point cannot reach the net."""
+    from myrm_tui.context.precompact import PreCompactSettings, band_for, usual_round
+    from myrm_tui.context.step import settings_for
+
+    s = settings_for(PreCompactSettings, ContextConfig(max_context_tokens=4_000))
+    growth = [300, 320, 340, 360, 380, 400, 420, 1_000]  # one large round among usual ones
+    usual = usual_round(growth, s.growth_rounds, s.usual_round_quantile, s.usual_round_margin)
+    assert usual == int(420 * s.usual_round_margin)
+    roomy = band_for(s, growth, landed=0)
+    assert roomy.planned and roomy.warm == s.fit_budget - roomy.predicted
+    tight = band_for(s, growth, landed=s.fit_budget // 2)
+    assert not tight.planned and tight.warm == s.fit_budget - usual < s.warm_compact_threshold
+    assert tight.warm >= tight.full  # never under the full level
+    assert usual_round([], 16, 0.75, 1.1) == 0 and usual_round([5], 0, 0.75, 1.1) == 0
+
+
 async def test_a_planned_compaction_past_90_percent_goes_to_the_full_depth_and_the_net_to_emergency() -> None:
     """Past 90 % of the budget a view that still fits is compacted as planned (record: threshold), at the
     full level's depth; the same view with auto-compaction off is the emergency net's, at its depth; a
