@@ -99,12 +99,26 @@ def _tagged(tag: str, name: str = OWNER_ENV) -> list[int]:
 
 
 def kill_marked(tag: str, name: str = OWNER_ENV, spare: int = 0) -> int:
-    """SIGKILL every process but ``spare`` whose environment carries ``name=tag``; how many there were."""
+    """SIGKILL every process but ``spare`` whose environment carries ``name=tag``, and every process in a
+    session one of them leads (a tool's command leads its own: a member that cleared its environment,
+    ``env -i``, carries no mark); how many marked ones there were."""
     pids = [pid for pid in _tagged(tag, name) if pid != spare]
+    sessions = {pid for pid in pids if (st := _proc_stat(pid)) is not None and st[1] == pid}
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+    _kill_sessions(sessions, spare)
     return len(pids)
+
+
+def _kill_sessions(sessions: set[int], spare: int = 0) -> None:
+    """SIGKILL every process (but ``spare``) in one of ``sessions``."""
+    if not sessions:
+        return
+    for entry in _pids():
+        if (st := _proc_stat(entry)) and st[1] in sessions and int(entry) != spare:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry), signal.SIGKILL)
 
 
 def become_subreaper() -> bool:
@@ -422,12 +436,7 @@ def _kill_escaped(escaped: dict[int, int]) -> None:
             sessions.add(pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-    if not sessions:
-        return
-    for entry in _pids():
-        if (st := _proc_stat(entry)) and st[1] in sessions:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry), signal.SIGKILL)
+    _kill_sessions(sessions)
 
 
 def _watch(owner: int, tag: str = "") -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from myrm_tui.agent.events import ToolFinished, TurnDone
-from myrm_tui.agent.proc import kill_group
+from myrm_tui.agent.proc import OWNER_ENV, kill_group, kill_marked
 from myrm_tui.agent.tools import ToolContext, ToolError, search
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
 from myrm_tui.context.vault import ArtifactVault
@@ -79,13 +79,14 @@ def _gone(pid: int) -> bool:
         return True
 
 
-async def _wait_until(cond: Any, limit: float = 10.0) -> bool:
-    """Poll ``cond`` until it holds or ``limit`` seconds pass (a bounded wait on a condition)."""
+async def _wait_until(cond: Any, limit: float = 10.0, every: float = 0.05) -> bool:
+    """Poll ``cond`` every ``every`` seconds until it holds or ``limit`` seconds pass (a bounded wait on a
+    condition)."""
     deadline = time.monotonic() + limit
     while not cond():
         if time.monotonic() > deadline:
             return False
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(every)
     return True
 
 
@@ -209,7 +210,11 @@ async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
         Reply(
             tool_calls=[
                 ("bash", {"command": "echo $$ > bg.pid; sleep 300; echo never", "run_in_background": True}),
-                ("bash", {"command": "echo $$ > fg.pid; sleep 300; echo never", "timeout": 600}),
+                # a group member that cleared its environment (no owner mark): only the group kill ends it
+                (
+                    "bash",
+                    {"command": "echo $$ > fg.pid; env -i sh -c 'sleep 300'; echo never", "timeout": 600},
+                ),
             ]
         ),
         Reply(text="done"),
@@ -234,6 +239,31 @@ async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
         for p in (workspace / "bg.pid", workspace / "fg.pid"):
             if p.exists() and p.read_text().strip():
                 kill_group(int(p.read_text()))
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+async def test_the_marked_kill_ends_the_session_a_marked_command_leads_members_without_the_mark_too(
+    tmp_path: Path,
+) -> None:
+    """A tool's command leads its own session and carries the owner mark; a member it started with a
+    cleared environment (``env -i``) does not. The watcher's last resort (myrm killed before the group
+    was registered or its children looked at) kills by the mark: the unmarked member goes with the
+    session its marked leader leads."""
+    tag = f"test-{os.getpid()}-{time.monotonic_ns()}"
+    ready = tmp_path / "member.pid"
+    leader = subprocess.Popen(
+        ["bash", "-c", f"env -i sh -c 'echo $$ > {ready}; exec sleep 300' & wait; echo never"],
+        env={**os.environ, OWNER_ENV: tag},
+        start_new_session=True,
+    )
+    try:
+        assert await _wait_until(lambda: ready.exists() and ready.read_text().strip())
+        assert kill_marked(tag) == 1  # the leader alone carries the mark
+        leader.wait(10)
+        assert await _wait_until(lambda: not _group_alive(leader.pid)), "the unmarked member survived"
+    finally:
+        kill_group(leader.pid)
+        leader.wait(10)
 
 
 # --- terminal escape codes are shown, never obeyed ----------------------------------------------------

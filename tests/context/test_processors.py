@@ -206,6 +206,24 @@ def test_a_landing_within_a_round_of_the_point_plans_against_the_usual_round() -
     assert usual_round([], 16, 0.75, 1.1) == 0 and usual_round([5], 0, 0.75, 1.1) == 0
 
 
+async def test_a_compaction_is_fitted_under_the_landing_level_not_just_under_the_budget() -> None:
+    """A compacting view that fits the budget but is over the landing level (older outputs the earlier
+    steps left whole) is cut to the landing level: one that stayed just under the budget would need
+    another compaction at the next round. The same view when not compacting is sent as it is."""
+    from myrm_tui.context.fit import FitToBudget
+
+    config = ContextConfig(max_context_tokens=16_000)
+    raw = conversation(turns=6, output_chars=5_000)
+    tokens = COUNTER.messages(raw)
+    assert config.landing_tokens < tokens <= config.fit_budget, (config.landing_tokens, tokens)
+    compacting = CompactionPlan(Level.FULL, True, "threshold FULL")
+    fitted = await run_step(FitToBudget(), view_for(raw, plan=compacting), config=config)
+    assert COUNTER.messages(fitted.messages) <= config.landing_tokens
+    assert check_view(fitted.messages, raw) == []
+    untouched = await run_step(FitToBudget(), view_for(raw), config=config)
+    assert untouched.messages == raw and untouched.plan is None
+
+
 async def test_a_planned_compaction_past_90_percent_goes_to_the_full_depth_and_the_net_to_emergency() -> None:
     """Past 90 % of the budget a view that still fits is compacted as planned (record: threshold), at the
     full level's depth; the same view with auto-compaction off is the emergency net's, at its depth; a
