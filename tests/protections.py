@@ -526,8 +526,7 @@ MUTANTS = (
     ),
     # "jobs end with ask" (agent.close() in cli.py) is no longer a mutant of its own: removing it leaves the
     # jobs to the process watcher (agent/proc.py), which ends them when ask exits, so no test can tell;
-    # the watcher is guarded by "tool processes carry the owner mark the watcher kills by" and the
-    # session kill.
+    # the watcher is guarded by "tool process groups end with myrm (watcher)".
     Mutant(
         "job watcher survives a removed log",
         "myrm_tui/agent/tools/job_manager.py",
@@ -739,11 +738,20 @@ MUTANTS = (
         "        if True:\n",
         (f"{X}::test_two_parallel_edits_of_one_file_both_land",),
     ),
-    # "tool process groups end with myrm" (REAPER.guard at the spawn) is no longer a mutant of its own: a
-    # group member is also ended by the owner mark, by the session its marked leader leads, and by the
-    # watcher's look at myrm's children. Only a leader that exec'd ``env -i`` and a kill -9 of myrm within
-    # the watcher's first half second need the registration, and then it races the spawn itself: no test
-    # tells it apart without timing. The session kill is guarded below.
+    Mutant(
+        "tool process groups end with myrm (watcher)",
+        "myrm_tui/agent/proc.py",
+        "        REAPER.guard(proc.pid)\n    finally:\n",
+        "        pass\n    finally:\n",
+        (f"{X}::test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs",),
+    ),
+    Mutant(
+        "a tool's command waits for its group's registration (gate)",
+        "myrm_tui/agent/proc.py",
+        'GATE = \'read -r _ <&{fd} || exit 125; exec {fd}<&-; exec -a "$0" "$@"\'',
+        'GATE = \'exec {fd}<&-; exec -a "$0" "$@"\'',
+        (f"{X}::test_a_tool_command_starts_only_once_its_group_is_registered",),
+    ),
     Mutant(
         "the marked kill ends the sessions marked commands lead (watcher)",
         "myrm_tui/agent/proc.py",

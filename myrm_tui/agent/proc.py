@@ -16,11 +16,12 @@ init, and stays findable. After each tool process ends, and every half second in
 children are listed from ``/proc`` and each one is recorded (pid and start time); at myrm's death
 the watcher kills those still alive and every process of their sessions. Every tool process also
 carries ``MYRM_TOOL_OWNER`` (myrm's pid and start time) in its environment, inherited by what it starts:
-at myrm's death the watcher kills each process that has it, which covers a group started just before a
-kill -9, before myrm could register it. Not reached: a process that escapes, clears its environment and
-then dies leaving children in a session it did not lead, within half a second of myrm's death. Orphans
-that exit while myrm runs stay zombies until myrm exits (myrm does not reap processes it did not start,
-so no exit status of its own children is stolen).
+at myrm's death the watcher kills each process that has it, and every process of a session one of them
+leads. A command waits at a gate until its group is registered, so one that clears its environment at
+once (``exec env -i …``) is still known to the watcher. Not reached: a process that escapes, clears its
+environment and then dies leaving children in a session it did not lead, within half a second of myrm's
+death. Orphans that exit while myrm runs stay zombies until myrm exits (myrm does not reap processes it
+did not start, so no exit status of its own children is stolen).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import errno
 import logging
 import os
 import select
@@ -39,6 +41,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 READ_CHUNK = 65_536
 LIVE_TAIL = 4_096  # bytes of the newest output given to the live view
@@ -255,18 +258,51 @@ class Reaper:
 REAPER = Reaper()
 
 
+# A tool's process waits at this gate until myrm has registered its group with the watcher, then
+# becomes the command (``exec -a``: same pid, group and argv).  Without it a command could run, and clear its
+# environment (``exec env -i …``: no owner mark), before the registration; a kill -9 of myrm then
+# left it to run on. If myrm dies at the gate, the pipe closes unwritten and the command never runs.
+# bash, not sh: the pipe's descriptor may have two digits, which POSIX sh need not redirect.
+GATE = 'read -r _ <&{fd} || exit 125; exec {fd}<&-; exec -a "$0" "$@"'
+
+
 async def spawn(
     *argv: str, cwd: Path, env: dict[str, str], stdin: int | None, stdout: int, stderr: int
 ) -> asyncio.subprocess.Process:
-    """``argv`` in its own process group, which the reaper kills if myrm dies before it ends."""
+    """``argv`` in its own process group, which the reaper kills if myrm dies before it ends; it starts
+    once the group is registered (where there is no bash to wait at the gate, at once)."""
     REAPER.prepare()
-    # The tag reaches the watcher whatever happens next: a kill -9 of myrm between this start and the
-    # group's registration below still ends the group (the watcher finds it by its environment).
+    # The tag also reaches the watcher whatever happens next (a watcher that could not be started).
     env = {**env, OWNER_ENV: REAPER.tag} if REAPER.tag else env
-    proc = await asyncio.create_subprocess_exec(
-        *argv, cwd=str(cwd), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True, env=env
+    path = env.get("PATH", os.defpath)
+    program = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=path)
+    if program is None:  # what exec would raise; the gate's shell would only exit 127
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+    bash = shutil.which("bash", path=path)
+    kw: dict[str, Any] = dict(
+        cwd=str(cwd), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True, env=env
     )
-    REAPER.guard(proc.pid)
+    if bash is None:
+        proc = await asyncio.create_subprocess_exec(*argv, **kw)
+        REAPER.guard(proc.pid)
+        return proc
+    gate, release = os.pipe()
+    try:
+        script = GATE.format(fd=gate)
+        proc = await asyncio.create_subprocess_exec(
+            bash, "-c", script, argv[0], program, *argv[1:], pass_fds=(gate,), **kw
+        )
+    except BaseException:
+        os.close(release)
+        raise
+    finally:
+        os.close(gate)
+    try:
+        REAPER.guard(proc.pid)
+    finally:
+        with contextlib.suppress(BrokenPipeError):  # it died at the gate (a signal): nothing to release
+            os.write(release, b"\n")
+        os.close(release)
     return proc
 
 

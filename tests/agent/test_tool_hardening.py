@@ -210,11 +210,9 @@ async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
         Reply(
             tool_calls=[
                 ("bash", {"command": "echo $$ > bg.pid; sleep 300; echo never", "run_in_background": True}),
-                # a group member that cleared its environment (no owner mark): only the group kill ends it
-                (
-                    "bash",
-                    {"command": "echo $$ > fg.pid; env -i sh -c 'sleep 300'; echo never", "timeout": 600},
-                ),
+                # a leader that clears its environment (no owner mark) as soon as it starts: the group
+                # registered before the command ran is what ends it when myrm is killed at once
+                ("bash", {"command": "echo $$ > fg.pid; exec env -i sh -c 'sleep 300'", "timeout": 600}),
             ]
         ),
         Reply(text="done"),
@@ -223,13 +221,16 @@ async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
     child = start_agent_child(db, workspace, emulator)
     try:
         pids = [workspace / "bg.pid", workspace / "fg.pid"]
-        ready = await _wait_until(lambda: all(p.exists() and p.read_text().strip() for p in pids), 60)
+        ready = await _wait_until(
+            lambda: all(p.exists() and p.read_text().strip() for p in pids), 60, every=0.002
+        )
         assert ready, "the tool commands never started"
-        groups = [int(p.read_text()) for p in pids]
-        assert await _wait_until(lambda: all(_group_alive(g) for g in groups))  # both sleeps run
         jobs = db.parent / "jobs"
         assert [p for p in jobs.rglob("*.log")]  # the background job's log is there
-        child.kill()  # kill -9: no finally block, no atexit handler runs
+        # kill -9 (no finally block, no atexit handler runs) at once: before the watcher's half-second
+        # look at myrm's children on almost every run, so the registered groups are what end them
+        child.kill()
+        groups = [int(p.read_text()) for p in pids]
         child.wait(10)
         assert await _wait_until(lambda: not any(_group_alive(g) for g in groups)), "tool processes survived"
         assert await _wait_until(lambda: not any(jobs.rglob("*.log"))), "the job log folder stayed"
@@ -239,6 +240,28 @@ async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
         for p in (workspace / "bg.pid", workspace / "fg.pid"):
             if p.exists() and p.read_text().strip():
                 kill_group(int(p.read_text()))
+
+
+async def test_a_tool_command_starts_only_once_its_group_is_registered(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The command waits at a gate until the watcher has been told its group: a kill -9 of myrm can come
+    at any instant, and a command that ran first could clear its owner mark (``exec env -i …``)."""
+    from myrm_tui.agent import proc
+
+    ran = tmp_path / "ran"
+    seen: list[bool] = []
+    register = proc.REAPER.guard
+
+    def slow_guard(pgid: int) -> None:
+        time.sleep(0.3)  # an ungated command has long run by now
+        seen.append(ran.exists())
+        register(pgid)
+
+    monkeypatch.setattr(proc.REAPER, "guard", slow_guard)
+    out = await proc.run_captured(f"touch {ran}; echo $0 ok", tmp_path, 10, 10_000)
+    assert seen == [False] and ran.exists()
+    assert out.text == "bash ok\n" and out.code == 0  # the command as it was given, $0 included
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
