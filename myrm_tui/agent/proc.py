@@ -259,7 +259,7 @@ REAPER = Reaper()
 
 
 # A tool's process waits at this gate until myrm has registered its group with the watcher, then
-# becomes the command (``exec -a``: same pid, group and argv).  Without it a command could run, and clear its
+# becomes the command (``exec -a``: same pid, group and argv). Without it a command could run, and clear its
 # environment (``exec env -i …``: no owner mark), before the registration; a kill -9 of myrm then
 # left it to run on. If myrm dies at the gate, the pipe closes unwritten and the command never runs.
 # bash, not sh: the pipe's descriptor may have two digits, which POSIX sh need not redirect.
@@ -275,7 +275,7 @@ async def spawn(
     # The tag also reaches the watcher whatever happens next (a watcher that could not be started).
     env = {**env, OWNER_ENV: REAPER.tag} if REAPER.tag else env
     path = env.get("PATH", os.defpath)
-    program = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=path)
+    program = shutil.which(argv[0], path=path)
     if program is None:  # what exec would raise; the gate's shell would only exit 127
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
     bash = shutil.which("bash", path=path)
@@ -299,10 +299,12 @@ async def spawn(
         os.close(gate)
     try:
         REAPER.guard(proc.pid)
-    finally:
-        with contextlib.suppress(BrokenPipeError):  # it died at the gate (a signal): nothing to release
-            os.write(release, b"\n")
-        os.close(release)
+    except BaseException:
+        os.close(release)  # the gate reads end-of-file: an unregistered command never runs
+        raise
+    with contextlib.suppress(BrokenPipeError):  # it died at the gate (a signal): nothing to release
+        os.write(release, b"\n")
+    os.close(release)
     return proc
 
 
