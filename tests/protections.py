@@ -741,8 +741,8 @@ MUTANTS = (
     Mutant(
         "tool process groups end with myrm (watcher)",
         "myrm_tui/agent/proc.py",
-        "        REAPER.guard(proc.pid)\n    finally:\n",
-        "        pass\n    finally:\n",
+        "        REAPER.guard(proc.pid)\n    except BaseException:\n",
+        "        pass\n    except BaseException:\n",
         (f"{X}::test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs",),
     ),
     Mutant(
