@@ -36,7 +36,11 @@ class Reply:
     tool_calls: list[tuple[str, Any]] = field(default_factory=list)  # (name, arguments dict or raw str)
     call_ids: list[str] = field(default_factory=list)  # the calls' ids (a random id for each one missing)
     reasoning: str = ""
-    chunk_size: int = 8  # characters per streamed text chunk
+    # Characters per streamed chunk of text (and of reasoning). Providers stream a few tokens a chunk; the
+    # default is a few words, because every chunk costs litellm ~0.7 ms of CPU and a test that is not about
+    # streaming only needs the reply to arrive in pieces. Tests about streaming set it small.
+    chunk_size: int = 48
+    args_chunk_size: int = 64  # characters per streamed piece of a tool call's JSON arguments
     chunk_delay: float = 0.0
     stall_after: int | None = None  # send this many chunks, then go silent (a hung model)
     error: tuple[int, dict[str, Any]] | None = None  # HTTP status and JSON body instead of a reply
@@ -355,8 +359,8 @@ class ProviderEmulator:
                 }
             )
             chunks += [
-                {"tool_calls": [{"index": k, "function": {"arguments": raw[i : i + 16]}}]}
-                for i in range(0, len(raw), 16)
+                {"tool_calls": [{"index": k, "function": {"arguments": raw[i : i + reply.args_chunk_size]}}]}
+                for i in range(0, len(raw), reply.args_chunk_size)
             ]
         if not await self._send_chunks(
             resp,
@@ -501,9 +505,12 @@ class ProviderEmulator:
                     {
                         "type": "content_block_delta",
                         "index": i,
-                        "delta": {"type": "thinking_delta", "thinking": b["thinking"][k : k + 8]},
+                        "delta": {
+                            "type": "thinking_delta",
+                            "thinking": b["thinking"][k : k + reply.chunk_size],
+                        },
                     }
-                    for k in range(0, len(b["thinking"]), 8)
+                    for k in range(0, len(b["thinking"]), reply.chunk_size)
                 ]
                 events.append(
                     {
@@ -537,9 +544,12 @@ class ProviderEmulator:
                     {
                         "type": "content_block_delta",
                         "index": i,
-                        "delta": {"type": "input_json_delta", "partial_json": raw[k : k + 16]},
+                        "delta": {
+                            "type": "input_json_delta",
+                            "partial_json": raw[k : k + reply.args_chunk_size],
+                        },
                     }
-                    for k in range(0, len(raw), 16)
+                    for k in range(0, len(raw), reply.args_chunk_size)
                 ]
             events.append({"type": "content_block_stop", "index": i})
         events.append(

@@ -137,7 +137,7 @@ async def test_hung_llm_is_cut_and_partial_text_kept(
 ) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
     agent.llm.inactivity_timeout, agent.llm.check_interval = 0.5, 0.1
-    emulator.enqueue(Reply(text="I started answering and then the model hung", stall_after=4))
+    emulator.enqueue(Reply(text="I started answering and then the model hung", chunk_size=8, stall_after=4))
     events = await collect(agent, "hi")
     emulator._release.set()
     failed = [e for e in events if isinstance(e, TurnFailed)]

@@ -506,7 +506,8 @@ async def test_a_cut_stream_is_retried_once_and_its_partial_text_kept_marked(
 
     agent = await make_agent(store, workspace, openai_settings(emulator))
     emulator.enqueue(
-        Reply(text="Part one of the answer, then", drop_connection_after=3), Reply(text="the rest of it.")
+        Reply(text="Part one of the answer, then", chunk_size=8, drop_connection_after=3),
+        Reply(text="the rest of it."),
     )
     events = await collect(agent, "explain")
     assert not [e for e in events if isinstance(e, TurnFailed)]
@@ -527,7 +528,8 @@ async def test_a_stream_cut_twice_ends_the_turn_with_one_clear_line(
 
     agent = await make_agent(store, workspace, openai_settings(emulator))
     emulator.enqueue(
-        *[Reply(text="Part one of the answer, then", drop_connection_after=3)] * 2, Reply(text="never asked")
+        *[Reply(text="Part one of the answer, then", chunk_size=8, drop_connection_after=3)] * 2,
+        Reply(text="never asked"),
     )
     events = await collect(agent, "explain")
     failed = [e for e in events if isinstance(e, TurnFailed)]
@@ -547,7 +549,7 @@ def _ask(args: list[str], tmp: Path, **env: str) -> subprocess.CompletedProcess[
     ("replies", "says"),
     [
         (
-            [Reply(text="Part one of the answer, then", drop_connection_after=3)] * 2,
+            [Reply(text="Part one of the answer, then", chunk_size=8, drop_connection_after=3)] * 2,
             "myrm: The reply was cut off: the stream ended without a finish reason",
         ),
         (

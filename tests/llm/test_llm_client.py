@@ -107,7 +107,7 @@ async def test_rejected_request_is_a_bad_request(emulator: ProviderEmulator) -> 
 
 
 async def test_stalled_stream_is_cut_by_the_inactivity_watchdog(emulator: ProviderEmulator) -> None:
-    emulator.enqueue(Reply(text="partial answer that will stall " * 4, stall_after=3))
+    emulator.enqueue(Reply(text="partial answer that will stall " * 4, chunk_size=8, stall_after=3))
     client = LLMClient(inactivity_timeout=0.6, total_timeout=30, check_interval=0.1)
     got: list = []
     with pytest.raises(InactivityTimeoutError):
@@ -274,7 +274,7 @@ async def test_the_watchdog_fires_at_the_limit_and_says_the_real_numbers() -> No
 async def test_a_cut_stream_is_an_error_not_an_answer(emulator: ProviderEmulator) -> None:
     """litellm ends a dropped stream with a made-up finish_reason 'stop'; the client asks what the provider
     sent."""
-    emulator.enqueue(Reply(text="The answer is forty-two, because", drop_connection_after=3))
+    emulator.enqueue(Reply(text="The answer is forty-two, because", chunk_size=8, drop_connection_after=3))
     got: list = []
     with pytest.raises(
         IncompleteStreamError, match=r"cut off: the stream ended without a finish reason after 16 chars"

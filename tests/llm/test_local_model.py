@@ -120,6 +120,18 @@ def test_the_small_model_gets_no_environment_reminder_and_the_model_cards_sampli
     assert local.sampling(0.0)["temperature"] == 0.0  # doctor's deterministic self-test
 
 
+@needs_model
+def test_a_small_model_decodes_on_one_thread_and_every_model_reads_its_prompt_on_all(tmp_path: Path) -> None:
+    def threads(cmd: list[str]) -> tuple[str, str]:
+        return cmd[cmd.index("--n_threads") + 1], cmd[cmd.index("--n_threads_batch") + 1]
+
+    assert threads(EmbeddedServer(threads=4)._command()) == ("1", "4")  # the bundled SmolLM2-135M
+    big = tmp_path / "big.gguf"
+    with big.open("wb") as f:
+        f.truncate(local.SINGLE_THREAD_DECODE_BYTES)  # sparse: a model of that size, on no disk
+    assert threads(EmbeddedServer(model_path=big, threads=4)._command()) == ("4", "4")
+
+
 def test_exit_descriptions_name_the_signal() -> None:
     assert local.describe_exit(-11) == "signal 11, SIGSEGV"
     assert local.describe_exit(-9) == "signal 9, SIGKILL"
