@@ -352,6 +352,58 @@ async def test_the_footer_is_rebuilt_when_what_it_shows_changes_not_at_every_bin
         await wait(pilot, lambda: [k.description for k in footer.query(FooterKey)] == names)
 
 
+async def test_changes_that_come_together_build_the_footer_once(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from myrm_tui.app.widgets import footer
+
+    built: list[int] = []  # the width of each build of the keys
+    compose = footer.KeysFooter.compose
+
+    def counted(self: footer.KeysFooter) -> Any:
+        if self._bindings_ready:
+            built.append(self.app.size.width)
+        return compose(self)
+
+    monkeypatch.setattr(footer.KeysFooter, "compose", counted)
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready_footer(pilot, app)
+        await pilot.pause()
+        assert built == [120]  # the first size and the start-up's binding refreshes: one build
+        await pilot.resize_terminal(90, 30)
+        app.screen.refresh_bindings()
+        await wait(pilot, lambda: len(built) > 1)
+        await pilot.pause()
+        assert built == [120, 90]
+
+
+@pytest.mark.parametrize(("size", "hidden"), [((80, 24), True), ((140, 40), False)])
+async def test_the_panel_is_placed_before_the_screens_widgets_are_styled(
+    emulator: ProviderEmulator,
+    tmp_path: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    size: tuple[int, int],
+    hidden: bool,
+) -> None:
+    """A narrow terminal starts with the panel collapsed and no restyle of the whole screen at mount."""
+    from myrm_tui.app.screens.main import MainScreen
+
+    at_mount: list[bool] = []
+    on_mount = MainScreen.on_mount
+
+    def seen(self: MainScreen) -> None:
+        at_mount.append(self.has_class("-hide-panel"))
+        on_mount(self)
+
+    monkeypatch.setattr(MainScreen, "on_mount", seen)
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with app.run_test(size=size) as pilot:
+        await ready_footer(pilot, app)
+        assert at_mount == [hidden] and app.screen.has_class("-hide-panel") is hidden
+
+
 @pytest.mark.parametrize("size", [(80, 24), (90, 30), (120, 40)])
 def test_snapshot_main_screen_at_each_size(
     snap_compare: Any, emulator: ProviderEmulator, tmp_path: Path, frozen: Path, size: tuple[int, int]

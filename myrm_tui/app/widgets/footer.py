@@ -47,18 +47,39 @@ class KeysFooter(Footer):
     def __init__(self) -> None:
         super().__init__()
         self._width = 0
-        self._shown: tuple[tuple[object, ...], ...] | None = None
+        self._composed: tuple[int, tuple[tuple[object, ...], ...]] | None = None  # (width, keys) last built
+        self._rebuild_pending = False
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         # Textual rebuilds the footer, a dozen keys and their styles, on every focus change and binding
         # refresh; most leave what it shows as it is.
-        if self._shown is not None and screen is self.screen and shown_bindings(screen) == self._shown:
+        self._bindings_ready = True
+        if not screen.app.app_focus:
             return
-        super().bindings_changed(screen)
+        if self.is_attached and screen is self.screen:
+            self._rebuild()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._width:
+            self._width = event.size.width
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        """One rebuild after this refresh, however many changes asked for it (at start-up the first size
+        and two binding refreshes came together: four builds of the same keys)."""
+        if not self._rebuild_pending:
+            self._rebuild_pending = True
+            self.call_after_refresh(self._rebuild_if_changed)
+
+    async def _rebuild_if_changed(self) -> None:
+        self._rebuild_pending = False
+        if self._composed != (self.app.size.width, shown_bindings(self.screen)):
+            await self.recompose()
 
     def compose(self) -> ComposeResult:
-        self._shown = shown_bindings(self.screen) if self._bindings_ready else None
         keys: list[Widget] = list(super().compose())
+        if self._bindings_ready:
+            self._composed = (self.app.size.width, shown_bindings(self.screen))
         room = self.app.size.width - 1  # the palette key's left border
         dropped = iter(DROP_FIRST)
         while sum(key_width(k) for k in keys if isinstance(k, FooterKey)) > room:
@@ -67,8 +88,3 @@ class KeysFooter(Footer):
                 break
             keys = [k for k in keys if not (isinstance(k, FooterKey) and k.action == action)]
         yield from keys
-
-    def on_resize(self, event: events.Resize) -> None:
-        if event.size.width != self._width:
-            self._width = event.size.width
-            self.call_after_refresh(self.recompose)
