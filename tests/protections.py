@@ -830,7 +830,7 @@ MUTANTS = (
     Mutant(
         "grep runs outside myrm, with a time limit",
         "myrm_tui/agent/proc.py",
-        "        await asyncio.wait_for(asyncio.gather(out(), errors(), proc.wait()), timeout)\n",
+        "        await within(asyncio.gather(out(), errors(), proc.wait()), timeout)\n",
         "        await asyncio.gather(out(), errors(), proc.wait())\n",
         (f"{X}::test_a_search_over_its_time_limit_is_a_tool_error_and_its_child_ends",),
     ),
@@ -867,6 +867,16 @@ MUTANTS = (
         "self._writer = None",
         (
             "tests/store/test_store_concurrency.py::test_a_writer_that_writes_back_to_back_does_not_starve_another",
+        ),
+    ),
+    Mutant(
+        "a cancel (Esc, a fork) that comes as a timed wait ends is not lost (3.11's wait_for lost it)",
+        "myrm_tui/aio.py",
+        "    async with asyncio.timeout(seconds):\n        return await aw\n",
+        "    return await asyncio.wait_for(aw, seconds)\n",
+        (
+            "tests/test_aio.py::test_a_cancel_in_the_loop_turn_the_awaited_thing_finishes_is_kept",
+            "tests/store/test_store_concurrency.py::test_a_cancel_that_comes_as_the_writer_lock_is_taken_is_not_lost",
         ),
     ),
     Mutant(

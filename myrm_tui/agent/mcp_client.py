@@ -26,6 +26,7 @@ from myrm_tui.agent import proc
 from myrm_tui.agent.images import MAX_IMAGE_BYTES
 from myrm_tui.agent.spill import spill
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
+from myrm_tui.aio import within
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.logs import log_path
 
@@ -144,7 +145,7 @@ class McpConnection:
                 while (item := await self._queue.get()) is not None:
                     name, args, fut = item
                     try:
-                        res = await asyncio.wait_for(session.call_tool(name, args), CALL_TIMEOUT)
+                        res = await within(asyncio.ensure_future(session.call_tool(name, args)), CALL_TIMEOUT)
                         if not fut.done():
                             fut.set_result(res)
                     except Exception as exc:
@@ -198,7 +199,7 @@ class McpConnection:
     async def close(self) -> None:
         await self._queue.put(None)
         try:
-            await asyncio.wait_for(asyncio.shield(self._task), 5)
+            await within(asyncio.shield(self._task), 5)
         except (TimeoutError, Exception):
             log.debug("MCP server %r did not stop in 5 s; killed", self.config.name, exc_info=True)
             self.abort()
@@ -262,7 +263,7 @@ async def connect_all(
     handler = handler or OversizedResultHandler()
     started = [McpConnection(cfg) for cfg in configs]
     results = await asyncio.gather(
-        *(asyncio.wait_for(c.ready(), STARTUP_TIMEOUT) for c in started), return_exceptions=True
+        *(within(c.ready(), STARTUP_TIMEOUT) for c in started), return_exceptions=True
     )
     conns: list[McpConnection] = []
     tools: list[McpTool] = []

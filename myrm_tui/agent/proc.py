@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.aio import within
+
 READ_CHUNK = 65_536
 LIVE_TAIL = 4_096  # bytes of the newest output given to the live view
 SPILL_LIMIT = 50_000_000  # beyond this even the vault copy is cut
@@ -385,7 +387,7 @@ async def run_captured(
     # "exception was never retrieved" with a traceback.
     gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
     try:
-        await asyncio.wait_for(gathered, timeout)
+        await within(gathered, timeout)
     except TimeoutError:
         timed_out = True
         kill_group(proc.pid)
@@ -452,7 +454,7 @@ async def run_lines(argv: list[str], cwd: Path, timeout: float, max_lines: int, 
                 err.extend(chunk)
 
     try:
-        await asyncio.wait_for(asyncio.gather(out(), errors(), proc.wait()), timeout)
+        await within(asyncio.gather(out(), errors(), proc.wait()), timeout)
     except BaseException:  # the time limit, a cancelled turn, a failure: the child goes with it
         kill_group(proc.pid)
         raise

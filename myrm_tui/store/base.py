@@ -16,6 +16,8 @@ from typing import Any
 
 import aiosqlite
 
+from myrm_tui.aio import within
+
 log = logging.getLogger(__name__)
 
 # How long a write waits for other processes' transactions before giving up. SQLite's busy handler polls
@@ -175,7 +177,7 @@ class WriterLock:
             return True
         taken = asyncio.ensure_future(asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX))
         try:
-            await asyncio.wait_for(asyncio.shield(taken), timeout)
+            await within(asyncio.shield(taken), timeout)
             return True
         except (TimeoutError, asyncio.CancelledError) as exc:
             taken.add_done_callback(self._release_if_taken)

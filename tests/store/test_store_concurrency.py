@@ -329,3 +329,25 @@ async def test_a_writer_that_writes_back_to_back_does_not_starve_another(tmp_pat
     # With the writer lock: the rest of one 100 ms transaction at most (7 ms measured); without: 0.9 s, or
     # no write at all within the 3 s timeout (DatabaseLocked).
     assert took < 0.5, took
+
+
+async def test_a_cancel_that_comes_as_the_writer_lock_is_taken_is_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Esc (a cancel) arriving in the same loop turn as the lock: the writer is still cancelled, and the
+    lock it took is given back. (Python 3.11's ``asyncio.wait_for`` returned the result instead and the
+    cancel was lost: under load a fork during a replay waited for the whole replay to play out.)"""
+    from myrm_tui.store import base
+
+    got: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    monkeypatch.setattr(base.asyncio, "to_thread", lambda *a: got)  # the flock thread, held by the test
+    lock = base.WriterLock(str(tmp_path / "w.db"))
+    released: list[bool] = []
+    monkeypatch.setattr(lock, "release", lambda: released.append(True))
+    task = asyncio.ensure_future(lock.acquire(5.0))
+    await asyncio.sleep(0.01)  # waiting for the lock
+    got.set_result(None)  # the thread takes it...
+    task.cancel()  # ...as the user presses Esc
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert task.cancelled() and released == [True]

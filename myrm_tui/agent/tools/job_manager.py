@@ -14,6 +14,7 @@ from pathlib import Path
 
 from myrm_tui.agent.proc import REAPER, kill_group, spawn
 from myrm_tui.agent.tools.errors import ToolError
+from myrm_tui.aio import within
 
 JOB_LOG_LIMIT = 200_000_000  # bytes of log one job may write before it is stopped
 MAX_READ = 50_000_000  # bytes one bash_output call reads; the rest waits for the next call
@@ -85,7 +86,7 @@ class JobManager:
         try:
             while True:
                 try:
-                    job.exit_code = await asyncio.wait_for(proc.wait(), self.poll)
+                    job.exit_code = await within(proc.wait(), self.poll)
                     break
                 except TimeoutError:
                     if _log_size(job) > self.log_limit:
@@ -120,10 +121,10 @@ class JobManager:
             job.stopped = reason
             kill_group(job.pid)
             try:
-                await asyncio.wait_for(job.done.wait(), REAP_WAIT)
+                await within(job.done.wait(), REAP_WAIT)
             except TimeoutError:  # the watcher is gone: reap here, a killed leader exits at once
                 if job.proc is not None:
-                    job.exit_code = await asyncio.wait_for(job.proc.wait(), REAP_WAIT)
+                    job.exit_code = await within(job.proc.wait(), REAP_WAIT)
 
     async def close(self) -> None:
         """Kill every job's process group and remove the logs (each step runs even if one before failed)."""

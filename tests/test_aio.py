@@ -1,0 +1,39 @@
+"""``within``: a timed wait that never loses a cancel (``asyncio.wait_for`` on 3.11 did)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from myrm_tui.aio import within
+
+
+async def test_a_cancel_in_the_loop_turn_the_awaited_thing_finishes_is_kept() -> None:
+    done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    task = asyncio.ensure_future(within(asyncio.shield(done), 5.0))
+    await asyncio.sleep(0)
+    done.set_result(1)  # finished...
+    task.cancel()  # ...in the same turn as the cancel
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_the_result_in_time_and_a_timeout_that_cancels_what_it_waited_for() -> None:
+    assert await within(asyncio.sleep(0, result=7), 5.0) == 7
+    slow = asyncio.ensure_future(asyncio.sleep(30))
+    with pytest.raises(TimeoutError):
+        await within(slow, 0.01)
+    assert slow.cancelled()
+
+
+def test_no_module_waits_with_asyncio_wait_for() -> None:
+    package = Path(__file__).resolve().parents[1] / "myrm_tui"
+    users = [
+        str(p.relative_to(package))
+        for p in package.rglob("*.py")
+        if re.search(r"\bwait_for\(", p.read_text()) and p.name != "aio.py"
+    ]
+    assert users == [], f"use myrm_tui.aio.within, not asyncio.wait_for (3.11 loses cancels): {users}"
