@@ -30,3 +30,25 @@ async def test_a_fence_without_a_language_is_not_guessed(monkeypatch: pytest.Mon
         assert [f.lexer for f in fences] == ["", "python"]
         # the named language is still highlighted: its code is split into styled spans
         assert fences[1]._highlighted_code.spans
+
+
+def test_the_url_tables_markdown_parses_use_are_whole_before_any_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Messages parse in Textual's worker threads, and mdurl publishes a table before filling it: built
+    first on the UI thread, none is built (half-way) during a parse."""
+    from markdown_it import MarkdownIt
+    from mdurl import _decode, _encode
+
+    from myrm_tui.app.widgets.chat_message import warm_markdown_urls
+
+    monkeypatch.setattr(_encode, "encode_cache", {})
+    monkeypatch.setattr(_decode, "decode_cache", {})
+    warm_markdown_urls()
+    tables = {**_encode.encode_cache, **{f"d{k}": v for k, v in _decode.decode_cache.items()}}
+    assert tables and all(len(t) == 128 for t in tables.values())
+    built = (set(_encode.encode_cache), set(_decode.decode_cache))
+    MarkdownIt("gfm-like").parse(
+        "See [the file](http://file5.py/a%20b?q=1#x), <https://e.com> and www.x.org."
+    )
+    assert (set(_encode.encode_cache), set(_decode.decode_cache)) == built  # nothing left to build

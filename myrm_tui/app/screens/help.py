@@ -9,6 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
 from myrm_tui.app.commands import help_markdown
+from myrm_tui.app.widgets.chat_message import warm_markdown_urls
 
 
 class HelpScreen(ModalScreen[None]):
@@ -19,5 +20,6 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
+        warm_markdown_urls()  # its parse may run beside a message's, in another thread
         with VerticalScroll():
             yield Markdown(help_markdown())

@@ -69,6 +69,20 @@ class AssistantMessage(Vertical):
 _ChatMarkdown: type[Markdown] | None = None
 
 
+def warm_markdown_urls() -> None:
+    """Build mdurl's per-character tables here, on the UI thread, before any parse.
+
+    Textual parses markdown in worker threads, and mdurl publishes each table before filling it: two
+    messages mounted at once, the first in a process, read a half-built one (``IndexError`` in the
+    parse; the app never got ready). These are the tables markdown-it's link normalisers use."""
+    import mdurl
+
+    for chars in (mdurl.ENCODE_DEFAULT_CHARS, mdurl.ENCODE_COMPONENT_CHARS):
+        mdurl.encode("", chars)
+    for chars in (mdurl.DECODE_DEFAULT_CHARS, mdurl.DECODE_DEFAULT_CHARS + "%", mdurl.DECODE_COMPONENT_CHARS):
+        mdurl.decode("", chars)
+
+
 def _chat_markdown() -> type[Markdown]:
     """Textual's Markdown whose code fences without a language are plain text. Textual guesses a missing
     language with pygments' ``guess_lexer``, which imports every lexer it has: about 250 modules, 8 MB held
@@ -76,6 +90,7 @@ def _chat_markdown() -> type[Markdown]:
     importing Markdown is not free either, and the first frame does not need it."""
     global _ChatMarkdown
     if _ChatMarkdown is None:
+        warm_markdown_urls()
         from textual.content import Content
         from textual.widgets.markdown import Markdown, MarkdownFence
 
