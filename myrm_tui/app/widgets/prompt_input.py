@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 MAX_HISTORY = 200
 PASTE_LINES = 30
 PASTE_CHARS = 2_000
+# A refused message longer than this comes back as a paste label: laid out in the box, a megabyte took
+# a second of CPU each time (the UI stood still), and a text that size is not edited by hand.
+GIVE_BACK_LABEL_CHARS = 100_000
 
 
 def paste_label(text: str, taken: dict[str, str]) -> str:
@@ -296,8 +299,14 @@ class PromptInput(TextArea):
         self.load_text("")
 
     def give_back(self) -> None:
-        """The message was refused before it was sent (a hook, its size): its text is back in the box."""
-        self.load_text(self._in_flight)
+        """The message was refused before it was sent (a hook, its size): its text is back in the box (a
+        huge one as a label, which sends the whole text again)."""
+        text = self._in_flight
+        if len(text) > GIVE_BACK_LABEL_CHARS:
+            label = paste_label(text, self.pastes)
+            self.pastes[label] = text
+            text = label
+        self.load_text(text)
 
     def _walk(self, step: int) -> None:
         n = len(self.sent)
