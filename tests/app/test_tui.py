@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -198,8 +200,10 @@ async def test_a_message_blocked_by_a_hook_goes_back_to_the_box(
 
 
 @pytest.fixture
-def frozen(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Deterministic session ids, date and workspace path, for snapshots."""
+def frozen(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """Deterministic session ids, date and workspace path, for snapshots. The path is one for every test
+    process, so a snapshot test holds it alone (a lock) and finds it empty: two workers editing one
+    app.py at once made an edit fail in a snapshot now and then."""
     import itertools
     import uuid
 
@@ -218,8 +222,11 @@ def frozen(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     prompts = shutil.copytree(prompts_dir(), tmp_path / "prompts")
     monkeypatch.setenv("MYRM_PROMPTS_DIR", str(prompts))
     ws = Path("/tmp/myrm-snapshot-workspace")
-    ws.mkdir(exist_ok=True)
-    return ws
+    with open(f"{ws}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(ws, ignore_errors=True)
+        ws.mkdir()
+        yield ws
 
 
 def test_snapshot_main_screen(
