@@ -68,12 +68,17 @@ typecheck:
 # clone: make test 131.3 s with two, 119.5 s with three). The long
 # hypothesis generators (marked `long`: hundreds of turns per example) run in `make test-long`; CI runs
 # their bounded counterparts, every property test on a fixed sequence of examples (the "ci" profile).
+# Bytecode caches are written even where the environment says not to (PYTHONDONTWRITEBYTECODE): each
+# worker and each of the ~25 real `myrm` and model processes the tests start compiled the package again,
+# and each worker re-rewrote the test modules' asserts (about a second of CPU in a 3-test run; __pycache__
+# is git-ignored).
 WORKERS ?= 3
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest
 unit:
-	$(VENV)/bin/pytest -q -n $(WORKERS) --dist worksteal -m "not long" --hypothesis-profile=ci
+	$(PYTEST) -q -n $(WORKERS) --dist worksteal -m "not long" --hypothesis-profile=ci
 
 test-long:
-	$(VENV)/bin/pytest -q -n $(WORKERS) --dist worksteal -m long
+	$(PYTEST) -q -n $(WORKERS) --dist worksteal -m long
 
 # The hand probes (bench/probes/) are the measure; the corpus' rule-derived probes ride along as an extra column.
 bench:
