@@ -73,6 +73,8 @@ class KeysFooter(Footer):
 
     async def _rebuild_if_changed(self) -> None:
         self._rebuild_pending = False
+        if not self.is_attached:  # its screen went away before the refresh
+            return
         if self._composed != (self.app.size.width, shown_bindings(self.screen)):
             await self.recompose()
 
