@@ -68,6 +68,11 @@ class Recorded:
 ReplyFn = Callable[[dict[str, Any]], Reply]
 
 
+def _pieces(text: str, size: int) -> list[str]:
+    """``text`` in consecutive slices of ``size`` characters, as it is streamed."""
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
 def _call_id(reply: Reply, k: int) -> str:
     return reply.call_ids[k] if k < len(reply.call_ids) else f"call_{uuid.uuid4().hex[:12]}"
 
@@ -336,14 +341,8 @@ class ProviderEmulator:
             "model": body.get("model"),
         }
         chunks: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
-        chunks += [
-            {"reasoning_content": reply.reasoning[i : i + reply.chunk_size]}
-            for i in range(0, len(reply.reasoning), reply.chunk_size)
-        ]
-        chunks += [
-            {"content": reply.text[i : i + reply.chunk_size]}
-            for i in range(0, len(reply.text), reply.chunk_size)
-        ]
+        chunks += [{"reasoning_content": p} for p in _pieces(reply.reasoning, reply.chunk_size)]
+        chunks += [{"content": p} for p in _pieces(reply.text, reply.chunk_size)]
         for k, (name, args) in enumerate(reply.tool_calls):
             raw = args if isinstance(args, str) else json.dumps(args)
             chunks.append(
@@ -359,8 +358,8 @@ class ProviderEmulator:
                 }
             )
             chunks += [
-                {"tool_calls": [{"index": k, "function": {"arguments": raw[i : i + reply.args_chunk_size]}}]}
-                for i in range(0, len(raw), reply.args_chunk_size)
+                {"tool_calls": [{"index": k, "function": {"arguments": p}}]}
+                for p in _pieces(raw, reply.args_chunk_size)
             ]
         if not await self._send_chunks(
             resp,
@@ -505,12 +504,9 @@ class ProviderEmulator:
                     {
                         "type": "content_block_delta",
                         "index": i,
-                        "delta": {
-                            "type": "thinking_delta",
-                            "thinking": b["thinking"][k : k + reply.chunk_size],
-                        },
+                        "delta": {"type": "thinking_delta", "thinking": p},
                     }
-                    for k in range(0, len(b["thinking"]), reply.chunk_size)
+                    for p in _pieces(b["thinking"], reply.chunk_size)
                 ]
                 events.append(
                     {
@@ -524,12 +520,8 @@ class ProviderEmulator:
                     {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}
                 )
                 events += [
-                    {
-                        "type": "content_block_delta",
-                        "index": i,
-                        "delta": {"type": "text_delta", "text": b["text"][k : k + reply.chunk_size]},
-                    }
-                    for k in range(0, len(b["text"]), reply.chunk_size)
+                    {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": p}}
+                    for p in _pieces(b["text"], reply.chunk_size)
                 ]
             else:
                 events.append(
@@ -544,12 +536,9 @@ class ProviderEmulator:
                     {
                         "type": "content_block_delta",
                         "index": i,
-                        "delta": {
-                            "type": "input_json_delta",
-                            "partial_json": raw[k : k + reply.args_chunk_size],
-                        },
+                        "delta": {"type": "input_json_delta", "partial_json": p},
                     }
-                    for k in range(0, len(raw), reply.args_chunk_size)
+                    for p in _pieces(raw, reply.args_chunk_size)
                 ]
             events.append({"type": "content_block_stop", "index": i})
         events.append(

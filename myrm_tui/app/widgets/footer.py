@@ -46,7 +46,6 @@ def shown_bindings(screen: Screen[object]) -> tuple[tuple[object, ...], ...]:
 class KeysFooter(Footer):
     def __init__(self) -> None:
         super().__init__()
-        self._width = 0
         self._composed: tuple[int, tuple[tuple[object, ...], ...]] | None = None  # (width, keys) last built
         self._rebuild_pending = False
 
@@ -59,10 +58,8 @@ class KeysFooter(Footer):
         if self.is_attached and screen is self.screen:
             self._rebuild()
 
-    def on_resize(self, event: events.Resize) -> None:
-        if event.size.width != self._width:
-            self._width = event.size.width
-            self._rebuild()
+    def on_resize(self, _: events.Resize) -> None:
+        self._rebuild()  # a rebuild only if the width changed what fits
 
     def _rebuild(self) -> None:
         """One rebuild after this refresh, however many changes asked for it (at start-up the first size
