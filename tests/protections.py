@@ -880,6 +880,33 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a lease released as a cancel lands on its commit is forgotten (the row is gone)",
+        "myrm_tui/store/leases.py",
+        "        await asyncio.shield(release())\n",
+        "        await release()\n",
+        (
+            "tests/store/test_session_lease.py::test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_complete",
+        ),
+    ),
+    Mutant(
+        "a lease taken as a cancel lands on its commit is remembered (the row is there)",
+        "myrm_tui/store/leases.py",
+        "        await asyncio.shield(self._acquire_lease(sid))\n",
+        "        await self._acquire_lease(sid)\n",
+        (
+            "tests/store/test_session_lease.py::test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_complete",
+        ),
+    ),
+    Mutant(
+        "a lease's token is forgotten only once its row is deleted",
+        "myrm_tui/store/leases.py",
+        "        token = self._leases.get(sid)\n        if token is None:\n            return\n",
+        "        token = self._leases.pop(sid, None)\n        if token is None:\n            return\n",
+        (
+            "tests/store/test_session_lease.py::test_a_lease_release_cut_by_a_cancel_still_lets_go_of_the_session",
+        ),
+    ),
+    Mutant(
         "a planned compaction past 90 % goes to the full depth, not the net's",
         "myrm_tui/context/step.py",
         "return min(self.level, Level.FULL) if self.planned else self.level",

@@ -3,6 +3,7 @@ write of a session's messages or state, and released."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import time
@@ -74,7 +75,13 @@ class LeaseTable(StoreBase):
 
     async def acquire_lease(self, sid: str) -> None:
         """Become the session's one writer; :class:`SessionBusy` if another live myrm is. A lease of a
-        dead process (or a stale one of another host) is taken over."""
+        dead process (or a stale one of another host) is taken over.
+
+        A cancel does not cut it short either (as :meth:`release_lease`): a lease row committed but not
+        remembered would make the session read as another live myrm's."""
+        await asyncio.shield(self._acquire_lease(sid))
+
+    async def _acquire_lease(self, sid: str) -> None:
         async with self.transaction() as conn:
             row = await self._lease_row(sid)
             mine = self._leases.get(sid)
@@ -92,9 +99,19 @@ class LeaseTable(StoreBase):
         self._leases[sid] = token
 
     async def release_lease(self, sid: str) -> None:
-        token = self._leases.pop(sid, None)
-        if token is not None:
+        """Let go of the session. A cancel (quit during a session switch) does not cut it short: the
+        token is forgotten only once its row is gone, else the session would read as another live
+        myrm's, and this process could neither write nor delete it."""
+        token = self._leases.get(sid)
+        if token is None:
+            return
+
+        async def release() -> None:
             await self._write("DELETE FROM session_leases WHERE session_id = ? AND token = ?", (sid, token))
+            if self._leases.get(sid) == token:
+                del self._leases[sid]
+
+        await asyncio.shield(release())
 
     async def _guard(self, conn: aiosqlite.Connection, sid: str) -> None:
         """Inside a write transaction: refuse to write ``sid`` unless this store holds its lease or no live

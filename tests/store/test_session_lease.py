@@ -68,6 +68,86 @@ async def test_a_writer_whose_lease_was_taken_over_fails_loudly(tmp_path: Path) 
         await b.close()
 
 
+async def test_a_lease_release_cut_by_a_cancel_still_lets_go_of_the_session(tmp_path: Path) -> None:
+    """Leaving a session is cancelled (quit during a session switch) while its lease row is being
+    deleted: the release still completes. Before, the token was forgotten and the row kept, so the
+    session read as another live myrm's, SessionBusy, and the empty "New session" quit left behind
+    was kept."""
+    store = await Store.open(tmp_path / "l.db")
+    try:
+        sid = (await store.create_session()).id
+        await store.acquire_lease(sid)
+        async with store._lock:  # another write of this store is in progress
+            task = asyncio.ensure_future(store.release_lease(sid))
+            await asyncio.sleep(0)  # the release waits for the store's lock...
+            task.cancel()  # ...as the app quits
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        assert await store.lease_holder(sid) is None
+        await store.delete_session(sid)
+        assert await store.find_session(sid) is None
+        sid = (await store.create_session()).id
+        async with store._lock:  # the same for taking a lease: what is committed is remembered
+            task = asyncio.ensure_future(store.acquire_lease(sid))
+            await asyncio.sleep(0)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        await store.append_message(sid, Message(role="user", content="still mine"))
+        other = await Store.open(tmp_path / "l.db")
+        try:
+            with pytest.raises(SessionBusy):
+                await other.acquire_lease(sid)
+        finally:
+            await other.close()
+    finally:
+        await store.close()
+
+
+async def test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The COMMIT runs in aiosqlite's thread whatever happens to the task waiting for it: a cancel that
+    lands then must not leave the lease row and this store's memory of it disagreeing."""
+    store = await Store.open(tmp_path / "l.db")
+    real = store._run_or_explain
+    committing = asyncio.Event()
+    gate: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    gate.set_result(None)  # open until a step below arms it
+
+    async def run(sql: str) -> None:
+        await real(sql)
+        if sql == "COMMIT" and not gate.done():
+            committing.set()
+            await asyncio.shield(gate)  # the commit is done in the thread; its waiter is slow to hear
+
+    async def cancel_at_commit(op: Any) -> None:
+        nonlocal gate
+        committing.clear()
+        gate = asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(op)
+        await committing.wait()
+        task.cancel()
+        gate.set_result(None)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    monkeypatch.setattr(store, "_run_or_explain", run)
+    other = await Store.open(tmp_path / "l.db")
+    try:
+        sid = (await store.create_session()).id
+        await cancel_at_commit(store.acquire_lease(sid))
+        await store.append_message(sid, Message(role="user", content="mine"))  # the lease is this store's
+        with pytest.raises(SessionBusy):
+            await other.acquire_lease(sid)
+        await cancel_at_commit(store.release_lease(sid))
+        await store.delete_session(sid)  # not "taken over by another myrm"
+        assert await store.find_session(sid) is None
+    finally:
+        await other.close()
+        await store.close()
+
+
 async def test_state_saves_are_compare_and_set(tmp_path: Path) -> None:
     a = await Store.open(tmp_path / "s.db")
     b = await Store.open(tmp_path / "s.db")
