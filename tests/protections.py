@@ -907,6 +907,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a vault entry whose grammar is not installed is shown as plain text (it made the app fail)",
+        "myrm_tui/app/widgets/vault_pane.py",
+        "        except LanguageDoesNotExist:\n",
+        "        except ZeroDivisionError:\n",
+        ("tests/app/test_vault_pane.py::test_without_a_grammar_an_entry_is_shown_as_plain_text",),
+    ),
+    Mutant(
         "a planned compaction past 90 % goes to the full depth, not the net's",
         "myrm_tui/context/step.py",
         "return min(self.level, Level.FULL) if self.planned else self.level",

@@ -3,10 +3,12 @@ model's ``file_read_tool`` line ranges address exactly the lines the vault pane 
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import OptionList, TextArea
 
 from myrm_tui.agent.tools.files import FileReadTool
@@ -138,3 +140,69 @@ async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
         assert [int(line.split("\t", 1)[0]) for line in numbered] == list(range(2, 13))
         entry = await app.controller.vault_entry(uri)
         assert numbered == slice_lines(readable(entry), "2:12").splitlines()
+
+
+PY_OUTPUT = "import os\n\n\ndef main() -> None:\n    print(os.getcwd())\n"
+
+
+async def test_an_output_that_looks_like_code_opens_highlighted_and_its_document_is_built_once(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file read's Python is highlighted with the installed grammar (opening one made the app fail
+    when none was installed); other outputs are plain. Each open builds the text's document once."""
+    from myrm_tui.app.messages import VaultEntryLoaded
+    from myrm_tui.app.widgets.vault_pane import HIGHLIGHT_MAX_CHARS, VaultPane
+
+    builds: list[str | None] = []
+    real = TextArea._set_document
+
+    def counted(self: TextArea, text: str, language: str | None) -> None:
+        if self.id == "vault-text" and text:
+            builds.append(language)
+        real(self, text, language)
+
+    monkeypatch.setattr(TextArea, "_set_document", counted)
+    app = make_app(emulator, tmp_path, workspace)
+    async with started(app, size=(140, 44)) as pilot:
+        pane = app.query_one(VaultPane)
+        big = "def f():\n    pass\n" * (HIGHLIGHT_MAX_CHARS // 10)
+        shown = [
+            ("vault://s/py", PY_OUTPUT, "python"),
+            ("vault://s/json", '{"files": ["a.py"], "note": "import os"}', None),
+            ("vault://s/big", big, None),  # too large to highlight on the UI thread: plain
+            ("vault://s/log", "plain tool output\nline 2", None),
+        ]
+        for uri, body, language in shown:
+            builds.clear()
+            app.screen.post_message(VaultEntryLoaded(uri, VaultEntry(uri, body, "tool_output")))
+            await wait_until(pilot, functools.partial(lambda u: pane.current_uri == u, uri))
+            area = pane.query_one("#vault-text", TextArea)
+            assert (area.text, area.language) == (body, language)
+            assert builds == [language], uri
+        assert app.is_running
+
+
+async def test_without_a_grammar_an_entry_is_shown_as_plain_text(
+    emulator: ProviderEmulator,
+    tmp_path: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from textual.widgets import _text_area
+
+    from myrm_tui.app.messages import VaultEntryLoaded
+    from myrm_tui.app.widgets.vault_pane import VaultPane
+
+    monkeypatch.setattr(_text_area, "get_language", lambda name: None)  # tree-sitter, no grammar
+    app = make_app(emulator, tmp_path, workspace)
+    async with started(app, size=(140, 44)) as pilot:
+        pane = app.query_one(VaultPane)
+        for n in (1, 2):  # the text area made, then reused
+            uri = f"vault://s/py{n}"
+            app.screen.post_message(VaultEntryLoaded(uri, VaultEntry(uri, PY_OUTPUT * n, "tool_output")))
+            await wait_until(pilot, functools.partial(lambda u: pane.current_uri == u, uri))
+            area = pane.query_one("#vault-text", TextArea)
+            assert (area.text, area.language) == (PY_OUTPUT * n, None)
+        assert app.is_running
+    assert "vault pane: no python grammar installed; shown as plain text" in caplog.text
