@@ -76,6 +76,9 @@ def _load_litellm() -> Any:
     for lazy in _LAZY_IMPORTS:
         with contextlib.suppress(ImportError):
             importlib.import_module(lazy)
+    from myrm_tui.llm import openai_body
+
+    openai_body.install()  # the SDK's walk of every request body, on the UI's loop: skipped where a no-op
     gc_policy.settle()  # litellm's objects live as long as the process: no collection walks them again
     return mod
 
