@@ -914,6 +914,15 @@ MUTANTS = (
         ("tests/app/test_vault_pane.py::test_without_a_grammar_an_entry_is_shown_as_plain_text",),
     ),
     Mutant(
+        "a chat body that is not plain JSON goes through the OpenAI SDK's own transform",
+        "myrm_tui/llm/openai_body.py",
+        "        json.dumps(body)  # in C",
+        "        str(body)  # in C",
+        (
+            "tests/llm/test_openai_body.py::test_a_body_holding_a_model_object_goes_through_the_sdks_transform",
+        ),
+    ),
+    Mutant(
         "a planned compaction past 90 % goes to the full depth, not the net's",
         "myrm_tui/context/step.py",
         "return min(self.level, Level.FULL) if self.planned else self.level",
