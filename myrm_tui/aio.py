@@ -1,4 +1,5 @@
-"""``within``: ``asyncio.wait_for`` without its lost cancels.
+"""``within``: ``asyncio.wait_for`` without its lost cancels; ``to_the_end``: a shield whose failure is
+logged when no one is left to hear it.
 
 On Python 3.11 ``asyncio.wait_for`` returns the awaited result when it finishes in the same loop turn as
 a cancel of the caller, and the cancel is gone (CPython gh-86296, fixed in 3.12). In myrm a cancel is
@@ -10,10 +11,12 @@ goes through here (``tests/test_aio.py`` keeps ``wait_for`` out of the package).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
-from typing import TypeVar
+import logging
+from collections.abc import Awaitable, Coroutine
+from typing import Any, TypeVar
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 async def within(aw: Awaitable[T], seconds: float) -> T:
@@ -21,3 +24,22 @@ async def within(aw: Awaitable[T], seconds: float) -> T:
     caller always raises ``CancelledError``, even when ``aw`` has just finished."""
     async with asyncio.timeout(seconds):
         return await aw
+
+
+async def to_the_end(coro: Coroutine[Any, Any, T]) -> T:
+    """``await coro``, which runs to its end even if the caller is cancelled (the caller still gets
+    ``CancelledError`` at once). What it raises after such a cancel is logged, not left to asyncio's
+    "exception was never retrieved" at collection."""
+    task = asyncio.ensure_future(coro)
+
+    def heard(t: asyncio.Future[T]) -> None:
+        if not t.cancelled() and t.exception() is not None and caller_gone:
+            log.warning("%s failed after its caller was cancelled", coro, exc_info=t.exception())
+
+    caller_gone = False
+    task.add_done_callback(heard)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        caller_gone = True
+        raise

@@ -882,7 +882,7 @@ MUTANTS = (
     Mutant(
         "a lease released as a cancel lands on its commit is forgotten (the row is gone)",
         "myrm_tui/store/leases.py",
-        "        await asyncio.shield(release())\n",
+        "        await to_the_end(release())\n",
         "        await release()\n",
         (
             "tests/store/test_session_lease.py::test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_complete",
@@ -891,7 +891,7 @@ MUTANTS = (
     Mutant(
         "a lease taken as a cancel lands on its commit is remembered (the row is there)",
         "myrm_tui/store/leases.py",
-        "        await asyncio.shield(self._acquire_lease(sid))\n",
+        "        await to_the_end(self._acquire_lease(sid))\n",
         "        await self._acquire_lease(sid)\n",
         (
             "tests/store/test_session_lease.py::test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_complete",

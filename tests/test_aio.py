@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from myrm_tui.aio import within
+from myrm_tui.aio import to_the_end, within
 
 
 async def test_a_cancel_in_the_loop_turn_the_awaited_thing_finishes_is_kept() -> None:
@@ -27,6 +27,38 @@ async def test_the_result_in_time_and_a_timeout_that_cancels_what_it_waited_for(
     with pytest.raises(TimeoutError):
         await within(slow, 0.01)
     assert slow.cancelled()
+
+
+async def test_to_the_end_runs_on_after_a_cancel_and_logs_what_fails_then(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    gate = asyncio.Event()
+    done: list[str] = []
+
+    async def work(fail: bool) -> str:
+        await gate.wait()
+        if fail:
+            raise OSError("disk full")
+        done.append("finished")
+        return "ok"
+
+    for fail in (False, True):
+        gate.clear()
+        caller = asyncio.ensure_future(to_the_end(work(fail)))
+        await asyncio.sleep(0)
+        caller.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await caller  # at once, not when the work ends
+        gate.set()
+        for _ in range(3):
+            await asyncio.sleep(0)
+    assert done == ["finished"]
+    assert "failed after its caller was cancelled" in caplog.text and "disk full" in caplog.text
+    gate.set()
+    assert await to_the_end(work(False)) == "ok"  # not cancelled: the result, and nothing logged
+    with pytest.raises(OSError):
+        await to_the_end(work(True))
+    assert caplog.text.count("failed after its caller was cancelled") == 1
 
 
 def test_no_module_waits_with_asyncio_wait_for() -> None:

@@ -3,7 +3,6 @@ write of a session's messages or state, and released."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import time
@@ -13,6 +12,7 @@ from typing import Any
 
 import aiosqlite
 
+from myrm_tui.aio import to_the_end
 from myrm_tui.store.base import SessionBusy, StoreBase
 
 LEASE_STALE_S = 3600.0  # a lease of another host whose holder wrote nothing for this long is taken over
@@ -79,7 +79,7 @@ class LeaseTable(StoreBase):
 
         A cancel does not cut it short either (as :meth:`release_lease`): a lease row committed but not
         remembered would make the session read as another live myrm's."""
-        await asyncio.shield(self._acquire_lease(sid))
+        await to_the_end(self._acquire_lease(sid))
 
     async def _acquire_lease(self, sid: str) -> None:
         async with self.transaction() as conn:
@@ -111,7 +111,7 @@ class LeaseTable(StoreBase):
             if self._leases.get(sid) == token:
                 del self._leases[sid]
 
-        await asyncio.shield(release())
+        await to_the_end(release())
 
     async def _guard(self, conn: aiosqlite.Connection, sid: str) -> None:
         """Inside a write transaction: refuse to write ``sid`` unless this store holds its lease or no live
