@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import pytest
@@ -315,9 +314,6 @@ def test_redaction_never_raises(monkeypatch: pytest.MonkeyPatch, caplog: pytest.
 
     monkeypatch.setattr(mod, "redact_pii", broken)
     monkeypatch.setattr(mod, "_reported", False)
-    # An in-process CLI test may have sent the package's log to its file only (setup_logging): caplog
-    # listens at the root.
-    monkeypatch.setattr(logging.getLogger("myrm_tui"), "propagate", True)
     out = redact_summary(Summary(user_goal="x DB_PASSWORD=hunter2", errors=("a", "b")))
     assert out == Summary(user_goal="[redacted]", errors=("[redacted]", "[redacted]"))
     assert redact("AKIAIOSFODNN7EXAMPLE") == "[redacted]"
