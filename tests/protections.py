@@ -923,6 +923,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "the stored history's count goes on from the last request only if what it counted is still there",
+        "myrm_tui/context/tokens.py",
+        "        if memo is not None and 1 < memo[0] <= n and msgs[memo[0] - 1] is memo[1]:\n",
+        "        if memo is not None and 1 < memo[0] <= n:\n",
+        ("tests/context/test_tokens.py::test_a_growing_history_is_counted_as_a_whole_one_is",),
+    ),
+    Mutant(
         "a planned compaction past 90 % goes to the full depth, not the net's",
         "myrm_tui/context/step.py",
         "return min(self.level, Level.FULL) if self.planned else self.level",

@@ -284,7 +284,7 @@ class Pipeline:
             cache_warm=state.last_request_at is not None
             and request.now - state.last_request_at < config.provider_cache_ttl_seconds,
         )
-        metrics.tokens_raw = request.tokens(raw)
+        metrics.tokens_raw = request.counter.history(raw)  # O(new messages): raw only grows
         messages = [*state.base, *raw[state.base_upto :]]
         system_changed = messages and raw and messages[0].content != raw[0].content
         if system_changed and messages[0].role == raw[0].role == "system":

@@ -7,7 +7,7 @@ other providers' budgeting). The encoding files come from litellm's bundled copy
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from myrm_tui.context.types import Message
@@ -69,6 +69,8 @@ class TokenCounter:
         # checks — encoding dominates a request that compacts nothing. Keyed by the string (hash cached).
         self._texts: dict[str, int] = {}
         self._seen: dict[int, tuple[Message, int]] = {}
+        # history(): (length counted, its last message, tokens of all but the first)
+        self._history: tuple[int, Message, int] | None = None
 
     def text(self, text: str) -> int:
         if not text:
@@ -141,6 +143,23 @@ class TokenCounter:
 
     def messages(self, msgs: Iterable[Message]) -> int:
         return REQUEST_OVERHEAD + sum(self.message(m) for m in msgs)
+
+    def history(self, msgs: Sequence[Message]) -> int:
+        """``messages(msgs)`` for a history that grows by appends (the stored one, counted on every
+        request): counted on from where the last call ended when the message it ended at is still in its
+        place, so a request costs O(new messages), not O(session). The first message is counted each time
+        (the system prompt in force may replace the stored one)."""
+        n = len(msgs)
+        if n == 0:
+            return REQUEST_OVERHEAD
+        memo = self._history
+        k, tail = 1, 0
+        if memo is not None and 1 < memo[0] <= n and msgs[memo[0] - 1] is memo[1]:
+            k, tail = memo[0], memo[2]
+        tail += sum(self.message(m) for m in msgs[k:])
+        if n > 1:
+            self._history = (n, msgs[n - 1], tail)
+        return REQUEST_OVERHEAD + self.message(msgs[0]) + tail
 
     def _content(self, content: Any) -> int:
         if content is None:

@@ -40,3 +40,47 @@ def test_a_message_that_shares_an_id_with_another_is_counted_afresh(first: Messa
     counter = TokenCounter()
     counter.message(first)
     assert counter.message(second) == TokenCounter().message(second)
+
+
+_history_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.integers(1, 4)),
+        st.tuples(st.just("system"), st.integers(0, 0)),  # the prompt in force replaces the stored one
+        st.tuples(st.just("truncate"), st.integers(0, 6)),
+        st.tuples(st.just("switch"), st.integers(0, 0)),  # another session's history on the same counter
+        st.tuples(st.just("copy"), st.integers(0, 0)),  # the same messages in a new list
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=60)
+@given(ops=_history_ops, sizes=st.lists(st.integers(0, 400), min_size=1, max_size=8))
+def test_a_growing_history_is_counted_as_a_whole_one_is(ops: list[tuple[str, int]], sizes: list[int]) -> None:
+    """``history`` (counted on from the last call) equals ``messages`` (counted whole) whatever the
+    history did since: grew, changed its first message, shrank, was another one, or was copied."""
+    counter = TokenCounter()
+    made = iter(range(10**6))
+
+    def new() -> Message:
+        i = next(made)
+        return Message(
+            role="user" if i % 2 else "assistant", content="w " * sizes[i % len(sizes)], id=f"m{i}"
+        )
+
+    histories: list[list[Message]] = [[new()], [new()]]
+    current = 0
+    for op, arg in ops:
+        h = histories[current]
+        if op == "append":
+            h.extend(new() for _ in range(arg))
+        elif op == "system":
+            h[0] = Message(role="system", content=f"prompt {next(made)}", id="sys")
+        elif op == "truncate":
+            del h[max(1, len(h) - arg) :]
+        elif op == "switch":
+            current = 1 - current
+        else:
+            histories[current] = list(h)
+        h = histories[current]
+        assert counter.history(h) == counter.messages(h)
