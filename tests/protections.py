@@ -930,6 +930,15 @@ MUTANTS = (
         ("tests/context/test_tokens.py::test_a_growing_history_is_counted_as_a_whole_one_is",),
     ),
     Mutant(
+        "a lease taken or released inside the caller's transaction does not wait for it",
+        "myrm_tui/store/leases.py",
+        "        if self._owner is not None and self._owner is asyncio.current_task():\n",
+        "        if False:\n",
+        (
+            "tests/store/test_session_lease.py::test_a_lease_taken_and_released_inside_a_transaction_does_not_wait_for_it",
+        ),
+    ),
+    Mutant(
         "a planned compaction past 90 % goes to the full depth, not the net's",
         "myrm_tui/context/step.py",
         "return min(self.level, Level.FULL) if self.planned else self.level",

@@ -3,10 +3,12 @@ write of a session's messages or state, and released."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import time
 import uuid
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +81,7 @@ class LeaseTable(StoreBase):
 
         A cancel does not cut it short either (as :meth:`release_lease`): a lease row committed but not
         remembered would make the session read as another live myrm's."""
-        await to_the_end(self._acquire_lease(sid))
+        await self._to_the_end(self._acquire_lease(sid))
 
     async def _acquire_lease(self, sid: str) -> None:
         async with self.transaction() as conn:
@@ -98,6 +100,14 @@ class LeaseTable(StoreBase):
             )
         self._leases[sid] = token
 
+    async def _to_the_end(self, coro: Coroutine[Any, Any, None]) -> None:
+        if self._owner is not None and self._owner is asyncio.current_task():
+            # Inside this task's own transaction (a savepoint): a task of its own would wait for that
+            # transaction, which waits for it.
+            await coro
+        else:
+            await to_the_end(coro)
+
     async def release_lease(self, sid: str) -> None:
         """Let go of the session. A cancel (quit during a session switch) does not cut it short: the
         token is forgotten only once its row is gone, else the session would read as another live
@@ -111,7 +121,7 @@ class LeaseTable(StoreBase):
             if self._leases.get(sid) == token:
                 del self._leases[sid]
 
-        await to_the_end(release())
+        await self._to_the_end(release())
 
     async def _guard(self, conn: aiosqlite.Connection, sid: str) -> None:
         """Inside a write transaction: refuse to write ``sid`` unless this store holds its lease or no live

@@ -148,6 +148,25 @@ async def test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_comp
         await store.close()
 
 
+async def test_a_lease_taken_and_released_inside_a_transaction_does_not_wait_for_it(tmp_path: Path) -> None:
+    """Run to their end in a task of their own, take and release would wait for the caller's open
+    transaction, which waits for them: inside one they run in the caller's task (a savepoint)."""
+    from myrm_tui.aio import within
+
+    store = await Store.open(tmp_path / "l.db")
+    try:
+        sid = (await store.create_session()).id
+        async with store.transaction():
+            await within(store.acquire_lease(sid), 5)
+            await store.append_message(sid, Message(role="user", content="inside"))
+        assert await store.lease_holder(sid) is None and sid in store._leases
+        async with store.transaction():
+            await within(store.release_lease(sid), 5)
+        assert sid not in store._leases
+    finally:
+        await store.close()
+
+
 async def test_state_saves_are_compare_and_set(tmp_path: Path) -> None:
     a = await Store.open(tmp_path / "s.db")
     b = await Store.open(tmp_path / "s.db")
