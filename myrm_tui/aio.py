@@ -28,18 +28,22 @@ async def within(aw: Awaitable[T], seconds: float) -> T:
 
 async def to_the_end(coro: Coroutine[Any, Any, T]) -> T:
     """``await coro``, which runs to its end even if the caller is cancelled (the caller still gets
-    ``CancelledError`` at once). What it raises after such a cancel is logged, not left to asyncio's
+    ``CancelledError`` at once). What it raises after such a cancel is logged once, not left to asyncio's
     "exception was never retrieved" at collection."""
     task = asyncio.ensure_future(coro)
+    caller_gone = told = False
 
-    def heard(t: asyncio.Future[T]) -> None:
-        if not t.cancelled() and t.exception() is not None and caller_gone:
+    def tell(t: asyncio.Future[T]) -> None:
+        nonlocal told
+        if caller_gone and not told and not t.cancelled() and t.exception() is not None:
+            told = True
             log.warning("%s failed after its caller was cancelled", coro, exc_info=t.exception())
 
-    caller_gone = False
-    task.add_done_callback(heard)
+    task.add_done_callback(tell)
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
         caller_gone = True
+        if task.done():  # it ended as the cancel came: its callback may have run already, unheard
+            tell(task)
         raise

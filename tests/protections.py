@@ -882,16 +882,17 @@ MUTANTS = (
     Mutant(
         "a lease released as a cancel lands on its commit is forgotten (the row is gone)",
         "myrm_tui/store/leases.py",
-        "        await to_the_end(release())\n",
+        "        await self._to_the_end(release())\n",
         "        await release()\n",
         (
             "tests/store/test_session_lease.py::test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_complete",
+            "tests/store/test_session_lease.py::test_a_lease_release_cut_by_a_cancel_still_lets_go_of_the_session",
         ),
     ),
     Mutant(
         "a lease taken as a cancel lands on its commit is remembered (the row is there)",
         "myrm_tui/store/leases.py",
-        "        await to_the_end(self._acquire_lease(sid))\n",
+        "        await self._to_the_end(self._acquire_lease(sid))\n",
         "        await self._acquire_lease(sid)\n",
         (
             "tests/store/test_session_lease.py::test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_complete",

@@ -61,6 +61,32 @@ async def test_to_the_end_runs_on_after_a_cancel_and_logs_what_fails_then(
     assert caplog.text.count("failed after its caller was cancelled") == 1
 
 
+async def test_to_the_end_logs_a_failure_that_came_with_the_cancel_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The work fails and the caller is cancelled in the same loop turn, before the work's done-callback
+    has run: the failure is still logged, and only once."""
+
+    async def work() -> None:
+        await asyncio.sleep(0)
+        raise OSError("disk full")
+
+    caller = asyncio.ensure_future(to_the_end(work()))
+
+    async def cancel_as_it_fails() -> None:
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # the turn right after the work raised
+        caller.cancel()
+
+    canceller = asyncio.ensure_future(cancel_as_it_fails())
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    await canceller
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert caplog.text.count("failed after its caller was cancelled") == 1
+
+
 def test_no_module_waits_with_asyncio_wait_for() -> None:
     package = Path(__file__).resolve().parents[1] / "myrm_tui"
     users = [

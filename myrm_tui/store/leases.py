@@ -103,7 +103,8 @@ class LeaseTable(StoreBase):
     async def _to_the_end(self, coro: Coroutine[Any, Any, None]) -> None:
         if self._owner is not None and self._owner is asyncio.current_task():
             # Inside this task's own transaction (a savepoint): a task of its own would wait for that
-            # transaction, which waits for it.
+            # transaction, which waits for it. (Should that transaction then roll back, this store's
+            # memory of the lease would not; no caller takes or releases a lease inside one today.)
             await coro
         else:
             await to_the_end(coro)

@@ -84,6 +84,13 @@ async def test_a_lease_release_cut_by_a_cancel_still_lets_go_of_the_session(tmp_
             with pytest.raises(asyncio.CancelledError):
                 await task
         assert await store.lease_holder(sid) is None
+        await store.set_setting("after", 1)  # a write queued behind the release: it has run by now
+        other = await Store.open(tmp_path / "l.db")
+        try:
+            await other.acquire_lease(sid)  # the row is gone: the session is free for another myrm
+            await other.release_lease(sid)
+        finally:
+            await other.close()
         await store.delete_session(sid)
         assert await store.find_session(sid) is None
         sid = (await store.create_session()).id
