@@ -333,7 +333,7 @@ async def test_a_failing_step_is_logged_with_its_traceback_to_the_log_file(
     run = await pipe.run(request_for(conversation(3)), config_for(64_000), "log")
     assert "broken failed: RuntimeError: disk full" in run.metrics.events
     for h in logger.handlers:
-        h.flush()
+        h.close()  # flushed, and not left open when monkeypatch puts the old handler list back
     text = log.read_text()
     assert (
         "pipeline step broken failed" in text
