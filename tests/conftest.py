@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import re
 import sys
@@ -83,15 +82,10 @@ def _package_log_restored() -> Iterator[None]:
     """A command run in-process (``myrm doctor`` through typer's runner) sends the package's records to
     its log file only (``logs.setup_logging``: no propagation). Left so, every later test of the worker
     had an empty ``caplog``, whichever test that was."""
-    log = logging.getLogger("myrm_tui")
-    handlers, level, propagate = list(log.handlers), log.level, log.propagate
-    yield
-    for handler in log.handlers:
-        if handler not in handlers:
-            handler.close()
-    log.handlers[:] = handlers
-    log.setLevel(level)
-    log.propagate = propagate
+    from tests.helpers import package_log_kept
+
+    with package_log_kept():
+        yield
 
 
 @pytest.fixture(autouse=True)

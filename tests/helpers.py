@@ -11,8 +11,8 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -68,11 +68,30 @@ def run_myrm(
     with (
         tempfile.TemporaryFile("a+", encoding="utf-8") as out,
         tempfile.TemporaryFile("a+", encoding="utf-8") as err,
+        package_log_kept(),
     ):
         code = _run_main(args, env, cwd, stdin, out, err)
         out.seek(0)
         err.seek(0)
         return subprocess.CompletedProcess(["myrm", *args], code, out.read(), err.read())
+
+
+@contextmanager
+def package_log_kept() -> Iterator[None]:
+    """The package logger as it was before the block, after it: ``logs.setup_logging`` (run by an
+    in-process command) adds a file handler, closed here, and stops propagation to the root, where
+    ``caplog`` listens."""
+    log = logging.getLogger("myrm_tui")
+    handlers, level, propagate = list(log.handlers), log.level, log.propagate
+    try:
+        yield
+    finally:
+        for handler in log.handlers:
+            if handler not in handlers:
+                handler.close()
+        log.handlers[:] = handlers
+        log.setLevel(level)
+        log.propagate = propagate
 
 
 def _run_main(
@@ -87,8 +106,6 @@ def _run_main(
 
     saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
     saved_streams = (sys.stdin, sys.stdout, sys.stderr)
-    package_log = logging.getLogger("myrm_tui")
-    saved_log = (list(package_log.handlers), package_log.level, package_log.propagate)
     try:
         if env is not None:
             os.environ.clear()
@@ -114,12 +131,6 @@ def _run_main(
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
-        for handler in package_log.handlers:
-            if handler not in saved_log[0]:
-                handler.close()
-        package_log.handlers[:] = saved_log[0]
-        package_log.setLevel(saved_log[1])
-        package_log.propagate = saved_log[2]
 
 
 def emulator_args(emulator: ProviderEmulator, workspace: Path) -> list[str]:
