@@ -41,7 +41,10 @@ MAX_LINE_CHARS = 240
 JSON_LINE_CHARS = 400
 SHORT_OUTPUT_LINES = 12  # an output this short is kept whole: script prints are what gets asked about
 SHORT_OUTPUT_CHARS = 900
-SALIENT_CACHE_CHARS = 60_000  # longer outputs are not remembered (memory)
+SALIENT_CACHE_CHARS = 60_000  # outputs up to this long: the last 256 are remembered
+# Longer ones: only the last few (memory). One long output is read several times in a row (when it enters
+# the view, by the fit step's cut of it, when it is folded): half the reading of a long session's outputs.
+SALIENT_BIG_CACHE = 8
 MAX_OUTPUT_LINES = 24  # salient lines taken from one longer output
 FILL_OUTPUT_LINES = 48  # an output up to this many distinct lines also gives its other lines, at P_FILL
 
@@ -136,12 +139,17 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
     naming a path, at most ``max_lines`` of them, deduplicated. Remembered for recent outputs: the summary
     ledger reads an output when it enters the view, the answered-output trim on the next request."""
     if len(text) > SALIENT_CACHE_CHARS:
-        return _salient_lines(text, max_lines)
+        return list(_salient_big(text, max_lines))
     return list(_salient_cached(text, max_lines))
 
 
 @lru_cache(maxsize=256)
 def _salient_cached(text: str, max_lines: int) -> tuple[Line, ...]:
+    return tuple(_salient_lines(text, max_lines))
+
+
+@lru_cache(maxsize=SALIENT_BIG_CACHE)
+def _salient_big(text: str, max_lines: int) -> tuple[Line, ...]:
     return tuple(_salient_lines(text, max_lines))
 
 
@@ -381,6 +389,8 @@ def redundant(lines: Sequence[Line], seen: Sequence[str] = ()) -> list[bool]:
     for j, ws in enumerate(seen_words):
         for w in ws:
             seen_posting.setdefault(w, []).append(j)
+    # How many lines hold each word: a line's rarest word has the fewest lines to compare it with.
+    often = {w: len(ids) + len(seen_posting.get(w, ())) for w, ids in posting.items()}
     out = [False] * len(lines)
     # A long line that an earlier one repeats but for its numbers is a template said again (a harness's
     # "found 2 actions" reminder, a progress line): the first says it.
@@ -394,7 +404,7 @@ def redundant(lines: Sequence[Line], seen: Sequence[str] = ()) -> list[bool]:
                 out[i] = True
                 continue
             templates.add(t)
-        rare = min(ws, key=lambda w: len(posting[w]) + len(seen_posting.get(w, ())))
+        rare = min(ws, key=often.__getitem__)
         for j in seen_posting.get(rare, ()):
             if ws <= seen_words[j] and norm[i] in seen_norm[j]:
                 out[i] = True
