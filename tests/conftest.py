@@ -54,6 +54,19 @@ def pytest_configure(config: pytest.Config) -> None:
     from _pytest.unraisableexception import gc_collect_iterations_key
 
     config.stash[gc_collect_iterations_key] = 1
+    if not hasattr(config, "workerinput") and config.getoption("numprocesses", None):
+        # The controller of parallel workers: one warm interpreter for all of them (``tests.warm``), its
+        # imports made while the workers start.
+        from tests import warm
+
+        warm.share()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        from tests import warm
+
+        warm.stop()
 
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"

@@ -22,6 +22,7 @@ from myrm_tui.agent.tools.files import FileEditTool
 from myrm_tui.config import ConfigError, resolve
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
 from tests.agent.test_tool_hardening import _group_alive, _wait_until, start_agent_child, start_child
 
 RG = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
@@ -290,7 +291,7 @@ def _alive(pid: int) -> bool:
     return bool(fields) and fields[0] != "Z"
 
 
-def _end(child: subprocess.Popen[bytes], escaped: int) -> None:
+def _end(child: warm.Popen, escaped: int) -> None:
     """After a kill -9 test, pass or fail: no myrm and no escaped process is left running."""
     if child.poll() is None:
         child.kill()

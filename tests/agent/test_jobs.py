@@ -27,6 +27,7 @@ from myrm_tui.agent.tools.shell import BashTool
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
 from tests.helpers import cli_env, collect, emulator_args, openai_settings
 
 
@@ -216,7 +217,7 @@ def test_ask_ends_its_background_jobs(emulator: ProviderEmulator, tmp_path: Path
         Reply(text="Started it."),
     )
     env = cli_env(tmp_path, "ask.db")
-    proc = subprocess.run(
+    proc = warm.run(
         [
             sys.executable,
             "-m",
@@ -260,7 +261,7 @@ def test_sigterm_to_ask_ends_its_background_jobs(
     env = cli_env(tmp_path, "ask.db")
     args = [sys.executable, "-m", "myrm_tui.cli", "ask", "start it", *emulator_args(emulator, workspace)]
     args += ["--yes", "--json"]
-    ask = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    ask = warm.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert ask.stdout is not None
     pid = 0
     try:

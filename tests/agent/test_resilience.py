@@ -23,6 +23,7 @@ from myrm_tui.context.types import Message
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
 from tests.helpers import (
     COUNTER,
     PIPELINE,
@@ -236,7 +237,7 @@ async def test_kill_9_during_streaming_keeps_committed_messages_and_resumes(
     sid = (await store.create_session()).id
     await store.close()
     emulator.enqueue(Reply(text="once upon a time " * 200, chunk_size=5, chunk_delay=0.02))
-    proc = subprocess.Popen(
+    proc = warm.Popen(
         [sys.executable, "-c", TURN, str(db), str(workspace), emulator.openai_base, sid],
         stdout=subprocess.PIPE,
         text=True,

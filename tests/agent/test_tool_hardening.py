@@ -21,6 +21,7 @@ from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.safe_text import sanitize
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
 from tests.helpers import cli_env, collect, emulator_args, make_agent, openai_settings, run_myrm
 
 
@@ -175,15 +176,15 @@ asyncio.run(main(*sys.argv[1:]))
 """
 
 
-def start_child(script: str, *args: str) -> subprocess.Popen[bytes]:
+def start_child(script: str, *args: str) -> warm.Popen:
     """A real Python process running ``script`` with the package (and ``tests``) importable."""
     root = Path(__file__).resolve().parents[2]
-    return subprocess.Popen(
+    return warm.Popen(
         [sys.executable, "-c", script, *args], cwd=root, env={**os.environ, "PYTHONPATH": str(root)}
     )
 
 
-def start_agent_child(db: Path, workspace: Path, emulator: ProviderEmulator) -> subprocess.Popen[bytes]:
+def start_agent_child(db: Path, workspace: Path, emulator: ProviderEmulator) -> warm.Popen:
     """A real process running the agent (``CHILD``) on a fresh database in ``db``'s folder, for tests that
     kill it with -9."""
     db.parent.mkdir()
@@ -531,7 +532,7 @@ def test_a_hook_whose_child_keeps_its_stdout_leaves_no_traceback_at_exit(
     emulator.enqueue(Reply(text="fine"))
     env = {**os.environ, "MYRM_DB": str(tmp_path / "h.db"), "MYRM_CONFIG": str(config), "OPENAI_API_KEY": "x"}
     args = ["--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base]
-    proc = subprocess.run(
+    proc = warm.run(
         [sys.executable, "-m", "myrm_tui.cli", "ask", "hi", *args, "--workspace", str(workspace)],
         capture_output=True,
         text=True,

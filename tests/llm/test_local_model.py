@@ -30,6 +30,7 @@ from myrm_tui.llm.local import (
     to_plain_chat,
 )
 from myrm_tui.store.db import Store
+from tests import warm
 from tests.helpers import collect, make_agent
 
 pytestmark = pytest.mark.slow
@@ -324,7 +325,7 @@ def _cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 def test_doctor_fails_when_the_runtime_cannot_generate(tmp_path: Path) -> None:
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"GGUF" + os.urandom(4096))  # loads nowhere: the server dies at start-up
-    proc = subprocess.run(
+    proc = warm.run(
         [sys.executable, "-m", "myrm_tui.cli", "doctor", "--quiet"],
         capture_output=True,
         text=True,
@@ -339,7 +340,7 @@ def test_doctor_fails_when_the_runtime_cannot_generate(tmp_path: Path) -> None:
 
 @needs_model
 def test_doctor_generates_and_reports_speeds(tmp_path: Path) -> None:
-    proc = subprocess.run(
+    proc = warm.run(
         [sys.executable, "-m", "myrm_tui.cli", "doctor"],
         capture_output=True,
         text=True,
@@ -355,7 +356,7 @@ def test_doctor_generates_and_reports_speeds(tmp_path: Path) -> None:
 @needs_model
 def test_ask_exits_non_zero_with_one_line_when_the_child_crashes(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text("max_output_tokens = 400\n")
-    ask = subprocess.Popen(
+    ask = warm.Popen(
         [sys.executable, "-m", "myrm_tui.cli", "ask", "--json", STORY],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -18,6 +18,7 @@ from myrm_tui.app.widgets.chat_message import AssistantMessage
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import SessionBusy, StateConflict, Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
 from tests.helpers import cli_env, emulator_args, make_app, run_myrm, started, type_and_send, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,7 +206,7 @@ def _ask_process(
     args: list[str], tmp: Path, emulator: ProviderEmulator, workspace: Path, db: str
 ) -> subprocess.CompletedProcess[str]:
     """``ask`` in a process of its own, beside a TUI running in this one (another pid, another lease)."""
-    return subprocess.run(
+    return warm.run(
         [sys.executable, "-m", "myrm_tui.cli", "ask", *args, *emulator_args(emulator, workspace)],
         capture_output=True,
         text=True,

@@ -18,6 +18,7 @@ import pytest
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import DatabaseLocked, Store, StoreError
+from tests import warm
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -157,8 +158,8 @@ WRITER = textwrap.dedent(
 )
 
 
-def _spawn(db: Path, sid: str, mode: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+def _spawn(db: Path, sid: str, mode: str) -> warm.Popen:
+    return warm.Popen(
         [sys.executable, "-c", WRITER, str(db), sid, mode],
         stdout=subprocess.PIPE,
         text=True,
@@ -350,7 +351,7 @@ def test_unreadable_or_read_only_database_is_refused(tmp_path: Path, mode: int, 
 
 def _myrm(args: list[str], db: Path, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MYRM_DB": str(db), "MYRM_CONFIG": str(db.parent / "none.toml")}
-    return subprocess.run(
+    return warm.run(
         [sys.executable, "-m", "myrm_tui.cli", *args],
         capture_output=True,
         text=True,

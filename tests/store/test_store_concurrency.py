@@ -22,6 +22,7 @@ from myrm_tui.context.types import Message
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store.db import DatabaseLocked, Store, TransactionError
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
 from tests.helpers import cli_env, emulator_args
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -261,7 +262,7 @@ def test_two_processes_asking_at_once_on_one_database_lose_no_message(
         *emulator_args(emulator, workspace),
     ]
     procs = [
-        subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        warm.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for _ in range(2)
     ]
     outs = [p.communicate(timeout=180) for p in procs]

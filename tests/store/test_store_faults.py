@@ -17,6 +17,7 @@ from myrm_tui.context.types import Message
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store.db import Store, WriteFailed
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
 from tests.helpers import cli_env, emulator_args, run_myrm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,9 +86,7 @@ def _ask(
         return run_myrm(argv, env=cli_env(tmp), cwd=ROOT)
     # The full disk is a patched Store.open in a process of its own: this one's store stays unpatched.
     cmd = [sys.executable, "-c", textwrap.dedent(_WRAPPER)]
-    return subprocess.run(
-        [*cmd, *argv], capture_output=True, text=True, env=cli_env(tmp), cwd=ROOT, timeout=120
-    )
+    return warm.run([*cmd, *argv], capture_output=True, text=True, env=cli_env(tmp), cwd=ROOT, timeout=120)
 
 
 def test_ask_on_a_full_disk_is_one_line_exit_2_and_the_store_stays_consistent(

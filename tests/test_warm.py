@@ -1,0 +1,68 @@
+"""The warm interpreter's processes are processes of their own (``tests/warm.py``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import warm
+
+PROBE = """
+import json, os, sys
+from myrm_tui.store import leases
+print(json.dumps({
+    "pid": os.getpid(), "ppid": os.getppid(), "cwd": os.getcwd(), "argv": sys.argv,
+    "env": os.environ.get("PROBE"), "mine": leases._MY_START == leases._proc_start(os.getpid()),
+    "stdin": sys.stdin.read(),
+}))
+print("to stderr", file=sys.stderr)
+sys.exit(3)
+"""
+
+
+def test_a_forked_process_has_its_own_pid_streams_folder_environment_and_exit_code(tmp_path: Path) -> None:
+    import json
+
+    proc = warm.run(
+        [sys.executable, "-c", PROBE, "a", "b"],
+        input="from stdin",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PROBE": "set"},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert proc.returncode == 3 and proc.stderr == "to stderr\n"
+    seen = json.loads(proc.stdout)
+    assert seen["pid"] != os.getpid() and seen["cwd"] == str(tmp_path) and seen["argv"] == ["-c", "a", "b"]
+    assert seen["env"] == "set" and seen["stdin"] == "from stdin"
+    # myrm's modules are imported in the process itself: what they read of it (the lease's start time
+    # of this process) is of this process, not of the warm interpreter it was forked from.
+    assert seen["mine"] is True
+
+
+def test_the_cli_runs_as_python_m_runs_it_and_a_kill_is_its_exit_status(tmp_path: Path) -> None:
+    version = warm.run([sys.executable, "-m", "myrm_tui.cli", "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("myrm ") and version.stderr == ""
+    sleeper = warm.Popen(
+        [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert sleeper.stdout is not None and sleeper.stdout.readline() == "up\n"
+    assert sleeper.poll() is None
+    sleeper.send_signal(signal.SIGKILL)
+    assert sleeper.wait(30) == -signal.SIGKILL
+    sleeper.stdout.close()
+    with pytest.raises(subprocess.TimeoutExpired):
+        warm.run([sys.executable, "-c", "import time; time.sleep(60)"], timeout=0.5)
+
+
+def test_only_the_cli_and_scripts_are_forked() -> None:
+    with pytest.raises(ValueError, match="not a command"):
+        warm.Popen([sys.executable, "-m", "myrm_tui"])  # the full-screen app starts in a terminal of its own
