@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import gc
 import os
 import re
 import sys
@@ -38,6 +40,11 @@ from myrm_tui.testing.emulator import ProviderEmulator  # noqa: E402
 # litellm import made): the tests run the app as it runs, and half the TUI tests' time was collections.
 gc_policy.configure()
 gc_policy.settle()
+# At exit, after pytest has made its own last collection (to report what finalizers raised), the
+# interpreter's shutdown would walk the whole heap a worker has built once more (litellm's, every
+# finished app's): a second or more of each worker's last seconds, which the run waits for. Registered
+# first, this runs after every other exit handler.
+atexit.register(gc.freeze)
 
 # Pilot waits after every key until the app looks idle: it sleeps in steps of 20 ms until a step used
 # under 1 ms of CPU, so each key of a typed message cost at least 40 ms of nothing (a third of the TUI
