@@ -40,10 +40,11 @@ from myrm_tui.testing.emulator import ProviderEmulator  # noqa: E402
 # litellm import made): the tests run the app as it runs, and half the TUI tests' time was collections.
 gc_policy.configure()
 gc_policy.settle()
-# At exit, after pytest has made its own last collection (to report what finalizers raised), the
-# interpreter's shutdown would walk the whole heap a worker has built once more (litellm's, every
-# finished app's): a second or more of each worker's last seconds, which the run waits for. Registered
-# first, this runs after every other exit handler.
+# At exit the interpreter's shutdown walks the whole heap a worker has built (litellm's, every finished
+# app's) once more: a second or more of each worker's last seconds, which the run waits for. pytest has
+# made its own last collection by then (to report what finalizers raised), so what was garbage when the
+# session ended is gone; freezing skips the walk for the rest (exit handlers registered before this
+# one, by the libraries imported above, still run after it: they only close what they hold).
 atexit.register(gc.freeze)
 
 # Pilot waits after every key until the app looks idle: it sleeps in steps of 20 ms until a step used

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,34 @@ def test_the_cli_runs_as_python_m_runs_it_and_a_kill_is_its_exit_status(tmp_path
 def test_only_the_cli_and_scripts_are_forked() -> None:
     with pytest.raises(ValueError, match="not a command"):
         warm.Popen([sys.executable, "-m", "myrm_tui"])  # the full-screen app starts in a terminal of its own
+
+
+def test_an_exit_seen_by_poll_leaves_the_pid_taken_until_it_is_read_and_a_bad_request_harms_nobody() -> None:
+    quick = warm.Popen(
+        [sys.executable, "-c", "import sys; sys.stdout.write(sys.stdin.read())"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    out, _ = quick.communicate(b"a\r\nb\rc")
+    assert out == b"a\r\nb\rc" and quick.returncode == 0  # no newline translation, as an interpreter's stdin
+    done = warm.Popen([sys.executable, "-c", "print('bye')"], stdout=subprocess.DEVNULL)
+    # Exited but not yet read: a zombie of the warm interpreter, so a late signal reaches nobody else.
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{done.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the process did not end"
+        time.sleep(0.01)
+    os.kill(done.pid, signal.SIGTERM)
+    while done.poll() is None:  # the warm interpreter sends the exit as it hears of it
+        assert time.monotonic() < deadline, "the exit was not reported"
+        time.sleep(0.01)
+    assert done.returncode == 0  # the late signal changed nothing
+    done.kill()  # after its exit is read: nothing to signal, as with subprocess.Popen
+    # A connection that says nothing, and one that is cut: the shared warm interpreter goes on serving.
+    for _ in range(2):
+        conn = warm._WARM.connect()
+        assert conn is not None
+        conn.close()
+    again = warm.run(
+        [sys.executable, "-c", "print('still here')"], capture_output=True, text=True, timeout=60
+    )
+    assert again.stdout == "still here\n"

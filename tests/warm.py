@@ -11,11 +11,14 @@ through the interpreter's own exit (``atexit``, finalizers, flushed streams), as
 The pytest controller starts one for all its workers (``share``); a process without one starts its own
 on first use.
 
-What a fork cannot show, the executable's own start-up (``configure_offline_env`` before litellm is
-imported, the installed wheel, the full-screen app in a terminal, what the first frame imports), is
-still tested by executing ``python``; ``Popen`` and ``run`` refuse any command line but
-``python -m myrm_tui.cli ...`` and ``python -c SCRIPT ...``. What an interpreter reads only as it starts
-(``PYTHONPATH``, the hash seed) comes from the warm one.
+What a fork cannot show is still tested by executing ``python``: the executable's own start-up
+(``configure_offline_env`` before litellm is imported, the installed wheel, the full-screen app in a
+terminal, what the first frame imports) and what its shutdown prints (the fork's interpreter has more
+modules and a frozen heap to finalize). ``Popen`` and ``run`` refuse any command line but
+``python -m myrm_tui.cli ...`` and ``python -c SCRIPT ...`` (``myrm`` with no command runs only as far as
+its checks of the database and settings: no terminal). What an interpreter reads only as it starts
+(``PYTHONPATH``, the hash seed, ``PYTHONWARNINGS``) comes from the warm one: every forked process has the
+same hash seed.
 
 The warm interpreter stays single-threaded (a fork copies one thread: a lock another held would stay
 held); if an import ever starts a thread it says so, and every process is executed as before."""
@@ -51,6 +54,18 @@ PRELOAD = ("litellm", "typer", "aiosqlite", "tiktoken")
 
 
 def _serve(path: str) -> None:
+    me = os.getpid()
+    try:
+        _loop(path)
+    finally:
+        if os.getpid() == me:  # not in a forked process leaving through here
+            # A worker that finds this runs its processes as before, without waiting for a socket.
+            Path(path + ".none").touch()
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def _loop(path: str) -> None:
     from myrm_tui.offline import configure_offline_env
 
     configure_offline_env()  # what `myrm` does before its first import of litellm
@@ -62,7 +77,6 @@ def _serve(path: str) -> None:
     # a fork it also keeps the collector from touching (and so copying) every page the imports filled.
     gc.freeze()
     if threading.active_count() != 1:  # a fork would copy a process whose other threads are gone
-        Path(path + ".none").touch()
         return
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path + ".tmp")
@@ -76,7 +90,16 @@ def _serve(path: str) -> None:
     sel.register(listener, selectors.EVENT_READ, "accept")
     sel.register(wake_r, selectors.EVENT_READ, "child")
     sel.register(sys.stdin, selectors.EVENT_READ, "parent")
-    running: dict[int, socket.socket] = {}
+    running: dict[int, _Child] = {}
+
+    def close_ours() -> None:  # in a child: none of the warm interpreter's own files
+        sel.close()
+        listener.close()
+        os.close(wake_r)
+        os.close(wake_w)
+        for c in running.values():
+            c.conn.close()
+
     while True:
         for key, _ in sel.select():
             if key.data == "parent" and not os.read(sys.stdin.fileno(), 1):
@@ -84,46 +107,74 @@ def _serve(path: str) -> None:
             if key.data == "child":
                 with contextlib.suppress(BlockingIOError):
                     os.read(wake_r, 4096)
-            if key.data == "accept":
+            elif key.data == "accept":
                 conn, _ = listener.accept()
+                try:
+                    pid = _start(conn, close_ours)
+                    conn.sendall(f"{pid}\n".encode())
+                except Exception as exc:  # one bad request ends its own connection, not the others'
+                    if not isinstance(exc, ConnectionError | TimeoutError):  # the test went away: its own
+                        print(f"warm: a request failed: {exc!r}", file=sys.stderr, flush=True)
+                    conn.close()
+                    continue
+                running[pid] = _Child(conn)
+                sel.register(conn, selectors.EVENT_READ, pid)
+            elif isinstance(key.data, int):  # the test closed its side: reaped once it has exited
+                child = running[key.data]
+                with contextlib.suppress(OSError):
+                    child.conn.recv(64)
+                child.closed = True
+                sel.unregister(child.conn)
+        _report(running)
 
-                def close_ours() -> None:  # in the child: none of the warm interpreter's own files
-                    sel.close()
-                    listener.close()
-                    os.close(wake_r)
-                    os.close(wake_w)
-                    for c in running.values():
-                        c.close()
 
-                pid = _start(conn, close_ours)
-                running[pid] = conn
-                conn.sendall(f"{pid}\n".encode())
-            _reap(running)  # an exit may have come before its pid was known
+class _Child:
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.reported = False
+        self.closed = False
 
 
-def _reap(running: dict[int, socket.socket]) -> None:
-    for pid in list(running):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            conn = running.pop(pid)
-            with contextlib.suppress(OSError):
-                conn.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
-            conn.close()
+def _report(running: dict[int, _Child]) -> None:
+    """Send each exit to its test as soon as it happens, but reap the child only once the test has closed
+    its side: till then its pid stays taken (a zombie), as a ``subprocess.Popen`` child's does until it
+    is waited for, so a signal the test sends late cannot reach another process."""
+    for pid, c in list(running.items()):
+        if not c.reported:
+            info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            if info is not None and info.si_pid == pid:
+                code = info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+                with contextlib.suppress(OSError):
+                    c.conn.sendall(f"{code}\n".encode())
+                c.reported = True
+        if c.closed and c.reported:
+            os.waitpid(pid, 0)
+            c.conn.close()
+            del running[pid]
 
 
 def _start(conn: socket.socket, close_ours: Callable[[], None]) -> int:
     """Fork one process for the request on ``conn``; in the child, run it and never return."""
+    conn.settimeout(10)  # a client that connects and says nothing does not hold up the others
     msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-    while not msg.endswith(b"\n"):  # the request is one line; a long one may come in pieces
-        more = conn.recv(1 << 16)
-        if not more:
-            raise ConnectionError("the request was cut")
-        msg += more
-    request = json.loads(msg)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
+    try:
+        while not msg.endswith(b"\n"):  # the request is one line; a long one may come in pieces
+            more = conn.recv(1 << 16)
+            if not more:
+                raise ConnectionError("the request was cut")
+            msg += more
+        request = json.loads(msg)
+        if len(fds) != 3:
+            raise ConnectionError(f"{len(fds)} file descriptors, not 3")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
     if pid:
+        conn.settimeout(None)
         for fd in fds:
             os.close(fd)
         return pid
@@ -138,14 +189,11 @@ def _start(conn: socket.socket, close_ours: Callable[[], None]) -> int:
         _child(request)
     except SystemExit as exc:
         code = exc.code
-    except KeyboardInterrupt:  # as an interpreter does: it dies of the signal
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-        code = 130
+    except KeyboardInterrupt:
+        sys.excepthook(*sys.exc_info())
+        code = 128 + signal.SIGINT  # a real interpreter dies of the signal instead (no test sends it)
     except BaseException:
-        import traceback
-
-        traceback.print_exc()
+        sys.excepthook(*sys.exc_info())  # the hook the code installed (typer's), as an interpreter does
         code = 1
     else:
         code = 0
@@ -161,25 +209,29 @@ def _child(request: dict[str, Any]) -> None:
     os.environ.update(env)
     unbuffered = bool(env.get("PYTHONUNBUFFERED"))
     for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
-        stream = _stream(fd, mode, unbuffered)
+        stream = _stream(fd, mode, unbuffered, getattr(sys, f"__{name}__"))
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
     kind, target, args = request["kind"], request["target"], request["args"]
     import runpy
+    import types
 
     if kind == "-m":
         sys.argv = [target, *args]
         sys.path[0] = request["cwd"]
-        runpy.run_module(target, run_name="__main__", alter_sys=True)
+        runpy._run_module_as_main(target)  # type: ignore[attr-defined]  # what ``python -m`` calls
     else:
         sys.argv = ["-c", *args]
         sys.path[0] = ""
-        exec(compile(target, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+        main = types.ModuleType("__main__")
+        sys.modules["__main__"] = main
+        exec(compile(target, "<string>", "exec"), main.__dict__)
 
 
-def _stream(fd: int, mode: str, unbuffered: bool) -> io.TextIOWrapper:
-    """A standard stream on ``fd`` as an interpreter starting with it makes one (the buffering follows
-    whether it is a terminal and ``PYTHONUNBUFFERED``; stderr is line-buffered)."""
+def _stream(fd: int, mode: str, unbuffered: bool, was: Any) -> io.TextIOWrapper:
+    """A standard stream on ``fd`` as an interpreter starting with it makes one: the warm interpreter's
+    encoding and error handler (the same locale), no newline translation, buffering by whether it is a
+    terminal and ``PYTHONUNBUFFERED`` (stderr: by line)."""
     tty = os.isatty(fd)
     raw = io.FileIO(fd, mode, closefd=False)
     buffered: Any = raw
@@ -189,8 +241,9 @@ def _stream(fd: int, mode: str, unbuffered: bool) -> io.TextIOWrapper:
         buffered = io.BufferedWriter(raw)
     return io.TextIOWrapper(
         buffered,
-        encoding="utf-8",
-        errors="backslashreplace" if fd == 2 else "strict",
+        encoding=was.encoding,
+        errors=was.errors,
+        newline="\n",
         line_buffering=mode == "w" and (tty or fd == 2) and not unbuffered,
         write_through=unbuffered and mode == "w",
     )
@@ -213,6 +266,7 @@ class _Warm:
 
     def start(self) -> str:
         """Start one (it is ready when its socket appears: ``connect`` waits for that)."""
+        self.stop()  # one that died: its folder
         self.path = os.path.join(tempfile.mkdtemp(prefix="myrm-warm-"), "s")
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "MYRM_MODEL", SHARED):
@@ -323,21 +377,31 @@ class Popen:
                 theirs.append(os.dup(n))
                 ours.append(None)
         self.stdin, self.stdout, self.stderr = ours
-        request = {
-            "kind": kind,
-            "target": target,
-            "args": rest,
-            "env": dict(os.environ if env is None else env),
-            "cwd": str(Path(cwd) if cwd is not None else Path.cwd()),
-        }
         self._conn = conn
+        self._got = b""
         try:
+            request = {
+                "kind": kind,
+                "target": target,
+                "args": [os.fspath(a) for a in rest],
+                "env": {k: os.fspath(v) for k, v in (os.environ if env is None else env).items()},
+                "cwd": os.fspath(cwd if cwd is not None else Path.cwd()),
+            }
             socket.send_fds(self._conn, [json.dumps(request).encode() + b"\n"], theirs)
+            self.pid = int(self._line())
+        except BaseException:
+            self._close()
+            raise
         finally:
             for fd in theirs:
                 os.close(fd)
-        self._got = b""
-        self.pid = int(self._line())
+
+    def _close(self) -> None:
+        self._conn.close()
+        for f in (self.stdin, self.stdout, self.stderr):
+            if f is not None:
+                with contextlib.suppress(OSError):
+                    f.close()
 
     def _line(self) -> bytes:
         """The next line from the warm interpreter: the pid, then the exit code (blocks as the socket is
@@ -358,14 +422,12 @@ class Popen:
             try:
                 self._read_status()
             except BlockingIOError:
-                pass
-            finally:
                 self._conn.setblocking(True)
         return self.returncode
 
     def _read_status(self) -> None:
         self.returncode = int(self._line())
-        self._conn.close()
+        self._conn.close()  # the warm interpreter reaps the process now
 
     def wait(self, timeout: float | None = None) -> int:
         if self._proc is not None:
@@ -386,35 +448,39 @@ class Popen:
     def communicate(self, input: Any = None, timeout: float | None = None) -> tuple[Any, Any]:
         """What ``Popen.communicate`` returns: all of stdout and stderr (those piped), once it has exited."""
         if self._proc is not None:
-            return self._proc.communicate(input, timeout)
-        if self.stdin is not None:
-            with contextlib.suppress(BrokenPipeError):
-                if input:
-                    self.stdin.write(input)
-                self.stdin.close()
+            out = self._proc.communicate(input, timeout)
+            self.returncode = self._proc.returncode
+            return out
         chunks: dict[int, list[Any]] = {1: [], 2: []}
-        readers = [
+        jobs = [
             threading.Thread(target=lambda f=f, n=n: chunks[n].append(f.read()), daemon=True)
             for n, f in ((1, self.stdout), (2, self.stderr))
             if f is not None
         ]
-        for r in readers:
-            r.start()
+        if self.stdin is not None:
+            jobs.append(threading.Thread(target=self._feed, args=(input,), daemon=True))
+        for job in jobs:  # all at once: a child writing before it reads must not block on a full pipe
+            job.start()
         deadline = None if timeout is None else time.monotonic() + timeout
-        for r in readers:
-            r.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-            if r.is_alive():
+        for job in jobs:
+            job.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if job.is_alive():
                 raise subprocess.TimeoutExpired(self.args, timeout or 0)
         self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        out = chunks[1][0] if chunks[1] else None
-        err = chunks[2][0] if chunks[2] else None
         for f in (self.stdout, self.stderr):
             if f is not None:
                 f.close()
-        return out, err
+        return (chunks[1][0] if chunks[1] else None), (chunks[2][0] if chunks[2] else None)
+
+    def _feed(self, input: Any) -> None:
+        assert self.stdin is not None
+        with contextlib.suppress(BrokenPipeError, OSError):
+            if input:
+                self.stdin.write(input)
+            self.stdin.close()
 
     def send_signal(self, sig: int) -> None:
-        if self.poll() is None:
+        if self.poll() is None:  # till its exit is read here, its pid stays taken (see ``_report``)
             os.kill(self.pid, sig)
 
     def kill(self) -> None:
@@ -450,6 +516,10 @@ def run(
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            if f is not None:
+                with contextlib.suppress(OSError):
+                    f.close()
         raise
     return subprocess.CompletedProcess(proc.args, proc.returncode or 0, out, err)
 
