@@ -320,7 +320,7 @@ def _split(args: Sequence[str]) -> tuple[str, str, list[str]]:
     if (
         len(args) >= 3
         and args[0] == sys.executable
-        and (args[1] == "-c" or args[1:3] == ["-m", "myrm_tui.cli"])
+        and (args[1] == "-c" or list(args[1:3]) == ["-m", "myrm_tui.cli"])
     ):
         return args[1], args[2], list(args[3:])
     raise ValueError(f"not a command the warm interpreter runs: {args[:3]!r}")
