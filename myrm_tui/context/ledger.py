@@ -143,14 +143,12 @@ def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
     return list(_salient_cached(text, max_lines))
 
 
-@lru_cache(maxsize=256)
-def _salient_cached(text: str, max_lines: int) -> tuple[Line, ...]:
+def _salient_tuple(text: str, max_lines: int) -> tuple[Line, ...]:
     return tuple(_salient_lines(text, max_lines))
 
 
-@lru_cache(maxsize=SALIENT_BIG_CACHE)
-def _salient_big(text: str, max_lines: int) -> tuple[Line, ...]:
-    return tuple(_salient_lines(text, max_lines))
+_salient_cached = lru_cache(maxsize=256)(_salient_tuple)
+_salient_big = lru_cache(maxsize=SALIENT_BIG_CACHE)(_salient_tuple)
 
 
 def _salient_lines(text: str, max_lines: int) -> list[Line]:
