@@ -64,17 +64,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[gc_collect_iterations_key] = 1
     if not hasattr(config, "workerinput") and config.getoption("numprocesses", None):
         # The controller of parallel workers: one warm interpreter for all of them (``tests.warm``), its
-        # imports made while the workers start.
+        # imports made while the workers start; it is stopped when this process exits.
         from tests import warm
 
         warm.share()
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if not hasattr(config, "workerinput"):
-        from tests import warm
-
-        warm.stop()
 
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"

@@ -313,7 +313,6 @@ class _Warm:
 _WARM = _Warm()
 atexit.register(_WARM.stop)
 share = _WARM.share
-stop = _WARM.stop
 
 
 def _split(args: Sequence[str]) -> tuple[str, str, list[str]]:
@@ -326,47 +325,30 @@ def _split(args: Sequence[str]) -> tuple[str, str, list[str]]:
     raise ValueError(f"not a command the warm interpreter runs: {args[:3]!r}")
 
 
-class Popen:
-    """``subprocess.Popen`` for ``python -m myrm_tui.cli ...`` and ``python -c SCRIPT ...``, forked from
-    the warm interpreter (or executed, if it could not start). ``stdin``/``stdout``/``stderr`` take
-    ``subprocess.PIPE``, ``DEVNULL``, ``STDOUT`` (stderr) or ``None`` (this process's own)."""
+class Forked:
+    """A process forked by the warm interpreter, with what tests use of ``subprocess.Popen``: ``pid``,
+    the piped streams, ``returncode``, ``poll``, ``wait``, ``communicate``, ``send_signal``, ``kill``."""
 
     def __init__(
         self,
-        args: Sequence[str],
-        *,
-        stdin: int | None = None,
-        stdout: int | None = None,
-        stderr: int | None = None,
-        text: bool = False,
-        env: Mapping[str, str] | None = None,
-        cwd: str | Path | None = None,
+        conn: socket.socket,
+        args: list[str],
+        request: dict[str, Any],
+        streams: tuple[int | None, int | None, int | None],
+        text: bool,
     ) -> None:
-        self.args = list(args)
-        kind, target, rest = _split(self.args)
+        self.args = args
         self.returncode: int | None = None
-        conn = _WARM.connect()
-        if conn is None:  # no warm interpreter here: the plain subprocess
-            self._proc: subprocess.Popen[Any] | None = subprocess.Popen(
-                self.args, stdin=stdin, stdout=stdout, stderr=stderr, text=text, env=env, cwd=cwd
-            )
-            self.pid, self.stdin, self.stdout, self.stderr = (
-                self._proc.pid,
-                self._proc.stdin,
-                self._proc.stdout,
-                self._proc.stderr,
-            )
-            return
-        self._proc = None
+        self._conn = conn
+        self._got = b""
         theirs: list[int] = []
         ours: list[IO[Any] | None] = []
-        for n, how in enumerate((stdin, stdout, stderr)):
+        for n, how in enumerate(streams):
             if how == subprocess.PIPE:
                 r, w = os.pipe()
                 mine, child = (w, r) if n == 0 else (r, w)
                 theirs.append(child)
-                f: IO[Any] = os.fdopen(mine, ("w" if n == 0 else "r") + ("" if text else "b"))
-                ours.append(f)
+                ours.append(os.fdopen(mine, ("w" if n == 0 else "r") + ("" if text else "b")))
             elif how == subprocess.DEVNULL:
                 theirs.append(os.open(os.devnull, os.O_RDWR))
                 ours.append(None)
@@ -377,31 +359,16 @@ class Popen:
                 theirs.append(os.dup(n))
                 ours.append(None)
         self.stdin, self.stdout, self.stderr = ours
-        self._conn = conn
-        self._got = b""
         try:
-            request = {
-                "kind": kind,
-                "target": target,
-                "args": [os.fspath(a) for a in rest],
-                "env": {k: os.fspath(v) for k, v in (os.environ if env is None else env).items()},
-                "cwd": os.fspath(cwd if cwd is not None else Path.cwd()),
-            }
             socket.send_fds(self._conn, [json.dumps(request).encode() + b"\n"], theirs)
             self.pid = int(self._line())
         except BaseException:
-            self._close()
+            self._conn.close()
+            _close_streams(self)
             raise
         finally:
             for fd in theirs:
                 os.close(fd)
-
-    def _close(self) -> None:
-        self._conn.close()
-        for f in (self.stdin, self.stdout, self.stderr):
-            if f is not None:
-                with contextlib.suppress(OSError):
-                    f.close()
 
     def _line(self) -> bytes:
         """The next line from the warm interpreter: the pid, then the exit code (blocks as the socket is
@@ -415,9 +382,7 @@ class Popen:
         return line
 
     def poll(self) -> int | None:
-        if self._proc is not None:
-            self.returncode = self._proc.poll()
-        elif self.returncode is None:
+        if self.returncode is None:
             self._conn.setblocking(False)
             try:
                 self._read_status()
@@ -430,9 +395,6 @@ class Popen:
         self._conn.close()  # the warm interpreter reaps the process now
 
     def wait(self, timeout: float | None = None) -> int:
-        if self._proc is not None:
-            self.returncode = self._proc.wait(timeout)
-            return self.returncode
         if self.returncode is None:
             self._conn.settimeout(timeout)
             try:
@@ -447,10 +409,6 @@ class Popen:
 
     def communicate(self, input: Any = None, timeout: float | None = None) -> tuple[Any, Any]:
         """What ``Popen.communicate`` returns: all of stdout and stderr (those piped), once it has exited."""
-        if self._proc is not None:
-            out = self._proc.communicate(input, timeout)
-            self.returncode = self._proc.returncode
-            return out
         chunks: dict[int, list[Any]] = {1: [], 2: []}
         jobs = [
             threading.Thread(target=lambda f=f, n=n: chunks[n].append(f.read()), daemon=True)
@@ -467,9 +425,7 @@ class Popen:
             if job.is_alive():
                 raise subprocess.TimeoutExpired(self.args, timeout or 0)
         self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        for f in (self.stdout, self.stderr):
-            if f is not None:
-                f.close()
+        _close_streams(self)
         return (chunks[1][0] if chunks[1] else None), (chunks[2][0] if chunks[2] else None)
 
     def _feed(self, input: Any) -> None:
@@ -488,6 +444,45 @@ class Popen:
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
+
+
+Process = Forked | subprocess.Popen[Any]
+
+
+def _close_streams(proc: Process) -> None:
+    for f in (proc.stdin, proc.stdout, proc.stderr):
+        if f is not None:
+            with contextlib.suppress(OSError):
+                f.close()
+
+
+def Popen(  # named as what it stands in for at the call sites
+    args: Sequence[str],
+    *,
+    stdin: int | None = None,
+    stdout: int | None = None,
+    stderr: int | None = None,
+    text: bool = False,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+) -> Process:
+    """``subprocess.Popen`` for ``python -m myrm_tui.cli ...`` and ``python -c SCRIPT ...``: forked from the
+    warm interpreter, or executed (a plain ``subprocess.Popen``) where there is none. ``stdin``,
+    ``stdout`` and ``stderr`` take ``subprocess.PIPE``, ``DEVNULL``, ``STDOUT`` (stderr) or ``None``."""
+    kind, target, rest = _split(args)
+    conn = _WARM.connect()
+    if conn is None:
+        return subprocess.Popen(
+            list(args), stdin=stdin, stdout=stdout, stderr=stderr, text=text, env=env, cwd=cwd
+        )
+    request = {
+        "kind": kind,
+        "target": target,
+        "args": [os.fspath(a) for a in rest],
+        "env": {k: os.fspath(v) for k, v in (os.environ if env is None else env).items()},
+        "cwd": os.fspath(cwd if cwd is not None else Path.cwd()),
+    }
+    return Forked(conn, list(args), request, (stdin, stdout, stderr), text)
 
 
 def run(
@@ -516,12 +511,9 @@ def run(
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-        for f in (proc.stdin, proc.stdout, proc.stderr):
-            if f is not None:
-                with contextlib.suppress(OSError):
-                    f.close()
+        _close_streams(proc)
         raise
-    return subprocess.CompletedProcess(proc.args, proc.returncode or 0, out, err)
+    return subprocess.CompletedProcess(proc.args, proc.wait(), out, err)
 
 
 if __name__ == "__main__":

@@ -291,7 +291,7 @@ def _alive(pid: int) -> bool:
     return bool(fields) and fields[0] != "Z"
 
 
-def _end(child: warm.Popen, escaped: int) -> None:
+def _end(child: warm.Process, escaped: int) -> None:
     """After a kill -9 test, pass or fail: no myrm and no escaped process is left running."""
     if child.poll() is None:
         child.kill()

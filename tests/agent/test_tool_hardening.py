@@ -176,7 +176,7 @@ asyncio.run(main(*sys.argv[1:]))
 """
 
 
-def start_child(script: str, *args: str) -> warm.Popen:
+def start_child(script: str, *args: str) -> warm.Process:
     """A real Python process running ``script`` with the package (and ``tests``) importable."""
     root = Path(__file__).resolve().parents[2]
     return warm.Popen(
@@ -184,7 +184,7 @@ def start_child(script: str, *args: str) -> warm.Popen:
     )
 
 
-def start_agent_child(db: Path, workspace: Path, emulator: ProviderEmulator) -> warm.Popen:
+def start_agent_child(db: Path, workspace: Path, emulator: ProviderEmulator) -> warm.Process:
     """A real process running the agent (``CHILD``) on a fresh database in ``db``'s folder, for tests that
     kill it with -9."""
     db.parent.mkdir()

@@ -158,7 +158,7 @@ WRITER = textwrap.dedent(
 )
 
 
-def _spawn(db: Path, sid: str, mode: str) -> warm.Popen:
+def _spawn(db: Path, sid: str, mode: str) -> warm.Process:
     return warm.Popen(
         [sys.executable, "-c", WRITER, str(db), sid, mode],
         stdout=subprocess.PIPE,
