@@ -243,6 +243,20 @@ def ask(
     raise typer.Exit(code)
 
 
+@app.command()
+def acp(model: ModelOpt = None, db: DbOpt = None, api_base: ApiBaseOpt = None) -> None:
+    """Speak the Agent Client Protocol on stdin/stdout: add myrm to Zed, JetBrains IDEs, Neovim or Toad."""
+    configure_offline_env()
+    cli = _cli_settings(model, api_base)
+    _check_settings(cli)
+    from myrm_tui.logs import setup_logging
+
+    setup_logging()  # to the log file: stdout carries the protocol alone
+    from myrm_tui.acp.server import serve
+
+    raise typer.Exit(asyncio.run(_stoppable(serve(_db(db), cli))))
+
+
 async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
     """Run ``main`` so that SIGTERM or SIGHUP cancels it: its ``finally`` blocks then run (background jobs
     killed, the store closed, the embedded model stopped at exit) instead of the process dying around them."""

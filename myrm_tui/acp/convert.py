@@ -1,0 +1,191 @@
+"""Pure translations between myrm's agent events and stored messages and the Agent Client Protocol's
+session updates. No I/O here: ``server.py`` sends what these return."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from acp import schema as s
+from acp.helpers import (
+    text_block,
+    tool_content,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_user_message_text,
+)
+
+from myrm_tui.context.types import Message, ToolCall
+
+# Which ACP kind each of myrm's tools is (editors pick icons and follow-along by it); MCP tools are "other".
+TOOL_KINDS: dict[str, s.ToolKind] = {
+    "file_read_tool": "read",
+    "file_edit_tool": "edit",
+    "bash": "execute",
+    "bash_output": "execute",
+    "grep": "search",
+    "glob": "search",
+    "history_search": "search",
+    "session_notes": "think",
+    "subagent": "think",
+    "web_fetch": "fetch",
+}
+
+# Shown output is cut for the editor's card; the whole output stays in myrm's history and vault.
+MAX_SHOWN_OUTPUT = 20_000
+
+
+def tool_kind(name: str) -> s.ToolKind:
+    return TOOL_KINDS.get(name, "other")
+
+
+def call_args(call: ToolCall) -> dict[str, Any]:
+    """The call's arguments as a dict; a model's malformed JSON becomes ``{"raw": text}``."""
+    try:
+        parsed = json.loads(call.arguments or "{}")
+    except ValueError:
+        return {"raw": call.arguments}
+    return parsed if isinstance(parsed, dict) else {"raw": call.arguments}
+
+
+def tool_title(call: ToolCall) -> str:
+    """One line an editor shows on the call's card: the tool and what it acts on."""
+    args = call_args(call)
+    subject = next(
+        (str(args[k]) for k in ("command", "path", "pattern", "query", "url", "task") if args.get(k)), ""
+    )
+    subject = " ".join(subject.split())
+    if len(subject) > 120:
+        subject = subject[:119] + "…"
+    return f"{call.name} {subject}".strip()
+
+
+def tool_locations(call: ToolCall, workspace: Path) -> list[s.ToolCallLocation] | None:
+    """The files a call reads or edits, as absolute paths (the editor's follow-along)."""
+    args = call_args(call)
+    raw = args.get("paths") or ([args["path"]] if args.get("path") else [])
+    if not isinstance(raw, list) or call.name not in ("file_read_tool", "file_edit_tool"):
+        return None
+    out = []
+    for p in raw:
+        if isinstance(p, str) and p:
+            line = args.get("offset") if isinstance(args.get("offset"), int) else None
+            out.append(s.ToolCallLocation(path=str((workspace / p).resolve()), line=line))
+    return out or None
+
+
+def start_call(call: ToolCall, workspace: Path) -> s.ToolCallStart:
+    return s.ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=call.id,
+        title=tool_title(call),
+        kind=tool_kind(call.name),
+        status="pending",
+        locations=tool_locations(call, workspace),
+        raw_input=call_args(call),
+    )
+
+
+def edit_diff(call: ToolCall, workspace: Path) -> s.FileEditToolCallContent | None:
+    """An edit's change as ACP diff content: the editor shows it as a diff, not as text."""
+    if call.name != "file_edit_tool":
+        return None
+    args = call_args(call)
+    path, new = args.get("path"), args.get("new_string")
+    if not isinstance(path, str) or not isinstance(new, str):
+        return None
+    old = args.get("old_string")
+    return s.FileEditToolCallContent(
+        type="diff",
+        path=str((workspace / path).resolve()),
+        old_text=old if isinstance(old, str) and not args.get("create") else None,
+        new_text=new,
+    )
+
+
+def finish_call(call: ToolCall, result: Message, workspace: Path) -> s.ToolCallProgress:
+    """The call's end: completed or failed, with its output (cut for the card) and an edit's diff."""
+    text = result.text
+    if len(text) > MAX_SHOWN_OUTPUT:
+        text = text[:MAX_SHOWN_OUTPUT] + f"\n… [{len(result.text) - MAX_SHOWN_OUTPUT:,} more characters]"
+    failed = bool(result.meta.get("is_error"))
+    content: list[Any] = []
+    diff = None if failed else edit_diff(call, workspace)
+    if diff is not None:
+        content.append(diff)
+    if text:
+        content.append(tool_content(text_block(text)))
+    return s.ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=call.id,
+        status="failed" if failed else "completed",
+        content=content or None,
+        raw_output={"output": text},
+    )
+
+
+def history_updates(messages: Sequence[Message], workspace: Path) -> Iterator[Any]:
+    """A stored session as the updates an editor would have seen live (``session/load``): the user's
+    words, the replies, and each tool call with its result. Pipeline-made messages are left out."""
+    calls: dict[str, ToolCall] = {}
+    for m in messages:
+        if m.synthetic or m.meta.get("synthetic") or m.role == "system":
+            continue
+        if m.role == "user":
+            if m.text:
+                yield update_user_message_text(m.text)
+        elif m.role == "assistant":
+            if m.reasoning:
+                yield update_agent_thought_text(m.reasoning)
+            if m.text:
+                yield update_agent_message_text(m.text)
+            for c in m.tool_calls:
+                calls[c.id] = c
+                yield start_call(c, workspace)
+        elif m.role == "tool" and m.tool_call_id in calls:
+            yield finish_call(calls.pop(m.tool_call_id), m, workspace)
+    for c in calls.values():  # a call whose result was never stored (a kill mid-call): closed, not pending
+        yield s.ToolCallProgress(session_update="tool_call_update", tool_call_id=c.id, status="failed")
+
+
+def prompt_text(blocks: Sequence[Any], workspace: Path) -> tuple[str, list[tuple[str, bytes]]]:
+    """A ``session/prompt``'s content as myrm's message: text blocks joined; an embedded resource attached
+    as ``@file`` attaches a file (a ``<file>`` block); a resource link named (the agent can read it);
+    images returned apart, as (mime type, bytes)."""
+    parts: list[str] = []
+    files: list[str] = []
+    images: list[tuple[str, bytes]] = []
+    for b in blocks:
+        if isinstance(b, s.TextContentBlock):
+            parts.append(b.text)
+        elif isinstance(b, s.ImageContentBlock):
+            try:
+                images.append((b.mime_type, base64.b64decode(b.data, validate=True)))
+            except ValueError:
+                parts.append("[an image that could not be decoded was left out]")
+        elif isinstance(b, s.EmbeddedResourceContentBlock):
+            res = b.resource
+            shown = _shown_path(res.uri, workspace)
+            if isinstance(res, s.TextResourceContents):
+                files.append(f'\n\n<file path="{shown}">\n{res.text.rstrip(chr(10))}\n</file>')
+            else:
+                parts.append(f"[attached binary resource {shown} ({res.mime_type or 'unknown type'})]")
+        elif isinstance(b, s.ResourceContentBlock):
+            parts.append(f"@{_shown_path(b.uri, workspace)}")
+        else:  # audio: no model here hears it
+            parts.append(f"[{getattr(b, 'type', 'unknown')} content is not supported and was left out]")
+    return " ".join(p for p in parts if p) + "".join(files), images
+
+
+def _shown_path(uri: str, workspace: Path) -> str:
+    """A ``file://`` URI inside the workspace as a relative path (as ``@file`` names it); others as given."""
+    if not uri.startswith("file://"):
+        return uri
+    path = Path(uri.removeprefix("file://"))
+    try:
+        return str(path.resolve().relative_to(workspace.resolve()))
+    except ValueError:
+        return str(path)

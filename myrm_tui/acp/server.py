@@ -1,0 +1,511 @@
+"""``myrm acp``: myrm as an Agent Client Protocol agent (protocol v1) over stdio, for Zed, JetBrains IDEs,
+Neovim, Emacs and Toad. Built on the official SDK (``acp``). Each editor session is a myrm session driven
+by the same agent as the TUI and ``myrm ask`` (``build_agent`` then ``run_turn``): no second agent loop.
+
+What the editor sees: streamed text and thoughts, every tool call with its kind, files and result (an
+edit as a diff), a permission request for every command or edit myrm would ask about (nothing runs
+while it is open), the context figure after every request (the last request's use, never a running
+sum), each compaction as a message, the slash commands and the prompt modes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, cast
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp import schema as s
+from acp.helpers import update_agent_message_text, update_agent_thought_text
+
+from myrm_tui import __version__
+from myrm_tui.acp import convert
+from myrm_tui.agent.events import (
+    AssistantSaved,
+    CompactionMade,
+    ContextReport,
+    Notice,
+    ReasoningChunk,
+    StreamCut,
+    TextChunk,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnFailed,
+)
+from myrm_tui.agent.permissions import Assessment
+from myrm_tui.agent.prompts import MODES
+from myrm_tui.context.types import ToolCall
+from myrm_tui.store.db import Store
+
+log = logging.getLogger(__name__)
+
+MODE_NAMES = {
+    "full": "Full: every rule and tool",
+    "lean": "Lean: fewer rules, every tool",
+    "naked": "Naked: the least prompt with tools",
+    "search": "Search: read-only research",
+    "chat": "Chat: no tools (small local models)",
+}
+
+# Slash commands an editor offers (``available_commands_update``); each runs on myrm's agent directly.
+COMMANDS = (
+    ("compact", "Compact the context now (optional focus: what to keep)", "focus"),
+    ("context", "What fills the context window now, by category", None),
+    ("fork", "Fork this session: the new session id is printed", None),
+    ("notes", "The session's notes (what the agent keeps across compactions)", None),
+)
+
+# The editor's options, in myrm's approval words: allow once, allow always (this session), reject.
+PERMISSION_OPTIONS = (
+    s.PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
+    s.PermissionOption(option_id="always", name="Allow always (this session)", kind="allow_always"),
+    s.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+)
+
+
+@dataclass
+class EditorSession:
+    """One editor session: its myrm session, agent, running turn and open tool calls."""
+
+    id: str
+    workspace: Path
+    cli: dict[str, Any]
+    mcp: list[dict[str, Any]] = field(default_factory=list)
+    agent: Any = None
+    turn: asyncio.Task[str] | None = None
+    calls: dict[str, ToolCall] = field(default_factory=dict)  # started, not finished
+    cost: float = 0.0
+    rebuild: bool = False  # the mode changed: the next prompt builds the agent again
+
+
+class MyrmAcpAgent:
+    """The ACP agent: the SDK calls these methods for the editor's requests (``acp.interfaces.Agent``)."""
+
+    def __init__(self, store: Store, cli: dict[str, Any]) -> None:
+        self.store = store
+        self.cli = cli
+        self.conn: Any = None
+        self.sessions: dict[str, EditorSession] = {}
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    async def initialize(self, protocol_version: int, **_: Any) -> s.InitializeResponse:
+        return s.InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=s.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=s.PromptCapabilities(image=True, embedded_context=True, audio=False),
+                mcp_capabilities=s.McpCapabilities(http=True, sse=False),
+                session_capabilities=s.SessionCapabilities(list=s.SessionListCapabilities()),
+            ),
+            agent_info=s.Implementation(name="myrm", title="myrm", version=__version__),
+        )
+
+    async def authenticate(self, method_id: str, **_: Any) -> s.AuthenticateResponse:
+        return s.AuthenticateResponse()
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> s.NewSessionResponse:
+        from myrm_tui.agent.factory import resolve_settings
+
+        workspace = _workspace(cwd)
+        settings = await resolve_settings(self.store, self.cli)
+        row = await self.store.create_session(model=settings.model, workspace=str(workspace))
+        ed = EditorSession(row.id, workspace, dict(self.cli), _mcp_configs(mcp_servers))
+        await self._open(ed)
+        return s.NewSessionResponse(session_id=row.id, modes=self._modes(ed))
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> s.LoadSessionResponse:
+        row = await self.store.get_session(session_id)
+        if row is None:
+            raise RequestError.resource_not_found(session_id)
+        ed = self.sessions.get(session_id)
+        if ed is None:
+            ed = EditorSession(row.id, _workspace(cwd), dict(self.cli), _mcp_configs(mcp_servers))
+            await self._open(ed)
+        for update in convert.history_updates(ed.agent.history, ed.workspace):
+            await self._send(ed, update)
+        await self._usage(ed)
+        return s.LoadSessionResponse(modes=self._modes(ed))
+
+    async def list_sessions(self, cwd: str | None = None, **_: Any) -> s.ListSessionsResponse:
+        rows = await self.store.list_sessions()
+        want = str(_workspace(cwd)) if cwd else None
+        return s.ListSessionsResponse(
+            sessions=[
+                s.SessionInfo(session_id=r.id, cwd=r.workspace, title=r.title, updated_at=_iso(r.updated_at))
+                for r in rows
+                if r.workspace and Path(r.workspace).is_absolute() and (want is None or r.workspace == want)
+            ]
+        )
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> s.SetSessionModeResponse:
+        ed = self._session(session_id)
+        if mode_id not in MODES:
+            raise RequestError.invalid_params({"modeId": mode_id, "modes": list(MODES)})
+        ed.cli["prompt_mode"] = mode_id
+        ed.rebuild = True
+        await self._send(
+            ed, s.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id)
+        )
+        return s.SetSessionModeResponse()
+
+    async def _open(self, ed: EditorSession) -> None:
+        """Take the session's lease and build its agent; the editor learns the commands and the figure."""
+        await self.store.acquire_lease(ed.id)
+        try:
+            ed.agent = await self._build(ed)
+        except BaseException:
+            await self.store.release_lease(ed.id)
+            raise
+        self.sessions[ed.id] = ed
+        await self._send(
+            ed,
+            s.AvailableCommandsUpdate(
+                session_update="available_commands_update",
+                available_commands=[
+                    s.AvailableCommand(
+                        name=name,
+                        description=text,
+                        input=s.AvailableCommandInput(root=s.UnstructuredCommandInput(hint=hint))
+                        if hint
+                        else None,
+                    )
+                    for name, text, hint in COMMANDS
+                ],
+            ),
+        )
+
+    async def _build(self, ed: EditorSession) -> Any:
+        from myrm_tui.agent.factory import build_agent, resolve_settings
+
+        settings = await resolve_settings(self.store, ed.cli)
+        if ed.mcp:  # the editor's servers join the configured ones
+            settings = replace(settings, mcp_servers=(*settings.mcp_servers, *ed.mcp))
+
+        async def approve(tool: str, command: str, assessment: Assessment) -> str:
+            return await self._permission(ed, tool, command, assessment)
+
+        return await build_agent(self.store, ed.id, settings, ed.workspace, approver=approve)
+
+    async def close(self) -> None:
+        """The editor went away: turns cancelled (their partial text kept), agents closed, leases released."""
+        for ed in list(self.sessions.values()):
+            if ed.turn is not None and not ed.turn.done():
+                ed.turn.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await ed.turn
+            try:
+                if ed.agent is not None:
+                    await ed.agent.close()
+            except Exception:
+                log.exception("closing the agent of session %s failed", ed.id)
+            await self.store.release_lease(ed.id)
+        self.sessions.clear()
+
+    # -- a turn ------------------------------------------------------------------------------------
+    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> s.PromptResponse:
+        ed = self._session(session_id)
+        if ed.turn is not None and not ed.turn.done():
+            raise RequestError.invalid_request(
+                {"reason": "a turn is running in this session; cancel it first"}
+            )
+        text, images = convert.prompt_text(prompt, ed.workspace)
+        ed.turn = asyncio.create_task(self._turn(ed, text, images))
+        try:
+            stop = await asyncio.shield(ed.turn)
+        except asyncio.CancelledError:
+            stop = "cancelled"
+        return s.PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        """As Esc in the TUI: the turn stops, its streamed text is kept and unfinished calls are closed."""
+        ed = self.sessions.get(session_id)
+        if ed is not None and ed.turn is not None and not ed.turn.done():
+            ed.turn.cancel()
+
+    async def _turn(self, ed: EditorSession, text: str, images: list[tuple[str, bytes]]) -> str:
+        if ed.rebuild:
+            await ed.agent.close(keep_jobs=False)
+            ed.agent, ed.rebuild = await self._build(ed), False
+        stripped = text.strip()
+        if stripped.startswith("/") and stripped[1:].split(" ")[0] in {c[0] for c in COMMANDS}:
+            await self._command(ed, stripped[1:])
+            return "end_turn"
+        folder = Path(tempfile.mkdtemp(prefix="myrm-acp-")) if images else None
+        try:
+            if folder is not None:  # an image is named by its path; the turn reads it at once
+                for k, (mime, data) in enumerate(images):
+                    path = folder / f"image-{k + 1}.{mime.rsplit('/', 1)[-1]}"
+                    path.write_bytes(data)
+                    text += f" @{path}"
+            return await self._events(ed, text)
+        except asyncio.CancelledError:
+            await self._close_open_calls(ed)
+            return "cancelled"
+        finally:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    async def _events(self, ed: EditorSession, text: str) -> str:
+        stop = "end_turn"
+        async for ev in ed.agent.run_turn(text):
+            match ev:
+                case TextChunk():
+                    await self._send(ed, update_agent_message_text(ev.text))
+                case ReasoningChunk():
+                    await self._send(ed, update_agent_thought_text(ev.text))
+                case StreamCut():
+                    await self._send(ed, update_agent_message_text("\n[the reply was cut; retrying]\n"))
+                case ToolStarted():
+                    ed.calls[ev.call.id] = ev.call
+                    await self._send(ed, convert.start_call(ev.call, ed.workspace))
+                    await self._send(
+                        ed,
+                        s.ToolCallProgress(
+                            session_update="tool_call_update", tool_call_id=ev.call.id, status="in_progress"
+                        ),
+                    )
+                case ToolFinished():
+                    call = ed.calls.pop(ev.call.id, ev.call)
+                    await self._send(ed, convert.finish_call(call, ev.message, ed.workspace))
+                case AssistantSaved():
+                    if ev.usage is not None:
+                        from myrm_tui.llm.pricing import estimate_cost
+
+                        ed.cost += estimate_cost(ed.agent.settings.model, ev.usage)
+                case ContextReport():
+                    await self._usage(ed, ev)
+                case CompactionMade():
+                    r = ev.record
+                    await self._send(
+                        ed,
+                        update_agent_message_text(
+                            f"\n[context compacted ({r.trigger}): {r.tokens_before:,} → {r.tokens_after:,} "
+                            "tokens]\n"
+                        ),
+                    )
+                case Notice():
+                    await self._send(ed, update_agent_thought_text(f"[{ev.level}] {ev.text}\n"))
+                case TurnFailed():
+                    await self._send(ed, update_agent_message_text(f"\n[myrm: {ev.error}]"))
+                    stop = "refusal" if ev.unsent else "end_turn"
+                case TurnDone():
+                    if ev.interrupted:
+                        stop = "cancelled"
+        await self._close_open_calls(ed)
+        return stop
+
+    async def _close_open_calls(self, ed: EditorSession) -> None:
+        """Calls that never finished (an interrupted turn) are closed as failed, never left pending."""
+        for call_id in list(ed.calls):
+            ed.calls.pop(call_id)
+            with contextlib.suppress(Exception):
+                await self._send(
+                    ed,
+                    s.ToolCallProgress(
+                        session_update="tool_call_update", tool_call_id=call_id, status="failed"
+                    ),
+                )
+
+    async def _permission(self, ed: EditorSession, tool: str, command: str, assessment: Assessment) -> str:
+        """The editor asks the user; a cancelled question (or a vanished editor) is a no."""
+        call = next((c for c in reversed(ed.calls.values()) if c.name == tool), None)
+        update = s.ToolCallUpdate(
+            tool_call_id=call.id if call else f"approval-{tool}",
+            title=convert.tool_title(call) if call else f"{tool} {assessment.command}",
+            kind=convert.tool_kind(tool),
+            status="pending",
+            content=[convert.tool_content(convert.text_block(_question(tool, command, assessment)))],
+            raw_input=convert.call_args(call) if call else {"command": command},
+        )
+        try:
+            answer = await self.conn.request_permission(
+                session_id=ed.id, tool_call=update, options=list(PERMISSION_OPTIONS)
+            )
+        except Exception:
+            log.exception("the editor's permission request failed: answered no")
+            return "no"
+        outcome = answer.outcome
+        if isinstance(outcome, s.AllowedOutcome) and outcome.option_id in ("yes", "always", "no"):
+            return outcome.option_id
+        return "no"
+
+    async def _command(self, ed: EditorSession, line: str) -> None:
+        name, _, arg = line.partition(" ")
+        agent = ed.agent
+        if name == "compact":
+            report = await agent.compact_now(arg.strip())
+            await self._usage(ed, report)
+            await self._send(
+                ed, update_agent_message_text(f"Compacted: the context is {report.tokens:,} tokens.")
+            )
+        elif name == "context":
+            use = agent.window_use()
+            await self._send(ed, update_agent_message_text("```\n" + "\n".join(use.lines()) + "\n```"))
+        elif name == "fork":
+            row = await self.store.fork_session(ed.id)
+            await self._send(ed, update_agent_message_text(f"Forked: session {row.id} ({row.title})."))
+        elif name == "notes":
+            notes = agent.state.notes
+            text = "\n".join(f"- {n}" for n in notes) if notes else "No notes yet."
+            await self._send(ed, update_agent_message_text(text))
+
+    # -- sending -----------------------------------------------------------------------------------
+    async def _usage(self, ed: EditorSession, report: ContextReport | None = None) -> None:
+        """The ring's figure: the latest request's input (our count, tool schemas included) of the window."""
+        agent = ed.agent
+        used = report.tokens + agent.schema_tokens() if report is not None else agent.window_use().used
+        await self._send(
+            ed,
+            s.UsageUpdate(
+                session_update="usage_update",
+                used=used,
+                size=agent.window,
+                cost=s.Cost(amount=round(ed.cost, 6), currency="USD"),
+            ),
+        )
+
+    async def _send(self, ed: EditorSession, update: Any) -> None:
+        await self.conn.session_update(session_id=ed.id, update=update)
+
+    def _session(self, session_id: str) -> EditorSession:
+        ed = self.sessions.get(session_id)
+        if ed is None:
+            raise RequestError.resource_not_found(session_id)
+        return ed
+
+    def _modes(self, ed: EditorSession) -> s.SessionModeState:
+        return s.SessionModeState(
+            current_mode_id=ed.agent.prompt_mode,
+            available_modes=[s.SessionMode(id=m, name=MODE_NAMES.get(m, m)) for m in MODES],
+        )
+
+
+def _question(tool: str, command: str, assessment: Assessment) -> str:
+    reasons = "; ".join(assessment.reasons) or "not covered by the rules"
+    what = "Edit" if tool == "file_edit_tool" else "Run"
+    return f"{what}:\n{command}\n\nWhy myrm asks: {reasons}"
+
+
+def _workspace(cwd: str) -> Path:
+    path = Path(cwd).expanduser()
+    if not path.is_absolute() or not path.is_dir():
+        raise RequestError.invalid_params({"cwd": cwd, "reason": "an absolute path of an existing folder"})
+    return path.resolve()
+
+
+def _mcp_configs(servers: list[Any] | None) -> list[dict[str, Any]]:
+    """The editor's MCP servers in myrm's config shape (stdio: command, args, env; HTTP: url)."""
+    out: list[dict[str, Any]] = []
+    for srv in servers or ():
+        if isinstance(srv, s.McpServerStdio):
+            out.append(
+                {
+                    "name": srv.name,
+                    "command": srv.command,
+                    "args": list(srv.args),
+                    "env": {e.name: e.value for e in srv.env},
+                }
+            )
+        elif isinstance(srv, s.HttpMcpServer):
+            out.append({"name": srv.name, "url": srv.url})
+    return out
+
+
+def _iso(ts: float) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).isoformat()
+
+
+# As the SDK's own stdio default: an editor may send a large embedded file or image in one line.
+LINE_LIMIT = 50 * 1024 * 1024
+
+
+async def speak(agent: MyrmAcpAgent, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Serve ``agent`` on one connection until the editor closes it. Lines that are not JSON-RPC objects
+    get a JSON-RPC error here: the SDK skips bad JSON silently and ends its connection on valid JSON that
+    is not an object."""
+    from acp.agent.connection import AgentSideConnection
+
+    screened = asyncio.StreamReader(limit=LINE_LIMIT)
+    pump = asyncio.create_task(_screen(reader, screened, writer))
+    # The SDK's Protocol names every method of the protocol; the router answers "method not found" for
+    # those an agent leaves out (fork, resume, config options).
+    conn = AgentSideConnection(cast("Any", agent), writer, screened, listening=False)
+    try:
+        await conn.listen()
+    finally:
+        pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pump
+        await conn.close()
+
+
+async def _screen(src: asyncio.StreamReader, dst: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def error(code: int, message: str) -> None:
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+        writer.write(json.dumps(body).encode() + b"\n")
+
+    try:
+        while True:
+            try:
+                line = await src.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:
+                line = end.partial
+            except asyncio.LimitOverrunError as over:
+                await src.readexactly(over.consumed)  # dropped whole, up to the next line
+                await src.readuntil(b"\n")
+                error(-32600, f"Invalid request: a line over {LINE_LIMIT:,} bytes")
+                continue
+            if not line:
+                break
+            if not line.strip():
+                continue
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                log.warning("not JSON from the editor: %r", line[:200])
+                error(-32700, "Parse error")
+                continue
+            if not isinstance(msg, dict):
+                error(-32600, "Invalid request: not a JSON-RPC object")
+                continue
+            dst.feed_data(line if line.endswith(b"\n") else line + b"\n")
+    finally:
+        dst.feed_eof()
+
+
+async def serve(db: Path, cli: dict[str, Any]) -> int:
+    """Speak ACP on stdin/stdout until the editor closes the connection."""
+    from acp.stdio import stdio_streams
+
+    try:
+        reader, writer = await stdio_streams(limit=LINE_LIMIT)
+    except ValueError:  # stdout is a regular file: asyncio writes only to pipes, sockets and terminals
+        log.exception("myrm acp: standard output is not a pipe")
+        print("myrm acp: standard output must be a pipe (an editor starts myrm acp)", file=sys.stderr)
+        return 2
+    store = await Store.open(db)
+    agent = MyrmAcpAgent(store, cli)
+    try:
+        await speak(agent, reader, writer)
+    finally:
+        try:
+            await agent.close()
+        finally:
+            await store.close()
+    return 0

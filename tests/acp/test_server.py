@@ -1,0 +1,384 @@
+"""``myrm acp``: an editor (the official SDK's client) drives myrm over JSON-RPC against the provider
+emulator. The first tests run ``myrm acp`` as a real process (forked by ``tests/warm.py``); the rest run
+the same server in this process over a pair of pipes, which shows the same raw messages without paying
+``import litellm`` again. Assertions are on the raw JSON-RPC messages each side saw."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from acp import PROTOCOL_VERSION, schema, text_block
+from acp.client.connection import ClientSideConnection
+from acp.connection import StreamEvent
+
+from myrm_tui.acp.server import MyrmAcpAgent, speak
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
+from tests.helpers import cli_env
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
+class Editor:
+    """An ACP client as an editor is: it records every update and answers permission requests in turn."""
+
+    def __init__(self, answers: list[str] | None = None) -> None:
+        self.updates: list[Any] = []
+        self.answers = list(answers or [])
+        self.asked: list[Any] = []
+        self.update_seen = asyncio.Event()
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        self.updates.append(update)
+        self.update_seen.set()
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **_: Any
+    ) -> schema.RequestPermissionResponse:
+        self.asked.append((tool_call, options))
+        if not self.answers:
+            return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+        return schema.RequestPermissionResponse(
+            outcome=schema.AllowedOutcome(outcome="selected", option_id=self.answers.pop(0))
+        )
+
+    def of(self, kind: str) -> list[Any]:
+        return [u for u in self.updates if u.session_update == kind]
+
+
+class Wire:
+    """Every raw JSON-RPC message, as (direction seen from the editor, message)."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, event: StreamEvent) -> None:
+        self.messages.append((event.direction.value, event.message))
+
+    def sent(self, method: str) -> list[dict[str, Any]]:
+        """Messages of ``method`` the agent sent (requests and notifications)."""
+        return [m for d, m in self.messages if d == "incoming" and m.get("method") == method]
+
+    def updates(self, kind: str) -> list[dict[str, Any]]:
+        return [
+            m["params"]["update"]
+            for m in self.sent("session/update")
+            if m["params"]["update"]["sessionUpdate"] == kind
+        ]
+
+    def order(self) -> list[str]:
+        """The agent's messages in order, each named by its method and update kind."""
+        out = []
+        for d, m in self.messages:
+            if d != "incoming" or "method" not in m:
+                continue
+            upd = (m.get("params") or {}).get("update") or {}
+            out.append(f"{m['method']}:{upd.get('sessionUpdate', '')}:{upd.get('status', '')}")
+        return out
+
+
+async def _streams(read_fd: int, write_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0))
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", 0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    return reader, writer
+
+
+@contextlib.asynccontextmanager
+async def in_process(
+    tmp: Path, emu: ProviderEmulator, editor: Editor, **cli: Any
+) -> AsyncIterator[tuple[ClientSideConnection, Wire, int, MyrmAcpAgent]]:
+    """The server in this process on a pair of pipes; yields the editor's connection, the wire, the fd
+    that writes raw bytes to the server, and the server."""
+    to_agent_r, to_agent_w = os.pipe()
+    to_editor_r, to_editor_w = os.pipe()
+    raw_w = os.dup(to_agent_w)
+    agent_reader, agent_writer = await _streams(to_agent_r, to_editor_w)
+    editor_reader, editor_writer = await _streams(to_editor_r, to_agent_w)
+    store = await Store.open(tmp / "acp.db")
+    settings = {"model": "openai/gpt-4o-mini", "api_base": emu.openai_base, "api_key": "sk-test", **cli}
+    server = MyrmAcpAgent(store, settings)
+    listening = asyncio.create_task(speak(server, agent_reader, agent_writer))
+    wire = Wire()
+    conn = ClientSideConnection(cast(Any, editor), editor_writer, editor_reader, observers=[wire])
+    try:
+        yield conn, wire, raw_w, server
+    finally:
+        await conn.close()
+        with contextlib.suppress(OSError):
+            os.close(raw_w)
+        listening.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await listening
+        await server.close()
+        await store.close()
+
+
+async def _start(conn: ClientSideConnection, workspace: Path) -> str:
+    await conn.initialize(protocol_version=PROTOCOL_VERSION)
+    new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+    return new.session_id
+
+
+# -- the real process ------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def real_process(
+    tmp: Path, emu: ProviderEmulator, workspace: Path, editor: Editor
+) -> AsyncIterator[tuple[ClientSideConnection, Wire, Any]]:
+    """``myrm acp`` as its own process, its stdin and stdout the editor's pipes."""
+    proc = warm.Popen(
+        [
+            sys.executable,
+            "-m",
+            "myrm_tui.cli",
+            "acp",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--api-base",
+            emu.openai_base,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(tmp),
+        cwd=workspace,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    reader, writer = await _streams(os.dup(proc.stdout.fileno()), os.dup(proc.stdin.fileno()))
+    proc.stdin.close()
+    proc.stdout.close()
+    wire = Wire()
+    conn = ClientSideConnection(cast(Any, editor), writer, reader, observers=[wire])
+    try:
+        yield conn, wire, proc
+    finally:
+        await conn.close()
+        writer.close()  # the editor goes away: the agent's stdin ends
+        try:
+            code = await asyncio.to_thread(proc.wait, 30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        assert proc.stderr is not None
+        err = proc.stderr.read().decode(errors="replace")
+        proc.stderr.close()
+        assert code == 0, err
+
+
+async def test_a_turn_with_a_tool_call_asks_the_editor_and_reports_the_last_requests_use(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "touch made_by_agent"})]),
+        Reply(text="Made the file."),
+        Reply(tool_calls=[("bash", {"command": "rm -f hello.py"})]),
+        Reply(text="Left it."),
+    )
+    editor = Editor(answers=["yes", "no"])
+    async with real_process(tmp_path, emulator, workspace, editor) as (conn, wire, _):
+        init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        assert init.protocol_version == 1
+        assert init.agent_capabilities is not None and init.agent_capabilities.load_session
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        done = await conn.prompt(session_id=sid, prompt=[text_block("make a file")])
+        assert done.stop_reason == "end_turn"
+        assert (workspace / "made_by_agent").exists()
+        second = await conn.prompt(session_id=sid, prompt=[text_block("remove hello.py")])
+        assert second.stop_reason == "end_turn"
+        assert (workspace / "hello.py").exists()  # rejected in the editor: never ran
+
+    # The raw messages: the card opens, the editor is asked while it is pending, then it completes.
+    order = [o for o in wire.order() if "tool_call" in o or "request_permission" in o]
+    assert order[:4] == [
+        "session/update:tool_call:pending",
+        "session/update:tool_call_update:in_progress",
+        "session/request_permission::",
+        "session/update:tool_call_update:completed",
+    ]
+    card = wire.updates("tool_call")[0]
+    assert card["kind"] == "execute" and card["title"] == "bash touch made_by_agent"
+    asked = wire.sent("session/request_permission")[0]["params"]
+    assert {o["kind"] for o in asked["options"]} == {"allow_once", "allow_always", "reject_once"}
+    assert asked["toolCall"]["toolCallId"] == card["toolCallId"]
+    # Every usage update is one request's figure of the window, never a running sum.
+    usage = wire.updates("usage_update")
+    assert len(usage) >= 4
+    size = usage[-1]["size"]
+    assert all(0 < u["used"] <= size for u in usage)
+    assert max(u["used"] for u in usage) < 2 * min(u["used"] for u in usage)
+    assert usage[-1]["cost"]["currency"] == "USD"
+    assert "Made the file." in "".join(u["content"]["text"] for u in wire.updates("agent_message_chunk"))
+    commands = wire.updates("available_commands_update")[0]["availableCommands"]
+    assert {"compact", "context", "fork"} <= {c["name"] for c in commands}
+    # What the provider received: the first turn's tool result went back to it.
+    bodies = [r.body for r in emulator.accepted]
+    assert any(m.get("role") == "tool" for m in bodies[1]["messages"])
+
+    # A second editor loads the session: the history comes back as the updates it would have seen.
+    again = Editor()
+    async with real_process(tmp_path, emulator, workspace, again) as (conn, wire2, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        listed = await conn.list_sessions(cwd=str(workspace))
+        assert sid in [x.session_id for x in listed.sessions]
+        await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+    users = [u["content"]["text"] for u in wire2.updates("user_message_chunk")]
+    assert users == ["make a file", "remove hello.py"]
+    statuses = [u["status"] for u in wire2.updates("tool_call_update")]
+    assert statuses == ["completed", "failed"]  # the rejected call failed: "declined" is its result
+    assert [u["kind"] for u in wire2.updates("tool_call")] == ["execute", "execute"]
+
+
+# -- in this process -------------------------------------------------------------------------------
+
+
+async def test_cancel_keeps_the_partial_text_and_closes_the_open_call(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(Reply(text="Working on it, " * 20, chunk_size=8, stall_after=3))
+    editor = Editor()
+    async with in_process(tmp_path, emulator, editor) as (conn, _wire, _, server):
+        sid = await _start(conn, workspace)
+        turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
+        while not editor.of("agent_message_chunk"):
+            editor.update_seen.clear()
+            await asyncio.wait_for(editor.update_seen.wait(), 30)
+        # A second prompt while the turn runs is a JSON-RPC error, not a second turn.
+        with pytest.raises(Exception, match="Invalid request"):
+            await conn.prompt(session_id=sid, prompt=[text_block("again")])
+        await conn.cancel(session_id=sid)
+        assert (await asyncio.wait_for(turn, 30)).stop_reason == "cancelled"
+        history = server.sessions[sid].agent.history
+    last = history[-1]
+    assert last.role == "assistant" and last.text.startswith("Working on it,") and "interrupted" in last.text
+    assert len(emulator.accepted) == 1
+
+
+async def test_a_cancelled_tool_call_is_closed_not_left_pending(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "touch started && sleep 30"})]))
+    editor = Editor(answers=["yes"])
+    async with in_process(tmp_path, emulator, editor) as (conn, wire, _, _server):
+        sid = await _start(conn, workspace)
+        turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("wait")]))
+        while not (workspace / "started").exists():  # the command runs: approved, then started
+            editor.update_seen.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(editor.update_seen.wait(), 0.05)
+        await conn.cancel(session_id=sid)
+        assert (await asyncio.wait_for(turn, 30)).stop_reason == "cancelled"
+    call_id = wire.updates("tool_call")[0]["toolCallId"]
+    last = [u for u in wire.updates("tool_call_update") if u["toolCallId"] == call_id][-1]
+    assert last["status"] == "failed"
+
+
+async def test_bad_input_gets_an_error_and_the_connection_goes_on(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    editor = Editor()
+    async with in_process(tmp_path, emulator, editor) as (conn, wire, raw, _):
+        sid = await _start(conn, workspace)
+        os.write(raw, b"{not json\n" + b'"a string"\n' + b"[1, 2]\n")
+        while len([m for d, m in wire.messages if d == "incoming" and "error" in m and m["id"] is None]) < 3:
+            editor.update_seen.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(editor.update_seen.wait(), 0.05)
+        errors = [m["error"]["code"] for d, m in wire.messages if d == "incoming" and "error" in m]
+        assert errors == [-32700, -32600, -32600]
+        with pytest.raises(Exception, match="Method not found"):
+            await conn._conn.send_request("session/teleport", {"sessionId": sid})
+        with pytest.raises(Exception, match="Resource not found"):
+            await conn.prompt(session_id="nope", prompt=[text_block("hi")])
+        with pytest.raises(Exception, match="Invalid params"):
+            await conn.new_session(cwd="relative/path", mcp_servers=[])
+        done = await conn.prompt(session_id=sid, prompt=[text_block("still there?")])
+    assert done.stop_reason == "end_turn"
+
+
+async def test_prompt_content_images_and_resources_reach_the_model(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    editor = Editor()
+    async with in_process(tmp_path, emulator, editor) as (conn, _wire, _, _server):
+        sid = await _start(conn, workspace)
+        blocks: list[Any] = [
+            text_block("look at these"),
+            schema.ImageContentBlock(
+                type="image", mime_type="image/png", data=base64.b64encode(PNG).decode()
+            ),
+            schema.EmbeddedResourceContentBlock(
+                type="resource",
+                resource=schema.TextResourceContents(
+                    uri=(workspace / "unsaved.py").as_uri(), text="x = 1  # unsaved buffer\n"
+                ),
+            ),
+        ]
+        await conn.prompt(session_id=sid, prompt=blocks)
+    user = [m for m in emulator.accepted[-1].body["messages"] if m["role"] == "user"][-1]
+    parts = user["content"]
+    assert any(
+        p.get("type") == "image_url" and p["image_url"]["url"].startswith("data:image/png") for p in parts
+    )
+    text = "\n".join(p.get("text", "") for p in parts)
+    assert '<file path="unsaved.py">' in text and "x = 1  # unsaved buffer" in text
+
+
+async def test_slash_commands_and_modes(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    editor = Editor()
+    async with in_process(tmp_path, emulator, editor) as (conn, wire, _, server):
+        sid = await _start(conn, workspace)
+        await conn.prompt(session_id=sid, prompt=[text_block("/context")])
+        assert not emulator.accepted  # a command, not a message to the model
+        said = "".join(u["content"]["text"] for u in wire.updates("agent_message_chunk"))
+        assert "in use (the ring)" in said
+        await conn.prompt(session_id=sid, prompt=[text_block("hi")])
+        await conn.set_session_mode(session_id=sid, mode_id="chat")
+        assert wire.updates("current_mode_update")[-1]["currentModeId"] == "chat"
+        await conn.prompt(session_id=sid, prompt=[text_block("hello")])
+        full, chat = (r.body["messages"][0]["content"] for r in emulator.accepted[-2:])
+        assert "<tool_use_enforcement>" in full and "<tool_use_enforcement>" not in chat
+        with pytest.raises(Exception, match="Invalid params"):
+            await conn.set_session_mode(session_id=sid, mode_id="godmode")
+        await conn.prompt(session_id=sid, prompt=[text_block("/fork")])
+        rows = await server.store.list_sessions()
+    assert any(r.parent_id == sid for r in rows)
+
+
+async def test_the_editor_vanishing_mid_turn_keeps_the_session(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(Reply(text="Half of a long answer " * 10, chunk_size=8, stall_after=2))
+    editor = Editor()
+    async with in_process(tmp_path, emulator, editor) as (conn, _wire, _, server):
+        sid = await _start(conn, workspace)
+        turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("start")]))
+        while not editor.of("agent_message_chunk"):
+            editor.update_seen.clear()
+            await asyncio.wait_for(editor.update_seen.wait(), 30)
+        turn.cancel()
+        await server.close()  # what stdin's end does: turns cancelled, agents closed, leases released
+        store = server.store
+        assert await store.lease_holder(sid) is None
+        msgs = await store.load_messages(sid)
+    assert [m.role for m in msgs][-2:] == ["user", "assistant"]
+    kept = msgs[-1].text
+    assert kept.startswith("Half of") and kept.endswith("[interrupted by the user]")
