@@ -410,13 +410,48 @@ def sessions(
         typer.Option("--export", help="Write this session to stdout as Markdown, with its compactions"),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="With --export: JSON instead of Markdown")] = False,
+    import_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--import",
+            help="Bring over a Claude Code transcript or a Codex rollout (a .jsonl file); continue it with "
+            "myrm --session ID",
+        ),
+    ] = None,
 ) -> None:
     """List sessions (newest first); --delete, --rename ID TITLE and --fork manage them; --export ID
-    [--json] writes one (redacted, every compaction with its vault:// pointers)."""
+    [--json] writes one (redacted, every compaction with its vault:// pointers); --import PATH brings over
+    another agent's session."""
     if json_out and export is None:
         print("myrm: --json goes with --export ID", file=sys.stderr)
         raise typer.Exit(2)
+    if import_path is not None:
+        raise typer.Exit(asyncio.run(_import(_db(db), import_path)))
     asyncio.run(_sessions(_db(db), delete, rename, fork, export, json_out))
+
+
+async def _import(db: Path, path: Path) -> int:
+    from myrm_tui.agent.factory import resolve_settings
+    from myrm_tui.store.db import Store
+    from myrm_tui.store.foreign import ForeignError, import_session
+
+    store = await Store.open(db)
+    try:
+        settings = await resolve_settings(store, {})
+        try:
+            row, fs = await import_session(store, path, settings.model, Path.cwd().resolve())
+        except ForeignError as exc:
+            log.warning("import of %s failed", path, exc_info=True)
+            print(f"myrm: {exc}", file=sys.stderr)
+            return 2
+        left = (
+            "; left out: " + ", ".join(f"{n} {what}" for what, n in fs.dropped.items()) if fs.dropped else ""
+        )
+        print(f"imported {len(fs.messages)} messages from {fs.agent} as {row.id} ({row.title}){left}")
+        print(f"continue it with: myrm --session {row.id}")
+        return 0
+    finally:
+        await store.close()
 
 
 async def _fork_compacted(db: Path, sid: str, workspace: Path) -> tuple[str, str]:

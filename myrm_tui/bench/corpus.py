@@ -93,6 +93,17 @@ def _message(path: Path, n: int, i: int, m: Any, conv: int) -> Message:
 
 
 def load_conversations(path: Path, limit: int | None = None, only: str | None = None) -> list[Conversation]:
+    """The corpus at ``path``; a Claude Code transcript or a Codex rollout (or a folder of them) is read as
+    one conversation each, so a user can bench their own past sessions."""
+    from myrm_tui.store.foreign import ForeignError, kind_of, read_session, sessions_in
+
+    if path.is_dir() or (path.suffix == ".jsonl" and kind_of(path) is not None):
+        try:
+            found = [read_session(p) for p in sessions_in(path)]
+        except ForeignError as exc:
+            raise CorpusError(str(exc)) from None
+        convs = [Conversation(f.id, f.messages, [], {"agent": f.agent}) for f in found if f.messages]
+        return [c for c in convs if only is None or c.id == only][:limit]
     out: list[Conversation] = []
     for conv, (n, d) in enumerate(_lines(path)):
         cid = str(d.get("id", f"conv-{conv}"))

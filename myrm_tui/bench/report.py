@@ -445,7 +445,7 @@ async def run_cli(
         sys.stderr.write(f"myrm bench: {msg}\n")
         return 2
 
-    if not corpus.is_file():
+    if not (corpus.is_file() or corpus.is_dir()):
         return fail(f"corpus not found: {corpus}")
     for p in [*([probes] if probes else []), *extra_probes]:
         if not p.is_file():

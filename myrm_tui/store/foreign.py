@@ -1,0 +1,413 @@
+"""Sessions recorded by other agents, read as myrm messages: Claude Code transcripts
+(``~/.claude/projects/<cwd>/<uuid>.jsonl``) and Codex CLI rollouts (``~/.codex/sessions/…/rollout-*.jsonl``).
+
+Neither format has a formal spec; this reads them as their files are laid out (December 2026):
+
+- **Claude Code**: one event a line (``type`` user / assistant / system / summary / …) linked by
+  ``parentUuid``. The conversation is the chain that ends at the last main-line event (``isSidechain``
+  events are a subagent's and are left out; a rewind's abandoned branch is not on the chain). A
+  ``compact_boundary`` restarts the chain (``logicalParentUuid`` links over it); the next user message is
+  Claude Code's own summary (``isCompactSummary``). An assistant reply is split over lines, one content block
+  a line, sharing ``message.id``: they are joined.
+- **Codex**: ``{"type", "payload"}`` lines; ``response_item`` carries the model's items (message, reasoning,
+  function_call / function_call_output, local_shell_call, custom_tool_call), ``compacted`` Codex's summary;
+  ``session_meta`` the folder. ``event_msg`` lines repeat the items for Codex's UI and are skipped.
+
+What comes over: the user's words, replies, tool calls paired with their results (parallel calls too), images,
+and the other agent's compaction summaries, marked as such. Its system prompts and instructions are its own
+and are left out. Reasoning is kept as text (``reasoning``; the pipeline sends it only to a model that
+takes it); signed thinking blocks are dropped: a signature verifies only with the model that wrote it. A call
+whose result was never recorded gets an error result saying so, and a result whose call is missing is dropped,
+so the history is one a provider accepts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from myrm_tui.context.types import Message, ToolCall
+
+NO_RESULT = (
+    "[no result was recorded for this call: the other agent's session ended or moved on before it returned]"
+)
+
+
+class ForeignError(ValueError):
+    """A file that is neither a Claude Code transcript nor a Codex rollout, or cannot be read."""
+
+
+@dataclass
+class ForeignSession:
+    agent: str  # "claude-code" | "codex"
+    id: str
+    messages: list[Message]
+    workspace: str = ""
+    title: str = ""
+    dropped: dict[str, int] = field(
+        default_factory=dict
+    )  # what was left out, by kind (for the one-line report)
+
+
+def _objects(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    raise ForeignError(f"{path}:{n}: not JSON") from None
+                if isinstance(obj, dict):
+                    yield obj
+    except OSError as exc:
+        raise ForeignError(f"{path}: {exc.strerror or exc}") from None
+
+
+def kind_of(path: Path) -> str | None:
+    """ "claude-code", "codex" or None, from the file's first lines."""
+    try:
+        for k, obj in enumerate(_objects(path)):
+            if "payload" in obj and obj.get("type") in (
+                "session_meta",
+                "response_item",
+                "event_msg",
+                "turn_context",
+            ):
+                return "codex"
+            if obj.get("type") in ("user", "assistant", "summary", "system") and (
+                "uuid" in obj or "leafUuid" in obj
+            ):
+                return "claude-code"
+            if k >= 20:
+                break
+    except ForeignError:
+        return None
+    return None
+
+
+def read_session(path: Path) -> ForeignSession:
+    kind = kind_of(path)
+    if kind == "codex":
+        return read_codex(path)
+    if kind == "claude-code":
+        return read_claude(path)
+    raise ForeignError(f"{path}: neither a Claude Code transcript nor a Codex rollout")
+
+
+def sessions_in(path: Path) -> list[Path]:
+    """The transcript files at ``path``: the file itself, or every ``*.jsonl`` below a folder."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.jsonl") if kind_of(p) is not None)
+    return [path]
+
+
+# -- pairing calls and results -----------------------------------------------------------------------
+
+
+class _Builder:
+    """Messages in order, keeping every tool call answered and every result attached to its call."""
+
+    def __init__(self) -> None:
+        self.out: list[Message] = []
+        self.open: dict[str, ToolCall] = {}  # calls of the last assistant message not yet answered
+        self.dropped: dict[str, int] = {}
+
+    def drop(self, what: str) -> None:
+        self.dropped[what] = self.dropped.get(what, 0) + 1
+
+    def _close_open(self) -> None:
+        for call in self.open.values():
+            self.out.append(
+                Message(
+                    role="tool",
+                    content=NO_RESULT,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    meta={"is_error": True},
+                )
+            )
+        if self.open:
+            self.drop("calls without a result")
+        self.open = {}
+
+    def user(self, content: str | list[dict[str, Any]], meta: dict[str, Any] | None = None) -> None:
+        if not content:
+            return
+        self._close_open()
+        if self.out and self.out[-1].role == "user" and isinstance(content, str) and not meta:
+            last = self.out[-1]
+            if isinstance(last.content, str) and not last.meta:
+                self.out[-1] = Message(role="user", content=f"{last.content}\n\n{content}")
+                return
+        self.out.append(Message(role="user", content=content, meta=meta or {}))
+
+    def assistant(self, text: str, calls: Iterable[ToolCall] = (), reasoning: str = "") -> None:
+        calls = tuple(calls)
+        if not (text or calls or reasoning):
+            return
+        last = self.out[-1] if self.out else None
+        if last is not None and last.role == "assistant" and not self.open and not last.tool_calls:
+            # One reply split over lines (Claude Code) or items (Codex): joined.
+            text = "\n\n".join(t for t in (last.text, text) if t)
+            reasoning = "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
+            self.out.pop()
+        elif last is not None and last.role == "assistant" and self.open and not text:
+            # More parallel calls of the same reply.
+            calls = (*last.tool_calls, *calls)
+            text, reasoning = last.text, "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
+            self.out.pop()
+        else:
+            self._close_open()
+        self.out.append(
+            Message(role="assistant", content=text or None, tool_calls=calls, reasoning=reasoning or None)
+        )
+        self.open.update({c.id: c for c in calls})
+
+    def result(self, call_id: str, text: str | list[dict[str, Any]], is_error: bool = False) -> None:
+        call = self.open.pop(call_id, None)
+        if call is None:
+            self.drop("results without a call")
+            return
+        meta = {"is_error": True} if is_error else {}
+        self.out.append(Message(role="tool", content=text, tool_call_id=call_id, name=call.name, meta=meta))
+
+    def done(self) -> list[Message]:
+        self._close_open()
+        # A reply that was only reasoning (its text never came) has nothing a provider would take.
+        return [m for m in self.out if m.role != "assistant" or m.content or m.tool_calls]
+
+
+def _summary(agent: str, text: str) -> tuple[str, dict[str, Any]]:
+    name = {"claude-code": "Claude Code", "codex": "Codex CLI"}[agent]
+    return (
+        f"[A summary {name} wrote when it compacted this session's earlier context]\n{text}",
+        {"imported_summary": agent},
+    )
+
+
+def _title(messages: list[Message]) -> str:
+    first = next((m.text for m in messages if m.role == "user" and not m.meta), "")
+    return " ".join(first.split())[:60] or "imported session"
+
+
+# -- Claude Code -----------------------------------------------------------------------------------
+
+
+def _claude_chain(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The main line: from the last main-line event back to the root, over compact boundaries."""
+    by_uuid = {e["uuid"]: e for e in events if isinstance(e.get("uuid"), str)}
+    main = [e for e in events if isinstance(e.get("uuid"), str) and not e.get("isSidechain")]
+    if not main:
+        return []
+    chain: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    cur: dict[str, Any] | None = main[-1]
+    while cur is not None and cur["uuid"] not in seen:
+        seen.add(cur["uuid"])
+        chain.append(cur)
+        parent = cur.get("parentUuid") or cur.get("logicalParentUuid")
+        cur = by_uuid.get(parent) if isinstance(parent, str) else None
+    chain.reverse()
+    return chain
+
+
+def _claude_image(block: dict[str, Any]) -> dict[str, Any] | None:
+    src = block.get("source") or {}
+    if src.get("type") == "base64" and isinstance(src.get("data"), str):
+        return {
+            "type": "image_url",
+            "image_url": {"url": f"data:{src.get('media_type', 'image/png')};base64,{src['data']}"},
+        }
+    return None
+
+
+def _claude_content(blocks: Any) -> str | list[dict[str, Any]]:
+    """A tool result's or user message's content: text, or text and images."""
+    if isinstance(blocks, str):
+        return blocks
+    parts: list[dict[str, Any]] = []
+    for b in blocks if isinstance(blocks, list) else ():
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "text" and isinstance(b.get("text"), str):
+            parts.append({"type": "text", "text": b["text"]})
+        elif b.get("type") == "image" and (img := _claude_image(b)) is not None:
+            parts.append(img)
+    if all(p["type"] == "text" for p in parts):
+        return "\n".join(p["text"] for p in parts)
+    return parts
+
+
+def read_claude(path: Path) -> ForeignSession:
+    events = list(_objects(path))
+    b = _Builder()
+    workspace = ""
+    sid = path.stem
+    for e in _claude_chain(events):
+        workspace = workspace or str(e.get("cwd") or "")
+        sid = str(e.get("sessionId") or sid)
+        msg: dict[str, Any] = e["message"] if isinstance(e.get("message"), dict) else {}
+        content = msg.get("content")
+        if e.get("type") == "user":
+            if e.get("isCompactSummary"):
+                text, meta = _summary("claude-code", str(_claude_text(content)))
+                b.user(text, meta)
+                continue
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+            rest: list[dict[str, Any]] = []
+            for blk in blocks:
+                if isinstance(blk, dict) and blk.get("type") == "tool_result":
+                    b.result(
+                        str(blk.get("tool_use_id")),
+                        _claude_content(blk.get("content")),
+                        bool(blk.get("is_error")),
+                    )
+                elif isinstance(blk, dict):
+                    rest.append(blk)
+            if rest and not e.get("isMeta"):
+                b.user(_claude_content(rest))
+        elif e.get("type") == "assistant":
+            texts: list[str] = []
+            calls: list[ToolCall] = []
+            thinking: list[str] = []
+            for blk in content if isinstance(content, list) else [{"type": "text", "text": content or ""}]:
+                if not isinstance(blk, dict):
+                    continue
+                if blk.get("type") == "text" and blk.get("text"):
+                    texts.append(str(blk["text"]))
+                elif blk.get("type") == "thinking" and blk.get("thinking"):
+                    thinking.append(str(blk["thinking"]))
+                elif blk.get("type") == "redacted_thinking":
+                    b.drop("redacted thinking blocks")
+                elif blk.get("type") == "tool_use":
+                    args = json.dumps(blk.get("input") or {}, ensure_ascii=False)
+                    calls.append(ToolCall(id=str(blk.get("id")), name=str(blk.get("name")), arguments=args))
+            b.assistant("\n\n".join(texts), calls, "\n\n".join(thinking))
+        elif e.get("type") == "system" and e.get("subtype") == "compact_boundary":
+            continue  # the summary follows as a user message
+    messages = b.done()
+    return ForeignSession("claude-code", sid, messages, workspace, _title(messages), b.dropped)
+
+
+def _claude_text(content: Any) -> str:
+    c = _claude_content(content)
+    return c if isinstance(c, str) else "\n".join(p.get("text", "") for p in c if p["type"] == "text")
+
+
+# -- Codex -----------------------------------------------------------------------------------------
+
+
+def _codex_text(content: Any) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        return content
+    parts: list[dict[str, Any]] = []
+    for p in content if isinstance(content, list) else ():
+        if not isinstance(p, dict):
+            continue
+        if p.get("type") in ("input_text", "output_text", "text") and isinstance(p.get("text"), str):
+            parts.append({"type": "text", "text": p["text"]})
+        elif p.get("type") == "input_image" and isinstance(p.get("image_url"), str):
+            parts.append({"type": "image_url", "image_url": {"url": p["image_url"]}})
+    if all(p["type"] == "text" for p in parts):
+        return "\n".join(p["text"] for p in parts)
+    return parts
+
+
+def _codex_output(output: Any) -> tuple[str, bool]:
+    if isinstance(output, dict):  # {"content": ..., "success": bool}
+        text = output.get("content")
+        return (text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)), output.get(
+            "success"
+        ) is False
+    if isinstance(output, str):
+        try:  # exec output as a JSON string: {"output": ..., "metadata": {"exit_code": N}}
+            d = json.loads(output)
+        except ValueError:
+            return output, False
+        if isinstance(d, dict) and "output" in d:
+            code = (d.get("metadata") or {}).get("exit_code")
+            return str(d["output"]), bool(code)
+        return output, False
+    return json.dumps(output, ensure_ascii=False), False
+
+
+_CODEX_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
+
+
+def read_codex(path: Path) -> ForeignSession:
+    b = _Builder()
+    workspace = ""
+    sid = path.stem
+    for e in _objects(path):
+        p: dict[str, Any] = e["payload"] if isinstance(e.get("payload"), dict) else {}
+        kind = e.get("type")
+        if kind == "session_meta":
+            workspace = str(p.get("cwd") or workspace)
+            sid = str(p.get("id") or sid)
+        elif kind == "compacted":
+            text, meta = _summary("codex", str(p.get("message") or ""))
+            b.user(text, meta)
+        elif kind == "response_item":
+            t = p.get("type")
+            if t == "message":
+                role = p.get("role")
+                content = _codex_text(p.get("content"))
+                if role == "user":
+                    if isinstance(content, str) and content.lstrip().startswith(_CODEX_CONTEXT):
+                        b.drop("Codex context messages")  # its own environment and instructions
+                        continue
+                    b.user(content)
+                elif role == "assistant":
+                    b.assistant(content if isinstance(content, str) else _plain(content))
+                else:
+                    b.drop(f"{role} messages")
+            elif t == "reasoning":
+                summary = "\n".join(
+                    str(s.get("text", "")) for s in p.get("summary") or [] if isinstance(s, dict)
+                )
+                if summary:
+                    b.assistant("", (), summary)
+            elif t in ("function_call", "custom_tool_call"):
+                args = p.get("arguments") if t == "function_call" else json.dumps({"input": p.get("input")})
+                b.assistant(
+                    "",
+                    [
+                        ToolCall(
+                            id=str(p.get("call_id")), name=str(p.get("name")), arguments=str(args or "{}")
+                        )
+                    ],
+                )
+            elif t == "local_shell_call":
+                action = p.get("action") or {}
+                args = json.dumps({"command": action.get("command")}, ensure_ascii=False)
+                b.assistant(
+                    "", [ToolCall(id=str(p.get("call_id") or p.get("id")), name="shell", arguments=args)]
+                )
+            elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+                text, failed = _codex_output(p.get("output"))
+                b.result(str(p.get("call_id")), text, failed)
+    messages = b.done()
+    return ForeignSession("codex", sid, messages, workspace, _title(messages), b.dropped)
+
+
+def _plain(parts: list[dict[str, Any]]) -> str:
+    return "\n".join(p.get("text", "") for p in parts if p.get("type") == "text")
+
+
+async def import_session(store: Any, path: Path, model: str, workspace: Path) -> tuple[Any, ForeignSession]:
+    """Read ``path`` and store it as a new myrm session (its messages appended in order, one transaction);
+    returns the session's row and what was read. The session's folder is the transcript's own when it
+    still exists, else ``workspace``."""
+    fs = read_session(path)
+    if not fs.messages:
+        raise ForeignError(f"{path}: no messages to import")
+    folder = fs.workspace if fs.workspace and Path(fs.workspace).is_dir() else str(workspace)
+    async with store.transaction():
+        row = await store.create_session(title=f"{fs.title} (from {fs.agent})", model=model, workspace=folder)
+        for m in fs.messages:
+            await store.append_message(row.id, replace(m, meta={**m.meta, "imported_from": fs.agent}))
+    return row, fs
