@@ -7,10 +7,11 @@ stay fast.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -218,27 +219,66 @@ def main_tui(
 
 @app.command()
 def ask(
-    prompt: Annotated[str, typer.Argument(help="The message; '-' reads it from standard input")],
+    prompt: Annotated[
+        str | None,
+        typer.Argument(
+            help="The message; '-' reads it from standard input (none with --input-format stream-json)"
+        ),
+    ] = None,
     model: ModelOpt = None,
     session: SessionOpt = None,
     db: DbOpt = None,
     workspace: WsOpt = None,
     api_base: ApiBaseOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Run shell commands without asking")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print events as JSON lines")] = False,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--output-format",
+            metavar="text|stream-json",
+            help="stream-json: one JSON event a line, schema version 1 (docs/headless.md)",
+        ),
+    ] = "text",
+    json_out: Annotated[bool, typer.Option("--json", help="Same as --output-format stream-json")] = False,
+    input_format: Annotated[
+        str,
+        typer.Option(
+            "--input-format",
+            metavar="text|stream-json",
+            help='stream-json: each stdin line {"type": "user", "text": "…"} is one turn of the same session',
+        ),
+    ] = "text",
 ) -> None:
-    """Run one non-interactive turn and print the answer to stdout (tool activity goes to stderr)."""
+    """Run one non-interactive turn (or, with --input-format stream-json, one turn a line of stdin) and print
+    the answer to stdout (tool activity goes to stderr). Exit codes: 0 done, 1 a turn failed, 2 bad input,
+    128+N stopped by signal N."""
+    for name, value in (("--output-format", output_format), ("--input-format", input_format)):
+        if value not in ("text", "stream-json"):
+            print(f"myrm: {name} takes text or stream-json, not {value!r}", file=sys.stderr)
+            raise typer.Exit(2)
+    stream_in = input_format == "stream-json"
+    if stream_in == (prompt is not None):
+        print(
+            "myrm: give a message, or --input-format stream-json and the messages on stdin", file=sys.stderr
+        )
+        raise typer.Exit(2)
     configure_offline_env()
     cli = _cli_settings(model, api_base, approval="auto" if yes else None)
     _check_settings(cli)
     for warning in _filter_problems((workspace or Path.cwd()).resolve()):
         print(f"myrm: warning: {warning}", file=sys.stderr)
-    text = sys.stdin.read() if prompt == "-" else prompt
+    if stream_in:
+        from myrm_tui.agent.stream_json import prompts_from
+
+        texts: Any = prompts_from(sys.stdin)
+    else:
+        texts = iter([sys.stdin.read() if prompt == "-" else prompt])
     from myrm_tui.logs import setup_logging
 
     setup_logging()
+    stream_out = json_out or output_format == "stream-json"
     code = asyncio.run(
-        _stoppable(_ask(text, cli, session, _db(db), (workspace or Path.cwd()).resolve(), json_out))
+        _stoppable(_ask(texts, cli, session, _db(db), (workspace or Path.cwd()).resolve(), stream_out))
     )
     raise typer.Exit(code)
 
@@ -286,9 +326,9 @@ async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
 
 
 async def _ask(
-    text: str, cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool
+    texts: Iterator[str], cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool
 ) -> int:
-    from myrm_tui.agent.agent import dumps_event
+    """Each text a turn of one session. ``json_out``: stream-json lines (``agent/stream_json.py``)."""
     from myrm_tui.agent.events import (
         AssistantSaved,
         Notice,
@@ -302,9 +342,17 @@ async def _ask(
     )
     from myrm_tui.agent.factory import build_agent, resolve_settings
     from myrm_tui.agent.permissions import Assessment
+    from myrm_tui.agent.stream_json import StreamJson
     from myrm_tui.safe_text import sanitize
     from myrm_tui.store.db import Store
 
+    try:
+        first = next(texts, None)
+    except ValueError as exc:  # a stream-json line that is not a message
+        print(f"myrm: {exc}", file=sys.stderr)
+        return 2
+    if first is None:
+        return 0
     store = await Store.open(db)
     agent = None
     try:
@@ -316,7 +364,7 @@ async def _ask(
                 return 2
         else:
             row = await store.create_session(
-                title=text[:60] or "ask", model=settings.model, workspace=str(workspace)
+                title=first[:60] or "ask", model=settings.model, workspace=str(workspace)
             )
         await store.acquire_lease(row.id)  # SessionBusy: one line naming the other myrm's pid, exit 2
 
@@ -338,6 +386,10 @@ async def _ask(
         agent = await build_agent(store, row.id, settings, workspace, approver=decline)
         code = 0
         saved = False
+        stream = StreamJson(row.id, settings.model) if json_out else None
+        if stream is not None:
+            tools = [t["function"]["name"] for t in agent.tool_schemas] if agent.sends_tools else []
+            print(json.dumps(stream.init(agent.window, str(workspace), tools)), flush=True)
         # A terminal sees the answer as it streams; a pipe or a file gets each reply once it is whole, so a
         # reply whose stream was cut and retried leaves only the retry's answer there (the cut text stays
         # in the history, marked).
@@ -350,40 +402,50 @@ async def _ask(
                 sys.stdout.flush()
                 held.clear()
 
-        async for ev in agent.run_turn(text):
-            saved = saved or isinstance(ev, UserSaved)
-            if json_out:
-                print(dumps_event(ev), flush=True)
+        text: str | None = first
+        while text is not None:
+            async for ev in agent.run_turn(text):
+                saved = saved or isinstance(ev, UserSaved)
                 if isinstance(ev, TurnFailed):  # the exit code and the one line do not depend on the format
-                    print(f"myrm: {ev.error}", file=sys.stderr)
                     code = 1
-                continue
-            # Model text and tool output may hold escape codes (OSC 52 writes the clipboard): shown inert.
-            if isinstance(ev, TextChunk):
-                held.append(sanitize(ev.text))
-                if live:
+                if stream is not None:
+                    line = stream.event(ev, agent.schema_tokens())
+                    if line is not None:
+                        print(json.dumps(line, ensure_ascii=False), flush=True)
+                    if isinstance(ev, TurnFailed):
+                        print(sanitize(f"myrm: {ev.error}"), file=sys.stderr)
+                    continue
+                # Model text and tool output may hold escape codes (OSC 52 writes the clipboard): shown inert.
+                if isinstance(ev, TextChunk):
+                    held.append(sanitize(ev.text))
+                    if live:
+                        flush()
+                elif isinstance(ev, StreamCut):
+                    if live:  # the cut text is on the screen already: the retry starts on a line of its own
+                        sys.stdout.write("\n")
+                    held.clear()
+                elif isinstance(ev, AssistantSaved):
                     flush()
-            elif isinstance(ev, StreamCut):
-                if live:  # the cut text is on the screen already: the retry starts on a line of its own
+                elif isinstance(ev, ToolStarted):
+                    flush()
+                    print(sanitize(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}"), file=sys.stderr)
+                elif isinstance(ev, ToolFinished):
+                    print(sanitize(f"[tool done] {plain_words.text(ev.message.text)[:200]}"), file=sys.stderr)
+                elif isinstance(ev, Notice):
+                    print(sanitize(f"[{ev.level}] {ev.text}"), file=sys.stderr)
+                elif isinstance(ev, TurnFailed):
+                    flush()
+                    print(sanitize(f"\nmyrm: {ev.error}"), file=sys.stderr)
+                elif isinstance(ev, TurnDone):
+                    flush()
                     sys.stdout.write("\n")
-                held.clear()
-            elif isinstance(ev, AssistantSaved):
-                flush()
-            elif isinstance(ev, ToolStarted):
-                flush()
-                print(sanitize(f"\n[tool] {ev.call.name} {ev.call.arguments[:200]}"), file=sys.stderr)
-            elif isinstance(ev, ToolFinished):
-                print(sanitize(f"[tool done] {plain_words.text(ev.message.text)[:200]}"), file=sys.stderr)
-            elif isinstance(ev, Notice):
-                print(sanitize(f"[{ev.level}] {ev.text}"), file=sys.stderr)
-            elif isinstance(ev, TurnFailed):
-                flush()
-                print(sanitize(f"\nmyrm: {ev.error}"), file=sys.stderr)
-                code = 1
-            elif isinstance(ev, TurnDone):
-                flush()
-                sys.stdout.write("\n")
-                sys.stdout.flush()
+                    sys.stdout.flush()
+            try:
+                text = next(texts, None)
+            except ValueError as exc:
+                print(f"myrm: {exc}", file=sys.stderr)
+                code = 2
+                break
         if not session and not saved:  # refused before it was saved (too large, a hook): no empty session
             await agent.close()
             agent = None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from myrm_tui.agent.cache_warmer import CacheWarmer
-from myrm_tui.agent.events import AgentEvent, ContextReport, dumps_event
+from myrm_tui.agent.events import AgentEvent, ContextReport
 from myrm_tui.agent.fingerprint import compute_execution_fingerprint, execution_parameters
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.keepalive import CacheKeepAliveManager
@@ -46,7 +46,6 @@ from myrm_tui.store.db import Store
 __all__ = [
     "Agent",
     "compute_execution_fingerprint",
-    "dumps_event",
     "estimate_cost",
     "execution_parameters",
     "model_spec",

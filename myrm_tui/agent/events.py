@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -142,8 +141,3 @@ AgentEvent = (
     | TurnFailed
     | TurnDone
 )
-
-
-def dumps_event(ev: AgentEvent) -> str:
-    """One event as a JSON line (``myrm ask --json``)."""
-    return json.dumps({"type": type(ev).__name__, **{k: str(v) for k, v in ev.__dict__.items()}})

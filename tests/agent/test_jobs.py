@@ -235,7 +235,7 @@ def test_ask_ends_its_background_jobs(emulator: ProviderEmulator, tmp_path: Path
     )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
-    started = next(e["message"] for e in events if e["type"] == "ToolFinished")
+    started = next(e["output"] for e in events if e["type"] == "tool_result")
     m = re.search(r"pid (\d+)", started)
     assert m is not None, started
     pid = int(m[1])
@@ -267,11 +267,11 @@ def test_sigterm_to_ask_ends_its_background_jobs(
     try:
         for line in ask.stdout:
             event = json.loads(line)
-            if event["type"] == "ToolFinished":
-                m = re.search(r"pid (\d+)", event["message"])
+            if event["type"] == "tool_result":
+                m = re.search(r"pid (\d+)", event["output"])
                 assert m is not None, event
                 pid = int(m[1])
-            if event["type"] == "TextChunk" and pid:
+            if event["type"] == "message_delta" and pid:
                 break  # the job runs and the reply is streaming: now the terminal goes away
         assert pid
         ask.send_signal(signal.SIGTERM)

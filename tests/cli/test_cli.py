@@ -100,8 +100,8 @@ def test_ask_declines_commands_without_yes_and_reads_stdin(
         os.environ.pop("OPENAI_API_KEY")
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert events[0]["type"] == "UserSaved" and "clean up" in events[0]["message"]
-    assert any(e["type"] == "ToolFinished" and "declined" in e["message"] for e in events)
+    assert events[0]["type"] == "init" and events[1] == {"type": "user", "version": 1, "text": "clean up"}
+    assert any(e["type"] == "tool_result" and "declined" in e["output"] for e in events)
 
 
 def test_ask_reports_provider_failure_with_exit_code(

@@ -367,7 +367,7 @@ def test_ask_exits_non_zero_with_one_line_when_the_child_crashes(tmp_path: Path)
     assert ask.stdout is not None and ask.stderr is not None
     try:
         for line in ask.stdout:
-            if json.loads(line).get("type") == "TextChunk":
+            if json.loads(line).get("type") == "message_delta":
                 break
         children = subprocess.run(
             ["pgrep", "-P", str(ask.pid), "-f", "embedded_child"], capture_output=True, text=True

@@ -1,0 +1,209 @@
+"""``myrm ask --output-format stream-json``: one JSON object a line, a versioned schema (``SCHEMA``,
+documented in docs/headless.md). What each agent event becomes; the running totals the final ``result``
+reports."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from myrm_tui.agent.events import (
+    AgentEvent,
+    AssistantSaved,
+    CompactionMade,
+    ContextReport,
+    Notice,
+    ReasoningChunk,
+    StreamCut,
+    SummaryProgress,
+    TextChunk,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnFailed,
+    UserSaved,
+)
+
+VERSION = 1
+
+# Exit codes of ``myrm ask`` (every output format).
+EXIT_OK, EXIT_TURN_FAILED, EXIT_USAGE = 0, 1, 2  # signals: 128 + the signal's number (SIGTERM: 143)
+
+_STR, _INT, _NUM, _BOOL = {"type": "string"}, {"type": "integer"}, {"type": "number"}, {"type": "boolean"}
+_USAGE = {
+    "type": ["object", "null"],
+    "properties": {"input_tokens": _INT, "output_tokens": _INT, "cached_input_tokens": _INT},
+    "required": ["input_tokens", "output_tokens", "cached_input_tokens"],
+    "additionalProperties": False,
+}
+_CONTEXT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"tokens": _INT, "window": _INT},
+    "required": ["tokens", "window"],
+    "additionalProperties": False,
+}
+
+
+def _event(name: str, /, **props: Any) -> dict[str, Any]:
+    properties = {"type": {"const": name}, "version": {"const": VERSION}, **props}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+# The JSON Schema of every line: one of these objects. A new field or event means a new VERSION.
+SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "myrm stream-json event",
+    "oneOf": [
+        _event(
+            "init",
+            session_id=_STR,
+            model=_STR,
+            window=_INT,
+            workspace=_STR,
+            tools={"type": "array", "items": _STR},
+        ),
+        _event("user", text=_STR),
+        _event("message_delta", text=_STR),
+        _event("thinking_delta", text=_STR),
+        _event("message", role={"const": "assistant"}, text=_STR, usage=_USAGE),
+        _event("tool_use", id=_STR, name=_STR, input={}),
+        _event("tool_result", id=_STR, name=_STR, output=_STR, is_error=_BOOL),
+        _event("context", tokens=_INT, window=_INT),
+        _event(
+            "compaction", trigger=_STR, level=_STR, tokens_before=_INT, tokens_after=_INT, duration_ms=_NUM
+        ),
+        _event("retry", reason=_STR, partial=_STR),
+        _event("notice", level={"enum": ["info", "warning", "error"]}, text=_STR),
+        _event("summary", state=_STR),
+        _event("error", kind=_STR, message=_STR, unsent=_BOOL),
+        _event(
+            "result",
+            status={"enum": ["success", "error", "interrupted"]},
+            session_id=_STR,
+            steps=_INT,
+            usage=_USAGE,
+            cost_usd=_NUM,
+            context=_CONTEXT,
+            duration_ms=_NUM,
+        ),
+    ],
+}
+
+
+@dataclass
+class StreamJson:
+    """Turns a session's events into stream-json lines; keeps the totals the ``result`` line reports."""
+
+    session_id: str
+    model: str
+    started: float = field(default_factory=time.monotonic)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached: int = 0
+    cost: float = 0.0
+    context: tuple[int, int] = (0, 0)
+    failed: bool = False
+
+    def init(self, window: int, workspace: str, tools: list[str]) -> dict[str, Any]:
+        fields = {"session_id": self.session_id, "model": self.model, "window": window}
+        return self._line("init", **fields, workspace=workspace, tools=tools)
+
+    def event(self, ev: AgentEvent, schema_tokens: int = 0) -> dict[str, Any] | None:
+        """The line for ``ev``, or None for events only a live view shows (a running tool's output)."""
+        match ev:
+            case UserSaved():
+                return self._line("user", text=ev.message.text)
+            case TextChunk():
+                return self._line("message_delta", text=ev.text)
+            case ReasoningChunk():
+                return self._line("thinking_delta", text=ev.text)
+            case AssistantSaved():
+                usage = None
+                if ev.usage is not None:
+                    from myrm_tui.llm.pricing import estimate_cost
+
+                    self.input_tokens += ev.usage.prompt_tokens
+                    self.output_tokens += ev.usage.completion_tokens
+                    self.cached += ev.usage.cached_tokens or 0
+                    self.cost += estimate_cost(self.model, ev.usage)
+                    usage = _usage(
+                        ev.usage.prompt_tokens, ev.usage.completion_tokens, ev.usage.cached_tokens or 0
+                    )
+                return self._line("message", role="assistant", text=ev.message.text, usage=usage)
+            case ToolStarted():
+                try:
+                    args: Any = json.loads(ev.call.arguments or "{}")
+                except ValueError:
+                    args = ev.call.arguments  # the model's malformed JSON, as it wrote it
+                return self._line("tool_use", id=ev.call.id, name=ev.call.name, input=args)
+            case ToolFinished():
+                failed = bool(ev.message.meta.get("is_error"))
+                return self._line(
+                    "tool_result", id=ev.call.id, name=ev.call.name, output=ev.message.text, is_error=failed
+                )
+            case ContextReport():
+                self.context = (ev.tokens + schema_tokens, ev.window)
+                return self._line("context", tokens=self.context[0], window=ev.window)
+            case CompactionMade():
+                r = ev.record
+                return self._line(
+                    "compaction",
+                    trigger=str(r.trigger),
+                    level=r.level,
+                    tokens_before=r.tokens_before,
+                    tokens_after=r.tokens_after,
+                    duration_ms=round(r.duration_ms, 1),
+                )
+            case StreamCut():
+                return self._line("retry", reason="stream_cut", partial=ev.partial)
+            case Notice():
+                return self._line("notice", level=ev.level, text=ev.text)
+            case SummaryProgress():
+                return self._line("summary", state=ev.state)
+            case TurnFailed():
+                self.failed = True
+                return self._line("error", kind=ev.kind, message=ev.error, unsent=ev.unsent)
+            case TurnDone():
+                status = "error" if self.failed else "interrupted" if ev.interrupted else "success"
+                self.failed = False  # the next turn (stream-json input) starts clean
+                return self._line(
+                    "result",
+                    status=status,
+                    session_id=self.session_id,
+                    steps=ev.steps,
+                    usage=_usage(self.input_tokens, self.output_tokens, self.cached),
+                    cost_usd=round(self.cost, 6),
+                    context={"tokens": self.context[0], "window": self.context[1]},
+                    duration_ms=round((time.monotonic() - self.started) * 1000, 1),
+                )
+        return None
+
+    @staticmethod
+    def _line(name: str, /, **fields: Any) -> dict[str, Any]:
+        return {"type": name, "version": VERSION, **fields}
+
+
+def _usage(inp: int, out: int, cached: int) -> dict[str, int]:
+    return {"input_tokens": inp, "output_tokens": out, "cached_input_tokens": cached}
+
+
+def prompts_from(lines: Any) -> Any:
+    """``--input-format stream-json``: each line ``{"type": "user", "text": "…"}`` is one turn. Yields the
+    texts; a line that is not one raises ``ValueError`` naming the line."""
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            raise ValueError(f"stdin line {n}: not JSON") from None
+        if not isinstance(obj, dict) or obj.get("type") != "user" or not isinstance(obj.get("text"), str):
+            raise ValueError(f'stdin line {n}: expected {{"type": "user", "text": "…"}}')
+        yield obj["text"]

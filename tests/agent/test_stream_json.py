@@ -1,0 +1,155 @@
+"""``myrm ask --output-format stream-json``: every line is valid against the documented schema, in a turn with
+tool calls, a failed turn, a compaction and a multi-turn session read from stdin; exit codes as documented."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from myrm_tui.agent.events import ContextReport, Notice, StreamCut, TextChunk, TurnDone, TurnFailed
+from myrm_tui.agent.stream_json import SCHEMA, VERSION, StreamJson, prompts_from
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import cli_env, emulator_args, run_myrm
+
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+def _lines(stdout: str) -> list[dict[str, Any]]:
+    events = [json.loads(line) for line in stdout.splitlines()]
+    for e in events:
+        VALIDATOR.validate(e)
+    return events
+
+
+def test_the_schema_is_a_valid_json_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    kinds = [e["properties"]["type"]["const"] for e in SCHEMA["oneOf"]]
+    assert len(kinds) == len(set(kinds)) and {"init", "result", "error", "tool_use"} <= set(kinds)
+
+
+def test_a_turn_with_tools_as_stream_json(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(
+        Reply(tool_calls=[("file_read_tool", {"path": "hello.py"}), ("grep", {"pattern": "greet"})]),
+        Reply(text="It greets."),
+    )
+    done = run_myrm(
+        [
+            "ask",
+            "what does hello.py do?",
+            *emulator_args(emulator, workspace),
+            "--output-format",
+            "stream-json",
+        ],
+        env=cli_env(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    events = _lines(done.stdout)
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "init" and kinds[-1] == "result" and kinds[1] == "user"
+    init, result = events[0], events[-1]
+    assert init["version"] == VERSION and init["model"] == "openai/gpt-4o-mini" and init["window"] > 0
+    assert "file_read_tool" in init["tools"]
+    uses = [e for e in events if e["type"] == "tool_use"]
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert [u["name"] for u in uses] == ["file_read_tool", "grep"] and uses[0]["input"] == {
+        "path": "hello.py"
+    }
+    assert [r["id"] for r in results] == [u["id"] for u in uses] and "def greet" in results[0]["output"]
+    assert "".join(e["text"] for e in events if e["type"] == "message_delta") == "It greets."
+    assert (
+        result["status"] == "success" and result["session_id"] == init["session_id"] and result["steps"] == 2
+    )
+    # The result's usage is the sum the provider reported; its context figure the last request's.
+    reported = [e["usage"] for e in events if e["type"] == "message"]
+    assert result["usage"]["input_tokens"] == sum(u["input_tokens"] for u in reported)
+    contexts = [e for e in events if e["type"] == "context"]
+    assert result["context"] == {"tokens": contexts[-1]["tokens"], "window": contexts[-1]["window"]}
+    # --json is the same format.
+    emulator.enqueue(Reply(text="Again."))
+    again = run_myrm(["ask", "again", *emulator_args(emulator, workspace), "--json"], env=cli_env(tmp_path))
+    assert _lines(again.stdout)[0]["type"] == "init"
+
+
+def test_a_failed_turn_and_exit_codes(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> None:
+    emulator.enqueue(
+        Reply(error=(401, {"error": {"message": "Incorrect API key", "type": "invalid_request_error"}}))
+    )
+    failed = run_myrm(["ask", "hi", *emulator_args(emulator, workspace), "--json"], env=cli_env(tmp_path))
+    assert failed.returncode == 1
+    events = _lines(failed.stdout)
+    assert [e["type"] for e in events][-2:] == ["error", "result"] and events[-1]["status"] == "error"
+    bad = run_myrm(["ask", "hi", "--output-format", "xml"], env=cli_env(tmp_path))
+    assert bad.returncode == 2 and "stream-json" in bad.stderr
+    neither = run_myrm(["ask", "--input-format", "stream-json", "hi"], env=cli_env(tmp_path))
+    assert neither.returncode == 2
+
+
+def test_stream_json_input_is_one_session_of_several_turns(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(Reply(text="One."), Reply(text="Two."))
+    stdin = (
+        json.dumps({"type": "user", "text": "first"})
+        + "\n\n"
+        + json.dumps({"type": "user", "text": "second"})
+        + "\n"
+    )
+    args = [
+        "ask",
+        *emulator_args(emulator, workspace),
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+    ]
+    done = run_myrm(args, env=cli_env(tmp_path), stdin=stdin)
+    assert done.returncode == 0, done.stderr
+    events = _lines(done.stdout)
+    assert [e["type"] for e in events].count("init") == 1
+    finals = [e for e in events if e["type"] == "result"]
+    assert len(finals) == 2 and finals[0]["session_id"] == finals[1]["session_id"]
+    second = emulator.accepted[-1].body["messages"]
+    assert [m["content"] for m in second if m["role"] == "user"][-1] == "second"
+    assert any(m["role"] == "assistant" and m["content"] == "One." for m in second)
+    broken = run_myrm(args, env=cli_env(tmp_path), stdin="not json\n")
+    assert broken.returncode == 2 and "stdin line 1: not JSON" in broken.stderr
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.builds(TextChunk, st.text()),
+            st.builds(StreamCut, st.text()),
+            st.builds(Notice, st.text(), st.sampled_from(["info", "warning", "error"])),
+            st.builds(TurnFailed, st.text(), st.text()),
+            st.builds(ContextReport, st.integers(0, 10**7), st.integers(1, 10**7)),
+            st.builds(TurnDone, st.integers(0, 1000), st.booleans()),
+        ),
+        max_size=20,
+    )
+)
+def test_every_event_line_fits_the_schema(events: list[Any]) -> None:
+    """Whatever text the model, a tool or a provider's error holds, each line is valid and JSON-safe."""
+    stream = StreamJson("s1", "openai/gpt-4o-mini")
+    VALIDATOR.validate(stream.init(128_000, "/w", []))
+    for ev in events:
+        line = stream.event(ev)
+        assert line is not None
+        VALIDATOR.validate(json.loads(json.dumps(line)))
+
+
+def test_input_lines_that_are_not_messages() -> None:
+    assert list(prompts_from(['{"type": "user", "text": "a"}', "", '{"type":"user","text":"b"}'])) == [
+        "a",
+        "b",
+    ]
+    with pytest.raises(ValueError, match="line 1"):
+        list(prompts_from(['{"type": "assistant", "text": "a"}']))
