@@ -93,12 +93,17 @@ class MyrmAcpAgent:
         self.cli = cli
         self.conn: Any = None
         self.sessions: dict[str, EditorSession] = {}
+        self.fs = s.FileSystemCapabilities()  # what the editor offers: reads and writes of its buffers
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    async def initialize(self, protocol_version: int, **_: Any) -> s.InitializeResponse:
+    async def initialize(
+        self, protocol_version: int, client_capabilities: s.ClientCapabilities | None = None, **_: Any
+    ) -> s.InitializeResponse:
+        if client_capabilities is not None and client_capabilities.fs is not None:
+            self.fs = client_capabilities.fs
         return s.InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=s.AgentCapabilities(
@@ -198,7 +203,8 @@ class MyrmAcpAgent:
         async def approve(tool: str, command: str, assessment: Assessment) -> str:
             return await self._permission(ed, tool, command, assessment)
 
-        return await build_agent(self.store, ed.id, settings, ed.workspace, approver=approve)
+        files = ClientFiles(self, ed.id) if self.fs.read_text_file or self.fs.write_text_file else None
+        return await build_agent(self.store, ed.id, settings, ed.workspace, approver=approve, files=files)
 
     async def close(self) -> None:
         """The editor went away: turns cancelled (their partial text kept), agents closed, leases released."""
@@ -392,6 +398,35 @@ class MyrmAcpAgent:
             current_mode_id=ed.agent.prompt_mode,
             available_modes=[s.SessionMode(id=m, name=MODE_NAMES.get(m, m)) for m in MODES],
         )
+
+
+@dataclass
+class ClientFiles:
+    """File reads and writes through the editor (``fs/read_text_file`` sees unsaved buffers; a write
+    updates the editor's buffer), where it offers them; otherwise, or when it fails, myrm uses the disk."""
+
+    agent: MyrmAcpAgent
+    session_id: str
+
+    async def read_text(self, full: Path) -> str | None:
+        if not self.agent.fs.read_text_file:
+            return None
+        try:
+            answer = await self.agent.conn.read_text_file(session_id=self.session_id, path=str(full))
+        except Exception:
+            log.warning("the editor could not read %s; reading the disk", full, exc_info=True)
+            return None
+        return str(answer.content)
+
+    async def write_text(self, full: Path, text: str) -> bool:
+        if not self.agent.fs.write_text_file:
+            return False
+        try:
+            await self.agent.conn.write_text_file(session_id=self.session_id, path=str(full), content=text)
+        except Exception:
+            log.warning("the editor could not write %s; writing the disk", full, exc_info=True)
+            return False
+        return True
 
 
 def _question(tool: str, command: str, assessment: Assessment) -> str:

@@ -20,7 +20,7 @@ from myrm_tui.agent.subagents import Subagents
 from myrm_tui.agent.tool_runner import ToolRunner
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import Tool, ToolContext, default_tools
-from myrm_tui.agent.tools.base import Approval, Approver
+from myrm_tui.agent.tools.base import Approval, Approver, EditorFiles
 from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.agent.tools.subagent import SubagentTool
 from myrm_tui.agent.turn import TurnRunner
@@ -46,6 +46,7 @@ async def build_agent(
     window: int | None = None,
     tools: Sequence[Tool] | None = None,
     jobs: JobManager | None = None,
+    files: EditorFiles | None = None,
 ) -> Agent:
     """The session's agent, loaded. ``tools`` replaces the default set (replay's recorded tools: no
     ``subagent``, no MCP servers); ``jobs`` are the background jobs of a previous build of this session's
@@ -83,6 +84,7 @@ async def build_agent(
         subagents=tools is None,
         mcp_connections=connections,
         jobs=jobs,
+        files=files,
     )
     if errors:
         await store.add_metrics(session_id, agent.turn, {"kind": "mcp_error", "events": errors})
@@ -109,6 +111,7 @@ async def assemble(
     allowed_commands: CommandRules | None = None,
     mcp_connections: Sequence[Any] = (),
     jobs: JobManager | None = None,
+    files: EditorFiles | None = None,
 ) -> Agent:
     """Wire one agent's units and load its session. A child (subagent) gets the parent's tools, approver,
     approval mode and command rules (an "always" in a child holds for the parent), and no ``subagent``
@@ -151,6 +154,7 @@ async def assemble(
             summary_role="user",
             auto_approve=auto,
             allowed_commands=rules,
+            files=files,
         )
 
     spawner = Subagents(session, build_child, namespaces) if subagents else None
@@ -167,6 +171,7 @@ async def assemble(
         jobs=jobs if jobs is not None else JobManager(jobs_dir(store.path, session_id)),
         job_output_chars=settings.job_output_chars,
         subagent=spawner.spawn if spawner else None,
+        files=files,
     )
     hooks, hook_problems = HookRunner.from_settings(
         # A replay re-serves recorded tool outputs: the user's hooks would run against nothing real.

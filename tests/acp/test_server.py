@@ -40,6 +40,7 @@ class Editor:
         self.answers = list(answers or [])
         self.asked: list[Any] = []
         self.update_seen = asyncio.Event()
+        self.buffers: dict[str, str] = {}  # path -> the editor's text (unsaved changes)
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         self.updates.append(update)
@@ -54,6 +55,12 @@ class Editor:
         return schema.RequestPermissionResponse(
             outcome=schema.AllowedOutcome(outcome="selected", option_id=self.answers.pop(0))
         )
+
+    async def read_text_file(self, session_id: str, path: str, **_: Any) -> schema.ReadTextFileResponse:
+        return schema.ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **_: Any) -> None:
+        self.buffers[path] = content
 
     def of(self, kind: str) -> list[Any]:
         return [u for u in self.updates if u.session_update == kind]
@@ -382,3 +389,38 @@ async def test_the_editor_vanishing_mid_turn_keeps_the_session(
     assert [m.role for m in msgs][-2:] == ["user", "assistant"]
     kept = msgs[-1].text
     assert kept.startswith("Half of") and kept.endswith("[interrupted by the user]")
+
+
+async def test_file_reads_and_edits_go_through_the_editor_that_offers_them(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    hello = str((workspace / "hello.py").resolve())
+    emulator.enqueue(
+        Reply(tool_calls=[("file_read_tool", {"paths": ["hello.py"]})]),
+        Reply(
+            tool_calls=[
+                ("file_edit_tool", {"path": "hello.py", "old_string": "unsaved", "new_string": "saved"})
+            ]
+        ),
+        Reply(text="Done."),
+    )
+    editor = Editor(answers=["yes"])
+    editor.buffers[hello] = "def greet():\n    return 'unsaved'\n"
+    async with in_process(tmp_path, emulator, editor) as (conn, wire, _, _server):
+        caps = schema.ClientCapabilities(
+            fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True)
+        )
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("fix the greeting")])
+    read_result = next(m for m in emulator.accepted[1].body["messages"] if m["role"] == "tool")
+    assert "return 'unsaved'" in read_result["content"]  # the buffer, not the disk
+    assert editor.buffers[hello] == "def greet():\n    return 'saved'\n"
+    assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hello'\n"  # the editor saves
+    asked = [m["method"] for d, m in wire.messages if d == "incoming" and "method" in m]
+    assert "fs/read_text_file" in asked and "fs/write_text_file" in asked
+    done = [
+        u for u in wire.updates("tool_call_update") if u.get("status") == "completed" and u.get("content")
+    ]
+    diff = next(u["content"][0] for u in done if u["content"][0]["type"] == "diff")
+    assert diff["newText"] == "saved" and diff["oldText"] == "unsaved" and diff["path"] == hello

@@ -40,6 +40,18 @@ Approver = Callable[[str, str, Assessment], Awaitable[Approval]]
 Spawn = Callable[[str], Awaitable["ToolResult"]]
 
 
+class EditorFiles(Protocol):
+    """The files of an editor that drives myrm (``myrm acp``): what it shows, unsaved changes included."""
+
+    async def read_text(self, full: Path) -> str | None:
+        """The file's text as the editor has it, or None when the editor cannot say (read it from disk)."""
+        ...
+
+    async def write_text(self, full: Path, text: str) -> bool:
+        """Write through the editor (its buffer and the disk); False when it cannot (write to disk)."""
+        ...
+
+
 @dataclass
 class ToolContext:
     workspace: Path
@@ -56,6 +68,7 @@ class ToolContext:
     job_output_chars: int = 30_000  # new job output over this goes to the vault (output spill)
     subagent: Spawn | None = None  # runs a task in a child session; None in a child (no grandchildren)
     on_output: Callable[[str], None] | None = None  # a running call's output tail, for the live view
+    files: EditorFiles | None = None  # an editor's view of the files (``myrm acp``); None: the disk alone
 
 
 class Tool(Protocol):

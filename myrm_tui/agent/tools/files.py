@@ -25,7 +25,14 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.agent.images import MAX_IMAGE_BYTES, describe, image_mime, image_part, too_large
+from myrm_tui.agent.images import (
+    IMAGE_SUFFIXES,
+    MAX_IMAGE_BYTES,
+    describe,
+    image_mime,
+    image_part,
+    too_large,
+)
 from myrm_tui.agent.permissions import Assessment, git_internal
 from myrm_tui.agent.tools.base import (
     ToolContext,
@@ -112,6 +119,11 @@ class FileReadTool:
                 f"==> {path} ({entry.kind}, {entry.size:,} bytes)\n{slice_lines(readable(entry), line_range)}"
             )
         full = resolve_in_workspace(ctx.workspace, path)
+        if ctx.files is not None and not full.is_dir() and not full.name.lower().endswith(IMAGE_SUFFIXES):
+            shown = await ctx.files.read_text(full)  # the editor's buffer: unsaved changes included
+            if shown is not None:
+                ctx.integrity.record(path, shown)
+                return f"==> {path} (as open in the editor)\n{slice_lines(shown, line_range)}"
         loaded = await asyncio.to_thread(_load, full, path)
         if isinstance(loaded, str):  # a directory's listing
             return loaded
@@ -163,7 +175,8 @@ class FileEditTool:
             diff = file_diff(path, "", new)
             if not await self._approved(path, full, diff, ctx):
                 return _declined(path, diff)
-            await asyncio.to_thread(_create, full, path, new)
+            if not await _editor_wrote(ctx, full, new):
+                await asyncio.to_thread(_create, full, path, new)
             ctx.integrity.record(path, new)
             return ToolResult(
                 f"created {path} ({len(new.splitlines())} lines)",
@@ -172,8 +185,13 @@ class FileEditTool:
         old = args.get("old_string")
         if not isinstance(old, str) or not old:
             raise ToolError("old_string is required to edit (or pass create=true to make a new file)")
-        text = (await asyncio.to_thread(read_regular, full, path, MAX_FILE_BYTES)).decode(
-            "utf-8", errors="replace"
+        shown = await ctx.files.read_text(full) if ctx.files is not None else None
+        text = (
+            shown
+            if shown is not None
+            else (await asyncio.to_thread(read_regular, full, path, MAX_FILE_BYTES)).decode(
+                "utf-8", errors="replace"
+            )
         )
         warning = ""
         if ctx.integrity.changed_since_read(path, text):
@@ -191,7 +209,8 @@ class FileEditTool:
         diff = file_diff(path, text, updated)
         if not await self._approved(path, full, diff, ctx):
             return _declined(path, diff)
-        await asyncio.to_thread(write_atomic, full, updated)
+        if not await _editor_wrote(ctx, full, updated):
+            await asyncio.to_thread(write_atomic, full, updated)
         ctx.integrity.record(path, updated)
         return ToolResult(
             f"edited {path}: {count if args.get('replace_all') else 1} replacement(s){warning}",
@@ -222,6 +241,11 @@ class FileEditTool:
             ctx.allowed_commands.allow_edits()
             return True
         return answer == "yes"
+
+
+async def _editor_wrote(ctx: ToolContext, full: Path, text: str) -> bool:
+    """Written through the editor that drives myrm (its buffer follows), or False: write the disk."""
+    return ctx.files is not None and await ctx.files.write_text(full, text)
 
 
 def _diff_meta(diff: str) -> dict[str, Any]:
