@@ -1,8 +1,9 @@
-"""The pipeline in the seed's order, built once per agent, and the loop that runs it.
+"""The pipeline, built once per agent, and the loop that runs it.
 
-User Message → Thinking Cleanup → Media Filter → Smart Filter → Cache TTL Prune → Pre-Compact → Head
-Anchor → Compress → Session Notes → Summarize → Post-Compaction Reread → Fit to Budget → Normalize → Media
-Resolve → Prompt Cache Optimize → LLM. Fit to Budget makes every request fit the input budget by
+User Message → Thinking Cleanup → Media Filter → Smart Filter → Answered Trim → Reasoning Trim → Cache TTL
+Prune → Pre-Compact → Head Anchor → Compress → Session Notes → Summarize → Post-Compaction Reread → Fit to
+Budget → Normalize → Pinned → Media Resolve → Prompt Cache Optimize → LLM (the table in this package's
+README.md says what each does; a test keeps it equal to ``build_pipeline``). Fit to Budget makes every request fit the input budget by
 construction (``fit.py``). The CompressionIntent is built before the first step; ContextBudgetGuard runs
 inside Smart Filter as its last line.
 
