@@ -3,9 +3,9 @@
 User Message → Thinking Cleanup → Media Filter → Smart Filter → Answered Trim → Reasoning Trim → Cache TTL
 Prune → Pre-Compact → Head Anchor → Compress → Session Notes → Summarize → Post-Compaction Reread → Fit to
 Budget → Normalize → Pinned → Media Resolve → Prompt Cache Optimize → LLM (the table in this package's
-README.md says what each does; a test keeps it equal to ``build_pipeline``). Fit to Budget makes every request fit the input budget by
-construction (``fit.py``). The CompressionIntent is built before the first step; ContextBudgetGuard runs
-inside Smart Filter as its last line.
+README.md says what each does; a test keeps it equal to ``build_pipeline``). Fit to Budget makes every
+request fit the input budget by construction (``fit.py``). The CompressionIntent is built before the first
+step; ContextBudgetGuard runs inside Smart Filter as its last line.
 
 Each step is ``await step.run(view, settings) -> result`` (see ``step.py``); the loop folds each
 result into the next view. The ``Transaction`` is the only writer of ``ContextState``: it applies
