@@ -98,3 +98,11 @@ def test_an_exit_seen_by_poll_leaves_the_pid_taken_until_it_is_read_and_a_bad_re
         [sys.executable, "-c", "print('still here')"], capture_output=True, text=True, timeout=60
     )
     assert again.stdout == "still here\n"
+
+
+def test_the_off_switch_executes_every_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(warm.OFF, "0")
+    proc = warm.Popen([sys.executable, "-c", "print('executed')"], stdout=subprocess.PIPE, text=True)
+    assert isinstance(proc, subprocess.Popen)  # a plain process, not forked from a warm interpreter
+    out, _ = proc.communicate(timeout=60)
+    assert out == "executed\n" and proc.returncode == 0

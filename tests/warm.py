@@ -252,6 +252,8 @@ def _stream(fd: int, mode: str, unbuffered: bool, was: Any) -> io.TextIOWrapper:
 # -- the test side -------------------------------------------------------------------------------------
 
 
+# ``MYRM_TESTS_WARM=0``: no warm interpreter; every process is executed (``python -m …``) as a user's is.
+OFF = "MYRM_TESTS_WARM"
 SHARED = "TESTS_WARM_SOCKET"  # set by the pytest controller for its workers: one warm interpreter for all
 
 
@@ -278,11 +280,14 @@ class _Warm:
 
     def share(self) -> None:
         """Start one now for the workers this process is about to start (they inherit the variable)."""
-        os.environ[SHARED] = self.start()
+        if os.environ.get(OFF) != "0":
+            os.environ[SHARED] = self.start()
 
     def connect(self) -> socket.socket | None:
-        """A connection to the warm interpreter; None where there is none to be had (then the caller
-        executes the command as before)."""
+        """A connection to the warm interpreter; None where there is none to be had or it is switched
+        off (then the caller executes the command as before)."""
+        if os.environ.get(OFF) == "0":
+            return None
         with self.lock:
             path = os.environ.get(SHARED) or self.path
             if not path or (self.proc is not None and self.proc.poll() is not None and path == self.path):
