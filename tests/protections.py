@@ -968,6 +968,30 @@ MUTANTS = (
             "tests/agent/test_summary_path.py::test_left_to_myrm_a_cheap_main_model_summarizes_from_its_own_cache",
         ),
     ),
+    Mutant(
+        "history_search: a stored message is indexed in its own transaction",
+        "myrm_tui/store/sessions.py",
+        "if self.history_indexed:  # in the same transaction: a stored message is a searchable one",
+        "if False:",
+        (
+            "tests/store/test_history_search.py::"
+            "test_every_stored_fact_is_found_in_the_top_five_with_a_pointer_that_reads_back",
+        ),
+    ),
+    Mutant(
+        "history_search: an existing database is backfilled on open",
+        "myrm_tui/store/db.py",
+        "await history.catch_up(conn)",
+        "pass",
+        ("tests/store/test_history_search.py::test_an_existing_database_is_backfilled_on_open",),
+    ),
+    Mutant(
+        "history_search: searches and their results are not indexed",
+        "myrm_tui/store/history.py",
+        'if r["role"] == "tool" and r["name"] == TOOL_NAME:',
+        "if False:",
+        ("tests/agent/test_history_search_tool.py::test_answers_stay_bounded_and_say_when_nothing_matches",),
+    ),
 )
 
 

@@ -19,7 +19,7 @@ from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.subagents import Subagents
 from myrm_tui.agent.tool_runner import ToolRunner
 from myrm_tui.agent.tool_set import ToolSet
-from myrm_tui.agent.tools import Tool, ToolContext, default_tools
+from myrm_tui.agent.tools import Tool, ToolContext, ToolError, default_tools
 from myrm_tui.agent.tools.base import Approval, Approver, EditorFiles
 from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.agent.tools.subagent import SubagentTool
@@ -30,6 +30,7 @@ from myrm_tui.context.pipeline import Pipeline, build_pipeline
 from myrm_tui.llm.client import LLMClient
 from myrm_tui.paths import config_file, jobs_dir, prompts_dir, user_filter_dirs
 from myrm_tui.store.db import Store
+from myrm_tui.store.history import UNAVAILABLE, Hit
 
 
 async def resolve_settings(store: Store, cli: dict[str, Any]) -> Settings:
@@ -158,6 +159,12 @@ async def assemble(
         )
 
     spawner = Subagents(session, build_child, namespaces) if subagents else None
+
+    async def search_history(query: str, limit: int) -> list[Hit]:
+        if not store.history_indexed:
+            raise ToolError(UNAVAILABLE)
+        return await store.search_history(session_id, query, limit, sorted(namespaces))
+
     ctx = ToolContext(
         workspace=workspace,
         vault=session.vault,
@@ -172,6 +179,7 @@ async def assemble(
         job_output_chars=settings.job_output_chars,
         subagent=spawner.spawn if spawner else None,
         files=files,
+        history=search_history,
     )
     hooks, hook_problems = HookRunner.from_settings(
         # A replay re-serves recorded tool outputs: the user's hooks would run against nothing real.

@@ -330,7 +330,7 @@ def render_block(
     lines = [
         f'<compacted_summary part="{part}" messages="{covered}">',
         "Earlier messages of this session were compacted; lines under Record are copied verbatim from them "
-        "(originals are in the vault).",
+        "(originals are in the vault; history_search finds any earlier message or output by its words).",
     ]
     if note:
         lines.append(note)

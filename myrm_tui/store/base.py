@@ -213,6 +213,7 @@ class StoreBase:
         self._depth = 0  # savepoints open inside it
         self._leases: dict[str, str] = {}  # session id -> this store's lease token
         self._state_versions: dict[str, int] = {}  # session id -> context-state version last read or written
+        self.history_indexed = False  # history_search's FTS5 index exists and is kept current
         self._writer = WriterLock(path) if path != ":memory:" and not path.startswith("file:") else None
 
     # -- transactions -----------------------------------------------------------------------------

@@ -33,12 +33,14 @@ sessions and messages (``sessions.py``), the vault (``vault.py``), context state
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from contextlib import suppress
 from pathlib import Path
 
 import aiosqlite
 
+from myrm_tui.store import history
 from myrm_tui.store.base import (
     _ELSEWHERE,
     BUSY_TIMEOUT_S,
@@ -58,6 +60,8 @@ from myrm_tui.store.sessions import SessionRow, SessionTable
 from myrm_tui.store.settings import SettingsTable
 from myrm_tui.store.state import StateTable
 from myrm_tui.store.vault import VaultListing, VaultTable
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "BUSY_TIMEOUT_S",
@@ -96,6 +100,7 @@ class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable):
             await conn.execute("PRAGMA synchronous=NORMAL")
             await conn.execute("PRAGMA foreign_keys=ON")
             await store._migrate()
+            await store._open_history_index()
             await store.recover()
         except BaseException as exc:
             # An open aiosqlite connection keeps a non-daemon thread alive: the process would never exit.
@@ -117,6 +122,20 @@ class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable):
         finally:
             if self._writer is not None:
                 self._writer.close()
+
+    async def _open_history_index(self) -> None:
+        """Create history_search's FTS5 table if missing and index what was stored without it; off (one
+        warning) where this Python's sqlite3 has no FTS5."""
+        if not history.fts5_available():
+            log.warning("%s", history.UNAVAILABLE)
+            return
+        if await history.current(self.conn):  # no write transaction (nor its lock) on every open
+            self.history_indexed = True
+            return
+        async with self.transaction() as conn:
+            await history.create(conn)
+            await history.catch_up(conn)
+        self.history_indexed = True
 
     async def _version(self) -> int:
         async with self.conn.execute("PRAGMA user_version") as cur:

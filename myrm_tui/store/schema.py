@@ -88,6 +88,13 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE messages ADD COLUMN thinking_blocks TEXT;
     """,
+    # 4 — history_search's index: how far (rowid) messages and vault entries are indexed. The FTS5 table
+    # itself is created at open where this Python's sqlite3 has FTS5 (``history.py``): a virtual table
+    # needs its module, and a database must still open without it; the watermark at 0 backfills it.
+    """
+    CREATE TABLE history_index (source TEXT PRIMARY KEY, upto INTEGER NOT NULL);
+    INSERT INTO history_index (source, upto) VALUES ('messages', 0), ('vault', 0);
+    """,
 )
 
 

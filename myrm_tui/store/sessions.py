@@ -11,6 +11,7 @@ from typing import Any
 
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry
+from myrm_tui.store import history
 from myrm_tui.store.leases import LeaseTable
 from myrm_tui.store.vault import insert_vault
 
@@ -100,6 +101,8 @@ class SessionTable(LeaseTable):
             self._state_versions.pop(sid, None)
             for table in ("messages", "vault", "checkpoints", "context_state", "metrics", "session_leases"):
                 await conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
+            if self.history_indexed:
+                await conn.execute("DELETE FROM history_fts WHERE session_id = ?", (sid,))
 
     async def fork_session(
         self, sid: str, upto_seq: int | None = None, title: str | None = None, copy_state: bool = False
@@ -133,6 +136,8 @@ class SessionTable(LeaseTable):
                     "FROM context_state WHERE session_id = ?",
                     (new_id, now, sid),
                 )
+            if self.history_indexed:
+                await history.catch_up(conn)
             row = await self.get_session(new_id)
         assert row is not None
         return row
@@ -187,6 +192,8 @@ class SessionTable(LeaseTable):
                 ),
             )
             await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+            if self.history_indexed:  # in the same transaction: a stored message is a searchable one
+                await history.catch_up(conn)
         return replace(msg, id=f"m{seq}", created_at=now)
 
     # The app shows a session's transcript and then builds its agent, each loading the same messages: the

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TypedDict
 
 import aiosqlite
 
-from myrm_tui.context.vault import VaultEntry
+from myrm_tui.context.vault import VAULT_SCHEME, VaultEntry
+from myrm_tui.store import history
 from myrm_tui.store.base import StoreBase
 
 
@@ -50,9 +51,23 @@ async def insert_vault(conn: aiosqlite.Connection, sid: str, entries: Iterable[V
 class VaultTable(StoreBase):
     async def vault_put(self, sid: str, entries: Iterable[VaultEntry]) -> int:
         async with self.transaction() as conn:
-            return await insert_vault(conn, sid, entries)
+            n = await insert_vault(conn, sid, entries)
+            if self.history_indexed:
+                await history.catch_up(conn)
+            return n
 
     async def vault_get(self, uri: str) -> VaultEntry | None:
+        """A vault entry, or a stored message by its ``vault://<session>/m<seq>`` pointer (what
+        history_search returns), rendered as an archived message."""
+        sid, _, ref = uri.removeprefix(VAULT_SCHEME).partition("/")
+        if uri.startswith(VAULT_SCHEME) and (m := history.MESSAGE_REF.match(ref)):
+            async with self.conn.execute(
+                "SELECT * FROM messages WHERE session_id = ? AND seq = ?", (sid, int(m.group(1)))
+            ) as cur:
+                row = await cur.fetchone()
+            if row is None:
+                return None
+            return VaultEntry(uri, history.row_text(row), "archive", row["name"] or "", row["created_at"])
         async with self.conn.execute("SELECT * FROM vault WHERE uri = ?", (uri,)) as cur:
             r = await cur.fetchone()
         if r is None:
@@ -60,6 +75,15 @@ class VaultTable(StoreBase):
         return VaultEntry(
             r["uri"], r["content"], r["kind"], r["tool_name"], r["created_at"], json.loads(r["meta"] or "{}")
         )
+
+    async def search_history(
+        self, sid: str, query: str, limit: int = 5, others: Sequence[str] = ()
+    ) -> list[history.Hit]:
+        """history_search: ``sid``'s messages and the vault entries of it and ``others`` (its ancestors,
+        its subagents); empty when the index is off (``history_indexed``)."""
+        if not self.history_indexed:
+            return []
+        return await history.search(self.conn, query, sid, others, limit)
 
     async def vault_list(self, sid: str) -> list[VaultListing]:
         async with self.conn.execute(

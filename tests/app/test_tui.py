@@ -320,7 +320,7 @@ def test_snapshot_high_usage_with_the_fork_hint(
         preheat=False,
         keepalive=False,
         summarizer_model="extractive",
-        context_window=2900,
+        context_window=2800,
     )
 
     async def run_before(pilot: Pilot[Any]) -> None:

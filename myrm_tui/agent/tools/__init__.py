@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from myrm_tui.agent.tools.base import Tool, ToolContext, ToolError, ToolResult, schema
 from myrm_tui.agent.tools.files import FileEditTool, FileReadTool
+from myrm_tui.agent.tools.history import HistorySearchTool
 from myrm_tui.agent.tools.jobs import BashOutputTool
 from myrm_tui.agent.tools.notes import SessionNotesTool
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
@@ -19,6 +20,7 @@ def default_tools() -> list[Tool]:
         GrepTool(),
         GlobTool(),
         SessionNotesTool(),
+        HistorySearchTool(),
     ]
 
 

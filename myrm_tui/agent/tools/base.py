@@ -19,6 +19,7 @@ from myrm_tui.context.vault import ArtifactVault
 
 if TYPE_CHECKING:
     from myrm_tui.agent.tools.job_manager import JobManager
+    from myrm_tui.store.history import Hit
 
 
 @dataclass
@@ -38,6 +39,8 @@ Approval = Literal["yes", "no", "always"]
 Approver = Callable[[str, str, Assessment], Awaitable[Approval]]
 # A task for a child agent -> its distilled result (``agent/subagents.py``).
 Spawn = Callable[[str], Awaitable["ToolResult"]]
+# (query, limit) -> the session history's best hits (``store/history.py``).
+HistorySearch = Callable[[str, int], Awaitable[Sequence["Hit"]]]
 
 
 class EditorFiles(Protocol):
@@ -69,6 +72,7 @@ class ToolContext:
     subagent: Spawn | None = None  # runs a task in a child session; None in a child (no grandchildren)
     on_output: Callable[[str], None] | None = None  # a running call's output tail, for the live view
     files: EditorFiles | None = None  # an editor's view of the files (``myrm acp``); None: the disk alone
+    history: HistorySearch | None = None  # history_search over the store; None where it has none
 
 
 class Tool(Protocol):

@@ -1,0 +1,56 @@
+"""``history_search``: full-text search over everything this session ever saw — every message and vaulted
+output, its parents' after a fork — so a fact a compaction folded away is one call from the agent
+(SQLite FTS5 in the session's own database, ``store/history.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
+from myrm_tui.store.history import TOOL_NAME
+
+DEFAULT_HITS = 5
+MAX_HITS = 8
+# A hit is a pointer line and three cut lines (about 150 tokens): the answer stays under ~800 tokens.
+MAX_CHARS = 3_200
+
+
+class HistorySearchTool:
+    name = TOOL_NAME
+    description = (
+        "Search this session's whole history (every earlier message and tool output, also those "
+        "compacted out of view) for words or exact strings. Returns the best matches, each with a "
+        "vault:// pointer and line range for file_read_tool."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "words or exact strings to find"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_HITS},
+        },
+        "required": ["query"],
+    }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        query = str(args.get("query") or "").strip()
+        if not query:
+            raise ToolError("query is required")
+        if ctx.history is None:
+            raise ToolError("history_search is not available in this session")
+        try:
+            limit = max(1, min(MAX_HITS, int(args.get("limit") or DEFAULT_HITS)))
+        except (TypeError, ValueError):
+            raise ToolError("limit must be a number from 1 to 8") from None
+        hits = await ctx.history(query, limit)
+        if not hits:
+            return ToolResult(f"no match for {query!r} in this session's history")
+        out: list[str] = []
+        size = 0
+        for h in hits:
+            text = h.render()
+            if out and size + len(text) > MAX_CHARS:
+                out.append(f"[{len(hits) - len(out)} more hits left out: narrow the query]")
+                break
+            out.append(text)
+            size += len(text) + 1
+        return ToolResult("\n".join(out), meta={"hits": len(hits)})

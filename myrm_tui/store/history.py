@@ -1,0 +1,254 @@
+"""``history_search``'s index: every stored message and vaulted output, in an SQLite FTS5 table of the
+same database (no other service).
+
+Kept current by catching up: each write that stores messages or vault entries indexes, in its own
+transaction, every row past the ``history_index`` watermark (migration 4). The same catch-up at open
+backfills a database written before the index existed, or by a Python whose sqlite3 has no FTS5 (there
+the index is off: one warning, and the tool says so). Rows are indexed as the vault pane and
+``file_read_tool`` render them, so a hit's line range points at the lines the reader sees; a message's
+pointer is ``vault://<session>/m<seq>`` (``vault_get`` resolves it).
+
+Search: the query's words as phrases, all of them first (bm25 order), then any of them; a hit is the
+best-matching lines of one source, cut to a few hundred characters.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aiosqlite
+
+from myrm_tui.context.vault import VAULT_SCHEME, VaultEntry, readable
+
+log = logging.getLogger(__name__)
+
+# unicode61 splits ``as_sql`` and ``django.db`` into words: a phrase query matches them whole, a single
+# word matches inside them.
+CREATE_FTS = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS history_fts USING fts5("
+    "body, session_id UNINDEXED, ref UNINDEXED, kind UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
+)
+# Vault kinds not indexed: archives repeat messages already indexed, media are data URLs.
+SKIP_KINDS = ("archive", "media")
+TOOL_NAME = "history_search"
+MESSAGE_REF = re.compile(r"^m(\d+)$")
+HIT_LINES = 3  # lines of a hit around its best line
+LINE_CHARS = 160  # a hit line is cut to this, around its first match
+MAX_TERMS = 16
+_WORD = re.compile(r"\w+")
+UNAVAILABLE = "history_search is off: this Python's sqlite3 has no FTS5 (a Python with FTS5 turns it on)"
+
+
+def fts5_available() -> bool:
+    """Whether this Python's sqlite3 has FTS5 (a throwaway in-memory table)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def message_uri(sid: str, seq: int) -> str:
+    return f"{VAULT_SCHEME}{sid}/m{seq}"
+
+
+def message_text(
+    role: str, content: Any, tool_calls: Any = None, name: str | None = None, call_id: str | None = None
+) -> str:
+    """A stored message as the vault renders an archived one (header line, text, tool calls)."""
+    d: dict[str, Any] = {"role": role, "content": content, "tool_calls": tool_calls or []}
+    if role == "tool":
+        d |= {"name": name or "", "tool_call_id": call_id or ""}
+    return readable(VaultEntry("", json.dumps([d], ensure_ascii=False), "archive"))
+
+
+def row_text(r: Any, indexed: bool = False) -> str:
+    """``message_text`` of a ``messages`` row. ``indexed``: as the index holds it — without searches and
+    their results (a search would find the last one's query and hits), which render last, so the other
+    lines keep their numbers."""
+    content: Any = r["content"]
+    if r["content_is_json"] and content is not None:
+        content = json.loads(content)
+    calls = json.loads(r["tool_calls"] or "[]")
+    if indexed:
+        if r["role"] == "tool" and r["name"] == TOOL_NAME:
+            return ""
+        calls = [c for c in calls if (c.get("function") or {}).get("name") != TOOL_NAME]
+    return message_text(r["role"], content, calls, r["name"], r["tool_call_id"])
+
+
+async def create(conn: aiosqlite.Connection) -> None:
+    await conn.execute(CREATE_FTS)
+
+
+async def current(conn: aiosqlite.Connection) -> bool:
+    """Whether the index exists and holds every stored message and vault entry."""
+    async with conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'history_fts'") as cur:
+        if await cur.fetchone() is None:
+            return False
+    for table in ("messages", "vault"):
+        async with conn.execute(f"SELECT COALESCE(MAX(rowid), 0) FROM {table}") as cur:
+            row = await cur.fetchone()
+        if row is not None and int(row[0]) > await _watermark(conn, table):
+            return False
+    return True
+
+
+async def catch_up(conn: aiosqlite.Connection) -> int:
+    """Index every message and vault row past the watermark, inside the caller's transaction; the count."""
+    n = 0
+    upto = await _watermark(conn, "messages")
+    async with conn.execute(
+        "SELECT rowid, session_id, seq, role, content, content_is_json, tool_calls, name, tool_call_id "
+        "FROM messages WHERE rowid > ? ORDER BY rowid",
+        (upto,),
+    ) as cur:
+        rows = list(await cur.fetchall())
+    if rows:
+        await conn.executemany(
+            "INSERT INTO history_fts (body, session_id, ref, kind) VALUES (?,?,?,?)",
+            [(row_text(r, indexed=True), r["session_id"], f"m{r['seq']}", r["role"]) for r in rows],
+        )
+        await _advance(conn, "messages", rows[-1]["rowid"])
+        n += len(rows)
+    upto = await _watermark(conn, "vault")
+    async with conn.execute(
+        "SELECT rowid, uri, session_id, kind, tool_name, content, created_at FROM vault WHERE rowid > ? "
+        "ORDER BY rowid",
+        (upto,),
+    ) as cur:
+        vrows = list(await cur.fetchall())
+    if vrows:
+        await conn.executemany(
+            "INSERT INTO history_fts (body, session_id, ref, kind) VALUES (?,?,?,?)",
+            [
+                (
+                    readable(VaultEntry(r["uri"], r["content"], r["kind"], r["tool_name"])),
+                    r["session_id"],
+                    r["uri"],
+                    r["kind"],
+                )
+                for r in vrows
+                if r["kind"] not in SKIP_KINDS
+            ],
+        )
+        await _advance(conn, "vault", vrows[-1]["rowid"])
+        n += len(vrows)
+    return n
+
+
+async def _watermark(conn: aiosqlite.Connection, source: str) -> int:
+    async with conn.execute("SELECT upto FROM history_index WHERE source = ?", (source,)) as cur:
+        row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def _advance(conn: aiosqlite.Connection, source: str, upto: int) -> None:
+    await conn.execute(
+        "INSERT INTO history_index (source, upto) VALUES (?, ?) "
+        "ON CONFLICT(source) DO UPDATE SET upto = excluded.upto",
+        (source, upto),
+    )
+
+
+# -- searching -------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One source that matched: where it is (``uri`` a ``vault://`` pointer), which lines, and them."""
+
+    uri: str
+    kind: str  # a message's role, or a vault entry's kind
+    start: int  # 1-based, inclusive
+    end: int
+    lines: tuple[str, ...]
+
+    def render(self) -> str:
+        head = f"{self.uri} lines {self.start}:{self.end} ({self.kind})"
+        return "\n".join([head, *(f"  {ln}" for ln in self.lines)])
+
+
+def phrases(query: str) -> list[str]:
+    """The query's whitespace-separated chunks that hold a word, as FTS5 phrases (quotes doubled)."""
+    chunks = [c for c in query.split() if _WORD.search(c)][:MAX_TERMS]
+    return ['"' + c.replace('"', '""') + '"' for c in chunks]
+
+
+async def search(
+    conn: aiosqlite.Connection,
+    query: str,
+    own: str,
+    ancestors: Sequence[str] = (),
+    limit: int = 5,
+) -> list[Hit]:
+    """The best ``limit`` sources for ``query`` among session ``own``'s messages and the vault entries of
+    it and its ``ancestors`` (a fork holds copies of its parent's messages up to the fork point)."""
+    ps = phrases(query)
+    if not ps or limit <= 0:
+        return []
+    words = [w.lower() for w in _WORD.findall(query)]
+    scope = ",".join("?" * len(ancestors))
+    where = (
+        "(session_id = ? OR (kind IN ('tool_output','subagent','mcp','hook_output') "
+        f"AND session_id IN ({scope})))"
+        if ancestors
+        else "session_id = ?"
+    )
+    hits: list[Hit] = []
+    seen: set[str] = set()
+    shown: set[tuple[str, ...]] = set()
+    for expr in (" AND ".join(ps), " OR ".join(ps)) if len(ps) > 1 else (ps[0],):
+        sql = (
+            f"SELECT ref, session_id, kind, body FROM history_fts WHERE history_fts MATCH ? AND {where} "
+            "ORDER BY bm25(history_fts) LIMIT ?"
+        )
+        async with conn.execute(sql, (expr, own, *ancestors, limit * 3)) as cur:
+            rows = list(await cur.fetchall())
+        for r in rows:
+            ref = r[0]
+            uri = message_uri(r[1], int(ref[1:])) if MESSAGE_REF.match(ref) else ref
+            if uri in seen:
+                continue
+            seen.add(uri)
+            hit = best_lines(uri, r[2], r[3], words)
+            if hit.lines in shown:  # a vaulted original of a message already shown
+                continue
+            shown.add(hit.lines)
+            hits.append(hit)
+            if len(hits) >= limit:
+                return hits
+    return hits
+
+
+def best_lines(uri: str, kind: str, body: str, words: Sequence[str]) -> Hit:
+    """The ``HIT_LINES`` lines of ``body`` around the line holding most of ``words``, each cut around its
+    first match."""
+    lines = body.splitlines() or [""]
+    want = set(words)
+
+    def score(i: int) -> tuple[int, int]:
+        low = lines[i].lower()
+        return (sum(w in low for w in want), -i)
+
+    best = max(range(len(lines)), key=score)
+    start = max(0, min(best - (HIT_LINES - 1) // 2, len(lines) - HIT_LINES))
+    end = min(len(lines), start + HIT_LINES)
+    return Hit(uri, kind, start + 1, end, tuple(_cut(lines[i], want) for i in range(start, end)))
+
+
+def _cut(line: str, words: set[str]) -> str:
+    line = line.rstrip()
+    if len(line) <= LINE_CHARS:
+        return line
+    low = line.lower()
+    at = min((p for w in words if (p := low.find(w)) >= 0), default=0)
+    a = max(0, min(at - LINE_CHARS // 3, len(line) - LINE_CHARS))
+    return ("…" if a else "") + line[a : a + LINE_CHARS] + ("…" if a + LINE_CHARS < len(line) else "")
