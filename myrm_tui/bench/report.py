@@ -34,6 +34,7 @@ COLUMNS = (
     ("probe_retention", "retention"),
     ("probe_retention_reachable", "reachable ret."),
     ("probe_recoverable", "recoverable"),
+    ("probe_recoverable_by_search", "lost→search"),
 )
 SUMMARIZER_COLUMNS = (
     ("summarizer_calls", "summ. calls"),
@@ -218,6 +219,15 @@ def targets(result: dict[str, Any]) -> list[str]:
 
     rej = m["rejected_requests"]
     out.append(f"rejected_requests = {rej} (target 0): {_mark(rej == 0)}")
+    found = m.get("probe_recoverable_by_search")
+    if found is not None:
+        out.append(
+            f"lost facts history_search shows in its top 5 = {found:.3f} (target ≥ 0.99): "
+            + _mark(found >= 0.99, f"{0.99 - found:.3f}")
+        )
+        if found < 0.99:
+            missed = [x["fact"] for x in m["probe_lost"] if x.get("by_search") is False]
+            why("not found: " + "; ".join(repr(x[:60]) for x in missed[:5]))
     if rej:
         why("rejections by cause: " + ", ".join(f"{c} {n:,}" for c, n in m["rejections"].items()))
 

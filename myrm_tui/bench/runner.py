@@ -12,10 +12,11 @@ sent" (as if the provider had no window): that is the reference for ``none`` and
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -24,6 +25,7 @@ from myrm_tui.bench.strategies import Strategy
 from myrm_tui.bench.summarizer import BenchSummarizer
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
+from myrm_tui.store import history as history_index
 from myrm_tui.testing.prefix_cache import PrefixCacheSimulator, fingerprint
 from myrm_tui.testing.validation import validate_openai
 
@@ -85,6 +87,10 @@ class FactResult:
     role: str = ""  # of the raw message the fact first appears in
     third: str = ""
     stage: str = ""  # for a lost reachable fact: what happened to that message
+    # For a lost reachable fact: whether history_search with the fact's own words shows it in its top
+    # ``SEARCH_TOP`` hits (None: not asked — the fact was kept, or is nowhere in the history).
+    by_search: bool | None = None
+    alts: tuple[str, ...] = ()  # the fact's accepted spellings
 
 
 @dataclass
@@ -214,6 +220,7 @@ class StrategyResult:
             "probe_reachable_by_role": _breakdown(reach, lambda f: f.role),
             "probe_reachable_by_third": _breakdown(reach, lambda f: f.third, order=THIRDS),
             "probe_lost_by_stage": dict(Counter(f.stage for f in reach if not f.kept).most_common()),
+            "probe_recoverable_by_search": _by_search(reach),
             "probe_lost": [
                 {
                     "conv_id": f.conv_id,
@@ -224,6 +231,7 @@ class StrategyResult:
                     "third": f.third,
                     "stage": f.stage,
                     "in_vault": f.recoverable,
+                    "by_search": f.by_search,
                 }
                 for f in reach
                 if not f.kept
@@ -236,6 +244,7 @@ class StrategyResult:
                     "probe_retention_reachable": ratio(
                         sum(f.kept for f in fs if f.reachable), sum(f.reachable for f in fs)
                     ),
+                    "probe_recoverable_by_search": _by_search([f for f in fs if f.reachable]),
                 }
                 for name, fs in self.extra_facts.items()
             },
@@ -255,6 +264,62 @@ class StrategyResult:
         for _, stages in ranked:
             acc.update(stages)
         return {k: round(v, 3) for k, v in acc.most_common(5)}
+
+
+SEARCH_TOP = 5
+
+
+def _by_search(reach: Sequence[FactResult]) -> float | None:
+    """Of the reachable facts lost from the last request, the share history_search recovers."""
+    lost = [f for f in reach if not f.kept]
+    return round(sum(bool(f.by_search) for f in lost) / len(lost), 4) if lost else None
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def shows(fact: str, line: str) -> bool:
+    """Whether ``line`` shows ``fact``: verbatim, or its words in order (a tool call's arguments are shown
+    as ``amount: 39`` where the call sent ``"amount":39``)."""
+    if fact.lower() in line.lower():
+        return True
+    words = " ".join(_WORDS.findall(fact.lower()))
+    return bool(words) and f" {words} " in f" {' '.join(_WORDS.findall(line.lower()))} "
+
+
+async def search_lost(history: Sequence[Message], facts: list[FactResult]) -> list[FactResult]:
+    """``facts`` with ``by_search`` set on the lost reachable ones: does a history_search of the fact's
+    own words, over the conversation's messages indexed as the store indexes them, show the fact in one
+    of its top ``SEARCH_TOP`` hits?"""
+    lost = [i for i, f in enumerate(facts) if f.reachable and not f.kept]
+    if not lost:
+        return facts
+    conn = await history_index.memory_index(
+        [
+            (
+                f"m{i}",
+                m.role,
+                history_index.message_text(
+                    m.role, m.content, [c.to_api() for c in m.tool_calls], m.name, m.tool_call_id
+                ),
+            )
+            for i, m in enumerate(history)
+        ]
+    )
+    out = list(facts)
+    try:
+        for i in lost:
+            f = facts[i]
+            found = False
+            for alt in f.alts or (f.fact,):
+                hits = await history_index.search(conn, alt, "bench", limit=SEARCH_TOP)
+                if any(shows(alt, ln) for h in hits for ln in h.lines):
+                    found = True
+                    break
+            out[i] = replace(f, by_search=found)
+    finally:
+        await conn.close()
+    return out
 
 
 AUTOMATIC_TRIGGERS = ("threshold", "emergency", "fit")  # not manual, a fork's or a provider's overflow
@@ -342,7 +407,9 @@ def score_probes(
             first = next((i for i, t in enumerate(raw) if any(a in t for a in lows)), None)
             rec = kept or any(a in vault for a in lows)
             if first is None:
-                out.append(FactResult(p.conv_id, p.probe_id, p.type, alts[0], False, kept, rec))
+                out.append(
+                    FactResult(p.conv_id, p.probe_id, p.type, alts[0], False, kept, rec, alts=tuple(alts))
+                )
                 continue
             m = history[first]
             third = THIRDS[min(2, 3 * first // max(1, len(history)))]
@@ -359,6 +426,7 @@ def score_probes(
                     ROLES.get(m.role, m.role),
                     third,
                     stage,
+                    alts=tuple(alts),
                 )
             )
     return out
@@ -469,9 +537,10 @@ async def replay(
     history = conv.messages[: turns[-1]] if turns else conv.messages
     vault = "\n".join(strategy.vault_texts()).lower() if probes or extra_probes else ""
     if probes:
-        result.facts += score_probes(history, last_view, vault, probes)
+        result.facts += await search_lost(history, score_probes(history, last_view, vault, probes))
     for name, ps in (extra_probes or {}).items():
-        result.extra_facts.setdefault(name, []).extend(score_probes(history, last_view, vault, ps))
+        scored = await search_lost(history, score_probes(history, last_view, vault, ps))
+        result.extra_facts.setdefault(name, []).extend(scored)
 
 
 def _bill_summarizer(

@@ -41,6 +41,7 @@ MESSAGE_REF = re.compile(r"^m(\d+)$")
 HIT_LINES = 3  # lines of a hit around its best line
 LINE_CHARS = 160  # a hit line is cut to this, around its first match
 MAX_TERMS = 16
+CANDIDATES = 8  # rows read per hit asked for, re-ranked exact string first
 _WORD = re.compile(r"\w+")
 UNAVAILABLE = "history_search is off: this Python's sqlite3 has no FTS5 (a Python with FTS5 turns it on)"
 
@@ -194,7 +195,6 @@ async def search(
     ps = phrases(query)
     if not ps or limit <= 0:
         return []
-    words = [w.lower() for w in _WORD.findall(query)]
     scope = ",".join("?" * len(ancestors))
     where = (
         "(session_id = ? OR (kind IN ('tool_output','subagent','mcp','hook_output') "
@@ -205,20 +205,33 @@ async def search(
     hits: list[Hit] = []
     seen: set[str] = set()
     shown: set[tuple[str, ...]] = set()
+    whole = " ".join(query.split()).lower()
     for expr in (" AND ".join(ps), " OR ".join(ps)) if len(ps) > 1 else (ps[0],):
         sql = (
             f"SELECT ref, session_id, kind, body FROM history_fts WHERE history_fts MATCH ? AND {where} "
             "ORDER BY bm25(history_fts) LIMIT ?"
         )
-        async with conn.execute(sql, (expr, own, *ancestors, limit * 3)) as cur:
+        async with conn.execute(sql, (expr, own, *ancestors, limit * CANDIDATES)) as cur:
             rows = list(await cur.fetchall())
+        # The words match ``as_sql`` and ``as sql`` alike: a source holding the exact string comes first,
+        # and when the ranked candidates hold too few (``__call__`` is the word ``call``, which every
+        # rendered tool call holds), the sources that hold it are read directly, newest first.
+        rows.sort(key=lambda r: whole not in " ".join(r[3].split()).lower())
+        exact = sum(whole in " ".join(r[3].split()).lower() for r in rows)
+        if exact < limit and not hits:
+            async with conn.execute(
+                f"SELECT ref, session_id, kind, body FROM history_fts WHERE {where} "
+                "AND instr(lower(body), ?) > 0 ORDER BY rowid DESC LIMIT ?",
+                (own, *ancestors, whole, limit),
+            ) as cur:
+                rows[exact:exact] = list(await cur.fetchall())
         for r in rows:
             ref = r[0]
             uri = message_uri(r[1], int(ref[1:])) if MESSAGE_REF.match(ref) else ref
             if uri in seen:
                 continue
             seen.add(uri)
-            hit = best_lines(uri, r[2], r[3], words)
+            hit = best_lines(uri, r[2], r[3], query)
             if hit.lines in shown:  # a vaulted original of a message already shown
                 continue
             shown.add(hit.lines)
@@ -228,27 +241,44 @@ async def search(
     return hits
 
 
-def best_lines(uri: str, kind: str, body: str, words: Sequence[str]) -> Hit:
-    """The ``HIT_LINES`` lines of ``body`` around the line holding most of ``words``, each cut around its
-    first match."""
+def best_lines(uri: str, kind: str, body: str, query: str) -> Hit:
+    """The ``HIT_LINES`` lines of ``body`` around the line that holds the whole query, else most of its
+    words; each line cut around the query (else its first word)."""
     lines = body.splitlines() or [""]
-    want = set(words)
+    whole = " ".join(query.split()).lower()
+    want = {w.lower() for w in _WORD.findall(query)}
 
-    def score(i: int) -> tuple[int, int]:
+    def score(i: int) -> tuple[bool, int, int]:
         low = lines[i].lower()
-        return (sum(w in low for w in want), -i)
+        return (whole in low, sum(w in low for w in want), -i)
 
     best = max(range(len(lines)), key=score)
     start = max(0, min(best - (HIT_LINES - 1) // 2, len(lines) - HIT_LINES))
     end = min(len(lines), start + HIT_LINES)
-    return Hit(uri, kind, start + 1, end, tuple(_cut(lines[i], want) for i in range(start, end)))
+    return Hit(uri, kind, start + 1, end, tuple(_cut(lines[i], whole, want) for i in range(start, end)))
 
 
-def _cut(line: str, words: set[str]) -> str:
+def _cut(line: str, whole: str, words: set[str]) -> str:
     line = line.rstrip()
     if len(line) <= LINE_CHARS:
         return line
     low = line.lower()
-    at = min((p for w in words if (p := low.find(w)) >= 0), default=0)
-    a = max(0, min(at - LINE_CHARS // 3, len(line) - LINE_CHARS))
+    at = low.find(whole)
+    if at < 0:
+        at = min((p for w in words if (p := low.find(w)) >= 0), default=0)
+    # The query whole when it fits, with some text before it.
+    a = max(0, min(at - max((LINE_CHARS - len(whole)) // 3, 0), len(line) - LINE_CHARS))
     return ("…" if a else "") + line[a : a + LINE_CHARS] + ("…" if a + LINE_CHARS < len(line) else "")
+
+
+# -- an index of a conversation held in memory (the bench) ------------------------------------------
+async def memory_index(texts: Sequence[tuple[str, str, str]], sid: str = "bench") -> aiosqlite.Connection:
+    """An in-memory index of ``texts`` ((ref, kind, rendered text)) as session ``sid``: the bench asks it
+    what ``history_search`` would answer. The caller closes it."""
+    conn = await aiosqlite.connect(":memory:")
+    await create(conn)
+    await conn.executemany(
+        "INSERT INTO history_fts (body, session_id, ref, kind) VALUES (?,?,?,?)",
+        [(body, sid, ref, kind) for ref, kind, body in texts],
+    )
+    return conn

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from myrm_tui.bench.corpus import load_conversations, load_probes
+from myrm_tui.bench.corpus import Probe, load_conversations, load_probes
 from myrm_tui.bench.run import run_bench
-from myrm_tui.bench.runner import Prices
+from myrm_tui.bench.runner import Prices, score_probes, search_lost
 from myrm_tui.bench.strategies import WindowStrategy
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.invariants import check_tool_pairing
@@ -207,8 +207,11 @@ async def test_reachable_retention_by_type_role_third_and_stage(corpus: tuple[Pa
             "third": "first third",
             "stage": "dropped",
             "in_vault": False,
+            "by_search": True,
         }
     ]
+    # history_search over the conversation shows the one lost fact in its top five; none lost none.
+    assert win["probe_recoverable_by_search"] == 1.0 and none["probe_recoverable_by_search"] is None
 
 
 async def test_rejected_requests_are_not_billed_and_make_a_strategy_infeasible(
@@ -423,6 +426,7 @@ async def test_further_probe_sets_are_scored_alongside(corpus: tuple[Path, Path]
             "probe_facts_reachable": 1,
             "probe_retention": 0.0,
             "probe_retention_reachable": 0.0,
+            "probe_recoverable_by_search": 1.0,
         }
     }
     assert win["probe_facts_total"] == 5  # the main set is unchanged
@@ -515,3 +519,22 @@ async def test_the_bench_names_the_emergencies_no_planned_point_could_have_come_
     assert 1 <= m["emergency_rounds_over_room"] <= emergencies, m["compaction_triggers"]
     if m["planned_compaction_share"] < 0.9:  # the report names them among the reasons
         assert any("emergencies came from one round larger than" in line for line in targets_of(result))
+
+
+async def test_search_recovery_shows_a_lost_fact_verbatim_or_word_for_word() -> None:
+    call = ToolCall("c1", "book", '{"amount":39,"id":"X1"}')
+    history = [
+        Message(role="user", content="book it"),
+        Message(role="assistant", content="Booking.", tool_calls=(call,)),
+        Message(role="tool", content="ok +++ done", tool_call_id="c1", name="book"),
+        *(Message(role="user", content=f"amount {n} and 39 again") for n in range(8)),
+    ]
+    probes = [
+        Probe("x", "p1", "", (('"amount":39',),), 1),
+        Probe("x", "p2", "", (("+++",),), 2),  # no word: no query can be made of it
+        Probe("x", "p3", "", (("book it",),), 0),
+    ]
+    scored = score_probes(history, history[:1], "", probes)
+    found = {f.probe_id: f.by_search for f in await search_lost(history, scored)}
+    # The call's arguments are shown as "amount: 39"; p3 was kept, so it is not asked.
+    assert found == {"p1": True, "p2": False, "p3": None}
