@@ -10,11 +10,19 @@ values (statuses, names, cabins) and error lines. Each conversation gives at mos
 fact each, spread over the kinds; the choice within a kind is by a hash of the fact, so it is deterministic
 and blind to where the fact sits.
 
+Facts the agent concluded (``--source assistant``): a fact stated first by an assistant message — in its prose
+or its tool calls' arguments — and found again in a later message. Kinds, by the sentence or place it is in:
+``decision`` (a code line or ``sed`` replacement the agent wrote in a call — not an import or a print —, or
+a span of a sentence that decides: "I'll", "instead", "the fix"), ``finding`` (a sentence that concludes:
+"the bug is", "because", "this means") and ``attempt`` (a sentence about a failure: "failed", "still",
+"didn't work"). A span is a backticked string or one of the tool-fact patterns above. ``per_conv`` of them at
+most, round-robin over the kinds.
+
 Hold-out: ``half(conv_id)`` splits a corpus by a hash of each conversation's id into ``tune`` and ``judge``;
 tune on one, report both.
 
-``python -m myrm_tui.bench.probegen --corpus CORPUS --out bench/probes/NAME.jsonl`` writes the probes, and
-``NAME-tune.jsonl`` / ``NAME-judge.jsonl`` beside it.
+``python -m myrm_tui.bench.probegen --corpus CORPUS --out bench/probes/NAME.jsonl [--source assistant]``
+writes the probes, and ``NAME-tune.jsonl`` / ``NAME-judge.jsonl`` beside it.
 """
 
 from __future__ import annotations
@@ -163,19 +171,147 @@ def tool_facts(messages: Sequence[dict[str, Any]]) -> list[ToolFact]:
     return out
 
 
+ASSISTANT_KINDS = ("decision", "finding", "attempt")
+ASSISTANT_TYPE = {"decision": "decision", "finding": "recall", "attempt": "recall"}
+ASSISTANT_PER_CONV = 6
+_ATTEMPT = re.compile(
+    r"(?i)\b(?:fail(?:s|ed|ing|ure)?|did(?: not|n't) work|does(?: not|n't) work|not working|"
+    r"still (?:fails?|failing|broken|not|shows?|raises?|gets?|getting)|didn't|wrong)\b"
+)
+_FINDING = re.compile(
+    r"(?i)\b(?:the (?:bug|issue|problem|error|cause|culprit|reason)|root cause|because|this means|"
+    r"which means|caused by|is due to|turns out|found (?:that|the)|confirms?|appears to|seems to)\b"
+)
+_DECIDE = re.compile(
+    r"(?i)\b(?:i(?:'ll| will)|let me|let's|i need to|i should|instead|decid\w*|i chose|the fix|"
+    r"fix (?:it|this|the)|change|replace|modify|update)\b"
+)
+_WORD3 = re.compile(r"[A-Za-z0-9_]{3,}")
+_TICK = re.compile(r"`([^`\n]{4,120})`")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_CODE = re.compile(r"[(=]")  # a call, an assignment, a comparison: code that does something
+_BOILERPLATE = re.compile(r"^(?:import|from|print)\b")  # imports and prints of a reproduction script
+_SHELL = re.compile(
+    r"^(?:cd|ls|cat|grep|sed|find|python3?|echo|git|pip|pytest|rm|mkdir|cp|mv|head|tail|wc|chmod|export|"
+    r"source|nl|awk|diff|patch|EOF)\b|^[|&<>#]"
+)
+_SED = re.compile(r"\bs([/|#,])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
+
+
+def _strings(value: object) -> list[str]:
+    """Every string inside a parsed JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _code_lines(text: str) -> list[str]:
+    """Code the agent wrote in a call: ``sed`` replacements and code-like lines that are no shell command."""
+    out = [m.group(3).replace("\\", "") for m in _SED.finditer(text)]
+    out += [ln.strip() for ln in text.splitlines()]
+    return [
+        c
+        for c in out
+        if 12 <= len(c) <= MAX_FACT_CHARS
+        and _CODE.search(c)
+        and not _SHELL.match(c)
+        and not _BOILERPLATE.match(c)
+    ]
+
+
+def assistant_candidates(message: dict[str, Any]) -> list[tuple[str, str]]:
+    """(kind, fact) of one assistant message: code lines of its calls (decisions), then the spans of its
+    sentences that decide, conclude or report a failure; deduplicated."""
+    found: list[tuple[str, str]] = []
+    for call in message.get("tool_calls") or []:
+        raw = (call.get("function") or {}).get("arguments")
+        try:
+            args = json.loads(raw) if isinstance(raw, str) else raw
+        except (json.JSONDecodeError, RecursionError):
+            args = raw
+        for text in _strings(args):
+            found += [("decision", c) for c in _code_lines(text)]
+    c = message.get("content")
+    prose = c if isinstance(c, str) else "\n".join(message_texts([{"content": c}])) if c else ""
+    for sentence in _SENTENCE.split(prose):
+        kind = (
+            "attempt"
+            if _ATTEMPT.search(sentence)
+            else "finding"
+            if _FINDING.search(sentence)
+            else "decision"
+            if _DECIDE.search(sentence)
+            else None
+        )
+        if kind is None:
+            continue
+        spans = [m.group(1) for m in _TICK.finditer(sentence)] + [f for _, f in candidates(sentence)]
+        found += [(kind, x) for x in spans]
+    seen: set[str] = set()
+    out = []
+    for kind, fact in found:
+        fact = fact.strip().rstrip(".,:;")
+        # A span cut inside a string literal (an odd quote) or without a word of its own is no fact.
+        if (
+            len(fact) < 4
+            or fact in seen
+            or fact.count("'") % 2
+            or fact.count('"') % 2
+            or not _WORD3.search(fact)
+        ):
+            continue
+        seen.add(fact)
+        out.append((kind, fact))
+    return out
+
+
+def assistant_facts(messages: Sequence[dict[str, Any]]) -> list[ToolFact]:
+    """Every fact an assistant message stated first that a later message holds again (any role: the diff
+    that shows the code written, the agent or the user coming back to it)."""
+    texts = message_texts(messages)
+    lows = [t.lower() for t in texts]
+    roles = [m.get("role") for m in messages]
+    first_user = next((i for i, r in enumerate(roles) if r == "user"), None)
+    assistants = [i for i, r in enumerate(roles) if r == "assistant"]
+    if first_user is None or not assistants:
+        return []
+    last = assistants[-1]
+    out: list[ToolFact] = []
+    seen: set[str] = set()
+    for i in assistants:
+        if not first_user < i < last:
+            continue
+        for kind, fact in assistant_candidates(messages[i]):
+            low = fact.lower()
+            # As scored: the raw text (a call's arguments as sent, JSON-escaped), first here.
+            if low in seen or fact not in texts[i] or any(low in lows[k] for k in range(i)):
+                continue
+            seen.add(low)
+            used = next((j for j in range(i + 1, len(messages)) if low in lows[j]), None)
+            if used is not None:
+                out.append(ToolFact(kind, fact, i, used))
+    return out
+
+
 def _rank(conv_id: str, fact: str) -> str:
     return hashlib.sha256(f"{conv_id}\0{fact}".encode()).hexdigest()
 
 
-def choose(conv_id: str, facts: Sequence[ToolFact], per_conv: int = PER_CONV) -> list[ToolFact]:
+def choose(
+    conv_id: str, facts: Sequence[ToolFact], per_conv: int = PER_CONV, kinds: Sequence[str] = KINDS
+) -> list[ToolFact]:
     """At most ``per_conv`` facts, round-robin over the kinds, each kind in hash order; no fact inside
     another chosen one (it would be kept or lost with it)."""
     by_kind = {
-        k: sorted((f for f in facts if f.kind == k), key=lambda f: _rank(conv_id, f.fact)) for k in KINDS
+        k: sorted((f for f in facts if f.kind == k), key=lambda f: _rank(conv_id, f.fact)) for k in kinds
     }
     picked: list[ToolFact] = []
     while len(picked) < per_conv and any(by_kind.values()):
-        for k in KINDS:
+        for k in kinds:
             if not by_kind[k] or len(picked) >= per_conv:
                 continue
             f = by_kind[k].pop(0)
@@ -187,21 +323,37 @@ def choose(conv_id: str, facts: Sequence[ToolFact], per_conv: int = PER_CONV) ->
 
 
 def probes(
-    conv_id: str, messages: Sequence[dict[str, Any]], per_conv: int = PER_CONV
+    conv_id: str, messages: Sequence[dict[str, Any]], per_conv: int = PER_CONV, source: str = "tool"
 ) -> list[dict[str, Any]]:
-    """The probe lines (bench/probes format) of one conversation."""
+    """The probe lines (bench/probes format) of one conversation: facts a tool returned (``source="tool"``)
+    or an assistant message stated (``"assistant"``)."""
     if len(messages) < MIN_MESSAGES:
         return []
     span = max(len(messages) - 1, 1)
     out = []
-    for n, f in enumerate(choose(conv_id, tool_facts(messages), per_conv), 1):
+    if source == "assistant":
+        chosen = choose(conv_id, assistant_facts(messages), per_conv, ASSISTANT_KINDS)
+    else:
+        chosen = choose(conv_id, tool_facts(messages), per_conv)
+    for n, f in enumerate(chosen, 1):
+        if source == "assistant":
+            kind, pid = ASSISTANT_TYPE[f.kind], f"a{n}"
+            question = (
+                f"Which {f.kind} did the assistant state at message {f.index} that message {f.used_at} "
+                "came back to?"
+            )
+        else:
+            kind, pid = TYPE_OF[f.kind], f"t{n}"
+            question = (
+                f"Which {f.kind.replace('_', ':')} did the tool output at message {f.index} "
+                f"return that the agent used at message {f.used_at}?"
+            )
         out.append(
             {
                 "conv_id": conv_id,
-                "probe_id": f"t{n}",
-                "type": TYPE_OF[f.kind],
-                "question": f"Which {f.kind.replace('_', ':')} did the tool output at message {f.index} "
-                f"return that the agent used at message {f.used_at}?",
+                "probe_id": pid,
+                "type": kind,
+                "question": question,
                 "expected_facts": [f.fact],
                 "evidence_msg_index": f.index,
                 "evidence_frac": round(f.index / span, 3),
@@ -218,8 +370,9 @@ def read_corpus(path: Path) -> Iterable[dict[str, Any]]:
                 yield json.loads(line)
 
 
-def generate(corpus: Path, per_conv: int = PER_CONV) -> list[dict[str, Any]]:
-    return [p for d in read_corpus(corpus) for p in probes(str(d["id"]), d["messages"], per_conv)]
+def generate(corpus: Path, per_conv: int | None = None, source: str = "tool") -> list[dict[str, Any]]:
+    n = per_conv or (ASSISTANT_PER_CONV if source == "assistant" else PER_CONV)
+    return [p for d in read_corpus(corpus) for p in probes(str(d["id"]), d["messages"], n, source)]
 
 
 def write(path: Path, rows: Sequence[dict[str, Any]]) -> None:
@@ -230,9 +383,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--corpus", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--per-conv", type=int, default=PER_CONV)
+    ap.add_argument("--per-conv", type=int, default=None)
+    ap.add_argument("--source", choices=("tool", "assistant"), default="tool")
     a = ap.parse_args(argv)
-    rows = generate(a.corpus, a.per_conv)
+    rows = generate(a.corpus, a.per_conv, a.source)
     write(a.out, rows)
     stem = a.out.name.removesuffix(".jsonl")
     for h in ("tune", "judge"):

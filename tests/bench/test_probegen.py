@@ -117,3 +117,68 @@ def test_committed_probe_files_are_the_generators_output(name: str) -> None:
         part = [json.loads(x) for x in (PROBES / f"{name}-dev-toolfacts-{h}.jsonl").read_text().splitlines()]
         assert part == [r for r in rows if probegen.half(r["conv_id"]) == h]
     assert _check_module().check(PROBES / f"{name}-dev-toolfacts.jsonl", corpus) == []
+
+
+def coding_chat() -> list[dict[str, Any]]:
+    """A coding session: the agent finds the bug, tries a fix that fails, then writes the one that works; a
+    later output shows the code it wrote."""
+    return [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "The compiler call crashes in lookups.py."},
+        _call("bash", {"command": "grep -n as_sql lookups.py"}, "c1"),
+        _tool("c1", "12: sql = self.lhs.as_sql(compiler)"),
+        {
+            "role": "assistant",
+            "content": "The bug is in `process_lhs_sql`, because it drops the connection. "
+            "I ran the plain call first and it failed with `TypeError_missing_connection`.",
+        },
+        {"role": "user", "content": "go on"},
+        _call(
+            "bash", {"command": "sed -i 's/as_sql(compiler)/as_sql(compiler, connection)/' lookups.py"}, "c2"
+        ),
+        _tool("c2", "done"),
+        {"role": "assistant", "content": "Now the test.", "tool_calls": []},
+        _call("bash", {"command": "git diff"}, "c3"),
+        _tool("c3", "+ sql = self.lhs.as_sql(compiler, connection)"),
+        {
+            "role": "assistant",
+            "content": "process_lhs_sql now passes it; TypeError_missing_connection is gone.",
+        },
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "Goodbye."},
+    ]
+
+
+def test_facts_the_agent_stated_first_and_came_back_to() -> None:
+    facts = {(f.kind, f.fact, f.index, f.used_at) for f in probegen.assistant_facts(coding_chat())}
+    assert facts == {
+        ("finding", "process_lhs_sql", 4, 11),  # concluded ("the bug is ... because"), named again later
+        ("attempt", "TypeError_missing_connection", 4, 11),  # the failed attempt, named again later
+        ("decision", "as_sql(compiler, connection)", 6, 10),  # the sed replacement, shown by the diff
+    }
+    # Not facts: what a tool said first (as_sql), the task's words, code nobody came back to.
+
+
+def test_assistant_probe_lines_pass_the_checker_and_spread_over_kinds(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"id": "conv/2", "messages": coding_chat()}) + "\n", encoding="utf-8")
+    rows = probegen.generate(corpus, source="assistant")
+    assert sorted(r["question"].split()[1] for r in rows) == ["attempt", "decision", "finding"]
+    assert {r["probe_id"] for r in rows} == {"a1", "a2", "a3"}
+    out = tmp_path / "p.jsonl"
+    probegen.write(out, rows)
+    assert _check_module().check(out, corpus) == []
+    assert len(probegen.probes("conv/2", coding_chat(), per_conv=2, source="assistant")) == 2
+
+
+@pytest.mark.parametrize("name", ["swe", "tau"])
+def test_committed_assistant_probe_files_are_the_generators_output(name: str) -> None:
+    corpus = CORPUS / f"{name}-dev.jsonl.gz"
+    if not corpus.exists():
+        pytest.skip("../shared/corpus is absent")
+    rows = probegen.generate(corpus, source="assistant")
+    assert rows == [json.loads(x) for x in (PROBES / f"{name}-dev-agentfacts.jsonl").read_text().splitlines()]
+    for h in ("tune", "judge"):
+        part = [json.loads(x) for x in (PROBES / f"{name}-dev-agentfacts-{h}.jsonl").read_text().splitlines()]
+        assert part == [r for r in rows if probegen.half(r["conv_id"]) == h]
+    assert _check_module().check(PROBES / f"{name}-dev-agentfacts.jsonl", corpus) == []
