@@ -736,10 +736,26 @@ def bench(
     append: Annotated[
         bool, typer.Option("--append", help="Append to --markdown instead of replacing it")
     ] = False,
+    schemas: Annotated[
+        str,
+        typer.Option(
+            "--schemas",
+            help="Tool schemas every request carries and the budget counts: myrm (the tools a session "
+            "binds) or recorded (the conversation's own)",
+        ),
+    ] = "myrm",
 ) -> None:
     """Replay recorded sessions through context strategies and compare cost, cache, validity and retention."""
     configure_offline_env()
     from myrm_tui.bench.report import run_cli
+
+    if schemas not in ("myrm", "recorded"):
+        raise typer.BadParameter("--schemas is myrm or recorded")
+    bound = None
+    if schemas == "myrm":
+        from myrm_tui.agent.fingerprint import builtin_tool_schemas
+
+        bound = builtin_tool_schemas()
 
     sets = probes or []
     code = asyncio.run(
@@ -759,6 +775,7 @@ def bench(
             append,
             sets[1:],
             summarizer_api_base,
+            bound,
         )
     )
     raise typer.Exit(code)

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
+from myrm_tui.context.config import DEFAULT_REPLY_TOKENS
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ class Settings:
     summarizer_model: str = ""  # "" = the provider's lite model (else the main model); "extractive" = no LLM
     prompt_mode: str = "full"  # one of agent/prompts.py:MODES
     context_window: int = 0  # 0 = from litellm's registry
-    max_output_tokens: int = 4096
+    max_output_tokens: int = DEFAULT_REPLY_TOKENS
     max_steps: int = 40
     approval: Literal["ask", "auto"] = "ask"
     allowed_commands: tuple[str, ...] = ()

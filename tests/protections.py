@@ -992,6 +992,14 @@ MUTANTS = (
         "if False:",
         ("tests/agent/test_history_search_tool.py::test_answers_stay_bounded_and_say_when_nothing_matches",),
     ),
+    Mutant(
+        "one budget: the bench's myrm strategy derives it as the live agent does",
+        "myrm_tui/bench/strategies.py",
+        "self.config = budget_config(self.config.max_context_tokens, REPLY_TOKENS, tokens)",
+        "self.config = ContextConfig("
+        "max_context_tokens=self.config.max_context_tokens, overhead_tokens=tokens)",
+        ("tests/bench/test_one_budget.py",),
+    ),
 )
 
 

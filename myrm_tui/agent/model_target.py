@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from myrm_tui.config import Settings
-from myrm_tui.context.config import DEFAULT_WINDOW, ContextConfig
+from myrm_tui.context.config import DEFAULT_WINDOW, ContextConfig, budget_config
 from myrm_tui.context.model_facts import family, model_kind
 from myrm_tui.llm.client import ModelSpec
 
@@ -47,13 +47,19 @@ def thinking_budget(settings: Settings) -> int:
 def context_config(settings: Settings, window: int, summary_role: str = "assistant") -> ContextConfig:
     """The pipeline's settings for ``window``: the one place they are derived from the user's settings
     (the session runs with them, the execution fingerprint hashes them)."""
-    return ContextConfig(
-        max_context_tokens=window,
+    # The tool schemas are counted once the session binds its tools (``AgentSession.schema_tokens``).
+    return budget_config(
+        window,
+        reply_tokens(settings),
         light_ratio=settings.light_ratio,
         full_ratio=settings.full_ratio,
         emergency_ratio=settings.emergency_ratio,
-        reserve_output_tokens=min(settings.max_output_tokens + thinking_budget(settings), window // 4),
         summary_role=summary_role,
         auto_compact=settings.auto_compact,
         cache_ttl_seconds=settings.cache_ttl_seconds,
     )
+
+
+def reply_tokens(settings: Settings) -> int:
+    """What a request asks the reply may take: the answer's ``max_tokens`` and the thinking budget."""
+    return settings.max_output_tokens + thinking_budget(settings)

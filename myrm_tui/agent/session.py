@@ -6,7 +6,6 @@ Every message is appended to the store the moment it exists, so a crash loses no
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
 from pathlib import Path
@@ -148,7 +147,7 @@ class AgentSession:
             return 0
         key = self.tools.fingerprint
         if self._overhead[0] != key:
-            self._overhead = (key, self.counter.text(json.dumps(self.tools.schemas)))
+            self._overhead = (key, self.counter.schemas(self.tools.schemas))
         return self._overhead[1]
 
     # -- the stored conversation --------------------------------------------------------------------

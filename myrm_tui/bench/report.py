@@ -398,6 +398,19 @@ def svg_plot(result: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def budget_line(result: dict[str, Any]) -> str:
+    """Which tool schemas the run assumed, and the budget they and the reply's reserve leave."""
+    b = result.get("budget") or {}
+    if not b:
+        return ""
+    tokens = b["schema_tokens"]
+    return (
+        f"budget: window {result['window']:,} - reply reserve {b['reply_reserve']:,} - tool schemas "
+        f"({b['schemas']}: {tokens if isinstance(tokens, str) else f'{tokens:,}'} tokens) — the live "
+        "agent's function (context.config.budget_config)"
+    )
+
+
 def markdown(result: dict[str, Any], command: str) -> str:
     cols = _columns(result)
     head = "| strategy | " + " | ".join(label for _, label in cols) + " |"
@@ -414,6 +427,7 @@ def markdown(result: dict[str, Any], command: str) -> str:
         "",
         f"`{command}` — {when}, {machine}",
         "",
+        *([budget_line(result), ""] if result.get("budget") else []),
         head,
         sep,
         *rows,
@@ -449,6 +463,7 @@ async def run_cli(
     append: bool,
     extra_probes: Sequence[Path] = (),
     summarizer_api_base: str | None = None,
+    schemas: Sequence[dict[str, Any]] | None = None,
 ) -> int:
     def fail(msg: str) -> int:
         # One plain line (no Rich wrapping or markup): the file, the line, what is wrong.
@@ -489,6 +504,7 @@ async def run_cli(
                 mask_turns,
                 progress,
                 extra_probes,
+                schemas,
             )
         except ValueError as exc:
             error = str(exc)
@@ -497,6 +513,7 @@ async def run_cli(
     if error:
         return fail(error)
     out = Console(width=max(Console().width, 200))
+    out.print(budget_line(result))
     out.print(table(result))
     for line in targets(result):
         out.print(f"  {line}")
@@ -508,8 +525,10 @@ async def run_cli(
         plot.write_text(svg_plot(result))
     if md_path:
         md_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = f"myrm bench --corpus {corpus} --window {window}" + "".join(
-            f" --probes {p}" for p in [*([probes] if probes else []), *extra_probes]
+        cmd = (
+            f"myrm bench --corpus {corpus} --window {window}"
+            + (" --schemas recorded" if schemas is None else "")
+            + "".join(f" --probes {p}" for p in [*([probes] if probes else []), *extra_probes])
         )
         text = markdown(result, cmd)
         if append and md_path.exists():

@@ -9,6 +9,7 @@ from typing import Any
 from myrm_tui.bench.corpus import Probe, load_conversations, load_probes
 from myrm_tui.bench.runner import Prices, StrategyResult, replay
 from myrm_tui.bench.strategies import (
+    REPLY_TOKENS,
     MaskStrategy,
     MyrmStrategy,
     NoneStrategy,
@@ -17,6 +18,7 @@ from myrm_tui.bench.strategies import (
     WindowStrategy,
     load_plugin,
 )
+from myrm_tui.context.config import budget_config
 from myrm_tui.context.step import Completer
 from myrm_tui.context.tokens import TokenCounter
 
@@ -68,9 +70,12 @@ async def run_bench(
     mask_turns: int = 10,
     progress: Callable[[str, int, int], None] | None = None,
     extra_probes: Sequence[Path] = (),
+    schemas: Sequence[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Replay ``corpus`` through each strategy; probes are scored on each conversation's last request.
-    ``extra_probes`` are further probe sets, reported by file name under each strategy's ``probe_sets``."""
+    ``extra_probes`` are further probe sets, reported by file name under each strategy's ``probe_sets``.
+    ``schemas``: the tool schemas every request carries and the budget counts (myrm's own, as a live
+    session binds them); None: each conversation's recorded ones."""
     counter = TokenCounter()
     convs = load_conversations(corpus, limit)
     probes: list[Probe] = load_probes(probes_path) if probes_path else []
@@ -101,6 +106,7 @@ async def run_bench(
                 by_conv.get(conv.id, ()),
                 on_request=tick,
                 extra_probes={name: ps.get(conv.id, []) for name, ps in extras.items()},
+                schemas=schemas,
             )
     out = {name: r.as_json() for name, r in results.items()}
     floor = out["none"]["sent"]["uncached_input_tokens"] if "none" in out else 0
@@ -112,6 +118,11 @@ async def run_bench(
         "probes": str(probes_path) if probes_path else None,
         "extra_probes": [str(x) for x in extra_probes],
         "window": window,
+        "budget": {
+            "schemas": "recorded" if schemas is None else "myrm",
+            "schema_tokens": "per conversation" if schemas is None else counter.schemas(schemas),
+            "reply_reserve": budget_config(window, REPLY_TOKENS).output_reserve,
+        },
         "price_model": price_model,
         "billing": "accepted requests only: cache reads at the cache-read price, other input at the "
         "cache-write price; "

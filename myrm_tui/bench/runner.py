@@ -11,7 +11,6 @@ sent" (as if the provider had no window): that is the reference for ``none`` and
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import Counter
@@ -443,7 +442,11 @@ async def replay(
     cache: PrefixCacheSimulator | None = None,
     on_request: Callable[[], None] | None = None,
     extra_probes: Mapping[str, Sequence[Probe]] | None = None,
+    schemas: Sequence[dict[str, Any]] | None = None,
 ) -> None:
+    """``schemas``: the tool schemas each request carries (and every strategy's budget counts) in place of
+    the conversation's recorded ones."""
+    tools = list(schemas) if schemas is not None else conv.tools
     cache = cache or PrefixCacheSimulator("automatic")
     sent_cache = PrefixCacheSimulator(cache.policy, cache.min_tokens)
     cache.reset(conv.id)
@@ -451,15 +454,13 @@ async def replay(
     failures_before = getattr(strategy, "summarizer_failures", 0)
     result.price_cache_read, result.price_cache_write = prices.cache_read, prices.cache_write
     strategy.start(conv.id, window)
-    tools_tokens = sum(
-        counter.text(json.dumps(t, sort_keys=True, ensure_ascii=False, default=str)) for t in conv.tools
-    )
+    tools_tokens = counter.schemas(tools)
     bind_tools = getattr(strategy, "bind_tools", None)
-    if callable(bind_tools):  # budget the schemas as the live agent does (myrm)
+    if callable(bind_tools):  # budget the schemas as the live agent does
         bind_tools(tools_tokens)
     compacted_once = False
     last_out = landed = 0  # the previous request's size, and where the last compaction left the view
-    tools_fp = (fingerprint(conv.tools), tools_tokens) if conv.tools else None
+    tools_fp = (fingerprint(tools), tools_tokens) if tools else None
     turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
     last_view: list[Message] = []
     for k, i in enumerate(turns):
@@ -499,10 +500,10 @@ async def replay(
         summary = sum(counter.message(v) for v in view if v.meta.get("kind") == "summary")
         result.summary_share_max = max(result.summary_share_max, summary / window)
         result.over_window_requests += tokens > window
-        body = {"model": "bench", "messages": [v.to_api() for v in view], "tools": conv.tools or None}
+        body = {"model": "bench", "messages": [v.to_api() for v in view], "tools": tools or None}
         rej = validate_openai(body, window, tokens)
         result.requests += 1
-        segs = _segments(view, conv.tools, counter, tools_fp)
+        segs = _segments(view, tools, counter, tools_fp)
         s = sent_cache.request(conv.id, segs)
         result.sent_input_tokens += s.input_tokens
         result.sent_cached_input_tokens += s.cached_tokens
@@ -520,7 +521,7 @@ async def replay(
             result.cost_usd += c.cached_tokens * prices.cache_read + c.uncached_tokens * prices.cache_write
         after_sent = getattr(strategy, "after_sent", None)
         if rej is None and after_sent is not None:
-            await after_sent(view, conv.tools)
+            await after_sent(view, tools)
         _bill_summarizer(strategy, conv, result, counter, cache, aux_cache, tools_fp)
         last_view = view
         if on_request:

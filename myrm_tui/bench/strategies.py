@@ -14,12 +14,11 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, Protocol
 
 from myrm_tui.bench.summarizer import BenchSummarizer
 from myrm_tui.context import prepared
-from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.config import DEFAULT_REPLY_TOKENS, ContextConfig, budget_config
 from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.model_facts import lite_model
@@ -38,6 +37,8 @@ from myrm_tui.paths import prompts_dir
 log = logging.getLogger(__name__)
 
 MASK_PLACEHOLDER = "[output omitted: older tool output]"
+# The reply's reserve as a live session with default settings keeps it (``max_output_tokens``, no thinking).
+REPLY_TOKENS = DEFAULT_REPLY_TOKENS
 
 
 class Strategy(Protocol):
@@ -71,9 +72,15 @@ class TruncateStrategy:
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.budget = 0
+        self.window = 0
 
     def start(self, conv_id: str, window: int) -> None:
-        self.budget = ContextConfig(max_context_tokens=window).input_budget
+        self.window = window
+        self.budget = budget_config(window, REPLY_TOKENS).input_budget
+
+    def bind_tools(self, tokens: int) -> None:
+        """The budget less the tool schemas every request carries (the same budget as myrm's)."""
+        self.budget = budget_config(self.window, REPLY_TOKENS, tokens).input_budget
 
     async def build(self, history: list[Message], step: int) -> list[Message]:
         system = [m for m in history if m.role == "system"]
@@ -133,16 +140,22 @@ class WindowStrategy:
         self.counter = counter
         self.summarizer = summarizer
         self.budget = 0
+        self.window = 0
         self.cut = 0  # index in the history of the first event still in view
         self.summary: Message | None = None
         self.condensations = 0
         self.condensed = False  # the last build condensed
 
     def start(self, conv_id: str, window: int) -> None:
-        self.budget = ContextConfig(max_context_tokens=window).input_budget
+        self.window = window
+        self.budget = budget_config(window, REPLY_TOKENS).input_budget
         self.cut = 0
         self.summary = None
         self.condensations = 0
+
+    def bind_tools(self, tokens: int) -> None:
+        """The budget less the tool schemas every request carries (the same budget as myrm's)."""
+        self.budget = budget_config(self.window, REPLY_TOKENS, tokens).input_budget
 
     @staticmethod
     def head_length(history: list[Message]) -> int:
@@ -226,7 +239,7 @@ class MyrmStrategy:
         self.routes: list[tuple[str, dict[str, float]]] = []
 
     def start(self, conv_id: str, window: int) -> None:
-        self.config = ContextConfig(max_context_tokens=window)
+        self.config = budget_config(window, REPLY_TOKENS)
         self.state = ContextState()
         self.vault = ArtifactVault(namespace=conv_id.replace("/", "_"))
         self.clock = 1_700_000_000.0
@@ -236,7 +249,7 @@ class MyrmStrategy:
 
     def bind_tools(self, tokens: int) -> None:
         """The tool schemas the conversation sends with every request: budgeted, as the live agent does."""
-        self.config = replace(self.config, overhead_tokens=tokens)
+        self.config = budget_config(self.config.max_context_tokens, REPLY_TOKENS, tokens)
 
     async def build(self, history: list[Message], step: int) -> list[Message]:
         self.clock += 20.0  # a replayed turn every 20 s: the provider cache stays warm, as in a live session

@@ -6,9 +6,13 @@ Switching from a 128K model to a 200K one rescales everything; nothing else need
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 # Room the last steps keep under the input budget: Normalize may add a placeholder or two after the fit step.
 FIT_SLACK_TOKENS = 32
+
+# A reply's max_tokens unless the settings say otherwise (``Settings.max_output_tokens``; the bench's too).
+DEFAULT_REPLY_TOKENS = 4096
 
 # litellm model names whose registry entry we cannot rely on offline fall back to this.
 DEFAULT_WINDOW = 128_000
@@ -203,3 +207,15 @@ class ContextConfig:
         from dataclasses import replace
 
         return replace(self, max_context_tokens=tokens)
+
+
+def budget_config(window: int, reply_tokens: int, schema_tokens: int = 0, **fields: Any) -> ContextConfig:
+    """The one derivation of a request's input budget, for the live agent (``agent/model_target``) and the
+    bench alike: the window less the reply's reserve (its ``max_tokens``, thinking included, at most a
+    quarter of the window) less the tool schemas every request carries."""
+    return ContextConfig(
+        max_context_tokens=window,
+        reserve_output_tokens=min(reply_tokens, window // 4),
+        overhead_tokens=schema_tokens,
+        **fields,
+    )

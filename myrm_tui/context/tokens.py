@@ -6,6 +6,7 @@ other providers' budgeting). The encoding files come from litellm's bundled copy
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -71,6 +72,10 @@ class TokenCounter:
         self._seen: dict[int, tuple[Message, int]] = {}
         # history(): (length counted, its last message, tokens of all but the first)
         self._history: tuple[int, Message, int] | None = None
+
+    def schemas(self, schemas: Sequence[dict[str, Any]]) -> int:
+        """Tokens of the tool schemas a request carries, counted one way for the live agent and the bench."""
+        return self.text(json.dumps(list(schemas), ensure_ascii=False)) if schemas else 0
 
     def text(self, text: str) -> int:
         if not text:

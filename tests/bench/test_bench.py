@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from myrm_tui.agent.fingerprint import builtin_tool_schemas
 from myrm_tui.bench.corpus import load_conversations
 from myrm_tui.bench.run import run_bench
 from myrm_tui.bench.strategies import load_plugin
@@ -42,9 +43,7 @@ async def test_counts_cache_and_cost_by_hand() -> None:
     r = result["strategies"]["none"]
     assert r["conversations"] == 2 and r["requests"] == 4 and r["rejected_requests"] == 0
     a, b = load_conversations(MINI)
-    tools_tokens = sum(
-        COUNTER.text(json.dumps(t, sort_keys=True, ensure_ascii=False, default=str)) for t in a.tools
-    )
+    tools_tokens = COUNTER.schemas(a.tools)  # as the live agent counts its bound schemas
 
     def tokens(msgs: list) -> int:  # a request's input: tool definitions plus every message
         return sum(COUNTER.message(m) for m in msgs)
@@ -126,3 +125,8 @@ def test_cli_writes_json_with_the_documented_keys(tmp_path: Path) -> None:
         assert set(r) >= KEYS
     assert svg.read_text().startswith("<svg") and "| myrm |" in md.read_text()
     assert "myrm" in proc.stdout and "cache hit" in proc.stdout
+    # Which schemas the budget assumed (by default the tools a live session binds), said and stored.
+    mine = COUNTER.schemas(builtin_tool_schemas())
+    assert data["budget"] == {"schemas": "myrm", "schema_tokens": mine, "reply_reserve": 4096}
+    assert f"tool schemas (myrm: {mine:,} tokens)" in proc.stdout
+    assert f"tool schemas (myrm: {mine:,} tokens)" in md.read_text()

@@ -13,8 +13,8 @@ import pytest
 from myrm_tui.bench.corpus import Probe, load_conversations, load_probes
 from myrm_tui.bench.run import run_bench
 from myrm_tui.bench.runner import Prices, score_probes, search_lost
-from myrm_tui.bench.strategies import WindowStrategy
-from myrm_tui.context.config import ContextConfig
+from myrm_tui.bench.strategies import REPLY_TOKENS, WindowStrategy
+from myrm_tui.context.config import budget_config
 from myrm_tui.context.invariants import check_tool_pairing
 from myrm_tui.context.tokens import REQUEST_OVERHEAD
 from myrm_tui.context.types import Message, ToolCall
@@ -82,10 +82,11 @@ def _sizes(path: Path) -> tuple[list[Message], int, list[int]]:
 
 
 def _window_for(head: int, rounds: list[int]) -> int:
-    """A window whose input budget holds the head and three rounds but not four."""
+    """A window whose input budget (the bench's, as the live agent computes it) holds the head and three
+    rounds but not four."""
     target = REQUEST_OVERHEAD + head + sum(rounds[:3]) + rounds[3] // 2
     w = target
-    while ContextConfig(max_context_tokens=w).input_budget < target:
+    while budget_config(w, REPLY_TOKENS).input_budget < target:
         w += 1
     return w
 
