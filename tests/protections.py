@@ -1000,6 +1000,13 @@ MUTANTS = (
         "max_context_tokens=self.config.max_context_tokens, overhead_tokens=tokens)",
         ("tests/bench/test_one_budget.py",),
     ),
+    Mutant(
+        "a folded assistant message keeps what it stated that a later message refers to",
+        "myrm_tui/context/summarize.py",
+        "return [*lines, *_redacted(ledger.stated_used_lines(m, lines, k, referred))]",
+        "return lines",
+        ("tests/context/test_stated_facts.py::test_a_folded_decision_and_finding_stay_in_the_record",),
+    ),
 )
 
 

@@ -541,16 +541,17 @@ def _argument_text(arguments: str) -> str:
 
 class LaterUse:
     """Where the agent used a string: the text and call arguments of assistant messages (not the pipeline's
-    own), looked up as "after position k"."""
+    own), looked up as "after position k". ``every_role``: where any later message holds it (a diff that
+    shows code the agent wrote, the user answering a total it gave)."""
 
-    def __init__(self, messages: Sequence[Message]) -> None:
+    def __init__(self, messages: Sequence[Message], every_role: bool = False) -> None:
         parts: list[str] = []
         self._at: list[int] = []  # message position of each part
         self._offset: list[int] = []  # where each part starts in the blob
         self._words: dict[str, int] = {}  # word -> last message position using it
         pos = 0
         for i, m in enumerate(messages):
-            if m.role != "assistant" or m.synthetic:
+            if m.synthetic or (m.role != "assistant" and not every_role):
                 continue
             t = (m.text + "\n" + "\n".join(_argument_text(c.arguments) for c in m.tool_calls)).lower()
             self._at.append(i)
@@ -560,6 +561,12 @@ class LaterUse:
             for w in _PLAIN_WORD.findall(t):
                 self._words[w] = i
         self._blob = "\n".join(parts)
+
+    def used_before(self, fact: str, k: int) -> bool:
+        """Whether a message before position ``k`` holds ``fact`` (so it is not the message's own)."""
+        j = bisect_right(self._at, k - 1)
+        end = self._offset[j] if j < len(self._at) else len(self._blob)
+        return self._blob.find(fact.lower(), 0, end) >= 0
 
     def used_after(self, fact: str, k: int) -> bool:
         low = fact.lower()
@@ -622,3 +629,54 @@ def fold_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> lis
             for ln in out[1:]
         ]
     return [*out, *used_lines(text, out, k, later)]
+
+
+P_STATED = P_RESULT  # what the agent stated and a later message refers to ranks with an output's used facts
+_TICKED = re.compile(r"`([^`\n]{4,120})`")
+_CODE_LINE = re.compile(r"[(=]")
+
+
+def stated_facts(m: Message) -> list[str]:
+    """What an assistant message states of its own: the code lines its calls write (a multi-line command's
+    Record line keeps only its first and last), the backticked spans and fact-like tokens of its prose."""
+    out: list[str] = []
+    for c in m.tool_calls:
+        lines = [ln.strip() for ln in _argument_text(c.arguments).splitlines()]
+        out += [ln for ln in lines[1:-1] if 12 <= len(ln) <= 120 and _CODE_LINE.search(ln)]
+    out += _TICKED.findall(m.text)
+    out += [t for t in fact_tokens(m.text) if len(t) >= 4]
+    return list(dict.fromkeys(x.strip() for x in out if x.strip()))
+
+
+def stated_used_lines(m: Message, lines: Sequence[Line], k: int, later: LaterUse) -> list[Line]:
+    """Record lines for what folded assistant message ``m`` (``k``-th of the fold) stated of its own (no
+    message before it holds it) that a later message refers to and none of its lines holds: its decisions,
+    findings and failed attempts stay as short result lines, like an output's used facts. (Taking also
+    what it repeats of earlier outputs measured worse on swe-dev 16K's tune half: tool facts 0.9375
+    against 0.9487.)"""
+    held = "\n".join(ln.text for ln in lines).lower()
+    facts: list[str] = []
+    size = 0
+    for t in stated_facts(m):
+        low = t.lower()
+        if (
+            low in held
+            or any(low in f.lower() for f in facts)
+            or later.used_before(t, k)
+            or not later.used_after(t, k)
+        ):
+            continue
+        facts.append(t)
+        size += len(t) + 3
+        if len(facts) >= USED_MAX_FACTS or size >= USED_MAX_CHARS:
+            break
+    out: list[Line] = []
+    row: list[str] = []
+    for t in facts:
+        if row and len(USED_PREFIX) + sum(len(x) + 3 for x in row) + len(t) > USED_LINE_CHARS:
+            out.append(Line(USED_PREFIX + " · ".join(row), P_STATED))
+            row = []
+        row.append(t)
+    if row:
+        out.append(Line(USED_PREFIX + " · ".join(row), P_STATED))
+    return out

@@ -199,13 +199,14 @@ class Summarize(Configured[SummarizeSettings]):
             at, kept_blocks, kept_tokens = head, [], 0
         seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
         later = ledger.LaterUse([*removed, *view])
+        referred = ledger.LaterUse([*removed, *view], every_role=True)
         lines = [
             *(
                 ledger.reparse(ln, self._priority)
                 for b in folded
                 for ln in summary_model.record_lines(b.text)
             ),
-            *(ln for k, m in enumerate(removed) for ln in self._folded_lines(m, k, later, req)),
+            *(ln for k, m in enumerate(removed) for ln in self._folded_lines(m, k, later, req, referred)),
         ]
         # The block must fit what the request may still carry (after a provider overflow, the hard limit)
         # and the summaries' share; chars per token vary with the text, so fit_block measures the block.
@@ -291,11 +292,18 @@ class Summarize(Configured[SummarizeSettings]):
                         self._ledger[out] = ledger.promote_quoted(self._ledger[out], m.text)
                     k -= 1
 
-    def _folded_lines(self, m: Message, k: int, later: ledger.LaterUse, req: Request) -> list[ledger.Line]:
+    def _folded_lines(
+        self, m: Message, k: int, later: ledger.LaterUse, req: Request, referred: ledger.LaterUse
+    ) -> list[ledger.Line]:
         """The ledger lines of folded message ``m`` (``k``-th of the fold); of a tool output, also the facts
-        of it the agent used later (an id, an amount, a status, a line number), kept as one short line."""
+        of it the agent used later (an id, an amount, a status, a line number), kept as one short line; of
+        an assistant message, what it stated that a later message (``referred``) comes back to."""
         lines = self._lines_of(m, req)
-        if m.role != "tool" or m.synthetic:
+        if m.synthetic:
+            return lines
+        if m.role == "assistant":
+            return [*lines, *_redacted(ledger.stated_used_lines(m, lines, k, referred))]
+        if m.role != "tool":
             return lines
         out = ledger.fold_lines(self._original(m, req).text, lines, k, later)
         return [*out[: len(lines)], *_redacted(out[len(lines) :])]

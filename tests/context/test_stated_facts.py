@@ -1,0 +1,80 @@
+"""What the agent concluded, kept: when an assistant message folds into the summary, the code it wrote and
+the spans of its sentences that a later message comes back to stay in the Record (``ledger
+.stated_used_lines``), as an output's used facts do."""
+
+from __future__ import annotations
+
+import json
+
+from myrm_tui.context import ledger
+from myrm_tui.context.types import Message, ToolCall
+from tests.helpers import run_pipeline
+
+FIX = "return self.as_sql(compiler, connection, **extra_context)"
+SCRIPT = "\n".join(
+    [
+        "cat <<'EOF' > patch.py",
+        "import re",
+        "def patched(self, compiler, connection, **extra_context):",
+        f"    {FIX}",
+        "EOF",
+    ]
+)
+
+
+def coding_session(rounds: int = 16) -> list[Message]:
+    """The agent writes a fix in a heredoc early (its Record line keeps only the first and last line of
+    the command), finds the cause in a sentence, then reads bulky outputs; a late diff shows the fix."""
+    msgs = [
+        Message(role="system", content="You are a coding agent.", id="s"),
+        Message(role="user", content="Fix the lookup crash.", id="u"),
+        Message(
+            role="assistant",
+            content="The bug is in `process_lhs_sql` because it drops the connection.",
+            id="a0",
+            tool_calls=(ToolCall("c0", "bash", json.dumps({"command": SCRIPT})),),
+        ),
+        Message(role="tool", content="", id="t0", tool_call_id="c0", name="bash"),
+    ]
+    for i in range(1, rounds + 1):
+        msgs.append(
+            Message(
+                role="assistant",
+                content="Reading on.",
+                id=f"a{i}",
+                tool_calls=(ToolCall(f"c{i}", "bash", json.dumps({"command": f"cat big{i}.txt"})),),
+            )
+        )
+        body = "\n".join(f"line {i}-{k}: value_{i}_{k} = {k * i}" for k in range(120))
+        if i == rounds:
+            body += f"\n+    {FIX}\n process_lhs_sql still drops it"
+        msgs.append(Message(role="tool", content=body, id=f"t{i}", tool_call_id=f"c{i}", name="bash"))
+    msgs.append(Message(role="user", content="Is the fix in?", id="u2"))
+    return msgs
+
+
+async def test_a_folded_decision_and_finding_stay_in_the_record() -> None:
+    raw = coding_session()
+    view, run = await run_pipeline(raw, window=4_000)
+    assert run.metrics.compacted, "the session must compact for the test to mean anything"
+    assert not any(m.id.split("#")[0] == "a0" for m in view)  # the message itself was folded
+    summary = "\n".join(m.text for m in view if m.meta.get("kind") == "summary")
+    assert FIX in summary and "process_lhs_sql" in summary
+
+
+def test_stated_used_lines_name_what_a_later_message_refers_to_and_no_line_holds() -> None:
+    raw = coding_session(2)
+    later = ledger.LaterUse(raw[2:], every_role=True)
+    a0 = raw[2]
+    lines = ledger.record_one(a0)
+    assert not any(FIX in ln.text for ln in lines)  # the command's line keeps its first and last line only
+    out = ledger.stated_used_lines(a0, lines, 0, later)
+    facts = " ".join(ln.text for ln in out)
+    assert all(ln.text.startswith(ledger.USED_PREFIX) and ln.priority == ledger.P_STATED for ln in out)
+    assert FIX in facts
+    # The finding's span is in the message's own lines already; code nobody came back to is not kept.
+    assert "process_lhs_sql" not in facts and "def patched" not in facts
+    # What an earlier message said first is not this message's own: the output's used facts keep it.
+    said = [Message(role="tool", content=f"earlier: {FIX}", id="t-1"), *raw[2:]]
+    assert ledger.stated_used_lines(a0, lines, 1, ledger.LaterUse(said, every_role=True)) == []
+    assert ledger.stated_used_lines(a0, lines, 10, later) == []  # only later messages count
