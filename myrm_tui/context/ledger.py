@@ -541,17 +541,16 @@ def _argument_text(arguments: str) -> str:
 
 class LaterUse:
     """Where the agent used a string: the text and call arguments of assistant messages (not the pipeline's
-    own), looked up as "after position k". ``every_role``: where any later message holds it (a diff that
-    shows code the agent wrote, the user answering a total it gave)."""
+    own), looked up as "after position k". ``roles``: other messages' instead (``Referred``)."""
 
-    def __init__(self, messages: Sequence[Message], every_role: bool = False) -> None:
+    def __init__(self, messages: Sequence[Message], roles: frozenset[str] = frozenset({"assistant"})) -> None:
         parts: list[str] = []
         self._at: list[int] = []  # message position of each part
         self._offset: list[int] = []  # where each part starts in the blob
         self._words: dict[str, int] = {}  # word -> last message position using it
         pos = 0
         for i, m in enumerate(messages):
-            if m.synthetic or (m.role != "assistant" and not every_role):
+            if m.synthetic or m.role not in roles:
                 continue
             t = (m.text + "\n" + "\n".join(_argument_text(c.arguments) for c in m.tool_calls)).lower()
             self._at.append(i)
@@ -578,6 +577,21 @@ class LaterUse:
             return True
         j = bisect_right(self._at, k)
         return j < len(self._at) and self._blob.find(low, self._offset[j]) >= 0
+
+
+class Referred:
+    """Where any message holds a string (a diff that shows code the agent wrote, the user answering a total
+    it gave): the agent's uses, read once for ``used_lines``, and the other messages'."""
+
+    def __init__(self, messages: Sequence[Message], agent: LaterUse) -> None:
+        self.agent = agent
+        self.others = LaterUse(messages, frozenset({"system", "user", "tool"}))
+
+    def used_after(self, fact: str, k: int) -> bool:
+        return self.agent.used_after(fact, k) or self.others.used_after(fact, k)
+
+    def used_before(self, fact: str, k: int) -> bool:
+        return self.agent.used_before(fact, k) or self.others.used_before(fact, k)
 
 
 def used_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> list[Line]:
@@ -648,7 +662,7 @@ def stated_facts(m: Message) -> list[str]:
     return list(dict.fromkeys(x.strip() for x in out if x.strip()))
 
 
-def stated_used_lines(m: Message, lines: Sequence[Line], k: int, later: LaterUse) -> list[Line]:
+def stated_used_lines(m: Message, lines: Sequence[Line], k: int, later: Referred) -> list[Line]:
     """Record lines for what folded assistant message ``m`` (``k``-th of the fold) stated of its own (no
     message before it holds it) that a later message refers to and none of its lines holds: its decisions,
     findings and failed attempts stay as short result lines, like an output's used facts. (Taking also

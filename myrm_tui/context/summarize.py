@@ -199,7 +199,7 @@ class Summarize(Configured[SummarizeSettings]):
             at, kept_blocks, kept_tokens = head, [], 0
         seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
         later = ledger.LaterUse([*removed, *view])
-        referred = ledger.LaterUse([*removed, *view], every_role=True)
+        referred = ledger.Referred([*removed, *view], later)
         lines = [
             *(
                 ledger.reparse(ln, self._priority)
@@ -293,7 +293,7 @@ class Summarize(Configured[SummarizeSettings]):
                     k -= 1
 
     def _folded_lines(
-        self, m: Message, k: int, later: ledger.LaterUse, req: Request, referred: ledger.LaterUse
+        self, m: Message, k: int, later: ledger.LaterUse, req: Request, referred: ledger.Referred
     ) -> list[ledger.Line]:
         """The ledger lines of folded message ``m`` (``k``-th of the fold); of a tool output, also the facts
         of it the agent used later (an id, an amount, a status, a line number), kept as one short line; of

@@ -64,7 +64,7 @@ async def test_a_folded_decision_and_finding_stay_in_the_record() -> None:
 
 def test_stated_used_lines_name_what_a_later_message_refers_to_and_no_line_holds() -> None:
     raw = coding_session(2)
-    later = ledger.LaterUse(raw[2:], every_role=True)
+    later = ledger.Referred(raw[2:], ledger.LaterUse(raw[2:]))
     a0 = raw[2]
     lines = ledger.record_one(a0)
     assert not any(FIX in ln.text for ln in lines)  # the command's line keeps its first and last line only
@@ -76,5 +76,5 @@ def test_stated_used_lines_name_what_a_later_message_refers_to_and_no_line_holds
     assert "process_lhs_sql" not in facts and "def patched" not in facts
     # What an earlier message said first is not this message's own: the output's used facts keep it.
     said = [Message(role="tool", content=f"earlier: {FIX}", id="t-1"), *raw[2:]]
-    assert ledger.stated_used_lines(a0, lines, 1, ledger.LaterUse(said, every_role=True)) == []
+    assert ledger.stated_used_lines(a0, lines, 1, ledger.Referred(said, ledger.LaterUse(said))) == []
     assert ledger.stated_used_lines(a0, lines, 10, later) == []  # only later messages count
