@@ -1007,6 +1007,16 @@ MUTANTS = (
         "return lines",
         ("tests/context/test_stated_facts.py::test_a_folded_decision_and_finding_stay_in_the_record",),
     ),
+    Mutant(
+        "history_search: a failed index write never costs the message",
+        "myrm_tui/store/base.py",
+        'except sqlite3.Error:\n            log.exception("history_search: indexing failed',
+        'except ZeroDivisionError:\n            log.exception("history_search: indexing failed',
+        (
+            "tests/store/test_history_search.py::"
+            "test_a_failed_index_write_never_costs_the_message_and_is_retried",
+        ),
+    ),
 )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import aiosqlite
 
 from myrm_tui.aio import within
+from myrm_tui.store import history
 
 log = logging.getLogger(__name__)
 
@@ -313,6 +314,16 @@ class StoreBase:
         with suppress(sqlite3.Error):
             if self.conn.in_transaction:
                 await asyncio.shield(self.conn.execute("ROLLBACK"))
+
+    async def _index_history(self) -> None:
+        """Index what was stored since the last catch-up (``history.py``), inside the caller's transaction,
+        in a savepoint of its own: a failed index write is undone alone and retried by the next write,
+        never the message or output it follows."""
+        try:
+            async with self.transaction() as conn:
+                await history.catch_up(conn)
+        except sqlite3.Error:
+            log.exception("history_search: indexing failed; the next write tries again")
 
     async def _write(self, sql: str, params: Iterable[Any] = ()) -> int:
         """One statement in its own transaction; returns the last inserted rowid."""

@@ -11,7 +11,6 @@ from typing import Any
 
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry
-from myrm_tui.store import history
 from myrm_tui.store.leases import LeaseTable
 from myrm_tui.store.vault import insert_vault
 
@@ -137,7 +136,7 @@ class SessionTable(LeaseTable):
                     (new_id, now, sid),
                 )
             if self.history_indexed:
-                await history.catch_up(conn)
+                await self._index_history()
             row = await self.get_session(new_id)
         assert row is not None
         return row
@@ -193,7 +192,7 @@ class SessionTable(LeaseTable):
             )
             await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
             if self.history_indexed:  # in the same transaction: a stored message is a searchable one
-                await history.catch_up(conn)
+                await self._index_history()
         return replace(msg, id=f"m{seq}", created_at=now)
 
     # The app shows a session's transcript and then builds its agent, each loading the same messages: the

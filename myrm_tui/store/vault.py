@@ -53,7 +53,7 @@ class VaultTable(StoreBase):
         async with self.transaction() as conn:
             n = await insert_vault(conn, sid, entries)
             if self.history_indexed:
-                await history.catch_up(conn)
+                await self._index_history()
             return n
 
     async def vault_get(self, uri: str) -> VaultEntry | None:

@@ -180,3 +180,22 @@ async def test_any_query_text_is_words_not_fts_syntax(store: Store, query: str) 
     await store.append_message(s.id, Message(role="user", content='AND OR NOT NEAR(a b) "quoted" ('))
     hits = await store.search_history(s.id, query)
     assert len(hits) == (1 if history.phrases(query) else 0)
+
+
+async def test_a_failed_index_write_never_costs_the_message_and_is_retried(
+    store: Store, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = await store.create_session()
+    real = history.catch_up
+
+    async def broken(conn: object) -> int:
+        raise sqlite3.OperationalError("database disk image is malformed (fts)")
+
+    monkeypatch.setattr(history, "catch_up", broken)
+    with caplog.at_level(logging.ERROR, logger="myrm_tui.store"):
+        stored = await store.append_message(s.id, Message(role="user", content="kept anyway KEPT7"))
+    assert stored.id == "m0" and [m.text for m in await store.load_messages(s.id)] == ["kept anyway KEPT7"]
+    assert any(r.exc_info for r in caplog.records)  # logged with its traceback
+    monkeypatch.setattr(history, "catch_up", real)
+    await store.append_message(s.id, Message(role="user", content="next"))
+    assert [h.uri for h in await store.search_history(s.id, "KEPT7")] == [f"vault://{s.id}/m0"]
