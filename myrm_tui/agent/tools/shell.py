@@ -4,13 +4,20 @@ Output is captured up to ``max_output_bytes``; the rest is read and counted but 
 message — the whole stream goes to the vault instead, so a runaway command cannot flood memory or
 the context. The process group is killed on timeout or cancel. With ``run_in_background`` the
 command becomes a job (``tools/jobs.py``) whose output goes to a log file on disk, read with
-``bash_output``. Which commands run without asking is decided in ``agent/permissions.py``.
+``bash_output``. Which commands run without asking is decided in ``agent/permissions.py``; in which OS
+sandbox a command runs, in ``agent/sandbox.py``: one that runs unasked because it only reads is confined
+to reading (and its git to inert settings), one the user approved runs as configured by ``sandbox``.
 """
 
 from __future__ import annotations
 
+import logging
+import shlex
+import uuid
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from myrm_tui.agent.permissions import git_hardening_env
 from myrm_tui.agent.proc import (  # noqa: F401  (re-exported: their old home)
     READ_CHUNK,
     SHELL_ENV,
@@ -19,7 +26,28 @@ from myrm_tui.agent.proc import (  # noqa: F401  (re-exported: their old home)
     kill_group,
     run_captured,
 )
+from myrm_tui.agent.sandbox import Confinement, no_sandbox_reason, profile_for
+from myrm_tui.agent.sandbox_exec import DENIED
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How an approved command runs: its sandbox (None: unconfined) and environment to add."""
+
+    confine: Confinement | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def plan(ctx: ToolContext, read_only: bool) -> Plan:
+    """A read-only command's git settings made inert; its sandbox as ``ctx.sandbox`` chooses."""
+    env = git_hardening_env(ctx.workspace) if read_only else {}
+    profile = profile_for(ctx.sandbox, read_only)
+    if profile is None:
+        return Plan(None, env)
+    return Plan(Confinement(profile, ctx.workspace.resolve(), env))
 
 
 class BashTool:
@@ -43,16 +71,25 @@ class BashTool:
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             raise ToolError("command must be a non-empty string")
-        if not await self._approved(command, ctx):
+        how = await self._approved(command, ctx)
+        if how is None:
             return ToolResult(
                 "The user declined to run this command.", is_error=True, meta={"declined": True}
             )
         if args.get("run_in_background"):
-            return await self._background(command, ctx)
+            return await self._background(command, ctx, how)
         timeout = float(args.get("timeout") or ctx.bash_timeout)
         out = await run_captured(
-            command, ctx.workspace, timeout, ctx.max_output_bytes, on_output=ctx.on_output
+            command,
+            ctx.workspace,
+            timeout,
+            ctx.max_output_bytes,
+            env=how.env,
+            on_output=ctx.on_output,
+            confine=how.confine,
         )
+        if how.confine is not None and out.code == DENIED and out.text.startswith("myrm sandbox:"):
+            log.warning("the sandbox could not be applied: %s", out.text.strip(), stack_info=True)
         notes = [out.label] if out.label else []
         meta: dict[str, Any] = {"exit_code": out.code, "bytes": out.total}
         if out.full is not None:
@@ -73,10 +110,16 @@ class BashTool:
             meta=meta,
         )
 
-    async def _background(self, command: str, ctx: ToolContext) -> ToolResult:
+    async def _background(self, command: str, ctx: ToolContext, how: Plan) -> ToolResult:
         if ctx.jobs is None:
             raise ToolError("background jobs are not available in this session")
-        job = await ctx.jobs.start(command, ctx.workspace, SHELL_ENV)
+        shown = command
+        if how.confine is not None:  # its temp folder goes with the jobs' folder
+            tmp = ctx.jobs.root / f"sandbox-{uuid.uuid4().hex[:12]}"
+            tmp.mkdir(parents=True, mode=0o700)
+            command = "exec " + shlex.join(how.confine.argv(["bash", "-c", command], tmp))
+        job = await ctx.jobs.start(command, ctx.workspace, {**SHELL_ENV, **how.env})
+        command = shown
         return ToolResult(
             f"Started background job {job.id} (pid {job.pid}): {command}\n"
             f'Read its output with bash_output(job_id="{job.id}"); stop it with '
@@ -85,17 +128,21 @@ class BashTool:
             meta={"job_id": job.id},
         )
 
-    async def _approved(self, command: str, ctx: ToolContext) -> bool:
-        """Run unasked when the rules cover every part of ``command``; otherwise the user decides."""
+    async def _approved(self, command: str, ctx: ToolContext) -> Plan | None:
+        """Run unasked when the rules cover every part of ``command`` and, where a sandbox is wanted, one
+        is to be had; otherwise the user decides. None: declined."""
         if ctx.auto_approve:
-            return True
+            return plan(ctx, read_only=False)
         verdict = ctx.allowed_commands.assess(command, ctx.workspace)
+        missing = no_sandbox_reason(ctx.sandbox)
+        if missing:  # never run unconfined what would have run confined: ask instead
+            verdict = replace(verdict, problems=(*verdict.problems, missing))
         if verdict.allowed:
-            return True
+            return plan(ctx, verdict.read_only)
         if ctx.approver is None:
-            return False
+            return None
         answer = await ctx.approver(self.name, command, verdict)
         if answer == "always":
             ctx.allowed_commands.remember(verdict)
-            return True
-        return answer == "yes"
+            return plan(ctx, read_only=False)
+        return plan(ctx, read_only=False) if answer == "yes" else None

@@ -1,0 +1,166 @@
+"""The OS sandbox of shell commands: which profile a command runs in and what each one allows
+(``sandbox_exec.py`` applies it in the command's own process, before bash starts).
+
+The ``sandbox`` setting:
+
+- ``"read-only-auto"`` (the default): a command that runs without asking because it only reads (the
+  ``READ_ONLY`` commands of ``permissions.py``, all of its parts) runs in the **read-only** profile: the
+  whole filesystem read-only but a private temp folder (``$TMPDIR``, removed afterwards) and ``/dev/null``;
+  no network (Landlock refuses TCP bind/connect, a seccomp filter refuses every new socket, UDP and UNIX
+  ones included, and io_uring); none of the home folder outside the workspace (its dot-folders even when
+  the workspace is the home folder), ``/root``, ``/home``, myrm's database, logs and config, nor another
+  process's ``/proc`` entry (its environment holds its keys); no signal to a process outside the sandbox.
+  Secret-looking environment variables (``*KEY*``, ``*TOKEN*``, ``*SECRET*``…) are dropped. Commands the
+  user approved (an ``allowed_commands`` rule, "yes", "always", ``approval = "auto"``) run unconfined.
+- ``"workspace-write"``: as above, and approved commands run in the **workspace-write** profile: writes
+  only in the workspace, the temp folder, ``/dev/null`` and ``/dev/shm``; reads and network as the user
+  has them (the user saw the command: a ``git push`` needs ``~/.ssh`` and the network).
+- ``"off"``: no OS sandbox; the permission rules alone decide, as before.
+
+Where the kernel offers no Landlock (old kernels, macOS, containers that forbid it) or this machine's
+seccomp numbers are unknown, ``support()`` says why, doctor and the side panel show it, and every shell
+command asks first, since none can be confined (``approval = "auto"`` still runs everything, as chosen).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from myrm_tui.agent import sandbox_exec
+
+MODES = ("read-only-auto", "workspace-write", "off")
+READ_ONLY = "read-only"
+WORKSPACE_WRITE = "workspace-write"
+EXEC_FILE = sandbox_exec.__file__
+# Environment variables a read-only command never needs and a hostile one would print: provider keys,
+# tokens, passwords (``GIT_ASKPASS`` too: it names a program).
+SECRET_ENV = ("KEY", "TOKEN", "SECRET", "PASSW", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "ASKPASS")
+
+
+@dataclass(frozen=True)
+class Support:
+    """Whether commands can be confined here: the Landlock ABI and, when they cannot, why."""
+
+    abi: int
+    missing: str = ""  # why there is no sandbox ("" when there is one)
+
+    @property
+    def available(self) -> bool:
+        return not self.missing
+
+    def line(self, mode: str) -> str:
+        """One line for doctor and the side panel."""
+        if mode == "off":
+            return 'off (sandbox = "off": read-only commands run unasked and unconfined)'
+        if not self.available:
+            return f"UNAVAILABLE ({self.missing}): every shell command asks first"
+        return f"{mode} (Landlock ABI {self.abi} + seccomp)"
+
+
+@functools.cache
+def support() -> Support:
+    """Landlock and a seccomp filter for this machine, probed once per process."""
+    if sys.platform != "linux":
+        return Support(0, f"Landlock is Linux only, this is {sys.platform}")
+    abi = sandbox_exec.landlock_abi()
+    if abi < 1:
+        return Support(0, "the kernel offers no Landlock")
+    if sandbox_exec.seccomp_arch() is None:
+        return Support(abi, "no seccomp filter for this CPU architecture")
+    return Support(abi)
+
+
+def no_sandbox_reason(mode: str) -> str | None:
+    """Why every command must ask (a sandbox is wanted and there is none), else None."""
+    if mode == "off" or support().available:
+        return None
+    return f"no OS sandbox here ({support().missing}): every command asks"
+
+
+def profile_for(mode: str, read_only: bool) -> str | None:
+    """The profile of a command that runs: ``read_only`` when it runs unasked because it only reads."""
+    if mode == "off" or not support().available:
+        return None
+    if read_only:
+        return READ_ONLY
+    return WORKSPACE_WRITE if mode == "workspace-write" else None
+
+
+def _myrm_files() -> list[str]:
+    """myrm's own folders and files: the database (with its journal), the log, the config."""
+    from platformdirs import user_config_dir, user_data_dir, user_log_dir
+
+    from myrm_tui.logs import log_path
+    from myrm_tui.paths import APP, config_file, default_db_path
+
+    out = [user_data_dir(APP), user_log_dir(APP), user_config_dir(APP), str(config_file()), str(log_path())]
+    db = str(default_db_path())
+    if db != ":memory:":
+        out += [db + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+    return out
+
+
+def _home_dot_entries(home: Path, workspace: Path) -> list[str]:
+    """The home folder's dot-entries, when the workspace holds the home folder (one inside the workspace
+    is still the user's: ``~/.ssh``), except one that holds the workspace."""
+    if not (workspace == home or workspace in home.parents):
+        return []
+    try:
+        entries = [e for e in os.scandir(home) if e.name.startswith(".")]
+    except OSError:
+        return []
+    return [e.path for e in entries if not (workspace == Path(e.path) or Path(e.path) in workspace.parents)]
+
+
+def _user_settings(home: Path) -> list[str]:
+    """The user's settings files of the read-only commands: git's (not its credentials file) and
+    ripgrep's."""
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git"
+    files = [home / ".gitconfig", xdg / "config", xdg / "ignore", xdg / "attributes"]
+    if os.environ.get("RIPGREP_CONFIG_PATH"):
+        files.append(Path(os.environ["RIPGREP_CONFIG_PATH"]))
+    return [str(f) for f in files]
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """One command's sandbox: its profile, the workspace, and environment to set inside."""
+
+    profile: str
+    workspace: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def spec(self, tmp: Path) -> dict[str, object]:
+        """What ``sandbox_exec.apply`` restricts to, for a command whose private temp folder is ``tmp``."""
+        env = {"TMPDIR": str(tmp), "TMP": str(tmp), "TEMP": str(tmp), **self.env}
+        if self.profile == WORKSPACE_WRITE:
+            return {
+                "read": ["/"],
+                "write": [str(self.workspace), str(tmp), "/dev/null", "/dev/shm"],
+                "network": True,
+                "setenv": env,
+            }
+        home = Path(os.environ.get("HOME") or "/").resolve()
+        hidden = ["/proc", "/root", "/home", *([str(home)] if home != Path("/") else [])]
+        path_dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(d)]
+        return {
+            "read": ["/"],
+            "hidden": hidden,
+            # readable again: the workspace, the folders of the programs a command runs (~/.local/bin),
+            # and the user's own settings of those programs (git fails on an unreadable ~/.gitconfig)
+            "read_more": [str(self.workspace), *path_dirs, *_user_settings(home)],
+            "hidden_always": _myrm_files() + _home_dot_entries(home, self.workspace),
+            "write": [str(tmp), "/dev/null"],
+            "network": False,
+            "setenv": env,
+            "drop_env": list(SECRET_ENV),
+        }
+
+    def argv(self, argv: Sequence[str], tmp: Path) -> list[str]:
+        """``argv`` run through the sandbox wrapper (an isolated interpreter, stdlib only)."""
+        return [sys.executable, "-I", "-S", EXEC_FILE, *sandbox_exec.encode(self.spec(tmp)), "--", *argv]
