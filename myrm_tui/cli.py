@@ -627,6 +627,7 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
     """The report; ``earlier`` are the configuration problems already printed (they count as problems)."""
     configure_offline_env()
     from myrm_tui.agent.factory import resolve_settings
+    from myrm_tui.agent.sandbox import support as sandbox_support
     from myrm_tui.config import KEY_DEFAULTS
     from myrm_tui.context.tokens import get_encoding
     from myrm_tui.llm import local
@@ -670,6 +671,7 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
         "offline env": f"LITELLM_LOCAL_MODEL_COST_MAP={os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')}, "
         f"TIKTOKEN_CACHE_DIR={litellm_tokenizers_dir()}",
         "tokenizer": tokenizer,
+        "sandbox": sandbox_support().line(settings.sandbox),
     }
     if quiet:
         print("myrm doctor: " + ("ok" if not problems else "problems: " + ", ".join(problems)))

@@ -25,6 +25,8 @@ from myrm_tui.agent.tools.base import Approval
 from myrm_tui.agent.tools.job_manager import JobManager
 from myrm_tui.agent.tools.shell import BashTool
 from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.testing.emulator import ProviderEmulator
+from tests.helpers import make_app, run_myrm, started, wait_until
 
 needs_sandbox = pytest.mark.skipif(
     not sandbox.support().available, reason=f"no sandbox here: {sandbox.support().missing}"
@@ -186,16 +188,25 @@ async def test_read_only_reaches_no_network(workspace: Path, listener: Listener)
 async def test_read_only_cannot_reach_myrm_its_environment_or_its_keys(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """myrm's keys are in its environment, which ``/proc/PID/environ`` shows (as it was at exec: a
+    process started with the key stands for myrm); the command's own copy has them too."""
     monkeypatch.setenv("SANDBOX_TEST_API_KEY", "KEY_SECRET")
-    me = os.getpid()
-    out = await confined(
-        f"tr '\\0' '\\n' < /proc/{me}/environ | grep -c KEY_SECRET; kill -0 {me}; echo kill=$?; "
-        'echo "key=${SANDBOX_TEST_API_KEY:-none}"; echo "path=${PATH:+set}"',
-        workspace,
-    )
-    assert "KEY_SECRET" not in out.text
-    assert "kill=1" in out.text  # no signal to a process outside the sandbox
-    assert "key=none" in out.text and "path=set" in out.text  # secret-looking variables dropped, others kept
+    holder = subprocess.Popen(["sleep", "60"], env=dict(os.environ))
+    try:
+        me = os.getpid()
+        command = (
+            f"tr '\\0' '\\n' < /proc/{holder.pid}/environ | grep -c KEY_SECRET; kill -0 {me}; "
+            'echo kill=$?; echo "key=${SANDBOX_TEST_API_KEY:-none}"; echo "path=${PATH:+set}"'
+        )
+        out = await confined(command, workspace)
+        assert "KEY_SECRET" not in out.text and "\n0\n" in "\n" + out.text
+        assert "kill=1" in out.text  # no signal to a process outside the sandbox
+        assert "key=none" in out.text and "path=set" in out.text  # secret-looking variables dropped only
+        free = await run_captured(command, workspace, 60, 100_000)  # unconfined: all three reachable
+        assert free.text.startswith("1\n") and "kill=0" in free.text and "key=KEY_SECRET" in free.text
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 @needs_sandbox
@@ -333,3 +344,37 @@ def test_the_spec_is_what_the_profiles_promise(workspace: Path, tmp_path: Path) 
     ww = Confinement(WORKSPACE_WRITE, workspace).spec(tmp_path / "t")
     assert ww["network"] is True and str(workspace) in ww["write"]  # type: ignore[operator]
     assert sandbox_exec.decode([*sandbox_exec.encode(ro), "--", "true"]) == (ro, ["true"])
+
+
+# --- said once: doctor and the side panel ----------------------------------------------------------------
+
+
+def test_doctor_says_which_sandbox_runs_or_that_there_is_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = {**os.environ, "MYRM_DB": str(tmp_path / "d.db"), "MYRM_CONFIG": str(tmp_path / "none.toml")}
+    monkeypatch.setattr(sandbox, "support", lambda: Support(0, "the kernel offers no Landlock"))
+    proc = run_myrm(["doctor"], env=env)
+    assert (
+        "sandbox: UNAVAILABLE (the kernel offers no Landlock): every shell command asks first" in proc.stdout
+    ), proc.stdout
+    # (one doctor run: it starts the embedded model too) the other lines it may print
+    assert Support(7).line("workspace-write") == "workspace-write (Landlock ABI 7 + seccomp)"
+    assert Support(0, "x").line("off").startswith("off (")
+
+
+@pytest.mark.parametrize("missing", ["the kernel offers no Landlock", ""])
+async def test_the_side_panel_says_when_there_is_no_sandbox(
+    missing: str, emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.widgets import Static
+
+    monkeypatch.setattr(sandbox, "support", lambda: Support(0 if missing else 7, missing))
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with started(app, size=(140, 42)) as pilot:
+        line = app.query_one("#sandbox", Static)
+        if missing:
+            await wait_until(pilot, lambda: line.display and "No OS sandbox here" in str(line.render()))
+            assert "(the kernel offers no Landlock): shell commands ask first" in str(line.render())
+        else:
+            await wait_until(pilot, lambda: not line.display)

@@ -22,6 +22,7 @@ class SidePanel(Vertical):
     SidePanel #model { color: $text-muted; height: auto; }
     SidePanel #stats { height: auto; }
     SidePanel #fork-hint { color: $warning; display: none; height: auto; }
+    SidePanel #sandbox { color: $warning; height: auto; display: none; }
     SidePanel.-suggest-fork #fork-hint { display: block; }
     SidePanel TabbedContent { height: 1fr; }
     SidePanel.-vault { width: 45%; min-width: 52; }
@@ -39,12 +40,24 @@ class SidePanel(Vertical):
         yield ContextUsageIndicator(id="ring").data_bind(SidePanel.live, busy=SidePanel.compacting)
         yield Static("", id="model", markup=False)
         yield Static("", id="stats", markup=False)
+        yield Static("", id="sandbox", markup=False)  # said once: there is no OS sandbox here
         yield Static("Context is getting full: ctrl+f forks this session with a summary.", id="fork-hint")
         with TabbedContent(id="tabs"):
             with TabPane("Health [F3]", id="health-tab"):
                 yield SessionContextHealthPanel(id="health").data_bind(SidePanel.live)
             with TabPane("Vault [F4]", id="vault-tab"):
                 yield VaultPane(id="vault")
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._show_sandbox)  # a system call and ctypes: after the first frame
+
+    def _show_sandbox(self) -> None:
+        from myrm_tui.agent.sandbox import support
+
+        missing = support().missing
+        sandbox = self.query_one("#sandbox", Static)
+        sandbox.display = bool(missing)
+        sandbox.update(f"No OS sandbox here ({missing}): shell commands ask first" if missing else "")
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """The vault tab takes more room: the entries and the text they hold need it."""
