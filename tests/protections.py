@@ -850,14 +850,21 @@ MUTANTS = (
         "sandbox: the home folder is hidden",
         "myrm_tui/agent/sandbox.py",
         '            "hidden": hidden,\n',
-        '            "hidden": ["/proc"],\n',
+        '            "hidden": [],\n',
         ("tests/agent/test_sandbox.py::test_read_only_reads_the_workspace_but_no_secret_outside_it",),
     ),
     Mutant(
         "sandbox: myrm's database and logs are hidden",
         "myrm_tui/agent/sandbox.py",
-        '            "hidden_always": _myrm_files() + _home_dot_entries(home, self.workspace),\n',
-        '            "hidden_always": _home_dot_entries(home, self.workspace),\n',
+        "*_myrm_files(), *_home_dot_entries(home, self.workspace)]",
+        "*_home_dot_entries(home, self.workspace)]",
+        ("tests/agent/test_sandbox.py::test_read_only_reads_the_workspace_but_no_secret_outside_it",),
+    ),
+    Mutant(
+        "sandbox: a PATH folder does not make a hidden one readable",
+        "myrm_tui/agent/sandbox.py",
+        "if os.path.isabs(d) and not any(_within(Path(d), Path(h)) for h in hidden + always)",
+        "if os.path.isabs(d)",
         ("tests/agent/test_sandbox.py::test_read_only_reads_the_workspace_but_no_secret_outside_it",),
     ),
     Mutant(
@@ -872,8 +879,8 @@ MUTANTS = (
     Mutant(
         "sandbox: other processes' /proc entries hidden",
         "myrm_tui/agent/sandbox.py",
-        'hidden = ["/proc", "/root", "/home",',
-        'hidden = ["/root", "/home",',
+        '        always = ["/proc", *_myrm_files(),',
+        "        always = [*_myrm_files(),",
         ("tests/agent/test_sandbox.py::test_read_only_cannot_reach_myrm_its_environment_or_its_keys",),
     ),
     Mutant(

@@ -127,6 +127,15 @@ def _user_settings(home: Path) -> list[str]:
     return [str(f) for f in files]
 
 
+def _within(root: Path, path: Path) -> bool:
+    """``path`` is ``root`` or lies under it (both resolved)."""
+    try:
+        root, path = root.resolve(), path.resolve()
+    except (OSError, RuntimeError):
+        return True  # in doubt: as if it held a hidden path
+    return path == root or root in path.parents
+
+
 @dataclass(frozen=True)
 class Confinement:
     """One command's sandbox: its profile, the workspace, and environment to set inside."""
@@ -146,15 +155,23 @@ class Confinement:
                 "setenv": env,
             }
         home = Path(os.environ.get("HOME") or "/").resolve()
-        hidden = ["/proc", "/root", "/home", *([str(home)] if home != Path("/") else [])]
-        path_dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(d)]
+        hidden = ["/root", "/home", *([str(home)] if home != Path("/") else [])]
+        # hidden even inside the workspace (myrm run in `/` or in the home folder); /proc keeps the
+        # system's entries, not another process's (its environment holds its keys)
+        always = ["/proc", *_myrm_files(), *_home_dot_entries(home, self.workspace)]
+        # a PATH folder that holds a hidden one (`~`, `/`) would make it readable again: not those
+        path_dirs = [
+            d
+            for d in os.environ.get("PATH", "").split(os.pathsep)
+            if os.path.isabs(d) and not any(_within(Path(d), Path(h)) for h in hidden + always)
+        ]
         return {
             "read": ["/"],
             "hidden": hidden,
             # readable again: the workspace, the folders of the programs a command runs (~/.local/bin),
             # and the user's own settings of those programs (git fails on an unreadable ~/.gitconfig)
             "read_more": [str(self.workspace), *path_dirs, *_user_settings(home)],
-            "hidden_always": _myrm_files() + _home_dot_entries(home, self.workspace),
+            "hidden_always": always,
             "write": [str(tmp), "/dev/null"],
             "network": False,
             "setenv": env,

@@ -266,7 +266,7 @@ def _rules(spec: dict[str, object], everything: int) -> Iterable[tuple[str, int]
     for root in _strings(spec, "read"):
         for path in split(os.path.realpath(root), hidden + always):
             yield path, READ & everything
-    if "/proc" in hidden:  # the system's files, not a process's (another's environment holds its keys)
+    if "/proc" in hidden + always:  # the system's files, not a process's (its environment holds keys)
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit() and not entry.is_symlink():
                 yield entry.path, READ & everything
