@@ -380,3 +380,15 @@ async def test_the_side_panel_says_when_there_is_no_sandbox(
             assert "(the kernel offers no Landlock): shell commands ask first" in str(line.render())
         else:
             await wait_until(pilot, lambda: not line.display)
+
+
+def test_the_setting_takes_the_three_profiles_and_names_them_when_wrong() -> None:
+    from myrm_tui.config import ConfigError, resolve
+
+    assert resolve({}, {}, {}, env={}).sandbox == "read-only-auto"
+    for mode in sandbox.MODES:
+        assert resolve({"sandbox": mode}, {}, {}, env={}).sandbox == mode
+    assert resolve({}, {}, {}, env={"MYRM_SANDBOX": "off"}).sandbox == "off"
+    with pytest.raises(ConfigError) as err:
+        resolve({"sandbox": "strict"}, {}, {}, env={})
+    assert "sandbox" in str(err.value) and '"read-only-auto", "workspace-write", "off"' in str(err.value)
