@@ -299,6 +299,7 @@ async def test_a_background_read_only_job_is_confined_too(
     try:
         res = await BashTool().run({"command": "cat hello.py", "run_in_background": True}, ctx)
         job = jobs.get(res.meta["job_id"])
+        assert job.command == "cat hello.py"  # listed as sent, not as the wrapper runs it
         await asyncio.wait_for(job.done.wait(), 60)
         assert job.exit_code == 0 and b"def greet" in job.log.read_bytes()
         assert not hostile_cat.exists() and listener.reached() == []

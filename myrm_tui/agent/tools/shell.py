@@ -119,7 +119,7 @@ class BashTool:
             tmp.mkdir(parents=True, mode=0o700)
             command = "exec " + shlex.join(how.confine.argv(["bash", "-c", command], tmp))
         job = await ctx.jobs.start(command, ctx.workspace, {**SHELL_ENV, **how.env})
-        command = shown
+        job.command = command = shown  # listed as the model sent it, not as the wrapper runs it
         return ToolResult(
             f"Started background job {job.id} (pid {job.pid}): {command}\n"
             f'Read its output with bash_output(job_id="{job.id}"); stop it with '
