@@ -847,6 +847,13 @@ MUTANTS = (
         ("tests/agent/test_sandbox.py::test_read_only_reaches_no_network",),
     ),
     Mutant(
+        "sandbox: Landlock refuses TCP",
+        "myrm_tui/agent/sandbox_exec.py",
+        "    handled_net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 and not network else 0\n",
+        "    handled_net = 0\n",
+        ("tests/agent/test_sandbox.py::test_landlock_alone_refuses_tcp_and_seccomp_is_what_stops_udp",),
+    ),
+    Mutant(
         "sandbox: the home folder is hidden",
         "myrm_tui/agent/sandbox.py",
         '            "hidden": hidden,\n',

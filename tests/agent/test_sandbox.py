@@ -393,3 +393,36 @@ def test_the_setting_takes_the_three_profiles_and_names_them_when_wrong() -> Non
     with pytest.raises(ConfigError) as err:
         resolve({"sandbox": "strict"}, {}, {}, env={})
     assert "sandbox" in str(err.value) and '"read-only-auto", "workspace-write", "off"' in str(err.value)
+
+
+LANDLOCK_ONLY = """
+import socket, sys
+sys.path.insert(0, sys.argv[1])
+import sandbox_exec
+sandbox_exec._install_seccomp = lambda *args: None  # Landlock's own network rules, alone
+sandbox_exec.apply({"read": ["/"], "network": False})
+for kind, address in ((socket.SOCK_STREAM, int(sys.argv[2])), (socket.SOCK_DGRAM, int(sys.argv[3]))):
+    s = socket.socket(socket.AF_INET, kind)
+    try:
+        s.connect(("127.0.0.1", address))
+        s.send(b"x")
+        print("reached")
+    except OSError as exc:
+        print("refused", exc.errno)
+"""
+
+
+@pytest.mark.skipif(sandbox.support().abi < 4, reason="Landlock's network rules need ABI 4")
+def test_landlock_alone_refuses_tcp_and_seccomp_is_what_stops_udp(listener: Listener) -> None:
+    """Two layers: Landlock refuses TCP connect and bind; UDP (and UNIX sockets) it does not know, which
+    is why the seccomp filter refuses every new socket."""
+    folder = str(Path(sandbox.EXEC_FILE).parent)
+    udp = listener.udp.getsockname()[1]
+    proc = subprocess.run(
+        [sys.executable, "-I", "-c", LANDLOCK_ONLY, folder, str(listener.tcp_port), str(udp)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.stdout.split("\n")[:2] == ["refused 13", "reached"], proc.stdout + proc.stderr
+    assert listener.reached() == ["udp"]
