@@ -127,6 +127,17 @@ def _user_settings(home: Path) -> list[str]:
     return [str(f) for f in files]
 
 
+def _git_dirs(workspace: Path) -> list[str]:
+    """The repository of a workspace that is a linked worktree or a repository's subfolder: its git
+    folder may lie in the hidden home folder (``~/proj/.git`` for ``~/proj-wt``)."""
+    from myrm_tui.agent.permissions import git_dirs
+
+    try:
+        return [str(d) for d in git_dirs(workspace)]
+    except (OSError, ValueError, RuntimeError):
+        return []
+
+
 def _within(root: Path, path: Path) -> bool:
     """``path`` is ``root`` or lies under it (both resolved)."""
     try:
@@ -170,7 +181,7 @@ class Confinement:
             "hidden": hidden,
             # readable again: the workspace, the folders of the programs a command runs (~/.local/bin),
             # and the user's own settings of those programs (git fails on an unreadable ~/.gitconfig)
-            "read_more": [str(self.workspace), *path_dirs, *_user_settings(home)],
+            "read_more": [str(self.workspace), *path_dirs, *_user_settings(home), *_git_dirs(self.workspace)],
             "hidden_always": always,
             "write": [str(tmp), "/dev/null"],
             "network": False,

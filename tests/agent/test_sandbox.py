@@ -426,3 +426,31 @@ def test_landlock_alone_refuses_tcp_and_seccomp_is_what_stops_udp(listener: List
     )
     assert proc.stdout.split("\n")[:2] == ["refused 13", "reached"], proc.stdout + proc.stderr
     assert listener.reached() == ["udp"]
+
+
+@needs_sandbox
+async def test_git_works_in_a_linked_worktree_whose_repository_is_in_the_hidden_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    home = tmp_path / "home"
+    main = home / "proj"
+    main.mkdir(parents=True)
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(home)}
+
+    def git(cwd: Path, *args: str) -> None:
+        subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, timeout=60)
+
+    git(main, "init", "-q")
+    (main / "a.txt").write_text("a\n")
+    git(main, "add", "a.txt")
+    git(main, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "a")
+    linked = tmp_path / "proj-wt"
+    git(main, "worktree", "add", "-q", str(linked))
+    (linked / "a.txt").write_text("changed\n")
+    monkeypatch.setenv("HOME", str(home))
+    out = await confined("git status --short; git log --oneline | wc -l", linked)
+    assert out.code == 0 and out.text == " M a.txt\n1\n", out.text
+    denied = await confined(f"cat {main}/a.txt", linked)
+    assert "Permission denied" in denied.text  # the work tree there stays hidden: only its .git is read
