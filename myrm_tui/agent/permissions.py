@@ -22,7 +22,10 @@ accepts only a small allow-list of node kinds and treats every other node, and e
 A redirect into a file is a write: a rule covers it only when the rule names it (``pytest > report.txt``);
 ``/dev/null`` and descriptor copies (``2>&1``) are not writes. A named write in a line whose other commands
 may change files asks too: ``git checkout x && echo k >> out/keys`` can turn ``out`` into a symlink after
-the target was checked. A few read-only commands (``READ_ONLY``) run without a rule, within the workspace.
+the target was checked. A few read-only commands (``READ_ONLY``) run without a rule, within the workspace;
+their options are read as the command reads them (``parse_options``: long options by unambiguous prefix,
+attached values), and they run in the OS sandbox (``sandbox.py``) with git's program settings made inert
+(``git_hardening_env``): these rules decide what needs asking, the sandbox is the boundary.
 """
 
 from __future__ import annotations
