@@ -854,6 +854,13 @@ MUTANTS = (
         ("tests/agent/test_sandbox.py::test_landlock_alone_refuses_tcp_and_seccomp_is_what_stops_udp",),
     ),
     Mutant(
+        "sandbox: the setting reaches the shell tool",
+        "myrm_tui/agent/factory.py",
+        "        sandbox=settings.sandbox,\n",
+        "",
+        ("tests/agent/test_guards_attacks.py::test_myrm_ask_runs_the_models_attacks_confined_or_not_at_all",),
+    ),
+    Mutant(
         "sandbox: the home folder is hidden",
         "myrm_tui/agent/sandbox.py",
         '            "hidden": hidden,\n',

@@ -27,6 +27,7 @@ from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
 from tests.agent.test_tool_hardening import _group_alive, _wait_until, start_agent_child, start_child
+from tests.helpers import run_myrm
 
 RG = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -618,3 +619,52 @@ def test_wc_files0_by_prefix_asks(workspace: Path, linked_out: Path) -> None:
 def test_git_writers_by_prefix_ask(command: str, workspace: Path) -> None:
     assert _allowed("git diff", workspace)
     assert not _allowed(command, workspace)
+
+
+@needs_git
+def test_myrm_ask_runs_the_models_attacks_confined_or_not_at_all(
+    emulator: ProviderEmulator,
+    tmp_path: Path,
+    workspace: Path,
+    linked_out: Path,
+    phone_home: tuple[Path, socket.socket],
+) -> None:
+    """The issue's attacks as the model sends them to `myrm ask` (no --yes): `git status` in a bare
+    layout and `cat` through a poisoned PATH run unasked, confined, and do nothing; the prefixed options
+    are declined."""
+    marker, server = phone_home
+    hook = _hostile(workspace, phone_home)
+    for name, text in _bare_layout(workspace, hook).items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text)
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "cat").write_text(f"#!/bin/bash\nexec {hook}\n")  # a poisoned PATH: `cat` runs the program
+    (shims / "cat").chmod(0o755)
+    (workspace / "LIST").write_text(str(linked_out / "secret.txt") + "\0")
+    calls = [
+        "git status",
+        "cat code.txt",
+        "grep --der SECRET .",
+        "wc --files0=LIST",
+        "grep -o -fdirlink/secret.txt .",
+    ]
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": c}) for c in calls]), Reply(text="Done."))
+    env = {
+        **os.environ,
+        "MYRM_DB": str(tmp_path / "ask.db"),
+        "MYRM_CONFIG": str(tmp_path / "none.toml"),
+        "OPENAI_API_KEY": "sk-test",
+        "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}",
+    }
+    args = ["ask", "--model", "openai/gpt-4o-mini", "--api-base", emulator.openai_base, "--workspace"]
+    proc = run_myrm([*args, str(workspace), "go"], env=env, cwd=workspace)
+    assert proc.returncode == 0 and proc.stdout.strip() == "Done.", proc.stderr
+    assert proc.stderr.count("[declined, non-interactive:") == 3, proc.stderr  # the three prefixed options
+    assert proc.stderr.count("[tool done] exit") == 2, proc.stderr  # git status and cat ran unasked
+    assert "cannot use bare repository" in proc.stderr and "cannot touch" in proc.stderr  # confined
+    assert not marker.exists() and not (workspace / "PWN").exists() and not _reached(server)
+    # the setting reaches the tool: with sandbox = "off" the same `cat` runs the program in full
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "cat code.txt"})]), Reply(text="Done."))
+    proc = run_myrm([*args, str(workspace), "go"], env={**env, "MYRM_SANDBOX": "off"}, cwd=workspace)
+    assert proc.returncode == 0 and marker.exists() and _reached(server), proc.stderr
