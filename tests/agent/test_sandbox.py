@@ -281,10 +281,13 @@ async def test_an_unasked_command_is_confined_so_the_allow_list_is_not_the_bound
     workspace: Path, hostile_cat: Path, listener: Listener
 ) -> None:
     assert CommandRules().assess("cat hello.py", workspace).read_only
-    res = await BashTool().run({"command": "cat hello.py"}, _ctx(workspace, "read-only-auto"))
-    assert "def greet" in res.content  # it ran, unasked, and did its job
-    assert not hostile_cat.exists() and not (workspace / "PWN_IN_WORKSPACE").exists()
-    assert listener.reached() == []
+    # a rule that covers a read-only command does not take it out of the sandbox
+    for rules in (CommandRules(), CommandRules(["cat"])):
+        ctx = _ctx(workspace, "read-only-auto", allowed_commands=rules)
+        res = await BashTool().run({"command": "cat hello.py"}, ctx)
+        assert "def greet" in res.content  # it ran, unasked, and did its job
+        assert not hostile_cat.exists() and not (workspace / "PWN_IN_WORKSPACE").exists()
+        assert listener.reached() == []
     # with the sandbox off the same command runs the hostile program in full: the attack is real
     await BashTool().run({"command": "cat hello.py"}, _ctx(workspace, "off"))
     assert hostile_cat.exists() and listener.reached() == ["tcp"]
