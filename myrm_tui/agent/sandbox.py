@@ -138,13 +138,10 @@ def _git_dirs(workspace: Path) -> list[str]:
         return []
 
 
-def _within(root: Path, path: Path) -> bool:
-    """``path`` is ``root`` or lies under it (both resolved)."""
-    try:
-        root, path = root.resolve(), path.resolve()
-    except (OSError, RuntimeError):
-        return True  # in doubt: as if it held a hidden path
-    return path == root or root in path.parents
+def _holds_any(folder: str, paths: Sequence[str]) -> bool:
+    """``folder`` (a real path) is one of ``paths`` (real paths) or holds one."""
+    prefix = folder.rstrip("/") + "/"
+    return any(p == folder or p.startswith(prefix) for p in paths)
 
 
 @dataclass(frozen=True)
@@ -171,10 +168,11 @@ class Confinement:
         # system's entries, not another process's (its environment holds its keys)
         always = ["/proc", *_myrm_files(), *_home_dot_entries(home, self.workspace)]
         # a PATH folder that holds a hidden one (`~`, `/`) would make it readable again: not those
+        real_hidden = [os.path.realpath(h) for h in hidden + always]
         path_dirs = [
             d
             for d in os.environ.get("PATH", "").split(os.pathsep)
-            if os.path.isabs(d) and not any(_within(Path(d), Path(h)) for h in hidden + always)
+            if os.path.isabs(d) and not _holds_any(os.path.realpath(d), real_hidden)
         ]
         return {
             "read": ["/"],
