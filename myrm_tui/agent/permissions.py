@@ -1067,6 +1067,16 @@ def git_internal(workspace: Path, full: Path) -> bool:
         return True
 
 
+# The options the warnings look for, read like every other flag check (``parse_options``): `rm --rec`
+# is `rm --recursive`, `git push --forc` a force-push.
+WARN_GETOPT = {
+    "rm": Getopt(named=_opts("recursive force")),
+    "chmod": Getopt(_opts("reference"), named=_opts("recursive")),
+    "chown": Getopt(_opts("reference from"), named=_opts("recursive")),
+    "chgrp": Getopt(_opts("reference"), named=_opts("recursive")),
+    "git": Getopt(named=_opts("force force-with-lease force-if-includes hard")),
+}
+
 # `curl … | sh`, `wget -O- … | sudo python3`, `bash <(curl …)`, `sh -c "$(curl …)"`
 REMOTE_CODE = re.compile(
     r"\b(curl|wget)\b[^\n;&]*\|\s*(sudo\s+)?(sh|bash|zsh|dash|ksh|fish|python3?|perl|ruby|node)\b"
@@ -1089,27 +1099,25 @@ def destructive(command: str, commands: Sequence[ParsedCommand]) -> list[str]:
         if not words:
             continue
         name, args = words[0].rsplit("/", 1)[-1], words[1:]
-        flags = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
-        longs = {a for a in args if a.startswith("--")}
-        if name == "rm" and ("r" in flags or "R" in flags or "--recursive" in longs):
-            out.append(
-                "deletes recursively (rm -r" + ("f" if "f" in flags or "--force" in longs else "") + ")"
-            )
-        elif name in ("chmod", "chown", "chgrp") and ("R" in flags or "--recursive" in longs):
+        sub = args[0] if name == "git" and args else ""
+        options, operands = parse_options(args[1:] if sub else args, WARN_GETOPT.get(name, Getopt()))
+        flags = {n for o in options for n in o.names}
+        if name == "rm" and flags & {"-r", "-R", "--recursive"}:
+            out.append("deletes recursively (rm -r" + ("f" if flags & {"-f", "--force"} else "") + ")")
+        elif name in ("chmod", "chown", "chgrp") and flags & {"-R", "--recursive"}:
             out.append(f"changes permissions recursively ({name} -R)")
         elif name == "dd":
             out.append("dd writes raw data to files or devices")
         elif name.startswith("mkfs") or name in ("fdisk", "parted", "wipefs", "shred"):
             out.append(f"{name} erases or formats a disk")
-        elif (
-            name == "git"
-            and args[:1] == ["push"]
-            and ("f" in flags or any(a.startswith(("--force", "+")) for a in args[1:]))
+        elif sub == "push" and (
+            flags & {"-f", "--force", "--force-with-lease", "--force-if-includes"}
+            or any(a.startswith("+") for a in operands)
         ):
             out.append("force-push rewrites the remote's history (git push --force)")
-        elif name == "git" and args[:1] == ["reset"] and "--hard" in longs:
+        elif sub == "reset" and "--hard" in flags:
             out.append("discards uncommitted changes (git reset --hard)")
-        elif name == "git" and args[:1] == ["clean"] and "f" in flags:
+        elif sub == "clean" and flags & {"-f", "--force"}:
             out.append("deletes untracked files (git clean -f)")
     return list(dict.fromkeys(out))
 

@@ -208,6 +208,16 @@ WARNINGS = [
     ("dd if=/dev/zero of=/dev/sda", ["dd writes raw"]),
     ("mkfs.ext4 /dev/sdb1", ["mkfs.ext4 erases or formats"]),
     ("ls -la && git push origin main && rm x && curl https://x.example > i.sh", []),
+    # options read as the commands read them (one normalisation): prefixes, clusters, `+ref`
+    ("rm --rec build", ["deletes recursively (rm -r)"]),
+    ("rm -v --recursive --forc build", ["deletes recursively (rm -rf)"]),
+    ("chown --recur me .", ["changes permissions recursively (chown -R)"]),
+    ("git push --forc origin main", ["force-push"]),
+    ("git push --force-with-lease", ["force-push"]),
+    ("git push origin +main", ["force-push"]),
+    ("git reset --ha HEAD~3", ["git reset --hard"]),
+    ("git clean --forc -d", ["git clean -f"]),
+    ("git reset --soft HEAD~1 && rm --verbose x && git push -n origin main", []),
 ]
 
 
