@@ -281,9 +281,9 @@ async def test_an_unasked_command_is_confined_so_the_allow_list_is_not_the_bound
     workspace: Path, hostile_cat: Path, listener: Listener
 ) -> None:
     assert CommandRules().assess("cat hello.py", workspace).read_only
-    # a rule that covers a read-only command does not take it out of the sandbox
-    for rules in (CommandRules(), CommandRules(["cat"])):
-        ctx = _ctx(workspace, "read-only-auto", allowed_commands=rules)
+    # a rule that covers a read-only command does not take it out of the sandbox, nor approval = "auto"
+    for rules, auto in ((CommandRules(), False), (CommandRules(["cat"]), False), (CommandRules(), True)):
+        ctx = _ctx(workspace, "read-only-auto", allowed_commands=rules, auto_approve=auto)
         res = await BashTool().run({"command": "cat hello.py"}, ctx)
         assert "def greet" in res.content  # it ran, unasked, and did its job
         assert not hostile_cat.exists() and not (workspace / "PWN_IN_WORKSPACE").exists()

@@ -131,9 +131,9 @@ class BashTool:
     async def _approved(self, command: str, ctx: ToolContext) -> Plan | None:
         """Run unasked when the rules cover every part of ``command`` and, where a sandbox is wanted, one
         is to be had; otherwise the user decides. None: declined."""
-        if ctx.auto_approve:
-            return plan(ctx, read_only=False)
         verdict = ctx.allowed_commands.assess(command, ctx.workspace)
+        if ctx.auto_approve:  # everything runs; what only reads is still confined (it loses nothing)
+            return plan(ctx, verdict.read_only)
         missing = no_sandbox_reason(ctx.sandbox)
         if missing:  # never run unconfined what would have run confined: ask instead
             verdict = replace(verdict, problems=(*verdict.problems, missing))
