@@ -831,6 +831,15 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "sandbox: approval = auto still confines what only reads",
+        "myrm_tui/agent/tools/shell.py",
+        "(it loses nothing)\n            return plan(ctx, verdict.read_only)\n",
+        "(it loses nothing)\n            return plan(ctx, read_only=False)\n",
+        (
+            "tests/agent/test_sandbox.py::test_an_unasked_command_is_confined_so_the_allow_list_is_not_the_boundary",
+        ),
+    ),
+    Mutant(
         "sandbox: without one every command asks",
         "myrm_tui/agent/tools/shell.py",
         "        if missing:  # never run unconfined",
