@@ -13,39 +13,55 @@ import os
 import sys
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
+from typer import _click as click
+from typer._click.exceptions import NoSuchOption
+from typer.core import TyperCommand
 
 from myrm_tui import gc_policy, plain_words
 from myrm_tui.offline import configure_offline_env
 
 log = logging.getLogger("myrm_tui.cli")  # by name: run as ``python -m myrm_tui.cli`` it is ``__main__``
 
+# Plain help: typer's rich panels give every flag a ``<bool>`` value it does not take (``--version <bool>``).
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
+    rich_markup_mode=None,
     help="myrm — a terminal coding agent that keeps long sessions lean.",
 )
 
 ModelOpt = Annotated[
     str | None,
     typer.Option(
-        "--model", "-m", help="Any litellm model string, e.g. anthropic/claude-sonnet-4-5, ollama/qwen2.5"
+        "--model",
+        "-m",
+        metavar="MODEL",
+        help="Any litellm model string, e.g. anthropic/claude-sonnet-4-5, ollama/qwen2.5",
     ),
 ]
 DbOpt = Annotated[
-    Path | None, typer.Option("--db", help="SQLite database path (default: the platform's data folder)")
+    Path | None,
+    typer.Option("--db", metavar="PATH", help="SQLite database path (default: the platform's data folder)"),
 ]
 WsOpt = Annotated[
     Path | None,
-    typer.Option("--workspace", "-w", help="Project folder the tools may touch (default: current folder)"),
+    typer.Option(
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        help="Project folder the tools may touch (default: current folder)",
+    ),
 ]
 SessionOpt = Annotated[
-    str | None, typer.Option("--session", "-s", help="Session id (or unique prefix) to resume")
+    str | None,
+    typer.Option("--session", "-s", metavar="ID", help="Session id (or unique prefix) to resume"),
 ]
 ApiBaseOpt = Annotated[
-    str | None, typer.Option("--api-base", help="OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM)")
+    str | None,
+    typer.Option("--api-base", metavar="URL", help="OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM)"),
 ]
 
 
@@ -62,6 +78,66 @@ def _db(db: Path | None) -> Path:
     from myrm_tui.paths import default_db_path
 
     return db or default_db_path()
+
+
+def _refuse(line: str) -> NoReturn:
+    print(f"myrm: {line}", file=sys.stderr)
+    raise typer.Exit(2)
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether the option ``name`` was set on the command line (not left at its default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def _flag(param: click.Parameter) -> str:
+    return next((o for o in param.opts if o.startswith("--")), param.opts[0])
+
+
+def _not_for(root: click.Command, name: str, sub: click.Command, flag: str) -> str:
+    """The line refusing a global option that subcommand ``name`` has no use for."""
+    takes = [_flag(p) for p in root.params if p.name in {q.name for q in sub.params}]
+    of = f"of the global options it takes {', '.join(takes)}" if takes else "it takes no global option"
+    return f"{flag} does not apply to `myrm {name}` ({of})"
+
+
+class _Subcommand(TyperCommand):
+    """A subcommand that takes the global options it has a use for (those of the full screen it declares
+    too: --model, --db…) after its name as well as before it: ``myrm -m X ask`` is ``myrm ask -m X``. One
+    it has no use for is refused in one line wherever it stands; ``--version`` works anywhere."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        root = ctx.parent
+        assert root is not None
+        try:
+            rest = super().parse_args(ctx, args)
+        except NoSuchOption as exc:
+            param = next((p for p in root.command.params if exc.option_name in p.opts), None)
+            if param is None:
+                raise
+            if param.name == "version":
+                _print_version(True)
+            _refuse(_not_for(root.command, ctx.info_name or self.name or "", self, _flag(param)))
+        for param in root.command.params:  # given before the subcommand: as if given after it
+            name = param.name or ""
+            if name not in ctx.params or not _given(root, name):
+                continue
+            if _given(ctx, name) and ctx.params[name] != root.params[name]:
+                _refuse(
+                    f"{_flag(param)} given twice, before and after `{ctx.info_name}`: "
+                    f"{root.params[name]} and {ctx.params[name]}"
+                )
+            ctx.params[name] = root.params[name]
+        return rest
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from myrm_tui import __version__
+
+        print(f"myrm {__version__}")
+        raise typer.Exit(0)
 
 
 def _check_settings(cli: dict[str, Any]) -> None:
@@ -178,19 +254,33 @@ def main_tui(
     workspace: WsOpt = None,
     api_base: ApiBaseOpt = None,
     replay: Annotated[
-        str | None, typer.Option("--replay", help="Play a recorded conversation: PATH[#ID]")
+        str | None,
+        typer.Option(
+            "--replay",
+            metavar="PATH[#ID]",
+            help="Play a recorded conversation (the file's first one without #ID)",
+        ),
     ] = None,
-    speed: Annotated[float, typer.Option("--speed", help="Replay speed: seconds per turn")] = 0.6,
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit")] = False,
+    speed: Annotated[
+        float, typer.Option("--speed", metavar="SECONDS", help="Replay speed: seconds per turn")
+    ] = 0.6,
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit"),
+    ] = False,
 ) -> None:
     """Open the full-screen chat (the default command)."""
-    if version:
-        from myrm_tui import __version__
-
-        print(f"myrm {__version__}")
-        raise typer.Exit(0)
     if ctx.invoked_subcommand is not None:
+        root: Any = ctx.command  # the group: it knows its subcommands
+        sub = root.get_command(ctx, ctx.invoked_subcommand)
+        for param in root.params:  # the subcommand takes (and merges) those it declares too
+            if param.name not in {p.name for p in sub.params} and _given(ctx, param.name):
+                _refuse(_not_for(root, ctx.invoked_subcommand, sub, _flag(param)))
         return
+    if replay is None and _given(ctx, "speed"):
+        _refuse("--speed goes with --replay PATH[#ID]")
+    if replay is not None and session:
+        _refuse("--session and --replay do not go together (a replay plays in a session of its own)")
     configure_offline_env()
     _check_tui_inputs(
         _cli_settings(model, api_base), _db(db), session, replay, (workspace or Path.cwd()).resolve()
@@ -217,12 +307,13 @@ def main_tui(
         raise typer.Exit(tui.return_code)
 
 
-@app.command()
+@app.command(cls=_Subcommand)
 def ask(
     prompt: Annotated[
         str | None,
         typer.Argument(
-            help="The message; '-' reads it from standard input (none with --input-format stream-json)"
+            metavar="[PROMPT]",
+            help="The message; '-' reads it from standard input (none with --input-format stream-json)",
         ),
     ] = None,
     model: ModelOpt = None,
@@ -283,7 +374,7 @@ def ask(
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(cls=_Subcommand)
 def acp(model: ModelOpt = None, db: DbOpt = None, api_base: ApiBaseOpt = None) -> None:
     """Speak the Agent Client Protocol on stdin/stdout: add myrm to Zed, JetBrains IDEs, Neovim or Toad."""
     configure_offline_env()
@@ -461,7 +552,7 @@ async def _ask(
             await store.close()
 
 
-@app.command()
+@app.command(cls=_Subcommand)
 def sessions(
     db: DbOpt = None,
     delete: Annotated[str | None, typer.Option("--delete", help="Delete this session")] = None,
@@ -586,30 +677,33 @@ async def _sessions(
         await store.close()
 
 
-@app.command()
+@app.command(cls=_Subcommand)
 def doctor(
     db: DbOpt = None,
     model: ModelOpt = None,
+    workspace: WsOpt = None,
+    api_base: ApiBaseOpt = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", help="Only check; print a line and exit non-zero on problems")
     ] = False,
 ) -> None:
     """What model would run, which provider keys are set, where the database is, whether we are
     offline-ready."""
-    cli = _cli_settings(model, None)
+    cli = _cli_settings(model, api_base)
     configure_offline_env()
     from myrm_tui.logs import setup_logging
 
     setup_logging()
+    folder = (workspace or Path.cwd()).resolve()
     problems = [
         *asyncio.run(_config_report(_db(db), cli)),
-        *(f"warning: {w}" for w in _filter_problems(Path.cwd().resolve())),
+        *(f"warning: {w}" for w in _filter_problems(folder)),
     ]
     for p in problems:  # the same lines as start-up prints, stored settings included
         print(f"myrm doctor: {p}" if quiet else f"{'config':>15}: {p}")
     if any(getattr(p, "fatal", False) for p in problems):
         raise typer.Exit(2)  # the rest of the report needs settings that resolve
-    asyncio.run(_doctor(_db(db), cli, quiet, [str(p) for p in problems]))
+    asyncio.run(_doctor(_db(db), cli, quiet, [str(p) for p in problems], folder))
 
 
 async def _config_report(db: Path, cli: dict[str, Any]) -> list[Any]:
@@ -623,7 +717,13 @@ async def _config_report(db: Path, cli: dict[str, Any]) -> list[Any]:
         await store.close()
 
 
-async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str] | None = None) -> None:
+async def _doctor(
+    db: Path,
+    cli: dict[str, Any],
+    quiet: bool,
+    earlier: list[str] | None = None,
+    workspace: Path | None = None,
+) -> None:
     """The report; ``earlier`` are the configuration problems already printed (they count as problems)."""
     configure_offline_env()
     from myrm_tui.agent.factory import resolve_settings
@@ -656,7 +756,7 @@ async def _doctor(db: Path, cli: dict[str, Any], quiet: bool, earlier: list[str]
         # Files are not enough (a build for another CPU dies in llama_decode): generate, the app's way.
         from myrm_tui.llm.selftest import self_test
 
-        test = await self_test(_first_request(workspace=Path.cwd()))
+        test = await self_test(_first_request(workspace=workspace or Path.cwd()))
         embedded = f"{test.line()}\n{'':>17}{gguf_path()}; log {local.log_path()}"
         if not test.ok:
             problems.append("the embedded model cannot generate: " + (test.error or "empty reply"))
@@ -697,7 +797,7 @@ def _first_request(workspace: Path) -> list[dict[str, Any]]:
     ]
 
 
-@app.command()
+@app.command(cls=_Subcommand)
 def bench(
     corpus: Annotated[Path, typer.Option("--corpus", help="JSONL or JSONL.gz of conversations")],
     probes: Annotated[

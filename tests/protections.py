@@ -690,6 +690,20 @@ MUTANTS = (
         (f"{J}::test_sigterm_to_ask_ends_its_background_jobs",),
     ),
     Mutant(
+        "CLI: a global option before a subcommand reaches it",
+        "myrm_tui/cli.py",
+        "            ctx.params[name] = root.params[name]",
+        "            pass",
+        ("tests/cli/test_global_options.py::test_a_global_option_is_honoured_or_refused_wherever_it_stands",),
+    ),
+    Mutant(
+        "CLI: a global option its subcommand has no use for is refused",
+        "myrm_tui/cli.py",
+        "                _refuse(_not_for(root, ctx.invoked_subcommand, sub, _flag(param)))",
+        "                pass",
+        ("tests/cli/test_global_options.py::test_a_global_option_is_honoured_or_refused_wherever_it_stands",),
+    ),
+    Mutant(
         "redaction: credential names in assignments",
         "myrm_tui/context/redact.py",
         "        text = _redact_assignments(text)",
