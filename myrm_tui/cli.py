@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from typer import _click as click
@@ -22,6 +22,9 @@ from typer.core import TyperCommand
 
 from myrm_tui import gc_policy, plain_words
 from myrm_tui.offline import configure_offline_env
+
+if TYPE_CHECKING:
+    from myrm_tui.config import Settings
 
 log = logging.getLogger("myrm_tui.cli")  # by name: run as ``python -m myrm_tui.cli`` it is ``__main__``
 
@@ -218,6 +221,27 @@ async def _session_problem(db: Path, session: str) -> str | None:
     return f"--session: no session {session!r} in {db} (`myrm sessions` lists them{listed})"
 
 
+async def _key_problem(s: Settings) -> str | None:
+    """A provider key the settings' model needs and the environment lacks (an api base or key in them skips
+    the check), as one line. litellm is imported only when the key is not plainly there."""
+    from myrm_tui.provider_keys import key_problem
+
+    source = s.model_source if s.model_source in ("--model", "MYRM_MODEL") else f"model ({s.model_source})"
+    return await key_problem(s.model, source, s.api_base, s.api_key)
+
+
+async def _tui_key_problem(db: Path, cli: dict[str, Any]) -> str | None:
+    from myrm_tui.config import load_config_file, resolve
+    from myrm_tui.paths import config_file
+    from myrm_tui.store.db import Store
+
+    store = await Store.open(db)
+    try:
+        return await _key_problem(resolve(load_config_file(config_file()), await store.all_settings(), cli))
+    finally:
+        await store.close()
+
+
 def _filter_problems(workspace: Path) -> list[str]:
     """Problems of the user's and the workspace's filter-rule files (those rules are skipped)."""
     from myrm_tui.paths import user_filter_dirs
@@ -240,6 +264,8 @@ def _check_tui_inputs(
     problem = _replay_problem(replay) if replay is not None else None
     if problem is None and session and not replay:
         problem = asyncio.run(_session_problem(db, session))
+    if problem is None and cli.get("model") and not replay:
+        problem = asyncio.run(_tui_key_problem(db, cli))
     if problem:
         print(f"myrm: {problem}", file=sys.stderr)
         raise typer.Exit(2)
@@ -448,6 +474,9 @@ async def _ask(
     agent = None
     try:
         settings = await resolve_settings(store, cli)
+        if problem := await _key_problem(settings):  # before a session is made or anything is sent
+            print(f"myrm: {problem}", file=sys.stderr)
+            return 2
         if session:
             row = await store.find_session(session)
             if row is None:

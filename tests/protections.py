@@ -704,6 +704,13 @@ MUTANTS = (
         ("tests/cli/test_global_options.py::test_a_global_option_is_honoured_or_refused_wherever_it_stands",),
     ),
     Mutant(
+        "ask: a missing provider key is found before anything starts",
+        "myrm_tui/cli.py",
+        "        if problem := await _key_problem(settings):",
+        "        if problem := None:",
+        ("tests/cli/test_cli.py::test_a_missing_key_is_one_line_before_ask_starts",),
+    ),
+    Mutant(
         "redaction: credential names in assignments",
         "myrm_tui/context/redact.py",
         "        text = _redact_assignments(text)",

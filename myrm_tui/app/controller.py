@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from myrm_tui.app.messages import PanelData, PanelInfo
-from myrm_tui.config import KEY_DEFAULTS, Settings
+from myrm_tui.config import Settings
 from myrm_tui.context.compaction import Compaction, compactions_of
 from myrm_tui.context.model_facts import model_kind
 from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
+from myrm_tui.provider_keys import key_problem
 from myrm_tui.store.db import SessionBusy, SessionRow, Store, VaultListing
 
 if TYPE_CHECKING:
@@ -51,23 +52,6 @@ def window_for(settings: Settings) -> int:
 def window_needs_litellm(settings: Settings) -> bool:
     """A model's window comes from litellm's registry unless it is set or the model is the embedded one."""
     return not settings.context_window and model_kind(settings.model) != "local"
-
-
-async def missing_keys(model: str) -> list[str]:
-    """The environment variables litellm says ``model``'s provider needs and are not set."""
-    from myrm_tui.llm.client import litellm_module
-
-    litellm = await litellm_module()
-    try:
-        found = litellm.validate_environment(model=model)
-    except Exception:  # a provider litellm cannot check: the first request tells
-        log.debug("litellm cannot check the keys of %s", model, exc_info=True)
-        return []
-    missing = [k for k in found.get("missing_keys", []) if not os.environ.get(k)]
-    # litellm lists each name a provider's key may have (GOOGLE_API_KEY, GEMINI_API_KEY): the one myrm
-    # documents is the one to ask for.
-    ours = [k for k in missing if k in {var for var, _ in KEY_DEFAULTS}]
-    return ours or missing
 
 
 def _first_line(text: str, width: int = 70) -> str:
@@ -514,12 +498,7 @@ class Controller:
         api_base = s.api_base if s else None
         if problem := model_problem(model, api_base):
             return f"{source}: {problem}"
-        if model_kind(model) == "local" or (s is not None and (s.api_base or s.api_key)):
-            return None
-        missing = await missing_keys(model)
-        if missing:
-            return f"{source}: {model} needs {', '.join(missing)} in the environment (not set)"
-        return None
+        return await key_problem(model, source, api_base, s.api_key if s else None)
 
     def model_choices(self) -> list[str]:
         """What the /model picker offers: the current model, the models of providers whose key is in the

@@ -486,7 +486,7 @@ async def test_a_compaction_row_and_the_vault_list_say_in_words_what_the_tags_me
 async def test_a_gemini_model_without_its_key_names_the_variable_myrm_reads(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from myrm_tui.app.controller import missing_keys
+    from myrm_tui.provider_keys import missing_keys
 
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import run_myrm
 
@@ -268,3 +270,55 @@ def test_doctor_reports_the_same_problems(tmp_path: Path) -> None:
         f'myrm doctor: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); '
         "did you mean context_window?" in proc.stdout.splitlines()
     )
+
+
+# -- a provider key missing from the environment: one line before anything starts ----------------------------
+NO_KEY = "anthropic/claude-sonnet-4-5 needs ANTHROPIC_API_KEY in the environment (not set)"
+
+
+def test_a_missing_key_is_one_line_before_ask_starts(
+    emulator: ProviderEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    line = _one_line_exit_2(_myrm(["-m", "anthropic/claude-sonnet-4-5", "ask", "Say hi"], tmp_path))
+    assert line == f"myrm: --model: {NO_KEY}"
+    # a model from the environment (or the config file) is checked by ask too
+    line = _one_line_exit_2(
+        _myrm(["ask", "Say hi"], tmp_path, env_extra={"MYRM_MODEL": "anthropic/claude-sonnet-4-5"})
+    )
+    assert line == f"myrm: MYRM_MODEL: {NO_KEY}"
+    assert emulator.requests == []
+    assert _myrm(["sessions"], tmp_path).stdout.startswith("no sessions yet")  # nothing was stored
+
+
+def test_a_missing_key_is_one_line_before_the_full_screen_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    line = _one_line_exit_2(_myrm(["-m", "anthropic/claude-sonnet-4-5"], tmp_path))
+    assert line == f"myrm: --model: {NO_KEY}"
+
+
+def test_a_key_that_is_plainly_set_is_found_without_importing_litellm(tmp_path: Path) -> None:
+    """The check runs before the full screen opens: a model named with its provider whose documented key
+    is set costs no import of litellm (seconds of CPU); one whose key is missing asks litellm."""
+    code = (
+        "import asyncio, sys\n"
+        "from myrm_tui.provider_keys import key_problem\n"
+        "problem = asyncio.run(key_problem('anthropic/claude-sonnet-4-5', '--model'))\n"
+        "print(problem, 'litellm' in sys.modules)\n"
+    )
+
+    def run(**env: str) -> str:
+        base = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env={**base, **env},
+            cwd=ROOT,
+            check=True,
+        ).stdout.strip()
+
+    assert run(ANTHROPIC_API_KEY="sk-ant-test") == "None False"
+    assert run() == f"--model: {NO_KEY} True"
