@@ -235,6 +235,20 @@ async def run_from_palette(pilot: Pilot[Any], words: str) -> None:
     await pilot.press("enter")
 
 
+def help_sections_drawn(app: MyrmApp) -> dict[str, list[str]]:
+    """The open help screen's sections as drawn (title -> lines): each table rendered at its width."""
+    from rich.console import Console
+    from textual.widgets import Static
+
+    out: dict[str, list[str]] = {}
+    for static in app.screen.query(Static).filter(".help-section"):
+        console = Console(file=io.StringIO(), width=static.content_region.width, color_system=None)
+        console.print(static.content)
+        title, *lines = console.file.getvalue().strip("\n").splitlines()  # type: ignore[attr-defined]
+        out[title.strip()] = lines
+    return out
+
+
 # -- the agent, the pipeline and their inputs -------------------------------------------------------------
 
 

@@ -797,8 +797,8 @@ class MyrmApp(App[None]):
             self.action_show_tab(command.action.split("'")[1], focus=False)
         elif command.action == "search":
             self.action_search(arg)
-        elif command.action == "set_model" and not arg:
-            self.action_set_model()
+        elif command.action in ("set_model", "set_mode") and not arg:
+            await self.run_action(command.action)  # a picker
         elif command.action in ("set_model", "set_mode"):
             key = "model" if command.action == "set_model" else "prompt_mode"
             self._set_setting(key, arg, f"/{command.slash[0]}")
@@ -833,6 +833,22 @@ class MyrmApp(App[None]):
         choice = await self.push_screen_wait(ModelPicker(self.controller.model_choices(), s.model))
         if choice and choice != s.model:
             self._set_setting("model", choice, "/model")
+
+    def action_set_mode(self) -> None:
+        """The /mode picker: the prompt modes, the current one marked."""
+        if self.controller.settings is not None:
+            self.pick_mode()
+
+    @work(exclusive=True, group="picker", exit_on_error=False, description="prompt mode picker")
+    async def pick_mode(self) -> None:
+        from myrm_tui.agent.prompts import MODES
+        from myrm_tui.app.screens.models import ModePicker
+
+        s = self.controller.settings
+        assert s is not None
+        choice = await self.push_screen_wait(ModePicker(list(MODES), s.prompt_mode))
+        if choice and choice != s.prompt_mode:
+            self._set_setting("prompt_mode", choice, "/mode")
 
     async def action_context_window(self) -> None:
         """``/context``: what fills the window now, by category, adding up to the ring's figure."""

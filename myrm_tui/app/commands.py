@@ -4,6 +4,7 @@ all generated from ``COMMANDS``, so a command added here shows up in all four.""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
@@ -81,10 +82,9 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "set_mode",
         "Prompt mode",
-        "full, lean, naked, search or chat (the smallest, for a model without tools)",
+        "full, lean, naked, search or chat (the smallest, for a model without tools); /mode alone: a picker",
         slash=("mode",),
-        usage="full|lean|naked|search|chat",
-        palette=False,
+        usage="[full|lean|naked|search|chat]",
     ),
     Command(
         "context_window",
@@ -112,14 +112,13 @@ COMMANDS: tuple[Command, ...] = (
     Command("notes", "Session notes", "The notes the agent keeps across compactions", slash=("notes",)),
 )
 
-# Keys of the prompt box itself (PromptInput), listed in the help screen only.
+# Keys the prompt box reads itself (not bindings), listed in the help screen before the bindings.
 EDITING_KEYS = (
-    ("Enter", "send the message"),
-    ("Ctrl+J / Alt+Enter", "new line in the message"),
-    ("Up / Down", "previous / next sent message"),
-    ("/ then Up / Down, Tab, Enter", "slash-command menu: move, complete, run"),
-    ("PageUp / PageDown", "scroll the conversation"),
-    ("Ctrl+P", "command palette"),
+    ("Enter", "Send the message"),
+    ("Up / Down", "Previous / next sent message"),
+    ("Tab", "Complete a slash command (the focus stays in the box)"),
+    ("/", "Slash-command menu: Up/Down move, Tab completes, Enter runs"),
+    ("@", "Complete a workspace file: it is attached to the message"),
 )
 
 
@@ -177,33 +176,40 @@ def completions(prefix: str) -> list[tuple[str, Command]]:
     return starts + [(s, c) for s, c in names if prefix in s and not s.startswith(prefix)]
 
 
-def _key_label(key: str) -> str:
-    return "+".join(
-        part.capitalize() if len(part) > 1 and not part.startswith("f") else part.upper()
-        for part in key.split("+")
-    ).replace("Escape", "Esc")
+def key_label(key: str) -> str:
+    return (
+        "+".join(
+            part.capitalize() if len(part) > 1 and not part.startswith("f") else part.upper()
+            for part in key.split("+")
+        )
+        .replace("Escape", "Esc")
+        .replace("Pageup", "PageUp")
+        .replace("Pagedown", "PageDown")
+    )
 
 
-def help_markdown() -> str:
-    """The help screen (F1): keys, then slash commands, from the table."""
-    rows = [*EDITING_KEYS, *((_key_label(c.key), c.title) for c in COMMANDS if c.key)]
-    lines = [
-        "# myrm — keys",
-        "",
-        "| key | action |",
-        "|---|---|",
-        *(f"| {k} | {a} |" for k, a in rows),
-        "",
-        "# Slash commands",
-        "",
-        "| command | what it does |",
-        "|---|---|",
+def binding_rows(found: Iterable[BindingType]) -> list[tuple[str, str]]:
+    """One row an action: its keys (``Ctrl+J / Alt+Enter``) and its description, in binding order."""
+    rows: dict[str, tuple[list[str], str]] = {}
+    for b in found:
+        if isinstance(b, Binding):
+            keys, _ = rows.setdefault(b.action, ([], b.description))
+            keys += [key_label(k.strip()) for k in b.key.split(",")]
+    return [(" / ".join(dict.fromkeys(keys)), text) for keys, text in rows.values()]
+
+
+def command_key_rows() -> list[tuple[str, str]]:
+    """The command table's keys, titled as the palette titles them."""
+    return [(key_label(c.key), c.title) for c in COMMANDS if c.key]
+
+
+def slash_rows() -> list[tuple[str, str]]:
+    """Each slash command (its other names after ·) and what it does."""
+    return [
+        (
+            " · ".join(f"/{s}{' ' + c.usage if c.usage and s == c.slash[0] else ''}" for s in c.slash),
+            c.help,
+        )
+        for c in COMMANDS
+        if c.slash
     ]
-    for c in COMMANDS:
-        if c.slash:
-            names = " · ".join(
-                f"`/{s}{' ' + c.usage if c.usage and s == c.slash[0] else ''}`" for s in c.slash
-            )
-            names = names.replace("|", "\\|")  # "full|lean" in a table cell: escaped, or the row splits
-            lines.append(f"| {names} | {c.help} |")
-    return "\n".join(lines) + "\n"

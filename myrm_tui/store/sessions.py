@@ -14,6 +14,15 @@ from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store.leases import LeaseTable
 from myrm_tui.store.vault import insert_vault
 
+# A synthetic message's meta holds this (``append_message``): the pipeline's, never the user's.
+SYNTHETIC_META = '%"synthetic": true%'
+# The messages a session's transcript shows (not the system prompt, not the pipeline's synthetic ones such
+# as the environment block): an unused session counts 0, as its picker row says.
+_SHOWN_COUNT = (
+    "(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.role != 'system' "
+    "AND (m.meta IS NULL OR m.meta NOT LIKE ?))"
+)
+
 
 @dataclass(frozen=True)
 class SessionRow:
@@ -47,17 +56,14 @@ class SessionTable(LeaseTable):
         return SessionRow(sid, title, model, workspace, parent_id, forked_from_seq, now, now)
 
     async def list_sessions(self) -> list[SessionRow]:
-        sql = """SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n
-                 FROM sessions s ORDER BY s.updated_at DESC"""
-        async with self.conn.execute(sql) as cur:
+        sql = f"SELECT s.*, {_SHOWN_COUNT} AS n FROM sessions s ORDER BY s.updated_at DESC"
+        async with self.conn.execute(sql, (SYNTHETIC_META,)) as cur:
             rows = await cur.fetchall()
         return [self._session(r) for r in rows]
 
     async def get_session(self, sid: str) -> SessionRow | None:
         async with self.conn.execute(
-            "SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n FROM "
-            "sessions s WHERE id = ?",
-            (sid,),
+            f"SELECT s.*, {_SHOWN_COUNT} AS n FROM sessions s WHERE id = ?", (SYNTHETIC_META, sid)
         ) as cur:
             row = await cur.fetchone()
         return self._session(row) if row else None

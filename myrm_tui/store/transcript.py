@@ -4,9 +4,7 @@ reopen and exit ask (is there a message of the user's) answered by SQLite alone.
 from __future__ import annotations
 
 from myrm_tui.store.db import Store
-
-# A synthetic message's meta holds this (``Store.append_message``): the pipeline's, never the user's.
-_SYNTHETIC = '%"synthetic": true%'
+from myrm_tui.store.sessions import SYNTHETIC_META
 
 
 async def token_counts(store: Store, sid: str) -> dict[str, int]:
@@ -22,6 +20,6 @@ async def has_user_message(store: Store, sid: str) -> bool:
     async with store.conn.execute(
         "SELECT 1 FROM messages WHERE session_id = ? AND role = 'user' AND (meta IS NULL OR meta NOT LIKE ?)"
         " LIMIT 1",
-        (sid, _SYNTHETIC),
+        (sid, SYNTHETIC_META),
     ) as cur:
         return await cur.fetchone() is not None

@@ -19,7 +19,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import make_app, run_from_palette, started, type_and_send, wait_until
+from tests.helpers import help_sections_drawn, make_app, run_from_palette, started, type_and_send, wait_until
 
 
 def _picker() -> type:
@@ -297,22 +297,16 @@ async def test_a_model_without_its_key_is_refused_naming_the_variable(
 async def test_help_shows_the_mode_row_whole(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
-    from textual.widgets import Markdown
+    from myrm_tui.app.screens.help import HelpScreen
 
     app = make_app(emulator, tmp_path, workspace, preheat=False)
     async with started(app, size=(140, 42)) as pilot:
         await pilot.press("f1")
-        await wait_until(pilot, lambda: bool(app.screen.query(Markdown)))
-        from textual.widgets._markdown import MarkdownTable
-
-        def mode_row() -> Any:
-            rows = [r for t in app.screen.query(MarkdownTable) for r in t._rows]  # type: ignore[attr-defined]
-            return next((r for r in rows if str(r[0]).startswith("/mode ")), None)
-
-        await wait_until(pilot, lambda: mode_row() is not None)  # the tables render after the Markdown
-        row = mode_row()
-        assert len(row) == 2
-        assert "full|lean|naked|search|chat" in str(row[0]) and "full, lean, naked" in str(row[1])
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await wait_until(pilot, lambda: all(s.content_region.width for s in app.screen.query(Static)))
+        rows = help_sections_drawn(app)["Slash commands"]
+    row = next(r for r in rows if r.startswith("/mode "))
+    assert "/mode [full|lean|naked|search|chat]" in row and "full, lean, naked" in row
 
 
 # -- 10: settings ----------------------------------------------------------------------------------------
@@ -350,9 +344,9 @@ async def test_settings_errors_are_visible_the_summarizer_is_checked_and_the_hea
 
 
 def test_the_readme_keys_table_lists_every_key_of_the_command_table() -> None:
-    from myrm_tui.app.commands import COMMANDS, _key_label
+    from myrm_tui.app.commands import COMMANDS, key_label
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     keys = readme.split("### Keys", 1)[1].split("\n\n", 2)[1]
-    missing = [c.key for c in COMMANDS if c.key and _key_label(c.key) not in keys]
+    missing = [c.key for c in COMMANDS if c.key and key_label(c.key) not in keys]
     assert not missing, missing

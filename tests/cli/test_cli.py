@@ -72,7 +72,8 @@ def test_ask_streams_the_answer_and_persists(
     assert proc.stdout.strip() == "The tool said from-tool."
     assert "[tool] bash" in proc.stderr and "[session " in proc.stderr
     listing = _myrm(["sessions"], tmp_path)
-    assert "run the tool" in listing.stdout and "4 msgs" not in listing.stdout
+    # the user's message, the call, its result, the answer: the system prompt and environment not counted
+    assert "run the tool" in listing.stdout and " 4 msgs " in listing.stdout
 
 
 def test_ask_declines_commands_without_yes_and_reads_stdin(

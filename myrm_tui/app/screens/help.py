@@ -1,25 +1,65 @@
-"""Key bindings and slash commands at a glance (F1), generated from the command table."""
+"""Keys and slash commands at a glance (F1), one row each, generated from the bindings themselves (the
+app's command table, the chat screen's, the prompt box's, the transcript's) so the list cannot drift."""
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
+from rich.table import Table
+from rich.text import Text
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Static
 
-from myrm_tui.app.commands import help_markdown
-from myrm_tui.app.widgets.chat_message import warm_markdown_urls
+from myrm_tui.app.commands import EDITING_KEYS, binding_rows, command_key_rows, key_label, slash_rows
+
+Section = tuple[str, list[tuple[str, str]]]
+
+
+def help_sections() -> list[Section]:
+    """(title, rows) of the help screen: the prompt box's own keys, every binding of the chat, the
+    transcript's keys (after Shift+Tab), the slash commands."""
+    from myrm_tui.app.screens.main import MainScreen
+    from myrm_tui.app.widgets.chat_log import ChatLog
+    from myrm_tui.app.widgets.prompt_input import PromptInput
+
+    palette = [(key_label(App.COMMAND_PALETTE_BINDING), "Command palette (every action)")]
+    return [
+        (
+            "Keys",
+            [
+                *EDITING_KEYS,
+                *binding_rows(PromptInput.BINDINGS),
+                *binding_rows(MainScreen.BINDINGS),
+                *palette,
+                *command_key_rows(),
+            ],
+        ),
+        ("In the transcript (Shift+Tab)", binding_rows(ChatLog.BINDINGS)),
+        ("Slash commands", slash_rows()),
+    ]
+
+
+def _table(title: str, rows: list[tuple[str, str]]) -> Table:
+    table = Table(title=title, title_justify="left", box=None, show_header=False, pad_edge=False, expand=True)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(ratio=1)
+    for key, text in rows:
+        table.add_row(Text(key), Text(text))  # not markup: "/mode [full|lean…]" is text
+    return table
 
 
 class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; height: 80%; border: thick $accent; background: $surface; }
+    HelpScreen > VerticalScroll {
+        width: 100; max-width: 95%; height: 80%; border: thick $accent; background: $surface; padding: 0 1;
+    }
+    HelpScreen Static { margin-bottom: 1; }
     """
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
-        warm_markdown_urls()  # its parse may run beside a message's, in another thread
         with VerticalScroll():
-            yield Markdown(help_markdown())
+            for title, rows in help_sections():
+                yield Static(_table(title, rows), classes="help-section")
