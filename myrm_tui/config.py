@@ -554,8 +554,8 @@ def litellm_providers() -> frozenset[str]:
 
 
 @functools.cache
-def _litellm_models() -> frozenset[str]:
-    """Model names in litellm's bundled registry (the one used offline)."""
+def _litellm_registry() -> dict[str, str]:
+    """Model name -> its provider, from litellm's bundled registry (the one used offline)."""
     root = _litellm_root()
     try:
         data = (
@@ -564,8 +564,17 @@ def _litellm_models() -> frozenset[str]:
             else {}
         )
     except (OSError, ValueError):
-        return frozenset()
-    return frozenset(k for k in data if k != "sample_spec")
+        return {}
+    return {k: str(v.get("litellm_provider", "")) for k, v in data.items() if k != "sample_spec"}
+
+
+def _litellm_models() -> frozenset[str]:
+    return frozenset(_litellm_registry())
+
+
+def registry_provider(model: str) -> str | None:
+    """The provider litellm's registry gives a model name (``gpt-4o`` -> ``openai``), read from its files."""
+    return _litellm_registry().get(model) or None
 
 
 @functools.cache

@@ -5,17 +5,19 @@ from __future__ import annotations
 import logging
 import os
 
-from myrm_tui.config import KEY_DEFAULTS
+from myrm_tui.config import KEY_DEFAULTS, registry_provider
 from myrm_tui.context.model_facts import model_kind
 
 log = logging.getLogger(__name__)
 
 
 def documented_key_set(model: str) -> bool:
-    """``model`` names its provider (``anthropic/…``) and the key myrm documents for that provider is set:
-    then the key is there without importing litellm (seconds of CPU) to ask."""
-    provider, slash, _ = model.partition("/")
-    return bool(slash) and any(
+    """The key myrm documents for ``model``'s provider is set: then it is there without importing litellm
+    (seconds of CPU) to ask. The provider is the model's prefix (``anthropic/…``), else the one litellm's
+    registry files give a bare name (``gpt-4o``)."""
+    prefix, slash, _ = model.partition("/")
+    provider = prefix if slash else registry_provider(model)
+    return provider is not None and any(
         os.environ.get(key) for key, _ in KEY_DEFAULTS if key.removesuffix("_API_KEY").lower() == provider
     )
 

@@ -306,14 +306,14 @@ def test_a_key_that_is_plainly_set_is_found_without_importing_litellm(tmp_path: 
     code = (
         "import asyncio, sys\n"
         "from myrm_tui.provider_keys import key_problem\n"
-        "problem = asyncio.run(key_problem('anthropic/claude-sonnet-4-5', '--model'))\n"
+        "problem = asyncio.run(key_problem(sys.argv[1], '--model'))\n"
         "print(problem, 'litellm' in sys.modules)\n"
     )
 
-    def run(**env: str) -> str:
-        base = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    def run(model: str = "anthropic/claude-sonnet-4-5", **env: str) -> str:
+        base = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
         return subprocess.run(
-            [sys.executable, "-c", code],
+            [sys.executable, "-c", code, model],
             capture_output=True,
             text=True,
             env={**base, **env},
@@ -322,4 +322,5 @@ def test_a_key_that_is_plainly_set_is_found_without_importing_litellm(tmp_path: 
         ).stdout.strip()
 
     assert run(ANTHROPIC_API_KEY="sk-ant-test") == "None False"
+    assert run("gpt-4o", OPENAI_API_KEY="sk-test") == "None False"  # a bare name: litellm's registry file
     assert run() == f"--model: {NO_KEY} True"
