@@ -711,6 +711,23 @@ MUTANTS = (
         ("tests/cli/test_cli.py::test_a_missing_key_is_one_line_before_ask_starts",),
     ),
     Mutant(
+        "pickers: typing filters the /model and /mode lists",
+        "myrm_tui/app/screens/models.py",
+        "        hits = [c for c in self.choices if needle in c.lower()]",
+        "        hits = list(self.choices)",
+        (
+            "tests/app/test_pickers.py::test_the_model_picker_filters_as_you_type_and_takes_a_typed_model",
+            "tests/app/test_pickers.py::test_mode_without_an_argument_opens_a_picker",
+        ),
+    ),
+    Mutant(
+        "help: the chat screen's own bindings are listed (Shift+Tab)",
+        "myrm_tui/app/screens/help.py",
+        "                *binding_rows(MainScreen.BINDINGS),",
+        "",
+        ("tests/app/test_pickers.py::test_help_lists_every_key_of_every_binding_one_row_each",),
+    ),
+    Mutant(
         "redaction: credential names in assignments",
         "myrm_tui/context/redact.py",
         "        text = _redact_assignments(text)",
