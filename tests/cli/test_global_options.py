@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import re
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -105,6 +107,52 @@ def _doctor_says(label: str, value: Callable[[World], str]) -> Check:
     return check
 
 
+class _Editor:
+    """The least an ACP client is: it takes the updates and declines what it is asked."""
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        pass
+
+    async def request_permission(self, *_: Any, **__: Any) -> Any:
+        from acp import schema
+
+        return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+
+
+async def _acp_turn(args: list[str], env: dict[str, str], cwd: Path) -> Proc:
+    """``myrm ARGS`` (an ``acp`` command line) as an editor runs it: a real process spoken to over its
+    stdin and stdout: a session, one prompt ("hi from the test"), then stdin closed."""
+    from acp import PROTOCOL_VERSION, text_block
+    from acp.client.connection import ClientSideConnection
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "myrm_tui.cli",
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        limit=50 * 1024 * 1024,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    conn = ClientSideConnection(cast(Any, _Editor()), proc.stdin, proc.stdout)
+    try:
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 120)
+        new = await asyncio.wait_for(conn.new_session(cwd=str(cwd), mcp_servers=[]), 60)
+        await asyncio.wait_for(
+            conn.prompt(session_id=new.session_id, prompt=[text_block("hi from the test")]), 60
+        )
+    finally:
+        await conn.close()
+        proc.stdin.close()
+        err = (await asyncio.wait_for(proc.stderr.read(), 60)).decode(errors="replace")
+        code = await asyncio.wait_for(proc.wait(), 60)
+    return subprocess.CompletedProcess(["myrm", *args], code, "", err)
+
+
 def _ask_model(w: World, proc: Proc) -> None:
     _ok(proc)
     assert w.models_seen() == {"option-model"}  # litellm strips the "openai/" the option named
@@ -112,9 +160,9 @@ def _ask_model(w: World, proc: Proc) -> None:
 
 
 def _ask_db(w: World, proc: Proc) -> None:
-    _ok(proc)
-    assert "hi from the test" in w.listing(w.other_db)
-    assert "hi from the test" not in w.listing(w.default_db)
+    _ok(proc)  # the turn's session is in the other database (beside its seeded one), none in the default
+    assert len(w.listing(w.other_db).splitlines()) == 2
+    assert len(w.listing(w.default_db).splitlines()) == 1
 
 
 def _ask_session(w: World, proc: Proc) -> None:
@@ -155,13 +203,18 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--model",
         lambda w: "openai/option-model",
-        {"ask": _ask_model, "doctor": _doctor_says("model", lambda w: "openai/option-model  [--model]")},
+        {
+            "ask": _ask_model,
+            "acp": _ask_model,
+            "doctor": _doctor_says("model", lambda w: "openai/option-model  [--model]"),
+        },
     ),
     Option(
         "--db",
         lambda w: str(w.other_db),
         {
             "ask": _ask_db,
+            "acp": _ask_db,
             "sessions": _sessions_db,
             "doctor": _doctor_says("database", lambda w: str(w.other_db)),
         },
@@ -171,7 +224,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--api-base",
         lambda w: w.emulator.openai_base,
-        {"ask": _ask_api_base, "doctor": _doctor_says("api base", lambda w: w.emulator.openai_base)},
+        {
+            "ask": _ask_api_base,
+            "acp": _ask_api_base,
+            "doctor": _doctor_says("api base", lambda w: w.emulator.openai_base),
+        },
         env=lambda w: {"MYRM_API_BASE": DEAD_BASE},
     ),
     Option("--replay", lambda w: str(w.tmp / "recording.jsonl"), {}),
@@ -182,6 +239,7 @@ OPTIONS: tuple[Option, ...] = (
 # What each subcommand is given besides the option (a session to export: the --db case's effect).
 SUBCOMMANDS: dict[str, Callable[[World], list[str]]] = {
     "ask": lambda w: ["ask", "hi from the test"],
+    "acp": lambda w: ["acp"],  # an editor's session and one prompt when it runs (_acp_turn)
     "sessions": lambda w: ["sessions", "--export", w.other_session],
     "doctor": lambda w: ["doctor"],
     "bench": lambda w: ["bench", "--corpus", str(w.tmp / "no-corpus.jsonl")],
@@ -217,7 +275,11 @@ def test_a_global_option_is_honoured_or_refused_wherever_it_stands(
     given = [option.flag] if option.value is None else [option.flag, option.value(world)]
     rest = SUBCOMMANDS[sub](world)
     args = [*given, *rest] if where == "before" else [*rest, *given]
-    proc = run_myrm(args, env=world.env(**option.env(world)), cwd=ROOT)
+    env = world.env(**option.env(world))
+    if sub == "acp" and sub in option.honoured:
+        proc = asyncio.run(_acp_turn(args, env, world.workspace))
+    else:
+        proc = run_myrm(args, env=env, cwd=ROOT)
     assert "Traceback" not in proc.stderr, proc.stderr
     if option.flag == "--version":
         assert (proc.returncode, proc.stdout) == (0, f"myrm {__version__}\n"), proc.stderr
