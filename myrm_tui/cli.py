@@ -338,7 +338,7 @@ def ask(
     prompt: Annotated[
         str | None,
         typer.Argument(
-            metavar="[PROMPT]",
+            metavar="PROMPT",
             help="The message; '-' reads it from standard input (none with --input-format stream-json)",
         ),
     ] = None,
@@ -584,18 +584,25 @@ async def _ask(
 @app.command(cls=_Subcommand)
 def sessions(
     db: DbOpt = None,
-    delete: Annotated[str | None, typer.Option("--delete", help="Delete this session")] = None,
-    rename: Annotated[tuple[str, str] | None, typer.Option("--rename", help="ID TITLE")] = None,
-    fork: Annotated[str | None, typer.Option("--fork", help="Fork this session (whole history)")] = None,
+    delete: Annotated[str | None, typer.Option("--delete", metavar="ID", help="Delete this session")] = None,
+    rename: Annotated[
+        tuple[str, str] | None, typer.Option("--rename", metavar="ID TITLE", help="Rename a session")
+    ] = None,
+    fork: Annotated[
+        str | None, typer.Option("--fork", metavar="ID", help="Fork this session (whole history)")
+    ] = None,
     export: Annotated[
         str | None,
-        typer.Option("--export", help="Write this session to stdout as Markdown, with its compactions"),
+        typer.Option(
+            "--export", metavar="ID", help="Write this session to stdout as Markdown, with its compactions"
+        ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="With --export: JSON instead of Markdown")] = False,
     import_path: Annotated[
         Path | None,
         typer.Option(
             "--import",
+            metavar="PATH",
             help="Bring over a Claude Code transcript or a Codex rollout (a .jsonl file); continue it with "
             "myrm --session ID",
         ),

@@ -322,3 +322,5 @@ def test_help_shows_flags_as_flags_and_the_replay_id() -> None:
     assert re.search(r"^  --version\s+Print the version", text, re.M), text
     assert "--replay PATH[#ID]" in text and "<bool>" not in text
     assert "<bool>" not in run_myrm(["ask", "--help"], cwd=ROOT).stdout
+    sessions = run_myrm(["sessions", "--help"], cwd=ROOT).stdout
+    assert "--rename ID TITLE" in sessions and "--export ID" in sessions and "<str" not in sessions
