@@ -190,12 +190,13 @@ def key_label(key: str) -> str:
 
 def binding_rows(found: Iterable[BindingType]) -> list[tuple[str, str]]:
     """One row an action: its keys (``Ctrl+J / Alt+Enter``) and its description, in binding order."""
-    rows: dict[str, tuple[list[str], str]] = {}
+    rows: dict[tuple[str, str], list[str]] = {}
     for b in found:
         if isinstance(b, Binding):
-            keys, _ = rows.setdefault(b.action, ([], b.description))
-            keys += [key_label(k.strip()) for k in b.key.split(",")]
-    return [(" / ".join(dict.fromkeys(keys)), text) for keys, text in rows.values()]
+            rows.setdefault((b.action, b.description), []).extend(
+                key_label(k.strip()) for k in b.key.split(",")
+            )
+    return [(" / ".join(dict.fromkeys(keys)), text) for (_, text), keys in rows.items()]
 
 
 def command_key_rows() -> list[tuple[str, str]]:

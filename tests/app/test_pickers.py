@@ -17,7 +17,10 @@ from myrm_tui.app.screens.models import ModelPicker, ModePicker
 from myrm_tui.app.screens.sessions import SessionPicker
 from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.chat_message import AssistantMessage
+from myrm_tui.app.widgets.compaction_row import CompactionRow
 from myrm_tui.app.widgets.prompt_input import PromptInput
+from myrm_tui.app.widgets.transcript_search import TranscriptSearch
+from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.testing.emulator import ProviderEmulator
 from tests.helpers import help_sections_drawn, make_app, started, type_and_send, type_text, wait_until
 
@@ -114,14 +117,14 @@ async def test_help_lists_every_key_of_every_binding_one_row_each(
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
         await wait_until(pilot, lambda: all(s.content_region.width for s in app.screen.query(Static)))
         sections = help_sections_drawn(app)
-    keys = sections["Keys"] + sections["In the transcript (Shift+Tab)"]
+    keys = [line for title, lines in sections.items() if title != "Slash commands" for line in lines]
     # one row a key: no line is the wrapped rest of another (it would start under the key column)
     assert all(line and not line[0].isspace() for line in keys), keys
     rows = [(line.partition("  ")[0].split(" / "), line.partition("  ")[2].strip()) for line in keys]
     expected = [(key_label(c.key), c.title) for c in COMMANDS if c.key] + [
         (k, text) for label, text in EDITING_KEYS for k in label.split(" / ")
     ]
-    for cls in (PromptInput, MainScreen, ChatLog):  # every binding of the chat screen, derived
+    for cls in (PromptInput, MainScreen, ChatLog, CompactionRow, TranscriptSearch, VaultPane):
         for b in cls.BINDINGS:
             assert isinstance(b, Binding)
             expected += [(key_label(k), b.description) for k in b.key.split(",")]

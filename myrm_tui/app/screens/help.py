@@ -1,5 +1,6 @@
 """Keys and slash commands at a glance (F1), one row each, generated from the bindings themselves (the
-app's command table, the chat screen's, the prompt box's, the transcript's) so the list cannot drift."""
+app's command table, the chat screen's, the prompt box's, the transcript's, search's, the vault pane's) so
+the list cannot drift."""
 
 from __future__ import annotations
 
@@ -17,11 +18,14 @@ Section = tuple[str, list[tuple[str, str]]]
 
 
 def help_sections() -> list[Section]:
-    """(title, rows) of the help screen: the prompt box's own keys, every binding of the chat, the
-    transcript's keys (after Shift+Tab), the slash commands."""
+    """(title, rows) of the help screen: the prompt box's own keys, every binding of the chat, the keys of
+    the transcript (after Shift+Tab), of search and of the vault pane, the slash commands."""
     from myrm_tui.app.screens.main import MainScreen
     from myrm_tui.app.widgets.chat_log import ChatLog
+    from myrm_tui.app.widgets.compaction_row import CompactionRow
     from myrm_tui.app.widgets.prompt_input import PromptInput
+    from myrm_tui.app.widgets.transcript_search import TranscriptSearch
+    from myrm_tui.app.widgets.vault_pane import VaultPane
 
     palette = [(key_label(App.COMMAND_PALETTE_BINDING), "Command palette (every action)")]
     return [
@@ -35,7 +39,9 @@ def help_sections() -> list[Section]:
                 *command_key_rows(),
             ],
         ),
-        ("In the transcript (Shift+Tab)", binding_rows(ChatLog.BINDINGS)),
+        ("In the transcript (Shift+Tab)", binding_rows([*ChatLog.BINDINGS, *CompactionRow.BINDINGS])),
+        ("In search (Ctrl+G)", binding_rows(TranscriptSearch.BINDINGS)),
+        ("In the vault pane (F4)", binding_rows(VaultPane.BINDINGS)),
         ("Slash commands", slash_rows()),
     ]
 
