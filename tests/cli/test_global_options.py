@@ -76,7 +76,12 @@ async def _seed(db: Path, title: str) -> str:
 
 
 @pytest.fixture
-def world(tmp_path: Path, emulator: ProviderEmulator, workspace: Path) -> World:
+def world(
+    tmp_path: Path, emulator: ProviderEmulator, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> World:
+    # The embedded server is one a process and keeps the GGUF it was made with: this test's (absent) one
+    # must neither reuse an earlier test's server nor be left to a later test's doctor.
+    monkeypatch.setattr("myrm_tui.llm.local._server", None)
     rules = workspace / ".myrm" / "filters"
     rules.mkdir(parents=True)
     (rules / "broken-rule.yaml").write_text("rules: {name: [\n")
@@ -187,7 +192,7 @@ def _sessions_db(w: World, proc: Proc) -> None:
 
 
 def _doctor_workspace(w: World, proc: Proc) -> None:
-    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)  # the broken rule is a problem
     assert "broken-rule.yaml: not valid YAML" in proc.stdout
 
 
