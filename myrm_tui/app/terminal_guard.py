@@ -162,9 +162,9 @@ class TerminalGuard:
             watched = ttys
 
     def _echo_of_hangup(self, byte: int) -> bool:
-        """A closed terminal may send SIGHUP more than once (the kernel, then the shell): not a second
-        signal from the user."""
-        return byte == signal.SIGHUP and self.terminal_gone
+        """A closed terminal may send SIGHUP more than once (the kernel, then the shell), before or after
+        its hang-up is seen here: not a second signal from the user."""
+        return byte == signal.SIGHUP and (self.terminal_gone or self.code == 128 + signal.SIGHUP)
 
     def _begin_stop(self, byte: int) -> None:
         if byte == _LOST:

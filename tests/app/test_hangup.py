@@ -384,3 +384,21 @@ def test_a_second_signal_exits_at_once(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+def test_a_repeated_sighup_is_not_a_second_signal(tmp_path: Path) -> None:
+    """A closing terminal sends SIGHUP more than once (the kernel, the shell): the second must not cut
+    the save short; the stop runs to its deadline as after one."""
+    proc, db = _wedged(tmp_path, 1.0)
+    try:
+        proc.send_signal(signal.SIGHUP)
+        assert proc.stdout is not None and proc.stdout.readline() == b"stopping\n"
+        proc.send_signal(signal.SIGHUP)
+        assert proc.wait(10 + EXIT_BOUND_S) == 128 + signal.SIGHUP
+        log = (tmp_path / "myrm.log").read_text()
+        assert "not saved in time" in log and "a second signal" not in log
+        assert _leases(db) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
