@@ -673,6 +673,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "hangup: a SIGCONT (sent with a hang-up's SIGHUP) does not restart the terminal mode",
+        "myrm_tui/app/terminal_guard.py",
+        "        if self._must_signal_resume and not self._guard.terminal_gone:",
+        "        if True:",
+        ("tests/app/test_hangup.py::test_a_sigcont_that_no_stop_came_before_leaves_the_terminal_mode_alone",),
+    ),
+    Mutant(
         "hangup: a second signal exits at once",
         "myrm_tui/app/terminal_guard.py",
         '                            self._exit_now(saved, f"a second signal ({signal.Signals(byte).name})")',

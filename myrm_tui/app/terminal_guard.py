@@ -93,6 +93,8 @@ class TerminalGuard:
         """The driver takes the terminal: watch its descriptors for a hang-up (``attrs``: its modes
         before, restored by an exit that cannot wait for the driver)."""
         with self._lock:
+            if self._ttys or self.terminal_gone:
+                return  # a resume after ctrl+z: the same terminal (a hung-up one no longer says it is one)
             self._ttys = [fd for fd in (0, 1, 2) if _isatty(fd)]
             self._terminal_attrs = attrs
         self._post(0)  # wakes the watcher up to register them
@@ -276,6 +278,13 @@ class GuardedDriver(LinuxDriver):
             attrs = None
         self._guard.watch_terminal(attrs)
         super().start_application_mode()
+
+    def _sigcont_application(self, *args: Any) -> None:
+        # A hang-up sends SIGCONT with its SIGHUP, and Textual's handler restarts the application mode
+        # on every SIGCONT: a second writer and input thread on the dead terminal, the first writer's
+        # queue left to fill. Only a resume after ctrl+z (which set this flag) restarts it.
+        if self._must_signal_resume and not self._guard.terminal_gone:
+            super()._sigcont_application(*args)
 
 
 _GUARD: TerminalGuard | None = None

@@ -137,6 +137,7 @@ class Myrm:
         # any slave open answers EIO)
         self.screen = ""  # the output so far, escape codes removed
         self.drawn = 0  # bytes of output
+        self.raw = b""
         self.log = folder / "myrm.log"
 
     def pump(self, timeout: float) -> bool:
@@ -152,6 +153,7 @@ class Myrm:
             os.close(self._slave)
             self._slave = None
         self.drawn += len(chunk)
+        self.raw += chunk
         self.screen = (self.screen + ANSI.sub("", chunk.decode("utf-8", "replace")))[-50_000:]
         return True
 
@@ -402,3 +404,25 @@ def test_a_repeated_sighup_is_not_a_second_signal(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+def test_a_sigcont_that_no_stop_came_before_leaves_the_terminal_mode_alone(
+    tmp_path: Path, templates: dict[str, tuple[Path, str]], emulator: ProviderEmulator
+) -> None:
+    """A hang-up sends SIGCONT with its SIGHUP. Textual restarted the application mode on every SIGCONT:
+    a second writer and input thread on the dead terminal, the first writer's queue left to fill."""
+    template, sid = templates["empty"]
+    shutil.copy(template, tmp_path / "t.db")
+    myrm = Myrm(tmp_path, tmp_path / "t.db", sid, emulator, "close")
+    try:
+        myrm.until(lambda: bool(READY.search(myrm.screen)), "ready")
+        assert myrm.raw.count(b"\x1b[?1049h") == 1  # the alternate screen, entered once
+        os.kill(myrm.proc.pid, signal.SIGCONT)
+        myrm.type(b"qzq")  # its echo comes after the SIGCONT's handler has run (both on the main thread)
+        myrm.until(lambda: "qzq" in myrm.screen, "the typed keys")
+        myrm.type(CTRL_Q)
+        code, _ = myrm.exit_code(EXIT_BOUND_S)
+        assert code == 0
+        assert myrm.raw.count(b"\x1b[?1049h") == 1, "the application mode was started again"
+    finally:
+        myrm.close()
