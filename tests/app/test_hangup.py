@@ -5,7 +5,9 @@ Real ``myrm`` processes on a pseudo-terminal of their own (its controlling termi
 hangs it up as a closed terminal window or a killed tmux server does), forked from the warm interpreter
 (``tests/warm.py``) so each costs no ``import litellm``. The session is an empty one or one of 3,000
 messages; the moment is during start-up (after a drawn number of bytes of output), idle, mid turn (the
-provider emulator holds the answer), mid compaction (it holds the summary) or with a modal open."""
+provider emulator holds the answer), while the turn's shell command runs, mid compaction (the emulator
+holds the summary), with a modal open or right after ctrl+q. After the exit: its code, the bound, no
+lease row, no message lost, the command stopped, and the session opens again."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from myrm_tui.app.perf import ANSI, READY
+from myrm_tui.app.perf import ANSI, READY, _descendants
 from myrm_tui.app.terminal_guard import EXIT_GRACE_S, STOP_DEADLINE_S
 from myrm_tui.cli import _session_problem
 from myrm_tui.context.types import Message
@@ -64,7 +66,9 @@ F1, CTRL_K, ENTER, CTRL_Q = b"\x1bOP", b"\x0b", b"\r", b"\x11"
 @dataclass(frozen=True)
 class Case:
     session: str  # "empty" | "long"
-    moment: str  # "start" | "idle" | "turn" | "compaction" | "modal" | "quit" (right after ctrl+q)
+    # "start" | "idle" | "turn" | "command" (a turn's shell command running) | "compaction" | "modal" |
+    # "quit" (right after ctrl+q)
+    moment: str
     how: str  # "close" (the pty's master), "eof" (the same, not the controlling terminal), a signal
     after_bytes: int  # "start": the hang-up comes once this much output was drawn
 
@@ -72,7 +76,7 @@ class Case:
 def cases() -> st.SearchStrategy[Case]:
     def moments(session: str) -> st.SearchStrategy[str]:
         extra = ["compaction"] if session == "long" else []
-        return st.sampled_from(["start", "idle", "turn", "modal", "quit", *extra])
+        return st.sampled_from(["start", "idle", "turn", "command", "modal", "quit", *extra])
 
     return st.sampled_from(["empty", "long"]).flatmap(
         lambda s: st.builds(
@@ -124,6 +128,7 @@ class Myrm:
             "MYRM_MODEL": "openai/gpt-4o-mini",
             "MYRM_API_BASE": emulator.openai_base,
             "OPENAI_API_KEY": "sk-test",
+            "MYRM_APPROVAL": "auto",  # the shell command runs without a dialog
         }
         self.proc = warm.Popen(
             [sys.executable, "-c", PTY_MAIN, how, os.ttyname(slave), "--session", sid],
@@ -217,6 +222,33 @@ def _saved(db: Path, sid: str) -> tuple[int, list[str]]:
     return len(messages), [m.text for m in messages if m.role == "user"][-3:]
 
 
+MARK = "hangup-test-command"
+
+
+def _commands(myrm: int) -> list[int]:
+    """The running shell command (its ``bash -c``, found by its text) and its children."""
+    for pid in _descendants(myrm):
+        try:
+            if MARK.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return [pid, *_descendants(pid)]
+        except OSError:
+            continue
+    return []
+
+
+def _gone(pid: int, timeout: float) -> None:
+    """Wait for a process that is not the test's child to end (its pidfd turns readable)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+        assert ready, f"process {pid} still runs {timeout:.0f} s after myrm"
+    finally:
+        os.close(pidfd)
+
+
 def _leases(db: Path) -> list[tuple[str, int]]:
     conn = sqlite3.connect(db)
     try:
@@ -232,18 +264,24 @@ def run_case(case: Case, folder: Path, templates: dict[str, tuple[Path, str]], e
     before, _ = _saved(db, sid)
     myrm = Myrm(folder, db, sid, emu, case.how)
     typed = False
+    commands: list[int] = []
     try:
         if case.moment == "start":
             myrm.until(lambda: myrm.drawn >= case.after_bytes or bool(READY.search(myrm.screen)), "output")
         else:
             myrm.until(lambda: bool(READY.search(myrm.screen)), "ready")
         asked = len(emu.requests)
-        if case.moment == "turn":
+        if case.moment in ("turn", "command"):
+            if case.moment == "command":
+                emu.enqueue(Reply(tool_calls=[("bash", {"command": f"sleep 300; echo {MARK}"})]))
             myrm.type(TYPED.encode())
             myrm.until(lambda: TYPED in myrm.screen, "the typed message")
             myrm.type(ENTER)
             typed = True
             myrm.until(lambda: any(TYPED in str(r.body) for r in emu.requests[asked:]), "the turn's request")
+            if case.moment == "command":
+                myrm.until(lambda: bool(_commands(myrm.proc.pid)), "the running command")
+                commands = _commands(myrm.proc.pid)
         elif case.moment == "compaction":
             myrm.type(CTRL_K)
             myrm.until(lambda: "Compact now?" in myrm.screen, "the compaction preview")
@@ -273,6 +311,8 @@ def run_case(case: Case, folder: Path, templates: dict[str, tuple[Path, str]], e
     assert after >= before, f"{case}: {before - after} messages lost"
     if typed:
         assert TYPED in users, f"{case}: the message sent before the stop was not saved"
+    for pid in commands:  # the command and what it started: stopped with myrm
+        _gone(pid, 10)
     # What `myrm --session ID` checks before it opens: the session is there and nobody holds it.
     assert asyncio.run(_session_problem(db, sid)) is None
 
