@@ -257,7 +257,9 @@ def _leases(db: Path) -> list[tuple[str, int]]:
         conn.close()
 
 
-def run_case(case: Case, folder: Path, templates: dict[str, tuple[Path, str]], emu: ProviderEmulator) -> None:
+def run_case(
+    case: Case, folder: Path, templates: dict[str, tuple[Path, str]], emu: ProviderEmulator, reopen: bool
+) -> None:
     template, sid = templates[case.session]
     db = folder / "t.db"
     shutil.copy(template, db)
@@ -315,8 +317,19 @@ def run_case(case: Case, folder: Path, templates: dict[str, tuple[Path, str]], e
         _gone(pid, 10)
     # What `myrm --session ID` checks before it opens: the session is there and nobody holds it.
     assert asyncio.run(_session_problem(db, sid)) is None
+    if reopen:  # and it does open, with what was sent before the stop
+        again = Myrm(folder, db, sid, emu, "close")
+        try:
+            again.until(lambda: bool(READY.search(again.screen)), "ready after reopening")
+            if typed:
+                again.until(lambda: TYPED in again.screen, "the message sent before the stop")
+            again.type(CTRL_Q)
+            assert again.exit_code(EXIT_BOUND_S)[0] == 0
+        finally:
+            again.close()
 
 
+EXPLICIT = Case("long", "command", "close", 1)
 # Each example is a real process: a failure is reported as found, not shrunk (minutes of processes).
 NO_SHRINK = [Phase.explicit, Phase.generate]
 
@@ -325,8 +338,9 @@ NO_SHRINK = [Phase.explicit, Phase.generate]
     max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), database=None, phases=NO_SHRINK
 )
 @given(case=cases())
-# The terminal closing under a session with a conversation: the resume hint is printed after it is gone.
-@example(case=Case("long", "idle", "close", 1))
+# The terminal closing under a session with a conversation (the resume hint is printed after it is gone),
+# then `myrm --session ID` in a new terminal.
+@example(case=EXPLICIT)
 def test_a_stop_at_any_moment_exits_in_bounded_time_with_the_session_saved(
     case: Case,
     tmp_path_factory: pytest.TempPathFactory,
@@ -334,7 +348,7 @@ def test_a_stop_at_any_moment_exits_in_bounded_time_with_the_session_saved(
     emulator: ProviderEmulator,
     gate: threading.Event,
 ) -> None:
-    run_case(case, tmp_path_factory.mktemp("run"), templates, emulator)
+    run_case(case, tmp_path_factory.mktemp("run"), templates, emulator, reopen=case == EXPLICIT)
 
 
 @pytest.mark.long
@@ -350,7 +364,7 @@ def test_long_a_stop_at_any_moment_exits_in_bounded_time_with_the_session_saved(
     emulator: ProviderEmulator,
     gate: threading.Event,
 ) -> None:
-    run_case(case, tmp_path_factory.mktemp("run"), templates, emulator)
+    run_case(case, tmp_path_factory.mktemp("run"), templates, emulator, reopen=True)
 
 
 # The wedge of issue 52 itself, without the app: the event loop blocked for ever in ``Queue.put`` of a
