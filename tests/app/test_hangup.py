@@ -307,6 +307,7 @@ def run_case(
     assert code == expected or (case.moment == "quit" and code == 0), f"{case}: exit {code}; log:\n{log}"
     assert "not saved in time" not in log, f"{case}: the app did not save the session by itself:\n{log}"
     assert "Traceback" not in log, f"{case}: {log}"  # e.g. a write to the closed terminal that raised
+    assert "Traceback" not in myrm.screen, f"{case}: {myrm.screen[-3000:]}"  # a terminal still there
     assert took < EXIT_BOUND_S
     assert _leases(db) == [], f"{case}: the lease outlived the process"
     after, users = _saved(db, sid)
