@@ -314,10 +314,13 @@ def main_tui(
     from myrm_tui.store.db import check_database
 
     asyncio.run(check_database(_db(db)))  # an unusable database is one line before the full screen opens
+    from myrm_tui.app import terminal_guard
     from myrm_tui.app.app import MyrmApp
     from myrm_tui.logs import setup_logging
 
     setup_logging()
+    # From here a closed terminal or SIGTERM ends myrm in bounded time, with the session saved.
+    guard = terminal_guard.install()
     tui = MyrmApp(
         db_path=_db(db),
         workspace=(workspace or Path.cwd()).resolve(),
@@ -326,11 +329,18 @@ def main_tui(
         replay=replay,
         replay_speed=speed,
     )
-    tui.run()
+    try:
+        tui.run()
+    except Exception:  # with the terminal gone, the traceback typer prints would reach no one
+        log.exception("the full screen stopped on an error")
+        raise
     if tui.resume_hint:
-        print(tui.resume_hint)
-    if tui.return_code:  # stopped by a signal: 128 + its number, as a shell reports it
-        raise typer.Exit(tui.return_code)
+        print(tui.resume_hint)  # to /dev/null if the terminal is gone: never an EIO
+    # Stopped by a signal or a closed terminal: 128 + its number, as a shell reports it (also when
+    # Textual's own teardown raised on the way).
+    code = guard.code if guard.stopping else tui.return_code
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command(cls=_Subcommand)

@@ -646,11 +646,45 @@ MUTANTS = (
         ),
     ),
     Mutant(
-        "TUI: SIGTERM/SIGHUP exit like ctrl+q (terminal restored, model child stopped)",
+        "TUI: SIGTERM/SIGHUP or a closed terminal exit like ctrl+q (session saved, lease released)",
         "myrm_tui/app/app.py",
-        "                loop.add_signal_handler(sig, self._exit_on_signal, sig)",
+        "            guard.attach(self._stop, self._held_leases)",
+        "            pass",
+        (
+            "tests/app/test_hangup.py::test_a_stop_at_any_moment_exits_in_bounded_time_with_the_session_saved",
+            "tests/app/test_tui_signals.py",
+        ),
+    ),
+    Mutant(
+        "hangup: a terminal that is gone gets no more writes (the streams go to /dev/null)",
+        "myrm_tui/app/terminal_guard.py",
+        "                    os.dup2(null, fd)",
+        "                    pass",
+        ("tests/app/test_hangup.py::test_a_stop_at_any_moment_exits_in_bounded_time_with_the_session_saved",),
+    ),
+    Mutant(
+        "hangup: a stop that the app does not finish ends at the deadline, the lease released",
+        "myrm_tui/app/terminal_guard.py",
+        "                self._exit_now("
+        'saved, "saved; the exit did not finish" if saved else "not saved in time")',
         "                pass",
-        ("tests/app/test_tui_signals.py",),
+        (
+            "tests/app/test_hangup.py::test_a_loop_blocked_for_ever_still_exits_at_the_deadline_with_the_lease_released",
+        ),
+    ),
+    Mutant(
+        "hangup: a SIGCONT (sent with a hang-up's SIGHUP) does not restart the terminal mode",
+        "myrm_tui/app/terminal_guard.py",
+        "        if self._must_signal_resume and not self._guard.terminal_gone:",
+        "        if True:",
+        ("tests/app/test_hangup.py::test_a_sigcont_that_no_stop_came_before_leaves_the_terminal_mode_alone",),
+    ),
+    Mutant(
+        "hangup: a second signal exits at once",
+        "myrm_tui/app/terminal_guard.py",
+        '                            self._exit_now(saved, f"a second signal ({signal.Signals(byte).name})")',
+        "                            pass",
+        ("tests/app/test_hangup.py::test_a_second_signal_exits_at_once",),
     ),
     Mutant(
         "embedded model: a second request queues, it does not cut the running stream",

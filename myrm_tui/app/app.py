@@ -17,13 +17,13 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App
 from textual.content import Content
+from textual.driver import Driver
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import TextArea
@@ -41,6 +41,7 @@ from myrm_tui.agent.events import (
     TurnFailed,
     UserSaved,
 )
+from myrm_tui.app import terminal_guard
 from myrm_tui.app.commands import (
     COMMANDS,
     Command,
@@ -81,6 +82,7 @@ if TYPE_CHECKING:
     from myrm_tui.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
+SETTLE_S = 3.0  # at exit, how long cancelled workers get to finish (within the guard's deadline)
 
 
 class MyrmApp(App[None]):
@@ -175,15 +177,26 @@ class MyrmApp(App[None]):
         self.call_after_refresh(
             self.start_up
         )  # settings validation and the database wait for the first frame
-        # Python's default for SIGTERM/SIGHUP kills at once: the terminal stays in the full-screen mode,
-        # background jobs run on, the store is not closed. Exit like ctrl+q instead (on_unmount cleans up).
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not main thread
-                loop.add_signal_handler(sig, self._exit_on_signal, sig)
+        # SIGTERM, SIGHUP or a closed terminal exit like ctrl+q (on_unmount saves and releases the lease),
+        # within a deadline the guard keeps whatever blocks (``myrm`` installs it; a test app has none).
+        guard = terminal_guard.current()
+        if guard is not None:
+            guard.attach(self._stop, self._held_leases)
 
-    def _exit_on_signal(self, sig: signal.Signals) -> None:
-        self.exit(return_code=128 + int(sig), message=f"myrm: stopped by {sig.name}")
+    def get_driver_class(self) -> type[Driver]:
+        """The guarded driver when the guard runs: its writes never block on a terminal that is gone."""
+        if terminal_guard.current() is not None:
+            return terminal_guard.GuardedDriver
+        return super().get_driver_class()
+
+    def _stop(self, code: int, reason: str) -> None:
+        # After the frame being built: an exit before the first one crashed Textual's Header watcher.
+        self.call_after_refresh(self.exit, return_code=code, message=f"myrm: {reason}")
+
+    def _held_leases(self) -> tuple[str, dict[str, str]]:
+        """For an exit that cannot wait for this loop (called from the guard's thread)."""
+        store = self.controller.store
+        return (store.path, dict(store._leases)) if store is not None else ("", {})
 
     @work(exclusive=True, group="startup", exit_on_error=False, description="open database and session")
     async def start_up(self) -> None:
@@ -863,8 +876,22 @@ class MyrmApp(App[None]):
         self._show(ShowNotice("Session notes:\n" + body))
 
     async def on_unmount(self) -> None:
+        # Textual cancelled the workers without waiting: one may still be finishing (a turn saving its
+        # partial answer, start-up taking the lease). The store closes after them, or a lease taken
+        # after the close would outlive this process.
+        pending = [asyncio.ensure_future(_settled(w)) for w in self.workers if not w.is_finished]
+        if pending:
+            await asyncio.wait(pending, timeout=SETTLE_S)
         session = self.controller.session
         with contextlib.suppress(Exception):  # a broken store must not keep the app from closing
             if session is not None and await self.controller.has_conversation():
                 self.resume_hint = f"resume with: myrm --session {session.id}"
         await self.controller.close()
+        guard = terminal_guard.current()
+        if guard is not None:
+            guard.saved()  # the rest of the exit (the driver, the interpreter) now has a short deadline
+
+
+async def _settled(worker: Worker[Any]) -> None:
+    with contextlib.suppress(Exception):  # cancelled or failed: it is over, which is all that counts here
+        await worker.wait()

@@ -1,5 +1,7 @@
 """SIGTERM or SIGHUP to the full-screen app (a closed terminal, ``kill``) exits like ctrl+q: the terminal is
-given back, the embedded model's child stops, the exit code is 128 + the signal, and one line says why."""
+given back, the embedded model's child stops, the exit code is 128 + the signal, and one line says why. A
+closed terminal (the pty's master closed under it) ends it the same way, with the embedded model running.
+(Every moment and session kind against the provider emulator: ``test_hangup.py``.)"""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import os
 import pty
 import select
 import signal
+import sqlite3
 import struct
 import sys
 import termios
@@ -65,8 +68,8 @@ def _wait_exit(pid: int, timeout: float) -> None:
         os.close(pidfd)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
-def test_a_signal_exits_like_ctrl_q(tmp_path: Path, sig: signal.Signals) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, None])  # None: the terminal closes
+def test_a_signal_exits_like_ctrl_q(tmp_path: Path, sig: signal.Signals | None) -> None:
     env = {
         **os.environ,
         "TERM": "xterm-256color",
@@ -90,23 +93,36 @@ def test_a_signal_exits_like_ctrl_q(tmp_path: Path, sig: signal.Signals) -> None
             _read_until(fd, lambda t: True, 1, pid)
             child = _model_child(pid)
         assert child is not None, "the embedded model did not start"
-        os.kill(pid, sig)
+        if sig is None:
+            os.close(fd)
+            fd = -1
+        else:
+            os.kill(pid, sig)
         out = ""
         status = None
         deadline = time.monotonic() + 60
         while status is None and time.monotonic() < deadline:
-            try:
-                out += _read_until(fd, lambda t: True, 0.2, pid)
-            except AssertionError:
-                pass
+            if fd >= 0:
+                try:
+                    out += _read_until(fd, lambda t: True, 0.2, pid)
+                except AssertionError:
+                    pass
+            else:
+                _wait_exit(pid, 60)  # nothing to read: the terminal is gone
             done, st = os.waitpid(pid, os.WNOHANG)
             if done:
                 status = st
         assert status is not None, "myrm did not exit"
-        assert os.waitstatus_to_exitcode(status) == 128 + int(sig)
-        assert "\x1b[?1049l" in out  # the alternate screen was left: the terminal is usable again
-        assert f"myrm: stopped by {sig.name}" in ANSI.sub("", out) and "Traceback" not in out
+        assert os.waitstatus_to_exitcode(status) == 128 + int(sig or signal.SIGHUP)
+        if sig is not None:
+            assert "\x1b[?1049l" in out  # the alternate screen was left: the terminal is usable again
+            assert f"myrm: stopped by {sig.name}" in ANSI.sub("", out) and "Traceback" not in out
         _wait_exit(child, 20)
+        conn = sqlite3.connect(tmp_path / "t.db")
+        try:
+            assert conn.execute("SELECT * FROM session_leases").fetchall() == []
+        finally:
+            conn.close()
     finally:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -118,4 +134,5 @@ def test_a_signal_exits_like_ctrl_q(tmp_path: Path, sig: signal.Signals) -> None
                 os.kill(child, signal.SIGKILL)
             except OSError:
                 pass
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
