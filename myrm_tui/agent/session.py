@@ -31,7 +31,9 @@ from myrm_tui.context.step import Request
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.context.window_use import WindowUse, window_use
 from myrm_tui.llm.client import LLMClient, ModelSpec
+from myrm_tui.llm.events import Usage
 from myrm_tui.store.db import Store
 from myrm_tui.store.transcript import token_counts
 
@@ -150,6 +152,14 @@ class AgentSession:
             self._overhead = (key, self.counter.schemas(self.tools.schemas))
         return self._overhead[1]
 
+    def window_use(self, view: Sequence[Message]) -> WindowUse:
+        """``view`` by category with the tool schemas and the levels: the one figure of "context now"."""
+        return window_use(view, self.counter, self.schema_tokens(), self.config)
+
+    def report(self, run: PipelineRun, usage: Usage | None = None) -> ContextReport:
+        """Context health of the request ``run`` prepared, its breakdown made from that very view."""
+        return ContextReport(run.tokens, self.window, run.metrics, usage, self.window_use(run.messages))
+
     # -- the stored conversation --------------------------------------------------------------------
     async def load(self) -> bool:
         """Load history and state; a new session gets its system prompt and environment message.
@@ -166,7 +176,10 @@ class AgentSession:
         new = not self.history
         if new:
             await self.append(Message(role="system", content=self.system_prompt))
-            await self.append(self.prompts.environment_message(self.workspace, self.clock()))
+            if self.sends_tools:
+                # The environment (workspace, date) is for a model that uses tools; the embedded one is
+                # never sent it (``llm/local.py``), so it is not stored to be counted in the ring either.
+                await self.append(self.prompts.environment_message(self.workspace, self.clock()))
         else:
             self._resumed = True
         self.turn = sum(1 for m in self.history if m.role == "user" and not m.synthetic)

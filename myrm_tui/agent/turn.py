@@ -172,6 +172,8 @@ class TurnSession(StoresMessages, Protocol):
 
     def schema_tokens(self) -> int: ...
 
+    def report(self, run: PipelineRun, usage: Usage | None = None) -> ContextReport: ...
+
     def request(self, view: list[Message], breakpoints: list[int] | None) -> dict[str, Any]: ...
 
     async def sees_images(self) -> bool: ...
@@ -267,8 +269,7 @@ class TurnRunner:
                     yield TurnFailed(self._refusal(view, run.tokens, run.metrics.failures), "preflight")
                     yield TurnDone(step)
                     return
-            report = ContextReport(run.tokens, session.window, run.metrics)
-            yield report
+            yield session.report(run)
             while session.notices:
                 yield Notice(session.notices.pop(0), "warning")
             record = run.metrics.compaction
@@ -314,7 +315,7 @@ class TurnRunner:
                 )
             )
             await self._record_metrics(run, partial.usage)
-            session.last_report = ContextReport(run.tokens, session.window, run.metrics, partial.usage)
+            session.last_report = session.report(run, partial.usage)
             yield AssistantSaved(assistant, partial.usage)
             yield session.last_report
             if self._sent is not None and session.preparer.after_request(

@@ -165,11 +165,7 @@ class MyrmApp(App[None]):
             self.main.post_message(message)
 
     async def _agent_ready(self) -> AgentReady:
-        agent = self.controller.agent
-        tokens, window = await self.controller.baseline()
-        # The ring's colours follow the pipeline's own levels.
-        thresholds = (agent.config.light_ratio, agent.config.full_ratio) if agent is not None else None
-        return AgentReady(tokens, window, thresholds)
+        return AgentReady(await self.controller.baseline())
 
     def on_mount(self) -> None:
         self.call_after_refresh(
@@ -361,11 +357,11 @@ class MyrmApp(App[None]):
         return f"model: {s.model}{note}{tools}\nsession: {session_id}"
 
     def on_agent_ready(self, event: AgentReady) -> None:
-        """The screen took the ring's thresholds; the app takes the baseline."""
+        """The baseline, until the first report (a report that came first is newer)."""
         if self._closing_down():
             return
-        if not self.live.known:  # a report that came first is newer than the baseline
-            self.live.baseline(event.tokens, event.window)
+        if not self.live.known and event.use is not None:
+            self.live.baseline(event.use)
         self._show_live()
 
     def _status(self, text: str | None = None) -> None:
@@ -555,7 +551,7 @@ class MyrmApp(App[None]):
             self.notify(f"Unpinned: {item.gist}")
 
     def _show_report(self, report: ContextReport) -> None:
-        self.live.report(report, self.controller.schema_tokens())
+        self.live.report(report)
         self._show_live()
 
     def _show_live(self) -> None:
@@ -837,7 +833,8 @@ class MyrmApp(App[None]):
     async def action_context_window(self) -> None:
         """``/context``: what fills the window now, by category, adding up to the ring's figure."""
         await self.ready.wait()
-        lines = await self.controller.window_lines()
+        use = self.live.use or await self.controller.baseline()  # the ring's own figure, by category
+        lines = use.lines() if use is not None else ["no model yet"]
         self._show(ShowNotice("Context window now (tokens, share of the window):\n" + "\n".join(lines)))
 
     async def action_notes(self) -> None:
