@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import signal
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ from myrm_tui.agent.events import (
     ContextReport,
     Notice,
     SummaryProgress,
+    TextChunk,
     ToolFinished,
     ToolStarted,
     TurnDone,
@@ -123,6 +125,12 @@ class MyrmApp(App[None]):
         self._failed_steps: set[str] = set()  # pipeline steps whose failure was shown (once each)
         self.replay_finished = False
         self.resume_hint = ""  # printed by the command line after the app exits
+        # What the turn does now, for the status line: "thinking" (the request is read, no text yet) since
+        # when, over how many tokens; "writing" once its text streams.
+        self._phase = "thinking"
+        self._phase_since = time.monotonic()
+        self._reading = 0
+        self._status_auto = True  # the status line shows the computed text (a tick may refresh it)
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
@@ -168,6 +176,7 @@ class MyrmApp(App[None]):
         return AgentReady(await self.controller.baseline())
 
     def on_mount(self) -> None:
+        self.set_interval(1.0, self._tick)
         self.call_after_refresh(
             self.start_up
         )  # settings validation and the database wait for the first frame
@@ -364,9 +373,33 @@ class MyrmApp(App[None]):
             self.live.baseline(event.use)
         self._show_live()
 
+    def _turn_status(self) -> str:
+        """``writing…`` while the reply's text streams; before it, ``thinking…`` with the seconds it has
+        waited and the prompt it reads (a 135M model on a 4.8K-token prompt sat 30 s with no sign)."""
+        if self._phase == "writing":
+            return "writing… (esc cancels)"
+        waited = int(time.monotonic() - self._phase_since)
+        if waited < 1:
+            return "thinking… (esc cancels)"
+        return f"thinking… {waited} s, reading {self._reading:,} tokens (esc cancels)"
+
+    def _phase_to(self, phase: str, reading: int | None = None) -> None:
+        if reading is not None:
+            self._phase_since, self._reading = time.monotonic(), reading
+        if phase != self._phase or reading is not None:
+            self._phase = phase
+            if self._status_auto:
+                self._status()
+
+    def _tick(self) -> None:
+        """Once a second: the seconds a request has waited for its first words."""
+        if self.busy and self._phase == "thinking" and self._status_auto:
+            self._status()
+
     def _status(self, text: str | None = None) -> None:
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
+        text_given = text
         if text is None:
             # The replay's state wins over the turn's: a turn ending while paused must not say "pauses".
             if self.replayer is not None and self.replay_finished:
@@ -375,14 +408,13 @@ class MyrmApp(App[None]):
                 text = "replay paused (ctrl+r resumes) — ctrl+k, ctrl+f, F3, F4 work meanwhile"
             elif self.replayer is not None:
                 text = "REPLAY of a recorded session — ctrl+r pauses, ctrl+k compacts, ctrl+f forks, F4 vault"
+            elif self.busy:
+                text = self._turn_status()
             else:
-                text = (
-                    "thinking… (esc cancels)"
-                    if self.busy
-                    else ("ready" if self.ready.is_set() else "loading the session…")
-                )
+                text = "ready" if self.ready.is_set() else "loading the session…"
             if self._summary_line:
                 text += f" · {self._summary_line}"
+        self._status_auto = text_given is None
         self.status = text
 
     def on_status_changed(self, _: StatusChanged) -> None:
@@ -414,6 +446,7 @@ class MyrmApp(App[None]):
     def _send(self, prompt: PromptInput, text: str) -> None:
         prompt.accepted(text)
         self.busy = True
+        self._phase, self._phase_since, self._reading = "thinking", time.monotonic(), self.live.tokens
         self._status()
         self.run_turn(text)
 
@@ -470,6 +503,8 @@ class MyrmApp(App[None]):
                     self._first_message or ev.message.text
                 )  # titles come from saved messages only
             case ContextReport():
+                if ev.usage is None:  # a request about to be sent: the model reads it first
+                    self._phase_to("thinking", ev.use.used if ev.use is not None else ev.tokens)
                 self._show_report(ev)
                 self._step_failures(ev)
                 if ev.usage is not None:
@@ -484,6 +519,8 @@ class MyrmApp(App[None]):
                 }.get(ev.state, f"background summary {ev.state}; the extractive one stands in")
                 self._status()
                 self.refresh_panels()
+            case TextChunk():
+                self._phase_to("writing")
             case ToolStarted() if self.replayer is None:
                 self._status(f"running {ev.call.name}… (esc cancels)")
             case ToolFinished() if self.replayer is None:

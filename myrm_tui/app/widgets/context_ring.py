@@ -64,13 +64,7 @@ class ContextUsageIndicator(Static):
         ratio = max(0.0, min(self.ratio, 1.0))
         color = COLORS[self.level()]
         if self.compact:
-            return Text.assemble(
-                ("● ", color),
-                (f"context {self.level()} {ratio * 100:.0f}%" if self.window else "context …", color),
-                f"  {self.tokens:,} / {self.window:,} tokens" if self.window else "",
-                ("  ·  compacting…" if self.busy else "  ·  ctrl+k compacts", "italic grey50"),
-                ("  ·  ctrl+b panel", "italic grey50"),
-            )
+            return self._line(ratio, color)
         lit = math.ceil(ratio * len(_SEGMENTS)) if ratio > 0 else 0
         grid = [[" "] * 7 for _ in range(3)]
         styles = [[""] * 7 for _ in range(3)]
@@ -97,6 +91,23 @@ class ContextUsageIndicator(Static):
             if r < 2:
                 out.append("\n")
         return out
+
+    def _line(self, ratio: float, color: str) -> Text:
+        """The one-line form, as much as fits: whole parts, the least needed left out first (at 80
+        columns ``· ctrl+b panel`` was cut mid-word)."""
+        parts = [
+            Text.assemble(
+                ("● ", color),
+                (f"context {self.level()} {ratio * 100:.0f}%" if self.window else "context …", color),
+            ),
+            Text(f"  {self.tokens:,} / {self.window:,} tokens" if self.window else ""),
+            Text("  ·  compacting…" if self.busy else "  ·  ctrl+k compacts", "italic grey50"),
+            Text("  ·  ctrl+b panel", "italic grey50"),
+        ]
+        room = self.size.width or sum(p.cell_len for p in parts)
+        while len(parts) > 1 and sum(p.cell_len for p in parts) > room:
+            parts.pop()
+        return Text("").join(parts)
 
     def on_click(self) -> None:
         self.post_message(self.CompactRequested())
