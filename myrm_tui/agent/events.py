@@ -83,6 +83,15 @@ class CompactionMade:
 
 
 @dataclass(frozen=True)
+class CompactionStarted:
+    """The stored view is over the input budget before a request: a compaction runs first (a history far
+    over the window takes seconds)."""
+
+    tokens: int  # the view as stored: what is compacted
+    budget: int
+
+
+@dataclass(frozen=True)
 class StreamCut:
     """The reply's stream was cut and the request is retried: ``partial`` (the text streamed so far, kept
     in the history and marked) is not part of the retry's answer."""
@@ -137,6 +146,7 @@ AgentEvent = (
     | ToolFinished
     | ContextReport
     | CompactionMade
+    | CompactionStarted
     | Notice
     | StreamCut
     | SummaryProgress

@@ -22,6 +22,7 @@ from myrm_tui.agent.tools import ToolError
 from myrm_tui.config import Settings, summarizer_model
 from myrm_tui.context.cache_optimize import render
 from myrm_tui.context.compaction import Trigger
+from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.model_facts import family, model_kind, supports_tools
 from myrm_tui.context.pipeline import Pipeline, PipelineRun, Transaction
@@ -155,6 +156,20 @@ class AgentSession:
     def window_use(self, view: Sequence[Message]) -> WindowUse:
         """``view`` by category with the tool schemas and the levels: the one figure of "context now"."""
         return window_use(view, self.counter, self.schema_tokens(), self.config)
+
+    def config_now(self) -> ContextConfig:
+        """The config with the tool schemas bound now counted out of the budget (they change with the
+        mode and the tools)."""
+        overhead = self.schema_tokens()
+        if overhead != self.config.overhead_tokens:
+            self.config = replace(self.config, overhead_tokens=overhead)
+        return self.config
+
+    def stored_view_tokens(self) -> int:
+        """Our count of the view as stored (the compacted base and the messages after it), before the
+        pipeline's per-request trims."""
+        s = self.state
+        return self.counter.messages(s.base) + self.counter.messages(self.history[s.base_upto :])
 
     def report(self, run: PipelineRun, usage: Usage | None = None) -> ContextReport:
         """Context health of the request ``run`` prepared, its breakdown made from that very view."""
@@ -290,10 +305,7 @@ class AgentSession:
             prepared_summary=self.preparer.current(),  # /compact takes it too: no call when it is ready
             summary_in_background=background and self.preparer.enabled,
         )
-        overhead = self.schema_tokens()
-        if overhead != self.config.overhead_tokens:
-            self.config = replace(self.config, overhead_tokens=overhead)
-        run = await self.pipeline.run(request, self.config, self.session_id)
+        run = await self.pipeline.run(request, self.config_now(), self.session_id)
         self._resumed = False
         run.metrics.breaker = self.breaker.as_dict()
         if self.aux is not None and self.aux.warnings:

@@ -33,6 +33,7 @@ from textual.worker import Worker, WorkerState
 from myrm_tui.agent.events import (
     AgentEvent,
     CompactionMade,
+    CompactionStarted,
     ContextReport,
     Notice,
     SummaryProgress,
@@ -379,6 +380,10 @@ class MyrmApp(App[None]):
         if self._phase == "writing":
             return "writing… (esc cancels)"
         waited = int(time.monotonic() - self._phase_since)
+        if self._phase == "compacting":  # a history over the window, before the request (seconds at 2M)
+            return (
+                f"compacting {self._reading:,} tokens of history to fit the window… {waited} s (esc cancels)"
+            )
         if waited < 1:
             return "thinking… (esc cancels)"
         return f"thinking… {waited} s, reading {self._reading:,} tokens (esc cancels)"
@@ -393,7 +398,7 @@ class MyrmApp(App[None]):
 
     def _tick(self) -> None:
         """Once a second: the seconds a request has waited for its first words."""
-        if self.busy and self._phase == "thinking" and self._status_auto:
+        if self.busy and self._phase in ("thinking", "compacting") and self._status_auto:
             self._status()
 
     def _status(self, text: str | None = None) -> None:
@@ -521,6 +526,8 @@ class MyrmApp(App[None]):
                 self.refresh_panels()
             case TextChunk():
                 self._phase_to("writing")
+            case CompactionStarted():
+                self._phase_to("compacting", ev.tokens)
             case ToolStarted() if self.replayer is None:
                 self._status(f"running {ev.call.name}… (esc cancels)")
             case ToolFinished() if self.replayer is None:

@@ -4,6 +4,7 @@ while it streams, a fork of a replay with a call left unfinished, the ring's lin
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ def _text(widget: Any) -> str:
 
 async def _send(pilot: Any, app: MyrmApp, text: str) -> None:
     await type_and_send(pilot, text)
-    await wait_until(pilot, lambda: not app.busy)
+    await wait_until(pilot, lambda: not app.busy, 60)
 
 
 async def test_esc_in_an_expanded_compaction_list_gives_the_keys_back_to_the_prompt(
@@ -116,13 +117,15 @@ async def test_the_status_line_says_what_the_turn_does(
     embedded model read a 4.8K-token prompt for 30 s under a bare ``thinking…``); once text streams it
     says ``writing…``."""
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    emulator.enqueue(Reply(text="word " * 200, chunk_size=5, chunk_delay=0.01, delay=1.5))
+    gate = threading.Event()  # the model answers once the test has seen it wait
+    emulator.enqueue(Reply(text="word " * 200, chunk_size=5, chunk_delay=0.01, gate=gate))
     async with started(app, size=(140, 42)) as pilot:
         status = app.query_one(StatusLine)
         await type_and_send(pilot, "hello")
         await wait_until(pilot, lambda: _text(status).startswith("thinking… 1 s, reading "))
         reading = int(_text(status).split("reading ")[1].split()[0].replace(",", ""))
         assert reading == app.live.tokens  # the request being read: the ring's figure
+        gate.set()
         await wait_until(pilot, lambda: bool(app.query(AssistantMessage)))
         await wait_until(pilot, lambda: _text(status) == "writing… (esc cancels)")
         await wait_until(pilot, lambda: not app.busy)
@@ -174,3 +177,24 @@ async def test_a_call_left_without_result_is_shown_interrupted_not_pending(
         await _send(pilot, app, "go on")
         assert any("went on" in m.markdown.source for m in app.query(AssistantMessage))  # type: ignore[attr-defined]
         assert card.state == "cancelled"
+
+
+async def test_a_compaction_before_the_request_is_said_on_the_status_line(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """A history over the window is compacted before the request: the status line says so, with the
+    tokens and the seconds, instead of a bare ``thinking…`` (75 s of it at 2.3M tokens)."""
+    from myrm_tui.agent.events import CompactionStarted
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with started(app, size=(140, 42)) as pilot:
+        status = app.query_one(StatusLine)
+        app.busy = True  # as in a turn: the event comes from the agent's first step
+        app._event(CompactionStarted(2_400_000, 12_000))
+        await wait_until(
+            pilot,
+            lambda: _text(status).startswith("compacting 2,400,000 tokens of history to fit the window… "),
+        )
+        app.busy = False
+        app._status()
+        await wait_until(pilot, lambda: _text(status) == "ready")

@@ -226,7 +226,8 @@ async def test_the_app_state_is_bound_down_to_the_widgets_that_show_it(
         app.compacting = False
         assert not ring.busy
         await type_and_send(pilot, "talk")
-        await wait_until(pilot, lambda: _text(status) == "thinking… (esc cancels)")
+        # While the reply's text streams the status says so (it said "thinking…" all along).
+        await wait_until(pilot, lambda: _text(status) == "writing… (esc cancels)")
         await wait_until(pilot, lambda: not app.busy)
         assert _text(status) == "ready"
         await type_and_send(pilot, "/notes")  # a slash command's notice goes to the conversation
