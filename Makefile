@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 CORPUS ?= ../shared/corpus
 
-.PHONY: install test test-long lint typecheck unit bench screenshots protections perf perf-sessions clean
+.PHONY: install test test-long lint typecheck unit bench screenshots protections perf perf-sessions perf-compaction clean
 
 install: $(VENV)/.installed
 
@@ -103,6 +103,9 @@ perf:
 # Reopen stored sessions of 0/300/3,000/10,000 corpus messages: ready, idle RSS, typing, search per key.
 perf-sessions:
 	$(PY) -m myrm_tui.app.perf --sessions 0,300,3000,10000 --runs 3
+
+perf-compaction:
+	$(PY) -m myrm_tui.app.perf --compaction 2500,5000,10000 --window 16000
 
 screenshots:
 	$(PY) -m myrm_tui.app.screenshots screenshots

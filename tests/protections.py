@@ -1234,6 +1234,38 @@ MUTANTS = (
             "test_a_failed_index_write_never_costs_the_message_and_is_retried",
         ),
     ),
+    Mutant(
+        "a fold far over the window: the Record reads its span only",
+        "myrm_tui/context/summarize.py",
+        "start = ledger_start(removed, req, s.input_budget * LEDGER_SPAN_BUDGETS)",
+        "start = 0",
+        ("tests/context/test_compaction_scale.py::test_the_record_reads_at_most_its_span_of_the_fold",),
+    ),
+    Mutant(
+        "the embedded model stores no environment block it is never sent",
+        "myrm_tui/agent/session.py",
+        "            if self.sends_tools:\n",
+        "            if True:\n",
+        ("tests/app/test_numbers_agree.py::test_the_embedded_model_is_counted_only_what_it_is_sent",),
+    ),
+    Mutant(
+        "a planned compaction is labelled planned, never by its level past 90 %",
+        "myrm_tui/context/compaction.py",
+        "return f\"planned ({'FULL' if level == 'EMERGENCY' else level} level)\"",
+        'return f"threshold {self.level}"',
+        ("tests/app/test_numbers_agree.py::test_a_planned_compaction_never_reads_as_an_emergency",),
+    ),
+    Mutant(
+        "Esc in a compaction's list gives the keys back to the prompt",
+        "myrm_tui/app/widgets/chat_log.py",
+        "        self._set_cursor(None)\n        for prompt in self.screen.query(PromptInput):",
+        "        if self.screen.focused is not self:\n            self.focus()\n            return\n"
+        "        self._set_cursor(None)\n        for prompt in self.screen.query(PromptInput):",
+        (
+            "tests/app/test_first_hour_smalls.py::"
+            "test_esc_in_an_expanded_compaction_list_gives_the_keys_back_to_the_prompt",
+        ),
+    ),
 )
 
 

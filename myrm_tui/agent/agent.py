@@ -37,7 +37,7 @@ from myrm_tui.context.state import ContextState
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault, readable
-from myrm_tui.context.window_use import WindowUse, window_use
+from myrm_tui.context.window_use import WindowUse
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.pricing import estimate_cost
 from myrm_tui.store.db import Store
@@ -197,7 +197,7 @@ class Agent:
             view, run = await self.session.prepare(
                 force=True, focus=focus, hard_limit=self.config.input_budget, trigger=trigger
             )
-        report = ContextReport(run.tokens, self.window, run.metrics)
+        report = self.session.report(run)
         await self.session.add_metrics({**run.metrics.as_dict(), "kind": "manual_compaction"})
         self.session.last_report = report
         self.session.last_view = view
@@ -223,11 +223,12 @@ class Agent:
         return record, ""
 
     def window_use(self) -> WindowUse:
-        """What fills the window now by category: the latest request's view (or the stored history before
-        the first), with the tool schemas and the room kept for the reply."""
+        """What fills the window now by category, as the ring shows it: the latest request's (its report's
+        breakdown), or before any request of this run the stored view the next one starts from."""
         s = self.session
-        view = s.last_view if s.last_view is not None else [*s.state.base, *s.history[s.state.base_upto :]]
-        return window_use(view, s.counter, s.schema_tokens(), self.window, self.config.output_reserve)
+        if s.last_report is not None and s.last_report.use is not None:
+            return s.last_report.use
+        return s.window_use([*s.state.base, *s.history[s.state.base_upto :]])
 
     async def pin(self, uri: str, line_range: str, gist: str) -> int:
         """Bring back an item that left the view, into the next requests until unpinned; its tokens."""

@@ -11,6 +11,7 @@ from myrm_tui.llm.events import Usage
 
 if TYPE_CHECKING:  # the pipeline loads after the first frame (the app imports these events before it)
     from myrm_tui.context.pipeline import PipelineMetrics
+    from myrm_tui.context.window_use import WindowUse
 
 
 def _no_metrics() -> PipelineMetrics:
@@ -67,6 +68,7 @@ class ContextReport:
     window: int
     metrics: PipelineMetrics = field(default_factory=_no_metrics)
     usage: Usage | None = None
+    use: WindowUse | None = None  # this request by category, with the levels: "context now" everywhere
 
     @property
     def ratio(self) -> float:
@@ -78,6 +80,15 @@ class CompactionMade:
     """A compaction made the context smaller: the transcript shows its row."""
 
     record: Compaction
+
+
+@dataclass(frozen=True)
+class CompactionStarted:
+    """The stored view is over the input budget before a request: a compaction runs first (a history far
+    over the window takes seconds)."""
+
+    tokens: int  # the view as stored: what is compacted
+    budget: int
 
 
 @dataclass(frozen=True)
@@ -135,6 +146,7 @@ AgentEvent = (
     | ToolFinished
     | ContextReport
     | CompactionMade
+    | CompactionStarted
     | Notice
     | StreamCut
     | SummaryProgress

@@ -22,6 +22,7 @@ from myrm_tui.agent.tools import ToolError
 from myrm_tui.config import Settings, summarizer_model
 from myrm_tui.context.cache_optimize import render
 from myrm_tui.context.compaction import Trigger
+from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.model_facts import family, model_kind, supports_tools
 from myrm_tui.context.pipeline import Pipeline, PipelineRun, Transaction
@@ -31,7 +32,9 @@ from myrm_tui.context.step import Request
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.context.window_use import WindowUse, window_use
 from myrm_tui.llm.client import LLMClient, ModelSpec
+from myrm_tui.llm.events import Usage
 from myrm_tui.store.db import Store
 from myrm_tui.store.transcript import token_counts
 
@@ -150,6 +153,28 @@ class AgentSession:
             self._overhead = (key, self.counter.schemas(self.tools.schemas))
         return self._overhead[1]
 
+    def window_use(self, view: Sequence[Message]) -> WindowUse:
+        """``view`` by category with the tool schemas and the levels: the one figure of "context now"."""
+        return window_use(view, self.counter, self.schema_tokens(), self.config)
+
+    def config_now(self) -> ContextConfig:
+        """The config with the tool schemas bound now counted out of the budget (they change with the
+        mode and the tools)."""
+        overhead = self.schema_tokens()
+        if overhead != self.config.overhead_tokens:
+            self.config = replace(self.config, overhead_tokens=overhead)
+        return self.config
+
+    def stored_view_tokens(self) -> int:
+        """Our count of the view as stored (the compacted base and the messages after it), before the
+        pipeline's per-request trims."""
+        s = self.state
+        return self.counter.messages(s.base) + self.counter.messages(self.history[s.base_upto :])
+
+    def report(self, run: PipelineRun, usage: Usage | None = None) -> ContextReport:
+        """Context health of the request ``run`` prepared, its breakdown made from that very view."""
+        return ContextReport(run.tokens, self.window, run.metrics, usage, self.window_use(run.messages))
+
     # -- the stored conversation --------------------------------------------------------------------
     async def load(self) -> bool:
         """Load history and state; a new session gets its system prompt and environment message.
@@ -166,7 +191,10 @@ class AgentSession:
         new = not self.history
         if new:
             await self.append(Message(role="system", content=self.system_prompt))
-            await self.append(self.prompts.environment_message(self.workspace, self.clock()))
+            if self.sends_tools:
+                # The environment (workspace, date) is for a model that uses tools; the embedded one is
+                # never sent it (``llm/local.py``), so it is not stored to be counted in the ring either.
+                await self.append(self.prompts.environment_message(self.workspace, self.clock()))
         else:
             self._resumed = True
         self.turn = sum(1 for m in self.history if m.role == "user" and not m.synthetic)
@@ -277,10 +305,7 @@ class AgentSession:
             prepared_summary=self.preparer.current(),  # /compact takes it too: no call when it is ready
             summary_in_background=background and self.preparer.enabled,
         )
-        overhead = self.schema_tokens()
-        if overhead != self.config.overhead_tokens:
-            self.config = replace(self.config, overhead_tokens=overhead)
-        run = await self.pipeline.run(request, self.config, self.session_id)
+        run = await self.pipeline.run(request, self.config_now(), self.session_id)
         self._resumed = False
         run.metrics.breaker = self.breaker.as_dict()
         if self.aux is not None and self.aux.warnings:

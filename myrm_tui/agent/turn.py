@@ -16,6 +16,7 @@ from myrm_tui.agent.events import (
     AgentEvent,
     AssistantSaved,
     CompactionMade,
+    CompactionStarted,
     ContextReport,
     Notice,
     ReasoningChunk,
@@ -35,6 +36,7 @@ from myrm_tui.agent.summary_prep import Sent, SummaryPreparer
 from myrm_tui.agent.tool_runner import ToolRunner, result_message
 from myrm_tui.agent.tools import ToolResult
 from myrm_tui.context.cache_optimize import prompt_cache_key_var
+from myrm_tui.context.compaction import Compaction
 from myrm_tui.context.media import view_has_images
 from myrm_tui.context.normalize import TOOL_NAME, valid_tool_name
 from myrm_tui.context.pipeline import PipelineRun
@@ -131,6 +133,11 @@ def checked_calls(calls: tuple[ToolCall, ...]) -> tuple[tuple[ToolCall, ...], di
     return tuple(out), invalid
 
 
+def _news(records: list[Compaction | None]) -> list[CompactionMade]:
+    """A row for each compaction that made the context smaller (a no-op compaction is not news)."""
+    return [CompactionMade(r) for r in records if r is not None and r.changed]
+
+
 class TurnSession(StoresMessages, Protocol):
     """What a turn uses of its session: the request it builds (view, tools, reasoning), the history it
     appends to, the turn count and last report it updates, the summary preparer it starts."""
@@ -171,6 +178,12 @@ class TurnSession(StoresMessages, Protocol):
     def summarizer(self) -> AuxSummarizer | None: ...
 
     def schema_tokens(self) -> int: ...
+
+    def report(self, run: PipelineRun, usage: Usage | None = None) -> ContextReport: ...
+
+    def stored_view_tokens(self) -> int: ...
+
+    def config_now(self) -> ContextConfig: ...
 
     def request(self, view: list[Message], breakpoints: list[int] | None) -> dict[str, Any]: ...
 
@@ -259,21 +272,26 @@ class TurnRunner:
         overflow_retried = cut_retried = False  # one retry per request, not per turn
         step = 0
         while step < self.settings.max_steps:
+            budget = session.config_now().input_budget
+            if step == 0 and (stored := session.stored_view_tokens()) > budget:
+                yield CompactionStarted(stored, budget)  # the UI says so while it runs
             view, run = await session.prepare(force=False, background=True)
+            records = [run.metrics.compaction]
             if run.tokens > session.config.input_budget:
                 # The preflight guard: never pay for a request the provider will refuse.
                 view, run = await session.prepare(force=True, background=True)
+                records.append(run.metrics.compaction)  # the first one's row stays too
                 if run.tokens > session.config.input_budget:
+                    for made in _news(records):
+                        yield made
                     yield TurnFailed(self._refusal(view, run.tokens, run.metrics.failures), "preflight")
                     yield TurnDone(step)
                     return
-            report = ContextReport(run.tokens, session.window, run.metrics)
-            yield report
+            yield session.report(run)
             while session.notices:
                 yield Notice(session.notices.pop(0), "warning")
-            record = run.metrics.compaction
-            if record is not None and record.changed:  # a no-op compaction is not news
-                yield CompactionMade(record)
+            for made in _news(records):
+                yield made
             partial = _Partial()
             try:
                 async for ev in self._stream(view, run, partial):
@@ -314,7 +332,7 @@ class TurnRunner:
                 )
             )
             await self._record_metrics(run, partial.usage)
-            session.last_report = ContextReport(run.tokens, session.window, run.metrics, partial.usage)
+            session.last_report = session.report(run, partial.usage)
             yield AssistantSaved(assistant, partial.usage)
             yield session.last_report
             if self._sent is not None and session.preparer.after_request(

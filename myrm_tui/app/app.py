@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +33,11 @@ from textual.worker import Worker, WorkerState
 from myrm_tui.agent.events import (
     AgentEvent,
     CompactionMade,
+    CompactionStarted,
     ContextReport,
     Notice,
     SummaryProgress,
+    TextChunk,
     ToolFinished,
     ToolStarted,
     TurnDone,
@@ -125,6 +128,12 @@ class MyrmApp(App[None]):
         self._failed_steps: set[str] = set()  # pipeline steps whose failure was shown (once each)
         self.replay_finished = False
         self.resume_hint = ""  # printed by the command line after the app exits
+        # What the turn does now, for the status line: "thinking" (the request is read, no text yet) since
+        # when, over how many tokens; "writing" once its text streams.
+        self._phase = "thinking"
+        self._phase_since = time.monotonic()
+        self._reading = 0
+        self._status_auto = True  # the status line shows the computed text (a tick may refresh it)
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
@@ -167,13 +176,10 @@ class MyrmApp(App[None]):
             self.main.post_message(message)
 
     async def _agent_ready(self) -> AgentReady:
-        agent = self.controller.agent
-        tokens, window = await self.controller.baseline()
-        # The ring's colours follow the pipeline's own levels.
-        thresholds = (agent.config.light_ratio, agent.config.full_ratio) if agent is not None else None
-        return AgentReady(tokens, window, thresholds)
+        return AgentReady(await self.controller.baseline())
 
     def on_mount(self) -> None:
+        self.set_interval(1.0, self._tick)
         self.call_after_refresh(
             self.start_up
         )  # settings validation and the database wait for the first frame
@@ -374,16 +380,44 @@ class MyrmApp(App[None]):
         return f"model: {s.model}{note}{tools}\nsession: {session_id}"
 
     def on_agent_ready(self, event: AgentReady) -> None:
-        """The screen took the ring's thresholds; the app takes the baseline."""
+        """The baseline, until the first report (a report that came first is newer)."""
         if self._closing_down():
             return
-        if not self.live.known:  # a report that came first is newer than the baseline
-            self.live.baseline(event.tokens, event.window)
+        if not self.live.known and event.use is not None:
+            self.live.baseline(event.use)
         self._show_live()
+
+    def _turn_status(self) -> str:
+        """``writing…`` while the reply's text streams; before it, ``thinking…`` with the seconds it has
+        waited and the prompt it reads (a 135M model on a 4.8K-token prompt sat 30 s with no sign)."""
+        if self._phase == "writing":
+            return "writing… (esc cancels)"
+        waited = int(time.monotonic() - self._phase_since)
+        if self._phase == "compacting":  # a history over the window, before the request (seconds at 2M)
+            return (
+                f"compacting {self._reading:,} tokens of history to fit the window… {waited} s (esc cancels)"
+            )
+        if waited < 1:
+            return "thinking… (esc cancels)"
+        return f"thinking… {waited} s, reading {self._reading:,} tokens (esc cancels)"
+
+    def _phase_to(self, phase: str, reading: int | None = None) -> None:
+        if reading is not None:
+            self._phase_since, self._reading = time.monotonic(), reading
+        if phase != self._phase or reading is not None:
+            self._phase = phase
+            if self._status_auto:
+                self._status()
+
+    def _tick(self) -> None:
+        """Once a second: the seconds a request has waited for its first words."""
+        if self.busy and self._phase in ("thinking", "compacting") and self._status_auto:
+            self._status()
 
     def _status(self, text: str | None = None) -> None:
         if self._closing_down():  # a worker's message can arrive while the app shuts down
             return
+        text_given = text
         if text is None:
             # The replay's state wins over the turn's: a turn ending while paused must not say "pauses".
             if self.replayer is not None and self.replay_finished:
@@ -392,14 +426,13 @@ class MyrmApp(App[None]):
                 text = "replay paused (ctrl+r resumes) — ctrl+k, ctrl+f, F3, F4 work meanwhile"
             elif self.replayer is not None:
                 text = "REPLAY of a recorded session — ctrl+r pauses, ctrl+k compacts, ctrl+f forks, F4 vault"
+            elif self.busy:
+                text = self._turn_status()
             else:
-                text = (
-                    "thinking… (esc cancels)"
-                    if self.busy
-                    else ("ready" if self.ready.is_set() else "loading the session…")
-                )
+                text = "ready" if self.ready.is_set() else "loading the session…"
             if self._summary_line:
                 text += f" · {self._summary_line}"
+        self._status_auto = text_given is None
         self.status = text
 
     def on_status_changed(self, _: StatusChanged) -> None:
@@ -431,6 +464,7 @@ class MyrmApp(App[None]):
     def _send(self, prompt: PromptInput, text: str) -> None:
         prompt.accepted(text)
         self.busy = True
+        self._phase, self._phase_since, self._reading = "thinking", time.monotonic(), self.live.tokens
         self._status()
         self.run_turn(text)
 
@@ -487,6 +521,8 @@ class MyrmApp(App[None]):
                     self._first_message or ev.message.text
                 )  # titles come from saved messages only
             case ContextReport():
+                if ev.usage is None:  # a request about to be sent: the model reads it first
+                    self._phase_to("thinking", ev.use.used if ev.use is not None else ev.tokens)
                 self._show_report(ev)
                 self._step_failures(ev)
                 if ev.usage is not None:
@@ -501,6 +537,10 @@ class MyrmApp(App[None]):
                 }.get(ev.state, f"background summary {ev.state}; the extractive one stands in")
                 self._status()
                 self.refresh_panels()
+            case TextChunk():
+                self._phase_to("writing")
+            case CompactionStarted():
+                self._phase_to("compacting", ev.tokens)
             case ToolStarted() if self.replayer is None:
                 self._status(f"running {ev.call.name}… (esc cancels)")
             case ToolFinished() if self.replayer is None:
@@ -568,7 +608,7 @@ class MyrmApp(App[None]):
             self.notify(f"Unpinned: {item.gist}")
 
     def _show_report(self, report: ContextReport) -> None:
-        self.live.report(report, self.controller.schema_tokens())
+        self.live.report(report)
         self._show_live()
 
     def _show_live(self) -> None:
@@ -866,7 +906,8 @@ class MyrmApp(App[None]):
     async def action_context_window(self) -> None:
         """``/context``: what fills the window now, by category, adding up to the ring's figure."""
         await self.ready.wait()
-        lines = await self.controller.window_lines()
+        use = self.live.use or await self.controller.baseline()  # the ring's own figure, by category
+        lines = use.lines() if use is not None else ["no model yet"]
         self._show(ShowNotice("Context window now (tokens, share of the window):\n" + "\n".join(lines)))
 
     async def action_notes(self) -> None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from myrm_tui.agent.replay import Replay
     from myrm_tui.agent.tools.jobs import JobManager
     from myrm_tui.context.types import ToolCall
+    from myrm_tui.context.window_use import WindowUse
     from myrm_tui.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
@@ -75,9 +76,6 @@ def _load_agent_runtime() -> None:
     from myrm_tui.context.tokens import get_encoding
 
     get_encoding()
-
-
-PANEL_BAR = 8  # the health panel's /context bars (the side panel is 52 columns)
 
 
 class ForkFailed(Exception):
@@ -223,20 +221,10 @@ class Controller:
         self.agent = await self.cache.get(self.settings, window_for(self.settings), self.files_version())
         return self.agent
 
-    async def baseline(self) -> tuple[int, int]:
-        """(tokens, window) of the next request before anything is sent, as the ring shows them: the
-        latest request's input when the session has one (a resumed or compacted session), else the
-        stored history (system prompt, environment) plus the tool schemas the model is sent. Our count,
-        as every figure of "context now" is (``LiveContext``)."""
-        agent = self.agent
-        if agent is None:
-            return 0, 0
-        if agent.last_report is not None:
-            return agent.last_report.tokens + self.schema_tokens(), agent.window
-        rows = [r for r in await self._store().metrics(agent.session_id) if "tokens_out" in r]
-        if rows:
-            return int(rows[-1]["tokens_out"]) + self.schema_tokens(), agent.window
-        return agent.counter.messages(agent.history) + self.schema_tokens(), agent.window
+    async def baseline(self) -> WindowUse | None:
+        """What the ring shows before anything is sent (None without an agent): the agent's
+        ``window_use()``, the breakdown ``/context`` and the panel show too."""
+        return self.agent.window_use() if self.agent is not None else None
 
     def schema_tokens(self) -> int:
         """Tokens of the tool schemas sent with every request (none for the embedded model)."""
@@ -386,9 +374,6 @@ class Controller:
             info.update(
                 PanelInfo(
                     window=agent.window,
-                    light=agent.config.light_ratio,
-                    full=agent.config.full_ratio,
-                    emergency=agent.config.emergency_ratio,
                     notes=len(st.notes),
                     cache_breaks=st.cache_breaks,
                     handovers=st.handovers,
@@ -403,7 +388,6 @@ class Controller:
                     summarizer_bill=agent.summary_status(),
                     last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
                     pipeline_p50=times[len(times) // 2] if times else None,
-                    window_lines=agent.window_use().lines(width=PANEL_BAR),
                     auto_compact=agent.config.auto_compact,
                     schema_tokens=self.schema_tokens(),
                 )
@@ -462,10 +446,6 @@ class Controller:
             return await agent.pin(uri, line_range, gist)
         await agent.unpin(uri, line_range)
         return 0
-
-    async def window_lines(self) -> list[str]:
-        agent = await self.ensure_agent()
-        return agent.window_use().lines()
 
     async def vault_entry(self, uri: str) -> Any:
         return await self._store().vault_get(uri)

@@ -1,25 +1,37 @@
 """``LiveContext``: the context numbers of the session as of the latest event. The ring, the lines under
-it, the health panel's live rows, ``/context`` and the compaction rows all use its one figure for
-"context now": our count of the latest request (its view plus the tool schemas). The provider's own
-count of the same request is shown beside it, never in its place, so the ring does not jump between two
-tokenizers (nor count a streaming reply up and then drop)."""
+it, the health panel's live rows and ``/context`` all read its one ``WindowUse``: the latest request's
+view by category plus the tool schemas, made by the agent from the very messages it sent, with the
+pipeline's levels in the same tokens. The provider's own count of the same request is shown beside it,
+never in its place, so the ring does not jump between two tokenizers (nor count a streaming reply up and
+then drop)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from myrm_tui.agent.events import ContextReport
+if TYPE_CHECKING:  # the pipeline loads after the first frame
+    from myrm_tui.agent.events import ContextReport
+    from myrm_tui.context.window_use import WindowUse
 
 
 @dataclass
 class LiveContext:
-    tokens: int = 0  # the latest request's input: our count of its view + the tool schemas
-    window: int = 0  # 0 until the agent is built (the ring then says so instead of "0 / 0")
+    use: WindowUse | None = None  # None until the agent is built (the ring then says so, not "0 / 0")
     level: str = "-"  # threshold level of the latest pipeline run
     pipeline_ms: float | None = None  # duration of the latest pipeline run
     cached_tokens: int | None = None  # of the latest provider call
     prompt_tokens: int | None = None
     removed: dict[str, int] = field(default_factory=dict)  # latest run: layer -> tokens removed
+
+    @property
+    def tokens(self) -> int:
+        """The latest request's input: our count of its view + the tool schemas."""
+        return self.use.used if self.use is not None else 0
+
+    @property
+    def window(self) -> int:
+        return self.use.window if self.use is not None else 0
 
     @property
     def known(self) -> bool:
@@ -30,21 +42,27 @@ class LiveContext:
         return min(self.tokens / self.window, 1.0) if self.window else 0.0
 
     @property
+    def colour(self) -> str:
+        """The ring's colour: where the figure stands against the pipeline's own levels."""
+        levels = self.use.levels if self.use is not None else None
+        return levels.colour(self.tokens) if levels is not None else "green"
+
+    @property
     def cache_hit(self) -> float | None:
         if self.cached_tokens is None or not self.prompt_tokens:
             return None
         return self.cached_tokens / self.prompt_tokens
 
-    def baseline(self, tokens: int, window: int) -> None:
-        """Before the first request: what the system prompt, environment and tool schemas already take."""
-        self.tokens, self.window = tokens, window
+    def baseline(self, use: WindowUse) -> None:
+        """Before the first request: what the stored view and the tool schemas already take."""
+        self.use = use
 
-    def report(self, report: ContextReport, schema_tokens: int) -> None:
+    def report(self, report: ContextReport) -> None:
         """A pipeline run (``usage`` is None: before the call) or a provider's answer (``usage`` set)."""
         m = report.metrics
         usage = report.usage
-        self.window = report.window or self.window
-        self.tokens = report.tokens + schema_tokens
+        if report.use is not None:
+            self.use = report.use
         self.level = m.level.lower()
         self.pipeline_ms = m.total_ms
         self.removed = {k: v for k, v in m.removed.items() if v}

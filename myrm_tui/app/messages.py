@@ -17,6 +17,7 @@ from myrm_tui.agent.events import AgentEvent, ContextReport
 from myrm_tui.context.compaction import Compaction
 from myrm_tui.context.types import Message as ChatMessage
 from myrm_tui.context.vault import VaultEntry
+from myrm_tui.context.window_use import WindowUse
 from myrm_tui.store.db import SessionRow, VaultListing
 
 
@@ -39,9 +40,8 @@ class SessionLoaded(Message):
 class AgentReady(Message):
     """The session's agent is built: the next request's size before anything is sent."""
 
-    tokens: int  # stored history (system prompt, environment) + tool schemas
-    window: int
-    thresholds: tuple[float, float] | None = None  # the pipeline's light and full ratios: the ring's colours
+    # The stored view (system prompt, environment…) + tool schemas, with the levels; None without an agent.
+    use: WindowUse | None
 
 
 @dataclass
@@ -78,9 +78,6 @@ class PanelInfo(TypedDict, total=False):
     vault_entries: int
     vault_bytes: int
     window: int
-    light: float
-    full: float
-    emergency: float
     notes: int
     note_texts: list[str]
     cache_breaks: dict[str, int]
@@ -93,7 +90,6 @@ class PanelInfo(TypedDict, total=False):
     summarizer_bill: dict[str, Any]  # SummaryPreparer.status(): calls, tokens, cost, cache reuse
     last_duration_ms: float
     pipeline_p50: float | None
-    window_lines: list[str]  # what fills the window now (``/context``)
     schema_tokens: int
     auto_compact: bool
 

@@ -337,6 +337,62 @@ def long_sessions(sizes: list[int], corpus: Path, runs: int, idle_s: float, time
     return 0 if ok else 1
 
 
+# -- compaction of a history far over the window (issue 45.9) ------------------------------------------
+COMPACTION_TARGET_S = 10.0  # 10,000 messages (2.7M tokens) compacted into a 16K window
+
+
+async def _compact_over_window(db: Path, window: int) -> tuple[int, int, float, float, float, str]:
+    """(messages, tokens, seconds of the first request's pipeline, seconds and CPU seconds of the whole
+    prepare, headline): the session reopened with a model whose window it exceeds many times over, as its
+    first message is. The CPU seconds are what the wall time is on an idle machine (the store's thread
+    included)."""
+    from myrm_tui.agent.factory import build_agent
+    from myrm_tui.config import resolve
+    from myrm_tui.store.db import Store
+
+    store = await Store.open(db)
+    try:
+        (row,) = await store.list_sessions()
+        cli = {"model": "openai/gpt-4o-mini", "api_key": "sk-perf", "summarizer_model": "extractive"}
+        settings = resolve({}, {}, cli, env={})
+        agent = await build_agent(store, row.id, settings, db.parent, window=window)
+        await agent.load()
+        tokens = agent.counter.messages(agent.history)
+        t, cpu = time.perf_counter(), time.process_time()
+        _, run = await agent.session.prepare(background=True)
+        total, cpu = time.perf_counter() - t, time.process_time() - cpu
+        headline = run.metrics.compaction.headline() if run.metrics.compaction else ""
+        return len(agent.history), tokens, run.metrics.total_ms / 1000, total, cpu, headline
+    finally:
+        await store.close()
+
+
+def compaction(sizes: list[int], corpus: Path, window: int) -> int:
+    """The first request of a stored session of each size, reopened at ``window``: its compaction's time.
+    Cost should grow about linearly with the history."""
+    import asyncio
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="myrm-perf-compact-") as tmp:
+        for n in sizes:
+            db = Path(tmp) / f"c{n}.db"
+            asyncio.run(make_session(db, n, corpus))
+            msgs, tokens, pipeline_s, total_s, cpu_s, headline = asyncio.run(_compact_over_window(db, window))
+            rows.append((msgs, tokens, cpu_s))
+            print(
+                f"{msgs:>6,} messages, {tokens:>9,} tokens into {window:,}: pipeline {pipeline_s:.1f} s, "
+                f"prepare {total_s:.1f} s, {cpu_s:.1f} s of CPU ({headline})",
+                flush=True,
+            )
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    ok = all(total <= COMPACTION_TARGET_S for _, _, total in rows)
+    if len(rows) > 1:
+        (m0, _, t0), (m1, _, t1) = rows[0], rows[-1]
+        print(f"{m1 / m0:.1f}x the messages took {t1 / t0:.1f}x the CPU time")
+    print(f"target <= {COMPACTION_TARGET_S:.0f} s of CPU each: {'ok' if ok else 'MISSED'}")
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--runs", type=int, default=5)
@@ -349,7 +405,15 @@ def main(argv: list[str] | None = None) -> int:
         help="reopen stored sessions of these sizes (e.g. 0,300,3000,10000): ready, RSS, typing, search",
     )
     ap.add_argument("--corpus", type=Path, default=Path("../shared/corpus/swe-dev.jsonl.gz"))
+    ap.add_argument(
+        "--compaction",
+        help="compact stored sessions of these sizes (e.g. 2500,5000,10000) at the first request, reopened "
+        "with a small window (--window): seconds per size",
+    )
+    ap.add_argument("--window", type=int, default=16_000)
     ns = ap.parse_args(argv)
+    if ns.compaction:
+        return compaction([int(x) for x in ns.compaction.split(",")], ns.corpus, ns.window)
     if ns.sessions:
         sizes = [int(x) for x in ns.sessions.split(",")]
         return long_sessions(sizes, ns.corpus, ns.runs, ns.idle, ns.timeout)

@@ -68,7 +68,7 @@ class LeftItem:
 
 @dataclass(frozen=True, slots=True)
 class Compaction:
-    """One compaction, as the user sees it: ``threshold FULL · 12.4K → 10.5K · 6 ms · extractive``."""
+    """One compaction, as the user sees it: ``planned (FULL level) · 12.4K → 10.5K · 6 ms · extractive``."""
 
     trigger: Trigger
     level: str
@@ -96,10 +96,19 @@ class Compaction:
 
     @property
     def trigger_label(self) -> str:
+        """What drove it: a planned compaction names its level (never the net's, even past 90 %: its
+        depth was the full level's), the emergency net what it caught, the user their focus."""
         if self.trigger == "manual":
             return f"manual: {self.focus}" if self.focus else "manual"
         if self.trigger == "threshold":
-            return f"threshold {self.level}"
+            head, _, named = self.reason.partition(" ")
+            level = named.split(";")[0] if head == "threshold" and named else self.level
+            return f"planned ({'FULL' if level == 'EMERGENCY' else level} level)"
+        if self.trigger == "emergency":
+            caught = "over budget" if self.reason.startswith("over budget") else "90% level"
+            return f"emergency net ({caught})"
+        if self.trigger == "overflow":
+            return "overflow (provider said too long)"
         if self.trigger == "fit":
             return "fit to budget"
         return self.trigger

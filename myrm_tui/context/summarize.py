@@ -37,6 +37,12 @@ SHRUNK_MESSAGE_TOKENS = 600  # messages whose ledger lines are remembered (oldes
 # before that a block appends and the earlier ones stay byte-identical (cached). Merging at half the share
 # kept one more swe-dev 16K fact (0.968 against 0.962) but rewrote the blocks at almost every compaction.
 CONSOLIDATE_AT = 4
+# The Record's lines are chosen from the newest folded messages worth this many input budgets: a fold of a
+# history far over the window (a 10,000-message session opened with a small model: 2.3M tokens into a few
+# thousand) spent 75 s ranking lines it had no room for, its cost growing with the square of the history.
+# A compaction within the window folds under one budget, so its lines are all considered as before; the
+# older ones stay in the archive every item that left points to.
+LEDGER_SPAN_BUDGETS = 4
 MIN_BLOCK_TOKENS = 120  # a block is never rendered smaller (the fit step then cuts elsewhere)
 
 
@@ -54,6 +60,16 @@ class SummarizeSettings:
     consolidate_ratio: float
     max_blocked_items: int
     max_next_steps: int
+
+
+def ledger_start(messages: Sequence[Message], req: Request, span: int) -> int:
+    """Index of the oldest of ``messages`` within the newest ``span`` tokens (0: all of them)."""
+    total = 0
+    for i in range(len(messages) - 1, -1, -1):
+        total += req.counter.message(messages[i])
+        if total > span:
+            return i + 1
+    return 0
 
 
 def transcript(messages: Sequence[Message], limit: int = MAX_TRANSCRIPT_CHARS) -> str:
@@ -157,7 +173,7 @@ class Summarize(Configured[SummarizeSettings]):
 
     async def run(self, v: View, s: SummarizeSettings) -> SummaryBlock | Rewritten:
         req, view = v.request, v.messages
-        self._observe(view, req)
+        self._observe(view, req, s.input_budget * LEDGER_SPAN_BUDGETS)
         if not v.compacting or not v.folded:
             return Rewritten(messages=view)
         trace = Trace()
@@ -200,13 +216,20 @@ class Summarize(Configured[SummarizeSettings]):
         seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
         later = ledger.LaterUse([*removed, *view])
         referred = ledger.Referred([*removed, *view], later)
+        start = ledger_start(removed, req, s.input_budget * LEDGER_SPAN_BUDGETS)
+        if start:
+            trace.event(f"summary: Record lines from the newest {len(removed) - start:,} of {len(removed):,}")
         lines = [
             *(
                 ledger.reparse(ln, self._priority)
                 for b in folded
                 for ln in summary_model.record_lines(b.text)
             ),
-            *(ln for k, m in enumerate(removed) for ln in self._folded_lines(m, k, later, req, referred)),
+            *(
+                ln
+                for k, m in enumerate(removed[start:], start)
+                for ln in self._folded_lines(m, k, later, req, referred)
+            ),
         ]
         # The block must fit what the request may still carry (after a provider overflow, the hard limit)
         # and the summaries' share; chars per token vary with the text, so fit_block measures the block.
@@ -270,10 +293,13 @@ class Summarize(Configured[SummarizeSettings]):
         while len(self._priority) > LEDGER_CACHE * 4:
             self._priority.pop(next(iter(self._priority)))
 
-    def _observe(self, view: list[Message], req: Request) -> None:
+    def _observe(self, view: list[Message], req: Request, span: int) -> None:
         """Ledger lines of each message when it first enters the view, so a compaction only looks them up:
-        its time stays flat however much it folds (the request that compacts is the slow one otherwise)."""
-        for i in range(req.new_start, len(view)):
+        its time stays flat however much it folds (the request that compacts is the slow one otherwise).
+        Only what a Record could hold (``ledger_start``): a resumed history far over the window is not read
+        line by line before the compaction that folds it."""
+        first = max(req.new_start, ledger_start(view, req, span))
+        for i in range(first, len(view)):
             m = view[i]
             key = self._key(m, req)
             if key is not None and key in self._ledger:

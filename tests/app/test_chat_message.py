@@ -52,3 +52,44 @@ def test_the_url_tables_markdown_parses_use_are_whole_before_any_parse(
         "See [the file](http://file5.py/a%20b?q=1#x), <https://e.com> and www.x.org."
     )
     assert (set(_encode.encode_cache), set(_decode.decode_cache)) == built  # nothing left to build
+
+
+class _Lines(App[None]):
+    def compose(self) -> ComposeResult:
+        yield AssistantMessage("Log:\nLine 30: started\nLine 31: failed\n\nRoses are red,\nviolets blue.")
+
+
+async def test_line_breaks_inside_a_paragraph_are_shown() -> None:
+    """A model's log lines, steps or poem keep their lines (strict CommonMark would join each paragraph
+    into one line), and the blank line between paragraphs still separates them."""
+    from textual.widgets._markdown import MarkdownParagraph
+
+    app = _Lines()
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.pause()
+        paragraphs = [str(p._content) for p in app.query(MarkdownParagraph)]
+        assert paragraphs == ["Log:\nLine 30: started\nLine 31: failed", "Roses are red,\nviolets blue."]
+
+
+async def test_a_streamed_answer_keeps_its_line_breaks() -> None:
+    """The same lines arriving in pieces, as a reply streams."""
+    from textual.widgets._markdown import MarkdownParagraph
+
+    from tests.helpers import wait_until
+
+    class _Streamed(App[None]):
+        def compose(self) -> ComposeResult:
+            yield AssistantMessage()
+
+    app = _Streamed()
+    async with app.run_test(size=(80, 20)) as pilot:
+        message = app.query_one(AssistantMessage)
+        for piece in ("step 1: read", "\nstep 2: ", "fix\nstep 3: test"):
+            await message.append(piece)
+        await message.finish()
+
+        def paragraphs() -> list[str]:
+            return [str(p._content) for p in app.query(MarkdownParagraph)]
+
+        await wait_until(pilot, lambda: "test" in "".join(paragraphs()))
+        assert paragraphs() == ["step 1: read\nstep 2: fix\nstep 3: test"]

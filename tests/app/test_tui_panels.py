@@ -14,6 +14,7 @@ from myrm_tui.app.screens.help import help_sections
 from myrm_tui.app.screens.sessions import SessionPicker
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel, UsageChart
+from myrm_tui.context.window_use import Levels
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import make_app, started, type_and_send, wait_until
 
@@ -217,13 +218,17 @@ async def test_the_app_state_is_bound_down_to_the_widgets_that_show_it(
         assert _text(model).startswith("model: openai/gpt-4o-mini\nsession: ")
         config = app.controller.agent.config  # type: ignore[union-attr]
         await wait_until(pilot, lambda: ring.window > 0)  # AgentReady reached the screen, then the app
-        assert (ring.amber, ring.red) == (config.light_ratio, config.full_ratio) != (0.5, 0.75)
+        # The ring's colours are the pipeline's levels, in its own tokens (shares of the input budget).
+        levels = Levels.of(config, app.controller.schema_tokens())
+        assert app.live.use is not None and app.live.use.levels == levels
+        assert ring.level() == levels.colour(ring.tokens) == "green" and levels.light < ring.window // 2
         app.compacting = True
         assert ring.busy and "compacting…" in _text(ring)
         app.compacting = False
         assert not ring.busy
         await type_and_send(pilot, "talk")
-        await wait_until(pilot, lambda: _text(status) == "thinking… (esc cancels)")
+        # While the reply's text streams the status says so (it said "thinking…" all along).
+        await wait_until(pilot, lambda: _text(status) == "writing… (esc cancels)")
         await wait_until(pilot, lambda: not app.busy)
         assert _text(status) == "ready"
         await type_and_send(pilot, "/notes")  # a slash command's notice goes to the conversation

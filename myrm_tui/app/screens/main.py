@@ -23,7 +23,6 @@ from myrm_tui.app.live import LiveContext
 from myrm_tui.app.mentions import fuzzy, list_files
 from myrm_tui.app.messages import (
     AgentEventMessage,
-    AgentReady,
     ApprovalWaiting,
     JumpToBottom,
     PanelData,
@@ -184,10 +183,6 @@ class MainScreen(Screen[None]):
     async def on_session_loaded(self, event: SessionLoaded) -> None:
         if not self.torn_down():
             await self.chat.load(event.messages, event.compactions, event.welcome)
-
-    def on_agent_ready(self, event: AgentReady) -> None:
-        if event.thresholds is not None and not self.torn_down():
-            self.side_panel.set_thresholds(*event.thresholds)
 
     async def on_agent_event_message(self, message: AgentEventMessage) -> None:
         if self.torn_down():

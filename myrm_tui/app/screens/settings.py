@@ -23,14 +23,17 @@ TEXT_FIELDS: tuple[tuple[str, str], ...] = (
     ("api_base", "API base (OpenAI-compatible endpoint; empty for the provider's own)"),
     ("summarizer_model", "Summarizer model (empty = provider's lite model, 'extractive' = no LLM)"),
     ("context_window", "Context window override in tokens (0 = from the model registry)"),
-    ("light_ratio", "Light compression at (share of the window)"),
-    ("full_ratio", "Full compression at"),
-    ("emergency_ratio", "Emergency compression at"),
+    (
+        "light_ratio",
+        "Light compression at (share of the input budget: the window less the reply's room and tool schemas)",
+    ),
+    ("full_ratio", "Full compression (planned) at (share of the input budget)"),
+    ("emergency_ratio", "Emergency net at (share of the input budget)"),
     ("allowed_commands", "Shell commands allowed without asking (comma-separated rules: git status, pytest)"),
 )
 AUTO_OFF_WARNING = (
-    "⚠ Auto-compaction off: the context grows until the 90% safety net compacts it (or a request is "
-    "refused). Compact yourself with ctrl+k or /compact."
+    "⚠ Auto-compaction off: the context grows until the emergency net (90% of the input budget) compacts "
+    "it (or a request is refused). Compact yourself with ctrl+k or /compact."
 )
 NUMERIC = {"context_window": int, "light_ratio": float, "full_ratio": float, "emergency_ratio": float}
 

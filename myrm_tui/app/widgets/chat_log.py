@@ -25,7 +25,7 @@ from textual.widgets import Collapsible, Static
 from myrm_tui.agent import events
 from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
 from myrm_tui.app.widgets.compaction_row import CompactionRow
-from myrm_tui.app.widgets.prompt_input import PASTE_CHARS, PASTE_LINES, collapse
+from myrm_tui.app.widgets.prompt_input import PASTE_CHARS, PASTE_LINES, PromptInput, collapse
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.vault_card import VaultArtifactCard
 from myrm_tui.app.widgets.vault_pane import VaultPane
@@ -104,6 +104,10 @@ class Item:
         if self.kind == "welcome":
             return Static(self.text, id="welcome", markup=False)
         return Notice(self.text, self.level)
+
+
+# A stored call with no stored result: its turn ended (closed, forked from a replay) before it finished.
+UNFINISHED = "No result was recorded: the call was interrupted before it finished."
 
 
 class ChatLog(VerticalScroll):
@@ -475,10 +479,11 @@ class ChatLog(VerticalScroll):
             self.notify("Copied.")
 
     def action_leave(self) -> None:
-        if self.screen.focused is not self:  # inside a card (a compaction's list): back to the items
-            self.focus()
-            return
+        """Esc, on an item or inside one (a compaction's list): the prompt takes the focus back, at once.
+        Up one level only, a typed ``/context`` then fired ``c`` (copy) and its Enter collapsed the row."""
         self._set_cursor(None)
+        for prompt in self.screen.query(PromptInput):  # now, not after a message: the next key is its
+            self.screen.set_focus(prompt)
         self.post_message(self.Left())
 
     # -- loading and live output ----------------------------------------------------------------------
@@ -500,10 +505,14 @@ class ChatLog(VerticalScroll):
             items += [Item("compaction", record=c) for c in after.get(m.id, ())]
         if welcome and not items:
             items.append(Item("welcome", welcome))
+        for it in items:
+            if it.kind == "tool" and it.result is None:  # nothing runs while a session loads
+                it.result = (UNFINISHED, True, {"interrupted": True})
         self.items = items
         self._version += 1
         await self._mount_window(max(0, len(items) - WINDOW), len(items))
-        self.scroll_end(animate=False)
+        self.anchor()  # a session opens at its newest output, however the last one was left
+        self._check_away()
 
     def _items_of(self, m: Message) -> list[Item]:
         if m.role == "system" or m.synthetic:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -11,6 +11,8 @@ from textual.widgets import Static
 from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:  # Markdown (and markdown-it) load with the first answer, not with the first frame
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_core import StateCore
     from textual.widgets import Markdown
     from textual.widgets._markdown import MarkdownStream
 
@@ -83,11 +85,30 @@ def warm_markdown_urls() -> None:
         mdurl.decode("", chars)
 
 
+def _hard_breaks(state: StateCore) -> None:
+    """Every line break inside a paragraph is kept: a model's poem, numbered steps or log lines
+    (``Line 30: …`` ``Line 31: …``) are lines, not one paragraph (strict CommonMark joins them)."""
+    for token in state.tokens:
+        for child in token.children or ():
+            if child.type == "softbreak":
+                child.type = "hardbreak"
+
+
+def chat_parser() -> MarkdownIt:
+    """Textual's "gfm-like" parser, line breaks kept as the other agents' transcripts keep them."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("gfm-like")
+    md.core.ruler.push("hard_breaks", _hard_breaks)
+    return md
+
+
 def _chat_markdown() -> type[Markdown]:
-    """Textual's Markdown whose code fences without a language are plain text. Textual guesses a missing
-    language with pygments' ``guess_lexer``, which imports every lexer it has: about 250 modules, 8 MB held
-    for good and a second of CPU the first time a reopened long session shows one fence. Made on first use:
-    importing Markdown is not free either, and the first frame does not need it."""
+    """Textual's Markdown whose code fences without a language are plain text and whose line breaks are
+    kept (``chat_parser``). Textual guesses a missing language with pygments' ``guess_lexer``, which
+    imports every lexer it has: about 250 modules, 8 MB held for good and a second of CPU the first time a
+    reopened long session shows one fence. Made on first use: importing Markdown is not free either, and
+    the first frame does not need it."""
     global _ChatMarkdown
     if _ChatMarkdown is None:
         warm_markdown_urls()
@@ -101,6 +122,10 @@ def _chat_markdown() -> type[Markdown]:
 
         class ChatMarkdown(Markdown):
             BLOCKS = {**Markdown.BLOCKS, "fence": PlainFence, "code_block": PlainFence}
+
+            def __init__(self, markdown: str | None = None, **kwargs: Any) -> None:
+                kwargs.setdefault("parser_factory", chat_parser)
+                super().__init__(markdown, **kwargs)
 
         _ChatMarkdown = ChatMarkdown
     return _ChatMarkdown

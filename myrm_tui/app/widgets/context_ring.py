@@ -1,10 +1,10 @@
 """``ContextUsageIndicator``: a ring of twelve segments showing how full the context is.
 
 Usage is the next request's input (cached + uncached, tool schemas included), clamped to 100%; segments
-light clockwise from the top. The colour (and dot) is green below the amber threshold (the pipeline's
-light level), amber below red (its full level), red above. Until the agent is built the window is not
-known and the ring says so. Clicking the ring asks for a compaction. ``live`` and ``busy`` are bound from
-the side panel.
+light clockwise from the top. The colour (and dot) is green below the pipeline's light level, amber below
+its full level, red from it: the levels the pipeline compacts at, in the ring's own tokens (``WindowUse``),
+not shares of the window. Until the agent is built the window is not known and the ring says so. Clicking
+the ring asks for a compaction. ``live`` and ``busy`` are bound from the side panel.
 """
 
 from __future__ import annotations
@@ -46,8 +46,7 @@ class ContextUsageIndicator(Static):
     tokens: reactive[int] = reactive(0)
     window: reactive[int] = reactive(0)
     busy: reactive[bool] = reactive(False)
-    amber: reactive[float] = reactive(0.5)
-    red: reactive[float] = reactive(0.75)
+    colour: reactive[str] = reactive("green")  # "green" | "amber" | "red": LiveContext.colour
     compact: reactive[bool] = reactive(False)  # one line (the side panel collapsed)
     live: var[LiveContext] = var(LiveContext, init=False)
 
@@ -55,32 +54,17 @@ class ContextUsageIndicator(Static):
     class CompactRequested(Message):
         """The ring was clicked: compact now."""
 
-    def __init__(self, amber: float = 0.5, red: float = 0.75, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.amber = amber
-        self.red = red
-
     def watch_live(self, live: LiveContext) -> None:
-        self.tokens, self.window, self.ratio = live.tokens, live.window, live.ratio
+        self.tokens, self.window, self.ratio, self.colour = live.tokens, live.window, live.ratio, live.colour
 
     def level(self) -> str:
-        if self.ratio >= self.red:
-            return "red"
-        if self.ratio >= self.amber:
-            return "amber"
-        return "green"
+        return self.colour
 
     def render(self) -> Text:
         ratio = max(0.0, min(self.ratio, 1.0))
         color = COLORS[self.level()]
         if self.compact:
-            return Text.assemble(
-                ("● ", color),
-                (f"context {self.level()} {ratio * 100:.0f}%" if self.window else "context …", color),
-                f"  {self.tokens:,} / {self.window:,} tokens" if self.window else "",
-                ("  ·  compacting…" if self.busy else "  ·  ctrl+k compacts", "italic grey50"),
-                ("  ·  ctrl+b panel", "italic grey50"),
-            )
+            return self._line(ratio, color)
         lit = math.ceil(ratio * len(_SEGMENTS)) if ratio > 0 else 0
         grid = [[" "] * 7 for _ in range(3)]
         styles = [[""] * 7 for _ in range(3)]
@@ -107,6 +91,23 @@ class ContextUsageIndicator(Static):
             if r < 2:
                 out.append("\n")
         return out
+
+    def _line(self, ratio: float, color: str) -> Text:
+        """The one-line form, as much as fits: whole parts, the least needed left out first (at 80
+        columns ``· ctrl+b panel`` was cut mid-word)."""
+        parts = [
+            Text.assemble(
+                ("● ", color),
+                (f"context {self.level()} {ratio * 100:.0f}%" if self.window else "context …", color),
+            ),
+            Text(f"  {self.tokens:,} / {self.window:,} tokens" if self.window else ""),
+            Text("  ·  compacting…" if self.busy else "  ·  ctrl+k compacts", "italic grey50"),
+            Text("  ·  ctrl+b panel", "italic grey50"),
+        ]
+        room = self.size.width or sum(p.cell_len for p in parts)
+        while len(parts) > 1 and sum(p.cell_len for p in parts) > room:
+            parts.pop()
+        return Text("").join(parts)
 
     def on_click(self) -> None:
         self.post_message(self.CompactRequested())

@@ -1,9 +1,9 @@
 """``SessionContextHealthPanel``: three cards of live context metrics and a usage chart.
 
 Totals come from the metrics rows the agent stores per request and from the context state; the
-"now" values (level, last pipeline run) come from the app's ``LiveContext`` (``live``, bound from the
-side panel), the object the ring and the lines under it render, so the panel and the header always
-agree. This widget only adds up.
+"now" values (the window's breakdown, the levels, the last pipeline run) come from the app's
+``LiveContext`` (``live``, bound from the side panel), the object the ring and the lines under it render,
+so the panel and the ring always agree. This widget only adds up.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from myrm_tui.app.messages import PanelInfo
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
+PANEL_BAR = 8  # the "Window now" card's bars (the side panel is 52 columns)
 
 
 def _k(n: float) -> str:
@@ -33,7 +34,8 @@ def _k(n: float) -> str:
 class UsageChart(Static):
     """One bar per request (newest right), its height the share of the window the request used, on a
     fixed 0-100% scale: a few requests draw a few bars, none draws none (a sparkline stretches one value
-    over the whole width). Bars are coloured by the pipeline's thresholds."""
+    over the whole width). Bars are coloured by the pipeline's levels (shares of the input budget, so
+    given here as shares of the window: ``light`` and ``full``)."""
 
     DEFAULT_CSS = """
     UsageChart { height: 3; margin-bottom: 1; }
@@ -102,15 +104,17 @@ class SessionContextHealthPanel(VerticalScroll):
     def _redraw(self) -> None:
         rows, info, live = self._rows, self._info, self.live
         requests = [r for r in rows if "tokens_out" in r]
-        window = int(info.get("window") or live.window or 1)
+        window = int(live.window or info.get("window") or 1)
         schemas = int(info.get("schema_tokens") or 0)  # counted as the ring counts: our count + schemas
         usage = [(r["tokens_out"] + schemas) / int(r.get("window") or window) for r in requests]
-        self.query_one(UsageChart).plot(usage, info.get("light", 0.5), info.get("full", 0.7))
+        levels = live.use.levels if live.use is not None else None
+        light, full = (levels.light / window, levels.full / window) if levels else (0.5, 0.7)
+        self.query_one(UsageChart).plot(usage, light, full)
         caption = "usage per request (share of the window)"
         if usage:
             caption = f"usage per request ({len(usage)}): last {usage[-1]:.0%} of window"
         self.query_one("#usage-caption", Static).update(caption)
-        self.query_one("#window-now", Static).update("\n".join(self._card_window(info)))
+        self.query_one("#window-now", Static).update("\n".join(self._card_window(info, live)))
         self.query_one("#compaction", Static).update(
             "\n".join(self._card_compaction(rows, info, live, len(requests)))
         )
@@ -118,8 +122,8 @@ class SessionContextHealthPanel(VerticalScroll):
         self.query_one("#cache", Static).update("\n".join(self._card_cache(rows, info)))
 
     @staticmethod
-    def _card_window(info: PanelInfo) -> list[str]:
-        lines = info.get("window_lines") or []
+    def _card_window(info: PanelInfo, live: LiveContext) -> list[str]:
+        lines = live.use.lines(width=PANEL_BAR) if live.use is not None else []
         head = "Window now (/context)"
         if info.get("auto_compact") is False:
             head += "  ⚠ auto-compaction off"
@@ -132,7 +136,8 @@ class SessionContextHealthPanel(VerticalScroll):
         comps = [c for c in compactions_of(rows) if c.changed]
         last = comps[-1] if comps else None
         saved = sum(c.saved for c in comps)
-        window = info.get("window", 0)
+        window = live.window or info.get("window", 0)
+        levels = live.use.levels if live.use is not None else None
         return [
             "Compaction",
             f"compactions        {len(comps)}",
@@ -147,8 +152,8 @@ class SessionContextHealthPanel(VerticalScroll):
             f"tokens saved       {_k(saved)}",
             f"summary source     {(last.summary_source or '-') if last else '-'}",
             f"window             {_k(window)}",
-            f"thresholds         {_k(window * info.get('light', 0.5))} / "
-            f"{_k(window * info.get('full', 0.7))} / {_k(window * info.get('emergency', 0.9))}",
+            # The pipeline's levels in the ring's tokens: shares of the input budget, not of the window.
+            f"thresholds         {levels.short() if levels else '-'}",
             f"level now          {live.level}",
         ]
 

@@ -80,7 +80,3 @@ class SidePanel(Vertical):
         live = self.live
         self.query_one("#stats", Static).update("\n".join(live.lines()))
         self.set_class(live.known and live.ratio >= self.fork_ratio, "-suggest-fork")
-
-    def set_thresholds(self, light: float, full: float) -> None:
-        ring = self.query_one(ContextUsageIndicator)
-        ring.amber, ring.red = light, full
