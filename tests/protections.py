@@ -1010,9 +1010,7 @@ MUTANTS = (
         "myrm_tui/store/base.py",
         'self._writer = WriterLock(path) if path != ":memory:" and not path.startswith("file:") else None',
         "self._writer = None",
-        (
-            "tests/store/test_store_concurrency.py::test_a_writer_that_writes_back_to_back_does_not_starve_another",
-        ),
+        ("tests/store/test_writer_lock.py::test_a_writer_queued_on_the_writer_lock_gets_the_next_turn",),
     ),
     Mutant(
         "a cancel (Esc, a fork) that comes as a timed wait ends is not lost (3.11's wait_for lost it)",
