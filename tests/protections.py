@@ -1013,6 +1013,16 @@ MUTANTS = (
         ("tests/store/test_writer_lock.py::test_a_writer_queued_on_the_writer_lock_gets_the_next_turn",),
     ),
     Mutant(
+        "the ring's first figure for a provider's model does not wait for litellm (window from its file)",
+        "myrm_tui/app/controller.py",
+        "    return bundled_window(settings.model) is None\n",
+        "    return True\n",
+        (
+            "tests/cli/test_import_hygiene.py::"
+            "test_the_first_frame_and_the_rings_first_figure_load_no_heavy_module",
+        ),
+    ),
+    Mutant(
         "a cancel (Esc, a fork) that comes as a timed wait ends is not lost (3.11's wait_for lost it)",
         "myrm_tui/aio.py",
         "    async with asyncio.timeout(seconds):\n        return await aw\n",
