@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from myrm_tui.context.tokens import TokenCounter
+from myrm_tui.context.tokens import TokenCounter, get_encoding
 from myrm_tui.context.types import Message, ToolCall
 
 texts = st.text(max_size=300)
@@ -84,3 +86,31 @@ def test_a_growing_history_is_counted_as_a_whole_one_is(ops: list[tuple[str, int
             histories[current] = list(h)
         h = histories[current]
         assert counter.history(h) == counter.messages(h)
+
+
+@settings(max_examples=60, deadline=None)  # the first example builds the whole encoding (~1 s)
+@given(text=st.text(max_size=400))
+def test_the_encoding_without_its_python_rank_copy_counts_as_tiktokens_own(text: str) -> None:
+    """The loaded encoding drops tiktoken's Python copy of its ranks (idle memory); counts, decoding and
+    pickling are those of an encoding built whole."""
+    import pickle
+
+    import tiktoken
+    from tiktoken_ext.openai_public import o200k_base
+
+    enc = get_encoding()
+    assert enc._mergeable_ranks == {}  # the copy is gone
+    whole = _whole_o200k(tiktoken.Encoding, o200k_base)
+    tokens = enc.encode_ordinary(text)
+    assert tokens == whole.encode_ordinary(text)
+    assert enc.decode(tokens) == whole.decode(tokens)
+    assert pickle.loads(pickle.dumps(enc)) is not None
+
+
+_whole: list[Any] = []
+
+
+def _whole_o200k(encoding: Any, spec: Any) -> Any:
+    if not _whole:
+        _whole.append(encoding(**spec()))
+    return _whole[0]
