@@ -81,8 +81,18 @@ finally:
     print(json.dumps(seen))
 """
 
-# Seconds to import (or, for tiktoken's encoding, to load) and a hundred MB or more between them.
-HEAVY = ("litellm", "openai", "tiktoken", "llama_cpp", "markdown_it", "myrm_tui.agent.agent")
+# Seconds to import (or, for tiktoken's encoding, to load) and a hundred MB or more between them;
+# typer's adapters parse options with pydantic validators (0.05 s of CPU): the full screen's are read
+# without them.
+HEAVY = (
+    "litellm",
+    "openai",
+    "tiktoken",
+    "llama_cpp",
+    "markdown_it",
+    "myrm_tui.agent.agent",
+    "typer._adapters",
+)
 HEAVY_PREFIXES = ("pygments.lexers.", "tree_sitter_")  # one lexer / grammar a module
 
 
