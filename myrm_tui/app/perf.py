@@ -136,16 +136,30 @@ def _drain(fd: int, seconds: float) -> bool:
     return True
 
 
+def _runnable_threads(pid: int) -> int:
+    """How many of the process's threads are running or waiting for a CPU (state R)."""
+    n = 0
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            n += (task / "stat").read_text().rsplit(")", 1)[1].split()[0] == "R"
+        except (OSError, IndexError):
+            continue
+    return n
+
+
 def _wait_quiet(fd: int, pid: int, timeout: float) -> None:
     """Until the app's start-up work (a provider's preheat: litellm's import and a request) is done: a
-    second in which it used less than QUIET_CPU_S of CPU. A busy machine slows that work, not its end."""
+    second in which it used less than QUIET_CPU_S of CPU and was seldom runnable. On a loaded machine a
+    process waiting for a CPU uses none: it is runnable, so it does not count as quiet."""
     end = time.perf_counter() + timeout
-    before = _cpu_s(pid)
-    while time.perf_counter() < end and _drain(fd, 1.0):
-        now = _cpu_s(pid)
-        if now - before < QUIET_CPU_S:
+    while time.perf_counter() < end:
+        before, runnable = _cpu_s(pid), 0
+        for _ in range(10):
+            if not _drain(fd, 0.1):
+                return
+            runnable += _runnable_threads(pid) > 0
+        if runnable <= 2 and _cpu_s(pid) - before < QUIET_CPU_S:
             return
-        before = now
 
 
 def one_run(
