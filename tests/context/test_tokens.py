@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.context.tokens import TokenCounter, get_encoding
@@ -56,8 +56,12 @@ _history_ops = st.lists(
 )
 
 
-@settings(max_examples=60)
+# too_slow: on a loaded machine one draw once stalled a second (the process waiting for a CPU).
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=_history_ops, sizes=st.lists(st.integers(0, 400), min_size=1, max_size=8))
+# Another history as long as the one counted last: counting on from that one's memo is wrong. Random
+# search found it most runs, not every one (a protection survived once).
+@example(ops=[("append", 2), ("switch", 0), ("append", 2)], sizes=[0, 0, 1, 1, 50, 50])
 def test_a_growing_history_is_counted_as_a_whole_one_is(ops: list[tuple[str, int]], sizes: list[int]) -> None:
     """``history`` (counted on from the last call) equals ``messages`` (counted whole) whatever the
     history did since: grew, changed its first message, shrank, was another one, or was copied."""
