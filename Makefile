@@ -96,7 +96,8 @@ bench:
 protections:
 	$(PY) -m tests.protections
 
-# First frame and idle memory of the real TUI in a pseudo-terminal (targets: <= 0.5 s, <= 200 MB).
+# First frame, the ring's first figure, ready and idle memory of the real TUI in a pseudo-terminal, for the
+# embedded model and a provider's (targets: <= 0.5 s, <= 1 s, <= 200 / 250 MB).
 perf:
 	$(PY) -m myrm_tui.app.perf --runs 5
 

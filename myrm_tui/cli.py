@@ -7,6 +7,7 @@ stay fast.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import os
@@ -19,6 +20,7 @@ import typer
 from typer import _click as click
 from typer._click.exceptions import NoSuchOption
 from typer.core import TyperCommand
+from typer.models import OptionInfo
 
 from myrm_tui import gc_policy, plain_words
 from myrm_tui.offline import configure_offline_env
@@ -135,12 +137,13 @@ class _Subcommand(TyperCommand):
         return rest
 
 
-def _print_version(value: bool) -> None:
+def _print_version(value: bool) -> bool:
     if value:
         from myrm_tui import __version__
 
         print(f"myrm {__version__}")
         raise typer.Exit(0)
+    return value
 
 
 def _check_settings(cli: dict[str, Any]) -> None:
@@ -307,6 +310,18 @@ def main_tui(
         _refuse("--speed goes with --replay PATH[#ID]")
     if replay is not None and session:
         _refuse("--session and --replay do not go together (a replay plays in a session of its own)")
+    _tui(model, session, db, workspace, api_base, replay, speed)
+
+
+def _tui(
+    model: str | None,
+    session: str | None,
+    db: Path | None,
+    workspace: Path | None,
+    api_base: str | None,
+    replay: str | None,
+    speed: float,
+) -> None:
     configure_offline_env()
     _check_tui_inputs(
         _cli_settings(model, api_base), _db(db), session, replay, (workspace or Path.cwd()).resolve()
@@ -929,10 +944,76 @@ def bench(
     raise typer.Exit(code)
 
 
+def _tui_options(argv: list[str]) -> dict[str, Any] | None:
+    """``myrm [OPTIONS]`` (the full screen) parsed without typer, from ``main_tui``'s own declarations:
+    typer's parsing imports pydantic and builds a validator per option (~0.07 s of CPU, a sixth of the
+    first frame). None for anything else (a command, --help, an unknown, repeated or malformed option):
+    typer then parses it all, with its own messages."""
+    import typing
+
+    hints = typing.get_type_hints(main_tui, include_extras=True)
+    flags: dict[str, tuple[str, Any, bool]] = {}  # flag -> (parameter, type, a flag's value)
+    options: dict[str, Any] = {}
+    for name, param in inspect.signature(main_tui).parameters.items():
+        info = next((m for m in getattr(hints[name], "__metadata__", ()) if isinstance(m, OptionInfo)), None)
+        if info is None:
+            continue
+        # typer's to honour (``--version``'s eager callback is read below, as typer would)
+        if info.envvar or info.parser or (info.callback and name != "version"):
+            return None
+        options[name] = param.default
+        kind = typing.get_args(hints[name])[0]  # Annotated[X, Option(...)]: X
+        kind = next((t for t in typing.get_args(kind) if t is not type(None)), kind)  # X | None: X
+        # In Annotated, Option's first positional argument is its first name (typer's reading too).
+        decls = [*([info.default] if isinstance(info.default, str) else []), *(info.param_decls or ())]
+        dashed = name.replace("_", "-")
+        for decl in decls or [f"--{dashed}/--no-{dashed}" if kind is bool else f"--{dashed}"]:
+            on, _, off = decl.partition("/")
+            flags[on] = (name, kind, True)
+            if off:
+                flags[off] = (name, kind, False)
+    given: set[str] = set()
+    rest = list(argv)
+    while rest:
+        flag, eq, value = rest.pop(0).partition("=")
+        if flag not in flags or (eq and not flag.startswith("--")):  # click reads -m=x as "=x"
+            return None
+        name, kind, value_of_flag = flags[flag]
+        if name in given or name == "version":  # --version: typer's eager callback prints it
+            return None
+        given.add(name)
+        if kind is bool:
+            if eq:
+                return None
+            options[name] = value_of_flag
+            continue
+        if not eq:
+            if not rest or rest[0].startswith("-"):
+                return None
+            value = rest.pop(0)
+        try:
+            options[name] = kind(value)
+        except ValueError:
+            return None
+    if ("speed" in given and options["replay"] is None) or (
+        options["replay"] is not None and options["session"]
+    ):
+        return None  # refused by typer's path, in one line
+    return options
+
+
 def main() -> None:
     gc_policy.configure()
     try:
-        app()
+        options = _tui_options(sys.argv[1:])
+        if options is None:
+            app()
+        else:
+            options.pop("version")
+            try:
+                _tui(**options)
+            except typer.Exit as exc:  # as typer's own run ends it: the exit code, nothing printed
+                raise SystemExit(exc.exit_code) from None
     except Exception as exc:
         from myrm_tui.store.db import StoreError
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import importlib.util
 import json
 import math
 import os
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
 from myrm_tui.context.config import DEFAULT_REPLY_TOKENS
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
+from myrm_tui.offline import litellm_registry_file, litellm_root
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -524,19 +524,10 @@ def config_problems(
 
 # -- model strings ---------------------------------------------------------------------------------------
 @functools.cache
-def _litellm_root() -> Path | None:
-    spec = importlib.util.find_spec(
-        "litellm"
-    )  # finds the package without running it (its import takes seconds)
-    locations = spec.submodule_search_locations if spec is not None else None
-    return Path(next(iter(locations))) if locations else None
-
-
-@functools.cache
 def litellm_providers() -> frozenset[str]:
     """litellm's provider names (``litellm.provider_list`` plus its JSON-configured OpenAI-compatible
     providers), read from its files; empty when they cannot be read (then nothing is refused)."""
-    root = _litellm_root()
+    root = litellm_root()
     if root is None:
         return frozenset()
     out: set[str] = set()
@@ -556,13 +547,9 @@ def litellm_providers() -> frozenset[str]:
 @functools.cache
 def _litellm_registry() -> dict[str, str]:
     """Model name -> its provider, from litellm's bundled registry (the one used offline)."""
-    root = _litellm_root()
+    path = litellm_registry_file()
     try:
-        data = (
-            json.loads((root / "model_prices_and_context_window_backup.json").read_text(encoding="utf-8"))
-            if root
-            else {}
-        )
+        data = json.loads(path.read_text(encoding="utf-8")) if path else {}
     except (OSError, ValueError):
         return {}
     return {k: str(v.get("litellm_provider", "")) for k, v in data.items() if k != "sample_spec"}
@@ -580,7 +567,7 @@ def registry_provider(model: str) -> str | None:
 @functools.cache
 def _compatible_endpoints() -> tuple[str, ...]:
     """API bases litellm recognises without a provider prefix (``openai_compatible_endpoints``)."""
-    root = _litellm_root()
+    root = litellm_root()
     try:
         source = (root / "constants.py").read_text(encoding="utf-8") if root else ""
     except OSError:

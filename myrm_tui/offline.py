@@ -13,12 +13,24 @@ from pathlib import Path
 
 
 @cache
-def litellm_tokenizers_dir() -> Path | None:
+def litellm_root() -> Path | None:
+    """litellm's package folder, found without running it (its import takes seconds)."""
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
-    return path if path.is_dir() else None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def litellm_tokenizers_dir() -> Path | None:
+    root = litellm_root()
+    path = root / "litellm_core_utils" / "tokenizers" if root else None
+    return path if path is not None and path.is_dir() else None
+
+
+def litellm_registry_file() -> Path | None:
+    """litellm's bundled model registry (windows, prices): the one it reads offline."""
+    root = litellm_root()
+    return root / "model_prices_and_context_window_backup.json" if root else None
 
 
 def configure_offline_env() -> None:

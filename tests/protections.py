@@ -1082,8 +1082,16 @@ MUTANTS = (
         "myrm_tui/store/base.py",
         'self._writer = WriterLock(path) if path != ":memory:" and not path.startswith("file:") else None',
         "self._writer = None",
+        ("tests/store/test_writer_lock.py::test_a_writer_queued_on_the_writer_lock_gets_the_next_turn",),
+    ),
+    Mutant(
+        "the ring's first figure for a provider's model does not wait for litellm (window from its file)",
+        "myrm_tui/app/controller.py",
+        "    return bundled_window(settings.model) is None\n",
+        "    return True\n",
         (
-            "tests/store/test_store_concurrency.py::test_a_writer_that_writes_back_to_back_does_not_starve_another",
+            "tests/cli/test_import_hygiene.py::"
+            "test_the_first_frame_and_the_rings_first_figure_load_no_heavy_module",
         ),
     ),
     Mutant(

@@ -51,8 +51,13 @@ def window_for(settings: Settings) -> int:
 
 
 def window_needs_litellm(settings: Settings) -> bool:
-    """A model's window comes from litellm's registry unless it is set or the model is the embedded one."""
-    return not settings.context_window and model_kind(settings.model) != "local"
+    """A model's window needs litellm imported unless it is set, the model is the embedded one, or
+    litellm's registry file gives it (the usual providers' models)."""
+    if settings.context_window or model_kind(settings.model) == "local":
+        return False
+    from myrm_tui.llm.registry import bundled_window
+
+    return bundled_window(settings.model) is None
 
 
 def _first_line(text: str, width: int = 70) -> str:

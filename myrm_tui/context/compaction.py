@@ -14,13 +14,15 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from myrm_tui.context.call_args import call_args
-from myrm_tui.context.state import message_to_dict
-from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
-from myrm_tui.context.vault import ArtifactVault, VaultEntry, readable
+from myrm_tui.context.vault import VaultEntry, readable
+
+if TYPE_CHECKING:  # the UI shows compactions before the pipeline (and the summary model) is loaded
+    from myrm_tui.context.tokens import TokenCounter
+    from myrm_tui.context.vault import ArtifactVault
 
 Trigger = Literal["threshold", "manual", "emergency", "overflow", "fork", "fit"]
 GIST_CHARS = 100
@@ -231,6 +233,8 @@ def _folded(folded: Sequence[Message], vault: ArtifactVault, counter: TokenCount
     real = [m for m in folded if m.meta.get("kind") != "summary"]
     if not real:
         return []
+    from myrm_tui.context.state import message_to_dict
+
     content = json.dumps([message_to_dict(m) for m in real], ensure_ascii=False)
     uri = vault.put(content, "archive", reason="compaction_left")
     entry = vault.get_cached(uri) or VaultEntry(uri, content, "archive")

@@ -43,8 +43,19 @@ def get_encoding(name: str = "o200k_base") -> Any:
             import tiktoken
 
             enc = tiktoken.get_encoding(name)
+            drop_rank_copies()
             _encodings[name] = enc
         return enc
+
+
+def drop_rank_copies() -> None:
+    """Every loaded tiktoken encoding keeps, beside the Rust tables that encode, a Python dict of all its
+    merge ranks that only pickling an unregistered encoding reads (registered ones pickle by name): ~29
+    MB of idle memory for o200k_base, ~8 MB for the cl100k_base litellm loads. Dropped."""
+    import tiktoken.registry
+
+    for enc in list(tiktoken.registry.ENCODINGS.values()):
+        enc._mergeable_ranks = {}
 
 
 def _parts_hash(parts: Any) -> int:

@@ -76,6 +76,9 @@ def _load_litellm() -> Any:
     for lazy in _LAZY_IMPORTS:
         with contextlib.suppress(ImportError):
             importlib.import_module(lazy)
+    from myrm_tui.context.tokens import drop_rank_copies
+
+    drop_rank_copies()  # of the encoding litellm's default_encoding loaded
     from myrm_tui.llm import openai_body
 
     openai_body.install()  # the SDK's walk of every request body, on the UI's loop: skipped where a no-op

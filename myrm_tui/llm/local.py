@@ -22,8 +22,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -200,10 +198,14 @@ class EmbeddedServer:
             self._t_spawn = time.perf_counter()
 
     def _probe(self) -> bool:
+        # Here, not at the top: config imports this module on the first frame's path, and urllib.request
+        # brings http.client and email with it.
+        import urllib.request
+
         try:
             with urllib.request.urlopen(f"{self.api_base}/models", timeout=2) as r:
                 return bool(r.status == 200)
-        except (urllib.error.URLError, OSError, ValueError):
+        except (OSError, ValueError):  # urllib's URLError is an OSError
             return False
 
     def wait_ready(self) -> None:

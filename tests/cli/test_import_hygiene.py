@@ -3,6 +3,8 @@ imports the UI, and starting the UI does not import litellm (it takes seconds)."
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +45,90 @@ def test_context_package_does_not_depend_on_store_or_agent() -> None:
 def test_tui_start_up_path_does_not_import_litellm() -> None:
     mods = _modules_after("import myrm_tui.cli, myrm_tui.app.app")
     assert "litellm" not in mods and "llama_cpp" not in mods
+
+
+# The real ``myrm`` start (settings check, database check, the app), headless: the modules loaded when the
+# first frame is drawn, and when the ring first shows a figure. Then it quits.
+START = r"""
+import json, sys
+from myrm_tui.app import app as app_module
+
+App = app_module.MyrmApp
+seen = {}
+run, mount, agent_ready = App.run, App.on_mount, App.on_agent_ready
+
+
+def on_mount(self):
+    mount(self)  # queues the start-up worker after the first refresh; this comes after it
+    self.call_after_refresh(lambda: seen.setdefault("frame", sorted(sys.modules)))
+
+
+def on_agent_ready(self, event):
+    agent_ready(self, event)
+    if self.live.known:
+        seen["figure"] = sorted(sys.modules)
+        self.exit()
+
+
+App.run = lambda self, **kw: run(self, headless=True, size=(140, 42))
+App.on_mount, App.on_agent_ready = on_mount, on_agent_ready
+from myrm_tui import cli
+
+sys.argv = ["myrm", *sys.argv[1:]]
+try:
+    cli.main()
+finally:
+    print(json.dumps(seen))
+"""
+
+# Seconds to import (or, for tiktoken's encoding, to load) and a hundred MB or more between them;
+# typer's adapters parse options with pydantic validators (0.05 s of CPU): the full screen's are read
+# without them.
+HEAVY = (
+    "litellm",
+    "openai",
+    "tiktoken",
+    "llama_cpp",
+    "markdown_it",
+    "myrm_tui.agent.agent",
+    "typer._adapters",
+)
+HEAVY_PREFIXES = ("pygments.lexers.", "tree_sitter_")  # one lexer / grammar a module
+
+
+def _start(tmp_path: Path, *args: str) -> dict[str, list[str]]:
+    env = {
+        **os.environ,
+        "MYRM_DB": str(tmp_path / "start.db"),
+        "MYRM_CONFIG": str(tmp_path / "none.toml"),
+        "MYRM_PREHEAT": "false",  # the start-up preheat imports litellm on purpose, beside the ring
+        "OPENAI_API_KEY": "sk-test",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", START, "-w", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen: dict[str, list[str]] = json.loads(out.stdout.strip().splitlines()[-1])
+    return seen
+
+
+def _heavy(mods: list[str]) -> list[str]:
+    return [m for m in mods if m.split(".")[0] in HEAVY or m in HEAVY or m.startswith(HEAVY_PREFIXES)]
+
+
+@pytest.mark.parametrize("args", [(), ("-m", "openai/gpt-4o")], ids=["embedded", "provider"])
+def test_the_first_frame_and_the_rings_first_figure_load_no_heavy_module(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """The first frame loads no model client, no tokenizer, no highlighter; the ring's first figure needs
+    the tokenizer but never waits for litellm (the window of a provider's model is read from its file)."""
+    seen = _start(tmp_path, *args)
+    assert set(seen) == {"frame", "figure"}, seen.keys()
+    assert _heavy(seen["frame"]) == []
+    assert "tiktoken" in seen["figure"]  # the figure is our count
+    assert not [m for m in _heavy(seen["figure"]) if m.split(".")[0] in ("litellm", "openai", "llama_cpp")]
