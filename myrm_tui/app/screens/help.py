@@ -66,6 +66,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        with VerticalScroll() as box:
+            box.border_title = "myrm — keys"
             for title, rows in help_sections():
                 yield Static(_table(title, rows), classes="help-section")
