@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 LOGGER = "myrm_tui"
@@ -36,3 +38,13 @@ def setup_logging(level: int = logging.INFO) -> Path:
         logger.setLevel(level)
         logger.propagate = False
     return path
+
+
+@contextmanager
+def failure_logged(logger: logging.Logger, what: str, level: int = logging.WARNING) -> Iterator[None]:
+    """Go on past a failure of the block (as ``contextlib.suppress(Exception)``), but log it with its
+    traceback: a cleanup that must not stop the caller still leaves a trace of why it failed."""
+    try:
+        yield
+    except Exception:
+        logger.log(level, "%s failed", what, exc_info=True)

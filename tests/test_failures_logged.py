@@ -41,13 +41,31 @@ def _logs_traceback(node: ast.AST) -> bool:
     return False
 
 
+def _suppresses_broadly(node: ast.AST) -> bool:
+    """A ``with suppress(Exception)`` (or ``contextlib.suppress(…, BaseException)``): a handler that logs
+    nothing, whatever the block holds."""
+    if not isinstance(node, (ast.With, ast.AsyncWith)):
+        return False
+    for item in node.items:
+        call = item.context_expr
+        if not isinstance(call, ast.Call):
+            continue
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        if name == "suppress" and any(isinstance(a, ast.Name) and a.id in BROAD for a in call.args):
+            return True
+    return False
+
+
 def silent_handlers(tree: ast.AST, rel: str) -> list[str]:
-    """Broad handlers of ``tree`` that end in no ``raise`` and log no traceback."""
+    """Broad handlers of ``tree`` that end in no ``raise`` and log no traceback, and every
+    ``suppress(Exception)``."""
     out: list[str] = []
 
     def visit(node: ast.AST, func: str) -> None:
         for child in ast.iter_child_nodes(node):
             name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            if _suppresses_broadly(child) and (rel, name) not in ALLOWED:
+                out.append(f"{rel}:{child.lineno} in {name}(): suppress() of a broad exception")
             if isinstance(child, ast.ExceptHandler) and _is_broad(child):
                 reraises = isinstance(child.body[-1], ast.Raise)
                 if not (reraises or _logs_traceback(child) or (rel, name) in ALLOWED):
@@ -88,6 +106,10 @@ def test_allow_list_names_handlers_that_exist() -> None:
         ("try:\n    f()\nexcept Exception:\n    log.debug('x', exc_info=True)\n", False),
         ("try:\n    f()\nexcept BaseException:\n    cleanup()\n    raise\n", False),
         ("try:\n    f()\nexcept Exception as e:\n    raise Other() from e\n", False),
+        ("with contextlib.suppress(Exception):\n    f()\n", True),
+        ("async def g():\n    async with x, suppress(ValueError, BaseException):\n        f()\n", True),
+        ("with suppress(ValueError):\n    f()\n", False),
+        ("with failure_logged(log, 'f'):\n    f()\n", False),
     ],
 )
 def test_the_scan_tells_silent_from_logged(source: str, silent: bool) -> None:
@@ -121,3 +143,17 @@ def test_every_log_follows_myrm_log(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         assert Path(out.name) == tmp_path / "elsewhere" / "mcp-servers.log"
     finally:
         out.close()
+
+
+def test_failure_logged_goes_on_and_leaves_the_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from myrm_tui.logs import failure_logged
+
+    logger = logging.getLogger("myrm_tui.test")
+    with caplog.at_level(logging.DEBUG, "myrm_tui.test"), failure_logged(logger, "the cleanup"):
+        raise OSError("disk full")
+    (record,) = caplog.records
+    assert record.getMessage() == "the cleanup failed" and record.exc_info is not None
+    with pytest.raises(KeyboardInterrupt), failure_logged(logger, "x"):  # only Exception is gone past
+        raise KeyboardInterrupt

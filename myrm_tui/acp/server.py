@@ -42,6 +42,7 @@ from myrm_tui.agent.events import (
 from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.prompts import MODES
 from myrm_tui.context.types import ToolCall
+from myrm_tui.logs import failure_logged
 from myrm_tui.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -211,7 +212,7 @@ class MyrmAcpAgent:
         for ed in list(self.sessions.values()):
             if ed.turn is not None and not ed.turn.done():
                 ed.turn.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
+                with contextlib.suppress(asyncio.CancelledError), failure_logged(log, "the cancelled turn"):
                     await ed.turn
             try:
                 if ed.agent is not None:
@@ -318,7 +319,7 @@ class MyrmAcpAgent:
         """Calls that never finished (an interrupted turn) are closed as failed, never left pending."""
         for call_id in list(ed.calls):
             ed.calls.pop(call_id)
-            with contextlib.suppress(Exception):
+            with failure_logged(log, "closing an open tool call in the editor"):
                 await self._send(
                     ed,
                     s.ToolCallProgress(

@@ -14,7 +14,6 @@ when the user starts typing (at start-up only when a cloud model's window or pre
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import time
@@ -77,6 +76,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.status_line import STARTING
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.model_facts import supports_tools
+from myrm_tui.logs import failure_logged
 from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:
@@ -735,8 +735,7 @@ class MyrmApp(App[None]):
         for w in workers:
             w.cancel()
         for w in workers:
-            with contextlib.suppress(Exception):
-                await w.wait()
+            await _settled(w)
         self.busy = False
         return stopped
 
@@ -924,7 +923,7 @@ class MyrmApp(App[None]):
         if pending:
             await asyncio.wait(pending, timeout=SETTLE_S)
         session = self.controller.session
-        with contextlib.suppress(Exception):  # a broken store must not keep the app from closing
+        with failure_logged(log, "the resume hint"):  # a broken store must not keep the app from closing
             if session is not None and await self.controller.has_conversation():
                 self.resume_hint = f"resume with: myrm --session {session.id}"
         await self.controller.close()
@@ -934,5 +933,7 @@ class MyrmApp(App[None]):
 
 
 async def _settled(worker: Worker[Any]) -> None:
-    with contextlib.suppress(Exception):  # cancelled or failed: it is over, which is all that counts here
+    """Wait for ``worker`` to end: cancelled or failed, it is over, which is all that counts here (a
+    failure was reported by the worker itself; it is logged here at debug level)."""
+    with failure_logged(log, f"worker {worker.name!r}", logging.DEBUG):
         await worker.wait()

@@ -17,6 +17,7 @@ from typing import Any
 import aiosqlite
 
 from myrm_tui.aio import within
+from myrm_tui.logs import failure_logged
 from myrm_tui.store import history
 
 log = logging.getLogger(__name__)
@@ -304,7 +305,7 @@ class StoreBase:
         try:
             await asyncio.shield(begin)
         except asyncio.CancelledError:
-            with suppress(Exception):
+            with failure_logged(log, "BEGIN after a cancel", logging.DEBUG):
                 await begin
             await self._rollback()
             raise

@@ -35,11 +35,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from contextlib import suppress
 from pathlib import Path
 
 import aiosqlite
 
+from myrm_tui.logs import failure_logged
 from myrm_tui.store import history
 from myrm_tui.store.base import (
     _ELSEWHERE,
@@ -104,7 +104,7 @@ class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable):
             await store.recover()
         except BaseException as exc:
             # An open aiosqlite connection keeps a non-daemon thread alive: the process would never exit.
-            with suppress(Exception):
+            with failure_logged(log, "closing the connection of a database that failed to open"):
                 await asyncio.shield(conn.close())
             if store._writer is not None:
                 store._writer.close()
@@ -115,7 +115,8 @@ class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable):
 
     async def close(self) -> None:
         for sid in list(self._leases):
-            with suppress(Exception):  # a full disk must not keep the connection (and its thread) open
+            # A full disk must not keep the connection (and its thread) open.
+            with failure_logged(log, f"releasing the lease of session {sid}"):
                 await self.release_lease(sid)
         try:
             await self.conn.close()
