@@ -65,7 +65,8 @@ def silent_handlers(tree: ast.AST, rel: str) -> list[str]:
         for child in ast.iter_child_nodes(node):
             name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
             if _suppresses_broadly(child) and (rel, name) not in ALLOWED:
-                out.append(f"{rel}:{child.lineno} in {name}(): suppress() of a broad exception")
+                line = getattr(child, "lineno", 0)
+                out.append(f"{rel}:{line} in {name}(): suppress() of a broad exception")
             if isinstance(child, ast.ExceptHandler) and _is_broad(child):
                 reraises = isinstance(child.body[-1], ast.Raise)
                 if not (reraises or _logs_traceback(child) or (rel, name) in ALLOWED):
