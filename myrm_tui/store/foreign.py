@@ -170,7 +170,11 @@ class _Builder:
                 return
         self.out.append(Message(role="user", content=content, meta=meta or {}))
 
-    def assistant(self, text: str, calls: Iterable[ToolCall] = (), reasoning: str = "") -> None:
+    def assistant(
+        self, text: str, calls: Iterable[ToolCall] = (), reasoning: str = "", same_reply: bool = False
+    ) -> None:
+        """``same_reply``: this continues the last assistant message (one reply split over lines), so text
+        after its calls joins it rather than closing them unanswered."""
         calls = tuple(calls)
         if not (text or calls or reasoning):
             return
@@ -180,10 +184,11 @@ class _Builder:
             text = "\n\n".join(t for t in (last.text, text) if t)
             reasoning = "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
             self.out.pop()
-        elif last is not None and last.role == "assistant" and self.open and not text:
-            # More parallel calls of the same reply.
+        elif last is not None and last.role == "assistant" and self.open and (same_reply or not text):
+            # More parallel calls (or text after them) of the same reply.
             calls = (*last.tool_calls, *calls)
-            text, reasoning = last.text, "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
+            text = "\n\n".join(t for t in (last.text, text) if t)
+            reasoning = "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
             self.out.pop()
         else:
             self._close_open()
@@ -278,12 +283,14 @@ def read_claude(path: Path) -> ForeignSession:
     b = _Builder()
     workspace = ""
     sid = path.stem
+    reply: Any = None  # message.id of the last assistant line, while no user line came after it
     for e in _claude_chain(events):
         workspace = workspace or str(e.get("cwd") or "")
         sid = str(e.get("sessionId") or sid)
         msg: dict[str, Any] = e["message"] if isinstance(e.get("message"), dict) else {}
         content = msg.get("content")
         if e.get("type") == "user":
+            reply = None
             if e.get("isCompactSummary"):
                 text, meta = _summary("claude-code", str(_claude_text(content)))
                 b.user(text, meta)
@@ -317,7 +324,10 @@ def read_claude(path: Path) -> ForeignSession:
                 elif blk.get("type") == "tool_use":
                     args = json.dumps(blk.get("input") or {}, ensure_ascii=False)
                     calls.append(ToolCall(id=str(blk.get("id")), name=str(blk.get("name")), arguments=args))
-            b.assistant("\n\n".join(texts), calls, "\n\n".join(thinking))
+            mid = msg.get("id")
+            same = isinstance(mid, str) and mid == reply
+            b.assistant("\n\n".join(texts), calls, "\n\n".join(thinking), same_reply=same)
+            reply = mid
         elif e.get("type") == "system" and e.get("subtype") == "compact_boundary":
             continue  # the summary follows as a user message
     messages = b.done()

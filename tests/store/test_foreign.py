@@ -547,3 +547,30 @@ def test_any_imported_history_is_one_a_provider_accepts(tmp_path: Path, lines: l
         assert len({c.id for c in m.tool_calls}) == len(m.tool_calls)
     if messages:
         assert validate_openai({"messages": [m.to_api() for m in messages]}) is None
+
+
+def test_text_after_a_call_in_the_same_reply_keeps_the_call_answered(tmp_path: Path) -> None:
+    """Claude Code writes a reply one block a line; a text block after a tool_use of the same message is
+    part of that reply, not a new turn that leaves the call unanswered and drops its result."""
+    path = _write(
+        tmp_path / "after.jsonl",
+        [
+            _cc("u1", None, "user", "hi"),
+            _cc(
+                "a1",
+                "u1",
+                "assistant",
+                [{"type": "tool_use", "id": "T", "name": "Read", "input": {}}],
+                mid="m",
+            ),
+            _cc("a2", "a1", "assistant", [{"type": "text", "text": "while that runs"}], mid="m"),
+            _cc("r1", "a2", "user", [{"type": "tool_result", "tool_use_id": "T", "content": "the file"}]),
+        ],
+    )
+    fs = read_session(path)
+    assert [(m.role, m.text) for m in fs.messages] == [
+        ("user", "hi"),
+        ("assistant", "while that runs"),
+        ("tool", "the file"),
+    ]
+    assert fs.dropped == {}
