@@ -159,6 +159,7 @@ class StreamJson:
             case ToolStarted():
                 try:
                     args: Any = json.loads(ev.call.arguments or "{}")
+                    json.dumps(args, allow_nan=False)  # 1e999 or NaN: no JSON a strict reader takes
                 except ValueError:
                     args = ev.call.arguments  # the model's malformed JSON, as it wrote it
                 return self._line("tool_use", id=ev.call.id, name=ev.call.name, input=args)
