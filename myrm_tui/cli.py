@@ -410,9 +410,9 @@ def ask(
     for warning in _filter_problems((workspace or Path.cwd()).resolve()):
         print(f"myrm: warning: {warning}", file=sys.stderr)
     if stream_in:
-        from myrm_tui.agent.stream_json import prompts_from
+        from myrm_tui.agent.stream_json import prompts_from, stdin_lines
 
-        texts: Any = prompts_from(sys.stdin)
+        texts: Any = prompts_from(stdin_lines())
     else:
         texts = iter([sys.stdin.read() if prompt == "-" else prompt])
     from myrm_tui.logs import setup_logging
@@ -484,12 +484,12 @@ async def _ask(
     )
     from myrm_tui.agent.factory import build_agent, resolve_settings
     from myrm_tui.agent.permissions import Assessment
-    from myrm_tui.agent.stream_json import StreamJson
+    from myrm_tui.agent.stream_json import StreamJson, next_prompt
     from myrm_tui.safe_text import sanitize
     from myrm_tui.store.db import Store
 
     try:
-        first = next(texts, None)
+        first = await next_prompt(texts)
     except ValueError as exc:  # a stream-json line that is not a message
         print(f"myrm: {exc}", file=sys.stderr)
         return 2
@@ -497,6 +497,7 @@ async def _ask(
         return 0
     store = await Store.open(db)
     agent = None
+    stream: StreamJson | None = None
     try:
         settings = await resolve_settings(store, cli)
         if problem := await _key_problem(settings):  # before a session is made or anything is sent
@@ -586,7 +587,7 @@ async def _ask(
                     sys.stdout.write("\n")
                     sys.stdout.flush()
             try:
-                text = next(texts, None)
+                text = await next_prompt(texts)
             except ValueError as exc:
                 print(f"myrm: {exc}", file=sys.stderr)
                 code = 2
@@ -598,6 +599,10 @@ async def _ask(
             return code
         print(f"[session {row.id}]", file=sys.stderr)
         return code
+    except asyncio.CancelledError:  # SIGTERM or SIGHUP (_stoppable): the turn under way still gets its result
+        if stream is not None and (line := stream.stopped()) is not None:
+            print(json.dumps(line, ensure_ascii=False), flush=True)
+        raise
     finally:
         try:
             if agent is not None:

@@ -8,6 +8,8 @@ import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from acp import schema as s
 from acp.helpers import (
@@ -184,7 +186,7 @@ def _shown_path(uri: str, workspace: Path) -> str:
     """A ``file://`` URI inside the workspace as a relative path (as ``@file`` names it); others as given."""
     if not uri.startswith("file://"):
         return uri
-    path = Path(uri.removeprefix("file://"))
+    path = Path(url2pathname(urlparse(uri).path))  # percent-escapes decoded: %20 is a space
     try:
         return str(path.resolve().relative_to(workspace.resolve()))
     except ValueError:

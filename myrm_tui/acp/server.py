@@ -43,6 +43,7 @@ from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.prompts import MODES
 from myrm_tui.context.types import ToolCall
 from myrm_tui.logs import failure_logged
+from myrm_tui.store.base import SessionBusy
 from myrm_tui.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -170,7 +171,11 @@ class MyrmAcpAgent:
 
     async def _open(self, ed: EditorSession) -> None:
         """Take the session's lease and build its agent; the editor learns the commands and the figure."""
-        await self.store.acquire_lease(ed.id)
+        try:
+            await self.store.acquire_lease(ed.id)
+        except SessionBusy as exc:  # the editor shows an error's message: say why, not "Internal error"
+            log.warning("session %s is busy", ed.id, exc_info=True)
+            raise RequestError(-32600, str(exc), {"sessionId": ed.id, "reason": "busy"}) from None
         try:
             ed.agent = await self._build(ed)
         except BaseException:
@@ -503,8 +508,7 @@ async def _screen(src: asyncio.StreamReader, dst: asyncio.StreamReader, writer: 
             except asyncio.IncompleteReadError as end:
                 line = end.partial
             except asyncio.LimitOverrunError as over:
-                await src.readexactly(over.consumed)  # dropped whole, up to the next line
-                await src.readuntil(b"\n")
+                await _skip_line(src, over.consumed)  # dropped whole, up to the next line
                 error(-32600, f"Invalid request: a line over {LINE_LIMIT:,} bytes")
                 continue
             if not line:
@@ -523,6 +527,19 @@ async def _screen(src: asyncio.StreamReader, dst: asyncio.StreamReader, writer: 
             dst.feed_data(line if line.endswith(b"\n") else line + b"\n")
     finally:
         dst.feed_eof()
+
+
+async def _skip_line(src: asyncio.StreamReader, consumed: int) -> None:
+    """Drop the rest of an over-long line, however many times the limit it is, through its newline."""
+    while True:
+        await src.readexactly(consumed)
+        try:
+            await src.readuntil(b"\n")
+            return
+        except asyncio.IncompleteReadError:  # the editor closed the connection mid-line
+            return
+        except asyncio.LimitOverrunError as over:
+            consumed = over.consumed
 
 
 async def serve(db: Path, cli: dict[str, Any]) -> int:

@@ -4,8 +4,13 @@ reports."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,6 +115,8 @@ class StreamJson:
     cost: float = 0.0
     context: tuple[int, int] = (0, 0)
     failed: bool = False
+    steps: int = 0  # replies saved in the turn under way
+    in_turn: bool = False  # a line of a turn went out and its ``result`` did not yet
 
     def init(self, window: int, workspace: str, tools: list[str]) -> dict[str, Any]:
         fields = {"session_id": self.session_id, "model": self.model, "window": window}
@@ -117,6 +124,17 @@ class StreamJson:
 
     def event(self, ev: AgentEvent, schema_tokens: int = 0) -> dict[str, Any] | None:
         """The line for ``ev``, or None for events only a live view shows (a running tool's output)."""
+        line = self._event(ev, schema_tokens)
+        if line is not None:
+            self.in_turn = not isinstance(ev, TurnDone)
+        return line
+
+    def stopped(self) -> dict[str, Any] | None:
+        """The ``result`` (status interrupted) of a turn a signal stopped, or None between turns: the
+        stream's consumer still sees each turn end."""
+        return self.event(TurnDone(self.steps, interrupted=True)) if self.in_turn else None
+
+    def _event(self, ev: AgentEvent, schema_tokens: int) -> dict[str, Any] | None:
         match ev:
             case UserSaved():
                 return self._line("user", text=ev.message.text)
@@ -125,6 +143,7 @@ class StreamJson:
             case ReasoningChunk():
                 return self._line("thinking_delta", text=ev.text)
             case AssistantSaved():
+                self.steps += 1
                 usage = None
                 if ev.usage is not None:
                     from myrm_tui.llm.pricing import estimate_cost
@@ -140,6 +159,7 @@ class StreamJson:
             case ToolStarted():
                 try:
                     args: Any = json.loads(ev.call.arguments or "{}")
+                    json.dumps(args, allow_nan=False)  # 1e999 or NaN: no JSON a strict reader takes
                 except ValueError:
                     args = ev.call.arguments  # the model's malformed JSON, as it wrote it
                 return self._line("tool_use", id=ev.call.id, name=ev.call.name, input=args)
@@ -172,7 +192,7 @@ class StreamJson:
                 return self._line("error", kind=ev.kind, message=ev.error, unsent=ev.unsent)
             case TurnDone():
                 status = "error" if self.failed else "interrupted" if ev.interrupted else "success"
-                self.failed = False  # the next turn (stream-json input) starts clean
+                self.failed, self.steps = False, 0  # the next turn (stream-json input) starts clean
                 return self._line(
                     "result",
                     status=status,
@@ -207,3 +227,50 @@ def prompts_from(lines: Any) -> Any:
         if not isinstance(obj, dict) or obj.get("type") != "user" or not isinstance(obj.get("text"), str):
             raise ValueError(f'stdin line {n}: expected {{"type": "user", "text": "…"}}')
         yield obj["text"]
+
+
+def stdin_lines() -> Iterator[str]:
+    """Standard input's lines, read from its descriptor with ``os.read``: a thread waiting here holds none
+    of ``sys.stdin``'s locks, so nothing else that touches the stream (or the interpreter's exit) waits on
+    it. Bytes that are not UTF-8 become U+FFFD. A stdin without a descriptor (a test's) is read as is."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield from sys.stdin
+        return
+    pending = b""
+    while chunk := os.read(fd, 1 << 16):
+        pending += chunk
+        *whole, pending = pending.split(b"\n")
+        for line in whole:
+            yield line.decode(errors="replace") + "\n"
+    if pending:
+        yield pending.decode(errors="replace")
+
+
+async def next_prompt(texts: Iterator[str]) -> str | None:
+    """``next(texts, None)`` read in a daemon thread: waiting on stdin for the next line must not block the
+    event loop (SIGTERM's handler and background work run on it), nor, once stopped, the process's exit."""
+    loop = asyncio.get_running_loop()
+    got: asyncio.Future[str | None] = loop.create_future()
+
+    def settle(value: str | None, exc: BaseException | None) -> None:
+        if not got.done():
+            if exc is not None:
+                got.set_exception(exc)
+            else:
+                got.set_result(value)
+
+    def read() -> None:
+        value, exc = None, None
+        try:
+            value = next(texts, None)
+        except Exception as e:  # ValueError for a line that is not a message; an OSError of stdin
+            exc = e
+        try:
+            loop.call_soon_threadsafe(settle, value, exc)
+        except RuntimeError:  # the loop closed while this waited: the run is over
+            pass
+
+    threading.Thread(target=read, name="myrm-stdin", daemon=True).start()
+    return await got

@@ -23,6 +23,7 @@ so the history is one a provider accepts."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -59,12 +60,36 @@ def _objects(path: Path) -> Iterator[dict[str, Any]]:
                     continue
                 try:
                     obj = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
                     raise ForeignError(f"{path}:{n}: not JSON") from None
                 if isinstance(obj, dict):
-                    yield obj
+                    yield _no_lone_surrogates(obj) if "\\u" in line else obj
     except OSError as exc:
         raise ForeignError(f"{path}: {exc.strerror or exc}") from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_lone_surrogates(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with each lone surrogate (an escape like ``\\ud800`` JSON allows but UTF-8 cannot hold, so
+    the store could not write it) replaced by U+FFFD; pairs were joined by the parser and are kept."""
+    text = json.dumps(obj, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        fixed: dict[str, Any] = json.loads(_SURROGATE.sub("\ufffd", text))
+        return fixed
+    return obj
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is an object, else an empty one: a field of the wrong type is read as absent."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def kind_of(path: Path) -> str | None:
@@ -145,7 +170,11 @@ class _Builder:
                 return
         self.out.append(Message(role="user", content=content, meta=meta or {}))
 
-    def assistant(self, text: str, calls: Iterable[ToolCall] = (), reasoning: str = "") -> None:
+    def assistant(
+        self, text: str, calls: Iterable[ToolCall] = (), reasoning: str = "", same_reply: bool = False
+    ) -> None:
+        """``same_reply``: this continues the last assistant message (one reply split over lines), so text
+        after its calls joins it rather than closing them unanswered."""
         calls = tuple(calls)
         if not (text or calls or reasoning):
             return
@@ -155,13 +184,20 @@ class _Builder:
             text = "\n\n".join(t for t in (last.text, text) if t)
             reasoning = "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
             self.out.pop()
-        elif last is not None and last.role == "assistant" and self.open and not text:
-            # More parallel calls of the same reply.
+        elif last is not None and last.role == "assistant" and self.open and (same_reply or not text):
+            # More parallel calls (or text after them) of the same reply.
             calls = (*last.tool_calls, *calls)
-            text, reasoning = last.text, "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
+            text = "\n\n".join(t for t in (last.text, text) if t)
+            reasoning = "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
             self.out.pop()
         else:
             self._close_open()
+        # A provider rejects a reply whose calls share an id (one result could answer only one): the
+        # first call with an id is kept.
+        unique = {c.id: c for c in reversed(calls)}
+        if len(unique) < len(calls):
+            self.drop("tool calls with a repeated id")
+            calls = tuple(c for c in calls if unique.get(c.id) is c)
         self.out.append(
             Message(role="assistant", content=text or None, tool_calls=calls, reasoning=reasoning or None)
         )
@@ -216,7 +252,7 @@ def _claude_chain(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _claude_image(block: dict[str, Any]) -> dict[str, Any] | None:
-    src = block.get("source") or {}
+    src = _dict(block.get("source"))
     if src.get("type") == "base64" and isinstance(src.get("data"), str):
         return {
             "type": "image_url",
@@ -247,12 +283,14 @@ def read_claude(path: Path) -> ForeignSession:
     b = _Builder()
     workspace = ""
     sid = path.stem
+    reply: Any = None  # message.id of the last assistant line, while no user line came after it
     for e in _claude_chain(events):
         workspace = workspace or str(e.get("cwd") or "")
         sid = str(e.get("sessionId") or sid)
         msg: dict[str, Any] = e["message"] if isinstance(e.get("message"), dict) else {}
         content = msg.get("content")
         if e.get("type") == "user":
+            reply = None
             if e.get("isCompactSummary"):
                 text, meta = _summary("claude-code", str(_claude_text(content)))
                 b.user(text, meta)
@@ -286,7 +324,10 @@ def read_claude(path: Path) -> ForeignSession:
                 elif blk.get("type") == "tool_use":
                     args = json.dumps(blk.get("input") or {}, ensure_ascii=False)
                     calls.append(ToolCall(id=str(blk.get("id")), name=str(blk.get("name")), arguments=args))
-            b.assistant("\n\n".join(texts), calls, "\n\n".join(thinking))
+            mid = msg.get("id")
+            same = isinstance(mid, str) and mid == reply
+            b.assistant("\n\n".join(texts), calls, "\n\n".join(thinking), same_reply=same)
+            reply = mid
         elif e.get("type") == "system" and e.get("subtype") == "compact_boundary":
             continue  # the summary follows as a user message
     messages = b.done()
@@ -329,7 +370,7 @@ def _codex_output(output: Any) -> tuple[str, bool]:
         except ValueError:
             return output, False
         if isinstance(d, dict) and "output" in d:
-            code = (d.get("metadata") or {}).get("exit_code")
+            code = _dict(d.get("metadata")).get("exit_code")
             return str(d["output"]), bool(code)
         return output, False
     return json.dumps(output, ensure_ascii=False), False
@@ -367,22 +408,20 @@ def read_codex(path: Path) -> ForeignSession:
                     b.drop(f"{role} messages")
             elif t == "reasoning":
                 summary = "\n".join(
-                    str(s.get("text", "")) for s in p.get("summary") or [] if isinstance(s, dict)
+                    str(s.get("text", "")) for s in _list(p.get("summary")) if isinstance(s, dict)
                 )
                 if summary:
                     b.assistant("", (), summary)
             elif t in ("function_call", "custom_tool_call"):
-                args = p.get("arguments") if t == "function_call" else json.dumps({"input": p.get("input")})
+                args = p.get("arguments") if t == "function_call" else {"input": p.get("input")}
+                if not isinstance(args, str):  # the wire format takes arguments as a JSON string
+                    args = json.dumps(args if args is not None else {}, ensure_ascii=False)
                 b.assistant(
                     "",
-                    [
-                        ToolCall(
-                            id=str(p.get("call_id")), name=str(p.get("name")), arguments=str(args or "{}")
-                        )
-                    ],
+                    [ToolCall(id=str(p.get("call_id")), name=str(p.get("name")), arguments=args or "{}")],
                 )
             elif t == "local_shell_call":
-                action = p.get("action") or {}
+                action = _dict(p.get("action"))
                 args = json.dumps({"command": action.get("command")}, ensure_ascii=False)
                 b.assistant(
                     "", [ToolCall(id=str(p.get("call_id") or p.get("id")), name="shell", arguments=args)]

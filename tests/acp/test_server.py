@@ -424,3 +424,74 @@ async def test_file_reads_and_edits_go_through_the_editor_that_offers_them(
     ]
     diff = next(u["content"][0] for u in done if u["content"][0]["type"] == "diff")
     assert diff["newText"] == "saved" and diff["oldText"] == "unsaved" and diff["path"] == hello
+
+
+# -- hostile and careless editors ---------------------------------------------------------------------
+
+
+async def test_loading_a_session_open_in_another_myrm_says_so(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """The lease's refusal reached the editor as a bare "Internal error" (its reason buried in data)."""
+    editor = Editor()
+    async with in_process(tmp_path, emulator, editor) as (conn, wire, _, server):
+        other = await Store.open(tmp_path / "acp.db")  # another myrm on the same database
+        try:
+            row = await other.create_session(model="openai/gpt-4o-mini", workspace=str(workspace))
+            await other.acquire_lease(row.id)
+            await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            with pytest.raises(Exception, match="open in another myrm"):
+                await conn.load_session(cwd=str(workspace), session_id=row.id, mcp_servers=[])
+        finally:
+            await other.close()
+        assert row.id not in server.sessions
+    (error,) = [m["error"] for d, m in wire.messages if d == "incoming" and "error" in m]
+    assert error["code"] == -32600 and "open in another myrm" in error["message"]
+
+
+async def test_a_resource_uri_with_escapes_names_the_file() -> None:
+    from myrm_tui.acp.convert import prompt_text
+
+    folder = Path("/work/a project")
+    text, _ = prompt_text(
+        [
+            schema.EmbeddedResourceContentBlock(
+                type="resource",
+                resource=schema.TextResourceContents(uri=(folder / "my notes.py").as_uri(), text="x = 1"),
+            ),
+            schema.ResourceContentBlock(type="resource_link", uri=(folder / "a b.py").as_uri(), name="a b"),
+        ],
+        folder,
+    )
+    assert text == '@a b.py\n\n<file path="my notes.py">\nx = 1\n</file>'
+
+
+async def test_a_line_many_times_the_limit_is_dropped_and_the_next_one_served() -> None:
+    """An over-long line was skipped only up to twice the limit; past that ``_screen`` died and the
+    connection with it."""
+    from myrm_tui.acp.server import _screen
+
+    src = asyncio.StreamReader(limit=16)
+    dst = asyncio.StreamReader()
+    out_r, out_w = os.pipe()
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(out_w, "wb", 0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    pump = asyncio.create_task(_screen(src, dst, writer))
+    try:
+        # The line arrives in pieces, as from a pipe: each piece overruns the limit again.
+        for piece in (b'{"x": "', *[b"a" * 40] * 5, b'"}\n{"id": 1}\n'):
+            src.feed_data(piece)
+            for _ in range(5):  # the pump reads what is there (no time involved: it runs each pass)
+                await asyncio.sleep(0)
+        src.feed_eof()
+        assert await asyncio.wait_for(dst.readline(), 30) == b'{"id": 1}\n'
+        await asyncio.wait_for(pump, 30)
+        await writer.drain()
+        said = os.read(out_r, 4096)
+    finally:
+        writer.close()
+        os.close(out_r)
+    assert b'"code": -32600' in said and b"a line over" in said

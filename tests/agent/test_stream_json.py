@@ -4,17 +4,30 @@ tool calls, a failed turn, a compaction and a multi-turn session read from stdin
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from myrm_tui.agent.events import ContextReport, Notice, StreamCut, TextChunk, TurnDone, TurnFailed
+from myrm_tui.agent.events import (
+    ContextReport,
+    Notice,
+    StreamCut,
+    TextChunk,
+    ToolStarted,
+    TurnDone,
+    TurnFailed,
+)
 from myrm_tui.agent.stream_json import SCHEMA, VERSION, StreamJson, prompts_from
+from myrm_tui.context.types import ToolCall
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
 from tests.helpers import cli_env, emulator_args, run_myrm
 
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -132,6 +145,10 @@ def test_stream_json_input_is_one_session_of_several_turns(
             st.builds(TurnFailed, st.text(), st.text()),
             st.builds(ContextReport, st.integers(0, 10**7), st.integers(1, 10**7)),
             st.builds(TurnDone, st.integers(0, 1000), st.booleans()),
+            st.builds(
+                lambda args: ToolStarted(ToolCall(id="c1", name="bash", arguments=args)),
+                st.text() | st.sampled_from(['{"n": 1e999}', '{"n": NaN}', "[-Infinity]"]),
+            ),
         ),
         max_size=20,
     )
@@ -143,7 +160,7 @@ def test_every_event_line_fits_the_schema(events: list[Any]) -> None:
     for ev in events:
         line = stream.event(ev)
         assert line is not None
-        VALIDATOR.validate(json.loads(json.dumps(line)))
+        VALIDATOR.validate(json.loads(json.dumps(line, allow_nan=False)))  # what jq and others parse
 
 
 def test_input_lines_that_are_not_messages() -> None:
@@ -153,3 +170,74 @@ def test_input_lines_that_are_not_messages() -> None:
     ]
     with pytest.raises(ValueError, match="line 1"):
         list(prompts_from(['{"type": "assistant", "text": "a"}']))
+
+
+def _ask_process(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> Any:
+    args = [sys.executable, "-m", "myrm_tui.cli", "ask", *emulator_args(emulator, workspace)]
+    args += ["--input-format", "stream-json", "--output-format", "stream-json"]
+    return warm.Popen(
+        args,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(tmp_path, "ask.db"),
+    )
+
+
+def _ended(ask: Any) -> tuple[str, str]:
+    try:
+        ask.wait(60)
+    except subprocess.TimeoutExpired:
+        ask.kill()
+        pytest.fail("the process still ran a minute after SIGTERM")
+    try:
+        return cast("tuple[str, str]", ask.communicate(timeout=60))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"exited {ask.returncode}, but something else still holds its output pipes")
+
+
+def test_sigterm_mid_turn_still_ends_the_stream_with_its_result(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """A consumer reading until ``result`` used to wait for a line that never came."""
+    emulator.enqueue(Reply(text="still talking " * 20, chunk_size=4, stall_after=3))  # then silent
+    ask = _ask_process(emulator, tmp_path, workspace)
+    assert ask.stdin is not None and ask.stdout is not None
+    try:
+        ask.stdin.write(json.dumps({"type": "user", "text": "talk"}) + "\n")
+        ask.stdin.flush()
+        for line in ask.stdout:
+            if json.loads(line)["type"] == "message_delta":
+                break  # mid-reply
+        ask.send_signal(signal.SIGTERM)
+        out, err = _ended(ask)
+        assert ask.returncode == 128 + signal.SIGTERM, err
+        last = _lines(out)[-1]
+        assert last["type"] == "result" and last["status"] == "interrupted", out[-500:]
+    finally:
+        if ask.poll() is None:
+            ask.kill()
+
+
+def test_sigterm_while_waiting_for_the_next_stdin_line_stops_the_run(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """The next line was read on the event loop, so SIGTERM's handler never ran while stdin stayed open."""
+    emulator.enqueue(Reply(text="One."))
+    ask = _ask_process(emulator, tmp_path, workspace)
+    assert ask.stdin is not None and ask.stdout is not None
+    try:
+        ask.stdin.write(json.dumps({"type": "user", "text": "first"}) + "\n")
+        ask.stdin.flush()
+        for line in ask.stdout:
+            if json.loads(line)["type"] == "result":
+                break  # the turn is over; stdin stays open, no line follows
+        ask.send_signal(signal.SIGTERM)
+        out, err = _ended(ask)
+        assert ask.returncode == 128 + signal.SIGTERM, err
+        assert "stopped by SIGTERM" in err and "Traceback" not in err
+        assert out == ""  # between turns: no second result for a turn that never began
+    finally:
+        if ask.poll() is None:
+            ask.kill()

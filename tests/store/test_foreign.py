@@ -9,9 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from myrm_tui.context.invariants import check_tool_pairing
 from myrm_tui.store.foreign import NO_RESULT, ForeignError, kind_of, read_session
 from myrm_tui.testing.emulator import ProviderEmulator
+from myrm_tui.testing.validation import validate_openai
 from tests.helpers import cli_env, emulator_args, run_myrm
 
 PNG = base64.b64encode(
@@ -359,3 +363,214 @@ def test_bench_reads_a_folder_of_other_agents_sessions(tmp_path: Path) -> None:
     result = json.loads(out.read_text())["strategies"]
     assert result["myrm"]["conversations"] == 2 and result["myrm"]["rejected_requests"] == 0
     assert result["none"]["requests"] == result["myrm"]["requests"] > 0
+
+
+# -- hostile and odd input ------------------------------------------------------------------------------
+
+_START = {"type": "session_meta", "payload": {"id": "cx", "cwd": "/nowhere"}}
+
+
+def _cx(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "response_item", "payload": item}
+
+
+ODD_BUT_READABLE: dict[str, list[dict[str, Any]]] = {
+    # a field of an unexpected type is read as absent, never an AttributeError or TypeError
+    "image source a string": [
+        _cc("u1", None, "user", [{"type": "image", "source": "abc"}, "x", {"type": "text", "text": "hi"}])
+    ],
+    "exit metadata a string": [
+        _START,
+        _cx({"type": "message", "role": "user", "content": "hi"}),
+        _cx({"type": "function_call", "call_id": "c", "name": "n", "arguments": "{}"}),
+        _cx({"type": "function_call_output", "call_id": "c", "output": '{"output": "o", "metadata": "x"}'}),
+    ],
+    "shell action a string": [
+        _START,
+        _cx({"type": "message", "role": "user", "content": "hi"}),
+        _cx({"type": "local_shell_call", "call_id": "c", "action": "ls"}),
+    ],
+    "reasoning summary a number": [
+        _START,
+        _cx({"type": "message", "role": "user", "content": "hi"}),
+        _cx({"type": "reasoning", "summary": 5}),
+        _cx({"type": "message", "role": "assistant", "content": "ok"}),
+    ],
+    # JSON allows a lone surrogate escape; UTF-8 (and so the store) cannot hold one
+    "lone surrogate": [_cc("u1", None, "user", "half an emoji: \ud83d, a whole one: \U0001f600")],
+}
+
+
+@pytest.mark.parametrize("name", list(ODD_BUT_READABLE))
+def test_odd_fields_import_without_a_traceback(tmp_path: Path, name: str) -> None:
+    path = _write(tmp_path / "odd.jsonl", ODD_BUT_READABLE[name])
+    r = run_myrm(["sessions", "--import", str(path)], env=cli_env(tmp_path))
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout.startswith("imported ")
+
+
+def test_a_lone_surrogate_becomes_a_replacement_character(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.jsonl", ODD_BUT_READABLE["lone surrogate"])
+    assert read_session(path).messages[0].text == "half an emoji: \ufffd, a whole one: \U0001f600"
+
+
+def test_arrays_nested_thousands_deep_are_one_clear_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "deep.jsonl", [_cc("u1", None, "user", "hi")])
+    with path.open("a") as f:
+        f.write("[" * 100_000 + "]" * 100_000 + "\n")
+    r = run_myrm(["sessions", "--import", str(path)], env=cli_env(tmp_path))
+    assert r.returncode == 2
+    assert r.stderr == f"myrm: {path}:2: not JSON\n"
+
+
+def test_calls_sharing_an_id_keep_the_first(tmp_path: Path) -> None:
+    call = {"type": "tool_use", "id": "T", "name": "Read", "input": {}}
+    path = _write(
+        tmp_path / "dup.jsonl",
+        [
+            _cc("u1", None, "user", "hi"),
+            _cc("a1", "u1", "assistant", [call, {**call, "name": "Grep"}]),
+            _cc("r1", "a1", "user", [{"type": "tool_result", "tool_use_id": "T", "content": "r"}]),
+        ],
+    )
+    fs = read_session(path)
+    assert [c.name for c in fs.messages[1].tool_calls] == ["Read"]
+    assert validate_openai({"messages": [m.to_api() for m in fs.messages]}) is None
+    assert fs.dropped == {"tool calls with a repeated id": 1}
+
+
+def test_codex_arguments_not_a_string_become_json(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "args.jsonl",
+        [
+            _START,
+            _cx({"type": "message", "role": "user", "content": "hi"}),
+            _cx({"type": "function_call", "call_id": "c", "name": "n", "arguments": {"a": 1}}),
+        ],
+    )
+    assert json.loads(read_session(path).messages[1].tool_calls[0].arguments) == {"a": 1}
+
+
+# Generated transcripts: ids drawn from a small pool so calls, results, message ids and parents collide
+# (reused ids, results before their calls, cycles, replies split around a result), and any JSON where a
+# field's type could be wrong.
+_IDS = st.sampled_from(["t1", "t2", "t3"])
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+_TEXT = st.text(alphabet="ab \n", max_size=4)
+_BLOCK = st.one_of(
+    st.builds(lambda t: {"type": "text", "text": t}, _TEXT),
+    st.builds(lambda t: {"type": "thinking", "thinking": t, "signature": "s"}, _TEXT),
+    st.builds(
+        lambda i, n, a: {"type": "tool_use", "id": i, "name": n, "input": a},
+        _IDS,
+        st.sampled_from(["Read", "Bash"]),
+        _JSON,
+    ),
+    st.builds(
+        lambda i, c, e: {"type": "tool_result", "tool_use_id": i, "content": c, "is_error": e},
+        _IDS,
+        _TEXT | _JSON,
+        st.booleans(),
+    ),
+    _JSON,
+)
+
+
+@st.composite
+def _claude_lines(draw: st.DrawFn) -> list[dict[str, Any]]:
+    uuids = [f"u{k}" for k in range(draw(st.integers(1, 12)))]
+    lines: list[dict[str, Any]] = []
+    for k, uuid in enumerate(uuids):
+        parent = (
+            draw(st.sampled_from([None, *uuids])) if draw(st.booleans()) else (uuids[k - 1] if k else None)
+        )
+        content = draw(st.lists(_BLOCK, max_size=3) | _TEXT | _JSON)
+        kind = draw(st.sampled_from(["user", "assistant"]))
+        line = _cc(uuid, parent, kind, content, mid=draw(st.sampled_from(["m1", "m2"])))
+        line["isSidechain"] = draw(st.booleans()) and draw(st.booleans())
+        lines.append(line)
+    return lines
+
+
+@st.composite
+def _codex_lines(draw: st.DrawFn) -> list[dict[str, Any]]:
+    item = st.one_of(
+        st.builds(
+            lambda r, c: {"type": "message", "role": r, "content": c},
+            st.sampled_from(["user", "assistant"]),
+            _TEXT
+            | st.lists(st.builds(lambda t: {"type": "output_text", "text": t}, _TEXT), max_size=2)
+            | _JSON,
+        ),
+        st.builds(
+            lambda s: {"type": "reasoning", "summary": s},
+            st.lists(st.builds(lambda t: {"text": t}, _TEXT), max_size=2) | _JSON,
+        ),
+        st.builds(
+            lambda i, a: {"type": "function_call", "call_id": i, "name": "shell", "arguments": a},
+            _IDS | st.none(),
+            _JSON,
+        ),
+        st.builds(lambda i, a: {"type": "local_shell_call", "call_id": i, "action": a}, _IDS, _JSON),
+        st.builds(
+            lambda t, i, o: {"type": t, "call_id": i, "output": o},
+            st.sampled_from(["function_call_output", "local_shell_call_output"]),
+            _IDS,
+            _TEXT | _JSON,
+        ),
+    )
+    rest = draw(
+        st.lists(
+            st.one_of(
+                st.builds(_cx, item),
+                st.builds(lambda m: {"type": "compacted", "payload": {"message": m}}, _TEXT),
+            ),
+            max_size=12,
+        )
+    )
+    return [_START, *rest]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.one_of(_claude_lines(), _codex_lines()))
+def test_any_imported_history_is_one_a_provider_accepts(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    """Whatever a transcript holds, what comes over pairs every call with one result, and the provider
+    emulator's rules (unique call ids, no stray result, no empty assistant turn) accept it."""
+    path = _write(tmp_path / "gen.jsonl", lines)
+    messages = read_session(path).messages
+    assert check_tool_pairing(messages) == []
+    for m in messages:
+        assert len({c.id for c in m.tool_calls}) == len(m.tool_calls)
+    if messages:
+        assert validate_openai({"messages": [m.to_api() for m in messages]}) is None
+
+
+def test_text_after_a_call_in_the_same_reply_keeps_the_call_answered(tmp_path: Path) -> None:
+    """Claude Code writes a reply one block a line; a text block after a tool_use of the same message is
+    part of that reply, not a new turn that leaves the call unanswered and drops its result."""
+    path = _write(
+        tmp_path / "after.jsonl",
+        [
+            _cc("u1", None, "user", "hi"),
+            _cc(
+                "a1",
+                "u1",
+                "assistant",
+                [{"type": "tool_use", "id": "T", "name": "Read", "input": {}}],
+                mid="m",
+            ),
+            _cc("a2", "a1", "assistant", [{"type": "text", "text": "while that runs"}], mid="m"),
+            _cc("r1", "a2", "user", [{"type": "tool_result", "tool_use_id": "T", "content": "the file"}]),
+        ],
+    )
+    fs = read_session(path)
+    assert [(m.role, m.text) for m in fs.messages] == [
+        ("user", "hi"),
+        ("assistant", "while that runs"),
+        ("tool", "the file"),
+    ]
+    assert fs.dropped == {}
