@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sys
 import threading
@@ -30,6 +31,8 @@ from myrm_tui.agent.events import (
     TurnFailed,
     UserSaved,
 )
+
+log = logging.getLogger(__name__)
 
 VERSION = 1
 
@@ -266,6 +269,7 @@ async def next_prompt(texts: Iterator[str]) -> str | None:
         try:
             value = next(texts, None)
         except Exception as e:  # ValueError for a line that is not a message; an OSError of stdin
+            log.info("the next prompt from stdin: %s", e, exc_info=True)  # the caller says it in one line
             exc = e
         try:
             loop.call_soon_threadsafe(settle, value, exc)
