@@ -163,9 +163,9 @@ class Agent:
             await self.session.add_hook_context(await self.hooks.run("session_start", {}))
 
     async def prepare(
-        self, force: bool = False, focus: str = "", hard_limit: int | None = None
+        self, force: bool = False, focus: str = "", hard_limit: int | None = None, background: bool = False
     ) -> tuple[list[Message], PipelineRun]:
-        return await self.session.prepare(force, focus, hard_limit)
+        return await self.session.prepare(force, focus, hard_limit, background=background)
 
     async def flush_vault(self) -> None:
         await self.session.flush_vault()

@@ -425,7 +425,7 @@ async def _compact_over_window(db: Path, window: int) -> tuple[int, int, float, 
         await agent.load()
         tokens = agent.counter.messages(agent.history)
         t, cpu = time.perf_counter(), time.process_time()
-        _, run = await agent.session.prepare(background=True)
+        _, run = await agent.prepare(background=True)
         total, cpu = time.perf_counter() - t, time.process_time() - cpu
         headline = run.metrics.compaction.headline() if run.metrics.compaction else ""
         return len(agent.history), tokens, run.metrics.total_ms / 1000, total, cpu, headline
