@@ -18,9 +18,9 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.content import Content
 from textual.driver import Driver
@@ -54,6 +54,7 @@ from myrm_tui.app.commands import (
     unknown_command,
 )
 from myrm_tui.app.controller import Controller, ForkFailed
+from myrm_tui.app.key_router import KeyDone, KeyRelease, KeyRouter
 from myrm_tui.app.live import LiveContext
 from myrm_tui.app.messages import (
     AgentEventMessage,
@@ -80,12 +81,16 @@ from myrm_tui.logs import failure_logged
 from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from myrm_tui.agent.permissions import Assessment
     from myrm_tui.agent.replay import Replay
     from myrm_tui.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
 SETTLE_S = 3.0  # at exit, how long cancelled workers get to finish (within the guard's deadline)
+T = TypeVar("T")
+QUIT_WINDOW_S = 2.0  # a second ctrl+c within this quits
 
 
 class MyrmApp(App[None]):
@@ -134,6 +139,40 @@ class MyrmApp(App[None]):
         self._phase_since = time.monotonic()
         self._reading = 0
         self._status_auto = True  # the status line shows the computed text (a tick may refresh it)
+        self.key_router = KeyRouter(self, self._route_key)
+        self._ctrl_c_at = float("-inf")  # the last ctrl+c that did not copy
+
+    # -- keys: one at a time, in order (key_router.py) ------------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
+            if self.screen_stack:  # quitting: the screens are gone, nothing takes keys
+                await self.key_router.take(event)
+            return
+        await super().on_event(event)
+
+    async def _route_key(self, event: events.Event) -> None:
+        await super().on_event(event)
+
+    async def on_key_done(self, marker: KeyDone) -> None:
+        await self.key_router.done(marker)
+
+    async def on_key_release(self, _: KeyRelease) -> None:
+        await self.key_router.drain()
+
+    async def _open(self, screen: Screen[T], hold: int) -> T:
+        """``push_screen_wait`` that passes the keys held since the key that asked for ``screen`` on to it
+        once it is mounted (its focus set), not to the widget that had the focus before."""
+        result: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+
+        def dismissed(value: T | None) -> None:
+            if not result.done():
+                result.set_result(value)  # type: ignore[arg-type]
+
+        try:
+            await self.push_screen(screen, callback=dismissed)
+        finally:
+            self.key_router.release(hold)
+        return await result
 
     # -- start-up ---------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
@@ -257,14 +296,17 @@ class MyrmApp(App[None]):
 
     def action_settings(self) -> None:
         if self.controller.settings is not None:
-            self.edit_settings()
+            self.edit_settings(self.key_router.hold())  # the keys typed after F2 go to the screen
 
     @work(exclusive=True, group="settings", exit_on_error=False, description="settings screen")
-    async def edit_settings(self) -> None:
+    async def edit_settings(self, hold: int) -> None:
         from myrm_tui.app.screens.settings import SettingsScreen
 
         assert self.controller.settings is not None
-        values = await self.push_screen_wait(SettingsScreen(self.controller.settings))
+        try:
+            values = await self._open(SettingsScreen(self.controller.settings), hold)
+        finally:
+            self.key_router.release(hold)  # not opened (cancelled): the keys go on as they were
         if values is None:
             return
         await self.controller.save_settings(values)
@@ -636,6 +678,34 @@ class MyrmApp(App[None]):
         if self.busy:
             self.workers.cancel_group(self, "turn")
 
+    def action_interrupt(self) -> None:
+        """Ctrl+C, as Claude Code and Codex have it: stops a running turn (as Esc does); a second press
+        within ``QUIT_WINDOW_S`` quits, and so do two presses when idle (the first says so). Idle with
+        text selected, it copies the selection instead, as before."""
+        now = time.monotonic()
+        armed, self._ctrl_c_at = now - self._ctrl_c_at <= QUIT_WINDOW_S, now
+        if armed:
+            self.exit()
+            return
+        if self.busy and isinstance(self.screen, MainScreen):
+            self.action_cancel_turn()
+            self.notify("Turn stopped. Press ctrl+c again to quit.", timeout=QUIT_WINDOW_S)
+            return
+        if self._copy_selection():
+            self._ctrl_c_at = float("-inf")  # a copy never counts towards quitting
+            return
+        self.notify("Press ctrl+c again to quit.", timeout=QUIT_WINDOW_S)
+
+    def _copy_selection(self) -> bool:
+        """Copy what is selected in the focused field, or on the screen (the mouse); False if nothing."""
+        focused = self.focused
+        selected = getattr(focused, "selected_text", "") if focused is not None else ""
+        text = selected or self.screen.get_selected_text()
+        if not text:
+            return False
+        self.copy_to_clipboard(text)
+        return True
+
     def action_help(self) -> None:
         from myrm_tui.app.screens.help import HelpScreen
 
@@ -659,28 +729,32 @@ class MyrmApp(App[None]):
         if self.busy and not self._replay_paused():
             self.notify("Wait for the turn to finish (or Esc) before compacting.", severity="warning")
             return
-        self.compact(focus)
+        self.compact(focus, self.key_router.hold())  # the keys typed after ctrl+k go to the preview
 
     def on_context_usage_indicator_compact_requested(self, _: ContextUsageIndicator.CompactRequested) -> None:
         self.action_compact()
 
     @work(exclusive=True, group="compact", exit_on_error=False, description="compaction")
-    async def compact(self, focus: str) -> None:
+    async def compact(self, focus: str, hold: int) -> None:
         """Preview what would leave the view, then compact if the user confirms (Enter)."""
         from myrm_tui.app.screens.compact_preview import CompactPreviewScreen
 
         try:
-            await self.ready.wait()
-            record, reason = await self.controller.preview_compaction(focus)
-        except Exception as exc:
-            log.exception("compaction preview failed")
-            self.post_message(Failure(f"Compaction preview failed: {exc}"))
-            return
-        if record is None:
-            self._show(ShowNotice(f"Nothing to compact: {reason}."))
-            self.notify(f"Nothing to compact: {reason}.", timeout=6)
-            return
-        if not await self.push_screen_wait(CompactPreviewScreen(record, self._summarizer_note())):
+            try:
+                await self.ready.wait()
+                record, reason = await self.controller.preview_compaction(focus)
+            except Exception as exc:
+                log.exception("compaction preview failed")
+                self.post_message(Failure(f"Compaction preview failed: {exc}"))
+                return
+            if record is None:
+                self._show(ShowNotice(f"Nothing to compact: {reason}."))
+                self.notify(f"Nothing to compact: {reason}.", timeout=6)
+                return
+            confirmed = await self._open(CompactPreviewScreen(record, self._summarizer_note()), hold)
+        finally:
+            self.key_router.release(hold)  # no preview: the keys go to the prompt
+        if not confirmed:
             return
         self.compacting = True
         self._status(f"compacting… {self._summarizer_note()}")
@@ -792,15 +866,20 @@ class MyrmApp(App[None]):
 
     def action_sessions(self) -> None:
         if not self.busy:
-            self.pick_session()
+            self.pick_session(self.key_router.hold())  # the keys typed after ctrl+s go to the picker
 
     @work(exclusive=True, group="picker", exit_on_error=False, description="session picker")
-    async def pick_session(self) -> None:
+    async def pick_session(self, hold: int | None = None) -> None:
         from myrm_tui.app.screens.sessions import DeleteSession, SessionPicker
 
-        await self.ready.wait()
-        current = self.controller.session.id if self.controller.session else None
-        choice = await self.push_screen_wait(SessionPicker(await self.controller.sessions(), current))
+        hold = self.key_router.hold() if hold is None else hold
+        try:
+            await self.ready.wait()
+            current = self.controller.session.id if self.controller.session else None
+            picker = SessionPicker(await self.controller.sessions(), current)
+            choice = await self._open(picker, hold)
+        finally:
+            self.key_router.release(hold)
         if choice is None:
             return
         if isinstance(choice, DeleteSession):

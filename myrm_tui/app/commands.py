@@ -39,6 +39,16 @@ COMMANDS: tuple[Command, ...] = (
     Command("help", "Help", "Keys and slash commands", "f1", "Help", ("help",), main_only=False),
     Command("cancel_turn", "Cancel turn", "Stop the running turn", "escape", "Cancel", main_only=False),
     Command(
+        "interrupt",
+        "Stop the turn; twice quits",
+        "Stop the running turn (as Esc); a second ctrl+c within 2 s, or two when idle, quits; "
+        "with text selected, copies it",
+        "ctrl+c",
+        priority=True,
+        main_only=False,
+        palette=False,
+    ),
+    Command(
         "fork",
         "Fork session",
         "Fork into a new session that starts compacted; /fork N forks after your N-th message",

@@ -16,9 +16,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Header, OptionList, Static, TabbedContent, TextArea
+from textual.widgets import Header, OptionList, Static, TabbedContent
 
 from myrm_tui.agent.events import TurnFailed
+from myrm_tui.app.key_router import router_of
 from myrm_tui.app.live import LiveContext
 from myrm_tui.app.mentions import fuzzy, list_files
 from myrm_tui.app.messages import (
@@ -83,6 +84,7 @@ class MainScreen(Screen[None]):
         self._query: str | None = None
         self.panel_choice: bool | None = None  # ctrl+b's last choice (None: the width decides)
         self._status_line: StatusLine | None = None  # set by compose; torn_down looks for it
+        self._mention_holds: list[int] = []  # keys held until the @ menu shows the query typed
 
     def compose(self) -> ComposeResult:
         # The panel's class is set before the widgets exist: set after, at mount, it restyled all of them
@@ -108,6 +110,7 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.prompt.workspace = self.workspace
         self.prompt.menu = self.query_one(SlashMenu)
+        self.prompt.mentions = self.mentions
         self.prompt.focus()
         self._layout_panel()
 
@@ -123,26 +126,37 @@ class MainScreen(Screen[None]):
     def _panel_shown(self, width: int) -> bool:
         return self.panel_choice if self.panel_choice is not None else width >= NARROW
 
-    def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        if event.text_area is self.prompt and self.prompt.menu is not None:
-            self.prompt.menu.update_for(self.prompt.text)
-
     # -- @ mentions ----------------------------------------------------------------------------------
     def on_prompt_input_mention_changed(self, event: PromptInput.MentionChanged) -> None:
         self._query = event.query
+        if event.hold is not None:
+            self._mention_holds.append(event.hold)
         if event.query is None or self.workspace is None:
             self._close_mentions()
         elif self._files is None:
             self.load_files()
+            return  # the keys after it wait for the list
         else:
             self._show_mentions()
+        self._release_mention_keys()
 
     @work(exclusive=True, group="mention-files", exit_on_error=False, description="list workspace files")
     async def load_files(self) -> None:
         assert self.workspace is not None
-        self._files = await asyncio.to_thread(list_files, self.workspace)
-        if self._query is not None:
-            self._show_mentions()
+        try:
+            self._files = await asyncio.to_thread(list_files, self.workspace)
+            if self._query is not None:
+                self._show_mentions()
+        finally:
+            self._release_mention_keys()
+
+    def _release_mention_keys(self) -> None:
+        """The menu shows what was typed: the keys typed after it go on (Tab, Enter pick from it)."""
+        router = router_of(self.app)
+        while self._mention_holds:
+            hold = self._mention_holds.pop()
+            if router is not None:
+                router.release(hold)
 
     def _show_mentions(self) -> None:
         self.mentions.show(fuzzy(self._query or "", self._files or []))
@@ -151,16 +165,6 @@ class MainScreen(Screen[None]):
     def _close_mentions(self) -> None:
         self.mentions.close()
         self.prompt.mention_active = False
-
-    def on_prompt_input_mention_key(self, event: PromptInput.MentionKey) -> None:
-        if event.key == "up":
-            self.mentions.action_cursor_up()
-        elif event.key == "down":
-            self.mentions.action_cursor_down()
-        elif event.key == "escape":
-            self._close_mentions()
-        else:
-            self._choose(self.mentions.choice())
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if isinstance(event.option_list, MentionMenu):
@@ -264,6 +268,10 @@ class MainScreen(Screen[None]):
     async def on_transcript_search_find(self, event: TranscriptSearch.Find) -> None:
         # The count first (from the items' text, whatever is mounted); then the match is brought on screen.
         search = self.query_one(TranscriptSearch)
+        if event.needle != search.needle:
+            # More was typed since: a later Find has the text. Showing each key's match mounted a window
+            # of items per key (a second each in a long session) and held the screen meanwhile.
+            return
         if event.step == 0 or event.needle != self.chat.needle:
             current = self.chat.step(-1) if self.chat.find(event.needle) else 0
         else:
@@ -273,8 +281,7 @@ class MainScreen(Screen[None]):
             await self.chat.show_match()
 
     def on_transcript_search_closed(self, _: TranscriptSearch.Closed) -> None:
-        self.chat.find("")
-        self.prompt.focus()
+        self.chat.find("")  # the search gave the focus back itself
 
     # -- keyboard reach of the transcript ----------------------------------------------------------------
     def action_enter_transcript(self) -> None:

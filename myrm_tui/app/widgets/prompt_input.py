@@ -3,28 +3,37 @@
 A large paste (over ``PASTE_LINES`` lines or ``PASTE_CHARS`` characters) shows as one label,
 ``[pasted 3,000 lines]``; the message sent holds the whole text (``expand_pastes``). Typing ``@`` asks
 the screen for file completions (``MentionChanged``); while it shows them, Up/Down/Tab/Enter/Esc go to
-the menu (``MentionKey``). Mentioned files are attached when the message is sent (``app/mentions.py``).
+the menu. Mentioned files are attached when the message is sent (``app/mentions.py``).
 While the slash menu is open, Up/Down move in it, Tab completes, Enter runs the pick. Tab never moves the
 focus out.
 
 A message sent while a turn runs is queued (``queue``) and sent when the turn ends; Up in an empty box takes
 the newest queued message back to edit it, Esc then removes it (Esc in an empty box cancels the turn).
+
+A terminal without bracketed paste types a paste out: its keys come ``BURST_GAP_S`` apart or closer, each
+line end an Enter. Such an Enter is a new line when more keys of the burst follow it or when the burst
+already held one; a burst over ``PASTE_LINES`` lines or ``PASTE_CHARS`` characters collapses into a label
+as a bracketed paste does. A person's keys are never that close.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import TextArea
+from textual.widgets.text_area import Location
 
+from myrm_tui.app.key_router import router_of
 from myrm_tui.app.mentions import attach, query_at
 
 if TYPE_CHECKING:
+    from myrm_tui.app.widgets.mention_menu import MentionMenu
     from myrm_tui.app.widgets.slash_menu import SlashMenu
 
 MAX_HISTORY = 200
@@ -33,6 +42,10 @@ PASTE_CHARS = 2_000
 # A refused message longer than this comes back as a paste label: laid out in the box, a megabyte took
 # a second of CPU each time (the UI stood still), and a text that size is not edited by hand.
 GIVE_BACK_LABEL_CHARS = 100_000
+# Keys this close together came in one read of the terminal: a paste typed out, not a person typing (a
+# fast typist's keys are 50 ms or more apart, a terminal's burst microseconds).
+BURST_GAP_S = 0.010
+MENU_KEYS = ("up", "down", "tab", "enter", "escape")  # what an open menu takes from the box
 
 
 def paste_label(text: str, taken: dict[str, str]) -> str:
@@ -94,15 +107,11 @@ class PromptInput(TextArea):
 
     @dataclass
     class MentionChanged(Message):
-        """The partial path after an ``@`` at the cursor changed; ``query`` is None when there is none."""
+        """The partial path after an ``@`` at the cursor changed; ``query`` is None when there is none.
+        ``hold``: the key router holds the keys after it until the menu shows this query (release it)."""
 
         query: str | None
-
-    @dataclass
-    class MentionKey(Message):
-        """A key for the open ``@`` menu: up, down, tab, enter or escape."""
-
-        key: str
+        hold: int | None = None
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)  # type: ignore[arg-type]
@@ -115,17 +124,48 @@ class PromptInput(TextArea):
         self.mention_active = False  # the screen shows the @ menu: its keys go there
         self._mention: str | None = None
         self.menu: SlashMenu | None = None  # set by the screen
+        self.mentions: MentionMenu | None = None  # set by the screen
         self.queued: list[tuple[str, str]] = []  # (text to send, the box's text), sent after the turn
         self._editing_queued = False  # the box holds a queued message taken back with Up
+        # The burst of text keys being typed (a paste typed out when its keys come BURST_GAP_S apart).
+        self._last_key_at = float("-inf")
+        self._last_was_text = False
+        self._burst_start: Location = (0, 0)  # where its text begins in the box
+        self._burst_text = ""
+        self._burst_label: str | None = None  # collapsed: the label standing for it in the box
+        self._pending_enter: events.Key | None = None  # an Enter in a burst: a send, or a line end
+        self._enter_timer: Timer | None = None
 
     async def _on_key(self, event: events.Key) -> None:
-        if self.mention_active and event.key in ("up", "down", "tab", "enter", "escape"):
+        text_key = event.is_printable or event.key == "enter"
+        burst = self._last_was_text and event.time - self._last_key_at <= BURST_GAP_S
+        self._last_key_at, self._last_was_text = event.time, text_key
+        if self._pending_enter is not None:
+            self._settle_enter(line_end=burst and text_key)
+        if not (burst and text_key):
+            self._burst_label = None  # the burst ended: what follows is typed, not pasted
+        if event.key == "enter" and burst and "\n" in self._burst_text:
+            # a later line end of a paste typed out (its last one too): never a send
             event.prevent_default()
             event.stop()
-            self.post_message(self.MentionKey(event.key))
+            self._type_in_burst("\n")
+            return
+        if event.is_printable and burst and self._burst_label is not None:
+            event.prevent_default()
+            event.stop()
+            self._type_in_burst(event.character or "")
+            return
+        await self._handle_key(event, burst)
+        self._after_edit()
+
+    async def _handle_key(self, event: events.Key, burst: bool) -> None:
+        if self.mention_active and self.mentions is not None and event.key in MENU_KEYS:
+            event.prevent_default()
+            event.stop()
+            self._mention_key(self.mentions, event.key)
             return
         menu = self.menu
-        if menu is not None and menu.is_open and event.key in ("up", "down", "tab", "enter", "escape"):
+        if menu is not None and menu.is_open and event.key in MENU_KEYS:
             event.prevent_default()
             event.stop()
             if event.key in ("up", "down"):
@@ -142,8 +182,9 @@ class PromptInput(TextArea):
         if event.key == "enter":
             event.prevent_default()
             event.stop()
-            if self._typed_paste_continues():
-                self.insert("\n")
+            if burst:  # typed within a burst: a line end if more of the burst follows it
+                self._pending_enter = event
+                self._enter_timer = self.set_timer(BURST_GAP_S * 2, self._enter_alone)
             else:
                 self.submit()
             return
@@ -176,19 +217,80 @@ class PromptInput(TextArea):
             event.stop()
             self._walk(1)
             return
+        if not event.is_printable:
+            await super()._on_key(event)
+            return
+        start = min(self.selection.start, self.selection.end)
         await super()._on_key(event)
+        if not burst:
+            self._burst_start, self._burst_text = start, ""
+        self._burst_text += event.character or ""
+        self._collapse_burst()
 
-    def _typed_paste_continues(self) -> bool:
-        """More keys already wait behind this Enter: a terminal without bracketed paste types a paste out
-        in one read, its line ends as Enter (CR), and each must be a new line, not a send. A person's next
-        key never arrives in the same read."""
-        for pump in (self.app, self):
-            pending: Any = pump._message_queue
-            # Textual's queue keeps its messages in ``values`` (asyncio's in ``_queue``)
-            waiting = [*getattr(pending, "values", getattr(pending, "_queue", ())), pump._pending_message]
-            if any(isinstance(m, events.Key) and (m.is_printable or m.key == "enter") for m in waiting):
-                return True
-        return False
+    # -- a paste typed out by a terminal without bracketed paste ---------------------------------------
+    def _settle_enter(self, line_end: bool) -> None:
+        """The Enter held back in a burst: a line end when the burst went on, else the send it was."""
+        if self._enter_timer is not None:
+            self._enter_timer.stop()
+            self._enter_timer = None
+        self._pending_enter = None
+        if line_end:
+            self._type_in_burst("\n")
+        else:
+            self.submit()
+
+    def _enter_alone(self) -> None:
+        if self._pending_enter is None:
+            return
+        router = router_of(self.app)
+        if router is not None and router.keys_waiting:  # the keys read after it are on their way
+            self._enter_timer = self.set_timer(BURST_GAP_S * 2, self._enter_alone)
+            return
+        self._settle_enter(line_end=False)  # nothing followed it: ``text`` + Enter typed in one read
+
+    def _type_in_burst(self, text: str) -> None:
+        """``text`` typed within the burst: into the box, or into the paste its label stands for."""
+        self._burst_text += text
+        label = self._burst_label
+        if label is None:
+            self.insert(text)
+            self._collapse_burst()
+            return
+        self.pastes.pop(label, None)
+        new = paste_label(self._burst_text, self.pastes)
+        self.pastes[new] = self._burst_text
+        if new != label:
+            row, col = self._burst_start
+            self.replace(new, (row, col), (row, col + len(label)))
+            self._burst_label = new
+
+    def _collapse_burst(self) -> None:
+        """A burst the size of a large paste becomes its label, as a bracketed paste does."""
+        text = self._burst_text
+        if self._burst_label is not None or (text.count("\n") < PASTE_LINES and len(text) <= PASTE_CHARS):
+            return
+        label = paste_label(text, self.pastes)
+        self.pastes[label] = text
+        self.replace(label, self._burst_start, self.cursor_location)
+        self._burst_label = label
+
+    def _after_edit(self) -> None:
+        """The menus follow the text at once, before the next key is handled (not when the Changed
+        message comes round: keys typed after ``/`` or ``@`` reached the box before the menu opened)."""
+        if self.menu is not None:
+            self.menu.update_for(self.text)
+        if "\n" in self._burst_text or self._burst_label is not None:
+            return  # inside a paste: an ``@`` there is text, not a completion
+        row, col = self.cursor_location
+        query = query_at(self.document.get_line(row)[:col])
+        if query == self._mention:
+            return
+        self._mention = query
+        if query is None:
+            self.mention_active = False
+        router = router_of(self.app)
+        hold = router.hold() if router is not None and query is not None and self.workspace else None
+        self.post_message(self.MentionChanged(query, hold))
 
     async def _on_paste(self, event: events.Paste) -> None:
         """A paste's line endings become ``\n``; a large paste becomes a label."""
@@ -207,11 +309,25 @@ class PromptInput(TextArea):
         self.insert(label)
 
     def on_text_area_changed(self, _: TextArea.Changed) -> None:
-        row, col = self.cursor_location
-        query = query_at(self.document.get_line(row)[:col])
-        if query != self._mention:
-            self._mention = query
-            self.post_message(self.MentionChanged(query))
+        self._after_edit()  # an edit not made by a printable key (Backspace, history, a paste)
+
+    def needs_key_marker(self, event: events.Key) -> bool:
+        """For the key router: this printable key may open the ``@`` menu or change what it lists, so the
+        keys after it wait until it is handled (they may be for the menu)."""
+        return event.character == "@" or self._mention is not None
+
+    def _mention_key(self, menu: MentionMenu, key: str) -> None:
+        """A key for the open ``@`` menu, applied now (the next key may already be typed)."""
+        if key == "up":
+            menu.action_cursor_up()
+        elif key == "down":
+            menu.action_cursor_down()
+        else:
+            path = menu.choice() if key != "escape" else None
+            menu.close()
+            self.mention_active = False
+            if path is not None:
+                self.complete_mention(path)
 
     def complete_mention(self, path: str) -> None:
         """Replace the partial ``@…`` before the cursor with ``@path `` (the menu's choice)."""

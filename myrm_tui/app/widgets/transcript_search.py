@@ -1,7 +1,7 @@
 """The search bar above the prompt box (ctrl+g or /search): typing finds the items that contain the
 text over the whole session, mounted or not (the newest first); Enter or Up moves to the older match,
-Down to the newer one, Esc closes. It only reports what was typed; the chat screen asks the
-conversation to find and show the matches."""
+Down to the newer one, Esc closes (the focus goes back where it was). It only reports what was typed;
+the chat screen asks the conversation to find and show the matches."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input, Static
 
 
@@ -38,6 +39,10 @@ class TranscriptSearch(Horizontal):
     class Closed(Message):
         pass
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._back: Widget | None = None  # had the focus before the search opened: gets it back
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder="search the conversation (Enter/↑ older match, ↓ newer, Esc closes)")
         yield Static("", id="search-count", markup=False)
@@ -53,6 +58,8 @@ class TranscriptSearch(Horizontal):
             field.value = text
         # Now, not after the queued messages (what Widget.focus does): the keys already typed after
         # ctrl+g would go to the prompt otherwise.
+        if self.screen.focused is not field:
+            self._back = self.screen.focused
         self.screen.set_focus(field)
         if field.value:
             self.post_message(self.Find(field.value))
@@ -74,6 +81,12 @@ class TranscriptSearch(Horizontal):
     def action_step(self, step: int) -> None:
         self.post_message(self.Find(self.query_one(Input).value, step))
 
+    @property
+    def needle(self) -> str:
+        return self.query_one(Input).value
+
     def action_close(self) -> None:
         self.remove_class("-open")
+        # At once, as open() does: the keys typed after Esc go where the focus was.
+        self.screen.set_focus(self._back if self._back is not None and self._back.is_attached else None)
         self.post_message(self.Closed())

@@ -1,0 +1,159 @@
+"""Keys reach the app in the order typed, and each is handled before the next one is passed on.
+
+Textual passes every key the app reads straight on to the widget that has the focus, where it waits in
+that widget's queue. A key that widget does not handle itself (Backspace, an arrow, Shift+Tab, F2) bubbles
+up and its binding runs only when it reaches the app, after the keys behind it were already handed on: in
+a fast burst ``abc`` BSpace BSpace ``Z`` gave ``ab``, and keys typed after a key that moves the focus went
+to the old widget. The router passes one key on at a time: it follows each with a ``KeyDone`` marker that
+bubbles the same way, and the next key goes out once the marker is back (the key was handled wherever it
+went); a printable key typed into a field needs no marker (the field types it itself, in order). A key
+that opens something that takes time (a screen loaded by a worker, the ``@`` menu's file
+list) holds the keys after it until what it opened can take them (``hold``/``release``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from textual import events
+from textual.message import Message
+from textual.widgets import Input, TextArea
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.message_pump import MessagePump
+
+log = logging.getLogger(__name__)
+
+Route = Callable[[events.Event], Awaitable[None]]
+
+# A marker that never comes back (its widget was removed meanwhile) stops holding the keys after this.
+MARKER_TIMEOUT_S = 1.0
+# What a key opened did not become ready (a worker stuck): the held keys go to the focus after this.
+HOLD_TIMEOUT_S = 15.0
+
+
+class KeyDone(Message):
+    """Follows a key to the widget it went to and bubbles up to the app behind it."""
+
+    def __init__(self, seq: int, target: MessagePump, second: bool = False) -> None:
+        super().__init__()
+        self.seq = seq
+        self.target = target
+        self.second = second  # sent after the first came back: what the key's binding posted is done
+
+
+class KeyRelease(Message):
+    """A hold ended (posted to the app: the held keys are passed on in the app's own task)."""
+
+
+class KeyRouter:
+    """One key in flight at a time; the rest wait here, in order (keys and unbracketed pastes alike)."""
+
+    def __init__(self, app: App[Any], route: Route) -> None:
+        self.app = app
+        self._route = route  # Textual's own handling of one key: priority bindings, then the focus
+        self.waiting: deque[events.Event] = deque()
+        self._seq = 0
+        self._in_flight: int | None = None
+        self._marker_timer: asyncio.TimerHandle | None = None
+        self._holds: dict[int, asyncio.TimerHandle | None] = {}
+        self._next_hold = 0
+
+    @property
+    def keys_waiting(self) -> bool:
+        """More keys were read and wait to be passed on (or one is being handled)."""
+        return bool(self.waiting) or self._in_flight is not None
+
+    @property
+    def busy(self) -> bool:
+        return self._in_flight is not None or bool(self._holds)
+
+    async def take(self, event: events.Event) -> None:
+        """A key (or paste) the app read: passed on now, or after the ones before it."""
+        if self.busy or self.waiting:
+            self.waiting.append(event)
+            return
+        await self._send(event)
+
+    async def _send(self, event: events.Event) -> None:
+        target = self.app.focused or self.app.screen
+        await self._route(event)
+        if self._holds or not isinstance(event, events.Key):
+            return  # a paste is handled in one go; a hold waits for its own release
+        if event.is_printable and isinstance(target, (Input, TextArea)):
+            # typed into the field by the field itself, in order: the next key can follow at once, unless
+            # the field says this key may open something (``needs_key_marker``: the prompt's ``@``)
+            needs = getattr(target, "needs_key_marker", None)
+            if not (callable(needs) and needs(event)):
+                return
+        self._seq += 1
+        self._mark(KeyDone(self._seq, target))
+
+    def _mark(self, marker: KeyDone) -> None:
+        if marker.target.post_message(marker):
+            self._in_flight = marker.seq
+            loop = asyncio.get_running_loop()
+            self._marker_timer = loop.call_later(MARKER_TIMEOUT_S, self._marker_lost, marker.seq)
+
+    def _marker_lost(self, seq: int) -> None:
+        if self._in_flight == seq:
+            log.debug("key marker %d did not come back; passing the next key on", seq)
+            self._in_flight = None
+            self.app.post_message(KeyRelease())
+
+    async def done(self, marker: KeyDone) -> None:
+        """The key before ``marker`` was handled: the next one goes out. A binding runs when its key
+        reaches the app, and what it posts (ChatLog's Esc: ``Left``, then the screen's ``focus()``) is
+        handled after: a second marker down the same way comes back once that is done too."""
+        if marker.seq != self._in_flight:
+            return
+        self._in_flight = None
+        if self._marker_timer is not None:
+            self._marker_timer.cancel()
+            self._marker_timer = None
+        if not marker.second:
+            self._mark(KeyDone(marker.seq, marker.target, second=True))
+            if self._in_flight is not None:
+                return
+        await self.drain()
+
+    async def drain(self) -> None:
+        while self.waiting and not self.busy:
+            await self._send(self.waiting.popleft())
+
+    def hold(self, timeout: float = HOLD_TIMEOUT_S) -> int:
+        """Keys from now on wait until ``release`` (or ``timeout``): what a key opens is not ready yet."""
+        self._next_hold += 1
+        token = self._next_hold
+        try:
+            timer = asyncio.get_running_loop().call_later(timeout, self._expired, token)
+        except RuntimeError:  # no loop (a unit test of a widget alone)
+            timer = None
+        self._holds[token] = timer
+        return token
+
+    def _expired(self, token: int) -> None:
+        if token in self._holds:
+            log.warning("keys held %.0f s for something that never became ready; passed on", HOLD_TIMEOUT_S)
+            self.release(token)
+
+    def release(self, token: int) -> None:
+        """What ``hold`` waited for can take keys (or will not open): the held keys go on, in order."""
+        timer = self._holds.pop(token, "gone")
+        if timer == "gone":
+            return
+        if timer is not None:
+            timer.cancel()  # type: ignore[union-attr]
+        if not self._holds:
+            self.app.post_message(KeyRelease())
+
+
+def router_of(app: object) -> KeyRouter | None:
+    """The app's key router (None for an app without one: a widget tested alone)."""
+    router = getattr(app, "key_router", None)
+    return router if isinstance(router, KeyRouter) else None

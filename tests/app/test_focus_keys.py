@@ -1,0 +1,253 @@
+"""Issue 49: the keys typed right after a key that opens something (Ctrl+G, ``/``, ``@``, F2, Ctrl+S, Ctrl+K,
+Shift+Tab) go to what it opened, in order, however soon they follow; and the keys after the key that
+closes it go back. Each opener is driven by real key events, as the terminal driver posts them: all in
+one burst, and at short gaps, against an empty session and one of thousands of items; the test then
+looks where every key landed."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from textual import events
+from textual.app import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
+from textual.widgets import Input, OptionList
+
+from myrm_tui.app.app import MyrmApp
+from myrm_tui.app.commands import completions
+from myrm_tui.app.mentions import fuzzy, list_files
+from myrm_tui.app.screens.compact_preview import CompactPreviewScreen
+from myrm_tui.app.screens.main import MainScreen
+from myrm_tui.app.screens.sessions import SessionPicker
+from myrm_tui.app.screens.settings import SettingsScreen
+from myrm_tui.app.widgets.chat_log import ChatLog
+from myrm_tui.app.widgets.chat_message import UserMessage
+from myrm_tui.app.widgets.prompt_input import PromptInput
+from myrm_tui.app.widgets.transcript_search import TranscriptSearch
+from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator
+from tests.helpers import wait_until
+
+ROUNDS = 800  # a user message, a tool call and its result, an answer: 3 items a round (2,400 items)
+
+
+def key_event(key: str) -> events.Key:
+    """A key as ``Pilot.press`` makes it (``"a"``, ``"@"``, ``"ctrl+g"``)."""
+    if len(key) == 1 and not key.isalnum():
+        key = _character_to_key(key)
+    try:
+        char: str | None = unicodedata.lookup(_get_unicode_name_from_key(REPLACED_KEYS.get(key, key)))
+    except KeyError:
+        char = key if len(key) == 1 else None
+    return events.Key(key, char)
+
+
+async def send(app: MyrmApp, keys: list[str], gap: float) -> None:
+    """``keys`` as the driver posts what it reads: all at once (``gap`` 0) or ``gap`` seconds apart (a
+    fast typist; the gap is the user's, not a wait for the app)."""
+    driver = app._driver
+    assert driver is not None
+    for i, key in enumerate(keys):
+        if gap and i:
+            await asyncio.sleep(gap)
+        driver.send_message(key_event(key))
+
+
+async def other_session(path: Path) -> None:
+    """A second session in the list (the picker's Down has somewhere to go)."""
+    store = await Store.open(path)
+    row = await store.create_session(title="another one")
+    await store.append_message(row.id, Message(role="user", content="hello"))
+    await store.close()
+
+
+async def _long_session(path: Path) -> str:
+    store = await Store.open(path)
+    row = await store.create_session(title="long one")
+    async with store.transaction():
+        await store.append_message(row.id, Message(role="system", content="sys"))
+        for i in range(ROUNDS):
+            await store.append_message(row.id, Message(role="user", content=f"question {i}"))
+            call = ToolCall(f"call{i}", "bash", f'{{"command": "ls dir{i}"}}')
+            await store.append_message(row.id, Message(role="assistant", content="", tool_calls=(call,)))
+            out = "<returncode>0</returncode>\n<output>\nfile.py\n</output>"
+            await store.append_message(
+                row.id, Message(role="tool", content=out, tool_call_id=call.id, name="bash")
+            )
+            await store.append_message(row.id, Message(role="assistant", content=f"answer {i}"))
+    await store.close()
+    return row.id
+
+
+@pytest.fixture(scope="module")
+def long_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    path = tmp_path_factory.mktemp("long") / "long.db"
+    return path, asyncio.run(_long_session(path))
+
+
+def app_for(
+    emulator: ProviderEmulator, tmp: Path, workspace: Path, long_db: tuple[Path, str] | None
+) -> MyrmApp:
+    session = None
+    db = tmp / "tui.db"
+    if long_db is not None:
+        shutil.copy(long_db[0], db)
+        session = long_db[1]
+    cli = {"model": "openai/gpt-4o-mini", "api_base": emulator.openai_base, "api_key": "sk-test"}
+    return MyrmApp(db_path=db, workspace=workspace, session_id=session, cli={**cli, "preheat": False})
+
+
+def main(app: MyrmApp) -> MainScreen:
+    return app.main
+
+
+def prompt(app: MyrmApp) -> PromptInput:
+    return app.main.prompt
+
+
+@dataclass(frozen=True)
+class Case:
+    keys: list[str]
+    landed: Callable[[MyrmApp], bool]  # every key where it belongs (waited for, then asserted)
+
+
+def slash_pick() -> str:
+    name, command = completions("")[2]  # the menu's third line: two Downs from the first
+    return (f"/{name} " if command.usage else f"/{name}") + "3"
+
+
+def search_field(app: MyrmApp) -> Input:
+    return app.main.query_one(TranscriptSearch).query_one(Input)
+
+
+def in_chat(app: MyrmApp, back: int) -> bool:
+    chat = app.main.chat
+    if not chat.items:  # nothing to walk: the transcript has the focus, and the keys
+        return app.focused is chat
+    return app.focused is chat and chat.cursor is chat.items[max(0, len(chat.items) - 1 - back)]
+
+
+def second_file(app: MyrmApp) -> str:
+    workspace = app.controller.workspace
+    return fuzzy("hel", list_files(workspace))[1]
+
+
+CASES = {
+    # Ctrl+G: the word goes to the search field, Esc closes it, the keys after Esc go to the prompt.
+    "ctrl+g": Case(
+        ["ctrl+g", *"question", "escape", *"hi"],
+        lambda app: (
+            search_field(app).value == "question"
+            and not app.main.query_one(TranscriptSearch).is_open
+            and prompt(app).text == "hi"
+            and app.focused is prompt(app)
+        ),
+    ),
+    "ctrl+g up": Case(
+        ["ctrl+g", *"answer 79", "up", "up", "escape"],  # answer 79, 790 … 799: the third newest match
+        lambda app: (
+            app.focused is prompt(app) and prompt(app).text == "" and search_field(app).value == "answer 79"
+        ),
+    ),
+    # "/" then Down Down Tab: the third command of the menu completed, then its argument typed.
+    "/": Case(
+        ["/", "down", "down", "tab", "3"],
+        lambda app: prompt(app).text == slash_pick() and not app.main.query_one("#slash-menu").display,
+    ),
+    # "@hel" then Down Tab: the second file of the menu, then what is typed after it.
+    "@": Case(
+        ["@", *"hel", "down", "tab", *"ok"],
+        lambda app: prompt(app).text == f"@{second_file(app)} ok" and not prompt(app).mention_active,
+    ),
+    # F2: the keys go to the settings screen (Tab: its first field, selected at focus: typing replaces it).
+    "f2": Case(
+        ["f2", "tab", *"zz"],
+        lambda app: (
+            isinstance(app.screen, SettingsScreen)
+            and isinstance(app.focused, Input)
+            and app.focused.value == "zz"
+            and prompt(app).text == ""
+        ),
+    ),
+    "f2 esc": Case(
+        ["f2", "escape", *"hi"],
+        lambda app: isinstance(app.screen, MainScreen) and prompt(app).text == "hi",
+    ),
+    # Ctrl+S: Down moves in the picker; Esc closes it and the keys after go to the prompt.
+    "ctrl+s": Case(
+        ["ctrl+s", "down"],
+        lambda app: (
+            isinstance(app.screen, SessionPicker)
+            and app.screen.query_one(OptionList).highlighted == 1
+            and prompt(app).text == ""
+        ),
+    ),
+    "ctrl+s esc": Case(
+        ["ctrl+s", "escape", *"hi"],
+        lambda app: isinstance(app.screen, MainScreen) and prompt(app).text == "hi",
+    ),
+    # Ctrl+K: Esc cancels the preview (nothing compacted), the keys after go to the prompt; with nothing to
+    # compact there is no preview and every key goes to the prompt.
+    "ctrl+k esc": Case(
+        ["ctrl+k", "escape", *"hi"],
+        lambda app: isinstance(app.screen, MainScreen) and prompt(app).text == "hi" and not app.compacting,
+    ),
+    # Shift+Tab: Up Up walk the transcript from the newest item; Esc returns to the prompt.
+    "shift+tab": Case(["shift+tab", "up", "up"], lambda app: in_chat(app, 2) and prompt(app).text == ""),
+    "shift+tab esc": Case(
+        ["shift+tab", "up", "escape", *"hi"],
+        lambda app: app.focused is prompt(app) and prompt(app).text == "hi",
+    ),
+}
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.004, 0.03], ids=["burst", "4ms", "30ms"])
+@pytest.mark.parametrize("size", ["empty", "long"])
+@pytest.mark.parametrize("opener", list(CASES))
+async def test_keys_after_an_opener_land_in_what_it_opened(
+    emulator: ProviderEmulator,
+    tmp_path: Path,
+    workspace: Path,
+    long_db: tuple[Path, str],
+    monkeypatch: pytest.MonkeyPatch,
+    opener: str,
+    size: str,
+    gap: float,
+) -> None:
+    (workspace / "help.md").write_text("# help\n")
+    (workspace / "shell.sh").write_text("echo hi\n")
+    previews: list[bool] = []
+    cancel = CompactPreviewScreen.action_cancel
+
+    def cancelled(self: CompactPreviewScreen) -> None:
+        previews.append(True)
+        cancel(self)
+
+    monkeypatch.setattr(CompactPreviewScreen, "action_cancel", cancelled)
+    case = CASES[opener]
+    app = app_for(emulator, tmp_path, workspace, long_db if size == "long" else None)
+    await other_session(tmp_path / "tui.db")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.ready.is_set, 60)
+        if size == "long":
+            await wait_until(pilot, lambda: bool(app.query(UserMessage)), 60)
+        await send(app, case.keys, gap)
+        try:
+            await wait_until(pilot, lambda: case.landed(app) and not app.key_router.keys_waiting, 30)
+        except AssertionError:
+            raise AssertionError(
+                f"screen {type(app.screen).__name__}, focus {app.focused!r}, prompt {prompt(app).text!r}, "
+                f"search {search_field(app).value!r}"
+            ) from None
+        if opener == "ctrl+k esc" and size == "long":
+            assert previews == [True]  # the preview opened and took the Esc
+        if opener == "shift+tab" and size == "long":
+            assert isinstance(app.focused, ChatLog)
+    assert_nothing_sent = [r for r in emulator.requests if r.body.get("tools")]
+    assert assert_nothing_sent == []  # no key sent a message
