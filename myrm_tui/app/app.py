@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from textual import events, work
+from textual import work
 from textual.app import App
 from textual.content import Content
 from textual.driver import Driver
@@ -54,7 +54,7 @@ from myrm_tui.app.commands import (
     unknown_command,
 )
 from myrm_tui.app.controller import Controller, ForkFailed
-from myrm_tui.app.key_router import KeyDone, KeyRelease, KeyRouter
+from myrm_tui.app.key_router import RoutedKeys
 from myrm_tui.app.live import LiveContext
 from myrm_tui.app.messages import (
     AgentEventMessage,
@@ -93,7 +93,7 @@ T = TypeVar("T")
 QUIT_WINDOW_S = 2.0  # a second ctrl+c within this quits
 
 
-class MyrmApp(App[None]):
+class MyrmApp(RoutedKeys, App[None]):
     TITLE = "myrm"
     # Textual reads a screen's CSS_PATH only for screens it pushes, not for the default screen: the chat
     # screen's rules are loaded here (without them ctrl+b toggled a class nothing styled).
@@ -139,26 +139,9 @@ class MyrmApp(App[None]):
         self._phase_since = time.monotonic()
         self._reading = 0
         self._status_auto = True  # the status line shows the computed text (a tick may refresh it)
-        self.key_router = KeyRouter(self, self._route_key)
         self._ctrl_c_at = float("-inf")  # the last ctrl+c that did not copy
 
     # -- keys: one at a time, in order (key_router.py) ------------------------------------------------
-    async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
-            if self.screen_stack:  # quitting: the screens are gone, nothing takes keys
-                await self.key_router.take(event)
-            return
-        await super().on_event(event)
-
-    async def _route_key(self, event: events.Event) -> None:
-        await super().on_event(event)
-
-    async def on_key_done(self, marker: KeyDone) -> None:
-        await self.key_router.done(marker)
-
-    async def on_key_release(self, _: KeyRelease) -> None:
-        await self.key_router.drain()
-
     async def _open(self, screen: Screen[T], hold: int) -> T:
         """``push_screen_wait`` that passes the keys held since the key that asked for ``screen`` on to it
         once it is mounted (its focus set), not to the widget that had the focus before."""
@@ -689,12 +672,12 @@ class MyrmApp(App[None]):
             return
         if self.busy and isinstance(self.screen, MainScreen):
             self.action_cancel_turn()
-            self.notify("Turn stopped. Press ctrl+c again to quit.", timeout=QUIT_WINDOW_S)
+            self.notify("Turn stopped. Press ctrl+c again to quit.", timeout=3)
             return
         if self._copy_selection():
             self._ctrl_c_at = float("-inf")  # a copy never counts towards quitting
             return
-        self.notify("Press ctrl+c again to quit.", timeout=QUIT_WINDOW_S)
+        self.notify("Press ctrl+c again to quit.", timeout=3)
 
     def _copy_selection(self) -> bool:
         """Copy what is selected in the focused field, or on the screen (the mouse); False if nothing."""

@@ -153,6 +153,36 @@ class KeyRouter:
             self.app.post_message(KeyRelease())
 
 
+if TYPE_CHECKING:
+    _AppBase = App[Any]
+else:
+    _AppBase = object
+
+
+class RoutedKeys(_AppBase):
+    """An app whose keys (and unbracketed pastes) go through a ``KeyRouter``: mix in before ``App``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.key_router = KeyRouter(self, self._route_key)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
+            if self.screen_stack:  # quitting: the screens are gone, nothing takes keys
+                await self.key_router.take(event)
+            return
+        await super().on_event(event)
+
+    async def _route_key(self, event: events.Event) -> None:
+        await super().on_event(event)
+
+    async def on_key_done(self, marker: KeyDone) -> None:
+        await self.key_router.done(marker)
+
+    async def on_key_release(self, _: KeyRelease) -> None:
+        await self.key_router.drain()
+
+
 def router_of(app: object) -> KeyRouter | None:
     """The app's key router (None for an app without one: a widget tested alone)."""
     router = getattr(app, "key_router", None)

@@ -85,10 +85,15 @@ async def _long_session(path: Path) -> str:
     return row.id
 
 
-@pytest.fixture(scope="module")
-def long_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def make_long_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A stored session of ``ROUNDS`` rounds, made once a module: (its database, its id)."""
     path = tmp_path_factory.mktemp("long") / "long.db"
     return path, asyncio.run(_long_session(path))
+
+
+@pytest.fixture(scope="module")
+def long_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    return make_long_db(tmp_path_factory)
 
 
 def app_for(
@@ -184,7 +189,7 @@ CASES = {
         ["ctrl+s", "down"],
         lambda app: (
             isinstance(app.screen, SessionPicker)
-            and app.screen.query_one(OptionList).highlighted == 1
+            and [o.highlighted for o in app.screen.query(OptionList)] == [1]
             and prompt(app).text == ""
         ),
     ),
@@ -251,3 +256,36 @@ async def test_keys_after_an_opener_land_in_what_it_opened(
             assert isinstance(app.focused, ChatLog)
     assert_nothing_sent = [r for r in emulator.requests if r.body.get("tools")]
     assert assert_nothing_sent == []  # no key sent a message
+
+
+async def test_a_search_shows_only_the_match_of_what_the_field_holds_now(
+    emulator: ProviderEmulator,
+    tmp_path: Path,
+    workspace: Path,
+    long_db: tuple[Path, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each key of the word posts a search; the ones the field has already typed past are skipped. Each
+    mounted the window around its own match (a second each in a long session) while the screen stood
+    still: the word showed in the field 3-7 s after it was typed, and looked lost."""
+    shown: list[str] = []
+    show_match = ChatLog.show_match
+
+    async def counted(self: ChatLog) -> None:
+        shown.append(self.needle)
+        await show_match(self)
+
+    monkeypatch.setattr(ChatLog, "show_match", counted)
+    app = app_for(emulator, tmp_path, workspace, long_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)), 60)
+        search = app.main.query_one(TranscriptSearch)
+        await send(app, ["ctrl+g"], 0)
+        await wait_until(pilot, lambda: app.focused is search_field(app))
+        search_field(app).value = "question 7"  # as typed, key by key, faster than the searches run
+        for needle in ("q", "qu", "question", "question 7"):
+            search.post_message(TranscriptSearch.Find(needle))
+        count = search.query_one("#search-count")
+        await wait_until(pilot, lambda: str(count.render()) == "111 of 111")  # 7, 70-79, 700-799
+        await pilot.pause()
+        assert shown == ["question 7"]

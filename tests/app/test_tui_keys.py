@@ -21,7 +21,7 @@ from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.app import test_tui
 from tests.app.test_tui_cards import heading
-from tests.helpers import collect, make_agent, make_app, openai_settings, type_and_send, wait_until
+from tests.helpers import collect, make_agent, make_app, openai_settings, type_and_send, type_text, wait_until
 
 frozen = test_tui.frozen  # the snapshots' fixed ids, date and workspace
 
@@ -83,11 +83,8 @@ async def test_an_unbracketed_paste_typed_out_with_cr_is_one_message_of_sixty_li
         box = app.query_one(PromptInput)
         driver = app._driver
         assert driver is not None
-        for ch in "\r".join(lines):  # all at once, as the driver posts one read's keys
-            key = "enter" if ch == "\r" else "space" if ch == " " else ch
-            if ch in ":=":
-                key = {":": "colon", "=": "equals_sign"}[ch]
-            driver.send_message(events.Key(key, ch))
+        for key in typed_out("\r".join(lines)):  # all at once, as the driver posts one read's keys
+            driver.send_message(key)
         pasted = "\n".join(lines)
         await wait(pilot, lambda: box.text == "[pasted 60 lines]" and box.pastes.get(box.text) == pasted)
         # nothing sent the paste (a start-up warm-up request of the cache may come and go meanwhile)
@@ -95,6 +92,18 @@ async def test_an_unbracketed_paste_typed_out_with_cr_is_one_message_of_sixty_li
         await pilot.press("enter")
         await wait(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
         assert (await user_texts(app))[-1] == "\n".join(lines)
+
+
+def typed_out(text: str) -> list[events.Key]:
+    """``text`` as a terminal without bracketed paste types it in one read: one key a character, CR as
+    Enter, stamped a microsecond apart as the driver's parser stamps one read's keys (made in a loop, a
+    busy machine could pause the test between two keys longer than a person's gap)."""
+    from tests.app.test_focus_keys import key_event
+
+    keys = [key_event("enter" if ch == "\r" else ch) for ch in text]
+    for i, key in enumerate(keys):
+        key.time = keys[0].time + i * 1e-6
+    return keys
 
 
 def last_user(body: dict[str, Any]) -> str:
@@ -508,3 +517,112 @@ async def test_the_welcome_says_which_model_a_provider_key_picked_and_why(
         await wait(pilot, lambda: bool(app.query("#welcome")))
         welcome = str(app.query_one("#welcome", Static).render())
         assert "Model: gpt-4o-mini (picked because OPENAI_API_KEY is set;" in welcome, welcome
+
+
+# -- issue 45.7: ctrl+c stops a turn, twice quits, copies a selection when idle ----------------------------
+
+
+async def test_ctrl_c_stops_a_running_turn_and_a_second_press_quits(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    from myrm_tui.app.widgets.chat_message import Notice
+
+    app = make_app(emulator, tmp_path, workspace)
+    emulator.enqueue(Reply(text="slow " * 400, chunk_size=2, chunk_delay=0.02))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        await type_and_send(pilot, "talk")
+        await wait(pilot, lambda: bool(app.query(AssistantMessage)))
+        await pilot.press("ctrl+c")
+        await wait(pilot, lambda: not app.busy)
+        assert app.is_running  # the first press only stopped the turn, as Esc does
+        assert any("cancelled" in str(n.render()) for n in app.query(Notice))
+        stored = await app.controller.messages()
+        assert stored[-1].text.endswith("[interrupted by the user]")  # the partial answer kept
+        await pilot.press("ctrl+c")
+        await wait(pilot, lambda: not app.is_running)
+
+
+async def test_ctrl_c_when_idle_asks_once_then_quits_and_not_after_the_window(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from myrm_tui.app import app as app_module
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        monkeypatch.setattr(app_module, "QUIT_WINDOW_S", 0.0)  # the second press comes too late
+        await pilot.press("ctrl+c")
+        await wait(pilot, lambda: any("ctrl+c again to quit" in n.message for n in app._notifications))
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running
+        monkeypatch.setattr(app_module, "QUIT_WINDOW_S", 60.0)
+        await pilot.press("ctrl+c")
+        await wait(pilot, lambda: not app.is_running)
+
+
+async def test_ctrl_c_with_text_selected_copies_it_and_never_quits(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        box = app.query_one(PromptInput)
+        await type_text(pilot, "copy me")
+        box.select_all()
+        await pilot.press("ctrl+c")
+        await wait(pilot, lambda: app.clipboard == "copy me")
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running and box.text == "copy me"
+
+
+# -- issue 45.8: an unbracketed paste typed out in one burst ----------------------------------------------
+
+
+async def test_a_200_line_unbracketed_paste_collapses_and_does_not_send_itself(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    lines = [f"row {i}: {'x' * (i % 50)}" for i in range(200)]
+    pasted = "\n".join(lines) + "\n"  # copied whole lines: it ends with a line end
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    emulator.enqueue(Reply(text="Read it."))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        box = app.query_one(PromptInput)
+        driver = app._driver
+        assert driver is not None
+        for event in typed_out(pasted.replace("\n", "\r")):
+            driver.send_message(event)
+        await wait(pilot, lambda: box.pastes.get(box.text) == pasted and not app.key_router.keys_waiting)
+        assert box.text == "[pasted 201 lines]"
+        await pilot.pause()
+        assert box.outer_size.height == 3  # one line in the box, not the paste over the screen
+        assert not app.busy and not emulator.requests  # its last line end did not send it
+        await pilot.press("enter")  # the user's own Enter sends the whole text
+        await wait(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
+        assert (await user_texts(app))[-1] == pasted
+
+
+async def test_a_one_line_burst_ending_in_enter_sends_and_a_burst_with_more_after_enter_does_not(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """``tmux send-keys 'hello' Enter``: one read, the Enter last and alone after the text: a send. In
+    ``abc`` Enter ``def`` the Enter has more of the burst after it: a line end."""
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    emulator.enqueue(Reply(text="Hi."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        box = app.query_one(PromptInput)
+        driver = app._driver
+        assert driver is not None
+        for event in typed_out("abc\rdef"):
+            driver.send_message(event)
+        await wait(pilot, lambda: box.text == "abc\ndef" and not app.key_router.keys_waiting)
+        await pilot.press("ctrl+u", "ctrl+u", "backspace", "ctrl+u")  # emptied
+        await wait(pilot, lambda: box.text == "")
+        for event in typed_out("hello\r"):
+            driver.send_message(event)
+        await wait(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
+        assert (await user_texts(app))[-1] == "hello" and box.text == ""

@@ -268,9 +268,10 @@ class MainScreen(Screen[None]):
     async def on_transcript_search_find(self, event: TranscriptSearch.Find) -> None:
         # The count first (from the items' text, whatever is mounted); then the match is brought on screen.
         search = self.query_one(TranscriptSearch)
-        if event.needle != search.needle:
-            # More was typed since: a later Find has the text. Showing each key's match mounted a window
-            # of items per key (a second each in a long session) and held the screen meanwhile.
+        if event.needle != search.needle or (event.step == 0 and event.needle == self.chat.needle != ""):
+            # More was typed since (a later Find has the text), or this text is searched already. Showing
+            # each key's match mounted a window of items per key (a second each in a long session) and
+            # held the screen meanwhile.
             return
         if event.step == 0 or event.needle != self.chat.needle:
             current = self.chat.step(-1) if self.chat.find(event.needle) else 0

@@ -43,8 +43,9 @@ PASTE_CHARS = 2_000
 # a second of CPU each time (the UI stood still), and a text that size is not edited by hand.
 GIVE_BACK_LABEL_CHARS = 100_000
 # Keys this close together came in one read of the terminal: a paste typed out, not a person typing (a
-# fast typist's keys are 50 ms or more apart, a terminal's burst microseconds).
-BURST_GAP_S = 0.010
+# typist's keys are 50 ms or more apart, a terminal's burst microseconds; the margin is for the driver's
+# thread waiting its turn for the GIL, 5 ms a switch, on a busy machine).
+BURST_GAP_S = 0.025
 MENU_KEYS = ("up", "down", "tab", "enter", "escape")  # what an open menu takes from the box
 
 
@@ -373,6 +374,7 @@ class PromptInput(TextArea):
             del self.sent[:-MAX_HISTORY]
         self._cursor = None
         self._editing_queued = False
+        self._burst_text, self._burst_label = "", None  # what is typed next starts afresh
         text = self.expand_pastes(shown)
         used = {label: full for label, full in self.pastes.items() if label in shown}
         if self.workspace is not None and "@" in shown:
