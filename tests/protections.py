@@ -1274,6 +1274,27 @@ MUTANTS = (
             "test_esc_in_an_expanded_compaction_list_gives_the_keys_back_to_the_prompt",
         ),
     ),
+    Mutant(
+        "a key waits for the one before it to be handled",
+        "myrm_tui/app/key_router.py",
+        "if self.busy or self.waiting:",
+        "if False:",
+        ("tests/app/test_prompt_input_order.py::test_the_issues_bursts_in_a_fresh_session",),
+    ),
+    Mutant(
+        "ctrl+s holds the keys after it for the picker",
+        "myrm_tui/app/app.py",
+        "self.pick_session(self.key_router.hold())",
+        "self.pick_session()",
+        ("tests/app/test_focus_keys.py::test_keys_after_an_opener_land_in_what_it_opened",),
+    ),
+    Mutant(
+        "a typed-out paste's later line ends are never a send",
+        "myrm_tui/app/widgets/prompt_input.py",
+        'if event.key == "enter" and burst and "\\n" in self._burst_text:',
+        "if False:",
+        ("tests/app/test_tui_keys.py::test_a_200_line_unbracketed_paste_collapses_and_does_not_send_itself",),
+    ),
 )
 
 

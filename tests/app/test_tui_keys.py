@@ -94,15 +94,18 @@ async def test_an_unbracketed_paste_typed_out_with_cr_is_one_message_of_sixty_li
         assert (await user_texts(app))[-1] == "\n".join(lines)
 
 
-def typed_out(text: str) -> list[events.Key]:
+def typed_out(text: str, pauses: dict[int, float] | None = None) -> list[events.Key]:
     """``text`` as a terminal without bracketed paste types it in one read: one key a character, CR as
     Enter, stamped a microsecond apart as the driver's parser stamps one read's keys (made in a loop, a
-    busy machine could pause the test between two keys longer than a person's gap)."""
+    busy machine could pause the test between two keys longer than a person's gap). ``pauses``: before
+    the key at this index the terminal's next chunk came that many seconds later."""
     from tests.app.test_focus_keys import key_event
 
     keys = [key_event("enter" if ch == "\r" else ch) for ch in text]
+    at = keys[0].time
     for i, key in enumerate(keys):
-        key.time = keys[0].time + i * 1e-6
+        at += (pauses or {}).get(i, 1e-6)
+        key.time = at
     return keys
 
 
@@ -626,3 +629,25 @@ async def test_a_one_line_burst_ending_in_enter_sends_and_a_burst_with_more_afte
             driver.send_message(event)
         await wait(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
         assert (await user_texts(app))[-1] == "hello" and box.text == ""
+
+
+async def test_a_paste_written_in_chunks_with_pauses_between_is_still_one_paste(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """A terminal writes a long paste in chunks; on a busy machine the driver reads the next one up to
+    130 ms later (seen in tmux at a load of 14). A pause right before a line end, or right after one,
+    neither sends the paste nor splits it."""
+    lines = [f"line {i}" for i in range(40)]
+    text = "\r".join(lines)
+    before_enter = text.index("\r", 100)  # a chunk ends just before a line end...
+    after_enter = text.index("\r", 200) + 1  # ...and one just after another
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot, app.ready.is_set)
+        box = app.query_one(PromptInput)
+        driver = app._driver
+        assert driver is not None
+        for key in typed_out(text, {before_enter: 0.13, after_enter: 0.13}):
+            driver.send_message(key)
+        await wait(pilot, lambda: box.pastes.get(box.text) == "\n".join(lines))
+        assert box.text == "[pasted 40 lines]" and not app.busy and not emulator.requests

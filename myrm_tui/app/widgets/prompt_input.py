@@ -10,10 +10,11 @@ focus out.
 A message sent while a turn runs is queued (``queue``) and sent when the turn ends; Up in an empty box takes
 the newest queued message back to edit it, Esc then removes it (Esc in an empty box cancels the turn).
 
-A terminal without bracketed paste types a paste out: its keys come ``BURST_GAP_S`` apart or closer, each
-line end an Enter. Such an Enter is a new line when more keys of the burst follow it or when the burst
-already held one; a burst over ``PASTE_LINES`` lines or ``PASTE_CHARS`` characters collapses into a label
-as a bracketed paste does. A person's keys are never that close.
+A terminal without bracketed paste types a paste out: its keys come ``BURST_GAP_S`` apart or closer (after
+``MACHINE_KEYS`` such keys, up to ``PASTE_GAP_S``: a terminal writes a long paste in chunks), each line end
+an Enter. Such an Enter is a new line when more keys of the burst follow it or when the burst already held
+one; a burst over ``PASTE_LINES`` lines or ``PASTE_CHARS`` characters collapses into a label as a
+bracketed paste does. A person's keys are never that close.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ GIVE_BACK_LABEL_CHARS = 100_000
 # typist's keys are 50 ms or more apart, a terminal's burst microseconds; the margin is for the driver's
 # thread waiting its turn for the GIL, 5 ms a switch, on a busy machine).
 BURST_GAP_S = 0.025
+# Once that many keys came that close, it is a machine typing: a paste goes on across the longer pauses
+# of a terminal writing it in chunks to a busy process (up to 130 ms seen in tmux at a load of 14).
+MACHINE_KEYS = 8
+PASTE_GAP_S = 0.25
 MENU_KEYS = ("up", "down", "tab", "enter", "escape")  # what an open menu takes from the box
 
 
@@ -131,6 +136,7 @@ class PromptInput(TextArea):
         # The burst of text keys being typed (a paste typed out when its keys come BURST_GAP_S apart).
         self._last_key_at = float("-inf")
         self._last_was_text = False
+        self._burst_keys = 0  # text keys in the burst so far
         self._burst_start: Location = (0, 0)  # where its text begins in the box
         self._burst_text = ""
         self._burst_label: str | None = None  # collapsed: the label standing for it in the box
@@ -139,8 +145,10 @@ class PromptInput(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         text_key = event.is_printable or event.key == "enter"
-        burst = self._last_was_text and event.time - self._last_key_at <= BURST_GAP_S
+        gap = PASTE_GAP_S if self._burst_keys >= MACHINE_KEYS else BURST_GAP_S
+        burst = self._last_was_text and event.time - self._last_key_at <= gap
         self._last_key_at, self._last_was_text = event.time, text_key
+        self._burst_keys = (self._burst_keys + 1 if burst else 1) if text_key else 0
         if self._pending_enter is not None:
             self._settle_enter(line_end=burst and text_key)
         if not (burst and text_key):
@@ -185,7 +193,7 @@ class PromptInput(TextArea):
             event.stop()
             if burst:  # typed within a burst: a line end if more of the burst follows it
                 self._pending_enter = event
-                self._enter_timer = self.set_timer(BURST_GAP_S * 2, self._enter_alone)
+                self._enter_timer = self.set_timer(self._burst_wait(), self._enter_alone)
             else:
                 self.submit()
             return
@@ -245,9 +253,13 @@ class PromptInput(TextArea):
             return
         router = router_of(self.app)
         if router is not None and router.keys_waiting:  # the keys read after it are on their way
-            self._enter_timer = self.set_timer(BURST_GAP_S * 2, self._enter_alone)
+            self._enter_timer = self.set_timer(self._burst_wait(), self._enter_alone)
             return
         self._settle_enter(line_end=False)  # nothing followed it: ``text`` + Enter typed in one read
+
+    def _burst_wait(self) -> float:
+        """How long a held Enter waits for more of its burst before it is a send."""
+        return PASTE_GAP_S if self._burst_keys >= MACHINE_KEYS else BURST_GAP_S * 2
 
     def _type_in_burst(self, text: str) -> None:
         """``text`` typed within the burst: into the box, or into the paste its label stands for."""
