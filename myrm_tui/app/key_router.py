@@ -31,8 +31,11 @@ log = logging.getLogger(__name__)
 
 Route = Callable[[events.Event], Awaitable[None]]
 
-# A marker that never comes back (its widget was removed meanwhile) stops holding the keys after this.
-MARKER_TIMEOUT_S = 1.0
+# A marker that does not come back in this time is looked for: while its widget is still there (a key's
+# action can take seconds: building a page of a long session on a busy machine) the keys wait on; a
+# widget removed meanwhile dropped the marker, and the keys go on. Never longer than the give-up time.
+MARKER_CHECK_S = 1.0
+MARKER_GIVE_UP_S = 10.0
 # What a key opened did not become ready (a worker stuck): the held keys go to the focus after this.
 HOLD_TIMEOUT_S = 15.0
 
@@ -97,14 +100,22 @@ class KeyRouter:
     def _mark(self, marker: KeyDone) -> None:
         if marker.target.post_message(marker):
             self._in_flight = marker.seq
-            loop = asyncio.get_running_loop()
-            self._marker_timer = loop.call_later(MARKER_TIMEOUT_S, self._marker_lost, marker.seq)
+            self._check_marker(marker, 0.0)
 
-    def _marker_lost(self, seq: int) -> None:
-        if self._in_flight == seq:
-            log.debug("key marker %d did not come back; passing the next key on", seq)
-            self._in_flight = None
-            self.app.post_message(KeyRelease())
+    def _check_marker(self, marker: KeyDone, waited: float) -> None:
+        loop = asyncio.get_running_loop()
+        late = waited + MARKER_CHECK_S
+        self._marker_timer = loop.call_later(MARKER_CHECK_S, self._marker_late, marker, late)
+
+    def _marker_late(self, marker: KeyDone, waited: float) -> None:
+        if self._in_flight != marker.seq:
+            return
+        if getattr(marker.target, "is_attached", False) and waited < MARKER_GIVE_UP_S:
+            self._check_marker(marker, waited)  # still being handled
+            return
+        log.warning("key marker %d did not come back in %.0f s; passing the next key on", marker.seq, waited)
+        self._in_flight = None
+        self.app.post_message(KeyRelease())
 
     async def done(self, marker: KeyDone) -> None:
         """The key before ``marker`` was handled: the next one goes out. A binding runs when its key
