@@ -145,7 +145,12 @@ class PromptInput(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         text_key = event.is_printable or event.key == "enter"
-        gap = PASTE_GAP_S if self._burst_keys >= MACHINE_KEYS else BURST_GAP_S
+        # A machine's burst goes on across a chunk's pause; an Enter only once the burst has had a line end
+        # (a line typed in one go, then Enter a little later — a test's typing, ``tmux send-keys`` — sends),
+        # and the key after a held Enter only at a machine's pace.
+        loose = self._burst_keys >= MACHINE_KEYS and self._pending_enter is None
+        loose = loose and (event.key != "enter" or "\n" in self._burst_text)
+        gap = PASTE_GAP_S if loose else BURST_GAP_S
         burst = self._last_was_text and event.time - self._last_key_at <= gap
         self._last_key_at, self._last_was_text = event.time, text_key
         self._burst_keys = (self._burst_keys + 1 if burst else 1) if text_key else 0
@@ -193,7 +198,7 @@ class PromptInput(TextArea):
             event.stop()
             if burst:  # typed within a burst: a line end if more of the burst follows it
                 self._pending_enter = event
-                self._enter_timer = self.set_timer(self._burst_wait(), self._enter_alone)
+                self._enter_timer = self.set_timer(BURST_GAP_S * 2, self._enter_alone)
             else:
                 self.submit()
             return
@@ -253,13 +258,9 @@ class PromptInput(TextArea):
             return
         router = router_of(self.app)
         if router is not None and router.keys_waiting:  # the keys read after it are on their way
-            self._enter_timer = self.set_timer(self._burst_wait(), self._enter_alone)
+            self._enter_timer = self.set_timer(BURST_GAP_S * 2, self._enter_alone)
             return
         self._settle_enter(line_end=False)  # nothing followed it: ``text`` + Enter typed in one read
-
-    def _burst_wait(self) -> float:
-        """How long a held Enter waits for more of its burst before it is a send."""
-        return PASTE_GAP_S if self._burst_keys >= MACHINE_KEYS else BURST_GAP_S * 2
 
     def _type_in_burst(self, text: str) -> None:
         """``text`` typed within the burst: into the box, or into the paste its label stands for."""
