@@ -1282,10 +1282,10 @@ MUTANTS = (
         ("tests/app/test_prompt_input_order.py::test_the_issues_bursts_in_a_fresh_session",),
     ),
     Mutant(
-        "ctrl+s holds the keys after it for the picker",
+        "the keys held for a screen go to it once it is mounted",
         "myrm_tui/app/app.py",
-        "self.pick_session(self.key_router.hold())",
-        "self.pick_session()",
+        "        finally:\n            self.key_router.release(hold)\n        return await result",
+        "        finally:\n            pass\n        return await result",
         ("tests/app/test_focus_keys.py::test_keys_after_an_opener_land_in_what_it_opened",),
     ),
     Mutant(
