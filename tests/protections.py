@@ -1282,13 +1282,6 @@ MUTANTS = (
         ("tests/app/test_prompt_input_order.py::test_the_issues_bursts_in_a_fresh_session",),
     ),
     Mutant(
-        "the keys held for a screen go to it once it is mounted",
-        "myrm_tui/app/app.py",
-        "        finally:\n            self.key_router.release(hold)\n        return await result",
-        "        finally:\n            pass\n        return await result",
-        ("tests/app/test_focus_keys.py::test_keys_after_an_opener_land_in_what_it_opened",),
-    ),
-    Mutant(
         "a typed-out paste's later line ends are never a send",
         "myrm_tui/app/widgets/prompt_input.py",
         'if event.key == "enter" and burst and "\\n" in self._burst_text:',
