@@ -9,6 +9,8 @@ Below the command as the model wrote it, each parsed simple command has a line o
 mark when a rule covers it, a cross and the reason when not ("no rule allows it", "command
 substitution $(…)", "redirect outside the workspace (/tmp/x)"). The "Always" line says exactly which
 rules the answer adds, so what is stored is what the user saw.
+
+Everything shown comes from the model: plain text, never markup.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from myrm_tui.agent.permissions import Assessment
+from myrm_tui.app.widgets.plain import plain
 from myrm_tui.app.widgets.tool_call import render_diff
+from myrm_tui.safe_text import sanitize
 
 
 def describe(assessment: Assessment) -> Text:
@@ -36,24 +40,24 @@ def describe(assessment: Assessment) -> Text:
             out.append("\n")
         mark, style = ("✓", "green") if c.covered else ("✗", "bold red")
         out.append(f"{mark} ", style=style)
-        out.append(c.text.ljust(width))
+        out.append(sanitize(c.text.ljust(width)))
         if c.covered and c.rule is not None:
-            out.append(f"  allowed by rule: {shlex.join(c.rule)}", style="dim")
+            out.append(sanitize(f"  allowed by rule: {shlex.join(c.rule)}"), style="dim")
         elif c.covered:
             out.append("  read-only", style="dim")
         else:
-            out.append(f"  {c.reason}", style=style)
+            out.append(sanitize(f"  {c.reason}"), style=style)
     for p in assessment.problems:
         if out:
             out.append("\n")
         out.append("✗ ", style="bold red")
-        out.append(p, style="bold red")
+        out.append(sanitize(p), style="bold red")
     return out
 
 
 def warnings(assessment: Assessment) -> Text:
     """Destructive and remote-code patterns, one "⚠" line each (empty when there are none)."""
-    return Text("\n".join(f"⚠ {w}" for w in assessment.warnings), style="bold")
+    return Text(sanitize("\n".join(f"⚠ {w}" for w in assessment.warnings)), style="bold")
 
 
 def always_note(assessment: Assessment) -> str:
@@ -105,13 +109,13 @@ class ApprovalScreen(ModalScreen[str]):
             yield from self._compose_edit()
             return
         with Vertical():
-            yield Label(f"The agent wants to run ({self.tool}):")
+            yield Label(plain(f"The agent wants to run ({self.tool}):"))
             if self.assessment.warnings:
                 yield Static(warnings(self.assessment), id="warnings")
-            yield Static(self.command, id="command", markup=False)
+            yield Static(plain(self.command), id="command")
             yield Label("Parsed commands:")
             yield Static(describe(self.assessment), id="parsed")
-            yield Static(always_note(self.assessment), id="always-note", markup=False)
+            yield Static(plain(always_note(self.assessment)), id="always-note")
             with Horizontal():
                 # Content, not a str: a str label is markup, where "[y]" is a tag and vanishes.
                 yield Button(Content("Run [y]"), id="yes", variant="warning")
@@ -123,7 +127,7 @@ class ApprovalScreen(ModalScreen[str]):
         """The edit's diff (``command`` holds it) and Apply / Always allow edits / Decline."""
         path = self.assessment.command.removeprefix("edit ")
         with Vertical():
-            yield Label(Content(f"The agent wants to edit {path}:"))
+            yield Label(plain(f"The agent wants to edit {path}:"))
             yield Static(render_diff(self.command, max_lines=200), id="command", classes="-diff")
             yield Static(
                 "“Always” applies every edit in this session without asking.", id="always-note", markup=False
