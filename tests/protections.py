@@ -1125,6 +1125,41 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "untrusted text: a tool card's heading is plain text, never markup ([/] ended the app)",
+        "myrm_tui/app/widgets/plain.py",
+        "super().__init__(*children, title=plain(title), **kwargs)",
+        "super().__init__(*children, title=title, **kwargs)",
+        (
+            "tests/app/test_untrusted_text.py::test_a_live_call_with_brackets_in_its_arguments_keeps_the_app_running",
+        ),
+    ),
+    Mutant(
+        "untrusted text: every toast is plain text",
+        "myrm_tui/app/app.py",
+        "super().notify(sanitize(message), markup=False, **kwargs)",
+        "super().notify(message, markup=markup, **kwargs)",
+        ("tests/app/test_untrusted_text.py::test_a_stored_session_with_markup_in_every_field_reopens",),
+    ),
+    Mutant(
+        "untrusted text: a stored item no widget can show is plain text and the session opens",
+        "myrm_tui/app/widgets/chat_log.py",
+        "        w = item.build_or_plain()\n",
+        "        w = item.build()\n",
+        (
+            "tests/app/test_untrusted_text.py::test_a_stored_item_that_cannot_be_shown_is_plain_text_and_the_session_opens",
+        ),
+    ),
+    Mutant(
+        "approval: a key before the dialog could be read does nothing",
+        "myrm_tui/app/screens/approval.py",
+        "        if not self.readable(event.time):\n            log.info(\n",
+        "        if False:\n            log.info(\n",
+        (
+            "tests/app/test_approval_keys.py::test_a_key_within_the_grace_period_or_typed_before_the_dialog_does_nothing",
+            "tests/app/test_approval_keys.py::test_a_message_typed_as_the_dialog_opens_neither_approves_nor_answers_it",
+        ),
+    ),
+    Mutant(
         "a vault entry whose grammar is not installed is shown as plain text (it made the app fail)",
         "myrm_tui/app/widgets/vault_pane.py",
         "        except LanguageDoesNotExist:\n",

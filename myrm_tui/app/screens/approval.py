@@ -10,14 +10,21 @@ mark when a rule covers it, a cross and the reason when not ("no rule allows it"
 substitution $(…)", "redirect outside the workspace (/tmp/x)"). The "Always" line says exactly which
 rules the answer adds, so what is stored is what the user saw.
 
+No answer by accident: a key typed before the dialog was on screen (a follow-up message typed into the
+prompt as the dialog opened), or within ``GRACE`` seconds of it, does nothing — y, a, n, Enter and Esc
+answer only a dialog the user has had time to read. A key's time is when the terminal sent it (Textual
+stamps each event), so a key that waited in the queue while the dialog opened is still too early.
 Everything shown comes from the model: plain text, never markup.
 """
 
 from __future__ import annotations
 
+import logging
 import shlex
+from collections.abc import Callable
 
 from rich.text import Text
+from textual import _time, events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -29,6 +36,10 @@ from myrm_tui.agent.permissions import Assessment
 from myrm_tui.app.widgets.plain import plain
 from myrm_tui.app.widgets.tool_call import render_diff
 from myrm_tui.safe_text import sanitize
+
+log = logging.getLogger(__name__)
+
+GRACE = 0.5  # seconds from the dialog's opening before a key may answer it
 
 
 def describe(assessment: Assessment) -> Text:
@@ -93,12 +104,34 @@ class ApprovalScreen(ModalScreen[str]):
         Binding("n", "answer('no')", "Decline"),
         Binding("escape", "answer('no')", "Decline"),
     ]
+    # The clock keys are compared against: Textual's, which stamps every event (tests give their own).
+    clock: Callable[[], float] = staticmethod(_time.get_time)
 
     def __init__(self, tool: str, command: str, assessment: Assessment) -> None:
         super().__init__()
         self.tool = tool
         self.command = command
         self.assessment = assessment
+        self.shown_at: float | None = None  # when it became the active screen; None: not yet
+
+    def on_screen_resume(self) -> None:
+        # The screen is active from here (its first frame follows within a refresh): keys go to it.
+        if self.shown_at is None:
+            self.shown_at = self.clock()
+
+    def readable(self, at: float) -> bool:
+        """Whether an input made at time ``at`` may answer: the dialog was on screen ``GRACE`` before."""
+        return self.shown_at is not None and at >= self.shown_at + GRACE
+
+    def on_key(self, event: events.Key) -> None:
+        # Keys bubble up to here from the focused button before any binding (the screen's y/a/n, a
+        # button's Enter) is looked up: one too early stops here.
+        if not self.readable(event.time):
+            log.info(
+                "approval dialog: key %r %.2f s after it opened ignored", event.key, self._since(event.time)
+            )
+            event.stop()
+            event.prevent_default()
 
     @property
     def is_edit(self) -> bool:
@@ -143,7 +176,13 @@ class ApprovalScreen(ModalScreen[str]):
         return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
+        if not self.readable(event.time):  # a click that landed as the dialog appeared
+            log.info("approval dialog: a press %.2f s after it opened ignored", self._since(event.time))
+            return
         self.dismiss(str(event.button.id))
+
+    def _since(self, at: float) -> float:
+        return at - self.shown_at if self.shown_at is not None else 0.0
 
     def action_answer(self, answer: str) -> None:
         self.dismiss(answer)
