@@ -1160,6 +1160,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "endless stream: a limit that fired goes before the chunks queued, and the reader checks it too",
+        "myrm_tui/llm/progress.py",
+        '            if failed:\n                raise failed[0]\n            if kind == "item":\n'
+        "                if pc.elapsed() >= total:",
+        '            if kind == "item":\n                if False:',
+        (
+            "tests/llm/test_endless_stream.py::test_an_endless_stream_is_cut_at_its_total_limit_not_after_the_backlog",
+        ),
+    ),
+    Mutant(
         "a vault entry whose grammar is not installed is shown as plain text (it made the app fail)",
         "myrm_tui/app/widgets/vault_pane.py",
         "        except LanguageDoesNotExist:\n",
