@@ -69,8 +69,8 @@ MUTANTS = (
     Mutant(
         "dual timeout: total ceiling",
         "myrm_tui/llm/progress.py",
-        "if elapsed >= total:",
-        "if False:",
+        "        return pc.elapsed() >= total\n",
+        "        return False\n",
         (f"{L}::test_watchdog_total_ceiling_cuts_a_stream_that_never_ends",),
     ),
     Mutant(
@@ -1163,7 +1163,7 @@ MUTANTS = (
         "endless stream: a limit that fired goes before the chunks queued, and the reader checks it too",
         "myrm_tui/llm/progress.py",
         '            if failed:\n                raise failed[0]\n            if kind == "item":\n'
-        "                if pc.elapsed() >= total:",
+        "                if over_total():",
         '            if kind == "item":\n                if False:',
         (
             "tests/llm/test_endless_stream.py::test_an_endless_stream_is_cut_at_its_total_limit_not_after_the_backlog",

@@ -85,6 +85,9 @@ async def guarded(
     queue: asyncio.Queue[tuple[str, object]] = asyncio.Queue(BACKLOG)
     failed: list[BaseException] = []  # the watchdog's verdict, ahead of anything queued
 
+    def over_total() -> bool:
+        return pc.elapsed() >= total
+
     async def pump() -> None:
         try:
             async for item in source:
@@ -104,12 +107,12 @@ async def guarded(
             due = min(inactivity - pc.idle(), total - pc.elapsed())
             await sleep(max(min(check_interval, due), MIN_WAIT))  # type: ignore[misc]
             idle, elapsed = pc.idle(), pc.elapsed()
-            if idle >= inactivity or elapsed >= total:
-                error: BaseException = (
-                    InactivityTimeoutError(silence_message(idle, inactivity, pc.items))
-                    if idle >= inactivity
-                    else ceiling_error(elapsed, total)
-                )
+            error: BaseException | None = None
+            if idle >= inactivity:
+                error = InactivityTimeoutError(silence_message(idle, inactivity, pc.items))
+            elif over_total():
+                error = ceiling_error(elapsed, total)
+            if error is not None:
                 failed.append(error)
                 if queue.empty():  # the consumer may be waiting: wake it (a full queue has it busy)
                     queue.put_nowait(("error", error))
@@ -123,7 +126,7 @@ async def guarded(
             if failed:
                 raise failed[0]
             if kind == "item":
-                if pc.elapsed() >= total:  # the watchdog may not have had its turn on a busy loop
+                if over_total():  # the watchdog may not have had its turn on a busy loop
                     raise ceiling_error(pc.elapsed(), total)
                 yield value  # type: ignore[misc]
             elif kind == "end":
