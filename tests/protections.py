@@ -1170,6 +1170,24 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "reply bounds: at most MAX_CALLS of a reply's calls run, the rest get an error",
+        "myrm_tui/agent/tool_runner.py",
+        "calls, over = asked[: self.max_calls], asked[self.max_calls :]",
+        "calls, over = asked, asked[len(asked) :]",
+        (
+            "tests/agent/test_reply_bounds.py::test_a_reply_of_many_calls_runs_a_bounded_number_at_a_bounded_pace",
+        ),
+    ),
+    Mutant(
+        "reply bounds: at most MAX_PARALLEL calls run at once",
+        "myrm_tui/agent/tool_runner.py",
+        "            async with slots:\n",
+        "            if slots:\n",
+        (
+            "tests/agent/test_reply_bounds.py::test_a_reply_of_many_calls_runs_a_bounded_number_at_a_bounded_pace",
+        ),
+    ),
+    Mutant(
         "a vault entry whose grammar is not installed is shown as plain text (it made the app fail)",
         "myrm_tui/app/widgets/vault_pane.py",
         "        except LanguageDoesNotExist:\n",
