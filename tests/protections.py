@@ -1188,6 +1188,15 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "secrets at rest: a compaction record's gists are redacted",
+        "myrm_tui/context/compaction.py",
+        'text = " ".join(redact(text).split())',
+        'text = " ".join(text.split())',
+        (
+            "tests/context/test_secrets_at_rest.py::test_no_secret_at_rest_outside_the_raw_tables_after_a_compaction",
+        ),
+    ),
+    Mutant(
         "a vault entry whose grammar is not installed is shown as plain text (it made the app fail)",
         "myrm_tui/app/widgets/vault_pane.py",
         "        except LanguageDoesNotExist:\n",

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from myrm_tui.context.call_args import call_args
+from myrm_tui.context.redact import redact
 from myrm_tui.context.state import message_to_dict
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
@@ -28,7 +29,9 @@ _SHARED = ("role", "uri", "how")
 
 
 def gist(m: Message) -> str:
-    """One line that says what ``m`` was: a tool call's command, an output's first line, a message's start."""
+    """One line that says what ``m`` was: a tool call's command, an output's first line, a message's start;
+    redacted like the summary (it is stored in the metrics table and shown), before it is cut (a cut secret
+    would no longer match its pattern)."""
     if m.tool_calls:
         c = m.tool_calls[0]
         args = call_args(c)
@@ -40,7 +43,7 @@ def gist(m: Message) -> str:
         text = lines[0] if lines else m.text.strip()
         if m.role == "tool" and m.name:
             text = f"{m.name} output: {text}"
-    text = " ".join(text.split())
+    text = " ".join(redact(text).split())
     return text if len(text) <= GIST_CHARS else text[: GIST_CHARS - 1] + "…"
 
 
@@ -204,7 +207,7 @@ def build_compaction(c: CompactionInput) -> Compaction:
             *_folded([*c.folded, *_dropped(c)], c.vault, c.counter),
             *_shortened(c.before, c.after, c.vault, c.counter),
         ),
-        focus=c.focus,
+        focus=redact(c.focus),  # the user's words, stored and shown with the record
         at=c.at,
         archive_uri=c.archive_uri,
         seq=c.seq,
