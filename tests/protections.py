@@ -69,8 +69,8 @@ MUTANTS = (
     Mutant(
         "dual timeout: total ceiling",
         "myrm_tui/llm/progress.py",
-        "if elapsed >= total:",
-        "if False:",
+        "        return pc.elapsed() >= total\n",
+        "        return False\n",
         (f"{L}::test_watchdog_total_ceiling_cuts_a_stream_that_never_ends",),
     ),
     Mutant(
@@ -1130,6 +1130,78 @@ MUTANTS = (
         "        token = self._leases.pop(sid, None)\n        if token is None:\n            return\n",
         (
             "tests/store/test_session_lease.py::test_a_lease_release_cut_by_a_cancel_still_lets_go_of_the_session",
+        ),
+    ),
+    Mutant(
+        "untrusted text: a tool card's heading is plain text, never markup ([/] ended the app)",
+        "myrm_tui/app/widgets/plain.py",
+        "super().__init__(*children, title=plain(title), **kwargs)",
+        "super().__init__(*children, title=title, **kwargs)",
+        (
+            "tests/app/test_untrusted_text.py::test_a_live_call_with_brackets_in_its_arguments_keeps_the_app_running",
+        ),
+    ),
+    Mutant(
+        "untrusted text: every toast is plain text",
+        "myrm_tui/app/app.py",
+        "super().notify(sanitize(message), markup=False, **kwargs)",
+        "super().notify(message, markup=markup, **kwargs)",
+        ("tests/app/test_untrusted_text.py::test_a_stored_session_with_markup_in_every_field_reopens",),
+    ),
+    Mutant(
+        "untrusted text: a stored item no widget can show is plain text and the session opens",
+        "myrm_tui/app/widgets/chat_log.py",
+        "        w = item.build_or_plain()\n",
+        "        w = item.build()\n",
+        (
+            "tests/app/test_untrusted_text.py::test_a_stored_item_that_cannot_be_shown_is_plain_text_and_the_session_opens",
+        ),
+    ),
+    Mutant(
+        "approval: a key before the dialog could be read does nothing",
+        "myrm_tui/app/screens/approval.py",
+        "        if not self.readable(event.time):\n            log.info(\n",
+        "        if False:\n            log.info(\n",
+        (
+            "tests/app/test_approval_keys.py::test_a_key_within_the_grace_period_or_typed_before_the_dialog_does_nothing",
+            "tests/app/test_approval_keys.py::test_a_message_typed_as_the_dialog_opens_neither_approves_nor_answers_it",
+        ),
+    ),
+    Mutant(
+        "endless stream: a limit that fired goes before the chunks queued, and the reader checks it too",
+        "myrm_tui/llm/progress.py",
+        '            if failed:\n                raise failed[0]\n            if kind == "item":\n'
+        "                if over_total():",
+        '            if kind == "item":\n                if False:',
+        (
+            "tests/llm/test_endless_stream.py::test_an_endless_stream_is_cut_at_its_total_limit_not_after_the_backlog",
+        ),
+    ),
+    Mutant(
+        "reply bounds: at most MAX_CALLS of a reply's calls run, the rest get an error",
+        "myrm_tui/agent/tool_runner.py",
+        "calls, over = asked[: self.max_calls], asked[self.max_calls :]",
+        "calls, over = asked, asked[len(asked) :]",
+        (
+            "tests/agent/test_reply_bounds.py::test_a_reply_of_many_calls_runs_a_bounded_number_at_a_bounded_pace",
+        ),
+    ),
+    Mutant(
+        "reply bounds: at most MAX_PARALLEL calls run at once",
+        "myrm_tui/agent/tool_runner.py",
+        "            async with slots:\n",
+        "            if slots:\n",
+        (
+            "tests/agent/test_reply_bounds.py::test_a_reply_of_many_calls_runs_a_bounded_number_at_a_bounded_pace",
+        ),
+    ),
+    Mutant(
+        "secrets at rest: a compaction record's gists are redacted",
+        "myrm_tui/context/compaction.py",
+        'text = " ".join(redact(text).split())',
+        'text = " ".join(text.split())',
+        (
+            "tests/context/test_secrets_at_rest.py::test_no_secret_at_rest_outside_the_raw_tables_after_a_compaction",
         ),
     ),
     Mutant(

@@ -1,7 +1,12 @@
 """``ToolRunner``: one step's tool calls, run in parallel with the user's hooks around each.
 
 Results are persisted in call order; a call that never returned (the turn was cancelled) gets the
-synthetic interrupted error, so the history stays consistent."""
+synthetic interrupted error, so the history stays consistent.
+
+One reply is bounded: at most ``MAX_PARALLEL`` calls run at once and at most ``MAX_CALLS`` of them run at
+all; every call past that gets an error result the model can read (each tool call keeps its result, so
+the next request stays valid). A reply of 10,000 calls started them all at once: 3,339 "Too many open
+files" and 222 s."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
-from myrm_tui.agent.events import AgentEvent, ToolFinished, ToolOutput, ToolStarted
+from myrm_tui.agent.events import AgentEvent, Notice, ToolFinished, ToolOutput, ToolStarted
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.session_deps import StoresMessages
 from myrm_tui.agent.tool_set import ToolSet
@@ -23,22 +28,54 @@ from myrm_tui.context.types import Message, ToolCall
 
 log = logging.getLogger(__name__)
 
+MAX_PARALLEL = 8  # calls of one reply running at once (each may hold a process and its pipes)
+MAX_CALLS = 64  # calls of one reply that run at all
+
+
+def over_limit(asked: int, limit: int) -> str:
+    """The result of a call past the per-reply limit: what happened and what to do, for the model."""
+    return (
+        f"Error: not run. This reply asked for {asked:,} tool calls; at most {limit} run per reply (the "
+        f"first {limit} did). Ask for the ones still needed in your next reply, at most {limit} at a time."
+    )
+
 
 class ToolRunner:
-    def __init__(self, tools: ToolSet, ctx: ToolContext, hooks: HookRunner, session: StoresMessages) -> None:
+    def __init__(
+        self,
+        tools: ToolSet,
+        ctx: ToolContext,
+        hooks: HookRunner,
+        session: StoresMessages,
+        max_parallel: int = MAX_PARALLEL,
+        max_calls: int = MAX_CALLS,
+    ) -> None:
         self.tools = tools
         self.ctx = ctx
         self.hooks = hooks
         self.session = session
+        self.max_parallel = max_parallel
+        self.max_calls = max_calls
 
-    async def run(self, calls: tuple[ToolCall, ...]) -> AsyncIterator[AgentEvent]:
+    async def run(self, asked: tuple[ToolCall, ...]) -> AsyncIterator[AgentEvent]:
+        calls, over = asked[: self.max_calls], asked[self.max_calls :]
+        refused = ToolResult(over_limit(len(asked), self.max_calls), is_error=True)
+        results: dict[str, ToolResult] = {c.id: refused for c in over}  # stored with the others, in order
+        if over:
+            # One notice, not a card each (10,000 cards); each call still gets its stored result.
+            yield Notice(
+                f"The model asked for {len(asked):,} tool calls in one reply: the first {len(calls)} run, "
+                f"the other {len(over):,} are answered with an error (at most {self.max_calls} a reply).",
+                "warning",
+            )
         for c in calls:
             yield ToolStarted(c)
-        results: dict[str, ToolResult] = {}
         queue: asyncio.Queue[ToolCall | ToolOutput] = asyncio.Queue()
+        slots = asyncio.Semaphore(self.max_parallel)
 
         async def one(call: ToolCall) -> None:
-            results[call.id] = await self.execute(call, live_tail(call, queue.put_nowait))
+            async with slots:
+                results[call.id] = await self.execute(call, live_tail(call, queue.put_nowait))
             await queue.put(call)
 
         tasks = [asyncio.ensure_future(one(c)) for c in calls]
@@ -57,9 +94,9 @@ class ToolRunner:
         except asyncio.CancelledError:
             for t in tasks:
                 t.cancel()
-            await asyncio.shield(self._persist(calls, results, saved, interrupted=True))
+            await asyncio.shield(self._persist(asked, results, saved, interrupted=True))
             raise
-        await self._persist(calls, results, saved, interrupted=False)
+        await self._persist(asked, results, saved, interrupted=False)
         await self.session.flush_vault()
 
     async def _persist(

@@ -169,6 +169,11 @@ class MyrmApp(RoutedKeys, App[None]):
             return Content(title)
         return Content.assemble((title, "bold"), ("  │  ", "dim"), sub_title)
 
+    def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
+        """Every toast is plain text (Textual's default is markup, and widgets pass ``markup=True``): one
+        may quote a gist, a path, a session id or an error from outside."""
+        super().notify(sanitize(message), markup=False, **kwargs)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Chat actions are off while a modal screen is open, so its own keys (ctrl+s: save) work; the
         command palette runs them as it closes. Esc cancels a turn only where a screen has no Esc of its

@@ -30,7 +30,9 @@ _SHARED = ("role", "uri", "how")
 
 
 def gist(m: Message) -> str:
-    """One line that says what ``m`` was: a tool call's command, an output's first line, a message's start."""
+    """One line that says what ``m`` was: a tool call's command, an output's first line, a message's start;
+    redacted like the summary (it is stored in the metrics table and shown), before it is cut (a cut secret
+    would no longer match its pattern)."""
     if m.tool_calls:
         c = m.tool_calls[0]
         args = call_args(c)
@@ -42,7 +44,9 @@ def gist(m: Message) -> str:
         text = lines[0] if lines else m.text.strip()
         if m.role == "tool" and m.name:
             text = f"{m.name} output: {text}"
-    text = " ".join(text.split())
+    from myrm_tui.context.redact import redact  # not on the first frame's path (the UI shows records)
+
+    text = " ".join(redact(text).split())
     return text if len(text) <= GIST_CHARS else text[: GIST_CHARS - 1] + "…"
 
 
@@ -206,11 +210,17 @@ def build_compaction(c: CompactionInput) -> Compaction:
             *_folded([*c.folded, *_dropped(c)], c.vault, c.counter),
             *_shortened(c.before, c.after, c.vault, c.counter),
         ),
-        focus=c.focus,
+        focus=_redacted(c.focus),  # the user's words, stored and shown with the record
         at=c.at,
         archive_uri=c.archive_uri,
         seq=c.seq,
     )
+
+
+def _redacted(text: str) -> str:
+    from myrm_tui.context.redact import redact
+
+    return redact(text)
 
 
 def cache_cost(before: Sequence[Message], after: Sequence[Message], counter: TokenCounter) -> int:

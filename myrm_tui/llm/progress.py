@@ -7,6 +7,12 @@ the inactivity limit too. A watchdog sleeps until the nearest deadline (at most 
 silence past ``inactivity`` raises ``InactivityTimeoutError``; a call longer than ``total`` raises
 ``LLMTimeoutError`` whatever its pace. Both fire at their limit and say the real numbers. The clock
 is injectable so tests drive it without sleeping.
+
+A stream that never stops must still end at its total limit however fast it is and however slowly its
+reader takes the chunks: the chunks wait in a bounded queue (a full one stops reading the socket, so the
+provider is held back instead of memory growing), the reader checks the total before each chunk it
+takes, and a limit that fired goes before the chunks still queued. An endless stream of varied chunks
+ran 628 s past its 600-s limit: the error waited behind every chunk read meanwhile.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MIN_WAIT = 0.01  # the watchdog never spins: a deadline already due is checked after this
+BACKLOG = 256  # chunks read ahead of the consumer at most
 
 
 class ProgressClock:
@@ -48,6 +55,13 @@ def seconds(s: float) -> str:
     return f"{s:.1f} s" if s < 10 else f"{s:.0f} s"
 
 
+def ceiling_error(elapsed: float, total: float) -> LLMTimeoutError:
+    return LLMTimeoutError(
+        f"The call ran {seconds(elapsed)} and hit the {seconds(total)} ceiling "
+        "(still streaming, never finished)"
+    )
+
+
 def silence_message(idle: float, limit: float, items: int) -> str:
     if items == 0:
         return (
@@ -68,7 +82,11 @@ async def guarded(
 ) -> AsyncIterator[T]:
     """Yield from ``source`` under the dual timeout; the source is closed however this ends."""
     pc = clock or ProgressClock()
-    queue: asyncio.Queue[tuple[str, object]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[str, object]] = asyncio.Queue(BACKLOG)
+    failed: list[BaseException] = []  # the watchdog's verdict, ahead of anything queued
+
+    def over_total() -> bool:
+        return pc.elapsed() >= total
 
     async def pump() -> None:
         try:
@@ -77,6 +95,9 @@ async def guarded(
                 await queue.put(("item", item))
             await queue.put(("end", None))
         except BaseException as exc:  # forwarded to the consumer
+            task = asyncio.current_task()
+            if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
+                raise  # stopped by the consumer, which reads no more: a put could wait for ever
             log.debug("stream producer stopped (forwarded)", exc_info=True)
             await queue.put(("error", exc))
 
@@ -86,21 +107,15 @@ async def guarded(
             due = min(inactivity - pc.idle(), total - pc.elapsed())
             await sleep(max(min(check_interval, due), MIN_WAIT))  # type: ignore[misc]
             idle, elapsed = pc.idle(), pc.elapsed()
+            error: BaseException | None = None
             if idle >= inactivity:
-                await queue.put(
-                    ("error", InactivityTimeoutError(silence_message(idle, inactivity, pc.items)))
-                )
-                return
-            if elapsed >= total:
-                await queue.put(
-                    (
-                        "error",
-                        LLMTimeoutError(
-                            f"The call ran {seconds(elapsed)} and hit the {seconds(total)} "
-                            "ceiling (still streaming, never finished)"
-                        ),
-                    )
-                )
+                error = InactivityTimeoutError(silence_message(idle, inactivity, pc.items))
+            elif over_total():
+                error = ceiling_error(elapsed, total)
+            if error is not None:
+                failed.append(error)
+                if queue.empty():  # the consumer may be waiting: wake it (a full queue has it busy)
+                    queue.put_nowait(("error", error))
                 return
 
     pump_task = asyncio.ensure_future(pump())
@@ -108,7 +123,11 @@ async def guarded(
     try:
         while True:
             kind, value = await queue.get()
+            if failed:
+                raise failed[0]
             if kind == "item":
+                if over_total():  # the watchdog may not have had its turn on a busy loop
+                    raise ceiling_error(pc.elapsed(), total)
                 yield value  # type: ignore[misc]
             elif kind == "end":
                 return

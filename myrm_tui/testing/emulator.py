@@ -41,8 +41,14 @@ class Reply:
     # streaming only needs the reply to arrive in pieces. Tests about streaming set it small.
     chunk_size: int = 48
     args_chunk_size: int = 64  # characters per streamed piece of a tool call's JSON arguments
+    # Whole tool calls (id, name, arguments) per chunk when over 1, as a delta may carry several: a reply
+    # of 10,000 calls in 100 chunks instead of 20,000 (litellm spends ~1 ms of CPU a chunk).
+    calls_per_chunk: int = 1
     chunk_delay: float = 0.0
     stall_after: int | None = None  # send this many chunks, then go silent (a hung model)
+    # A runaway model: text chunks, each different, for ever (never a finish), ``chunk_delay`` apart, until
+    # the client goes away or the emulator stops.
+    endless: bool = False
     error: tuple[int, dict[str, Any]] | None = None  # HTTP status and JSON body instead of a reply
     drop_connection_after: int | None = None  # send this many chunks, then cut the connection
     # A broken provider: this body is sent as-is with HTTP 200 instead of a reply (an SSE stream of
@@ -340,10 +346,13 @@ class ProviderEmulator:
             "created": int(time.time()),
             "model": body.get("model"),
         }
+        if reply.endless:
+            await self._endless(resp, base, reply)
+            return resp
         chunks: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
         chunks += [{"reasoning_content": p} for p in _pieces(reply.reasoning, reply.chunk_size)]
         chunks += [{"content": p} for p in _pieces(reply.text, reply.chunk_size)]
-        for k, (name, args) in enumerate(reply.tool_calls):
+        for k, (name, args) in enumerate(reply.tool_calls if reply.calls_per_chunk <= 1 else ()):
             raw = args if isinstance(args, str) else json.dumps(args)
             chunks.append(
                 {
@@ -361,6 +370,21 @@ class ProviderEmulator:
                 {"tool_calls": [{"index": k, "function": {"arguments": p}}]}
                 for p in _pieces(raw, reply.args_chunk_size)
             ]
+        if reply.calls_per_chunk > 1:
+            whole = [
+                {
+                    "index": k,
+                    "id": _call_id(reply, k),
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": args if isinstance(args, str) else json.dumps(args),
+                    },
+                }
+                for k, (name, args) in enumerate(reply.tool_calls)
+            ]
+            step = reply.calls_per_chunk
+            chunks += [{"tool_calls": whole[i : i + step]} for i in range(0, len(whole), step)]
         if not await self._send_chunks(
             resp,
             [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in chunks],
@@ -374,6 +398,19 @@ class ProviderEmulator:
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
+
+    async def _endless(self, resp: web.StreamResponse, base: dict[str, Any], reply: Reply) -> None:
+        n = 0
+        try:
+            while not self._release.is_set():
+                n += 1
+                delta = {"content": f"{reply.text or 'and'} {n} {uuid.uuid4().hex[: n % 7 + 1]} "}
+                await self._sse(
+                    resp, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                )
+                await asyncio.sleep(reply.chunk_delay)  # 0 still lets the client's disconnect through
+        except ConnectionError:  # the client gave up on it: what a runaway stream is for
+            return
 
     async def _wait(self, seconds: float, gate: threading.Event | None) -> None:
         end = time.monotonic() + seconds

@@ -9,13 +9,22 @@ Below the command as the model wrote it, each parsed simple command has a line o
 mark when a rule covers it, a cross and the reason when not ("no rule allows it", "command
 substitution $(…)", "redirect outside the workspace (/tmp/x)"). The "Always" line says exactly which
 rules the answer adds, so what is stored is what the user saw.
+
+No answer by accident: a key typed before the dialog was on screen (a follow-up message typed into the
+prompt as the dialog opened), or within ``GRACE`` seconds of it, does nothing — y, a, n, Enter and Esc
+answer only a dialog the user has had time to read. A key's time is when the terminal sent it (Textual
+stamps each event), so a key that waited in the queue while the dialog opened is still too early.
+Everything shown comes from the model: plain text, never markup.
 """
 
 from __future__ import annotations
 
+import logging
 import shlex
+from collections.abc import Callable
 
 from rich.text import Text
+from textual import _time, events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -24,7 +33,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from myrm_tui.agent.permissions import Assessment
+from myrm_tui.app.widgets.plain import plain
 from myrm_tui.app.widgets.tool_call import render_diff
+from myrm_tui.safe_text import sanitize
+
+log = logging.getLogger(__name__)
+
+GRACE = 0.5  # seconds from the dialog's opening before a key may answer it
 
 
 def describe(assessment: Assessment) -> Text:
@@ -36,24 +51,24 @@ def describe(assessment: Assessment) -> Text:
             out.append("\n")
         mark, style = ("✓", "green") if c.covered else ("✗", "bold red")
         out.append(f"{mark} ", style=style)
-        out.append(c.text.ljust(width))
+        out.append(sanitize(c.text.ljust(width)))
         if c.covered and c.rule is not None:
-            out.append(f"  allowed by rule: {shlex.join(c.rule)}", style="dim")
+            out.append(sanitize(f"  allowed by rule: {shlex.join(c.rule)}"), style="dim")
         elif c.covered:
             out.append("  read-only", style="dim")
         else:
-            out.append(f"  {c.reason}", style=style)
+            out.append(sanitize(f"  {c.reason}"), style=style)
     for p in assessment.problems:
         if out:
             out.append("\n")
         out.append("✗ ", style="bold red")
-        out.append(p, style="bold red")
+        out.append(sanitize(p), style="bold red")
     return out
 
 
 def warnings(assessment: Assessment) -> Text:
     """Destructive and remote-code patterns, one "⚠" line each (empty when there are none)."""
-    return Text("\n".join(f"⚠ {w}" for w in assessment.warnings), style="bold")
+    return Text(sanitize("\n".join(f"⚠ {w}" for w in assessment.warnings)), style="bold")
 
 
 def always_note(assessment: Assessment) -> str:
@@ -89,12 +104,34 @@ class ApprovalScreen(ModalScreen[str]):
         Binding("n", "answer('no')", "Decline"),
         Binding("escape", "answer('no')", "Decline"),
     ]
+    # The clock keys are compared against: Textual's, which stamps every event (tests give their own).
+    clock: Callable[[], float] = staticmethod(_time.get_time)
 
     def __init__(self, tool: str, command: str, assessment: Assessment) -> None:
         super().__init__()
         self.tool = tool
         self.command = command
         self.assessment = assessment
+        self.shown_at: float | None = None  # when it became the active screen; None: not yet
+
+    def on_screen_resume(self) -> None:
+        # The screen is active from here (its first frame follows within a refresh): keys go to it.
+        if self.shown_at is None:
+            self.shown_at = self.clock()
+
+    def readable(self, at: float) -> bool:
+        """Whether an input made at time ``at`` may answer: the dialog was on screen ``GRACE`` before."""
+        return self.shown_at is not None and at >= self.shown_at + GRACE
+
+    def on_key(self, event: events.Key) -> None:
+        # Keys bubble up to here from the focused button before any binding (the screen's y/a/n, a
+        # button's Enter) is looked up: one too early stops here.
+        if not self.readable(event.time):
+            log.info(
+                "approval dialog: key %r %.2f s after it opened ignored", event.key, self._since(event.time)
+            )
+            event.stop()
+            event.prevent_default()
 
     @property
     def is_edit(self) -> bool:
@@ -105,13 +142,13 @@ class ApprovalScreen(ModalScreen[str]):
             yield from self._compose_edit()
             return
         with Vertical():
-            yield Label(f"The agent wants to run ({self.tool}):")
+            yield Label(plain(f"The agent wants to run ({self.tool}):"))
             if self.assessment.warnings:
                 yield Static(warnings(self.assessment), id="warnings")
-            yield Static(self.command, id="command", markup=False)
+            yield Static(plain(self.command), id="command")
             yield Label("Parsed commands:")
             yield Static(describe(self.assessment), id="parsed")
-            yield Static(always_note(self.assessment), id="always-note", markup=False)
+            yield Static(plain(always_note(self.assessment)), id="always-note")
             with Horizontal():
                 # Content, not a str: a str label is markup, where "[y]" is a tag and vanishes.
                 yield Button(Content("Run [y]"), id="yes", variant="warning")
@@ -123,7 +160,7 @@ class ApprovalScreen(ModalScreen[str]):
         """The edit's diff (``command`` holds it) and Apply / Always allow edits / Decline."""
         path = self.assessment.command.removeprefix("edit ")
         with Vertical():
-            yield Label(Content(f"The agent wants to edit {path}:"))
+            yield Label(plain(f"The agent wants to edit {path}:"))
             yield Static(render_diff(self.command, max_lines=200), id="command", classes="-diff")
             yield Static(
                 "“Always” applies every edit in this session without asking.", id="always-note", markup=False
@@ -139,7 +176,13 @@ class ApprovalScreen(ModalScreen[str]):
         return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
+        if not self.readable(event.time):  # a click that landed as the dialog appeared
+            log.info("approval dialog: a press %.2f s after it opened ignored", self._since(event.time))
+            return
         self.dismiss(str(event.button.id))
+
+    def _since(self, at: float) -> float:
+        return at - self.shown_at if self.shown_at is not None else 0.0
 
     def action_answer(self, answer: str) -> None:
         self.dismiss(answer)

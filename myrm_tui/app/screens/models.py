@@ -12,6 +12,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from myrm_tui.app.widgets.plain import plain
+from myrm_tui.safe_text import sanitize
+
 TYPED = "\x00typed"  # the id of the option that uses the typed text itself
 
 
@@ -42,9 +45,12 @@ class ChoicePicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"{self.title_text} — now {self.current}. Type to filter, Enter picks, Esc closes")
+            # A model name is typed by the user: plain text, never markup.
+            yield Label(
+                plain(f"{self.title_text} — now {self.current}. Type to filter, Enter picks, Esc closes")
+            )
             yield Input(placeholder=self.placeholder, id="filter")
-            yield OptionList(id="choices")
+            yield OptionList(id="choices", markup=False)
 
     def on_mount(self) -> None:
         self._show("")
@@ -56,9 +62,9 @@ class ChoicePicker(ModalScreen[str | None]):
         needle = typed.strip().lower()
         hits = [c for c in self.choices if needle in c.lower()]
         hits.sort(key=lambda c: not c.lower().startswith(needle))  # stable: the given order otherwise
-        options = [Option(("▶ " if c == self.current else "  ") + c, id=c) for c in hits]
+        options = [Option(sanitize(("▶ " if c == self.current else "  ") + c), id=c) for c in hits]
         if self.free_text and typed.strip() and typed.strip() not in hits:
-            options.append(Option(f"  {typed.strip()}  (as typed)", id=TYPED))
+            options.append(Option(sanitize(f"  {typed.strip()}  (as typed)"), id=TYPED))
         ol = self.query_one(OptionList)
         ol.clear_options()
         ol.add_options(options)

@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from myrm_tui.safe_text import sanitize
 from myrm_tui.store.db import SessionRow
 
 
@@ -43,13 +44,17 @@ class SessionPicker(ModalScreen[OpenSession | DeleteSession | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Sessions — Enter opens, d deletes, Esc closes")
-            yield OptionList(*[Option(self._label(s), id=s.id) for s in self.sessions], id="sessions")
+            # A title is the user's first message or a model's words: plain text, never markup.
+            yield OptionList(
+                *[Option(self._label(s), id=s.id) for s in self.sessions], id="sessions", markup=False
+            )
 
     def _label(self, s: SessionRow) -> str:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated_at))
         mark = "▶ " if s.id == self.current else "  "
         fork = " ⑂" if s.parent_id else ""
-        return f"{mark}{s.title[:60]:<60} {s.message_count:>5} msgs  {when}  {s.id}{fork}"
+        title = " ".join(sanitize(s.title).split())  # one line: a title with line breaks would wrap
+        return f"{mark}{title[:60]:<60} {s.message_count:>5} msgs  {when}  {s.id}{fork}"
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id:

@@ -12,6 +12,7 @@ Esc returns to the prompt.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,9 @@ from myrm_tui.app.widgets.vault_card import VaultArtifactCard
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.compaction import Compaction
 from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.safe_text import sanitize
+
+log = logging.getLogger(__name__)
 
 WINDOW = 40  # items mounted when a session opens: a few screens of the newest
 PAGE = 25  # items built at a time as the view reaches the top
@@ -94,7 +98,7 @@ class Item:
             assert self.call is not None
             view = ToolCallView(self.call)
             if self.result is not None:
-                view.call_after_refresh(view.set_result, *self.result)
+                view.call_after_refresh(self._show_result, view, *self.result)
             return view
         if self.kind == "compaction":
             assert self.record is not None
@@ -104,6 +108,22 @@ class Item:
         if self.kind == "welcome":
             return Static(self.text, id="welcome", markup=False)
         return Notice(self.text, self.level)
+
+    def build_or_plain(self) -> Widget:
+        """The item's widget; one that cannot be built (a stored item no widget expected) is shown as
+        its text, plain, so the rest of the session still opens."""
+        try:
+            return self.build()
+        except Exception:
+            log.exception("a %s item could not be shown; shown as plain text", self.kind)
+            return Static(sanitize(self.copy_text()), classes="-plain", markup=False)
+
+    def _show_result(self, view: ToolCallView, text: str, is_error: bool, meta: dict[str, Any]) -> None:
+        try:
+            view.set_result(text, is_error, meta)
+        except Exception:
+            log.exception("a stored result of %s could not be shown; shown as plain text", view.call.name)
+            view.query_one(".output", Static).update(sanitize(text))
 
 
 # A stored call with no stored result: its turn ended (closed, forked from a replay) before it finished.
@@ -168,7 +188,7 @@ class ChatLog(VerticalScroll):
         return self.items[self._lo : self._hi]
 
     def _widget(self, item: Item) -> Widget:
-        w = item.build()
+        w = item.build_or_plain()
         item.widget = w
         if id(item) in self._hit_set:
             w.add_class("-match")

@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from textual.binding import Binding
 from textual.message import Message
 from textual.widget import AwaitMount
-from textual.widgets import Collapsible, Label, ListItem, ListView, Static
+from textual.widgets import Label, ListItem, ListView, Static
 
 from myrm_tui import plain_words
+from myrm_tui.app.widgets.plain import PlainCollapsible
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.compaction import Compaction, LeftItem, short_tokens
+from myrm_tui.safe_text import sanitize
 
 PIN_MARK = "📌 "
 
@@ -28,7 +30,8 @@ class LeftEntry(ListItem):
     def text(item: LeftItem, pinned: bool) -> str:
         how = "cut" if item.how == "shortened" else item.role
         mark = PIN_MARK if pinned else ""
-        return (
+        # A gist is a line of a tool's output or a model's words: its controls are shown, never obeyed.
+        return sanitize(
             f"{mark}{how:<9} {short_tokens(item.tokens):>6}  {plain_words.text(item.gist)}  ({item.pointer})"
         )
 
@@ -37,7 +40,7 @@ class LeftEntry(ListItem):
         self.query_one(Label).update(self.text(self.item, pinned))
 
 
-class CompactionRow(Collapsible):
+class CompactionRow(PlainCollapsible):
     DEFAULT_CSS = """
     CompactionRow { margin: 1 0 0 0; padding: 0; border: none; background: $boost; }
     CompactionRow CollapsibleTitle { color: $accent; }
@@ -57,7 +60,9 @@ class CompactionRow(Collapsible):
     def __init__(self, record: Compaction) -> None:
         self.record = record
         summary = (
-            plain_words.text(record.summary) if record.summary else "(no summary: nothing was summarized)"
+            sanitize(plain_words.text(record.summary))
+            if record.summary
+            else "(no summary: nothing was summarized)"
         )
         left = (
             f"What left the view ({len(record.left)}) — Enter opens it in the vault, b brings it back:"

@@ -21,7 +21,7 @@ class SlashMenu(OptionList):
     can_focus = False  # the prompt box keeps the focus and drives the menu
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(markup=False, **kwargs)  # type: ignore[arg-type]  # usages hold brackets: [NAME]
         self._items: list[tuple[str, Command]] = []
 
     @property

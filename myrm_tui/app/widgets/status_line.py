@@ -8,6 +8,8 @@ from typing import Any
 from textual.reactive import var
 from textual.widgets import Static
 
+from myrm_tui.safe_text import sanitize
+
 STARTING = "starting…"
 
 
@@ -18,4 +20,4 @@ class StatusLine(Static):
         super().__init__(STARTING, markup=False, **kwargs)
 
     def watch_status(self, text: str) -> None:
-        self.update(text)
+        self.update(sanitize(text))  # it may quote an error or a tool's name

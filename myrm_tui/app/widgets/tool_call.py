@@ -18,8 +18,9 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.timer import Timer
-from textual.widgets import Collapsible, Static
+from textual.widgets import Static
 
+from myrm_tui.app.widgets.plain import PlainCollapsible
 from myrm_tui.context.call_args import call_args
 from myrm_tui.context.types import ToolCall
 from myrm_tui.safe_text import sanitize
@@ -155,7 +156,7 @@ def edit_diff(call: ToolCall) -> Text | None:
     return out
 
 
-class ToolCallView(Collapsible):
+class ToolCallView(PlainCollapsible):
     DEFAULT_CSS = """
     ToolCallView { margin: 0 0 0 2; padding: 0; border: none; background: $boost; }
     ToolCallView .output { color: $text-muted; padding: 0 1; }

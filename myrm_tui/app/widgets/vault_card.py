@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import Button
 
+from myrm_tui.app.widgets.plain import plain
 from myrm_tui.app.widgets.vault_pane import VaultPane
 
 
@@ -17,7 +18,7 @@ class VaultArtifactCard(Button):
     """
 
     def __init__(self, uri: str, note: str = "") -> None:
-        super().__init__(f"⧉ full output in the vault {note}— open", compact=True)
+        super().__init__(plain(f"⧉ full output in the vault {note}— open"), compact=True)
         self.uri = uri
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

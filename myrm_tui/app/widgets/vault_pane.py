@@ -73,7 +73,7 @@ class VaultPane(Vertical):
         self._entries: list[VaultListing] = []
 
     def compose(self) -> ComposeResult:
-        yield OptionList(id="vault-list")
+        yield OptionList(id="vault-list", markup=False)  # gists and commands come from tools
         yield Static("", id="vault-info", markup=False)
         yield Input(placeholder="search inside (Enter: next match)", id="vault-search")
 
@@ -91,7 +91,7 @@ class VaultPane(Vertical):
                 f"{what}\n  {plain_words.kind(str(e.get('kind', '')))} · {e.get('size', 0):,} B · {when} · "
                 f"{plain_words.reason(str(e.get('meta', {}).get('reason', '')))}"
             )
-            ol.add_option(Option(label, id=e["uri"]))
+            ol.add_option(Option(sanitize(label), id=e["uri"]))
         if entries:  # Enter opens at once (F4 focuses the list)
             ol.highlighted = min(highlighted or 0, len(entries) - 1)
 
