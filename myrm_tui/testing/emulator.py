@@ -58,6 +58,10 @@ class Reply:
     # Seconds before the answer starts (a slow model: a summarizer taking 5 s a call); ``stop()`` cuts it.
     delay: float = 0.0
     gate: threading.Event | None = None  # or: no answer until the test sets this event (ordering tests)
+    # Mid-stream: after this many chunks, the rest waits until the test sets ``resume`` (a reply caught
+    # while it streams, however slow the machine).
+    pause_after: int | None = None
+    resume: threading.Event | None = None
 
 
 @dataclass
@@ -438,6 +442,8 @@ class ProviderEmulator:
                 if resp._req is not None and resp._req.transport is not None:  # type: ignore[attr-defined]
                     resp._req.transport.close()  # type: ignore[attr-defined]
                 return False
+            if reply.pause_after is not None and n == reply.pause_after and reply.resume is not None:
+                await self._wait(0.0, reply.resume)
             if reply.chunk_delay:
                 await asyncio.sleep(reply.chunk_delay)
             await self._sse(resp, p, p.get("type") if event is None else event)

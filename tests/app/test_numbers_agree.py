@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +72,15 @@ async def _agree(pilot: Any, app: MyrmApp) -> int:
     return ring[0]
 
 
-async def _mid_stream(pilot: Any, app: MyrmApp) -> None:
-    """While a reply streams, the three still agree (the ring is not counting the reply up)."""
-    await wait_until(pilot, lambda: app.busy and app.live.level != "-")
-    assert _ring(app) == (app.live.tokens, app.live.window)
-    await wait_until(pilot, lambda: _ring(app) == _panel(app))
+async def _mid_stream(pilot: Any, app: MyrmApp, resume: threading.Event) -> None:
+    """While a reply streams (held mid-way by the emulator until ``resume``), the three still agree (the
+    ring is not counting the reply up)."""
+    try:
+        await wait_until(pilot, lambda: app.busy and app.live.level != "-")
+        assert _ring(app) == (app.live.tokens, app.live.window)
+        await wait_until(pilot, lambda: _ring(app) == _panel(app))
+    finally:
+        resume.set()
 
 
 Action = tuple[str, int]
@@ -135,10 +140,11 @@ async def _session(emu: ProviderEmulator, tmp: Path, plan: list[Action], window:
                 elif kind == "tool":
                     emu.enqueue(Reply(tool_calls=[("bash", {"command": f"seq 1 {n}"})]), Reply(text="ok"))
                 else:
-                    emu.enqueue(Reply(text="slow " * n, chunk_size=3, chunk_delay=0.01))
+                    resume = threading.Event()
+                    emu.enqueue(Reply(text="slow " * n, chunk_size=3, pause_after=2, resume=resume))
                 await type_and_send(pilot, f"step {i}")
                 if kind == "stream":
-                    await _mid_stream(pilot, app)
+                    await _mid_stream(pilot, app, resume)
                 await wait_until(pilot, lambda: not app.busy)
             await _agree(pilot, app)
         sid = app.controller.session.id  # type: ignore[union-attr]
