@@ -385,3 +385,14 @@ class FakeTime:
     async def sleep(self, s: float) -> None:
         self.t += s
         await asyncio.sleep(0)
+
+
+def approval_open(app: Any) -> bool:
+    """The approval dialog is on screen with its buttons mounted (the screen is current a moment before
+    its last widgets are: reading it then finds no buttons)."""
+    from textual.widgets import Button
+
+    from myrm_tui.app.screens.approval import ApprovalScreen
+
+    screen = app.screen
+    return isinstance(screen, ApprovalScreen) and len(screen.query(Button)) >= 3

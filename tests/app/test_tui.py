@@ -17,7 +17,7 @@ from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import make_app, started, type_and_send, wait_until
+from tests.helpers import approval_open, make_app, started, type_and_send, wait_until
 
 
 async def test_typing_a_message_streams_the_reply(
@@ -42,7 +42,7 @@ async def test_shell_command_asks_for_approval_and_runs_on_y(
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "printf approved-run"})]), Reply(text="Done."))
     async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "run it")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await wait_until(pilot, lambda: approval_open(app))
         await pilot.press("y")
         await wait_until(pilot, lambda: not app.busy)
         view = app.query_one(ToolCallView)
@@ -67,7 +67,7 @@ async def test_approval_lists_the_parsed_commands_and_what_always_adds(
 
     async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "run them")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await wait_until(pilot, lambda: approval_open(app))
         assert shown("#parsed").splitlines() == [
             "✓ git status   allowed by rule: git status",
             "✗ touch pwned  no rule allows it",

@@ -26,7 +26,15 @@ from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.conftest import FIXTURES
-from tests.helpers import make_app, run_from_palette, run_myrm, started, type_and_send, wait_until
+from tests.helpers import (
+    approval_open,
+    make_app,
+    run_from_palette,
+    run_myrm,
+    started,
+    type_and_send,
+    wait_until,
+)
 
 
 async def wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
@@ -77,7 +85,7 @@ async def test_failed_and_declined_commands_have_different_marks_and_no_raw_wrap
     )
     async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "go")
-        await wait(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await wait(pilot, lambda: approval_open(app))
         await pilot.press("n")
         await wait(pilot, lambda: not app.busy)
         failed, declined = app.query(ToolCallView)
@@ -142,7 +150,7 @@ async def test_read_only_runs_unasked_and_destructive_commands_are_flagged(
     )
     async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "go")
-        await wait(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await wait(pilot, lambda: approval_open(app))
         screen = app.screen
         assert isinstance(screen, ApprovalScreen)
         assert "rm -rf build" in screen.command  # cat ran without a prompt

@@ -21,7 +21,16 @@ from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.app import test_tui
 from tests.app.test_tui_cards import heading
-from tests.helpers import collect, make_agent, make_app, openai_settings, type_and_send, type_text, wait_until
+from tests.helpers import (
+    approval_open,
+    collect,
+    make_agent,
+    make_app,
+    openai_settings,
+    type_and_send,
+    type_text,
+    wait_until,
+)
 
 frozen = test_tui.frozen  # the snapshots' fixed ids, date and workspace
 
@@ -217,7 +226,7 @@ async def test_an_edit_under_ask_shows_its_diff_and_waits_for_the_answer(
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, app.ready.is_set)
         await type_and_send(pilot, "edit both")
-        await wait(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await wait(pilot, lambda: approval_open(app))
         dialog = str(app.screen.query_one("#command", Static).render()).splitlines()
         # the file's name, its line numbers, 3 lines of context on each side
         assert dialog == [
@@ -263,7 +272,7 @@ async def test_a_command_waiting_for_approval_says_so_instead_of_counting(
     async with app.run_test(size=(120, 40)) as pilot:
         await wait(pilot, app.ready.is_set)
         await type_and_send(pilot, "go")
-        await wait(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await wait(pilot, lambda: approval_open(app))
         card = app.screen_stack[0].query_one(ToolCallView)
         await wait(pilot, lambda: "waiting for your approval" in heading(card))
         card._tick()  # the second's tick changes nothing while the dialog is open
