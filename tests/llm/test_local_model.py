@@ -56,7 +56,7 @@ def embedded(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedServer]:
 def _gone(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # reaped before or while it was read
         return True
     return "\nState:\tZ" in state  # a zombie no longer holds the model
 
