@@ -7,6 +7,7 @@ first line unredacted: ``AWS_ACCESS_KEY_ID=AKIA…``."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,10 @@ RAW_INDEX = "history_fts"  # history_search's index of the messages and outputs 
 # compacted yet): a secret in one of those is a raw copy too; one that left the view must not be there.
 
 
+def _asks_summary(message: dict[str, Any]) -> bool:
+    return "You compact an agent session" in str(message.get("content"))
+
+
 def leaks(db: Path) -> list[tuple[str, str]]:
     """(table, secret) for each secret found in a table that must not hold one."""
     conn = sqlite3.connect(db)
@@ -53,7 +58,7 @@ def leaks(db: Path) -> list[tuple[str, str]]:
         conn.close()
 
 
-@pytest.mark.parametrize("summarizer", ["extractive"])  # the "llm" variant: see the branch report
+@pytest.mark.parametrize("summarizer", ["extractive", "llm"])
 async def test_no_secret_at_rest_outside_the_raw_tables_after_a_compaction(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path, summarizer: str
 ) -> None:
@@ -68,11 +73,19 @@ async def test_no_secret_at_rest_outside_the_raw_tables_after_a_compaction(
     emulator.window = 8_000
     # An LLM summary that repeats every secret it was shown: redacted before it is stored. Summary calls
     # (no tools) may come in the background at any time: they are answered apart from the turns' script.
-    summary = Reply(text="Summary: " + " ".join(f"{n}={s}" for n, s in SECRETS.items()))
+    said = [f"{n}={s}" for n, s in SECRETS.items()]
+    fields: dict[str, Any] = {
+        k: said for k in ("user_instructions", "active_tasks", "completed_actions", "errors", "decisions")
+    }
+    fields |= {k: said for k in ("artifacts", "files_examined", "key_facts", "tool_usage", "open_questions")}
+    fields |= {"user_goal": " ".join(said), "current_state": " ".join(said), "blocked_items": said[:3]}
+    summary = Reply(text=json.dumps({**fields, "next_steps": said[:5]}))
     script: list[Reply] = []
 
     def route(body: dict[str, Any]) -> Reply:
-        return script.pop(0) if body.get("tools") and script else summary
+        # A summary request shares the turns' prefix, tools included: it is told by its instructions.
+        asks_summary = any(_asks_summary(m) for m in body["messages"])
+        return summary if asks_summary or not script else script.pop(0)
 
     emulator.default = route
     for k in range(len(SECRETS)):
@@ -86,6 +99,11 @@ async def test_no_secret_at_rest_outside_the_raw_tables_after_a_compaction(
         str(m.content) for m in agent.state.base if m.meta.get("kind") != "summary" and not m.synthetic
     )
     await store.close()
+    if (
+        summarizer == "llm"
+    ):  # the model was asked for a summary (shown every secret): what it wrote is checked
+        asked = [r for r in emulator.accepted if any(_asks_summary(m) for m in r.body["messages"])]
+        assert asked
     found = leaks(db)
     kept = {s for s in SECRETS.values() if s in in_view}
     assert len(kept) < len(SECRETS) // 2  # most of them left the view: the record lists them
