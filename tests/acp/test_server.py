@@ -11,7 +11,7 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -61,6 +61,12 @@ class Editor:
 
     async def write_text_file(self, session_id: str, path: str, content: str, **_: Any) -> None:
         self.buffers[path] = content
+
+    async def until(self, cond: Callable[[], bool]) -> None:
+        """Wait, update by update, until ``cond`` holds (30 s without an update fails)."""
+        while not cond():
+            self.update_seen.clear()
+            await asyncio.wait_for(self.update_seen.wait(), 30)
 
     def of(self, kind: str) -> list[Any]:
         return [u for u in self.updates if u.session_update == kind]
@@ -265,9 +271,7 @@ async def test_cancel_keeps_the_partial_text_and_closes_the_open_call(
     async with in_process(tmp_path, emulator, editor) as (conn, _wire, _, server):
         sid = await _start(conn, workspace)
         turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
-        while not editor.of("agent_message_chunk"):
-            editor.update_seen.clear()
-            await asyncio.wait_for(editor.update_seen.wait(), 30)
+        await editor.until(lambda: bool(editor.of("agent_message_chunk")))
         # A second prompt while the turn runs is a JSON-RPC error, not a second turn.
         with pytest.raises(Exception, match="Invalid request"):
             await conn.prompt(session_id=sid, prompt=[text_block("again")])
@@ -378,9 +382,7 @@ async def test_the_editor_vanishing_mid_turn_keeps_the_session(
     async with in_process(tmp_path, emulator, editor) as (conn, _wire, _, server):
         sid = await _start(conn, workspace)
         turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("start")]))
-        while not editor.of("agent_message_chunk"):
-            editor.update_seen.clear()
-            await asyncio.wait_for(editor.update_seen.wait(), 30)
+        await editor.until(lambda: bool(editor.of("agent_message_chunk")))
         turn.cancel()
         await server.close()  # what stdin's end does: turns cancelled, agents closed, leases released
         store = server.store
