@@ -396,3 +396,18 @@ def approval_open(app: Any) -> bool:
 
     screen = app.screen
     return isinstance(screen, ApprovalScreen) and len(screen.query(Button)) >= 3
+
+
+def wait_exit(pid: int, timeout: float) -> None:
+    """Wait for a process that is not this one's child to end (its pidfd turns readable when it does)."""
+    import select
+
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+        assert ready, f"process {pid} still runs {timeout:.0f} s later"
+    finally:
+        os.close(pidfd)

@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 PER_CONV = 10
 MAX_FACT_CHARS = 120
@@ -142,16 +142,35 @@ class ToolFact:
     used_at: int  # the first later assistant message (content or call arguments) that holds it
 
 
+class _Scan(NamedTuple):
+    """What both fact finders read first: each message's text (and lower-cased), its role, the first user
+    message, the assistant messages and the last of them."""
+
+    texts: list[str]
+    lows: list[str]
+    roles: list[Any]
+    first_user: int
+    assistants: list[int]
+    last: int
+
+    @classmethod
+    def of(cls, messages: Sequence[dict[str, Any]]) -> _Scan | None:
+        """None where there is nothing to find: no user message or no assistant message."""
+        texts = message_texts(messages)
+        roles = [m.get("role") for m in messages]
+        first_user = next((i for i, r in enumerate(roles) if r == "user"), None)
+        assistants = [i for i, r in enumerate(roles) if r == "assistant"]
+        if first_user is None or not assistants:
+            return None
+        return cls(texts, [t.lower() for t in texts], roles, first_user, assistants, assistants[-1])
+
+
 def tool_facts(messages: Sequence[dict[str, Any]]) -> list[ToolFact]:
     """Every fact a tool returned first that a later assistant message used (see the module docstring)."""
-    texts = message_texts(messages)
-    lows = [t.lower() for t in texts]
-    roles = [m.get("role") for m in messages]
-    first_user = next((i for i, r in enumerate(roles) if r == "user"), None)
-    assistants = [i for i, r in enumerate(roles) if r == "assistant"]
-    if first_user is None or not assistants:
+    scan = _Scan.of(messages)
+    if scan is None:
         return []
-    last = assistants[-1]
+    texts, lows, roles, first_user, assistants, last = scan
     out: list[ToolFact] = []
     seen: set[str] = set()
     for i, role in enumerate(roles):
@@ -272,14 +291,10 @@ def assistant_candidates(message: dict[str, Any]) -> list[tuple[str, str]]:
 def assistant_facts(messages: Sequence[dict[str, Any]]) -> list[ToolFact]:
     """Every fact an assistant message stated first that a later message holds again (any role: the diff
     that shows the code written, the agent or the user coming back to it)."""
-    texts = message_texts(messages)
-    lows = [t.lower() for t in texts]
-    roles = [m.get("role") for m in messages]
-    first_user = next((i for i, r in enumerate(roles) if r == "user"), None)
-    assistants = [i for i, r in enumerate(roles) if r == "assistant"]
-    if first_user is None or not assistants:
+    scan = _Scan.of(messages)
+    if scan is None:
         return []
-    last = assistants[-1]
+    texts, lows, _, first_user, assistants, last = scan
     out: list[ToolFact] = []
     seen: set[str] = set()
     for i in assistants:

@@ -39,6 +39,7 @@ from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
+from tests.helpers import wait_exit
 
 pytestmark = pytest.mark.slow
 
@@ -236,19 +237,6 @@ def _commands(myrm: int) -> list[int]:
     return []
 
 
-def _gone(pid: int, timeout: float) -> None:
-    """Wait for a process that is not the test's child to end (its pidfd turns readable)."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    try:
-        ready, _, _ = select.select([pidfd], [], [], timeout)
-        assert ready, f"process {pid} still runs {timeout:.0f} s after myrm"
-    finally:
-        os.close(pidfd)
-
-
 def _leases(db: Path) -> list[tuple[str, int]]:
     conn = sqlite3.connect(db)
     try:
@@ -315,7 +303,7 @@ def run_case(
     if typed:
         assert TYPED in users, f"{case}: the message sent before the stop was not saved"
     for pid in commands:  # the command and what it started: stopped with myrm
-        _gone(pid, 10)
+        wait_exit(pid, 10)
     # What `myrm --session ID` checks before it opens: the session is there and nobody holds it.
     assert asyncio.run(_session_problem(db, sid)) is None
     if reopen:  # and it does open, with what was sent before the stop

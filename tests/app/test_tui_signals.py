@@ -22,6 +22,7 @@ import pytest
 import myrm_tui
 from myrm_tui.app.perf import ANSI, READY, _descendants
 from myrm_tui.llm.local import runtime_available
+from tests.helpers import wait_exit
 
 pytestmark = [
     pytest.mark.slow,
@@ -53,19 +54,6 @@ def _model_child(pid: int) -> int | None:
         except OSError:
             continue
     return None
-
-
-def _wait_exit(pid: int, timeout: float) -> None:
-    """Wait for a process that is not our child to end (a pidfd becomes readable when it does)."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    try:
-        ready, _, _ = select.select([pidfd], [], [], timeout)
-        assert ready, f"process {pid} still runs {timeout:.0f} s later"
-    finally:
-        os.close(pidfd)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, None])  # None: the terminal closes
@@ -108,7 +96,7 @@ def test_a_signal_exits_like_ctrl_q(tmp_path: Path, sig: signal.Signals | None) 
                 except AssertionError:
                     pass
             else:
-                _wait_exit(pid, 60)  # nothing to read: the terminal is gone
+                wait_exit(pid, 60)  # nothing to read: the terminal is gone
             done, st = os.waitpid(pid, os.WNOHANG)
             if done:
                 status = st
@@ -117,7 +105,7 @@ def test_a_signal_exits_like_ctrl_q(tmp_path: Path, sig: signal.Signals | None) 
         if sig is not None:
             assert "\x1b[?1049l" in out  # the alternate screen was left: the terminal is usable again
             assert f"myrm: stopped by {sig.name}" in ANSI.sub("", out) and "Traceback" not in out
-        _wait_exit(child, 20)
+        wait_exit(child, 20)
         conn = sqlite3.connect(tmp_path / "t.db")
         try:
             assert conn.execute("SELECT * FROM session_leases").fetchall() == []
