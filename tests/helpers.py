@@ -216,6 +216,17 @@ async def type_and_send(pilot: Pilot[Any], text: str) -> None:
     await pilot.press("enter")
 
 
+async def send_turn(pilot: Pilot[Any], app: MyrmApp, text: str, timeout: float = 15.0) -> None:
+    """Send ``text`` as a message and wait for its whole turn. ``press`` returning does not mean the app
+    handled the Enter (a loaded machine handles it later), so "not busy" alone can be true before the
+    turn even began: the box emptying is the sign it was taken (the app sets ``busy`` in the same step)."""
+    from myrm_tui.app.widgets.prompt_input import PromptInput
+
+    prompt = app.screen.query_one(PromptInput)
+    await type_and_send(pilot, text)
+    await wait_until(pilot, lambda: not prompt.text and not prompt.queued and not app.busy, timeout)
+
+
 async def run_from_palette(pilot: Pilot[Any], words: str) -> None:
     """Run a command from the command palette (ctrl+p) by its words, once the palette's search has
     found and highlighted it (the search runs in the background)."""

@@ -21,7 +21,7 @@ from myrm_tui.context.compaction import Compaction, LeftItem, compactions_of
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault, readable
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import conversation, make_app, run_pipeline, started, type_and_send
+from tests.helpers import conversation, make_app, run_pipeline, send_turn, started, type_and_send
 from tests.helpers import wait_until as _wait_until
 
 PATIENCE = 60.0  # the machine these run on may be busy: events are awaited, a slow one is not a failure
@@ -77,8 +77,7 @@ def _fill(emulator: ProviderEmulator, turns: int) -> None:
 
 
 async def _send(pilot: Any, app: MyrmApp, text: str) -> None:
-    await type_and_send(pilot, text)
-    await wait_until(pilot, lambda: not app.busy)
+    await send_turn(pilot, app, text)
 
 
 async def _compact(pilot: Any, app: MyrmApp) -> CompactionRow:

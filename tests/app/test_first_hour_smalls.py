@@ -21,7 +21,7 @@ from myrm_tui.app.widgets.status_line import StatusLine
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import make_app, started, type_and_send, wait_until
+from tests.helpers import make_app, send_turn, started, type_and_send, wait_until
 
 SMALL = {"context_window": 16_000, "auto_compact": False, "summarizer_model": "extractive"}
 
@@ -31,8 +31,7 @@ def _text(widget: Any) -> str:
 
 
 async def _send(pilot: Any, app: MyrmApp, text: str) -> None:
-    await type_and_send(pilot, text)
-    await wait_until(pilot, lambda: not app.busy, 60)
+    await send_turn(pilot, app, text, 60)
 
 
 async def test_esc_in_an_expanded_compaction_list_gives_the_keys_back_to_the_prompt(

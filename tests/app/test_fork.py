@@ -16,7 +16,7 @@ from myrm_tui.app.messages import Failure
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import make_app, started, type_and_send, wait_until
+from tests.helpers import make_app, send_turn, started, wait_until
 
 SUMMARY = (
     '{"user_goal": "count numbers", "user_instructions": [], "active_tasks": [], '
@@ -88,8 +88,7 @@ async def test_ctrl_f_after_automatic_compactions_while_title_metrics_and_keepal
         while await automatic_compactions(store, parent) < 2:
             turn += 1
             assert turn <= 12, "no two automatic compactions in 12 turns"
-            await type_and_send(pilot, f"count {turn}")
-            await wait_until(pilot, lambda: not app.busy)
+            await send_turn(pilot, app, f"count {turn}")
         parent_agent = ctl.agent
         assert parent_agent is not None and parent_agent.keepalive is not None
         keepalive = parent_agent.keepalive
@@ -162,8 +161,7 @@ async def test_a_fork_whose_compaction_commit_fails_creates_nothing_and_says_so(
         store, ctl = app.controller.store, app.controller
         assert store is not None and ctl.session is not None
         for text in ("count 1", "count 2"):
-            await type_and_send(pilot, text)
-            await wait_until(pilot, lambda: not app.busy)
+            await send_turn(pilot, app, text)
         parent, parent_agent = ctl.session.id, ctl.agent
         before = await _session_ids_anywhere(store)
         real_commit = store.commit_compaction
@@ -188,8 +186,7 @@ async def test_a_fork_whose_compaction_commit_fails_creates_nothing_and_says_so(
         assert not store.conn.in_transaction
 
         store.commit_compaction = real_commit  # type: ignore[method-assign]
-        await type_and_send(pilot, "count 3")  # the parent goes on as before
-        await wait_until(pilot, lambda: not app.busy)
+        await send_turn(pilot, app, "count 3")  # the parent goes on as before
         assert [m.text for m in await store.load_messages(parent) if m.role == "user"][-1] == "count 3"
 
 

@@ -27,7 +27,7 @@ from myrm_tui.context.types import Message
 from myrm_tui.context.window_use import Levels
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import type_and_send, wait_until
+from tests.helpers import send_turn, type_and_send, wait_until
 
 IN_USE = re.compile(r"in use \(the ring\)\s+([\d,]+) of ([\d,]+)")
 RING = re.compile(r"([\d,]+) / ([\d,]+) tokens")
@@ -156,8 +156,7 @@ async def _session(emu: ProviderEmulator, tmp: Path, plan: list[Action], window:
     async with again.run_test(size=(140, 44)) as pilot:
         await wait_until(pilot, again.ready.is_set, 60)
         await _agree(pilot, again)
-        await type_and_send(pilot, "again")
-        await wait_until(pilot, lambda: not again.busy)
+        await send_turn(pilot, again, "again")
         await _agree(pilot, again)
 
 

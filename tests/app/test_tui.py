@@ -17,7 +17,7 @@ from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import approval_open, make_app, started, type_and_send, wait_until
+from tests.helpers import approval_open, make_app, send_turn, started, type_and_send, wait_until
 
 
 async def test_typing_a_message_streams_the_reply(
@@ -117,8 +117,7 @@ async def test_ctrl_k_compacts_and_updates_the_ring(
         )
     async with started(app, size=(120, 40)) as pilot:
         for i in range(6):
-            await type_and_send(pilot, f"count {i}")
-            await wait_until(pilot, lambda: not app.busy)
+            await send_turn(pilot, app, f"count {i}")
         ring = app.query_one(ContextUsageIndicator)
         before = ring.tokens
         await pilot.press("ctrl+k")
@@ -139,8 +138,7 @@ async def test_ctrl_f_forks_and_ctrl_s_lists_both_sessions(
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="first reply"))
     async with started(app, size=(120, 40)) as pilot:
-        await type_and_send(pilot, "remember the word zebra")
-        await wait_until(pilot, lambda: not app.busy)
+        await send_turn(pilot, app, "remember the word zebra")
         parent = app.controller.session.id  # type: ignore[union-attr]
         await pilot.press("ctrl+f")
         await wait_until(
@@ -241,8 +239,7 @@ def test_snapshot_main_screen(
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await wait_until(pilot, app.ready.is_set)
-        await type_and_send(pilot, "run the snapshot command")
-        await wait_until(pilot, lambda: not app.busy)
+        await send_turn(pilot, app, "run the snapshot command")
         from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
 
         panel = app.query_one(SessionContextHealthPanel)
@@ -294,8 +291,7 @@ async def test_settings_change_rebuilds_the_agent_and_the_next_request_uses_the_
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="first"), Reply(text="second"))
     async with started(app, size=(120, 44)) as pilot:
-        await type_and_send(pilot, "hello")
-        await wait_until(pilot, lambda: not app.busy)
+        await send_turn(pilot, app, "hello")
         first_fp = app.controller.cache.fingerprint
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
@@ -385,8 +381,7 @@ async def test_fork_at_a_selected_message(
     emulator.enqueue(Reply(text="answer one"), Reply(text="answer two"))
     async with started(app, size=(120, 40)) as pilot:
         for text in ("first question", "second question"):
-            await type_and_send(pilot, text)
-            await wait_until(pilot, lambda: not app.busy)
+            await send_turn(pilot, app, text)
         parent = app.controller.session.id  # type: ignore[union-attr]
         await type_and_send(pilot, "/fork 1")
         await wait_until(

@@ -31,6 +31,7 @@ from tests.helpers import (
     make_app,
     run_from_palette,
     run_myrm,
+    send_turn,
     started,
     type_and_send,
     wait_until,
@@ -119,8 +120,7 @@ async def test_an_edit_shows_its_diff_in_the_card(
         Reply(text="Edited."),
     )
     async with started(app, size=(120, 40)) as pilot:
-        await type_and_send(pilot, "edit")
-        await wait(pilot, lambda: not app.busy)
+        await send_turn(pilot, app, "edit", 60)
         view = app.query_one(ToolCallView)
         assert not view.collapsed  # shown open: the change is what the user wants to see
         diff = view.query_one(".diff", Static)

@@ -19,7 +19,15 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import help_sections_drawn, make_app, run_from_palette, started, type_and_send, wait_until
+from tests.helpers import (
+    help_sections_drawn,
+    make_app,
+    run_from_palette,
+    send_turn,
+    started,
+    type_and_send,
+    wait_until,
+)
 
 
 def _picker() -> type:
@@ -173,8 +181,7 @@ async def test_the_conversation_follows_unless_scrolled_up_and_pages_searches_an
     async with started(app, size=(120, 36)) as pilot:
         chat, below = app.query_one(ChatLog), app.query_one("#below")
         for text in ("first", "second"):
-            await type_and_send(pilot, text)
-            await wait_until(pilot, lambda: not app.busy)
+            await send_turn(pilot, app, text)
         await pilot.pause()
         assert chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y  # followed the answers
         assert not below.display

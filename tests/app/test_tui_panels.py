@@ -16,7 +16,7 @@ from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel, UsageChart
 from myrm_tui.context.window_use import Levels
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import make_app, started, type_and_send, wait_until
+from tests.helpers import make_app, send_turn, started, type_and_send, wait_until
 
 
 def _text(widget: Any) -> str:
@@ -41,8 +41,7 @@ async def test_the_ring_shows_the_baseline_before_the_first_message(
         )  # system prompt, environment and tool schemas
         assert f"{ring.tokens:,} / {ring.window:,} tokens" in _text(ring)
         assert "no requests yet" in _text(app.query_one(UsageChart))
-        await type_and_send(pilot, "hi")
-        await wait_until(pilot, lambda: not app.busy)
+        await send_turn(pilot, app, "hi")
         sent = app.controller.agent.last_report  # type: ignore[union-attr]
         assert sent is not None and sent.usage is not None
         # The provider's count of the first request is the baseline plus the user's message.
@@ -61,8 +60,7 @@ async def test_panel_live_values_agree_with_the_lines_under_the_ring(
     )
     async with started(app, size=(140, 42)) as pilot:
         for text in ("count", "thanks"):
-            await type_and_send(pilot, text)
-            await wait_until(pilot, lambda: not app.busy)
+            await send_turn(pilot, app, text)
         panel = app.query_one(SessionContextHealthPanel)
         chart = app.query_one(UsageChart)
         rows = [r for r in await app.controller.store.metrics(app.controller.session.id) if "tokens_out" in r]  # type: ignore[union-attr]

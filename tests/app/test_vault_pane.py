@@ -16,7 +16,7 @@ from myrm_tui.context.state import message_to_dict
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry, readable, slice_lines
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import make_app, started, type_and_send, wait_until
+from tests.helpers import make_app, send_turn, started, wait_until
 
 
 def _archive() -> VaultEntry:
@@ -96,8 +96,7 @@ async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
         emulator.enqueue(Reply(tool_calls=[("bash", {"command": f"seq 1 {250 + i}"})]), prose(2 + i))
     async with started(app, size=(140, 44)) as pilot:
         for text in ("count", "again"):
-            await type_and_send(pilot, text)
-            await wait_until(pilot, lambda: not app.busy)
+            await send_turn(pilot, app, text)
         ring = app.query_one("#ring", ContextUsageIndicator)
         # compact, talk, compact: the second compaction archives the first's view
         for said in (None, "once more", None):
@@ -111,8 +110,7 @@ async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
                 await wait_until(pilot, lambda: not ring.busy)
             else:
                 for i in range(4):
-                    await type_and_send(pilot, f"{said} {i}")
-                    await wait_until(pilot, lambda: not app.busy)
+                    await send_turn(pilot, app, f"{said} {i}")
         await pilot.press("f4")
         pane = app.query_one(VaultPane)
         options = pane.query_one(OptionList)
