@@ -234,8 +234,9 @@ class Pipeline:
     """Runs the steps in order; a failing step is skipped (logged in metrics), never fatal.
 
     A step that raises must not cost the user their turn: the view it was given goes on to the next
-    step, and Normalize (always last but two) restores the invariants. When it fails during a
-    compaction, the compaction is dropped and the uncompacted view is sent.
+    step, and Normalize (after it only Pinned, Media Resolve and Prompt Cache Optimize) restores the
+    invariants. When it fails during a compaction, the compaction is dropped and the uncompacted view
+    is sent.
     """
 
     def __init__(self, steps: Sequence[Step]) -> None:
