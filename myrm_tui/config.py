@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
-from myrm_tui.context.config import DEFAULT_REPLY_TOKENS
+from myrm_tui.context.config import DEFAULT_REPLY_TOKENS, UserContextSettings
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
 from myrm_tui.offline import litellm_registry_file, litellm_root
 
@@ -158,7 +158,10 @@ def _annotated() -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(UserContextSettings):
+    """Every setting; the context pipeline's (the level ratios, ``auto_compact``, ``cache_ttl_seconds``)
+    are inherited from ``UserContextSettings``, declared once on the pipeline's side."""
+
     model: str = ""
     api_base: str | None = None
     api_key: str | None = None
@@ -175,7 +178,6 @@ class Settings:
     bash_timeout: float = 120.0
     max_user_tokens: int = 120_000  # gateway hygiene
     keepalive: bool = True
-    auto_compact: bool = True  # off: only ctrl+k, /compact and the 90% safety net compact
     preheat: bool = True  # warm the provider cache after start-up and compaction
     max_subagent_result_tokens: int = 2_000
     mcp_servers: tuple[dict[str, Any], ...] = ()  # [{name, command, args, env} | {name, url}]
@@ -184,13 +186,9 @@ class Settings:
     hook_max_output_tokens: int = 2_500  # hook-output spill: hook output over this is vaulted, with a preview
     job_output_chars: int = 30_000  # background-output spill: new job output over this goes to the vault
     keepalive_idle_seconds: float = 240.0
-    light_ratio: float = 0.50
-    full_ratio: float = 0.70
-    emergency_ratio: float = 0.90
     fork_suggest_ratio: float = 0.75
     summarizer_inactivity_seconds: float = 90.0
     summarizer_total_seconds: float = 600.0
-    cache_ttl_seconds: float = 3600.0  # TTL prune: older tool outputs are archived when the cache is cold
     # Extended thinking for Anthropic models (0 = off; the budget is added to max_output_tokens) and the
     # reasoning effort for OpenAI / DeepSeek models that take one ("" = the provider's default).
     thinking_budget_tokens: int = 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from myrm_tui.config import Settings
-from myrm_tui.context.config import DEFAULT_WINDOW, ContextConfig, budget_config
+from myrm_tui.context.config import DEFAULT_WINDOW, ContextConfig, budget_config, user_values
 from myrm_tui.context.model_facts import family, model_kind
 from myrm_tui.llm.client import ModelSpec
 
@@ -51,12 +51,8 @@ def context_config(settings: Settings, window: int, summary_role: str = "assista
     return budget_config(
         window,
         reply_tokens(settings),
-        light_ratio=settings.light_ratio,
-        full_ratio=settings.full_ratio,
-        emergency_ratio=settings.emergency_ratio,
         summary_role=summary_role,
-        auto_compact=settings.auto_compact,
-        cache_ttl_seconds=settings.cache_ttl_seconds,
+        **user_values(settings),
     )
 
 

@@ -1,11 +1,12 @@
 """``ContextConfig``: every threshold of the pipeline, derived from one number, the window.
 
-Switching from a 128K model to a 200K one rescales everything; nothing else needs configuring.
+Switching from a 128K model to a 200K one rescales everything; nothing else needs configuring. The few
+settings a user sets (``UserContextSettings``) are declared once, here, and shared with ``Settings``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # Room the last steps keep under the input budget: Normalize may add a placeholder or two after the fit step.
@@ -19,17 +20,48 @@ DEFAULT_WINDOW = 128_000
 
 
 @dataclass(frozen=True, slots=True)
-class ContextConfig:
-    max_context_tokens: int = DEFAULT_WINDOW
-    # Utilisation levels of the seed's dynamic thresholds, as shares of the input budget (the window less the
-    # reply reserve and the tool schemas): shares of the window put full (70 %) within one tool step of the
-    # budget at 8K-32K windows, and every compaction there was the emergency net.
-    monitor_ratio: float = 0.40
+class UserContextSettings:
+    """The pipeline's settings a user sets (config file, F2, ``MYRM_*``), declared once, here: ``Settings``
+    (``myrm_tui/config.py``) inherits them as configuration keys and ``ContextConfig`` as its inputs
+    (``context/`` imports nothing outside itself, so the one declaration lives on this side)."""
+
+    # Pre-Compact's utilisation levels, as shares of the input budget (the window less the reply reserve and
+    # the tool schemas): shares of the window put full (70 %) within one tool step of the budget at 8K-32K
+    # windows, and every compaction there was the emergency net.
     light_ratio: float = 0.50  # dedup + truncate
     full_ratio: float = 0.70  # priority-aware removal, then summary
     emergency_ratio: float = 0.90  # safety net: compact whatever it takes
+    # Pre-Compact. Off: the levels only watch; ctrl+k, /compact, the emergency net, over budget and an
+    # overflow still compact
+    auto_compact: bool = True
+    # TTL prune: tool outputs older than this are archived when the cache is cold
+    cache_ttl_seconds: float = 3600.0
+
+
+def user_values(settings: UserContextSettings) -> dict[str, Any]:
+    """The user's pipeline settings in ``settings`` (a ``Settings`` is one), as ``ContextConfig`` keywords."""
+    return {f.name: getattr(settings, f.name) for f in fields(UserContextSettings)}
+
+
+@dataclass(frozen=True, slots=True)
+class ContextConfig(UserContextSettings):
+    """The pipeline's settings: the user's (inherited) and the rest, grouped by the step that reads them.
+
+    Each step declares the names it reads in its own frozen ``Settings`` dataclass (``step.settings_for``
+    fills it by name from these fields and the thresholds derived below), so the groups are comments, not
+    nested classes: nesting would declare every value a third time and touch every step."""
+
+    # The window and what it carries besides the view: every budget below derives from these -------------
+    max_context_tokens: int = DEFAULT_WINDOW
+    reserve_output_tokens: int = 0  # room kept for the reply; 0 means min(4096, 10% of window)
+    # What every request carries outside the view (the tool schemas): the provider counts it, so the budget
+    # must. The agent sets it from the schemas it binds.
+    overhead_tokens: int = 0
+
+    # Pre-Compact (``precompact.py``; the pipeline keeps ``growth_rounds`` of history) --------------------
+    monitor_ratio: float = 0.40  # the MONITOR level, and the earliest a background summary starts
     # Planned compaction fires early enough that the largest round of the last ``growth_rounds`` requests
-    # cannot carry the view from below the compaction point over the input budget (``precompact.py``).
+    # cannot carry the view from below the compaction point over the input budget.
     growth_rounds: int = 16
     growth_margin: float = 1.25  # the prediction is that largest round times this
     # When the room a compaction left is under two predicted rounds (small windows), planning against the
@@ -40,32 +72,32 @@ class ContextConfig:
     # While the provider cache is warm, compact only this close to the budget: a compaction re-sends the view
     # after the head at the cache-write price (125%), a request that only appends re-reads it at 10%, and a
     # session that ends first never pays for one (cold cache: from ``light_ratio``, the rewrite is free).
+    # The answered-output trim waits for the same point.
     warm_compact_ratio: float = 0.875
+
+    # The pipeline itself (``pipeline.py``) -------------------------------------------------------------
+    provider_cache_ttl_seconds: float = 300.0  # the provider's prefix cache counts as warm this long
+    # Anti-thrashing: a compaction saving less than this share of the view counts as low-yield.
+    low_yield_ratio: float = 0.10
+    max_low_yield_in_row: int = 2
+
+    # Compress (``compress.py``) ------------------------------------------------------------------------
     # Where a compaction aims to land: low enough that many turns append (and hit the cache) before the next.
     target_ratio: float = 0.15
     tail_ratio: float = 0.08  # newest turns reserved, never folded (small: a compaction re-sends it uncached)
     # After a provider overflow the newest rounds stay as messages (stage 1 shrinks them in place) over a
     # wider tail: the turn is mid-way and its working set must not become a summary on our miscount.
     recovery_tail_ratio: float = 0.15
-    reserve_output_tokens: int = 0  # room kept for the reply; 0 means min(4096, 10% of window)
-    # What every request carries outside the view (the tool schemas): the provider counts it, so the budget
-    # must. The agent sets it from the schemas it binds.
-    overhead_tokens: int = 0
-    # off: thresholds only watch; forced, emergency, over budget and overflow still compact
-    auto_compact: bool = True
+    truncate_chars: int = 2_000  # what "Truncate" keeps of a long older output
+    # Summary blocks are merged (consolidated) sooner when the head and they pass this share together.
+    consolidate_floor_ratio: float = 0.35
 
-    # Smart filter -------------------------------------------------------------------------------------
+    # Smart filter (``filters/``) and its budget guard (``budget_guard.py``) -----------------------------
     filter_single_tokens: int = 2_000  # the smart filter's structural/semantic stage: one output
     filter_turn_tokens: int = 15_000  # ... or one turn's outputs together
-    # Answered-output trim: after its reply, an output longer than this keeps its salient lines (at most
-    # ``trim_keep_ratio`` of its characters) when the saving beats ``trim_margin`` x the rewrite; 0: off.
-    trim_answered_tokens: int = 800
-    trim_keep_ratio: float = 0.4
-    trim_margin: float = 1.0
-    # Reasoning trim: a tool-calling assistant message longer than this is sent back shortened; 0: off.
-    trim_reasoning_tokens: int = 200
     budget_guard_chars: int = 100_000  # ContextBudgetGuard hard safety net
     shell_compress_min_chars: int = 1_200  # below this a shell output is left alone
+    # Never filtered, trimmed or pruned (also read by the answered-output trim and the TTL prune).
     exempt_tools: frozenset[str] = field(
         default_factory=lambda: frozenset({"file_read_tool", "file_edit_tool", "session_notes"})
     )
@@ -76,13 +108,25 @@ class ContextConfig:
     head_lines: int = 40
     tail_lines: int = 30
 
-    # TTL prune to reread ------------------------------------------------------------------------------
-    cache_ttl_seconds: float = 3600.0  # tool outputs older than this are archived when the cache is cold
-    provider_cache_ttl_seconds: float = 300.0
+    # Answered-output trim (``answered.py``): after its reply, an output longer than this keeps its salient
+    # lines (at most ``trim_keep_ratio`` of its characters) when the saving beats ``trim_margin`` x the
+    # rewrite; 0: off.
+    trim_answered_tokens: int = 800
+    trim_keep_ratio: float = 0.4
+    trim_margin: float = 1.0
+
+    # Reasoning trim (``reasoning.py``): a tool-calling assistant message longer than this is sent back
+    # shortened; 0: off.
+    trim_reasoning_tokens: int = 200
+
+    # Media filter (``media.py``) -----------------------------------------------------------------------
     media_window: int = 2  # sliding visual evidence window
-    truncate_chars: int = 2_000  # what "Truncate" keeps of a long older output
+
+    # Post-compaction re-read (``reread.py``) -----------------------------------------------------------
     reread_files: int = 5
     reread_max_tokens: int = 50_000
+
+    # Summarize (``summarize.py``; ``summary_ratio`` also Compress) --------------------------------------
     # Role of the summary message: "assistant" for sessions (can never pass for the user's words);
     # "user" for subagents, marked as synthetic, as the seed specifies for child compaction.
     summary_role: str = "assistant"
@@ -96,20 +140,17 @@ class ContextConfig:
     consolidate_ratio: float = 0.6
     max_blocked_items: int = 3
     max_next_steps: int = 5
-    # Fit to budget (``fit.py``): a compaction lands at or under ``landing_ratio`` of the input budget, so
-    # several turns append before the next one (that is its progress); every injected part has a share of
-    # the window and is cut past it, with a pointer to its whole text in the vault.
+
+    # Fit to budget and Head anchor (``fit.py``): a compaction lands at or under ``landing_ratio`` of the
+    # input budget, so several turns append before the next one (that is its progress); every injected part
+    # has a share of the window and is cut past it, with a pointer to its whole text in the vault. The
+    # injected, anchor and re-read shares are also read by Session notes, Summarize and the re-read.
     landing_ratio: float = 0.7
     head_limit_ratio: float = 0.4  # protected head over this share of the input budget: cut the anchor
     anchor_ratio: float = 0.2  # what the first user message keeps of the window when it is cut
     injected_ratio: float = 0.08  # notes, workspace rules and environment, hook context, pinned items
     reread_ratio: float = 0.15  # files re-read after a compaction, together
     fit_summary_ratio: float = 0.2  # the summary blocks, once merged into one by the fit step
-    # Summary blocks are merged (consolidated) sooner when the head and they pass this share together.
-    consolidate_floor_ratio: float = 0.35
-    # Anti-thrashing: a compaction saving less than this share of the view counts as low-yield.
-    low_yield_ratio: float = 0.10
-    max_low_yield_in_row: int = 2
 
     def __post_init__(self) -> None:
         if self.max_context_tokens < 1_000:

@@ -3,6 +3,7 @@ session runs with, so a setting that changes the pipeline's thresholds always ch
 
 from __future__ import annotations
 
+import inspect
 import json
 from dataclasses import fields, replace
 from pathlib import Path
@@ -12,7 +13,12 @@ from myrm_tui.agent.factory import build_agent
 from myrm_tui.agent.fingerprint import execution_parameters
 from myrm_tui.agent.model_target import context_config
 from myrm_tui.config import Settings
-from myrm_tui.context.config import DEFAULT_REPLY_TOKENS, ContextConfig, budget_config
+from myrm_tui.context.config import (
+    DEFAULT_REPLY_TOKENS,
+    ContextConfig,
+    UserContextSettings,
+    budget_config,
+)
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator
 from tests.helpers import openai_settings
@@ -36,6 +42,21 @@ async def test_the_fingerprint_hashes_the_context_settings_the_session_runs_with
         assert params["tail_budget"] == agent.config.tail_budget
     finally:
         await agent.close()
+
+
+def _declaring(cls: type, name: str) -> type:
+    """The class whose body declares field ``name`` (the first in ``cls``'s MRO to annotate it)."""
+    return next(k for k in cls.__mro__ if name in inspect.get_annotations(k))
+
+
+def test_no_setting_is_declared_in_both_settings_and_the_context_config() -> None:
+    own = {cls: set(inspect.get_annotations(cls)) for cls in (Settings, ContextConfig)}
+    assert not own[Settings] & own[ContextConfig]
+    shared = {f.name for f in fields(Settings)} & {f.name for f in fields(ContextConfig)}
+    # the pipeline's user settings: one declaration, one default, that both inherit
+    assert shared == {f.name for f in fields(UserContextSettings)}
+    for name in shared:
+        assert _declaring(Settings, name) is _declaring(ContextConfig, name) is UserContextSettings, name
 
 
 # Every figure a ContextConfig gives (its fields and its derived thresholds), over windows from 4K to 1M,
