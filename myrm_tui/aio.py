@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 async def within(aw: Awaitable[T], seconds: float) -> T:
     """``await aw``, or ``TimeoutError`` after ``seconds`` (``aw`` is cancelled then); a cancel of the
     caller always raises ``CancelledError``, even when ``aw`` has just finished."""
+    # guard: a-cancel-esc-a-fork-that-comes
     async with asyncio.timeout(seconds):
         return await aw
 

@@ -133,6 +133,7 @@ class _Subcommand(TyperCommand):
                     f"{_flag(param)} given twice, before and after `{ctx.info_name}`: "
                     f"{root.params[name]} and {ctx.params[name]}"
                 )
+            # guard: cli-a-global-option-before-a-subcommand
             ctx.params[name] = root.params[name]
         return rest
 
@@ -304,6 +305,7 @@ def main_tui(
         sub = root.get_command(ctx, ctx.invoked_subcommand)
         for param in root.params:  # the subcommand takes (and merges) those it declares too
             if param.name not in {p.name for p in sub.params} and _given(ctx, param.name):
+                # guard: cli-a-global-option-its-subcommand-has
                 _refuse(_not_for(root, ctx.invoked_subcommand, sub, _flag(param)))
         return
     if replay is None and _given(ctx, "speed"):
@@ -452,6 +454,7 @@ async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
         got.append(sig)
         task.cancel()
 
+    # guard: ask-sigterm-sighup-run-its-cleanup
     signals = (signal.SIGTERM, signal.SIGHUP)
     for sig in signals:
         loop.add_signal_handler(sig, stop, sig)
@@ -500,6 +503,7 @@ async def _ask(
     stream: StreamJson | None = None
     try:
         settings = await resolve_settings(store, cli)
+        # guard: ask-a-missing-provider-key-is-found
         if problem := await _key_problem(settings):  # before a session is made or anything is sent
             print(f"myrm: {problem}", file=sys.stderr)
             return 2

@@ -347,12 +347,14 @@ def validate_values(
             continue
         close = difflib.get_close_matches(key, sorted(known), n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
+        # guard: config-unknown-keys-warned
         problems.append(Problem(source, f"unknown key {json.dumps(key)} (ignored){hint}", fatal=False))
     if not given:
         return {}, problems
     from pydantic import ValidationError
 
     try:
+        # guard: config-types-validated
         checked = _adapter().validate_python(given)
     except ValidationError as exc:
         bad: set[str] = set()
@@ -461,6 +463,7 @@ def _resolve(
     )
     api_base = next((v["api_base"] for v, *_ in reversed(layers) if v.get("api_base")), None)
     for values, where, label, fatal in layers:
+        # guard: config-model-strings-checked
         problem = model_problem(values.get("model", ""), api_base)
         if problem:  # the model of every layer, checked with the api base that will be used
             if label == "--model":
@@ -619,4 +622,5 @@ def summarizer_model(s: Settings) -> str:
         return s.summarizer_model
     from myrm_tui.context.model_facts import lite_model
 
+    # guard: lite-model-by-default
     return lite_model(s.model) if not s.api_base else s.model

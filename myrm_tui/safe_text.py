@@ -20,4 +20,5 @@ def sanitize(text: str) -> str:
     """``text`` with every terminal control character neutralised (tabs and newlines kept)."""
     if text.isprintable():  # the common case: nothing to replace (tab and newline are not printable)
         return text
+    # guard: escape-codes-shown-inert
     return text.replace("\r\n", "\n").translate(_TABLE)

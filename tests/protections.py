@@ -2,13 +2,23 @@
 
 Run with ``make protections`` (``python -m tests.protections [NAME ...]``). Each mutant replaces one
 snippet of a protection with code that skips it, in a temporary copy of the tree, and runs the
-tests named for it: they must fail. A snippet no longer found is an error too, so the list cannot
-silently go stale when the code moves. Not part of ``make test``: it runs pytest once a mutant.
+tests named for it: they must fail. Not part of ``make test``: it runs pytest once a mutant.
+
+A guarded place carries a marker line just above it, ``# guard: <id>`` (on its own line, so an edit of
+the guarded line does not conflict with it; above the statement when the guarded code is inside one);
+the mutant names the id, and its ``old`` snippet is searched only in the few lines after the marker. The
+file is found by the marker anywhere under ``myrm_tui/``, so moving a module needs no edit here; a test
+is named ``path::name`` and, once its file has moved, found by its name under ``tests/``. A marker or
+snippet no longer found is an error (``test_protections_fresh.py`` checks them all at once), so the list
+cannot silently go stale. A mutant written the old way, with a path instead of a marker id, is converted
+(marker inserted, entry rewritten) by ``python scripts/anchor_protections.py``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,15 +28,87 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+MARKER = re.compile(r"^[ \t]*# guard: (\S+)[ \t]*$", re.M)
+# How many lines after its marker a snippet may start: a second marker stacked above the same line, a
+# statement whose guarded part is on its second or third line, or a guarded line a formatter split.
+LOOKAHEAD = 3
 
 
 @dataclass(frozen=True)
 class Mutant:
     name: str
-    path: str
+    marker: str  # the id of the ``# guard: <id>`` line above the guarded code
     old: str
     new: str
     tests: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a mutant's snippet is: the file and the snippet's character span in it."""
+
+    path: Path
+    start: int
+    end: int
+
+
+class Stale(Exception):
+    """A marker, snippet or test that is no longer where a mutant says; ``str()`` says what to fix."""
+
+
+@functools.cache
+def markers(root: Path = ROOT) -> dict[str, tuple[tuple[Path, int], ...]]:
+    """Every marker id under ``root/myrm_tui`` -> where it is (file, offset of the end of its line)."""
+    found: dict[str, list[tuple[Path, int]]] = {}
+    for path in sorted((root / "myrm_tui").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "# guard: " not in text:
+            continue
+        for m in MARKER.finditer(text):
+            found.setdefault(m.group(1), []).append((path, m.end()))
+    return {k: tuple(v) for k, v in found.items()}
+
+
+def locate(mutant: Mutant, root: Path = ROOT) -> Site:
+    """The one place of ``mutant.old`` in the lines after its marker; ``Stale`` when there is none."""
+    where = markers(root).get(mutant.marker, ())
+    if len(where) != 1:
+        if not where and mutant.marker.endswith(".py"):
+            raise Stale(f"{mutant.name}: a path, not a marker id: run scripts/anchor_protections.py")
+        raise Stale(f"{mutant.name}: marker '# guard: {mutant.marker}' found {len(where)} times in myrm_tui/")
+    path, line_end = where[0]
+    text = path.read_text(encoding="utf-8")
+    stop = line_end
+    for _ in range(LOOKAHEAD + mutant.old.count("\n")):
+        nl = text.find("\n", stop + 1)
+        stop = len(text) if nl < 0 else nl
+    window = text[line_end : stop + 1]
+    if window.count(mutant.old) != 1:
+        rel = path.relative_to(root)
+        raise Stale(
+            f"{mutant.name}: snippet found {window.count(mutant.old)} times in the "
+            f"{LOOKAHEAD} lines after '# guard: {mutant.marker}' ({rel})"
+        )
+    start = line_end + window.index(mutant.old)
+    return Site(path, start, start + len(mutant.old))
+
+
+def find_test(test: str, root: Path = ROOT) -> str:
+    """A test's pytest id (``path::name``, or a whole file): as written while its file exists, else found
+    by its function name (or a file by its name) under ``tests/``; ``Stale`` when not exactly one."""
+    rel, sep, name = test.partition("::")
+    if (root / rel).is_file():
+        return test
+    if not name:
+        hits = list((root / "tests").rglob(Path(rel).name))
+    else:
+        define = re.compile(rf"^(?:async )?def {re.escape(name)}\(", re.M)
+        hits = [
+            p for p in (root / "tests").rglob("test_*.py") if define.search(p.read_text(encoding="utf-8"))
+        ]
+    if len(hits) != 1:
+        raise Stale(f"{test}: no file {rel}, and {len(hits)} files under tests/ have it")
+    return f"{hits[0].relative_to(root).as_posix()}{sep}{name}"
 
 
 R, A, T, L, J, H = (
@@ -44,14 +126,14 @@ X = "tests/agent/test_tool_hardening.py"
 MUTANTS = (
     Mutant(
         "gateway hygiene: oversized message",
-        "myrm_tui/agent/turn.py",
+        "gateway-hygiene-oversized-message",
         "if tokens > self.settings.max_user_tokens:",
         "if False:",
         (f"{A}::test_huge_paste_is_refused_before_any_call",),
     ),
     Mutant(
         "dual timeout: inactivity watchdog",
-        "myrm_tui/llm/progress.py",
+        "dual-timeout-inactivity-watchdog",
         "if idle >= inactivity:",
         "if False:",
         (
@@ -61,70 +143,70 @@ MUTANTS = (
     ),
     Mutant(
         "dual timeout: progress touch",
-        "myrm_tui/llm/progress.py",
+        "dual-timeout-progress-touch",
         "                pc.touch()\n",
         "                pass\n",
         (f"{L}::test_watchdog_with_fake_clock_tells_slow_from_dead",),
     ),
     Mutant(
         "dual timeout: total ceiling",
-        "myrm_tui/llm/progress.py",
+        "dual-timeout-total-ceiling",
         "        return pc.elapsed() >= total\n",
         "        return False\n",
         (f"{L}::test_watchdog_total_ceiling_cuts_a_stream_that_never_ends",),
     ),
     Mutant(
         "circuit breaker: fail fast while open",
-        "myrm_tui/agent/summarizer.py",
+        "circuit-breaker-fail-fast-while-open",
         "if not self.breaker.allow():",
         "if False:",
         (f"{R}::test_open_breaker_skips_the_llm_and_uses_extractive",),
     ),
     Mutant(
         "circuit breaker: half-open probe",
-        "myrm_tui/agent/summarizer.py",
+        "circuit-breaker-half-open-probe",
         '            self._to("half_open")',
         "            pass",
         (f"{R}::test_breaker_opens_half_opens_and_closes",),
     ),
     Mutant(
         "aux ratio shield",
-        "myrm_tui/agent/summarizer.py",
+        "aux-ratio-shield",
         "tokens > self.aux_window * INPUT_SHARE\n",
         "False\n",
         (f"{R}::test_aux_ratio_shield_and_guard",),
     ),
     Mutant(
         "aux model guard",
-        "myrm_tui/agent/summarizer.py",
+        "aux-model-guard",
         "if self.counter.text(user) <= budget:",
         "if True:",
         (f"{R}::test_aux_ratio_shield_and_guard",),
     ),
     Mutant(
         "lite model falls back to the main model",
-        "myrm_tui/agent/summarizer.py",
+        "lite-model-falls-back-to-the-main-model",
         "if spec.model == self.main.model:\n                    raise",
         "if True:\n                    raise",
         (f"{R}::test_a_failing_lite_summarizer_falls_back_to_the_main_model",),
     ),
     Mutant(
         "lite model by default",
-        "myrm_tui/config.py",
+        "lite-model-by-default",
         "return lite_model(s.model) if not s.api_base else s.model",
         "return s.model",
         (f"{R}::test_summarizer_defaults_to_the_providers_lite_model_else_the_main_one",),
     ),
     Mutant(
         "L1 MCP vault spill",
-        "myrm_tui/agent/mcp_client.py",
+        "l1-mcp-vault-spill",
         "if len(text) <= self.max_output_chars:",
         "if True:",
         ("tests/agent/test_mcp.py::test_mcp_tools_are_bound_called_spilled_and_survive_a_crash",),
     ),
     Mutant(
         "L2 subagent auto-vault",
-        "myrm_tui/agent/distill.py",
+        "l2-subagent-auto-vault",
         "    if len(text) <= VAULT_CHARS:",
         "    if True:",
         (
@@ -134,21 +216,21 @@ MUTANTS = (
     ),
     Mutant(
         "L3 JSON skeleton item limit",
-        "myrm_tui/context/trimming.py",
+        "l3-json-skeleton-item-limit",
         "for v in value[:max_items]]",
         "for v in value]",
         (f"{R}::test_200kb_json_result_becomes_a_valid_skeleton_with_the_original_vaulted",),
     ),
     Mutant(
         "L4 stage 1: emergency level",
-        "myrm_tui/context/precompact.py",
+        "l4-stage-1-emergency-level",
         "level = Level.EMERGENCY  # stage 1",
         "pass  # stage 1",
         (f"{R}::test_overflow_stage_1_shrinks_tool_outputs_under_the_hard_limit",),
     ),
     Mutant(
         "L4 stage 2: drop oldest rounds",
-        "myrm_tui/context/compress.py",
+        "l4-stage-2-drop-oldest-rounds",
         "view = self._drop_oldest_rounds(view, first, r, room)",
         "pass",
         (
@@ -158,21 +240,21 @@ MUTANTS = (
     ),
     Mutant(
         "L4 recovery before the retry",
-        "myrm_tui/agent/turn.py",
+        "l4-recovery-before-the-retry",
         "await self._recover_overflow(exc, run.tokens)",
         "pass",
         (f"{R}::test_provider_overflow_is_recovered_in_one_retry",),
     ),
     Mutant(
         "L5 preflight guard",
-        "myrm_tui/agent/turn.py",
+        "l5-preflight-guard",
         "if run.tokens > session.config.input_budget:\n                # The preflight guard",
         "if False:\n                # The preflight guard",
         (f"{R}::test_preflight_refuses_a_request_that_cannot_fit_before_calling_the_api",),
     ),
     Mutant(
         "fit to budget: the last step",
-        "myrm_tui/context/fit.py",
+        "fit-to-budget-the-last-step",
         "if v.tokens() <= (landing if v.compacting else budget):\n"
         "            return Fitted(messages=v.messages)",
         "if True:\n            return Fitted(messages=v.messages)",
@@ -180,7 +262,7 @@ MUTANTS = (
     ),
     Mutant(
         "fit to budget: a compaction lands under the landing level (progress)",
-        "myrm_tui/context/fit.py",
+        "fit-to-budget-a-compaction-lands-under",
         "landing = min(budget, s.landing_tokens - pins)",
         "landing = budget",
         (
@@ -190,49 +272,49 @@ MUTANTS = (
     ),
     Mutant(
         "head anchor: a first message over its share is cut into the vault",
-        "myrm_tui/context/fit.py",
+        "head-anchor-a-first-message-over",
         "if not v.compacting or req.counter.messages(view[:head_len]) <= s.head_limit_tokens:",
         "if True:",
         (f"{P}::test_head_anchor_cuts_a_first_message_over_its_share_before_compress",),
     ),
     Mutant(
         "pre-compact: a view over the budget always compacts",
-        "myrm_tui/context/precompact.py",
+        "pre-compact-a-view-over-the-budget",
         "elif tokens > s.fit_budget:",
         "elif False:",
         ("tests/context/test_processors.py::test_a_view_over_the_budget_compacts_even_while_backing_off",),
     ),
     Mutant(
         "tool names checked before anything is stored",
-        "myrm_tui/agent/turn.py",
+        "tool-names-checked-before-anything",
         "if not TOOL_NAME.match(name):",
         "if False:",
         (f"{P}::test_a_bad_tool_name_gets_an_error_naming_it_and_later_requests_stay_valid",),
     ),
     Mutant(
         "duplicate tool-call ids made unique",
-        "myrm_tui/agent/turn.py",
+        "duplicate-tool-call-ids-made-unique",
         "if cid in seen:",
         "if False:",
         (f"{P}::test_two_calls_sharing_one_id_each_get_their_own_result",),
     ),
     Mutant(
         "Normalize repairs a stored bad tool name",
-        "myrm_tui/context/normalize.py",
+        "normalize-repairs-a-stored-bad-tool-name",
         "if any(not TOOL_NAME.match(c.name) for c in calls):",
         "if False:",
         (f"{P}::test_a_stored_bad_tool_name_is_repaired_on_the_way_out",),
     ),
     Mutant(
         "a failing redaction degrades to [redacted]",
-        "myrm_tui/context/summarize.py",
+        "a-failing-redaction-degrades-to-redacted",
         "        return summary_model.redact_summary(summary)\n    except Exception as exc:",
         "        return summary_model.redact_summary(summary)\n    except ZeroDivisionError as exc:",
         (f"{P}::test_a_failing_redaction_degrades_once_and_the_compaction_commits",),
     ),
     Mutant(
         "summary blocks within their share: kept blocks merged into the new one",
-        "myrm_tui/context/summarize.py",
+        "summary-blocks-within-their-share-kept",
         "        if kept_blocks and share - kept_tokens < share // CONSOLIDATE_AT:",
         "        if False:",
         (
@@ -241,7 +323,7 @@ MUTANTS = (
     ),
     Mutant(
         "summary goal from the user's words, not the environment reminder",
-        "myrm_tui/context/summarize.py",
+        "summary-goal-from-the-users-words-not",
         "        head_user = summary_model.first_user_words(req.protected_head) or",
         '        head_user = next((m.text for m in req.protected_head if m.role == "user"), "") or',
         (
@@ -251,7 +333,7 @@ MUTANTS = (
     ),
     Mutant(
         "a stored reminder goal repaired before it is merged or sent as the previous summary",
-        "myrm_tui/context/summarize.py",
+        "a-stored-reminder-goal-repaired-before",
         "        previous = summary_model.repaired(state.summary, head_user)",
         "        previous = state.summary",
         (
@@ -261,28 +343,28 @@ MUTANTS = (
     ),
     Mutant(
         "notes within their share",
-        "myrm_tui/context/notes.py",
+        "notes-within-their-share",
         "notes = bounded_notes(state.notes, s.injected_tokens, req.counter.text)",
         "notes = list(state.notes)",
         (f"{P}::test_notes_enter_the_view_within_their_share",),
     ),
     Mutant(
         "no summarizer call for a turn that cannot fit",
-        "myrm_tui/context/summarize.py",
+        "no-summarizer-call-for-a-turn-that",
         "        if floor:  # the turn will be refused",
         "        if False:  # the turn will be refused",
         (f"{P}::test_no_summarizer_call_is_paid_for_a_turn_that_cannot_fit",),
     ),
     Mutant(
         "L6 hook-output spiller",
-        "myrm_tui/agent/hooks.py",
+        "l6-hook-output-spiller",
         "if self.counter.text(text) <= self.max_tokens:",
         "if True:",
         (f"{H}::test_oversized_hook_output_is_spilled_to_the_vault_with_a_preview",),
     ),
     Mutant(
         "L6 fallback without a vault",
-        "myrm_tui/agent/spill.py",
+        "l6-fallback-without-a-vault",
         "    if vault is None:\n        return text[:preview_chars]",
         "    if False:\n        return text[:preview_chars]",
         (
@@ -292,56 +374,56 @@ MUTANTS = (
     ),
     Mutant(
         "L7 job output to disk",
-        "myrm_tui/agent/tools/job_manager.py",
+        "l7-job-output-to-disk",
         "stdout=fd,\n                stderr=fd,",
         "stdout=asyncio.subprocess.DEVNULL,\n                stderr=asyncio.subprocess.DEVNULL,",
         (f"{J}::test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault",),
     ),
     Mutant(
         "L7 job log owner-only",
-        "myrm_tui/agent/tools/job_manager.py",
+        "l7-job-log-owner-only",
         "os.O_TRUNC, 0o600)",
         "os.O_TRUNC, 0o644)",
         (f"{J}::test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault",),
     ),
     Mutant(
         "L7 big reads to the vault",
-        "myrm_tui/agent/tools/jobs.py",
+        "l7-big-reads-to-the-vault",
         "if len(text) > ctx.job_output_chars:",
         "if False:",
         (f"{J}::test_job_output_goes_to_an_owner_only_log_on_disk_and_big_reads_spill_to_the_vault",),
     ),
     Mutant(
         "L7 log size limit",
-        "myrm_tui/agent/tools/job_manager.py",
+        "l7-log-size-limit",
         "if _log_size(job) > self.log_limit:",
         "if False:",
         (f"{J}::test_a_job_writing_past_the_log_limit_is_stopped",),
     ),
     Mutant(
         "binary output labelled",
-        "myrm_tui/agent/proc.py",
+        "binary-output-labelled",
         'if b"\\x00" in data[:8192]:',
         "if False:",
         (f"{T}::test_bash_binary_and_invalid_utf8_are_labelled",),
     ),
     Mutant(
         "redaction of summaries",
-        "myrm_tui/context/redact.py",
+        "redaction-of-summaries",
         "    return redact_pii(redact_credentials(text))",
         "    return text",
         ("tests/agent/test_redact.py", f"{R}::test_secrets_never_reach_stored_summaries"),
     ),
     Mutant(
         "database owner-only",
-        "myrm_tui/store/base.py",
+        "database-owner-only",
         "os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)",
         "os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)",
         ("tests/store/test_store.py::test_database_file_is_owner_only",),
     ),
     Mutant(
         "shell approval",
-        "myrm_tui/agent/tools/shell.py",
+        "shell-approval",
         "if verdict.allowed:",
         "if True:",
         (
@@ -351,7 +433,7 @@ MUTANTS = (
     ),
     Mutant(
         "shell: every simple command covered",
-        "myrm_tui/agent/permissions.py",
+        "shell-every-simple-command-covered",
         " and all(c.covered for c in self.commands)",
         "",
         (
@@ -361,14 +443,14 @@ MUTANTS = (
     ),
     Mutant(
         "shell: a write needs a rule that names it",
-        "myrm_tui/agent/permissions.py",
+        "shell-a-write-needs-a-rule-that-names-it",
         "unnamed = tuple(w for w in c.writes if rule is None or w not in self.writes_named(rule))",
         "unnamed = ()",
         ("tests/agent/test_permissions_writes.py::test_writes_and_reads",),
     ),
     Mutant(
         "shell: a write beside a command that may change files asks",
-        "myrm_tui/agent/permissions.py",
+        "shell-a-write-beside-a-command-that-may",
         "tuple(_check_line_writes(walker.commands))",
         "tuple(walker.commands)",
         (
@@ -377,28 +459,28 @@ MUTANTS = (
     ),
     Mutant(
         "shell: read-only commands stay inside the workspace",
-        "myrm_tui/agent/permissions.py",
+        "shell-read-only-commands-stay-inside",
         "if not _within(workspace, full):",
         "if False:",
         ("tests/agent/test_permissions_writes.py::test_writes_and_reads",),
     ),
     Mutant(
         "shell: rules are token prefixes",
-        "myrm_tui/agent/permissions.py",
+        "shell-rules-are-token-prefixes",
         "if tuple(tokens[: len(rule)]) == rule:",
         "if tokens[0] == rule[0]:",
         ("tests/agent/test_permissions.py::test_rules_are_token_prefixes",),
     ),
     Mutant(
         "shell: expansions are not literal words",
-        "myrm_tui/agent/permissions.py",
+        "shell-expansions-are-not-literal-words",
         '        return "", self._expansion(node)',
         "        return self.text(node), None",
         ("tests/agent/test_permissions.py::test_smuggled_commands_never_run_without_an_approver",),
     ),
     Mutant(
         "shell: redirects confined to the workspace",
-        "myrm_tui/agent/permissions.py",
+        "shell-redirects-confined",
         "if full != self.workspace and self.workspace not in full.parents:",
         "if False:",
         (
@@ -408,28 +490,28 @@ MUTANTS = (
     ),
     Mutant(
         "shell: words after a redirect target are the command's",
-        "myrm_tui/agent/permissions.py",
+        "shell-words-after-a-redirect-target-are",
         "for extra in _split_target(child)[1]:",
         "for extra in []:",
         ("tests/agent/test_permissions.py::test_what_runs_without_asking",),
     ),
     Mutant(
         "shell: background refused",
-        "myrm_tui/agent/permissions.py",
+        "shell-background-refused",
         'self.problems.append("runs in the background (&)")',
         "pass",
         ("tests/agent/test_permissions.py::test_what_runs_without_asking",),
     ),
     Mutant(
         "pre_tool_use hook blocks",
-        "myrm_tui/agent/tool_runner.py",
+        "pre-tool-use-hook-blocks",
         "if pre and pre[-1].blocks:",
         "if False:",
         (f"{H}::test_pre_tool_use_exit_2_blocks_the_tool_and_says_why",),
     ),
     Mutant(
         "workspace confinement",
-        "myrm_tui/agent/tools/base.py",
+        "workspace-confinement",
         "    return full == base or base in full.parents",
         "    return True",
         (
@@ -440,7 +522,7 @@ MUTANTS = (
     ),
     Mutant(
         "grep/glob results confined",
-        "myrm_tui/agent/tools/search.py",
+        "grep-glob-results-confined",
         "        full = confined(root, base / rel)\n",
         "        full = (base / rel).resolve()\n",
         (
@@ -451,7 +533,7 @@ MUTANTS = (
     ),
     Mutant(
         "only regular files are read",
-        "myrm_tui/agent/tools/base.py",
+        "only-regular-files-are-read",
         '(name for test, name in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a regular file"',
         "(), None",  # next((), None): every file counts as regular
         (
@@ -461,21 +543,21 @@ MUTANTS = (
     ),
     Mutant(
         "file reads off the event loop",
-        "myrm_tui/agent/tools/files.py",
+        "file-reads-off-the-event-loop",
         "loaded = await asyncio.to_thread(_load, full, path)",
         "loaded = _load(full, path)",
         (f"{B}::test_file_reads_run_off_the_event_loop",),
     ),
     Mutant(
         "idle limit before the first byte",
-        "myrm_tui/llm/progress.py",
+        "idle-limit-before-the-first-byte",
         "if idle >= inactivity:",
         "if idle >= inactivity and pc.items:",
         (f"{L}::test_a_server_that_accepts_and_never_answers_is_cut_at_the_idle_limit",),
     ),
     Mutant(
         "watchdog wakes at the deadline",
-        "myrm_tui/llm/progress.py",
+        "watchdog-wakes-at-the-deadline",
         "await sleep(max(min(check_interval, due), MIN_WAIT))",
         "await sleep(check_interval)",
         (
@@ -485,7 +567,7 @@ MUTANTS = (
     ),
     Mutant(
         "cut stream: litellm's made-up finish is not trusted",
-        "myrm_tui/llm/client.py",
+        "cut-stream-litellms-made-up-finish",
         "received = self.response.received_finish_reason or getattr(\n"
         '            self.response, "intermittent_finish_reason", None\n'
         "        )",
@@ -498,28 +580,28 @@ MUTANTS = (
     ),
     Mutant(
         "empty reply is an error",
-        "myrm_tui/llm/client.py",
+        "empty-reply-is-an-error",
         "        if not (self.chars or self.tool_calls):",
         "        if False:",
         (f"{L}::test_empty_and_bogus_replies_are_clear_errors",),
     ),
     Mutant(
         "cut stream retried once",
-        "myrm_tui/agent/turn.py",
+        "cut-stream-retried-once",
         "if isinstance(exc, IncompleteStreamError) and not cut_retried:",
         "if False:",
         (f"{R}::test_a_cut_stream_is_retried_once_and_its_partial_text_kept_marked",),
     ),
     Mutant(
         "cut stream's partial kept, marked",
-        "myrm_tui/agent/turn.py",
+        "cut-streams-partial-kept-marked",
         "                    await self._keep_cut_partial(partial)\n",
         "                    pass\n",
         (f"{R}::test_a_cut_stream_is_retried_once_and_its_partial_text_kept_marked",),
     ),
     Mutant(
         "one overflow retry per request, not per turn (13.7)",
-        "myrm_tui/agent/turn.py",
+        "one-overflow-retry-per-request-not-per",
         "            overflow_retried = cut_retried = False  # the next request",
         "            pass  # the next request",
         (f"{R}::test_every_overflow_of_a_turn_gets_its_own_retry",),
@@ -529,21 +611,21 @@ MUTANTS = (
     # the watcher is guarded by "tool process groups end with myrm (watcher)".
     Mutant(
         "job watcher survives a removed log",
-        "myrm_tui/agent/tools/job_manager.py",
+        "job-watcher-survives-a-removed-log",
         "    except OSError:  # the log was removed",
         "    except ZeroDivisionError:  # the log was removed",
         (f"{J}::test_close_ends_a_job_that_removed_its_own_log",),
     ),
     Mutant(
         "vault confinement",
-        "myrm_tui/agent/tools/files.py",
+        "vault-confinement",
         "if namespace != ctx.vault.namespace and namespace not in ctx.extra_vault_namespaces:",
         "if False:",
         (f"{T}::test_vault_reads_with_line_ranges_stay_in_the_session",),
     ),
     Mutant(
         "store: one transaction at a time",
-        "myrm_tui/store/base.py",
+        "store-one-transaction-at-a-time",
         "        async with self._lock:\n",
         '        async with __import__("contextlib").nullcontext():\n',
         (
@@ -553,14 +635,14 @@ MUTANTS = (
     ),
     Mutant(
         "store: a nested transaction is a savepoint",
-        "myrm_tui/store/base.py",
+        "store-a-nested-transaction",
         "if task is not None and task is self._owner:",
         "if False:",
         ("tests/store/test_store_concurrency.py::test_nested_transaction_in_the_same_task_is_a_savepoint",),
     ),
     Mutant(
         "store: an unusable database is one line",
-        "myrm_tui/store/db.py",
+        "store-an-unusable-database-is-one-line",
         "            if isinstance(exc, sqlite3.Error):\n                raise explain(",
         "            if False:\n                raise explain(",
         (
@@ -570,14 +652,14 @@ MUTANTS = (
     ),
     Mutant(
         "store: connection closed when open fails",
-        "myrm_tui/store/db.py",
+        "store-connection-closed-when-open-fails",
         "                await asyncio.shield(conn.close())",
         "                pass",
         ("tests/store/test_store.py::test_cli_on_a_garbage_database_exits_2_with_one_line",),
     ),
     Mutant(
         "fork: one transaction",
-        "myrm_tui/app/controller.py",
+        "fork-one-transaction",
         "            async with store.transaction():\n                row = await store.fork_session(",
         '            async with __import__("contextlib").nullcontext():\n                row = '
         "await store.fork_session(",
@@ -585,21 +667,21 @@ MUTANTS = (
     ),
     Mutant(
         "crash: half-done compaction rolled back",
-        "myrm_tui/store/state.py",
+        "crash-half-done-compaction-rolled-back",
         "for cid, sid in pending:",
         "for cid, sid in pending[:0]:",
         ("tests/store/test_store.py::test_kill_9_during_compaction_rolls_back_on_restart",),
     ),
     Mutant(
         "failed compaction step restores the backup",
-        "myrm_tui/context/pipeline.py",
+        "failed-compaction-step-restores",
         "return self._rolled_back(tx, view, start, metrics, t0)",
         "pass",
         (f"{R}::test_a_failing_compaction_step_rolls_back_to_the_backup",),
     ),
     Mutant(
         "config: types validated",
-        "myrm_tui/config.py",
+        "config-types-validated",
         "        checked = _adapter().validate_python(given)\n",
         "        checked = given\n",
         (
@@ -609,7 +691,7 @@ MUTANTS = (
     ),
     Mutant(
         "config: unknown keys warned",
-        "myrm_tui/config.py",
+        "config-unknown-keys-warned",
         '        problems.append(Problem(source, f"unknown key {json.dumps(key)} '
         '(ignored){hint}", fatal=False))',
         "        pass",
@@ -620,14 +702,14 @@ MUTANTS = (
     ),
     Mutant(
         "config: model strings checked",
-        "myrm_tui/config.py",
+        "config-model-strings-checked",
         '        problem = model_problem(values.get("model", ""), api_base)\n',
         "        problem = None\n",
         ("tests/cli/test_cli.py::test_bad_model_strings_are_refused_before_anything_runs",),
     ),
     Mutant(
         "filter rules: a bad file is skipped",
-        "myrm_tui/context/filters/rules.py",
+        "filter-rules-a-bad-file-is-skipped",
         "        except yaml.YAMLError as exc:",
         "        except ZeroDivisionError as exc:",
         (
@@ -637,7 +719,7 @@ MUTANTS = (
     ),
     Mutant(
         "bench: a bad gzip corpus is one line",
-        "myrm_tui/bench/corpus.py",
+        "bench-a-bad-gzip-corpus-is-one-line",
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",
         "    except ZeroDivisionError as exc:",
         (
@@ -647,7 +729,7 @@ MUTANTS = (
     ),
     Mutant(
         "TUI: SIGTERM/SIGHUP or a closed terminal exit like ctrl+q (session saved, lease released)",
-        "myrm_tui/app/app.py",
+        "tui-sigterm-sighup-or-a-closed-terminal",
         "            guard.attach(self._stop, self._held_leases)",
         "            pass",
         (
@@ -657,14 +739,14 @@ MUTANTS = (
     ),
     Mutant(
         "hangup: a terminal that is gone gets no more writes (the streams go to /dev/null)",
-        "myrm_tui/app/terminal_guard.py",
+        "hangup-a-terminal-that-is-gone-gets-no",
         "                    os.dup2(null, fd)",
         "                    pass",
         ("tests/app/test_hangup.py::test_a_stop_at_any_moment_exits_in_bounded_time_with_the_session_saved",),
     ),
     Mutant(
         "hangup: a stop that the app does not finish ends at the deadline, the lease released",
-        "myrm_tui/app/terminal_guard.py",
+        "hangup-a-stop-that-the-app-does-not",
         "                self._exit_now("
         'saved, "saved; the exit did not finish" if saved else "not saved in time")',
         "                pass",
@@ -674,28 +756,28 @@ MUTANTS = (
     ),
     Mutant(
         "hangup: a SIGCONT (sent with a hang-up's SIGHUP) does not restart the terminal mode",
-        "myrm_tui/app/terminal_guard.py",
+        "hangup-a-sigcont-sent-with-a-hang-ups",
         "        if self._must_signal_resume and not self._guard.terminal_gone:",
         "        if True:",
         ("tests/app/test_hangup.py::test_a_sigcont_that_no_stop_came_before_leaves_the_terminal_mode_alone",),
     ),
     Mutant(
         "hangup: a second signal exits at once",
-        "myrm_tui/app/terminal_guard.py",
+        "hangup-a-second-signal-exits-at-once",
         '                            self._exit_now(saved, f"a second signal ({signal.Signals(byte).name})")',
         "                            pass",
         ("tests/app/test_hangup.py::test_a_second_signal_exits_at_once",),
     ),
     Mutant(
         "embedded model: a second request queues, it does not cut the running stream",
-        "myrm_tui/llm/local.py",
+        "embedded-model-a-second-request-queues",
         '            "--interrupt_requests",\n            "false",\n',
         "",
         ("tests/llm/test_local_model.py::test_a_second_request_waits_instead_of_cutting_the_running_stream",),
     ),
     Mutant(
         "embedded model: a dead child is named, not a transport error",
-        "myrm_tui/llm/local.py",
+        "embedded-model-a-dead-child-is-named-not",
         "        if proc is None:\n            return None\n        if proc.poll() is None:",
         "        if True:\n            return None\n        if proc.poll() is None:",
         (
@@ -704,49 +786,49 @@ MUTANTS = (
     ),
     Mutant(
         "embedded model: each call learns its own child died",
-        "myrm_tui/llm/local.py",
+        "embedded-model-each-call-learns-its-own",
         "        proc = child if child is not None else self.proc\n",
         "        proc = self.proc\n",
         ("tests/llm/test_local_model.py::test_each_call_learns_its_own_child_died_whoever_saw_it_first",),
     ),
     Mutant(
         "embedded model: the child watches its parent",
-        "myrm_tui/llm/embedded_child.py",
+        "embedded-model-the-child-watches",
         "        if os.getppid() != parent:\n            os._exit(0)",
         "        if False:\n            os._exit(0)",
         ("tests/llm/test_local_model.py::test_the_child_exits_when_myrm_is_killed_with_sigkill",),
     ),
     Mutant(
         "ask: SIGTERM/SIGHUP run its cleanup",
-        "myrm_tui/cli.py",
+        "ask-sigterm-sighup-run-its-cleanup",
         "    signals = (signal.SIGTERM, signal.SIGHUP)",
         "    signals = ()",
         (f"{J}::test_sigterm_to_ask_ends_its_background_jobs",),
     ),
     Mutant(
         "CLI: a global option before a subcommand reaches it",
-        "myrm_tui/cli.py",
+        "cli-a-global-option-before-a-subcommand",
         "            ctx.params[name] = root.params[name]",
         "            pass",
         ("tests/cli/test_global_options.py::test_a_global_option_is_honoured_or_refused_wherever_it_stands",),
     ),
     Mutant(
         "CLI: a global option its subcommand has no use for is refused",
-        "myrm_tui/cli.py",
+        "cli-a-global-option-its-subcommand-has",
         "                _refuse(_not_for(root, ctx.invoked_subcommand, sub, _flag(param)))",
         "                pass",
         ("tests/cli/test_global_options.py::test_a_global_option_is_honoured_or_refused_wherever_it_stands",),
     ),
     Mutant(
         "ask: a missing provider key is found before anything starts",
-        "myrm_tui/cli.py",
+        "ask-a-missing-provider-key-is-found",
         "        if problem := await _key_problem(settings):",
         "        if problem := None:",
         ("tests/cli/test_cli.py::test_a_missing_key_is_one_line_before_ask_starts",),
     ),
     Mutant(
         "pickers: typing filters the /model and /mode lists",
-        "myrm_tui/app/screens/models.py",
+        "pickers-typing-filters-the-model",
         "        hits = [c for c in self.choices if needle in c.lower()]",
         "        hits = list(self.choices)",
         (
@@ -756,84 +838,84 @@ MUTANTS = (
     ),
     Mutant(
         "help: the chat screen's own bindings are listed (Shift+Tab)",
-        "myrm_tui/app/screens/help.py",
+        "help-the-chat-screens-own-bindings-are",
         "                *binding_rows(MainScreen.BINDINGS),",
         "",
         ("tests/app/test_pickers.py::test_help_lists_every_key_of_every_binding_one_row_each",),
     ),
     Mutant(
         "redaction: credential names in assignments",
-        "myrm_tui/context/redact.py",
+        "redaction-credential-names",
         "        text = _redact_assignments(text)",
         "        pass",
         ("tests/agent/test_redact.py",),
     ),
     Mutant(
         "redaction: a key across summary items keeps the items",
-        "myrm_tui/context/summary_model.py",
+        "redaction-a-key-across-summary-items",
         "redact(_SEP.join(flat), keep_lines=True)",
         "redact(_SEP.join(flat))",
         ("tests/agent/test_redact.py::test_a_key_across_summary_items_does_not_crash_and_is_masked",),
     ),
     Mutant(
         "vault entries in the message's transaction",
-        "myrm_tui/agent/session.py",
+        "vault-entries-in-the-messages",
         "self.session_id, msg, self.counter.message(msg), vault=entries",
         "self.session_id, msg, self.counter.message(msg)",
         ("tests/store/test_store_faults.py",),
     ),
     Mutant(
         "full disk: one line, not a traceback",
-        "myrm_tui/store/base.py",
+        "full-disk-one-line-not-a-traceback",
         "if _write_failure(exc):  # a full disk is one line for the user, not a traceback",
         "if False:",
         ("tests/store/test_store_faults.py",),
     ),
     Mutant(
         "one writer per session: the lease refuses",
-        "myrm_tui/store/leases.py",
+        "one-writer-per-session-the-lease-refuses",
         '            if row is not None and row["token"] != mine and self._held(row):',
         "            if False:",
         ("tests/store/test_session_lease.py",),
     ),
     Mutant(
         "state saves are compare-and-set",
-        "myrm_tui/store/state.py",
+        "state-saves-are-compare-and-set",
         "                if row is not None or expected != 0:",
         "                if False:",
         ("tests/store/test_session_lease.py::test_state_saves_are_compare_and_set",),
     ),
     Mutant(
         "edits of one path serialised",
-        "myrm_tui/agent/tools/files.py",
+        "edits-of-one-path-serialised",
         "        async with path_lock(full):\n",
         "        if True:\n",
         (f"{X}::test_two_parallel_edits_of_one_file_both_land",),
     ),
     Mutant(
         "tool process groups end with myrm (watcher)",
-        "myrm_tui/agent/proc.py",
+        "tool-process-groups-end-with-myrm",
         "        REAPER.guard(proc.pid)\n    except BaseException:\n",
         "        pass\n    except BaseException:\n",
         (f"{X}::test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs",),
     ),
     Mutant(
         "a tool's command waits for its group's registration (gate)",
-        "myrm_tui/agent/proc.py",
+        "a-tools-command-waits-for-its-groups",
         'GATE = \'read -r _ <&{fd} || exit 125; exec {fd}<&-; exec -a "$0" "$@"\'',
         'GATE = \'exec {fd}<&-; exec -a "$0" "$@"\'',
         (f"{X}::test_a_tool_command_starts_only_once_its_group_is_registered",),
     ),
     Mutant(
         "the marked kill ends the sessions marked commands lead (watcher)",
-        "myrm_tui/agent/proc.py",
+        "the-marked-kill-ends-the-sessions-marked",
         "    _kill_sessions(sessions, spare)\n    return len(pids)\n",
         "    return len(pids)\n",
         (f"{X}::test_the_marked_kill_ends_the_session_a_marked_command_leads_members_without_the_mark_too",),
     ),
     Mutant(
         "tool processes carry the owner mark the watcher kills by",
-        "myrm_tui/agent/proc.py",
+        "tool-processes-carry-the-owner-mark",
         "    env = {**env, OWNER_ENV: REAPER.tag} if REAPER.tag else env\n",
         "    pass\n",
         (
@@ -843,7 +925,7 @@ MUTANTS = (
     ),
     Mutant(
         "orphans that left their group are recorded (subreaper)",
-        "myrm_tui/agent/proc.py",
+        "orphans-that-left-their-group-are",
         "            self.subreaper = become_subreaper()\n",
         "            pass\n",
         (
@@ -852,7 +934,7 @@ MUTANTS = (
     ),
     Mutant(
         "the watcher kills recorded orphans",
-        "myrm_tui/agent/proc.py",
+        "the-watcher-kills-recorded-orphans",
         "        _kill_escaped(escaped)\n",
         "        pass\n",
         (
@@ -861,7 +943,7 @@ MUTANTS = (
     ),
     Mutant(
         "read-only git reads config.worktree",
-        "myrm_tui/agent/permissions.py",
+        "read-only-git-reads-config-worktree",
         'for name in ("config", "config.worktree")]',
         'for name in ("config",)]',
         (
@@ -871,7 +953,7 @@ MUTANTS = (
     ),
     Mutant(
         "edits under .git ask",
-        "myrm_tui/agent/tools/files.py",
+        "edits-under-git-ask",
         "        if git_internal(ctx.workspace, full):\n",
         "        if False:\n",
         (
@@ -880,21 +962,21 @@ MUTANTS = (
     ),
     Mutant(
         "link-following walks are not read-only",
-        "myrm_tui/agent/permissions.py",
+        "link-following-walks-are-not-read-only",
         "        if name in LINK_FOLLOWERS and has_option(options, LINK_FOLLOWERS[name]):\n",
         "        if False:\n",
         ("tests/agent/test_guards_attacks.py::test_a_walk_that_follows_links_asks_and_would_read_outside",),
     ),
     Mutant(
         "rg flags are allow-listed",
-        "myrm_tui/agent/permissions.py",
+        "rg-flags-are-allow-listed",
         "        elif flag[1:] not in RG_SHORT:\n            return False\n",
         "        elif False:\n            return False\n",
         ("tests/agent/test_guards_attacks.py::test_rg_flags_outside_the_allow_list_ask",),
     ),
     Mutant(
         "sandbox: unasked read-only commands run confined",
-        "myrm_tui/agent/sandbox.py",
+        "sandbox-unasked-read-only-commands-run",
         "    if read_only:\n        return READ_ONLY\n",
         "    if read_only:\n        return None\n",
         (
@@ -904,7 +986,7 @@ MUTANTS = (
     ),
     Mutant(
         "sandbox: approval = auto still confines what only reads",
-        "myrm_tui/agent/tools/shell.py",
+        "sandbox-approval-auto-still-confines",
         "(it loses nothing)\n            return plan(ctx, verdict.read_only)\n",
         "(it loses nothing)\n            return plan(ctx, read_only=False)\n",
         (
@@ -913,7 +995,7 @@ MUTANTS = (
     ),
     Mutant(
         "sandbox: without one every command asks",
-        "myrm_tui/agent/tools/shell.py",
+        "sandbox-without-one-every-command-asks",
         "        if missing:  # never run unconfined",
         "        if False:  # never run unconfined",
         (
@@ -922,49 +1004,49 @@ MUTANTS = (
     ),
     Mutant(
         "sandbox: no new socket of any family (seccomp)",
-        "myrm_tui/agent/sandbox_exec.py",
+        "sandbox-no-new-socket-of-any-family",
         "        _install_seccomp(libc, arch)\n",
         "        pass\n",
         ("tests/agent/test_sandbox.py::test_read_only_reaches_no_network",),
     ),
     Mutant(
         "sandbox: Landlock refuses TCP",
-        "myrm_tui/agent/sandbox_exec.py",
+        "sandbox-landlock-refuses-tcp",
         "    handled_net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 and not network else 0\n",
         "    handled_net = 0\n",
         ("tests/agent/test_sandbox.py::test_landlock_alone_refuses_tcp_and_seccomp_is_what_stops_udp",),
     ),
     Mutant(
         "sandbox: the setting reaches the shell tool",
-        "myrm_tui/agent/factory.py",
+        "sandbox-the-setting-reaches-the-shell",
         "        sandbox=settings.sandbox,\n",
         "",
         ("tests/agent/test_guards_attacks.py::test_myrm_ask_runs_the_models_attacks_confined_or_not_at_all",),
     ),
     Mutant(
         "sandbox: the home folder is hidden",
-        "myrm_tui/agent/sandbox.py",
+        "sandbox-the-home-folder-is-hidden",
         '            "hidden": hidden,\n',
         '            "hidden": [],\n',
         ("tests/agent/test_sandbox.py::test_read_only_reads_the_workspace_but_no_secret_outside_it",),
     ),
     Mutant(
         "sandbox: myrm's database and logs are hidden",
-        "myrm_tui/agent/sandbox.py",
+        "sandbox-myrms-database-and-logs-are",
         "*_myrm_files(), *_home_dot_entries(home, self.workspace)]",
         "*_home_dot_entries(home, self.workspace)]",
         ("tests/agent/test_sandbox.py::test_read_only_reads_the_workspace_but_no_secret_outside_it",),
     ),
     Mutant(
         "sandbox: a PATH folder does not make a hidden one readable",
-        "myrm_tui/agent/sandbox.py",
+        "sandbox-a-path-folder-does-not-make",
         "if os.path.isabs(d) and not _holds_any(os.path.realpath(d), real_hidden)",
         "if os.path.isabs(d)",
         ("tests/agent/test_sandbox.py::test_read_only_reads_the_workspace_but_no_secret_outside_it",),
     ),
     Mutant(
         "sandbox: home dot-folders hidden when the workspace is home",
-        "myrm_tui/agent/sandbox.py",
+        "sandbox-home-dot-folders-hidden-when",
         "    if not (workspace == home or workspace in home.parents):\n        return []\n",
         "    if True:\n        return []\n",
         (
@@ -973,21 +1055,21 @@ MUTANTS = (
     ),
     Mutant(
         "sandbox: other processes' /proc entries hidden",
-        "myrm_tui/agent/sandbox.py",
+        "sandbox-other-processes-proc-entries",
         '        always = ["/proc", *_myrm_files(),',
         "        always = [*_myrm_files(),",
         ("tests/agent/test_sandbox.py::test_read_only_cannot_reach_myrm_its_environment_or_its_keys",),
     ),
     Mutant(
         "sandbox: secret-looking variables dropped",
-        "myrm_tui/agent/sandbox.py",
+        "sandbox-secret-looking-variables-dropped",
         '            "drop_env": list(SECRET_ENV),\n',
         '            "drop_env": [],\n',
         ("tests/agent/test_sandbox.py::test_read_only_cannot_reach_myrm_its_environment_or_its_keys",),
     ),
     Mutant(
         "sandbox: workspace-write writes the workspace only",
-        "myrm_tui/agent/sandbox.py",
+        "sandbox-workspace-write-writes",
         '                "write": [str(self.workspace), str(tmp), "/dev/null", "/dev/shm"],\n',
         '                "write": ["/"],\n',
         (
@@ -997,7 +1079,7 @@ MUTANTS = (
     ),
     Mutant(
         "read-only git: settings that run programs made inert",
-        "myrm_tui/agent/tools/shell.py",
+        "read-only-git-settings-that-run-programs",
         "    env = git_hardening_env(ctx.workspace) if read_only else {}\n",
         "    env: dict[str, str] = {}\n",
         (
@@ -1007,7 +1089,7 @@ MUTANTS = (
     ),
     Mutant(
         "read-only git: bare repositories only when named",
-        "myrm_tui/agent/permissions.py",
+        "read-only-git-bare-repositories-only",
         '    ("safe.bareRepository", "explicit"),\n',
         "",
         (
@@ -1017,7 +1099,7 @@ MUTANTS = (
     ),
     Mutant(
         "options: long options by unambiguous prefix",
-        "myrm_tui/agent/permissions.py",
+        "options-long-options-by-unambiguous",
         "    found = frozenset(o for o in spec.longs if o.startswith(typed))\n",
         "    found: frozenset[str] = frozenset()\n",
         (
@@ -1029,7 +1111,7 @@ MUTANTS = (
     ),
     Mutant(
         "options: a short option's attached value",
-        "myrm_tui/agent/permissions.py",
+        "options-a-short-options-attached-value",
         "                if ch in spec.short_values:\n",
         "                if False:\n",
         (
@@ -1039,21 +1121,21 @@ MUTANTS = (
     ),
     Mutant(
         "escape codes shown inert",
-        "myrm_tui/safe_text.py",
+        "escape-codes-shown-inert",
         '    return text.replace("\\r\\n", "\\n").translate(_TABLE)',
         "    return text",
         (f"{X}::test_sanitize_neutralises_every_control_and_keeps_tabs_and_newlines",),
     ),
     Mutant(
         "grep runs outside myrm, with a time limit",
-        "myrm_tui/agent/proc.py",
+        "grep-runs-outside-myrm-with-a-time-limit",
         "        await within(asyncio.gather(out(), errors(), proc.wait()), timeout)\n",
         "        await asyncio.gather(out(), errors(), proc.wait())\n",
         (f"{X}::test_a_search_over_its_time_limit_is_a_tool_error_and_its_child_ends",),
     ),
     Mutant(
         "a start-up failure is logged with its traceback",
-        "myrm_tui/app/app.py",
+        "a-start-up-failure-is-logged-with",
         '            log.exception("start-up failed")\n',
         "",
         (
@@ -1063,7 +1145,7 @@ MUTANTS = (
     ),
     Mutant(
         "a call's arguments are checked against its tool's schema before the tool runs",
-        "myrm_tui/agent/tool_runner.py",
+        "a-calls-arguments-are-checked-against",
         "problems = list(parsed.problems) if recorded else check(parsed, tool.parameters)",
         "problems = list(parsed.problems)",
         (
@@ -1072,21 +1154,21 @@ MUTANTS = (
     ),
     Mutant(
         "a lone surrogate in a call's arguments is replaced before it is stored or shown",
-        "myrm_tui/context/call_args.py",
+        "a-lone-surrogate-in-a-calls-arguments",
         '        return _SURROGATE.sub("\\ufffd", s)\n',
         "        return s\n",
         ("tests/context/test_call_shapes.py::test_the_accessor_reads_every_shape_without_raising",),
     ),
     Mutant(
         "writers of two processes take turns on the writer lock (no starvation by the busy handler's polls)",
-        "myrm_tui/store/base.py",
+        "writers-of-two-processes-take-turns",
         'self._writer = WriterLock(path) if path != ":memory:" and not path.startswith("file:") else None',
         "self._writer = None",
         ("tests/store/test_writer_lock.py::test_a_writer_queued_on_the_writer_lock_gets_the_next_turn",),
     ),
     Mutant(
         "the ring's first figure for a provider's model does not wait for litellm (window from its file)",
-        "myrm_tui/app/controller.py",
+        "the-rings-first-figure-for-a-providers",
         "    return bundled_window(settings.model) is None\n",
         "    return True\n",
         (
@@ -1096,7 +1178,7 @@ MUTANTS = (
     ),
     Mutant(
         "a cancel (Esc, a fork) that comes as a timed wait ends is not lost (3.11's wait_for lost it)",
-        "myrm_tui/aio.py",
+        "a-cancel-esc-a-fork-that-comes",
         "    async with asyncio.timeout(seconds):\n        return await aw\n",
         "    return await asyncio.wait_for(aw, seconds)\n",
         (
@@ -1106,7 +1188,7 @@ MUTANTS = (
     ),
     Mutant(
         "a lease released as a cancel lands on its commit is forgotten (the row is gone)",
-        "myrm_tui/store/leases.py",
+        "a-lease-released-as-a-cancel-lands",
         "        await self._to_the_end(release())\n",
         "        await release()\n",
         (
@@ -1116,7 +1198,7 @@ MUTANTS = (
     ),
     Mutant(
         "a lease taken as a cancel lands on its commit is remembered (the row is there)",
-        "myrm_tui/store/leases.py",
+        "a-lease-taken-as-a-cancel-lands",
         "        await self._to_the_end(self._acquire_lease(sid))\n",
         "        await self._acquire_lease(sid)\n",
         (
@@ -1125,7 +1207,7 @@ MUTANTS = (
     ),
     Mutant(
         "a lease's token is forgotten only once its row is deleted",
-        "myrm_tui/store/leases.py",
+        "a-leases-token-is-forgotten-only-once",
         "        token = self._leases.get(sid)\n        if token is None:\n            return\n",
         "        token = self._leases.pop(sid, None)\n        if token is None:\n            return\n",
         (
@@ -1134,7 +1216,7 @@ MUTANTS = (
     ),
     Mutant(
         "untrusted text: a tool card's heading is plain text, never markup ([/] ended the app)",
-        "myrm_tui/app/widgets/plain.py",
+        "untrusted-text-a-tool-cards-heading",
         "super().__init__(*children, title=plain(title), **kwargs)",
         "super().__init__(*children, title=title, **kwargs)",
         (
@@ -1143,14 +1225,14 @@ MUTANTS = (
     ),
     Mutant(
         "untrusted text: every toast is plain text",
-        "myrm_tui/app/app.py",
+        "untrusted-text-every-toast-is-plain-text",
         "super().notify(sanitize(message), markup=False, **kwargs)",
         "super().notify(message, markup=markup, **kwargs)",
         ("tests/app/test_untrusted_text.py::test_a_stored_session_with_markup_in_every_field_reopens",),
     ),
     Mutant(
         "untrusted text: a stored item no widget can show is plain text and the session opens",
-        "myrm_tui/app/widgets/chat_log.py",
+        "untrusted-text-a-stored-item-no-widget",
         "        w = item.build_or_plain()\n",
         "        w = item.build()\n",
         (
@@ -1159,7 +1241,7 @@ MUTANTS = (
     ),
     Mutant(
         "approval: a key before the dialog could be read does nothing",
-        "myrm_tui/app/screens/approval.py",
+        "approval-a-key-before-the-dialog-could",
         "        if not self.readable(event.time):\n            log.info(\n",
         "        if False:\n            log.info(\n",
         (
@@ -1169,7 +1251,7 @@ MUTANTS = (
     ),
     Mutant(
         "endless stream: a limit that fired goes before the chunks queued, and the reader checks it too",
-        "myrm_tui/llm/progress.py",
+        "endless-stream-a-limit-that-fired-goes",
         '            if failed:\n                raise failed[0]\n            if kind == "item":\n'
         "                if over_total():",
         '            if kind == "item":\n                if False:',
@@ -1179,7 +1261,7 @@ MUTANTS = (
     ),
     Mutant(
         "reply bounds: at most MAX_CALLS of a reply's calls run, the rest get an error",
-        "myrm_tui/agent/tool_runner.py",
+        "reply-bounds-at-most-max-calls",
         "calls, over = asked[: self.max_calls], asked[self.max_calls :]",
         "calls, over = asked, asked[len(asked) :]",
         (
@@ -1188,7 +1270,7 @@ MUTANTS = (
     ),
     Mutant(
         "reply bounds: at most MAX_PARALLEL calls run at once",
-        "myrm_tui/agent/tool_runner.py",
+        "reply-bounds-at-most-max-parallel-calls",
         "            async with slots:\n",
         "            if slots:\n",
         (
@@ -1197,7 +1279,7 @@ MUTANTS = (
     ),
     Mutant(
         "secrets at rest: a compaction record's gists are redacted",
-        "myrm_tui/context/compaction.py",
+        "secrets-at-rest-a-compaction-records",
         'text = " ".join(redact(text).split())',
         'text = " ".join(text.split())',
         (
@@ -1206,14 +1288,14 @@ MUTANTS = (
     ),
     Mutant(
         "a vault entry whose grammar is not installed is shown as plain text (it made the app fail)",
-        "myrm_tui/app/widgets/vault_pane.py",
+        "a-vault-entry-whose-grammar-is-not",
         "        except LanguageDoesNotExist:\n",
         "        except ZeroDivisionError:\n",
         ("tests/app/test_vault_pane.py::test_without_a_grammar_an_entry_is_shown_as_plain_text",),
     ),
     Mutant(
         "a chat body that is not plain JSON goes through the OpenAI SDK's own transform",
-        "myrm_tui/llm/openai_body.py",
+        "a-chat-body-that-is-not-plain-json-goes",
         "        json.dumps(body)  # in C",
         "        str(body)  # in C",
         (
@@ -1222,14 +1304,14 @@ MUTANTS = (
     ),
     Mutant(
         "the stored history's count goes on from the last request only if what it counted is still there",
-        "myrm_tui/context/tokens.py",
+        "the-stored-historys-count-goes-on-from",
         "        if memo is not None and 1 < memo[0] <= n and msgs[memo[0] - 1] is memo[1]:\n",
         "        if memo is not None and 1 < memo[0] <= n:\n",
         ("tests/context/test_tokens.py::test_a_growing_history_is_counted_as_a_whole_one_is",),
     ),
     Mutant(
         "a lease taken or released inside the caller's transaction does not wait for it",
-        "myrm_tui/store/leases.py",
+        "a-lease-taken-or-released-inside",
         "        if self._owner is not None and self._owner is asyncio.current_task():\n",
         "        if False:\n",
         (
@@ -1238,7 +1320,7 @@ MUTANTS = (
     ),
     Mutant(
         "a planned compaction past 90 % goes to the full depth, not the net's",
-        "myrm_tui/context/step.py",
+        "a-planned-compaction-past-90-goes",
         "return min(self.level, Level.FULL) if self.planned else self.level",
         "return self.level",
         (
@@ -1248,7 +1330,7 @@ MUTANTS = (
     ),
     Mutant(
         "a planned compaction that could fold almost nothing is skipped",
-        "myrm_tui/context/precompact.py",
+        "a-planned-compaction-that-could-fold",
         "elif (room := foldable_tokens(v)) < s.input_budget // 20:",
         "elif (room := foldable_tokens(v)) < 0:",
         (
@@ -1258,7 +1340,7 @@ MUTANTS = (
     ),
     Mutant(
         "the background summary takes the cheaper route",
-        "myrm_tui/agent/summary_prep.py",
+        "the-background-summary-takes-the-cheaper",
         'return cheapest(self.quotes) or RouteQuote("span", fixed, 0.0)',
         'return RouteQuote("span", fixed, 0.0)',
         (
@@ -1267,7 +1349,7 @@ MUTANTS = (
     ),
     Mutant(
         "history_search: a stored message is indexed in its own transaction",
-        "myrm_tui/store/sessions.py",
+        "history-search-a-stored-message",
         "if self.history_indexed:  # in the same transaction: a stored message is a searchable one",
         "if False:",
         (
@@ -1277,21 +1359,21 @@ MUTANTS = (
     ),
     Mutant(
         "history_search: an existing database is backfilled on open",
-        "myrm_tui/store/db.py",
+        "history-search-an-existing-database",
         "await history.catch_up(conn)",
         "pass",
         ("tests/store/test_history_search.py::test_an_existing_database_is_backfilled_on_open",),
     ),
     Mutant(
         "history_search: searches and their results are not indexed",
-        "myrm_tui/store/history.py",
+        "history-search-searches-and-their",
         'if r["role"] == "tool" and r["name"] == TOOL_NAME:',
         "if False:",
         ("tests/agent/test_history_search_tool.py::test_answers_stay_bounded_and_say_when_nothing_matches",),
     ),
     Mutant(
         "one budget: the bench's myrm strategy derives it as the live agent does",
-        "myrm_tui/bench/strategies.py",
+        "one-budget-the-benchs-myrm-strategy",
         "self.config = budget_config(self.config.max_context_tokens, REPLY_TOKENS, tokens)",
         "self.config = ContextConfig("
         "max_context_tokens=self.config.max_context_tokens, overhead_tokens=tokens)",
@@ -1299,14 +1381,14 @@ MUTANTS = (
     ),
     Mutant(
         "a folded assistant message keeps what it stated that a later message refers to",
-        "myrm_tui/context/summarize.py",
+        "a-folded-assistant-message-keeps-what-it",
         "return [*lines, *_redacted(ledger.stated_used_lines(m, lines, k, referred))]",
         "return lines",
         ("tests/context/test_stated_facts.py::test_a_folded_decision_and_finding_stay_in_the_record",),
     ),
     Mutant(
         "history_search: a failed index write never costs the message",
-        "myrm_tui/store/base.py",
+        "history-search-a-failed-index-write",
         'except sqlite3.Error:\n            log.exception("history_search: indexing failed',
         'except ZeroDivisionError:\n            log.exception("history_search: indexing failed',
         (
@@ -1316,28 +1398,28 @@ MUTANTS = (
     ),
     Mutant(
         "a fold far over the window: the Record reads its span only",
-        "myrm_tui/context/summarize.py",
+        "a-fold-far-over-the-window-the-record",
         "start = ledger_start(removed, req, s.input_budget * LEDGER_SPAN_BUDGETS)",
         "start = 0",
         ("tests/context/test_compaction_scale.py::test_the_record_reads_at_most_its_span_of_the_fold",),
     ),
     Mutant(
         "the embedded model stores no environment block it is never sent",
-        "myrm_tui/agent/session.py",
+        "the-embedded-model-stores-no-environment",
         "            if self.sends_tools:\n",
         "            if True:\n",
         ("tests/app/test_numbers_agree.py::test_the_embedded_model_is_counted_only_what_it_is_sent",),
     ),
     Mutant(
         "a planned compaction is labelled planned, never by its level past 90 %",
-        "myrm_tui/context/compaction.py",
+        "a-planned-compaction-is-labelled-planned",
         "return f\"planned ({'FULL' if level == 'EMERGENCY' else level} level)\"",
         'return f"threshold {self.level}"',
         ("tests/app/test_numbers_agree.py::test_a_planned_compaction_never_reads_as_an_emergency",),
     ),
     Mutant(
         "Esc in a compaction's list gives the keys back to the prompt",
-        "myrm_tui/app/widgets/chat_log.py",
+        "esc-in-a-compactions-list-gives-the-keys",
         "        self._set_cursor(None)\n        for prompt in self.screen.query(PromptInput):",
         "        if self.screen.focused is not self:\n            self.focus()\n            return\n"
         "        self._set_cursor(None)\n        for prompt in self.screen.query(PromptInput):",
@@ -1348,14 +1430,14 @@ MUTANTS = (
     ),
     Mutant(
         "a key waits for the one before it to be handled",
-        "myrm_tui/app/key_router.py",
+        "a-key-waits-for-the-one-before-it-to-be",
         "if self.busy or self.waiting:",
         "if False:",
         ("tests/app/test_prompt_input_order.py::test_the_issues_bursts_in_a_fresh_session",),
     ),
     Mutant(
         "a typed-out paste's later line ends are never a send",
-        "myrm_tui/app/widgets/prompt_input.py",
+        "a-typed-out-pastes-later-line-ends-are",
         'if event.key == "enter" and burst and "\\n" in self._burst_text:',
         "if False:",
         ("tests/app/test_tui_keys.py::test_a_200_line_unbracketed_paste_collapses_and_does_not_send_itself",),
@@ -1364,13 +1446,16 @@ MUTANTS = (
 
 
 def run(mutant: Mutant, tree: Path) -> tuple[str, float]:
-    """'killed' when the tests fail, 'SURVIVED' when they pass, 'STALE' when the snippet is gone,
-    'HUNG' when pytest does not exit (a failing test that hangs is a defect of its own)."""
-    target = tree / mutant.path
-    original = target.read_text()
-    if original.count(mutant.old) != 1:
+    """'killed' when the tests fail, 'SURVIVED' when they pass, 'STALE' when the marker, its snippet or a
+    test is gone, 'HUNG' when pytest does not exit (a failing test that hangs is a defect of its own)."""
+    try:
+        site = locate(mutant, tree)
+        tests = [find_test(t, tree) for t in mutant.tests]
+    except Stale as exc:
+        print(exc, flush=True)
         return "STALE", 0.0
-    target.write_text(original.replace(mutant.old, mutant.new))
+    original = site.path.read_text(encoding="utf-8")
+    site.path.write_text(original[: site.start] + mutant.new + original[site.end :], encoding="utf-8")
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -1384,7 +1469,7 @@ def run(mutant: Mutant, tree: Path) -> tuple[str, float]:
                 "no:cacheprovider",
                 "--timeout",
                 "120",
-                *mutant.tests,
+                *tests,
             ],
             cwd=tree,
             capture_output=True,
@@ -1395,7 +1480,7 @@ def run(mutant: Mutant, tree: Path) -> tuple[str, float]:
     except subprocess.TimeoutExpired:
         return "HUNG", time.perf_counter() - t0
     finally:
-        target.write_text(original)
+        site.path.write_text(original, encoding="utf-8")
     return ("killed" if proc.returncode not in (0, 5) else "SURVIVED"), time.perf_counter() - t0
 
 
@@ -1410,7 +1495,11 @@ def main(names: list[str]) -> int:
             )
         shutil.copy(ROOT / "pyproject.toml", tree)
         # Sanity: unmutated, the chosen tests pass (else a "killed" would prove nothing).
-        wanted = sorted({t for m in chosen for t in m.tests})
+        try:
+            wanted = sorted({find_test(t, tree) for m in chosen for t in m.tests})
+        except Stale as exc:
+            print(exc)
+            return 2
         base = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *wanted],
             cwd=tree,

@@ -72,6 +72,7 @@ def auto_vault_or_truncate(
     text: str, vault: ArtifactVault | None, max_result_tokens: int, counter: TokenCounter, **meta: Any
 ) -> tuple[str, str | None]:
     """(what the parent sees, vault URI or None)."""
+    # guard: l2-subagent-auto-vault
     if len(text) <= VAULT_CHARS:
         return truncate_result(text, max_result_tokens, counter), None
     if vault is None:

@@ -173,6 +173,7 @@ async def assemble(
         approver=ask,
         auto_approve=auto,
         allowed_commands=rules,
+        # guard: sandbox-the-setting-reaches-the-shell
         sandbox=settings.sandbox,
         bash_timeout=settings.bash_timeout,
         extra_vault_namespaces=namespaces,

@@ -150,6 +150,7 @@ class HookRunner:
 
     def spill(self, text: str, spec: HookSpec) -> tuple[str, str | None]:
         """Hook-output spill: text within ``max_tokens`` as it is; over it, to the vault with a preview."""
+        # guard: l6-hook-output-spiller
         if self.counter.text(text) <= self.max_tokens:
             return text, None
         return spill(

@@ -90,6 +90,7 @@ class OversizedResultHandler:
         self.max_output_chars = max_output_chars
 
     def handle(self, text: str, tool: str, vault: ArtifactVault | None) -> tuple[str, str | None]:
+        # guard: l1-mcp-vault-spill
         if len(text) <= self.max_output_chars:
             return text, None
         return spill(

@@ -230,6 +230,7 @@ def long_names(typed: str, spec: Getopt) -> frozenset[str]:
     prefix of, else itself (an option the spec does not list)."""
     if typed in spec.longs or not spec.prefixes:
         return frozenset({typed})
+    # guard: options-long-options-by-unambiguous
     found = frozenset(o for o in spec.longs if o.startswith(typed))
     return found or frozenset({typed})
 
@@ -255,6 +256,7 @@ def parse_options(args: Sequence[str], spec: Getopt) -> tuple[list[Option], list
             options.append(Option(names, value if eq else None, a))
         elif a.startswith("-") and len(a) > 1:
             for k, ch in enumerate(a[1:], 1):
+                # guard: options-a-short-options-attached-value
                 if ch in spec.short_values:
                     value = a[k + 1 :]
                     if not value and i < len(args):
@@ -368,6 +370,7 @@ class Assessment:
 
     @property
     def allowed(self) -> bool:
+        # guard: shell-every-simple-command-covered
         return bool(self.commands) and not self.problems and all(c.covered for c in self.commands)
 
     @property
@@ -480,6 +483,7 @@ class CommandRules:
         covers the tokens."""
         matching = []
         for rule in self.rules:
+            # guard: shell-rules-are-token-prefixes
             if tuple(tokens[: len(rule)]) == rule:
                 matching.append(rule)
         for rule in matching:
@@ -508,6 +512,7 @@ class CommandRules:
         commands = []
         for c in parsed.commands:
             rule = self.rule_for(c.tokens, c.writes) if c.tokens else None
+            # guard: shell-a-write-needs-a-rule-that-names-it
             unnamed = tuple(w for w in c.writes if rule is None or w not in self.writes_named(rule))
             commands.append(replace(c, rule=rule, unnamed=unnamed if rule is not None else ()))
         return Assessment(command, tuple(commands), parsed.problems)
@@ -529,6 +534,7 @@ def parse_command(command: str, workspace: Path) -> Assessment:
     walker.program(root)
     if not walker.commands and not walker.problems:
         walker.problems.append("no command")
+    # guard: shell-a-write-beside-a-command-that-may
     return Assessment(
         command, tuple(_check_line_writes(walker.commands)), tuple(dict.fromkeys(walker.problems))
     )
@@ -571,6 +577,7 @@ class _Walker:
             if child.is_named:
                 self.statement(child)
             elif child.type == "&":
+                # guard: shell-background-refused
                 self.problems.append("runs in the background (&)")
             elif child.type not in (";", "\n"):
                 self.problems.append(f"unsupported shell syntax {child.type!r}")
@@ -635,6 +642,7 @@ class _Walker:
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 redirects.append(child)
                 # The grammar hangs the words after `> file` on the redirect; bash gives them to the command.
+                # guard: shell-words-after-a-redirect-target-are
                 for extra in _split_target(child)[1]:
                     add(extra)
             elif child.type != "comment":
@@ -741,6 +749,7 @@ class _Walker:
         if not path.is_absolute() and self.changed_directory:
             return [f"redirect after cd ({value})"]
         full = (path if path.is_absolute() else self.workspace / path).resolve()
+        # guard: shell-redirects-confined
         if full != self.workspace and self.workspace not in full.parents:
             return [f"redirect outside the workspace ({value})"]
         return []
@@ -773,6 +782,7 @@ class _Walker:
                     return "", why
                 parts.append(value)
             return "".join(parts), None
+        # guard: shell-expansions-are-not-literal-words
         return "", self._expansion(node)
 
     def _expansion(self, node: Node) -> str:
@@ -855,6 +865,7 @@ def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
         options, operands = parse_options(args, spec)
         if name == "git" and has_option(options, GIT_WRITERS):
             return False
+        # guard: link-following-walks-are-not-read-only
         if name in LINK_FOLLOWERS and has_option(options, LINK_FOLLOWERS[name]):
             return False
         if name == "rg" and (not _rg_flags_known(options) or not _rg_config_outside(workspace)):
@@ -876,6 +887,7 @@ def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
             full = (workspace / a).resolve()  # an absolute `a` replaces the workspace
         except (OSError, RuntimeError, ValueError):
             return False
+        # guard: shell-read-only-commands-stay-inside
         if not _within(workspace, full):
             return False
     return True
@@ -907,6 +919,7 @@ def _rg_flags_known(options: Sequence[Option]) -> bool:
         if flag.startswith("--"):
             if flag not in RG_LONG:
                 return False
+        # guard: rg-flags-are-allow-listed
         elif flag[1:] not in RG_SHORT:
             return False
     return True
@@ -956,6 +969,7 @@ def git_config_files(workspace: Path) -> list[Path]:
     ``config`` and ``config.worktree`` (read when ``extensions.worktreeConfig`` is on: checked either way),
     and the user's global files when they lie inside the workspace (myrm run in the home folder)."""
     env = os.environ
+    # guard: read-only-git-reads-config-worktree
     files = [d / name for d in git_dirs(workspace) for name in ("config", "config.worktree")]
     home = Path(env.get("HOME", "~")).expanduser()
     xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
@@ -991,6 +1005,7 @@ def _git_config_safe(workspace: Path) -> bool:
 # repositories found only when named (a workspace laid out as one would otherwise be used: `config` at
 # its root with `core.worktree = .` and `core.fsmonitor`). Set through GIT_CONFIG_COUNT, which outranks
 # every config file and reaches the git processes git starts for submodules; submodules are not entered.
+# guard: read-only-git-bare-repositories-only
 GIT_NEUTRAL = (
     ("safe.bareRepository", "explicit"),
     ("core.fsmonitor", "false"),

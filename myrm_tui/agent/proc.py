@@ -116,6 +116,7 @@ def kill_marked(tag: str, name: str = OWNER_ENV, spare: int = 0) -> int:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+    # guard: the-marked-kill-ends-the-sessions-marked
     _kill_sessions(sessions, spare)
     return len(pids)
 
@@ -141,6 +142,7 @@ def become_subreaper() -> bool:
 
 def decode_output(data: bytes) -> tuple[str, str | None]:
     """Text of ``data`` and a label when it was not clean UTF-8 text (binary or invalid bytes)."""
+    # guard: binary-output-labelled
     if b"\x00" in data[:8192]:
         text = data.decode("utf-8", errors="replace")
         return text, f"[binary output: {len(data):,} bytes; shown with undecodable bytes replaced]"
@@ -202,6 +204,7 @@ class Reaper:
 
     def _become_subreaper(self) -> None:
         if not self.subreaper:
+            # guard: orphans-that-left-their-group-are
             self.subreaper = become_subreaper()
 
     def _start(self) -> subprocess.Popen[bytes] | None:
@@ -269,6 +272,7 @@ REAPER = Reaper()
 # environment (``exec env -i …``: no owner mark), before the registration; a kill -9 of myrm then
 # left it to run on. If myrm dies at the gate, the pipe closes unwritten and the command never runs.
 # bash, not sh: the pipe's descriptor may have two digits, which POSIX sh need not redirect.
+# guard: a-tools-command-waits-for-its-groups
 GATE = 'read -r _ <&{fd} || exit 125; exec {fd}<&-; exec -a "$0" "$@"'
 
 
@@ -279,6 +283,7 @@ async def spawn(
     once the group is registered (where there is no bash to wait at the gate, at once)."""
     REAPER.prepare()
     # The tag also reaches the watcher whatever happens next (a watcher that could not be started).
+    # guard: tool-processes-carry-the-owner-mark
     env = {**env, OWNER_ENV: REAPER.tag} if REAPER.tag else env
     path = env.get("PATH", os.defpath)
     program = shutil.which(argv[0], path=path)
@@ -304,6 +309,7 @@ async def spawn(
     finally:
         os.close(gate)
     try:
+        # guard: tool-process-groups-end-with-myrm
         REAPER.guard(proc.pid)
     except BaseException:
         os.close(release)  # the gate reads end-of-file: an unregistered command never runs
@@ -487,6 +493,7 @@ async def run_lines(argv: list[str], cwd: Path, timeout: float, max_lines: int, 
                 err.extend(chunk)
 
     try:
+        # guard: grep-runs-outside-myrm-with-a-time-limit
         await within(asyncio.gather(out(), errors(), proc.wait()), timeout)
     except BaseException:  # the time limit, a cancelled turn, a failure: the child goes with it
         kill_group(proc.pid)
@@ -548,6 +555,7 @@ def _watch(owner: int, tag: str = "") -> None:
     for pgid in groups:
         kill_group(pgid)
     if os.path.isdir("/proc"):
+        # guard: the-watcher-kills-recorded-orphans
         _kill_escaped(escaped)
         if tag:
             kill_marked(tag, spare=me)

@@ -86,6 +86,7 @@ def profile_for(mode: str, read_only: bool) -> str | None:
     """The profile of a command that runs: ``read_only`` when it runs unasked because it only reads."""
     if mode == "off" or not support().available:
         return None
+    # guard: sandbox-unasked-read-only-commands-run
     if read_only:
         return READ_ONLY
     return WORKSPACE_WRITE if mode == "workspace-write" else None
@@ -108,6 +109,7 @@ def _myrm_files() -> list[str]:
 def _home_dot_entries(home: Path, workspace: Path) -> list[str]:
     """The home folder's dot-entries, when the workspace holds the home folder (one inside the workspace
     is still the user's: ``~/.ssh``), except one that holds the workspace."""
+    # guard: sandbox-home-dot-folders-hidden-when
     if not (workspace == home or workspace in home.parents):
         return []
     try:
@@ -156,6 +158,7 @@ class Confinement:
         """What ``sandbox_exec.apply`` restricts to, for a command whose private temp folder is ``tmp``."""
         env = {"TMPDIR": str(tmp), "TMP": str(tmp), "TEMP": str(tmp), **self.env}
         if self.profile == WORKSPACE_WRITE:
+            # guard: sandbox-workspace-write-writes
             return {
                 "read": ["/"],
                 "write": [str(self.workspace), str(tmp), "/dev/null", "/dev/shm"],
@@ -166,14 +169,18 @@ class Confinement:
         hidden = ["/root", "/home", *([str(home)] if home != Path("/") else [])]
         # hidden even inside the workspace (myrm run in `/` or in the home folder); /proc keeps the
         # system's entries, not another process's (its environment holds its keys)
+        # guard: sandbox-myrms-database-and-logs-are
+        # guard: sandbox-other-processes-proc-entries
         always = ["/proc", *_myrm_files(), *_home_dot_entries(home, self.workspace)]
         # a PATH folder that holds a hidden one (`~`, `/`) would make it readable again: not those
         real_hidden = [os.path.realpath(h) for h in hidden + always]
         path_dirs = [
             d
             for d in os.environ.get("PATH", "").split(os.pathsep)
+            # guard: sandbox-a-path-folder-does-not-make
             if os.path.isabs(d) and not _holds_any(os.path.realpath(d), real_hidden)
         ]
+        # guard: sandbox-the-home-folder-is-hidden
         return {
             "read": ["/"],
             "hidden": hidden,
@@ -184,6 +191,7 @@ class Confinement:
             "write": [str(tmp), "/dev/null"],
             "network": False,
             "setenv": env,
+            # guard: sandbox-secret-looking-variables-dropped
             "drop_env": list(SECRET_ENV),
         }
 

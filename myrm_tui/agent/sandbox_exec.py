@@ -177,6 +177,7 @@ def apply(spec: dict[str, object]) -> None:
         raise SandboxError(0, f"no seccomp filter for {os.uname().machine}: cannot turn the network off")
     libc = _libc()
     handled_fs = (1 << FS_BITS.get(abi, 16)) - 1
+    # guard: sandbox-landlock-refuses-tcp
     handled_net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 and not network else 0
     scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL if abi >= 6 else 0
     attr = struct.pack("=QQQ", handled_fs, handled_net, scoped)
@@ -194,6 +195,7 @@ def apply(spec: dict[str, object]) -> None:
         os.close(ruleset)
     if not network:
         assert arch is not None
+        # guard: sandbox-no-new-socket-of-any-family
         _install_seccomp(libc, arch)
 
 

@@ -191,6 +191,7 @@ class AgentSession:
         new = not self.history
         if new:
             await self.append(Message(role="system", content=self.system_prompt))
+            # guard: the-embedded-model-stores-no-environment
             if self.sends_tools:
                 # The environment (workspace, date) is for a model that uses tools; the embedded one is
                 # never sent it (``llm/local.py``), so it is not stored to be counted in the ring either.
@@ -205,6 +206,7 @@ class AgentSession:
         ``vault://`` pointer in it always resolves); on a failed write both stay in memory for the next."""
         entries = self.vault.drain()
         try:
+            # guard: vault-entries-in-the-messages
             stored = await self.store.append_message(
                 self.session_id, msg, self.counter.message(msg), vault=entries
             )

@@ -18,6 +18,7 @@ def spill(
     text: str, vault: ArtifactVault | None, kind: VaultKind, source: str, preview_chars: int, **meta: Any
 ) -> tuple[str, str | None]:
     """(what the model sees, the vault URI or None when it fell back to truncation)."""
+    # guard: l6-fallback-without-a-vault
     if vault is None:
         return text[:preview_chars] + f"\n[… {source}: cut at {preview_chars:,} of {len(text):,} chars]", None
     uri = vault.put(text, kind, source, **meta)

@@ -47,6 +47,7 @@ class CircuitBreaker:
             and self.opened_at is not None
             and self.clock() - self.opened_at >= self.cooldown
         ):
+            # guard: circuit-breaker-half-open-probe
             self._to("half_open")
         return self.state != "open"
 
@@ -96,6 +97,7 @@ class AuxSummarizer:
         self.last_model = ""
 
     def choose(self, tokens: int) -> tuple[ModelSpec, int]:
+        # guard: aux-ratio-shield
         if (
             tokens > self.aux_window * INPUT_SHARE
             and self.main_window > self.aux_window
@@ -117,12 +119,14 @@ class AuxSummarizer:
 
     def fit(self, user: str, system: str, window: int) -> str:
         budget = int(window * INPUT_SHARE) - self.counter.text(system)
+        # guard: aux-model-guard
         if self.counter.text(user) <= budget:
             return user
         chars = max(budget, 256) * 3  # ~3 chars a token keeps us safely under
         return head_tail(user, 10**6, 10**6, max_chars=chars)
 
     async def __call__(self, system: str, user: str) -> str:
+        # guard: circuit-breaker-fail-fast-while-open
         if not self.breaker.allow():
             raise CircuitOpenError("summarizer circuit breaker is open; using the extractive summary")
         spec, window = self.choose(self.counter.text(system) + self.counter.text(user))
@@ -131,6 +135,7 @@ class AuxSummarizer:
             try:
                 text = await self._complete(llm, spec, window, system, user)
             except LLMError as exc:
+                # guard: lite-model-falls-back-to-the-main-model
                 if spec.model == self.main.model:
                     raise
                 self.warnings.append(

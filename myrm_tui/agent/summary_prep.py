@@ -149,6 +149,7 @@ class SummaryPreparer:
             cached_tokens=cached,
             span_tokens=s.counter.messages(new) + self._prompt_tokens,
         )
+        # guard: the-background-summary-takes-the-cheaper
         return cheapest(self.quotes) or RouteQuote("span", fixed, 0.0)
 
     @property

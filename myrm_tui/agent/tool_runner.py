@@ -58,6 +58,7 @@ class ToolRunner:
         self.max_calls = max_calls
 
     async def run(self, asked: tuple[ToolCall, ...]) -> AsyncIterator[AgentEvent]:
+        # guard: reply-bounds-at-most-max-calls
         calls, over = asked[: self.max_calls], asked[self.max_calls :]
         refused = ToolResult(over_limit(len(asked), self.max_calls), is_error=True)
         results: dict[str, ToolResult] = {c.id: refused for c in over}  # stored with the others, in order
@@ -74,6 +75,7 @@ class ToolRunner:
         slots = asyncio.Semaphore(self.max_parallel)
 
         async def one(call: ToolCall) -> None:
+            # guard: reply-bounds-at-most-max-parallel-calls
             async with slots:
                 results[call.id] = await self.execute(call, live_tail(call, queue.put_nowait))
             await queue.put(call)
@@ -129,12 +131,14 @@ class ToolRunner:
         recorded = getattr(tool, "outputs", None) is not None  # a recorded tool answers by call id
         # A recorded tool replays what the call got then, whatever its shape; any other tool is given
         # only arguments of the types its schema promises, so a wrong shape is a clear answer, not a crash.
+        # guard: a-calls-arguments-are-checked-against
         problems = list(parsed.problems) if recorded else check(parsed, tool.parameters)
         if problems:
             return ToolResult(bad_arguments(call.name, problems), is_error=True)
         args = {**parsed.fields, "__call_id__": call.id} if recorded else dict(parsed.fields)
         payload = {"tool_name": call.name, "tool_input": args}
         pre = await self.hooks.run("pre_tool_use", payload, call.name)
+        # guard: pre-tool-use-hook-blocks
         if pre and pre[-1].blocks:
             return ToolResult(
                 f"Blocked by a pre_tool_use hook:\n{pre[-1].render()}",

@@ -117,6 +117,7 @@ def checked_calls(calls: tuple[ToolCall, ...]) -> tuple[tuple[ToolCall, ...], di
         if not c.name:
             continue
         cid = c.id or f"call_{k}"
+        # guard: duplicate-tool-call-ids-made-unique
         if cid in seen:
             n = 1
             while f"{cid}_dup{n}" in seen:
@@ -124,6 +125,7 @@ def checked_calls(calls: tuple[ToolCall, ...]) -> tuple[tuple[ToolCall, ...], di
             cid = f"{cid}_dup{n}"
         seen.add(cid)
         name = c.name
+        # guard: tool-names-checked-before-anything
         if not TOOL_NAME.match(name):
             name = valid_tool_name(name)
         call = ToolCall(cid, name, c.arguments)
@@ -226,6 +228,7 @@ class TurnRunner:
         """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed)."""
         session = self.session
         tokens = session.counter.text(text)
+        # guard: gateway-hygiene-oversized-message
         if tokens > self.settings.max_user_tokens:
             yield TurnFailed(
                 f"Message refused before sending: {tokens:,} tokens is over the "
@@ -277,6 +280,7 @@ class TurnRunner:
                 yield CompactionStarted(stored, budget)  # the UI says so while it runs
             view, run = await session.prepare(force=False, background=True)
             records = [run.metrics.compaction]
+            # guard: l5-preflight-guard
             if run.tokens > session.config.input_budget:
                 # The preflight guard: never pay for a request the provider will refuse.
                 view, run = await session.prepare(force=True, background=True)
@@ -305,13 +309,16 @@ class TurnRunner:
                 yield Notice(
                     "The provider reported a context overflow; compacting and retrying once.", "warning"
                 )
+                # guard: l4-recovery-before-the-retry
                 await self._recover_overflow(exc, run.tokens)
                 continue
             except LLMError as exc:
+                # guard: cut-stream-retried-once
                 if isinstance(exc, IncompleteStreamError) and not cut_retried:
                     cut_retried = True
                     yield StreamCut("".join(partial.text))
                     yield Notice(f"{exc}. Retrying once.", "warning")
+                    # guard: cut-streams-partial-kept-marked
                     await self._keep_cut_partial(partial)
                     continue
                 await self._save_partial(partial, note="\n\n[reply cut off: the model call failed]")
@@ -340,6 +347,7 @@ class TurnRunner:
             ):
                 yield SummaryProgress("preparing", session.preparer.reuses_prefix)
             step += 1
+            # guard: one-overflow-retry-per-request-not-per
             overflow_retried = cut_retried = False  # the next request of this turn gets its own retry
             if not calls:
                 await asyncio.sleep(0)  # a background summary just started picks its model first

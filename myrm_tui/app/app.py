@@ -172,6 +172,7 @@ class MyrmApp(RoutedKeys, App[None]):
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
         """Every toast is plain text (Textual's default is markup, and widgets pass ``markup=True``): one
         may quote a gist, a path, a session id or an error from outside."""
+        # guard: untrusted-text-every-toast-is-plain-text
         super().notify(sanitize(message), markup=False, **kwargs)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -214,6 +215,7 @@ class MyrmApp(RoutedKeys, App[None]):
         # within a deadline the guard keeps whatever blocks (``myrm`` installs it; a test app has none).
         guard = terminal_guard.current()
         if guard is not None:
+            # guard: tui-sigterm-sighup-or-a-closed-terminal
             guard.attach(self._stop, self._held_leases)
 
     def get_driver_class(self) -> type[Driver]:
@@ -249,6 +251,7 @@ class MyrmApp(RoutedKeys, App[None]):
             await self.controller.ensure_agent()
             self._show(await self._agent_ready())
         except Exception as exc:
+            # guard: a-start-up-failure-is-logged-with
             log.exception("start-up failed")
             self.post_message(Failure(f"Could not start: {type(exc).__name__}: {exc}"))
             return

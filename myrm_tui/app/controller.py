@@ -57,6 +57,7 @@ def window_needs_litellm(settings: Settings) -> bool:
         return False
     from myrm_tui.llm.registry import bundled_window
 
+    # guard: the-rings-first-figure-for-a-providers
     return bundled_window(settings.model) is None
 
 
@@ -300,6 +301,7 @@ class Controller:
             raise ForkFailed(f"Fork failed, nothing was created: {exc}") from exc
         agent: Agent | None = None
         try:
+            # guard: fork-one-transaction
             async with store.transaction():
                 row = await store.fork_session(parent.id, upto_seq, copy_state=True)
                 # Built here, not through the cache: its start-up preheat would run a second pipeline

@@ -78,6 +78,7 @@ class KeyRouter:
 
     async def take(self, event: events.Event) -> None:
         """A key (or paste) the app read: passed on now, or after the ones before it."""
+        # guard: a-key-waits-for-the-one-before-it-to-be
         if self.busy or self.waiting:
             self.waiting.append(event)
             return

@@ -110,6 +110,7 @@ class TerminalGuard:
             null = os.open(os.devnull, os.O_RDWR)
             try:
                 for fd in ttys:
+                    # guard: hangup-a-terminal-that-is-gone-gets-no
                     os.dup2(null, fd)
             finally:
                 os.close(null)
@@ -139,6 +140,7 @@ class TerminalGuard:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic()) * 1000
             events = poller.poll(wait)
             if deadline is not None and time.monotonic() >= deadline:
+                # guard: hangup-a-stop-that-the-app-does-not
                 self._exit_now(saved, "saved; the exit did not finish" if saved else "not saved in time")
             for fd, _ in events:
                 if fd != self._r:  # POLLHUP or POLLERR on the terminal (registered for nothing else)
@@ -151,6 +153,7 @@ class TerminalGuard:
                             deadline = time.monotonic() + EXIT_GRACE_S
                     elif byte == _LOST or byte in SIGNALS:
                         if self.stopping and byte != _LOST and not self._echo_of_hangup(byte):
+                            # guard: hangup-a-second-signal-exits-at-once
                             self._exit_now(saved, f"a second signal ({signal.Signals(byte).name})")
                         if not self.stopping:
                             self._begin_stop(byte)
@@ -283,6 +286,7 @@ class GuardedDriver(LinuxDriver):
         # A hang-up sends SIGCONT with its SIGHUP, and Textual's handler restarts the application mode
         # on every SIGCONT: a second writer and input thread on the dead terminal, the first writer's
         # queue left to fill. Only a resume after ctrl+z (which set this flag) restarts it.
+        # guard: hangup-a-sigcont-sent-with-a-hang-ups
         if self._must_signal_resume and not self._guard.terminal_gone:
             super()._sigcont_application(*args)
 

@@ -65,6 +65,7 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield n, d
     except FileNotFoundError:
         raise CorpusError(f"{path}: file not found") from None
+    # guard: bench-a-bad-gzip-corpus-is-one-line
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise CorpusError(f"{path}:{n + 1}: not a readable gzip file ({exc})") from None
     except UnicodeDecodeError as exc:

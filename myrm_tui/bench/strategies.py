@@ -249,6 +249,7 @@ class MyrmStrategy:
 
     def bind_tools(self, tokens: int) -> None:
         """The tool schemas the conversation sends with every request: budgeted, as the live agent does."""
+        # guard: one-budget-the-benchs-myrm-strategy
         self.config = budget_config(self.config.max_context_tokens, REPLY_TOKENS, tokens)
 
     async def build(self, history: list[Message], step: int) -> list[Message]:

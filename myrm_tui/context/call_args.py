@@ -163,6 +163,7 @@ def whole_text(s: str) -> str:
     try:
         s.encode("utf-8")
     except UnicodeEncodeError:
+        # guard: a-lone-surrogate-in-a-calls-arguments
         return _SURROGATE.sub("\ufffd", s)
     return s
 

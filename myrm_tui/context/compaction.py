@@ -46,6 +46,7 @@ def gist(m: Message) -> str:
             text = f"{m.name} output: {text}"
     from myrm_tui.context.redact import redact  # not on the first frame's path (the UI shows records)
 
+    # guard: secrets-at-rest-a-compaction-records
     text = " ".join(redact(text).split())
     return text if len(text) <= GIST_CHARS else text[: GIST_CHARS - 1] + "…"
 
@@ -109,6 +110,7 @@ class Compaction:
         if self.trigger == "threshold":
             head, _, named = self.reason.partition(" ")
             level = named.split(";")[0] if head == "threshold" and named else self.level
+            # guard: a-planned-compaction-is-labelled-planned
             return f"planned ({'FULL' if level == 'EMERGENCY' else level} level)"
         if self.trigger == "emergency":
             caught = "over budget" if self.reason.startswith("over budget") else "90% level"

@@ -251,6 +251,7 @@ class PriorityCompressor(Configured[CompressSettings]):
         if r.tokens(view) > limit:
             view = self._shrink(view, first, r, limit)
         if room is not None and r.tokens(view) > room:
+            # guard: l4-stage-2-drop-oldest-rounds
             view = self._drop_oldest_rounds(view, first, r, room)
         return view
 

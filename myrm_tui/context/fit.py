@@ -175,6 +175,7 @@ class HeadAnchor(Configured[AnchorSettings]):
     async def run(self, v: View, s: AnchorSettings) -> Rewritten:
         req, view = v.request, v.messages
         head_len = len(req.protected_head)
+        # guard: head-anchor-a-first-message-over
         if not v.compacting or req.counter.messages(view[:head_len]) <= s.head_limit_tokens:
             return Rewritten(messages=view)
         out, saved = cut_anchor(view, head_len, s.anchor_tokens, req.vault, req.counter)
@@ -213,7 +214,9 @@ class FitToBudget(Configured[FitSettings]):
         budget = s.fit_budget - pins
         # A compaction lands low enough for several turns to append before the next one (its progress),
         # not just under the budget; and whatever this step cuts becomes a compaction.
+        # guard: fit-to-budget-a-compaction-lands-under
         landing = min(budget, s.landing_tokens - pins)
+        # guard: fit-to-budget-the-last-step
         if v.tokens() <= (landing if v.compacting else budget):
             return Fitted(messages=v.messages)
         goal = landing

@@ -44,6 +44,7 @@ def normalize(view: list[Message]) -> tuple[list[Message], dict[str, int]]:
             continue
         if m.role == "assistant" and m.tool_calls:
             calls = _unique_calls(m)
+            # guard: normalize-repairs-a-stored-bad-tool-name
             if any(not TOOL_NAME.match(c.name) for c in calls):  # stored before names were checked
                 calls = [
                     c if TOOL_NAME.match(c.name) else replace(c, name=valid_tool_name(c.name)) for c in calls

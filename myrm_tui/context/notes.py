@@ -31,6 +31,7 @@ class SessionNotes(Configured[NotesSettings]):
             return Rewritten(messages=view)
         req = v.request
         trace = Trace()
+        # guard: notes-within-their-share
         notes = bounded_notes(state.notes, s.injected_tokens, req.counter.text)
         if notes != list(state.notes):
             uri = req.vault.put("\n\n".join(state.notes), "archive", "session_notes", reason="notes")

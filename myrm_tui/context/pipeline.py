@@ -303,6 +303,7 @@ class Pipeline:
                 metrics.events.append(f"{step.name} failed: {type(exc).__name__}: {exc}")
                 metrics.failures.append(f"{step.name}: {type(exc).__name__}: {str(exc)[:200]}")
                 if view.compacting:
+                    # guard: failed-compaction-step-restores
                     return self._rolled_back(tx, view, start, metrics, t0)
             else:
                 # The view the step was given: what would be sent without the compaction, whether the

@@ -147,10 +147,12 @@ class PreCompact(Configured[PreCompactSettings]):
         missed = f"; predicted round {band.predicted:,}, compaction point {band.warm:,}"
         planned = False
         if req.hard_limit is not None:
+            # guard: l4-stage-1-emergency-level
             level = Level.EMERGENCY  # stage 1 shrinks even active outputs and the tail
             reason = "context overflow (provider)"
         elif req.force_compaction:
             reason = "forced"
+        # guard: pre-compact-a-view-over-the-budget
         elif tokens > s.fit_budget:
             # never skipped: neither back-off nor a warm cache may send it as is
             reason = f"over budget{missed}"
@@ -168,6 +170,7 @@ class PreCompact(Configured[PreCompactSettings]):
         elif req.cache_warm and tokens < band.warm:
             trace.event("hot-cache bypass: warm cache, budget still allows")
             return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
+        # guard: a-planned-compaction-that-could-fold
         elif (room := foldable_tokens(v)) < s.input_budget // 20:
             # Folding next to nothing frees nothing that lasts (the summary block may even outweigh it):
             # a view this full of what must stay is sent as it is while it fits; the net takes it after.

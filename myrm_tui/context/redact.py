@@ -198,6 +198,7 @@ def redact_credentials(text: str, keep_lines: bool = False) -> str:
     if "cookie" in low:
         text = _COOKIE.sub(r"\1[REDACTED:COOKIE]", text)
     if any(w in low for w in _SECRET_WORDS):
+        # guard: redaction-credential-names
         text = _redact_assignments(text)
         if "--" in text:
             text = _FLAG.sub(_flag, text)
@@ -243,6 +244,7 @@ def report_failure(exc: BaseException) -> None:
 def _redact(text: str, keep_lines: bool) -> str:
     if keep_lines:
         return redact_pii(redact_credentials(text, keep_lines=True))
+    # guard: redaction-of-summaries
     return redact_pii(redact_credentials(text))
 
 

@@ -126,6 +126,7 @@ class CompactionPlan:
     @property
     def depth(self) -> Level:
         """How deep the compaction goes (Compress): the level, at most full for a planned compaction."""
+        # guard: a-planned-compaction-past-90-goes
         return min(self.level, Level.FULL) if self.planned else self.level
 
 

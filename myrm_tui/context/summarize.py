@@ -101,6 +101,7 @@ def safe_redact_summary(summary: Summary, trace: Trace) -> Summary:
     """The summary redacted; if the one-pass redaction fails, field by field, and a field that still
     fails becomes ``[redacted]`` (said once in the trace)."""
     try:
+        # guard: a-failing-redaction-degrades-to-redacted
         return summary_model.redact_summary(summary)
     except Exception as exc:
         log.warning("summary redaction failed; redacting field by field", exc_info=True)
@@ -178,11 +179,13 @@ class Summarize(Configured[SummarizeSettings]):
             return Rewritten(messages=view)
         trace = Trace()
         # The user's own first words: never a reminder myrm put before them (the environment message).
+        # guard: summary-goal-from-the-users-words-not
         head_user = summary_model.first_user_words(req.protected_head) or summary_model.first_user_words(
             req.raw
         )
         state = req.state
         # A summary stored with a reminder as its goal (older versions) is repaired as it is merged.
+        # guard: a-stored-reminder-goal-repaired-before
         previous = summary_model.repaired(state.summary, head_user)
         # Old blocks removed here are being consolidated: their Record lines carry over, re-fitted.
         folded = [m for m in v.folded if m.meta.get("kind") == "summary"]
@@ -206,6 +209,7 @@ class Summarize(Configured[SummarizeSettings]):
         # (cached) leave too little of it, they are folded into this one, their Record lines re-fitted.
         share = s.fit_summary_tokens
         kept_tokens = req.tokens(kept_blocks)
+        # guard: summary-blocks-within-their-share-kept
         if kept_blocks and share - kept_tokens < share // CONSOLIDATE_AT:
             trace.event(
                 f"summary: {len(kept_blocks)} blocks ({kept_tokens:,} tokens) merged to stay in share"
@@ -216,6 +220,7 @@ class Summarize(Configured[SummarizeSettings]):
         seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
         later = ledger.LaterUse([*removed, *view])
         referred = ledger.Referred([*removed, *view], later)
+        # guard: a-fold-far-over-the-window-the-record
         start = ledger_start(removed, req, s.input_budget * LEDGER_SPAN_BUDGETS)
         if start:
             trace.event(f"summary: Record lines from the newest {len(removed) - start:,} of {len(removed):,}")
@@ -328,6 +333,7 @@ class Summarize(Configured[SummarizeSettings]):
         if m.synthetic:
             return lines
         if m.role == "assistant":
+            # guard: a-folded-assistant-message-keeps-what-it
             return [*lines, *_redacted(ledger.stated_used_lines(m, lines, k, referred))]
         if m.role != "tool":
             return lines
@@ -410,6 +416,7 @@ class Summarize(Configured[SummarizeSettings]):
         if req.summarizer is None or self.prompts_dir is None or req.summary_in_background:
             return extractive, "extractive"
         floor = unfit_floor(view, req, s)
+        # guard: no-summarizer-call-for-a-turn-that
         if floor:  # the turn will be refused whatever the summary says: do not pay for one
             trace.event(f"summarizer skipped: {floor}")
             return extractive, "extractive"

@@ -303,6 +303,7 @@ def redact_summary(s: Summary) -> Summary:
     one for one, each is redacted on its own, and an item whose redaction fails becomes ``[redacted]``."""
     values = [(f, getattr(s, f)) for f in FIELDS]  # an empty field has nothing to redact
     flat = [x for _, v in values if v for x in (v if isinstance(v, tuple) else (v,))]
+    # guard: redaction-a-key-across-summary-items
     out = redact(_SEP.join(flat), keep_lines=True).split(_SEP) if flat else []
     if len(out) != len(flat):
         out = [redact(x) for x in flat]

@@ -170,6 +170,7 @@ class TokenCounter:
             return REQUEST_OVERHEAD
         memo = self._history
         k, tail = 1, 0
+        # guard: the-stored-historys-count-goes-on-from
         if memo is not None and 1 < memo[0] <= n and msgs[memo[0] - 1] is memo[1]:
             k, tail = memo[0], memo[2]
         tail += sum(self.message(m) for m in msgs[k:])

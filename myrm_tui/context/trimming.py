@@ -22,6 +22,7 @@ def trim_json_value(value: Any, max_depth: int, max_keys: int, max_items: int, d
     if isinstance(value, list):
         if depth >= max_depth:
             return [f"<array of {len(value)} items>"]
+        # guard: l3-json-skeleton-item-limit
         out_list = [trim_json_value(v, max_depth, max_keys, max_items, depth + 1) for v in value[:max_items]]
         if len(value) > max_items:
             out_list.append(f"… {len(value) - max_items} more items")

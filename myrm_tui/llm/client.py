@@ -314,6 +314,7 @@ class _Seen:
         body), so its own record of what was received is asked first."""
         if not hasattr(self.response, "received_finish_reason"):  # not litellm's wrapper: trust the chunks
             return self.finish
+        # guard: cut-stream-litellms-made-up-finish
         received = self.response.received_finish_reason or getattr(
             self.response, "intermittent_finish_reason", None
         )
@@ -333,6 +334,7 @@ class _Seen:
                 "(an empty or [DONE]-only stream, or a body that is not server-sent "
                 f"events{self._content_type()})"
             )
+        # guard: empty-reply-is-an-error
         if not (self.chars or self.tool_calls):
             thought = f", only {self.reasoning:,} chars of reasoning" if self.reasoning else ""
             raise EmptyReplyError(

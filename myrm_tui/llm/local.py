@@ -160,6 +160,7 @@ class EmbeddedServer:
             str(self.threads),
             # The server's default ends a running stream with [DONE] as soon as another request waits:
             # a title or a cache preheat arriving during a turn would cut the user's reply. Queue instead.
+            # guard: embedded-model-a-second-request-queues
             "--interrupt_requests",
             "false",
         ]
@@ -254,7 +255,9 @@ class EmbeddedServer:
         ``grace``: after a transport error, how long to wait for a dying child to be reaped. A process
         closes its sockets before it becomes a zombie, so the client can see the connection drop while
         ``poll()`` still says "running"; without the wait a crash would pass for a cut stream."""
+        # guard: embedded-model-each-call-learns-its-own
         proc = child if child is not None else self.proc
+        # guard: embedded-model-a-dead-child-is-named-not
         if proc is None:
             return None
         if proc.poll() is None:

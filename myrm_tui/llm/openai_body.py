@@ -37,6 +37,7 @@ def plain_body(data: Any) -> dict[str, Any] | None:
         return None
     body = {k: v for k, v in data.items() if is_given(v)}
     try:
+        # guard: a-chat-body-that-is-not-plain-json-goes
         json.dumps(body)  # in C, ~1 ms for 143 KB: fails on a model object, a file, a nested unset value
     except (TypeError, ValueError):
         return None

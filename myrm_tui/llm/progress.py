@@ -86,11 +86,13 @@ async def guarded(
     failed: list[BaseException] = []  # the watchdog's verdict, ahead of anything queued
 
     def over_total() -> bool:
+        # guard: dual-timeout-total-ceiling
         return pc.elapsed() >= total
 
     async def pump() -> None:
         try:
             async for item in source:
+                # guard: dual-timeout-progress-touch
                 pc.touch()
                 await queue.put(("item", item))
             await queue.put(("end", None))
@@ -105,9 +107,12 @@ async def guarded(
         while True:
             # Wake at the nearest deadline, not on a fixed tick: a 3 s limit fires at 3 s, not at 10.
             due = min(inactivity - pc.idle(), total - pc.elapsed())
+            # guard: watchdog-wakes-at-the-deadline
             await sleep(max(min(check_interval, due), MIN_WAIT))  # type: ignore[misc]
             idle, elapsed = pc.idle(), pc.elapsed()
             error: BaseException | None = None
+            # guard: dual-timeout-inactivity-watchdog
+            # guard: idle-limit-before-the-first-byte
             if idle >= inactivity:
                 error = InactivityTimeoutError(silence_message(idle, inactivity, pc.items))
             elif over_total():
@@ -123,6 +128,7 @@ async def guarded(
     try:
         while True:
             kind, value = await queue.get()
+            # guard: endless-stream-a-limit-that-fired-goes
             if failed:
                 raise failed[0]
             if kind == "item":

@@ -136,6 +136,7 @@ def _check_file(p: Path) -> None:
         try:
             # The vault keeps raw tool outputs (which may hold secrets): owner-only from the start.
             # O_EXCL: a file another process created meanwhile is opened, never truncated.
+            # guard: database-owner-only
             os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         except FileExistsError:
             pass
@@ -216,6 +217,7 @@ class StoreBase:
         self._leases: dict[str, str] = {}  # session id -> this store's lease token
         self._state_versions: dict[str, int] = {}  # session id -> context-state version last read or written
         self.history_indexed = False  # history_search's FTS5 index exists and is kept current
+        # guard: writers-of-two-processes-take-turns
         self._writer = WriterLock(path) if path != ":memory:" and not path.startswith("file:") else None
 
     # -- transactions -----------------------------------------------------------------------------
@@ -228,10 +230,12 @@ class StoreBase:
         with the outer transaction. (So a task started inside a transaction must not be awaited by it
         while it writes: it waits for the transaction, which waits for it.)"""
         task = asyncio.current_task()
+        # guard: store-a-nested-transaction
         if task is not None and task is self._owner:
             async with self._savepoint():
                 yield self.conn
             return
+        # guard: store-one-transaction-at-a-time
         async with self._lock:
             if self.conn.in_transaction:
                 raise TransactionError(
@@ -249,6 +253,7 @@ class StoreBase:
                     yield self.conn
                 except BaseException as exc:
                     await self._rollback()
+                    # guard: full-disk-one-line-not-a-traceback
                     if _write_failure(exc):  # a full disk is one line for the user, not a traceback
                         raise explain(self.path, exc, self.busy_timeout) from None
                     raise
@@ -323,6 +328,7 @@ class StoreBase:
         try:
             async with self.transaction() as conn:
                 await history.catch_up(conn)
+        # guard: history-search-a-failed-index-write
         except sqlite3.Error:
             log.exception("history_search: indexing failed; the next write tries again")
 

@@ -105,9 +105,11 @@ class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable):
         except BaseException as exc:
             # An open aiosqlite connection keeps a non-daemon thread alive: the process would never exit.
             with failure_logged(log, "closing the connection of a database that failed to open"):
+                # guard: store-connection-closed-when-open-fails
                 await asyncio.shield(conn.close())
             if store._writer is not None:
                 store._writer.close()
+            # guard: store-an-unusable-database-is-one-line
             if isinstance(exc, sqlite3.Error):
                 raise explain(p, exc, busy_timeout) from None
             raise
@@ -135,6 +137,7 @@ class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable):
             return
         async with self.transaction() as conn:
             await history.create(conn)
+            # guard: history-search-an-existing-database
             await history.catch_up(conn)
         self.history_indexed = True
 

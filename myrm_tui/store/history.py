@@ -81,6 +81,7 @@ def row_text(r: Any, indexed: bool = False) -> str:
         content = json.loads(content)
     calls = json.loads(r["tool_calls"] or "[]")
     if indexed:
+        # guard: history-search-searches-and-their
         if r["role"] == "tool" and r["name"] == TOOL_NAME:
             return ""
         calls = [c for c in calls if (c.get("function") or {}).get("name") != TOOL_NAME]

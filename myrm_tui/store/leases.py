@@ -81,12 +81,14 @@ class LeaseTable(StoreBase):
 
         A cancel does not cut it short either (as :meth:`release_lease`): a lease row committed but not
         remembered would make the session read as another live myrm's."""
+        # guard: a-lease-taken-as-a-cancel-lands
         await self._to_the_end(self._acquire_lease(sid))
 
     async def _acquire_lease(self, sid: str) -> None:
         async with self.transaction() as conn:
             row = await self._lease_row(sid)
             mine = self._leases.get(sid)
+            # guard: one-writer-per-session-the-lease-refuses
             if row is not None and row["token"] != mine and self._held(row):
                 raise self._busy(sid, row)
             token = mine if mine is not None and row is not None else uuid.uuid4().hex
@@ -101,6 +103,7 @@ class LeaseTable(StoreBase):
         self._leases[sid] = token
 
     async def _to_the_end(self, coro: Coroutine[Any, Any, None]) -> None:
+        # guard: a-lease-taken-or-released-inside
         if self._owner is not None and self._owner is asyncio.current_task():
             # Inside this task's own transaction (a savepoint): a task of its own would wait for that
             # transaction, which waits for it. (Should that transaction then roll back, this store's
@@ -113,6 +116,7 @@ class LeaseTable(StoreBase):
         """Let go of the session. A cancel (quit during a session switch) does not cut it short: the
         token is forgotten only once its row is gone, else the session would read as another live
         myrm's, and this process could neither write nor delete it."""
+        # guard: a-leases-token-is-forgotten-only-once
         token = self._leases.get(sid)
         if token is None:
             return
@@ -122,6 +126,7 @@ class LeaseTable(StoreBase):
             if self._leases.get(sid) == token:
                 del self._leases[sid]
 
+        # guard: a-lease-released-as-a-cancel-lands
         await self._to_the_end(release())
 
     async def _guard(self, conn: aiosqlite.Connection, sid: str) -> None:

@@ -197,6 +197,7 @@ class SessionTable(LeaseTable):
                 ),
             )
             await conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+            # guard: history-search-a-stored-message
             if self.history_indexed:  # in the same transaction: a stored message is a searchable one
                 await self._index_history()
         return replace(msg, id=f"m{seq}", created_at=now)

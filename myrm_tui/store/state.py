@@ -47,6 +47,7 @@ class StateTable(LeaseTable):
                     "SELECT version FROM context_state WHERE session_id = ?", (sid,)
                 ) as c:
                     row = await c.fetchone()
+                # guard: state-saves-are-compare-and-set
                 if row is not None or expected != 0:
                     raise StateConflict(
                         self.path,
@@ -102,6 +103,7 @@ class StateTable(LeaseTable):
         ) as cur:
             pending = [(int(r[0]), str(r[1])) for r in await cur.fetchall()]
         done = []
+        # guard: crash-half-done-compaction-rolled-back
         for cid, sid in pending:
             if await self.lease_holder(sid) is not None:
                 continue  # a compaction in progress in the myrm that holds the session, not a crashed one

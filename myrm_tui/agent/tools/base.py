@@ -107,6 +107,7 @@ def resolve_in_workspace(root: Path, path: str) -> Path:
 
 def inside(base: Path, full: Path) -> bool:
     """Whether the resolved ``full`` is ``base`` (resolved) or below it."""
+    # guard: workspace-confinement
     return full == base or base in full.parents
 
 
@@ -130,6 +131,7 @@ _KINDS = (
 
 def not_regular(mode: int) -> str | None:
     """What a file of ``mode`` is when it is not a regular file ("a named pipe (FIFO)"...), else None."""
+    # guard: only-regular-files-are-read
     return next(
         (name for test, name in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a regular file"
     )

@@ -103,6 +103,7 @@ class FileReadTool:
     ) -> str:
         if path.startswith(VAULT_SCHEME):
             namespace = path[len(VAULT_SCHEME) :].split("/", 1)[0]
+            # guard: vault-confinement
             if namespace != ctx.vault.namespace and namespace not in ctx.extra_vault_namespaces:
                 raise ToolError(
                     f"{path} belongs to another session's vault; this session can read only its own"
@@ -124,6 +125,7 @@ class FileReadTool:
             if shown is not None:
                 ctx.integrity.record(path, shown)
                 return f"==> {path} (as open in the editor)\n{slice_lines(shown, line_range)}"
+        # guard: file-reads-off-the-event-loop
         loaded = await asyncio.to_thread(_load, full, path)
         if isinstance(loaded, str):  # a directory's listing
             return loaded
@@ -163,6 +165,7 @@ class FileEditTool:
         new = args.get("new_string")
         if not isinstance(new, str):
             raise ToolError("new_string must be a string")
+        # guard: edits-of-one-path-serialised
         async with path_lock(full):
             return await self._edit(args, path, full, new, ctx)
 
@@ -226,6 +229,7 @@ class FileEditTool:
         read-only ``git status`` run a program (``core.fsmonitor``). With no one to ask it is declined."""
         if ctx.auto_approve:
             return True
+        # guard: edits-under-git-ask
         if git_internal(ctx.workspace, full):
             if ctx.approver is None:
                 return False

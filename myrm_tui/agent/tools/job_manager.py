@@ -61,6 +61,7 @@ class JobManager:
         REAPER.guard_dir(self.root)  # removed by the watcher if myrm dies without closing
         job_id = f"job-{len(self.jobs) + 1}"
         log = self.root / f"{job_id}.log"
+        # guard: l7-job-log-owner-only
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             proc = await spawn(
@@ -69,6 +70,7 @@ class JobManager:
                 command,
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
+                # guard: l7-job-output-to-disk
                 stdout=fd,
                 stderr=fd,
                 env={**os.environ, **env},
@@ -89,6 +91,7 @@ class JobManager:
                     job.exit_code = await within(proc.wait(), self.poll)
                     break
                 except TimeoutError:
+                    # guard: l7-log-size-limit
                     if _log_size(job) > self.log_limit:
                         job.stopped = f"its output passed {self.log_limit:,} bytes"
                         kill_group(proc.pid)
@@ -146,6 +149,7 @@ class JobManager:
 
 
 def _log_size(job: Job) -> int:
+    # guard: job-watcher-survives-a-removed-log
     try:
         return job.log.stat().st_size
     except OSError:  # the log was removed (by the job itself, say): nothing more is counted

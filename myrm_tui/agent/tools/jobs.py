@@ -48,6 +48,7 @@ class BashOutputTool:
         text, label = decode_output(data)
         meta: dict[str, Any] = {"job_id": job.id, "status": job.status}
         notes = [label] if label else []
+        # guard: l7-big-reads-to-the-vault
         if len(text) > ctx.job_output_chars:
             text, uri = spill(
                 text,

@@ -121,6 +121,7 @@ async def _list(
     for rel in sorted(names):
         if not glob_match(Path(rel).parts, pat):
             continue
+        # guard: grep-glob-results-confined
         full = confined(root, base / rel)
         if full is None:
             outside += 1

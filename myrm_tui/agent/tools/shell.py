@@ -43,6 +43,7 @@ class Plan:
 
 def plan(ctx: ToolContext, read_only: bool) -> Plan:
     """A read-only command's git settings made inert; its sandbox as ``ctx.sandbox`` chooses."""
+    # guard: read-only-git-settings-that-run-programs
     env = git_hardening_env(ctx.workspace) if read_only else {}
     profile = profile_for(ctx.sandbox, read_only)
     if profile is None:
@@ -132,11 +133,14 @@ class BashTool:
         """Run unasked when the rules cover every part of ``command`` and, where a sandbox is wanted, one
         is to be had; otherwise the user decides. None: declined."""
         verdict = ctx.allowed_commands.assess(command, ctx.workspace)
+        # guard: sandbox-approval-auto-still-confines
         if ctx.auto_approve:  # everything runs; what only reads is still confined (it loses nothing)
             return plan(ctx, verdict.read_only)
         missing = no_sandbox_reason(ctx.sandbox)
+        # guard: sandbox-without-one-every-command-asks
         if missing:  # never run unconfined what would have run confined: ask instead
             verdict = replace(verdict, problems=(*verdict.problems, missing))
+        # guard: shell-approval
         if verdict.allowed:
             return plan(ctx, verdict.read_only)
         if ctx.approver is None:

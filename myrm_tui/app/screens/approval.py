@@ -126,6 +126,7 @@ class ApprovalScreen(ModalScreen[str]):
     def on_key(self, event: events.Key) -> None:
         # Keys bubble up to here from the focused button before any binding (the screen's y/a/n, a
         # button's Enter) is looked up: one too early stops here.
+        # guard: approval-a-key-before-the-dialog-could
         if not self.readable(event.time):
             log.info(
                 "approval dialog: key %r %.2f s after it opened ignored", event.key, self._since(event.time)

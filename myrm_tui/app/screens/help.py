@@ -34,6 +34,7 @@ def help_sections() -> list[Section]:
             [
                 *EDITING_KEYS,
                 *binding_rows(PromptInput.BINDINGS),
+                # guard: help-the-chat-screens-own-bindings-are
                 *binding_rows(MainScreen.BINDINGS),
                 *palette,
                 *command_key_rows(),

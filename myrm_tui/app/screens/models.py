@@ -60,6 +60,7 @@ class ChoicePicker(ModalScreen[str | None]):
         """The choices containing ``typed`` (case-insensitive; those starting with it first), then the typed
         text itself when free text is allowed and it is not one of them."""
         needle = typed.strip().lower()
+        # guard: pickers-typing-filters-the-model
         hits = [c for c in self.choices if needle in c.lower()]
         hits.sort(key=lambda c: not c.lower().startswith(needle))  # stable: the given order otherwise
         options = [Option(sanitize(("▶ " if c == self.current else "  ") + c), id=c) for c in hits]

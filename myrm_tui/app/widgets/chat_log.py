@@ -188,6 +188,7 @@ class ChatLog(VerticalScroll):
         return self.items[self._lo : self._hi]
 
     def _widget(self, item: Item) -> Widget:
+        # guard: untrusted-text-a-stored-item-no-widget
         w = item.build_or_plain()
         item.widget = w
         if id(item) in self._hit_set:
@@ -501,6 +502,7 @@ class ChatLog(VerticalScroll):
     def action_leave(self) -> None:
         """Esc, on an item or inside one (a compaction's list): the prompt takes the focus back, at once.
         Up one level only, a typed ``/context`` then fired ``c`` (copy) and its Enter collapsed the row."""
+        # guard: esc-in-a-compactions-list-gives-the-keys
         self._set_cursor(None)
         for prompt in self.screen.query(PromptInput):  # now, not after a message: the next key is its
             self.screen.set_focus(prompt)

@@ -158,6 +158,7 @@ class PromptInput(TextArea):
             self._settle_enter(line_end=burst and text_key)
         if not (burst and text_key):
             self._burst_label = None  # the burst ended: what follows is typed, not pasted
+        # guard: a-typed-out-pastes-later-line-ends-are
         if event.key == "enter" and burst and "\n" in self._burst_text:
             # a later line end of a paste typed out (its last one too): never a send
             event.prevent_default()

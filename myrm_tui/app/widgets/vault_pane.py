@@ -111,6 +111,7 @@ class VaultPane(Vertical):
     def _show_text(self, text: str, language: str | None) -> Any:
         """The text area showing ``text`` highlighted as ``language``; plain text if no grammar for it
         is installed (Textual raises rather than falling back)."""
+        # guard: a-vault-entry-whose-grammar-is-not
         try:
             return self._put_text(text, language)
         except LanguageDoesNotExist:

@@ -86,6 +86,7 @@ class RuleEngine:
         self.problems.append(text)  # shown by the CLI before start-up and by `myrm doctor`
 
     def _load(self, text: str, source: str) -> None:
+        # guard: filter-rules-a-bad-file-is-skipped
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
