@@ -2,11 +2,12 @@
 gets a ``# guard: <id>`` line just above its snippet in that file, and its entry names the id instead.
 
 Idempotent (entries that name a marker are left alone), so it can be run again after a merge brings
-entries written the old way. Run from anywhere: ``python scripts/anchor_protections.py``; then
-``ruff format`` the files it lists and run ``tests/test_protections_fresh.py``. A marker goes on its own
-line (a trailing comment would conflict with parallel edits of the guarded line), with the guarded
-line's indentation, above the statement when the snippet continues one; a file whose syntax tree the
-marker would change (a line inside a string, after a backslash) is refused and named.
+entries written the old way; marker lines no mutant names any more are removed. Run from anywhere:
+``python scripts/anchor_protections.py``; then ``ruff format`` the files it lists and run
+``tests/test_protections_fresh.py``. A marker goes on its own line (a trailing comment would conflict
+with parallel edits of the guarded line), with the guarded line's indentation, above the statement when
+the snippet continues one; a file whose syntax tree the marker would change (a line inside a string,
+after a backslash) is refused and named.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from tests import protections  # noqa: E402  (the repository root first on the path)
 
 MAX_ID = 40
+MARKER_LINE = re.compile(r"^[ \t]*# guard: (\S+)[ \t]*\n", re.M)
 STOPWORDS = frozenset(
     {"a", "an", "and", "as", "at", "by", "for", "in", "is", "its", "of", "on", "or", "the", "to"}
 )
@@ -80,6 +82,19 @@ def offset(lines: list[bytes], lineno: int, col: int) -> int:
     return sum(len(line) for line in lines[: lineno - 1]) + col
 
 
+def drop_orphans(named: set[str]) -> dict[Path, str]:
+    """The files whose markers no mutant names, without those marker lines (left by a merge that moved
+    the guarded code, or by a mutant removed)."""
+    out: dict[Path, str] = {}
+    for path in sorted({p for places in protections.markers(ROOT).values() for p, _ in places}):
+        text = path.read_text(encoding="utf-8")
+        kept = MARKER_LINE.sub(lambda m: m.group() if m.group(1) in named else "", text)
+        if kept != text:
+            print(f"{path.relative_to(ROOT)}: orphan markers removed")
+            out[path] = kept
+    return out
+
+
 def main() -> int:
     plan = ROOT / "tests" / "protections.py"
     source = plan.read_bytes()
@@ -87,8 +102,8 @@ def main() -> int:
     if len(calls) != len(protections.MUTANTS):
         print(f"{len(calls)} Mutant(...) calls for {len(protections.MUTANTS)} mutants: not a plain tuple")
         return 2
-    taken = set(protections.markers(ROOT))
-    texts: dict[Path, str] = {}
+    taken = {m.marker for m in protections.MUTANTS if not m.marker.endswith(".py")}
+    texts = drop_orphans(taken)
     rewrites: list[tuple[ast.expr, str]] = []
     failed = 0
     for mutant, call in zip(protections.MUTANTS, calls, strict=True):
