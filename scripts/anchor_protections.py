@@ -131,7 +131,7 @@ def main() -> int:
         rewrites.append((call.args[1], ident))
     for path, text in texts.items():
         path.write_text(text, encoding="utf-8")
-        print(f"marked {path.relative_to(ROOT)}")
+        print(f"wrote {path.relative_to(ROOT)}")
     lines = source.splitlines(keepends=True)
     for node, ident in sorted(rewrites, key=lambda r: (r[0].lineno, r[0].col_offset), reverse=True):
         assert node.end_lineno is not None and node.end_col_offset is not None
