@@ -25,16 +25,17 @@ class UserContextSettings:
     (``myrm_tui/config.py``) inherits them as configuration keys and ``ContextConfig`` as its inputs
     (``context/`` imports nothing outside itself, so the one declaration lives on this side)."""
 
-    # Pre-Compact's utilisation levels, as shares of the input budget (the window less the reply reserve and
-    # the tool schemas): shares of the window put full (70 %) within one tool step of the budget at 8K-32K
-    # windows, and every compaction there was the emergency net.
+    # Pre-Compact (``precompact.py``): the utilisation levels, as shares of the input budget (the window
+    # less the reply reserve and the tool schemas): shares of the window put full (70 %) within one tool
+    # step of the budget at 8K-32K windows, and every compaction there was the emergency net.
     light_ratio: float = 0.50  # dedup + truncate
     full_ratio: float = 0.70  # priority-aware removal, then summary
     emergency_ratio: float = 0.90  # safety net: compact whatever it takes
-    # Pre-Compact. Off: the levels only watch; ctrl+k, /compact, the emergency net, over budget and an
-    # overflow still compact
+    # Off: the levels only watch; ctrl+k, /compact, the emergency net, over budget and an overflow still
+    # compact.
     auto_compact: bool = True
-    # TTL prune: tool outputs older than this are archived when the cache is cold
+
+    # Cache TTL prune (``ttl_prune.py``): tool outputs older than this are archived when the cache is cold.
     cache_ttl_seconds: float = 3600.0
 
 
@@ -49,9 +50,11 @@ class ContextConfig(UserContextSettings):
 
     Each step declares the names it reads in its own frozen ``Settings`` dataclass (``step.settings_for``
     fills it by name from these fields and the thresholds derived below), so the groups are comments, not
-    nested classes: nesting would declare every value a third time and touch every step."""
+    nested classes: nesting would declare every value a third time and touch every step. A group opens
+    with a blank line and a comment naming its modules; ``tests/context/test_config.py`` checks that each
+    field is read there."""
 
-    # The window and what it carries besides the view: every budget below derives from these -------------
+    # The window and what it carries besides the view: every budget derived below (``config.py``) --------
     max_context_tokens: int = DEFAULT_WINDOW
     reserve_output_tokens: int = 0  # room kept for the reply; 0 means min(4096, 10% of window)
     # What every request carries outside the view (the tool schemas): the provider counts it, so the budget
