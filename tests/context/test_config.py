@@ -13,7 +13,7 @@ from myrm_tui.context import config
 from myrm_tui.context.config import ContextConfig, UserContextSettings
 
 ROOM = Path(config.__file__).parent
-MODULE = re.compile(r"``(\w+\.py|\w+/)``")
+MODULE = re.compile(r"``([\w/]*\w\.py|\w+/)``")  # a module or a folder, by name or path in context/
 
 
 def groups(cls: type) -> dict[str, tuple[str, ...]]:
@@ -48,7 +48,7 @@ def readers(name: str) -> set[str]:
 
 
 def source(module: str) -> str:
-    found = [ROOM] if module == "config.py" else [p for p in ROOM.rglob(module.rstrip("/"))]
+    found = [ROOM / module] if (ROOM / module).exists() else list(ROOM.rglob(module.rstrip("/")))
     assert len(found) == 1, f"{module}: {len(found)} places under context/"
     files = sorted(found[0].rglob("*.py")) if found[0].is_dir() else [found[0]]
     return "".join(p.read_text(encoding="utf-8") for p in files)
