@@ -1,0 +1,244 @@
+"""Move ``myrm_tui/context/`` into its rooms (issue #47 item 3) and rewrite every reference to the old paths.
+
+Run from anywhere inside the checkout: ``python scripts/move_context.py``. It works from the files as they
+are (``git mv`` for each module still at its old place, then a rewrite of every tracked text file), so it can
+run on a tree that moved on since it was written, and a second run changes nothing. A top-level module of the
+package that is neither in ``MOVES`` nor in ``STAYS`` is reported (a module added since: give it a room by
+hand). It ends with ``ruff check --fix`` and ``ruff format`` on the files it touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+# old module (under myrm_tui/context/) -> its new place, dotted from myrm_tui.context
+MOVES: dict[str, str] = {
+    **{
+        m: f"steps.{m}"
+        for m in (
+            "thinking",
+            "media",
+            "answered",
+            "reasoning",
+            "ttl_prune",
+            "precompact",
+            "fit",
+            "compress",
+            "notes",
+            "summarize",
+            "reread",
+            "normalize",
+            "pinned",
+            "cache_optimize",
+        )
+    },
+    "summary_model": "summary.fields",
+    "prepared": "summary.prepared",
+    "ledger": "summary.ledger",
+    "compaction": "compaction.record",
+    "intent": "compaction.intent",
+    "budget_guard": "filters.budget_guard",
+    "trimming": "text.trimming",
+    "signals": "text.signals",
+    "call_args": "text.call_args",
+    "redact": "privacy.redact",
+    "secret_rules": "privacy.secret_rules",
+    "window_use": "report.window_use",
+    "cache_break": "report.cache_break",
+}
+# The contract and the core stay at the top of the package.
+STAYS = {
+    "__init__",
+    "config",
+    "pipeline",
+    "step",
+    "state",
+    "invariants",
+    "edits",
+    "types",
+    "tokens",
+    "model_facts",
+    "vault",
+}
+ROOMS: dict[str, str] = {
+    "steps": "The pipeline's steps, one module each, in the order ``pipeline.build_pipeline`` runs them.",
+    "summary": "The 14-field summary: its data (``fields``), one prepared ahead, the ledger of kept facts.",
+    "compaction": "A compaction: its typed record and the ``CompressionIntent`` that guides compression.",
+    "filters": "The smart filter: shell compressors, rules, structural filters for tool output; its guard.",
+    "text": "Reading and shortening message text: trims, signals (failed? which files?), a call's arguments.",
+    "privacy": "Secrets and personal data kept out of what is stored and sent: redaction and its rules.",
+    "report": "Figures about the view: what fills the window, why a prefix cache will miss.",
+}
+# The renamed modules say their old name and the spec's (appended to their docstring once).
+RENAMED_NOTE = {
+    "summary.fields": "Was the module ``summary_model`` (context's summary_model.py before the rooms).\n"
+    "The spec (Layer 4, Structured Summarization) calls this the structured summary with 14 fields.",
+    "compaction.record": "Was the module ``compaction`` (context's compaction.py before the rooms).\n"
+    "The spec has no class for it: it is the record of one compaction (Layer 4), whose summary it stores as\n"
+    "``compacted_summary``.",
+}
+TEXT_SUFFIXES = {".py", ".md", ".toml", ".cfg", ".ini", ".yaml", ".yml"}
+TEXT_NAMES = {"Makefile", "run"}
+SKIP_PREFIXES = ("prompts/",)  # text sent to models, not references to code
+SELF = "scripts/move_context.py"
+
+
+def _pattern(old: str, new: str, dotted: bool) -> re.Pattern[str]:
+    """``old`` not followed by what it becomes: the package ``compaction`` is also the old module's name."""
+    sep = r"\." if dotted else "/"
+    room = new.split(".")[0]
+    guard = ""
+    if room == old:  # myrm_tui.context.compaction.record / .intent / "compaction import record" are new
+        inner = "|".join(sorted({n.split(".")[1] for n in MOVES.values() if n.startswith(room + ".")}))
+        guard = rf"(?!{sep}(?:{inner})\b)" + (rf"(?!\s+import\s+\(?\s*(?:{inner})\b)" if dotted else "")
+    return re.compile(rf"{re.escape(old)}\b{guard}")
+
+
+_DOTTED = {old: _pattern(old, new, True) for old, new in MOVES.items()}
+DOTTED = re.compile(r"(?<![\w.])myrm_tui\.context\.(" + "|".join(MOVES) + r")\b")
+SLASH = re.compile(r"(?:(?<=myrm_tui/)|(?<![\w/.-]))context/(" + "|".join(MOVES) + r")\.py\b")
+BARE = re.compile(r"(?<=`)(" + "|".join(MOVES) + r")\.py(?=`)")
+FROM_PKG = re.compile(
+    r"^(?P<ind>[ \t]*)from myrm_tui\.context import "
+    r"(?:\((?P<par>[^)]*)\)|(?P<line>[^\n(]*?))[ \t]*(?P<cmt>#[^\n]*)?$",
+    re.M,
+)
+
+
+def _dotted(text: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        old = m.group(1)
+        rest = text[m.start(1) :]
+        if not _DOTTED[old].match(rest):  # already the new package (compaction.record, ... import record)
+            return m.group(0)
+        return "myrm_tui.context." + MOVES[old]
+
+    return DOTTED.sub(sub, text)
+
+
+def _from_pkg(text: str) -> str:
+    """``from myrm_tui.context import a, b as c`` -> one import per room; a module keeps its local name."""
+
+    def sub(m: re.Match[str]) -> str:
+        names = [n.strip() for n in (m.group("par") or m.group("line") or "").replace("\n", ",").split(",")]
+        names = [n for n in names if n and not n.startswith("#")]
+        if not any(n.split(" as ")[0].strip() in MOVES for n in names):
+            return m.group(0)
+        ind, kept, lines = m.group("ind"), [], []
+        for n in names:
+            name, _, alias = (p.strip() for p in n.partition(" as "))
+            if name not in MOVES:
+                kept.append(n)
+                continue
+            room, leaf = MOVES[name].split(".")
+            local = alias or name
+            alias_part = f" as {local}" if local != leaf else ""
+            lines.append(f"{ind}from myrm_tui.context.{room} import {leaf}{alias_part}")
+        if kept:
+            lines.insert(0, f"{ind}from myrm_tui.context import {', '.join(kept)}")
+        if m.group("cmt"):
+            lines[0] += "  " + m.group("cmt")
+        return "\n".join(lines)
+
+    return FROM_PKG.sub(sub, text)
+
+
+def _slash(text: str) -> str:
+    return SLASH.sub(lambda m: "context/" + MOVES[m.group(1)].replace(".", "/") + ".py", text)
+
+
+def _bare(text: str) -> str:
+    return BARE.sub(lambda m: MOVES[m.group(1)].replace(".", "/") + ".py", text)
+
+
+def _packages(text: str) -> str:
+    """The new sub-packages in pyproject's explicit ``[tool.setuptools] packages`` list."""
+    missing = [f'"myrm_tui.context.{r}"' for r in ROOMS if f'"myrm_tui.context.{r}"' not in text]
+    if not missing or '"myrm_tui.context.filters",' not in text:
+        return text
+    anchor = '"myrm_tui.context.filters",'
+    return text.replace(anchor, f"{anchor} {', '.join(missing)},", 1)
+
+
+def rewrite(path: str, text: str) -> str:
+    out = _from_pkg(text) if path.endswith(".py") else text
+    out = _slash(_dotted(out))
+    if path.endswith(".md") or path.startswith("myrm_tui/context/"):
+        out = _bare(out)  # a bare `fit.py` names a context module only in the docs and in the package itself
+    if path == "pyproject.toml":
+        out = _packages(out)
+    return out
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def move(root: Path, touched: set[str]) -> None:
+    pkg = root / "myrm_tui" / "context"
+    for room, doc in ROOMS.items():
+        init = pkg / room / "__init__.py"
+        if not init.exists():
+            init.parent.mkdir(exist_ok=True)
+            init.write_text(f'"""{doc}"""\n', encoding="utf-8")
+            _git(root, "add", str(init.relative_to(root)))
+            touched.add(str(init.relative_to(root)))
+    for old, new in MOVES.items():
+        src, dst = pkg / f"{old}.py", pkg / (new.replace(".", "/") + ".py")
+        if src.exists() and dst.exists():
+            sys.exit(f"both {src.relative_to(root)} and {dst.relative_to(root)} exist: merge them by hand")
+        if src.exists():
+            _git(root, "mv", str(src.relative_to(root)), str(dst.relative_to(root)))
+            touched.add(str(dst.relative_to(root)))
+    for new, note in RENAMED_NOTE.items():
+        f = pkg / (new.replace(".", "/") + ".py")
+        text = f.read_text(encoding="utf-8")
+        if note.splitlines()[0] in text or not text.startswith('"""'):
+            continue
+        end = text.index('"""', 3)
+        text = '"""' + text[3:end].rstrip("\n") + "\n\n" + note + "\n" + text[end:]
+        f.write_text(text, encoding="utf-8")
+        touched.add(str(f.relative_to(root)))
+    strays = sorted(p.stem for p in pkg.glob("*.py") if p.stem not in STAYS and p.stem not in MOVES)
+    if strays:
+        print("not moved (new since the layout was agreed; give them a room by hand):", ", ".join(strays))
+
+
+def references(root: Path, touched: set[str]) -> None:
+    for path in _git(root, "ls-files").splitlines():
+        p = root / path
+        if path == SELF or path.startswith(SKIP_PREFIXES) or not p.is_file():
+            continue
+        if p.suffix not in TEXT_SUFFIXES and p.name not in TEXT_NAMES:
+            continue
+        text = p.read_text(encoding="utf-8")
+        new = rewrite(path, text)
+        if new != text:
+            p.write_text(new, encoding="utf-8")
+            touched.add(path)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-ruff", action="store_true", help="skip ruff check --fix / ruff format")
+    args = ap.parse_args()
+    root = Path(_git(Path.cwd(), "rev-parse", "--show-toplevel").strip())
+    touched: set[str] = set()
+    move(root, touched)
+    references(root, touched)
+    py = sorted(t for t in touched if t.endswith(".py"))
+    print(f"{len(touched)} files touched")
+    if py and not args.no_ruff:
+        ruff = Path(sys.executable).with_name("ruff")
+        cmd = str(ruff) if ruff.exists() else "ruff"
+        subprocess.run([cmd, "check", "--fix", "-q", *py], cwd=root, check=False)
+        subprocess.run([cmd, "format", "-q", *py], cwd=root, check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
