@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+from _rewrite import git, text_files, tidy, toplevel
 
 # old module (under myrm_tui/context/) -> its new place, dotted from myrm_tui.context
 MOVES: dict[str, str] = {
@@ -81,9 +82,6 @@ RENAMED_NOTE = {
     "The spec has no class for it: it is the record of one compaction (Layer 4), whose summary it stores as\n"
     "``compacted_summary``.",
 }
-TEXT_SUFFIXES = {".py", ".md", ".toml", ".cfg", ".ini", ".yaml", ".yml"}
-TEXT_NAMES = {"Makefile", "run"}
-SKIP_PREFIXES = ("prompts/",)  # text sent to models, not references to code
 SELF = "scripts/move_context.py"
 
 
@@ -174,10 +172,6 @@ def rewrite(path: str, text: str) -> str:
     return out
 
 
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
-
-
 def move(root: Path, touched: set[str]) -> None:
     pkg = root / "myrm_tui" / "context"
     for room, doc in ROOMS.items():
@@ -185,14 +179,14 @@ def move(root: Path, touched: set[str]) -> None:
         if not init.exists():
             init.parent.mkdir(exist_ok=True)
             init.write_text(f'"""{doc}"""\n', encoding="utf-8")
-            _git(root, "add", str(init.relative_to(root)))
+            git(root, "add", str(init.relative_to(root)))
             touched.add(str(init.relative_to(root)))
     for old, new in MOVES.items():
         src, dst = pkg / f"{old}.py", pkg / (new.replace(".", "/") + ".py")
         if src.exists() and dst.exists():
             sys.exit(f"both {src.relative_to(root)} and {dst.relative_to(root)} exist: merge them by hand")
         if src.exists():
-            _git(root, "mv", str(src.relative_to(root)), str(dst.relative_to(root)))
+            git(root, "mv", str(src.relative_to(root)), str(dst.relative_to(root)))
             touched.add(str(dst.relative_to(root)))
     for new, note in RENAMED_NOTE.items():
         f = pkg / (new.replace(".", "/") + ".py")
@@ -209,12 +203,8 @@ def move(root: Path, touched: set[str]) -> None:
 
 
 def references(root: Path, touched: set[str]) -> None:
-    for path in _git(root, "ls-files").splitlines():
+    for path in text_files(root, skip=(SELF,)):
         p = root / path
-        if path == SELF or path.startswith(SKIP_PREFIXES) or not p.is_file():
-            continue
-        if p.suffix not in TEXT_SUFFIXES and p.name not in TEXT_NAMES:
-            continue
         text = p.read_text(encoding="utf-8")
         new = rewrite(path, text)
         if new != text:
@@ -226,17 +216,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-ruff", action="store_true", help="skip ruff check --fix / ruff format")
     args = ap.parse_args()
-    root = Path(_git(Path.cwd(), "rev-parse", "--show-toplevel").strip())
+    root = toplevel()
     touched: set[str] = set()
     move(root, touched)
     references(root, touched)
-    py = sorted(t for t in touched if t.endswith(".py"))
     print(f"{len(touched)} files touched")
-    if py and not args.no_ruff:
-        ruff = Path(sys.executable).with_name("ruff")
-        cmd = str(ruff) if ruff.exists() else "ruff"
-        subprocess.run([cmd, "check", "--fix", "-q", *py], cwd=root, check=False)
-        subprocess.run([cmd, "format", "-q", *py], cwd=root, check=True)
+    if not args.no_ruff:
+        tidy(root, sorted(t for t in touched if t.endswith(".py")))
     return 0
 
 

@@ -1,0 +1,116 @@
+"""What the move scripts share: git, the tracked text files, and fitting lines a longer path made too long."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tokenize
+from collections.abc import Iterator
+from pathlib import Path
+
+TEXT_SUFFIXES = {".py", ".md", ".toml", ".cfg", ".ini", ".yaml", ".yml"}
+TEXT_NAMES = {"Makefile", "run"}  # .ci/run
+SKIP_PREFIXES = ("prompts/",)  # text sent to models, not references to code
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def toplevel() -> Path:
+    return Path(git(Path.cwd(), "rev-parse", "--show-toplevel").strip())
+
+
+def text_files(root: Path, skip: tuple[str, ...] = ()) -> Iterator[str]:
+    """Tracked files that may name a module or a path: code, docs, config, the Makefile and CI."""
+    for path in git(root, "ls-files").splitlines():
+        p = root / path
+        if path in skip or path.startswith(SKIP_PREFIXES) or not p.is_file():
+            continue
+        if p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES:
+            yield path
+
+
+def _ruff() -> str:
+    ruff = Path(sys.executable).with_name("ruff")
+    return str(ruff) if ruff.exists() else "ruff"
+
+
+def _split_at(line: str, limit: int, start: int) -> int:
+    """The last space at or before ``limit`` after ``start`` (or -1)."""
+    cut = line.rfind(" ", start, limit + 1)
+    return cut if cut > start else -1
+
+
+def _fit(path: Path, rows: list[int], limit: int) -> None:
+    """Re-wrap each too-long row that is a comment, a docstring line or a string in brackets."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    comments: dict[int, int] = {}
+    in_text: set[int] = set()
+    literals: dict[int, tuple[int, int]] = {}
+    depth, prev = 0, tokenize.NEWLINE
+    statement_start = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        starts, prev = (
+            prev in statement_start,
+            tok.type if tok.type not in (tokenize.NL, tokenize.COMMENT) else prev,
+        )
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+        elif tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.start[1]
+        elif tok.type == tokenize.STRING and starts and tok.start[0] < tok.end[0]:  # a docstring
+            in_text.update(range(tok.start[0], tok.end[0] + 1))
+        elif tok.type == tokenize.STRING and depth and tok.string[:1] in "\"'":
+            literals[tok.start[0]] = tok.start[1], tok.end[1]
+    for row in sorted(rows, reverse=True):  # bottom-up: an inserted line moves no row still to do
+        line = lines[row - 1].rstrip("\n")
+        indent = line[: len(line) - len(line.lstrip())]
+        if row in comments and line[: comments[row]].strip():  # an inline comment goes on its own line above
+            c = comments[row]
+            lines[row - 1 : row] = [f"{indent}{line[c:]}\n", line[:c].rstrip() + "\n"]
+        elif row in comments and (cut := _split_at(line, limit, comments[row] + 2)) > 0:
+            lines[row - 1 : row] = [line[:cut] + "\n", f"{indent}# {line[cut + 1 :]}\n"]
+        elif row in in_text and row not in comments and (cut := _split_at(line, limit, len(indent) + 4)) > 0:
+            lines[row - 1 : row] = [line[:cut] + "\n", f"{indent}{line[cut + 1 :]}\n"]
+        elif row in literals and (cut := _split_at(line, limit - 1, literals[row][0] + 1)) > 0:
+            q = line[literals[row][0]]
+            cont = " " * literals[row][0]
+            lines[row - 1 : row] = [line[: cut + 1] + q + "\n", f"{cont}{q}{line[cut + 1 :]}\n"]
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+def tidy(root: Path, paths: list[str], limit: int = 110) -> None:
+    """``ruff check --fix`` and ``ruff format`` on ``paths``, then lines a longer name pushed past ``limit``
+    re-wrapped (comments, docstrings, strings in brackets); any other is printed for a hand fix."""
+    if not paths:
+        return
+    subprocess.run([_ruff(), "check", "--fix", "-q", *paths], cwd=root, check=False)
+    subprocess.run([_ruff(), "format", "-q", *paths], cwd=root, check=True)
+    for _ in range(4):  # a wrapped comment's second half may itself be long
+        if not (long := _too_long(root, paths)):
+            return
+        for f, rows in long.items():
+            _fit(Path(f), rows, limit)
+        subprocess.run([_ruff(), "format", "-q", *paths], cwd=root, check=True)
+    for f, rows in _too_long(root, paths).items():
+        for row in rows:
+            print(f"line too long, fix by hand: {Path(f).relative_to(root)}:{row}")
+
+
+def _too_long(root: Path, paths: list[str]) -> dict[str, list[int]]:
+    out = subprocess.run(
+        [_ruff(), "check", "--select", "E501", "--output-format", "json", *paths],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    ).stdout
+    long: dict[str, list[int]] = {}
+    for item in json.loads(out or "[]"):
+        long.setdefault(item["filename"], []).append(item["location"]["row"])
+    return long
