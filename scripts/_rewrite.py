@@ -6,8 +6,9 @@ import io
 import json
 import subprocess
 import sys
+import textwrap
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".cfg", ".ini", ".yaml", ".yml"}
@@ -44,6 +45,32 @@ def _split_at(line: str, limit: int, start: int) -> int:
     return cut if cut > start else -1
 
 
+def _reflow(lines: list[str], row: int, prefix: str, more: Callable[[str, str], bool], limit: int) -> None:
+    """Re-wrap the paragraph starting at ``row`` (1-based) whose lines start with ``prefix``; ``more(line,
+    next_line)`` says whether the next line belongs to it."""
+    end = row
+    while end < len(lines) and more(lines[end - 1], lines[end]):
+        end += 1
+    words = " ".join(ln.strip()[len(prefix.strip()) :].strip() for ln in lines[row - 1 : end])
+    wrapped = textwrap.wrap(
+        words, limit - len(prefix), break_long_words=False, break_on_hyphens=False
+    )  # the width leaves room for the prefix
+    lines[row - 1 : end] = [f"{prefix}{w}\n" for w in wrapped]
+
+
+def _comment_more(indent: str) -> Callable[[str, str], bool]:
+    def more(_line: str, nxt: str) -> bool:
+        body = nxt.strip()
+        return nxt.startswith(indent + "#") and not nxt[len(indent)].isspace() and len(body) > 2
+
+    return more
+
+
+def _doc_more(_line: str, nxt: str) -> bool:
+    closed = _line.rstrip().endswith(('"""', "'''")) and _line.strip() not in ('"""', "'''")
+    return not closed and bool(nxt.strip()) and not nxt.strip().startswith(("-", "*", "|", ">>>", '"""'))
+
+
 def _fit(path: Path, rows: list[int], limit: int) -> None:
     """Re-wrap each too-long row that is a comment, a docstring line or a string in brackets."""
     text = path.read_text(encoding="utf-8")
@@ -54,10 +81,9 @@ def _fit(path: Path, rows: list[int], limit: int) -> None:
     depth, prev = 0, tokenize.NEWLINE
     statement_start = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
     for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-        starts, prev = (
-            prev in statement_start,
-            tok.type if tok.type not in (tokenize.NL, tokenize.COMMENT) else prev,
-        )
+        starts = prev in statement_start
+        if tok.type not in (tokenize.NL, tokenize.COMMENT):
+            prev = tok.type
         if tok.type == tokenize.OP and tok.string in "([{":
             depth += 1
         elif tok.type == tokenize.OP and tok.string in ")]}":
@@ -68,16 +94,18 @@ def _fit(path: Path, rows: list[int], limit: int) -> None:
             in_text.update(range(tok.start[0], tok.end[0] + 1))
         elif tok.type == tokenize.STRING and depth and tok.string[:1] in "\"'":
             literals[tok.start[0]] = tok.start[1], tok.end[1]
-    for row in sorted(rows, reverse=True):  # bottom-up: an inserted line moves no row still to do
+    for row in sorted(rows, reverse=True):  # bottom-up: a re-wrapped paragraph moves no row still to do
         line = lines[row - 1].rstrip("\n")
         indent = line[: len(line) - len(line.lstrip())]
         if row in comments and line[: comments[row]].strip():  # an inline comment goes on its own line above
             c = comments[row]
             lines[row - 1 : row] = [f"{indent}{line[c:]}\n", line[:c].rstrip() + "\n"]
-        elif row in comments and (cut := _split_at(line, limit, comments[row] + 2)) > 0:
-            lines[row - 1 : row] = [line[:cut] + "\n", f"{indent}# {line[cut + 1 :]}\n"]
-        elif row in in_text and row not in comments and (cut := _split_at(line, limit, len(indent) + 4)) > 0:
-            lines[row - 1 : row] = [line[:cut] + "\n", f"{indent}{line[cut + 1 :]}\n"]
+            if len(indent) + len(line) - c > limit:
+                _reflow(lines, row, indent + "# ", _comment_more(indent), limit)
+        elif row in comments:
+            _reflow(lines, row, indent + "# ", _comment_more(indent), limit)
+        elif row in in_text and _split_at(line, limit, len(indent) + 4) > 0:
+            _reflow(lines, row, indent, _doc_more, limit)
         elif row in literals and (cut := _split_at(line, limit - 1, literals[row][0] + 1)) > 0:
             q = line[literals[row][0]]
             cont = " " * literals[row][0]
@@ -90,12 +118,9 @@ def tidy(root: Path, paths: list[str], limit: int = 110) -> None:
     re-wrapped (comments, docstrings, strings in brackets); any other is printed for a hand fix."""
     if not paths:
         return
-    subprocess.run([_ruff(), "check", "--fix", "-q", *paths], cwd=root, check=False)
-    subprocess.run([_ruff(), "format", "-q", *paths], cwd=root, check=True)
-    for _ in range(4):  # a wrapped comment's second half may itself be long
-        if not (long := _too_long(root, paths)):
-            return
-        for f, rows in long.items():
+    subprocess.run([_ruff(), "check", "--fix", "-q", "--ignore", "E501", *paths], cwd=root, check=False)
+    for _ in range(3):  # before ruff format, which would split a code line to fit its comment
+        for f, rows in _too_long(root, paths).items():
             _fit(Path(f), rows, limit)
         subprocess.run([_ruff(), "format", "-q", *paths], cwd=root, check=True)
     for f, rows in _too_long(root, paths).items():
