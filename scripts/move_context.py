@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 from _rewrite import git, text_files, tidy, toplevel
@@ -154,12 +155,14 @@ def _bare(text: str) -> str:
 
 
 def _packages(text: str) -> str:
-    """The new sub-packages in pyproject's explicit ``[tool.setuptools] packages`` list."""
-    missing = [f'"myrm_tui.context.{r}"' for r in ROOMS if f'"myrm_tui.context.{r}"' not in text]
-    if not missing or '"myrm_tui.context.filters",' not in text:
+    """The new sub-packages in pyproject's explicit ``[tool.setuptools] packages`` list (after filters)."""
+    missing = [f'"myrm_tui.context.{r}",' for r in ROOMS if f'"myrm_tui.context.{r}"' not in text]
+    lines = text.splitlines(keepends=True)
+    at = next((i for i, ln in enumerate(lines) if '"myrm_tui.context.filters",' in ln), None)
+    if not missing or at is None:
         return text
-    anchor = '"myrm_tui.context.filters",'
-    return text.replace(anchor, f"{anchor} {', '.join(missing)},", 1)
+    lines[at + 1 : at + 1] = [f"    {w}\n" for w in textwrap.wrap(" ".join(missing), 106)]
+    return "".join(lines)
 
 
 def rewrite(path: str, text: str) -> str:
