@@ -86,18 +86,6 @@ RENAMED_NOTE = {
 SELF = "scripts/move_context.py"
 
 
-def _pattern(old: str, new: str, dotted: bool) -> re.Pattern[str]:
-    """``old`` not followed by what it becomes: the package ``compaction`` is also the old module's name."""
-    sep = r"\." if dotted else "/"
-    room = new.split(".")[0]
-    guard = ""
-    if room == old:  # myrm_tui.context.compaction.record / .intent / "compaction import record" are new
-        inner = "|".join(sorted({n.split(".")[1] for n in MOVES.values() if n.startswith(room + ".")}))
-        guard = rf"(?!{sep}(?:{inner})\b)" + (rf"(?!\s+import\s+\(?\s*(?:{inner})\b)" if dotted else "")
-    return re.compile(rf"{re.escape(old)}\b{guard}")
-
-
-_DOTTED = {old: _pattern(old, new, True) for old, new in MOVES.items()}
 DOTTED = re.compile(r"(?<![\w.])myrm_tui\.context\.(" + "|".join(MOVES) + r")\b")
 SLASH = re.compile(r"(?:(?<=myrm_tui/)|(?<![\w/.-]))context/(" + "|".join(MOVES) + r")\.py\b")
 BARE = re.compile(r"(?<=`)(" + "|".join(MOVES) + r")\.py(?=`)")
@@ -108,12 +96,17 @@ FROM_PKG = re.compile(
 )
 
 
-def _dotted(text: str) -> str:
+def _dotted(text: str, moved: set[str]) -> str:
     def sub(m: re.Match[str]) -> str:
         old = m.group(1)
-        rest = text[m.start(1) :]
-        if not _DOTTED[old].match(rest):  # already the new package (compaction.record, ... import record)
-            return m.group(0)
+        room = MOVES[old].split(".")[0]
+        if old == room:  # the package ``compaction`` has the old module's name: which one is meant?
+            leaves = {n.split(".")[1] for n in MOVES.values() if n.startswith(room + ".")}
+            after = re.match(r"\.(\w+)|\s+import\s+\(?\s*(\w+)", text[m.end() :])
+            if after and (after.group(1) or after.group(2)) in leaves:
+                return m.group(0)  # already the new package's module
+            if not after and old not in moved:
+                return m.group(0)  # the package itself, named after an earlier run
         return "myrm_tui.context." + MOVES[old]
 
     return DOTTED.sub(sub, text)
@@ -165,9 +158,9 @@ def _packages(text: str) -> str:
     return "".join(lines)
 
 
-def rewrite(path: str, text: str) -> str:
+def rewrite(path: str, text: str, moved: set[str]) -> str:
     out = _from_pkg(text) if path.endswith(".py") else text
-    out = _slash(_dotted(out))
+    out = _slash(_dotted(out, moved))
     if path.endswith(".md") or path.startswith("myrm_tui/context/"):
         out = _bare(out)  # a bare `fit.py` names a context module only in the docs and in the package itself
     if path == "pyproject.toml":
@@ -175,7 +168,9 @@ def rewrite(path: str, text: str) -> str:
     return out
 
 
-def move(root: Path, touched: set[str]) -> None:
+def move(root: Path, touched: set[str]) -> set[str]:
+    """``git mv`` each module still at its old place; the old names of those moved now."""
+    moved: set[str] = set()
     pkg = root / "myrm_tui" / "context"
     for room, doc in ROOMS.items():
         init = pkg / room / "__init__.py"
@@ -190,6 +185,7 @@ def move(root: Path, touched: set[str]) -> None:
             sys.exit(f"both {src.relative_to(root)} and {dst.relative_to(root)} exist: merge them by hand")
         if src.exists():
             git(root, "mv", str(src.relative_to(root)), str(dst.relative_to(root)))
+            moved.add(old)
             touched.add(str(dst.relative_to(root)))
     for new, note in RENAMED_NOTE.items():
         f = pkg / (new.replace(".", "/") + ".py")
@@ -203,13 +199,14 @@ def move(root: Path, touched: set[str]) -> None:
     strays = sorted(p.stem for p in pkg.glob("*.py") if p.stem not in STAYS and p.stem not in MOVES)
     if strays:
         print("not moved (new since the layout was agreed; give them a room by hand):", ", ".join(strays))
+    return moved
 
 
-def references(root: Path, touched: set[str]) -> None:
+def references(root: Path, touched: set[str], moved: set[str]) -> None:
     for path in text_files(root, skip=(SELF,)):
         p = root / path
         text = p.read_text(encoding="utf-8")
-        new = rewrite(path, text)
+        new = rewrite(path, text, moved)
         if new != text:
             p.write_text(new, encoding="utf-8")
             touched.add(path)
@@ -221,8 +218,7 @@ def main() -> int:
     args = ap.parse_args()
     root = toplevel()
     touched: set[str] = set()
-    move(root, touched)
-    references(root, touched)
+    references(root, touched, move(root, touched))
     print(f"{len(touched)} files touched")
     if not args.no_ruff:
         tidy(root, sorted(t for t in touched if t.endswith(".py")))
