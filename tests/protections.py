@@ -267,7 +267,7 @@ MUTANTS = (
         "landing = budget",
         (
             f"{F}::test_every_request_fits_and_compactions_make_progress",
-            "tests/context/test_processors.py::test_a_compaction_is_fitted_under_the_landing_level_not_just_under_the_budget",
+            "tests/context/test_fit.py::test_a_compaction_is_fitted_under_the_landing_level_not_just_under_the_budget",
         ),
     ),
     Mutant(
@@ -282,7 +282,7 @@ MUTANTS = (
         "pre-compact-a-view-over-the-budget",
         "elif tokens > s.fit_budget:",
         "elif False:",
-        ("tests/context/test_processors.py::test_a_view_over_the_budget_compacts_even_while_backing_off",),
+        ("tests/context/test_precompact.py::test_a_view_over_the_budget_compacts_even_while_backing_off",),
     ),
     Mutant(
         "tool names checked before anything is stored",
@@ -1324,7 +1324,7 @@ MUTANTS = (
         "return min(self.level, Level.FULL) if self.planned else self.level",
         "return self.level",
         (
-            "tests/context/test_processors.py::"
+            "tests/context/test_precompact.py::"
             "test_a_planned_compaction_past_90_percent_goes_to_the_full_depth_and_the_net_to_emergency",
         ),
     ),
@@ -1334,7 +1334,7 @@ MUTANTS = (
         "elif (room := foldable_tokens(v)) < s.input_budget // 20:",
         "elif (room := foldable_tokens(v)) < 0:",
         (
-            "tests/context/test_processors.py::"
+            "tests/context/test_precompact.py::"
             "test_a_planned_compaction_that_could_fold_almost_nothing_is_skipped_until_the_net",
         ),
     ),
