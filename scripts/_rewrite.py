@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -32,6 +33,39 @@ def text_files(root: Path, skip: tuple[str, ...] = ()) -> Iterator[str]:
             continue
         if p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES:
             yield path
+
+
+def from_package_imports(text: str, parent: str, moves: dict[str, tuple[str, str]]) -> str:
+    """``from <parent> import a, b as c`` where ``a`` moved to ``moves[a] = (package, leaf)``: one import per
+    package, each module keeping its local name (so the code that uses it is unchanged)."""
+    pattern = re.compile(
+        rf"^(?P<ind>[ \t]*)from {re.escape(parent)} import "
+        r"(?:\((?P<par>[^)]*)\)|(?P<line>[^\n(]*?))[ \t]*(?P<cmt>#[^\n]*)?$",
+        re.M,
+    )
+
+    def sub(m: re.Match[str]) -> str:
+        names = [n.strip() for n in (m.group("par") or m.group("line") or "").replace("\n", ",").split(",")]
+        names = [n for n in names if n and not n.startswith("#")]
+        if not any(n.split(" as ")[0].strip() in moves for n in names):
+            return m.group(0)
+        ind, kept, lines = m.group("ind"), [], []
+        for n in names:
+            name, _, alias = (p.strip() for p in n.partition(" as "))
+            if name not in moves:
+                kept.append(n)
+                continue
+            package, leaf = moves[name]
+            local = alias or name
+            alias_part = f" as {local}" if local != leaf else ""
+            lines.append(f"{ind}from {package} import {leaf}{alias_part}")
+        if kept:
+            lines.insert(0, f"{ind}from {parent} import {', '.join(kept)}")
+        if m.group("cmt"):
+            lines[0] += "  " + m.group("cmt")
+        return "\n".join(lines)
+
+    return pattern.sub(sub, text)
 
 
 def _ruff() -> str:

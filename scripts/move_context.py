@@ -15,7 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from _rewrite import git, text_files, tidy, toplevel
+from _rewrite import from_package_imports, git, text_files, tidy, toplevel
 
 # old module (under myrm_tui/context/) -> its new place, dotted from myrm_tui.context
 MOVES: dict[str, str] = {
@@ -86,14 +86,12 @@ RENAMED_NOTE = {
 SELF = "scripts/move_context.py"
 
 
+FROM_CONTEXT = {
+    old: (f"myrm_tui.context.{new.split('.')[0]}", new.split(".")[1]) for old, new in MOVES.items()
+}
 DOTTED = re.compile(r"(?<![\w.])myrm_tui\.context\.(" + "|".join(MOVES) + r")\b")
 SLASH = re.compile(r"(?:(?<=myrm_tui/)|(?<![\w/.-]))context/(" + "|".join(MOVES) + r")\.py\b")
 BARE = re.compile(r"(?<=`)(" + "|".join(MOVES) + r")\.py(?=`)")
-FROM_PKG = re.compile(
-    r"^(?P<ind>[ \t]*)from myrm_tui\.context import "
-    r"(?:\((?P<par>[^)]*)\)|(?P<line>[^\n(]*?))[ \t]*(?P<cmt>#[^\n]*)?$",
-    re.M,
-)
 
 
 def _dotted(text: str, moved: set[str]) -> str:
@@ -110,33 +108,6 @@ def _dotted(text: str, moved: set[str]) -> str:
         return "myrm_tui.context." + MOVES[old]
 
     return DOTTED.sub(sub, text)
-
-
-def _from_pkg(text: str) -> str:
-    """``from myrm_tui.context import a, b as c`` -> one import per room; a module keeps its local name."""
-
-    def sub(m: re.Match[str]) -> str:
-        names = [n.strip() for n in (m.group("par") or m.group("line") or "").replace("\n", ",").split(",")]
-        names = [n for n in names if n and not n.startswith("#")]
-        if not any(n.split(" as ")[0].strip() in MOVES for n in names):
-            return m.group(0)
-        ind, kept, lines = m.group("ind"), [], []
-        for n in names:
-            name, _, alias = (p.strip() for p in n.partition(" as "))
-            if name not in MOVES:
-                kept.append(n)
-                continue
-            room, leaf = MOVES[name].split(".")
-            local = alias or name
-            alias_part = f" as {local}" if local != leaf else ""
-            lines.append(f"{ind}from myrm_tui.context.{room} import {leaf}{alias_part}")
-        if kept:
-            lines.insert(0, f"{ind}from myrm_tui.context import {', '.join(kept)}")
-        if m.group("cmt"):
-            lines[0] += "  " + m.group("cmt")
-        return "\n".join(lines)
-
-    return FROM_PKG.sub(sub, text)
 
 
 def _slash(text: str) -> str:
@@ -159,7 +130,7 @@ def _packages(text: str) -> str:
 
 
 def rewrite(path: str, text: str, moved: set[str]) -> str:
-    out = _from_pkg(text) if path.endswith(".py") else text
+    out = from_package_imports(text, "myrm_tui.context", FROM_CONTEXT) if path.endswith(".py") else text
     out = _slash(_dotted(out, moved))
     if path.endswith(".md") or path.startswith("myrm_tui/context/"):
         out = _bare(out)  # a bare `fit.py` names a context module only in the docs and in the package itself
