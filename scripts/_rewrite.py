@@ -29,7 +29,7 @@ def text_files(root: Path, skip: tuple[str, ...] = ()) -> Iterator[str]:
     """Tracked files that may name a module or a path: code, docs, config, the Makefile and CI."""
     for path in git(root, "ls-files").splitlines():
         p = root / path
-        if path in skip or path.startswith(SKIP_PREFIXES) or not p.is_file():
+        if path.startswith((*skip, *SKIP_PREFIXES)) or not p.is_file():
             continue
         if p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES:
             yield path
