@@ -92,7 +92,8 @@ FROM_CONTEXT = {
 }
 DOTTED = re.compile(r"(?<![\w.])myrm_tui\.context\.(" + "|".join(MOVES) + r")\b")
 SLASH = re.compile(r"(?:(?<=myrm_tui/)|(?<![\w/.-]))context/(" + "|".join(MOVES) + r")\.py\b")
-BARE = re.compile(r"(?<=`)(" + "|".join(MOVES) + r")\.py(?=`)")
+# `fit.py` -> `steps/fit.py`, but not where the room follows it: `fit.py` (`context/steps/`)
+BARE = re.compile(r"(?<=`)(" + "|".join(MOVES) + r")\.py(?=`)(?!` \(`context/)")
 
 
 def _dotted(text: str, moved: set[str]) -> str:

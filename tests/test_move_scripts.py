@@ -52,6 +52,8 @@ def test_paths_and_bare_names(scripts: tuple[ModuleType, ModuleType]) -> None:
         "not tests/context/fit.py\n"
     )
     assert "`fit.py`" in move.rewrite("myrm_tui/agent/x.py", text, set())  # outside the package: not its own
+    placed = "`cache_break.py` (`context/report/`) compares"
+    assert move.rewrite("docs/context.md", placed, set()) == placed
 
 
 def test_the_package_compaction_is_not_the_old_module(scripts: tuple[ModuleType, ModuleType]) -> None:
