@@ -150,6 +150,7 @@ PLACES: dict[str, str] = {
     "tests/test_import_cycles.py": "tests/test_import_cycles.py",
     "tests/test_protections_fresh.py": "tests/test_protections_fresh.py",
     "tests/test_warm.py": "tests/test_warm.py",
+    "tests/test_docs.py": "tests/test_docs.py",  # README, CONTRIBUTING and docs/
     "tests/test_move_scripts.py": "tests/test_move_scripts.py",  # scripts/move_context.py, mirror_tests.py
 }
 MOVES = {old: new for old, new in PLACES.items() if old != new}
