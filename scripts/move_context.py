@@ -67,7 +67,7 @@ STAYS = {
     "vault",
 }
 ROOMS: dict[str, str] = {
-    "steps": "The pipeline's steps, one module each, in the order ``pipeline.build_pipeline`` runs them.",
+    "steps": "The pipeline's steps, a module each (``fit`` and ``media`` hold two).",
     "summary": "The 14-field summary: its data (``fields``), one prepared ahead, the ledger of kept facts.",
     "compaction": "A compaction: its typed record and the ``CompressionIntent`` that guides compression.",
     "filters": "The smart filter: shell compressors, rules, structural filters for tool output; its guard.",
