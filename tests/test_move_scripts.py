@@ -100,3 +100,13 @@ def test_a_second_rewrite_of_every_file_changes_nothing(scripts: tuple[ModuleTyp
         assert mirror.rewrite(path, move.rewrite(path, once, set())) == once, path
         checked += 1
     assert checked > 100
+
+
+def test_pyproject_lists_the_rooms_and_guards_every_step(scripts: tuple[ModuleType, ModuleType]) -> None:
+    move = scripts[0]
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    text = move.rewrite("pyproject.toml", pyproject, set(move.MOVES))
+    assert all(f'"myrm_tui.context.{room}"' in text for room in move.ROOMS)
+    # every step, pinned.py and those added later included, may not import the pipeline
+    rooms = '["myrm_tui.context.steps", "myrm_tui.context.filters", "myrm_tui.context.step"]'
+    assert f"source_modules = {rooms}" in text
