@@ -54,6 +54,7 @@ PLACES: dict[str, str] = {
     "tests/context/test_pipeline_properties.py": "tests/context/test_pipeline_properties.py",
     "tests/context/test_state_edits.py": "tests/context/test_state_edits.py",  # state.py and edits.py
     "tests/context/test_step_contract.py": "tests/context/test_step_contract.py",
+    "tests/context/test_config.py": "tests/context/test_config.py",
     "tests/context/test_tokens.py": "tests/context/test_tokens.py",
     "tests/context/test_vault.py": "tests/context/test_vault.py",
     # flows: the agent loop, the store and the emulator together
