@@ -5,7 +5,10 @@ Neither format has a formal spec; this reads them as their files are laid out (D
 
 - **Claude Code**: one event a line (``type`` user / assistant / system / summary / …) linked by
   ``parentUuid``. The conversation is the chain that ends at the last main-line event (``isSidechain``
-  events are a subagent's and are left out; a rewind's abandoned branch is not on the chain). A
+  events are a subagent's and are left out; a rewind's abandoned branch is not on the chain), plus the
+  branches parallel calls grow off it: the other lines of a reply on the chain (same ``message.id``) and the
+  results of its calls, in file order. A subagent's own file (``<session>/subagents/agent-*.jsonl``, every
+  line a sidechain) is read as that subagent's conversation. A
   ``compact_boundary`` restarts the chain (``logicalParentUuid`` links over it); the next user message is
   Claude Code's own summary (``isCompactSummary``). An assistant reply is split over lines, one content block
   a line, sharing ``message.id``: they are joined.
@@ -22,12 +25,14 @@ so the history is one a provider accepts."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from myrm_tui.context.types import Message, ToolCall
 
@@ -53,8 +58,9 @@ class ForeignSession:
 
 
 def _objects(path: Path) -> Iterator[dict[str, Any]]:
+    """The file's JSON objects, one a line; ``.gz`` files are read through gzip."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with _open(path) as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
@@ -64,8 +70,14 @@ def _objects(path: Path) -> Iterator[dict[str, Any]]:
                     raise ForeignError(f"{path}:{n}: not JSON") from None
                 if isinstance(obj, dict):
                     yield _no_lone_surrogates(obj) if "\\u" in line else obj
-    except OSError as exc:
-        raise ForeignError(f"{path}: {exc.strerror or exc}") from None
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        raise ForeignError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _open(path: Path) -> IO[str]:
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -124,10 +136,17 @@ def read_session(path: Path) -> ForeignSession:
 
 
 def sessions_in(path: Path) -> list[Path]:
-    """The transcript files at ``path``: the file itself, or every ``*.jsonl`` below a folder."""
+    """The transcript files at ``path``: the file itself, or every ``*.jsonl`` (or ``*.jsonl.gz``) below a
+    folder, subagents' files included."""
     if path.is_dir():
-        return sorted(p for p in path.rglob("*.jsonl") if kind_of(p) is not None)
+        found = [*path.rglob("*.jsonl"), *path.rglob("*.jsonl.gz")]
+        return sorted(p for p in found if kind_of(p) is not None)
     return [path]
+
+
+def is_transcript(path: Path) -> bool:
+    """A Claude Code transcript or Codex rollout file (``.jsonl``, or gzipped ``.jsonl.gz``)."""
+    return path.name.endswith((".jsonl", ".jsonl.gz")) and kind_of(path) is not None
 
 
 # -- pairing calls and results -----------------------------------------------------------------------
@@ -178,6 +197,14 @@ class _Builder:
         calls = tuple(calls)
         if not (text or calls or reasoning):
             return
+        k = len(self.out)
+        while same_reply and k > 0 and self.out[k - 1].role == "tool":
+            k -= 1
+        if same_reply and 0 < k < len(self.out) and self.out[k - 1].role == "assistant":
+            # A line of a reply whose first results were written before it (Claude Code writes each block
+            # a line, as it streams): it joins the reply, ahead of those results.
+            self._extend(k - 1, text, calls, reasoning)
+            return
         last = self.out[-1] if self.out else None
         if last is not None and last.role == "assistant" and not self.open and not last.tool_calls:
             # One reply split over lines (Claude Code) or items (Codex): joined.
@@ -202,6 +229,19 @@ class _Builder:
             Message(role="assistant", content=text or None, tool_calls=calls, reasoning=reasoning or None)
         )
         self.open.update({c.id: c for c in calls})
+
+    def _extend(self, at: int, text: str, calls: tuple[ToolCall, ...], reasoning: str) -> None:
+        reply = self.out[at]
+        known = {c.id for c in reply.tool_calls}
+        fresh = tuple(c for c in calls if c.id not in known)
+        if len(fresh) < len(calls):
+            self.drop("tool calls with a repeated id")
+        joined = "\n\n".join(r for r in (reply.reasoning or "", reasoning) if r)
+        content = "\n\n".join(t for t in (reply.text, text) if t)
+        self.out[at] = replace(
+            reply, content=content or None, tool_calls=(*reply.tool_calls, *fresh), reasoning=joined or None
+        )
+        self.open.update({c.id: c for c in fresh})
 
     def result(self, call_id: str, text: str | list[dict[str, Any]], is_error: bool = False) -> None:
         call = self.open.pop(call_id, None)
@@ -234,9 +274,12 @@ def _title(messages: list[Message]) -> str:
 
 
 def _claude_chain(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The main line: from the last main-line event back to the root, over compact boundaries."""
+    """The main line: from the last main-line event back to the root, over compact boundaries, then the
+    lines parallel calls branch off it (a reply's other lines, its calls' results), in file order."""
     by_uuid = {e["uuid"]: e for e in events if isinstance(e.get("uuid"), str)}
     main = [e for e in events if isinstance(e.get("uuid"), str) and not e.get("isSidechain")]
+    if not main:  # a subagent's own file: its lines are all sidechain, and they are its conversation
+        main = [e for e in events if isinstance(e.get("uuid"), str)]
     if not main:
         return []
     chain: list[dict[str, Any]] = []
@@ -246,9 +289,41 @@ def _claude_chain(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         seen.add(cur["uuid"])
         chain.append(cur)
         parent = cur.get("parentUuid") or cur.get("logicalParentUuid")
+        prev = cur
         cur = by_uuid.get(parent) if isinstance(parent, str) else None
-    chain.reverse()
-    return chain
+        if cur is None and prev.get("subtype") == "compact_boundary":
+            # The boundary's logical parent is not always written (December 2026: often it is not): the
+            # session went on from the main line's last line before it.
+            at = next(i for i, e in enumerate(main) if e is prev)
+            cur = main[at - 1] if at > 0 else None
+    # Parallel calls: Claude Code writes each call of a reply as its own line and each result as a child
+    # of its call's line, so the chain runs through one of them and the others hang off it.
+    replies = {_dict(e.get("message")).get("id") for e in chain if e.get("type") == "assistant"} - {None}
+    for e in main:
+        if (
+            e["uuid"] not in seen
+            and e.get("type") == "assistant"
+            and _dict(e.get("message")).get("id") in replies
+        ):
+            seen.add(e["uuid"])
+    calls = {
+        b.get("id")
+        for e in main
+        if e["uuid"] in seen and e.get("type") == "assistant"
+        for b in _list(_dict(e.get("message")).get("content"))
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    }
+    for e in main:
+        if (
+            e["uuid"] not in seen
+            and e.get("type") == "user"
+            and any(
+                isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in calls
+                for b in _list(_dict(e.get("message")).get("content"))
+            )
+        ):
+            seen.add(e["uuid"])
+    return [e for e in main if e["uuid"] in seen]
 
 
 def _claude_image(block: dict[str, Any]) -> dict[str, Any] | None:
@@ -287,10 +362,13 @@ def read_claude(path: Path) -> ForeignSession:
     for e in _claude_chain(events):
         workspace = workspace or str(e.get("cwd") or "")
         sid = str(e.get("sessionId") or sid)
+        if e.get("isSidechain") and isinstance(e.get("agentId"), str):
+            sid = f"{sid}/agent-{e['agentId']}"  # a subagent shares its parent's sessionId
         msg: dict[str, Any] = e["message"] if isinstance(e.get("message"), dict) else {}
         content = msg.get("content")
         if e.get("type") == "user":
-            reply = None
+            if not _only_results(content):
+                reply = None  # the user spoke: the next line is a new reply
             if e.get("isCompactSummary"):
                 text, meta = _summary("claude-code", str(_claude_text(content)))
                 b.user(text, meta)
@@ -332,6 +410,11 @@ def read_claude(path: Path) -> ForeignSession:
             continue  # the summary follows as a user message
     messages = b.done()
     return ForeignSession("claude-code", sid, messages, workspace, _title(messages), b.dropped)
+
+
+def _only_results(content: Any) -> bool:
+    blocks = _list(content)
+    return bool(blocks) and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
 
 
 def _claude_text(content: Any) -> str:
