@@ -96,9 +96,9 @@ def _message(path: Path, n: int, i: int, m: Any, conv: int) -> Message:
 def load_conversations(path: Path, limit: int | None = None, only: str | None = None) -> list[Conversation]:
     """The corpus at ``path``; a Claude Code transcript or a Codex rollout (or a folder of them) is read as
     one conversation each, so a user can bench their own past sessions."""
-    from myrm_tui.store.foreign import ForeignError, kind_of, read_session, sessions_in
+    from myrm_tui.store.foreign import ForeignError, is_transcript, read_session, sessions_in
 
-    if path.is_dir() or (path.suffix == ".jsonl" and kind_of(path) is not None):
+    if path.is_dir() or is_transcript(path):
         try:
             found = [read_session(p) for p in sessions_in(path)]
         except ForeignError as exc:

@@ -378,6 +378,16 @@ def probes(
 
 
 def read_corpus(path: Path) -> Iterable[dict[str, Any]]:
+    """Each conversation as ``{"id", "messages"}`` (chat format); other agents' transcripts (a file or a
+    folder of them) are read as ``myrm bench`` reads them, so the probes' message indices match."""
+    from myrm_tui.store.foreign import is_transcript
+
+    if path.is_dir() or is_transcript(path):
+        from myrm_tui.bench.corpus import load_conversations
+
+        for c in load_conversations(path):
+            yield {"id": c.id, "messages": [m.to_api() for m in c.messages]}
+        return
     opener: Any = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as f:
         for line in f:
