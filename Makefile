@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 CORPUS ?= ../shared/corpus
 
-.PHONY: install test test-long lint typecheck unit bench screenshots protections perf perf-sessions perf-compaction clean
+.PHONY: install test test-long lint typecheck unit bench bench-foreign screenshots protections perf perf-sessions perf-compaction clean
 
 install: $(VENV)/.installed
 
@@ -91,6 +91,19 @@ bench:
 		--window 32000 --json bench/swe-dev-32k.json --plot bench/swe-dev-32k.svg --markdown bench/results.md --append
 	$(VENV)/bin/myrm bench --corpus $(CORPUS)/tau-dev.jsonl.gz --probes bench/probes/tau-dev-hand.jsonl --window 8000 \
 		--json bench/tau-dev-8k.json --plot bench/tau-dev-8k.svg --markdown bench/results.md --append
+
+# Other agents' recorded sessions (bench/foreign/, held out): probes by rule, then every strategy at 32K. The
+# first probe file is the measure; the tune/judge halves and the assistant-stated facts are extra columns.
+FOREIGN_PROBES := bench/probes/foreign
+bench-foreign:
+	$(PY) -m myrm_tui.bench.probegen --corpus bench/foreign --out $(FOREIGN_PROBES)-toolfacts.jsonl
+	$(PY) -m myrm_tui.bench.probegen --corpus bench/foreign --out $(FOREIGN_PROBES)-assistantfacts.jsonl \
+		--source assistant
+	$(VENV)/bin/myrm bench --corpus bench/foreign --window 32000 \
+		--probes $(FOREIGN_PROBES)-toolfacts.jsonl --probes $(FOREIGN_PROBES)-toolfacts-tune.jsonl \
+		--probes $(FOREIGN_PROBES)-toolfacts-judge.jsonl --probes $(FOREIGN_PROBES)-assistantfacts.jsonl \
+		--probes $(FOREIGN_PROBES)-assistantfacts-tune.jsonl --probes $(FOREIGN_PROBES)-assistantfacts-judge.jsonl \
+		--json bench/foreign-32k.json --plot bench/foreign-32k.svg --markdown bench/foreign/results.md
 
 # Remove each protection of the resilience layer in turn (in a temporary copy) and check its tests fail.
 protections:
