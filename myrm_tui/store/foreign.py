@@ -265,6 +265,10 @@ def _summary(agent: str, text: str) -> tuple[str, dict[str, Any]]:
     )
 
 
+def _stem(path: Path) -> str:
+    return path.name.removesuffix(".gz").removesuffix(".jsonl")
+
+
 def _title(messages: list[Message]) -> str:
     first = next((m.text for m in messages if m.role == "user" and not m.meta), "")
     return " ".join(first.split())[:60] or "imported session"
@@ -333,7 +337,17 @@ def _claude_image(block: dict[str, Any]) -> dict[str, Any] | None:
             "type": "image_url",
             "image_url": {"url": f"data:{src.get('media_type', 'image/png')};base64,{src['data']}"},
         }
+    if src.get("type") == "url" and isinstance(src.get("url"), str):  # a pointer stays a pointer
+        return {"type": "image_url", "image_url": {"url": src["url"]}}
     return None
+
+
+def _stand_in(block: dict[str, Any]) -> dict[str, Any]:
+    """A text part saying what a block that could not come over was, so the history shows it was there."""
+    src = _dict(block.get("source"))
+    what = " ".join(str(x) for x in (block.get("type"), src.get("media_type") or src.get("type")) if x)
+    title = f' "{block["title"]}"' if isinstance(block.get("title"), str) else ""
+    return {"type": "text", "text": f"[{what}{title} in the other agent's transcript: not carried over]"}
 
 
 def _claude_content(blocks: Any) -> str | list[dict[str, Any]]:
@@ -348,6 +362,8 @@ def _claude_content(blocks: Any) -> str | list[dict[str, Any]]:
             parts.append({"type": "text", "text": b["text"]})
         elif b.get("type") == "image" and (img := _claude_image(b)) is not None:
             parts.append(img)
+        elif b.get("type") in ("image", "document"):
+            parts.append(_stand_in(b))
     if all(p["type"] == "text" for p in parts):
         return "\n".join(p["text"] for p in parts)
     return parts
@@ -357,7 +373,7 @@ def read_claude(path: Path) -> ForeignSession:
     events = list(_objects(path))
     b = _Builder()
     workspace = ""
-    sid = path.stem
+    sid = _stem(path)
     reply: Any = None  # message.id of the last assistant line, while no user line came after it
     for e in _claude_chain(events):
         workspace = workspace or str(e.get("cwd") or "")
@@ -465,7 +481,7 @@ _CODEX_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md i
 def read_codex(path: Path) -> ForeignSession:
     b = _Builder()
     workspace = ""
-    sid = path.stem
+    sid = _stem(path)
     for e in _objects(path):
         p: dict[str, Any] = e["payload"] if isinstance(e.get("payload"), dict) else {}
         kind = e.get("type")

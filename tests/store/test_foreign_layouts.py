@@ -207,3 +207,32 @@ def test_a_compact_boundary_whose_logical_parent_was_never_written_keeps_what_ca
     fs = read_session(path)
     assert [m.role for m in fs.messages] == ["user", "assistant", "tool", "user", "assistant"]
     assert fs.messages[0].text == "start" and fs.messages[3].meta == {"imported_summary": "claude-code"}
+
+
+def test_an_image_by_url_stays_a_pointer_and_a_document_leaves_a_stand_in(tmp_path: Path) -> None:
+    blocks = [
+        {"type": "text", "text": "see these"},
+        {"type": "image", "source": {"type": "url", "url": "https://example.org/shot.png"}},
+        {"type": "image", "source": {"type": "file", "file_id": "file_01"}},
+        {
+            "type": "document",
+            "title": "spec.pdf",
+            "source": {"type": "base64", "media_type": "application/pdf"},
+        },
+    ]
+    fs = read_session(_write(tmp_path / "s.jsonl.gz", [_line("u0", None, "user", blocks)]))
+    parts = fs.messages[0].content
+    assert isinstance(parts, list)
+    assert parts[1] == {"type": "image_url", "image_url": {"url": "https://example.org/shot.png"}}
+    stand_ins = [p["text"] for p in parts[2:]]
+    assert stand_ins == [
+        "[image file in the other agent's transcript: not carried over]",
+        '[document application/pdf "spec.pdf" in the other agent\'s transcript: not carried over]',
+    ]
+    assert (
+        fs.id == "s-1"
+        and read_session(
+            _write(tmp_path / "x.jsonl.gz", [{**_line("u", None, "user", "hi"), "sessionId": None}])
+        ).id
+        == "x"
+    )
