@@ -10,7 +10,7 @@ import gzip
 import json
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,14 @@ def load_conversations(path: Path, limit: int | None = None, only: str | None = 
             found = [read_session(p) for p in sessions_in(path)]
         except ForeignError as exc:
             raise CorpusError(str(exc)) from None
-        convs = [Conversation(f.id, f.messages, [], {"agent": f.agent}) for f in found if f.messages]
+        # Ids as a corpus line's messages get them: the engine derives its rewrites' ids from them, and
+        # with every id empty it cannot tell one message from another.
+        convs = [
+            Conversation(
+                f.id, [replace(m, id=f"c{n}m{i}") for i, m in enumerate(f.messages)], [], {"agent": f.agent}
+            )
+            for n, f in enumerate(x for x in found if x.messages)
+        ]
         return [c for c in convs if only is None or c.id == only][:limit]
     out: list[Conversation] = []
     for conv, (n, d) in enumerate(_lines(path)):

@@ -14,7 +14,11 @@ from hypothesis import strategies as st
 
 from myrm_tui.bench.corpus import load_conversations
 from myrm_tui.bench.probegen import read_corpus
+from myrm_tui.bench.run import make_strategies
+from myrm_tui.bench.runner import Prices, StrategyResult, replay
 from myrm_tui.context.invariants import check_tool_pairing
+from myrm_tui.context.normalize import INTERRUPTED
+from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.store.foreign import NO_RESULT, read_session, sessions_in
 
 
@@ -236,3 +240,37 @@ def test_an_image_by_url_stays_a_pointer_and_a_document_leaves_a_stand_in(tmp_pa
         ).id
         == "x"
     )
+
+
+async def test_the_bench_replays_an_imported_session_with_its_results_in_place(tmp_path: Path) -> None:
+    """Each message of an imported session has its own id in the bench (the engine derives its rewrites'
+    ids from them): with every id empty, compaction replaced recorded results by "interrupted" stand-ins."""
+    lines: list[dict[str, Any]] = [_line("u0", None, "user", "audit the modules")]
+    for k in range(12):
+        for j in range(3):  # three parallel calls a reply, each on its line, as Claude Code writes them
+            lines.append(_call(f"a{k}.{j}", lines[-1]["uuid"], f"c{k}.{j}", mid=f"m{k}"))
+        for j in range(3):
+            out = _result(f"r{k}.{j}", f"a{k}.{j}", f"c{k}.{j}")
+            out["message"]["content"][0]["content"] = f"module {k}.{j}: " + " ".join(
+                f"w{k}x{i}" for i in range(100)
+            )
+            lines.append(out)
+    lines.append(
+        _line("end", lines[-1]["uuid"], "assistant", [{"type": "text", "text": "Audited."}], mid="mz")
+    )
+    (conv,) = load_conversations(_write(tmp_path / "s.jsonl", lines))
+    assert len({m.id for m in conv.messages}) == len(conv.messages) and all(m.id for m in conv.messages)
+    counter = TokenCounter()
+    (strategy,) = make_strategies(["myrm"], [], counter, None, 10)
+    views: list[list[Any]] = []
+    build = strategy.build
+
+    async def keep(history: Any, k: int) -> Any:
+        views.append(await build(history, k))
+        return views[-1]
+
+    strategy.build = keep  # type: ignore[method-assign,assignment]
+    result = StrategyResult("myrm")
+    await replay(conv, strategy, result, 4000, counter, Prices.for_model("claude-sonnet-4-5"))
+    assert result.compactions > 0 and result.rejected_requests == 0
+    assert not [m for v in views for m in v if m.role == "tool" and m.text == INTERRUPTED]
