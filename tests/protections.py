@@ -1387,6 +1387,26 @@ MUTANTS = (
         ("tests/context/test_stated_facts.py::test_a_folded_decision_and_finding_stay_in_the_record",),
     ),
     Mutant(
+        "the Record merges by meaning: a superseded decision goes",
+        "myrm_tui/context/ledger.py",
+        'gone = superseded([ln.text if ln.decided else "" for ln in uniq])',
+        "gone = [False] * len(uniq)",
+        (
+            "tests/context/test_supersede.py::test_a_folded_decision_superseded_by_a_later_one_leaves_the_summary",
+            "tests/context/test_supersede.py::test_a_superseded_decision_never_survives_next_to_its_successor",
+        ),
+    ),
+    Mutant(
+        "the Record spends its share on what later messages refer to",
+        "myrm_tui/context/ledger.py",
+        "key=lambda i: (not spare[i], uniq[i].priority, uniq[i].referred, -len(uniq[i].text), i),",
+        "key=lambda i: (not spare[i], uniq[i].priority, -len(uniq[i].text), i),",
+        (
+            "tests/context/test_supersede.py::"
+            "test_a_referenced_fact_is_never_dropped_before_an_unreferenced_one_of_its_kind",
+        ),
+    ),
+    Mutant(
         "history_search: a failed index write never costs the message",
         "history-search-a-failed-index-write",
         'except sqlite3.Error:\n            log.exception("history_search: indexing failed',

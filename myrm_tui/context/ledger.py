@@ -100,6 +100,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 class Line:
     text: str
     priority: int
+    decided: bool = False  # the agent's own words: a later decision on its subject supersedes it
+    referred: bool = False  # a later message refers to what it holds: among equals it is the last to go
 
 
 def _clip(line: str, n: int = MAX_LINE_CHARS) -> str:
@@ -272,7 +274,7 @@ def _lines_of(m: Message) -> list[Line]:
         out.append(Line("user: " + _clip(" ".join(m.text.split()), 1500), P_USER))
     elif m.role == "assistant":
         out += [
-            Line(("assistant: " if k == 0 else "  ") + ln.text, ln.priority)
+            Line(("assistant: " if k == 0 else "  ") + ln.text, ln.priority, decided=True)
             for k, ln in enumerate(_assistant_lines(m.text, not m.tool_calls))
         ]
         for c in m.tool_calls:
@@ -338,7 +340,7 @@ def reparse(text: str, known: dict[str, int] | None = None) -> Line:
     elif s.startswith(("$ ", "created:", "modified:")):
         p = P_CALL
     elif s.startswith("assistant:"):
-        p = P_PROSE
+        return Line(text, P_PROSE, decided=True)
     elif (
         s.startswith("→") or _RESULT.search(s.lower()) or (_FAILURE.search(s.lower()) and not _CODE.match(s))
     ):
@@ -428,29 +430,88 @@ def fit(lines: Sequence[Line], budget_chars: int, seen: set[str] = frozenset()) 
     """Lines within ``budget_chars``: repeats of ``seen`` (earlier blocks) and of each other dropped, then
     the redundant lines (``redundant``), then the lowest priorities; the order of what is kept is
     unchanged."""
-    uniq: list[Line] = []
-    have = set(seen)
-    for ln in lines:
-        key = ln.text.strip()
-        if key in have and not key.startswith(("→", "$")):  # a re-run's result line repeats meaningfully
-            continue
-        have.add(key)
-        uniq.append(ln)
-    total = sum(len(ln.text) + 1 for ln in uniq)
-    if total <= budget_chars:
-        return [ln.text for ln in uniq]
-    spare = redundant(uniq, sorted(seen))
-    # Drop redundant lines first, then lowest priority; among equals the longest first (the same room
-    # then keeps more distinct lines, and the facts asked about later are short: an id, a result line,
-    # a path).
-    order = sorted(range(len(uniq)), key=lambda i: (not spare[i], uniq[i].priority, -len(uniq[i].text), i))
-    drop: set[int] = set()
-    for i in order:
+    return Fitter(lines, seen)(budget_chars)
+
+
+class Fitter:
+    """``fit`` of the same lines at several budgets (the summary block tries a few until its text fits):
+    the deduplication and the drop order, the costly part, are computed once."""
+
+    def __init__(self, lines: Sequence[Line], seen: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        uniq: list[Line] = []
+        have = set(seen)
+        for ln in lines:
+            key = ln.text.strip()
+            if key in have and not key.startswith(("→", "$")):  # a re-run's result line repeats meaningfully
+                continue
+            have.add(key)
+            uniq.append(ln)
+        gone = superseded([ln.text if ln.decided else "" for ln in uniq])
+        uniq = [ln for ln, g in zip(uniq, gone, strict=True) if not g]
+        self.uniq, self.seen = uniq, seen
+        self.total = sum(len(ln.text) + 1 for ln in uniq)
+        self._order: list[int] | None = None
+
+    def order(self) -> list[int]:
+        """Redundant lines first, then lowest priority; among equals what no later message refers to, then
+        the longest first (the same room then keeps more distinct lines, and the facts asked about later are
+        short: an id, a result line, a path)."""
+        if self._order is None:
+            uniq = self.uniq
+            spare = redundant(uniq, sorted(self.seen))
+            self._order = sorted(
+                range(len(uniq)),
+                key=lambda i: (not spare[i], uniq[i].priority, uniq[i].referred, -len(uniq[i].text), i),
+            )
+        return self._order
+
+    def __call__(self, budget_chars: int) -> list[str]:
+        uniq, total = self.uniq, self.total
         if total <= budget_chars:
-            break
-        drop.add(i)
-        total -= len(uniq[i].text) + 1
-    return [ln.text for i, ln in enumerate(uniq) if i not in drop]
+            return [ln.text for ln in uniq]
+        drop: set[int] = set()
+        for i in self.order():
+            if total <= budget_chars:
+                break
+            drop.add(i)
+            total -= len(uniq[i].text) + 1
+        return [ln.text for i, ln in enumerate(uniq) if i not in drop]
+
+
+# What a decision decides: ``name = value`` (a setting, a variable), ``def name`` / ``class name`` (the
+# function or class written), ``set name to value`` / ``use X for name`` in prose. Two decisions on one
+# subject: the later one supersedes the earlier.
+_ASSIGN = re.compile(r"^(?:[-*] )?`?([A-Za-z_][\w.]*(?:\[[^\]]{1,40}\])?)\s*(?::\s*\w+\s*)?=(?!=)\s*\S")
+_DEFINES = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)\s*[(:]")
+_SET_TO = re.compile(r"(?i)\bset(?:ting)?\s+`?([A-Za-z_][\w.]*)`?\s+to\b")
+_RETURNS = re.compile(r"\breturn\s+([A-Za-z_][\w.]*)\(")
+_PREFIX = re.compile(r"^\s*(?:assistant:\s*|[-*]\s+|\d+[.)]\s+)*")
+
+
+def subject(text: str) -> str | None:
+    """The subject a decision line decides (``"=timeout"``, ``"def:as_sql"``), or None when it names none."""
+    t = _PREFIX.sub("", text.strip().strip("`"), count=1)
+    if mt := _ASSIGN.match(t):
+        return "=" + mt.group(1)
+    if mt := _DEFINES.search(t):
+        return "def:" + mt.group(1)
+    if mt := _SET_TO.search(t):
+        return "=" + mt.group(1)
+    for span in _TICKED.findall(text):  # a code span in prose: `timeout = 60`, `return self.as_sql(...)`
+        if mt := _ASSIGN.match(span.strip()):
+            return "=" + mt.group(1)
+    if mt := _RETURNS.search(t):
+        return "return:" + mt.group(1)
+    return None
+
+
+def superseded(texts: Sequence[str]) -> list[bool]:
+    """Which of ``texts`` (decisions, oldest first; "" for a line that is not one) a later one on the same
+    ``subject`` supersedes: the newest on each subject stays, the earlier different ones go."""
+    keys = [subject(t) if t else None for t in texts]
+    newest = {k: i for i, k in enumerate(keys) if k is not None}
+    norm = [" ".join(t.split()) for t in texts]
+    return [k is not None and newest[k] != i and norm[i] != norm[newest[k]] for i, k in enumerate(keys)]
 
 
 def condense(text: str, head_lines: int, tail_lines: int, max_chars: int) -> str:
@@ -560,6 +621,21 @@ class LaterUse:
             for w in _PLAIN_WORD.findall(t):
                 self._words[w] = i
         self._blob = "\n".join(parts)
+        self._parts = parts
+        self._tokens: dict[str, int] | None = None
+
+    def token_last(self, token: str) -> int:
+        """The last message position whose text has fact-like ``token`` (or a compound holding it as a
+        part), -1 for none: one pass over the texts, on first use."""
+        if self._tokens is None:
+            self._tokens = {}
+            for at, part in zip(self._at, self._parts, strict=True):
+                for t in _TOKEN.findall(part):
+                    self._tokens[t] = at
+                    if _PARTS.search(t):
+                        for x in _PARTS.split(t):
+                            self._tokens[x] = at
+        return self._tokens.get(token.lower(), -1)
 
     def used_before(self, fact: str, k: int) -> bool:
         """Whether a message before position ``k`` holds ``fact`` (so it is not the message's own)."""
@@ -589,6 +665,10 @@ class Referred:
 
     def used_after(self, fact: str, k: int) -> bool:
         return self.agent.used_after(fact, k) or self.others.used_after(fact, k)
+
+    def token_after(self, token: str, k: int) -> bool:
+        """Whether a message after position ``k`` has fact-like ``token`` (``LaterUse.token_last``)."""
+        return self.agent.token_last(token) > k or self.others.token_last(token) > k
 
     def used_before(self, fact: str, k: int) -> bool:
         return self.agent.used_before(fact, k) or self.others.used_before(fact, k)
@@ -625,6 +705,24 @@ def used_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> lis
     if row:
         out.append(Line(USED_PREFIX + " · ".join(row), P_RESULT))
     return out
+
+
+def _line_facts(text: str) -> list[str]:
+    """The fact-like tokens of one Record line (``fact_tokens`` without its cache: that one is for
+    outputs)."""
+    return [t for t in _TOKEN.findall(text) if 3 <= len(t) <= 80 and _FACTLIKE.search(t)]
+
+
+def mark_referred(lines: Sequence[Line], k: int, later: Referred) -> list[Line]:
+    """``lines`` of the ``k``-th folded message with ``referred`` set on each one holding a fact-like token
+    (an id, a path, a name) that a message after it has too: the Record spends its share on those first."""
+    return [
+        Line(ln.text, ln.priority, ln.decided, True)
+        if not ln.referred
+        and (ln.text.startswith(USED_PREFIX) or any(later.token_after(t, k) for t in _line_facts(ln.text)))
+        else ln
+        for ln in lines
+    ]
 
 
 def fold_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> list[Line]:

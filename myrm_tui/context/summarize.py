@@ -153,10 +153,10 @@ def _redacted(lines: list[ledger.Line]) -> list[ledger.Line]:
         log.warning("ledger redaction failed; redacting line by line", exc_info=True)
         out = []
     if len(out) != len(lines):  # a pattern spanned lines (or failed): redact each on its own
-        return [ledger.Line(_safe(ln.text), ln.priority) for ln in lines]
+        return [replace(ln, text=_safe(ln.text)) for ln in lines]
     # A private key's lines come back empty after its first: they are left out.
     return [
-        ln if t == ln.text else ledger.Line(t, ln.priority)
+        ln if t == ln.text else replace(ln, text=t)
         for ln, t in zip(lines, out, strict=True)
         if t or not ln.text
     ]
@@ -225,15 +225,19 @@ class Summarize(Configured[SummarizeSettings]):
         if start:
             trace.event(f"summary: Record lines from the newest {len(removed) - start:,} of {len(removed):,}")
         lines = [
-            *(
-                ledger.reparse(ln, self._priority)
-                for b in folded
-                for ln in summary_model.record_lines(b.text)
+            *ledger.mark_referred(
+                [
+                    ledger.reparse(ln, self._priority)
+                    for b in folded
+                    for ln in summary_model.record_lines(b.text)
+                ],
+                -1,
+                referred,
             ),
             *(
                 ln
                 for k, m in enumerate(removed[start:], start)
-                for ln in self._folded_lines(m, k, later, req, referred)
+                for ln in ledger.mark_referred(self._folded_lines(m, k, later, req, referred), k, referred)
             ),
         ]
         # The block must fit what the request may still carry (after a provider overflow, the hard limit)

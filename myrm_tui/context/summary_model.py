@@ -251,14 +251,18 @@ def repaired(s: Summary | None, goal: str) -> Summary | None:
 
 
 def merge(old: Summary | None, new: Summary) -> Summary:
-    """Fold ``new`` into ``old``: lists are appended, resolved blockers and done steps dropped. A goal that
-    is one of myrm's reminders is replaced (repaired) by the new summary's."""
+    """Fold ``new`` into ``old``: lists are appended, resolved blockers, done steps and superseded decisions
+    (``ledger.superseded``) dropped. A goal that is one of myrm's reminders is replaced (repaired) by the new
+    summary's."""
     if not old:
         return bound(new)
     goal = old.user_goal if old.user_goal and not is_reminder(old.user_goal) else new.user_goal
     done = " ".join(new.completed_actions)
     lists = {f: (*getattr(old, f), *getattr(new, f)) for f in LIST_FIELDS}
     lists["user_instructions"] = tuple(t for t in lists["user_instructions"] if not is_reminder(t))
+    # Merged by meaning: a decision a newer one on the same subject superseded goes, the newest stays.
+    gone = ledger.superseded(lists["decisions"])
+    lists["decisions"] = tuple(d for d, g in zip(lists["decisions"], gone, strict=True) if not g)
     # A blocker from the old summary whose command now succeeded is resolved.
     lists["blocked_items"] = tuple(b for b in lists["blocked_items"] if not _resolved(b, new))
     lists["next_steps"] = new.next_steps or tuple(s for s in old.next_steps if not _step_done(s, done))
@@ -432,9 +436,7 @@ def _squeeze(s: Summary, level: int, keep_goal: bool) -> Summary:
 
 def _clip_user(lines: Sequence[ledger.Line], n: int) -> list[ledger.Line]:
     """``user:`` Record lines (the user's words) cut to ``n`` chars; others as they are."""
-    return [
-        ledger.Line(_short(ln.text, n), ln.priority) if ln.priority >= ledger.P_USER else ln for ln in lines
-    ]
+    return [replace(ln, text=_short(ln.text, n)) if ln.priority >= ledger.P_USER else ln for ln in lines]
 
 
 def fit_block(
@@ -465,8 +467,9 @@ def fit_block(
         budget = room * ledger.CHARS_PER_TOKEN
         if budget_chars is not None and level == 0:
             budget = min(budget, budget_chars)
+        fitter = ledger.Fitter(rec_lines, seen)
         for _ in range(5):
-            kept = ledger.fit(rec_lines, max(budget, 0), seen)
+            kept = fitter(max(budget, 0))
             text = render_block(f, m, kept, covered, part, note)
             over = count(text) - max_tokens
             if over <= 0:
