@@ -1,11 +1,13 @@
 """Pre-Compact: decide the threshold level and whether this request compacts; back up first.
 
 Levels follow ``ContextConfig`` (40/50/70/90 % of the input budget). The planned (threshold) compaction
-comes early enough that the next round, predicted from the session's own history (the largest growth of
-its recent requests), cannot carry the view over the input budget: the full level and the warm-cache
-point are lowered to ``budget - predicted round`` (at most the 90 % level) when that is lower (never under
-the light level, and not at all when the last compaction landed within a round of that point: compacting
-then would not last; the warm-cache point is then one usual round under the budget instead). A planned
+comes as late as the budget guarantee allows: one predicted round (the largest growth of the session's
+recent requests, times a margin) under the budget, so that round cannot carry the view over it. With a
+warm cache that is the point (at most ``warm_compact_ratio`` of the budget); with a cold one the full level,
+where the rewrite is free, when lower (never under the light level, and not at all when the last
+compaction landed within a round of that point: compacting then would not last; the warm-cache point is
+then one usual round under the budget instead). Fewer compactions fold fewer Records into each other
+(the model: ``README.md``, "When a compaction comes"). A planned
 compaction compacts at the full level's depth, and only when it can fold at least 5 % of the budget (else
 its summary block may outweigh what it folds). A compaction is
 skipped when it would only break a warm cache while the budget still allows (hot-cache bypass, below that
@@ -75,15 +77,16 @@ def usual_round(growth: Sequence[int], rounds: int, quantile: float, margin: flo
 
 
 def band_for(s: PreCompactSettings, growth: Sequence[int], landed: int = 0) -> Band:
-    """The planned point is one predicted round under the input budget, and never past the 90 % level: a
-    round no larger than predicted cannot carry the view from below it to over the budget (the point a
-    compaction stops being a choice). ``landed``: where the last compaction left the view. When the next
-    round after such a landing would already pass the point (a small window: the room a compaction leaves
-    is under two of the largest rounds), compacting there would come at every request: the plain levels
-    stand, and the warm-cache point is one usual round under the budget, so the net is left the rounds
-    larger than most (the hot-cache bypass up to 87.5 % let any round past it reach the net)."""
+    """The planned point is one predicted round under the input budget (past the 90 % level too, when the
+    rounds are small): a round no larger than predicted cannot carry the view from below it to over the
+    budget (the point a compaction stops being a choice). ``landed``: where the last compaction left the
+    view. When the next round after such a landing would already pass the point (a small window: the room
+    a compaction leaves is under two of the largest rounds), compacting there would come at every request:
+    the plain levels stand, and the warm-cache point is one usual round under the budget, so the net is
+    left the rounds larger than most (the hot-cache bypass up to ``warm_compact_ratio`` let any round past
+    it reach the net)."""
     p = predicted_round(growth, s.growth_rounds, s.growth_margin)
-    point = min(s.summarize_trigger_threshold, s.fit_budget - p)
+    point = s.fit_budget - p
     before_budget = max(point, s.compress_threshold)
     planned = before_budget == point
     tight = landed + p >= before_budget
