@@ -1,0 +1,89 @@
+"""Pipeline time per request on a long session: the longest dev conversations joined into one session of at
+least N messages (each later conversation's task arrives as a new user message), replayed through ``myrm``
+at a window as the bench replays it.
+
+    python bench/explore/long_session.py [--messages 500] [--window 32000] [--profile OUT.prof] [--json]
+
+Prints p50 / p99 / max pipeline ms over the session's requests, its compactions, and (``--json``) the
+session's token counts per request, so a speed-up can be shown to send the same requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import hashlib
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from myrm_tui.agent.fingerprint import builtin_tool_schemas
+from myrm_tui.bench.corpus import Conversation, load_conversations
+from myrm_tui.bench.strategies import MyrmStrategy
+from myrm_tui.context.tokens import TokenCounter
+from myrm_tui.context.types import Message
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "swe-dev.jsonl.gz"
+
+
+def long_session(corpus: Path, messages: int) -> Conversation:
+    """The longest conversations, longest first, joined until the session holds ``messages`` messages."""
+    convs = sorted(load_conversations(corpus), key=lambda c: -len(c.messages))
+    out: list[Message] = []
+    for n, conv in enumerate(convs):
+        body = conv.messages if n == 0 else [m for m in conv.messages if m.role != "system"]
+        for m in body:
+            calls = tuple(replace(c, id=f"c{n}-{c.id}") for c in m.tool_calls)
+            tcid = f"c{n}-{m.tool_call_id}" if m.tool_call_id else None
+            out.append(replace(m, id=f"c{n}-{m.id or len(out)}", tool_calls=calls, tool_call_id=tcid))
+        if len(out) >= messages:
+            break
+    return Conversation("long-session", out[:messages])
+
+
+async def replay(conv: Conversation, window: int) -> tuple[list[float], list[str], int]:
+    counter = TokenCounter()
+    s = MyrmStrategy(counter)
+    s.start(conv.id, window)
+    s.bind_tools(counter.schemas(builtin_tool_schemas()))
+    times: list[float] = []
+    digest = hashlib.sha256()
+    compactions = 0
+    turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
+    for k, i in enumerate(turns):
+        t = time.perf_counter()
+        view = await s.build(conv.messages[:i], k)
+        times.append((time.perf_counter() - t) * 1000)
+        compactions += s.last_metrics.compacted
+        digest.update(json.dumps([m.to_api() for m in view], sort_keys=True).encode())
+    return times, [digest.hexdigest()], compactions
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--messages", type=int, default=500)
+    ap.add_argument("--window", type=int, default=32000)
+    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--profile", type=Path)
+    a = ap.parse_args()
+    conv = long_session(a.corpus, a.messages)
+    prof = cProfile.Profile() if a.profile else None
+    if prof:
+        prof.enable()
+    times, digest, compactions = asyncio.run(replay(conv, a.window))
+    if prof:
+        prof.disable()
+        prof.dump_stats(a.profile)
+    s = sorted(times)
+    print(
+        f"{len(conv.messages)} messages, {len(times)} requests at {a.window:,}: p50 {s[len(s) // 2]:.2f} ms, "
+        f"p99 {s[min(len(s) - 1, int(0.99 * len(s)))]:.2f} ms, max {s[-1]:.2f} ms; "
+        f"{compactions} compactions; "
+        f"views sha256 {digest[0][:16]}"
+    )
+
+
+if __name__ == "__main__":
+    main()
