@@ -1399,8 +1399,8 @@ MUTANTS = (
     Mutant(
         "the Record spends its share on what later messages refer to",
         "myrm_tui/context/ledger.py",
-        "key=lambda i: (not spare[i], uniq[i].priority, uniq[i].referred, -len(uniq[i].text), i),",
-        "key=lambda i: (not spare[i], uniq[i].priority, -len(uniq[i].text), i),",
+        "                    self._kept_late(uniq[i]),\n",
+        "",
         (
             "tests/context/test_supersede.py::"
             "test_a_referenced_fact_is_never_dropped_before_an_unreferenced_one_of_its_kind",

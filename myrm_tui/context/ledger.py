@@ -451,17 +451,48 @@ class Fitter:
         self.uniq, self.seen = uniq, seen
         self.total = sum(len(ln.text) + 1 for ln in uniq)
         self._order: list[int] | None = None
+        self._spare: list[bool] | None = None
+
+    @staticmethod
+    def _kept_late(ln: Line) -> bool:
+        """Of one priority, the agent's own words no later message refers to go first. (Not a tool output's
+        lines: a line with more ids counts as referred more often, and the short ones went first then:
+        swe-dev 16K hand probes 0.949 -> 0.898.)"""
+        return ln.referred or not ln.decided
+
+    def lost_users(self, kept: Sequence[str]) -> bool:
+        """Whether ``kept`` (a fit of these lines) lost a line of the user's words (``P_USER``) that says
+        something no other line does: a repeat of a harness's reminder (a template said again) or a line
+        inside another is no loss, nor is a decision a later one superseded (no fit keeps those)."""
+        if len(kept) == len(self.uniq):
+            return False
+        have = set(kept)
+        spare = self.spare()
+        return any(
+            ln.priority >= P_USER and ln.text not in have and not spare[i] for i, ln in enumerate(self.uniq)
+        )
+
+    def spare(self) -> list[bool]:
+        """``redundant`` of the lines, computed once."""
+        if self._spare is None:
+            self._spare = redundant(self.uniq, sorted(self.seen))
+        return self._spare
 
     def order(self) -> list[int]:
-        """Redundant lines first, then lowest priority; among equals what no later message refers to, then
-        the longest first (the same room then keeps more distinct lines, and the facts asked about later are
-        short: an id, a result line, a path)."""
+        """Redundant lines first, then lowest priority; among equals the agent's words no later message
+        refers to, then the longest first (the same room then keeps more distinct lines, and the facts asked
+        about later are short: an id, a result line, a path)."""
         if self._order is None:
-            uniq = self.uniq
-            spare = redundant(uniq, sorted(self.seen))
+            uniq, spare = self.uniq, self.spare()
             self._order = sorted(
                 range(len(uniq)),
-                key=lambda i: (not spare[i], uniq[i].priority, uniq[i].referred, -len(uniq[i].text), i),
+                key=lambda i: (
+                    not spare[i],
+                    uniq[i].priority,
+                    self._kept_late(uniq[i]),
+                    -len(uniq[i].text),
+                    i,
+                ),
             )
         return self._order
 
@@ -488,8 +519,20 @@ _RETURNS = re.compile(r"\breturn\s+([A-Za-z_][\w.]*)\(")
 _PREFIX = re.compile(r"^\s*(?:assistant:\s*|[-*]\s+|\d+[.)]\s+)*")
 
 
+# A decision, not a finding: the agent says what it does or chose (``I will set``, ``instead``, ``now``);
+# ``Expr has `_op_priority = 10.0` `` and ``Matrix has `_op_priority = 10.01` `` are two facts, not one
+# decision taken twice.
+_DECIDING = re.compile(
+    r"(?i)\b(?:i will|i'll|i'm going to|i am going to|let me|let's|i (?:set|changed|chose|decided|modified|"
+    r"replaced|used|will use)|instead|now|switch(?:ed)? to|chang(?:e|ed|ing) (?:it |this )?to|go with)\b"
+)
+
+
 def subject(text: str) -> str | None:
-    """The subject a decision line decides (``"=timeout"``, ``"def:as_sql"``), or None when it names none."""
+    """The subject a decision line decides (``"=timeout"``, ``"def:as_sql"``), or None when it names none
+    or is a finding rather than a decision."""
+    if not _DECIDING.search(text):
+        return None
     t = _PREFIX.sub("", text.strip().strip("`"), count=1)
     if mt := _ASSIGN.match(t):
         return "=" + mt.group(1)

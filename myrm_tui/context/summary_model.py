@@ -474,11 +474,7 @@ def fit_block(
             over = count(text) - max_tokens
             if over <= 0:
                 # The user's words are part of what must stay: a level that lost them is not good enough.
-                users = [
-                    ln for ln in rec_lines if ln.priority >= ledger.P_USER and ln.text.strip() not in seen
-                ]
-                have = set(kept)
-                if level + 1 < len(_LEVELS) and any(ln.text not in have for ln in users):
+                if level + 1 < len(_LEVELS) and fitter.lost_users(kept):
                     break
                 return FittedBlock(text, kept, level > 0)
             budget = max(int(budget * (1 - over / max(count(text), 1))) - 50, 0)

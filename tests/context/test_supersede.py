@@ -17,17 +17,20 @@ from tests.helpers import run_pipeline
 
 def test_subject_names_what_a_decision_decides() -> None:
     assert ledger.subject("assistant: I will set `timeout = 30` for the client.") == "=timeout"
-    assert ledger.subject("  TIMEOUT = 60") == "=TIMEOUT"
+    assert ledger.subject("  Now `TIMEOUT = 60`") == "=TIMEOUT"
     assert ledger.subject("  Set MAX_RETRIES to 5 instead.") == "=MAX_RETRIES"
-    assert ledger.subject("  def as_sql(self, compiler, connection):") == "def:as_sql"
-    fix = "  So the fix: `return self.as_sql(compiler, connection, **extra_context)`"
+    assert ledger.subject("  I'll write def as_sql(self, compiler, connection):") == "def:as_sql"
+    fix = "  Let me make the fix: `return self.as_sql(compiler, connection, **extra_context)`"
     assert ledger.subject(fix) == "return:self.as_sql"
     assert ledger.subject("assistant: Let me look at the tests.") is None
-    assert ledger.subject("  if x == 3:") is None  # a comparison decides nothing
+    assert ledger.subject("  I will check if x == 3:") is None  # a comparison decides nothing
+    # A finding is not a decision: two classes' values are two facts, neither supersedes the other.
+    assert ledger.subject("  `Expr` has `_op_priority = 10.0`.") is None
 
 
 def test_the_newest_decision_on_a_subject_stays_and_other_subjects_are_untouched() -> None:
-    texts = ["timeout = 30", "", "retries = 2", "timeout = 60", "timeout = 60", "def f(x):"]
+    texts = ["I set `timeout = 30`", "", "I set `retries = 2`", "now `timeout = 60`", "now `timeout = 60`"]
+    texts.append("a = 1")
     assert ledger.superseded(texts) == [True, False, False, False, False, False]
 
 
@@ -43,10 +46,10 @@ def test_fit_drops_a_superseded_decision_however_much_room_there_is() -> None:
 
 
 def test_merge_drops_a_decision_a_newer_summary_superseded() -> None:
-    old = summary_model.Summary(decisions=("use `timeout = 30`", "keep the cache"))
-    new = summary_model.Summary(decisions=("raise it: `timeout = 60`",))
+    old = summary_model.Summary(decisions=("I will use `timeout = 30`", "keep the cache"))
+    new = summary_model.Summary(decisions=("raise it: now `timeout = 60`",))
     merged = summary_model.merge(old, new)
-    assert merged.decisions == ("keep the cache", "raise it: `timeout = 60`")
+    assert merged.decisions == ("keep the cache", "raise it: now `timeout = 60`")
 
 
 def decision_session(rounds: int = 14) -> list[Message]:
@@ -82,6 +85,8 @@ async def test_a_folded_decision_superseded_by_a_later_one_leaves_the_summary() 
     summary = "\n".join(m.text for m in view if m.meta.get("kind") == "summary")
     assert "CLIENT_TIMEOUT = 90" in summary
     assert "CLIENT_TIMEOUT = 30" not in summary
+    # The superseded reply is not a lost line of the user's words: the block was not squeezed for it.
+    assert "shortened to fit" not in summary
 
 
 def test_mark_referred_flags_the_lines_a_later_message_comes_back_to() -> None:
@@ -111,7 +116,9 @@ def decisions(draw: st.DrawFn) -> list[ledger.Line]:
         if draw(st.booleans()):
             name = draw(st.sampled_from(SUBJECTS))
             value = draw(st.integers(0, 5))
-            out.append(ledger.Line(f"  use `{name} = {value}` (step {i})", ledger.P_DECISION, decided=True))
+            out.append(
+                ledger.Line(f"  I will use `{name} = {value}` (step {i})", ledger.P_DECISION, decided=True)
+            )
         else:
             out.append(ledger.Line(f"  → result line {i}", draw(st.sampled_from((2, 5, 8)))))
     return out
@@ -130,12 +137,14 @@ def test_a_superseded_decision_never_survives_next_to_its_successor(
 
 @st.composite
 def facts(draw: st.DrawFn) -> list[ledger.Line]:
-    """Distinct lines (no line inside another: none is redundant) of a few priorities, some referred to."""
+    """Distinct lines (no line inside another: none is redundant) of a few priorities, the agent's own words
+    or an output's, some referred to."""
     n = draw(st.integers(1, 30))
     return [
         ledger.Line(
             f"fact{i:02d}_{'x' * draw(st.integers(0, 40))}",
             draw(st.sampled_from((ledger.P_FILL, ledger.P_LOCATED, ledger.P_RESULT))),
+            decided=draw(st.booleans()),
             referred=draw(st.booleans()),
         )
         for i in range(n)
@@ -146,9 +155,29 @@ def facts(draw: st.DrawFn) -> list[ledger.Line]:
 def test_a_referenced_fact_is_never_dropped_before_an_unreferenced_one_of_its_kind(
     lines: list[ledger.Line], budget: int
 ) -> None:
+    """Of the agent's own words, one priority: a line a later message refers to outlasts every one none
+    does."""
     kept = set(ledger.fit(lines, budget))
     for p in {ln.priority for ln in lines}:
-        same = [ln for ln in lines if ln.priority == p]
+        same = [ln for ln in lines if ln.priority == p and ln.decided]
         dropped_referred = any(ln.referred and ln.text not in kept for ln in same)
         if dropped_referred:
             assert all(ln.text not in kept for ln in same if not ln.referred)
+
+
+def test_a_repeated_harness_reminder_does_not_squeeze_the_block() -> None:
+    """A reminder the harness repeats with other numbers (``found 2 actions``) is a template said again:
+    the fit drops its repeat first, which is no loss of the user's words, so the block is fitted at its
+    first level and nothing of the fields is shortened."""
+    reminder = "user: Please always provide EXACTLY ONE action in triple backticks, found {} actions instead."
+    lines = [
+        ledger.Line(reminder.format(2), ledger.P_USER),
+        *(ledger.Line(f"  → checked file_{i}.py: ok {i}", ledger.P_RESULT) for i in range(40)),
+        ledger.Line(reminder.format(3), ledger.P_USER),
+    ]
+    summary = summary_model.Summary(user_goal="Fix the parser.", decisions=("keep the old API",))
+    fitted = summary_model.fit_block(
+        summary, summary, lines, set(), 10, 1, 2_000, lambda t: len(t) // 3, budget_chars=900
+    )
+    assert not fitted.squeezed and "keep the old API" in fitted.text
+    assert reminder.format(2) in fitted.record and reminder.format(3) not in fitted.record
