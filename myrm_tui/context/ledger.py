@@ -757,12 +757,12 @@ def _line_facts(text: str) -> list[str]:
 
 
 def mark_referred(lines: Sequence[Line], k: int, later: Referred) -> list[Line]:
-    """``lines`` of the ``k``-th folded message with ``referred`` set on each one holding a fact-like token
-    (an id, a path, a name) that a message after it has too: the Record spends its share on those first."""
+    """``lines`` of the ``k``-th folded message with ``referred`` set on each of the agent's own lines
+    (``decided``) holding a fact-like token (an id, a path, a name) that a message after it has too: of those,
+    the Record spends its share on these first (``Fitter.order``)."""
     return [
         Line(ln.text, ln.priority, ln.decided, True)
-        if not ln.referred
-        and (ln.text.startswith(USED_PREFIX) or any(later.token_after(t, k) for t in _line_facts(ln.text)))
+        if ln.decided and not ln.referred and any(later.token_after(t, k) for t in _line_facts(ln.text))
         else ln
         for ln in lines
     ]

@@ -96,12 +96,15 @@ def test_mark_referred_flags_the_lines_a_later_message_comes_back_to() -> None:
     ]
     later = ledger.Referred(msgs, ledger.LaterUse(msgs))
     lines = [
+        ledger.Line("assistant: The parser parse_header_v2 looks wrong.", ledger.P_PROSE, decided=True),
+        ledger.Line("  And unrelated_helper too.", ledger.P_DECISION, decided=True),
+        # An output's line is not ranked by it (the agent's own words are).
         ledger.Line("  src/http.py:12: def parse_header_v2(raw):", ledger.P_LOCATED),
-        ledger.Line("  src/util.py:40: def unrelated_helper(x):", ledger.P_LOCATED),
     ]
     marked = ledger.mark_referred(lines, 0, later)
-    assert [ln.referred for ln in marked] == [True, False]
-    assert [ln.referred for ln in ledger.mark_referred(lines, 1, later)] == [False, False]  # only later ones
+    assert [ln.referred for ln in marked] == [True, False, False]
+    # Only later messages count.
+    assert [ln.referred for ln in ledger.mark_referred(lines, 1, later)] == [False, False, False]
 
 
 # -- properties ---------------------------------------------------------------------------------------
