@@ -1388,7 +1388,7 @@ MUTANTS = (
     ),
     Mutant(
         "the Record merges by meaning: a superseded decision goes",
-        "myrm_tui/context/ledger.py",
+        "the-record-merges-by-meaning",
         'gone = superseded([ln.text if ln.decided else "" for ln in uniq])',
         "gone = [False] * len(uniq)",
         (
@@ -1398,7 +1398,7 @@ MUTANTS = (
     ),
     Mutant(
         "the Record spends its share on what later messages refer to",
-        "myrm_tui/context/ledger.py",
+        "the-record-spends-its-share-on-what",
         "                    self._kept_late(uniq[i]),\n",
         "",
         (

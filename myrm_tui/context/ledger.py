@@ -446,6 +446,7 @@ class Fitter:
                 continue
             have.add(key)
             uniq.append(ln)
+        # guard: the-record-merges-by-meaning
         gone = superseded([ln.text if ln.decided else "" for ln in uniq])
         uniq = [ln for ln, g in zip(uniq, gone, strict=True) if not g]
         self.uniq, self.seen = uniq, seen
@@ -489,6 +490,7 @@ class Fitter:
                 key=lambda i: (
                     not spare[i],
                     uniq[i].priority,
+                    # guard: the-record-spends-its-share-on-what
                     self._kept_late(uniq[i]),
                     -len(uniq[i].text),
                     i,
