@@ -1,10 +1,10 @@
-"""Messages of the TUI, typed dataclasses, one per fact (workers never touch widgets).
+"""Messages of the TUI, typed dataclasses, one per fact (workers never touch widgets); each has one
+handler (``tests/app/test_one_handler.py``).
 
-Workers post what the chat screen shows (a session, a turn's events, panel data, a vault entry) to the
-screen: it renders them, then they bubble up to the app, which updates its state in the same order. Facts
-only the app acts on (a failure, a finished compaction) are posted to the app. What the app asks the screen
-to do (``ShowTab``…) is posted to the screen and does not bubble back; state the screen shows (status
-line, live numbers) comes down by data binding, not by message."""
+The app's workers update the app's state themselves, then post what the chat screen draws (a session, a
+turn's events, panel data, a vault entry) to the screen, in the order it happened: those messages do not
+bubble back. Facts only the app acts on (a failure, a finished compaction) are posted to the app. State the
+screen shows (status line, live numbers) comes down by data binding, not by message."""
 
 from __future__ import annotations
 
@@ -17,39 +17,24 @@ from myrm_tui.agent.events import AgentEvent, ContextReport
 from myrm_tui.context.compaction import Compaction
 from myrm_tui.context.types import Message as ChatMessage
 from myrm_tui.context.vault import VaultEntry
-from myrm_tui.context.window_use import WindowUse
 from myrm_tui.store.db import SessionRow, VaultListing
 
 
 @dataclass
-class AgentEventMessage(Message):
+class AgentEventMessage(Message, bubble=False):
     """One event of a turn or a replay, in the order the agent yielded it."""
 
     event: AgentEvent
 
 
 @dataclass
-class SessionLoaded(Message):
+class SessionLoaded(Message, bubble=False):
+    """A session to draw: its conversation, its compactions' rows, the welcome of an empty one."""
+
     session: SessionRow
     messages: list[ChatMessage]
     compactions: list[Compaction] = field(default_factory=list)  # shown as rows among the messages
     welcome: str = ""  # shown above an empty conversation (model, workspace, keys)
-
-
-@dataclass
-class AgentReady(Message):
-    """The session's agent is built: the next request's size before anything is sent."""
-
-    # The stored view (system prompt, environment…) + tool schemas, with the levels; None without an agent.
-    use: WindowUse | None
-
-
-@dataclass
-class Compacted(Message):
-    """The context was compacted (by the pipeline during a turn, or on request with ctrl+k)."""
-
-    report: ContextReport
-    manual: bool = False
 
 
 @dataclass
@@ -95,7 +80,7 @@ class PanelInfo(TypedDict, total=False):
 
 
 @dataclass
-class PanelData(Message):
+class PanelData(Message, bubble=False):
     """What the health panel and the vault pane show, read from the store and the agent."""
 
     # the metrics table's rows (one per request, compaction, preheat…), as stored but for the compaction
@@ -108,13 +93,13 @@ class PanelData(Message):
 
 
 @dataclass
-class VaultEntryLoaded(Message):
+class VaultEntryLoaded(Message, bubble=False):
     uri: str
     entry: VaultEntry | None
     line: int = 0  # 1-based line to show (0: the top)
 
 
-# -- what the app asks the chat screen to do (posted to the screen; they do not bubble back) ---------------
+# -- what the app asks the chat screen to do -------------------------------------------------------------
 @dataclass
 class ShowTab(Message, bubble=False):
     """Show the side panel with this tab open."""

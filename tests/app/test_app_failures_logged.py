@@ -36,7 +36,7 @@ async def test_a_start_up_failure_is_logged_with_its_traceback(
 
     monkeypatch.setattr(Controller, "ensure_agent", broken)
     recorder = _Recorder(asyncio.get_running_loop())
-    logger = logging.getLogger("myrm_tui.app.app")
+    logger = logging.getLogger("myrm_tui.app")  # whichever module of the app logs it
     logger.addHandler(recorder)
     try:
         cli = {"model": "openai/gpt-4o-mini", "api_base": emulator.openai_base, "api_key": "sk-test"}

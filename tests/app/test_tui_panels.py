@@ -215,7 +215,7 @@ async def test_the_app_state_is_bound_down_to_the_widgets_that_show_it(
         await wait_until(pilot, lambda: app.ready.is_set() and _text(status) == "ready")
         assert _text(model).startswith("model: openai/gpt-4o-mini\nsession: ")
         config = app.controller.agent.config  # type: ignore[union-attr]
-        await wait_until(pilot, lambda: ring.window > 0)  # AgentReady reached the screen, then the app
+        await wait_until(pilot, lambda: ring.window > 0)  # the baseline reached the app
         # The ring's colours are the pipeline's levels, in its own tokens (shares of the input budget).
         levels = Levels.of(config, app.controller.schema_tokens())
         assert app.live.use is not None and app.live.use.levels == levels

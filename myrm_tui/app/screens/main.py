@@ -1,9 +1,9 @@
 """The chat screen: conversation, side panel, status line, prompt box, footer.
 
-It shows what the app's workers post to it (a session, the events of a turn, panel data, a vault entry)
-and lets each message bubble on to the app, which updates its own state after the screen has drawn it.
-The app's state it shows (status line, live numbers, compaction flag, model line) is bound down from the
-app's reactives (``MyrmApp.get_default_screen``) to the widgets that render it."""
+It draws what the app's workers post to it (a session, the events of a turn, panel data, a vault entry);
+the app updated its own state before, and those messages stop here. The app's state it shows (status
+line, live numbers, compaction flag, model line) is bound down from the app's reactives
+(``MyrmApp.get_default_screen``) to the widgets that render it."""
 
 from __future__ import annotations
 
@@ -197,10 +197,6 @@ class MainScreen(Screen[None]):
             self.prompt.give_back()  # refused input is never lost
             self.notify("The message was not sent; your text is back in the box.", severity="error")
         await self.chat.show(ev)
-
-    def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
-        """The transcript shows each paste by the label the box showed (the message goes on to the app)."""
-        self.chat.pastes.update(event.pastes)
 
     def on_approval_waiting(self, event: ApprovalWaiting) -> None:
         for card in self.query(ToolCallView):

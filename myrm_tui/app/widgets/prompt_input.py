@@ -106,6 +106,11 @@ class PromptInput(TextArea):
             return self.prompt
 
     @dataclass
+    class Typing(Message):
+        """The box holds text after an edit (the app gets the model ready then). ``TextArea.Changed``
+        stops here: the box handles it, and one message has one handler."""
+
+    @dataclass
     class QueueChanged(Message):
         """The queued messages changed: the texts the box showed, oldest first."""
 
@@ -323,8 +328,11 @@ class PromptInput(TextArea):
         self.pastes[label] = text
         self.insert(label)
 
-    def on_text_area_changed(self, _: TextArea.Changed) -> None:
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        event.stop()
         self._after_edit()  # an edit not made by a printable key (Backspace, history, a paste)
+        if self.text:
+            self.post_message(self.Typing())
 
     def needs_key_marker(self, event: events.Key) -> bool:
         """For the key router: this printable key may open the ``@`` menu or change what it lists, so the

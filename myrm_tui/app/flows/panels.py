@@ -1,0 +1,46 @@
+"""The side panel and what the chat screen shows on request: a tab, the vault's entries, the search bar,
+the newest output, and the ``/context`` and ``/notes`` lines."""
+
+from __future__ import annotations
+
+from textual import work
+
+from myrm_tui.app.flows.base import AppBase
+from myrm_tui.app.messages import JumpToBottom, ShowNotice, ShowTab, TogglePanel, VaultEntryLoaded
+from myrm_tui.app.widgets.vault_pane import VaultPane
+
+
+class PanelsFlow(AppBase):
+    def action_show_tab(self, tab: str, focus: bool = True) -> None:
+        self.main.post_message(ShowTab(tab, focus))
+
+    def action_toggle_panel(self) -> None:
+        self.main.post_message(TogglePanel())
+
+    def action_search(self, text: str = "") -> None:
+        if self._closing_down():
+            return
+        self.main.open_search(text)  # at once: the next keys must find the search field focused
+
+    def action_jump_to_bottom(self) -> None:
+        self.main.post_message(JumpToBottom())
+
+    def on_vault_pane_open_requested(self, event: VaultPane.OpenRequested) -> None:
+        self.load_vault_entry(event.uri, event.line)
+
+    @work(exclusive=True, group="vault", exit_on_error=False, description="open vault entry")
+    async def load_vault_entry(self, uri: str, line: int = 0) -> None:
+        self._show(VaultEntryLoaded(uri, await self.controller.vault_entry(uri), line))
+
+    async def action_context_window(self) -> None:
+        """``/context``: what fills the window now, by category, adding up to the ring's figure."""
+        await self.ready.wait()
+        use = self.live.use or await self.controller.baseline()  # the ring's own figure, by category
+        lines = use.lines() if use is not None else ["no model yet"]
+        self._show(ShowNotice("Context window now (tokens, share of the window):\n" + "\n".join(lines)))
+
+    async def action_notes(self) -> None:
+        agent = await self.controller.ensure_agent()
+        notes = agent.state.notes
+        body = "\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "(none)"
+        self._show(ShowNotice("Session notes:\n" + body))
