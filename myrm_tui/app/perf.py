@@ -328,6 +328,7 @@ def search_ms(db: Path) -> tuple[float, float]:
     import asyncio
 
     from myrm_tui.app.widgets.chat_log import ChatLog
+    from myrm_tui.app.widgets.chat_render import Item, items_of
     from myrm_tui.store.db import Store
 
     async def messages() -> list:
@@ -339,8 +340,9 @@ def search_ms(db: Path) -> tuple[float, float]:
             await store.close()
 
     chat = ChatLog()
+    calls: dict[str, Item] = {}
     for m in asyncio.run(messages()):
-        chat.items += chat._items_of(m)
+        chat.items += items_of(m, chat.pastes, calls)
     times = []
     for word in SEARCH_WORDS:
         for k in range(1, len(word) + 1):

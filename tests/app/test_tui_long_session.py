@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from textual import events
 from textual.widgets import Input
 
 from myrm_tui.app.app import MyrmApp
-from myrm_tui.app.widgets.chat_log import PAGE, WINDOW, ChatLog, Item
+from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.chat_message import UserMessage
+from myrm_tui.app.widgets.chat_window import PAGE, WINDOW
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.context.types import Message, ToolCall
@@ -164,31 +163,6 @@ async def test_each_older_page_adds_one_page_of_widgets(
         assert len(chat.children) == WINDOW + 2 * PAGE + 1
 
 
-@settings(max_examples=60, deadline=None)
-@given(
-    texts=st.lists(st.text(alphabet="abAB c", max_size=12), max_size=30),
-    words=st.lists(st.text(alphabet="abAB c", min_size=1, max_size=5), min_size=1, max_size=3),
-    added=st.integers(min_value=0, max_value=6),
-)
-def test_search_as_you_type_finds_what_a_full_scan_finds(
-    texts: list[str], words: list[str], added: int
-) -> None:
-    """Each key narrows the last search; whatever is typed (each word key by key, and an item that
-    matches added in between), the matches are the items a case-insensitive scan of every item finds,
-    oldest first."""
-    chat = ChatLog()
-    chat.items = [Item("user", t) for t in texts]
-    typed = [w[:k] for w in words for k in range(1, len(w) + 1)]
-    for k, needle in enumerate(typed):
-        if k == added:
-            chat.items.append(Item("notice", words[-1].swapcase()))
-            chat._version += 1  # what every change of the items does
-        chat.find(needle)
-        low = needle.lower()
-        want = [it for it in chat.items if low in it.text.lower()]
-        assert chat._hits == want and chat.match_count == len(want)
-
-
 async def test_a_reopened_session_counts_its_history_from_the_stored_counts(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
@@ -271,14 +245,14 @@ async def test_only_the_user_scrolling_to_an_edge_builds_a_page(
         await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)))
         await chat.show_item(600)  # a window in the middle of the session, far from both ends
         await pilot.pause()
-        mounted = (chat._lo, chat._hi)
+        mounted = chat.window.span
         assert mounted[0] > 0 and mounted[1] < len(chat.items)
         chat.scroll_end(animate=False, immediate=True)  # the edge, reached by the program
         await pilot.pause()
         chat.scroll_home(animate=False, immediate=True)
         await pilot.pause()
         await pilot.pause()
-        assert (chat._lo, chat._hi) == mounted
+        assert chat.window.span == mounted
         chat.post_message(ScrollTo(y=0, animate=False))  # what dragging the scroll bar sends
-        await wait_until(pilot, lambda: chat._lo < mounted[0])
-        assert chat._lo == mounted[0] - PAGE and chat._hi == mounted[1]
+        await wait_until(pilot, lambda: chat.window.lo < mounted[0])
+        assert chat.window.span == (mounted[0] - PAGE, mounted[1])

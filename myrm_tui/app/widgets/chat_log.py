@@ -1,18 +1,17 @@
 """The conversation: a scroll of items (messages, tool cards, compaction rows, notices), anchored to the
 bottom while new content streams (scrolling up releases the anchor; reaching the bottom again restores it).
 
-It is a paged list over every item of the session: only a window of them is mounted as widgets (the
-newest ``WINDOW`` when a session opens, so a 10,000-message session opens as fast as a new one); scrolling
-to the top (PageUp, the mouse) builds the page before it, Home jumps to the first item. Search runs over
-the items' text, not the widgets, so it finds what is not mounted, and a jump to such a match mounts the
-window around it. From the prompt, shift+tab enters the transcript: Up/Down move item by item, Enter
+It is a paged list over every item of the session (``chat_render``: the items and their widgets): only a
+window of them is mounted (``chat_window``); scrolling to the top (PageUp, the mouse) builds the page
+before it, Home jumps to the first item. Search runs over the items' text, not the widgets
+(``chat_search``), so it finds what is not mounted, and a jump to such a match mounts the window around
+it. From the prompt, shift+tab enters the transcript: Up/Down move item by item, Enter
 opens or expands, ``v`` opens a card's vault entry, ``b`` brings a compaction's item back, ``c`` copies,
 Esc returns to the prompt.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,110 +23,17 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from myrm_tui.agent import events
-from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
+from myrm_tui.app.widgets.chat_message import AssistantMessage
+from myrm_tui.app.widgets.chat_render import CUT_MARK, Item, session_items
+from myrm_tui.app.widgets.chat_search import Matches
+from myrm_tui.app.widgets.chat_window import PAGE, Window
 from myrm_tui.app.widgets.compaction_row import CompactionRow
-from myrm_tui.app.widgets.prompt_input import PASTE_CHARS, PASTE_LINES, PromptInput, collapse
+from myrm_tui.app.widgets.prompt_input import PromptInput, collapse
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.vault_card import VaultArtifactCard
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.compaction import Compaction
 from myrm_tui.context.types import Message, ToolCall
-from myrm_tui.safe_text import sanitize
-
-log = logging.getLogger(__name__)
-
-WINDOW = 40  # items mounted when a session opens: a few screens of the newest
-PAGE = 25  # items built at a time as the view reaches the top
-MARGIN = 12  # items mounted each side of a search match that was not mounted
-CUT_MARK = "\n\n[reply cut off: the stream ended early; retried below]"
-HEAD_LINES = 6
-
-
-def shown_user_text(text: str, pastes: dict[str, str]) -> str:
-    """A stored user message as the transcript shows it: pastes by their label; a long message (one
-    pasted in an earlier run, whose labels are gone) by its first lines and a count of the rest. The
-    stored message stays whole."""
-    text = collapse(text, pastes)
-    lines = text.split("\n")
-    if len(lines) <= PASTE_LINES and len(text) <= PASTE_CHARS:
-        return text
-    head = [line if len(line) <= 200 else line[:199] + "…" for line in lines[:HEAD_LINES]]
-    rest = len(lines) - len(head)
-    more = f"[… {rest:,} more lines]" if rest else f"[… {len(text):,} chars in all]"
-    return "\n".join([*head, more])
-
-
-@dataclass(eq=False)
-class Item:
-    """One row of the transcript, mounted or not: what it shows and how to build its widget."""
-
-    kind: str  # user | assistant | tool | compaction | notice | vault | welcome
-    text: str = ""  # what it shows (a tool card: the call; a vault card: the uri)
-    level: str = "info"
-    call: ToolCall | None = None
-    result: tuple[str, bool, dict[str, Any]] | None = None
-    record: Compaction | None = None
-    widget: Widget | None = None
-
-    @property
-    def low(self) -> str:
-        """The text search sees, lower-cased. Made afresh each time, not cached: a cached copy doubled the
-        memory a 10,000-message transcript holds (10 MB). Search lowers every item when it cannot narrow
-        the last search (a new query, a backspace, a transcript that changed: 8 ms at 10,000 messages);
-        a key that extends the query searches only the last matches."""
-        if self.kind == "tool" and self.call is not None:
-            out = self.result[0] if self.result else ""
-            return f"{self.call.name} {self.call.arguments}\n{out}".lower()
-        if self.kind == "compaction" and self.record is not None:
-            return f"{self.record.headline()}\n{self.record.summary}".lower()
-        return self.text.lower()
-
-    def copy_text(self) -> str:
-        if self.kind == "tool" and self.call is not None:
-            return f"{self.call.name} {self.call.arguments}\n{self.result[0] if self.result else ''}"
-        if self.kind == "compaction" and self.record is not None:
-            return f"{self.record.headline()}\n{self.record.summary}"
-        return self.text
-
-    def build(self) -> Widget:
-        if self.kind == "user":
-            return UserMessage(self.text)
-        if self.kind == "assistant":
-            return AssistantMessage(self.text)
-        if self.kind == "tool":
-            assert self.call is not None
-            view = ToolCallView(self.call)
-            if self.result is not None:
-                view.call_after_refresh(self._show_result, view, *self.result)
-            return view
-        if self.kind == "compaction":
-            assert self.record is not None
-            return CompactionRow(self.record)
-        if self.kind == "vault":
-            return VaultArtifactCard(self.text)
-        if self.kind == "welcome":
-            return Static(self.text, id="welcome", markup=False)
-        return Notice(self.text, self.level)
-
-    def build_or_plain(self) -> Widget:
-        """The item's widget; one that cannot be built (a stored item no widget expected) is shown as
-        its text, plain, so the rest of the session still opens."""
-        try:
-            return self.build()
-        except Exception:
-            log.exception("a %s item could not be shown; shown as plain text", self.kind)
-            return Static(sanitize(self.copy_text()), classes="-plain", markup=False)
-
-    def _show_result(self, view: ToolCallView, text: str, is_error: bool, meta: dict[str, Any]) -> None:
-        try:
-            view.set_result(text, is_error, meta)
-        except Exception:
-            log.exception("a stored result of %s could not be shown; shown as plain text", view.call.name)
-            view.query_one(".output", Static).update(sanitize(text))
-
-
-# A stored call with no stored result: its turn ended (closed, forked from a replay) before it finished.
-UNFINISHED = "No result was recorded: the call was interrupted before it finished."
 
 
 class ChatLog(VerticalScroll):
@@ -165,33 +71,33 @@ class ChatLog(VerticalScroll):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.items: list[Item] = []
-        self._lo = 0  # items[_lo:_hi] are mounted, in order
-        self._hi = 0
+        self.window = Window()  # which items are mounted
+        self.matches = Matches()  # the search's matches
         self._calls: dict[str, Item] = {}
         self._carded: set[str] = set()
         self._building = False
         self.current: AssistantMessage | None = None
         self._current_item: Item | None = None
         self.pastes: dict[str, str] = {}  # label -> pasted text: user messages show the label
-        self._hits: list[Item] = []
-        self._hit_set: set[int] = set()  # id() of the matching items
-        self._hit = -1
-        self.needle = ""
-        self._version = 0  # bumped when an item is added or changes: a narrowed search is then redone
-        self._searched = (-1, "")  # (version, needle) of the last search
         self.cursor: Item | None = None
         self._away = False
 
     # -- the mounted window ---------------------------------------------------------------------------
     @property
     def mounted_items(self) -> list[Item]:
-        return self.items[self._lo : self._hi]
+        lo, hi = self.window.span
+        return self.items[lo:hi]
+
+    @property
+    def needle(self) -> str:
+        """What the search looks for now ("" when it is closed)."""
+        return self.matches.needle
 
     def _widget(self, item: Item) -> Widget:
         # guard: untrusted-text-a-stored-item-no-widget
         w = item.build_or_plain()
         item.widget = w
-        if id(item) in self._hit_set:
+        if self.matches.is_hit(item):
             w.add_class("-match")
         if item is self.cursor:
             w.add_class("-cursor")
@@ -207,20 +113,14 @@ class ChatLog(VerticalScroll):
         if self.current is not None and (self._current_item is None or self._current_item.widget is None):
             self.current = None
         await self.remove_children()
-        self._lo, self._hi = lo, hi
+        self.window.set(lo, hi)
         widgets: list[Widget] = []
         if lo > 0:
-            widgets.append(Static(self._earlier_text(), id="earlier", markup=False))
+            widgets.append(Static(self.window.earlier_text(), id="earlier", markup=False))
         widgets += [self._widget(it) for it in self.items[lo:hi]]
         if hi < len(self.items):
-            widgets.append(Static(self._newer_text(), id="newer", markup=False))
+            widgets.append(Static(self.window.newer_text(len(self.items)), id="newer", markup=False))
         await self.mount_all(widgets)
-
-    def _earlier_text(self) -> str:
-        return f"↑ {self._lo:,} earlier items (scroll up or Home)"
-
-    def _newer_text(self) -> str:
-        return f"↓ {len(self.items) - self._hi:,} newer items (scroll down or End)"
 
     def _first_mounted(self) -> Widget | None:
         for it in self.mounted_items:
@@ -230,12 +130,12 @@ class ChatLog(VerticalScroll):
 
     async def build_older(self, count: int = PAGE) -> int:
         """Mount up to ``count`` items before the window, keeping what is on screen in place."""
-        if self._lo == 0 or self._building:
+        if self.window.lo == 0 or self._building:
             return 0
         self._building = True
         try:
-            lo = max(0, self._lo - count)
-            page = self.items[lo : self._lo]
+            lo, hi = self.window.older(count)
+            page = self.items[lo:hi]
             before = self._first_mounted()
             old_h, old_y = self.virtual_size.height, self.scroll_y
             widgets = [self._widget(it) for it in page]
@@ -243,12 +143,12 @@ class ChatLog(VerticalScroll):
                 await self.mount_all(widgets, before=before)
             else:
                 await self.mount_all(widgets)
-            self._lo = lo
+            self.window.set(lo, self.window.hi)
             for earlier in self.query("#earlier"):
                 if lo == 0:
                     await earlier.remove()
                 else:
-                    earlier.update(self._earlier_text())  # type: ignore[attr-defined]
+                    earlier.update(self.window.earlier_text())  # type: ignore[attr-defined]
             self.call_after_refresh(self._keep_position, old_h, old_y)
             return len(page)
         finally:
@@ -260,42 +160,43 @@ class ChatLog(VerticalScroll):
             self.scroll_to(y=old_y + grown, animate=False, immediate=True)
 
     async def build_newer(self, count: int = PAGE) -> int:
-        if self._hi >= len(self.items) or self._building:
+        if self.window.hi >= len(self.items) or self._building:
             return 0
         self._building = True
         try:
-            lo, hi = self._hi, min(len(self.items), self._hi + count)
+            lo, hi = self.window.newer(len(self.items), count)
             widgets = [self._widget(it) for it in self.items[lo:hi]]
             newer = self.query("#newer")
             if newer:
                 await self.mount_all(widgets, before=newer.first())
             else:
                 await self.mount_all(widgets)
-            self._hi = hi
+            self.window.set(self.window.lo, hi)
             for w in newer:
                 if hi >= len(self.items):
                     await w.remove()
                 else:
-                    w.update(self._newer_text())  # type: ignore[attr-defined]
+                    w.update(self.window.newer_text(len(self.items)))  # type: ignore[attr-defined]
             return hi - lo
         finally:
             self._building = False
 
     async def _to_tail(self) -> None:
         """Live output goes at the end: the window must reach it."""
-        if self._hi < len(self.items):
-            await self._mount_window(max(0, len(self.items) - WINDOW), len(self.items))
+        if self.window.hi < len(self.items):
+            await self._mount_window(*self.window.tail(len(self.items)))
             self.scroll_end(animate=False)
 
     async def show_item(self, index: int, top: bool = True) -> Widget:
         """Mount the item at ``index`` (the window around it when it is far from the mounted part)."""
-        if not self._lo <= index < self._hi:
-            if self._lo - PAGE <= index < self._lo:
-                await self.build_older(self._lo - index)
-            elif self._hi <= index < self._hi + PAGE:
-                await self.build_newer(index - self._hi + 1)
+        if not self.window.holds(index):
+            lo, hi = self.window.span
+            if lo - PAGE <= index < lo:
+                await self.build_older(lo - index)
+            elif hi <= index < hi + PAGE:
+                await self.build_newer(index - hi + 1)
             else:
-                await self._mount_window(max(0, index - MARGIN), min(len(self.items), index + MARGIN + 1))
+                await self._mount_window(*self.window.around(index, len(self.items)))
         widget = self.items[index].widget
         assert widget is not None
         self.release_anchor()  # new output must not pull the view away from it
@@ -331,9 +232,10 @@ class ChatLog(VerticalScroll):
     def _user_at_edge(self, direction: int) -> None:
         if self._building:
             return
-        if direction <= 0 and self.scroll_y <= 2 and self._lo > 0:
+        lo, hi = self.window.span
+        if direction <= 0 and self.scroll_y <= 2 and lo > 0:
             self.run_worker(self.build_older(), group="chat-pages", exclusive=True)
-        elif direction >= 0 and self.scroll_y >= self.max_scroll_y - 2 and self._hi < len(self.items):
+        elif direction >= 0 and self.scroll_y >= self.max_scroll_y - 2 and hi < len(self.items):
             self.run_worker(self.build_newer(), group="chat-pages", exclusive=True)
 
     def on_resize(self) -> None:
@@ -341,7 +243,8 @@ class ChatLog(VerticalScroll):
 
     def _check_away(self) -> None:
         # Textual releases the anchor when the user scrolls up and restores it at the bottom.
-        away = (self._anchor_released and self.scroll_y < self.max_scroll_y) or self._hi < len(self.items)
+        released = self._anchor_released and self.scroll_y < self.max_scroll_y
+        away = released or self.window.hi < len(self.items)
         if away != self._away:
             self._away = away
             self.post_message(self.ScrolledUp(away))
@@ -350,11 +253,11 @@ class ChatLog(VerticalScroll):
         """PageUp/PageDown; the last page down lands on the bottom (and follows again): while scrolled
         up the "more below" line takes a row, so pages down fall a row or two short of it."""
         if pages < 0:
-            if self.scroll_y <= 2 and self._lo > 0:
+            if self.scroll_y <= 2 and self.window.lo > 0:
                 self.run_worker(self.build_older(), group="chat-pages", exclusive=True)
             self.scroll_page_up(animate=False)
         elif self.max_scroll_y - self.scroll_y <= self.scrollable_content_region.height + 2:
-            if self._hi < len(self.items):
+            if self.window.hi < len(self.items):
                 self.run_worker(self.build_newer(), group="chat-pages", exclusive=True)
             else:
                 self.jump_to_bottom()
@@ -363,7 +266,7 @@ class ChatLog(VerticalScroll):
 
     def jump_to_bottom(self) -> None:
         """Back to the newest output, following it again."""
-        if self._hi < len(self.items):
+        if self.window.hi < len(self.items):
             self.run_worker(self._to_tail(), group="chat-pages", exclusive=True)
             return
         self.scroll_end(animate=False, immediate=True)
@@ -371,47 +274,36 @@ class ChatLog(VerticalScroll):
     # -- search ---------------------------------------------------------------------------------------
     def find(self, needle: str) -> int:
         """Mark the items containing ``needle`` (case-insensitive), mounted or not; returns how many."""
-        for it in self._hits:
+        before, now = self.matches.find(self.items, needle)
+        for it in before:
             if it.widget is not None:
                 it.widget.remove_class("-match", "-match-current")
-        self.needle = needle
-        low = needle.lower()
-        # As you type, each key narrows the last search: only its matches can match the longer text.
-        version, last = self._searched
-        pool = self._hits if last and low.startswith(last) and version == self._version else self.items
-        self._hits = [it for it in pool if low in it.low] if low else []
-        self._searched = (self._version, low)
-        self._hit_set = {id(it) for it in self._hits}
-        for it in self._hits:
+        for it in now:
             if it.widget is not None:
                 it.widget.add_class("-match")
-        self._hit = len(self._hits)  # the first step up lands on the newest match
-        return len(self._hits)
+        return len(now)
 
     @property
     def match_count(self) -> int:
-        return len(self._hits)
+        return self.matches.count
 
     def step(self, step: int) -> int:
         """Move ``step`` matches (wrapping); returns its 1-based number (0: none). ``show_match`` then
         brings it on screen (it may have to mount it)."""
-        if not self._hits:
-            return 0
-        if 0 <= self._hit < len(self._hits) and (w := self._hits[self._hit].widget) is not None:
-            w.remove_class("-match-current")
-        self._hit = (self._hit + step) % len(self._hits)
-        return self._hit + 1
+        if (item := self.matches.current) is not None and item.widget is not None:
+            item.widget.remove_class("-match-current")
+        return self.matches.step(step)
 
     async def show_match(self) -> None:
-        if not 0 <= self._hit < len(self._hits):
+        item = self.matches.current
+        if item is None:
             return
-        item = self._hits[self._hit]
         try:
             index = self.items.index(item)
         except ValueError:
             return
         widget = await self.show_item(index)
-        if item in self._hits[self._hit : self._hit + 1]:  # not moved on meanwhile
+        if self.matches.current is item:  # not moved on meanwhile
             widget.add_class("-match-current")
 
     async def step_match(self, step: int) -> int:
@@ -514,52 +406,21 @@ class ChatLog(VerticalScroll):
     ) -> None:
         """The conversation, with each compaction's row after the message it followed; the welcome above
         an empty one. Every item is listed; only the newest ``WINDOW`` are built."""
-        self._calls.clear()
         self._carded.clear()
-        self._hits, self._hit_set, self.cursor = [], set(), None
-        after: dict[str, list[Compaction]] = {}
-        for c in compactions:
-            if c.changed and 0 < c.seq <= len(messages):
-                after.setdefault(messages[c.seq - 1].id, []).append(c)
-        items: list[Item] = []
-        for m in messages:
-            items += self._items_of(m)
-            items += [Item("compaction", record=c) for c in after.get(m.id, ())]
-        if welcome and not items:
-            items.append(Item("welcome", welcome))
-        for it in items:
-            if it.kind == "tool" and it.result is None:  # nothing runs while a session loads
-                it.result = (UNFINISHED, True, {"interrupted": True})
-        self.items = items
-        self._version += 1
-        await self._mount_window(max(0, len(items) - WINDOW), len(items))
+        self.matches.clear()
+        self.cursor = None
+        self.items, self._calls = session_items(messages, compactions, welcome, self.pastes)
+        self.matches.changed()
+        await self._mount_window(*self.window.tail(len(self.items)))
         self.anchor()  # a session opens at its newest output, however the last one was left
         self._check_away()
-
-    def _items_of(self, m: Message) -> list[Item]:
-        if m.role == "system" or m.synthetic:
-            return []
-        if m.role == "user":
-            return [Item("user", shown_user_text(m.text, self.pastes))]
-        if m.role == "assistant":
-            out = [Item("assistant", m.text)] if m.text.strip() else []
-            for c in m.tool_calls:
-                item = Item("tool", call=c)
-                self._calls[c.id] = item
-                out.append(item)
-            return out
-        if m.role == "tool":
-            done = self._calls.get(m.tool_call_id or "")
-            if done is not None:
-                done.result = (m.text, bool(m.meta.get("is_error")), m.meta)
-        return []
 
     async def _append(self, item: Item) -> Widget:
         """A new item at the end, mounted (the window is brought to the end first)."""
         await self._to_tail()
         self.items.append(item)
-        self._version += 1
-        self._hi = len(self.items)
+        self.matches.changed()
+        self.window.set(self.window.lo, len(self.items))
         widget = self._widget(item)
         await self.mount(widget)
         return widget
@@ -571,7 +432,7 @@ class ChatLog(VerticalScroll):
                 if it.widget is not None:
                     await it.widget.remove()
                 del self.items[i]
-                self._hi -= 1
+                self.window.removed(i)
                 break
         await self._append(Item("user", collapse(text, self.pastes)))
 
@@ -587,7 +448,7 @@ class ChatLog(VerticalScroll):
             await self.start_assistant()
         assert self.current is not None and self._current_item is not None
         self._current_item.text += text
-        self._version += 1
+        self.matches.changed()
         await self.current.append(text)
 
     def append_reasoning(self, text: str) -> None:
@@ -617,7 +478,7 @@ class ChatLog(VerticalScroll):
         if item is None:
             return
         item.result = (text, is_error, dict(meta or {}))
-        self._version += 1
+        self.matches.changed()
         view = self.call_view(call_id)
         if view is not None:
             view.set_result(text, is_error, meta)
@@ -634,14 +495,9 @@ class ChatLog(VerticalScroll):
             self._carded.add(uri)
             card = Item("vault", uri)
             self.items.insert(at, card)
-            self._version += 1
-            if at < self._lo:
-                self._lo += 1
-                self._hi += 1
-            elif at <= self._hi:
-                self._hi += 1
-                if item.widget is not None:
-                    self.mount(self._widget(card), after=item.widget)
+            self.matches.changed()
+            if self.window.inserted(at) and item.widget is not None:
+                self.mount(self._widget(card), after=item.widget)
             at += 1
 
     def mark_vaulted(self, call_id: str, uri: str) -> None:
@@ -669,7 +525,7 @@ class ChatLog(VerticalScroll):
             case events.AssistantSaved():
                 if self._current_item is not None:
                     self._current_item.text = ev.message.text
-                    self._version += 1
+                    self.matches.changed()
                 await self.end_assistant()
             case events.ToolStarted():
                 await self.add_tool_call(ev.call)
