@@ -216,7 +216,7 @@ class MainScreen(Screen[None]):
         self.health.show(event.rows, event.info)
         self.vault.show_entries(event.vault, event.gists)
         for call_id, uri in event.vaulted.items():
-            self.chat.mark_vaulted(call_id, uri)
+            self.chat.add_vault_cards(call_id, [uri])  # its full output is in the vault: offered under it
 
     def on_vault_entry_loaded(self, event: VaultEntryLoaded) -> None:
         if self.torn_down():

@@ -306,11 +306,6 @@ class ChatLog(VerticalScroll):
         if self.matches.current is item:  # not moved on meanwhile
             widget.add_class("-match-current")
 
-    async def step_match(self, step: int) -> int:
-        current = self.step(step)
-        await self.show_match()
-        return current
-
     # -- keyboard navigation --------------------------------------------------------------------------
     def enter(self) -> None:
         """Focus the transcript with the newest item under the cursor."""
@@ -499,10 +494,6 @@ class ChatLog(VerticalScroll):
             if self.window.inserted(at) and item.widget is not None:
                 self.mount(self._widget(card), after=item.widget)
             at += 1
-
-    def mark_vaulted(self, call_id: str, uri: str) -> None:
-        """The pipeline stored this call's full output in the vault: offer it under the call."""
-        self.add_vault_cards(call_id, [uri])
 
     async def add_notice(self, text: str, level: str = "info") -> None:
         await self._append(Item("notice", text, level))
