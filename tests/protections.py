@@ -1462,6 +1462,13 @@ MUTANTS = (
         "if False:",
         ("tests/app/test_tui_keys.py::test_a_200_line_unbracketed_paste_collapses_and_does_not_send_itself",),
     ),
+    Mutant(
+        "the transcript shows a sent paste by the label the box showed (the app tells it, on Submitted)",
+        "the-transcript-shows-a-sent-paste",
+        "        self.main.chat.pastes.update(event.pastes)\n",
+        "",
+        ("tests/app/test_tui_cards.py::test_a_large_paste_shows_as_a_label_and_is_sent_whole",),
+    ),
 )
 
 

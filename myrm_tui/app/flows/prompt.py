@@ -21,6 +21,7 @@ class PromptFlow(SessionFlow, CompactionFlow, SettingsFlow, PanelsFlow):
 
     async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         # The transcript shows each paste by the label the box showed.
+        # guard: the-transcript-shows-a-sent-paste
         self.main.chat.pastes.update(event.pastes)
         text = event.text
         if text.startswith("/"):
