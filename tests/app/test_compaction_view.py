@@ -280,7 +280,7 @@ async def test_ctrl_f_during_a_replay_forks_into_a_live_compacted_session_that_f
             timeout=60,
         )
         await pilot.press("ctrl+f")
-        # The fork's session is current first; its header comes with the SessionLoaded message after.
+        # The fork's session is current first; its header is set when the fork is shown, after.
         await wait_until(
             pilot,
             lambda: (
