@@ -84,7 +84,13 @@ async def _compact(pilot: Any, app: MyrmApp) -> CompactionRow:
     await pilot.press("ctrl+k")
     await wait_until(pilot, lambda: isinstance(app.screen, CompactPreviewScreen))
     await pilot.press("enter")
-    await wait_until(pilot, lambda: bool(app.query(CompactionRow)))
+    # The row is in the DOM before its title is mounted (a loaded machine read it in between).
+
+    def titled() -> bool:
+        rows = app.query(CompactionRow)
+        return bool(rows) and bool(rows.last().query(CollapsibleTitle))
+
+    await wait_until(pilot, titled)
     return app.query(CompactionRow).last()
 
 
