@@ -579,6 +579,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "litellm counts no prompt with a tokenizer of its own",
+        "myrm_tui/llm/client.py",
+        "    mod.disable_token_counter = True\n",
+        "    pass\n",
+        (f"{L}::test_a_streamed_call_loads_no_second_tokenizer",),
+    ),
+    Mutant(
         "empty reply is an error",
         "empty-reply-is-an-error",
         "        if not (self.chars or self.tool_calls):",

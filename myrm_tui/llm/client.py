@@ -13,7 +13,9 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import sys
 import threading
+import types
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -62,9 +64,13 @@ def _import_litellm() -> Any:
 def _load_litellm() -> Any:
     configure_offline_env()
     mod: Any = importlib.import_module("litellm")
+    _share_default_encoding()
     mod.suppress_debug_info = True
     mod.drop_params = True
     mod.telemetry = False
+    # litellm tokenizes each request's whole prompt on the event loop for a cost figure of its own,
+    # never read here (the provider's usage is, and myrm counts with its own encoding).
+    mod.disable_token_counter = True
     from myrm_tui.llm import replay
 
     for name, factory in ((replay.PROVIDER, replay.make_provider),):
@@ -78,12 +84,28 @@ def _load_litellm() -> Any:
             importlib.import_module(lazy)
     from myrm_tui.context.tokens import drop_rank_copies
 
-    drop_rank_copies()  # of the encoding litellm's default_encoding loaded
+    drop_rank_copies()  # of any encoding litellm's imports loaded
     from myrm_tui.llm import openai_body
 
     openai_body.install()  # the SDK's walk of every request body, on the UI's loop: skipped where a no-op
     gc_policy.settle()  # litellm's objects live as long as the process: no collection walks them again
     return mod
+
+
+DEFAULT_ENCODING_MODULE = "litellm.litellm_core_utils.default_encoding"
+
+
+def _share_default_encoding() -> None:
+    """litellm's token counter loads its default encoding, cl100k_base, when its module is imported
+    (the first call does): a second tokenizer of ~30 MB beside the o200k_base that myrm counts with (the
+    encoding of current OpenAI models). Its module is given myrm's encoding instead."""
+    if DEFAULT_ENCODING_MODULE in sys.modules:
+        return
+    from myrm_tui.context.tokens import get_encoding
+
+    shared = types.ModuleType(DEFAULT_ENCODING_MODULE)
+    shared.encoding = get_encoding()  # type: ignore[attr-defined]
+    sys.modules[DEFAULT_ENCODING_MODULE] = shared
 
 
 # Modules litellm and the OpenAI SDK import only inside the first call: imported here, in the import
@@ -93,7 +115,7 @@ _LAZY_IMPORTS = (
     "anyio._backends._asyncio",
     "jiter",
     "litellm._service_logger",
-    "litellm.litellm_core_utils.default_encoding",
+    DEFAULT_ENCODING_MODULE,
     "litellm.litellm_core_utils.token_counter",
     "litellm.litellm_core_utils.get_supported_openai_params",
     "litellm.litellm_core_utils.llm_request_utils",

@@ -6,6 +6,8 @@ import asyncio
 import json
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -330,3 +332,37 @@ async def test_empty_and_bogus_replies_are_clear_errors(
     emulator.enqueue(reply)
     with pytest.raises(kind, match=says):
         await _all(LLMClient(), openai(emulator), [{"role": "user", "content": "hi"}])
+
+
+ONE_TOKENIZER = r"""
+import asyncio, sys
+import tiktoken.registry
+from myrm_tui.llm.client import LLMClient, ModelSpec
+from myrm_tui.llm.events import Usage
+
+async def main():
+    usage = []
+    for model in sys.argv[2:]:
+        spec = ModelSpec(model, api_base=sys.argv[1], api_key="sk-test")
+        messages = [{"role": "user", "content": "count me " * 2000}]
+        usage += [e async for e in LLMClient().stream(spec, messages, max_tokens=1) if isinstance(e, Usage)]
+    print(sorted(tiktoken.registry.ENCODINGS), len(usage))
+
+asyncio.run(main())
+"""
+
+
+def test_a_streamed_call_loads_no_second_tokenizer(emulator: ProviderEmulator) -> None:
+    """litellm counted every streamed prompt itself for a cost figure nobody reads, loading cl100k_base
+    (~30 MB beside myrm's o200k_base) on the first call: in a fresh process, after calls to models litellm
+    would count with it, only myrm's encoding is loaded, and the usage still comes from the provider."""
+    emulator.enqueue(Reply(text="a"), Reply(text="b"))
+    models = ["openai/gpt-4-0613", "openai/some-model-litellm-does-not-know"]
+    out = subprocess.run(
+        [sys.executable, "-c", ONE_TOKENIZER, emulator.openai_base, *models],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split("\n")[0] == "['o200k_base'] 2"
