@@ -110,13 +110,14 @@ protections:
 	$(PY) -m tests.protections
 
 # First frame, the ring's first figure, ready and idle memory of the real TUI in a pseudo-terminal, for the
-# embedded model and a provider's (targets: <= 0.5 s, <= 1 s, <= 200 / 250 MB).
+# embedded model and a provider's (targets: <= 0.5 s, <= 1 s, <= 200 / 250 MB);
+# the table goes to docs/perf.md.
 perf:
-	$(PY) -m myrm_tui.app.perf --runs 5
+	$(PY) -m myrm_tui.app.perf --runs 5 --markdown docs/perf.md
 
 # Reopen stored sessions of 0/300/3,000/10,000 corpus messages: ready, idle RSS, typing, search per key.
 perf-sessions:
-	$(PY) -m myrm_tui.app.perf --sessions 0,300,3000,10000 --runs 3
+	$(PY) -m myrm_tui.app.perf --sessions 0,300,3000,10000 --runs 3 --markdown docs/perf.md
 
 perf-compaction:
 	$(PY) -m myrm_tui.app.perf --compaction 2500,5000,10000 --window 16000

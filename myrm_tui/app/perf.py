@@ -17,7 +17,9 @@ the runs, after one warm-up run that writes Python's bytecode caches as a user's
 first frame <= 0.5 s, first figure <= 1 s, idle RSS <= 200 MB (embedded) / 250 MB (provider). Exit status
 1 if one is missed. The load average is printed with the result: on a busy machine every wall-clock
 number is slower; the CPU seconds the app had used by the first frame and figure are printed beside them.
-No Pilot, no test harness: the numbers include interpreter start-up and imports.
+No Pilot, no test harness: the numbers include interpreter start-up and imports. ``--markdown
+docs/perf.md`` writes the table (with the date, commit and load) as that file's section, and what
+``import litellm`` costs on its own beside it.
 """
 
 from __future__ import annotations
@@ -352,7 +354,9 @@ def search_ms(db: Path) -> tuple[float, float]:
     return statistics.median(times), max(times)
 
 
-def long_sessions(sizes: list[int], corpus: Path, runs: int, idle_s: float, timeout: float) -> int:
+def long_sessions(
+    sizes: list[int], corpus: Path, runs: int, idle_s: float, timeout: float, markdown: Path | None = None
+) -> int:
     """Reopen-ready time, idle RSS, typing and search latency per session size, against the provider
     emulator (a cloud model's path: ``-m openai/gpt-4o``)."""
     import asyncio
@@ -364,6 +368,8 @@ def long_sessions(sizes: list[int], corpus: Path, runs: int, idle_s: float, time
     myrm = Path(sys.executable).with_name("myrm")
     base = [str(myrm)] if myrm.exists() else [sys.executable, "-m", "myrm_tui.cli"]
     rows: list[tuple[int, float, float, float, float, float]] = []
+    searched: list[float] = []
+    load_before = os.getloadavg()
     try:
         with tempfile.TemporaryDirectory(prefix="myrm-perf-long-") as tmp:
             for n in sizes:
@@ -376,6 +382,7 @@ def long_sessions(sizes: list[int], corpus: Path, runs: int, idle_s: float, time
                 rss = statistics.median(r.idle_rss_mb for r in got)
                 typing = statistics.median(r.typing_s if r.typing_s is not None else timeout for r in got)
                 s_med, s_max = search_ms(db)
+                searched.append(s_med)
                 rows.append((n, statistics.median(r.first_frame_s for r in got), ready, rss, typing, s_max))
                 print(
                     f"{n:>6,} messages: first frame {rows[-1][1]:.2f} s, ready {ready:.2f} s, idle RSS "
@@ -385,9 +392,28 @@ def long_sessions(sizes: list[int], corpus: Path, runs: int, idle_s: float, time
                 )
     finally:
         emu.stop()
-    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    load = os.getloadavg()
+    print(f"load average {' '.join(f'{x:.1f}' for x in load)} on {os.cpu_count()} CPUs")
     empty = next((r for r in rows if r[0] == 0), rows[0])
     ok = True
+    table = [
+        "## Long sessions (`make perf-sessions`)",
+        "",
+        f"Stored sessions of real corpus conversations ({corpus.name}, repeated, compacted once), reopened "
+        f"with `--session ID -m openai/gpt-4o` against the provider emulator in a 120×40 pseudo-terminal; "
+        f"medians of {runs} launches after a warm-up; {_stamp(_loads(load_before, load))}.",
+        "",
+        f"| messages | first frame | ready (≤ {READY_RATIO_TARGET}× empty) | idle RSS (≤ +"
+        f"{EXTRA_RSS_TARGET_MB:.0f} MB) | 40 chars shown (≤ {TYPING_TARGET_S} s) | search a key, median / "
+        f"max (≤ {SEARCH_TARGET_MS:.0f} ms) |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    verdicts: list[str] = []
+    for (n, first, ready, rss, typing, s_max), s_med in zip(rows, searched, strict=True):
+        table.append(
+            f"| {n:,} | {first:.2f} s | {ready:.2f} s ({ready / empty[2]:.2f}×) | {rss:.0f} MB "
+            f"({rss - empty[3]:+.0f}) | {typing:.2f} s | {s_med:.1f} / {s_max:.1f} ms |"
+        )
     for n, _, ready, rss, typing, s_max in rows:
         checks = [
             ready <= READY_RATIO_TARGET * empty[2],
@@ -402,6 +428,10 @@ def long_sessions(sizes: list[int], corpus: Path, runs: int, idle_s: float, time
             f"(<= {TYPING_TARGET_S}), search max {s_max:.1f} ms (<= {SEARCH_TARGET_MS:.0f}): "
             f"{'ok' if all(checks) else 'MISSED'}"
         )
+        missed = [w for w, met in zip(("ready", "RSS", "typing", "search"), checks, strict=True) if not met]
+        verdicts.append(f"{n:,}: {'ok' if not missed else 'MISSED ' + ', '.join(missed)}")
+    if markdown is not None:
+        write_section(markdown, "sessions", "\n".join([*table, "", f"Targets: {'; '.join(verdicts)}."]))
     return 0 if ok else 1
 
 
@@ -463,6 +493,76 @@ def compaction(sizes: list[int], corpus: Path, window: int) -> int:
 
 def _median(values: list[float | None], missing: float) -> float:
     return statistics.median(v if v is not None else missing for v in values)
+
+
+# -- docs/perf.md: each mode writes its own section from what it measured ------------------------------
+DOC_HEAD = (
+    "# Performance\n\nWritten by `python -m myrm_tui.app.perf --markdown docs/perf.md` (`make perf`, "
+    "`make perf-sessions`): each section is replaced by the run that measured it; not edited by hand. "
+    "Wall times depend on the machine's load, printed with each table; the CPU seconds the app had used "
+    "are what an idle machine waits.\n"
+)
+
+
+def write_section(path: Path, name: str, text: str) -> None:
+    """Put ``text`` in ``path`` as its section ``name`` (between two HTML comments), replacing the one a
+    run before wrote, or appended; the other sections stay."""
+    start, end = f"<!-- perf:{name} -->", f"<!-- /perf:{name} -->"
+    block = f"{start}\n{text.strip()}\n{end}"
+    doc = path.read_text() if path.exists() else DOC_HEAD
+    if start in doc and end in doc:
+        doc = doc[: doc.index(start)] + block + doc[doc.index(end) + len(end) :]
+    else:
+        doc = f"{doc.rstrip()}\n\n{block}\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(doc)
+
+
+def _stamp(load: str) -> str:
+    """When, at which commit, on how many CPUs and at what load."""
+    import subprocess
+
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    return f"{when}{f', commit {commit}' if commit else ''}, {os.cpu_count()} CPUs, load average {load}"
+
+
+def _loads(*loads: tuple[float, ...]) -> str:
+    return " → ".join(" ".join(f"{x:.1f}" for x in load) for load in loads)
+
+
+LITELLM_ALONE = r"""
+import os, time
+def rss():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+before, cpu = rss(), time.process_time()
+import litellm
+print(time.process_time() - cpu, rss() - before)
+"""
+
+
+def litellm_alone(runs: int) -> tuple[float, float]:
+    """(CPU seconds, MB of RSS) of ``import litellm`` in a bare interpreter, offline (medians): what it
+    costs on its own, before myrm loads anything with it."""
+    import subprocess
+
+    from myrm_tui.offline import configure_offline_env
+
+    configure_offline_env()  # into this environment, inherited: the import reads no network
+    got = []
+    for _ in range(max(1, runs)):
+        command = [sys.executable, "-c", LITELLM_ALONE]
+        out = subprocess.run(command, capture_output=True, text=True, check=True)
+        cpu, mb = out.stdout.split()
+        got.append((float(cpu), float(mb)))
+    return statistics.median(c for c, _ in got), statistics.median(m for _, m in got)
 
 
 def measure(
@@ -531,12 +631,13 @@ def main(argv: list[str] | None = None) -> int:
         "with a small window (--window): seconds per size",
     )
     ap.add_argument("--window", type=int, default=16_000)
+    ap.add_argument("--markdown", type=Path, help="write the table as this file's section (docs/perf.md)")
     ns = ap.parse_args(argv)
     if ns.compaction:
         return compaction([int(x) for x in ns.compaction.split(",")], ns.corpus, ns.window)
     if ns.sessions:
         sizes = [int(x) for x in ns.sessions.split(",")]
-        return long_sessions(sizes, ns.corpus, ns.runs, ns.idle, ns.timeout)
+        return long_sessions(sizes, ns.corpus, ns.runs, ns.idle, ns.timeout, ns.markdown)
     from myrm_tui.config import KEY_DEFAULTS
     from myrm_tui.testing.emulator import ProviderEmulator
 
@@ -575,9 +676,50 @@ def main(argv: list[str] | None = None) -> int:
             f"idle RSS {r['idle_rss_mb']:.0f} MB (<= {IDLE_RSS_TARGET_MB[kind]:.0f} MB: "
             f"{_verdict(ok['idle_rss'])})"
         )
+    alone = litellm_alone(ns.runs) if "provider" in kinds else None
+    if alone is not None:
+        print(
+            f"litellm on its own (python -c 'import litellm', offline): {alone[0]:.2f} s of CPU, "
+            f"+{alone[1]:.0f} MB"
+        )
     if ns.json:
         ns.json.write_text(json.dumps({**results, "loadavg": [load_before, load]}, indent=2))
+    if ns.markdown:
+        write_section(ns.markdown, "start", start_table(results, ns.runs, _loads(load_before, load), alone))
     return 0 if all(all(r["ok"].values()) for r in results.values()) else 1
+
+
+def start_table(
+    results: dict[str, dict[str, Any]], runs: int, load: str, alone: tuple[float, float] | None
+) -> str:
+    """The start-up section of docs/perf.md, from ``measure``'s medians."""
+    names = {"embedded": "embedded default", "provider": "`openai/gpt-4o` (provider emulator)"}
+    lines = [
+        "## Start-up (`make perf`)",
+        "",
+        f"Medians of {runs} launches of the real `myrm` in a 140×42 pseudo-terminal, after a warm-up "
+        f"launch; {_stamp(load)}. Idle RSS is read once the app has been quiet for a second (a "
+        "provider model's start-up preheat, litellm's import and its request, done).",
+        "",
+        f"| model | first frame (≤ {FIRST_FRAME_TARGET_S} s) | first figure (≤ {FIRST_FIGURE_TARGET_S} s) "
+        "| ready | idle RSS |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for kind, r in results.items():
+        ok = r["ok"]
+        lines.append(
+            f"| {names.get(kind, kind)} | {r['first_frame_s']:.2f} s ({r['first_frame_cpu_s']:.2f} s CPU): "
+            f"{_verdict(ok['first_frame'])} | {r['first_figure_s']:.2f} s ({r['first_figure_cpu_s']:.2f} s "
+            f"CPU): {_verdict(ok['first_figure'])} | {r['ready_s']:.2f} s | {r['idle_rss_mb']:.0f} MB "
+            f"(≤ {IDLE_RSS_TARGET_MB[kind]:.0f}): {_verdict(ok['idle_rss'])} |"
+        )
+    if alone is not None:
+        lines += [
+            "",
+            f'litellm on its own (`python -c "import litellm"`, offline, same machine): {alone[0]:.2f} s '
+            f"of CPU and +{alone[1]:.0f} MB of RSS.",
+        ]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
