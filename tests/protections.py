@@ -580,7 +580,7 @@ MUTANTS = (
     ),
     Mutant(
         "litellm counts no prompt with a tokenizer of its own",
-        "myrm_tui/llm/client.py",
+        "litellm-counts-no-prompt-with",
         "    mod.disable_token_counter = True\n",
         "    pass\n",
         (f"{L}::test_a_streamed_call_loads_no_second_tokenizer",),

@@ -497,25 +497,22 @@ def _median(values: list[float | None], missing: float) -> float:
 
 # -- docs/perf.md: each mode writes its own section from what it measured ------------------------------
 DOC_HEAD = (
-    "# Performance\n\nWritten by `python -m myrm_tui.app.perf --markdown docs/perf.md` (`make perf`, "
-    "`make perf-sessions`): each section is replaced by the run that measured it; not edited by hand. "
-    "Wall times depend on the machine's load, printed with each table; the CPU seconds the app had used "
-    "are what an idle machine waits.\n"
+    "# Start-up time and memory\n\n[← README](../README.md) · the bench and the other timings: "
+    "[benchmark.md](benchmark.md)\n\nWritten by `python -m myrm_tui.app.perf --markdown docs/perf.md` "
+    "(`make perf`, `make perf-sessions`): each section is replaced by the run that measured it, never "
+    "edited by hand. Wall times depend on the machine's load, printed with each table; the CPU seconds "
+    "the app had used by then are what an idle machine waits.\n"
 )
+SECTION = re.compile(r"<!-- perf:(\w+) -->\n.*?\n<!-- /perf:\1 -->", re.S)
 
 
 def write_section(path: Path, name: str, text: str) -> None:
-    """Put ``text`` in ``path`` as its section ``name`` (between two HTML comments), replacing the one a
-    run before wrote, or appended; the other sections stay."""
-    start, end = f"<!-- perf:{name} -->", f"<!-- /perf:{name} -->"
-    block = f"{start}\n{text.strip()}\n{end}"
-    doc = path.read_text() if path.exists() else DOC_HEAD
-    if start in doc and end in doc:
-        doc = doc[: doc.index(start)] + block + doc[doc.index(end) + len(end) :]
-    else:
-        doc = f"{doc.rstrip()}\n\n{block}\n"
+    """Write ``text`` as the section ``name`` of ``path`` (between two HTML comments) under the page's
+    head: a run before's section of that name is replaced where it was, the others are kept."""
+    sections = {m.group(1): m.group(0) for m in SECTION.finditer(path.read_text() if path.exists() else "")}
+    sections[name] = f"<!-- perf:{name} -->\n{text.strip()}\n<!-- /perf:{name} -->"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(doc)
+    path.write_text(DOC_HEAD + "".join(f"\n{block}\n" for block in sections.values()))
 
 
 def _stamp(load: str) -> str:

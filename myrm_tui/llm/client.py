@@ -70,6 +70,7 @@ def _load_litellm() -> Any:
     mod.telemetry = False
     # litellm tokenizes each request's whole prompt on the event loop for a cost figure of its own,
     # never read here (the provider's usage is, and myrm counts with its own encoding).
+    # guard: litellm-counts-no-prompt-with
     mod.disable_token_counter = True
     from myrm_tui.llm import replay
 
