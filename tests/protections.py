@@ -579,6 +579,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a stream without usage is counted by us",
+        "a-stream-without-usage-is-counted-by-us",
+        "            if not usage_seen:",
+        "            if False:",
+        ("tests/llm/test_local_model.py::test_embedded_model_streams_an_answer_from_a_child_process",),
+    ),
+    Mutant(
         "litellm counts no prompt with a tokenizer of its own",
         "litellm-counts-no-prompt-with",
         "    mod.disable_token_counter = True\n",

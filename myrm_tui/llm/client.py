@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
 import logging
 import sys
 import threading
@@ -68,8 +69,9 @@ def _load_litellm() -> Any:
     mod.suppress_debug_info = True
     mod.drop_params = True
     mod.telemetry = False
-    # litellm tokenizes each request's whole prompt on the event loop for a cost figure of its own,
-    # never read here (the provider's usage is, and myrm counts with its own encoding).
+    # litellm tokenized each request's whole prompt on the event loop for a cost figure of its own, never
+    # read here, loading cl100k_base (~30 MB) for every model it does not know by its bare name; a
+    # stream that reports no usage is counted by ``_estimated_usage`` instead, with myrm's encoding.
     # guard: litellm-counts-no-prompt-with
     mod.disable_token_counter = True
     from myrm_tui.llm import replay
@@ -91,6 +93,23 @@ def _load_litellm() -> Any:
     openai_body.install()  # the SDK's walk of every request body, on the UI's loop: skipped where a no-op
     gc_policy.settle()  # litellm's objects live as long as the process: no collection walks them again
     return mod
+
+
+def _estimated_usage(messages: list[dict[str, Any]], written: str) -> Usage:
+    """Our count of a request and its reply, for a server that reports none: what litellm estimated
+    before its token counter was turned off, with the encoding myrm counts with."""
+    from myrm_tui.context.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, get_encoding
+
+    enc = get_encoding()
+
+    def count(text: str) -> int:
+        return len(enc.encode(text, disallowed_special=()))
+
+    prompt = REQUEST_OVERHEAD
+    for m in messages:
+        content = m.get("content") or ""
+        prompt += MESSAGE_OVERHEAD + count(content if isinstance(content, str) else json.dumps(content))
+    return Usage(prompt, count(written))
 
 
 DEFAULT_ENCODING_MODULE = "litellm.litellm_core_utils.default_encoding"
@@ -220,6 +239,7 @@ class LLMClient:
         kwargs.setdefault("timeout", self.total_timeout)
         _to_body(kwargs)
         seen = _Seen()
+        usage_seen, written = False, []
         try:
             # The request itself runs under the watchdog: the inactivity limit covers connecting and
             # the wait for the first byte, not only the gaps between tokens.
@@ -233,12 +253,20 @@ class LLMClient:
                 for event in _events(chunk):
                     seen.note(event)
                     yielded = True
+                    usage_seen = usage_seen or isinstance(event, Usage)
+                    if isinstance(event, (TextDelta, ReasoningDelta)):
+                        written.append(event.text)
+                    elif isinstance(event, ToolCallDelta):
+                        written.append(event.arguments)
                     yield event
             # litellm ends a stream whose connection dropped with a made-up finish_reason "stop", so a
             # finish proves nothing: a child that is gone now was gone before the reply was complete.
             if embedded is not None and (stopped := embedded.stopped_error()) is not None:
                 raise stopped
             seen.check()
+            # guard: a-stream-without-usage-is-counted-by-us
+            if not usage_seen:  # a server that streams no usage (the embedded model's)
+                yield _estimated_usage(messages, "".join(written))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
