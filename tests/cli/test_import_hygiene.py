@@ -55,7 +55,7 @@ from myrm_tui.app import app as app_module
 
 App = app_module.MyrmApp
 seen = {}
-run, mount, agent_ready = App.run, App.on_mount, App.on_agent_ready
+run, mount, show_baseline = App.run, App.on_mount, App._show_baseline
 
 
 def on_mount(self):
@@ -63,15 +63,15 @@ def on_mount(self):
     self.call_after_refresh(lambda: seen.setdefault("frame", sorted(sys.modules)))
 
 
-def on_agent_ready(self, event):
-    agent_ready(self, event)
+async def _show_baseline(self):  # the agent is built: the ring takes its first figure
+    await show_baseline(self)
     if self.live.known:
         seen["figure"] = sorted(sys.modules)
         self.exit()
 
 
 App.run = lambda self, **kw: run(self, headless=True, size=(140, 42))
-App.on_mount, App.on_agent_ready = on_mount, on_agent_ready
+App.on_mount, App._show_baseline = on_mount, _show_baseline
 from myrm_tui import cli
 
 sys.argv = ["myrm", *sys.argv[1:]]
