@@ -5,7 +5,9 @@ and the turn ends with one clear line. The emulator's ``endless`` mode is the ru
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,18 @@ from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import FakeTime, collect, openai_settings
 
 LIMIT = 200  # seconds of the fake clock: one a chunk the reader takes
+
+
+class _ChunkClocked(LLMClient):
+    """Each call timed by a clock that moves 0.1 s a chunk received, whatever the wall clock does."""
+
+    async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        made: list[ProgressClock] = []  # the clock reads its own count, once it exists
+        progress = ProgressClock(lambda: made[0].items * 0.1 if made else 0.0)
+        made.append(progress)
+        kwargs["clock"] = progress
+        async for event in super().stream(*args, **kwargs):
+            yield event
 
 
 async def test_an_endless_stream_is_cut_at_its_total_limit_not_after_the_backlog(
@@ -49,10 +63,11 @@ async def test_a_turn_on_an_endless_stream_ends_with_one_line_and_keeps_its_hist
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
     """Through the agent, with a total limit of a second: the turn fails with one line naming the limit,
-    what streamed is kept (marked), and the next turn's request is accepted."""
+    what streamed is kept (marked), and the next turn's request is accepted. The call's clock moves a
+    tenth of a second a chunk (a wall clock let a loaded machine reach the limit before any chunk came)."""
     settings = openai_settings(emulator)
     row = await store.create_session(model=settings.model, workspace=str(workspace))
-    llm = LLMClient(inactivity_timeout=60, total_timeout=1.0, check_interval=0.05)
+    llm = _ChunkClocked(inactivity_timeout=60, total_timeout=1.0, check_interval=0.05)
     agent = await build_agent(store, row.id, settings, workspace, llm=llm)
     emulator.enqueue(Reply(text="more", endless=True), Reply(text="Short answer."))
     events = await collect(agent, "tell me everything")
