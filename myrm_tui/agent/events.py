@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -153,3 +154,34 @@ AgentEvent = (
     | TurnFailed
     | TurnDone
 )
+
+EventListener = Callable[[AgentEvent], None]
+
+
+class Outbox:
+    """Events raised off a turn's own path (a summarizer's notice): while a turn runs they wait for its
+    stream to yield them (``take``); between turns they go to ``listener`` at once, or, with none, to the
+    next turn. The one way such news reaches a front-end."""
+
+    def __init__(self) -> None:
+        self.listener: EventListener | None = None
+        self._held: list[AgentEvent] = []
+        self._in_turn = False
+
+    def post(self, ev: AgentEvent) -> None:
+        if self.listener is not None and not self._in_turn:
+            self.listener(ev)
+        else:
+            self._held.append(ev)
+
+    def take(self) -> list[AgentEvent]:
+        """What waits for the running turn's stream, oldest first."""
+        out, self._held = self._held, []
+        return out
+
+    def turn(self, running: bool) -> None:
+        """A turn starts (its stream yields what is posted) or ends (the listener gets what it left)."""
+        self._in_turn = running
+        if not running and self.listener is not None:
+            for ev in self.take():
+                self.listener(ev)

@@ -11,7 +11,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.agent.events import ContextReport
+from myrm_tui.agent.events import ContextReport, Notice, Outbox
 from myrm_tui.agent.hooks import HookResult
 from myrm_tui.agent.model_target import context_config, model_spec, thinking_budget, window_for
 from myrm_tui.agent.prompts import PromptLibrary, mode_for
@@ -80,7 +80,7 @@ class AgentSession:
         self._resumed = False
         self._overhead: tuple[str, int] = ("", 0)  # (tools fingerprint, tokens of their schemas)
         self._vision: bool | None = None  # the model takes images; None: not asked yet
-        self.notices: list[str] = []  # warnings for the user, shown (and emptied) by the next turn
+        self.outbox = Outbox()  # news for the user off the turn's path: the running turn or the listener
         self.preparer = SummaryPreparer(self)  # the LLM summary, written in the background
 
     # -- what the model is sent ---------------------------------------------------------------------
@@ -239,6 +239,10 @@ class AgentSession:
                 self.vault.pending[:0] = entries  # written by the next flush or message
                 raise
 
+    def notice(self, text: str) -> None:
+        """A warning for the user (a summarizer's): in the running turn's stream, else to the listener."""
+        self.outbox.post(Notice(text, "warning"))
+
     async def add_metrics(self, data: dict[str, Any]) -> None:
         await self.store.add_metrics(self.session_id, self.turn, data)
 
@@ -271,6 +275,7 @@ class AgentSession:
                 self.settings.summarizer_inactivity_seconds,
                 self.settings.summarizer_total_seconds,
                 self.counter,
+                on_notice=self.notice,
             )
         return self.aux
 
@@ -313,9 +318,6 @@ class AgentSession:
         if self.aux is not None and self.aux.warnings:
             run.metrics.events.extend(self.aux.warnings)
             self.aux.warnings.clear()
-        if self.aux is not None and self.aux.notices:
-            self.notices.extend(self.aux.notices)
-            self.aux.notices.clear()
         backup = run.plan.backup
         checkpoint = (
             await self.store.begin_compaction(self.session_id, backup) if run.compacting and backup else None

@@ -35,7 +35,7 @@ class StoresMessages(Protocol):
 
 class SummarySession(StoresMessages, Protocol):
     """What the background summary (``SummaryPreparer``) reads: the models and their breaker, the history,
-    state and limits it summarizes against, and where its bill and notices go."""
+    state and limits it summarizes against, and where its bill goes."""
 
     @property
     def session_id(self) -> str: ...
@@ -69,9 +69,6 @@ class SummarySession(StoresMessages, Protocol):
 
     @property
     def breaker(self) -> CircuitBreaker: ...
-
-    @property
-    def notices(self) -> list[str]: ...
 
     @property
     def extractive_summaries(self) -> bool: ...

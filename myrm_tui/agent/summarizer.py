@@ -84,6 +84,7 @@ class AuxSummarizer:
         inactivity: float = 90.0,
         total: float = 600.0,
         counter: TokenCounter | None = None,
+        on_notice: Callable[[str], None] | None = None,
     ) -> None:
         self.llm = llm
         self.aux, self.main = aux, main
@@ -92,7 +93,7 @@ class AuxSummarizer:
         self.inactivity, self.total = inactivity, total
         self.counter = counter or TokenCounter()
         self.warnings: list[str] = []
-        self.notices: list[str] = []  # for the user, once a session: the ratio shield took the main model
+        self.on_notice = on_notice  # told the user once a session: the ratio shield took the main model
         self._shield_told = False
         self.last_model = ""
 
@@ -109,13 +110,17 @@ class AuxSummarizer:
             )
             if not self._shield_told:
                 self._shield_told = True
-                self.notices.append(
+                self._notice(
                     f"The summarizer {self.aux.model} ({self.aux_window:,}-token window) is too small for "
                     f"this session's compactions; {self.main.model} writes the summaries instead "
                     "(at its price). Set summarizer_model to a larger model to change this."
                 )
             return self.main, self.main_window
         return self.aux, self.aux_window
+
+    def _notice(self, text: str) -> None:
+        if self.on_notice is not None:
+            self.on_notice(text)
 
     def fit(self, user: str, system: str, window: int) -> str:
         budget = int(window * INPUT_SHARE) - self.counter.text(system)

@@ -241,10 +241,6 @@ class SummaryPreparer:
             aux = s.summarizer()
             assert aux is not None  # enabled
             spec, window = aux.choose(s.counter.text(prompt) + s.counter.text(body))
-            s.notices.extend(
-                aux.notices
-            )  # said at once (the ratio shield): the turn may end before this does
-            aux.notices.clear()
             messages = [
                 {"role": "system", "content": prompt},
                 {"role": "user", "content": aux.fit(body, prompt, window)},

@@ -19,6 +19,7 @@ from myrm_tui.agent.events import (
     CompactionStarted,
     ContextReport,
     Notice,
+    Outbox,
     ReasoningChunk,
     StreamCut,
     SummaryProgress,
@@ -172,7 +173,7 @@ class TurnSession(StoresMessages, Protocol):
     def counter(self) -> TokenCounter: ...
 
     @property
-    def notices(self) -> list[str]: ...
+    def outbox(self) -> Outbox: ...
 
     @property
     def preparer(self) -> SummaryPreparer: ...
@@ -258,17 +259,19 @@ class TurnRunner:
         user = await session.append(Message(role="user", content=content))
         yield UserSaved(user)
         await session.add_hook_context(hooked)
-        aux = session.summarizer()
-        if aux is not None:  # the aux ratio shield, foreseen: summaries run in the background, said here once
-            aux.choose(int(session.config.view_window * STEP_RATIO))
+        session.outbox.turn(True)  # news from here on is this turn's to yield
         token = prompt_cache_key_var.set(prompt_cache_key_var.get() or session.session_id)
         self.warmer.pause()
         try:
+            aux = session.summarizer()
+            if aux is not None:  # the aux ratio shield, foreseen: summaries run in the background, said once
+                aux.choose(int(session.config.view_window * STEP_RATIO))
             async for ev in self._steps():
                 yield ev
         finally:
             prompt_cache_key_var.reset(token)
             self.warmer.resume()
+            session.outbox.turn(False)
 
     async def _steps(self) -> AsyncIterator[AgentEvent]:
         session = self.session
@@ -292,8 +295,8 @@ class TurnRunner:
                     yield TurnDone(step)
                     return
             yield session.report(run)
-            while session.notices:
-                yield Notice(session.notices.pop(0), "warning")
+            for news in session.outbox.take():
+                yield news
             for made in _news(records):
                 yield made
             partial = _Partial()
@@ -351,8 +354,8 @@ class TurnRunner:
             overflow_retried = cut_retried = False  # the next request of this turn gets its own retry
             if not calls:
                 await asyncio.sleep(0)  # a background summary just started picks its model first
-                while session.notices:
-                    yield Notice(session.notices.pop(0), "warning")
+                for news in session.outbox.take():
+                    yield news
                 yield TurnDone(step)
                 return
             for call, bad in invalid.items():  # answered here: no tool can be looked up by such a name
