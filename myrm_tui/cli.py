@@ -474,6 +474,7 @@ async def _ask(
     texts: Iterator[str], cli: dict[str, Any], session: str | None, db: Path, workspace: Path, json_out: bool
 ) -> int:
     """Each text a turn of one session. ``json_out``: stream-json lines (``agent/stream_json.py``)."""
+    from myrm_tui.agent.api import ChatSession, Sessions
     from myrm_tui.agent.events import (
         AssistantSaved,
         Notice,
@@ -485,7 +486,7 @@ async def _ask(
         TurnFailed,
         UserSaved,
     )
-    from myrm_tui.agent.factory import build_agent, resolve_settings
+    from myrm_tui.agent.factory import resolve_settings
     from myrm_tui.agent.permissions import Assessment
     from myrm_tui.agent.stream_json import StreamJson, next_prompt
     from myrm_tui.safe_text import sanitize
@@ -499,7 +500,7 @@ async def _ask(
     if first is None:
         return 0
     store = await Store.open(db)
-    agent = None
+    chat: ChatSession | None = None
     stream: StreamJson | None = None
     try:
         settings = await resolve_settings(store, cli)
@@ -507,16 +508,10 @@ async def _ask(
         if problem := await _key_problem(settings):  # before a session is made or anything is sent
             print(f"myrm: {problem}", file=sys.stderr)
             return 2
-        if session:
-            row = await store.find_session(session)
-            if row is None:
-                print(f"myrm: no session {session!r}", file=sys.stderr)
-                return 2
-        else:
-            row = await store.create_session(
-                title=first[:60] or "ask", model=settings.model, workspace=str(workspace)
-            )
-        await store.acquire_lease(row.id)  # SessionBusy: one line naming the other myrm's pid, exit 2
+        found = await store.find_session(session) if session else None
+        if session and found is None:
+            print(f"myrm: no session {session!r}", file=sys.stderr)
+            return 2
 
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.
@@ -533,13 +528,19 @@ async def _ask(
             print(sanitize(line), file=sys.stderr)
             return "no"
 
-        agent = await build_agent(store, row.id, settings, workspace, approver=decline)
+        sessions = Sessions(store, workspace, decline)
+        # SessionBusy: one line naming the other myrm's pid, exit 2
+        chat = await (
+            sessions.open(found.id, settings) if found else sessions.start(settings, first[:60] or "ask")
+        )
+        agent = await chat.ready()
         code = 0
         saved = False
-        stream = StreamJson(row.id, settings.model) if json_out else None
+        stream = StreamJson(chat.id, settings.model) if json_out else None
         if stream is not None:
-            tools = [t["function"]["name"] for t in agent.tool_schemas] if agent.sends_tools else []
-            print(json.dumps(stream.init(agent.window, str(workspace), tools)), flush=True)
+            sess = agent.session
+            tools = [t["function"]["name"] for t in sess.tools.schemas] if sess.sends_tools else []
+            print(json.dumps(stream.init(sess.window, str(workspace), tools)), flush=True)
         # A terminal sees the answer as it streams; a pipe or a file gets each reply once it is whole, so a
         # reply whose stream was cut and retried leaves only the retry's answer there (the cut text stays
         # in the history, marked).
@@ -554,12 +555,12 @@ async def _ask(
 
         text: str | None = first
         while text is not None:
-            async for ev in agent.run_turn(text):
+            async for ev in chat.send(text):
                 saved = saved or isinstance(ev, UserSaved)
                 if isinstance(ev, TurnFailed):  # the exit code and the one line do not depend on the format
                     code = 1
                 if stream is not None:
-                    line = stream.event(ev, agent.schema_tokens())
+                    line = stream.event(ev, agent.session.schema_tokens())
                     if line is not None:
                         print(json.dumps(line, ensure_ascii=False), flush=True)
                     if isinstance(ev, TurnFailed):
@@ -597,11 +598,11 @@ async def _ask(
                 code = 2
                 break
         if not session and not saved:  # refused before it was saved (too large, a hook): no empty session
-            await agent.close()
-            agent = None
-            await store.delete_session(row.id)
+            await chat.close()
+            chat = None
+            await store.delete_session(agent.session_id)
             return code
-        print(f"[session {row.id}]", file=sys.stderr)
+        print(f"[session {agent.session_id}]", file=sys.stderr)
         return code
     except asyncio.CancelledError:  # SIGTERM or SIGHUP (_stoppable): the turn under way still gets its result
         if stream is not None and (line := stream.stopped()) is not None:
@@ -609,8 +610,8 @@ async def _ask(
         raise
     finally:
         try:
-            if agent is not None:
-                await agent.close()  # background jobs end with the ask: process groups killed, logs removed
+            if chat is not None:
+                await chat.close()  # background jobs end with the ask: process groups killed, logs removed
         finally:
             await store.close()
 

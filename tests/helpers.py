@@ -304,7 +304,7 @@ async def make_agent(
 
 
 async def collect(agent: Agent, text: str) -> list[Any]:
-    return [ev async for ev in agent.run_turn(text)]
+    return [ev async for ev in agent.turns.run(text)]
 
 
 def config_for(window: int = 16_000) -> ContextConfig:

@@ -1,6 +1,7 @@
 """``myrm acp``: myrm as an Agent Client Protocol agent (protocol v1) over stdio, for Zed, JetBrains IDEs,
 Neovim, Emacs and Toad. Built on the official SDK (``acp``). Each editor session is a myrm session driven
-by the same agent as the TUI and ``myrm ask`` (``build_agent`` then ``run_turn``): no second agent loop.
+through the same agent API as the TUI and ``myrm ask`` (``agent/api.py``: a ``ChatSession`` sends, cancels,
+compacts): no second agent loop.
 
 What the editor sees: streamed text and thoughts, every tool call with its kind, files and result (an
 edit as a diff), a permission request for every command or edit myrm would ask about (nothing runs
@@ -26,8 +27,8 @@ from acp.helpers import update_agent_message_text, update_agent_thought_text
 
 from myrm_tui import __version__
 from myrm_tui.acp import convert
+from myrm_tui.agent.api import ChatSession, Sessions
 from myrm_tui.agent.events import (
-    AssistantSaved,
     CompactionMade,
     ContextReport,
     Notice,
@@ -74,17 +75,20 @@ PERMISSION_OPTIONS = (
 
 @dataclass
 class EditorSession:
-    """One editor session: its myrm session, agent, running turn and open tool calls."""
+    """One editor session: its myrm session (the agent API's), running turn and open tool calls."""
 
     id: str
     workspace: Path
     cli: dict[str, Any]
     mcp: list[dict[str, Any]] = field(default_factory=list)
-    agent: Any = None
+    chat: ChatSession | None = None
     turn: asyncio.Task[str] | None = None
     calls: dict[str, ToolCall] = field(default_factory=dict)  # started, not finished
-    cost: float = 0.0
-    rebuild: bool = False  # the mode changed: the next prompt builds the agent again
+
+    @property
+    def session(self) -> ChatSession:
+        assert self.chat is not None, "opened first"
+        return self.chat
 
 
 class MyrmAcpAgent:
@@ -123,14 +127,9 @@ class MyrmAcpAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> s.NewSessionResponse:
-        from myrm_tui.agent.factory import resolve_settings
-
-        workspace = _workspace(cwd)
-        settings = await resolve_settings(self.store, self.cli)
-        row = await self.store.create_session(model=settings.model, workspace=str(workspace))
-        ed = EditorSession(row.id, workspace, dict(self.cli), _mcp_configs(mcp_servers))
+        ed = EditorSession("", _workspace(cwd), dict(self.cli), _mcp_configs(mcp_servers))
         await self._open(ed)
-        return s.NewSessionResponse(session_id=row.id, modes=self._modes(ed))
+        return s.NewSessionResponse(session_id=ed.id, modes=self._modes(ed))
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
@@ -142,7 +141,8 @@ class MyrmAcpAgent:
         if ed is None:
             ed = EditorSession(row.id, _workspace(cwd), dict(self.cli), _mcp_configs(mcp_servers))
             await self._open(ed)
-        for update in convert.history_updates(ed.agent.history, ed.workspace):
+        agent = await ed.session.ready()
+        for update in convert.history_updates(agent.session.history, ed.workspace):
             await self._send(ed, update)
         await self._usage(ed)
         return s.LoadSessionResponse(modes=self._modes(ed))
@@ -162,24 +162,34 @@ class MyrmAcpAgent:
         ed = self._session(session_id)
         if mode_id not in MODES:
             raise RequestError.invalid_params({"modeId": mode_id, "modes": list(MODES)})
-        ed.cli["prompt_mode"] = mode_id
-        ed.rebuild = True
+        ed.cli["prompt_mode"] = mode_id  # the next prompt's agent is rebuilt in this mode
         await self._send(
             ed, s.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id)
         )
         return s.SetSessionModeResponse()
 
     async def _open(self, ed: EditorSession) -> None:
-        """Take the session's lease and build its agent; the editor learns the commands and the figure."""
+        """Open the session (a new one without an id), its lease taken, and build its agent; the editor
+        learns the commands."""
+        sessions = Sessions(
+            self.store,
+            ed.workspace,
+            lambda tool, command, assessment: self._permission(ed, tool, command, assessment),
+            files=lambda sid: (
+                ClientFiles(self, sid) if self.fs.read_text_file or self.fs.write_text_file else None
+            ),
+        )
+        settings = await self._settings(ed)
         try:
-            await self.store.acquire_lease(ed.id)
+            ed.chat = await (sessions.open(ed.id, settings) if ed.id else sessions.start(settings))
         except SessionBusy as exc:  # the editor shows an error's message: say why, not "Internal error"
             log.warning("session %s is busy", ed.id, exc_info=True)
             raise RequestError(-32600, str(exc), {"sessionId": ed.id, "reason": "busy"}) from None
+        ed.id = ed.chat.id
         try:
-            ed.agent = await self._build(ed)
+            await ed.chat.ready()
         except BaseException:
-            await self.store.release_lease(ed.id)
+            await ed.chat.close()
             raise
         self.sessions[ed.id] = ed
         await self._send(
@@ -199,18 +209,13 @@ class MyrmAcpAgent:
             ),
         )
 
-    async def _build(self, ed: EditorSession) -> Any:
-        from myrm_tui.agent.factory import build_agent, resolve_settings
+    async def _settings(self, ed: EditorSession) -> Any:
+        from myrm_tui.agent.factory import resolve_settings
 
         settings = await resolve_settings(self.store, ed.cli)
         if ed.mcp:  # the editor's servers join the configured ones
             settings = replace(settings, mcp_servers=(*settings.mcp_servers, *ed.mcp))
-
-        async def approve(tool: str, command: str, assessment: Assessment) -> str:
-            return await self._permission(ed, tool, command, assessment)
-
-        files = ClientFiles(self, ed.id) if self.fs.read_text_file or self.fs.write_text_file else None
-        return await build_agent(self.store, ed.id, settings, ed.workspace, approver=approve, files=files)
+        return settings
 
     async def close(self) -> None:
         """The editor went away: turns cancelled (their partial text kept), agents closed, leases released."""
@@ -220,11 +225,9 @@ class MyrmAcpAgent:
                 with contextlib.suppress(asyncio.CancelledError), failure_logged(log, "the cancelled turn"):
                     await ed.turn
             try:
-                if ed.agent is not None:
-                    await ed.agent.close()
-            except Exception:
+                await ed.session.close()
+            except Exception:  # its lease is released all the same
                 log.exception("closing the agent of session %s failed", ed.id)
-            await self.store.release_lease(ed.id)
         self.sessions.clear()
 
     # -- a turn ------------------------------------------------------------------------------------
@@ -245,13 +248,11 @@ class MyrmAcpAgent:
     async def cancel(self, session_id: str, **_: Any) -> None:
         """As Esc in the TUI: the turn stops, its streamed text is kept and unfinished calls are closed."""
         ed = self.sessions.get(session_id)
-        if ed is not None and ed.turn is not None and not ed.turn.done():
-            ed.turn.cancel()
+        if ed is not None and not ed.session.cancel() and ed.turn is not None and not ed.turn.done():
+            ed.turn.cancel()  # not streaming yet (a rebuild, a slash command): the whole prompt stops
 
     async def _turn(self, ed: EditorSession, text: str, images: list[tuple[str, bytes]]) -> str:
-        if ed.rebuild:
-            await ed.agent.close(keep_jobs=False)
-            ed.agent, ed.rebuild = await self._build(ed), False
+        await ed.session.ready(await self._settings(ed))  # a new mode rebuilds the agent (its fingerprint)
         stripped = text.strip()
         if stripped.startswith("/") and stripped[1:].split(" ")[0] in {c[0] for c in COMMANDS}:
             await self._command(ed, stripped[1:])
@@ -273,7 +274,7 @@ class MyrmAcpAgent:
 
     async def _events(self, ed: EditorSession, text: str) -> str:
         stop = "end_turn"
-        async for ev in ed.agent.run_turn(text):
+        async for ev in ed.session.send(text):
             match ev:
                 case TextChunk():
                     await self._send(ed, update_agent_message_text(ev.text))
@@ -293,11 +294,6 @@ class MyrmAcpAgent:
                 case ToolFinished():
                     call = ed.calls.pop(ev.call.id, ev.call)
                     await self._send(ed, convert.finish_call(call, ev.message, ed.workspace))
-                case AssistantSaved():
-                    if ev.usage is not None:
-                        from myrm_tui.llm.pricing import estimate_cost
-
-                        ed.cost += estimate_cost(ed.agent.settings.model, ev.usage)
                 case ContextReport():
                     await self._usage(ed, ev)
                 case CompactionMade():
@@ -357,36 +353,36 @@ class MyrmAcpAgent:
 
     async def _command(self, ed: EditorSession, line: str) -> None:
         name, _, arg = line.partition(" ")
-        agent = ed.agent
+        chat = ed.session
         if name == "compact":
-            report = await agent.compact_now(arg.strip())
+            report = await chat.compact(arg.strip())
             await self._usage(ed, report)
             await self._send(
                 ed, update_agent_message_text(f"Compacted: the context is {report.tokens:,} tokens.")
             )
         elif name == "context":
+            agent = await chat.ready()
             use = agent.window_use()
             await self._send(ed, update_agent_message_text("```\n" + "\n".join(use.lines()) + "\n```"))
         elif name == "fork":
-            row = await self.store.fork_session(ed.id)
+            row = (await Sessions(self.store, ed.workspace).fork(ed.id, chat.settings, compact=False)).row
             await self._send(ed, update_agent_message_text(f"Forked: session {row.id} ({row.title})."))
         elif name == "notes":
-            notes = agent.state.notes
+            notes = (await chat.ready()).session.state.notes
             text = "\n".join(f"- {n}" for n in notes) if notes else "No notes yet."
             await self._send(ed, update_agent_message_text(text))
 
     # -- sending -----------------------------------------------------------------------------------
     async def _usage(self, ed: EditorSession, report: ContextReport | None = None) -> None:
         """The ring's figure: the latest request's input (our count, tool schemas included) of the window."""
-        agent = ed.agent
-        used = report.tokens + agent.schema_tokens() if report is not None else agent.window_use().used
+        figures = ed.session.figures(report)
         await self._send(
             ed,
             s.UsageUpdate(
                 session_update="usage_update",
-                used=used,
-                size=agent.window,
-                cost=s.Cost(amount=round(ed.cost, 6), currency="USD"),
+                used=figures.used,
+                size=figures.window,
+                cost=s.Cost(amount=round(figures.cost_usd, 6), currency="USD"),
             ),
         )
 
@@ -400,8 +396,10 @@ class MyrmAcpAgent:
         return ed
 
     def _modes(self, ed: EditorSession) -> s.SessionModeState:
+        agent = ed.session.agent
+        assert agent is not None  # built when the session opened
         return s.SessionModeState(
-            current_mode_id=ed.agent.prompt_mode,
+            current_mode_id=agent.session.prompt_mode,
             available_modes=[s.SessionMode(id=m, name=MODE_NAMES.get(m, m)) for m in MODES],
         )
 

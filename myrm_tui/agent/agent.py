@@ -1,4 +1,4 @@
-"""``Agent``: one session's agent, a thin facade over the units ``factory.build_agent`` wires.
+"""``Agent``: one build of a session's agent — the units ``factory.build_agent`` wires, reached directly:
 
 - ``session.AgentSession``: history, context state, vault, the pipeline run (``prepare``);
 - ``turn.TurnRunner``: one turn (pipeline → model → tools → … until a final answer);
@@ -10,51 +10,27 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from myrm_tui.agent.cache_warmer import CacheWarmer
-from myrm_tui.agent.events import AgentEvent, ContextReport
-from myrm_tui.agent.fingerprint import compute_execution_fingerprint, execution_parameters
-from myrm_tui.agent.hooks import HookRunner
-from myrm_tui.agent.keepalive import CacheKeepAliveManager
-from myrm_tui.agent.model_target import model_spec, window_for
-from myrm_tui.agent.prompts import PromptLibrary
+from myrm_tui.agent.events import ContextReport
 from myrm_tui.agent.session import AgentSession
-from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker
 from myrm_tui.agent.tool_runner import ToolRunner
-from myrm_tui.agent.tool_set import ToolSet
-from myrm_tui.agent.tools import Tool, ToolContext
 from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.agent.turn import TurnRunner
 from myrm_tui.context.compaction import Compaction, Trigger
-from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.edits import Pin, Unpin
-from myrm_tui.context.pipeline import PipelineRun
-from myrm_tui.context.state import ContextState
-from myrm_tui.context.tokens import TokenCounter
-from myrm_tui.context.types import Message
-from myrm_tui.context.vault import ArtifactVault, readable
+from myrm_tui.context.vault import readable
 from myrm_tui.context.window_use import WindowUse
-from myrm_tui.llm.client import LLMClient, ModelSpec
-from myrm_tui.llm.pricing import estimate_cost
-from myrm_tui.store.db import Store
 
-# Imported from here by the app and the CLI.
-__all__ = [
-    "Agent",
-    "compute_execution_fingerprint",
-    "estimate_cost",
-    "execution_parameters",
-    "model_spec",
-    "window_for",
-]
+__all__ = ["Agent"]
 
 
 class Agent:
-    """One session's agent. Not thread-safe; one turn at a time (the per-chat lock guards compaction)."""
+    """One build of a session's agent: its units, wired by ``factory.assemble``, and what needs more than
+    one of them (load, compaction, pins, close). Front-ends hold a ``api.ChatSession``, which builds it and
+    rebuilds it when its settings change. Not thread-safe; one turn at a time."""
 
     def __init__(
         self,
@@ -68,122 +44,22 @@ class Agent:
         self.tool_runner = tools
         self.warmer = warmer
         self.turns = turns
-        self.settings = session.settings
         self.mcp_connections = list(mcp_connections)  # owned: closed with the agent
-
-    # -- the session --------------------------------------------------------------------------------
-    @property
-    def store(self) -> Store:
-        return self.session.store
 
     @property
     def session_id(self) -> str:
         return self.session.session_id
 
     @property
-    def llm(self) -> LLMClient:
-        return self.session.llm
-
-    @property
-    def prompts(self) -> PromptLibrary:
-        return self.session.prompts
-
-    @property
-    def workspace(self) -> Path:
-        return self.session.workspace
-
-    @property
-    def clock(self) -> Callable[[], float]:
-        return self.session.clock
-
-    @property
-    def window(self) -> int:
-        return self.session.window
-
-    @property
-    def config(self) -> ContextConfig:
-        return self.session.config
-
-    @property
-    def counter(self) -> TokenCounter:
-        return self.session.counter
-
-    @property
-    def history(self) -> list[Message]:
-        return self.session.history
-
-    @property
-    def state(self) -> ContextState:
-        return self.session.state
-
-    @property
-    def vault(self) -> ArtifactVault:
-        return self.session.vault
-
-    @property
-    def turn(self) -> int:
-        return self.session.turn
-
-    @property
-    def last_report(self) -> ContextReport | None:
-        return self.session.last_report
-
-    @property
-    def breaker(self) -> CircuitBreaker:
-        return self.session.breaker
-
-    @property
-    def aux(self) -> AuxSummarizer | None:
-        return self.session.aux
-
-    @property
-    def extractive_summaries(self) -> bool:
-        return self.session.extractive_summaries
-
-    @property
-    def spec(self) -> ModelSpec:
-        return self.session.spec
-
-    @property
-    def system_prompt(self) -> str | None:
-        return self.session.system_prompt
-
-    @property
-    def sends_tools(self) -> bool:
-        return self.session.sends_tools
-
-    @property
-    def prompt_mode(self) -> str:
-        return self.session.prompt_mode
+    def jobs(self) -> JobManager | None:
+        """The session's background jobs (a rebuild hands them to the next build)."""
+        return self.tool_runner.ctx.jobs
 
     async def load(self) -> None:
         """Load the session; a new session gets its system prompt, environment message and session_start
         hooks."""
         if await self.session.load():
-            await self.session.add_hook_context(await self.hooks.run("session_start", {}))
-
-    async def prepare(
-        self, force: bool = False, focus: str = "", hard_limit: int | None = None, background: bool = False
-    ) -> tuple[list[Message], PipelineRun]:
-        return await self.session.prepare(force, focus, hard_limit, background=background)
-
-    async def flush_vault(self) -> None:
-        await self.session.flush_vault()
-
-    def schema_tokens(self) -> int:
-        """Tokens of the tool schemas sent with every request (none for a model that gets no tools)."""
-        return self.session.schema_tokens()
-
-    def on_summary_progress(self, listener: Callable[[str], None]) -> None:
-        """Tell ``listener`` how the background summary goes ("preparing", "ready", "failed: …",
-        "upgraded"); once, however often it is asked."""
-        listeners = self.session.preparer.listeners
-        if listener not in listeners:
-            listeners.append(listener)
-
-    def summary_status(self) -> dict[str, Any]:
-        """The background summary's bill and state, for the health panel."""
-        return self.session.preparer.status()
+            await self.session.add_hook_context(await self.tool_runner.hooks.run("session_start", {}))
 
     async def compact_now(self, focus: str = "", trigger: Trigger = "manual") -> ContextReport:
         """Force a compaction (the ring's button, ``/compact``, a fork); returns the new context health.
@@ -192,30 +68,32 @@ class Agent:
         is redone with that budget as a hard limit, which drops the oldest rounds if it has to. The new
         prefix is preheated at once, so the next message reads it from the cache — only when it fits:
         a preheat is a request too."""
-        view, run = await self.session.prepare(force=True, focus=focus, trigger=trigger)
-        if run.tokens > self.config.input_budget:
-            view, run = await self.session.prepare(
-                force=True, focus=focus, hard_limit=self.config.input_budget, trigger=trigger
+        s = self.session
+        view, run = await s.prepare(force=True, focus=focus, trigger=trigger)
+        if run.tokens > s.config.input_budget:
+            view, run = await s.prepare(
+                force=True, focus=focus, hard_limit=s.config.input_budget, trigger=trigger
             )
-        report = self.session.report(run)
-        await self.session.add_metrics({**run.metrics.as_dict(), "kind": "manual_compaction"})
-        self.session.last_report = report
-        self.session.last_view = view
-        if run.tokens <= self.config.input_budget:
+        report = s.report(run)
+        await s.add_metrics({**run.metrics.as_dict(), "kind": "manual_compaction"})
+        s.last_report = report
+        s.last_view = view
+        if run.tokens <= s.config.input_budget:
             self.warmer.schedule_preheat(view, run.breakpoints)
         return report
 
     async def preview_compaction(self, focus: str = "") -> tuple[Compaction | None, str]:
         """What ``compact_now(focus)`` would do, computed on a copy (nothing stored, no LLM call): the
         record, or None and the reason there is nothing to compact."""
-        if len(self.history) <= 2:
+        s = self.session
+        if len(s.history) <= 2:
             return None, "the session has no conversation yet"
-        run = await self.session.dry_run(force=True, focus=focus)
+        run = await s.dry_run(force=True, focus=focus)
         record = run.metrics.compaction
         if record is None:
             return None, "; ".join(run.metrics.events[-1:]) or "the pipeline did not compact"
         if not record.changed or not record.left:
-            kept = self.config.tail_budget
+            kept = s.config.tail_budget
             return None, (
                 f"everything in the view ({record.tokens_before:,} tokens) is the protected start or the "
                 f"recent turns kept verbatim (up to {kept:,} tokens); nothing older to fold"
@@ -232,14 +110,14 @@ class Agent:
 
     async def pin(self, uri: str, line_range: str, gist: str) -> int:
         """Bring back an item that left the view, into the next requests until unpinned; its tokens."""
-        entry = await self.vault.get(uri)
+        entry = await self.session.vault.get(uri)
         if entry is None:
             raise KeyError(f"{uri} is not in this session's vault")
         lines = readable(entry).splitlines()
         a, _, b = line_range.partition(":")
         text = "\n".join(lines[max(int(a or 1), 1) - 1 : int(b) if b else len(lines)])
         await self.session.edit([Pin(uri, line_range, gist, text)])
-        return self.counter.text(text)
+        return self.session.counter.text(text)
 
     async def unpin(self, uri: str, line_range: str) -> bool:
         if not self.is_pinned(uri, line_range):
@@ -248,72 +126,7 @@ class Agent:
         return True
 
     def is_pinned(self, uri: str, line_range: str) -> bool:
-        return any((p["uri"], p["line_range"]) == (uri, line_range) for p in self.state.pinned)
-
-    # -- tools --------------------------------------------------------------------------------------
-    @property
-    def tool_set(self) -> ToolSet:
-        return self.tool_runner.tools
-
-    @property
-    def tools(self) -> dict[str, Tool]:
-        return self.tool_set.tools
-
-    @property
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        return self.tool_set.schemas
-
-    @property
-    def tools_fingerprint(self) -> str:
-        return self.tool_set.fingerprint
-
-    @property
-    def tool_ctx(self) -> ToolContext:
-        return self.tool_runner.ctx
-
-    @property
-    def hooks(self) -> HookRunner:
-        return self.tool_runner.hooks
-
-    @property
-    def jobs(self) -> JobManager | None:
-        return self.tool_ctx.jobs
-
-    def narrow_tools(self, names: list[str] | None) -> None:
-        """Limit which tools the model may call (a loaded skill) without changing the bound schemas."""
-        self.tool_set.narrow(names)
-
-    def tool_choice(self) -> Any:
-        return self.tool_set.tool_choice(self.settings.model, self.settings.api_base)
-
-    # -- prompt-cache preheat and keep-alive --------------------------------------------------------
-    @property
-    def keepalive(self) -> CacheKeepAliveManager | None:
-        return self.warmer.keepalive
-
-    @property
-    def preheats(self) -> int:
-        return self.warmer.preheats
-
-    @property
-    def caches_prompts(self) -> bool:
-        return self.warmer.caches_prompts
-
-    def schedule_preheat(
-        self, view: list[Message] | None = None, breakpoints: list[int] | None = None
-    ) -> asyncio.Task[None] | None:
-        return self.warmer.schedule_preheat(view, breakpoints)
-
-    async def preheat(self, view: list[Message] | None = None, breakpoints: list[int] | None = None) -> None:
-        await self.warmer.preheat(view, breakpoints)
-
-    def start_keepalive(self, **timing: Any) -> None:
-        self.warmer.start_keepalive(**timing)
-
-    # -- turns and shutdown -------------------------------------------------------------------------
-    def run_turn(self, text: str) -> AsyncIterator[AgentEvent]:
-        """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed)."""
-        return self.turns.run(text)
+        return any((p["uri"], p["line_range"]) == (uri, line_range) for p in self.session.state.pinned)
 
     async def close(self, keep_jobs: bool = False) -> None:
         """End what this agent runs: background jobs (unless ``keep_jobs``: a rebuild took them over),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.cache_warmer import CacheWarmer
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.model_target import window_for
-from myrm_tui.agent.permissions import Assessment, CommandRules
+from myrm_tui.agent.permissions import Assessment, CommandRules, UserApprover
 from myrm_tui.agent.prompts import PromptLibrary
 from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.subagents import Subagents
@@ -43,7 +43,7 @@ async def build_agent(
     settings: Settings,
     workspace: Path,
     llm: LLMClient | None = None,
-    approver: Any = None,
+    approver: UserApprover | None = None,
     window: int | None = None,
     tools: Sequence[Tool] | None = None,
     jobs: JobManager | None = None,
@@ -88,7 +88,7 @@ async def build_agent(
         files=files,
     )
     if errors:
-        await store.add_metrics(session_id, agent.turn, {"kind": "mcp_error", "events": errors})
+        await store.add_metrics(session_id, agent.session.turn, {"kind": "mcp_error", "events": errors})
         agent.turns.hook_problems.extend(errors)  # shown once, at the first turn (ask: a line on stderr)
     return agent
 
@@ -103,7 +103,7 @@ async def assemble(
     prompts: PromptLibrary,
     tools: list[Tool],
     *,
-    approver: Any,
+    approver: UserApprover | None,
     window: int | None = None,
     subagents: bool = True,
     clock: Callable[[], float] = time.time,
@@ -201,7 +201,7 @@ async def assemble(
     return agent
 
 
-def serialized(approver: Callable[[str, str, Assessment], Awaitable[str]]) -> Approver:
+def serialized(approver: UserApprover) -> Approver:
     """The approver behind a lock (parallel tool calls never stack two prompts); its answer as an
     ``Approval``."""
     lock = asyncio.Lock()

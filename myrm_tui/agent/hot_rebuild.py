@@ -47,6 +47,11 @@ class ChatAgentExecutionCache:
         self.fingerprint = fp
         return self.agent
 
+    def adopt(self, agent: Agent, settings: Settings, window: int, extra: str = "") -> None:
+        """Hold ``agent``, built elsewhere for ``settings`` (a fork's, compacted in its transaction)."""
+        self.agent = agent
+        self.fingerprint = compute_execution_fingerprint(settings, window, extra)
+
     async def clear(self) -> None:
         if self.agent is not None:
             await self.agent.close()

@@ -33,10 +33,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
 from tree_sitter import Language, Node, Parser
 
@@ -1149,3 +1150,10 @@ def check_rules(values: Iterable[str]) -> list[str]:
         except (TypeError, ValueError) as e:
             problems.append(str(e))
     return problems
+
+
+class UserApprover(Protocol):
+    """A front-end's question to its user about a command or an edit the rules do not cover (a dialog,
+    an editor's permission request, a refusal when no one can answer): "yes", "always" or "no"."""
+
+    def __call__(self, tool: str, command: str, assessment: Assessment, /) -> Awaitable[str]: ...

@@ -96,5 +96,5 @@ class Replay:
 
     async def play(self, agent: Agent) -> AsyncIterator[AgentEvent]:
         for user in self.user_turns:
-            async for ev in agent.run_turn(user.text):
+            async for ev in agent.turns.run(user.text):
                 yield ev

@@ -48,15 +48,15 @@ class Subagents:
         final = ""
         failures: list[str] = []
         try:
-            async for ev in child.run_turn(task):  # inherits prompt_cache_key through the ContextVar
+            async for ev in child.turns.run(task):  # inherits prompt_cache_key through the ContextVar
                 if isinstance(ev, AssistantSaved) and ev.message.text.strip():
                     final = ev.message.text
                 elif isinstance(ev, TurnFailed):
                     failures.append(ev.error)
         finally:
             await child.close()  # its background jobs end with it
-        await child.flush_vault()
-        handover = AgentHandoverState.extract(task, child.history)
+        await child.session.flush_vault()
+        handover = AgentHandoverState.extract(task, child.session.history)
         body = final or ("; ".join(failures) or "(the subagent returned no answer)")
         shown, uri = auto_vault_or_truncate(
             body, parent.vault, settings.max_subagent_result_tokens, parent.counter, child_session=row.id

@@ -68,8 +68,7 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
         llm: LLMClient | None = None,
     ) -> None:
         super().__init__()
-        self.controller = Controller(db_path, workspace, cli or {}, llm)
-        self.controller.approver = self._approve
+        self.controller = Controller(db_path, workspace, cli or {}, llm, self._approve, self._event)
         self.initial_session = session_id
         self.replay = replay
         self.replay_speed = replay_speed

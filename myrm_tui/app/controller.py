@@ -1,12 +1,13 @@
 """``Controller``: the app's connection to the store and the agent — open, create, fork, delete
-sessions; run turns; compact. No widgets here, so it is tested without a terminal."""
+sessions; run turns; compact. The session it holds is the agent API's ``ChatSession`` (``agent/api.py``),
+as ``myrm ask`` and ``myrm acp`` hold theirs. No widgets here, so it is tested without a terminal."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,9 +21,11 @@ from myrm_tui.store.db import SessionBusy, SessionRow, Store, VaultListing
 
 if TYPE_CHECKING:
     from myrm_tui.agent.agent import Agent
+    from myrm_tui.agent.api import ChatSession, Sessions
+    from myrm_tui.agent.events import AgentEvent, EventListener
     from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
+    from myrm_tui.agent.permissions import UserApprover
     from myrm_tui.agent.replay import Replay
-    from myrm_tui.agent.tools.jobs import JobManager
     from myrm_tui.context.types import ToolCall
     from myrm_tui.context.window_use import WindowUse
     from myrm_tui.llm.client import LLMClient
@@ -30,24 +33,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-# The agent package (pipeline, tools, hooks, tiktoken) is imported on first use, in the start-up worker:
-# it is not on the first frame's path.
-async def build_agent(*args: Any, **kwargs: Any) -> Agent:
-    from myrm_tui.agent.factory import build_agent as build
-
-    return await build(*args, **kwargs)
-
-
+# The agent package (pipeline, tools, hooks, tiktoken) is imported on first use, in a thread of the
+# start-up worker: it is not on the first frame's path.
 async def resolve_settings(store: Store, cli: dict[str, Any]) -> Settings:
     from myrm_tui.agent.factory import resolve_settings as resolve
 
     return await resolve(store, cli)
-
-
-def window_for(settings: Settings) -> int:
-    from myrm_tui.agent.agent import window_for as window
-
-    return window(settings)
 
 
 def window_needs_litellm(settings: Settings) -> bool:
@@ -78,7 +69,7 @@ def call_gist(call: ToolCall) -> str:
 
 def _load_agent_runtime() -> None:
     """The agent package and tiktoken's encoding (~0.5 s of CPU): run in a thread by ``ensure_agent``."""
-    from myrm_tui.agent.factory import build_agent  # noqa: F401
+    from myrm_tui.agent.api import Sessions  # noqa: F401
     from myrm_tui.context.tokens import get_encoding
 
     get_encoding()
@@ -90,8 +81,17 @@ class ForkFailed(Exception):
 
 
 class Controller:
+    """``approver`` asks the user about a command or an edit (the approval dialog); ``on_event`` gets the
+    events that are no turn's own (the background summary's progress, notices between turns)."""
+
     def __init__(
-        self, db_path: Path, workspace: Path, cli: dict[str, Any], llm: LLMClient | None = None
+        self,
+        db_path: Path,
+        workspace: Path,
+        cli: dict[str, Any],
+        llm: LLMClient | None = None,
+        approver: UserApprover | None = None,
+        on_event: EventListener | None = None,
     ) -> None:
         self.db_path = db_path
         self.workspace = workspace
@@ -99,12 +99,12 @@ class Controller:
         self.llm = llm
         self.store: Store | None = None
         self.settings: Settings | None = None
-        self.agent: Agent | None = None
         self.session: SessionRow | None = None
-        self.approver: Any = None
-        self._cache: ChatAgentExecutionCache | None = None
+        self.chat: ChatSession | None = None  # the open session's, once its agent is wanted
+        self._approver = approver
+        self._on_event = on_event
+        self._sessions: Sessions | None = None
         self.replaying = False
-        self._prebuilt: Agent | None = None
         self.fork_notice = ""  # what the last fork did, for the user
         self._created: set[str] = set()  # sessions this run created: removed again if left empty
 
@@ -119,18 +119,39 @@ class Controller:
         await self.warm_up()
         assert self.settings is not None
         rep = Replay(load_recording(target), delay)
-        self.agent = await rep.start(self._store(), self.settings, self.workspace)
+        agent = await rep.start(self._store(), self.settings, self.workspace)
+        self.chat = self._door().replay(agent)
         self.replaying = True
-        self.session = await self._store().get_session(self.agent.session_id)
+        self.session = await self._store().get_session(agent.session_id)
         return rep
 
     @property
-    def cache(self) -> ChatAgentExecutionCache:
-        if self._cache is None:
-            from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
+    def agent(self) -> Agent | None:
+        """The open session's agent as built now (None before it is wanted)."""
+        return self.chat.agent if self.chat is not None else None
 
-            self._cache = ChatAgentExecutionCache(self._build)
-        return self._cache
+    @property
+    def cache(self) -> ChatAgentExecutionCache:
+        """The open session's agent builds (rebuilt when the fingerprint changes)."""
+        assert self.chat is not None, "ensure_agent() first"
+        return self.chat.cache
+
+    def _door(self) -> Sessions:
+        """The agent API's door to this store's sessions (imports the agent package: not on the first frame's
+        path)."""
+        if self._sessions is None:
+            from myrm_tui.agent.api import Sessions
+
+            self._sessions = Sessions(
+                self._store(),
+                self.workspace,
+                self._approver,
+                llm=self.llm,
+                on_event=self._on_event,
+                keep_warm=True,
+                extra=self.files_version,
+            )
+        return self._sessions
 
     async def warm_up(self) -> None:
         """Import litellm (seconds, ~150 MB) in a thread: before the first model call or a registry lookup,
@@ -152,14 +173,21 @@ class Controller:
             assert self.settings is not None
             row = await store.create_session(model=self.settings.model, workspace=str(self.workspace))
             self._created.add(row.id)
-        # One writer per session: SessionBusy (another myrm has it) leaves the current session open.
+        # One writer per session: SessionBusy (another myrm has it) leaves the current session open. Taken
+        # here, before the agent package is loaded (ensure_agent opens the API's session over it).
         await store.acquire_lease(row.id)
+        await self._switch(row, None)
+        return row
+
+    async def _switch(self, row: SessionRow, chat: ChatSession | None) -> None:
+        """``row`` is the open session now (``chat`` its API session, or one made on first use); the
+        previous one's agent is closed and its lease released."""
         previous = self.session
         self.session = row
         await self.drop_agent()
+        self.chat = chat
         if previous is not None and previous.id != row.id:
-            await store.release_lease(previous.id)
-        return row
+            await self._store().release_lease(previous.id)
 
     async def has_conversation(self, session_id: str | None = None) -> bool:
         """Whether the session (the open one by default) holds a message of the user's: what makes it
@@ -183,33 +211,17 @@ class Controller:
             self._created.discard(sid)
 
     async def drop_agent(self) -> None:
-        await self.cache.clear()
-        if self.agent is not None:
-            await self.agent.close()
-            self.agent = None
-
-    async def _build(self, settings: Settings, jobs: JobManager | None = None) -> Agent:
-        assert self.session is not None
-        if self._prebuilt is not None and self._prebuilt.session_id == self.session.id:
-            agent = self._prebuilt  # a fork's agent, already compacted and preheating
-            agent.start_keepalive()
-            return agent
-        agent = await build_agent(
-            self._store(), self.session.id, settings, self.workspace, self.llm, self.approver, jobs=jobs
-        )
-        # The first message then reads a warm prefix. The embedded model waits for the user to type
-        # (user_typing): its child process and litellm's import hold ~350 MB, for a session maybe only read.
-        if model_kind(settings.model) != "local":
-            agent.schedule_preheat()
-        agent.start_keepalive()
-        return agent
+        """Close the open session's agent (its lease stays: the session is still open)."""
+        chat, self.chat = self.chat, None
+        if chat is not None:
+            await chat.close(release=False)
 
     async def user_typing(self) -> None:
         """The user started a message: get the model ready while they type (the embedded model's child
         starts and its prompt is prefilled by a preheat; litellm is imported in a thread)."""
         agent = self.agent
-        if agent is not None and not self.replaying and model_kind(agent.settings.model) == "local":
-            agent.schedule_preheat()
+        if agent is not None and not self.replaying and model_kind(agent.session.settings.model) == "local":
+            agent.warmer.schedule_preheat()
         await self.warm_up()
 
     def files_version(self) -> str:
@@ -224,17 +236,25 @@ class Controller:
         if window_needs_litellm(self.settings):
             await self.warm_up()  # window_for reads litellm's registry: imported in a thread, not on the loop
         await asyncio.to_thread(_load_agent_runtime)
-        self.agent = await self.cache.get(self.settings, window_for(self.settings), self.files_version())
-        return self.agent
+        if self.chat is None:
+            self.chat = await self._door().open(self.session.id, self.settings)
+        return await self.chat.ready(self.settings)
+
+    async def send(self, text: str) -> AsyncIterator[AgentEvent]:
+        """One turn of the open session: its events, ``TurnDone`` last."""
+        await self.ensure_agent()
+        assert self.chat is not None
+        async for ev in self.chat.send(text):
+            yield ev
 
     async def baseline(self) -> WindowUse | None:
         """What the ring shows before anything is sent (None without an agent): the agent's
         ``window_use()``, the breakdown ``/context`` and the panel show too."""
-        return self.agent.window_use() if self.agent is not None else None
+        return self.chat.window_use() if self.chat is not None else None
 
     def schema_tokens(self) -> int:
         """Tokens of the tool schemas sent with every request (none for the embedded model)."""
-        return self.agent.schema_tokens() if self.agent is not None else 0
+        return self.agent.session.schema_tokens() if self.agent is not None else 0
 
     async def reload_settings(self) -> None:
         self.settings = await resolve_settings(self._store(), self.cli)
@@ -297,41 +317,29 @@ class Controller:
                 end = users[at_user_message] if at_user_message < len(users) else len(msgs)
                 upto_seq = int(msgs[end - 1].id[1:])
             await self.warm_up()  # litellm's import, before the transaction holds the store
+            await asyncio.to_thread(_load_agent_runtime)
         except Exception as exc:
             raise ForkFailed(f"Fork failed, nothing was created: {exc}") from exc
-        agent: Agent | None = None
         try:
-            # guard: fork-one-transaction
-            async with store.transaction():
-                row = await store.fork_session(parent.id, upto_seq, copy_state=True)
-                # Built here, not through the cache: its start-up preheat would run a second pipeline
-                # over the same state while compact_now runs (the old "transaction within a transaction").
-                agent = await build_agent(
-                    store, row.id, self.settings, self.workspace, self.llm, self.approver
-                )
-                report = await agent.compact_now(trigger="fork")
-        except BaseException as exc:  # cancelled (a second ctrl+f, quitting) too: the transaction rolled back
-            if agent is not None:
-                await agent.close()
-            if not isinstance(exc, Exception):
-                raise
+            # One transaction (cancelled by a second ctrl+f or quitting, it rolls back whole).
+            forked = await self._door().fork(parent.id, self.settings, upto_seq)
+        except Exception as exc:
             raise ForkFailed(
                 f"Fork failed, nothing was created ({type(exc).__name__}: {exc}); "
                 f"still in session {parent.id}"
             ) from exc
-        self._prebuilt = agent
+        row, chat, report = forked.row, forked.chat, forked.report
+        assert chat is not None and report is not None
         try:
-            await self.open_session(row.id)
+            await self._switch(row, chat)
             await self.ensure_agent()
         except Exception as exc:
-            if self.agent is not agent:
-                await agent.close()
+            if self.chat is not chat:
+                await chat.close()
             raise ForkFailed(
                 f"Forked into session {row.id}, but opening it failed ({type(exc).__name__}: {exc}); "
                 "open it from the session list (ctrl+s)"
             ) from exc
-        finally:
-            self._prebuilt = None
         record = report.metrics.compaction
         how = (
             f"it starts compacted ({record.headline()})"
@@ -345,18 +353,18 @@ class Controller:
         """Title a new session from its first message (background; local fallback costs no tokens)."""
         if self.session is None or self.session.title != "New session" or self.agent is None:
             return None
-        from myrm_tui.agent.agent import model_spec
+        from myrm_tui.agent.model_target import model_spec
         from myrm_tui.agent.title import make_title
         from myrm_tui.config import summarizer_model
 
-        agent = self.agent
+        s = self.agent.session
         spec = (
-            model_spec(agent.settings, summarizer_model(agent.settings))
-            if agent.settings.summarizer_model != "extractive"
+            model_spec(s.settings, summarizer_model(s.settings))
+            if s.settings.summarizer_model != "extractive"
             else None
         )
         sid = self.session.id  # a fork may switch sessions while the title is written: it is not renamed
-        title, _ = await make_title(first_message, agent.llm, spec, agent.prompts.read("title.md"))
+        title, _ = await make_title(first_message, s.llm, spec, s.prompts.read("title.md"))
         await self._store().rename_session(sid, title)
         row = await self._store().get_session(sid)
         if self.session is None or self.session.id != sid:
@@ -376,26 +384,27 @@ class Controller:
         info: PanelInfo = {"vault_entries": len(vault), "vault_bytes": sum(v["size"] for v in vault)}
         vaulted: dict[str, str] = {}
         if agent is not None:
-            st = agent.state
+            sess = agent.session
+            st = sess.state
             times = sorted(r.get("total_ms", 0.0) for r in rows if "total_ms" in r)
             info.update(
                 PanelInfo(
-                    window=agent.window,
+                    window=sess.window,
                     notes=len(st.notes),
                     cache_breaks=st.cache_breaks,
                     handovers=st.handovers,
                     note_texts=list(st.notes),
-                    keepalive=agent.keepalive.state if agent.keepalive else "off",
-                    breaker=agent.breaker.state,
+                    keepalive=agent.warmer.keepalive.state if agent.warmer.keepalive else "off",
+                    breaker=sess.breaker.state,
                     backoff=st.backoff_level,
                     low_yield=st.low_yield_streak,
-                    summarizer=agent.aux.last_model
-                    if agent.aux and agent.aux.last_model
-                    else ("extractive" if agent.extractive_summaries else "lite model"),
-                    summarizer_bill=agent.summary_status(),
+                    summarizer=sess.aux.last_model
+                    if sess.aux and sess.aux.last_model
+                    else ("extractive" if sess.extractive_summaries else "lite model"),
+                    summarizer_bill=sess.preparer.status(),
                     last_duration_ms=float(st.last_compaction.get("duration_ms", 0.0)),
                     pipeline_p50=times[len(times) // 2] if times else None,
-                    auto_compact=agent.config.auto_compact,
+                    auto_compact=sess.config.auto_compact,
                     schema_tokens=self.schema_tokens(),
                 )
             )
@@ -418,10 +427,10 @@ class Controller:
         # The agent holds the history already: reading the whole session again on every panel refresh
         # (after each reply) grew with its length.
         agent = self.agent
-        history = agent.history if agent is not None else await self.messages()
+        history = agent.session.history if agent is not None else await self.messages()
         messages = [m for m in history if m.meta.get("vault_uri") or m.tool_calls]
         if agent is not None:
-            messages += [*agent.state.base, *agent.state.decisions.values()]
+            messages += [*agent.session.state.base, *agent.session.state.decisions.values()]
         calls = {c.id: c for m in messages for c in m.tool_calls}
         for m in messages:
             uri = m.meta.get("vault_uri")
@@ -443,8 +452,9 @@ class Controller:
         return compactions_of(await self._store().metrics(self.session.id))
 
     async def preview_compaction(self, focus: str = "") -> tuple[Compaction | None, str]:
-        agent = await self.ensure_agent()
-        return await agent.preview_compaction(focus)
+        await self.ensure_agent()
+        assert self.chat is not None
+        return await self.chat.preview_compaction(focus)
 
     async def pin(self, uri: str, line_range: str, gist: str, pin: bool) -> int:
         """Bring an item back into the next requests (its tokens), or unpin it (0)."""
@@ -458,8 +468,9 @@ class Controller:
         return await self._store().vault_get(uri)
 
     async def compact(self, focus: str = "") -> Any:
-        agent = await self.ensure_agent()
-        return await agent.compact_now(focus)
+        await self.ensure_agent()
+        assert self.chat is not None
+        return await self.chat.compact(focus)
 
     async def set_setting(self, key: str, value: Any) -> None:
         await self.save_settings({key: value})

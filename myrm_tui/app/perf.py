@@ -455,12 +455,12 @@ async def _compact_over_window(db: Path, window: int) -> tuple[int, int, float, 
         settings = resolve({}, {}, cli, env={})
         agent = await build_agent(store, row.id, settings, db.parent, window=window)
         await agent.load()
-        tokens = agent.counter.messages(agent.history)
+        tokens = agent.session.counter.messages(agent.session.history)
         t, cpu = time.perf_counter(), time.process_time()
-        _, run = await agent.prepare(background=True)
+        _, run = await agent.session.prepare(background=True)
         total, cpu = time.perf_counter() - t, time.process_time() - cpu
         headline = run.metrics.compaction.headline() if run.metrics.compaction else ""
-        return len(agent.history), tokens, run.metrics.total_ms / 1000, total, cpu, headline
+        return len(agent.session.history), tokens, run.metrics.total_ms / 1000, total, cpu, headline
     finally:
         await store.close()
 

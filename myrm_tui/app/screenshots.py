@@ -42,7 +42,7 @@ async def replay_shots(out: Path, tmp: Path) -> None:
     async with app.run_test(size=(150, 45)) as pilot:
         await _wait(pilot, lambda: app.replayer is not None and app.controller.agent is not None)
         agent = app.controller.agent
-        await _wait(pilot, lambda: agent.state.compactions >= 2)  # type: ignore[union-attr]
+        await _wait(pilot, lambda: agent.session.state.compactions >= 2)  # type: ignore[union-attr]
         app.action_toggle_replay()
         await pilot.pause(1.0)
         app.refresh_panels()

@@ -277,7 +277,7 @@ async def test_cancel_keeps_the_partial_text_and_closes_the_open_call(
             await conn.prompt(session_id=sid, prompt=[text_block("again")])
         await conn.cancel(session_id=sid)
         assert (await asyncio.wait_for(turn, 30)).stop_reason == "cancelled"
-        history = server.sessions[sid].agent.history
+        history = (await server.sessions[sid].session.ready()).session.history
     last = history[-1]
     assert last.role == "assistant" and last.text.startswith("Working on it,") and "interrupted" in last.text
     assert len(emulator.accepted) == 1

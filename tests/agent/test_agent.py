@@ -55,7 +55,7 @@ async def test_cancel_mid_stream_keeps_partial_text_and_a_valid_history(
     got: list = []
 
     async def run() -> None:
-        async for ev in agent.run_turn("explain"):
+        async for ev in agent.turns.run("explain"):
             got.append(ev)
 
     task = asyncio.ensure_future(run())
@@ -80,7 +80,7 @@ async def test_cancel_mid_tool_writes_a_synthetic_result(
     task = asyncio.ensure_future(collect(agent, "wait"))
     for _ in range(300):
         await asyncio.sleep(0.02)
-        if any(m.role == "assistant" and m.tool_calls for m in agent.history):
+        if any(m.role == "assistant" and m.tool_calls for m in agent.session.history):
             break
     await asyncio.sleep(0.2)
     task.cancel()
@@ -136,7 +136,7 @@ async def test_hung_llm_is_cut_and_partial_text_kept(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
-    agent.llm.inactivity_timeout, agent.llm.check_interval = 0.5, 0.1
+    agent.session.llm.inactivity_timeout, agent.session.llm.check_interval = 0.5, 0.1
     emulator.enqueue(Reply(text="I started answering and then the model hung", chunk_size=8, stall_after=4))
     events = await collect(agent, "hi")
     emulator._release.set()
@@ -179,11 +179,11 @@ async def test_long_session_compacts_and_stays_valid_and_under_budget(
         events = await collect(agent, f"read mod{i}.py")
         assert isinstance(events[-1], TurnDone), events[-3:]
     assert emulator.rejected == []
-    assert agent.state.compactions >= 1
+    assert agent.session.state.compactions >= 1
     reports = [m for m in await store.metrics(agent.session_id) if m.get("compacted")]
     assert reports and all(r["tokens_out"] < 8_000 for r in reports)
-    view, _ = await agent.prepare()
-    assert check_view(view, agent.history) == []
+    view, _ = await agent.session.prepare()
+    assert check_view(view, agent.session.history) == []
     assert any(m.meta.get("kind") == "summary" for m in view)
 
 
@@ -220,8 +220,8 @@ async def test_resume_loads_history_and_state(
     await collect(agent, "first")
     from myrm_tui.agent.factory import build_agent
 
-    again = await build_agent(store, agent.session_id, agent.settings, workspace)
-    assert [m.text for m in again.history] == [m.text for m in agent.history]
+    again = await build_agent(store, agent.session_id, agent.session.settings, workspace)
+    assert [m.text for m in again.session.history] == [m.text for m in agent.session.history]
     emulator.enqueue(Reply(text="second answer"))
     events = await collect(again, "second")
     assert any(isinstance(e, ContextReport) for e in events)
@@ -244,7 +244,7 @@ async def test_the_budget_leaves_room_for_the_tool_schemas(
     agent = await make_agent(store, workspace, openai_settings(emulator), window=8_000)
     emulator.enqueue(Reply(text="ok"))
     await collect(agent, "hello")
-    schemas = agent.counter.text(json.dumps(agent.tool_schemas))
+    schemas = agent.session.counter.text(json.dumps(agent.tool_runner.tools.schemas))
     config = agent.session.config
     assert schemas > 500 and config.overhead_tokens == schemas
     bare = ContextConfig(max_context_tokens=8_000, reserve_output_tokens=config.reserve_output_tokens)

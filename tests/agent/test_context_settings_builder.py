@@ -33,13 +33,13 @@ async def test_the_fingerprint_hashes_the_context_settings_the_session_runs_with
     row = await store.create_session(workspace=str(workspace))
     agent = await build_agent(store, row.id, settings, workspace, window=32_000)
     try:
-        params = execution_parameters(settings, agent.window)
-        ran = {f.name: getattr(agent.config, f.name) for f in fields(ContextConfig)}
+        params = execution_parameters(settings, agent.session.window)
+        ran = {f.name: getattr(agent.session.config, f.name) for f in fields(ContextConfig)}
         hashed = {f.name: params[f"context.{f.name}"] for f in fields(ContextConfig)}
         assert hashed == ran
         assert ran["reserve_output_tokens"] == 8_000  # 9,000 capped at a quarter of the window
-        assert params["input_budget"] == agent.config.input_budget
-        assert params["tail_budget"] == agent.config.tail_budget
+        assert params["input_budget"] == agent.session.config.input_budget
+        assert params["tail_budget"] == agent.session.config.tail_budget
     finally:
         await agent.close()
 

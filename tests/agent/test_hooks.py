@@ -118,7 +118,7 @@ async def test_oversized_hook_output_is_spilled_to_the_vault_with_a_preview(
         and entry.kind == "hook_output"
         and entry.content.splitlines() == [str(i) for i in range(1, 20_001)]
     )
-    part = await FileReadTool().run({"paths": [uri], "line_range": "10000:10001"}, agent.tool_ctx)
+    part = await FileReadTool().run({"paths": [uri], "line_range": "10000:10001"}, agent.tool_runner.ctx)
     assert "10000" in part.content and "10001" in part.content
 
 

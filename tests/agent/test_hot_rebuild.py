@@ -82,7 +82,7 @@ async def test_editing_a_prompt_file_rebuilds_the_agent_with_the_new_prompt(
     system = emulator.accepted[-1].body["messages"][0]["content"]
     assert "EDITED IDENTITY" in system
     assert (
-        rebuilt.state.cache_breaks.get("system_changed") == 1
+        rebuilt.session.state.cache_breaks.get("system_changed") == 1
     )  # the break detector saw why the cache missed
     await c.close()
 
@@ -132,13 +132,14 @@ async def test_a_changed_tool_set_rebuilds_the_agent(
     cache = ChatAgentExecutionCache(lambda s, jobs: build_agent(store, row.id, s, workspace, jobs=jobs))
     settings = openai_settings(emulator)
     first = await cache.get(settings, 128_000)
-    assert first.tool_schemas == builtin_tool_schemas()  # the fingerprint covers exactly what is bound
+    # The fingerprint covers exactly what is bound.
+    assert first.tool_runner.tools.schemas == builtin_tool_schemas()
     assert await cache.get(settings, 128_000) is first and cache.rebuilds == 0
     monkeypatch.setattr(GrepTool, "description", "Search the workspace (a changed tool schema).")
     second = await cache.get(settings, 128_000)
     assert second is not first and cache.rebuilds == 1
-    assert second.tools_fingerprint != first.tools_fingerprint
+    assert second.tool_runner.tools.fingerprint != first.tool_runner.tools.fingerprint
     assert "Search the workspace (a changed tool schema)." in [
-        t["function"]["description"] for t in second.tool_schemas
+        t["function"]["description"] for t in second.tool_runner.tools.schemas
     ]
     await cache.clear()

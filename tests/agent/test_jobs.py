@@ -161,13 +161,15 @@ async def test_background_jobs_survive_an_agent_rebuild_and_end_with_the_session
         Reply(text="started"),
     )
     await collect(first, "start the dev server")
-    assert first.tool_ctx.jobs is not None
-    job = first.tool_ctx.jobs.get("job-1")
+    assert first.tool_runner.ctx.jobs is not None
+    job = first.tool_runner.ctx.jobs.get("job-1")
     second = await cache.get(
         openai_settings(emulator, prompt_mode="lean"), 128_000
     )  # settings changed: a new agent
     assert (
-        second is not first and second.tool_ctx.jobs is not None and second.tool_ctx.jobs.get("job-1") is job
+        second is not first
+        and second.tool_runner.ctx.jobs is not None
+        and second.tool_runner.ctx.jobs.get("job-1") is job
     )
     assert job.exit_code is None and _alive(job.pid)
     await cache.clear()

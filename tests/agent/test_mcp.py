@@ -22,7 +22,9 @@ async def test_mcp_tools_are_bound_called_spilled_and_survive_a_crash(
 ) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator, mcp_servers=[SERVER]))
     try:
-        assert {"mcp__fixture__big_report", "mcp__fixture__echo", "mcp__fixture__crash"} <= set(agent.tools)
+        assert {"mcp__fixture__big_report", "mcp__fixture__echo", "mcp__fixture__crash"} <= set(
+            agent.tool_runner.tools.tools
+        )
         emulator.enqueue(
             Reply(tool_calls=[("mcp__fixture__echo", {"text": "ping"}), ("mcp__fixture__big_report", {})]),
             Reply(text="Got the report."),
@@ -35,7 +37,7 @@ async def test_mcp_tools_are_bound_called_spilled_and_survive_a_crash(
         uri = big.meta["vault_uri"]
         full = (await store.vault_get(uri)).content  # type: ignore[union-attr]
         assert len(full) == 100_000
-        read = await FileReadTool().run({"paths": [uri], "line_range": "500:500"}, agent.tool_ctx)
+        read = await FileReadTool().run({"paths": [uri], "line_range": "500:500"}, agent.tool_runner.ctx)
         assert "500\trow 00500:" in read.content
         tools_sent = [t["function"]["name"] for t in emulator.accepted[-1].body["tools"]]
         assert tools_sent == [t["function"]["name"] for t in emulator.accepted[0].body["tools"]]  # bound once

@@ -32,7 +32,7 @@ async def test_a_history_over_the_window_says_it_compacts_and_leaves_every_row(
     events = await collect(agent, "and now?")
     kinds = [type(e) for e in events]
     started = next(e for e in events if isinstance(e, CompactionStarted))
-    assert started.tokens > started.budget == agent.config.input_budget
+    assert started.tokens > started.budget == agent.session.config.input_budget
     assert kinds.index(CompactionStarted) < kinds.index(ContextReport)  # said before the pipeline runs
     made = [e.record for e in events if isinstance(e, CompactionMade)]
     stored = [c for c in compactions_of(await store.metrics(row.id)) if c.changed]

@@ -368,8 +368,8 @@ async def test_no_secret_in_the_stored_summary_or_the_summary_block_sent_after_c
         await collect(agent, f"step {i}: check the config")
     stored_raw = "".join(m.text for m in await store.load_messages(agent.session_id))
     assert AWS_SECRET in stored_raw and JWT_SECRET in stored_raw  # the raw store keeps originals
-    await agent.prepare(force=True)  # the compact key
-    assert agent.state.compactions >= 1
+    await agent.session.prepare(force=True)  # the compact key
+    assert agent.session.state.compactions >= 1
     state = await store.load_state(agent.session_id)
     assert state is not None and "compacted_summary" in state
     secrets = (AWS_SECRET, DB_PASSWORD, JWT_SECRET)

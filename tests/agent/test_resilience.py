@@ -168,8 +168,9 @@ async def test_secrets_never_reach_stored_summaries(
             Reply(text="noted"),
         )
         await collect(agent, f"step {i}: export KEY={secret}")
-    await agent.prepare(force=True)  # the compact key: answered outputs are trimmed, the view may still fit
-    assert agent.state.compactions >= 1
+    # The compact key: answered outputs are trimmed, the view may still fit.
+    await agent.session.prepare(force=True)
+    assert agent.session.state.compactions >= 1
     state = await store.load_state(agent.session_id)
     assert state is not None and "compacted_summary" in state
     summaries = [m for m in json.loads(state)["base"] if m.get("meta", {}).get("kind") == "summary"]
@@ -220,7 +221,7 @@ TURN = textwrap.dedent(
                  "summarizer_model": "extractive"}
         s = resolve({}, {}, given, env={})
         agent = await build_agent(store, sid, s, Path(ws))
-        async for ev in agent.run_turn("tell me a long story"):
+        async for ev in agent.turns.run("tell me a long story"):
             if type(ev).__name__ == "TextChunk":
                 print("chunk", flush=True)
 

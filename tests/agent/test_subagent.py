@@ -29,13 +29,13 @@ async def test_child_log_is_vaulted_and_the_parent_stays_in_budget(
     events = await collect(agent, "run the tests with a subagent")
     result = next(e for e in events if isinstance(e, ToolFinished) and e.call.name == "subagent").message
     assert (
-        COUNTER.text(result.text) <= agent.settings.max_subagent_result_tokens + 400
+        COUNTER.text(result.text) <= agent.session.settings.max_subagent_result_tokens + 400
     )  # preview + pointer + handover
     uri = result.meta["vault_uri"]
     assert "file_read_tool" in result.text and uri in result.text and "<handover" in result.text
     from myrm_tui.agent.tools.files import FileReadTool
 
-    read = await FileReadTool().run({"paths": [uri], "line_range": "800:801"}, agent.tool_ctx)
+    read = await FileReadTool().run({"paths": [uri], "line_range": "800:801"}, agent.tool_runner.ctx)
     assert "800\ttest_case_00799 PASSED" in read.content and "801\ttest_case_00800" in read.content
     entry = await store.vault_get(uri)
     assert entry is not None and entry.content == LOG  # nothing the child returned is lost
@@ -43,7 +43,9 @@ async def test_child_log_is_vaulted_and_the_parent_stays_in_budget(
     child_row = await store.get_session(child)
     assert child_row is not None and child_row.parent_id == agent.session_id
     assert [m.role for m in await store.load_messages(child)][-1] == "assistant"
-    assert agent.state.handovers and agent.state.handovers[0]["task"].startswith("run the whole test suite")
+    assert agent.session.state.handovers and agent.session.state.handovers[0]["task"].startswith(
+        "run the whole test suite"
+    )
     # The child ran with the same prompt-cache routing key as its parent (ContextVar inheritance).
     assert emulator.rejected == []
 

@@ -80,7 +80,7 @@ async def test_a_turn_never_waits_on_the_summarizer_and_no_request_is_over_budge
     assert any(x.startswith("main") for x in log[first + 1 :]), "the turn went on while the summary was asked"
     prep = agent.session.preparer
     assert prep.busy, "the summarizer had not answered when the turn ended"
-    assert agent.state.compactions >= 1  # compacted meanwhile, with the extractive summary
+    assert agent.session.state.compactions >= 1  # compacted meanwhile, with the extractive summary
     rows = [r for r in await store.metrics(agent.session_id) if r.get("compacted")]
     assert rows and {r["summary_source"] for r in rows} == {"extractive"}
     budget = agent.session.config.input_budget
@@ -89,7 +89,9 @@ async def test_a_turn_never_waits_on_the_summarizer_and_no_request_is_over_budge
     gate.set()
     await prep.wait()
     assert prep.last_event == "upgraded"  # its compaction came first: the kept record carries it
-    assert agent.state.summary is not None and MARK in json.dumps(agent.state.summary.to_json())
+    assert agent.session.state.summary is not None and MARK in json.dumps(
+        agent.session.state.summary.to_json()
+    )
     saved = await store.load_state(agent.session_id)
     assert saved is not None and MARK in saved
 
@@ -167,7 +169,9 @@ async def test_a_ready_prepared_summary_is_used_by_the_next_compaction_without_a
     await prep.wait()
     rows = [r for r in await store.metrics(agent.session_id) if r.get("compacted")]
     assert any(r["summary_source"].startswith("llm") for r in rows), [r["summary_source"] for r in rows]
-    assert agent.state.summary is not None and MARK in json.dumps(agent.state.summary.to_json())
+    assert agent.session.state.summary is not None and MARK in json.dumps(
+        agent.session.state.summary.to_json()
+    )
     asked = log.count("summary asked")
     assert 1 <= asked <= len([x for x in log if x.startswith("main")]) // 4
 
@@ -193,7 +197,9 @@ async def test_esc_never_cancels_a_background_summary(
     await prep.wait()
     assert prep.last_event in ("ready", "upgraded")
     kept = (
-        prep.ready.summary if prep.ready is not None and prep.last_event == "ready" else agent.state.summary
+        prep.ready.summary
+        if prep.ready is not None and prep.last_event == "ready"
+        else agent.session.state.summary
     )
     assert kept is not None and MARK in json.dumps(kept.to_json())
 

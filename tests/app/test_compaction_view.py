@@ -125,14 +125,14 @@ async def test_the_compaction_row_expands_opens_what_left_in_the_vault_and_bring
         await pilot.press("b")
         agent = app.controller.agent
         assert agent is not None
-        await wait_until(pilot, lambda: bool(agent.state.pinned))
+        await wait_until(pilot, lambda: bool(agent.session.state.pinned))
         app.query_one("#prompt").focus()
         await _send(pilot, app, "go on")
         body = json.dumps(emulator.accepted[-1].body["messages"])
         assert PINNED_MARK in body and item.uri in body
         row.query_one(ListView).focus()
         await pilot.press("b")
-        await wait_until(pilot, lambda: not agent.state.pinned)
+        await wait_until(pilot, lambda: not agent.session.state.pinned)
         app.query_one("#prompt").focus()
         await _send(pilot, app, "and now")
         assert PINNED_MARK not in json.dumps(emulator.accepted[-1].body["messages"])
@@ -282,7 +282,7 @@ async def test_ctrl_f_during_a_replay_forks_into_a_live_compacted_session_that_f
         assert store is not None
         await wait_until(
             pilot,
-            lambda: app.controller.agent is not None and app.controller.agent.state.compactions >= 1,
+            lambda: app.controller.agent is not None and app.controller.agent.session.state.compactions >= 1,
             timeout=60,
         )
         await pilot.press("ctrl+f")
@@ -308,8 +308,8 @@ async def test_ctrl_f_during_a_replay_forks_into_a_live_compacted_session_that_f
         sent = emulator.accepted[-1].body
         assert sent["messages"][-1]["content"] == "and now live"
         assert (
-            agent.last_report is not None
-            and agent.last_report.tokens + app.controller.schema_tokens() <= window
+            agent.session.last_report is not None
+            and agent.session.last_report.tokens + app.controller.schema_tokens() <= window
         )
 
 

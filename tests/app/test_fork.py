@@ -90,8 +90,8 @@ async def test_ctrl_f_after_automatic_compactions_while_title_metrics_and_keepal
             assert turn <= 12, "no two automatic compactions in 12 turns"
             await send_turn(pilot, app, f"count {turn}")
         parent_agent = ctl.agent
-        assert parent_agent is not None and parent_agent.keepalive is not None
-        keepalive = parent_agent.keepalive
+        assert parent_agent is not None and parent_agent.warmer.keepalive is not None
+        keepalive = parent_agent.warmer.keepalive
         sessions_before = {s.id for s in await store.list_sessions()}
 
         async def keepalive_probe() -> None:  # what CacheKeepAliveManager runs while the user is idle
@@ -247,7 +247,7 @@ async def test_a_fork_cancelled_midway_creates_nothing(
         parent_agent = await ctl.ensure_agent()
         assert ctl.store is not None
         store = ctl.store
-        async for _ in parent_agent.run_turn("count 1"):
+        async for _ in parent_agent.turns.run("count 1"):
             pass
         before = await _session_ids_anywhere(store)
         compacting, never = asyncio.Event(), asyncio.Event()
@@ -289,8 +289,8 @@ async def test_a_fork_reads_its_ancestors_vault_also_when_rebuilt(
     stranger = await make_agent(store, workspace, settings)
     uri = parent.session.vault.put("line one of the parent's output\nline two", "tool_output", "bash")
     other = stranger.session.vault.put("someone else's output", "tool_output", "bash")
-    await parent.flush_vault()
-    await stranger.flush_vault()
+    await parent.session.flush_vault()
+    await stranger.session.flush_vault()
     child = await store.fork_session(parent.session_id, copy_state=True)
     grandchild = await store.fork_session(child.id, copy_state=True)
     agents = []
@@ -298,10 +298,10 @@ async def test_a_fork_reads_its_ancestors_vault_also_when_rebuilt(
         for sid in (child.id, grandchild.id):
             agent = await build_agent(store, sid, settings, workspace)  # as after a restart
             agents.append(agent)
-            read = await FileReadTool().run({"paths": [uri], "line_range": "2:2"}, agent.tool_ctx)
+            read = await FileReadTool().run({"paths": [uri], "line_range": "2:2"}, agent.tool_runner.ctx)
             assert "line two" in read.content and "line one" not in read.content
             with pytest.raises(ToolError, match="another session's vault"):
-                await FileReadTool().run({"paths": [other]}, agent.tool_ctx)
+                await FileReadTool().run({"paths": [other]}, agent.tool_runner.ctx)
     finally:
         for a in [parent, stranger, *agents]:
             await a.close()

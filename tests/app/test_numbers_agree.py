@@ -65,7 +65,7 @@ async def _agree(pilot: Any, app: MyrmApp) -> int:
     # The thresholds shown are the levels the pipeline compacts at, in the ring's tokens.
     agent = app.controller.agent
     assert agent is not None
-    levels = Levels.of(agent.config, app.controller.schema_tokens())
+    levels = Levels.of(agent.session.config, app.controller.schema_tokens())
     compaction = str(app.query_one(SessionContextHealthPanel).query_one("#compaction").render())
     assert f"thresholds         {levels.short()}" in compaction, compaction
     assert app.query_one(ContextUsageIndicator).level() == levels.colour(ring[0])
@@ -185,11 +185,11 @@ async def test_the_embedded_model_is_counted_only_what_it_is_sent(store: Store, 
     settings = resolve({}, {}, {"model": "local/smollm2-135m", "approval": "auto"}, env={})
     agent = await make_agent(store, workspace, settings)
     await agent.load()
-    view = [*agent.state.base, *agent.history[agent.state.base_upto :]]
+    view = [*agent.session.state.base, *agent.session.history[agent.session.state.base_upto :]]
     sent = "\n".join(m["content"] for m in to_plain_chat([m.to_api() for m in view]))
     assert view and all(m.text.strip() in sent for m in view)  # every message counted is sent
     use = agent.window_use()
-    assert dict(use.parts)["workspace rules"] == 0 and use.used == agent.counter.messages(view)
+    assert dict(use.parts)["workspace rules"] == 0 and use.used == agent.session.counter.messages(view)
 
 
 # -- what drove each compaction (#45.5, #46.6) ---------------------------------------------------------

@@ -33,7 +33,7 @@ async def test_a_real_corpus_session_replays_with_compactions(store: Store, tmp_
     agent = await rep.start(store, resolve({}, {}, {}, env={}), tmp_path)
     async for _ in rep.play(agent):
         pass
-    assert agent.state.compactions >= 1 and not rep.feed.replies
+    assert agent.session.state.compactions >= 1 and not rep.feed.replies
     assert await store.vault_list(agent.session_id)
 
 

@@ -176,19 +176,21 @@ async def test_a_reopened_session_counts_its_history_from_the_stored_counts(
     agent = await make_agent(store, workspace, openai_settings(emulator))
     emulator.enqueue(Reply(text="first answer " * 200))
     await collect(agent, "first question " * 200)
-    again = await build_agent(store, agent.session_id, agent.settings, workspace)
+    again = await build_agent(store, agent.session_id, agent.session.settings, workspace)
     fresh = TokenCounter()
     encoded: list[str] = []
-    encoder = again.counter._enc
+    encoder = again.session.counter._enc
 
     class Spy:
         def encode_ordinary(self, text: str) -> list[int]:
             encoded.append(text)
             return encoder.encode_ordinary(text)
 
-    again.counter._enc = Spy()  # type: ignore[assignment]
-    again.counter._texts.clear()
-    assert [again.counter.message(m) for m in again.history] == [fresh.message(m) for m in again.history]
+    again.session.counter._enc = Spy()  # type: ignore[assignment]
+    again.session.counter._texts.clear()
+    assert [again.session.counter.message(m) for m in again.session.history] == [
+        fresh.message(m) for m in again.session.history
+    ]
     assert not any("first question" in t or "first answer" in t for t in encoded)
 
 

@@ -33,8 +33,8 @@ async def test_the_ring_shows_the_baseline_before_the_first_message(
         assert "counting tokens…" in _text(ring)  # before the agent exists: no made-up "0 / 0"
         await wait_until(pilot, lambda: app.ready.is_set() and ring.window > 0)
         agent = app.controller.agent
-        assert agent is not None and ring.window == agent.window
-        history = agent.counter.messages(agent.history)
+        assert agent is not None and ring.window == agent.session.window
+        history = agent.session.counter.messages(agent.session.history)
         schemas = app.controller.schema_tokens()
         assert (
             schemas > 500 and ring.tokens == history + schemas
@@ -42,7 +42,7 @@ async def test_the_ring_shows_the_baseline_before_the_first_message(
         assert f"{ring.tokens:,} / {ring.window:,} tokens" in _text(ring)
         assert "no requests yet" in _text(app.query_one(UsageChart))
         await send_turn(pilot, app, "hi")
-        sent = app.controller.agent.last_report  # type: ignore[union-attr]
+        sent = app.controller.agent.session.last_report  # type: ignore[union-attr]
         assert sent is not None and sent.usage is not None
         # The provider's count of the first request is the baseline plus the user's message.
         assert 0 < sent.usage.prompt_tokens - (history + schemas) < 30, (
@@ -214,7 +214,7 @@ async def test_the_app_state_is_bound_down_to_the_widgets_that_show_it(
         model = app.query_one("#model", Static)
         await wait_until(pilot, lambda: app.ready.is_set() and _text(status) == "ready")
         assert _text(model).startswith("model: openai/gpt-4o-mini\nsession: ")
-        config = app.controller.agent.config  # type: ignore[union-attr]
+        config = app.controller.agent.session.config  # type: ignore[union-attr]
         await wait_until(pilot, lambda: ring.window > 0)  # the baseline reached the app
         # The ring's colours are the pipeline's levels, in its own tokens (shares of the input budget).
         levels = Levels.of(config, app.controller.schema_tokens())

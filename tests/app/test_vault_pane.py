@@ -132,7 +132,7 @@ async def test_vault_pane_lines_are_the_lines_file_read_tool_numbers(
         assert not shown[0].startswith("[{")  # not one long JSON line
         agent = app.controller.agent
         assert agent is not None
-        result = await FileReadTool().run({"paths": [uri], "line_range": "2:12"}, agent.tool_ctx)
+        result = await FileReadTool().run({"paths": [uri], "line_range": "2:12"}, agent.tool_runner.ctx)
         numbered = result.content.splitlines()[1:]
         assert [line.split("\t", 1)[1] for line in numbered] == shown[1:12]
         assert [int(line.split("\t", 1)[0]) for line in numbered] == list(range(2, 13))

@@ -21,17 +21,17 @@ async def test_the_bench_budgets_a_request_as_the_live_agent_does(
     agent = await make_agent(store, workspace, openai_settings(emulator), window=window)
     emulator.enqueue(Reply(text="ok"))
     await collect(agent, "hello")  # the first request binds the schemas into the budget
-    live = agent.config
+    live = agent.session.config
     bench = MyrmStrategy(COUNTER)
     bench.start("c", window)
     bench.bind_tools(COUNTER.schemas(builtin_tool_schemas()))
     assert (bench.config.output_reserve, bench.config.overhead_tokens) == (
         live.output_reserve,
-        agent.schema_tokens(),
+        agent.session.schema_tokens(),
     )
     assert bench.config.input_budget == live.input_budget
     # The baselines are held to the same budget.
     for base in (TruncateStrategy(COUNTER), WindowStrategy(COUNTER)):
         base.start("c", window)
-        base.bind_tools(agent.schema_tokens())
+        base.bind_tools(agent.session.schema_tokens())
         assert base.budget == live.input_budget

@@ -57,9 +57,9 @@ async def test_ninety_turns_stay_cached_between_compactions(
             brk,
         )
         checked += 1
-    assert agent.state.compactions >= 2
-    assert checked >= len(sent) - 2 * agent.state.compactions - 1
-    breaks = agent.state.cache_breaks
+    assert agent.session.state.compactions >= 2
+    assert checked >= len(sent) - 2 * agent.session.state.compactions - 1
+    breaks = agent.session.state.cache_breaks
     # Only compactions broke the prefix, and trims of an answered output at the tail, which lose only what
     # follows it: the output itself, one reply, and the turn's new messages.
     assert set(breaks) <= {"compaction", "trimmed"}, breaks
@@ -77,7 +77,7 @@ async def test_compaction_is_followed_by_a_preheat_and_the_next_turn_hits(
         await collect(agent, f"question {i} " + "context " * 400)
     await agent.compact_now()
     await asyncio.gather(*agent.warmer.background)
-    assert agent.preheats == 1
+    assert agent.warmer.preheats == 1
     preheat = emulator.accepted[-1]
     assert preheat.body["max_tokens"] == 1
     emulator.enqueue(Reply(text="after compaction"))
@@ -97,10 +97,10 @@ async def test_no_preheat_is_sent_while_a_turn_runs(
     before = len(emulator.requests)
     agent.warmer.pause()  # what a turn does first
     await agent.warmer.preheat()
-    assert len(emulator.requests) == before and agent.preheats == 0
+    assert len(emulator.requests) == before and agent.warmer.preheats == 0
     agent.warmer.resume()
     await agent.warmer.preheat()
-    assert len(emulator.requests) == before + 1 and agent.preheats == 1
+    assert len(emulator.requests) == before + 1 and agent.warmer.preheats == 1
     await agent.close()
 
 
@@ -179,14 +179,13 @@ async def test_tool_narrowing_keeps_the_bound_schemas(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator))
-    schemas = list(agent.tool_schemas)
-    agent.narrow_tools(["file_read_tool", "grep"])
-    assert agent.tool_schemas == schemas  # the cacheable prefix is untouched
-    assert agent.tool_choice() is None  # emulator endpoint is not native OpenAI: nothing to send
-    from dataclasses import replace
-
-    agent.settings = replace(agent.settings, model="gpt-4o", api_base=None)
-    choice = agent.tool_choice()
+    schemas = list(agent.tool_runner.tools.schemas)
+    agent.tool_runner.tools.narrow(["file_read_tool", "grep"])
+    assert agent.tool_runner.tools.schemas == schemas  # the cacheable prefix is untouched
+    tools, s = agent.tool_runner.tools, agent.session
+    # The emulator's endpoint is not native OpenAI: nothing to send.
+    assert tools.tool_choice(s.settings.model, s.settings.api_base) is None
+    choice = tools.tool_choice("gpt-4o", None)
     assert choice["type"] == "allowed_tools" and [t["name"] for t in choice["tools"]] == [
         "file_read_tool",
         "grep",
@@ -194,7 +193,7 @@ async def test_tool_narrowing_keeps_the_bound_schemas(
     import pytest
 
     with pytest.raises(ValueError, match="unknown tools"):
-        agent.narrow_tools(["nope"])
+        agent.tool_runner.tools.narrow(["nope"])
 
 
 def test_token_counter_remembers_recent_texts_exactly_and_stays_bounded() -> None:

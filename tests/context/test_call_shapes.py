@@ -287,7 +287,7 @@ async def _session_with(emu: ProviderEmulator, tmp: Path, odd: list[ToolCall], w
         assert report.metrics.failures == []
         assert emu.rejected == []
         assert all(not r.get("failures") for r in await store.metrics(agent.session_id))
-        assert AgentHandoverState.extract("task", agent.history).render().startswith("<handover")
+        assert AgentHandoverState.extract("task", agent.session.history).render().startswith("<handover")
         sid = agent.session_id
         await agent.close()
     finally:

@@ -93,10 +93,12 @@ async def test_no_secret_at_rest_outside_the_raw_tables_after_a_compaction(
         await collect(agent, f"step {k}: read the next file")
     raw = "".join(m.text for m in await store.load_messages(agent.session_id))
     assert all(s in raw for s in SECRETS.values())  # the raw store keeps them
-    await agent.prepare(force=True)
-    assert agent.state.compactions >= 1
+    await agent.session.prepare(force=True)
+    assert agent.session.state.compactions >= 1
     in_view = "".join(
-        str(m.content) for m in agent.state.base if m.meta.get("kind") != "summary" and not m.synthetic
+        str(m.content)
+        for m in agent.session.state.base
+        if m.meta.get("kind") != "summary" and not m.synthetic
     )
     await store.close()
     if (

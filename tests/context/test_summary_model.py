@@ -297,8 +297,10 @@ async def test_the_agent_keeps_the_users_goal_through_automatic_compactions(
     events = await collect(agent, GOAL)
     assert isinstance(events[-1], TurnDone)
     await agent.session.preparer.wait()
-    assert agent.state.compactions >= 2
-    assert agent.state.summary is not None and agent.state.summary.user_goal.startswith(GOAL[:60])
+    assert agent.session.state.compactions >= 2
+    assert agent.session.state.summary is not None and agent.session.state.summary.user_goal.startswith(
+        GOAL[:60]
+    )
     saved = await store.load_state(agent.session_id)
     assert saved is not None and json.loads(saved)["summary"]["user_goal"].startswith(GOAL[:60])
     main = [r.body for r in emulator.accepted if "Messages to summarize" not in str(r.body.get("messages"))]

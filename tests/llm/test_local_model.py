@@ -141,10 +141,10 @@ def test_exit_descriptions_name_the_signal() -> None:
 
 async def test_embedded_agent_gets_the_chat_prompt_and_no_tools(store: Store, workspace: Path) -> None:
     agent = await make_agent(store, workspace, resolve({}, {}, {}, env={}))
-    assert not agent.sends_tools and agent.prompt_mode == "chat"
-    assert agent.system_prompt is not None and "no tools" in agent.system_prompt
+    assert not agent.session.sends_tools and agent.session.prompt_mode == "chat"
+    assert agent.session.system_prompt is not None and "no tools" in agent.session.system_prompt
     explicit = await make_agent(store, workspace, resolve({}, {}, {"prompt_mode": "lean"}, env={}))
-    assert explicit.prompt_mode == "lean"  # an explicit choice is kept
+    assert explicit.session.prompt_mode == "lean"  # an explicit choice is kept
 
 
 @needs_model
@@ -223,7 +223,7 @@ async def test_child_dying_mid_stream_ends_the_turn_clearly_and_the_next_turn_wo
     )
     events = []
     dead: int | None = None
-    async for ev in agent.run_turn(STORY):
+    async for ev in agent.turns.run(STORY):
         events.append(ev)
         if isinstance(ev, TextChunk) and dead is None:
             dead = embedded.pid()

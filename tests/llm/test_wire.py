@@ -105,7 +105,7 @@ async def test_signed_thinking_is_stored_and_sent_back_on_the_tool_use_turn(
     assert emulator.rejected == []
     first, second = [r.body for r in emulator.accepted if r.body.get("max_tokens") != 1]
     assert first["thinking"] == {"type": "enabled", "budget_tokens": 2048}
-    assert first["max_tokens"] == agent.settings.max_output_tokens + 2048
+    assert first["max_tokens"] == agent.session.settings.max_output_tokens + 2048
     assistant = [m for m in second["messages"] if m["role"] == "assistant"][-1]
     block = assistant["content"][0]
     assert block == {
@@ -244,5 +244,5 @@ async def test_the_thinking_budget_is_reserved_in_the_window(
 ) -> None:
     plain = await make_agent(store, workspace, anthropic_settings(emulator))
     thinking = await make_agent(store, workspace, anthropic_settings(emulator, thinking_budget_tokens=8000))
-    assert thinking.config.reserve_output_tokens == plain.config.reserve_output_tokens + 8000
-    assert thinking.config.input_budget == plain.config.input_budget - 8000
+    assert thinking.session.config.reserve_output_tokens == plain.session.config.reserve_output_tokens + 8000
+    assert thinking.session.config.input_budget == plain.session.config.input_budget - 8000

@@ -144,7 +144,7 @@ async def test_the_media_window_keeps_the_last_two_and_vaults_the_rest(
     ]
     assert len(pointers) == 2
     uri = str(pointers[0]).split("original: ")[1].split("]")[0]
-    read = await FileReadTool().run({"paths": [uri]}, agent.tool_ctx)  # the vaulted image, as an image
+    read = await FileReadTool().run({"paths": [uri]}, agent.tool_runner.ctx)  # the vaulted image, as an image
     assert read.images and read.images[0]["image_url"]["url"].startswith("data:image/png;base64,")
 
 

@@ -125,7 +125,7 @@ async def test_cache_ttl_seconds_reaches_the_ttl_prune(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
     agent = await make_agent(store, workspace, openai_settings(emulator, cache_ttl_seconds=90))
-    assert agent.config.cache_ttl_seconds == 90
+    assert agent.session.config.cache_ttl_seconds == 90
     assert os.environ.get("MYRM_CACHE_TTL_SECONDS") is None
 
 

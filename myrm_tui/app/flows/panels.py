@@ -41,6 +41,6 @@ class PanelsFlow(AppBase):
 
     async def action_notes(self) -> None:
         agent = await self.controller.ensure_agent()
-        notes = agent.state.notes
+        notes = agent.session.state.notes
         body = "\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "(none)"
         self._show(ShowNotice("Session notes:\n" + body))

@@ -71,7 +71,7 @@ class SessionFlow(TurnFlow):
         if self._closing_down():  # a worker can get here while the app shuts down
             return
         s = self.controller.settings
-        model = self.controller.agent.settings.model if self.controller.agent else (s.model if s else "")
+        model = self.controller.chat.settings.model if self.controller.chat else (s.model if s else "")
         # A replay's model name repeats its session title: the title is enough.
         self.sub_title = sanitize(
             f"REPLAY · {row.title}" if self.replayer is not None else f"{row.title} · {model}"

@@ -65,9 +65,7 @@ class TurnFlow(AppBase):
     async def run_turn(self, text: str) -> None:
         try:
             await self.ready.wait()
-            agent = await self.controller.ensure_agent()
-            agent.on_summary_progress(self._summary_progress)  # it also ends between turns
-            async for ev in agent.run_turn(text):
+            async for ev in self.controller.send(text):
                 self._event(ev)
         except asyncio.CancelledError:
             self._event(TurnDone(0, interrupted=True))
@@ -111,10 +109,6 @@ class TurnFlow(AppBase):
     def action_cancel_turn(self) -> None:
         if self.busy:
             self.workers.cancel_group(self, "turn")
-
-    def _summary_progress(self, state: str) -> None:
-        """The preparer's news (its task is not the turn's: Esc never cancels it)."""
-        self._event(SummaryProgress(state))
 
     def _event(self, ev: AgentEvent) -> None:
         """One event of a turn or replay: the app's state is updated here, in the worker, then the screen
