@@ -14,6 +14,9 @@ reads its context figures. The ``Agent`` it builds (and rebuilds when the settin
 ``approver`` answers "yes", "always" or "no" for a command or an edit the permission rules do not cover;
 ``on_event`` gets the events that are no turn's own (the background summary's progress, a notice raised
 between turns); ``chat.cancel()`` stops the running turn as Esc does (its partial text kept).
+
+Importing this module is light (the TUI opens its session before the first frame); the agent package,
+the pipeline and tiktoken load when the first agent is built.
 """
 
 from __future__ import annotations
@@ -22,22 +25,21 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.events import AgentEvent, AssistantSaved, ContextReport, EventListener, SummaryProgress
-from myrm_tui.agent.factory import build_agent
-from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
-from myrm_tui.agent.model_target import window_for
-from myrm_tui.agent.permissions import UserApprover
-from myrm_tui.agent.tools.base import EditorFiles
-from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.config import Settings
-from myrm_tui.context.compaction import Compaction
-from myrm_tui.context.model_facts import model_kind
-from myrm_tui.context.window_use import WindowUse
-from myrm_tui.llm.client import LLMClient
-from myrm_tui.llm.pricing import estimate_cost
 from myrm_tui.store.db import SessionRow, Store
+
+if TYPE_CHECKING:
+    from myrm_tui.agent.agent import Agent
+    from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
+    from myrm_tui.agent.permissions import UserApprover
+    from myrm_tui.agent.tools.base import EditorFiles
+    from myrm_tui.agent.tools.jobs import JobManager
+    from myrm_tui.context.compaction import Compaction
+    from myrm_tui.context.window_use import WindowUse
+    from myrm_tui.llm.client import LLMClient
 
 __all__ = ["ChatSession", "Figures", "Fork", "Sessions", "UserApprover"]
 
@@ -140,6 +142,8 @@ class Sessions:
         return Fork(row, chat, report)
 
     async def _build(self, session_id: str, settings: Settings, jobs: JobManager | None = None) -> Agent:
+        from myrm_tui.agent.factory import build_agent
+
         files = self.files(session_id) if self.files is not None else None
         return await build_agent(
             self.store, session_id, settings, self.workspace, self.llm, self.approver, jobs=jobs, files=files
@@ -154,14 +158,28 @@ class ChatSession:
         self.id = session_id
         self.settings = settings
         self.cost_usd = 0.0  # this run's requests
-        self.cache = ChatAgentExecutionCache(self._build)
+        self._cache: ChatAgentExecutionCache | None = None
         self._fixed = fixed
         self._turn: asyncio.Task[object] | None = None
 
     @property
     def agent(self) -> Agent | None:
         """The agent built now, if any (the panels read it; it changes on a rebuild)."""
-        return self._fixed or self.cache.agent
+        return self._fixed or (self._cache.agent if self._cache is not None else None)
+
+    @property
+    def cache(self) -> ChatAgentExecutionCache:
+        """The builds of this session's agent: one at a time, rebuilt when the fingerprint changes."""
+        if self._cache is None:
+            from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
+
+            self._cache = ChatAgentExecutionCache(self._build)
+        return self._cache
+
+    def _window(self) -> int:
+        from myrm_tui.agent.model_target import window_for
+
+        return window_for(self.settings)
 
     async def ready(self, settings: Settings | None = None) -> Agent:
         """The agent for ``settings`` (kept from the last call by default): built on first use, rebuilt
@@ -170,12 +188,12 @@ class ChatSession:
             self.settings = settings
         if self._fixed is not None:
             return self._fixed
-        return await self.cache.get(self.settings, window_for(self.settings), self.sessions.extra())
+        return await self.cache.get(self.settings, self._window(), self.sessions.extra())
 
     def adopt(self, agent: Agent) -> None:
         """Hold ``agent``, built for this session's settings elsewhere (a fork's, in its transaction)."""
         if self._fixed is None:
-            self.cache.adopt(agent, self.settings, window_for(self.settings), self.sessions.extra())
+            self.cache.adopt(agent, self.settings, self._window(), self.sessions.extra())
         self._listen(agent)
         if self.sessions.keep_warm:
             agent.warmer.start_keepalive()
@@ -183,6 +201,8 @@ class ChatSession:
     async def send(self, text: str) -> AsyncIterator[AgentEvent]:
         """One turn: the events of ``text`` sent, the last always ``TurnDone`` (after ``TurnFailed`` if it
         failed). Cancelling the task that iterates this (or ``cancel()``) stops it as Esc does."""
+        from myrm_tui.llm.pricing import estimate_cost
+
         self._turn = asyncio.current_task()
         try:
             agent = await self.ready()
@@ -228,12 +248,15 @@ class ChatSession:
         try:
             if self._fixed is not None:
                 await self._fixed.close()
-            await self.cache.clear()
+            if self._cache is not None:
+                await self._cache.clear()
         finally:
             if release:
                 await self.sessions.store.release_lease(self.id)
 
     async def _build(self, settings: Settings, jobs: JobManager | None) -> Agent:
+        from myrm_tui.context.model_facts import model_kind
+
         agent = await self.sessions._build(self.id, settings, jobs)
         self._listen(agent)
         if self.sessions.keep_warm:

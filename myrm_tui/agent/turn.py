@@ -226,7 +226,16 @@ class TurnRunner:
         self._sent: Sent | None = None  # the last request as sent (a prepared summary repeats it)
 
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:
-        """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed)."""
+        """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed). News
+        posted meanwhile (``Outbox``) is this turn's to yield."""
+        self.session.outbox.turn(True)
+        try:
+            async for ev in self._run(text):
+                yield ev
+        finally:
+            self.session.outbox.turn(False)
+
+    async def _run(self, text: str) -> AsyncIterator[AgentEvent]:
         session = self.session
         tokens = session.counter.text(text)
         # guard: gateway-hygiene-oversized-message
@@ -259,19 +268,17 @@ class TurnRunner:
         user = await session.append(Message(role="user", content=content))
         yield UserSaved(user)
         await session.add_hook_context(hooked)
-        session.outbox.turn(True)  # news from here on is this turn's to yield
+        aux = session.summarizer()
+        if aux is not None:  # the aux ratio shield, foreseen: summaries run in the background, said here once
+            aux.choose(int(session.config.view_window * STEP_RATIO))
         token = prompt_cache_key_var.set(prompt_cache_key_var.get() or session.session_id)
         self.warmer.pause()
         try:
-            aux = session.summarizer()
-            if aux is not None:  # the aux ratio shield, foreseen: summaries run in the background, said once
-                aux.choose(int(session.config.view_window * STEP_RATIO))
             async for ev in self._steps():
                 yield ev
         finally:
             prompt_cache_key_var.reset(token)
             self.warmer.resume()
-            session.outbox.turn(False)
 
     async def _steps(self) -> AsyncIterator[AgentEvent]:
         session = self.session

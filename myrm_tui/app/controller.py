@@ -137,8 +137,8 @@ class Controller:
         return self.chat.cache
 
     def _door(self) -> Sessions:
-        """The agent API's door to this store's sessions (imports the agent package: not on the first frame's
-        path)."""
+        """The agent API's door to this store's sessions (a light import: the agent package loads with the
+        first agent, in a thread of ``ensure_agent``)."""
         if self._sessions is None:
             from myrm_tui.agent.api import Sessions
 
@@ -166,28 +166,28 @@ class Controller:
 
     async def open_session(self, session_id: str | None) -> SessionRow:
         store = self._store()
+        assert self.settings is not None
         row = await store.find_session(session_id) if session_id else None
         if session_id and row is None:
             raise KeyError(f"no session {session_id!r}")
+        # One writer per session: SessionBusy (another myrm has it) leaves the current session open.
         if row is None:
-            assert self.settings is not None
-            row = await store.create_session(model=self.settings.model, workspace=str(self.workspace))
-            self._created.add(row.id)
-        # One writer per session: SessionBusy (another myrm has it) leaves the current session open. Taken
-        # here, before the agent package is loaded (ensure_agent opens the API's session over it).
-        await store.acquire_lease(row.id)
-        await self._switch(row, None)
+            chat = await self._door().start(self.settings)
+            self._created.add(chat.id)
+            row = await store.get_session(chat.id)
+            assert row is not None
+        else:
+            chat = await self._door().open(row.id, self.settings)
+        await self._switch(row, chat)
         return row
 
-    async def _switch(self, row: SessionRow, chat: ChatSession | None) -> None:
-        """``row`` is the open session now (``chat`` its API session, or one made on first use); the
-        previous one's agent is closed and its lease released."""
-        previous = self.session
-        self.session = row
-        await self.drop_agent()
-        self.chat = chat
-        if previous is not None and previous.id != row.id:
-            await self._store().release_lease(previous.id)
+    async def _switch(self, row: SessionRow, chat: ChatSession) -> None:
+        """``row`` is the open session now, ``chat`` its API session; the previous one's agent is closed
+        and its lease released."""
+        previous, old = self.session, self.chat
+        self.session, self.chat = row, chat
+        if old is not None:  # the same session reopened keeps the lease its new ChatSession took again
+            await old.close(release=previous is not None and previous.id != row.id)
 
     async def has_conversation(self, session_id: str | None = None) -> bool:
         """Whether the session (the open one by default) holds a message of the user's: what makes it
