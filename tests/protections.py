@@ -672,6 +672,20 @@ MUTANTS = (
         ("tests/store/test_store.py::test_cli_on_a_garbage_database_exits_2_with_one_line",),
     ),
     Mutant(
+        "api: news posted during a turn is the turn's to yield",
+        "myrm_tui/agent/turn.py",
+        "        self.session.outbox.turn(True)\n",
+        "",
+        ("tests/agent/test_api.py::test_news_between_turns_reaches_on_event_and_during_a_turn_its_stream",),
+    ),
+    Mutant(
+        "api: the approver a front-end passes in is the one asked",
+        "myrm_tui/agent/api.py",
+        "self.llm, self.approver, jobs=jobs, files=files",
+        "self.llm, None, jobs=jobs, files=files",
+        ("tests/agent/test_api.py::test_the_approver_passed_in_answers_a_command",),
+    ),
+    Mutant(
         "fork: one transaction",
         "fork-one-transaction",
         "            async with store.transaction():\n                row = await store.fork_session(",

@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.events import AgentEvent
@@ -19,6 +19,9 @@ from myrm_tui.config import Settings
 from myrm_tui.context.types import Message
 from myrm_tui.llm import replay as provider
 from myrm_tui.store.db import Store
+
+if TYPE_CHECKING:
+    from myrm_tui.agent.api import ChatSession
 
 DEFAULT_REPLAY_WINDOW = 16_000
 
@@ -94,7 +97,8 @@ class Replay:
         ]
         return await build_agent(store, row.id, s, workspace, tools=tools)
 
-    async def play(self, agent: Agent) -> AsyncIterator[AgentEvent]:
+    async def play(self, chat: ChatSession) -> AsyncIterator[AgentEvent]:
+        """The recording's user messages sent in turn, through the agent API (``Sessions.replay``)."""
         for user in self.user_turns:
-            async for ev in agent.turns.run(user.text):
+            async for ev in chat.send(user.text):
                 yield ev

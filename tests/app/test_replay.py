@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from myrm_tui.agent.api import Sessions
 from myrm_tui.agent.events import ToolFinished, TurnDone
 from myrm_tui.agent.replay import Replay, load_recording
 from myrm_tui.app.app import MyrmApp
@@ -16,7 +17,7 @@ from tests.helpers import wait_until
 async def test_recorded_turns_and_tool_outputs_are_replayed(store: Store, tmp_path: Path) -> None:
     rep = Replay(load_recording(f"{FIXTURES / 'mini.jsonl'}#a"), delay=0)
     agent = await rep.start(store, resolve({}, {}, {}, env={}), tmp_path)
-    events = [ev async for ev in rep.play(agent)]
+    events = [ev async for ev in rep.play(Sessions(store, tmp_path).replay(agent))]
     tool = next(e for e in events if isinstance(e, ToolFinished))
     assert "KeyError: 'missing key'" in tool.message.text  # the recorded output, not a live run
     assert isinstance(events[-1], TurnDone)
@@ -31,7 +32,7 @@ async def test_a_real_corpus_session_replays_with_compactions(store: Store, tmp_
     target = f"{corpus_file('swe-dev.jsonl.gz')}#mswea-gemini3pro/astropy__astropy-13579"
     rep = Replay(load_recording(target), delay=0)
     agent = await rep.start(store, resolve({}, {}, {}, env={}), tmp_path)
-    async for _ in rep.play(agent):
+    async for _ in rep.play(Sessions(store, tmp_path).replay(agent)):
         pass
     assert agent.session.state.compactions >= 1 and not rep.feed.replies
     assert await store.vault_list(agent.session_id)

@@ -79,9 +79,9 @@ class TurnFlow(AppBase):
 
     @work(exclusive=True, group="turn", exit_on_error=False, description="replay")
     async def play_replay(self) -> None:
-        assert self.replayer is not None and self.controller.agent is not None
+        assert self.replayer is not None and self.controller.chat is not None
         try:
-            async for ev in self.replayer.play(self.controller.agent):
+            async for ev in self.replayer.play(self.controller.chat):
                 if isinstance(ev, UserSaved):
                     self.busy = True
                 self._event(ev)
