@@ -624,3 +624,10 @@ def summarizer_model(s: Settings) -> str:
 
     # guard: lite-model-by-default
     return lite_model(s.model) if not s.api_base else s.model
+
+
+def extractive_summaries(s: Settings) -> bool:
+    """Deterministic summaries, no LLM: asked for, or the embedded 135M model (it writes worse ones)."""
+    from myrm_tui.context.model_facts import model_kind
+
+    return s.summarizer_model == "extractive" or (model_kind(s.model) == "local" and not s.summarizer_model)

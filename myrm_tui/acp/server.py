@@ -368,7 +368,8 @@ class MyrmAcpAgent:
             row = (await Sessions(self.store, ed.workspace).fork(ed.id, chat.settings, compact=False)).row
             await self._send(ed, update_agent_message_text(f"Forked: session {row.id} ({row.title})."))
         elif name == "notes":
-            notes = (await chat.ready()).session.state.notes
+            await chat.ready()
+            notes = chat.notes
             text = "\n".join(f"- {n}" for n in notes) if notes else "No notes yet."
             await self._send(ed, update_agent_message_text(text))
 

@@ -52,6 +52,7 @@ class Figures:
     window: int
     used: int
     cost_usd: float
+    compactions: int = 0  # this session's, stored ones included
 
 
 @dataclass(frozen=True)
@@ -238,10 +239,22 @@ class ChatSession:
         agent = self.agent
         if agent is None:
             return Figures(0, 0, self.cost_usd)
-        used = (
-            report.tokens + agent.session.schema_tokens() if report is not None else agent.window_use().used
-        )
-        return Figures(agent.session.window, used, self.cost_usd)
+        s = agent.session
+        used = report.tokens + s.schema_tokens() if report is not None else agent.window_use().used
+        return Figures(s.window, used, self.cost_usd, s.state.compactions)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The notes the agent keeps across compactions (none before it is built)."""
+        agent = self.agent
+        return tuple(agent.session.state.notes) if agent is not None else ()
+
+    @property
+    def extractive_summaries(self) -> bool:
+        """Whether compactions summarize without a model call (the settings in force say so)."""
+        from myrm_tui.config import extractive_summaries
+
+        return extractive_summaries(self.settings)
 
     async def close(self, release: bool = True) -> None:
         """Close the agent (its background jobs end) and, unless told not to, release the lease."""

@@ -19,7 +19,7 @@ from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker
 from myrm_tui.agent.summary_prep import SummaryPreparer
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolError
-from myrm_tui.config import Settings, summarizer_model
+from myrm_tui.config import Settings, extractive_summaries, summarizer_model
 from myrm_tui.context.cache_optimize import render
 from myrm_tui.context.compaction import Trigger
 from myrm_tui.context.config import ContextConfig
@@ -249,11 +249,7 @@ class AgentSession:
     # -- the pipeline -------------------------------------------------------------------------------
     @property
     def extractive_summaries(self) -> bool:
-        """Deterministic summaries, no LLM: asked for, or the embedded 135M model (it writes worse ones)."""
-        s = self.settings
-        return s.summarizer_model == "extractive" or (
-            model_kind(s.model) == "local" and not s.summarizer_model
-        )
+        return extractive_summaries(self.settings)
 
     def summarizer(self) -> AuxSummarizer | None:
         if self.extractive_summaries:

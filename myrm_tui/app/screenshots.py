@@ -40,9 +40,9 @@ async def replay_shots(out: Path, tmp: Path) -> None:
         db_path=tmp / "shots.db", workspace=tmp, replay=f"{CORPUS}#{REPLAY_ID}", replay_speed=0.05
     )  # slow enough for the pause to land right after the 2nd compaction
     async with app.run_test(size=(150, 45)) as pilot:
-        await _wait(pilot, lambda: app.replayer is not None and app.controller.agent is not None)
-        agent = app.controller.agent
-        await _wait(pilot, lambda: agent.session.state.compactions >= 2)  # type: ignore[union-attr]
+        await _wait(pilot, lambda: app.replayer is not None and app.controller.chat is not None)
+        chat = app.controller.chat
+        await _wait(pilot, lambda: chat.figures().compactions >= 2)  # type: ignore[union-attr]
         app.action_toggle_replay()
         await pilot.pause(1.0)
         app.refresh_panels()

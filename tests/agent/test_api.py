@@ -55,7 +55,8 @@ async def test_a_turn_streams_its_events_and_the_figures_follow(
         assert figures.cost_usd == pytest.approx(estimate_cost(settings.model, usage))
         agent = chat.agent
         assert agent is not None and figures.window == agent.session.window
-        assert figures.used == agent.window_use().used > 0
+        assert figures.used == agent.window_use().used > 0 and figures.compactions == 0
+        assert chat.notes == () and chat.extractive_summaries  # the helpers' settings ask for extractive
     finally:
         await chat.close()
     assert await store.lease_holder(chat.id) is None  # closing released the session
@@ -114,17 +115,19 @@ async def test_cancel_stops_the_running_turn_and_keeps_its_partial_text(
 async def test_fork_opens_a_compacted_fork_and_a_plain_copy_when_asked(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
-    settings = openai_settings(emulator)
+    settings = openai_settings(emulator, context_window=16_000)
     sessions = Sessions(store, workspace)
     parent = await sessions.start(settings)
     try:
-        for k in range(3):
-            emulator.enqueue(Reply(text=f"answer {k} " + "words " * 300))
+        for k in range(8):
+            emulator.enqueue(Reply(text=f"answer {k} " + "words " * 400))
             await _turn(parent, f"question {k}")
         fork = await sessions.fork(parent.id, settings)
         assert fork.row.parent_id == parent.id and fork.chat is not None and fork.report is not None
         assert fork.chat.id == fork.row.id and fork.chat.agent is not None
-        assert fork.report.metrics.compaction is not None  # compacted in the fork's transaction
+        record = fork.report.metrics.compaction
+        assert record is not None and record.changed  # compacted in the fork's transaction
+        assert fork.chat.figures().compactions >= 1
         emulator.enqueue(Reply(text="in the fork"))
         assert isinstance((await _turn(fork.chat, "and now?"))[-1], TurnDone)
         assert [m.text for m in await store.load_messages(fork.row.id)][-1] == "in the fork"

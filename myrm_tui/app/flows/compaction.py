@@ -78,12 +78,12 @@ class CompactionFlow(AppBase):
 
     def _summarizer_note(self) -> str:
         """Who writes the summary: a progress line while an LLM summary runs says so."""
-        agent = self.controller.agent
-        if agent is None or agent.session.extractive_summaries:
+        chat = self.controller.chat
+        if chat is None or chat.extractive_summaries:
             return "extractive summary (no model call)"
         from myrm_tui.config import summarizer_model
 
-        return f"writing the summary with {summarizer_model(agent.session.settings)}…"
+        return f"writing the summary with {summarizer_model(chat.settings)}…"
 
     # -- bring back, unpin ---------------------------------------------------------------------------
     def on_compaction_row_pin_requested(self, event: CompactionRow.PinRequested) -> None:

@@ -40,7 +40,7 @@ class PanelsFlow(AppBase):
         self._show(ShowNotice("Context window now (tokens, share of the window):\n" + "\n".join(lines)))
 
     async def action_notes(self) -> None:
-        agent = await self.controller.ensure_agent()
-        notes = agent.session.state.notes
+        await self.controller.ensure_agent()
+        notes = self.controller.chat.notes if self.controller.chat else ()
         body = "\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "(none)"
         self._show(ShowNotice("Session notes:\n" + body))
