@@ -1,7 +1,8 @@
 """The agent as every front-end drives it — the TUI (``app/controller.py``), ``myrm ask`` (plain and
 stream-json) and ``myrm acp``: a ``Sessions`` opens a ``ChatSession``, which sends messages and streams the
 agent's events (``events.py``), answers approvals through the approver it was given, cancels, compacts and
-reads its context figures. The ``Agent`` it builds (and rebuilds when the settings change) stays inside.
+reads its context figures. The ``Agent`` it builds (and rebuilds when the settings change) is
+``chat.agent``, for what a front-end shows beyond the figures (the TUI's health panel).
 
     sessions = Sessions(store, workspace, approver=ask_user, on_event=show)
     chat = await sessions.start(settings)           # or open(session_id, settings), fork(…)
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from myrm_tui.context.window_use import WindowUse
     from myrm_tui.llm.client import LLMClient
 
-__all__ = ["ChatSession", "Figures", "Fork", "Sessions", "UserApprover"]
+__all__ = ["ChatSession", "Figures", "Fork", "Sessions"]
 
 
 @dataclass(frozen=True)
