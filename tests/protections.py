@@ -673,14 +673,14 @@ MUTANTS = (
     ),
     Mutant(
         "api: news posted during a turn is the turn's to yield",
-        "myrm_tui/agent/turn.py",
+        "api-news-posted-during-a-turn",
         "        self.session.outbox.turn(True)\n",
         "",
         ("tests/agent/test_api.py::test_news_between_turns_reaches_on_event_and_during_a_turn_its_stream",),
     ),
     Mutant(
         "api: the approver a front-end passes in is the one asked",
-        "myrm_tui/agent/api.py",
+        "api-the-approver-a-front-end-passes",
         "self.llm, self.approver, jobs=jobs, files=files",
         "self.llm, None, jobs=jobs, files=files",
         ("tests/agent/test_api.py::test_the_approver_passed_in_answers_a_command",),

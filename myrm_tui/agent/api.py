@@ -147,6 +147,7 @@ class Sessions:
         from myrm_tui.agent.factory import build_agent
 
         files = self.files(session_id) if self.files is not None else None
+        # guard: api-the-approver-a-front-end-passes
         return await build_agent(
             self.store, session_id, settings, self.workspace, self.llm, self.approver, jobs=jobs, files=files
         )

@@ -228,6 +228,7 @@ class TurnRunner:
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:
         """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed). News
         posted meanwhile (``Outbox``) is this turn's to yield."""
+        # guard: api-news-posted-during-a-turn
         self.session.outbox.turn(True)
         try:
             async for ev in self._run(text):
