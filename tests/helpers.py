@@ -76,6 +76,17 @@ def run_myrm(
         return subprocess.CompletedProcess(["myrm", *args], code, out.read(), err.read())
 
 
+async def pipe_streams(read_fd: int, write_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """asyncio streams over two pipe ends (an ACP connection's: the reader takes lines up to 50 MB)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0))
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", 0)
+    )
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
 @contextmanager
 def package_log_kept() -> Iterator[None]:
     """The package logger as it was before the block, after it: ``logs.setup_logging`` (run by an

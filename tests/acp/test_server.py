@@ -24,7 +24,7 @@ from myrm_tui.acp.server import MyrmAcpAgent, speak
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
-from tests.helpers import cli_env
+from tests.helpers import cli_env, pipe_streams
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -103,17 +103,6 @@ class Wire:
         return out
 
 
-async def _streams(read_fd: int, write_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0))
-    transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", 0)
-    )
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    return reader, writer
-
-
 @contextlib.asynccontextmanager
 async def in_process(
     tmp: Path, emu: ProviderEmulator, editor: Editor, **cli: Any
@@ -123,8 +112,8 @@ async def in_process(
     to_agent_r, to_agent_w = os.pipe()
     to_editor_r, to_editor_w = os.pipe()
     raw_w = os.dup(to_agent_w)
-    agent_reader, agent_writer = await _streams(to_agent_r, to_editor_w)
-    editor_reader, editor_writer = await _streams(to_editor_r, to_agent_w)
+    agent_reader, agent_writer = await pipe_streams(to_agent_r, to_editor_w)
+    editor_reader, editor_writer = await pipe_streams(to_editor_r, to_agent_w)
     store = await Store.open(tmp / "acp.db")
     settings = {"model": "openai/gpt-4o-mini", "api_base": emu.openai_base, "api_key": "sk-test", **cli}
     server = MyrmAcpAgent(store, settings)
@@ -176,7 +165,7 @@ async def real_process(
         cwd=workspace,
     )
     assert proc.stdin is not None and proc.stdout is not None
-    reader, writer = await _streams(os.dup(proc.stdout.fileno()), os.dup(proc.stdin.fileno()))
+    reader, writer = await pipe_streams(os.dup(proc.stdout.fileno()), os.dup(proc.stdin.fileno()))
     proc.stdin.close()
     proc.stdout.close()
     wire = Wire()

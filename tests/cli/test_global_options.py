@@ -5,6 +5,7 @@ refused in one line with exit code 2 and nothing run."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import subprocess
 import sys
@@ -18,7 +19,8 @@ import pytest
 from myrm_tui import __version__
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator
-from tests.helpers import cli_env, run_myrm
+from tests import warm
+from tests.helpers import cli_env, pipe_streams, run_myrm
 
 ROOT = Path(__file__).resolve().parents[2]
 DEAD_BASE = "http://127.0.0.1:9/v1"  # nothing listens there: a request that reaches it fails at once
@@ -125,25 +127,26 @@ class _Editor:
 
 
 async def _acp_turn(args: list[str], env: dict[str, str], cwd: Path) -> Proc:
-    """``myrm ARGS`` (an ``acp`` command line) as an editor runs it: a real process spoken to over its
-    stdin and stdout: a session, one prompt ("hi from the test"), then stdin closed."""
+    """``myrm ARGS`` (an ``acp`` command line) as an editor runs it: a real process (forked from the warm
+    interpreter: ``tests/warm.py``) spoken to over its stdin and stdout: a session, one prompt ("hi from
+    the test"), then stdin closed."""
     from acp import PROTOCOL_VERSION, text_block
     from acp.client.connection import ClientSideConnection
 
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "myrm_tui.cli",
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+    proc = warm.Popen(
+        [sys.executable, "-m", "myrm_tui.cli", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=env,
         cwd=cwd,
-        limit=50 * 1024 * 1024,
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    conn = ClientSideConnection(cast(Any, _Editor()), proc.stdin, proc.stdout)
+    reader, writer = await pipe_streams(os.dup(proc.stdout.fileno()), os.dup(proc.stdin.fileno()))
+    proc.stdin.close()
+    proc.stdout.close()
+    err = asyncio.ensure_future(asyncio.to_thread(proc.stderr.read))  # drained as it is written
+    conn = ClientSideConnection(cast(Any, _Editor()), writer, reader)
     try:
         await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 120)
         new = await asyncio.wait_for(conn.new_session(cwd=str(cwd), mcp_servers=[]), 60)
@@ -152,10 +155,16 @@ async def _acp_turn(args: list[str], env: dict[str, str], cwd: Path) -> Proc:
         )
     finally:
         await conn.close()
-        proc.stdin.close()
-        err = (await asyncio.wait_for(proc.stderr.read(), 60)).decode(errors="replace")
-        code = await asyncio.wait_for(proc.wait(), 60)
-    return subprocess.CompletedProcess(["myrm", *args], code, "", err)
+        writer.close()  # the editor goes away: the agent's stdin ends
+        try:
+            code = await asyncio.to_thread(proc.wait, 60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        stderr = (await asyncio.wait_for(err, 60)).decode(errors="replace")
+        proc.stderr.close()
+    return subprocess.CompletedProcess(["myrm", *args], code, "", stderr)
 
 
 def _ask_model(w: World, proc: Proc) -> None:
