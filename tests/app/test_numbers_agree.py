@@ -15,7 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.app.app import MyrmApp
@@ -160,18 +161,37 @@ async def _session(emu: ProviderEmulator, tmp: Path, plan: list[Action], window:
         await _agree(pilot, again)
 
 
-@settings(
-    max_examples=6,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-@given(plan=actions, window=st.sampled_from([8_000, 16_000, 128_000]))
-def test_the_ring_the_panel_and_slash_context_show_one_figure(
-    emulator: ProviderEmulator, plan: list[Action], window: int
-) -> None:
+def _one_figure(emulator: ProviderEmulator, plan: list[Action], window: int) -> None:
     emulator.script.clear()
     with tempfile.TemporaryDirectory(prefix="myrm-agree-") as tmp:
         asyncio.run(_session(emulator, Path(tmp), plan, window))
+
+
+# Every kind of event in one session, at a window small enough that the answers and the output make a
+# compaction worth doing: whatever the draws, each run of the bounded property sees them all.
+EVERY_KIND: list[Action] = [("say", 300), ("tool", 2000), ("compact", 0), ("stream", 60)]
+ONE_FIGURE = settings(
+    deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+
+
+@settings(ONE_FIGURE, max_examples=2)
+@given(plan=actions, window=st.sampled_from([8_000, 16_000, 128_000]))
+@example(plan=EVERY_KIND, window=8_000)
+def test_the_ring_the_panel_and_slash_context_show_one_figure(
+    emulator: ProviderEmulator, plan: list[Action], window: int
+) -> None:
+    _one_figure(emulator, plan, window)
+
+
+@pytest.mark.long
+@settings(ONE_FIGURE, max_examples=24)
+@given(plan=actions, window=st.sampled_from([8_000, 16_000, 128_000]))
+def test_long_the_ring_the_panel_and_slash_context_show_one_figure(
+    emulator: ProviderEmulator, plan: list[Action], window: int
+) -> None:
+    """The same property over many more generated sessions (``make test-long``)."""
+    _one_figure(emulator, plan, window)
 
 
 async def test_the_embedded_model_is_counted_only_what_it_is_sent(store: Store, workspace: Path) -> None:
