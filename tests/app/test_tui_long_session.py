@@ -6,8 +6,11 @@ returns to the prompt."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 from pathlib import Path
 
+import pytest
 from textual import events
 from textual.widgets import Input
 
@@ -44,6 +47,21 @@ async def long_session(path: Path) -> str:
     return row.id
 
 
+@pytest.fixture(scope="module")
+def long_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The long session, written once a module (1,600 messages: over a second of CPU): (database, id)."""
+    path = tmp_path_factory.mktemp("long") / "long.db"
+    return path, asyncio.run(long_session(path))
+
+
+@pytest.fixture
+def long_db(long_template: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    """A copy of the long session's database for one test (its own file: what a test writes stays its)."""
+    db = tmp_path / "tui.db"
+    shutil.copy(long_template[0], db)
+    return db, long_template[1]
+
+
 def reopen(emulator: ProviderEmulator, db: Path, workspace: Path, session_id: str) -> MyrmApp:
     return MyrmApp(
         db_path=db,
@@ -63,10 +81,10 @@ def users(app: MyrmApp) -> list[str]:
 
 
 async def test_a_long_session_mounts_a_window_and_builds_older_items_scrolling_up(
-    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+    emulator: ProviderEmulator, long_db: tuple[Path, str], workspace: Path
 ) -> None:
-    sid = await long_session(tmp_path / "tui.db")
-    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    db, sid = long_db
+    app = reopen(emulator, db, workspace, sid)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.query_one(ChatLog)
         await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)), 60)
@@ -85,10 +103,10 @@ async def test_a_long_session_mounts_a_window_and_builds_older_items_scrolling_u
 
 
 async def test_ctrl_g_keys_reach_the_search_field_and_a_match_outside_the_window_is_shown(
-    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+    emulator: ProviderEmulator, long_db: tuple[Path, str], workspace: Path
 ) -> None:
-    sid = await long_session(tmp_path / "tui.db")
-    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    db, sid = long_db
+    app = reopen(emulator, db, workspace, sid)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.query_one(ChatLog)
         prompt = app.query_one(PromptInput)
@@ -116,10 +134,10 @@ async def test_ctrl_g_keys_reach_the_search_field_and_a_match_outside_the_window
 
 
 async def test_the_transcript_is_reached_and_walked_by_keys(
-    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+    emulator: ProviderEmulator, long_db: tuple[Path, str], workspace: Path
 ) -> None:
-    sid = await long_session(tmp_path / "tui.db")
-    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    db, sid = long_db
+    app = reopen(emulator, db, workspace, sid)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.query_one(ChatLog)
         prompt = app.query_one(PromptInput)
@@ -151,10 +169,10 @@ async def test_the_transcript_is_reached_and_walked_by_keys(
 
 
 async def test_each_older_page_adds_one_page_of_widgets(
-    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+    emulator: ProviderEmulator, long_db: tuple[Path, str], workspace: Path
 ) -> None:
-    sid = await long_session(tmp_path / "tui.db")
-    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    db, sid = long_db
+    app = reopen(emulator, db, workspace, sid)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.query_one(ChatLog)
         await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)), 60)
@@ -234,14 +252,14 @@ async def test_a_compaction_row_builds_its_list_when_opened_and_b_in_the_transcr
 
 
 async def test_only_the_user_scrolling_to_an_edge_builds_a_page(
-    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+    emulator: ProviderEmulator, long_db: tuple[Path, str], workspace: Path
 ) -> None:
     """The view moving by itself (a match or the cursor placed at the window's edge) builds nothing; the
     scroll bar dragged to the top builds the page before the window."""
     from textual.scrollbar import ScrollTo
 
-    sid = await long_session(tmp_path / "tui.db")
-    app = reopen(emulator, tmp_path / "tui.db", workspace, sid)
+    db, sid = long_db
+    app = reopen(emulator, db, workspace, sid)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.query_one(ChatLog)
         await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(UserMessage)))
