@@ -151,18 +151,6 @@ def test_the_header_separates_title_and_session() -> None:
     assert title.plain == "myrm  │  REPLAY · astropy-13579"
 
 
-def test_the_first_frame_imports_neither_the_agent_nor_litellm_nor_tiktoken() -> None:
-    import subprocess
-    import sys
-
-    heavy = ("litellm", "tiktoken", "markdown_it", "myrm_tui.agent.agent", "myrm_tui.context.pipeline")
-    code = f"import sys, myrm_tui.cli, myrm_tui.app.app; print([m for m in {heavy!r} if m in sys.modules])"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert (
-        out.strip() == "[]"
-    )  # they load in the start-up worker's thread or on first use, after the first frame
-
-
 async def test_the_screen_shows_the_panel_data_and_the_vault_entry_workers_post_to_it(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:

@@ -43,8 +43,18 @@ def test_context_package_does_not_depend_on_store_or_agent() -> None:
 
 
 def test_tui_start_up_path_does_not_import_litellm() -> None:
+    """Nor the tokenizer, the Markdown parser, the agent or the pipeline: they load in the start-up
+    worker's thread or on first use, after the first frame."""
     mods = _modules_after("import myrm_tui.cli, myrm_tui.app.app")
-    assert "litellm" not in mods and "llama_cpp" not in mods
+    heavy = (
+        "litellm",
+        "llama_cpp",
+        "tiktoken",
+        "markdown_it",
+        "myrm_tui.agent.agent",
+        "myrm_tui.context.pipeline",
+    )
+    assert [m for m in heavy if m in mods] == []
 
 
 # The real ``myrm`` start (settings check, database check, the app), headless: the modules loaded when the
