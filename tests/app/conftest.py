@@ -1,6 +1,8 @@
-"""The TUI tests' shared fixture: the approval dialog counts as read when it opens."""
+"""The TUI tests' shared fixtures: the approval dialog counts as read when it opens; a long session."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from textual import _time
@@ -14,3 +16,12 @@ def _approval_dialog_read(monkeypatch: pytest.MonkeyPatch) -> None:
     user read it), while a key stamped before it opened is still too early. The tests of that grace period
     (``test_approval_keys.py``) set their own clock."""
     monkeypatch.setattr(approval.ApprovalScreen, "clock", staticmethod(lambda: _time.get_time() - 1.0))
+
+
+@pytest.fixture(scope="session")
+def long_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A stored session of thousands of items (``test_focus_keys.ROUNDS`` rounds: 2.6 s of CPU to write),
+    made once a worker for every module that asks (each test opens a copy): (its database, its id)."""
+    from tests.app.test_focus_keys import make_long_db
+
+    return make_long_db(tmp_path_factory)

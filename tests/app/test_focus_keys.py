@@ -91,11 +91,6 @@ def make_long_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return path, asyncio.run(_long_session(path))
 
 
-@pytest.fixture(scope="module")
-def long_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    return make_long_db(tmp_path_factory)
-
-
 def app_for(
     emulator: ProviderEmulator, tmp: Path, workspace: Path, long_db: tuple[Path, str] | None
 ) -> MyrmApp:

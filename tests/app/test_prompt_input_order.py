@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual import events
@@ -19,7 +18,7 @@ from textual.app import App, ComposeResult
 from myrm_tui.app.key_router import RoutedKeys
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.testing.emulator import ProviderEmulator
-from tests.app.test_focus_keys import app_for, key_event, make_long_db, send
+from tests.app.test_focus_keys import app_for, key_event, send
 from tests.helpers import make_app, wait_until
 
 TYPED = "abcXYZ019 .,-"  # no "/" or "@": those open menus (test_focus_keys.py)
@@ -106,11 +105,6 @@ OPS = st.lists(
     min_size=1,
     max_size=30,
 )
-
-
-@pytest.fixture(scope="module")
-def long_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    return make_long_db(tmp_path_factory)
 
 
 class Host(RoutedKeys, App[None]):

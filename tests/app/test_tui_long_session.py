@@ -47,15 +47,15 @@ async def long_session(path: Path) -> str:
     return row.id
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def long_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The long session, written once a module (1,600 messages: over a second of CPU): (database, id)."""
+    """The long session, written once a worker (1,600 messages: over a second of CPU): (database, id)."""
     path = tmp_path_factory.mktemp("long") / "long.db"
     return path, asyncio.run(long_session(path))
 
 
 @pytest.fixture
-def long_db(long_template: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+def long_copy(long_template: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
     """A copy of the long session's database for one test (its own file: what a test writes stays its)."""
     db = tmp_path / "tui.db"
     shutil.copy(long_template[0], db)
@@ -81,9 +81,9 @@ def users(app: MyrmApp) -> list[str]:
 
 
 async def test_a_long_session_mounts_a_window_and_builds_older_items_scrolling_up(
-    emulator: ProviderEmulator, long_db: tuple[Path, str], workspace: Path
+    emulator: ProviderEmulator, long_copy: tuple[Path, str], workspace: Path
 ) -> None:
-    db, sid = long_db
+    db, sid = long_copy
     app = reopen(emulator, db, workspace, sid)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.query_one(ChatLog)
@@ -103,9 +103,9 @@ async def test_a_long_session_mounts_a_window_and_builds_older_items_scrolling_u
 
 
 async def test_ctrl_g_keys_reach_the_search_field_and_a_match_outside_the_window_is_shown(
-    emulator: ProviderEmulator, long_db: tuple[Path, str], workspace: Path
+    emulator: ProviderEmulator, long_copy: tuple[Path, str], workspace: Path
 ) -> None:
-    db, sid = long_db
+    db, sid = long_copy
     app = reopen(emulator, db, workspace, sid)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.query_one(ChatLog)
@@ -134,9 +134,9 @@ async def test_ctrl_g_keys_reach_the_search_field_and_a_match_outside_the_window
 
 
 async def test_the_transcript_is_reached_and_walked_by_keys(
-    emulator: ProviderEmulator, long_db: tuple[Path, str], workspace: Path
+    emulator: ProviderEmulator, long_copy: tuple[Path, str], workspace: Path
 ) -> None:
-    db, sid = long_db
+    db, sid = long_copy
     app = reopen(emulator, db, workspace, sid)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.query_one(ChatLog)
@@ -169,9 +169,9 @@ async def test_the_transcript_is_reached_and_walked_by_keys(
 
 
 async def test_each_older_page_adds_one_page_of_widgets(
-    emulator: ProviderEmulator, long_db: tuple[Path, str], workspace: Path
+    emulator: ProviderEmulator, long_copy: tuple[Path, str], workspace: Path
 ) -> None:
-    db, sid = long_db
+    db, sid = long_copy
     app = reopen(emulator, db, workspace, sid)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.query_one(ChatLog)
@@ -252,13 +252,13 @@ async def test_a_compaction_row_builds_its_list_when_opened_and_b_in_the_transcr
 
 
 async def test_only_the_user_scrolling_to_an_edge_builds_a_page(
-    emulator: ProviderEmulator, long_db: tuple[Path, str], workspace: Path
+    emulator: ProviderEmulator, long_copy: tuple[Path, str], workspace: Path
 ) -> None:
     """The view moving by itself (a match or the cursor placed at the window's edge) builds nothing; the
     scroll bar dragged to the top builds the page before the window."""
     from textual.scrollbar import ScrollTo
 
-    db, sid = long_db
+    db, sid = long_copy
     app = reopen(emulator, db, workspace, sid)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.query_one(ChatLog)
