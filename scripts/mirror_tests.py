@@ -44,6 +44,8 @@ PLACES: dict[str, str] = {
     "tests/context/test_cache_optimize.py": "tests/context/steps/test_cache_optimize.py",
     "tests/context/test_summary_model.py": "tests/context/summary/test_fields.py",
     "tests/context/test_ledger.py": "tests/context/summary/test_ledger.py",
+    "tests/context/test_supersede.py": "tests/context/summary/test_supersede.py",  # ledger's merge by meaning
+    "tests/context/test_compaction_point.py": "tests/context/steps/test_compaction_point.py",  # precompact.py
     "tests/context/test_ledger_density.py": "tests/context/summary/test_ledger_density.py",
     "tests/context/test_used_facts.py": "tests/context/summary/test_used_facts.py",  # ledger.used_lines
     "tests/context/test_stated_facts.py": "tests/context/summary/test_stated_facts.py",  # ledger.py
@@ -64,6 +66,7 @@ PLACES: dict[str, str] = {
     "tests/context/test_secrets_at_rest.py": "tests/flows/test_secrets_at_rest.py",
     # agent/ and agent/tools/
     "tests/agent/test_agent.py": "tests/agent/test_agent.py",
+    "tests/agent/test_api.py": "tests/agent/test_api.py",
     "tests/agent/test_context_settings_builder.py": "tests/agent/test_context_settings_builder.py",  # factory
     "tests/agent/test_guards_attacks.py": "tests/agent/test_guards_attacks.py",  # permissions and the sandbox
     "tests/agent/test_hooks.py": "tests/agent/test_hooks.py",
@@ -86,6 +89,11 @@ PLACES: dict[str, str] = {
     "tests/agent/test_tools.py": "tests/agent/tools/test_tools.py",
     # app/: TUI flows stay here (conftest.py, __snapshots__/); a widget's or a screen's own test beside it
     "tests/app/test_chat_message.py": "tests/app/widgets/test_chat_message.py",
+    "tests/app/test_chat_render.py": "tests/app/widgets/test_chat_render.py",
+    "tests/app/test_chat_search.py": "tests/app/widgets/test_chat_search.py",
+    "tests/app/test_chat_window.py": "tests/app/widgets/test_chat_window.py",
+    "tests/app/test_one_handler.py": "tests/app/flows/test_one_handler.py",  # every flow's handlers, once
+    "tests/app/test_perf_doc.py": "tests/app/test_perf.py",  # app/perf.py writes docs/perf.md
     "tests/app/test_vault_pane.py": "tests/app/widgets/test_vault_pane.py",
     "tests/app/test_approval_keys.py": "tests/app/screens/test_approval.py",
     "tests/app/test_app_agent_door.py": "tests/app/test_app_agent_door.py",
@@ -120,6 +128,8 @@ PLACES: dict[str, str] = {
     "tests/llm/test_wire_small.py": "tests/llm/test_wire_small.py",
     # store/
     "tests/store/test_foreign.py": "tests/store/test_foreign.py",
+    "tests/store/test_foreign_layouts.py": "tests/store/test_foreign_layouts.py",  # foreign.py, by layout
+    "tests/store/test_foreign_recorded.py": "tests/store/test_foreign_recorded.py",  # bench/foreign data
     "tests/store/test_history_search.py": "tests/store/test_history.py",
     "tests/store/test_session_lease.py": "tests/store/test_leases.py",
     "tests/store/test_store.py": "tests/store/test_store.py",  # db.py, schema.py: the store as a whole
