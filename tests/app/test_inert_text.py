@@ -1,0 +1,177 @@
+"""Whatever text from outside a widget shows is inert: no character a terminal obeys (C0/C1 controls, so
+no escape sequence: OSC 52 clipboard, OSC 8 links, title sets, cursor moves), no bidirectional override
+that makes a command read as another one, no lone surrogate (which a UTF-8 terminal cannot take: the
+write raises), and no exception however it mixes them with markup, zero-width and very wide or long
+text. ``tests/app/test_untrusted_text.py`` checks that the text is shown as given; this checks, over a
+wider alphabet, that nothing dangerous reaches the screen."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from textual.app import App, ComposeResult
+from textual.screen import Screen
+from textual.widget import Widget
+
+from myrm_tui.agent.permissions import Assessment, ParsedCommand
+from myrm_tui.app.screens.approval import ApprovalScreen
+from myrm_tui.app.screens.models import ModelPicker
+from myrm_tui.app.screens.sessions import SessionPicker
+from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
+from myrm_tui.app.widgets.compaction_row import CompactionRow
+from myrm_tui.app.widgets.mention_menu import MentionMenu
+from myrm_tui.app.widgets.status_line import StatusLine
+from myrm_tui.app.widgets.tool_call import ToolCallView
+from myrm_tui.app.widgets.vault_pane import VaultPane
+from myrm_tui.context.types import ToolCall
+from myrm_tui.safe_text import sanitize
+from myrm_tui.store.db import VaultListing
+from tests.app.test_untrusted_text import HOSTILE, record, session_row, shown
+
+# What a terminal obeys or cannot take, as one character each.
+BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
+SURROGATES = ["\ud800", "\udbff", "\udc00", "\udcff", "\udfff"]
+CONTROLS = [chr(c) for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (0x09, 0x0A)]
+DANGEROUS = frozenset(BIDI + SURROGATES + CONTROLS)
+# Whole sequences an attacker writes, and text that is hard to lay out.
+SEQUENCES = [
+    "\x1b]52;c;cHduZWQ=\x07",  # OSC 52: write the clipboard
+    "\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\",  # OSC 8: a hidden link
+    "\x1b]0;new title\x07",  # retitle the window
+    "\x1b[2J\x1b[H",  # clear the screen, cursor home
+    "\x1b[1A\x1b[2K",  # up one line and erase it: rewrite what was shown
+    "\x9b31m",  # 8-bit CSI
+    "\x1bP+q\x1b\\",  # DCS
+    "\r\n",
+    "rm -rf ~ \u202e#sl\u202c",  # Trojan Source: reads as a comment
+    "\u200b\u200c\u200d\u2060\ufeff",  # zero-width
+    "\u0301\u0301\u0301",  # combining marks with nothing to combine with
+    "字" * 70,  # wide
+    "x" * 400,  # long
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467",  # a joined emoji
+]
+pieces = st.one_of(
+    st.sampled_from(HOSTILE + SEQUENCES + BIDI + SURROGATES + CONTROLS),
+    st.text(st.characters(codec=None, exclude_categories=()), max_size=8),  # surrogates included
+)
+attacking = st.lists(pieces, min_size=1, max_size=6).map("".join).filter(lambda s: bool(s.strip()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(pieces, max_size=12).map("".join))
+@example(text="a\ud800b\u202ec\x1b]52;c;eA==\x07d\x9b2J")
+def test_sanitize_leaves_nothing_a_terminal_obeys_and_keeps_the_rest(text: str) -> None:
+    """Every dangerous character is replaced one for one (a CRLF becomes a newline); every other
+    character is kept in place; the result is UTF-8 and sanitizing it again changes nothing."""
+    out = sanitize(text)
+    assert not DANGEROUS & set(out)
+    out.encode("utf-8")  # a lone surrogate would raise here, as a terminal write does
+    assert sanitize(out) == out
+    lf = text.replace("\r\n", "\n")
+    assert len(out) == len(lf)
+    for given_char, shown_char in zip(lf, out, strict=True):
+        assert shown_char == given_char or given_char in DANGEROUS
+
+
+def dangerous_on(widgets: list[Widget]) -> dict[str, str]:
+    """Each widget (by its type and id) whose screen lines hold a dangerous character, with them."""
+    found = {}
+    for w in widgets:
+        if w.display and w.outer_size.area:
+            bad = DANGEROUS & set(shown(w))
+            if bad:
+                found[f"{type(w).__name__}#{w.id}"] = "".join(sorted(bad))
+    return found
+
+
+class Everything(App[None]):
+    """Every widget that shows text from outside, each given ``texts``."""
+
+    def __init__(self, texts: list[str]) -> None:
+        super().__init__()
+        self.texts = texts
+
+    def compose(self) -> ComposeResult:
+        for i, t in enumerate(self.texts):
+            yield ToolCallView(ToolCall(f"c{i}", "bash", json.dumps({"command": t})))
+            yield ToolCallView(ToolCall(f"m{i}", t or "x", t))  # an MCP tool's own name and raw arguments
+            yield CompactionRow(record(t))
+            yield Notice(t, "error")
+            yield UserMessage(t)
+            yield AssistantMessage(t)
+        yield StatusLine(id="status")
+        yield VaultPane(id="vault")
+        yield MentionMenu(id="mentions")
+
+
+async def _render_everything(texts: list[str]) -> dict[str, str]:
+    app = Everything(texts)
+    async with app.run_test(size=(160, 300)) as pilot:
+        for i, view in enumerate(app.query(ToolCallView)):
+            view.set_result(texts[i // 2], True, {})
+            view.collapsed = False
+        for row in app.query(CompactionRow):
+            row.collapsed = False
+        for message in app.query(AssistantMessage):
+            await message.append(texts[0])
+            message.append_reasoning(texts[-1])
+        app.query_one(VaultPane).show_entries(
+            [
+                VaultListing(uri=f"vault://s/{i}", kind="raw", tool_name=t, size=1, created_at=0.0, meta={})
+                for i, t in enumerate(texts)
+            ],
+            {f"vault://s/{i}": t for i, t in enumerate(texts)},
+        )
+        app.query_one(MentionMenu).show(texts)
+        app.query_one(StatusLine).status = texts[0]
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        found = dangerous_on(list(app.screen.query("*")))
+        assert app.is_running
+        return found
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(attacking, min_size=1, max_size=3))
+@example(texts=["rm -rf ~ \u202e#sl\u202c", "name\udcff.txt", "\x1b]52;c;cHduZWQ=\x07 \x9b2J"])
+def test_no_widget_puts_a_control_a_bidi_override_or_a_surrogate_on_the_screen(texts: list[str]) -> None:
+    """Tool cards (name, heading, arguments, output), compaction rows, notices, user and assistant
+    messages (Markdown, streamed, reasoning), the status line, the vault list and the @ list."""
+    assert asyncio.run(_render_everything(texts)) == {}
+
+
+class _Modal(App[None]):
+    def __init__(self, screen: Screen[Any]) -> None:
+        super().__init__()
+        self.modal = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.modal)
+
+
+async def _render_modal(screen: Screen[Any]) -> dict[str, str]:
+    app = _Modal(screen)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.pause()
+        assert app.is_running
+        return dangerous_on(list(app.screen.query("*")))
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(attacking, min_size=1, max_size=3))
+@example(texts=["rm -rf ~ \u202e#sl\u202c", "\ud800", "\x1b]0;title\x07"])
+def test_no_dialog_puts_a_control_a_bidi_override_or_a_surrogate_on_the_screen(texts: list[str]) -> None:
+    """The approval dialog (the command the user is asked to run, its parts, the reasons), the session
+    picker (titles) and the model picker."""
+    command = " ".join(texts)
+    checks = tuple(ParsedCommand(t, (t,), problems=(t,), rememberable=True) for t in texts)
+    approval = ApprovalScreen(texts[0], command, Assessment(command, checks, problems=tuple(texts)))
+    assert asyncio.run(_render_modal(approval)) == {}
+    sessions = SessionPicker([session_row(t, f"s{i}") for i, t in enumerate(texts)], "s0")
+    assert asyncio.run(_render_modal(sessions)) == {}
+    assert asyncio.run(_render_modal(ModelPicker(texts, texts[0]))) == {}
