@@ -12,11 +12,12 @@ import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import aiosqlite
 
 from myrm_tui.aio import within
+from myrm_tui.context.call_args import whole_text
 from myrm_tui.logs import failure_logged
 from myrm_tui.store import history
 
@@ -28,6 +29,41 @@ log = logging.getLogger(__name__)
 # runs in aiosqlite's thread, the UI stays live); failing costs the turn.
 BUSY_TIMEOUT_S = 30.0
 _ELSEWHERE = "or point --db / MYRM_DB at another file"
+
+
+def _whole(params: Any) -> Any:
+    """``params`` (a sequence or a mapping) with each text UTF-8 cannot hold made whole."""
+    if isinstance(params, dict):
+        return {k: whole_text(v) if isinstance(v, str) else v for k, v in params.items()}
+    return [whole_text(v) if isinstance(v, str) else v for v in params]
+
+
+class _WholeTextCursor(sqlite3.Cursor):
+    def execute(self, sql: str, parameters: Any = (), /) -> Self:
+        try:
+            return super().execute(sql, parameters)
+        except UnicodeEncodeError:  # raised while binding, before the statement ran: retrying is safe
+            return super().execute(sql, _whole(parameters))
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> Self:
+        # Rows before a bad one would already be written: every row is made whole first.
+        return super().executemany(sql, [_whole(p) for p in seq_of_parameters])
+
+
+class WholeTextConnection(sqlite3.Connection):
+    """A connection that stores any ``str``: a lone surrogate (JSON's ``"\\ud800"`` in a model's reply
+    or an MCP result, a file name or an argument Python decoded with ``surrogateescape``) cannot be
+    encoded as UTF-8, and sqlite3 would raise instead of writing the message, the title or the query. Such
+    a text is written with U+FFFD in the surrogate's place; the common case pays nothing."""
+
+    def cursor(self, factory: Any = _WholeTextCursor) -> Any:
+        return super().cursor(factory)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        return self.cursor().executemany(sql, parameters)
 
 
 class StoreError(Exception):

@@ -49,6 +49,7 @@ from myrm_tui.store.base import (
     StateConflict,
     StoreError,
     TransactionError,
+    WholeTextConnection,
     WriteFailed,
     _check_file,
     explain,
@@ -89,7 +90,10 @@ class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable):
         if p != ":memory:":
             _check_file(Path(p))
         try:
-            conn = await aiosqlite.connect(p, isolation_level=None, timeout=busy_timeout)
+            # guard: any-text-can-be-stored
+            conn = await aiosqlite.connect(
+                p, isolation_level=None, timeout=busy_timeout, factory=WholeTextConnection
+            )
         except sqlite3.Error as exc:
             raise explain(p, exc, busy_timeout) from None
         store = cls(conn, p, busy_timeout)
