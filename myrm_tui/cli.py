@@ -489,6 +489,7 @@ async def _ask(
     from myrm_tui.agent.factory import resolve_settings
     from myrm_tui.agent.permissions import Assessment
     from myrm_tui.agent.stream_json import StreamJson, next_prompt
+    from myrm_tui.context.call_args import whole_text
     from myrm_tui.safe_text import sanitize
     from myrm_tui.store.db import Store
 
@@ -562,7 +563,7 @@ async def _ask(
                 if stream is not None:
                     line = stream.event(ev, agent.session.schema_tokens())
                     if line is not None:
-                        print(json.dumps(line, ensure_ascii=False), flush=True)
+                        print(whole_text(json.dumps(line, ensure_ascii=False)), flush=True)
                     if isinstance(ev, TurnFailed):
                         print(sanitize(f"myrm: {ev.error}"), file=sys.stderr)
                     continue
@@ -606,7 +607,7 @@ async def _ask(
         return code
     except asyncio.CancelledError:  # SIGTERM or SIGHUP (_stoppable): the turn under way still gets its result
         if stream is not None and (line := stream.stopped()) is not None:
-            print(json.dumps(line, ensure_ascii=False), flush=True)
+            print(whole_text(json.dumps(line, ensure_ascii=False)), flush=True)
         raise
     finally:
         try:
@@ -656,6 +657,7 @@ def sessions(
 
 async def _import(db: Path, path: Path) -> int:
     from myrm_tui.agent.factory import resolve_settings
+    from myrm_tui.safe_text import sanitize
     from myrm_tui.store.db import Store
     from myrm_tui.store.foreign import ForeignError, import_session
 
@@ -671,7 +673,9 @@ async def _import(db: Path, path: Path) -> int:
         left = (
             "; left out: " + ", ".join(f"{n} {what}" for what, n in fs.dropped.items()) if fs.dropped else ""
         )
-        print(f"imported {len(fs.messages)} messages from {fs.agent} as {row.id} ({row.title}){left}")
+        print(
+            sanitize(f"imported {len(fs.messages)} messages from {fs.agent} as {row.id} ({row.title}){left}")
+        )
         print(f"continue it with: myrm --session {row.id}")
         return 0
     finally:
@@ -707,6 +711,8 @@ async def _sessions(
 ) -> None:
     import time
 
+    from myrm_tui.context.call_args import whole_text
+    from myrm_tui.safe_text import sanitize
     from myrm_tui.store.db import Store
 
     store = await Store.open(db)
@@ -719,7 +725,10 @@ async def _sessions(
                 print(f"myrm: no session {export!r} (`myrm sessions` lists them)", file=sys.stderr)
                 raise typer.Exit(2)
             messages, records = await load_export(store, row)
-            sys.stdout.write((to_json if json_out else to_markdown)(row, messages, records))
+            exported = (to_json if json_out else to_markdown)(row, messages, records)
+            # A file or a pipe gets the history as it is; a terminal would obey its escape codes.
+            # guard: an-export-to-a-terminal-is-inert
+            sys.stdout.write(sanitize(exported) if sys.stdout.isatty() else whole_text(exported))
             return
         for action, target in (("delete", delete), ("fork", fork), ("rename", rename[0] if rename else None)):
             if target is None:
@@ -743,7 +752,9 @@ async def _sessions(
         for s in listed:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated_at))
             parent = f"  (fork of {s.parent_id})" if s.parent_id else ""
-            print(f"{s.id}  {when}  {s.message_count:>4} msgs  {s.model:<32}  {s.title}{parent}")
+            # A title is a model's, an imported file's or a typed one: its escape codes shown, not obeyed.
+            # guard: the-sessions-table-is-inert
+            print(sanitize(f"{s.id}  {when}  {s.message_count:>4} msgs  {s.model:<32}  {s.title}{parent}"))
     finally:
         await store.close()
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from myrm_tui import gc_policy
+from myrm_tui.context.call_args import whole_text
 from myrm_tui.context.model_facts import model_kind
 from myrm_tui.llm.errors import EmptyReplyError, IncompleteStreamError, LLMError, ProviderError, classify
 from myrm_tui.llm.events import (
@@ -195,6 +196,8 @@ class LLMClient:
         _restarted: bool = False,
     ) -> AsyncIterator[LLMEvent]:
         """Stream one completion; every failure surfaces as an ``LLMError`` subclass."""
+        # guard: a-request-holding-a-lone-surrogate-is-sent
+        messages = _whole(messages)
         args = (spec, messages)
         options: dict[str, Any] = {
             "tools": tools,
@@ -306,6 +309,22 @@ class LLMClient:
             if isinstance(ev, TextDelta):
                 parts.append(ev.text)
         return "".join(parts)
+
+
+def _whole(value: Any) -> Any:
+    """``value`` (a request's JSON) with each lone surrogate replaced: JSON allows ``"\\ud800"`` (in a
+    model's reply, an MCP result) and Python decodes an argument or a file name that is not UTF-8 with
+    ``surrogateescape``, but the request's UTF-8 body cannot hold one, and the call failed as if the
+    provider had. Unchanged parts are returned as they are (no copy of a long history per call)."""
+    if isinstance(value, str):
+        return value if value.isascii() else whole_text(value)  # isascii: a flag, not a scan
+    if isinstance(value, list):
+        items = [_whole(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if isinstance(value, dict):
+        pairs = {k: _whole(v) for k, v in value.items()}
+        return value if all(pairs[k] is v for k, v in value.items()) else pairs
+    return value
 
 
 # Request fields litellm drops when given as arguments (its signature does not take them, with
