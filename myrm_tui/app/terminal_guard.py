@@ -23,6 +23,7 @@ So, from :func:`install` (``myrm`` with no command, before the app runs):
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import errno
 import logging
@@ -36,6 +37,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
+from textual.drivers import linux_driver
 from textual.drivers.linux_driver import LinuxDriver
 
 log = logging.getLogger(__name__)
@@ -289,6 +291,21 @@ class GuardedDriver(LinuxDriver):
         # guard: hangup-a-sigcont-sent-with-a-hang-ups
         if self._must_signal_resume and not self._guard.terminal_gone:
             super()._sigcont_application(*args)
+
+    def run_input_thread(self) -> None:
+        # Textual decodes the terminal's bytes with a strict UTF-8 decoder: one byte that is not UTF-8 (a
+        # binary paste, Alt on a terminal that sends 8-bit meta, a Latin-1 terminal) raised in the input
+        # thread and the app ended with a traceback. The driver module looks its decoder factory up by
+        # name as the thread starts; such a byte now arrives as U+FFFD and the keys after it as typed.
+        # guard: a-byte-that-is-not-utf8-on-the-terminal
+        linux_driver.getincrementaldecoder = _replacing_decoder  # type: ignore[assignment]
+        super().run_input_thread()
+
+
+def _replacing_decoder(encoding: str) -> Callable[[], codecs.IncrementalDecoder]:
+    """``codecs.getincrementaldecoder`` whose decoders replace what is not ``encoding`` instead of raising."""
+    factory = codecs.getincrementaldecoder(encoding)
+    return lambda: factory(errors="replace")
 
 
 _GUARD: TerminalGuard | None = None
