@@ -54,13 +54,21 @@ class AssistantMessage(Vertical):
 
     async def append(self, text: str) -> None:
         if self._stream is None:
-            self._stream = self.markdown.get_stream(self.markdown)
+            from textual.widgets import Markdown
+
+            # Chunks still arrive while the screen is torn down (quit mid-reply): the transcript's item
+            # keeps the text, and a removed answer shows nothing more (it raised NoMatches: exit code 1).
+            # guard: an-answer-torn-down-mid-stream
+            if not (found := self.query(Markdown)):
+                return
+            self._stream = found.first().get_stream(found.first())
         await self._stream.write(sanitize(text))
 
     def append_reasoning(self, text: str) -> None:
         self._reasoning.append(sanitize(text))
         self.add_class("-has-reasoning")
-        self.query_one(".reasoning", Static).update("".join(self._reasoning)[-600:])
+        for shown in self.query(".reasoning").results(Static):  # none once torn down (see ``append``)
+            shown.update("".join(self._reasoning)[-600:])
 
     async def finish(self) -> None:
         if self._stream is not None:
