@@ -1155,6 +1155,67 @@ MUTANTS = (
         (f"{X}::test_sanitize_neutralises_every_control_and_keeps_tabs_and_newlines",),
     ),
     Mutant(
+        "bidi overrides and lone surrogates shown inert",
+        "bidi-overrides-and-lone-surrogates-shown-inert",
+        '_TABLE.update({c: "\\ufffd" for c in (*range(0x202A, 0x202F)',
+        '_TABLE.update({c: "\\ufffd" for c in (*range(0x202A, 0x202A)',
+        (
+            "tests/app/test_inert_text.py::test_sanitize_leaves_nothing_a_terminal_obeys_and_keeps_the_rest",
+            "tests/app/test_inert_text.py::test_no_dialog_puts_a_control_a_bidi_override_or_a_surrogate_on_the_screen",
+        ),
+    ),
+    Mutant(
+        "any text can be stored (lone surrogates made whole)",
+        "any-text-can-be-stored",
+        "factory=WholeTextConnection",
+        "factory=sqlite3.Connection",
+        ("tests/store/test_any_text_stored.py::test_any_text_is_stored_with_lone_surrogates_replaced",),
+    ),
+    Mutant(
+        "a request holding a lone surrogate is sent",
+        "a-request-holding-a-lone-surrogate-is-sent",
+        "messages = _whole(messages)",
+        "messages = messages",
+        ("tests/cli/test_untrusted_output.py::test_ask_prints_any_reply_inert_and_sends_any_prompt",),
+    ),
+    Mutant(
+        "the sessions table is inert",
+        "the-sessions-table-is-inert",
+        'print(sanitize(f"{s.id}',
+        'print(str(f"{s.id}',
+        (
+            "tests/cli/test_untrusted_output.py::test_the_sessions_table_and_an_export_to_a_terminal_show_escape_codes_inert",
+        ),
+    ),
+    Mutant(
+        "an export to a terminal is inert",
+        "an-export-to-a-terminal-is-inert",
+        "sanitize(exported) if sys.stdout.isatty() else whole_text(exported)",
+        "whole_text(exported)",
+        (
+            "tests/cli/test_untrusted_output.py::test_the_sessions_table_and_an_export_to_a_terminal_show_escape_codes_inert",
+        ),
+    ),
+    Mutant(
+        "a byte that is not UTF-8 on the terminal",
+        "a-byte-that-is-not-utf8-on-the-terminal",
+        "linux_driver.getincrementaldecoder = _replacing_decoder",
+        "pass",
+        (
+            "tests/app/test_terminal_bytes.py::"
+            "test_bytes_that_are_not_utf8_on_the_terminal_arrive_as_replacement_characters",
+        ),
+    ),
+    Mutant(
+        "an answer torn down mid-stream",
+        "an-answer-torn-down-mid-stream",
+        "if not (found := self.query(Markdown)):",
+        "if False:",
+        (
+            "tests/app/test_quit_mid_reply.py::test_an_answer_torn_down_mid_stream_takes_the_last_chunks_without_raising",
+        ),
+    ),
+    Mutant(
         "grep runs outside myrm, with a time limit",
         "grep-runs-outside-myrm-with-a-time-limit",
         "        await within(asyncio.gather(out(), errors(), proc.wait()), timeout)\n",
