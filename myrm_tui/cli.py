@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from typer import _click as click
-from typer._click.exceptions import NoSuchOption
-from typer.core import TyperCommand
+from typer._click.exceptions import NoArgsIsHelpError, NoSuchOption, UsageError
+from typer.core import TyperCommand, TyperGroup, TyperOption
 from typer.models import OptionInfo
 
 from myrm_tui import gc_policy, plain_words
@@ -30,8 +30,61 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("myrm_tui.cli")  # by name: run as ``python -m myrm_tui.cli`` it is ``__main__``
 
+
 # Plain help: typer's rich panels give every flag a ``<bool>`` value it does not take (``--version <bool>``).
+def _repeated(command: click.Command, ctx: click.Context, args: list[str]) -> str | None:
+    """The line refusing an option given twice with different values on the same side of a subcommand
+    (click keeps the last one silently: ``myrm --db a.db --db b.db`` read b.db), or None."""
+    parser = command.make_parser(ctx)
+    # Parsed once more with every single-value option collecting its values (click's parser, private).
+    for opt in {*parser._long_opt.values(), *parser._short_opt.values()}:
+        if opt.action == "store":
+            opt.action = "append"
+    try:
+        opts, _, _ = parser.parse_args(args=list(args))
+    except UsageError:
+        return None  # the real parse reports it
+    for param in command.get_params(ctx):
+        values = opts.get(param.name or "")
+        if isinstance(param, TyperOption) and not param.multiple and isinstance(values, list):
+            distinct = list(dict.fromkeys(map(str, values)))
+            if len(distinct) > 1:
+                shown = " and ".join(distinct)
+                return f"{_flag(param)} given {len(values)} times with different values: {shown}"
+    return None
+
+
+def _usage_line(ctx: click.Context, exc: UsageError) -> NoReturn:
+    """A usage error (an unknown option or command, a missing or bad value) in one line, exit 2, instead
+    of click's usage block."""
+    log.debug("usage error", exc_info=True)
+    where = "myrm" if ctx.parent is None else f"myrm {ctx.info_name}"
+    _refuse(f"{exc.format_message()} (`{where} --help` lists what it takes)")
+
+
+class _Root(TyperGroup):
+    """``myrm``'s own options: one given twice is refused, a usage error is one line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # guard: cli-an-option-repeated-with-another-value
+        if line := _repeated(self, ctx, args):
+            _refuse(line)
+        try:
+            return super().parse_args(ctx, args)
+        except NoArgsIsHelpError:
+            raise
+        except UsageError as exc:
+            _usage_line(ctx, exc)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as exc:  # a command that does not exist
+            _usage_line(ctx, exc)
+
+
 app = typer.Typer(
+    cls=_Root,
     add_completion=False,
     no_args_is_help=False,
     rich_markup_mode=None,
@@ -115,15 +168,21 @@ class _Subcommand(TyperCommand):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         root = ctx.parent
         assert root is not None
+        if line := _repeated(self, ctx, args):
+            _refuse(line)
         try:
             rest = super().parse_args(ctx, args)
         except NoSuchOption as exc:
             param = next((p for p in root.command.params if exc.option_name in p.opts), None)
             if param is None:
-                raise
+                _usage_line(ctx, exc)
             if param.name == "version":
                 _print_version(True)
             _refuse(_not_for(root.command, ctx.info_name or self.name or "", self, _flag(param)))
+        except NoArgsIsHelpError:
+            raise
+        except UsageError as exc:
+            _usage_line(ctx, exc)
         for param in root.command.params:  # given before the subcommand: as if given after it
             name = param.name or ""
             if name not in ctx.params or not _given(root, name):

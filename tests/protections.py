@@ -1207,6 +1207,15 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "cli: an option repeated with another value",
+        "cli-an-option-repeated-with-another-value",
+        "if line := _repeated(self, ctx, args):",
+        "if line := None:",
+        (
+            "tests/cli/test_option_positions.py::test_an_option_repeated_with_another_value_is_refused_in_one_line",
+        ),
+    ),
+    Mutant(
         "an answer torn down mid-stream",
         "an-answer-torn-down-mid-stream",
         "if not (found := self.query(Markdown)):",
