@@ -36,11 +36,11 @@ def spelled(flag: str, short: str | None, value: str, how: int) -> list[str]:
 
 
 def one_line_exit_2(args: list[str], tmp: Path) -> str:
-    proc = run_myrm(args, env=cli_env(tmp, "never.db"))
+    proc = run_myrm(args, env=cli_env(tmp, "never.db"), cwd=tmp)  # a relative --db would be made here
     assert proc.returncode == 2, (args, proc.returncode, proc.stdout, proc.stderr)
     assert proc.stdout == "" and proc.stderr.count("\n") == 1, (args, proc.stderr)
     assert proc.stderr.startswith("myrm: ") and "Traceback" not in proc.stderr, proc.stderr
-    assert not (tmp / "never.db").exists()  # refused before anything opened
+    assert list(tmp.iterdir()) == []  # refused before anything opened (a database, a workspace's files)
     return proc.stderr
 
 
