@@ -16,7 +16,7 @@ from myrm_tui.agent.factory import build_agent
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.errors import InactivityTimeoutError, LLMTimeoutError
 from myrm_tui.llm.events import TextDelta
-from myrm_tui.llm.progress import ProgressClock
+from myrm_tui.llm.progress import BACKLOG, ProgressClock
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import FakeTime, collect, openai_settings
@@ -25,11 +25,13 @@ LIMIT = 200  # seconds of the fake clock: one a chunk the reader takes
 
 
 class _ChunkClocked(LLMClient):
-    """Each call timed by a clock that moves 0.1 s a chunk received, whatever the wall clock does."""
+    """Each call timed by a clock that moves with the chunks received, whatever the wall clock does: the
+    one-second limit is reached at twice the read-ahead backlog, so the reader has taken chunks by then
+    however slow it is (a limit reached while chunks wait unread is raised before them, by design)."""
 
     async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         made: list[ProgressClock] = []  # the clock reads its own count, once it exists
-        progress = ProgressClock(lambda: made[0].items * 0.1 if made else 0.0)
+        progress = ProgressClock(lambda: made[0].items / (2 * BACKLOG) if made else 0.0)
         made.append(progress)
         kwargs["clock"] = progress
         async for event in super().stream(*args, **kwargs):
@@ -63,8 +65,8 @@ async def test_a_turn_on_an_endless_stream_ends_with_one_line_and_keeps_its_hist
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
     """Through the agent, with a total limit of a second: the turn fails with one line naming the limit,
-    what streamed is kept (marked), and the next turn's request is accepted. The call's clock moves a
-    tenth of a second a chunk (a wall clock let a loaded machine reach the limit before any chunk came)."""
+    what streamed is kept (marked), and the next turn's request is accepted. The call's clock moves
+    with the chunks (a wall clock let a loaded machine reach the limit before any chunk came)."""
     settings = openai_settings(emulator)
     row = await store.create_session(model=settings.model, workspace=str(workspace))
     llm = _ChunkClocked(inactivity_timeout=60, total_timeout=1.0, check_interval=0.05)
