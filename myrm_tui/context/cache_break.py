@@ -49,17 +49,20 @@ def detect(previous: list[str], current: list[str], sizes: list[int], compacted:
     if k >= len(previous):
         return None
     lost = sum(sizes[k:])
+    # The current request may end where the previous one went on (its tail dropped): there is no
+    # segment of its own at the break, and only the previous one's names the cause.
+    now = current[k] if k < len(current) else ""
     if k == 0:
         cause = (
             "model_changed"
-            if previous[0].rsplit(":", 1)[-1] != current[0].rsplit(":", 1)[-1]
+            if now and previous[0].rsplit(":", 1)[-1] != now.rsplit(":", 1)[-1]
             else "tools_changed"
         )
-    elif current[k].startswith("system:") or previous[k].startswith("system:"):
+    elif now.startswith("system:") or previous[k].startswith("system:"):
         cause = "system_changed"
     elif compacted:
         cause = "compaction"
-    elif _id(current[k]).startswith(_id(previous[k]) + "#"):
+    elif now and _id(now).startswith(_id(previous[k]) + "#"):
         cause = "trimmed"  # a sticky rewrite of an answered message at the tail (AnsweredOutputTrim)
     else:
         cause = "history_edited"
