@@ -708,6 +708,24 @@ MUTANTS = (
         (f"{R}::test_a_failing_compaction_step_rolls_back_to_the_backup",),
     ),
     Mutant(
+        "raw ids made unique on entry",
+        "raw-ids-made-unique-on-entry",
+        "raw = with_unique_ids(request.raw)",
+        "raw = request.raw",
+        (
+            "tests/context/test_message_ids.py::test_a_session_whose_ids_are_all_empty_still_carries_its_outputs",
+        ),
+    ),
+    Mutant(
+        "cache break: a request ending inside the previous one",
+        "cache-break-request-ending-early",
+        'now = current[k] if k < len(current) else ""',
+        "now = current[k]",
+        (
+            "tests/context/test_cache_break_properties.py::test_a_request_that_ends_inside_the_previous_one_lost_its_tail",
+        ),
+    ),
+    Mutant(
         "config: types validated",
         "config-types-validated",
         "        checked = _adapter().validate_python(given)\n",

@@ -51,6 +51,7 @@ def detect(previous: list[str], current: list[str], sizes: list[int], compacted:
     lost = sum(sizes[k:])
     # The current request may end where the previous one went on (its tail dropped): there is no
     # segment of its own at the break, and only the previous one's names the cause.
+    # guard: cache-break-request-ending-early
     now = current[k] if k < len(current) else ""
     if k == 0:
         cause = (

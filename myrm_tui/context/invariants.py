@@ -8,6 +8,10 @@
 - ``synthetic_marked``: every pipeline-made user-role message carries the synthetic tag.
 - ``non_empty``: no message but an assistant with tool calls has empty content.
 
+On entry the raw history gets ``unique_ids`` (``with_unique_ids``): the steps key messages by id (filter
+and trim decisions, token counts, cache fingerprints), so an empty, repeated or ``#``-bearing id (a derived
+id's separator) would make one message's decision another's.
+
 Helpers for grouping by ``tool_call_id`` (not position) live here too, since the processors that
 cut the history must cut between groups, never inside one.
 """
@@ -15,7 +19,7 @@ cut the history must cut between groups, never inside one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from myrm_tui.context.types import SYNTHETIC_TAG, Message
 
@@ -46,6 +50,26 @@ def extract_protected_head(raw: Sequence[Message]) -> list[Message]:
             head.append(m)
         break
     return head
+
+
+def with_unique_ids(raw: Sequence[Message]) -> Sequence[Message]:
+    """``raw`` itself when every id is non-empty, unique and free of ``#``; otherwise a copy whose offending
+    messages carry a positional id (``@<index>``, after the stored id when there is one). The history only
+    grows by appends, so a message's id is the same on every request; the stored messages keep theirs."""
+    ids = [m.id for m in raw]
+    if "" not in ids and len(set(ids)) == len(ids) and not any("#" in i for i in ids):
+        return raw  # the usual case, in O(n) set operations
+    seen: set[str] = set()
+    out = list(raw)
+    for k, m in enumerate(raw):
+        mid = m.id
+        if not mid or mid in seen or "#" in mid:
+            mid = f"{mid.replace('#', '_')}@{k}"
+            while mid in seen:  # a stored id that happens to look positional
+                mid += "@"
+            out[k] = replace(m, id=mid)
+        seen.add(mid)
+    return out
 
 
 def group_spans(view: Sequence[Message]) -> list[tuple[int, int]]:

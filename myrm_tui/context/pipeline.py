@@ -35,7 +35,7 @@ from myrm_tui.context.filters.processor import FilterProcessor
 from myrm_tui.context.filters.rules import RuleEngine
 from myrm_tui.context.fit import FitToBudget, HeadAnchor
 from myrm_tui.context.intent import CompressionIntent
-from myrm_tui.context.invariants import extract_protected_head
+from myrm_tui.context.invariants import extract_protected_head, with_unique_ids
 from myrm_tui.context.media import MediaFilter, MediaResolve
 from myrm_tui.context.normalize import Normalize, normalize
 from myrm_tui.context.notes import SessionNotes
@@ -266,7 +266,8 @@ class Pipeline:
         t0 = perf_counter()
         metrics = PipelineMetrics()
         tx = Transaction(request.state, config)
-        raw = request.raw
+        # guard: raw-ids-made-unique-on-entry
+        raw = with_unique_ids(request.raw)  # the steps key messages by id
         if (
             request.system_override is not None
             and raw
