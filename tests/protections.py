@@ -708,6 +708,16 @@ MUTANTS = (
         (f"{R}::test_a_failing_compaction_step_rolls_back_to_the_backup",),
     ),
     Mutant(
+        "a trim keeps the lines the reply refers to",
+        "a-trim-keeps-the-lines-the-reply-refers-to",
+        "lines = merged(lines, refs, source)",
+        "lines = list(lines)",
+        (
+            "tests/context/test_keep_referenced.py::"
+            "test_a_line_the_filter_cut_comes_back_when_the_reply_refers_to_it",
+        ),
+    ),
+    Mutant(
         "raw ids made unique on entry",
         "raw-ids-made-unique-on-entry",
         "raw = with_unique_ids(request.raw)",

@@ -11,8 +11,10 @@ later, and each is smaller.
 
 What stays is what later turns refer back to: the fact ledger's salient lines (result and error lines,
 ``path:12:`` hits, definitions, paths, ids, a JSON output's items, the last line), the lines the reply
-quoted, and all of a short output. The full text goes to the vault; the trim says where. The rewrite
-is sticky (a decision), so the message then looks the same in every request until a compaction.
+quoted or refers to (``referred.py``: a token its text or calls use, a line a call quotes whole — taken
+from the whole output when the filter had cut them), and all of a short output; within the same share.
+The full text goes to the vault; the trim says where. The rewrite is sticky (a decision), so the message
+then looks the same in every request until a compaction.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from myrm_tui.context import ledger
 from myrm_tui.context.filters.processor import split_header
 from myrm_tui.context.filters.shell import strip_ansi
+from myrm_tui.context.referred import as_numbered_view, merged, referred_lines, with_arrows
 from myrm_tui.context.step import Configured, Rewritten, Trace, View
 from myrm_tui.context.types import Message
 
@@ -74,7 +77,11 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
         decisions: dict[str, Message] = {}
         for i in candidates:
             m = view[i]
-            kept = self._trim(m, view[last].text, s)
+            uri = m.meta.get("vault_uri")  # a filtered output's original is in the vault already
+            original = req.vault.original(uri, "tool_output")
+            caller = next((view[j] for j in range(i - 1, -1, -1) if view[j].role == "assistant"), None)
+            whole = original.content if original is not None else None
+            kept = self._trim(m, view[last], s, whole, caller)
             if kept is None:
                 continue
             full, short = count(m), req.counter.text(kept) + URI_TOKENS
@@ -84,8 +91,7 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
             # comes, sooner.
             if READ * ((full - short) * later + full) <= s.trim_margin * WRITE * short:
                 continue
-            uri = m.meta.get("vault_uri")  # a filtered output's original is in the vault already
-            if req.vault.original(uri, "tool_output") is None:
+            if original is None:
                 uri = req.vault.put(m.text, "tool_output", m.name or "", reason="answered_trim")
             new = m.derive(
                 "trim", content=f"{kept}{uri}]", meta={**m.meta, "trimmed": True, "vault_uri": uri}
@@ -110,13 +116,31 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
         return max(0.0, (s.warm_compact_threshold - base - grown) / max(per_round, 1.0))
 
     @staticmethod
-    def _trim(m: Message, reply: str, s: TrimSettings) -> str | None:
-        """The trimmed text of ``m`` up to its vault URI, or None when the salient lines are all of it."""
-        header, body, footer = split_header(m.text)
+    def _trim(
+        m: Message,
+        reply: Message,
+        s: TrimSettings,
+        original: str | None = None,
+        caller: Message | None = None,
+    ) -> str | None:
+        """The trimmed text of ``m`` up to its vault URI, or None when the salient lines are all of it.
+        ``original``: the output as it came, when ``m`` is a filtered copy of it; ``caller``: the message
+        whose call it answers."""
+        text, arrows = as_numbered_view(m.text)
+        header, body, footer = split_header(text)
         plain = strip_ansi(body)
         # The whole text, as the summary ledger read it when the output came (salient_lines drops the
         # returncode wrapper itself): its lines are remembered.
-        lines = ledger.promote_quoted(ledger.salient_lines(strip_ansi(m.text)), reply, plain)
+        lines = ledger.promote_quoted(ledger.salient_lines(strip_ansi(text)), reply.text, plain)
+        # What the reply refers to, from the whole output: a line the filter cut is taken back. In the same
+        # share: the reply's lines outrank the other salient ones.
+        whole = as_numbered_view(original)[0] if original is not None else None
+        source = strip_ansi(split_header(whole)[1]) if whole is not None else plain
+        refs = referred_lines(source, [reply])
+        if caller is not None:  # what the agent wrote and the output shows back (an edit's new code)
+            refs += referred_lines(source, [caller], tokens=False)
+        # guard: a-trim-keeps-the-lines-the-reply-refers-to
+        lines = merged(lines, refs, source)
         if len(lines) < HEAD_LINES:  # little stands out (a data file): its head says what it is
             have = {ln.text for ln in lines}
             rows = [ledger.Line(r, ledger.P_FILL) for r in plain.splitlines()[:HEAD_LINES] if r.strip()]
@@ -126,5 +150,7 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
         if not kept or len(kept) >= total:
             return None
         body = "\n".join(kept)
-        text = f"{header}{body}{footer}\n[trimmed to {len(kept)} of {total} lines; full text: "
-        return text if len(text) + URI_CHARS < len(m.text) else None
+        if arrows:
+            body = with_arrows(body)
+        out = f"{header}{body}{footer}\n[trimmed to {len(kept)} of {total} lines; full text: "
+        return out if len(out) + URI_CHARS < len(m.text) else None

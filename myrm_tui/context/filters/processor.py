@@ -19,6 +19,7 @@ from myrm_tui.context.filters.rules import RuleEngine
 from myrm_tui.context.filters.shell import compress_shell, strip_ansi
 from myrm_tui.context.filters.structural import structural_extract
 from myrm_tui.context.ledger import condense
+from myrm_tui.context.referred import as_numbered_view, with_arrows
 from myrm_tui.context.signals import COMMAND_TOOLS, command_of
 from myrm_tui.context.step import Request, Rewritten, Trace, View
 from myrm_tui.context.trimming import head_tail, pointer_note
@@ -148,11 +149,9 @@ class FilterProcessor:
                     how, new = "semantic summary", header + summary + footer
                 else:
                     how = "head+tail"
-                    new = (
-                        header
-                        + condense(body, c.head_lines, c.tail_lines, max_chars=c.filter_single_tokens * 2)
-                        + footer
-                    )
+                    view, arrows = as_numbered_view(body)  # a file view's code is not its result lines
+                    cut = condense(view, c.head_lines, c.tail_lines, max_chars=c.filter_single_tokens * 2)
+                    new = header + (with_arrows(cut) if arrows else cut) + footer
         # Budget guard — hard safety net, adaptive to what is left of the budget
         g = c.guard.guard(new, tool, remaining, req.vault)
         if g is not None:

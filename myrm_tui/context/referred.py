@@ -1,0 +1,85 @@
+"""The lines of a tool output that later messages refer to.
+
+A line qualifies when a later assistant message — its text or its calls' arguments — holds one of the
+line's fact-like tokens (an identifier, a path, a number: ``ledger.fact_tokens``), or quotes the whole line
+(an edit's ``old_string``, a code block; a file view's line-number prefix aside). One line a token is
+enough: the token is what the agent acts on, and a name used on many lines would otherwise take them all.
+Shortening an output keeps these lines first, within its share: the agent has shown it uses them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from myrm_tui.context import ledger
+from myrm_tui.context.types import Message
+
+QUOTED_MIN_CHARS = 12  # shorter lines (``end``, ``return None``) are quoted by chance
+# A file view's line-number prefix: ``cat -n``'s tab, Claude Code's ``→``, ``grep -n``'s colon.
+_NUMBERED = re.compile(r"^\s*\d+(?:→|\t|:)")
+
+
+def _said(m: Message) -> str:
+    return "\n".join([m.text, *(ledger._argument_text(c.arguments) for c in m.tool_calls)])
+
+
+def referred_lines(source: str, later: Sequence[Message], tokens: bool = True) -> list[ledger.Line]:
+    """The lines of ``source`` (an output's text) that the assistant messages ``later`` refer to, in their
+    order, at the priority of a line the reply quoted (``ledger.P_CALL``); without ``tokens``, only the
+    lines they quote whole."""
+    said = [m for m in later if m.role == "assistant" and not m.synthetic]
+    rows = source.splitlines()
+    if not said or not rows:
+        return []
+    quoted = {q.strip() for m in said for q in _said(m).splitlines() if len(q.strip()) >= QUOTED_MIN_CHARS}
+    keep = {
+        i
+        for i, r in enumerate(rows)
+        if len(body := _NUMBERED.sub("", r, count=1).strip()) >= QUOTED_MIN_CHARS and body in quoted
+    }
+    use = ledger.LaterUse(said)
+    pending = [t for t in ledger.fact_tokens(source) if use.used_after(t, -1)] if tokens else []
+    for i, r in enumerate(rows):
+        if not pending:
+            break
+        held = [t for t in pending if t in r]
+        if held:
+            keep.add(i)
+            pending = [t for t in pending if t not in held]
+    return [ledger.Line(ledger._clip(rows[i]), ledger.P_CALL) for i in sorted(keep)]
+
+
+def merged(lines: Sequence[ledger.Line], extra: Sequence[ledger.Line], source: str) -> list[ledger.Line]:
+    """``lines`` with the ``extra`` lines they lack, each in its place in ``source`` (a line of ``lines``
+    that ``source`` lacks stays after the one before it); a line both hold takes the higher priority."""
+    if not extra:
+        return list(lines)
+    more = {ln.text: ln for ln in extra}
+    where = {r: i for i, r in reversed(list(enumerate(ledger._clip(r) for r in source.splitlines())))}
+    placed: list[tuple[float, ledger.Line]] = []
+    at = -1.0
+    for ln in lines:
+        at = where.get(ln.text, at + 1e-3)
+        x = more.pop(ln.text, None)
+        placed.append((at, ln if x is None or x.priority <= ln.priority else x))
+    placed += [(float(where.get(t, len(where))), ln) for t, ln in more.items()]
+    return [ln for _, ln in sorted(placed, key=lambda p: p[0])]
+
+
+# Claude Code's Read numbers a file's lines with an arrow (``    12→code``) where ``cat -n`` puts a tab;
+# the ledger knows a file view by the tab (its lines are code: an ``{:error, reason} ->`` clause there is
+# no failure). An imported session's reads are read as the ledger reads ``cat -n``.
+_ARROW = re.compile(r"^([ \t]*\d+)→", re.M)
+_TAB = re.compile(r"^([ \t]*\d+)\t", re.M)
+
+
+def as_numbered_view(text: str) -> tuple[str, bool]:
+    """``text`` with an arrow-numbered file view's prefixes as tabs, and whether there were any."""
+    out, n = _ARROW.subn("\\1\t", text)
+    return out, n > 0
+
+
+def with_arrows(text: str) -> str:
+    """The prefixes ``as_numbered_view`` made tabs, arrows again."""
+    return _TAB.sub("\\1→", text)
