@@ -54,6 +54,9 @@ PLACES: dict[str, str] = {
     "tests/agent/test_redact.py": "tests/context/privacy/test_redact.py",
     "tests/context/test_context_map.py": "tests/context/test_context_map.py",  # README vs build_pipeline
     "tests/context/test_pipeline_properties.py": "tests/context/test_pipeline_properties.py",
+    "tests/context/test_message_ids.py": "tests/context/test_message_ids.py",  # invariants.with_unique_ids
+    "tests/context/test_cache_break_properties.py": "tests/context/report/test_cache_break.py",
+    "tests/context/test_keep_referenced.py": "tests/context/text/test_referred.py",  # and the answered trim
     "tests/context/test_state_edits.py": "tests/context/test_state_edits.py",  # state.py and edits.py
     "tests/context/test_step_contract.py": "tests/context/test_step_contract.py",
     "tests/context/test_config.py": "tests/context/test_config.py",
@@ -116,6 +119,9 @@ PLACES: dict[str, str] = {
     "tests/app/test_tui_panels.py": "tests/app/test_tui_panels.py",
     "tests/app/test_tui_signals.py": "tests/app/test_tui_signals.py",
     "tests/app/test_untrusted_text.py": "tests/app/test_untrusted_text.py",
+    "tests/app/test_inert_text.py": "tests/app/test_inert_text.py",  # every widget, generated strings
+    "tests/app/test_terminal_bytes.py": "tests/app/test_terminal_guard.py",  # terminal_guard's input decoder
+    "tests/app/test_quit_mid_reply.py": "tests/app/widgets/test_quit_mid_reply.py",  # chat_message.py
     # llm/ and testing/ (the emulator is myrm_tui/testing/emulator.py)
     "tests/llm/test_emulator.py": "tests/testing/test_emulator.py",
     "tests/llm/test_llm_client.py": "tests/llm/test_client.py",
@@ -133,6 +139,7 @@ PLACES: dict[str, str] = {
     "tests/store/test_history_search.py": "tests/store/test_history.py",
     "tests/store/test_session_lease.py": "tests/store/test_leases.py",
     "tests/store/test_store.py": "tests/store/test_store.py",  # db.py, schema.py: the store as a whole
+    "tests/store/test_any_text_stored.py": "tests/store/test_base.py",  # base.WholeTextConnection
     "tests/store/test_store_concurrency.py": "tests/store/test_store_concurrency.py",
     "tests/store/test_store_faults.py": "tests/store/test_store_faults.py",
     "tests/store/test_writer_lock.py": "tests/store/test_writer_lock.py",
@@ -150,6 +157,8 @@ PLACES: dict[str, str] = {
     "tests/cli/test_cli.py": "tests/cli/test_cli.py",
     "tests/cli/test_export.py": "tests/cli/test_export.py",
     "tests/cli/test_global_options.py": "tests/cli/test_global_options.py",
+    "tests/cli/test_option_positions.py": "tests/cli/test_option_positions.py",
+    "tests/cli/test_untrusted_output.py": "tests/cli/test_untrusted_output.py",
     "tests/cli/test_import_hygiene.py": "tests/cli/test_import_hygiene.py",
     "tests/cli/test_packaging.py": "tests/cli/test_packaging.py",
     "tests/cli/test_tui_options.py": "tests/cli/test_tui_options.py",

@@ -47,6 +47,7 @@ MOVES: dict[str, str] = {
     "trimming": "text.trimming",
     "signals": "text.signals",
     "call_args": "text.call_args",
+    "referred": "text.referred",
     "redact": "privacy.redact",
     "secret_rules": "privacy.secret_rules",
     "window_use": "report.window_use",
@@ -71,7 +72,7 @@ ROOMS: dict[str, str] = {
     "summary": "The 14-field summary: its data (``fields``), one prepared ahead, the ledger of kept facts.",
     "compaction": "A compaction: its typed record and the ``CompressionIntent`` that guides compression.",
     "filters": "The smart filter: shell compressors, rules, structural filters for tool output; its guard.",
-    "text": "Reading and shortening message text: trims, signals (failed? which files?), a call's arguments.",
+    "text": "Reading and shortening message text: trims, signals, a call's arguments, what replies use.",
     "privacy": "Secrets and personal data kept out of what is stored and sent: redaction and its rules.",
     "report": "Figures about the view: what fills the window, why a prefix cache will miss.",
 }
