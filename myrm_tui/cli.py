@@ -548,7 +548,7 @@ async def _ask(
     from myrm_tui.agent.factory import resolve_settings
     from myrm_tui.agent.permissions import Assessment
     from myrm_tui.agent.stream_json import StreamJson, next_prompt
-    from myrm_tui.context.call_args import whole_text
+    from myrm_tui.context.text.call_args import whole_text
     from myrm_tui.safe_text import sanitize
     from myrm_tui.store.db import Store
 
@@ -770,7 +770,7 @@ async def _sessions(
 ) -> None:
     import time
 
-    from myrm_tui.context.call_args import whole_text
+    from myrm_tui.context.text.call_args import whole_text
     from myrm_tui.safe_text import sanitize
     from myrm_tui.store.db import Store
 

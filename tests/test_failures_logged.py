@@ -20,7 +20,7 @@ LEVELS = {"debug", "info", "warning", "error", "critical", "log"}
 ALLOWED = {
     # redact() never raises; report_failure() logs the first failure with its traceback (once per process:
     # a broken pattern would otherwise write a traceback for every message of every turn).
-    ("context/redact.py", "redact"),
+    ("context/privacy/redact.py", "redact"),
 }
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from myrm_tui.agent.fingerprint import builtin_tool_schemas
 from myrm_tui.bench.corpus import load_conversations
 from myrm_tui.bench.strategies import MyrmStrategy
-from myrm_tui.context.precompact import PreCompactSettings, band_for, landed_tokens
 from myrm_tui.context.step import settings_for
+from myrm_tui.context.steps.precompact import PreCompactSettings, band_for, landed_tokens
 from myrm_tui.context.tokens import TokenCounter
 
 ROOT = Path(__file__).resolve().parents[2]

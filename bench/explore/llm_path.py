@@ -17,7 +17,7 @@ from typing import Any
 
 from myrm_tui.bench.report import _summarizer
 from myrm_tui.bench.run import run_bench
-from myrm_tui.context import summary_model
+from myrm_tui.context.summary import fields as summary_model
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 
 PRICE_MODEL = "claude-sonnet-4-5"

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.context import summary_model
 from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.summary import fields as summary_model
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 
 STEPS = 40

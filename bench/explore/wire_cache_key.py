@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from myrm_tui.context import cache_optimize
+from myrm_tui.context.steps import cache_optimize
 from myrm_tui.llm import client
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply

@@ -19,10 +19,10 @@ from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.tool_runner import ToolRunner
 from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.agent.turn import TurnRunner
-from myrm_tui.context.compaction import Compaction, Trigger
+from myrm_tui.context.compaction.record import Compaction, Trigger
 from myrm_tui.context.edits import Pin, Unpin
+from myrm_tui.context.report.window_use import WindowUse
 from myrm_tui.context.vault import readable
-from myrm_tui.context.window_use import WindowUse
 
 __all__ = ["Agent"]
 

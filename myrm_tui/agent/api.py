@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from myrm_tui.agent.permissions import UserApprover
     from myrm_tui.agent.tools.base import EditorFiles
     from myrm_tui.agent.tools.jobs import JobManager
-    from myrm_tui.context.compaction import Compaction
-    from myrm_tui.context.window_use import WindowUse
+    from myrm_tui.context.compaction.record import Compaction
+    from myrm_tui.context.report.window_use import WindowUse
     from myrm_tui.llm.client import LLMClient
 
 __all__ = ["ChatSession", "Figures", "Fork", "Sessions"]

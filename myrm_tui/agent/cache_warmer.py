@@ -8,8 +8,8 @@ from typing import Any
 
 from myrm_tui.agent.keepalive import CacheKeepAliveManager, provider_caches
 from myrm_tui.agent.session import AgentSession
-from myrm_tui.context.media import view_has_images
 from myrm_tui.context.model_facts import model_kind
+from myrm_tui.context.steps.media import view_has_images
 from myrm_tui.context.types import Message
 from myrm_tui.llm.errors import LLMError
 from myrm_tui.llm.events import Usage

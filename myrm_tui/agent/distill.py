@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from myrm_tui.context import summary_model
+from myrm_tui.context.summary import fields as summary_model
+from myrm_tui.context.text.trimming import head_tail
 from myrm_tui.context.tokens import TokenCounter
-from myrm_tui.context.trimming import head_tail
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
 

@@ -6,13 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from myrm_tui.context.compaction import Compaction
+from myrm_tui.context.compaction.record import Compaction
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.llm.events import Usage
 
 if TYPE_CHECKING:  # the pipeline loads after the first frame (the app imports these events before it)
     from myrm_tui.context.pipeline import PipelineMetrics
-    from myrm_tui.context.window_use import WindowUse
+    from myrm_tui.context.report.window_use import WindowUse
 
 
 def _no_metrics() -> PipelineMetrics:

@@ -20,19 +20,19 @@ from myrm_tui.agent.summary_prep import SummaryPreparer
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolError
 from myrm_tui.config import Settings, extractive_summaries, summarizer_model
-from myrm_tui.context.cache_optimize import render
-from myrm_tui.context.compaction import Trigger
+from myrm_tui.context.compaction.record import Trigger
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.model_facts import family, model_kind, supports_tools
 from myrm_tui.context.pipeline import Pipeline, PipelineRun, Transaction
-from myrm_tui.context.reread import FileIntegrityGuard
+from myrm_tui.context.report.window_use import WindowUse, window_use
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import Request
+from myrm_tui.context.steps.cache_optimize import render
+from myrm_tui.context.steps.reread import FileIntegrityGuard
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.context.vault import ArtifactVault
-from myrm_tui.context.window_use import WindowUse, window_use
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.events import Usage
 from myrm_tui.store.db import Store

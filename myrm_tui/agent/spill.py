@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from myrm_tui.context.trimming import head_tail
+from myrm_tui.context.text.trimming import head_tail
 from myrm_tui.context.vault import ArtifactVault, VaultKind
 
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from myrm_tui.context.text.trimming import head_tail
 from myrm_tui.context.tokens import TokenCounter
-from myrm_tui.context.trimming import head_tail
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.errors import AuthError, BadRequestError, LLMError, ModelNotAvailableError
 from myrm_tui.llm.progress import ProgressClock

@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from myrm_tui.config import summarizer_model
-from myrm_tui.context import prepared
+from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.edits import UpgradeSummary
-from myrm_tui.context.intent import CompressionIntent
-from myrm_tui.context.precompact import landed_tokens, prepare_from
-from myrm_tui.context.prepared import PreparedSummary
-from myrm_tui.context.summarize import SUMMARY_PROMPT, transcript
-from myrm_tui.context.summary_model import Summary
+from myrm_tui.context.steps.precompact import landed_tokens, prepare_from
+from myrm_tui.context.steps.summarize import SUMMARY_PROMPT, transcript
+from myrm_tui.context.summary import prepared
+from myrm_tui.context.summary.fields import Summary
+from myrm_tui.context.summary.prepared import PreparedSummary
 from myrm_tui.context.types import Message
 from myrm_tui.llm.events import TextDelta, Usage
 from myrm_tui.llm.pricing import RouteQuote, cheapest, estimate_cost, summary_routes

@@ -21,9 +21,9 @@ from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.session_deps import StoresMessages
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolContext, ToolError, ToolResult
-from myrm_tui.context.call_args import call_args, check
 from myrm_tui.context.edits import StateEdit
-from myrm_tui.context.normalize import INTERRUPTED
+from myrm_tui.context.steps.normalize import INTERRUPTED
+from myrm_tui.context.text.call_args import call_args, check
 from myrm_tui.context.types import Message, ToolCall
 
 log = logging.getLogger(__name__)

@@ -32,7 +32,7 @@ class ToolSet:
     def tool_choice(self, model: str, api_base: str | None) -> Any:
         if not self.allowed:
             return None
-        from myrm_tui.context.cache_optimize import is_native_openai
+        from myrm_tui.context.steps.cache_optimize import is_native_openai
 
         if not is_native_openai(model, api_base):
             return None

@@ -36,12 +36,12 @@ from myrm_tui.agent.session_deps import StoresMessages
 from myrm_tui.agent.summary_prep import Sent, SummaryPreparer
 from myrm_tui.agent.tool_runner import ToolRunner, result_message
 from myrm_tui.agent.tools import ToolResult
-from myrm_tui.context.cache_optimize import prompt_cache_key_var
-from myrm_tui.context.compaction import Compaction
-from myrm_tui.context.media import view_has_images
-from myrm_tui.context.normalize import TOOL_NAME, valid_tool_name
+from myrm_tui.context.compaction.record import Compaction
 from myrm_tui.context.pipeline import PipelineRun
-from myrm_tui.context.prepared import STEP_RATIO
+from myrm_tui.context.steps.cache_optimize import prompt_cache_key_var
+from myrm_tui.context.steps.media import view_has_images
+from myrm_tui.context.steps.normalize import TOOL_NAME, valid_tool_name
+from myrm_tui.context.summary.prepared import STEP_RATIO
 from myrm_tui.context.types import Message, ToolCall, synthetic_user
 from myrm_tui.llm.errors import ContextOverflowError, IncompleteStreamError, LLMError
 from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ThinkingDelta, ToolCallDelta, Usage
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from myrm_tui.agent.hooks import HookResult
     from myrm_tui.agent.summarizer import AuxSummarizer
     from myrm_tui.config import Settings
-    from myrm_tui.context.compaction import Trigger
+    from myrm_tui.context.compaction.record import Trigger
     from myrm_tui.context.config import ContextConfig
     from myrm_tui.context.tokens import TokenCounter
     from myrm_tui.llm.client import LLMClient, ModelSpec

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from myrm_tui.app.messages import PanelData, PanelInfo
 from myrm_tui.config import Settings
-from myrm_tui.context.compaction import Compaction, compactions_of
+from myrm_tui.context.compaction.record import Compaction, compactions_of
 from myrm_tui.context.model_facts import model_kind
 from myrm_tui.paths import config_file, files_fingerprint, prompts_dir
 from myrm_tui.provider_keys import key_problem
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
     from myrm_tui.agent.permissions import UserApprover
     from myrm_tui.agent.replay import Replay
+    from myrm_tui.context.report.window_use import WindowUse
     from myrm_tui.context.types import ToolCall
-    from myrm_tui.context.window_use import WindowUse
     from myrm_tui.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ def _first_line(text: str, width: int = 70) -> str:
 
 def call_gist(call: ToolCall) -> str:
     """``bash: seq 1 30000``: the tool and its main argument (a command, a path, a query)."""
-    from myrm_tui.context.call_args import call_args
+    from myrm_tui.context.text.call_args import call_args
 
     args = call_args(call)
     strings = [args.text(k) for k in args.fields if args.text(k).strip()]

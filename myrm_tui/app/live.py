@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the pipeline loads after the first frame
     from myrm_tui.agent.events import ContextReport
-    from myrm_tui.context.window_use import WindowUse
+    from myrm_tui.context.report.window_use import WindowUse
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 from textual.message import Message
 
 from myrm_tui.agent.events import AgentEvent, ContextReport
-from myrm_tui.context.compaction import Compaction
+from myrm_tui.context.compaction.record import Compaction
 from myrm_tui.context.types import Message as ChatMessage
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store.db import SessionRow, VaultListing

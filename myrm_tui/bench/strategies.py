@@ -17,17 +17,17 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from myrm_tui.bench.summarizer import BenchSummarizer
-from myrm_tui.context import prepared
+from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.config import DEFAULT_REPLY_TOKENS, ContextConfig, budget_config
-from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.model_facts import lite_model
 from myrm_tui.context.pipeline import build_pipeline
-from myrm_tui.context.precompact import landed_tokens, prepare_from
-from myrm_tui.context.prepared import PreparedSummary
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import Completer, Request
-from myrm_tui.context.summarize import SUMMARY_PROMPT, transcript
+from myrm_tui.context.steps.precompact import landed_tokens, prepare_from
+from myrm_tui.context.steps.summarize import SUMMARY_PROMPT, transcript
+from myrm_tui.context.summary import prepared
+from myrm_tui.context.summary.prepared import PreparedSummary
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault

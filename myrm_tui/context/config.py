@@ -25,7 +25,7 @@ class UserContextSettings:
     (``myrm_tui/config.py``) inherits them as configuration keys and ``ContextConfig`` as its inputs
     (``context/`` imports nothing outside itself, so the one declaration lives on this side)."""
 
-    # Pre-Compact (``precompact.py``): the utilisation levels, as shares of the input budget (the window
+    # Pre-Compact (``steps/precompact.py``): the utilisation levels, as shares of the input budget (the window
     # less the reply reserve and the tool schemas): shares of the window put full (70 %) within one tool
     # step of the budget at 8K-32K windows, and every compaction there was the emergency net.
     light_ratio: float = 0.50  # dedup + truncate
@@ -35,7 +35,8 @@ class UserContextSettings:
     # compact.
     auto_compact: bool = True
 
-    # Cache TTL prune (``ttl_prune.py``): tool outputs older than this are archived when the cache is cold.
+    # Cache TTL prune (``steps/ttl_prune.py``): tool outputs older than this are archived when the cache is
+    # cold.
     cache_ttl_seconds: float = 3600.0
 
 
@@ -61,7 +62,8 @@ class ContextConfig(UserContextSettings):
     # must. The agent sets it from the schemas it binds.
     overhead_tokens: int = 0
 
-    # Pre-Compact (``precompact.py``; the pipeline keeps ``growth_rounds`` of history) --------------------
+    # Pre-Compact (``steps/precompact.py``; the pipeline keeps ``growth_rounds`` of history)
+    # --------------------
     monitor_ratio: float = 0.40  # the MONITOR level, and the earliest a background summary starts
     # Planned compaction fires early enough that the largest round of the last ``growth_rounds`` requests
     # cannot carry the view from below the compaction point over the input budget.
@@ -86,8 +88,9 @@ class ContextConfig(UserContextSettings):
     low_yield_ratio: float = 0.10
     max_low_yield_in_row: int = 2
 
-    # Compress (``compress.py``) ------------------------------------------------------------------------
-    # Where a compaction aims to land: low enough that many turns append (and hit the cache) before the next.
+    # Compress (``steps/compress.py``)
+    # ------------------------------------------------------------------------ Where a compaction aims to
+    # land: low enough that many turns append (and hit the cache) before the next.
     target_ratio: float = 0.15
     tail_ratio: float = 0.08  # newest turns reserved, never folded (small: a compaction re-sends it uncached)
     # After a provider overflow the newest rounds stay as messages (stage 1 shrinks them in place) over a
@@ -97,7 +100,8 @@ class ContextConfig(UserContextSettings):
     # Summary blocks are merged (consolidated) sooner when the head and they pass this share together.
     consolidate_floor_ratio: float = 0.35
 
-    # Smart filter (``filters/``) and its budget guard (``budget_guard.py``) -----------------------------
+    # Smart filter (``filters/``) and its budget guard (``filters/budget_guard.py``)
+    # -----------------------------
     filter_single_tokens: int = 2_000  # the smart filter's structural/semantic stage: one output
     filter_turn_tokens: int = 15_000  # ... or one turn's outputs together
     budget_guard_chars: int = 100_000  # ContextBudgetGuard hard safety net
@@ -113,27 +117,30 @@ class ContextConfig(UserContextSettings):
     head_lines: int = 40
     tail_lines: int = 30
 
-    # Answered-output trim (``answered.py``): after its reply, an output longer than this keeps its salient
-    # lines (at most ``trim_keep_ratio`` of its characters) when the saving beats ``trim_margin`` x the
-    # rewrite; 0: off.
+    # Answered-output trim (``steps/answered.py``): after its reply, an output longer than this keeps its
+    # salient lines (at most ``trim_keep_ratio`` of its characters) when the saving beats ``trim_margin`` x
+    # the rewrite; 0: off.
     trim_answered_tokens: int = 800
     trim_keep_ratio: float = 0.4
     trim_margin: float = 1.0
 
-    # Reasoning trim (``reasoning.py``): a tool-calling assistant message longer than this is sent back
+    # Reasoning trim (``steps/reasoning.py``): a tool-calling assistant message longer than this is sent back
     # shortened; 0: off.
     trim_reasoning_tokens: int = 200
 
-    # Media filter (``media.py``) -----------------------------------------------------------------------
+    # Media filter (``steps/media.py``)
+    # -----------------------------------------------------------------------
     media_window: int = 2  # sliding visual evidence window
 
-    # Post-compaction re-read (``reread.py``) -----------------------------------------------------------
+    # Post-compaction re-read (``steps/reread.py``)
+    # -----------------------------------------------------------
     reread_files: int = 5
     reread_max_tokens: int = 50_000
 
-    # Summarize (``summarize.py``; ``summary_ratio`` also Compress) --------------------------------------
-    # Role of the summary message: "assistant" for sessions (can never pass for the user's words);
-    # "user" for subagents, marked as synthetic, as the seed specifies for child compaction.
+    # Summarize (``steps/summarize.py``; ``summary_ratio`` also Compress)
+    # -------------------------------------- Role of the summary message: "assistant" for sessions (can never
+    # pass for the user's words); "user" for subagents, marked as synthetic, as the seed specifies for child
+    # compaction.
     summary_role: str = "assistant"
     # Summary blocks: each compaction appends one (earlier blocks stay byte-identical, so cached); its
     # verbatim ledger gets ``ledger_ratio`` of the folded tokens (at least ``ledger_min_tokens``). When all
@@ -146,9 +153,9 @@ class ContextConfig(UserContextSettings):
     max_blocked_items: int = 3
     max_next_steps: int = 5
 
-    # Fit to budget and Head anchor (``fit.py``): a compaction lands at or under ``landing_ratio`` of the
-    # input budget, so several turns append before the next one (that is its progress); every injected part
-    # has a share of the window and is cut past it, with a pointer to its whole text in the vault. The
+    # Fit to budget and Head anchor (``steps/fit.py``): a compaction lands at or under ``landing_ratio`` of
+    # the input budget, so several turns append before the next one (that is its progress); every injected
+    # part has a share of the window and is cut past it, with a pointer to its whole text in the vault. The
     # injected, anchor and re-read shares are also read by Session notes, Summarize and the re-read.
     landing_ratio: float = 0.7
     head_limit_ratio: float = 0.4  # protected head over this share of the input budget: cut the anchor

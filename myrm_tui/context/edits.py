@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from myrm_tui.context.summary_model import Summary
+from myrm_tui.context.summary.fields import Summary
 
 MAX_NOTES = 50
 MAX_NOTE_CHARS = 2_000
@@ -30,7 +30,7 @@ class ClearNotes:
 
 @dataclass(frozen=True, slots=True)
 class Pin:
-    """An item that left the view, brought back into the next requests (``pinned.py``)."""
+    """An item that left the view, brought back into the next requests (``steps/pinned.py``)."""
 
     uri: str
     line_range: str

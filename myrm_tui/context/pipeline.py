@@ -4,8 +4,8 @@ User Message → Thinking Cleanup → Media Filter → Smart Filter → Answered
 Prune → Pre-Compact → Head Anchor → Compress → Session Notes → Summarize → Post-Compaction Reread → Fit to
 Budget → Normalize → Pinned → Media Resolve → Prompt Cache Optimize → LLM (the table in this package's
 README.md says what each does; a test keeps it equal to ``build_pipeline``). Fit to Budget makes every
-request fit the input budget by construction (``fit.py``). The CompressionIntent is built before the first
-step; ContextBudgetGuard runs inside Smart Filter as its last line.
+request fit the input budget by construction (``steps/fit.py``). The CompressionIntent is built before the
+first step; ContextBudgetGuard runs inside Smart Filter as its last line.
 
 Each step is ``await step.run(view, settings) -> result`` (see ``step.py``); the loop folds each
 result into the next view. The ``Transaction`` is the only writer of ``ContextState``: it applies
@@ -24,30 +24,30 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from myrm_tui.context import summary_model
-from myrm_tui.context.answered import AnsweredOutputTrim
-from myrm_tui.context.cache_optimize import PromptCacheOptimize
-from myrm_tui.context.compaction import Compaction, CompactionInput, build_compaction
-from myrm_tui.context.compress import PriorityCompressor
+from myrm_tui.context.compaction.intent import CompressionIntent
+from myrm_tui.context.compaction.record import Compaction, CompactionInput, build_compaction
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.edits import AddHandover, StateEdit, UpgradeSummary, notes_after, pins_after
 from myrm_tui.context.filters.processor import FilterProcessor
 from myrm_tui.context.filters.rules import RuleEngine
-from myrm_tui.context.fit import FitToBudget, HeadAnchor
-from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import extract_protected_head, with_unique_ids
-from myrm_tui.context.media import MediaFilter, MediaResolve
-from myrm_tui.context.normalize import Normalize, normalize
-from myrm_tui.context.notes import SessionNotes
-from myrm_tui.context.pinned import PinnedContext
-from myrm_tui.context.precompact import PreCompact
-from myrm_tui.context.reasoning import ReasoningTrim
-from myrm_tui.context.reread import ArtifactTracker, PostCompactionReread
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import NO_COMPACTION, CompactionPlan, Level, Request, Step, Trace, View
-from myrm_tui.context.summarize import Summarize, safe_redact_summary
-from myrm_tui.context.thinking import ThinkingBlockCleaner
-from myrm_tui.context.ttl_prune import CacheTTLPrune
+from myrm_tui.context.steps.answered import AnsweredOutputTrim
+from myrm_tui.context.steps.cache_optimize import PromptCacheOptimize
+from myrm_tui.context.steps.compress import PriorityCompressor
+from myrm_tui.context.steps.fit import FitToBudget, HeadAnchor
+from myrm_tui.context.steps.media import MediaFilter, MediaResolve
+from myrm_tui.context.steps.normalize import Normalize, normalize
+from myrm_tui.context.steps.notes import SessionNotes
+from myrm_tui.context.steps.pinned import PinnedContext
+from myrm_tui.context.steps.precompact import PreCompact
+from myrm_tui.context.steps.reasoning import ReasoningTrim
+from myrm_tui.context.steps.reread import ArtifactTracker, PostCompactionReread
+from myrm_tui.context.steps.summarize import Summarize, safe_redact_summary
+from myrm_tui.context.steps.thinking import ThinkingBlockCleaner
+from myrm_tui.context.steps.ttl_prune import CacheTTLPrune
+from myrm_tui.context.summary import fields as summary_model
 from myrm_tui.context.types import Message
 from myrm_tui.paths import prompts_dir as default_prompts_dir
 

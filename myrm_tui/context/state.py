@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from myrm_tui.context.summary_model import Summary
+from myrm_tui.context.summary.fields import Summary
 from myrm_tui.context.types import Message, ToolCall
 
 
@@ -38,7 +38,8 @@ class ContextState:
     last_sizes: list[int] = field(default_factory=list)
     cache_breaks: dict[str, int] = field(default_factory=dict)
     handovers: list[dict[str, Any]] = field(default_factory=list)  # AgentHandoverState of each subagent run
-    pinned: list[dict[str, str]] = field(default_factory=list)  # brought back by the user (context/pinned.py)
+    # brought back by the user (context/steps/pinned.py)
+    pinned: list[dict[str, str]] = field(default_factory=list)
     # What each recent request added to the view sent before it (newest last, ``growth_rounds`` kept):
     # Pre-Compact predicts the next round from it, so the planned compaction comes before the net.
     round_growth: list[int] = field(default_factory=list)

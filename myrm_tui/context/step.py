@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, fields
 from enum import IntEnum
 from typing import Any, Generic, Protocol, TypeVar
 
+from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.state import ContextState
-from myrm_tui.context.summary_model import PreparedSummary, Summary
+from myrm_tui.context.summary.fields import PreparedSummary, Summary
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
@@ -72,8 +72,8 @@ class Request:
     integrity: IntegrityRecorder | None = None  # the agent's FileIntegrityGuard, when it has a workspace
     tools_fingerprint: str = ""  # hash of the bound tool schemas, for the cache-break detector
     system_override: str | None = None  # the agent's current system prompt (mode or prompt files changed)
-    # An LLM summary prepared in the background (``context/prepared.py``): a compaction that folds what it
-    # covers uses it instead of calling the summarizer while the turn waits.
+    # An LLM summary prepared in the background (``context/summary/prepared.py``): a compaction that folds
+    # what it covers uses it instead of calling the summarizer while the turn waits.
     prepared_summary: PreparedSummary | None = None
     # The summarizer is never called inline (a turn never waits on it): summaries are prepared or extractive,
     # and the semantic filter leaves outputs to the rule-based filters.

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from myrm_tui.context.call_args import parse, whole_text
+from myrm_tui.context.text.call_args import parse, whole_text
 
 VAULT_SCHEME = "vault://"
 

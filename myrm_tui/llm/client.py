@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from myrm_tui import gc_policy
-from myrm_tui.context.call_args import whole_text
 from myrm_tui.context.model_facts import model_kind
+from myrm_tui.context.text.call_args import whole_text
 from myrm_tui.llm.errors import EmptyReplyError, IncompleteStreamError, LLMError, ProviderError, classify
 from myrm_tui.llm.events import (
     Finish,

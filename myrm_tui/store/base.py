@@ -17,7 +17,7 @@ from typing import Any, Self
 import aiosqlite
 
 from myrm_tui.aio import within
-from myrm_tui.context.call_args import whole_text
+from myrm_tui.context.text.call_args import whole_text
 from myrm_tui.logs import failure_logged
 from myrm_tui.store import history
 

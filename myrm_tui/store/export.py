@@ -10,8 +10,8 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from myrm_tui import plain_words
-from myrm_tui.context.compaction import Compaction, compactions_of
-from myrm_tui.context.redact import redact
+from myrm_tui.context.compaction.record import Compaction, compactions_of
+from myrm_tui.context.privacy.redact import redact
 from myrm_tui.context.state import message_to_dict
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import SessionRow, Store

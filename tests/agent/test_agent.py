@@ -15,7 +15,7 @@ from myrm_tui.agent.events import (
     TurnFailed,
 )
 from myrm_tui.context.invariants import check_view
-from myrm_tui.context.normalize import INTERRUPTED
+from myrm_tui.context.steps.normalize import INTERRUPTED
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from myrm_tui.testing.validation import validate_openai

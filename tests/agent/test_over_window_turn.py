@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from myrm_tui.agent.events import CompactionMade, CompactionStarted, ContextReport
-from myrm_tui.context.compaction import compactions_of
+from myrm_tui.context.compaction.record import compactions_of
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply

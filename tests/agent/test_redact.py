@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from myrm_tui.context.redact import luhn_ok, redact
+from myrm_tui.context.privacy.redact import luhn_ok, redact
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import collect, make_agent, openai_settings
@@ -287,7 +287,7 @@ def test_keep_lines_keeps_the_line_count() -> None:
 def test_a_key_across_summary_items_does_not_crash_and_is_masked() -> None:
     """BEGIN and END in different items: the key pattern spanned the field separator, the item count
     changed and ``redact_summary`` raised StopIteration (every later turn failed)."""
-    from myrm_tui.context.summary_model import Summary, redact_summary
+    from myrm_tui.context.summary.fields import Summary, redact_summary
 
     summary = Summary(
         user_goal="deploy",
@@ -306,8 +306,8 @@ def test_a_key_across_summary_items_does_not_crash_and_is_masked() -> None:
 
 
 def test_redaction_never_raises(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    from myrm_tui.context import redact as mod
-    from myrm_tui.context.summary_model import Summary, redact_summary
+    from myrm_tui.context.privacy import redact as mod
+    from myrm_tui.context.summary.fields import Summary, redact_summary
 
     def broken(text: str) -> str:
         raise RuntimeError("pattern table broken")

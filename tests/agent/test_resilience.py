@@ -18,7 +18,7 @@ import pytest
 from myrm_tui.agent.summarizer import AuxSummarizer, CircuitBreaker, CircuitOpenError
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import NoSettings, Rewritten, Unconfigured, View
-from myrm_tui.context.summary_model import FIELDS, LIST_FIELDS
+from myrm_tui.context.summary.fields import FIELDS, LIST_FIELDS
 from myrm_tui.context.types import Message
 from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.store.db import Store

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from myrm_tui.agent.events import SummaryProgress, TurnDone
-from myrm_tui.context import prepared, summary_model
-from myrm_tui.context.prepared import PreparedSummary
-from myrm_tui.context.summarize import SummaryAuditor
+from myrm_tui.context.steps.summarize import SummaryAuditor
+from myrm_tui.context.summary import fields as summary_model
+from myrm_tui.context.summary import prepared
+from myrm_tui.context.summary.prepared import PreparedSummary
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -225,7 +226,7 @@ def test_the_auditor_merges_back_ledger_facts_a_summary_dropped() -> None:
             name="bash",
         )
     )
-    from myrm_tui.context import ledger
+    from myrm_tui.context.summary import ledger
 
     lines = ledger.record(msgs)
     dropped = llm_summary(completed_actions=["ran the tests, some failed"])
@@ -429,8 +430,8 @@ async def test_left_to_myrm_a_cheap_main_model_summarizes_from_its_own_cache(
 
 def test_a_summary_is_prepared_one_predicted_round_before_the_compaction_point() -> None:
     from myrm_tui.context.config import ContextConfig
-    from myrm_tui.context.precompact import PreCompactSettings, band_for, prepare_from
     from myrm_tui.context.step import settings_for
+    from myrm_tui.context.steps.precompact import PreCompactSettings, band_for, prepare_from
 
     config = ContextConfig(max_context_tokens=16_000)
     # No history yet: nothing predicted, the compaction point is the full level itself.

@@ -15,8 +15,8 @@ from myrm_tui.agent.tools.files import FileEditTool, FileReadTool
 from myrm_tui.agent.tools.notes import SessionNotesTool
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
 from myrm_tui.agent.tools.shell import BashTool
-from myrm_tui.context.reread import ArtifactTracker
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.steps.reread import ArtifactTracker
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 

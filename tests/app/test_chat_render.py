@@ -11,7 +11,7 @@ from myrm_tui.app.widgets.chat_message import AssistantMessage, UserMessage
 from myrm_tui.app.widgets.chat_render import HEAD_LINES, UNFINISHED, Item, session_items, shown_user_text
 from myrm_tui.app.widgets.compaction_row import CompactionRow
 from myrm_tui.app.widgets.tool_call import ToolCallView
-from myrm_tui.context.compaction import Compaction
+from myrm_tui.context.compaction.record import Compaction
 from myrm_tui.context.types import Message, ToolCall
 
 

@@ -17,7 +17,7 @@ from myrm_tui.app.widgets.chat_message import Notice
 from myrm_tui.app.widgets.compaction_row import CompactionRow, LeftEntry
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.vault_pane import VaultPane
-from myrm_tui.context.compaction import Compaction, LeftItem, compactions_of
+from myrm_tui.context.compaction.record import Compaction, LeftItem, compactions_of
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault, readable
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -458,7 +458,7 @@ async def test_a_progress_line_shows_while_an_automatic_llm_summary_is_written(
 def test_a_fit_step_compaction_is_named_and_lists_the_rounds_it_dropped() -> None:
     """The fit step can turn a request into a compaction ("fit to budget") and drop whole rounds: the
     record names that trigger and lists the dropped messages as left, each readable in the vault."""
-    from myrm_tui.context.compaction import CompactionInput, build_compaction, trigger_for
+    from myrm_tui.context.compaction.record import CompactionInput, build_compaction, trigger_for
     from tests.helpers import COUNTER
 
     raw = conversation(4)

@@ -24,8 +24,8 @@ from myrm_tui.app.screens.compact_preview import CompactPreviewScreen
 from myrm_tui.app.widgets.chat_message import Notice
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
+from myrm_tui.context.report.window_use import Levels
 from myrm_tui.context.types import Message
-from myrm_tui.context.window_use import Levels
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import send_turn, type_and_send, wait_until

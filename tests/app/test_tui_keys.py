@@ -460,7 +460,7 @@ async def test_a_compaction_row_and_the_vault_list_say_in_words_what_the_tags_me
 
     from myrm_tui.app.widgets.compaction_row import CompactionRow
     from myrm_tui.app.widgets.vault_pane import VaultPane
-    from myrm_tui.context.compaction import Compaction, LeftItem
+    from myrm_tui.context.compaction.record import Compaction, LeftItem
 
     record = Compaction(
         trigger="threshold",

@@ -220,7 +220,7 @@ async def test_a_compaction_row_builds_its_list_when_opened_and_b_in_the_transcr
     from textual.widgets import ListView
 
     from myrm_tui.app.widgets.compaction_row import CompactionRow, LeftEntry
-    from myrm_tui.context.compaction import Compaction, LeftItem
+    from myrm_tui.context.compaction.record import Compaction, LeftItem
 
     left = tuple(
         LeftItem(role="tool", gist=f"item {i}", uri=f"vault://s/{i}", line_range="1:2", tokens=10)

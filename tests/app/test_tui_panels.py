@@ -14,7 +14,7 @@ from myrm_tui.app.screens.help import help_sections
 from myrm_tui.app.screens.sessions import SessionPicker
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel, UsageChart
-from myrm_tui.context.window_use import Levels
+from myrm_tui.context.report.window_use import Levels
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import make_app, send_turn, started, type_and_send, wait_until
 

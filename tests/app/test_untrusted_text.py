@@ -34,7 +34,7 @@ from myrm_tui.app.widgets.slash_menu import SlashMenu
 from myrm_tui.app.widgets.status_line import StatusLine
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.vault_pane import VaultPane
-from myrm_tui.context.compaction import Compaction, LeftItem
+from myrm_tui.context.compaction.record import Compaction, LeftItem
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.safe_text import sanitize
 from myrm_tui.store.db import SessionRow, Store, VaultListing

@@ -13,7 +13,7 @@ from rich.console import Console
 from myrm_tui.bench.report import _summarizer, table
 from myrm_tui.bench.run import run_bench
 from myrm_tui.bench.summarizer import BenchSummarizer
-from myrm_tui.context import summary_model
+from myrm_tui.context.summary import fields as summary_model
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.conftest import CORPUS
 

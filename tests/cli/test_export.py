@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from myrm_tui.context.compaction import compactions_of
+from myrm_tui.context.compaction.record import compactions_of
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.cli.test_cli import _myrm_process as _myrm

@@ -26,7 +26,8 @@ def _modules_after(import_stmt: str) -> set[str]:
     "stmt",
     [
         "import myrm_tui.context.pipeline",
-        "import myrm_tui.context.summarize, myrm_tui.context.compress, myrm_tui.context.filters.processor",
+        "import myrm_tui.context.steps.summarize, myrm_tui.context.steps.compress, "
+        "myrm_tui.context.filters.processor",
         "import myrm_tui.agent.agent, myrm_tui.agent.factory",
         "import myrm_tui.bench.run",
     ],

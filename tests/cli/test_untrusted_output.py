@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
 
-from myrm_tui.context.call_args import whole_text
+from myrm_tui.context.text.call_args import whole_text
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.app.test_inert_text import DANGEROUS, attacking
 from tests.helpers import cli_env, emulator_args, run_myrm

@@ -7,7 +7,7 @@ import itertools
 from pathlib import Path
 
 from myrm_tui.agent.keepalive import CacheKeepAliveManager, provider_caches
-from myrm_tui.context.cache_break import detect, fingerprints
+from myrm_tui.context.report.cache_break import detect, fingerprints
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store

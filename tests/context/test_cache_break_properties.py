@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from myrm_tui.context.cache_break import detect
+from myrm_tui.context.report.cache_break import detect
 
 CAUSES = {"tools_changed", "system_changed", "compaction", "trimmed", "history_edited", "model_changed"}
 

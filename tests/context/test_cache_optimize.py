@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from myrm_tui.context.cache_optimize import MAX_BREAKPOINTS, plan_breakpoints, render
+from myrm_tui.context.steps.cache_optimize import MAX_BREAKPOINTS, plan_breakpoints, render
 from myrm_tui.context.types import Message
 
 

@@ -1,7 +1,7 @@
 """Any shape, anywhere: a model may send any JSON as a tool call's arguments, and the session goes on.
 
 The call is stored as it came and read again by every later compaction, the tool card, export and
-distill; ``context/call_args.py`` is the one reader. These tests send odd shapes through the real
+distill; ``context/text/call_args.py`` is the one reader. These tests send odd shapes through the real
 agent loop (litellm → the provider emulator) and the real pipeline.
 """
 
@@ -31,10 +31,11 @@ from myrm_tui.agent.tools.subagent import SubagentTool
 from myrm_tui.app.controller import call_gist
 from myrm_tui.app.widgets.tool_call import ToolCallView, edit_diff
 from myrm_tui.cli import _sessions
-from myrm_tui.context import ledger, signals
-from myrm_tui.context.call_args import call_args, check, parse
-from myrm_tui.context.compaction import gist
+from myrm_tui.context.compaction.record import gist
 from myrm_tui.context.invariants import check_view
+from myrm_tui.context.summary import ledger
+from myrm_tui.context.text import signals
+from myrm_tui.context.text.call_args import call_args, check, parse
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault

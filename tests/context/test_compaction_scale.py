@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from myrm_tui.context.summarize import LEDGER_SPAN_BUDGETS, Summarize
+from myrm_tui.context.steps.summarize import LEDGER_SPAN_BUDGETS, Summarize
 from myrm_tui.context.types import Message
 from tests.helpers import COUNTER, config_for, run_pipeline
 

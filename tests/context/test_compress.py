@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from myrm_tui.context.compress import PriorityCompressor, Tier, classify, tail_start
+from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.step import CompactionPlan, Level
+from myrm_tui.context.steps.compress import PriorityCompressor, Tier, classify, tail_start
 from myrm_tui.context.types import Message
 from tests.helpers import COUNTER, call, conversation, run_step, view_for
 

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from myrm_tui.context.budget_guard import ContextBudgetGuard
 from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.filters.budget_guard import ContextBudgetGuard
 from myrm_tui.context.filters.processor import FilterProcessor
 from myrm_tui.context.filters.rules import RuleEngine
 from myrm_tui.context.filters.shell import COMPRESSORS, compress_shell
 from myrm_tui.context.filters.structural import structural_extract
-from myrm_tui.context.trimming import trim_json_text
+from myrm_tui.context.text.trimming import trim_json_text
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.paths import prompts_dir

@@ -12,7 +12,7 @@ async def test_a_compaction_is_fitted_under_the_landing_level_not_just_under_the
     """A compacting view that fits the budget but is over the landing level (older outputs the earlier
     steps left whole) is cut to the landing level: one that stayed just under the budget would need
     another compaction at the next round. The same view when not compacting is sent as it is."""
-    from myrm_tui.context.fit import FitToBudget
+    from myrm_tui.context.steps.fit import FitToBudget
 
     config = ContextConfig(max_context_tokens=16_000)
     raw = conversation(turns=6, output_chars=5_000)

@@ -28,11 +28,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.fit import pinned_tokens
 from myrm_tui.context.invariants import check_view, group_spans
-from myrm_tui.context.precompact import Band, PreCompactSettings, band_for
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import settings_for
+from myrm_tui.context.steps.fit import pinned_tokens
+from myrm_tui.context.steps.precompact import Band, PreCompactSettings, band_for
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.validation import validate_openai

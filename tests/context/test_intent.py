@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from myrm_tui.context.intent import CompressionIntent
+from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.types import Message
 from tests.helpers import call
 

@@ -9,10 +9,10 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from myrm_tui.context.answered import AnsweredOutputTrim
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.referred import referred_lines
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.steps.answered import AnsweredOutputTrim
+from myrm_tui.context.text.referred import referred_lines
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from tests.helpers import run_pipeline, run_step, view_for

@@ -13,7 +13,7 @@ from tests.helpers import call, conversation, run_pipeline
 
 
 def test_salient_lines_keep_results_errors_and_located_lines_verbatim() -> None:
-    from myrm_tui.context.ledger import P_RESULT, salient_lines
+    from myrm_tui.context.summary.ledger import P_RESULT, salient_lines
 
     noise = "\n".join(f"    x_{i} = compute({i})" for i in range(60))
     out = (
@@ -37,7 +37,7 @@ def test_salient_lines_keep_results_errors_and_located_lines_verbatim() -> None:
 
 
 def test_salient_lines_keep_a_short_output_whole_and_json_items_in_their_own_separators() -> None:
-    from myrm_tui.context.ledger import salient_lines
+    from myrm_tui.context.summary.ledger import salient_lines
 
     assert [
         ln.text
@@ -54,7 +54,7 @@ def test_salient_lines_keep_a_short_output_whole_and_json_items_in_their_own_sep
 
 
 def test_ledger_fit_drops_repeats_then_lowest_priority_and_keeps_order() -> None:
-    from myrm_tui.context.ledger import P_PROSE, P_RESULT, P_USER, Line, fit
+    from myrm_tui.context.summary.ledger import P_PROSE, P_RESULT, P_USER, Line, fit
 
     lines = [
         Line("user: use the sqlite backend", P_USER),
@@ -152,7 +152,7 @@ async def test_consolidation_keeps_the_priority_each_line_was_written_with() -> 
 
 
 def test_ledger_lines_of_replies_medium_outputs_and_numbered_views() -> None:
-    from myrm_tui.context.ledger import (
+    from myrm_tui.context.summary.ledger import (
         P_CODE,
         P_DECISION,
         P_FILL,

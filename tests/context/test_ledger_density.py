@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from myrm_tui.context.ledger import (
+from myrm_tui.context.summary.ledger import (
     P_CALL,
     P_RESULT,
     P_USER,
@@ -84,7 +84,7 @@ def test_fit_drops_redundant_lines_before_any_other() -> None:
 
 
 def test_an_output_line_the_next_message_quotes_ranks_with_the_commands() -> None:
-    from myrm_tui.context.ledger import promote_quoted
+    from myrm_tui.context.summary.ledger import promote_quoted
 
     prints = [f"case {k}: value {k * 7}" for k in range(30)]
     prints.insert(15, "DEBUG: self._data.array dtype: object")

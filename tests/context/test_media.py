@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from myrm_tui.context.media import MediaFilter, MediaResolve
+from myrm_tui.context.steps.media import MediaFilter, MediaResolve
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
 from tests.helpers import run_step, view_for

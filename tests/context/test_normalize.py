@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from myrm_tui.context.invariants import check_view
-from myrm_tui.context.normalize import INTERRUPTED, normalize
+from myrm_tui.context.steps.normalize import INTERRUPTED, normalize
 from myrm_tui.context.types import Message
 from tests.helpers import call
 

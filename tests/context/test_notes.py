@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from myrm_tui.context.notes import SessionNotes
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.steps.notes import SessionNotes
 from myrm_tui.context.types import SYNTHETIC_TAG
 from tests.helpers import conversation, run_pipeline, run_step, view_for
 

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 from myrm_tui.agent.events import TurnFailed
-from myrm_tui.context import summary_model
-from myrm_tui.context.normalize import TOOL_NAME
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.steps.normalize import TOOL_NAME
+from myrm_tui.context.summary import fields as summary_model
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -153,8 +153,8 @@ async def test_a_stored_bad_tool_name_is_repaired_on_the_way_out() -> None:
 
 
 async def test_notes_enter_the_view_within_their_share() -> None:
-    from myrm_tui.context.notes import SessionNotes
     from myrm_tui.context.step import CompactionPlan, Level
+    from myrm_tui.context.steps.notes import SessionNotes
     from tests.helpers import COUNTER, config_for, run_step, view_for
 
     state = ContextState(notes=[f"note {i}: " + "n" * 1_990 for i in range(50)])
@@ -194,9 +194,9 @@ async def test_a_first_message_of_half_the_window_lets_a_session_run_ninety_tool
 
 
 async def test_head_anchor_cuts_a_first_message_over_its_share_before_compress() -> None:
-    from myrm_tui.context.fit import HeadAnchor
     from myrm_tui.context.invariants import extract_protected_head
     from myrm_tui.context.step import CompactionPlan, Level
+    from myrm_tui.context.steps.fit import HeadAnchor
     from tests.helpers import COUNTER, config_for, run_step, view_for
 
     spec = "Build it.\n" + "\n".join(f"requirement {i}: latency under {i} ms" for i in range(800))

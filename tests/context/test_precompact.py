@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.precompact import PreCompact
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import Level
+from myrm_tui.context.steps.precompact import PreCompact
 from myrm_tui.context.types import Message
 from tests.helpers import COUNTER, conversation, run_pipeline, run_step, view_for
 
@@ -46,8 +46,8 @@ def test_a_landing_within_a_round_of_the_point_plans_against_the_usual_round() -
     """When the room a compaction left holds fewer than two of the largest recent rounds, the warm-cache
     point is one usual round (the third quartile, times its margin) under the budget, not 87.5 % of it:
     a usual round from below that point cannot reach the net."""
-    from myrm_tui.context.precompact import PreCompactSettings, band_for, usual_round
     from myrm_tui.context.step import settings_for
+    from myrm_tui.context.steps.precompact import PreCompactSettings, band_for, usual_round
 
     s = settings_for(PreCompactSettings, ContextConfig(max_context_tokens=4_000))
     growth = [300, 320, 340, 360, 380, 400, 420, 1_000]  # one large round among usual ones
@@ -65,7 +65,7 @@ async def test_a_planned_compaction_past_90_percent_goes_to_the_full_depth_and_t
     """Past 90 % of the budget a view that still fits is compacted as planned (record: threshold), at the
     full level's depth; the same view with auto-compaction off is the emergency net's, at its depth; a
     view over the budget is the net's too."""
-    from myrm_tui.context.compaction import trigger_for
+    from myrm_tui.context.compaction.record import trigger_for
 
     config = ContextConfig(max_context_tokens=10_000)
     raw = [Message(role="system", content="s", id="s"), Message(role="user", content="task", id="u0")]

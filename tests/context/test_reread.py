@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.reread import FileIntegrityGuard, PostCompactionReread
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import CompactionPlan, Level
+from myrm_tui.context.steps.reread import FileIntegrityGuard, PostCompactionReread
 from myrm_tui.context.types import Message, ToolCall
 from tests.helpers import conversation, run_pipeline, run_step, view_for
 

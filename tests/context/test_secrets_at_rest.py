@@ -18,7 +18,8 @@ from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import collect, make_agent, openai_settings
 
-# Eleven of the token formats of context/secret_rules.py, each the first line of a file the agent reads.
+# Eleven of the token formats of context/privacy/secret_rules.py, each the first line of a file the agent
+# reads.
 SECRETS = {
     "ANTHROPIC_API_KEY": "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
     "OPENAI_API_KEY": "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ012345",

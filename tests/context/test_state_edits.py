@@ -25,7 +25,7 @@ from myrm_tui.context.edits import (
 )
 from myrm_tui.context.pipeline import Transaction
 from myrm_tui.context.state import ContextState
-from myrm_tui.context.summary_model import Summary
+from myrm_tui.context.summary.fields import Summary
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from myrm_tui.context import ledger
+from myrm_tui.context.summary import ledger
 from myrm_tui.context.types import Message, ToolCall
 from tests.helpers import run_pipeline
 

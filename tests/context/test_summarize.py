@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
+from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.step import CompactionPlan, Level
-from myrm_tui.context.summarize import Summarize, SummaryAuditor
+from myrm_tui.context.steps.summarize import Summarize, SummaryAuditor
 from myrm_tui.context.types import Message, ToolCall
 from tests.helpers import call, conversation, run_pipeline, run_step, view_for
 
@@ -110,7 +110,7 @@ def test_auditor_requires_protected_facts() -> None:
             ),
         )
     ]
-    from myrm_tui.context import summary_model
+    from myrm_tui.context.summary import fields as summary_model
 
     intent, limits = CompressionIntent.build(raw), ContextConfig()
     s = summary_model.Summary()
@@ -121,7 +121,7 @@ def test_auditor_requires_protected_facts() -> None:
 
 
 async def test_incremental_merge_drops_resolved_blockers() -> None:
-    from myrm_tui.context import summary_model
+    from myrm_tui.context.summary import fields as summary_model
 
     old = summary_model.Summary(blocked_items=("`pytest` still failing",), next_steps=("fix pytest",))
     new = summary_model.Summary(completed_actions=("`pytest` → ok",))

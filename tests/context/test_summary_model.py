@@ -13,10 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.agent.events import TurnDone
-from myrm_tui.context import ledger, summary_model
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.state import ContextState
-from myrm_tui.context.summary_model import FIELDS, LIST_FIELDS, Summary, fit_block, merge
+from myrm_tui.context.summary import fields as summary_model
+from myrm_tui.context.summary import ledger
+from myrm_tui.context.summary.fields import FIELDS, LIST_FIELDS, Summary, fit_block, merge
 from myrm_tui.context.types import UNVERIFIED_CONTEXT_MARKER, Message, synthetic_user
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -263,7 +264,7 @@ def _files(workspace: Path) -> None:
 
 
 def test_a_block_copies_the_goal_only_where_the_view_lacks_the_users_first_message() -> None:
-    from myrm_tui.context.summary_model import copies_of, extract
+    from myrm_tui.context.summary.fields import copies_of, extract
 
     words = "Fix the off-by-one in paginate() in src/pager.py.  It drops the last page " + "x " * 400
     goal = extract([], words).user_goal
@@ -327,7 +328,7 @@ async def test_the_agent_keeps_the_users_goal_through_automatic_compactions(
 @pytest.mark.parametrize("window", [2_000, 4_000, 16_000])
 async def test_the_goal_is_in_every_compacted_request_in_the_head_or_in_the_block(window: int) -> None:
     """HeadAnchor may cut a long first message; where the cut left the goal out, the block says it."""
-    from myrm_tui.context.summary_model import extract
+    from myrm_tui.context.summary.fields import extract
     from tests.helpers import conversation, run_pipeline
 
     task = "Port the billing service to the new queue. " + " ".join(

@@ -10,7 +10,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from myrm_tui.context import ledger, summary_model
+from myrm_tui.context.summary import fields as summary_model
+from myrm_tui.context.summary import ledger
 from myrm_tui.context.types import Message, ToolCall
 from tests.helpers import run_pipeline
 

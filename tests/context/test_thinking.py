@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from myrm_tui.context.thinking import ThinkingBlockCleaner
+from myrm_tui.context.steps.thinking import ThinkingBlockCleaner
 from myrm_tui.context.types import Message
 from tests.helpers import call, run_step, view_for
 

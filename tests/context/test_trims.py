@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from myrm_tui.context.answered import AnsweredOutputTrim
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.reasoning import ReasoningTrim, shorten, spans
 from myrm_tui.context.state import ContextState
+from myrm_tui.context.steps.answered import AnsweredOutputTrim
+from myrm_tui.context.steps.reasoning import ReasoningTrim, shorten, spans
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
 from tests.helpers import call, run_pipeline, run_step, view_for
@@ -228,7 +228,7 @@ async def test_a_trim_of_a_filtered_output_stays_in_later_requests() -> None:
 async def test_the_summary_ledger_reads_a_trimmed_message_as_it_came() -> None:
     """Summarize keeps each message's ledger lines once: a trimmed copy shares its original's (so a trim
     costs no second scan of the output) and a compaction reads the whole text, from the vault."""
-    from myrm_tui.context.summarize import Summarize
+    from myrm_tui.context.steps.summarize import Summarize
 
     vault = ArtifactVault("t")
     raw = answered()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from myrm_tui.context.ttl_prune import CacheTTLPrune
+from myrm_tui.context.steps.ttl_prune import CacheTTLPrune
 from tests.helpers import conversation, run_step, view_for
 
 

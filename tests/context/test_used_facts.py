@@ -1,5 +1,6 @@
 """Tool-output facts kept: when an output folds into the summary, the ids, amounts and statuses of it that
-the agent used later stay in the ledger (context/ledger.py ``used_lines``), however full the ledger is."""
+the agent used later stay in the ledger (context/summary/ledger.py ``used_lines``), however full the ledger
+is."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 
 import pytest
 
-from myrm_tui.context import ledger
+from myrm_tui.context.summary import ledger
 from myrm_tui.context.types import Message, ToolCall
 from tests.helpers import run_pipeline
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from myrm_tui.agent.events import ToolFinished, TurnFailed
-from myrm_tui.context import cache_optimize
+from myrm_tui.context.steps import cache_optimize
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply

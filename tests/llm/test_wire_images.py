@@ -10,7 +10,7 @@ from typing import Any
 
 from myrm_tui.agent.images import image_paths_in
 from myrm_tui.agent.tools.files import FileReadTool
-from myrm_tui.context.cache_optimize import IMAGE_STAND_IN, render
+from myrm_tui.context.steps.cache_optimize import IMAGE_STAND_IN, render
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply

@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from myrm_tui.context.call_args import whole_text
+from myrm_tui.context.text.call_args import whole_text
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store.db import Store

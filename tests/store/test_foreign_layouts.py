@@ -17,7 +17,7 @@ from myrm_tui.bench.probegen import read_corpus
 from myrm_tui.bench.run import make_strategies
 from myrm_tui.bench.runner import Prices, StrategyResult, replay
 from myrm_tui.context.invariants import check_tool_pairing
-from myrm_tui.context.normalize import INTERRUPTED
+from myrm_tui.context.steps.normalize import INTERRUPTED
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.store.foreign import NO_RESULT, read_session, sessions_in
 

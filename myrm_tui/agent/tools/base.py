@@ -14,7 +14,7 @@ from myrm_tui.agent.permissions import Assessment, CommandRules
 from myrm_tui.agent.proc import decode_output  # noqa: F401  (re-exported: its old home)
 from myrm_tui.agent.tools.errors import ToolError
 from myrm_tui.context.edits import StateEdit
-from myrm_tui.context.reread import FileIntegrityGuard
+from myrm_tui.context.steps.reread import FileIntegrityGuard
 from myrm_tui.context.vault import ArtifactVault
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from myrm_tui.context.compaction import Compaction, short_tokens
+from myrm_tui.context.compaction.record import Compaction, short_tokens
 
 SHOWN_ITEMS = 40
 

@@ -32,7 +32,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput, collapse
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.vault_card import VaultArtifactCard
 from myrm_tui.app.widgets.vault_pane import VaultPane
-from myrm_tui.context.compaction import Compaction
+from myrm_tui.context.compaction.record import Compaction
 from myrm_tui.context.types import Message, ToolCall
 
 

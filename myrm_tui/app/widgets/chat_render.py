@@ -17,7 +17,7 @@ from myrm_tui.app.widgets.compaction_row import CompactionRow
 from myrm_tui.app.widgets.prompt_input import PASTE_CHARS, PASTE_LINES, collapse
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.vault_card import VaultArtifactCard
-from myrm_tui.context.compaction import Compaction
+from myrm_tui.context.compaction.record import Compaction
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.safe_text import sanitize
 

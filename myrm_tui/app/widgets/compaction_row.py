@@ -14,7 +14,7 @@ from textual.widgets import Label, ListItem, ListView, Static
 from myrm_tui import plain_words
 from myrm_tui.app.widgets.plain import PlainCollapsible
 from myrm_tui.app.widgets.vault_pane import VaultPane
-from myrm_tui.context.compaction import Compaction, LeftItem, short_tokens
+from myrm_tui.context.compaction.record import Compaction, LeftItem, short_tokens
 from myrm_tui.safe_text import sanitize
 
 PIN_MARK = "📌 "

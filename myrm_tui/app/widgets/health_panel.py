@@ -18,7 +18,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from myrm_tui.app.live import LiveContext
-from myrm_tui.context.compaction import compactions_of
+from myrm_tui.context.compaction.record import compactions_of
 
 if TYPE_CHECKING:
     from myrm_tui.app.messages import PanelInfo

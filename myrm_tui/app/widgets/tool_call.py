@@ -21,7 +21,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from myrm_tui.app.widgets.plain import PlainCollapsible
-from myrm_tui.context.call_args import call_args
+from myrm_tui.context.text.call_args import call_args
 from myrm_tui.context.types import ToolCall
 from myrm_tui.safe_text import sanitize
 

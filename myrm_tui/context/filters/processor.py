@@ -13,16 +13,16 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from myrm_tui.context.budget_guard import ContextBudgetGuard
 from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.filters.budget_guard import ContextBudgetGuard
 from myrm_tui.context.filters.rules import RuleEngine
 from myrm_tui.context.filters.shell import compress_shell, strip_ansi
 from myrm_tui.context.filters.structural import structural_extract
-from myrm_tui.context.ledger import condense
-from myrm_tui.context.referred import as_numbered_view, with_arrows
-from myrm_tui.context.signals import COMMAND_TOOLS, command_of
 from myrm_tui.context.step import Request, Rewritten, Trace, View
-from myrm_tui.context.trimming import head_tail, pointer_note
+from myrm_tui.context.summary.ledger import condense
+from myrm_tui.context.text.referred import as_numbered_view, with_arrows
+from myrm_tui.context.text.signals import COMMAND_TOOLS, command_of
+from myrm_tui.context.text.trimming import head_tail, pointer_note
 from myrm_tui.context.types import Message, ToolCall
 
 log = logging.getLogger(__name__)

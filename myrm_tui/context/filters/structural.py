@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import yaml
 
-from myrm_tui.context.trimming import trim_json_text, trim_json_value
+from myrm_tui.context.text.trimming import trim_json_text, trim_json_value
 
 _TAG = re.compile(r"<(/?)([A-Za-z][\w:.-]*)[^>]*?(/?)>")
 _LOG_LINE = re.compile(

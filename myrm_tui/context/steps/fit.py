@@ -31,10 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from myrm_tui.context import ledger, summary_model
-from myrm_tui.context.compress import _shrunk
 from myrm_tui.context.invariants import group_spans
-from myrm_tui.context.pinned import PIN_SHARE, pinned_text
 from myrm_tui.context.step import (
     CompactionPlan,
     Configured,
@@ -44,6 +41,10 @@ from myrm_tui.context.step import (
     Trace,
     View,
 )
+from myrm_tui.context.steps.compress import _shrunk
+from myrm_tui.context.steps.pinned import PIN_SHARE, pinned_text
+from myrm_tui.context.summary import fields as summary_model
+from myrm_tui.context.summary import ledger
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.context.vault import ArtifactVault

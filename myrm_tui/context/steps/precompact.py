@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.fit import pinned_tokens
 from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.state import ContextState, message_to_dict
 from myrm_tui.context.step import CompactionPlan, Configured, Level, Planned, Trace, View, settings_for
+from myrm_tui.context.steps.fit import pinned_tokens
 
 
 @dataclass(frozen=True, slots=True)

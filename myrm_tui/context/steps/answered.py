@@ -11,7 +11,7 @@ later, and each is smaller.
 
 What stays is what later turns refer back to: the fact ledger's salient lines (result and error lines,
 ``path:12:`` hits, definitions, paths, ids, a JSON output's items, the last line), the lines the reply
-quoted or refers to (``referred.py``: a token its text or calls use, a line a call quotes whole — taken
+quoted or refers to (``text/referred.py``: a token its text or calls use, a line a call quotes whole — taken
 from the whole output when the filter had cut them), and all of a short output; within the same share.
 The full text goes to the vault; the trim says where. The rewrite is sticky (a decision), so the message
 then looks the same in every request until a compaction.
@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from myrm_tui.context import ledger
 from myrm_tui.context.filters.processor import split_header
 from myrm_tui.context.filters.shell import strip_ansi
-from myrm_tui.context.referred import as_numbered_view, merged, referred_lines, with_arrows
 from myrm_tui.context.step import Configured, Rewritten, Trace, View
+from myrm_tui.context.summary import ledger
+from myrm_tui.context.text.referred import as_numbered_view, merged, referred_lines, with_arrows
 from myrm_tui.context.types import Message
 
 # Anthropic's prices relative to uncached input (the dearest common case; OpenAI's are gentler).

@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Iterator
 from functools import lru_cache
 
-from myrm_tui.context.call_args import SHELL_TOOLS, call_args
+from myrm_tui.context.text.call_args import SHELL_TOOLS, call_args
 from myrm_tui.context.types import Message, ToolCall
 
 _RC_TAG = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from myrm_tui.context import signals
 from myrm_tui.context.filters.shell import strip_ansi
-from myrm_tui.context.trimming import head_tail
+from myrm_tui.context.text import signals
+from myrm_tui.context.text.trimming import head_tail
 from myrm_tui.context.types import Message
 
 log = logging.getLogger(__name__)

@@ -6,6 +6,10 @@ like the ring: the view plus the tool schemas; duration; the rewrite's cache cos
 history (the summary and its source) and **what left the view**: every message folded away or output
 shortened, with a one-line gist and a ``vault://`` pointer with the line range where it can be read
 again (``file_read_tool(paths=[uri], line_range=...)`` and the vault pane number lines the same way).
+
+Was the module ``compaction`` (context's compaction.py before the rooms).
+The spec has no class for it: it is the record of one compaction (Layer 4), whose summary it stores as
+``compacted_summary``.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from myrm_tui.context.call_args import call_args
+from myrm_tui.context.text.call_args import call_args
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import VaultEntry, readable
 
@@ -44,7 +48,7 @@ def gist(m: Message) -> str:
         text = lines[0] if lines else m.text.strip()
         if m.role == "tool" and m.name:
             text = f"{m.name} output: {text}"
-    from myrm_tui.context.redact import redact  # not on the first frame's path (the UI shows records)
+    from myrm_tui.context.privacy.redact import redact  # not on the first frame's path (the UI shows records)
 
     # guard: secrets-at-rest-a-compaction-records
     text = " ".join(redact(text).split())
@@ -165,7 +169,7 @@ def trigger_for(reason: str, level: str, focus: str) -> Trigger:
         return "manual"
     if reason.startswith("context overflow"):
         return "overflow"
-    if reason == "fit to budget":  # the fit step cut a request that was not compacting (context/fit.py)
+    if reason == "fit to budget":  # the fit step cut a request that was not compacting (context/steps/fit.py)
         return "fit"
     if reason.startswith("threshold"):  # planned, at any level (a planned compaction may pass 90 %)
         return "threshold"
@@ -220,7 +224,7 @@ def build_compaction(c: CompactionInput) -> Compaction:
 
 
 def _redacted(text: str) -> str:
-    from myrm_tui.context.redact import redact
+    from myrm_tui.context.privacy.redact import redact
 
     return redact(text)
 

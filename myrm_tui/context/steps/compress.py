@@ -28,13 +28,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from myrm_tui.context import signals
-from myrm_tui.context.call_args import call_args, whole_text
-from myrm_tui.context.intent import CompressionIntent
+from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.step import Condensation, Configured, Level, Request, Trace, View
+from myrm_tui.context.text import signals
+from myrm_tui.context.text.call_args import call_args, whole_text
+from myrm_tui.context.text.trimming import head_tail, pointer_note
 from myrm_tui.context.tokens import TokenCounter
-from myrm_tui.context.trimming import head_tail, pointer_note
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 

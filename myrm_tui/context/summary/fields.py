@@ -3,6 +3,9 @@ re-fitting to a share of the window, rendering, and its JSON form at the store b
 
 Rendering puts ``blocked_items`` and ``next_steps`` last: the end of a long message is where models
 attend best ("lost in the middle"), and those two fields are what the agent must act on.
+
+Was the module ``summary_model`` (context's summary_model.py before the rooms).
+The spec (Layer 4, Structured Summarization) calls this the structured summary with 14 fields.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from myrm_tui.context import ledger, signals
-from myrm_tui.context.redact import redact
+from myrm_tui.context.privacy.redact import redact
+from myrm_tui.context.summary import ledger
+from myrm_tui.context.text import signals
 from myrm_tui.context.types import SYNTHETIC_TAG, UNVERIFIED_CONTEXT_MARKER, Message
 
 
@@ -496,8 +500,9 @@ def _hard_cut(text: str, max_tokens: int, count: Callable[[str], int]) -> Fitted
 
 @dataclass(frozen=True, slots=True)
 class PreparedSummary:
-    """An audited 14-field summary of the messages whose stored ids are ``covers`` (``context/prepared.py``
-    prepares and adopts it; here because the step contract carries it: no import circle)."""
+    """An audited 14-field summary of the messages whose stored ids are ``covers``
+    (``context/summary/prepared.py`` prepares and adopts it; here because the step contract carries it: no
+    import circle)."""
 
     summary: Summary
     covers: frozenset[str]

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from myrm_tui.context.ledger import DECIDE
 from myrm_tui.context.step import Configured, Rewritten, Trace, View
+from myrm_tui.context.summary.ledger import DECIDE
 from myrm_tui.context.types import Message
 
 # A fact-like span: backticked code, a file name, snake_case / camelCase / CamelCase identifiers, a number

@@ -19,7 +19,7 @@ import logging
 import re
 from collections.abc import Callable
 
-from myrm_tui.context.secret_rules import BENIGN_LAST_PART, BENIGN_VALUES, NAME_WORDS, TOKENS
+from myrm_tui.context.privacy.secret_rules import BENIGN_LAST_PART, BENIGN_VALUES, NAME_WORDS, TOKENS
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import contextvars
 from typing import Any
 
-from myrm_tui.context.cache_break import detect, fingerprints
 from myrm_tui.context.model_facts import family, model_kind
+from myrm_tui.context.report.cache_break import detect, fingerprints
 from myrm_tui.context.step import CachePlanned, CacheRecord, NoSettings, Unconfigured, View
 from myrm_tui.context.types import Message
 

@@ -13,9 +13,9 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from myrm_tui.context import signals
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import Configured, Reread, Rewritten, View
+from myrm_tui.context.text import signals
 from myrm_tui.context.types import Message, synthetic_user
 
 

@@ -15,13 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from myrm_tui.context import ledger, signals, summary_model
+from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.intent import CompressionIntent
 from myrm_tui.context.invariants import extract_protected_head
 from myrm_tui.context.step import Trace
-from myrm_tui.context.summary_model import PreparedSummary as PreparedSummary
-from myrm_tui.context.summary_model import Summary
+from myrm_tui.context.summary import fields as summary_model
+from myrm_tui.context.summary import ledger
+from myrm_tui.context.summary.fields import PreparedSummary as PreparedSummary
+from myrm_tui.context.summary.fields import Summary
+from myrm_tui.context.text import signals
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.trimming import head_tail, pointer_note, trim_json_text
+from myrm_tui.context.text.trimming import head_tail, pointer_note, trim_json_text
 from myrm_tui.context.vault import ArtifactVault
 
 MIN_AFFORDABLE_CHARS = 4_000

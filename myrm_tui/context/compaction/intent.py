@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from myrm_tui.context import signals
+from myrm_tui.context.text import signals
 from myrm_tui.context.types import Message
 
 RECENT_WINDOW = 24  # messages scanned for failed calls

@@ -16,12 +16,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.context import ledger, prepared, signals, summary_model
-from myrm_tui.context.prepared import AuditResult as AuditResult
-from myrm_tui.context.prepared import SummaryAuditor, parse_summary_json
-from myrm_tui.context.redact import redact
+from myrm_tui.context.privacy.redact import redact
 from myrm_tui.context.step import Configured, Request, Rewritten, SummaryBlock, SummaryRecord, Trace, View
-from myrm_tui.context.summary_model import Summary
+from myrm_tui.context.summary import fields as summary_model
+from myrm_tui.context.summary import ledger, prepared
+from myrm_tui.context.summary.fields import Summary
+from myrm_tui.context.summary.prepared import AuditResult as AuditResult
+from myrm_tui.context.summary.prepared import SummaryAuditor, parse_summary_json
+from myrm_tui.context.text import signals
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.context.vault import VaultEntry
 

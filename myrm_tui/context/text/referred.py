@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from myrm_tui.context import ledger
+from myrm_tui.context.summary import ledger
 from myrm_tui.context.types import Message
 
 QUOTED_MIN_CHARS = 12  # shorter lines (``end``, ``return None``) are quoted by chance

@@ -1,0 +1,1 @@
+"""A compaction: its typed record and the ``CompressionIntent`` that guides compression."""

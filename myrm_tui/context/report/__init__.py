@@ -1,0 +1,1 @@
+"""Figures about the view: what fills the window, why a prefix cache will miss."""

@@ -1,0 +1,1 @@
+"""The pipeline's steps, a module each (``fit`` and ``media`` hold two)."""

@@ -1,0 +1,1 @@
+"""The 14-field summary: its data (``fields``), one prepared ahead, the ledger of kept facts."""
