@@ -114,14 +114,14 @@ def find_test(test: str, root: Path = ROOT) -> str:
 R, A, T, L, J, H = (
     "tests/agent/test_resilience.py",
     "tests/agent/test_agent.py",
-    "tests/agent/test_tools.py",
-    "tests/llm/test_llm_client.py",
-    "tests/agent/test_jobs.py",
+    "tests/agent/tools/test_tools.py",
+    "tests/llm/test_client.py",
+    "tests/agent/tools/test_jobs.py",
     "tests/agent/test_hooks.py",
 )
-B = "tests/agent/test_boundary.py"
-F, P = "tests/context/test_fit_properties.py", "tests/context/test_poisons.py"
-X = "tests/agent/test_tool_hardening.py"
+B = "tests/agent/tools/test_boundary.py"
+F, P = "tests/context/steps/test_fit_properties.py", "tests/flows/test_poisons.py"
+X = "tests/agent/tools/test_tool_hardening.py"
 
 MUTANTS = (
     Mutant(
@@ -202,7 +202,7 @@ MUTANTS = (
         "l1-mcp-vault-spill",
         "if len(text) <= self.max_output_chars:",
         "if True:",
-        ("tests/agent/test_mcp.py::test_mcp_tools_are_bound_called_spilled_and_survive_a_crash",),
+        ("tests/agent/test_mcp_client.py::test_mcp_tools_are_bound_called_spilled_and_survive_a_crash",),
     ),
     Mutant(
         "L2 subagent auto-vault",
@@ -210,8 +210,8 @@ MUTANTS = (
         "    if len(text) <= VAULT_CHARS:",
         "    if True:",
         (
-            "tests/agent/test_subagent.py::test_child_log_is_vaulted_and_the_parent_stays_in_budget",
-            "tests/agent/test_subagent.py::test_distillation_tiers",
+            "tests/agent/tools/test_subagent.py::test_child_log_is_vaulted_and_the_parent_stays_in_budget",
+            "tests/agent/tools/test_subagent.py::test_distillation_tiers",
         ),
     ),
     Mutant(
@@ -267,7 +267,7 @@ MUTANTS = (
         "landing = budget",
         (
             f"{F}::test_every_request_fits_and_compactions_make_progress",
-            "tests/context/test_fit.py::test_a_compaction_is_fitted_under_the_landing_level_not_just_under_the_budget",
+            "tests/context/steps/test_fit.py::test_a_compaction_is_fitted_under_the_landing_level_not_just_under_the_budget",
         ),
     ),
     Mutant(
@@ -282,7 +282,9 @@ MUTANTS = (
         "pre-compact-a-view-over-the-budget",
         "elif tokens > s.fit_budget:",
         "elif False:",
-        ("tests/context/test_precompact.py::test_a_view_over_the_budget_compacts_even_while_backing_off",),
+        (
+            "tests/context/steps/test_precompact.py::test_a_view_over_the_budget_compacts_even_while_backing_off",
+        ),
     ),
     Mutant(
         "tool names checked before anything is stored",
@@ -318,7 +320,7 @@ MUTANTS = (
         "        if kept_blocks and share - kept_tokens < share // CONSOLIDATE_AT:",
         "        if False:",
         (
-            "tests/context/test_summary_model.py::test_summary_blocks_take_at_most_their_share_at_every_request",
+            "tests/context/summary/test_fields.py::test_summary_blocks_take_at_most_their_share_at_every_request",
         ),
     ),
     Mutant(
@@ -327,7 +329,7 @@ MUTANTS = (
         "        head_user = summary_model.first_user_words(req.protected_head) or",
         '        head_user = next((m.text for m in req.protected_head if m.role == "user"), "") or',
         (
-            "tests/context/test_summary_model.py::"
+            "tests/context/summary/test_fields.py::"
             "test_a_session_that_starts_with_a_reminder_takes_the_users_first_words_as_its_goal",
         ),
     ),
@@ -337,7 +339,7 @@ MUTANTS = (
         "        previous = summary_model.repaired(state.summary, head_user)",
         "        previous = state.summary",
         (
-            "tests/context/test_summary_model.py::"
+            "tests/context/summary/test_fields.py::"
             "test_a_stored_reminder_goal_is_repaired_when_next_merged_and_never_sent_as_previous",
         ),
     ),
@@ -369,7 +371,7 @@ MUTANTS = (
         "    if False:\n        return text[:preview_chars]",
         (
             f"{H}::test_hook_spiller_keeps_small_output_and_truncates_without_a_vault",
-            "tests/agent/test_mcp.py::test_oversized_handler_falls_back_to_head_truncation_without_a_vault",
+            "tests/agent/test_mcp_client.py::test_oversized_handler_falls_back_to_head_truncation_without_a_vault",
         ),
     ),
     Mutant(
@@ -412,7 +414,7 @@ MUTANTS = (
         "redaction-of-summaries",
         "    return redact_pii(redact_credentials(text))",
         "    return text",
-        ("tests/agent/test_redact.py", f"{R}::test_secrets_never_reach_stored_summaries"),
+        ("tests/context/privacy/test_redact.py", f"{R}::test_secrets_never_reach_stored_summaries"),
     ),
     Mutant(
         "database owner-only",
@@ -583,7 +585,7 @@ MUTANTS = (
         "a-stream-without-usage-is-counted-by-us",
         "            if not usage_seen:",
         "            if False:",
-        ("tests/llm/test_local_model.py::test_embedded_model_streams_an_answer_from_a_child_process",),
+        ("tests/llm/test_local.py::test_embedded_model_streams_an_answer_from_a_child_process",),
     ),
     Mutant(
         "litellm counts no prompt with a tokenizer of its own",
@@ -713,7 +715,7 @@ MUTANTS = (
         "lines = merged(lines, refs, source)",
         "lines = list(lines)",
         (
-            "tests/context/test_keep_referenced.py::"
+            "tests/context/text/test_referred.py::"
             "test_a_line_the_filter_cut_comes_back_when_the_reply_refers_to_it",
         ),
     ),
@@ -732,7 +734,7 @@ MUTANTS = (
         'now = current[k] if k < len(current) else ""',
         "now = current[k]",
         (
-            "tests/context/test_cache_break_properties.py::test_a_request_that_ends_inside_the_previous_one_lost_its_tail",
+            "tests/context/report/test_cache_break.py::test_a_request_that_ends_inside_the_previous_one_lost_its_tail",
         ),
     ),
     Mutant(
@@ -741,7 +743,7 @@ MUTANTS = (
         "        checked = _adapter().validate_python(given)\n",
         "        checked = given\n",
         (
-            "tests/cli/test_config.py::test_a_bad_value_is_one_line_naming_file_key_expected_and_seen",
+            "tests/test_config.py::test_a_bad_value_is_one_line_naming_file_key_expected_and_seen",
             "tests/cli/test_cli.py::test_bad_config_file_is_one_line_exit_2",
         ),
     ),
@@ -752,7 +754,7 @@ MUTANTS = (
         '(ignored){hint}", fatal=False))',
         "        pass",
         (
-            "tests/cli/test_config.py::test_unknown_keys_warn_with_the_closest_key_and_the_rest_applies",
+            "tests/test_config.py::test_unknown_keys_warn_with_the_closest_key_and_the_rest_applies",
             "tests/cli/test_cli.py::test_doctor_reports_the_same_problems",
         ),
     ),
@@ -769,7 +771,7 @@ MUTANTS = (
         "        except yaml.YAMLError as exc:",
         "        except ZeroDivisionError as exc:",
         (
-            "tests/cli/test_config.py::test_a_malformed_workspace_filter_does_not_stop_the_pipeline",
+            "tests/test_config.py::test_a_malformed_workspace_filter_does_not_stop_the_pipeline",
             "tests/cli/test_cli.py::test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs",
         ),
     ),
@@ -779,8 +781,8 @@ MUTANTS = (
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",
         "    except ZeroDivisionError as exc:",
         (
-            "tests/bench/test_bench_input.py::test_garbage_gz",
-            "tests/bench/test_bench_input.py::test_truncated_gz",
+            "tests/bench/test_corpus.py::test_garbage_gz",
+            "tests/bench/test_corpus.py::test_truncated_gz",
         ),
     ),
     Mutant(
@@ -829,7 +831,7 @@ MUTANTS = (
         "embedded-model-a-second-request-queues",
         '            "--interrupt_requests",\n            "false",\n',
         "",
-        ("tests/llm/test_local_model.py::test_a_second_request_waits_instead_of_cutting_the_running_stream",),
+        ("tests/llm/test_local.py::test_a_second_request_waits_instead_of_cutting_the_running_stream",),
     ),
     Mutant(
         "embedded model: a dead child is named, not a transport error",
@@ -837,7 +839,7 @@ MUTANTS = (
         "        if proc is None:\n            return None\n        if proc.poll() is None:",
         "        if True:\n            return None\n        if proc.poll() is None:",
         (
-            "tests/llm/test_local_model.py::test_child_dying_mid_stream_ends_the_turn_clearly_and_the_next_turn_works",
+            "tests/llm/test_local.py::test_child_dying_mid_stream_ends_the_turn_clearly_and_the_next_turn_works",
         ),
     ),
     Mutant(
@@ -845,14 +847,14 @@ MUTANTS = (
         "embedded-model-each-call-learns-its-own",
         "        proc = child if child is not None else self.proc\n",
         "        proc = self.proc\n",
-        ("tests/llm/test_local_model.py::test_each_call_learns_its_own_child_died_whoever_saw_it_first",),
+        ("tests/llm/test_local.py::test_each_call_learns_its_own_child_died_whoever_saw_it_first",),
     ),
     Mutant(
         "embedded model: the child watches its parent",
         "embedded-model-the-child-watches",
         "        if os.getppid() != parent:\n            os._exit(0)",
         "        if False:\n            os._exit(0)",
-        ("tests/llm/test_local_model.py::test_the_child_exits_when_myrm_is_killed_with_sigkill",),
+        ("tests/llm/test_local.py::test_the_child_exits_when_myrm_is_killed_with_sigkill",),
     ),
     Mutant(
         "ask: SIGTERM/SIGHUP run its cleanup",
@@ -904,14 +906,16 @@ MUTANTS = (
         "redaction-credential-names",
         "        text = _redact_assignments(text)",
         "        pass",
-        ("tests/agent/test_redact.py",),
+        ("tests/context/privacy/test_redact.py",),
     ),
     Mutant(
         "redaction: a key across summary items keeps the items",
         "redaction-a-key-across-summary-items",
         "redact(_SEP.join(flat), keep_lines=True)",
         "redact(_SEP.join(flat))",
-        ("tests/agent/test_redact.py::test_a_key_across_summary_items_does_not_crash_and_is_masked",),
+        (
+            "tests/context/privacy/test_redact.py::test_a_key_across_summary_items_does_not_crash_and_is_masked",
+        ),
     ),
     Mutant(
         "vault entries in the message's transaction",
@@ -932,14 +936,14 @@ MUTANTS = (
         "one-writer-per-session-the-lease-refuses",
         '            if row is not None and row["token"] != mine and self._held(row):',
         "            if False:",
-        ("tests/store/test_session_lease.py",),
+        ("tests/store/test_leases.py",),
     ),
     Mutant(
         "state saves are compare-and-set",
         "state-saves-are-compare-and-set",
         "                if row is not None or expected != 0:",
         "                if False:",
-        ("tests/store/test_session_lease.py::test_state_saves_are_compare_and_set",),
+        ("tests/store/test_leases.py::test_state_saves_are_compare_and_set",),
     ),
     Mutant(
         "edits of one path serialised",
@@ -1197,7 +1201,7 @@ MUTANTS = (
         "any-text-can-be-stored",
         "factory=WholeTextConnection",
         "factory=sqlite3.Connection",
-        ("tests/store/test_any_text_stored.py::test_any_text_is_stored_with_lone_surrogates_replaced",),
+        ("tests/store/test_base.py::test_any_text_is_stored_with_lone_surrogates_replaced",),
     ),
     Mutant(
         "a request holding a lone surrogate is sent",
@@ -1230,7 +1234,7 @@ MUTANTS = (
         "linux_driver.getincrementaldecoder = _replacing_decoder",
         "pass",
         (
-            "tests/app/test_terminal_bytes.py::"
+            "tests/app/test_terminal_guard.py::"
             "test_bytes_that_are_not_utf8_on_the_terminal_arrive_as_replacement_characters",
         ),
     ),
@@ -1249,7 +1253,7 @@ MUTANTS = (
         "if not (found := self.query(Markdown)):",
         "if False:",
         (
-            "tests/app/test_quit_mid_reply.py::test_an_answer_torn_down_mid_stream_takes_the_last_chunks_without_raising",
+            "tests/app/widgets/test_quit_mid_reply.py::test_an_answer_torn_down_mid_stream_takes_the_last_chunks_without_raising",
         ),
     ),
     Mutant(
@@ -1275,7 +1279,7 @@ MUTANTS = (
         "problems = list(parsed.problems) if recorded else check(parsed, tool.parameters)",
         "problems = list(parsed.problems)",
         (
-            "tests/context/test_call_shapes.py::test_paths_42_gets_a_clear_error_and_later_turns_and_compactions_work",
+            "tests/flows/test_call_shapes.py::test_paths_42_gets_a_clear_error_and_later_turns_and_compactions_work",
         ),
     ),
     Mutant(
@@ -1283,7 +1287,7 @@ MUTANTS = (
         "a-lone-surrogate-in-a-calls-arguments",
         '        return _SURROGATE.sub("\\ufffd", s)\n',
         "        return s\n",
-        ("tests/context/test_call_shapes.py::test_the_accessor_reads_every_shape_without_raising",),
+        ("tests/flows/test_call_shapes.py::test_the_accessor_reads_every_shape_without_raising",),
     ),
     Mutant(
         "writers of two processes take turns on the writer lock (no starvation by the busy handler's polls)",
@@ -1318,8 +1322,8 @@ MUTANTS = (
         "        await self._to_the_end(release())\n",
         "        await release()\n",
         (
-            "tests/store/test_session_lease.py::test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_complete",
-            "tests/store/test_session_lease.py::test_a_lease_release_cut_by_a_cancel_still_lets_go_of_the_session",
+            "tests/store/test_leases.py::test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_complete",
+            "tests/store/test_leases.py::test_a_lease_release_cut_by_a_cancel_still_lets_go_of_the_session",
         ),
     ),
     Mutant(
@@ -1328,7 +1332,7 @@ MUTANTS = (
         "        await self._to_the_end(self._acquire_lease(sid))\n",
         "        await self._acquire_lease(sid)\n",
         (
-            "tests/store/test_session_lease.py::test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_complete",
+            "tests/store/test_leases.py::test_a_lease_taken_or_released_as_a_cancel_lands_on_its_commit_is_complete",
         ),
     ),
     Mutant(
@@ -1336,9 +1340,7 @@ MUTANTS = (
         "a-leases-token-is-forgotten-only-once",
         "        token = self._leases.get(sid)\n        if token is None:\n            return\n",
         "        token = self._leases.pop(sid, None)\n        if token is None:\n            return\n",
-        (
-            "tests/store/test_session_lease.py::test_a_lease_release_cut_by_a_cancel_still_lets_go_of_the_session",
-        ),
+        ("tests/store/test_leases.py::test_a_lease_release_cut_by_a_cancel_still_lets_go_of_the_session",),
     ),
     Mutant(
         "untrusted text: a tool card's heading is plain text, never markup ([/] ended the app)",
@@ -1371,8 +1373,8 @@ MUTANTS = (
         "        if not self.readable(event.time):\n            log.info(\n",
         "        if False:\n            log.info(\n",
         (
-            "tests/app/test_approval_keys.py::test_a_key_within_the_grace_period_or_typed_before_the_dialog_does_nothing",
-            "tests/app/test_approval_keys.py::test_a_message_typed_as_the_dialog_opens_neither_approves_nor_answers_it",
+            "tests/app/screens/test_approval.py::test_a_key_within_the_grace_period_or_typed_before_the_dialog_does_nothing",
+            "tests/app/screens/test_approval.py::test_a_message_typed_as_the_dialog_opens_neither_approves_nor_answers_it",
         ),
     ),
     Mutant(
@@ -1391,7 +1393,7 @@ MUTANTS = (
         "calls, over = asked[: self.max_calls], asked[self.max_calls :]",
         "calls, over = asked, asked[len(asked) :]",
         (
-            "tests/agent/test_reply_bounds.py::test_a_reply_of_many_calls_runs_a_bounded_number_at_a_bounded_pace",
+            "tests/agent/test_tool_runner.py::test_a_reply_of_many_calls_runs_a_bounded_number_at_a_bounded_pace",
         ),
     ),
     Mutant(
@@ -1400,7 +1402,7 @@ MUTANTS = (
         "            async with slots:\n",
         "            if slots:\n",
         (
-            "tests/agent/test_reply_bounds.py::test_a_reply_of_many_calls_runs_a_bounded_number_at_a_bounded_pace",
+            "tests/agent/test_tool_runner.py::test_a_reply_of_many_calls_runs_a_bounded_number_at_a_bounded_pace",
         ),
     ),
     Mutant(
@@ -1409,7 +1411,7 @@ MUTANTS = (
         'text = " ".join(redact(text).split())',
         'text = " ".join(text.split())',
         (
-            "tests/context/test_secrets_at_rest.py::test_no_secret_at_rest_outside_the_raw_tables_after_a_compaction",
+            "tests/flows/test_secrets_at_rest.py::test_no_secret_at_rest_outside_the_raw_tables_after_a_compaction",
         ),
     ),
     Mutant(
@@ -1417,7 +1419,7 @@ MUTANTS = (
         "a-vault-entry-whose-grammar-is-not",
         "        except LanguageDoesNotExist:\n",
         "        except ZeroDivisionError:\n",
-        ("tests/app/test_vault_pane.py::test_without_a_grammar_an_entry_is_shown_as_plain_text",),
+        ("tests/app/widgets/test_vault_pane.py::test_without_a_grammar_an_entry_is_shown_as_plain_text",),
     ),
     Mutant(
         "a chat body that is not plain JSON goes through the OpenAI SDK's own transform",
@@ -1441,7 +1443,7 @@ MUTANTS = (
         "        if self._owner is not None and self._owner is asyncio.current_task():\n",
         "        if False:\n",
         (
-            "tests/store/test_session_lease.py::test_a_lease_taken_and_released_inside_a_transaction_does_not_wait_for_it",
+            "tests/store/test_leases.py::test_a_lease_taken_and_released_inside_a_transaction_does_not_wait_for_it",
         ),
     ),
     Mutant(
@@ -1450,7 +1452,7 @@ MUTANTS = (
         "return min(self.level, Level.FULL) if self.planned else self.level",
         "return self.level",
         (
-            "tests/context/test_precompact.py::"
+            "tests/context/steps/test_precompact.py::"
             "test_a_planned_compaction_past_90_percent_goes_to_the_full_depth_and_the_net_to_emergency",
         ),
     ),
@@ -1460,7 +1462,7 @@ MUTANTS = (
         "elif (room := foldable_tokens(v)) < s.input_budget // 20:",
         "elif (room := foldable_tokens(v)) < 0:",
         (
-            "tests/context/test_precompact.py::"
+            "tests/context/steps/test_precompact.py::"
             "test_a_planned_compaction_that_could_fold_almost_nothing_is_skipped_until_the_net",
         ),
     ),
@@ -1470,7 +1472,7 @@ MUTANTS = (
         'return cheapest(self.quotes) or RouteQuote("span", fixed, 0.0)',
         'return RouteQuote("span", fixed, 0.0)',
         (
-            "tests/agent/test_summary_path.py::test_left_to_myrm_a_cheap_main_model_summarizes_from_its_own_cache",
+            "tests/agent/test_summary_prep.py::test_left_to_myrm_a_cheap_main_model_summarizes_from_its_own_cache",
         ),
     ),
     Mutant(
@@ -1479,7 +1481,7 @@ MUTANTS = (
         "if self.history_indexed:  # in the same transaction: a stored message is a searchable one",
         "if False:",
         (
-            "tests/store/test_history_search.py::"
+            "tests/store/test_history.py::"
             "test_every_stored_fact_is_found_in_the_top_five_with_a_pointer_that_reads_back",
         ),
     ),
@@ -1488,14 +1490,14 @@ MUTANTS = (
         "history-search-an-existing-database",
         "await history.catch_up(conn)",
         "pass",
-        ("tests/store/test_history_search.py::test_an_existing_database_is_backfilled_on_open",),
+        ("tests/store/test_history.py::test_an_existing_database_is_backfilled_on_open",),
     ),
     Mutant(
         "history_search: searches and their results are not indexed",
         "history-search-searches-and-their",
         'if r["role"] == "tool" and r["name"] == TOOL_NAME:',
         "if False:",
-        ("tests/agent/test_history_search_tool.py::test_answers_stay_bounded_and_say_when_nothing_matches",),
+        ("tests/agent/tools/test_history.py::test_answers_stay_bounded_and_say_when_nothing_matches",),
     ),
     Mutant(
         "one budget: the bench's myrm strategy derives it as the live agent does",
@@ -1510,7 +1512,9 @@ MUTANTS = (
         "a-folded-assistant-message-keeps-what-it",
         "return [*lines, *_redacted(ledger.stated_used_lines(m, lines, k, referred))]",
         "return lines",
-        ("tests/context/test_stated_facts.py::test_a_folded_decision_and_finding_stay_in_the_record",),
+        (
+            "tests/context/summary/test_stated_facts.py::test_a_folded_decision_and_finding_stay_in_the_record",
+        ),
     ),
     Mutant(
         "the Record merges by meaning: a superseded decision goes",
@@ -1518,8 +1522,8 @@ MUTANTS = (
         'gone = superseded([ln.text if ln.decided else "" for ln in uniq])',
         "gone = [False] * len(uniq)",
         (
-            "tests/context/test_supersede.py::test_a_folded_decision_superseded_by_a_later_one_leaves_the_summary",
-            "tests/context/test_supersede.py::test_a_superseded_decision_never_survives_next_to_its_successor",
+            "tests/context/summary/test_supersede.py::test_a_folded_decision_superseded_by_a_later_one_leaves_the_summary",
+            "tests/context/summary/test_supersede.py::test_a_superseded_decision_never_survives_next_to_its_successor",
         ),
     ),
     Mutant(
@@ -1528,7 +1532,7 @@ MUTANTS = (
         "                    self._kept_late(uniq[i]),\n",
         "",
         (
-            "tests/context/test_supersede.py::"
+            "tests/context/summary/test_supersede.py::"
             "test_a_referenced_fact_is_never_dropped_before_an_unreferenced_one_of_its_kind",
         ),
     ),
@@ -1537,17 +1541,14 @@ MUTANTS = (
         "history-search-a-failed-index-write",
         'except sqlite3.Error:\n            log.exception("history_search: indexing failed',
         'except ZeroDivisionError:\n            log.exception("history_search: indexing failed',
-        (
-            "tests/store/test_history_search.py::"
-            "test_a_failed_index_write_never_costs_the_message_and_is_retried",
-        ),
+        ("tests/store/test_history.py::test_a_failed_index_write_never_costs_the_message_and_is_retried",),
     ),
     Mutant(
         "a fold far over the window: the Record reads its span only",
         "a-fold-far-over-the-window-the-record",
         "start = ledger_start(removed, req, s.input_budget * LEDGER_SPAN_BUDGETS)",
         "start = 0",
-        ("tests/context/test_compaction_scale.py::test_the_record_reads_at_most_its_span_of_the_fold",),
+        ("tests/context/steps/test_summarize_scale.py::test_the_record_reads_at_most_its_span_of_the_fold",),
     ),
     Mutant(
         "the embedded model stores no environment block it is never sent",

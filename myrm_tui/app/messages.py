@@ -1,5 +1,5 @@
 """Messages of the TUI, typed dataclasses, one per fact (workers never touch widgets); each has one
-handler (``tests/app/test_one_handler.py``).
+handler (``tests/app/flows/test_one_handler.py``).
 
 The app's workers update the app's state themselves, then post what the chat screen draws (a session, a
 turn's events, panel data, a vault entry) to the screen, in the order it happened: those messages do not

@@ -26,7 +26,7 @@ from myrm_tui.config import ConfigError, resolve
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
-from tests.agent.test_tool_hardening import _group_alive, _wait_until, start_agent_child, start_child
+from tests.agent.tools.test_tool_hardening import _group_alive, _wait_until, start_agent_child, start_child
 from tests.helpers import run_myrm
 
 RG = shutil.which("rg") or str(Path(sys.executable).parent / "rg")

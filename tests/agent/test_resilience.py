@@ -37,7 +37,7 @@ from tests.helpers import (
     run_myrm,
     run_pipeline,
 )
-from tests.llm.test_llm_client import silent_server  # noqa: F401  (a fixture)
+from tests.llm.test_client import silent_server  # noqa: F401  (a fixture)
 
 if TYPE_CHECKING:
     from myrm_tui.agent.agent import Agent

@@ -17,7 +17,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.llm import local
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL, EmbeddedServer, runtime_available
 from tests.helpers import started, type_and_send, wait_until
-from tests.llm.test_local_model import CRASH_REPLY_TOKENS, STORY, _crash
+from tests.llm.test_local import CRASH_REPLY_TOKENS, STORY, _crash
 
 pytestmark = [
     pytest.mark.slow,

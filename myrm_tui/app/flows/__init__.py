@@ -2,7 +2,7 @@
 
 Textual finds a message's handlers along the app's MRO and an action by its attribute name, so a flow is
 a mixin: its handlers, actions and workers are the app's own, with no delegating stubs. Each handler and
-action is defined in one flow only (``tests/app/test_one_handler.py``).
+action is defined in one flow only (``tests/app/flows/test_one_handler.py``).
 
 - ``base``: what every flow shares: the chat screen, the status line, the live numbers, the header.
 - ``turn``: a turn and a replay, their events, the queue of typed messages, the approval dialog.

@@ -1,6 +1,6 @@
 """Quitting while the model's reply streams ends the app cleanly. The screen is torn down while chunks
 still arrive: a chunk that reached an answer whose Markdown was already removed raised ``NoMatches`` and
-the app ended with code 1 and a traceback on the terminal (found by ``tests/app/test_terminal_bytes.py``:
+the app ended with code 1 and a traceback on the terminal (found by ``tests/app/test_terminal_guard.py``:
 ctrl+q right after Enter in a real terminal, in 2 of 5 runs). The state that race leaves is built here
 directly: an answer whose children are gone, then more chunks."""
 

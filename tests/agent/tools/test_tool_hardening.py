@@ -178,7 +178,7 @@ asyncio.run(main(*sys.argv[1:]))
 
 def start_child(script: str, *args: str) -> warm.Process:
     """A real Python process running ``script`` with the package (and ``tests``) importable."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     return warm.Popen(
         [sys.executable, "-c", script, *args], cwd=root, env={**os.environ, "PYTHONPATH": str(root)}
     )
@@ -316,7 +316,7 @@ def test_ask_shows_escape_codes_from_files_and_the_model_inert(
         Reply(tool_calls=[("file_read_tool", {"paths": ["evil.txt"]})]),
         Reply(text=f"Read it.{CLEAR}{OSC52}{C1} Done."),
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     proc = run_myrm(
         ["ask", "read evil.txt", "--yes", *emulator_args(emulator, workspace)],
         env=cli_env(tmp_path),
@@ -371,7 +371,7 @@ def test_ask_prints_only_the_retrys_answer_after_a_cut_stream(
     proc = run_myrm(
         ["ask", "hi", *emulator_args(emulator, workspace)],
         env=cli_env(tmp_path, "cut.db"),
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "recovered\n"  # before: "xxxxxxxxrecovered"
@@ -433,7 +433,7 @@ def test_ask_reports_mcp_servers_that_fail_to_start_on_one_line_each(
         "--workspace",
         str(workspace),
     ]
-    proc = run_myrm(["ask", "hi", *args], env=env, cwd=Path(__file__).resolve().parents[2])
+    proc = run_myrm(["ask", "hi", *args], env=env, cwd=Path(__file__).resolve().parents[3])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "fine\n"
     lines = [line for line in proc.stderr.splitlines() if "MCP server" in line]
@@ -538,7 +538,7 @@ def test_a_hook_whose_child_keeps_its_stdout_leaves_no_traceback_at_exit(
         capture_output=True,
         text=True,
         env=env,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
         timeout=120,
     )
     assert proc.returncode == 0 and proc.stdout == "fine\n", proc.stderr

@@ -12,7 +12,7 @@ and vault shared as in a live session. On every request:
   it may not remove (system prompt, the first message's share, the newest round) leave room for it;
 - **amortized**: after the first compaction, at most one request in four compacts (plus one).
 
-CI runs a bounded, derandomized set; ``pytest -m slow tests/context/test_fit_properties.py`` runs long
+CI runs a bounded, derandomized set; ``pytest -m slow tests/context/steps/test_fit_properties.py`` runs long
 sessions.
 """
 
