@@ -740,8 +740,8 @@ MUTANTS = (
     Mutant(
         "config: types validated",
         "config-types-validated",
-        "        checked = _adapter().validate_python(given)\n",
-        "        checked = given\n",
+        "            checked[key] = _adapter(key).validate_python(value)\n",
+        "            checked[key] = value\n",
         (
             "tests/test_config.py::test_a_bad_value_is_one_line_naming_file_key_expected_and_seen",
             "tests/cli/test_cli.py::test_bad_config_file_is_one_line_exit_2",

@@ -6,8 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from myrm_tui.config import (
+    PASS_THROUGH,
     ConfigError,
     Problem,
     config_problems,
@@ -342,3 +345,34 @@ def test_a_malformed_workspace_filter_does_not_stop_the_pipeline(workspace: Path
     assert (
         "apt" in engine.rules and len(engine.problems) == 1 and str(rules / "mine.yaml") in engine.problems[0]
     )
+
+
+def test_the_pass_through_settings_are_the_unconstrained_str_and_bool_fields() -> None:
+    """``validate_values`` skips pydantic for these keys: exactly the str and bool fields that carry no
+    constraint (a field given a constraint later must leave the set, or its constraint would be skipped)."""
+    from myrm_tui.config import _annotated, _field_types, setting_keys
+
+    types = _field_types()
+    expected = {k for k in setting_keys() if types[k] in (str, bool) and k not in _annotated()}
+    assert expected == PASS_THROUGH
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(sorted(PASS_THROUGH)),
+    st.one_of(st.text(), st.booleans()),
+)
+def test_a_pass_through_setting_gets_what_pydantic_would_return(key: str, value: str | bool) -> None:
+    """The skipped validation changes nothing: a value of the field's own type comes back as pydantic
+    returns it, and any other value still goes through pydantic (and its errors)."""
+    from pydantic import ValidationError
+
+    from myrm_tui.config import _adapter, validate_values
+
+    got, problems = validate_values({key: value}, "test")
+    try:
+        expected = {key: _adapter(key).validate_python(value)}
+    except ValidationError:
+        assert got == {} and len(problems) == 1 and problems[0].fatal
+    else:
+        assert got == expected and problems == []
