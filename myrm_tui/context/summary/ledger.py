@@ -740,15 +740,20 @@ def used_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> lis
             break
     order = {t: i for i, t in enumerate(fact_tokens(text))}
     facts.sort(key=lambda t: order[t])
+    return _used_lines(facts, P_RESULT)
+
+
+def _used_lines(facts: list[str], priority: int) -> list[Line]:
+    """``facts`` packed into "used:" lines of at most ``USED_LINE_CHARS`` each, in order."""
     out: list[Line] = []
     row: list[str] = []
     for t in facts:
         if row and len(USED_PREFIX) + sum(len(x) + 3 for x in row) + len(t) > USED_LINE_CHARS:
-            out.append(Line(USED_PREFIX + " · ".join(row), P_RESULT))
+            out.append(Line(USED_PREFIX + " · ".join(row), priority))
             row = []
         row.append(t)
     if row:
-        out.append(Line(USED_PREFIX + " · ".join(row), P_RESULT))
+        out.append(Line(USED_PREFIX + " · ".join(row), priority))
     return out
 
 
@@ -827,13 +832,4 @@ def stated_used_lines(m: Message, lines: Sequence[Line], k: int, later: Referred
         size += len(t) + 3
         if len(facts) >= USED_MAX_FACTS or size >= USED_MAX_CHARS:
             break
-    out: list[Line] = []
-    row: list[str] = []
-    for t in facts:
-        if row and len(USED_PREFIX) + sum(len(x) + 3 for x in row) + len(t) > USED_LINE_CHARS:
-            out.append(Line(USED_PREFIX + " · ".join(row), P_STATED))
-            row = []
-        row.append(t)
-    if row:
-        out.append(Line(USED_PREFIX + " · ".join(row), P_STATED))
-    return out
+    return _used_lines(facts, P_STATED)
