@@ -433,3 +433,24 @@ def wait_exit(pid: int, timeout: float) -> None:
         assert ready, f"process {pid} still runs {timeout:.0f} s later"
     finally:
         os.close(pidfd)
+
+
+async def write_long_session(path: Path, rounds: int, words: Mapping[int, str] | None = None) -> str:
+    """A stored session of ``rounds`` rounds (a user message, a ``bash`` call and its result, an answer:
+    4 messages, 3 items) in one transaction; ``words`` puts a word before round N's question. Its id."""
+    store = await Store.open(path)
+    row = await store.create_session(title="long one")
+    async with store.transaction():
+        await store.append_message(row.id, Message(role="system", content="sys"))
+        for i in range(rounds):
+            word = f"{words[i]} " if words and i in words else ""
+            await store.append_message(row.id, Message(role="user", content=f"{word}question {i}"))
+            call = ToolCall(f"call{i}", "bash", f'{{"command": "ls dir{i}"}}')
+            await store.append_message(row.id, Message(role="assistant", content="", tool_calls=(call,)))
+            out = "<returncode>0</returncode>\n<output>\nfile.py\n</output>"
+            await store.append_message(
+                row.id, Message(role="tool", content=out, tool_call_id=call.id, name="bash")
+            )
+            await store.append_message(row.id, Message(role="assistant", content=f"answer {i}"))
+    await store.close()
+    return row.id

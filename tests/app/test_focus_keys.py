@@ -29,10 +29,10 @@ from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.chat_message import UserMessage
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.transcript_search import TranscriptSearch
-from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator
-from tests.helpers import wait_until
+from tests.helpers import wait_until, write_long_session
 
 ROUNDS = 800  # a user message, a tool call and its result, an answer: 3 items a round (2,400 items)
 
@@ -67,28 +67,10 @@ async def other_session(path: Path) -> None:
     await store.close()
 
 
-async def _long_session(path: Path) -> str:
-    store = await Store.open(path)
-    row = await store.create_session(title="long one")
-    async with store.transaction():
-        await store.append_message(row.id, Message(role="system", content="sys"))
-        for i in range(ROUNDS):
-            await store.append_message(row.id, Message(role="user", content=f"question {i}"))
-            call = ToolCall(f"call{i}", "bash", f'{{"command": "ls dir{i}"}}')
-            await store.append_message(row.id, Message(role="assistant", content="", tool_calls=(call,)))
-            out = "<returncode>0</returncode>\n<output>\nfile.py\n</output>"
-            await store.append_message(
-                row.id, Message(role="tool", content=out, tool_call_id=call.id, name="bash")
-            )
-            await store.append_message(row.id, Message(role="assistant", content=f"answer {i}"))
-    await store.close()
-    return row.id
-
-
 def make_long_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A stored session of ``ROUNDS`` rounds, made once a module: (its database, its id)."""
     path = tmp_path_factory.mktemp("long") / "long.db"
-    return path, asyncio.run(_long_session(path))
+    return path, asyncio.run(write_long_session(path, ROUNDS))
 
 
 def app_for(

@@ -20,38 +20,19 @@ from myrm_tui.app.widgets.chat_message import UserMessage
 from myrm_tui.app.widgets.chat_window import PAGE, WINDOW
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.tool_call import ToolCallView
-from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import wait_until
+from tests.helpers import wait_until, write_long_session
 
 ROUNDS = 400  # a user message, a tool call and its result, an answer: 4 messages (3 items) a round
-
-
-async def long_session(path: Path) -> str:
-    store = await Store.open(path)
-    row = await store.create_session(title="long one")
-    async with store.transaction():
-        await store.append_message(row.id, Message(role="system", content="sys"))
-        for i in range(ROUNDS):
-            word = "zebrafish " if i == 3 else ""
-            await store.append_message(row.id, Message(role="user", content=f"{word}question {i}"))
-            call = ToolCall(f"call{i}", "bash", f'{{"command": "ls dir{i}"}}')
-            await store.append_message(row.id, Message(role="assistant", content="", tool_calls=(call,)))
-            out = "<returncode>0</returncode>\n<output>\nfile.py\n</output>"
-            await store.append_message(
-                row.id, Message(role="tool", content=out, tool_call_id=call.id, name="bash")
-            )
-            await store.append_message(row.id, Message(role="assistant", content=f"answer {i}"))
-    await store.close()
-    return row.id
 
 
 @pytest.fixture(scope="session")
 def long_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """The long session, written once a worker (1,600 messages: over a second of CPU): (database, id)."""
     path = tmp_path_factory.mktemp("long") / "long.db"
-    return path, asyncio.run(long_session(path))
+    return path, asyncio.run(write_long_session(path, ROUNDS, {3: "zebrafish"}))
 
 
 @pytest.fixture
