@@ -76,10 +76,6 @@ def _fill(emulator: ProviderEmulator, turns: int) -> None:
         )
 
 
-async def _send(pilot: Any, app: MyrmApp, text: str) -> None:
-    await send_turn(pilot, app, text)
-
-
 async def _compact(pilot: Any, app: MyrmApp) -> CompactionRow:
     await pilot.press("ctrl+k")
     await wait_until(pilot, lambda: isinstance(app.screen, CompactPreviewScreen))
@@ -102,7 +98,7 @@ async def test_the_compaction_row_expands_opens_what_left_in_the_vault_and_bring
     emulator.enqueue(Reply(text="pinned seen"), Reply(text="unpinned seen"))
     async with started(app, size=(140, 44)) as pilot:
         for i in range(6):
-            await _send(pilot, app, f"count {i}")
+            await send_turn(pilot, app, f"count {i}")
         row = await _compact(pilot, app)
         title = str(row.query_one(CollapsibleTitle).render())
         assert re.search(r"manual · [\d.]+K → [\d.]+K · \d+ ms · extractive", title), title
@@ -127,14 +123,14 @@ async def test_the_compaction_row_expands_opens_what_left_in_the_vault_and_bring
         assert agent is not None
         await wait_until(pilot, lambda: bool(agent.session.state.pinned))
         app.query_one("#prompt").focus()
-        await _send(pilot, app, "go on")
+        await send_turn(pilot, app, "go on")
         body = json.dumps(emulator.accepted[-1].body["messages"])
         assert PINNED_MARK in body and item.uri in body
         row.query_one(ListView).focus()
         await pilot.press("b")
         await wait_until(pilot, lambda: not agent.session.state.pinned)
         app.query_one("#prompt").focus()
-        await _send(pilot, app, "and now")
+        await send_turn(pilot, app, "and now")
         assert PINNED_MARK not in json.dumps(emulator.accepted[-1].body["messages"])
 
 
@@ -145,7 +141,7 @@ async def test_compaction_rows_come_back_with_the_session(
     _fill(emulator, 5)
     async with started(app, size=(140, 44)) as pilot:
         for i in range(5):
-            await _send(pilot, app, f"count {i}")
+            await send_turn(pilot, app, f"count {i}")
         row = await _compact(pilot, app)
         headline = row.record.headline()
         sid = app.controller.session.id  # type: ignore[union-attr]
@@ -162,7 +158,7 @@ async def test_slash_context_adds_up_to_the_ring(
     app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive")
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "seq 1 300"})]), Reply(text="done"))
     async with started(app, size=(140, 44)) as pilot:
-        await _send(pilot, app, "count")
+        await send_turn(pilot, app, "count")
         ring = app.query_one(ContextUsageIndicator)
         await type_and_send(pilot, "/context")
         await wait_until(
@@ -190,7 +186,7 @@ async def test_ctrl_k_says_why_there_is_nothing_to_compact_and_esc_cancels_a_pre
     emulator.enqueue(Reply(text="short answer"))
     _fill(emulator, 5)
     async with started(app, size=(140, 44)) as pilot:
-        await _send(pilot, app, "hello")
+        await send_turn(pilot, app, "hello")
         ring = app.query_one(ContextUsageIndicator)
         before = ring.tokens
         await pilot.press("ctrl+k")
@@ -202,7 +198,7 @@ async def test_ctrl_k_says_why_there_is_nothing_to_compact_and_esc_cancels_a_pre
         assert store is not None
         assert not compactions_of(await store.metrics(sid))  # no "Compacted: 9,524 → 9,524"
         for i in range(5):
-            await _send(pilot, app, f"count {i}")
+            await send_turn(pilot, app, f"count {i}")
         await pilot.press("ctrl+k")
         await wait_until(pilot, lambda: isinstance(app.screen, CompactPreviewScreen))
         preview = app.screen
@@ -221,7 +217,7 @@ async def test_ctrl_f_during_a_running_turn_writes_only_to_the_fork(
     emulator.enqueue(Reply(text="first"), Reply(text="slow " * 400, chunk_size=4, chunk_delay=0.02))
     emulator.enqueue(Reply(text="in the fork"))
     async with started(app, size=(140, 44)) as pilot:
-        await _send(pilot, app, "one")
+        await send_turn(pilot, app, "one")
         parent = app.controller.session.id  # type: ignore[union-attr]
         await type_and_send(pilot, "two")
         await wait_until(pilot, lambda: len(emulator.accepted) >= 2 and app.busy)
@@ -232,7 +228,7 @@ async def test_ctrl_f_during_a_running_turn_writes_only_to_the_fork(
         store = app.controller.store
         assert store is not None and not app.busy
         kept = len(await store.load_messages(parent))
-        await _send(pilot, app, "three")
+        await send_turn(pilot, app, "three")
         assert len(await store.load_messages(parent)) == kept  # nothing more went to the parent
         fork = app.controller.session.id  # type: ignore[union-attr]
         assert [m.text for m in await store.load_messages(fork) if m.role == "user"][-1] == "three"
@@ -303,7 +299,7 @@ async def test_ctrl_f_during_a_replay_forks_into_a_live_compacted_session_that_f
         assert records and records[-1].trigger == "fork"
         agent = app.controller.agent
         assert agent is not None and agent.session_id == fork
-        await _send(pilot, app, "and now live")
+        await send_turn(pilot, app, "and now live")
         assert len(await store.load_messages(parent)) == kept  # the replay did not go on in the parent
         sent = emulator.accepted[-1].body
         assert sent["messages"][-1]["content"] == "and now live"
@@ -448,7 +444,7 @@ async def test_a_progress_line_shows_while_an_automatic_llm_summary_is_written(
         app.watch(app, "status", saw, init=False)
         await wait_until(pilot, app.ready.is_set)
         for i in range(8):
-            await _send(pilot, app, f"count {i}")
+            await send_turn(pilot, app, f"count {i}")
             if any("writing the summary" in s for s in seen):
                 break
         assert any("writing the summary of older messages in the background" in s for s in seen), seen
