@@ -94,13 +94,14 @@ def _message(path: Path, n: int, i: int, m: Any, conv: int) -> Message:
 
 
 def load_conversations(path: Path, limit: int | None = None, only: str | None = None) -> list[Conversation]:
-    """The corpus at ``path``; a Claude Code transcript or a Codex rollout (or a folder of them) is read as
-    one conversation each, so a user can bench their own past sessions."""
-    from myrm_tui.store.foreign import ForeignError, is_transcript, read_session, sessions_in
+    """The corpus at ``path``; another agent's sessions (a Claude Code transcript, a Codex rollout, a Hermes
+    session or trajectory file, or a folder of them) are read as one conversation each, so a user can bench
+    their own past sessions."""
+    from myrm_tui.store.foreign import ForeignError, is_transcript, read_sessions, sessions_in
 
     if path.is_dir() or is_transcript(path):
         try:
-            found = [read_session(p) for p in sessions_in(path)]
+            found = [s for p in sessions_in(path) for s in read_sessions(p)]
         except ForeignError as exc:
             raise CorpusError(str(exc)) from None
         # Ids as a corpus line's messages get them: the engine derives its rewrites' ids from them, and

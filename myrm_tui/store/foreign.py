@@ -1,5 +1,6 @@
 """Sessions recorded by other agents, read as myrm messages: Claude Code transcripts
-(``~/.claude/projects/<cwd>/<uuid>.jsonl``) and Codex CLI rollouts (``~/.codex/sessions/…/rollout-*.jsonl``).
+(``~/.claude/projects/<cwd>/<uuid>.jsonl``), Codex CLI rollouts (``~/.codex/sessions/…/rollout-*.jsonl``) and
+Hermes Agent's sessions and trajectories (``foreign_hermes``).
 
 Neither format has a formal spec; this reads them as their files are laid out (December 2026):
 
@@ -42,12 +43,12 @@ NO_RESULT = (
 
 
 class ForeignError(ValueError):
-    """A file that is neither a Claude Code transcript nor a Codex rollout, or cannot be read."""
+    """A file that is not another agent's session (Claude Code, Codex, Hermes), or cannot be read."""
 
 
 @dataclass
 class ForeignSession:
-    agent: str  # "claude-code" | "codex"
+    agent: str  # "claude-code" | "codex" | "hermes"
     id: str
     messages: list[Message]
     workspace: str = ""
@@ -105,9 +106,16 @@ def _list(value: Any) -> list[Any]:
 
 
 def kind_of(path: Path) -> str | None:
-    """ "claude-code", "codex" or None, from the file's first lines."""
+    """ "claude-code", "codex", "hermes" or None, from the file's first lines (a ``.json`` file: its
+    object)."""
+    from myrm_tui.store.foreign_hermes import layout, read_json
+
     try:
+        if path.name.removesuffix(".gz").endswith(".json"):
+            return "hermes" if layout(path, read_json(path)) else None
         for k, obj in enumerate(_objects(path)):
+            if k == 0 and layout(path, obj):
+                return "hermes"
             if "payload" in obj and obj.get("type") in (
                 "session_meta",
                 "response_item",
@@ -126,27 +134,56 @@ def kind_of(path: Path) -> str | None:
     return None
 
 
-def read_session(path: Path) -> ForeignSession:
+def read_sessions(path: Path) -> list[ForeignSession]:
+    """Every conversation in the file: one, but a Hermes trajectory file holds one a line."""
     kind = kind_of(path)
     if kind == "codex":
-        return read_codex(path)
+        return [read_codex(path)]
     if kind == "claude-code":
-        return read_claude(path)
-    raise ForeignError(f"{path}: neither a Claude Code transcript nor a Codex rollout")
+        return [read_claude(path)]
+    if kind == "hermes":
+        from myrm_tui.store.foreign_hermes import read_hermes
+
+        return read_hermes(path)
+    if path.name.removesuffix(".gz").endswith(".json"):
+        from myrm_tui.store.foreign_hermes import read_json
+
+        read_json(path)  # a file that cannot be read says why
+    raise ForeignError(f"{path}: not a Claude Code transcript, a Codex rollout or a Hermes Agent session")
+
+
+def read_session(path: Path) -> ForeignSession:
+    """The file's one conversation; a file of several (Hermes trajectories) is refused, not cut short."""
+    found = read_sessions(path)
+    if len(found) != 1:
+        raise ForeignError(f"{path}: holds {len(found)} conversations, not one (myrm bench reads them all)")
+    return found[0]
+
+
+_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
 
 
 def sessions_in(path: Path) -> list[Path]:
-    """The transcript files at ``path``: the file itself, or every ``*.jsonl`` (or ``*.jsonl.gz``) below a
-    folder, subagents' files included."""
-    if path.is_dir():
-        found = [*path.rglob("*.jsonl"), *path.rglob("*.jsonl.gz")]
-        return sorted(p for p in found if kind_of(p) is not None)
-    return [path]
+    """The session files at ``path``: the file itself, or every ``*.jsonl`` and ``*.json`` (or gzipped)
+    below a folder that is another agent's, subagents' files included. A Hermes session log is left out
+    when its session file lies beside it (the file holds the whole conversation, the log only its end)."""
+    if not path.is_dir():
+        return [path]
+    found = sorted(p for s in _SUFFIXES for p in path.rglob(f"*{s}") if kind_of(p) is not None)
+    names = set(found)
+    return [
+        p
+        for p in found
+        if not (
+            p.name.removesuffix(".gz").endswith(".jsonl")
+            and {p.parent / f"session_{_stem(p)}.json", p.parent / f"session_{_stem(p)}.json.gz"} & names
+        )
+    ]
 
 
 def is_transcript(path: Path) -> bool:
-    """A Claude Code transcript or Codex rollout file (``.jsonl``, or gzipped ``.jsonl.gz``)."""
-    return path.name.endswith((".jsonl", ".jsonl.gz")) and kind_of(path) is not None
+    """Another agent's session file (``.jsonl`` or ``.json``, or gzipped)."""
+    return path.name.endswith(_SUFFIXES) and kind_of(path) is not None
 
 
 # -- pairing calls and results -----------------------------------------------------------------------
@@ -258,7 +295,7 @@ class _Builder:
 
 
 def _summary(agent: str, text: str) -> tuple[str, dict[str, Any]]:
-    name = {"claude-code": "Claude Code", "codex": "Codex CLI"}[agent]
+    name = {"claude-code": "Claude Code", "codex": "Codex CLI", "hermes": "Hermes Agent"}[agent]
     return (
         f"[A summary {name} wrote when it compacted this session's earlier context]\n{text}",
         {"imported_summary": agent},
@@ -266,7 +303,7 @@ def _summary(agent: str, text: str) -> tuple[str, dict[str, Any]]:
 
 
 def _stem(path: Path) -> str:
-    return path.name.removesuffix(".gz").removesuffix(".jsonl")
+    return path.name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".json")
 
 
 def _title(messages: list[Message]) -> str:

@@ -312,9 +312,9 @@ def test_a_five_megabyte_line_and_bad_files(tmp_path: Path) -> None:
     fs = read_session(path)
     assert len(fs.messages[-1].text) == len(big)
     (tmp_path / "notes.jsonl").write_text('{"hello": 1}\n')
-    with pytest.raises(ForeignError, match="neither a Claude Code transcript nor a Codex rollout"):
+    with pytest.raises(ForeignError, match="not a Claude Code transcript, a Codex rollout or a Hermes"):
         read_session(tmp_path / "notes.jsonl")
-    with pytest.raises(ForeignError, match="neither"):
+    with pytest.raises(ForeignError, match="not a Claude Code transcript"):
         read_session(tmp_path / "missing.jsonl")
 
 

@@ -1,0 +1,237 @@
+"""Sessions recorded by Hermes Agent (NousResearch/hermes-agent), read as myrm messages.
+
+Hermes writes a session in four layouts (as of its 2026 releases); each is read here:
+
+- **session file** ``sessions/session_<id>.json``: one object, ``messages`` in OpenAI chat format
+  (assistant messages may carry ``reasoning``), beside ``session_id``, ``model``, ``platform``,
+  ``system_prompt``, ``tools``.
+- **session log** ``sessions/<id>.jsonl``: one message a line, the first ``{"role": "session_meta", …}``
+  (in spring 2026 logs, the first message itself).
+- **request dump** ``sessions/request_dump_<id>_<time>.json``: the request a provider refused, the messages
+  under ``request.body.messages``.
+- **trajectories** (``trajectory_samples.jsonl``, ``failed_trajectories.jsonl``, the batch runner's
+  ``batch_N.jsonl``): one conversation a line in ShareGPT form, ``{"conversations": [{"from", "value"}]}``;
+  a ``gpt`` turn holds ``<think>…</think>`` and ``<tool_call>{json}</tool_call>`` blocks, the ``tool`` turn
+  after it one ``<tool_response>{"tool_call_id", "name", "content"}</tool_response>`` per call, in order.
+
+Hermes's own compaction summary (a message starting ``[CONTEXT COMPACTION``) comes over marked as an imported
+summary; its system prompts and tool schemas are its own and are left out, as for the other agents."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from myrm_tui.context.types import ToolCall
+from myrm_tui.store.foreign import (
+    ForeignError,
+    ForeignSession,
+    _Builder,
+    _dict,
+    _list,
+    _objects,
+    _open,
+    _stem,
+    _summary,
+    _title,
+)
+
+AGENT = "hermes"
+_COMPACTION = "[CONTEXT COMPACTION"
+_THINK = re.compile(r"<think>(.*?)</think>", re.S)
+_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+_RESPONSE = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
+
+
+def layout(path: Path, first: dict[str, Any] | None) -> str | None:
+    """Which Hermes layout ``path`` is ("session", "log", "dump", "trajectories"), from its first object (a
+    ``.json`` file: the whole object); None when it is none of them."""
+    if first is None:
+        return None
+    if path.name.removesuffix(".gz").endswith(".json"):
+        if isinstance(first.get("messages"), list) and (
+            "session_id" in first or "system_prompt" in first or "platform" in first
+        ):
+            return "session"
+        if isinstance(_dict(_dict(first.get("request")).get("body")).get("messages"), list):
+            return "dump"
+        return None
+    if first.get("role") == "session_meta" or (
+        # before session_meta lines were written (spring 2026) a log began with its first message
+        first.get("role") in ("user", "assistant", "tool", "system")
+        and "content" in first
+        and not {"type", "payload", "uuid"} & first.keys()
+    ):
+        return "log"
+    convs = first.get("conversations")
+    if isinstance(convs, list) and convs and all(isinstance(t, dict) and "from" in t for t in convs[:3]):
+        return "trajectories"
+    return None
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """The one JSON object a ``.json`` (or ``.json.gz``) file holds; None when it holds something else."""
+    try:
+        with _open(path) as f:
+            obj = json.loads(f.read())
+    except (ValueError, RecursionError):
+        raise ForeignError(f"{path}: not JSON") from None
+    except (OSError, EOFError) as exc:
+        raise ForeignError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+    return obj if isinstance(obj, dict) else None
+
+
+def read_hermes(path: Path) -> list[ForeignSession]:
+    """Every conversation in a Hermes file: one for a session file, log or dump; one a line of
+    trajectories."""
+    if path.name.removesuffix(".gz").endswith(".json"):
+        obj = read_json(path)
+        kind = layout(path, obj)
+        if obj is None or kind is None:
+            raise ForeignError(f"{path}: not a Hermes Agent session file or request dump")
+        if kind == "session":
+            sid = str(obj.get("session_id") or _stem(path).removeprefix("session_"))
+            return [_session(sid, _list(obj.get("messages")))]
+        body = _dict(_dict(obj.get("request")).get("body"))
+        sid = f"{obj.get('session_id') or _stem(path)}@{obj.get('timestamp') or 'dump'}"
+        return [_session(sid, _list(body.get("messages")))]
+    objects = list(_objects(path))
+    kind = layout(path, objects[0] if objects else None)
+    if kind == "log":
+        return [_session(_stem(path), [o for o in objects[1:] if o.get("role") != "session_meta"])]
+    if kind == "trajectories":
+        return [
+            _trajectory(f"{_stem(path)}#{n}", _list(o.get("conversations")))
+            for n, o in enumerate(objects, 1)
+            if isinstance(o.get("conversations"), list)
+        ]
+    raise ForeignError(f"{path}: not a Hermes Agent session log or trajectory file")
+
+
+def _content(value: Any) -> str | list[dict[str, Any]]:
+    """A message's content: text, or text and images; parts of other kinds are left out."""
+    if isinstance(value, str):
+        return value
+    parts = [
+        p
+        for p in _list(value)
+        if isinstance(p, dict)
+        and (
+            (p.get("type") == "text" and isinstance(p.get("text"), str))
+            or (p.get("type") == "image_url" and isinstance(_dict(p.get("image_url")).get("url"), str))
+        )
+    ]
+    if all(p["type"] == "text" for p in parts):
+        return "\n".join(p["text"] for p in parts)
+    return parts
+
+
+def _text(value: Any) -> str:
+    c = _content(value)
+    return c if isinstance(c, str) else "\n".join(p.get("text", "") for p in c if p["type"] == "text")
+
+
+def _calls(raw: Any, b: _Builder) -> list[ToolCall]:
+    if isinstance(raw, str):  # some versions store the list as a JSON string
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            b.drop("unreadable tool call lists")
+            return []
+    out = []
+    for c in _list(raw):
+        fn = _dict(_dict(c).get("function"))
+        cid = _dict(c).get("id") or _dict(c).get("call_id")
+        if not isinstance(cid, str) or not isinstance(fn.get("name"), str):
+            b.drop("tool calls without an id or a name")
+            continue
+        args = fn.get("arguments")
+        if not isinstance(args, str):  # the wire format takes arguments as a JSON string
+            args = json.dumps(args if args is not None else {}, ensure_ascii=False)
+        out.append(ToolCall(id=cid, name=fn["name"], arguments=args or "{}"))
+    return out
+
+
+def _session(sid: str, messages: list[Any]) -> ForeignSession:
+    """A conversation in OpenAI chat format, as the session file, log and dump hold it."""
+    b = _Builder()
+    for m in messages:
+        m = _dict(m)
+        role = m.get("role")
+        if role == "user" or (role == "assistant" and _text(m.get("content")).startswith(_COMPACTION)):
+            text = _content(m.get("content"))
+            if isinstance(text, str) and text.startswith(_COMPACTION):
+                b.user(*_summary(AGENT, text))
+            else:
+                b.user(text)
+        elif role == "assistant":
+            reasoning = m.get("reasoning")
+            b.assistant(
+                _text(m.get("content")),
+                _calls(m.get("tool_calls"), b),
+                reasoning if isinstance(reasoning, str) else "",
+            )
+        elif role == "tool":
+            b.result(str(m.get("tool_call_id")), _content(m.get("content")))
+        elif role != "system":  # its own system prompt is left out, as for the other agents
+            b.drop(f"{role} messages")
+    out = b.done()
+    return ForeignSession(AGENT, sid, out, "", _title(out), b.dropped)
+
+
+def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
+    """A ShareGPT trajectory: the calls come from ``<tool_call>`` blocks (which carry no id: one is made up)
+    and the ``tool`` turn's ``<tool_response>`` blocks answer them by position, as Hermes pairs them."""
+    b = _Builder()
+    pending: list[ToolCall] = []
+    n = 0
+    for t in turns:
+        t = _dict(t)
+        who, value = t.get("from"), t.get("value")
+        if not isinstance(value, str):
+            b.drop("turns without text")
+            continue
+        if who == "human":
+            b.user(value)
+        elif who == "gpt":
+            thinking = "\n\n".join(x.strip() for x in _THINK.findall(value) if x.strip())
+            text = _CALL.sub("", _THINK.sub("", value)).strip()
+            calls = []
+            for raw in _CALL.findall(value):
+                n += 1
+                try:
+                    call = json.loads(raw)
+                except ValueError:
+                    call = None
+                if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                    b.drop("unreadable tool calls")
+                    continue
+                args = call.get("arguments")
+                calls.append(ToolCall(id=f"{sid}-call{n}", name=call["name"], arguments=_json(args)))
+            pending = calls
+            b.assistant(text, calls, thinking)
+        elif who == "tool":
+            for k, raw in enumerate(_RESPONSE.findall(value) or [value]):
+                try:
+                    resp = json.loads(raw)
+                except ValueError:
+                    resp = raw
+                content = _dict(resp).get("content", resp) if isinstance(resp, dict) else resp
+                if k < len(pending):
+                    b.result(pending[k].id, content if isinstance(content, str) else _json(content))
+                else:
+                    b.drop("results without a call")
+        elif who != "system":
+            b.drop(f"{who} turns")
+    out = b.done()
+    return ForeignSession(AGENT, sid, out, "", _title(out), b.dropped)
+
+
+def _json(value: Any) -> str:
+    return (
+        value
+        if isinstance(value, str)
+        else json.dumps(value if value is not None else {}, ensure_ascii=False)
+    )
