@@ -15,7 +15,8 @@ Neither format has a formal spec; this reads them as their files are laid out (D
   a line, sharing ``message.id``: they are joined.
 - **Codex**: ``{"type", "payload"}`` lines; ``response_item`` carries the model's items (message, reasoning,
   function_call / function_call_output, local_shell_call, custom_tool_call), ``compacted`` Codex's summary;
-  ``session_meta`` the folder. ``event_msg`` lines repeat the items for Codex's UI and are skipped.
+  ``session_meta`` the folder. ``event_msg`` lines repeat the items for Codex's UI and are skipped, but for
+  the user's words in a rollout whose ``response_item`` lines hold none (Codex Desktop, 2026).
 
 What comes over: the user's words, replies, tool calls paired with their results (parallel calls too), images,
 and the other agent's compaction summaries, marked as such. Its system prompts and instructions are its own
@@ -515,14 +516,30 @@ def _codex_output(output: Any) -> tuple[str, bool]:
 _CODEX_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
 
 
+def _said(p: dict[str, Any]) -> bool:
+    """A ``response_item`` payload that is the user's own words (not Codex's context message)."""
+    content = _codex_text(p.get("content"))
+    return (
+        p.get("type") == "message"
+        and p.get("role") == "user"
+        and not (isinstance(content, str) and content.lstrip().startswith(_CODEX_CONTEXT))
+    )
+
+
 def read_codex(path: Path) -> ForeignSession:
     b = _Builder()
     workspace = ""
     sid = _stem(path)
-    for e in _objects(path):
+    events = list(_objects(path))
+    # Codex Desktop writes the user's words only as event_msg lines; the CLI writes them twice
+    from_events = not any(e.get("type") == "response_item" and _said(_dict(e.get("payload"))) for e in events)
+    for e in events:
         p: dict[str, Any] = e["payload"] if isinstance(e.get("payload"), dict) else {}
         kind = e.get("type")
-        if kind == "session_meta":
+        if kind == "event_msg" and from_events and p.get("type") == "user_message":
+            if isinstance(p.get("message"), str):
+                b.user(p["message"])
+        elif kind == "session_meta":
             workspace = str(p.get("cwd") or workspace)
             sid = str(p.get("id") or sid)
         elif kind == "compacted":

@@ -274,3 +274,45 @@ async def test_the_bench_replays_an_imported_session_with_its_results_in_place(t
     await replay(conv, strategy, result, 4000, counter, Prices.for_model("claude-sonnet-4-5"))
     assert result.compactions > 0 and result.rejected_requests == 0
     assert not [m for v in views for m in v if m.role == "tool" and m.text == INTERRUPTED]
+
+
+def _codex(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": "2026-05-11T13:28:45Z", "type": kind, "payload": payload}
+
+
+def _codex_turn(words: str, with_item: bool) -> list[dict[str, Any]]:
+    said = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": words}]}
+    call = {"type": "function_call", "call_id": f"c-{words}", "name": "exec_command", "arguments": "{}"}
+    return [
+        *([_codex("response_item", said)] if with_item else []),
+        _codex("event_msg", {"type": "user_message", "message": words}),
+        _codex("response_item", call),
+        _codex("response_item", {"type": "function_call_output", "call_id": f"c-{words}", "output": "ok"}),
+        _codex("response_item", {"type": "message", "role": "assistant", "content": f"did {words}"}),
+    ]
+
+
+def test_a_codex_desktop_rollout_keeps_the_words_only_its_ui_events_hold(tmp_path: Path) -> None:
+    # Codex Desktop (0.128, 2026) writes the user's words as event_msg lines only; the CLI writes them both
+    # as a response_item and an event_msg: each must come over once.
+    meta = _codex("session_meta", {"id": "cx-desk", "cwd": "/nowhere", "source": "vscode"})
+    context = {"type": "message", "role": "user", "content": "<environment_context>cwd</environment_context>"}
+    desktop = _write(
+        tmp_path / "desk.jsonl",
+        [
+            meta,
+            _codex("response_item", context),
+            *_codex_turn("analyze", False),
+            *_codex_turn("draft", False),
+        ],
+    )
+    cli = _write(tmp_path / "cli.jsonl", [meta, *_codex_turn("analyze", True), *_codex_turn("draft", True)])
+    for path in (desktop, cli):
+        fs = read_session(path)
+        check_tool_pairing(fs.messages)
+        assert [(m.role, m.text) for m in fs.messages if m.role == "user" or m.text.startswith("did")] == [
+            ("user", "analyze"),
+            ("assistant", "did analyze"),
+            ("user", "draft"),
+            ("assistant", "did draft"),
+        ], path.name
