@@ -1,7 +1,8 @@
-"""Copy Hermes Agent session files here as they were recorded, with every string value run through myrm's
-credential redaction (nothing else is changed), gzipped.
+"""Copy other agents' session files into the bench as they were recorded, with every string value run
+through myrm's credential redaction (nothing else is changed: a ``.jsonl`` file stays one object a line, a
+``.json`` file one object), gzipped.
 
-    python bench/hermes/prepare.py SOURCE.json [...]
+    python bench/foreign/prepare.py OUT_DIR SOURCE.jsonl|SOURCE.json [...]
 """
 
 from __future__ import annotations
@@ -28,15 +29,20 @@ def _redacted(value: Any, hits: list[int]) -> Any:
 
 
 def main(argv: list[str]) -> int:
-    here = Path(__file__).resolve().parent
-    for name in argv:
+    out_dir = Path(argv[0])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in argv[1:]:
         src = Path(name)
         hits = [0]
-        obj = _redacted(json.loads(src.read_text(encoding="utf-8")), hits)
-        out = here / f"{src.name}.gz"
-        text = json.dumps(obj, ensure_ascii=False, indent=2) + "\n"
+        raw = src.read_text(encoding="utf-8")
+        if src.suffix == ".jsonl":
+            lines = [_redacted(json.loads(x), hits) for x in raw.splitlines() if x.strip()]
+            text = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+        else:
+            text = json.dumps(_redacted(json.loads(raw), hits), ensure_ascii=False, indent=2) + "\n"
+        out = out_dir / f"{src.name}.gz"
         out.write_bytes(gzip.compress(text.encode(), mtime=0))
-        print(f"{out.name}: {hits[0]} strings redacted, {out.stat().st_size:,} bytes")
+        print(f"{out}: {hits[0]} strings redacted, {out.stat().st_size:,} bytes")
     return 0
 
 
