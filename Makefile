@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 CORPUS ?= ../shared/corpus
 
-.PHONY: install test test-long lint typecheck unit bench bench-foreign screenshots protections perf perf-sessions perf-compaction clean
+.PHONY: install test test-long lint typecheck unit bench bench-foreign bench-hermes screenshots protections perf perf-sessions perf-compaction clean
 
 install: $(VENV)/.installed
 
@@ -92,18 +92,36 @@ bench:
 	$(VENV)/bin/myrm bench --corpus $(CORPUS)/tau-dev.jsonl.gz --probes bench/probes/tau-dev-hand.jsonl --window 8000 \
 		--json bench/tau-dev-8k.json --plot bench/tau-dev-8k.svg --markdown bench/results.md --append
 
-# Other agents' recorded sessions (bench/foreign/, held out): probes by rule, then every strategy at 32K. The
-# first probe file is the measure; the tune/judge halves and the assistant-stated facts are extra columns.
+# Other agents' recorded sessions (bench/foreign/, held out): probes by rule, then every strategy at 32K (the
+# judge's window for them) and 16K. The first probe file is the measure; the tune/judge halves and the
+# assistant-stated facts are extra columns.
 FOREIGN_PROBES := bench/probes/foreign
+FOREIGN_SETS := --probes $(FOREIGN_PROBES)-toolfacts.jsonl --probes $(FOREIGN_PROBES)-toolfacts-tune.jsonl \
+	--probes $(FOREIGN_PROBES)-toolfacts-judge.jsonl --probes $(FOREIGN_PROBES)-assistantfacts.jsonl \
+	--probes $(FOREIGN_PROBES)-assistantfacts-tune.jsonl --probes $(FOREIGN_PROBES)-assistantfacts-judge.jsonl
 bench-foreign:
 	$(PY) -m myrm_tui.bench.probegen --corpus bench/foreign --out $(FOREIGN_PROBES)-toolfacts.jsonl
 	$(PY) -m myrm_tui.bench.probegen --corpus bench/foreign --out $(FOREIGN_PROBES)-assistantfacts.jsonl \
 		--source assistant
-	$(VENV)/bin/myrm bench --corpus bench/foreign --window 32000 \
-		--probes $(FOREIGN_PROBES)-toolfacts.jsonl --probes $(FOREIGN_PROBES)-toolfacts-tune.jsonl \
-		--probes $(FOREIGN_PROBES)-toolfacts-judge.jsonl --probes $(FOREIGN_PROBES)-assistantfacts.jsonl \
-		--probes $(FOREIGN_PROBES)-assistantfacts-tune.jsonl --probes $(FOREIGN_PROBES)-assistantfacts-judge.jsonl \
+	$(VENV)/bin/myrm bench --corpus bench/foreign --window 32000 $(FOREIGN_SETS) \
 		--json bench/foreign-32k.json --plot bench/foreign-32k.svg --markdown bench/foreign/results.md
+	$(VENV)/bin/myrm bench --corpus bench/foreign --window 16000 $(FOREIGN_SETS) \
+		--json bench/foreign-16k.json --plot bench/foreign-16k.svg --markdown bench/foreign/results.md --append
+
+# Hermes Agent's recorded sessions (bench/hermes/, held out): probes by rule, then every strategy at 16K (the
+# window the judge's hermes corpus is read at) and 32K. As for bench-foreign, the first probe file is the measure.
+HERMES_PROBES := bench/probes/hermes
+HERMES_SETS := --probes $(HERMES_PROBES)-toolfacts.jsonl --probes $(HERMES_PROBES)-toolfacts-tune.jsonl \
+	--probes $(HERMES_PROBES)-toolfacts-judge.jsonl --probes $(HERMES_PROBES)-assistantfacts.jsonl \
+	--probes $(HERMES_PROBES)-assistantfacts-tune.jsonl --probes $(HERMES_PROBES)-assistantfacts-judge.jsonl
+bench-hermes:
+	$(PY) -m myrm_tui.bench.probegen --corpus bench/hermes --out $(HERMES_PROBES)-toolfacts.jsonl
+	$(PY) -m myrm_tui.bench.probegen --corpus bench/hermes --out $(HERMES_PROBES)-assistantfacts.jsonl \
+		--source assistant
+	$(VENV)/bin/myrm bench --corpus bench/hermes --window 16000 $(HERMES_SETS) \
+		--json bench/hermes-16k.json --plot bench/hermes-16k.svg --markdown bench/hermes/results.md
+	$(VENV)/bin/myrm bench --corpus bench/hermes --window 32000 $(HERMES_SETS) \
+		--json bench/hermes-32k.json --plot bench/hermes-32k.svg --markdown bench/hermes/results.md --append
 
 # Remove each protection of the resilience layer in turn (in a temporary copy) and check its tests fail.
 protections:
