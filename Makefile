@@ -94,7 +94,7 @@ bench:
 
 # Other agents' recorded sessions (bench/foreign/, held out): probes by rule, then every strategy at 32K (the
 # judge's window for them) and 16K. The first probe file is the measure; the tune/judge halves and the
-# assistant-stated facts are extra columns.
+# assistant-stated facts are extra columns; bench/foreign/why.py then lists every fact myrm lost and how.
 FOREIGN_PROBES := bench/probes/foreign
 FOREIGN_SETS := --probes $(FOREIGN_PROBES)-toolfacts.jsonl --probes $(FOREIGN_PROBES)-toolfacts-tune.jsonl \
 	--probes $(FOREIGN_PROBES)-toolfacts-judge.jsonl --probes $(FOREIGN_PROBES)-assistantfacts.jsonl \
@@ -107,6 +107,8 @@ bench-foreign:
 		--json bench/foreign-32k.json --plot bench/foreign-32k.svg --markdown bench/foreign/results.md
 	$(VENV)/bin/myrm bench --corpus bench/foreign --window 16000 $(FOREIGN_SETS) \
 		--json bench/foreign-16k.json --plot bench/foreign-16k.svg --markdown bench/foreign/results.md --append
+	for w in 32000 16000; do for s in toolfacts assistantfacts; do $(PY) bench/foreign/why.py --corpus bench/foreign \
+		--probes $(FOREIGN_PROBES)-$$s.jsonl --window $$w --markdown bench/foreign/results.md > /dev/null; done; done
 
 # Hermes Agent's recorded sessions (bench/hermes/, held out): probes by rule, then every strategy at 16K (the
 # window the judge's hermes corpus is read at) and 32K. As for bench-foreign, the first probe file is the measure.
@@ -122,6 +124,8 @@ bench-hermes:
 		--json bench/hermes-16k.json --plot bench/hermes-16k.svg --markdown bench/hermes/results.md
 	$(VENV)/bin/myrm bench --corpus bench/hermes --window 32000 $(HERMES_SETS) \
 		--json bench/hermes-32k.json --plot bench/hermes-32k.svg --markdown bench/hermes/results.md --append
+	for w in 16000 32000; do for s in toolfacts assistantfacts; do $(PY) bench/foreign/why.py --corpus bench/hermes \
+		--probes $(HERMES_PROBES)-$$s.jsonl --window $$w --markdown bench/hermes/results.md > /dev/null; done; done
 
 # Remove each protection of the resilience layer in turn (in a temporary copy) and check its tests fail.
 protections:

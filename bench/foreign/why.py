@@ -1,0 +1,156 @@
+"""Where each probe fact myrm loses goes, request by request: replays ``myrm`` (the bench's strategy, the
+extractive summary, myrm's own tool schemas as ``myrm bench`` budgets them) over the conversations a probe
+file names and, for each fact missing from the last request, says when it left the view and how:
+
+- ``never recorded``: its message was compacted away and no summary ever held the fact;
+- ``recorded, then pushed out``: a summary held it, a later compaction's summary did not;
+- ``trimmed`` / ``filtered`` (the derived-id stage): its message is still in the view, cut.
+
+    python bench/foreign/why.py --corpus bench/hermes --probes bench/probes/hermes-toolfacts.jsonl \
+        --window 16000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from myrm_tui.agent.fingerprint import builtin_tool_schemas
+from myrm_tui.bench.corpus import load_conversations, load_probes
+from myrm_tui.bench.run import make_strategies
+from myrm_tui.bench.runner import Prices, StrategyResult, _stage, replay, view_text
+from myrm_tui.context.tokens import TokenCounter
+
+
+def _summary_text(view: list[Any]) -> str:
+    return view_text([m for m in view if m.meta.get("kind") == "summary"])
+
+
+async def _replay(conv: Any, counter: TokenCounter, window: int) -> tuple[list[list[Any]], list[bool]]:
+    """Each request myrm builds for ``conv``, and whether it compacted."""
+    (strategy,) = make_strategies(["myrm"], [], counter, None, 10)
+    views: list[list[Any]] = []
+    compacted: list[bool] = []
+    build = strategy.build
+
+    async def keep(history: Any, k: int) -> Any:
+        views.append(await build(history, k))
+        m = getattr(strategy, "last_metrics", None)
+        compacted.append(bool(m is not None and m.compacted))
+        return views[-1]
+
+    strategy.build = keep  # type: ignore[method-assign,assignment]
+    prices = Prices.for_model("claude-sonnet-4-5")
+    await replay(
+        conv, strategy, StrategyResult("myrm"), window, counter, prices, schemas=builtin_tool_schemas()
+    )
+    return views, compacted
+
+
+async def trace(corpus: Path, probes_path: Path, window: int) -> list[dict[str, Any]]:
+    probes = load_probes(probes_path)
+    wanted = {p.conv_id for p in probes}
+    counter = TokenCounter()
+    out: list[dict[str, Any]] = []
+    for conv in load_conversations(corpus):
+        if conv.id not in wanted:
+            continue
+        views, compacted = await _replay(conv, counter, window)
+        turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
+        texts = [view_text(v) for v in views]
+        summaries = [_summary_text(v) for v in views]
+        for p in (p for p in probes if p.conv_id == conv.id):
+            for alts in p.facts:
+                lows = [a.lower() for a in alts]
+                if any(a in texts[-1] for a in lows):
+                    continue
+                first = next(i for i, m in enumerate(conv.messages) if any(a in view_text([m]) for a in lows))
+                raw = conv.messages[first]
+                seen = [k for k, t in enumerate(texts) if turns[k] > first and any(a in t for a in lows)]
+                held = [k for k, t in enumerate(summaries) if any(a in t for a in lows)]
+                gone = (seen[-1] + 1) if seen else next(k for k, i in enumerate(turns) if i > first)
+                stage = _stage(raw, views[gone])
+                if held:
+                    how = f"recorded in the summary (requests {held[0]}–{held[-1]}), then pushed out"
+                elif stage in ("compacted into summary", "dropped"):
+                    how = "never recorded: compacted away"
+                else:
+                    how = stage
+                call = next(
+                    (c for m in conv.messages[:first] for c in m.tool_calls if c.id == raw.tool_call_id), None
+                )
+                out.append(
+                    {
+                        "conv": conv.id,
+                        "probe": p.probe_id,
+                        "type": p.type,
+                        "fact": alts[0],
+                        "message": first,
+                        "role": raw.role,
+                        "tool": call.name if call else "",
+                        "tokens": counter.message(raw),
+                        "requests": len(turns),
+                        "left_at": gone,
+                        "compaction": compacted[gone] if gone < len(compacted) else False,
+                        "how": how,
+                        "final_stage": _stage(raw, views[-1]),
+                    }
+                )
+    return out
+
+
+def _how(r: dict[str, Any]) -> str:
+    return str(r["how"]).split(" (")[0]
+
+
+def markdown(rows: list[dict[str, Any]], corpus: Path, probes: Path, window: int) -> str:
+    """A results section: the lost facts by how they left, by tool, then one row each."""
+    hows = Counter(_how(r) for r in rows).most_common()
+    tools = Counter(f"{r['role']}/{r['tool']}" if r["tool"] else r["role"] for r in rows).most_common()
+    lines = [
+        f"\n### Why myrm lost them: {probes.name}, window {window:,}\n",
+        f"`python bench/foreign/why.py --corpus {corpus} --probes {probes} --window {window}` — "
+        f"{len(rows)} facts missing from myrm's last request of their conversation.\n",
+        "By how they left: " + ", ".join(f"{h} {n}" for h, n in hows) + ".  ",
+        "By the message that held them: " + ", ".join(f"{t} {n}" for t, n in tools) + ".\n",
+        "| conversation | probe | fact | message, its tokens | left at request | how |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        fact = str(r["fact"]).replace("|", "\\|").replace("\n", " ")[:50]
+        src = f"{r['message']} ({r['role']}{'/' + r['tool'] if r['tool'] else ''}, {r['tokens']:,})"
+        at = f"{r['left_at']} of {r['requests']}{' (compaction)' if r['compaction'] else ''}"
+        lines.append(f"| {r['conv']} | {r['probe']} | `` {fact} `` | {src} | {at} | {r['how']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, required=True)
+    ap.add_argument("--probes", type=Path, required=True)
+    ap.add_argument("--window", type=int, default=16_000)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--markdown", type=Path, help="append a section with every lost fact to this file")
+    a = ap.parse_args()
+    rows = asyncio.run(trace(a.corpus, a.probes, a.window))
+    if a.markdown:
+        with a.markdown.open("a", encoding="utf-8") as f:
+            f.write(markdown(rows, a.corpus, a.probes, a.window))
+    for r in rows:
+        print(
+            f"{r['conv'][:24]:24} {r['probe']:>4} {r['fact'][:40]!r:44} msg {r['message']:>3} "
+            f"{r['role']}/{r['tool'] or '-'} {r['tokens']:>6} tok  left at req {r['left_at']}/{r['requests']}"
+            f"{' (a compaction)' if r['compaction'] else ''}: {r['how']}"
+        )
+    print(dict(Counter(_how(r) for r in rows).most_common()))
+    if a.json:
+        a.json.write_text(json.dumps(rows, ensure_ascii=False, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
