@@ -109,6 +109,8 @@ bench-foreign:
 		--json bench/foreign-16k.json --plot bench/foreign-16k.svg --markdown bench/foreign/results.md --append
 	for w in 32000 16000; do for s in toolfacts assistantfacts; do $(PY) bench/foreign/why.py --corpus bench/foreign \
 		--probes $(FOREIGN_PROBES)-$$s.jsonl --window $$w --markdown bench/foreign/results.md > /dev/null; done; done
+	$(PY) bench/foreign/why.py --corpus bench/foreign --compare bench/foreign-32k.json bench/foreign-16k.json \
+		--markdown bench/foreign/results.md > /dev/null
 
 # Hermes Agent's recorded sessions (bench/hermes/, held out): probes by rule, then every strategy at 16K (the
 # window the judge's hermes corpus is read at) and 32K. As for bench-foreign, the first probe file is the measure.
@@ -126,6 +128,8 @@ bench-hermes:
 		--json bench/hermes-32k.json --plot bench/hermes-32k.svg --markdown bench/hermes/results.md --append
 	for w in 16000 32000; do for s in toolfacts assistantfacts; do $(PY) bench/foreign/why.py --corpus bench/hermes \
 		--probes $(HERMES_PROBES)-$$s.jsonl --window $$w --markdown bench/hermes/results.md > /dev/null; done; done
+	$(PY) bench/foreign/why.py --corpus bench/hermes --compare bench/hermes-16k.json bench/hermes-32k.json \
+		--markdown bench/hermes/results.md > /dev/null
 
 # Remove each protection of the resilience layer in turn (in a temporary copy) and check its tests fail.
 protections:

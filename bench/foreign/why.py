@@ -128,14 +128,64 @@ def markdown(rows: list[dict[str, Any]], corpus: Path, probes: Path, window: int
     return "\n".join(lines) + "\n"
 
 
+def compare(corpus: Path, results: list[Path]) -> str:
+    """A results section from ``myrm bench --json`` files: each strategy's retention of every probe set, and
+    for the first set by agent, with the runs where myrm is not above ``window`` and ``truncate``."""
+    agent = {c.id: str(c.meta.get("agent", "")) for c in load_conversations(corpus)}
+    lines = ["\n### Where myrm stands against window and truncate\n"]
+    below: list[str] = []
+    for path in results:
+        d = json.loads(path.read_text())
+        first = Path(d["probes"]).name
+        sets = [first, *(Path(x).name for x in d["extra_probes"])]
+        probes = {(p.conv_id, p.probe_id) for p in load_probes(Path(d["probes"]))}
+        agents = sorted({agent[c] for c, _ in probes})
+        total = Counter(agent[c] for c, _ in probes)
+        lines += [
+            f"\n`{path}` (window {d['window']:,}); retention of reachable facts, `{first}` by agent:\n",
+            "| strategy | rejected | " + " | ".join(sets) + " | " + " | ".join(agents) + " |",
+            "|---|---:|" + "---:|" * (len(sets) + len(agents)),
+        ]
+        ret: dict[str, dict[str, float | None]] = {}
+        for name, m in d["strategies"].items():
+            lost = Counter(agent[f["conv_id"]] for f in m.get("probe_lost") or [])
+            r = {first: m["probe_retention_reachable"]}
+            r |= {x: m["probe_sets"][x]["probe_retention_reachable"] for x in sets[1:]}
+            r |= {a: 1 - lost[a] / total[a] for a in agents}
+            ret[name] = r
+            cells = ["–" if v is None else f"{v:.3f}" for v in r.values()]
+            lines.append(f"| {name} | {m['rejected_requests']} | " + " | ".join(cells) + " |")
+        for col in [*sets, *agents]:
+            mine = ret["myrm"][col]
+            for base in ("window", "truncate"):
+                theirs = ret.get(base, {}).get(col)
+                if mine is not None and theirs is not None and mine <= theirs:
+                    word = "below" if mine < theirs else "level with"
+                    below.append(
+                        f"- window {d['window']:,}, {col}: myrm {mine:.3f} {word} {base} {theirs:.3f}"
+                    )
+    lines += ["\nWhere myrm is not above both:\n", *(below or ["- nowhere"])]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, required=True)
-    ap.add_argument("--probes", type=Path, required=True)
+    ap.add_argument("--probes", type=Path)
     ap.add_argument("--window", type=int, default=16_000)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", type=Path, help="append a section with every lost fact to this file")
+    ap.add_argument("--compare", type=Path, nargs="+", help="myrm bench --json files: a comparison section")
     a = ap.parse_args()
+    if a.compare:
+        text = compare(a.corpus, a.compare)
+        print(text)
+        if a.markdown:
+            with a.markdown.open("a", encoding="utf-8") as f:
+                f.write(text)
+        return 0
+    if a.probes is None:
+        ap.error("--probes or --compare")
     rows = asyncio.run(trace(a.corpus, a.probes, a.window))
     if a.markdown:
         with a.markdown.open("a", encoding="utf-8") as f:
