@@ -776,6 +776,30 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "foreign: a file of several conversations is refused, not cut to one",
+        "foreign-several-conversations-refused",
+        "    if len(found) != 1:",
+        "    if False:",
+        ("tests/store/test_foreign_hermes.py::test_trajectories_one_conversation_a_line",),
+    ),
+    Mutant(
+        "foreign: a Hermes session log beside its session file is left out",
+        "foreign-hermes-log-beside-its-session-file",
+        '            p.name.removesuffix(".gz").endswith(".jsonl")',
+        "            False",
+        ("tests/store/test_foreign_hermes.py::test_a_folder_of_hermes_sessions_is_a_bench_corpus",),
+    ),
+    Mutant(
+        "foreign: a Codex Desktop rollout's words, only in its UI events, come over",
+        "foreign-codex-words-only-in-ui-events",
+        '        if kind == "event_msg" and from_events and p.get("type") == "user_message":',
+        '        if kind == "event_msg" and False and p.get("type") == "user_message":',
+        (
+            "tests/store/test_foreign_layouts.py::"
+            "test_a_codex_desktop_rollout_keeps_the_words_only_its_ui_events_hold",
+        ),
+    ),
+    Mutant(
         "bench: a bad gzip corpus is one line",
         "bench-a-bad-gzip-corpus-is-one-line",
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",

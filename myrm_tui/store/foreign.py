@@ -156,6 +156,7 @@ def read_sessions(path: Path) -> list[ForeignSession]:
 def read_session(path: Path) -> ForeignSession:
     """The file's one conversation; a file of several (Hermes trajectories) is refused, not cut short."""
     found = read_sessions(path)
+    # guard: foreign-several-conversations-refused
     if len(found) != 1:
         raise ForeignError(f"{path}: holds {len(found)} conversations, not one (myrm bench reads them all)")
     return found[0]
@@ -176,6 +177,7 @@ def sessions_in(path: Path) -> list[Path]:
         p
         for p in found
         if not (
+            # guard: foreign-hermes-log-beside-its-session-file
             p.name.removesuffix(".gz").endswith(".jsonl")
             and {p.parent / f"session_{_stem(p)}.json", p.parent / f"session_{_stem(p)}.json.gz"} & names
         )
@@ -536,6 +538,7 @@ def read_codex(path: Path) -> ForeignSession:
     for e in events:
         p: dict[str, Any] = e["payload"] if isinstance(e.get("payload"), dict) else {}
         kind = e.get("type")
+        # guard: foreign-codex-words-only-in-ui-events
         if kind == "event_msg" and from_events and p.get("type") == "user_message":
             if isinstance(p.get("message"), str):
                 b.user(p["message"])
