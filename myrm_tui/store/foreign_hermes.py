@@ -174,7 +174,8 @@ def _session(sid: str, messages: list[Any]) -> ForeignSession:
                 reasoning if isinstance(reasoning, str) else "",
             )
         elif role == "tool":
-            b.result(str(m.get("tool_call_id")), _content(m.get("content")))
+            content = _content(m.get("content"))
+            b.result(str(m.get("tool_call_id")), content, _failed(content))
         elif role != "system":  # its own system prompt is left out, as for the other agents
             b.drop(f"{role} messages")
     out = b.done()
@@ -220,13 +221,31 @@ def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
                     resp = raw
                 content = _dict(resp).get("content", resp) if isinstance(resp, dict) else resp
                 if k < len(pending):
-                    b.result(pending[k].id, content if isinstance(content, str) else _json(content))
+                    text = content if isinstance(content, str) else _json(content)
+                    b.result(pending[k].id, text, _failed(text))
                 else:
                     b.drop("results without a call")
         elif who != "system":
             b.drop(f"{who} turns")
     out = b.done()
     return ForeignSession(AGENT, sid, out, "", _title(out), b.dropped)
+
+
+def _failed(content: Any) -> bool:
+    """Whether a Hermes tool result reports a failure: its tools answer JSON with a non-zero ``exit_code``,
+    ``"success": false`` or an ``error`` (the pipeline reads neither field, so it is marked here)."""
+    if not (isinstance(content, str) and content.lstrip().startswith("{")):
+        return False
+    try:
+        d = json.loads(content)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(d, dict):
+        return False
+    code = d.get("exit_code")
+    return (isinstance(code, int) and not isinstance(code, bool) and code != 0) or (
+        d.get("success") is False or bool(d.get("error"))
+    )
 
 
 def _json(value: Any) -> str:

@@ -92,6 +92,7 @@ def _expect_the_conversation(messages: list[Any]) -> None:
         "call_1": '{"output": "d340a5b63 HEAD@{0}", "exit_code": 0}',
         "call_2": '{"output": "nothing to commit", "exit_code": 0}',
     }
+    assert not any(m.meta for m in messages if m.role == "tool")  # both succeeded
     assert messages[-1].text == "Commit d340a5b63 still has them."
     assert "You are Hermes." not in json.dumps([m.to_api() for m in messages])  # its own system prompt
 
@@ -162,6 +163,32 @@ TRAJECTORY = [
     _responses("Python 3.11.6", {"output": "/usr/bin/python3", "exit_code": 0}),
     _gpt("", "Python 3.11.6, at /usr/bin/python3."),
 ]
+
+
+def test_a_failed_result_is_marked_as_hermes_reports_it(tmp_path: Path) -> None:
+    results = {
+        "c1": '{"output": "ls: cannot access x", "exit_code": 2, "error": null}',
+        "c2": '{"output": "ok", "exit_code": 0, "error": null}',
+        "c3": '{"total_count": 0, "error": "Path not found: docs/features"}',
+        "c4": '{"success": false, "message": "patch did not apply"}',
+        "c5": '{"exit_code": true, "content": "a flag, not a code"}',
+        "c6": "plain text that says error",
+        "c7": "{not json",
+    }
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "try them"},
+        {"role": "assistant", "content": "", "tool_calls": [_call(c, "x") for c in results]},
+        *({"role": "tool", "tool_call_id": c, "content": r} for c, r in results.items()),
+    ]
+    path = tmp_path / "session_f.json"
+    path.write_text(json.dumps({"session_id": "f", "messages": messages}))
+    failed = {m.tool_call_id for m in read_session(path).messages if m.meta.get("is_error")}
+    assert failed == {"c1", "c3", "c4"}
+    turns = [{"from": "human", "value": "go"}, _gpt("", "", *[{"name": "x", "arguments": {}}] * 2)]
+    turns.append(_responses({"output": "boom", "exit_code": 1}, {"output": "fine", "exit_code": 0}))
+    traj = _lines(tmp_path / "trajectory_samples.jsonl", [{"conversations": turns}])
+    (fs,) = read_sessions(traj)
+    assert [bool(m.meta.get("is_error")) for m in fs.messages if m.role == "tool"] == [True, False]
 
 
 def test_trajectories_one_conversation_a_line(tmp_path: Path) -> None:
