@@ -14,8 +14,9 @@ Hermes writes a session in four layouts (as of its 2026 releases); each is read 
   a ``gpt`` turn holds ``<think>…</think>`` and ``<tool_call>{json}</tool_call>`` blocks, the ``tool`` turn
   after it one ``<tool_response>{"tool_call_id", "name", "content"}</tool_response>`` per call, in order.
 
-Hermes's own compaction summary (a message starting ``[CONTEXT COMPACTION``) comes over marked as an imported
-summary; its system prompts and tool schemas are its own and are left out, as for the other agents."""
+Hermes's own compaction summary (a message starting ``[CONTEXT COMPACTION``, earlier ``[CONTEXT SUMMARY]:``)
+comes over marked as an imported summary; its system prompts (and system notes such as a model change) and
+tool schemas are its own and are left out, counted, as for the other agents."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from myrm_tui.store.foreign import (
 )
 
 AGENT = "hermes"
-_COMPACTION = "[CONTEXT COMPACTION"
+_COMPACTION = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")  # the second: releases before spring 2026
 _THINK = re.compile(r"<think>(.*?)</think>", re.S)
 _CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 _RESPONSE = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
@@ -176,7 +177,7 @@ def _session(sid: str, messages: list[Any]) -> ForeignSession:
         elif role == "tool":
             content = _content(m.get("content"))
             b.result(str(m.get("tool_call_id")), content, _failed(content))
-        elif role != "system":  # its own system prompt is left out, as for the other agents
+        else:  # its own system prompt and runtime notes are left out, as for the other agents
             b.drop(f"{role} messages")
     out = b.done()
     return ForeignSession(AGENT, sid, out, "", _title(out), b.dropped)

@@ -102,7 +102,7 @@ def test_a_session_file(tmp_path: Path, gz: bool) -> None:
     path = _session_file(tmp_path, gz=gz)
     assert kind_of(path) == "hermes"
     fs = read_session(path)
-    assert (fs.agent, fs.id, fs.dropped) == ("hermes", "20260504_222136_1a2f0e", {})
+    assert (fs.agent, fs.id, fs.dropped) == ("hermes", "20260504_222136_1a2f0e", {"system messages": 1})
     _expect_the_conversation(fs.messages)
 
 
@@ -163,6 +163,21 @@ TRAJECTORY = [
     _responses("Python 3.11.6", {"output": "/usr/bin/python3", "exit_code": 0}),
     _gpt("", "Python 3.11.6, at /usr/bin/python3."),
 ]
+
+
+def test_an_older_summary_and_a_system_note_mid_session(tmp_path: Path) -> None:
+    messages = [
+        {"role": "system", "content": "You are Hermes."},
+        {"role": "assistant", "content": "[CONTEXT SUMMARY]: the user wants the cron output"},
+        {"role": "user", "content": "and now?"},
+        {"role": "system", "content": "[System: The active model for this chat has changed to m3.]"},
+        {"role": "assistant", "content": "Now the logs."},
+    ]
+    path = tmp_path / "session_old.json"
+    path.write_text(json.dumps({"session_id": "old", "messages": messages}))
+    fs = read_session(path)
+    assert [m.meta for m in fs.messages] == [{"imported_summary": "hermes"}, {}, {}]
+    assert fs.dropped == {"system messages": 2}  # both said in the one-line import report
 
 
 def test_a_failed_result_is_marked_as_hermes_reports_it(tmp_path: Path) -> None:
@@ -412,7 +427,8 @@ def test_a_recorded_hermes_session_imports_without_loss(path: Path) -> None:
     raw = json.loads(gzip.decompress(path.read_bytes()))
     messages = raw.get("messages") or raw["request"]["body"]["messages"]
     fs = read_session(path)
-    assert fs.dropped == {}
+    system = sum(m["role"] == "system" for m in messages)
+    assert fs.dropped == ({"system messages": system} if system else {})
     _check(fs.messages)
     calls = [c["id"] for m in messages for c in m.get("tool_calls") or []]
     assert [c.id for m in fs.messages for c in m.tool_calls] == calls
