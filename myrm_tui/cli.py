@@ -698,8 +698,8 @@ def sessions(
         typer.Option(
             "--import",
             metavar="PATH",
-            help="Bring over a Claude Code transcript or a Codex rollout (a .jsonl file); continue it with "
-            "myrm --session ID",
+            help="Bring over a Claude Code transcript, a Codex rollout or a Hermes Agent session "
+            "(.jsonl, .json, .gz); continue it with myrm --session ID",
         ),
     ] = None,
 ) -> None:
