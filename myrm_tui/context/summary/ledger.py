@@ -71,17 +71,18 @@ _FAILURE = re.compile(
 )
 _FAILURE_I = re.compile(_FAILURE.pattern, re.M | re.I)
 _CODE = re.compile(
-    r"^\s*(?:\d+\t\s*)?(?:def |class |return\b|raise\b|if |elif |else:|for |while |try:|except\b|with |"
+    r"^\s*(?:\d+[\t→]\s*)?(?:def |class |return\b|raise\b|if |elif |else:|for |while |try:|except\b|with |"
     r"import |from \S+ import|assert |@\w|#|//)|^\s{4,}\S.*(?:[=(){}\[\]]|\bself\b)"
 )
-# Located lines: grep -n / nl -ba hits, definitions, traceback frames.
+# A file view's line-number prefix: ``cat -n`` / ``nl -ba`` put a tab after the number, Claude Code's
+# ``Read`` an arrow (``    12→code``); an imported session's reads are file views like ours.
 # Located lines: grep -n hits, definitions (also in a numbered view), traceback frames.
 _LOCATED = re.compile(
-    r"^[ \t]*(?:(?:[^\s:]+:)?\d+[:-]|(?:\d+\t[ \t]*)?(?:async[ \t]+)?(?:def|class)[ \t]+\w)|line \d", re.M
+    r"^[ \t]*(?:(?:[^\s:]+:)?\d+[:-]|(?:\d+[\t→][ \t]*)?(?:async[ \t]+)?(?:def|class)[ \t]+\w)|line \d", re.M
 )
-# Any other line of a numbered file view (``nl -ba``, ``cat -n``): code, below hits and definitions, or a
-# 40-line view would outrank every result line of the session.
-_NUMBERED = re.compile(r"^[ \t]*\d+\t", re.M)
+# Any other line of a numbered file view: code, below hits and definitions, or a 40-line view would
+# outrank every result line of the session.
+_NUMBERED = re.compile(r"^[ \t]*\d+[\t→]", re.M)
 DECIDE = re.compile(
     r"(?i)\b(instead|decid|chose|choose|the (fix|solution|cause|problem|issue|bug) (is|was)"
     r"|root cause|because|so the|this means|therefore|confirm|works?\b|fixed|passes|fails|conclude"
@@ -92,7 +93,7 @@ _PATHISH = re.compile(
     r"[\w-]/[\w.-]+\.[A-Za-z]\w{0,5}\b|\.(?:py|pyi|js|ts|tsx|rs|go|c|h|cpp|java|rb|toml|cfg|ini|json|ya?ml|txt|md|rst|sh|html)\b"
 )
 # Rules, lone brackets, and the blank lines of a numbered view (``   480\t``).
-_NOISE = re.compile(r"^\s*([-=_*#.~`]{3,}|[{}\[\](),;]+|\d+\t)?\s*$")
+_NOISE = re.compile(r"^\s*([-=_*#.~`]{3,}|[{}\[\](),;]+|\d+[\t→])?\s*$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
