@@ -1561,6 +1561,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "the Record reads later outputs as they came to tell what the agent stated is referred to",
+        "referred-reads-later-outputs-as-they-came",
+        "ledger.Referred([self._original(m, req) for m in [*removed, *view]], later)",
+        "ledger.Referred([*removed, *view], later)",
+        (
+            "tests/context/summary/test_stated_facts.py::"
+            "test_a_trimmed_later_output_still_counts_as_referring_to_what_the_agent_stated",
+        ),
+    ),
+    Mutant(
         "history_search: a failed index write never costs the message",
         "history-search-a-failed-index-write",
         'except sqlite3.Error:\n            log.exception("history_search: indexing failed',

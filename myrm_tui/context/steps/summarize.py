@@ -221,7 +221,10 @@ class Summarize(Configured[SummarizeSettings]):
             at, kept_blocks, kept_tokens = head, [], 0
         seen = {ln.strip() for b in kept_blocks for ln in summary_model.record_lines(b.text)}
         later = ledger.LaterUse([*removed, *view])
-        referred = ledger.Referred([*removed, *view], later)
+        # Later outputs as they came: a trim that kept other lines of one does not hide that it shows a
+        # fact the agent stated.
+        # guard: referred-reads-later-outputs-as-they-came
+        referred = ledger.Referred([self._original(m, req) for m in [*removed, *view]], later)
         # guard: a-fold-far-over-the-window-the-record
         start = ledger_start(removed, req, s.input_budget * LEDGER_SPAN_BUDGETS)
         if start:

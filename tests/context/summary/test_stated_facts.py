@@ -78,3 +78,62 @@ def test_stated_used_lines_name_what_a_later_message_refers_to_and_no_line_holds
     said = [Message(role="tool", content=f"earlier: {FIX}", id="t-1"), *raw[2:]]
     assert ledger.stated_used_lines(a0, lines, 1, ledger.Referred(said, ledger.LaterUse(said))) == []
     assert ledger.stated_used_lines(a0, lines, 10, later) == []  # only later messages count
+
+
+async def test_a_trimmed_later_output_still_counts_as_referring_to_what_the_agent_stated() -> None:
+    """Of the agent's own lines the Record keeps first those a later message refers to, read from the later
+    outputs as they came (the vault original): an answered trim that kept other lines of an output does not
+    make the agent's finding look unused."""
+    from myrm_tui.context.step import CompactionPlan, Level
+    from myrm_tui.context.steps.summarize import Summarize
+    from myrm_tui.context.vault import ArtifactVault
+    from tests.helpers import run_step, view_for
+
+    head = [
+        Message(role="system", content="You are a coding agent.", id="s"),
+        Message(role="user", content="Why does the sync stop early?", id="u"),
+    ]
+    folded: list[Message] = []
+    for k in range(40):
+        folded.append(
+            Message(
+                role="assistant",
+                content=f"Reading on. The cause is in `limit_helper_{k:02d}` because it caps the batch.",
+                id=f"a{k}",
+                tool_calls=(ToolCall(f"c{k}", "bash", json.dumps({"command": f"cat part{k}.txt"})),),
+            )
+        )
+        folded.append(Message(role="tool", content="ok", id=f"t{k}", tool_call_id=f"c{k}", name="bash"))
+    vault = ArtifactVault("t")
+    rows = [f"row {j}: nothing here" for j in range(200)]
+    rows[120] = "    budget = limit_helper_17(session)"
+    uri = vault.put("\n".join(rows), "tool_output", "bash")
+    tail = [
+        Message(
+            role="assistant",
+            content="Reading the log.",
+            id="b1",
+            tool_calls=(ToolCall("d1", "bash", json.dumps({"command": "cat sync.log"})),),
+        ),
+        # The answered trim kept the output's first lines: the line naming the helper is only in the vault.
+        Message(
+            role="tool",
+            content="\n".join(rows[:8]) + f"\n[trimmed to 8 of 200 lines; full text: {uri}]",
+            id="t-log",
+            tool_call_id="d1",
+            name="bash",
+            meta={"trimmed": True, "vault_uri": uri},
+        ),
+    ]
+    view = view_for(
+        [*head, *tail],
+        plan=CompactionPlan(Level.FULL, compacting=True),
+        folded=tuple(folded),
+        protected_head=tuple(head),
+        vault=vault,
+    )
+    result = await run_step(Summarize(), view, window=16_000)
+    summary = next(m.text for m in result.messages if m.meta.get("kind") == "summary")
+    kept = [k for k in range(40) if f"`limit_helper_{k:02d}`" in summary]
+    assert 0 < len(kept) < 40, "the Record must have had to choose for the test to mean anything"
+    assert 17 in kept
