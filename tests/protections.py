@@ -1571,6 +1571,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "the answered trim expects no more requests than the session has made",
+        "the-answered-trim-expects-no-more-requests",
+        "return min(until, float(requests_so_far(req.raw, until)))",
+        "return until",
+        ("tests/context/steps/test_trims.py::test_an_output_answered_early_in_a_session_is_not_trimmed_yet",),
+    ),
+    Mutant(
         "history_search: a failed index write never costs the message",
         "history-search-a-failed-index-write",
         'except sqlite3.Error:\n            log.exception("history_search: indexing failed',

@@ -19,6 +19,7 @@ then looks the same in every request until a compaction.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from myrm_tui.context.filters.processor import split_header
@@ -105,15 +106,20 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
 
     @staticmethod
     def _later_requests(v: View, s: TrimSettings) -> float:
-        """How many more requests will re-read an output before the next compaction: the room left below
-        the compaction point over what a round has added since the last compaction."""
+        """How many more requests will re-read an output: until the next compaction (the room left below
+        the compaction point over what a round has added since the last one), and no more than the session
+        has made so far — a session's length is not known ahead, and one that has run n requests is as
+        likely to end before n more as after (a subagent's few reads end in its report: trimming them cost
+        more than it saved, and lost what the report was to say)."""
         req, view = v.request, v.messages
         new = view[req.new_start :]
         rounds = sum(1 for m in new if m.role == "assistant")
         base = req.counter.messages(view[: req.new_start])
         grown = req.counter.messages(new)
         per_round = grown / rounds if rounds >= 2 else DEFAULT_ROUND_TOKENS
-        return max(0.0, (s.warm_compact_threshold - base - grown) / max(per_round, 1.0))
+        until = max(0.0, (s.warm_compact_threshold - base - grown) / max(per_round, 1.0))
+        # guard: the-answered-trim-expects-no-more-requests
+        return min(until, float(requests_so_far(req.raw, until)))
 
     @staticmethod
     def _trim(
@@ -154,3 +160,14 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
             body = with_arrows(body)
         out = f"{header}{body}{footer}\n[trimmed to {len(kept)} of {total} lines; full text: "
         return out if len(out) + URI_CHARS < len(m.text) else None
+
+
+def requests_so_far(raw: Sequence[Message], cap: float) -> int:
+    """The requests a session has made (its assistant messages), counted up to ``cap``: a long history is
+    not walked to the end."""
+    n = 0
+    for m in raw:
+        if n >= cap:
+            break
+        n += m.role == "assistant"
+    return n

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.state import ContextState
-from myrm_tui.context.steps.answered import AnsweredOutputTrim
+from myrm_tui.context.steps.answered import AnsweredOutputTrim, requests_so_far
 from myrm_tui.context.steps.reasoning import ReasoningTrim, shorten, spans
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
-from tests.helpers import call, run_pipeline, run_step, view_for
+from tests.helpers import call, conversation, run_pipeline, run_step, view_for
 
 THOUGHT = (
     "THOUGHT: The traceback points at `QuerySet.union` in django/db/models/query.py. "
@@ -149,11 +152,19 @@ def pytest_run(n: int = 120) -> str:
     return "\n".join(lines)
 
 
+# Requests a session has made before the output: a trim pays only over the requests that re-read it, and
+# a session is expected to run about as many more as it has run (``AnsweredOutputTrim._later_requests``).
+RUN = 10
+
+
 def answered(
     reply: str = "THOUGHT: The debug output says `self._data.array dtype: object`, so I'll cast it.",
+    earlier: int = 0,
 ) -> list[Message]:
+    """A pytest run answered by a reply that quotes a line of it, after ``earlier`` small rounds."""
     return [
         *system_task(),
+        *conversation(earlier, output_chars=40)[2:],
         thinking("a1", "THOUGHT: Run the tests.", "pytest tests/test_frame.py -v"),
         output("t1", "call_a1", pytest_run()),
         thinking("a2", reply, "sed -n 1,20p src/frame.py"),
@@ -163,9 +174,10 @@ def answered(
 
 async def test_an_answered_output_keeps_its_result_error_and_quoted_lines() -> None:
     vault = ArtifactVault("t")
-    raw = answered()
+    raw = answered(earlier=RUN)
+    at = len(raw) - 3
     out = await run_step(AnsweredOutputTrim(), view_for(raw, vault=vault), window=128_000)
-    new = out.messages[3]
+    new = out.messages[at]
     assert new.id == "t1#trim" and new.meta["trimmed"] and new.tool_call_id == "call_a1"
     for kept in (
         "1 failed, 119 passed in 2.31s",
@@ -177,8 +189,26 @@ async def test_an_answered_output_keeps_its_result_error_and_quoted_lines() -> N
     assert new.text.count(" PASSED") < 60  # of 118: the bulk goes
     assert f"full text: {new.meta['vault_uri']}]" in new.text and "of 122 lines" in new.text
     entry = vault.get_cached(new.meta["vault_uri"])
-    assert entry is not None and entry.content == raw[3].text
-    assert out.decisions == {"t1": new} and len(new.text) < 0.5 * len(raw[3].text)
+    assert entry is not None and entry.content == raw[at].text
+    assert out.decisions == {"t1": new} and len(new.text) < 0.5 * len(raw[at].text)
+
+
+async def test_an_output_answered_early_in_a_session_is_not_trimmed_yet() -> None:
+    """Trimming pays over the requests that re-read the output; a session that has made two requests is as
+    likely to end within two more as not (a subagent's reads end in its report), so the same output is
+    trimmed after ``RUN`` requests, not after two."""
+    short = answered()
+    assert (await run_step(AnsweredOutputTrim(), view_for(short), window=128_000)).messages == short
+    grown = answered(earlier=RUN)
+    out = await run_step(AnsweredOutputTrim(), view_for(grown), window=128_000)
+    assert out.messages[len(grown) - 3].meta.get("trimmed")
+
+
+@given(st.lists(st.sampled_from(["user", "assistant", "tool"]), max_size=60), st.floats(0, 80))
+def test_requests_so_far_counts_assistant_messages_up_to_the_cap(roles: list[str], cap: float) -> None:
+    raw = [Message(role=r, content="x", id=str(k)) for k, r in enumerate(roles)]  # type: ignore[arg-type]
+    n = requests_so_far(raw, cap)
+    assert min(n, cap) == min(roles.count("assistant"), cap) and n <= cap + 1
 
 
 async def test_only_the_last_answered_outputs_are_trimmed() -> None:
@@ -209,17 +239,18 @@ async def test_a_trim_of_a_filtered_output_stays_in_later_requests() -> None:
     """FilterProcessor repeats decisions keyed by the stored output's id; this trim is keyed by the filtered
     copy's, so the step itself must repeat it, or the next request would send the output whole again."""
     state = ContextState()
-    raw = answered()
+    raw = answered(earlier=RUN)
     hits = (
         f"src/pkg/mod{k}.py:{k}: def handler_{k}(request): return dispatch(request, {k})" for k in range(400)
     )
-    raw[3] = output("t1", "call_a1", "\n".join(hits))  # over filter_single_tokens: filtered first
+    at = len(raw) - 3
+    raw[at] = output("t1", "call_a1", "\n".join(hits))  # over filter_single_tokens: filtered first
     vault = ArtifactVault("t")
     first, _ = await run_pipeline(raw, 128_000, state, now=1.0, vault=vault)
     t1 = next(m for m in first if m.tool_call_id == "call_a1")
     assert t1.id == "t1#filtered#trim" and t1.meta["trimmed"]
     original = vault.get_cached(t1.meta["vault_uri"])  # the pointer leads to the output as it came
-    assert original is not None and original.content == raw[3].text
+    assert original is not None and original.content == raw[at].text
     more = [*raw, thinking("a3", "THOUGHT: Next.", "ls"), output("t3", "call_a3", "a.py")]
     second, _ = await run_pipeline(more, 128_000, state, now=2.0, vault=vault)
     assert second[: len(first)] == first

@@ -15,12 +15,14 @@ from myrm_tui.context.steps.answered import AnsweredOutputTrim
 from myrm_tui.context.text.referred import referred_lines
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
-from tests.helpers import run_pipeline, run_step, view_for
+from tests.helpers import conversation, run_pipeline, run_step, view_for
 
 HEAD = [
     Message(role="system", content="You are a test agent.", id="s"),
     Message(role="user", content="Why does the sync stop early?", id="u"),
 ]
+# A session that has run a while: a trim pays only over the requests expected to re-read the output.
+EARLIER = conversation(10, output_chars=40)[2:]
 
 
 def read_call(id: str, path: str) -> Message:
@@ -47,6 +49,7 @@ async def test_a_line_the_filter_cut_comes_back_when_the_reply_refers_to_it() ->
     rows[402] = "    if remaining < threshold_for(batch): return halt(batch)"
     raw = [
         *HEAD,
+        *EARLIER,
         read_call("r1", "lib/sync.ex"),
         Message(role="tool", content=file_view(rows), id="t1", tool_call_id="call_r1", name="Read"),
     ]
