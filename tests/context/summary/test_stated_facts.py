@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from myrm_tui.context.summary import ledger
 from myrm_tui.context.types import Message, ToolCall
 from tests.helpers import run_pipeline
@@ -137,3 +140,30 @@ async def test_a_trimmed_later_output_still_counts_as_referring_to_what_the_agen
     kept = [k for k in range(40) if f"`limit_helper_{k:02d}`" in summary]
     assert 0 < len(kept) < 40, "the Record must have had to choose for the test to mean anything"
     assert 17 in kept
+
+
+_names = st.sampled_from(["limit_helper", "retry_budget", "sync_dir", "batch_size", "cap_17", "src/pager.py"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(_names, min_size=1, max_size=4),
+    st.lists(st.tuples(_names, st.booleans()), min_size=1, max_size=12),
+)
+def test_an_output_as_it_came_refers_to_whatever_its_shortened_copy_does(
+    stated: list[str], rows: list[tuple[str, bool]]
+) -> None:
+    """Reading later outputs whole never un-marks a line of the agent's: a trimmed copy holds a subset of
+    its original's lines, so what it refers to the original refers to as well."""
+    said = Message(role="assistant", content=f"I will check `{'` and `'.join(stated)}` next.", id="a0")
+    lines = [ledger.Line(f"assistant: {x} is the cause", ledger.P_DECISION, decided=True) for x in stated]
+    whole = "\n".join(f"row {k}: {name} = {k}" for k, (name, _) in enumerate(rows))
+    kept = "\n".join(f"row {k}: {name} = {k}" for k, (name, keep) in enumerate(rows) if keep)
+
+    def marked(text: str) -> list[bool]:
+        later = [said, Message(role="tool", content=text, id="t1", tool_call_id="c1")]
+        refs = ledger.Referred(later, ledger.LaterUse(later))
+        return [ln.referred for ln in ledger.mark_referred(lines, 0, refs)]
+
+    by_copy, by_original = marked(kept), marked(whole)
+    assert all(o or not c for c, o in zip(by_copy, by_original, strict=True))
