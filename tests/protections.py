@@ -800,6 +800,45 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "filter rules: matching has a deadline",
+        "filter-rules-matching-has-a-deadline",
+        "timeout=min(left, 3600.0)",
+        "timeout=None",
+        (
+            "tests/context/filters/test_rule_bounds.py::"
+            "test_a_catastrophic_rule_is_skipped_once_and_the_next_output_is_not_held_up",
+        ),
+    ),
+    Mutant(
+        "filter rules: a stalled rule is skipped from then on",
+        "filter-rules-a-stalled-rule-is-skipped",
+        "self.stalled.add(rule.name)",
+        "pass",
+        (
+            "tests/context/filters/test_rule_bounds.py::"
+            "test_a_catastrophic_rule_is_skipped_once_and_the_next_output_is_not_held_up",
+        ),
+    ),
+    Mutant(
+        "filter rules: huge counted repeats are refused",
+        "filter-rules-huge-repeats-refused",
+        "if product > MAX_REPEAT_PRODUCT:",
+        "if False:",
+        (
+            "tests/context/filters/test_rule_bounds.py::test_patterns_that_would_stall_their_compilation_are_refused",
+        ),
+    ),
+    Mutant(
+        "hooks: a stalled matcher runs the hook",
+        "hooks-a-stalled-matcher-runs-the-hook",
+        "return True  # a pre_tool_use hook",
+        "return False  # a pre_tool_use hook",
+        (
+            "tests/agent/test_hooks.py::"
+            "test_a_catastrophic_matcher_on_a_model_chosen_tool_name_runs_bounded_and_runs_the_hook",
+        ),
+    ),
+    Mutant(
         "bench: a bad gzip corpus is one line",
         "bench-a-bad-gzip-corpus-is-one-line",
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",

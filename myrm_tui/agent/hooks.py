@@ -24,7 +24,7 @@ a vault).
 from __future__ import annotations
 
 import json
-import re
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +32,11 @@ from typing import Any
 
 from myrm_tui.agent.proc import run_captured
 from myrm_tui.agent.spill import spill
+from myrm_tui.context.filters.rules import BASE_SECONDS, user_regex
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.vault import ArtifactVault
+
+log = logging.getLogger(__name__)
 
 EVENTS = ("session_start", "user_prompt_submit", "pre_tool_use", "post_tool_use")
 TOOL_EVENTS = ("pre_tool_use", "post_tool_use")
@@ -56,13 +59,30 @@ class HookSpec:
         if not command:
             raise ValueError(f"a {event} hook needs a command")
         matcher = str(d.get("matcher", ""))
-        re.compile(matcher)  # a bad pattern is a configuration error, reported at start
+        try:
+            user_regex(matcher)  # a bad pattern is a configuration error, reported at start
+        except ValueError as exc:
+            raise ValueError(f"matcher {matcher[:60]!r}: {exc}") from None
         return cls(event, command, matcher, float(d.get("timeout", 60.0)))
 
     def matches(self, event: str, tool: str) -> bool:
         if self.event != event:
             return False
-        return event not in TOOL_EVENTS or not self.matcher or re.fullmatch(self.matcher, tool) is not None
+        if event not in TOOL_EVENTS or not self.matcher:
+            return True
+        try:
+            # The tool name is the model's to choose: the user's pattern runs bounded on it.
+            return user_regex(self.matcher).fullmatch(tool, timeout=BASE_SECONDS) is not None
+        except TimeoutError:
+            log.warning(
+                "hook matcher %r ran over %.2f s on %r: the hook runs",
+                self.matcher,
+                BASE_SECONDS,
+                tool[:80],
+                exc_info=True,
+            )
+            # guard: hooks-a-stalled-matcher-runs-the-hook
+            return True  # a pre_tool_use hook may be what blocks the call: when in doubt it runs
 
 
 @dataclass
@@ -114,7 +134,7 @@ class HookRunner:
         for d in entries:
             try:
                 specs.append(HookSpec.from_dict(d))
-            except (ValueError, re.error) as exc:
+            except ValueError as exc:
                 problems.append(f"hook skipped: {exc}")
         return cls(specs, **kw), problems
 

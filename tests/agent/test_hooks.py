@@ -159,3 +159,14 @@ async def test_session_start_output_is_context_and_bad_entries_are_reported(
     problems = [e.text for e in events if isinstance(e, Notice) and "hook skipped" in e.text]
     assert len(problems) == 2 and "on_save" in problems[0]
     assert "on branch feature/login" in json.dumps(emulator.accepted[0].body) and emulator.rejected == []
+
+
+@pytest.mark.timeout(120, method="thread")  # an unbounded match on the name below backtracks for years
+def test_a_catastrophic_matcher_on_a_model_chosen_tool_name_runs_bounded_and_runs_the_hook() -> None:
+    """The tool name is the model's to choose; the user's matcher runs on it with a deadline. Past it the
+    hook runs: a pre_tool_use hook may be what stops the call."""
+    spec = HookSpec.from_dict({"event": "pre_tool_use", "matcher": "(a|aa)+", "command": "exit 2"})
+    assert spec.matches("pre_tool_use", "a" * 90 + "!")
+    assert spec.matches("pre_tool_use", "aaaa") and not spec.matches("pre_tool_use", "bash")
+    with pytest.raises(ValueError, match="counted repeats too large"):
+        HookSpec.from_dict({"event": "pre_tool_use", "matcher": "(a{1000}){1000}", "command": "x"})

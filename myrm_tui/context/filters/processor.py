@@ -133,6 +133,8 @@ class FilterProcessor:
             command = command_of(call)
             body = strip_ansi(body)  # the original, colours and all, stays in the vault
             hit = self.rules.apply(command, body) or compress_shell(command, body)
+            for notice in self.rules.take_notices():  # a rule skipped for running too long
+                trace.event(notice)
             if hit:
                 how, new = f"compressed ({hit[0]})", header + hit[1] + footer
         # Structural/semantic stage — large single output, or a large turn
