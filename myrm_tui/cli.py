@@ -117,6 +117,10 @@ SessionOpt = Annotated[
     str | None,
     typer.Option("--session", "-s", metavar="ID", help="Session id (or unique prefix) to resume"),
 ]
+TrustOpt = Annotated[
+    bool,
+    typer.Option("--trust", help="Honour the folder's own configuration (.myrm/filters) without asking"),
+]
 ApiBaseOpt = Annotated[
     str | None,
     typer.Option("--api-base", metavar="URL", help="OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM)"),
@@ -305,16 +309,35 @@ async def _tui_key_problem(db: Path, cli: dict[str, Any]) -> str | None:
         await store.close()
 
 
-def _filter_problems(workspace: Path) -> list[str]:
-    """Problems of the user's and the workspace's filter-rule files (those rules are skipped)."""
+def _filter_problems(workspace: Path, cli: dict[str, Any], untrusted_notice: bool = False) -> list[str]:
+    """Problems of the filter-rule files that will be read: the user's, and the workspace's when the folder
+    is trusted (with ``untrusted_notice``, an untrusted folder's skipped files are named instead)."""
     from myrm_tui.paths import user_filter_dirs
+    from myrm_tui.trust import is_trusted, skipped_notice, workspace_config
 
-    dirs = [d for d in user_filter_dirs(workspace) if d.is_dir()]
+    own = workspace_config(workspace)
+    trusted = bool(own) and is_trusted(workspace, _trust_setting(cli))
+    dirs = [d for d in user_filter_dirs(workspace, trusted=trusted) if d.is_dir()]
+    found = [skipped_notice(workspace, own)] if own and not trusted and untrusted_notice else []
     if not dirs:
-        return []  # the usual case: no YAML import on the way to the first frame
+        return found  # the usual case: no YAML import on the way to the first frame
     from myrm_tui.context.filters.rules import RuleEngine
 
-    return RuleEngine.from_dirs(dirs).problems
+    return [*found, *RuleEngine.from_dirs(dirs).problems]
+
+
+def _trust_setting(cli: dict[str, Any]) -> bool:
+    """``trust_workspace`` from the flag, the environment or the config file (checked already: a bad one
+    has stopped start-up; the database's value is read when the agent is built)."""
+    if cli.get("trust_workspace"):
+        return True
+    from myrm_tui.config import ConfigError, load_config_file, resolve
+    from myrm_tui.paths import config_file
+
+    try:
+        return resolve(load_config_file(config_file()), {}, cli).trust_workspace
+    except ConfigError:
+        return False
 
 
 def _check_tui_inputs(
@@ -322,7 +345,7 @@ def _check_tui_inputs(
 ) -> None:
     """Everything the full screen would fail on, as one line and exit code 2 before it opens."""
     _check_settings(cli)
-    for warning in _filter_problems(workspace):
+    for warning in _filter_problems(workspace, cli):  # an untrusted folder: the app asks
         print(f"myrm: warning: {warning}", file=sys.stderr)
     problem = _replay_problem(replay) if replay is not None else None
     if problem is None and session and not replay:
@@ -434,6 +457,7 @@ def ask(
     workspace: WsOpt = None,
     api_base: ApiBaseOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Run shell commands without asking")] = False,
+    trust: TrustOpt = False,
     output_format: Annotated[
         str,
         typer.Option(
@@ -466,9 +490,10 @@ def ask(
         )
         raise typer.Exit(2)
     configure_offline_env()
-    cli = _cli_settings(model, api_base, approval="auto" if yes else None)
+    cli = _cli_settings(model, api_base, approval="auto" if yes else None, trust_workspace=trust or None)
     _check_settings(cli)
-    for warning in _filter_problems((workspace or Path.cwd()).resolve()):
+    # An untrusted folder's own rules are skipped: the first turn says so.
+    for warning in _filter_problems((workspace or Path.cwd()).resolve(), cli):
         print(f"myrm: warning: {warning}", file=sys.stderr)
     if stream_in:
         from myrm_tui.agent.stream_json import prompts_from, stdin_lines
@@ -487,10 +512,12 @@ def ask(
 
 
 @app.command(cls=_Subcommand)
-def acp(model: ModelOpt = None, db: DbOpt = None, api_base: ApiBaseOpt = None) -> None:
+def acp(
+    model: ModelOpt = None, db: DbOpt = None, api_base: ApiBaseOpt = None, trust: TrustOpt = False
+) -> None:
     """Speak the Agent Client Protocol on stdin/stdout: add myrm to Zed, JetBrains IDEs, Neovim or Toad."""
     configure_offline_env()
-    cli = _cli_settings(model, api_base)
+    cli = _cli_settings(model, api_base, trust_workspace=trust or None)
     _check_settings(cli)
     from myrm_tui.logs import setup_logging
 
@@ -838,7 +865,7 @@ def doctor(
     folder = (workspace or Path.cwd()).resolve()
     problems = [
         *asyncio.run(_config_report(_db(db), cli)),
-        *(f"warning: {w}" for w in _filter_problems(folder)),
+        *(f"warning: {w}" for w in _filter_problems(folder, cli, untrusted_notice=True)),
     ]
     for p in problems:  # the same lines as start-up prints, stored settings included
         print(f"myrm doctor: {p}" if quiet else f"{'config':>15}: {p}")

@@ -50,7 +50,7 @@ MAX_SECONDS = 7 * 24 * 3600.0
 OTHER_ENV = frozenset(
     {"MYRM_DB", "MYRM_CONFIG", "MYRM_PROMPTS_DIR", "MYRM_HOOK_EVENT", "MYRM_SESSION_ID", "MYRM_TOOL_NAME"}
 )
-CLI_FLAGS = {"model": "--model", "api_base": "--api-base", "approval": "--yes"}
+CLI_FLAGS = {"model": "--model", "api_base": "--api-base", "approval": "--yes", "trust_workspace": "--trust"}
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,9 @@ class Settings(UserContextSettings):
     # unasked because they only read; "workspace-write" also approved ones (writes in the workspace only)
     sandbox: Literal["read-only-auto", "workspace-write", "off"] = "read-only-auto"
     bash_timeout: float = 120.0
+    # honour every workspace's own configuration (.myrm/filters) without asking (CI, scripts); otherwise only
+    # folders the user trusted (trust.py)
+    trust_workspace: bool = False
     max_user_tokens: int = 120_000  # gateway hygiene
     keepalive: bool = True
     preheat: bool = True  # warm the provider cache after start-up and compaction
@@ -289,7 +292,9 @@ def _shown(value: Any) -> str:
 # fields with no constraint in ``_annotated``. They skip the validator: pydantic's first one costs 0.1 s
 # of CPU to build, on the start-up path of every ``myrm -m MODEL`` (tests keep this set equal to what the
 # types say, and the result equal to pydantic's).
-PASS_THROUGH = frozenset({"auto_compact", "keepalive", "model", "preheat", "summarizer_model"})
+PASS_THROUGH = frozenset(
+    {"auto_compact", "keepalive", "model", "preheat", "summarizer_model", "trust_workspace"}
+)
 
 
 @functools.cache

@@ -43,8 +43,11 @@ def config_file() -> Path:
     return Path(env) if env else Path(user_config_dir(APP)) / "config.toml"
 
 
-def user_filter_dirs(workspace: Path) -> list[Path]:
-    return [Path(user_config_dir(APP)) / "filters", workspace / ".myrm" / "filters"]
+def user_filter_dirs(workspace: Path, *, trusted: bool) -> list[Path]:
+    """The user's filter-rule folder, and the workspace's own when the folder is trusted (``trust.py``)."""
+    mine = Path(user_config_dir(APP)) / "filters"
+    # guard: trust-workspace-filters-only-when-trusted
+    return [mine, workspace / ".myrm" / "filters"] if trusted else [mine]
 
 
 def files_fingerprint(*roots: Path) -> str:

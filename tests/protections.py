@@ -839,6 +839,29 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "trust: a folder never trusted is untrusted",
+        "trust-an-unasked-folder-is-untrusted",
+        "return setting or remembered(workspace) is True",
+        "return True",
+        (
+            "tests/test_trust.py::"
+            "test_an_untrusted_folders_rules_are_skipped_with_one_notice_and_the_model_sees_every_line",
+            "tests/test_trust.py::"
+            "test_a_folder_the_user_did_not_trust_stays_untrusted_and_another_folder_is_not_trusted_by_it",
+        ),
+    ),
+    Mutant(
+        "trust: the workspace's filter rules only in a trusted folder",
+        "trust-workspace-filters-only-when-trusted",
+        "if trusted else [mine]",
+        "if True else [mine]",
+        (
+            "tests/test_config.py::test_a_malformed_workspace_filter_does_not_stop_the_pipeline",
+            "tests/test_trust.py::"
+            "test_an_untrusted_folders_rules_are_skipped_with_one_notice_and_the_model_sees_every_line",
+        ),
+    ),
+    Mutant(
         "bench: a bad gzip corpus is one line",
         "bench-a-bad-gzip-corpus-is-one-line",
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",
@@ -1433,8 +1456,8 @@ MUTANTS = (
     Mutant(
         "approval: a key before the dialog could be read does nothing",
         "approval-a-key-before-the-dialog-could",
-        "        if not self.readable(event.time):\n            log.info(\n",
-        "        if False:\n            log.info(\n",
+        "        if not self.readable(event.time):\n            ago = ",
+        "        if False:\n            ago = ",
         (
             "tests/app/screens/test_approval.py::test_a_key_within_the_grace_period_or_typed_before_the_dialog_does_nothing",
             "tests/app/screens/test_approval.py::test_a_message_typed_as_the_dialog_opens_neither_approves_nor_answers_it",

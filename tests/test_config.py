@@ -334,13 +334,16 @@ def test_bad_filter_files_and_rules_are_skipped_with_one_line_each(tmp_path: Pat
 
 
 def test_a_malformed_workspace_filter_does_not_stop_the_pipeline(workspace: Path) -> None:
+    """A trusted folder's rules are read (a broken file skipped); an untrusted folder's are not read."""
     from myrm_tui.context.pipeline import build_pipeline
     from myrm_tui.paths import prompts_dir, user_filter_dirs
 
     rules = workspace / ".myrm" / "filters"
     rules.mkdir(parents=True)
     (rules / "mine.yaml").write_text("rules: {name: [\n")
-    build_pipeline(prompts_dir(), user_filter_dirs(workspace))  # a traceback at start-up before the fix
+    assert rules not in user_filter_dirs(workspace, trusted=False)
+    assert rules in user_filter_dirs(workspace, trusted=True)
+    build_pipeline(prompts_dir(), user_filter_dirs(workspace, trusted=True))  # a traceback before the fix
     engine = RuleEngine.from_dirs([prompts_dir() / "filters", rules])
     assert (
         "apt" in engine.rules and len(engine.problems) == 1 and str(rules / "mine.yaml") in engine.problems[0]

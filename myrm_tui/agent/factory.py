@@ -31,6 +31,7 @@ from myrm_tui.llm.client import LLMClient
 from myrm_tui.paths import config_file, jobs_dir, prompts_dir, user_filter_dirs
 from myrm_tui.store.db import Store
 from myrm_tui.store.history import UNAVAILABLE, Hit
+from myrm_tui.trust import is_trusted, skipped_notice, workspace_config
 
 
 async def resolve_settings(store: Store, cli: dict[str, Any]) -> Settings:
@@ -53,6 +54,8 @@ async def build_agent(
     ``subagent``, no MCP servers); ``jobs`` are the background jobs of a previous build of this session's
     agent."""
     prompts = prompts_dir()
+    trusted = is_trusted(workspace, settings.trust_workspace)
+    skipped = [] if trusted else workspace_config(workspace)
     connections: list[Any] = []
     errors: list[Any] = []
     if tools is None:
@@ -77,7 +80,7 @@ async def build_agent(
             inactivity_timeout=settings.summarizer_inactivity_seconds,
             total_timeout=settings.summarizer_total_seconds,
         ),
-        build_pipeline(prompts, user_filter_dirs(workspace)),
+        build_pipeline(prompts, user_filter_dirs(workspace, trusted=trusted)),
         PromptLibrary(prompts),
         bound,
         approver=approver,
@@ -90,6 +93,8 @@ async def build_agent(
     if errors:
         await store.add_metrics(session_id, agent.session.turn, {"kind": "mcp_error", "events": errors})
         agent.turns.hook_problems.extend(errors)  # shown once, at the first turn (ask: a line on stderr)
+    if skipped:
+        agent.turns.hook_problems.append(skipped_notice(workspace, skipped))
     return agent
 
 

@@ -232,6 +232,8 @@ def test_bad_config_file_is_one_line_exit_2(tmp_path: Path) -> None:
 def test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
+    """A trusted folder (``--trust``): its broken rule file is a warning. (Untrusted, it is not read at all:
+    tests/test_trust.py.)"""
     (tmp_path / "none.toml").write_text("contxt_window = 5000\n")
     rules = workspace / ".myrm" / "filters"
     rules.mkdir(parents=True)
@@ -247,6 +249,7 @@ def test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs(
             emulator.openai_base,
             "--workspace",
             str(workspace),
+            "--trust",
         ],
         tmp_path,
         env_extra={"OPENAI_API_KEY": "sk-test"},

@@ -55,6 +55,8 @@ class World:
                 # doctor's generation with the embedded model is not what these cases are about: a GGUF
                 # that is not there makes its self test fail at once (the rest of the report is printed)
                 "MYRM_EMBEDDED_GGUF": str(self.tmp / "absent.gguf"),
+                # the workspace's own (broken) rule is read only in a trusted folder (tests/test_trust.py)
+                "MYRM_TRUST_WORKSPACE": "true",
                 **extra,
             },
         )

@@ -40,6 +40,7 @@ class SessionFlow(TurnFlow):
                 self.busy = True
                 self.play_replay()
                 return
+            await self._ask_trust()
             row = await self.controller.open_session(self.initial_session)
             await self._show_session(row)
             await self.controller.ensure_agent()
@@ -52,6 +53,27 @@ class SessionFlow(TurnFlow):
         self.ready.set()
         self.post_message(StatusChanged())
         self.watch_files()
+
+    async def _ask_trust(self) -> None:
+        """A folder with its own configuration, never asked about: "trust this folder?", remembered. Asked
+        before the agent is built, which reads the configuration only if the folder is trusted."""
+        from myrm_tui import trust
+
+        ws, s = self.controller.workspace, self.controller.settings
+        files = trust.workspace_config(ws)
+        if not files or (s is not None and s.trust_workspace) or trust.remembered(ws) is not None:
+            return
+        from myrm_tui.app.screens.trust import TrustScreen
+
+        answer = await self.push_screen_wait(TrustScreen(ws, files))
+        try:
+            trust.remember(ws, answer == "yes")
+        except OSError as exc:  # not remembered: asked again next time; this run goes by the answer
+            log.exception("cannot remember the trust answer")
+            self.notify(f"Could not remember the answer ({exc}); myrm will ask again.", severity="warning")
+            if answer == "yes":
+                self.controller.cli["trust_workspace"] = True
+                await self.controller.reload_settings()
 
     @work(exclusive=True, group="watch", exit_on_error=False, description="watch prompts and config")
     async def watch_files(self) -> None:

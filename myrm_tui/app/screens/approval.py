@@ -82,7 +82,48 @@ def always_note(assessment: Assessment) -> str:
     return note
 
 
-class ApprovalScreen(ModalScreen[str]):
+class ReadFirst(ModalScreen[str]):
+    """A dialog answered only once the user could read it: a key or a click made before it was on screen,
+    or within ``GRACE`` of that, does nothing. Buttons answer with their id; ``answer(x)`` with ``x``."""
+
+    # The clock keys are compared against: Textual's, which stamps every event (tests give their own).
+    clock: Callable[[], float] = staticmethod(_time.get_time)
+    shown_at: float | None = None  # when it became the active screen; None: not yet
+
+    def on_screen_resume(self) -> None:
+        # The screen is active from here (its first frame follows within a refresh): keys go to it.
+        if self.shown_at is None:
+            self.shown_at = self.clock()
+
+    def readable(self, at: float) -> bool:
+        """Whether an input made at time ``at`` may answer: the dialog was on screen ``GRACE`` before."""
+        return self.shown_at is not None and at >= self.shown_at + GRACE
+
+    def on_key(self, event: events.Key) -> None:
+        # Keys bubble up to here from the focused button before any binding (the screen's y/a/n, a
+        # button's Enter) is looked up: one too early stops here.
+        # guard: approval-a-key-before-the-dialog-could
+        if not self.readable(event.time):
+            ago = self._since(event.time)
+            log.info("%s: key %r %.2f s after it opened ignored", type(self).__name__, event.key, ago)
+            event.stop()
+            event.prevent_default()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if not self.readable(event.time):  # a click that landed as the dialog appeared
+            ago = self._since(event.time)
+            log.info("%s: a press %.2f s after it opened ignored", type(self).__name__, ago)
+            return
+        self.dismiss(str(event.button.id))
+
+    def _since(self, at: float) -> float:
+        return at - self.shown_at if self.shown_at is not None else 0.0
+
+    def action_answer(self, answer: str) -> None:
+        self.dismiss(answer)
+
+
+class ApprovalScreen(ReadFirst):
     DEFAULT_CSS = """
     ApprovalScreen { align: center middle; }
     ApprovalScreen > Vertical {
@@ -104,35 +145,12 @@ class ApprovalScreen(ModalScreen[str]):
         Binding("n", "answer('no')", "Decline"),
         Binding("escape", "answer('no')", "Decline"),
     ]
-    # The clock keys are compared against: Textual's, which stamps every event (tests give their own).
-    clock: Callable[[], float] = staticmethod(_time.get_time)
 
     def __init__(self, tool: str, command: str, assessment: Assessment) -> None:
         super().__init__()
         self.tool = tool
         self.command = command
         self.assessment = assessment
-        self.shown_at: float | None = None  # when it became the active screen; None: not yet
-
-    def on_screen_resume(self) -> None:
-        # The screen is active from here (its first frame follows within a refresh): keys go to it.
-        if self.shown_at is None:
-            self.shown_at = self.clock()
-
-    def readable(self, at: float) -> bool:
-        """Whether an input made at time ``at`` may answer: the dialog was on screen ``GRACE`` before."""
-        return self.shown_at is not None and at >= self.shown_at + GRACE
-
-    def on_key(self, event: events.Key) -> None:
-        # Keys bubble up to here from the focused button before any binding (the screen's y/a/n, a
-        # button's Enter) is looked up: one too early stops here.
-        # guard: approval-a-key-before-the-dialog-could
-        if not self.readable(event.time):
-            log.info(
-                "approval dialog: key %r %.2f s after it opened ignored", event.key, self._since(event.time)
-            )
-            event.stop()
-            event.prevent_default()
 
     @property
     def is_edit(self) -> bool:
@@ -175,15 +193,3 @@ class ApprovalScreen(ModalScreen[str]):
         if action == "answer" and parameters == ("always",):
             return self.is_edit or bool(self.assessment.to_remember)
         return True
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if not self.readable(event.time):  # a click that landed as the dialog appeared
-            log.info("approval dialog: a press %.2f s after it opened ignored", self._since(event.time))
-            return
-        self.dismiss(str(event.button.id))
-
-    def _since(self, at: float) -> float:
-        return at - self.shown_at if self.shown_at is not None else 0.0
-
-    def action_answer(self, answer: str) -> None:
-        self.dismiss(answer)
