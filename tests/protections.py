@@ -862,6 +862,17 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "@-attach: opens without blocking or following a swapped-in link",
+        "attach-opens-without-blocking-or-following",
+        "os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC",
+        "os.O_RDONLY | os.O_CLOEXEC",
+        (
+            "tests/app/test_mentions_swap.py::"
+            "test_a_file_swapped_for_a_fifo_after_the_check_is_not_attached_and_does_not_block",
+            "tests/app/test_mentions_swap.py::test_a_file_swapped_for_a_link_out_of_the_workspace_is_not_attached",
+        ),
+    ),
+    Mutant(
         "bench: a bad gzip corpus is one line",
         "bench-a-bad-gzip-corpus-is-one-line",
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",
