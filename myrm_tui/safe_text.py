@@ -15,6 +15,8 @@ as another one ("Trojan Source"); a lone surrogate (JSON's ``"\\ud800"``, a name
 
 from __future__ import annotations
 
+import unicodedata
+
 # C0 -> the Unicode "control pictures" (U+2400 + code), DEL -> ␡, C1 -> the replacement character.
 _TABLE: dict[int, str] = {c: chr(0x2400 + c) for c in range(0x20) if c not in (0x09, 0x0A)}
 _TABLE[0x7F] = "\u2421"
@@ -31,3 +33,34 @@ def sanitize(text: str) -> str:
         return text
     # guard: escape-codes-shown-inert
     return text.replace("\r\n", "\n").translate(_TABLE)
+
+
+# Printable to Python yet drawn as nothing (or as a blank): the combining grapheme joiner, Hangul and
+# Khmer fillers, the Mongolian vowel separator, variation selectors.
+_BLANK = frozenset(
+    {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10)}
+    | set(range(0xE0100, 0xE01F0))
+)
+
+
+def invisible(ch: str) -> bool:
+    """Whether ``ch`` shows as nothing or as a plain space while being another character: zero-width and
+    other format characters (U+200B, U+2060, U+FEFF, bidi marks, tags), every space but U+0020 (a no-break
+    space is not a word separator to a shell), line and paragraph separators, private-use, unassigned and
+    surrogate code points, and the blank letters of ``_BLANK``. Controls are ``sanitize``'s."""
+    if ch.isprintable():
+        return ord(ch) in _BLANK
+    return unicodedata.category(ch) != "Cc"
+
+
+def reveal(text: str) -> str:
+    """``text`` for a user deciding on it (the approval dialog): each invisible character written as
+    ``⟨U+200B⟩``, so that a command reads as what runs; then ``sanitize``d."""
+    if text.isascii():
+        return sanitize(text)
+    # guard: invisible-characters-shown-marked
+    return sanitize("".join(f"⟨U+{ord(c):04X}⟩" if invisible(c) else c for c in text))
+
+
+def count_invisible(text: str) -> int:
+    return 0 if text.isascii() else sum(1 for c in text if invisible(c))

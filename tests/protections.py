@@ -873,6 +873,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "approval dialog: invisible characters are shown marked",
+        "invisible-characters-shown-marked",
+        'f"⟨U+{ord(c):04X}⟩" if invisible(c) else c',
+        "c",
+        (
+            "tests/app/test_invisible_marked.py::test_reveal_marks_every_invisible_character_and_keeps_the_rest",
+            "tests/app/test_invisible_marked.py::test_the_approval_dialog_marks_hidden_characters_and_says_how_many",
+        ),
+    ),
+    Mutant(
         "bench: a bad gzip corpus is one line",
         "bench-a-bad-gzip-corpus-is-one-line",
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",

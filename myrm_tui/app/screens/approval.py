@@ -35,7 +35,7 @@ from textual.widgets import Button, Label, Static
 from myrm_tui.agent.permissions import Assessment
 from myrm_tui.app.widgets.plain import plain
 from myrm_tui.app.widgets.tool_call import render_diff
-from myrm_tui.safe_text import sanitize
+from myrm_tui.safe_text import count_invisible, reveal
 
 log = logging.getLogger(__name__)
 
@@ -51,24 +51,32 @@ def describe(assessment: Assessment) -> Text:
             out.append("\n")
         mark, style = ("✓", "green") if c.covered else ("✗", "bold red")
         out.append(f"{mark} ", style=style)
-        out.append(sanitize(c.text.ljust(width)))
+        out.append(reveal(c.text.ljust(width)))
         if c.covered and c.rule is not None:
-            out.append(sanitize(f"  allowed by rule: {shlex.join(c.rule)}"), style="dim")
+            out.append(reveal(f"  allowed by rule: {shlex.join(c.rule)}"), style="dim")
         elif c.covered:
             out.append("  read-only", style="dim")
         else:
-            out.append(sanitize(f"  {c.reason}"), style=style)
+            out.append(reveal(f"  {c.reason}"), style=style)
     for p in assessment.problems:
         if out:
             out.append("\n")
         out.append("✗ ", style="bold red")
-        out.append(sanitize(p), style="bold red")
+        out.append(reveal(p), style="bold red")
     return out
 
 
-def warnings(assessment: Assessment) -> Text:
-    """Destructive and remote-code patterns, one "⚠" line each (empty when there are none)."""
-    return Text(sanitize("\n".join(f"⚠ {w}" for w in assessment.warnings)), style="bold")
+def warnings(assessment: Assessment, command: str = "") -> Text:
+    """Destructive and remote-code patterns, and invisible characters in ``command``, one "⚠" line each
+    (empty when there are none)."""
+    lines = [f"⚠ {w}" for w in assessment.warnings]
+    hidden = count_invisible(command)
+    if hidden:
+        lines.append(
+            f"⚠ holds {hidden} invisible character{'s' if hidden > 1 else ''} (shown as ⟨U+…⟩): "
+            "it does not run as it would read without them"
+        )
+    return Text(reveal("\n".join(lines)), style="bold")
 
 
 def always_note(assessment: Assessment) -> str:
@@ -161,13 +169,13 @@ class ApprovalScreen(ReadFirst):
             yield from self._compose_edit()
             return
         with Vertical():
-            yield Label(plain(f"The agent wants to run ({self.tool}):"))
-            if self.assessment.warnings:
-                yield Static(warnings(self.assessment), id="warnings")
-            yield Static(plain(self.command), id="command")
+            yield Label(plain(reveal(f"The agent wants to run ({self.tool}):")))
+            if self.assessment.warnings or count_invisible(self.command):
+                yield Static(warnings(self.assessment, self.command), id="warnings")
+            yield Static(plain(reveal(self.command)), id="command")
             yield Label("Parsed commands:")
             yield Static(describe(self.assessment), id="parsed")
-            yield Static(plain(always_note(self.assessment)), id="always-note")
+            yield Static(plain(reveal(always_note(self.assessment))), id="always-note")
             with Horizontal():
                 # Content, not a str: a str label is markup, where "[y]" is a tag and vanishes.
                 yield Button(Content("Run [y]"), id="yes", variant="warning")
@@ -179,8 +187,10 @@ class ApprovalScreen(ReadFirst):
         """The edit's diff (``command`` holds it) and Apply / Always allow edits / Decline."""
         path = self.assessment.command.removeprefix("edit ")
         with Vertical():
-            yield Label(plain(f"The agent wants to edit {path}:"))
-            yield Static(render_diff(self.command, max_lines=200), id="command", classes="-diff")
+            yield Label(plain(reveal(f"The agent wants to edit {path}:")))
+            if count_invisible(self.command):
+                yield Static(warnings(self.assessment, self.command), id="warnings")
+            yield Static(render_diff(reveal(self.command), max_lines=200), id="command", classes="-diff")
             yield Static(
                 "“Always” applies every edit in this session without asking.", id="always-note", markup=False
             )
