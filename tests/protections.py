@@ -883,6 +883,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "history_search: a NUL in the model's query separates words",
+        "history-search-a-nul-in-the-query",
+        'query = query.replace("\\x00", " ")',
+        "query = query",
+        ("tests/store/test_history_hostile.py::test_any_query_is_searched_as_words_and_never_raises",),
+    ),
+    Mutant(
         "bench: a bad gzip corpus is one line",
         "bench-a-bad-gzip-corpus-is-one-line",
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",

@@ -193,6 +193,10 @@ async def search(
 ) -> list[Hit]:
     """The best ``limit`` sources for ``query`` among session ``own``'s messages and the vault entries of
     it and its ``ancestors`` (a fork holds copies of its parent's messages up to the fork point)."""
+    # The model writes the query: FTS5 reads a NUL inside a phrase as the end of its text ("unterminated
+    # string"), so it is a separator here; every other character is quoted inside a phrase.
+    # guard: history-search-a-nul-in-the-query
+    query = query.replace("\x00", " ")
     ps = phrases(query)
     if not ps or limit <= 0:
         return []

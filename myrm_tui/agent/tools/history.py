@@ -4,10 +4,14 @@ output, its parents' after a fork — so a fact a compaction folded away is one 
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from typing import Any
 
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
 from myrm_tui.store.history import TOOL_NAME
+
+log = logging.getLogger(__name__)
 
 DEFAULT_HITS = 5
 MAX_HITS = 8
@@ -41,7 +45,11 @@ class HistorySearchTool:
             limit = max(1, min(MAX_HITS, int(args.get("limit") or DEFAULT_HITS)))
         except (TypeError, ValueError):
             raise ToolError("limit must be a number from 1 to 8") from None
-        hits = await ctx.history(query, limit)
+        try:
+            hits = await ctx.history(query, limit)
+        except sqlite3.Error as exc:  # a query the index cannot read: the model gets one line, not a crash
+            log.exception("history_search failed on %r", query[:200])
+            raise ToolError(f"history_search could not run this query ({exc}); try plain words") from None
         if not hits:
             return ToolResult(f"no match for {query!r} in this session's history")
         out: list[str] = []

@@ -1,0 +1,67 @@
+"""history_search's query is the model's: FTS5 syntax (quotes, ``NEAR(``, ``*``, ``col:``, ``^``), NUL,
+surrogates and huge queries must never raise out of the search; each is read as words to find."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from myrm_tui.context.types import Message
+from myrm_tui.store.db import Store
+
+SYNTAX = ['"', "'", "*", "^", ":", "(", ")", "{", "}", "+", "-", "NEAR(", "AND", "OR", "NOT", "body:", "\x00"]
+pieces = st.one_of(
+    st.sampled_from(SYNTAX),
+    st.text(st.characters(codec=None), max_size=6),  # any code point, surrogates included
+    st.sampled_from(["hello", "world", "foo", "x" * 5_000]),
+)
+queries = st.lists(pieces, min_size=1, max_size=24).map(lambda p: " ".join(p) if len(p) % 2 else "".join(p))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(query=queries)
+@example(query="hello\x00world")
+@example(query='NEAR(hello world, 2) body:"x ^start*')
+async def test_any_query_is_searched_as_words_and_never_raises(query: str) -> None:
+    with tempfile.TemporaryDirectory() as base:
+        await _search(Path(base) / "h.db", query)
+
+
+async def _search(db: Path, query: str) -> None:
+    store = await Store.open(db)
+    try:
+        s = await store.create_session()
+        text = "hello world\x00 NEAR foo bar* col:x ^start"
+        await store.append_message(s.id, Message(role="user", content=text))
+        hits = await store.search_history(s.id, query, 5)
+        assert all(h.uri.startswith(f"vault://{s.id}/") for h in hits)
+        if query.replace("\x00", " ").split() == ["hello", "world"]:
+            assert hits  # a NUL between words separates them
+    finally:
+        await store.close()
+
+
+async def test_an_index_the_store_cannot_read_is_one_tool_error(tmp_path: Path, workspace: Path) -> None:
+    """The tool over the real store whose index table is gone (a damaged database): a one-line error for
+    the model, never an exception out of the tool."""
+    from myrm_tui.agent.tools.base import ToolContext, ToolError
+    from myrm_tui.agent.tools.history import HistorySearchTool
+    from myrm_tui.context.vault import ArtifactVault
+
+    store = await Store.open(tmp_path / "h.db")
+    try:
+        s = await store.create_session()
+        await store.conn.execute("DROP TABLE history_fts")
+
+        async def search(query: str, limit: int) -> list[object]:
+            return list(await store.search_history(s.id, query, limit))
+
+        ctx = ToolContext(workspace=workspace, vault=ArtifactVault(s.id), history=search)  # type: ignore[arg-type]
+        with pytest.raises(ToolError, match=r"^history_search could not run this query \(no such table"):
+            await HistorySearchTool().run({"query": "anything"}, ctx)
+    finally:
+        await store.close()
