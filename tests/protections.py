@@ -890,6 +890,16 @@ MUTANTS = (
         ("tests/store/test_history_hostile.py::test_any_query_is_searched_as_words_and_never_raises",),
     ),
     Mutant(
+        "import: only regular files are read (a FIFO named *.jsonl never blocks)",
+        "foreign-only-regular-files-are-read",
+        "fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)",
+        "fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)",
+        (
+            "tests/store/test_foreign_fifo.py::test_a_fifo_in_a_folder_of_transcripts_is_skipped",
+            "tests/store/test_foreign_fifo.py::test_importing_a_fifo_is_one_line",
+        ),
+    ),
+    Mutant(
         "bench: a bad gzip corpus is one line",
         "bench-a-bad-gzip-corpus-is-one-line",
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",

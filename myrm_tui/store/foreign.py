@@ -27,9 +27,13 @@ so the history is one a provider accepts."""
 
 from __future__ import annotations
 
+import errno
 import gzip
+import io
 import json
+import os
 import re
+import stat
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -77,9 +81,22 @@ def _objects(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _open(path: Path) -> IO[str]:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
+    # A FIFO or a device named like a transcript (a folder walked for *.jsonl) would block the open or
+    # never end: only a regular file is read, judged on the descriptor opened without blocking.
+    # guard: foreign-only-regular-files-are-read
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        raw = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    if path.suffix != ".gz":
+        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+    unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
+    unzipped.myfileobj = raw  # type: ignore[assignment]  # closed with it, as when gzip opens a path
+    return io.TextIOWrapper(unzipped, encoding="utf-8", errors="replace")
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
