@@ -900,6 +900,15 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "acp: a line nested thousands deep is a parse error, not the end of the connection",
+        "acp-deep-nesting-is-a-parse-error",
+        "except (ValueError, RecursionError):",
+        "except ValueError:",
+        (
+            "tests/acp/test_screen_hostile.py::test_every_line_is_forwarded_or_answered_and_the_next_one_is_read",
+        ),
+    ),
+    Mutant(
         "bench: a bad gzip corpus is one line",
         "bench-a-bad-gzip-corpus-is-one-line",
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",

@@ -516,8 +516,9 @@ async def _screen(src: asyncio.StreamReader, dst: asyncio.StreamReader, writer: 
                 continue
             try:
                 msg = json.loads(line)
-            except ValueError:
-                log.warning("not JSON from the editor: %r", line[:200])
+            # guard: acp-deep-nesting-is-a-parse-error
+            except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
+                log.warning("not JSON from the editor: %r", line[:200], exc_info=True)
                 error(-32700, "Parse error")
                 continue
             if not isinstance(msg, dict):

@@ -1,0 +1,91 @@
+"""What the editor sends is screened line by line before the SDK reads it: whatever a line holds (not JSON,
+not an object, invalid UTF-8, arrays nested 100,000 deep, over the size limit), it gets one error and the
+next line is served; a JSON object goes on to the SDK. The connection ends only when the editor's does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from myrm_tui.acp.server import _screen
+
+LIMIT = 4_096
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+lines = st.one_of(
+    _JSON.map(lambda v: json.dumps(v).encode()),  # objects go through, the rest is refused
+    st.builds(
+        lambda i, m, p: json.dumps({"jsonrpc": "2.0", "id": i, "method": m, "params": p}).encode(),
+        _JSON,
+        _JSON,
+        _JSON,
+    ),
+    # deep, within the size limit: past ~1,000 levels json raises RecursionError, not ValueError
+    st.integers(1, 2_000).map(lambda n: b"[" * n + b"]" * n),
+    st.integers(1, 500).map(lambda n: b'{"a": [' * n),
+    st.binary(max_size=40).map(lambda b: b.replace(b"\n", b" ")),
+    st.integers(LIMIT, 5 * LIMIT).map(lambda n: b'{"x": "' + b"a" * n + b'"}'),
+)
+
+
+def _is_object(line: bytes) -> bool:
+    if len(line) + 1 > LIMIT:
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+async def _pump(batch: list[bytes]) -> tuple[list[bytes], list[dict[str, object]]]:
+    src = asyncio.StreamReader(limit=LIMIT)
+    dst = asyncio.StreamReader()
+    out_r, out_w = os.pipe()
+    os.set_blocking(out_r, False)
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(out_w, "wb", 0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    pump = asyncio.create_task(_screen(src, dst, writer))
+    said = b""
+    try:
+        for line in batch:
+            src.feed_data(line + b"\n")
+        src.feed_eof()
+        forwarded = []
+        while line := await asyncio.wait_for(dst.readline(), 30):
+            forwarded.append(line.rstrip(b"\n"))
+        await asyncio.wait_for(pump, 30)  # ended by the end of input, not by a line
+        await writer.drain()
+        while True:
+            try:
+                chunk = os.read(out_r, 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            said += chunk
+    finally:
+        writer.close()
+        os.close(out_r)
+    return forwarded, [json.loads(x) for x in said.splitlines()]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(lines, min_size=1, max_size=6))
+@example(batch=[b"[" * 2_000 + b"]" * 2_000, b'{"jsonrpc": "2.0", "id": 1, "method": "initialize"}'])
+def test_every_line_is_forwarded_or_answered_and_the_next_one_is_read(batch: list[bytes]) -> None:
+    forwarded, errors = asyncio.run(_pump(batch))
+    wanted = [ln for ln in batch if _is_object(ln)]
+    assert forwarded == wanted
+    refused = [ln for ln in batch if ln.strip() and not _is_object(ln)]
+    assert len(errors) == len(refused)
+    assert all(e["id"] is None and e["error"]["code"] in (-32700, -32600) for e in errors)  # type: ignore[index]
