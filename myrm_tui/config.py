@@ -273,6 +273,9 @@ def load_config_file(path: Path) -> FileValues:
             data = tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([Problem(source, f"invalid TOML: {exc}")]) from None
+    # guard: config-nesting-too-deep-is-one-problem
+    except RecursionError:  # tomllib recurses once a nesting level: thousands of [ or { exhaust the stack
+        raise ConfigError([Problem(source, "invalid TOML: arrays or tables nested too deep")]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(
             [Problem(source, f"cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}")]
@@ -410,7 +413,7 @@ def env_values(env: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
         if get_origin(_field_types()[key]) is tuple:
             try:
                 value = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
                 problems.append(
                     Problem(
                         name,

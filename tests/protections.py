@@ -909,6 +909,27 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "config: a file nested thousands deep is one problem, not a traceback",
+        "config-nesting-too-deep-is-one-problem",
+        "except RecursionError:",
+        "except ZeroDivisionError:",
+        ("tests/test_config_hostile.py::test_any_settings_file_is_problems_or_settings_that_load",),
+    ),
+    Mutant(
+        "hooks: a timeout that is not seconds skips the hook",
+        "hooks-a-bad-timeout-is-a-skipped-hook",
+        "if not seconds or not 0 < timeout <= MAX_TIMEOUT:",
+        "if False:",
+        ("tests/test_config_hostile.py::test_any_settings_file_is_problems_or_settings_that_load",),
+    ),
+    Mutant(
+        "mcp: a bad server entry is skipped with a line",
+        "mcp-a-bad-entry-is-skipped",
+        "configs.append(McpServerConfig.from_dict(d))",
+        "configs.append(McpServerConfig(**d))",
+        ("tests/test_config_hostile.py::test_any_settings_file_is_problems_or_settings_that_load",),
+    ),
+    Mutant(
         "bench: a bad gzip corpus is one line",
         "bench-a-bad-gzip-corpus-is-one-line",
         "    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:",

@@ -61,12 +61,13 @@ async def build_agent(
     if tools is None:
         bound: list[Tool] = default_tools()
         if settings.mcp_servers:
-            from myrm_tui.agent.mcp_client import McpServerConfig, OversizedResultHandler, connect_all
+            from myrm_tui.agent.mcp_client import OversizedResultHandler, configs_from, connect_all
 
-            configs = [McpServerConfig.from_dict(d) for d in settings.mcp_servers]
+            configs, skipped_servers = configs_from(settings.mcp_servers)
             connections, mcp_tools, errors = await connect_all(
                 configs, OversizedResultHandler(settings.mcp_max_output_chars)
             )
+            errors = [*skipped_servers, *errors]
             bound += mcp_tools  # bound once, before the first request: the tool prefix stays cache-stable
     else:
         bound = list(tools)

@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 EVENTS = ("session_start", "user_prompt_submit", "pre_tool_use", "post_tool_use")
 TOOL_EVENTS = ("pre_tool_use", "post_tool_use")
 BLOCK_EXIT = 2
+MAX_TIMEOUT = 7 * 24 * 3600.0  # as the settings' own seconds (config.MAX_SECONDS)
 MAX_CAPTURE = 2_000_000  # bytes a hook's output may take in memory; more is read and counted
 
 
@@ -63,7 +64,13 @@ class HookSpec:
             user_regex(matcher)  # a bad pattern is a configuration error, reported at start
         except ValueError as exc:
             raise ValueError(f"matcher {matcher[:60]!r}: {exc}") from None
-        return cls(event, command, matcher, float(d.get("timeout", 60.0)))
+        timeout = d.get("timeout", 60.0)
+        seconds = not isinstance(timeout, bool) and isinstance(timeout, int | float)
+        # guard: hooks-a-bad-timeout-is-a-skipped-hook
+        if not seconds or not 0 < timeout <= MAX_TIMEOUT:
+            shown = repr(timeout)[:60]
+            raise ValueError(f"a {event} hook's timeout must be seconds > 0 and <= 604800, got {shown}")
+        return cls(event, command, matcher, float(timeout))
 
     def matches(self, event: str, tool: str) -> bool:
         if self.event != event:

@@ -18,6 +18,7 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -74,15 +75,35 @@ class McpServerConfig:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> McpServerConfig:
+        """``ValueError`` naming what is wrong (the entry is skipped: ``configs_from``)."""
         if not d.get("name") or not (d.get("command") or d.get("url")):
-            raise ValueError(f"an MCP server needs a name and a command or url: {d!r}")
+            raise ValueError(f"an MCP server needs a name and a command or url, got {repr(d)[:120]}")
+        args, env, name = d.get("args", []), d.get("env", {}), str(d["name"])[:60]
+        if not isinstance(args, list | tuple) or not all(isinstance(a, str | int | float) for a in args):
+            raise ValueError(f"MCP server {name!r}: args must be a list of strings, got {repr(args)[:60]}")
+        if not isinstance(env, dict):
+            raise ValueError(f"MCP server {name!r}: env must be a table, got {repr(env)[:60]}")
         return cls(
             str(d["name"]),
             str(d.get("command", "")),
-            tuple(d.get("args", ())),
-            dict(d.get("env", {})),
+            tuple(str(a) for a in args),
+            {str(k): str(v) for k, v in env.items()},
             str(d.get("url", "")),
         )
+
+
+def configs_from(entries: Sequence[dict[str, Any]]) -> tuple[list[McpServerConfig], list[str]]:
+    """The valid ``mcp_servers`` entries, and one line for each invalid one (skipped, as a bad hook is)."""
+    configs: list[McpServerConfig] = []
+    problems: list[str] = []
+    for d in entries:
+        try:
+            # guard: mcp-a-bad-entry-is-skipped
+            configs.append(McpServerConfig.from_dict(d))
+        except ValueError as exc:
+            log.warning("MCP server entry skipped", exc_info=True)
+            problems.append(f"MCP server skipped: {exc}")
+    return configs, problems
 
 
 class OversizedResultHandler:
