@@ -109,3 +109,26 @@ def test_a_damaged_trust_file_trusts_nothing_and_is_rewritten_whole(
     assert trust.remembered(hostile) is None and not trust.is_trusted(hostile)
     trust.remember(hostile, True)
     assert trust.is_trusted(hostile) and trust.remembered(tmp_path) is None
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+async def test_acp_skips_an_untrusted_folders_rules_unless_started_with_trust(
+    emulator: ProviderEmulator, tmp_path: Path, hostile: Path, trusted: bool
+) -> None:
+    """The editor's session folder: untrusted, the rules are skipped and the editor is told once; with
+    ``myrm acp --trust`` (the setting it sets), they are honoured."""
+    from acp import text_block
+
+    from tests.acp.test_server import Editor, _start, in_process
+
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "cat out.txt"})]), Reply(text="done"))
+    cli = {"trust_workspace": True} if trusted else {}
+    async with in_process(tmp_path, emulator, Editor(), approval="auto", **cli) as (conn, wire, _, _):
+        sid = await _start(conn, hostile)
+        await conn.prompt(session_id=sid, prompt=[text_block("what failed?")])
+        thoughts = "".join(u["content"]["text"] for u in wire.updates("agent_thought_chunk"))
+    sent = [m["content"] for r in emulator.accepted for m in r.body["messages"] if m["role"] == "tool"]
+    if trusted:
+        assert "FAILED" not in sent[0] and NOTICE not in thoughts
+    else:
+        assert sent[0].count("FAILED") == 40 and thoughts.count(NOTICE) == 1
