@@ -12,6 +12,7 @@ from myrm_tui import trust
 from myrm_tui.app.screens.trust import TrustScreen
 from myrm_tui.app.widgets.chat_message import Notice
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.app.screens.test_approval import press_at
 from tests.helpers import make_app, send_turn, started, wait_until
 from tests.test_trust import NOTICE, hostile  # noqa: F401  (the fixture)
 
@@ -32,7 +33,9 @@ async def test_the_answer_decides_what_the_model_sees_and_is_asked_once(
         assert ".myrm/filters/hide.yaml" in str(screen.query_one("#files").render())
         await wait_until(pilot, lambda: screen.shown_at is not None)
         assert screen.shown_at is not None
-        screen.shown_at -= 3600.0  # read long ago: the key answers (keys too early: test_approval.py)
+        await press_at(pilot, key, screen.shown_at + 0.1)  # typed as it opened: does nothing
+        assert app.screen is screen and trust.remembered(hostile) is None
+        screen.shown_at -= 3600.0  # read long ago: the key answers
         await pilot.press(key)
         await wait_until(pilot, app.ready.is_set, 60)
         assert trust.remembered(hostile) is (key == "y")
