@@ -34,7 +34,8 @@ async def test_the_answer_decides_what_the_model_sees_and_is_asked_once(
         await wait_until(pilot, lambda: screen.shown_at is not None)
         assert screen.shown_at is not None
         await press_at(pilot, key, screen.shown_at + 0.1)  # typed as it opened: does nothing
-        assert app.screen is screen and trust.remembered(hostile) is None
+        still_open = app.screen is screen
+        assert still_open and trust.remembered(hostile) is None
         screen.shown_at -= 3600.0  # read long ago: the key answers
         await pilot.press(key)
         await wait_until(pilot, app.ready.is_set, 60)
