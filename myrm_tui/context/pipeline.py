@@ -345,7 +345,7 @@ class Pipeline:
 
 def build_pipeline(prompts_dir: Path | None = None, extra_filter_dirs: Iterable[Path] = ()) -> Pipeline:
     prompts = prompts_dir or default_prompts_dir()
-    rules = RuleEngine.from_dirs([prompts / "filters", *extra_filter_dirs])
+    rules = RuleEngine.from_dirs(extra_filter_dirs, packaged=[prompts / "filters"])
     return Pipeline(
         [
             ThinkingBlockCleaner(),

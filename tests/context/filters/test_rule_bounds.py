@@ -121,3 +121,20 @@ def test_patterns_that_would_stall_their_compilation_are_refused(pattern: str, w
     with pytest.raises(ValueError, match=re.escape(why)):
         engine.load_text(f"rules:\n  - name: big\n    command: '{pattern}'\n", "f.yaml")
     assert engine.rules == {} and len(engine.problems) == 1
+
+
+def test_only_myrms_own_rules_run_unbounded_and_a_user_rule_of_the_same_name_is_bounded(tmp_path) -> None:
+    """The packaged rules skip the clock (4x faster on a big output); a user's or a trusted folder's
+    rule that replaces one by name is bounded like any other of theirs."""
+    from myrm_tui.paths import prompts_dir
+
+    user = tmp_path / "filters"
+    user.mkdir()
+    (user / "mine.yaml").write_text("rules:\n  - name: apt\n    command: '^apt'\n    drop: ['(a|aa)+$']\n")
+    own = RuleEngine.from_dirs([], packaged=[prompts_dir() / "filters"])
+    assert own.rules and all(isinstance(r.command, re.Pattern) for r in own.rules.values())
+    both = RuleEngine.from_dirs([user], packaged=[prompts_dir() / "filters"])
+    assert not isinstance(both.rules["apt"].command, re.Pattern)
+    assert all(not isinstance(p, re.Pattern) for p in both.rules["apt"].drop)
+    # The bound holds for it: a catastrophic line does not hold the filter up.
+    assert both.apply("apt install x", "a" * 80 + "!") is None and both.stalled == {"apt"}
