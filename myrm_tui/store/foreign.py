@@ -27,111 +27,48 @@ so the history is one a provider accepts."""
 
 from __future__ import annotations
 
-import errno
-import gzip
-import io
 import json
-import os
-import re
-import stat
-import zlib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from myrm_tui.context.types import Message, ToolCall
-
-NO_RESULT = (
-    "[no result was recorded for this call: the other agent's session ended or moved on before it returned]"
+from myrm_tui.context.types import ToolCall
+from myrm_tui.store.foreign_hermes import layout, read_hermes, read_json
+from myrm_tui.store.foreign_read import (
+    NO_RESULT,
+    Builder,
+    ForeignError,
+    ForeignSession,
+    as_dict,
+    as_list,
+    imported_summary,
+    json_objects,
+    stem,
+    title_of,
 )
 
-
-class ForeignError(ValueError):
-    """A file that is not another agent's session (Claude Code, Codex, Hermes), or cannot be read."""
-
-
-@dataclass
-class ForeignSession:
-    agent: str  # "claude-code" | "codex" | "hermes"
-    id: str
-    messages: list[Message]
-    workspace: str = ""
-    title: str = ""
-    dropped: dict[str, int] = field(
-        default_factory=dict
-    )  # what was left out, by kind (for the one-line report)
-
-
-def _objects(path: Path) -> Iterator[dict[str, Any]]:
-    """The file's JSON objects, one a line; ``.gz`` files are read through gzip."""
-    try:
-        with _open(path) as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
-                    raise ForeignError(f"{path}:{n}: not JSON") from None
-                if isinstance(obj, dict):
-                    yield _no_lone_surrogates(obj) if "\\u" in line else obj
-    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
-        raise ForeignError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
-
-
-def _open(path: Path) -> IO[str]:
-    # A FIFO or a device named like a transcript (a folder walked for *.jsonl) would block the open or
-    # never end: only a regular file is read, judged on the descriptor opened without blocking.
-    # guard: foreign-only-regular-files-are-read
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        raw = os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-    if path.suffix != ".gz":
-        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
-    unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
-    unzipped.myfileobj = raw  # type: ignore[assignment]  # closed with it, as when gzip opens a path
-    return io.TextIOWrapper(unzipped, encoding="utf-8", errors="replace")
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _no_lone_surrogates(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` with each lone surrogate (an escape like ``\\ud800`` JSON allows but UTF-8 cannot hold, so
-    the store could not write it) replaced by U+FFFD; pairs were joined by the parser and are kept."""
-    text = json.dumps(obj, ensure_ascii=False)
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        fixed: dict[str, Any] = json.loads(_SURROGATE.sub("\ufffd", text))
-        return fixed
-    return obj
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    """``value`` when it is an object, else an empty one: a field of the wrong type is read as absent."""
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+__all__ = [  # the readers shared with foreign_hermes live in foreign_read; these are what callers import
+    "NO_RESULT",
+    "ForeignError",
+    "ForeignSession",
+    "import_session",
+    "is_transcript",
+    "kind_of",
+    "read_claude",
+    "read_codex",
+    "read_session",
+    "read_sessions",
+    "sessions_in",
+]
 
 
 def kind_of(path: Path) -> str | None:
     """ "claude-code", "codex", "hermes" or None, from the file's first lines (a ``.json`` file: its
     object)."""
-    from myrm_tui.store.foreign_hermes import layout, read_json
-
     try:
         if path.name.removesuffix(".gz").endswith(".json"):
             return "hermes" if layout(path, read_json(path)) else None
-        for k, obj in enumerate(_objects(path)):
+        for k, obj in enumerate(json_objects(path)):
             if k == 0 and layout(path, obj):
                 return "hermes"
             if "payload" in obj and obj.get("type") in (
@@ -160,12 +97,8 @@ def read_sessions(path: Path) -> list[ForeignSession]:
     if kind == "claude-code":
         return [read_claude(path)]
     if kind == "hermes":
-        from myrm_tui.store.foreign_hermes import read_hermes
-
         return read_hermes(path)
     if path.name.removesuffix(".gz").endswith(".json"):
-        from myrm_tui.store.foreign_hermes import read_json
-
         read_json(path)  # a file that cannot be read says why
     raise ForeignError(f"{path}: not a Claude Code transcript, a Codex rollout or a Hermes Agent session")
 
@@ -196,7 +129,7 @@ def sessions_in(path: Path) -> list[Path]:
         if not (
             # guard: foreign-hermes-log-beside-its-session-file
             p.name.removesuffix(".gz").endswith(".jsonl")
-            and {p.parent / f"session_{_stem(p)}.json", p.parent / f"session_{_stem(p)}.json.gz"} & names
+            and {p.parent / f"session_{stem(p)}.json", p.parent / f"session_{stem(p)}.json.gz"} & names
         )
     ]
 
@@ -204,131 +137,6 @@ def sessions_in(path: Path) -> list[Path]:
 def is_transcript(path: Path) -> bool:
     """Another agent's session file (``.jsonl`` or ``.json``, or gzipped)."""
     return path.name.endswith(_SUFFIXES) and kind_of(path) is not None
-
-
-# -- pairing calls and results -----------------------------------------------------------------------
-
-
-class _Builder:
-    """Messages in order, keeping every tool call answered and every result attached to its call."""
-
-    def __init__(self) -> None:
-        self.out: list[Message] = []
-        self.open: dict[str, ToolCall] = {}  # calls of the last assistant message not yet answered
-        self.dropped: dict[str, int] = {}
-
-    def drop(self, what: str) -> None:
-        self.dropped[what] = self.dropped.get(what, 0) + 1
-
-    def _close_open(self) -> None:
-        for call in self.open.values():
-            self.out.append(
-                Message(
-                    role="tool",
-                    content=NO_RESULT,
-                    tool_call_id=call.id,
-                    name=call.name,
-                    meta={"is_error": True},
-                )
-            )
-        if self.open:
-            self.drop("calls without a result")
-        self.open = {}
-
-    def user(self, content: str | list[dict[str, Any]], meta: dict[str, Any] | None = None) -> None:
-        if not content:
-            return
-        self._close_open()
-        if self.out and self.out[-1].role == "user" and isinstance(content, str) and not meta:
-            last = self.out[-1]
-            if isinstance(last.content, str) and not last.meta:
-                self.out[-1] = Message(role="user", content=f"{last.content}\n\n{content}")
-                return
-        self.out.append(Message(role="user", content=content, meta=meta or {}))
-
-    def assistant(
-        self, text: str, calls: Iterable[ToolCall] = (), reasoning: str = "", same_reply: bool = False
-    ) -> None:
-        """``same_reply``: this continues the last assistant message (one reply split over lines), so text
-        after its calls joins it rather than closing them unanswered."""
-        calls = tuple(calls)
-        if not (text or calls or reasoning):
-            return
-        k = len(self.out)
-        while same_reply and k > 0 and self.out[k - 1].role == "tool":
-            k -= 1
-        if same_reply and 0 < k < len(self.out) and self.out[k - 1].role == "assistant":
-            # A line of a reply whose first results were written before it (Claude Code writes each block
-            # a line, as it streams): it joins the reply, ahead of those results.
-            self._extend(k - 1, text, calls, reasoning)
-            return
-        last = self.out[-1] if self.out else None
-        if last is not None and last.role == "assistant" and not self.open and not last.tool_calls:
-            # One reply split over lines (Claude Code) or items (Codex): joined.
-            text = "\n\n".join(t for t in (last.text, text) if t)
-            reasoning = "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
-            self.out.pop()
-        elif last is not None and last.role == "assistant" and self.open and (same_reply or not text):
-            # More parallel calls (or text after them) of the same reply.
-            calls = (*last.tool_calls, *calls)
-            text = "\n\n".join(t for t in (last.text, text) if t)
-            reasoning = "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
-            self.out.pop()
-        else:
-            self._close_open()
-        # A provider rejects a reply whose calls share an id (one result could answer only one): the
-        # first call with an id is kept.
-        unique = {c.id: c for c in reversed(calls)}
-        if len(unique) < len(calls):
-            self.drop("tool calls with a repeated id")
-            calls = tuple(c for c in calls if unique.get(c.id) is c)
-        self.out.append(
-            Message(role="assistant", content=text or None, tool_calls=calls, reasoning=reasoning or None)
-        )
-        self.open.update({c.id: c for c in calls})
-
-    def _extend(self, at: int, text: str, calls: tuple[ToolCall, ...], reasoning: str) -> None:
-        reply = self.out[at]
-        known = {c.id for c in reply.tool_calls}
-        fresh = tuple(c for c in calls if c.id not in known)
-        if len(fresh) < len(calls):
-            self.drop("tool calls with a repeated id")
-        joined = "\n\n".join(r for r in (reply.reasoning or "", reasoning) if r)
-        content = "\n\n".join(t for t in (reply.text, text) if t)
-        self.out[at] = replace(
-            reply, content=content or None, tool_calls=(*reply.tool_calls, *fresh), reasoning=joined or None
-        )
-        self.open.update({c.id: c for c in fresh})
-
-    def result(self, call_id: str, text: str | list[dict[str, Any]], is_error: bool = False) -> None:
-        call = self.open.pop(call_id, None)
-        if call is None:
-            self.drop("results without a call")
-            return
-        meta = {"is_error": True} if is_error else {}
-        self.out.append(Message(role="tool", content=text, tool_call_id=call_id, name=call.name, meta=meta))
-
-    def done(self) -> list[Message]:
-        self._close_open()
-        # A reply that was only reasoning (its text never came) has nothing a provider would take.
-        return [m for m in self.out if m.role != "assistant" or m.content or m.tool_calls]
-
-
-def _summary(agent: str, text: str) -> tuple[str, dict[str, Any]]:
-    name = {"claude-code": "Claude Code", "codex": "Codex CLI", "hermes": "Hermes Agent"}[agent]
-    return (
-        f"[A summary {name} wrote when it compacted this session's earlier context]\n{text}",
-        {"imported_summary": agent},
-    )
-
-
-def _stem(path: Path) -> str:
-    return path.name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".json")
-
-
-def _title(messages: list[Message]) -> str:
-    first = next((m.text for m in messages if m.role == "user" and not m.meta), "")
-    return " ".join(first.split())[:60] or "imported session"
 
 
 # -- Claude Code -----------------------------------------------------------------------------------
@@ -359,19 +167,19 @@ def _claude_chain(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             cur = main[at - 1] if at > 0 else None
     # Parallel calls: Claude Code writes each call of a reply as its own line and each result as a child
     # of its call's line, so the chain runs through one of them and the others hang off it.
-    replies = {_dict(e.get("message")).get("id") for e in chain if e.get("type") == "assistant"} - {None}
+    replies = {as_dict(e.get("message")).get("id") for e in chain if e.get("type") == "assistant"} - {None}
     for e in main:
         if (
             e["uuid"] not in seen
             and e.get("type") == "assistant"
-            and _dict(e.get("message")).get("id") in replies
+            and as_dict(e.get("message")).get("id") in replies
         ):
             seen.add(e["uuid"])
     calls = {
         b.get("id")
         for e in main
         if e["uuid"] in seen and e.get("type") == "assistant"
-        for b in _list(_dict(e.get("message")).get("content"))
+        for b in as_list(as_dict(e.get("message")).get("content"))
         if isinstance(b, dict) and b.get("type") == "tool_use"
     }
     for e in main:
@@ -380,7 +188,7 @@ def _claude_chain(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             and e.get("type") == "user"
             and any(
                 isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in calls
-                for b in _list(_dict(e.get("message")).get("content"))
+                for b in as_list(as_dict(e.get("message")).get("content"))
             )
         ):
             seen.add(e["uuid"])
@@ -388,7 +196,7 @@ def _claude_chain(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _claude_image(block: dict[str, Any]) -> dict[str, Any] | None:
-    src = _dict(block.get("source"))
+    src = as_dict(block.get("source"))
     if src.get("type") == "base64" and isinstance(src.get("data"), str):
         return {
             "type": "image_url",
@@ -401,7 +209,7 @@ def _claude_image(block: dict[str, Any]) -> dict[str, Any] | None:
 
 def _stand_in(block: dict[str, Any]) -> dict[str, Any]:
     """A text part saying what a block that could not come over was, so the history shows it was there."""
-    src = _dict(block.get("source"))
+    src = as_dict(block.get("source"))
     what = " ".join(str(x) for x in (block.get("type"), src.get("media_type") or src.get("type")) if x)
     title = f' "{block["title"]}"' if isinstance(block.get("title"), str) else ""
     return {"type": "text", "text": f"[{what}{title} in the other agent's transcript: not carried over]"}
@@ -427,10 +235,10 @@ def _claude_content(blocks: Any) -> str | list[dict[str, Any]]:
 
 
 def read_claude(path: Path) -> ForeignSession:
-    events = list(_objects(path))
-    b = _Builder()
+    events = list(json_objects(path))
+    b = Builder()
     workspace = ""
-    sid = _stem(path)
+    sid = stem(path)
     reply: Any = None  # message.id of the last assistant line, while no user line came after it
     for e in _claude_chain(events):
         workspace = workspace or str(e.get("cwd") or "")
@@ -443,7 +251,7 @@ def read_claude(path: Path) -> ForeignSession:
             if not _only_results(content):
                 reply = None  # the user spoke: the next line is a new reply
             if e.get("isCompactSummary"):
-                text, meta = _summary("claude-code", str(_claude_text(content)))
+                text, meta = imported_summary("claude-code", str(_claude_text(content)))
                 b.user(text, meta)
                 continue
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
@@ -482,11 +290,11 @@ def read_claude(path: Path) -> ForeignSession:
         elif e.get("type") == "system" and e.get("subtype") == "compact_boundary":
             continue  # the summary follows as a user message
     messages = b.done()
-    return ForeignSession("claude-code", sid, messages, workspace, _title(messages), b.dropped)
+    return ForeignSession("claude-code", sid, messages, workspace, title_of(messages), b.dropped)
 
 
 def _only_results(content: Any) -> bool:
-    blocks = _list(content)
+    blocks = as_list(content)
     return bool(blocks) and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
 
 
@@ -526,7 +334,7 @@ def _codex_output(output: Any) -> tuple[str, bool]:
         except ValueError:
             return output, False
         if isinstance(d, dict) and "output" in d:
-            code = _dict(d.get("metadata")).get("exit_code")
+            code = as_dict(d.get("metadata")).get("exit_code")
             return str(d["output"]), bool(code)
         return output, False
     return json.dumps(output, ensure_ascii=False), False
@@ -546,12 +354,14 @@ def _said(p: dict[str, Any]) -> bool:
 
 
 def read_codex(path: Path) -> ForeignSession:
-    b = _Builder()
+    b = Builder()
     workspace = ""
-    sid = _stem(path)
-    events = list(_objects(path))
+    sid = stem(path)
+    events = list(json_objects(path))
     # Codex Desktop writes the user's words only as event_msg lines; the CLI writes them twice
-    from_events = not any(e.get("type") == "response_item" and _said(_dict(e.get("payload"))) for e in events)
+    from_events = not any(
+        e.get("type") == "response_item" and _said(as_dict(e.get("payload"))) for e in events
+    )
     for e in events:
         p: dict[str, Any] = e["payload"] if isinstance(e.get("payload"), dict) else {}
         kind = e.get("type")
@@ -563,7 +373,7 @@ def read_codex(path: Path) -> ForeignSession:
             workspace = str(p.get("cwd") or workspace)
             sid = str(p.get("id") or sid)
         elif kind == "compacted":
-            text, meta = _summary("codex", str(p.get("message") or ""))
+            text, meta = imported_summary("codex", str(p.get("message") or ""))
             b.user(text, meta)
         elif kind == "response_item":
             t = p.get("type")
@@ -581,7 +391,7 @@ def read_codex(path: Path) -> ForeignSession:
                     b.drop(f"{role} messages")
             elif t == "reasoning":
                 summary = "\n".join(
-                    str(s.get("text", "")) for s in _list(p.get("summary")) if isinstance(s, dict)
+                    str(s.get("text", "")) for s in as_list(p.get("summary")) if isinstance(s, dict)
                 )
                 if summary:
                     b.assistant("", (), summary)
@@ -594,7 +404,7 @@ def read_codex(path: Path) -> ForeignSession:
                     [ToolCall(id=str(p.get("call_id")), name=str(p.get("name")), arguments=args or "{}")],
                 )
             elif t == "local_shell_call":
-                action = _dict(p.get("action"))
+                action = as_dict(p.get("action"))
                 args = json.dumps({"command": action.get("command")}, ensure_ascii=False)
                 b.assistant(
                     "", [ToolCall(id=str(p.get("call_id") or p.get("id")), name="shell", arguments=args)]
@@ -603,7 +413,7 @@ def read_codex(path: Path) -> ForeignSession:
                 text, failed = _codex_output(p.get("output"))
                 b.result(str(p.get("call_id")), text, failed)
     messages = b.done()
-    return ForeignSession("codex", sid, messages, workspace, _title(messages), b.dropped)
+    return ForeignSession("codex", sid, messages, workspace, title_of(messages), b.dropped)
 
 
 def _plain(parts: list[dict[str, Any]]) -> str:

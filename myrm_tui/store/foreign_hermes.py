@@ -26,17 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from myrm_tui.context.types import ToolCall
-from myrm_tui.store.foreign import (
+from myrm_tui.store.foreign_read import (
+    Builder,
     ForeignError,
     ForeignSession,
-    _Builder,
-    _dict,
-    _list,
-    _objects,
-    _open,
-    _stem,
-    _summary,
-    _title,
+    as_dict,
+    as_list,
+    imported_summary,
+    json_objects,
+    open_text,
+    stem,
+    title_of,
 )
 
 AGENT = "hermes"
@@ -56,7 +56,7 @@ def layout(path: Path, first: dict[str, Any] | None) -> str | None:
             "session_id" in first or "system_prompt" in first or "platform" in first
         ):
             return "session"
-        if isinstance(_dict(_dict(first.get("request")).get("body")).get("messages"), list):
+        if isinstance(as_dict(as_dict(first.get("request")).get("body")).get("messages"), list):
             return "dump"
         return None
     if first.get("role") == "session_meta" or (
@@ -75,7 +75,7 @@ def layout(path: Path, first: dict[str, Any] | None) -> str | None:
 def read_json(path: Path) -> dict[str, Any] | None:
     """The one JSON object a ``.json`` (or ``.json.gz``) file holds; None when it holds something else."""
     try:
-        with _open(path) as f:
+        with open_text(path) as f:
             obj = json.loads(f.read())
     except (ValueError, RecursionError):
         raise ForeignError(f"{path}: not JSON") from None
@@ -93,18 +93,18 @@ def read_hermes(path: Path) -> list[ForeignSession]:
         if obj is None or kind is None:
             raise ForeignError(f"{path}: not a Hermes Agent session file or request dump")
         if kind == "session":
-            sid = str(obj.get("session_id") or _stem(path).removeprefix("session_"))
-            return [_session(sid, _list(obj.get("messages")))]
-        body = _dict(_dict(obj.get("request")).get("body"))
-        sid = f"{obj.get('session_id') or _stem(path)}@{obj.get('timestamp') or 'dump'}"
-        return [_session(sid, _list(body.get("messages")))]
-    objects = list(_objects(path))
+            sid = str(obj.get("session_id") or stem(path).removeprefix("session_"))
+            return [_session(sid, as_list(obj.get("messages")))]
+        body = as_dict(as_dict(obj.get("request")).get("body"))
+        sid = f"{obj.get('session_id') or stem(path)}@{obj.get('timestamp') or 'dump'}"
+        return [_session(sid, as_list(body.get("messages")))]
+    objects = list(json_objects(path))
     kind = layout(path, objects[0] if objects else None)
     if kind == "log":
-        return [_session(_stem(path), [o for o in objects[1:] if o.get("role") != "session_meta"])]
+        return [_session(stem(path), [o for o in objects[1:] if o.get("role") != "session_meta"])]
     if kind == "trajectories":
         return [
-            _trajectory(f"{_stem(path)}#{n}", _list(o.get("conversations")))
+            _trajectory(f"{stem(path)}#{n}", as_list(o.get("conversations")))
             for n, o in enumerate(objects, 1)
             if isinstance(o.get("conversations"), list)
         ]
@@ -117,11 +117,11 @@ def _content(value: Any) -> str | list[dict[str, Any]]:
         return value
     parts = [
         p
-        for p in _list(value)
+        for p in as_list(value)
         if isinstance(p, dict)
         and (
             (p.get("type") == "text" and isinstance(p.get("text"), str))
-            or (p.get("type") == "image_url" and isinstance(_dict(p.get("image_url")).get("url"), str))
+            or (p.get("type") == "image_url" and isinstance(as_dict(p.get("image_url")).get("url"), str))
         )
     ]
     if all(p["type"] == "text" for p in parts):
@@ -134,7 +134,7 @@ def _text(value: Any) -> str:
     return c if isinstance(c, str) else "\n".join(p.get("text", "") for p in c if p["type"] == "text")
 
 
-def _calls(raw: Any, b: _Builder) -> list[ToolCall]:
+def _calls(raw: Any, b: Builder) -> list[ToolCall]:
     if isinstance(raw, str):  # some versions store the list as a JSON string
         try:
             raw = json.loads(raw)
@@ -142,9 +142,9 @@ def _calls(raw: Any, b: _Builder) -> list[ToolCall]:
             b.drop("unreadable tool call lists")
             return []
     out = []
-    for c in _list(raw):
-        fn = _dict(_dict(c).get("function"))
-        cid = _dict(c).get("id") or _dict(c).get("call_id")
+    for c in as_list(raw):
+        fn = as_dict(as_dict(c).get("function"))
+        cid = as_dict(c).get("id") or as_dict(c).get("call_id")
         if not isinstance(cid, str) or not isinstance(fn.get("name"), str):
             b.drop("tool calls without an id or a name")
             continue
@@ -157,14 +157,14 @@ def _calls(raw: Any, b: _Builder) -> list[ToolCall]:
 
 def _session(sid: str, messages: list[Any]) -> ForeignSession:
     """A conversation in OpenAI chat format, as the session file, log and dump hold it."""
-    b = _Builder()
+    b = Builder()
     for m in messages:
-        m = _dict(m)
+        m = as_dict(m)
         role = m.get("role")
         if role == "user" or (role == "assistant" and _text(m.get("content")).startswith(_COMPACTION)):
             text = _content(m.get("content"))
             if isinstance(text, str) and text.startswith(_COMPACTION):
-                b.user(*_summary(AGENT, text))
+                b.user(*imported_summary(AGENT, text))
             else:
                 b.user(text)
         elif role == "assistant":
@@ -180,17 +180,17 @@ def _session(sid: str, messages: list[Any]) -> ForeignSession:
         else:  # its own system prompt and runtime notes are left out, as for the other agents
             b.drop(f"{role} messages")
     out = b.done()
-    return ForeignSession(AGENT, sid, out, "", _title(out), b.dropped)
+    return ForeignSession(AGENT, sid, out, "", title_of(out), b.dropped)
 
 
 def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
     """A ShareGPT trajectory: the calls come from ``<tool_call>`` blocks (which carry no id: one is made up)
     and the ``tool`` turn's ``<tool_response>`` blocks answer them by position, as Hermes pairs them."""
-    b = _Builder()
+    b = Builder()
     pending: list[ToolCall] = []
     n = 0
     for t in turns:
-        t = _dict(t)
+        t = as_dict(t)
         who, value = t.get("from"), t.get("value")
         if not isinstance(value, str):
             b.drop("turns without text")
@@ -220,7 +220,7 @@ def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
                     resp = json.loads(raw)
                 except ValueError:
                     resp = raw
-                content = _dict(resp).get("content", resp) if isinstance(resp, dict) else resp
+                content = as_dict(resp).get("content", resp) if isinstance(resp, dict) else resp
                 if k < len(pending):
                     text = content if isinstance(content, str) else _json(content)
                     b.result(pending[k].id, text, _failed(text))
@@ -229,7 +229,7 @@ def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
         elif who != "system":
             b.drop(f"{who} turns")
     out = b.done()
-    return ForeignSession(AGENT, sid, out, "", _title(out), b.dropped)
+    return ForeignSession(AGENT, sid, out, "", title_of(out), b.dropped)
 
 
 def _failed(content: Any) -> bool:

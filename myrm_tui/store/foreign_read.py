@@ -1,0 +1,224 @@
+"""What every importer of another agent's session shares: the error and result types, reading a file's
+JSON lines (gzipped or not, regular files only), and the builder that pairs calls with results."""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import io
+import json
+import os
+import re
+import stat
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO, Any
+
+from myrm_tui.context.types import Message, ToolCall
+
+NO_RESULT = (
+    "[no result was recorded for this call: the other agent's session ended or moved on before it returned]"
+)
+
+
+class ForeignError(ValueError):
+    """A file that is not another agent's session (Claude Code, Codex, Hermes), or cannot be read."""
+
+
+@dataclass
+class ForeignSession:
+    agent: str  # "claude-code" | "codex" | "hermes"
+    id: str
+    messages: list[Message]
+    workspace: str = ""
+    title: str = ""
+    dropped: dict[str, int] = field(
+        default_factory=dict
+    )  # what was left out, by kind (for the one-line report)
+
+
+def json_objects(path: Path) -> Iterator[dict[str, Any]]:
+    """The file's JSON objects, one a line; ``.gz`` files are read through gzip."""
+    try:
+        with open_text(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
+                    raise ForeignError(f"{path}:{n}: not JSON") from None
+                if isinstance(obj, dict):
+                    yield _no_lone_surrogates(obj) if "\\u" in line else obj
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        raise ForeignError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def open_text(path: Path) -> IO[str]:
+    # A FIFO or a device named like a transcript (a folder walked for *.jsonl) would block the open or
+    # never end: only a regular file is read, judged on the descriptor opened without blocking.
+    # guard: foreign-only-regular-files-are-read
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        raw = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    if path.suffix != ".gz":
+        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+    unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
+    unzipped.myfileobj = raw  # type: ignore[assignment]  # closed with it, as when gzip opens a path
+    return io.TextIOWrapper(unzipped, encoding="utf-8", errors="replace")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_lone_surrogates(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with each lone surrogate (an escape like ``\\ud800`` JSON allows but UTF-8 cannot hold, so
+    the store could not write it) replaced by U+FFFD; pairs were joined by the parser and are kept."""
+    text = json.dumps(obj, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        fixed: dict[str, Any] = json.loads(_SURROGATE.sub("\ufffd", text))
+        return fixed
+    return obj
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is an object, else an empty one: a field of the wrong type is read as absent."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+# -- pairing calls and results -----------------------------------------------------------------------
+
+
+class Builder:
+    """Messages in order, keeping every tool call answered and every result attached to its call."""
+
+    def __init__(self) -> None:
+        self.out: list[Message] = []
+        self.open: dict[str, ToolCall] = {}  # calls of the last assistant message not yet answered
+        self.dropped: dict[str, int] = {}
+
+    def drop(self, what: str) -> None:
+        self.dropped[what] = self.dropped.get(what, 0) + 1
+
+    def _close_open(self) -> None:
+        for call in self.open.values():
+            self.out.append(
+                Message(
+                    role="tool",
+                    content=NO_RESULT,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    meta={"is_error": True},
+                )
+            )
+        if self.open:
+            self.drop("calls without a result")
+        self.open = {}
+
+    def user(self, content: str | list[dict[str, Any]], meta: dict[str, Any] | None = None) -> None:
+        if not content:
+            return
+        self._close_open()
+        if self.out and self.out[-1].role == "user" and isinstance(content, str) and not meta:
+            last = self.out[-1]
+            if isinstance(last.content, str) and not last.meta:
+                self.out[-1] = Message(role="user", content=f"{last.content}\n\n{content}")
+                return
+        self.out.append(Message(role="user", content=content, meta=meta or {}))
+
+    def assistant(
+        self, text: str, calls: Iterable[ToolCall] = (), reasoning: str = "", same_reply: bool = False
+    ) -> None:
+        """``same_reply``: this continues the last assistant message (one reply split over lines), so text
+        after its calls joins it rather than closing them unanswered."""
+        calls = tuple(calls)
+        if not (text or calls or reasoning):
+            return
+        k = len(self.out)
+        while same_reply and k > 0 and self.out[k - 1].role == "tool":
+            k -= 1
+        if same_reply and 0 < k < len(self.out) and self.out[k - 1].role == "assistant":
+            # A line of a reply whose first results were written before it (Claude Code writes each block
+            # a line, as it streams): it joins the reply, ahead of those results.
+            self._extend(k - 1, text, calls, reasoning)
+            return
+        last = self.out[-1] if self.out else None
+        if last is not None and last.role == "assistant" and not self.open and not last.tool_calls:
+            # One reply split over lines (Claude Code) or items (Codex): joined.
+            text = "\n\n".join(t for t in (last.text, text) if t)
+            reasoning = "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
+            self.out.pop()
+        elif last is not None and last.role == "assistant" and self.open and (same_reply or not text):
+            # More parallel calls (or text after them) of the same reply.
+            calls = (*last.tool_calls, *calls)
+            text = "\n\n".join(t for t in (last.text, text) if t)
+            reasoning = "\n\n".join(r for r in (last.reasoning or "", reasoning) if r)
+            self.out.pop()
+        else:
+            self._close_open()
+        # A provider rejects a reply whose calls share an id (one result could answer only one): the
+        # first call with an id is kept.
+        unique = {c.id: c for c in reversed(calls)}
+        if len(unique) < len(calls):
+            self.drop("tool calls with a repeated id")
+            calls = tuple(c for c in calls if unique.get(c.id) is c)
+        self.out.append(
+            Message(role="assistant", content=text or None, tool_calls=calls, reasoning=reasoning or None)
+        )
+        self.open.update({c.id: c for c in calls})
+
+    def _extend(self, at: int, text: str, calls: tuple[ToolCall, ...], reasoning: str) -> None:
+        reply = self.out[at]
+        known = {c.id for c in reply.tool_calls}
+        fresh = tuple(c for c in calls if c.id not in known)
+        if len(fresh) < len(calls):
+            self.drop("tool calls with a repeated id")
+        joined = "\n\n".join(r for r in (reply.reasoning or "", reasoning) if r)
+        content = "\n\n".join(t for t in (reply.text, text) if t)
+        self.out[at] = replace(
+            reply, content=content or None, tool_calls=(*reply.tool_calls, *fresh), reasoning=joined or None
+        )
+        self.open.update({c.id: c for c in fresh})
+
+    def result(self, call_id: str, text: str | list[dict[str, Any]], is_error: bool = False) -> None:
+        call = self.open.pop(call_id, None)
+        if call is None:
+            self.drop("results without a call")
+            return
+        meta = {"is_error": True} if is_error else {}
+        self.out.append(Message(role="tool", content=text, tool_call_id=call_id, name=call.name, meta=meta))
+
+    def done(self) -> list[Message]:
+        self._close_open()
+        # A reply that was only reasoning (its text never came) has nothing a provider would take.
+        return [m for m in self.out if m.role != "assistant" or m.content or m.tool_calls]
+
+
+def imported_summary(agent: str, text: str) -> tuple[str, dict[str, Any]]:
+    name = {"claude-code": "Claude Code", "codex": "Codex CLI", "hermes": "Hermes Agent"}[agent]
+    return (
+        f"[A summary {name} wrote when it compacted this session's earlier context]\n{text}",
+        {"imported_summary": agent},
+    )
+
+
+def stem(path: Path) -> str:
+    return path.name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".json")
+
+
+def title_of(messages: list[Message]) -> str:
+    first = next((m.text for m in messages if m.role == "user" and not m.meta), "")
+    return " ".join(first.split())[:60] or "imported session"
