@@ -24,6 +24,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
+from myrm_tui.context import memo
 from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.compaction.record import Compaction, CompactionInput, build_compaction
 from myrm_tui.context.config import ContextConfig
@@ -260,7 +261,8 @@ class Pipeline:
 
     async def run(self, request: Request, config: ContextConfig, session_id: str = "") -> PipelineRun:
         async with self.lock_for(session_id):
-            return await self._run(request, config)
+            with memo.active(request.state.memo):  # what the steps read of messages, kept for the session
+                return await self._run(request, config)
 
     async def _run(self, request: Request, config: ContextConfig) -> PipelineRun:
         t0 = perf_counter()

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from myrm_tui.context.memo import Memo
 from myrm_tui.context.summary.fields import Summary
 from myrm_tui.context.types import Message, ToolCall
 
@@ -44,6 +45,8 @@ class ContextState:
     # Pre-Compact predicts the next round from it, so the planned compaction comes before the net.
     round_growth: list[int] = field(default_factory=list)
     last_sent_tokens: int = 0  # the view last sent, as Pre-Compact counts it
+    # What the steps read of this session's messages, kept between requests (``memo.py``); never stored.
+    memo: Memo = field(default_factory=Memo, compare=False, repr=False)
 
     # -- serialisation (stored as JSON in the checkpoints table) -------------------------------------
     def to_json(self) -> str:

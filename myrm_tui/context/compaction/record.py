@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from myrm_tui.context.memo import memoized
 from myrm_tui.context.text.call_args import call_args
-from myrm_tui.context.types import Message
+from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry, readable
 
 if TYPE_CHECKING:  # the UI shows compactions before the pipeline (and the summary model) is loaded
@@ -33,6 +34,11 @@ GIST_CHARS = 100
 _SHARED = ("role", "uri", "how")
 
 
+def _gist_key(m: Message) -> tuple[str, str | None, str, tuple[ToolCall, ...]]:
+    return (m.role, m.name, m.text, m.tool_calls)  # all that ``gist`` reads of a message
+
+
+@memoized(_gist_key)  # each message's once a session (``context/memo.py``), not at each compaction
 def gist(m: Message) -> str:
     """One line that says what ``m`` was: a tool call's command, an output's first line, a message's start;
     redacted like the summary (it is stored in the metrics table and shown), before it is cut (a cut secret

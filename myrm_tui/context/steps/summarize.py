@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.context.compaction.record import gist
 from myrm_tui.context.privacy.redact import redact
 from myrm_tui.context.step import Configured, Request, Rewritten, SummaryBlock, SummaryRecord, Trace, View
 from myrm_tui.context.summary import fields as summary_model
@@ -318,7 +319,7 @@ class Summarize(Configured[SummarizeSettings]):
             key = self._key(m, req)
             if key is not None and key in self._ledger:
                 continue
-            self._lines_of(m, req, key)
+            self._prepare(m, self._lines_of(m, req, key))
             if m.role == "tool" and not m.synthetic:  # read now, so the compacting request only looks it up
                 ledger.fact_tokens(self._original(m, req).text)
             for c in m.tool_calls:
@@ -331,6 +332,24 @@ class Summarize(Configured[SummarizeSettings]):
                     if out is not None and out in self._ledger:
                         self._ledger[out] = ledger.promote_quoted(self._ledger[out], m.text)
                     k -= 1
+
+    @staticmethod
+    def _prepare(m: Message, lines: Sequence[ledger.Line]) -> None:
+        """What a compaction reads of ``m`` and its ledger ``lines`` whatever else the fold holds, read now
+        into the session's memo (``context/memo.py``): the request that compacts only looks it up."""
+        gist(m)  # the compaction record's line for it
+        for ln in lines:
+            ledger.redundant_words(ln.text)
+            if ln.decided:
+                ledger.subject(ln.text)
+                ledger.line_facts(ln.text)
+        if m.synthetic:
+            return
+        part = ledger.use_text(m.text, tuple(c.arguments for c in m.tool_calls))
+        ledger.use_words(part)
+        ledger.use_tokens(part)
+        if m.role == "assistant":
+            ledger.stated_facts(m)
 
     def _folded_lines(
         self, m: Message, k: int, later: ledger.LaterUse, req: Request, referred: ledger.Referred

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from myrm_tui.context.filters.shell import strip_ansi
+from myrm_tui.context.memo import memoized
 from myrm_tui.context.text import signals
 from myrm_tui.context.text.trimming import head_tail
 from myrm_tui.context.types import Message
@@ -358,7 +359,8 @@ def reparse(text: str, known: dict[str, int] | None = None) -> Line:
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def _words(text: str) -> frozenset[str]:
+@memoized()
+def redundant_words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
@@ -378,13 +380,13 @@ def redundant(lines: Sequence[Line], seen: Sequence[str] = ()) -> list[bool]:
     lost (a looser test, every word elsewhere, loses the expression ``x/Poly(x, x, domain='ZZ')`` to a
     line with the same words in another order). Commands and the first line of an output (``$``, ``→``)
     are never redundant: a re-run is news."""
-    words = [_words(ln.text) for ln in lines]
+    words = [redundant_words(ln.text) for ln in lines]
     norm = [" ".join(ln.text.split()) for ln in lines]
     posting: dict[str, list[int]] = {}
     for i, ws in enumerate(words):
         for w in ws:
             posting.setdefault(w, []).append(i)
-    seen_words = [_words(t) for t in seen]
+    seen_words = [redundant_words(t) for t in seen]
     seen_norm = [" ".join(t.split()) for t in seen]
     seen_posting: dict[str, list[int]] = {}
     for j, ws in enumerate(seen_words):
@@ -531,6 +533,7 @@ _DECIDING = re.compile(
 )
 
 
+@memoized()
 def subject(text: str) -> str | None:
     """The subject a decision line decides (``"=timeout"``, ``"def:as_sql"``), or None when it names none
     or is a finding rather than a decision."""
@@ -646,6 +649,30 @@ def _argument_text(arguments: str) -> str:
     return "\n".join(out)
 
 
+# Each message's part is read once a session (``context/memo.py``), not again by every compaction.
+@memoized()
+def use_text(text: str, arguments: tuple[str, ...]) -> str:
+    """A message as ``LaterUse`` reads it: its text and its calls' arguments, lower-cased."""
+    return (text + "\n" + "\n".join(_argument_text(a) for a in arguments)).lower()
+
+
+@memoized()
+def use_words(part: str) -> tuple[str, ...]:
+    """The plain words of a ``use_text``, each once."""
+    return tuple(dict.fromkeys(_PLAIN_WORD.findall(part)))
+
+
+@memoized()
+def use_tokens(part: str) -> tuple[str, ...]:
+    """The fact-like tokens of a ``use_text``, and the parts of a compound one, each once."""
+    out: dict[str, None] = {}
+    for t in _TOKEN.findall(part):
+        out[t] = None
+        if _PARTS.search(t):
+            out.update(dict.fromkeys(_PARTS.split(t)))
+    return tuple(out)
+
+
 class LaterUse:
     """Where the agent used a string: the text and call arguments of assistant messages (not the pipeline's
     own), looked up as "after position k". ``roles``: other messages' instead (``Referred``)."""
@@ -659,13 +686,12 @@ class LaterUse:
         for i, m in enumerate(messages):
             if m.synthetic or m.role not in roles:
                 continue
-            t = (m.text + "\n" + "\n".join(_argument_text(c.arguments) for c in m.tool_calls)).lower()
+            t = use_text(m.text, tuple(c.arguments for c in m.tool_calls))
             self._at.append(i)
             self._offset.append(pos)
             parts.append(t)
             pos += len(t) + 1
-            for w in _PLAIN_WORD.findall(t):
-                self._words[w] = i
+            self._words.update(dict.fromkeys(use_words(t), i))
         self._blob = "\n".join(parts)
         self._parts = parts
         self._tokens: dict[str, int] | None = None
@@ -676,11 +702,7 @@ class LaterUse:
         if self._tokens is None:
             self._tokens = {}
             for at, part in zip(self._at, self._parts, strict=True):
-                for t in _TOKEN.findall(part):
-                    self._tokens[t] = at
-                    if _PARTS.search(t):
-                        for x in _PARTS.split(t):
-                            self._tokens[x] = at
+                self._tokens.update(dict.fromkeys(use_tokens(part), at))
         return self._tokens.get(token.lower(), -1)
 
     def used_before(self, fact: str, k: int) -> bool:
@@ -758,10 +780,11 @@ def _used_lines(facts: list[str], priority: int) -> list[Line]:
     return out
 
 
-def _line_facts(text: str) -> list[str]:
+@memoized()
+def line_facts(text: str) -> tuple[str, ...]:
     """The fact-like tokens of one Record line (``fact_tokens`` without its cache: that one is for
     outputs)."""
-    return [t for t in _TOKEN.findall(text) if 3 <= len(t) <= 80 and _FACTLIKE.search(t)]
+    return tuple(t for t in _TOKEN.findall(text) if 3 <= len(t) <= 80 and _FACTLIKE.search(t))
 
 
 def mark_referred(lines: Sequence[Line], k: int, later: Referred) -> list[Line]:
@@ -770,7 +793,7 @@ def mark_referred(lines: Sequence[Line], k: int, later: Referred) -> list[Line]:
     the Record spends its share on these first (``Fitter.order``)."""
     return [
         Line(ln.text, ln.priority, ln.decided, True)
-        if ln.decided and not ln.referred and any(later.token_after(t, k) for t in _line_facts(ln.text))
+        if ln.decided and not ln.referred and any(later.token_after(t, k) for t in line_facts(ln.text))
         else ln
         for ln in lines
     ]
@@ -799,7 +822,12 @@ _TICKED = re.compile(r"`([^`\n]{4,120})`")
 _CODE_LINE = re.compile(r"[(=]")
 
 
-def stated_facts(m: Message) -> list[str]:
+def _stated_key(m: Message) -> tuple[str, tuple[str, ...]]:
+    return (m.text, tuple(c.arguments for c in m.tool_calls))  # all that ``stated_facts`` reads
+
+
+@memoized(_stated_key)
+def stated_facts(m: Message) -> tuple[str, ...]:
     """What an assistant message states of its own: the code lines its calls write (a multi-line command's
     Record line keeps only its first and last), the backticked spans and fact-like tokens of its prose."""
     out: list[str] = []
@@ -808,7 +836,7 @@ def stated_facts(m: Message) -> list[str]:
         out += [ln for ln in lines[1:-1] if 12 <= len(ln) <= 120 and _CODE_LINE.search(ln)]
     out += _TICKED.findall(m.text)
     out += [t for t in fact_tokens(m.text) if len(t) >= 4]
-    return list(dict.fromkeys(x.strip() for x in out if x.strip()))
+    return tuple(dict.fromkeys(x.strip() for x in out if x.strip()))
 
 
 def stated_used_lines(m: Message, lines: Sequence[Line], k: int, later: Referred) -> list[Line]:

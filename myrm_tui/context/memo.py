@@ -1,0 +1,97 @@
+"""``Memo``: one session's results of pure functions of message text, kept between requests.
+
+Messages are append-only, so most of what a request reads of a message (the words and fact-like tokens
+the ledger looks up, a folded message's gist, the facts an assistant message stated) was read on an
+earlier request already. A function decorated ``@memoized`` keeps its results in the memo of the session
+whose pipeline run is under way (``active``; outside a run it is just called). The key of an entry is the
+function and its *whole* input (the strings themselves, not a hash of them: a dict look-up compares
+them), so a different input can never hit a stale entry, and a hit returns what the call would.
+
+The memo lives on ``ContextState`` (never stored), so it goes with the session. It is bounded: at most
+``MEMO_ENTRIES`` entries and ``MEMO_CHARS`` characters of their keys' strings (a result is of the order
+of its input: a lower-cased copy, the tokens of a text), the oldest dropped first — a session's oldest
+messages are the first folded away.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import ParamSpec, TypeVar, cast
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+MEMO_ENTRIES = 50_000  # a 500-message session at 32K holds about 12,000 (its messages and Record lines)
+MEMO_CHARS = 64_000_000
+
+
+def _chars(key: Hashable) -> int:
+    if isinstance(key, str):
+        return len(key)
+    if isinstance(key, tuple):
+        return sum(_chars(x) for x in key)
+    return 0
+
+
+class Memo:
+    """A bounded map from (function, input) to the function's result."""
+
+    def __init__(self, entries: int = MEMO_ENTRIES, chars: int = MEMO_CHARS) -> None:
+        self.max_entries = entries
+        self.max_chars = chars
+        self.chars = 0
+        self._d: dict[Hashable, tuple[object, int]] = {}
+
+    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
+        hit = self._d.get(key)
+        if hit is not None:
+            return cast(T, hit[0])
+        value = compute()
+        size = _chars(key)
+        self._d[key] = (value, size)
+        self.chars += size
+        while len(self._d) > self.max_entries or (self.chars > self.max_chars and len(self._d) > 1):
+            _, n = self._d.pop(next(iter(self._d)))
+            self.chars -= n
+        return value
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+_ACTIVE: ContextVar[Memo | None] = ContextVar("myrm_context_memo", default=None)
+
+
+@contextmanager
+def active(memo: Memo) -> Iterator[None]:
+    """``@memoized`` functions keep their results in ``memo`` within this block (one pipeline run)."""
+    token = _ACTIVE.set(memo)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+def memoized(
+    key: Callable[..., Hashable] | None = None,
+) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """``fn`` kept in the active session's memo. ``fn`` must be pure; ``key(*args)``, when given, must hold
+    everything of the arguments that ``fn`` reads (a message's role, name, text and calls), and the
+    arguments themselves are the key otherwise."""
+
+    def deco(fn: Callable[P, T]) -> Callable[P, T]:
+        @functools.wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+            memo = _ACTIVE.get()
+            if memo is None or kwargs:
+                return fn(*args, **kwargs)
+            k = key(*args) if key is not None else args
+            return memo.get((wrapper, k), lambda: fn(*args))  # type: ignore[call-arg]  # no kwargs here
+
+        wrapper.uncached = fn  # type: ignore[attr-defined]  # tests compare the two
+        return wrapper
+
+    return deco

@@ -1,0 +1,180 @@
+"""The session memo (``context/memo.py``) is a pure speed-up: with it, every request of a session sends what
+it sends without it, whatever the session holds and however its messages were edited; it stays bounded and
+goes with the session."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import asdict
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from myrm_tui.context import memo
+from myrm_tui.context.compaction.record import gist
+from myrm_tui.context.memo import Memo, memoized
+from myrm_tui.context.state import ContextState
+from myrm_tui.context.summary import ledger
+from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.vault import ArtifactVault
+from tests.helpers import run_pipeline
+
+# Text with what the ledger looks for: paths, ids, numbers, code, decisions, backticked spans, results.
+PIECES = [
+    "src/app.py",
+    "tests/test_x.py:42",
+    "HAT229",
+    "value_1",
+    "self.as_sql(compiler)",
+    "`timeout = 60`",
+    "I will set timeout to 30 instead.",
+    "the fix is in parse_date",
+    "FAILED (failures=2)",
+    "3 passed",
+    "Error: not enough seats",
+    "def parse_date(s):",
+    "return x",
+    "ok",
+    "the",
+    "\n",
+    " ",
+]
+texts = st.lists(st.sampled_from(PIECES), min_size=1, max_size=25).map(" ".join)
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> list[Message]:
+    """A session of tool rounds, replies and user turns; ``edit`` reuses an earlier message's id with other
+    content (a store that rewrote a message: the memo must not hand back the old one's results)."""
+    msgs = [
+        Message(role="system", content="You are a test agent.", id="s"),
+        Message(role="user", content="task: " + draw(texts), id="u"),
+    ]
+    for n in range(draw(st.integers(2, 14))):
+        kind = draw(st.sampled_from(["tool", "tool", "json", "reply", "user", "edit"]))
+        if kind == "reply":
+            msgs.append(Message(role="assistant", content=draw(texts), id=f"a{n}"))
+        elif kind == "user":
+            msgs.append(Message(role="user", content=draw(texts), id=f"u{n}"))
+        else:
+            reused = kind == "edit" and n > 0
+            cid = f"c{n}"
+            args = json.dumps({"command": "cat src/app.py\n" + draw(texts) + "\necho done"})
+            msgs.append(
+                Message(
+                    role="assistant",
+                    content=draw(texts),
+                    id="a0" if reused else f"a{n}",
+                    tool_calls=(ToolCall(cid, "bash", args),),
+                )
+            )
+            if kind == "json":
+                body = json.dumps([{"id": draw(st.sampled_from(PIECES)), "n": k} for k in range(8)])
+            else:
+                body = "\n".join(draw(texts) for _ in range(draw(st.sampled_from([1, 20, 80]))))
+            msgs.append(
+                Message(
+                    role="tool",
+                    content=f"<returncode>{n % 2}</returncode>\n{body}",
+                    id=f"t{n}",
+                    tool_call_id=cid,
+                    name="bash",
+                )
+            )
+    return msgs
+
+
+async def _replay(raw: list[Message], window: int, state: ContextState, every: int) -> list[Any]:
+    """Each request of a session grown message by message (every ``every``-th compacts, as ``/compact``
+    would): what it sent, and its compaction's record."""
+    vault = ArtifactVault("memo-test")
+    out: list[Any] = []
+    for end in range(3, len(raw) + 1):
+        view, run = await run_pipeline(
+            raw[:end],
+            window=window,
+            state=state,
+            vault=vault,
+            now=float(end),
+            force_compaction=end % every == 0,
+        )
+        record = asdict(run.metrics.compaction) if run.metrics.compaction is not None else None
+        if record is not None:
+            record.pop("duration_ms")
+        out.append(([m.to_api() for m in view], record))
+    out.append(state.summary)
+    return out
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions(), st.sampled_from([2_500, 8_000]), st.sampled_from([4, 7, 1_000]))
+def test_a_session_sends_the_same_with_its_memo_as_without(
+    raw: list[Message], window: int, every: int
+) -> None:
+    """The property the memo promises: the cached result equals the uncached one (a memo of no entries
+    computes everything again), on generated sessions with edited messages and compactions."""
+    cached, uncached = ContextState(), ContextState(memo=Memo(entries=0))
+    with_memo = asyncio.run(_replay(raw, window, cached, every))
+    without = asyncio.run(_replay(raw, window, uncached, every))
+    assert with_memo == without
+    assert len(uncached.memo) == 0
+    if len(raw) > 6:
+        assert len(cached.memo) > 0  # it was used
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(texts, texts), min_size=1, max_size=12))
+def test_each_memoized_reader_returns_what_it_computes(pairs: list[tuple[str, str]]) -> None:
+    """Warm entries never stand in for another input: every reader, called on texts that share prefixes,
+    words and ids with what the memo already holds, returns what its uncached function returns."""
+    m = Memo()
+    with memo.active(m):
+        for text, args in pairs:
+            msg = Message(
+                role="assistant", content=text, id="same-id", tool_calls=(ToolCall("c", "bash", args),)
+            )
+            part = ledger.use_text(text, (args,))
+            for fn, arg in (
+                (ledger.use_text, (text, (args,))),
+                (ledger.use_words, (part,)),
+                (ledger.use_tokens, (part,)),
+                (ledger.redundant_words, (text,)),
+                (ledger.subject, (text,)),
+                (ledger.line_facts, (text,)),
+                (ledger.stated_facts, (msg,)),
+                (gist, (msg,)),
+            ):
+                assert fn(*arg) == fn.uncached(*arg)  # type: ignore[union-attr]
+
+
+def test_the_memo_is_bounded_and_drops_its_oldest_first() -> None:
+    calls: list[str] = []
+
+    @memoized()
+    def upper(s: str) -> str:
+        calls.append(s)
+        return s.upper()
+
+    m = Memo(entries=3, chars=10)
+    with memo.active(m):
+        assert [upper(s) for s in ("a", "b", "c", "d")] == ["A", "B", "C", "D"]
+        assert len(m) == 3  # "a" dropped
+        upper("a")
+        assert calls == ["a", "b", "c", "d", "a"]
+        upper("xxxxxxxxx")  # 9 chars: the others go to stay within 10
+        assert m.chars <= 10 and len(m) == 2
+    upper("d")  # no session's run under way: computed, kept nowhere
+    assert calls[-1] == "d" and len(m) == 2
+
+
+def test_the_memo_goes_with_the_session() -> None:
+    """Each session's state has its own memo, never serialized: a reopened session starts empty."""
+    a, b = ContextState(), ContextState()
+    assert a.memo is not b.memo
+    with memo.active(a.memo):
+        ledger.use_words("one two")
+    assert len(a.memo) == 1 and len(b.memo) == 0
+    assert "memo" not in json.loads(a.to_json())
+    assert len(ContextState.from_json(a.to_json()).memo) == 0
