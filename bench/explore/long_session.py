@@ -2,10 +2,12 @@
 least N messages (each later conversation's task arrives as a new user message), replayed through ``myrm``
 at a window as the bench replays it.
 
-    python bench/explore/long_session.py [--messages 500] [--window 32000] [--profile OUT.prof] [--json]
+    python bench/explore/long_session.py [--messages 500] [--window 32000] [--profile OUT.prof]
+    python bench/explore/long_session.py --each --corpus bench/foreign  # each conversation on its own
 
-Prints p50 / p99 / max pipeline ms over the session's requests, its compactions, and (``--json``) the
-session's token counts per request, so a speed-up can be shown to send the same requests.
+Prints p50 / p99 / max pipeline ms over the session's requests (wall and CPU), its compactions, and a
+digest of the views sent, so a speed-up can be shown to send the same requests. ``--each`` replays every
+conversation of the corpus apart (a fresh strategy each, as the bench does) and pools their requests.
 """
 
 from __future__ import annotations
@@ -69,12 +71,19 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=32000)
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--profile", type=Path)
+    ap.add_argument("--each", action="store_true", help="every conversation apart, not one joined session")
     a = ap.parse_args()
-    conv = long_session(a.corpus, a.messages)
+    convs = load_conversations(a.corpus) if a.each else [long_session(a.corpus, a.messages)]
     prof = cProfile.Profile() if a.profile else None
     if prof:
         prof.enable()
-    times, cpu, digest, compactions = asyncio.run(replay(conv, a.window))
+    times: list[float] = []
+    cpu: list[float] = []
+    digest: list[str] = []
+    compactions = 0
+    for conv in convs:
+        t, c, d, n = asyncio.run(replay(conv, a.window))
+        times, cpu, digest, compactions = times + t, cpu + c, digest + d, compactions + n
     if prof:
         prof.disable()
         prof.dump_stats(a.profile)
@@ -84,9 +93,11 @@ def main() -> None:
         p99 = s[min(len(s) - 1, int(0.99 * len(s)))]
         return f"p50 {s[len(s) // 2]:.2f}, p99 {p99:.2f}, max {s[-1]:.2f} ms"
 
+    views = digest[0] if len(digest) == 1 else hashlib.sha256("".join(digest).encode()).hexdigest()
     print(
-        f"{len(conv.messages)} messages, {len(times)} requests at {a.window:,}: wall {pct(times)}; "
-        f"CPU {pct(cpu)}; {compactions} compactions; views sha256 {digest[0][:16]}"
+        f"{sum(len(c.messages) for c in convs)} messages in {len(convs)} sessions, {len(times)} requests "
+        f"at {a.window:,}: wall {pct(times)}; CPU {pct(cpu)}; {compactions} compactions; "
+        f"views sha256 {views[:16]}"
     )
 
 
