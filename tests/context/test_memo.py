@@ -17,12 +17,15 @@ from myrm_tui.context.compaction.record import gist
 from myrm_tui.context.memo import Memo, memoized
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.summary import ledger
+from myrm_tui.context.text import signals
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from tests.helpers import run_pipeline
 
 # Text with what the ledger looks for: paths, ids, numbers, code, decisions, backticked spans, results.
 PIECES = [
+    "Traceback (most recent call last):\nValueError: bad date",
+    "diff --git a/src/app.py b/src/app.py",
     "src/app.py",
     "tests/test_x.py:42",
     "HAT229",
@@ -145,6 +148,8 @@ def test_each_memoized_reader_returns_what_it_computes(pairs: list[tuple[str, st
                 (ledger.line_facts, (text,)),
                 (ledger.stated_facts, (msg,)),
                 (gist, (msg,)),
+                (signals.last_exception_line, (text,)),
+                (signals._diff_files, (text,)),
             ):
                 assert fn(*arg) == fn.uncached(*arg)  # type: ignore[union-attr]
 

@@ -350,6 +350,9 @@ class Summarize(Configured[SummarizeSettings]):
         ledger.use_tokens(part)
         if m.role == "assistant":
             ledger.stated_facts(m)
+        elif m.role == "tool":  # what the extractive summary reads of a folded output
+            signals.last_exception_line(m.text)
+            signals.diff_files(m.text)
 
     def _folded_lines(
         self, m: Message, k: int, later: ledger.LaterUse, req: Request, referred: ledger.Referred

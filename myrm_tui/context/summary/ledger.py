@@ -853,8 +853,8 @@ def stated_used_lines(m: Message, lines: Sequence[Line], k: int, later: Referred
         if (
             low in held
             or any(low in f.lower() for f in facts)
+            or not later.used_after(t, k)  # before the scan of all that came before: most are not used
             or later.used_before(t, k)
-            or not later.used_after(t, k)
         ):
             continue
         facts.append(t)

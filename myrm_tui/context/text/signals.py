@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Iterator
 from functools import lru_cache
 
+from myrm_tui.context.memo import memoized
 from myrm_tui.context.text.call_args import SHELL_TOOLS, call_args
 from myrm_tui.context.types import Message, ToolCall
 
@@ -55,6 +56,8 @@ def is_failure(msg: Message) -> bool:
     return head.startswith(("Error:", "error:", "Traceback (most recent call last)"))
 
 
+# Read once a session per output (``context/memo.py``): the extractive summary reads every folded output.
+@memoized()
 def last_exception_line(text: str) -> str | None:
     """The final ``SomeError: message`` line of the first traceback in ``text``."""
     start = text.find("Traceback (most recent call last)")
@@ -150,4 +153,9 @@ def _scan_read(call: ToolCall) -> list[str]:
 
 
 def diff_files(text: str) -> list[str]:
-    return list(dict.fromkeys(_DIFF_FILE.findall(text)))
+    return list(_diff_files(text))
+
+
+@memoized()
+def _diff_files(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(_DIFF_FILE.findall(text)))
