@@ -24,8 +24,10 @@ from typing import ParamSpec, TypeVar, cast
 P = ParamSpec("P")
 T = TypeVar("T")
 
-MEMO_ENTRIES = 50_000  # a 500-message session at 32K holds about 12,000 (its messages and Record lines)
-MEMO_CHARS = 64_000_000
+# A 500-message session at 32K ends with 7,400 entries holding 7.4 MB (tracemalloc): this bound is about
+# 1,300 messages' worth, some 20 MB at most; what goes first is the oldest, folded away already.
+MEMO_ENTRIES = 20_000
+MEMO_CHARS = 16_000_000
 
 
 def _chars(key: Hashable) -> int:
