@@ -15,12 +15,13 @@ from hypothesis import strategies as st
 from myrm_tui.context import memo
 from myrm_tui.context.compaction.record import gist
 from myrm_tui.context.memo import Memo, memoized
+from myrm_tui.context.pipeline import build_pipeline
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.summary import ledger
 from myrm_tui.context.text import signals
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
-from tests.helpers import run_pipeline
+from tests.helpers import config_for, request_for
 
 # Text with what the ledger looks for: paths, ids, numbers, code, decisions, backticked spans, results.
 PIECES = [
@@ -92,17 +93,15 @@ def sessions(draw: st.DrawFn) -> list[Message]:
 async def _replay(raw: list[Message], window: int, state: ContextState, every: int) -> list[Any]:
     """Each request of a session grown message by message (every ``every``-th compacts, as ``/compact``
     would): what it sent, and its compaction's record."""
-    vault = ArtifactVault("memo-test")
+    # A pipeline of its own: Summarize keeps ledger lines per message id across the sessions one pipeline
+    # serves, so with a shared one the second replay would see the first's (and earlier examples').
+    pipeline, vault = build_pipeline(), ArtifactVault("memo-test")
     out: list[Any] = []
     for end in range(3, len(raw) + 1):
-        view, run = await run_pipeline(
-            raw[:end],
-            window=window,
-            state=state,
-            vault=vault,
-            now=float(end),
-            force_compaction=end % every == 0,
-        )
+        force = end % every == 0
+        request = request_for(raw[:end], state, vault=vault, now=float(end), force_compaction=force)
+        run = await pipeline.run(request, config_for(window), "memo-test")
+        view = run.messages
         record = asdict(run.metrics.compaction) if run.metrics.compaction is not None else None
         if record is not None:
             record.pop("duration_ms")
