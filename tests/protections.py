@@ -1767,6 +1767,23 @@ MUTANTS = (
         "",
         ("tests/app/test_tui_cards.py::test_a_large_paste_shows_as_a_label_and_is_sent_whole",),
     ),
+    Mutant(
+        "session memo: the key is the whole input",
+        "the-memo-key-is-the-whole-input",
+        "k = key(*args) if key is not None else args",
+        "k = args[:0]",
+        (
+            "tests/context/test_memo.py::test_a_session_sends_the_same_with_its_memo_as_without",
+            "tests/context/test_memo.py::test_each_memoized_reader_returns_what_it_computes",
+        ),
+    ),
+    Mutant(
+        "session memo: a gist is keyed on all it reads",
+        "a-gist-is-keyed-on-all-it-reads",
+        "return (m.role, m.name, m.text, m.tool_calls)",
+        "return (m.role, m.name)",
+        ("tests/context/test_memo.py::test_a_session_sends_the_same_with_its_memo_as_without",),
+    ),
 )
 
 

@@ -90,6 +90,7 @@ def memoized(
             memo = _ACTIVE.get()
             if memo is None or kwargs:
                 return fn(*args, **kwargs)
+            # guard: the-memo-key-is-the-whole-input
             k = key(*args) if key is not None else args
             return memo.get((wrapper, k), lambda: fn(*args))  # type: ignore[call-arg]  # no kwargs here
 

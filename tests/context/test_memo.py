@@ -9,7 +9,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.context import memo
@@ -110,7 +110,14 @@ async def _replay(raw: list[Message], window: int, state: ContextState, every: i
     return out
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# No shrinking: a failing session is replayed whole at each shrink step, which took minutes; the example
+# as generated is small enough to read.
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 @given(sessions(), st.sampled_from([2_500, 8_000]), st.sampled_from([4, 7, 1_000]))
 def test_a_session_sends_the_same_with_its_memo_as_without(
     raw: list[Message], window: int, every: int

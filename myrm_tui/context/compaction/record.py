@@ -35,6 +35,7 @@ _SHARED = ("role", "uri", "how")
 
 
 def _gist_key(m: Message) -> tuple[str, str | None, str, tuple[ToolCall, ...]]:
+    # guard: a-gist-is-keyed-on-all-it-reads
     return (m.role, m.name, m.text, m.tool_calls)  # all that ``gist`` reads of a message
 
 
