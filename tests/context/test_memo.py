@@ -21,7 +21,7 @@ from myrm_tui.context.summary import ledger
 from myrm_tui.context.text import signals
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
-from tests.helpers import config_for, request_for
+from tests.helpers import config_for, conversation, request_for
 
 # Text with what the ledger looks for: paths, ids, numbers, code, decisions, backticked spans, results.
 PIECES = [
@@ -189,3 +189,20 @@ def test_the_memo_goes_with_the_session() -> None:
     assert len(a.memo) == 1 and len(b.memo) == 0
     assert "memo" not in json.loads(a.to_json())
     assert len(ContextState.from_json(a.to_json()).memo) == 0
+
+
+def test_a_reopened_session_fills_its_own_memo() -> None:
+    """One pipeline serves every session of an agent and keeps the ledger lines of the messages it saw; a
+    session opened again (a new state, an empty memo) still reads its messages into its own memo, so its
+    first compaction looks them up instead of reading them."""
+    raw = conversation(6)
+    pipeline = build_pipeline()
+
+    async def request(state: ContextState) -> None:
+        await pipeline.run(request_for(raw, state, vault=ArtifactVault("t")), config_for(16_000), "s")
+
+    first, reopened = ContextState(), ContextState()
+    asyncio.run(request(first))
+    asyncio.run(request(reopened))
+    assert len(first.memo) > 0
+    assert set(reopened.memo._d) == set(first.memo._d)

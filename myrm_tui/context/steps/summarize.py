@@ -13,6 +13,7 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -318,8 +319,16 @@ class Summarize(Configured[SummarizeSettings]):
             m = view[i]
             key = self._key(m, req)
             if key is not None and key in self._ledger:
+                # Its lines are known to this pipeline (which serves every session of the agent), but this
+                # session's memo may not hold its reads yet: a reopened session's first compaction.
+                lines = self._ledger[key]
+                req.state.memo.get(("prepared", key), partial(self._prepare, m, lines))
                 continue
-            self._prepare(m, self._lines_of(m, req, key))
+            lines = self._lines_of(m, req, key)
+            if key is None:
+                self._prepare(m, lines)
+            else:
+                req.state.memo.get(("prepared", key), partial(self._prepare, m, lines))
             if m.role == "tool" and not m.synthetic:  # read now, so the compacting request only looks it up
                 ledger.fact_tokens(self._original(m, req).text)
             for c in m.tool_calls:
