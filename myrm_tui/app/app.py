@@ -25,6 +25,7 @@ from textual.reactive import var
 from myrm_tui.app import terminal_guard
 from myrm_tui.app.commands import COMMANDS, bindings, main_only_actions
 from myrm_tui.app.controller import Controller
+from myrm_tui.app.css import ProcessStylesheet
 from myrm_tui.app.flows.base import settled
 from myrm_tui.app.flows.prompt import PromptFlow
 from myrm_tui.app.key_router import RoutedKeys
@@ -68,6 +69,7 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
         llm: LLMClient | None = None,
     ) -> None:
         super().__init__()
+        self.stylesheet = ProcessStylesheet(variables=self.get_css_variables())
         self.controller = Controller(db_path, workspace, cli or {}, llm, self._approve, self._event)
         self.initial_session = session_id
         self.replay = replay
