@@ -435,6 +435,29 @@ def wait_exit(pid: int, timeout: float) -> None:
         os.close(pidfd)
 
 
+def long_session_once(
+    tmp_path_factory: Any, name: str, rounds: int, words: Mapping[int, str] | None = None
+) -> tuple[Path, str]:
+    """``write_long_session``'s database (and its session id), written once a run: the workers of a
+    parallel run share it (the first to ask writes it, the others wait for it; each wrote its own before,
+    a few seconds of CPU each). Tests copy it before they open it."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # this run's folder, which its workers' folders are in
+    path, ids = base / f"{name}.db", base / f"{name}.id"
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not ids.exists():
+            partial = base / f"{name}.partial.db"
+            partial.unlink(missing_ok=True)  # a worker that failed half-way left it
+            session = asyncio.run(write_long_session(partial, rounds, words))
+            partial.replace(path)
+            ids.write_text(session)
+        return path, ids.read_text()
+
+
 async def write_long_session(path: Path, rounds: int, words: Mapping[int, str] | None = None) -> str:
     """A stored session of ``rounds`` rounds (a user message, a ``bash`` call and its result, an answer:
     4 messages, 3 items) in one transaction; ``words`` puts a word before round N's question. Its id."""

@@ -21,7 +21,7 @@ def _approval_dialog_read(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def long_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A stored session of thousands of items (``test_focus_keys.ROUNDS`` rounds: 2.6 s of CPU to write),
-    made once a worker for every module that asks (each test opens a copy): (its database, its id)."""
+    made once a run for every worker and module that asks (each test opens a copy): (its database, its id)."""
     from tests.app.test_focus_keys import make_long_db
 
     return make_long_db(tmp_path_factory)

@@ -32,7 +32,7 @@ from myrm_tui.app.widgets.transcript_search import TranscriptSearch
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator
-from tests.helpers import wait_until, write_long_session
+from tests.helpers import long_session_once, wait_until
 
 ROUNDS = 800  # a user message, a tool call and its result, an answer: 3 items a round (2,400 items)
 
@@ -68,9 +68,8 @@ async def other_session(path: Path) -> None:
 
 
 def make_long_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """A stored session of ``ROUNDS`` rounds, made once a module: (its database, its id)."""
-    path = tmp_path_factory.mktemp("long") / "long.db"
-    return path, asyncio.run(write_long_session(path, ROUNDS))
+    """A stored session of ``ROUNDS`` rounds, made once a run: (its database, its id)."""
+    return long_session_once(tmp_path_factory, "long", ROUNDS)
 
 
 def app_for(

@@ -6,7 +6,6 @@ returns to the prompt."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
 
@@ -23,16 +22,15 @@ from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import wait_until, write_long_session
+from tests.helpers import long_session_once, wait_until
 
 ROUNDS = 400  # a user message, a tool call and its result, an answer: 4 messages (3 items) a round
 
 
 @pytest.fixture(scope="session")
 def long_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The long session, written once a worker (1,600 messages: over a second of CPU): (database, id)."""
-    path = tmp_path_factory.mktemp("long") / "long.db"
-    return path, asyncio.run(write_long_session(path, ROUNDS, {3: "zebrafish"}))
+    """The long session, written once a run (1,600 messages: over a second of CPU): (database, id)."""
+    return long_session_once(tmp_path_factory, "zebrafish", ROUNDS, {3: "zebrafish"})
 
 
 @pytest.fixture
