@@ -11,6 +11,7 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
@@ -136,12 +137,20 @@ async def _render_everything(texts: list[str]) -> dict[str, str]:
         return found
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(attacking, min_size=1, max_size=3))
 @example(texts=["rm -rf ~ \u202e#sl\u202c", "name\udcff.txt", "\x1b]52;c;cHduZWQ=\x07 \x9b2J"])
 def test_no_widget_puts_a_control_a_bidi_override_or_a_surrogate_on_the_screen(texts: list[str]) -> None:
     """Tool cards (name, heading, arguments, output), compaction rows, notices, user and assistant
     messages (Markdown, streamed, reasoning), the status line, the vault list and the @ list."""
+    assert asyncio.run(_render_everything(texts)) == {}
+
+
+@pytest.mark.long
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(attacking, min_size=1, max_size=3))
+def test_long_no_widget_puts_a_control_a_bidi_override_or_a_surrogate_on_the_screen(texts: list[str]) -> None:
+    """The same property over more generated texts (``make test-long``; each is a whole app, 0.3 s)."""
     assert asyncio.run(_render_everything(texts)) == {}
 
 

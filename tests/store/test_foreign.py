@@ -535,11 +535,25 @@ def _codex_lines(draw: st.DrawFn) -> list[dict[str, Any]]:
     return [_START, *rest]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.one_of(_claude_lines(), _codex_lines()))
 def test_any_imported_history_is_one_a_provider_accepts(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
     """Whatever a transcript holds, what comes over pairs every call with one result, and the provider
     emulator's rules (unique call ids, no stray result, no empty assistant turn) accept it."""
+    _imported_is_accepted(tmp_path, lines)
+
+
+@pytest.mark.long
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.one_of(_claude_lines(), _codex_lines()))
+def test_long_any_imported_history_is_one_a_provider_accepts(
+    tmp_path: Path, lines: list[dict[str, Any]]
+) -> None:
+    """The same property over more generated transcripts (``make test-long``)."""
+    _imported_is_accepted(tmp_path, lines)
+
+
+def _imported_is_accepted(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
     path = _write(tmp_path / "gen.jsonl", lines)
     messages = read_session(path).messages
     assert check_tool_pairing(messages) == []
