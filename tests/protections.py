@@ -1613,11 +1613,21 @@ MUTANTS = (
     Mutant(
         "a planned compaction that could fold almost nothing is skipped",
         "a-planned-compaction-that-could-fold",
-        "elif (room := foldable_tokens(v)) < s.input_budget // 20:",
-        "elif (room := foldable_tokens(v)) < 0:",
+        "elif (room := foldable_tokens(v) + anchor_room(v, s)) < s.input_budget // 20:",
+        "elif (room := foldable_tokens(v) + anchor_room(v, s)) < 0:",
         (
             "tests/context/steps/test_precompact.py::"
             "test_a_planned_compaction_that_could_fold_almost_nothing_is_skipped_until_the_net",
+        ),
+    ),
+    Mutant(
+        "a planned compaction counts the room the head cut frees",
+        "a-planned-compaction-counts-the-head-cut",
+        "return max(0, head - s.anchor_tokens) if head > s.head_limit_tokens else 0",
+        "return 0",
+        (
+            "tests/context/steps/test_fit_properties.py::"
+            "test_a_first_message_filling_the_budget_is_cut_by_a_planned_compaction_not_the_net",
         ),
     ),
     Mutant(

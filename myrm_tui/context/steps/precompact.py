@@ -41,6 +41,8 @@ class PreCompactSettings:
     warm_compact_threshold: int
     fit_budget: int
     input_budget: int
+    head_limit_tokens: int  # a compaction cuts a protected head over this (HeadAnchor) ...
+    anchor_tokens: int  # ... down to this share of its first message
     growth_rounds: int = 16
     growth_margin: float = 1.25
     usual_round_quantile: float = 0.75
@@ -123,6 +125,14 @@ def foldable_tokens(v: View) -> int:
     return sum(v.request.counter.message(m) for m in msgs[head:newest] if m.meta.get("kind") != "summary")
 
 
+def anchor_room(v: View, s: PreCompactSettings) -> int:
+    """What a compaction's head cut would free: a protected head over its limit has its first message
+    cut to its share (HeadAnchor), which folding alone never reaches."""
+    head = v.request.counter.messages(v.messages[: len(v.request.protected_head)])
+    # guard: a-planned-compaction-counts-the-head-cut
+    return max(0, head - s.anchor_tokens) if head > s.head_limit_tokens else 0
+
+
 def level_for(tokens: int, s: PreCompactSettings, full: int | None = None) -> Level:
     if tokens >= s.summarize_trigger_threshold:
         return Level.EMERGENCY
@@ -174,7 +184,7 @@ class PreCompact(Configured[PreCompactSettings]):
             trace.event("hot-cache bypass: warm cache, budget still allows")
             return Planned(plan=CompactionPlan(level, seen_tokens=seen), trace=trace)
         # guard: a-planned-compaction-that-could-fold
-        elif (room := foldable_tokens(v)) < s.input_budget // 20:
+        elif (room := foldable_tokens(v) + anchor_room(v, s)) < s.input_budget // 20:
             # Folding next to nothing frees nothing that lasts (the summary block may even outweigh it):
             # a view this full of what must stay is sent as it is while it fits; the net takes it after.
             trace.event(f"planned compaction skipped: only {room:,} tokens could be folded")

@@ -275,13 +275,19 @@ def test_every_request_fits_and_compactions_make_progress(s: Session) -> None:
     assert not o.net_within_band, o.net_within_band
 
 
-def steady_session(window: int, seed: int, turns: int) -> Session:
+def steady_session(window: int, seed: int, turns: int, first_tokens: int = 0) -> Session:
     """A coding session whose rounds (a call and its output, up to ~4 % of the window) are each much smaller
-    than the room a compaction frees: the case a planned compaction must always catch before the net."""
+    than the room a compaction frees: the case a planned compaction must always catch before the net.
+    ``first_tokens``: a first message that long (a pasted log, a spec) after the task line."""
     k = seed
+    task = "Task: fix the bug in src/app.py."
     msgs = [
         Message(role="system", content="You are a coding agent. " + text_of(200, seed), id="sys"),
-        Message(role="user", content="Task: fix the bug in src/app.py.", id="u0"),
+        Message(
+            role="user",
+            content=f"{task}\n{text_of(first_tokens, seed + 1)}" if first_tokens else task,
+            id="u0",
+        ),
     ]
     requests = [len(msgs)]
     for t in range(turns):
@@ -317,6 +323,17 @@ def test_a_steady_session_never_meets_the_net(window: int, seed: int, turns: int
     o = replay(steady_session(window, seed, turns))
     assert not o.net_within_band, o.net_within_band
     assert o.planned_share >= 0.9, o.triggers
+
+
+@pytest.mark.parametrize("window", [8_000, 16_000, 32_000])
+def test_a_first_message_filling_the_budget_is_cut_by_a_planned_compaction_not_the_net(window: int) -> None:
+    """A first message of ~80 % of the budget leaves next to nothing to fold, but a compaction would cut it
+    to its share (HeadAnchor): the planned point must count that room, not wait for the net (a generated
+    session at 32K with a 25K-token first message met the net on request 3, its round within the band)."""
+    budget = ContextConfig(max_context_tokens=window).input_budget
+    o = replay(steady_session(window, 3, 30, first_tokens=budget * 8 // 10))
+    assert o.triggers and o.triggers[0] == "threshold", o.triggers
+    assert not o.net_within_band, o.net_within_band
 
 
 def test_planned_compactions_are_at_least_nine_in_ten_across_windows() -> None:
