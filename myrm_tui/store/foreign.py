@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from myrm_tui.context.types import ToolCall
-from myrm_tui.store.foreign_hermes import layout, read_hermes, read_json
+from myrm_tui.store.foreign_hermes import layout, read_hermes
 from myrm_tui.store.foreign_read import (
     NO_RESULT,
     Builder,
@@ -43,6 +43,8 @@ from myrm_tui.store.foreign_read import (
     as_list,
     imported_summary,
     json_objects,
+    loads,
+    read_json,
     stem,
     title_of,
 )
@@ -329,10 +331,7 @@ def _codex_output(output: Any) -> tuple[str, bool]:
             "success"
         ) is False
     if isinstance(output, str):
-        try:  # exec output as a JSON string: {"output": ..., "metadata": {"exit_code": N}}
-            d = json.loads(output)
-        except ValueError:
-            return output, False
+        d = loads(output)  # exec output as a JSON string: {"output": ..., "metadata": {"exit_code": N}}
         if isinstance(d, dict) and "output" in d:
             code = as_dict(d.get("metadata")).get("exit_code")
             return str(d["output"]), bool(code)

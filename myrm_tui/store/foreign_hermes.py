@@ -27,6 +27,7 @@ from typing import Any
 
 from myrm_tui.context.types import ToolCall
 from myrm_tui.store.foreign_read import (
+    NOT_JSON,
     Builder,
     ForeignError,
     ForeignSession,
@@ -34,7 +35,8 @@ from myrm_tui.store.foreign_read import (
     as_list,
     imported_summary,
     json_objects,
-    open_text,
+    loads,
+    read_json,
     stem,
     title_of,
 )
@@ -70,18 +72,6 @@ def layout(path: Path, first: dict[str, Any] | None) -> str | None:
     if isinstance(convs, list) and convs and all(isinstance(t, dict) and "from" in t for t in convs[:3]):
         return "trajectories"
     return None
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    """The one JSON object a ``.json`` (or ``.json.gz``) file holds; None when it holds something else."""
-    try:
-        with open_text(path) as f:
-            obj = json.loads(f.read())
-    except (ValueError, RecursionError):
-        raise ForeignError(f"{path}: not JSON") from None
-    except (OSError, EOFError) as exc:
-        raise ForeignError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
-    return obj if isinstance(obj, dict) else None
 
 
 def read_hermes(path: Path) -> list[ForeignSession]:
@@ -136,9 +126,8 @@ def _text(value: Any) -> str:
 
 def _calls(raw: Any, b: Builder) -> list[ToolCall]:
     if isinstance(raw, str):  # some versions store the list as a JSON string
-        try:
-            raw = json.loads(raw)
-        except ValueError:
+        raw = loads(raw)
+        if raw is NOT_JSON:
             b.drop("unreadable tool call lists")
             return []
     out = []
@@ -203,10 +192,7 @@ def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
             calls = []
             for raw in _CALL.findall(value):
                 n += 1
-                try:
-                    call = json.loads(raw)
-                except ValueError:
-                    call = None
+                call = loads(raw)
                 if not isinstance(call, dict) or not isinstance(call.get("name"), str):
                     b.drop("unreadable tool calls")
                     continue
@@ -216,9 +202,8 @@ def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
             b.assistant(text, calls, thinking)
         elif who == "tool":
             for k, raw in enumerate(_RESPONSE.findall(value) or [value]):
-                try:
-                    resp = json.loads(raw)
-                except ValueError:
+                resp = loads(raw)
+                if resp is NOT_JSON:
                     resp = raw
                 content = as_dict(resp).get("content", resp) if isinstance(resp, dict) else resp
                 if k < len(pending):
@@ -237,10 +222,7 @@ def _failed(content: Any) -> bool:
     ``"success": false`` or an ``error`` (the pipeline reads neither field, so it is marked here)."""
     if not (isinstance(content, str) and content.lstrip().startswith("{")):
         return False
-    try:
-        d = json.loads(content)
-    except (ValueError, RecursionError):
-        return False
+    d = loads(content)
     if not isinstance(d, dict):
         return False
     code = d.get("exit_code")

@@ -12,6 +12,7 @@ import re
 import stat
 import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -41,19 +42,47 @@ class ForeignSession:
 
 def json_objects(path: Path) -> Iterator[dict[str, Any]]:
     """The file's JSON objects, one a line; ``.gz`` files are read through gzip."""
+    with _reading(path) as f:
+        for n, line in enumerate(f, 1):
+            if line.strip() and isinstance(obj := _parse(line, f"{path}:{n}"), dict):
+                yield obj
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """The one JSON object a ``.json`` (or ``.json.gz``) file holds; None when it holds something else."""
+    with _reading(path) as f:
+        obj = _parse(f.read(), str(path))
+    return obj if isinstance(obj, dict) else None
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[IO[str]]:
+    """``path`` open as text; a file that cannot be read (missing, a cut or corrupt gzip): a ForeignError."""
     try:
         with open_text(path) as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
-                    raise ForeignError(f"{path}:{n}: not JSON") from None
-                if isinstance(obj, dict):
-                    yield _no_lone_surrogates(obj) if "\\u" in line else obj
+            yield f
     except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
         raise ForeignError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _parse(text: str, where: str) -> Any:
+    """``text`` as JSON, its lone surrogates replaced; a ForeignError saying ``where`` when it is not."""
+    value = loads(text)
+    if value is NOT_JSON:
+        raise ForeignError(f"{where}: not JSON")
+    return _no_lone_surrogates(value) if isinstance(value, dict) and "\\u" in text else value
+
+
+NOT_JSON = object()
+
+
+def loads(text: str) -> Any:
+    """``text`` as JSON, or ``NOT_JSON``: a file from elsewhere may hold anything, arrays nested thousands
+    deep too (a RecursionError, not a ValueError)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return NOT_JSON
 
 
 def open_text(path: Path) -> IO[str]:

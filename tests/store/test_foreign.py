@@ -396,6 +396,13 @@ ODD_BUT_READABLE: dict[str, list[dict[str, Any]]] = {
         _cx({"type": "reasoning", "summary": 5}),
         _cx({"type": "message", "role": "assistant", "content": "ok"}),
     ],
+    # an output string that is JSON nested deeper than the parser recurses is kept as text
+    "exec output nested thousands deep": [
+        _START,
+        _cx({"type": "message", "role": "user", "content": "hi"}),
+        _cx({"type": "function_call", "call_id": "c", "name": "n", "arguments": "{}"}),
+        _cx({"type": "function_call_output", "call_id": "c", "output": "[" * 100_000 + "]" * 100_000}),
+    ],
     # JSON allows a lone surrogate escape; UTF-8 (and so the store) cannot hold one
     "lone surrogate": [_cc("u1", None, "user", "half an emoji: \ud83d, a whole one: \U0001f600")],
 }

@@ -358,6 +358,46 @@ def test_hostile_files_fail_in_one_line_and_a_huge_output_comes_whole(tmp_path: 
         )
 
 
+def test_a_corrupt_gzip_fails_in_one_line_and_a_folder_passes_over_it(tmp_path: Path) -> None:
+    good = _session_file(tmp_path, gz=True)
+    data = bytearray(gzip.compress(json.dumps({"session_id": "b", "messages": MESSAGES * 40}).encode()))
+    data[20:60] = bytes(b ^ 0x55 for b in data[20:60])  # the deflate stream itself, not its trailer
+    bad = tmp_path / "session_bad.json.gz"
+    bad.write_bytes(bytes(data))
+    assert kind_of(bad) is None and sessions_in(tmp_path) == [good]
+    r = run_myrm(["sessions", "--import", str(bad)], env=cli_env(tmp_path))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith(f"myrm: {bad}: "), r.stderr
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_lone_surrogate_in_a_session_file_becomes_a_replacement_character(tmp_path: Path, gz: bool) -> None:
+    # as in the line-a-message layouts: JSON allows the escape, UTF-8 (the store, a bench file) cannot hold it
+    said = '"half: \\ud83d, whole: \\ud83d\\ude00"'
+    text = '{"session_id": "s", "messages": [{"role": "user", "content": ' + said + "}]}"
+    path = tmp_path / f"session_s.json{'.gz' if gz else ''}"
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    assert read_session(path).messages[0].text == "half: \ufffd, whole: \U0001f600"
+
+
+def test_json_nested_thousands_deep_inside_a_field_is_left_out_not_a_traceback(tmp_path: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000  # a RecursionError in json.loads, not a ValueError
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "x", "tool_calls": deep}]
+    session = tmp_path / "session_deep.json"
+    session.write_text(json.dumps({"session_id": "d", "messages": messages}))
+    fs = read_session(session)
+    _check(fs.messages)
+    assert fs.dropped == {"unreadable tool call lists": 1}
+    turns = [
+        {"from": "human", "value": "hi"},
+        {"from": "gpt", "value": f"<tool_call>{deep}</tool_call>"},
+        _gpt("", "", {"name": "terminal", "arguments": {}}),
+        {"from": "tool", "value": f"<tool_response>{deep}</tool_response>"},
+    ]
+    (fs,) = read_sessions(_lines(tmp_path / "trajectory_samples.jsonl", [{"conversations": turns}]))
+    _check(fs.messages)
+    assert fs.dropped == {"unreadable tool calls": 1} and fs.messages[-1].text == deep
+
+
 _IDS = st.sampled_from(["c1", "c2", "c3"])
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
