@@ -790,6 +790,16 @@ MUTANTS = (
         ("tests/store/test_foreign_hermes.py::test_a_folder_of_hermes_sessions_is_a_bench_corpus",),
     ),
     Mutant(
+        "foreign: a Hermes log without a session_meta line keeps its first message",
+        "foreign-hermes-log-keeps-its-first-message",
+        '[o for o in objects if o.get("role") != "session_meta"]',
+        '[o for o in objects[1:] if o.get("role") != "session_meta"]',
+        (
+            "tests/store/test_foreign_hermes.py::"
+            "test_a_spring_2026_log_that_begins_with_the_users_words_keeps_them",
+        ),
+    ),
+    Mutant(
         "foreign: a Codex Desktop rollout's words, only in its UI events, come over",
         "foreign-codex-words-only-in-ui-events",
         '        if kind == "event_msg" and from_events and p.get("type") == "user_message":',

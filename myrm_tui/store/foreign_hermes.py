@@ -91,7 +91,8 @@ def read_hermes(path: Path) -> list[ForeignSession]:
     objects = list(json_objects(path))
     kind = layout(path, objects[0] if objects else None)
     if kind == "log":
-        return [_session(stem(path), [o for o in objects[1:] if o.get("role") != "session_meta"])]
+        # guard: foreign-hermes-log-keeps-its-first-message
+        return [_session(stem(path), [o for o in objects if o.get("role") != "session_meta"])]
     if kind == "trajectories":
         return [
             _trajectory(f"{stem(path)}#{n}", as_list(o.get("conversations")))

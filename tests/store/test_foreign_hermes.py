@@ -113,8 +113,16 @@ def test_a_session_log(tmp_path: Path, meta_line: bool) -> None:
     path = _lines(tmp_path / "20260504_222136_1a2f0e.jsonl", head + rows)
     assert kind_of(path) == "hermes"
     fs = read_session(path)
-    assert fs.id == "20260504_222136_1a2f0e"
+    assert fs.id == "20260504_222136_1a2f0e" and fs.dropped == {"system messages": 1}
     _expect_the_conversation(fs.messages)
+
+
+def test_a_spring_2026_log_that_begins_with_the_users_words_keeps_them(tmp_path: Path) -> None:
+    # no session_meta line and no system prompt line: its first line is the user's first message
+    path = _lines(tmp_path / "20260301_101010_abcdef.jsonl", MESSAGES[1:])
+    fs = read_session(path)
+    _check(fs.messages)
+    assert fs.messages[0].text == "restart the gateway" and fs.title == "restart the gateway"
 
 
 def test_a_request_dump(tmp_path: Path) -> None:
