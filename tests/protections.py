@@ -800,6 +800,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "foreign: a <tool_call> inside a Hermes trajectory's <think> is no call",
+        "foreign-hermes-a-call-only-thought-of-is-no-call",
+        '            found, text = _blocks(said, "tool_call")',
+        '            found, text = _blocks(value, "tool_call")[0], _blocks(said, "tool_call")[1]',
+        ("tests/store/test_foreign_hermes.py::test_a_tool_call_the_model_only_thought_about_is_no_call",),
+    ),
+    Mutant(
         "foreign: a Codex Desktop rollout's words, only in its UI events, come over",
         "foreign-codex-words-only-in-ui-events",
         '        if kind == "event_msg" and from_events and p.get("type") == "user_message":',

@@ -21,7 +21,6 @@ tool schemas are its own and are left out, counted, as for the other agents."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +42,6 @@ from myrm_tui.store.foreign_read import (
 
 AGENT = "hermes"
 _COMPACTION = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")  # the second: releases before spring 2026
-_THINK = re.compile(r"<think>(.*?)</think>", re.S)
-_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
-_RESPONSE = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
 
 
 def layout(path: Path, first: dict[str, Any] | None) -> str | None:
@@ -188,10 +184,13 @@ def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
         if who == "human":
             b.user(value)
         elif who == "gpt":
-            thinking = "\n\n".join(x.strip() for x in _THINK.findall(value) if x.strip())
-            text = _CALL.sub("", _THINK.sub("", value)).strip()
+            thoughts, said = _blocks(value, "think")
+            # a <tool_call> the model only thought about is no call
+            # guard: foreign-hermes-a-call-only-thought-of-is-no-call
+            found, text = _blocks(said, "tool_call")
+            thinking = "\n\n".join(x for x in thoughts if x)
             calls = []
-            for raw in _CALL.findall(value):
+            for raw in found:
                 n += 1
                 call = loads(raw)
                 if not isinstance(call, dict) or not isinstance(call.get("name"), str):
@@ -200,9 +199,9 @@ def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
                 args = call.get("arguments")
                 calls.append(ToolCall(id=f"{sid}-call{n}", name=call["name"], arguments=_json(args)))
             pending = calls
-            b.assistant(text, calls, thinking)
+            b.assistant(text.strip(), calls, thinking)
         elif who == "tool":
-            for k, raw in enumerate(_RESPONSE.findall(value) or [value]):
+            for k, raw in enumerate(_blocks(value, "tool_response")[0] or [value]):
                 resp = loads(raw)
                 if resp is NOT_JSON:
                     resp = raw
@@ -216,6 +215,20 @@ def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
             b.drop(f"{who} turns")
     out = b.done()
     return ForeignSession(AGENT, sid, out, "", title_of(out), b.dropped)
+
+
+def _blocks(text: str, tag: str) -> tuple[list[str], str]:
+    """The bodies of ``text``'s ``<tag>…</tag>`` blocks (stripped) and ``text`` without them; an unclosed
+    tag stays text. One pass: a lazy regex rescans the rest of the text from every unclosed tag, which a
+    hostile trajectory line of many of them turns into minutes."""
+    start, end = f"<{tag}>", f"</{tag}>"
+    bodies, rest, at = [], [], 0
+    while (i := text.find(start, at)) != -1 and (j := text.find(end, i + len(start))) != -1:
+        bodies.append(text[i + len(start) : j].strip())
+        rest.append(text[at:i])
+        at = j + len(end)
+    rest.append(text[at:])
+    return bodies, "".join(rest)
 
 
 def _failed(content: Any) -> bool:

@@ -17,6 +17,7 @@ from myrm_tui.bench.corpus import load_conversations
 from myrm_tui.bench.probegen import read_corpus
 from myrm_tui.context.invariants import check_tool_pairing
 from myrm_tui.store.foreign import NO_RESULT, ForeignError, kind_of, read_session, read_sessions, sessions_in
+from myrm_tui.store.foreign_hermes import _blocks
 from myrm_tui.testing.validation import validate_openai
 from tests.helpers import cli_env, run_myrm
 
@@ -404,6 +405,48 @@ def test_json_nested_thousands_deep_inside_a_field_is_left_out_not_a_traceback(t
     (fs,) = read_sessions(_lines(tmp_path / "trajectory_samples.jsonl", [{"conversations": turns}]))
     _check(fs.messages)
     assert fs.dropped == {"unreadable tool calls": 1} and fs.messages[-1].text == deep
+
+
+def test_a_tool_call_the_model_only_thought_about_is_no_call(tmp_path: Path) -> None:
+    # Hermes writes a turn's calls after its </think>; a <tool_call> inside the thinking was never run
+    thought = '<tool_call>\n{"name": "terminal", "arguments": {"command": "rm -rf build"}}\n</tool_call>'
+    turns = [
+        {"from": "human", "value": "clean up?"},
+        {"from": "gpt", "value": f"<think>\nI could {thought} but no.\n</think>\nNothing to clean."},
+    ]
+    (fs,) = read_sessions(_lines(tmp_path / "trajectory_samples.jsonl", [{"conversations": turns}]))
+    assert [(m.role, m.text, m.tool_calls) for m in fs.messages] == [
+        ("user", "clean up?", ()),
+        ("assistant", "Nothing to clean.", ()),
+    ]
+    assert "rm -rf build" in (fs.messages[1].reasoning or "") and fs.dropped == {}
+
+
+def test_a_line_of_unclosed_tags_is_read_in_one_pass(tmp_path: Path) -> None:
+    """A lazy ``<tool_call>\\s*(.*?)\\s*</tool_call>`` rescans from every tag and backtracks over every
+    space: 4,000 spaces after one tag took 22 s, cubic; 50,000 would take hours (without the one-pass
+    reader this test fails by the suite's timeout). Nothing is closed, so all of it is the reply's text."""
+    value = "<tool_call>" + " " * 50_000 + "<tool_call>{}" * 2_000 + " done"
+    turns = [
+        {"from": "human", "value": "go"},
+        {"from": "gpt", "value": value},
+        {"from": "tool", "value": "<tool_response>" + " " * 50_000},
+    ]
+    (fs,) = read_sessions(_lines(tmp_path / "trajectory_samples.jsonl", [{"conversations": turns}]))
+    assert [m.text for m in fs.messages] == ["go", value]
+    assert fs.dropped == {"results without a call": 1}
+
+
+_FRAGMENT = st.sampled_from(["<tool_call>", "</tool_call>", "<tool_call", " ", "\n", "a", "{}", "<"])
+
+
+@settings(max_examples=200)
+@given(st.lists(_FRAGMENT, max_size=30).map("".join))
+def test_blocks_read_what_the_lazy_pattern_read(text: str) -> None:
+    import re
+
+    pattern = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+    assert _blocks(text, "tool_call") == (pattern.findall(text), pattern.sub("", text))
 
 
 _IDS = st.sampled_from(["c1", "c2", "c3"])
