@@ -39,11 +39,13 @@ from myrm_tui.store.foreign_read import (
     Builder,
     ForeignError,
     ForeignSession,
+    arguments,
     as_dict,
     as_list,
     imported_summary,
     json_objects,
     loads,
+    plain_text,
     read_json,
     stem,
     title_of,
@@ -302,7 +304,7 @@ def _only_results(content: Any) -> bool:
 
 def _claude_text(content: Any) -> str:
     c = _claude_content(content)
-    return c if isinstance(c, str) else "\n".join(p.get("text", "") for p in c if p["type"] == "text")
+    return c if isinstance(c, str) else plain_text(c)
 
 
 # -- Codex -----------------------------------------------------------------------------------------
@@ -385,7 +387,7 @@ def read_codex(path: Path) -> ForeignSession:
                         continue
                     b.user(content)
                 elif role == "assistant":
-                    b.assistant(content if isinstance(content, str) else _plain(content))
+                    b.assistant(content if isinstance(content, str) else plain_text(content))
                 else:
                     b.drop(f"{role} messages")
             elif t == "reasoning":
@@ -396,11 +398,9 @@ def read_codex(path: Path) -> ForeignSession:
                     b.assistant("", (), summary)
             elif t in ("function_call", "custom_tool_call"):
                 args = p.get("arguments") if t == "function_call" else {"input": p.get("input")}
-                if not isinstance(args, str):  # the wire format takes arguments as a JSON string
-                    args = json.dumps(args if args is not None else {}, ensure_ascii=False)
                 b.assistant(
                     "",
-                    [ToolCall(id=str(p.get("call_id")), name=str(p.get("name")), arguments=args or "{}")],
+                    [ToolCall(id=str(p.get("call_id")), name=str(p.get("name")), arguments=arguments(args))],
                 )
             elif t == "local_shell_call":
                 action = as_dict(p.get("action"))
@@ -413,10 +413,6 @@ def read_codex(path: Path) -> ForeignSession:
                 b.result(str(p.get("call_id")), text, failed)
     messages = b.done()
     return ForeignSession("codex", sid, messages, workspace, title_of(messages), b.dropped)
-
-
-def _plain(parts: list[dict[str, Any]]) -> str:
-    return "\n".join(p.get("text", "") for p in parts if p.get("type") == "text")
 
 
 async def import_session(store: Any, path: Path, model: str, workspace: Path) -> tuple[Any, ForeignSession]:

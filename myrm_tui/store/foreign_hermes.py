@@ -20,7 +20,6 @@ tool schemas are its own and are left out, counted, as for the other agents."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +29,14 @@ from myrm_tui.store.foreign_read import (
     Builder,
     ForeignError,
     ForeignSession,
+    arguments,
     as_dict,
     as_list,
     imported_summary,
     json_objects,
+    json_text,
     loads,
+    plain_text,
     read_json,
     stem,
     title_of,
@@ -118,7 +120,7 @@ def _content(value: Any) -> str | list[dict[str, Any]]:
 
 def _text(value: Any) -> str:
     c = _content(value)
-    return c if isinstance(c, str) else "\n".join(p.get("text", "") for p in c if p["type"] == "text")
+    return c if isinstance(c, str) else plain_text(c)
 
 
 def _calls(raw: Any, b: Builder) -> list[ToolCall]:
@@ -134,10 +136,7 @@ def _calls(raw: Any, b: Builder) -> list[ToolCall]:
         if not isinstance(cid, str) or not isinstance(fn.get("name"), str):
             b.drop("tool calls without an id or a name")
             continue
-        args = fn.get("arguments")
-        if not isinstance(args, str):  # the wire format takes arguments as a JSON string
-            args = json.dumps(args if args is not None else {}, ensure_ascii=False)
-        out.append(ToolCall(id=cid, name=fn["name"], arguments=args or "{}"))
+        out.append(ToolCall(id=cid, name=fn["name"], arguments=arguments(fn.get("arguments"))))
     return out
 
 
@@ -196,8 +195,8 @@ def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
                 if not isinstance(call, dict) or not isinstance(call.get("name"), str):
                     b.drop("unreadable tool calls")
                     continue
-                args = call.get("arguments")
-                calls.append(ToolCall(id=f"{sid}-call{n}", name=call["name"], arguments=_json(args)))
+                args = arguments(call.get("arguments"))
+                calls.append(ToolCall(id=f"{sid}-call{n}", name=call["name"], arguments=args))
             pending = calls
             b.assistant(text.strip(), calls, thinking)
         elif who == "tool":
@@ -207,7 +206,7 @@ def _trajectory(sid: str, turns: list[Any]) -> ForeignSession:
                     resp = raw
                 content = as_dict(resp).get("content", resp) if isinstance(resp, dict) else resp
                 if k < len(pending):
-                    text = content if isinstance(content, str) else _json(content)
+                    text = json_text(content)
                     b.result(pending[k].id, text, _failed(text))
                 else:
                     b.drop("results without a call")
@@ -242,12 +241,4 @@ def _failed(content: Any) -> bool:
     code = d.get("exit_code")
     return (isinstance(code, int) and not isinstance(code, bool) and code != 0) or (
         d.get("success") is False or bool(d.get("error"))
-    )
-
-
-def _json(value: Any) -> str:
-    return (
-        value
-        if isinstance(value, str)
-        else json.dumps(value if value is not None else {}, ensure_ascii=False)
     )

@@ -128,6 +128,25 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def json_text(value: Any) -> str:
+    """``value`` as JSON text: a string as it is (it is the JSON already), nothing as ``{}``."""
+    return (
+        value
+        if isinstance(value, str)
+        else json.dumps(value if value is not None else {}, ensure_ascii=False)
+    )
+
+
+def arguments(value: Any) -> str:
+    """A call's arguments as the wire format takes them: a JSON string, ``{}`` when there are none."""
+    return json_text(value) or "{}"
+
+
+def plain_text(parts: list[dict[str, Any]]) -> str:
+    """The text of a content's parts (its images left out)."""
+    return "\n".join(p.get("text", "") for p in parts if p.get("type") == "text")
+
+
 # -- pairing calls and results -----------------------------------------------------------------------
 
 
