@@ -76,6 +76,16 @@ def run_myrm(
         return subprocess.CompletedProcess(["myrm", *args], code, out.read(), err.read())
 
 
+def bench_strategies(corpus: Path, tmp: Path, window: int = 4000, strategies: str = "myrm,none") -> Any:
+    """``myrm bench`` over ``corpus`` (a file or a folder of other agents' sessions), as a user runs it; each
+    strategy's figures from its ``--json`` file."""
+    out = tmp / "bench.json"
+    args = ["bench", "--corpus", str(corpus), "--window", str(window), "--strategies", strategies]
+    done = run_myrm([*args, "--json", str(out)], env=cli_env(tmp))
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())["strategies"]
+
+
 async def pipe_streams(read_fd: int, write_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """asyncio streams over two pipe ends (an ACP connection's: the reader takes lines up to 50 MB)."""
     loop = asyncio.get_running_loop()

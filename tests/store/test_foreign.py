@@ -16,7 +16,7 @@ from myrm_tui.context.invariants import check_tool_pairing
 from myrm_tui.store.foreign import NO_RESULT, ForeignError, kind_of, read_session
 from myrm_tui.testing.emulator import ProviderEmulator
 from myrm_tui.testing.validation import validate_openai
-from tests.helpers import cli_env, emulator_args, run_myrm
+from tests.helpers import bench_strategies, cli_env, emulator_args, run_myrm
 
 PNG = base64.b64encode(
     bytes.fromhex(
@@ -344,23 +344,7 @@ def test_bench_reads_a_folder_of_other_agents_sessions(tmp_path: Path) -> None:
     folder.mkdir()
     claude_transcript(folder)
     codex_rollout(folder)
-    out = tmp_path / "bench.json"
-    done = run_myrm(
-        [
-            "bench",
-            "--corpus",
-            str(folder),
-            "--window",
-            "4000",
-            "--strategies",
-            "myrm,none",
-            "--json",
-            str(out),
-        ],
-        env=cli_env(tmp_path),
-    )
-    assert done.returncode == 0, done.stderr
-    result = json.loads(out.read_text())["strategies"]
+    result = bench_strategies(folder, tmp_path)
     assert result["myrm"]["conversations"] == 2 and result["myrm"]["rejected_requests"] == 0
     assert result["none"]["requests"] == result["myrm"]["requests"] > 0
 

@@ -19,7 +19,7 @@ from myrm_tui.context.invariants import check_tool_pairing
 from myrm_tui.store.foreign import NO_RESULT, ForeignError, kind_of, read_session, read_sessions, sessions_in
 from myrm_tui.store.foreign_hermes import _blocks
 from myrm_tui.testing.validation import validate_openai
-from tests.helpers import cli_env, run_myrm
+from tests.helpers import bench_strategies, cli_env, run_myrm
 
 SUMMARY = "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted. ## Active Task: fix the merge"
 
@@ -268,23 +268,7 @@ def test_a_folder_of_hermes_sessions_is_a_bench_corpus(tmp_path: Path) -> None:
     ]
     assert all(c.meta == {"agent": "hermes"} for c in convs)
     assert [d["id"] for d in read_corpus(folder)] == [c.id for c in convs]  # probegen reads the same
-    out = tmp_path / "bench.json"
-    done = run_myrm(
-        [
-            "bench",
-            "--corpus",
-            str(folder),
-            "--window",
-            "4000",
-            "--strategies",
-            "myrm,none",
-            "--json",
-            str(out),
-        ],
-        env=cli_env(tmp_path),
-    )
-    assert done.returncode == 0, done.stderr
-    result = json.loads(out.read_text())["strategies"]
+    result = bench_strategies(folder, tmp_path)
     assert result["myrm"]["conversations"] == 4 and result["myrm"]["rejected_requests"] == 0
 
 
