@@ -92,44 +92,33 @@ bench:
 	$(VENV)/bin/myrm bench --corpus $(CORPUS)/tau-dev.jsonl.gz --probes bench/probes/tau-dev-hand.jsonl --window 8000 \
 		--json bench/tau-dev-8k.json --plot bench/tau-dev-8k.svg --markdown bench/results.md --append
 
-# Other agents' recorded sessions (bench/foreign/, held out): probes by rule, then every strategy at 32K (the
-# judge's window for them) and 16K. The first probe file is the measure; the tune/judge halves and the
-# assistant-stated facts are extra columns; bench/foreign/why.py then lists every fact myrm lost and how.
-FOREIGN_PROBES := bench/probes/foreign
-FOREIGN_SETS := --probes $(FOREIGN_PROBES)-toolfacts.jsonl --probes $(FOREIGN_PROBES)-toolfacts-tune.jsonl \
-	--probes $(FOREIGN_PROBES)-toolfacts-judge.jsonl --probes $(FOREIGN_PROBES)-assistantfacts.jsonl \
-	--probes $(FOREIGN_PROBES)-assistantfacts-tune.jsonl --probes $(FOREIGN_PROBES)-assistantfacts-judge.jsonl
-bench-foreign:
-	$(PY) -m myrm_tui.bench.probegen --corpus bench/foreign --out $(FOREIGN_PROBES)-toolfacts.jsonl
-	$(PY) -m myrm_tui.bench.probegen --corpus bench/foreign --out $(FOREIGN_PROBES)-assistantfacts.jsonl \
+# Other agents' recorded sessions, held out: probes by rule, then every strategy at two windows, then
+# bench/foreign/why.py's list of every fact myrm lost and how. The first probe file is the measure; the
+# tune/judge halves and the assistant-stated facts are extra columns. Arguments: the folder under bench/,
+# the first window and its name in the result files, the second and its name.
+probe_sets = $(foreach s,toolfacts assistantfacts,--probes bench/probes/$(1)-$(s).jsonl \
+	--probes bench/probes/$(1)-$(s)-tune.jsonl --probes bench/probes/$(1)-$(s)-judge.jsonl)
+define bench_recorded
+	$(PY) -m myrm_tui.bench.probegen --corpus bench/$(1) --out bench/probes/$(1)-toolfacts.jsonl
+	$(PY) -m myrm_tui.bench.probegen --corpus bench/$(1) --out bench/probes/$(1)-assistantfacts.jsonl \
 		--source assistant
-	$(VENV)/bin/myrm bench --corpus bench/foreign --window 32000 $(FOREIGN_SETS) \
-		--json bench/foreign-32k.json --plot bench/foreign-32k.svg --markdown bench/foreign/results.md
-	$(VENV)/bin/myrm bench --corpus bench/foreign --window 16000 $(FOREIGN_SETS) \
-		--json bench/foreign-16k.json --plot bench/foreign-16k.svg --markdown bench/foreign/results.md --append
-	for w in 32000 16000; do for s in toolfacts assistantfacts; do $(PY) bench/foreign/why.py --corpus bench/foreign \
-		--probes $(FOREIGN_PROBES)-$$s.jsonl --window $$w --markdown bench/foreign/results.md > /dev/null; done; done
-	$(PY) bench/foreign/why.py --corpus bench/foreign --compare bench/foreign-32k.json bench/foreign-16k.json \
-		--markdown bench/foreign/results.md > /dev/null
+	$(VENV)/bin/myrm bench --corpus bench/$(1) --window $(2) $(call probe_sets,$(1)) \
+		--json bench/$(1)-$(3).json --plot bench/$(1)-$(3).svg --markdown bench/$(1)/results.md
+	$(VENV)/bin/myrm bench --corpus bench/$(1) --window $(4) $(call probe_sets,$(1)) \
+		--json bench/$(1)-$(5).json --plot bench/$(1)-$(5).svg --markdown bench/$(1)/results.md --append
+	for w in $(2) $(4); do for s in toolfacts assistantfacts; do $(PY) bench/foreign/why.py --corpus bench/$(1) \
+		--probes bench/probes/$(1)-$$s.jsonl --window $$w --markdown bench/$(1)/results.md > /dev/null; done; done
+	$(PY) bench/foreign/why.py --corpus bench/$(1) --compare bench/$(1)-$(3).json bench/$(1)-$(5).json \
+		--markdown bench/$(1)/results.md > /dev/null
+endef
 
-# Hermes Agent's recorded sessions (bench/hermes/, held out): probes by rule, then every strategy at 16K (the
-# window the judge's hermes corpus is read at) and 32K. As for bench-foreign, the first probe file is the measure.
-HERMES_PROBES := bench/probes/hermes
-HERMES_SETS := --probes $(HERMES_PROBES)-toolfacts.jsonl --probes $(HERMES_PROBES)-toolfacts-tune.jsonl \
-	--probes $(HERMES_PROBES)-toolfacts-judge.jsonl --probes $(HERMES_PROBES)-assistantfacts.jsonl \
-	--probes $(HERMES_PROBES)-assistantfacts-tune.jsonl --probes $(HERMES_PROBES)-assistantfacts-judge.jsonl
+# bench/foreign (Claude Code and Codex): 32K is the judge's window for them
+bench-foreign:
+	$(call bench_recorded,foreign,32000,32k,16000,16k)
+
+# bench/hermes (Hermes Agent): 16K is the window the judge's hermes corpus is read at
 bench-hermes:
-	$(PY) -m myrm_tui.bench.probegen --corpus bench/hermes --out $(HERMES_PROBES)-toolfacts.jsonl
-	$(PY) -m myrm_tui.bench.probegen --corpus bench/hermes --out $(HERMES_PROBES)-assistantfacts.jsonl \
-		--source assistant
-	$(VENV)/bin/myrm bench --corpus bench/hermes --window 16000 $(HERMES_SETS) \
-		--json bench/hermes-16k.json --plot bench/hermes-16k.svg --markdown bench/hermes/results.md
-	$(VENV)/bin/myrm bench --corpus bench/hermes --window 32000 $(HERMES_SETS) \
-		--json bench/hermes-32k.json --plot bench/hermes-32k.svg --markdown bench/hermes/results.md --append
-	for w in 16000 32000; do for s in toolfacts assistantfacts; do $(PY) bench/foreign/why.py --corpus bench/hermes \
-		--probes $(HERMES_PROBES)-$$s.jsonl --window $$w --markdown bench/hermes/results.md > /dev/null; done; done
-	$(PY) bench/foreign/why.py --corpus bench/hermes --compare bench/hermes-16k.json bench/hermes-32k.json \
-		--markdown bench/hermes/results.md > /dev/null
+	$(call bench_recorded,hermes,16000,16k,32000,32k)
 
 # Remove each protection of the resilience layer in turn (in a temporary copy) and check its tests fail.
 protections:
