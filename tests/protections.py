@@ -790,6 +790,13 @@ MUTANTS = (
         ("tests/store/test_foreign_hermes.py::test_a_folder_of_hermes_sessions_is_a_bench_corpus",),
     ),
     Mutant(
+        "foreign: a Hermes request dump beside its session's file or log is left out",
+        "foreign-hermes-dump-beside-its-session",
+        '            p.name.startswith("request_dump_")',
+        "            False",
+        ("tests/store/test_foreign_hermes.py::test_a_folder_of_hermes_sessions_is_a_bench_corpus",),
+    ),
+    Mutant(
         "foreign: a Hermes log without a session_meta line keeps its first message",
         "foreign-hermes-log-keeps-its-first-message",
         '[o for o in objects if o.get("role") != "session_meta"]',

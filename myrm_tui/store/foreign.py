@@ -122,11 +122,14 @@ _SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
 def sessions_in(path: Path) -> list[Path]:
     """The session files at ``path``: the file itself, or every ``*.jsonl`` and ``*.json`` (or gzipped)
     below a folder that is another agent's, subagents' files included. A Hermes session log is left out
-    when its session file lies beside it (the file holds the whole conversation, the log only its end)."""
+    when its session file lies beside it (the file holds the whole conversation, the log only its end), and
+    a Hermes request dump when either does (the dump is the conversation up to a refused request: a bench
+    would count it twice)."""
     if not path.is_dir():
         return [path]
     found = sorted(p for s in _SUFFIXES for p in path.rglob(f"*{s}") if kind_of(p) is not None)
     names = set(found)
+    sessions = {(p.parent, stem(p).removeprefix("session_")) for p in found}
     return [
         p
         for p in found
@@ -134,6 +137,14 @@ def sessions_in(path: Path) -> list[Path]:
             # guard: foreign-hermes-log-beside-its-session-file
             p.name.removesuffix(".gz").endswith(".jsonl")
             and {p.parent / f"session_{stem(p)}.json", p.parent / f"session_{stem(p)}.json.gz"} & names
+        )
+        and not (
+            # guard: foreign-hermes-dump-beside-its-session
+            p.name.startswith("request_dump_")
+            and any(
+                folder == p.parent and sid and stem(p).startswith(f"request_dump_{sid}_")
+                for folder, sid in sessions
+            )
         )
     ]
 

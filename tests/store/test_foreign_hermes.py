@@ -254,14 +254,20 @@ def test_a_folder_of_hermes_sessions_is_a_bench_corpus(tmp_path: Path) -> None:
     _lines(folder / "20260505_011145_3db412.jsonl", MESSAGES)  # a log without its session file
     (folder / "sessions.json").write_text(json.dumps({"agent:main:cli": {"session_id": "x"}}))
     _lines(folder / "trajectory_samples.jsonl", [{"conversations": TRAJECTORY}] * 2)
+    # a request dump of a session whose file (or log) is here repeats its start: left out; one alone is read
+    for sid in ("20260504_222136_1a2f0e", "20260505_011145_3db412", "20260626_082031_8f84e1"):
+        dump = {"session_id": sid, "request": {"body": {"messages": MESSAGES[:4]}}}
+        (folder / f"request_dump_{sid}_20260626_123356_659272.json").write_text(json.dumps(dump))
     assert [p.name for p in sessions_in(folder)] == [
         "20260505_011145_3db412.jsonl",
+        "request_dump_20260626_082031_8f84e1_20260626_123356_659272.json",
         "session_20260504_222136_1a2f0e.json.gz",
         "trajectory_samples.jsonl",
     ]
     convs = load_conversations(folder)
     assert [c.id for c in convs] == [
         "20260505_011145_3db412",
+        "20260626_082031_8f84e1@dump",
         "20260504_222136_1a2f0e",
         "trajectory_samples#1",
         "trajectory_samples#2",
@@ -269,7 +275,7 @@ def test_a_folder_of_hermes_sessions_is_a_bench_corpus(tmp_path: Path) -> None:
     assert all(c.meta == {"agent": "hermes"} for c in convs)
     assert [d["id"] for d in read_corpus(folder)] == [c.id for c in convs]  # probegen reads the same
     result = bench_strategies(folder, tmp_path)
-    assert result["myrm"]["conversations"] == 4 and result["myrm"]["rejected_requests"] == 0
+    assert result["myrm"]["conversations"] == 5 and result["myrm"]["rejected_requests"] == 0
 
 
 # -- hostile and odd input ------------------------------------------------------------------------------
