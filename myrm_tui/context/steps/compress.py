@@ -37,6 +37,7 @@ from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.step import Condensation, Configured, Level, Request, Trace, View
 from myrm_tui.context.steps.answered import READ, WRITE
+from myrm_tui.context.steps.rounds import predicted_round
 from myrm_tui.context.text import signals
 from myrm_tui.context.text.call_args import call_args, whole_text
 from myrm_tui.context.text.trimming import head_tail, pointer_note
@@ -172,8 +173,6 @@ def planned_tail(r: _Run, seen: int) -> int:
     """``landing_tail`` for a deep, planned compaction: the next one is expected where this one came
     (``seen``), at most one predicted round under the budget and the warm-cache point (Pre-Compact's band).
     A light compaction folds nothing and the net's lands as low as it can: both keep ``tail_budget``."""
-    from myrm_tui.context.steps.precompact import predicted_round  # precompact imports fit, fit this module
-
     s, growth = r.s, r.req.state.round_growth
     deep = r.level >= Level.FULL or r.req.force_compaction
     if not s.landing_payback or not deep or r.level >= Level.EMERGENCY or not growth:

@@ -270,6 +270,25 @@ def config_of(s: Session) -> ContextConfig:
 )
 @given(sessions())
 def test_every_request_fits_and_compactions_make_progress(s: Session) -> None:
+    fits_and_makes_progress(s)
+
+
+@pytest.mark.long
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+)
+@given(sessions())
+def test_long_every_request_fits_and_compactions_make_progress(s: Session) -> None:
+    """The same property over 200 random (not derandomized) sessions a run (``make test-long``): the 25 of
+    ``make test`` are always the same ones, and another seed once found a session they missed."""
+    fits_and_makes_progress(s)
+
+
+def fits_and_makes_progress(s: Session) -> None:
     o = replay(s)
     assert amortized_ok(o, config_of(s)), (o.compactions, o.requests, s.window)
     assert not o.net_within_band, o.net_within_band
