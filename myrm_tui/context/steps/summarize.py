@@ -226,7 +226,7 @@ class Summarize(Configured[SummarizeSettings]):
         # Later outputs as they came: a trim that kept other lines of one does not hide that it shows a
         # fact the agent stated.
         # guard: referred-reads-later-outputs-as-they-came
-        referred = ledger.Referred([self._original(m, req) for m in [*removed, *view]], later)
+        referred = ledger.Referred([self._referable(m, req) for m in [*removed, *view]], later)
         # guard: a-fold-far-over-the-window-the-record
         start = ledger_start(removed, req, s.input_budget * LEDGER_SPAN_BUDGETS)
         if start:
@@ -422,6 +422,16 @@ class Summarize(Configured[SummarizeSettings]):
             half = ORIGINAL_SCAN_CHARS // 2
             text = text[:half] + "\n" + text[-half:]
         return replace(m, content=text)
+
+    @staticmethod
+    def _referable(m: Message, req: Request) -> Message:
+        """What a message says, for which of the agent's lines later ones refer to: its original, and for
+        a huge original read only at its ends, the copy in the view too (a trim keeps the middle lines a
+        reply used)."""
+        original = Summarize._original(m, req)
+        if original is m or len(original.text) <= ORIGINAL_SCAN_CHARS:
+            return original
+        return replace(original, content=f"{original.text}\n{m.text}")
 
     @staticmethod
     def _budget_chars(

@@ -87,6 +87,32 @@ async def test_a_trimmed_later_output_still_counts_as_referring_to_what_the_agen
     """Of the agent's own lines the Record keeps first those a later message refers to, read from the later
     outputs as they came (the vault original): an answered trim that kept other lines of an output does not
     make the agent's finding look unused."""
+    rows = [f"row {j}: nothing here" for j in range(200)]
+    rows[120] = "    budget = limit_helper_17(session)"
+    # The answered trim kept the output's first lines: the line naming the helper is only in the vault.
+    kept = await _record_helpers(rows, "\n".join(rows[:8]) + "\n[trimmed to 8 of 200 lines]")
+    assert 0 < len(kept) < 40, "the Record must have had to choose for the test to mean anything"
+    assert 17 in kept
+
+
+async def test_a_huge_original_read_at_its_ends_still_counts_what_its_trimmed_copy_kept() -> None:
+    """An original over the scan limit is read only at its ends; the line the trim kept from its middle
+    (one a reply used) still counts as referring to the agent's finding."""
+    from myrm_tui.context.steps.summarize import ORIGINAL_SCAN_CHARS
+
+    rows = [f"row {j}: nothing here at all" for j in range(3_000)]
+    middle = len(rows) // 2
+    rows[middle] = "    budget = limit_helper_17(session)"
+    assert len("\n".join(rows[:middle])) > ORIGINAL_SCAN_CHARS  # the line is outside both ends read
+    shown = "\n".join([*rows[:4], f"[… {middle - 4} lines]", rows[middle], "[… the rest in the vault]"])
+    kept = await _record_helpers(rows, shown)
+    assert 0 < len(kept) < 40, "the Record must have had to choose for the test to mean anything"
+    assert 17 in kept
+
+
+async def _record_helpers(rows: list[str], shown: str) -> list[int]:
+    """The helpers (of 40 the agent named while folded) a compaction's Record keeps, when a later output
+    whose original is ``rows`` is in the view as ``shown``."""
     from myrm_tui.context.step import CompactionPlan, Level
     from myrm_tui.context.steps.summarize import Summarize
     from myrm_tui.context.vault import ArtifactVault
@@ -108,8 +134,6 @@ async def test_a_trimmed_later_output_still_counts_as_referring_to_what_the_agen
         )
         folded.append(Message(role="tool", content="ok", id=f"t{k}", tool_call_id=f"c{k}", name="bash"))
     vault = ArtifactVault("t")
-    rows = [f"row {j}: nothing here" for j in range(200)]
-    rows[120] = "    budget = limit_helper_17(session)"
     uri = vault.put("\n".join(rows), "tool_output", "bash")
     tail = [
         Message(
@@ -118,10 +142,9 @@ async def test_a_trimmed_later_output_still_counts_as_referring_to_what_the_agen
             id="b1",
             tool_calls=(ToolCall("d1", "bash", json.dumps({"command": "cat sync.log"})),),
         ),
-        # The answered trim kept the output's first lines: the line naming the helper is only in the vault.
         Message(
             role="tool",
-            content="\n".join(rows[:8]) + f"\n[trimmed to 8 of 200 lines; full text: {uri}]",
+            content=f"{shown}\nfull text: {uri}",
             id="t-log",
             tool_call_id="d1",
             name="bash",
@@ -137,9 +160,7 @@ async def test_a_trimmed_later_output_still_counts_as_referring_to_what_the_agen
     )
     result = await run_step(Summarize(), view, window=16_000)
     summary = next(m.text for m in result.messages if m.meta.get("kind") == "summary")
-    kept = [k for k in range(40) if f"`limit_helper_{k:02d}`" in summary]
-    assert 0 < len(kept) < 40, "the Record must have had to choose for the test to mean anything"
-    assert 17 in kept
+    return [k for k in range(40) if f"`limit_helper_{k:02d}`" in summary]
 
 
 _names = st.sampled_from(["limit_helper", "retry_budget", "sync_dir", "batch_size", "cap_17", "src/pager.py"])
