@@ -6,6 +6,7 @@ returns to the prompt."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -15,14 +16,14 @@ from textual.widgets import Input
 
 from myrm_tui.app.app import MyrmApp
 from myrm_tui.app.widgets.chat_log import ChatLog
-from myrm_tui.app.widgets.chat_message import UserMessage
+from myrm_tui.app.widgets.chat_message import AssistantMessage, UserMessage
 from myrm_tui.app.widgets.chat_window import PAGE, WINDOW
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import long_session_once, wait_until
+from tests.helpers import long_session_once, wait_until, write_long_session
 
 ROUNDS = 400  # a user message, a tool call and its result, an answer: 4 messages (3 items) a round
 
@@ -255,3 +256,73 @@ async def test_only_the_user_scrolling_to_an_edge_builds_a_page(
         chat.post_message(ScrollTo(y=0, animate=False))  # what dragging the scroll bar sends
         await wait_until(pilot, lambda: chat.window.lo < mounted[0])
         assert chat.window.span == (mounted[0] - PAGE, mounted[1])
+
+
+async def _with_last_answer(path: Path, rounds: int, answer: str) -> str:
+    """A long session (``write_long_session``, "zebrafish" before round 2's question) whose newest
+    exchange ends in ``answer``."""
+    sid = await write_long_session(path, rounds, {2: "zebrafish"})
+    store = await Store.open(path)
+    try:
+        await store.append_message(sid, Message(role="user", content="the last question"))
+        await store.append_message(sid, Message(role="assistant", content=answer))
+    finally:
+        await store.close()
+    return sid
+
+
+def _ring_figure(app: MyrmApp) -> int | None:
+    from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
+
+    m = re.search(r"([\d,]+) / [\d,]+ tokens", str(app.query_one(ContextUsageIndicator).render()))
+    return int(m.group(1).replace(",", "")) if m else None
+
+
+async def test_a_reopened_session_builds_only_what_fills_the_view_and_reaches_the_rest(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Reopening builds the newest items that fill the view, not a fixed 40 (a long answer's markdown
+    was most of a reopen's time): here the last answer alone fills two screens. Its newest words are on
+    screen, scrolling up builds the items before it, search finds the oldest text, and the ring's figure
+    is the agent's count of the stored view."""
+    db = tmp_path / "tui.db"
+    answer = "\n".join(f"line {i} of the last answer" for i in range(150))
+    sid = await _with_last_answer(db, 60, answer)
+    app = reopen(emulator, db, workspace, sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(AssistantMessage)), 60)
+        assert len(chat.items) == 3 * 60 + 2
+        last = chat.items[-1].widget
+        assert isinstance(last, AssistantMessage) and "line 149 of the last answer" in last.markdown.source
+        assert chat.mounted_items == chat.items[-1:]  # not the 40 newest
+        await wait_until(pilot, lambda: chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y)
+        figure = app.controller.chat.window_use().used  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: _ring_figure(app) == figure)
+        for _ in range(40):  # PageUp from the prompt until the top builds the items before
+            await pilot.press("pageup")
+            if chat.window.lo < len(chat.items) - 1:
+                break
+        await wait_until(pilot, lambda: users(app)[-1:] == ["the last question"])
+        assert users(app)[0].startswith("question") and chat.items[-1].widget is last
+        await pilot.press("ctrl+g", *"zebrafish")
+        count = app.query_one("#search-count")
+        await wait_until(pilot, lambda: str(count.render()) == "1 of 1")
+        await wait_until(pilot, lambda: "zebrafish question 2" in users(app))
+
+
+async def test_items_drawn_shorter_than_their_estimate_are_topped_up_until_the_view_is_full(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """An answer of link definitions takes no row once rendered, though its lines count as rows when
+    the opening items are chosen: older items are built until the view is full."""
+    db = tmp_path / "tui.db"
+    answer = "\n".join(f"[ref{i}]: https://example.com/{i}" for i in range(100))
+    sid = await _with_last_answer(db, 60, answer)
+    app = reopen(emulator, db, workspace, sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(AssistantMessage)), 60)
+        await wait_until(pilot, lambda: chat.max_scroll_y > 0)  # the view is full
+        assert chat.window.span[1] == len(chat.items) and chat.window.lo < len(chat.items) - 1
+        assert "question 59" in users(app)

@@ -12,6 +12,8 @@ Esc returns to the prompt.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +36,11 @@ from myrm_tui.app.widgets.vault_card import VaultArtifactCard
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.compaction.record import Compaction
 from myrm_tui.context.types import Message, ToolCall
+
+log = logging.getLogger(__name__)
+
+FILL_SCREENS = 2  # a session opens with the newest items that fill this many screens of the view
+FILL_STEP = 5  # items built at a time when the opened ones did not fill the view after all
 
 
 class ChatLog(VerticalScroll):
@@ -181,11 +188,34 @@ class ChatLog(VerticalScroll):
         finally:
             self._building = False
 
+    def _tail(self) -> tuple[int, int]:
+        """The newest items that fill ``FILL_SCREENS`` screens of the view (``WINDOW`` before it has a
+        size): each widget built is time before the session shows, a long answer's markdown above all."""
+        region = self.scrollable_content_region
+        if region.height <= 0 or region.width <= 0:
+            return self.window.tail(len(self.items))
+        return self.window.tail(
+            len(self.items), lambda i: self.items[i].rows(region.width), FILL_SCREENS * region.height
+        )
+
+    def _fill_view(self) -> None:
+        """The items mounted at the tail are drawn shorter than their estimate said (markdown): older ones
+        are built until the view is full."""
+        # virtual_size is at least the view's size: the children's extent says how much they fill
+        drawn = max((w.virtual_region_with_margin.bottom for w in self.children), default=0)
+        if self.window.lo > 0 and drawn < self.scrollable_content_region.height:
+            self.run_worker(self._fill_older(), group="chat-pages", exclusive=True)
+
+    async def _fill_older(self) -> None:
+        if await self.build_older(FILL_STEP):
+            self.call_after_refresh(self._fill_view)
+
     async def _to_tail(self) -> None:
         """Live output goes at the end: the window must reach it."""
         if self.window.hi < len(self.items):
-            await self._mount_window(*self.window.tail(len(self.items)))
+            await self._mount_window(*self._tail())
             self.scroll_end(animate=False)
+            self.call_after_refresh(self._fill_view)
 
     async def show_item(self, index: int, top: bool = True) -> Widget:
         """Mount the item at ``index`` (the window around it when it is far from the mounted part)."""
@@ -400,15 +430,24 @@ class ChatLog(VerticalScroll):
         self, messages: Sequence[Message], compactions: Sequence[Compaction] = (), welcome: str = ""
     ) -> None:
         """The conversation, with each compaction's row after the message it followed; the welcome above
-        an empty one. Every item is listed; only the newest ``WINDOW`` are built."""
+        an empty one. Every item is listed; only the newest that fill the view are built (``_tail``)."""
+        started = time.perf_counter(), time.process_time()
         self._carded.clear()
         self.matches.clear()
         self.cursor = None
         self.items, self._calls = session_items(messages, compactions, welcome, self.pastes)
         self.matches.changed()
-        await self._mount_window(*self.window.tail(len(self.items)))
+        await self._mount_window(*self._tail())
+        log.info(
+            "transcript: %d items, %d built in %.3f s (%.3f s CPU)",
+            len(self.items),
+            len(self.mounted_items),
+            time.perf_counter() - started[0],
+            time.process_time() - started[1],
+        )
         self.anchor()  # a session opens at its newest output, however the last one was left
         self._check_away()
+        self.call_after_refresh(self._fill_view)
 
     async def _append(self, item: Item) -> Widget:
         """A new item at the end, mounted (the window is brought to the end first)."""

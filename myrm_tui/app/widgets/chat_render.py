@@ -68,6 +68,14 @@ class Item:
             return f"{self.record.headline()}\n{self.record.summary}".lower()
         return self.text.lower()
 
+    def rows(self, width: int) -> int:
+        """Rows the item's widget takes at least at ``width`` columns (its top margin, its lines wrapped;
+        a tool card or a compaction row, closed, one): what decides how many items fill the view."""
+        if self.kind in ("user", "assistant", "notice", "welcome"):
+            usable = max(1, width - 4)  # padding and the user's bar
+            return 1 + sum(-(-len(line) // usable) for line in self.text.split("\n") if line.strip())
+        return 1
+
     def copy_text(self) -> str:
         if self.kind == "tool" and self.call is not None:
             return f"{self.call.name} {self.call.arguments}\n{self.result[0] if self.result else ''}"

@@ -1,13 +1,16 @@
 """Which of the transcript's items are mounted as widgets: a window ``items[lo:hi]`` over all of them.
 
-A session opens with its newest ``WINDOW`` items mounted (a 10,000-message session opens as fast as a new
-one); pages of ``PAGE`` items are built as the view reaches an edge; a search match or the cursor far from
-the window mounts ``MARGIN`` items each side of it. ``ChatLog`` mounts and removes the widgets; this keeps
-the indices straight as items are added, inserted and removed."""
+A session opens with as many of its newest items mounted as fill two screens, at most ``WINDOW`` (a
+10,000-message session opens as fast as a new one: building a widget, its markdown above all, is what
+a reopen's time went to); pages of ``PAGE`` items are built as the view reaches an edge; a search
+match or the cursor far from the window mounts ``MARGIN`` items each side of it. ``ChatLog`` mounts
+and removes the widgets; this keeps the indices straight as items are added, inserted and removed."""
 
 from __future__ import annotations
 
-WINDOW = 40  # items mounted when a session opens: a few screens of the newest
+from collections.abc import Callable
+
+WINDOW = 40  # at most this many items mounted when a session opens
 PAGE = 25  # items built at a time as the view reaches the top
 MARGIN = 12  # items mounted each side of a search match that was not mounted
 
@@ -39,9 +42,17 @@ class Window:
 
     # -- ranges to mount ------------------------------------------------------------------------------
     @staticmethod
-    def tail(total: int) -> tuple[int, int]:
-        """The newest items: where a session opens and live output goes."""
-        return max(0, total - WINDOW), total
+    def tail(total: int, rows: Callable[[int], int] | None = None, fill: int = 0) -> tuple[int, int]:
+        """The newest items: where a session opens and live output goes. With ``rows`` (item index ->
+        rows it takes at least) only as many as fill ``fill`` rows, at most ``WINDOW``."""
+        lo = max(0, total - WINDOW)
+        if rows is None:
+            return lo, total
+        start, filled = total, 0
+        while start > lo and filled < fill:
+            start -= 1
+            filled += rows(start)
+        return start, total
 
     @staticmethod
     def around(index: int, total: int) -> tuple[int, int]:

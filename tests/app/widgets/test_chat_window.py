@@ -85,3 +85,19 @@ def test_the_lines_above_and_below_count_what_is_not_mounted() -> None:
     assert w.older() == (100 - PAGE, 100) and w.newer(1_140) == (140, 140 + PAGE)
     w.set(0, 140)
     assert w.older() == (0, 0) and w.newer(140) == (140, 140)  # nothing before the first, after the last
+
+
+@given(heights=st.lists(st.integers(0, 30), max_size=120), fill=st.integers(0, 200))
+def test_a_session_opens_with_the_fewest_newest_items_that_fill_the_view(
+    heights: list[int], fill: int
+) -> None:
+    """``tail`` with the items' heights mounts the newest items, at most ``WINDOW``, that reach ``fill``
+    rows, and no more: without its oldest item the window would fall short."""
+    total = len(heights)
+    lo, hi = Window.tail(total, heights.__getitem__, fill)
+    assert hi == total and max(0, total - WINDOW) <= lo <= total
+    rows = sum(heights[lo:hi])
+    if lo > max(0, total - WINDOW):  # not capped: it reaches the fill
+        assert rows >= fill
+    if lo < total:  # and its oldest item was needed to reach it
+        assert rows - heights[lo] < fill
