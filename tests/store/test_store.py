@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
@@ -374,3 +376,32 @@ def test_cli_on_a_garbage_database_exits_2_with_one_line(tmp_path: Path, args: l
     )
     assert "Traceback" not in proc.stdout
     assert db.read_bytes() == garbage
+
+
+_texts = st.text(max_size=20)
+_thinking = st.fixed_dictionaries({"type": st.just("thinking"), "thinking": _texts})
+_stored = st.builds(
+    Message,
+    role=st.sampled_from(["user", "assistant", "tool", "system"]),
+    content=st.one_of(st.none(), _texts, st.just([{"type": "text", "text": "part"}])),
+    tool_calls=st.lists(st.builds(ToolCall, _texts, _texts, _texts), max_size=2).map(tuple),
+    tool_call_id=st.one_of(st.none(), _texts),
+    name=st.one_of(st.none(), _texts),
+    reasoning=st.one_of(st.none(), _texts),
+    thinking_blocks=st.lists(_thinking, max_size=2).map(tuple),
+    meta=st.dictionaries(st.sampled_from(["vault_uri", "is_error", "kind"]), _texts, max_size=2),
+    synthetic=st.booleans(),
+)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messages=st.lists(_stored, min_size=1, max_size=6))
+async def test_any_message_reads_back_as_it_was_stored(store: Store, messages: list[Message]) -> None:
+    """Whatever a message holds or leaves empty (tool calls, meta, thinking blocks: empty ones are NULL
+    in the table and not parsed back), a fresh load gives it back field for field."""
+    s = await store.create_session()
+    stored = [await store.append_message(s.id, m) for m in messages]
+    store._handoff = None  # read the rows, not the objects the last load handed over
+    loaded = await store.load_messages(s.id)
+    for m, back in zip(stored, loaded, strict=True):
+        assert back == m and back.meta == m.meta and back.synthetic == m.synthetic
