@@ -38,7 +38,7 @@ import sys
 import tempfile
 import termios
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,8 @@ class Run:
     typing_s: float | None = None  # 40 characters typed at once after "ready", until all are shown
     first_figure_s: float | None = None  # the ring's first usage figure
     first_figure_cpu_s: float | None = None
+    ready_cpu_s: float | None = None  # CPU time the app had used by "ready"
+    phases: dict[str, float] = field(default_factory=dict)  # CPU seconds of each start-up step (its log)
 
 
 def _rss_mb(pid: int) -> float:
@@ -98,6 +100,41 @@ def _descendants(pid: int) -> list[int]:
         out += [int(k) for k in kids]
         todo += [int(k) for k in kids]
     return out
+
+
+PHASE = re.compile(r"([\w ]+?) [\d.]+ s \(([\d.]+) s CPU\)")
+
+
+def phases_of(log: Path) -> dict[str, float]:
+    """CPU seconds of each start-up step and of building the transcript's first page, as the app logged
+    them (``flows/sessions.py``'s ``Phases``, ``ChatLog.load``)."""
+    out: dict[str, float] = {}
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        if "start-up phases: " in line:
+            for name, cpu in PHASE.findall(line.split("start-up phases: ", 1)[1]):
+                out[name.strip(", ")] = float(cpu)
+        elif m := re.search(r"transcript: \d+ items, (\d+) built in [\d.]+ s \(([\d.]+) s CPU\)", line):
+            out["first page"] = float(m.group(2))
+            out["items built"] = float(m.group(1))
+    return out
+
+
+PHASE_NAMES = ("database", "session", "messages", "agent", "baseline", "first page")
+
+
+def _phase_cell(phases: dict[str, float], name: str) -> str:
+    if name not in phases:
+        return "–"
+    built = phases.get("items built")
+    return f"{phases[name]:.2f} s" + (f" ({built:.0f} items)" if name == "first page" and built else "")
+
+
+def _phase_line(phases: dict[str, float]) -> str:
+    return ", ".join(f"{k} {_phase_cell(phases, k)}" for k in PHASE_NAMES if k in phases)
 
 
 TYPED = "q" * 40
@@ -184,6 +221,7 @@ def one_run(
             "MYRM_CONFIG": f"{tmp}/config.toml",
             "XDG_CONFIG_HOME": f"{tmp}/config",
             "XDG_DATA_HOME": f"{tmp}/data",
+            "MYRM_LOG": f"{tmp}/myrm.log",
         }
         env.pop("TEXTUAL", None)
         env.pop(
@@ -201,6 +239,7 @@ def one_run(
         figure: float | None = None
         figure_cpu: float | None = None
         ready: float | None = None
+        ready_cpu: float | None = None
         deadline = start + timeout
         try:
             while time.perf_counter() < deadline and (ready is None or figure is None):
@@ -218,7 +257,7 @@ def one_run(
                 if first is not None and figure is None and FIGURE.search(screen):
                     figure, figure_cpu = now, _cpu_s(pid)
                 if first is not None and ready is None and READY.search(screen):
-                    ready = now
+                    ready, ready_cpu = now, _cpu_s(pid)
             if first is None:
                 raise RuntimeError(f"no first frame within {timeout:.0f} s; last output:\n{screen[-2000:]}")
             # Idle: keep draining the terminal (a full pty would block the app) and sample memory.
@@ -244,6 +283,8 @@ def one_run(
                 round(typed, 3) if typed is not None else None,
                 round(figure, 3) if figure is not None else None,
                 round(figure_cpu, 3) if figure_cpu is not None else None,
+                round(ready_cpu, 3) if ready_cpu is not None else None,
+                phases_of(Path(f"{tmp}/myrm.log")),
             )
         finally:
             try:
@@ -369,6 +410,8 @@ def long_sessions(
     base = [str(myrm)] if myrm.exists() else [sys.executable, "-m", "myrm_tui.cli"]
     rows: list[tuple[int, float, float, float, float, float]] = []
     searched: list[float] = []
+    cpus: list[float] = []  # CPU seconds the app had used by "ready"
+    phases: list[dict[str, float]] = []  # and in which step of the start-up (medians)
     load_before = os.getloadavg()
     try:
         with tempfile.TemporaryDirectory(prefix="myrm-perf-long-") as tmp:
@@ -383,9 +426,13 @@ def long_sessions(
                 typing = statistics.median(r.typing_s if r.typing_s is not None else timeout for r in got)
                 s_med, s_max = search_ms(db)
                 searched.append(s_med)
+                cpus.append(_median([r.ready_cpu_s for r in got], timeout))
+                names = dict.fromkeys(k for r in got for k in r.phases)
+                phases.append({k: statistics.median(r.phases.get(k, 0.0) for r in got) for k in names})
                 rows.append((n, statistics.median(r.first_frame_s for r in got), ready, rss, typing, s_max))
                 print(
-                    f"{n:>6,} messages: first frame {rows[-1][1]:.2f} s, ready {ready:.2f} s, idle RSS "
+                    f"{n:>6,} messages: first frame {rows[-1][1]:.2f} s, ready {ready:.2f} s "
+                    f"({cpus[-1]:.2f} s CPU: {_phase_line(phases[-1])}), idle RSS "
                     f"{rss:.0f} MB, 40 chars shown in {typing:.2f} s, search {s_med:.1f} ms median / "
                     f"{s_max:.1f} ms max a key",
                     flush=True,
@@ -403,17 +450,31 @@ def long_sessions(
         f"with `--session ID -m openai/gpt-4o` against the provider emulator in a 120×40 pseudo-terminal; "
         f"medians of {runs} launches after a warm-up; {_stamp(_loads(load_before, load))}.",
         "",
-        f"| messages | first frame | ready (≤ {READY_RATIO_TARGET}× empty) | idle RSS (≤ +"
+        f"| messages | first frame | ready (≤ {READY_RATIO_TARGET}× empty) | CPU by ready | idle RSS (≤ +"
         f"{EXTRA_RSS_TARGET_MB:.0f} MB) | 40 chars shown (≤ {TYPING_TARGET_S} s) | search a key, median / "
         f"max (≤ {SEARCH_TARGET_MS:.0f} ms) |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    empty_cpu = cpus[rows.index(empty)]
     verdicts: list[str] = []
-    for (n, first, ready, rss, typing, s_max), s_med in zip(rows, searched, strict=True):
+    for (n, first, ready, rss, typing, s_max), s_med, cpu in zip(rows, searched, cpus, strict=True):
         table.append(
-            f"| {n:,} | {first:.2f} s | {ready:.2f} s ({ready / empty[2]:.2f}×) | {rss:.0f} MB "
-            f"({rss - empty[3]:+.0f}) | {typing:.2f} s | {s_med:.1f} / {s_max:.1f} ms |"
+            f"| {n:,} | {first:.2f} s | {ready:.2f} s ({ready / empty[2]:.2f}×) | {cpu:.2f} s "
+            f"({cpu / empty_cpu:.2f}×) | {rss:.0f} MB ({rss - empty[3]:+.0f}) | {typing:.2f} s | "
+            f"{s_med:.1f} / {s_max:.1f} ms |"
         )
+    table += [
+        "",
+        "Where the CPU went until ready (medians, from the app's log: the start-up's steps, and building the "
+        "transcript's first page, which runs on the UI loop beside the agent's step):",
+        "",
+        "| messages | " + " | ".join(PHASE_NAMES) + " |",
+        "|---:|" + "---:|" * len(PHASE_NAMES),
+        *(
+            f"| {n:,} | " + " | ".join(_phase_cell(p, k) for k in PHASE_NAMES) + " |"
+            for (n, *_), p in zip(rows, phases, strict=True)
+        ),
+    ]
     for n, _, ready, rss, typing, s_max in rows:
         checks = [
             ready <= READY_RATIO_TARGET * empty[2],

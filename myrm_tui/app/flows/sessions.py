@@ -4,6 +4,7 @@ switched, picked or deleted session, a fork; the prompt and config files watched
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -21,6 +22,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+class Phases:
+    """Wall and CPU seconds (the process's, its threads' too) of each step of the start-up, logged as
+    one line: where a reopen's time goes (``make perf-sessions`` prints them from the log)."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[str, float, float]] = []
+        self._at = (time.perf_counter(), time.process_time())
+
+    def mark(self, name: str) -> None:
+        now = (time.perf_counter(), time.process_time())
+        self.steps.append((name, now[0] - self._at[0], now[1] - self._at[1]))
+        self._at = now
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {wall:.3f} s ({cpu:.3f} s CPU)" for name, wall, cpu in self.steps)
+
+
 class SessionFlow(TurnFlow):
     if TYPE_CHECKING:  # set by ``MyrmApp`` from the command line
         initial_session: str | None
@@ -29,8 +47,10 @@ class SessionFlow(TurnFlow):
 
     @work(exclusive=True, group="startup", exit_on_error=False, description="open database and session")
     async def start_up(self) -> None:
+        phases = Phases()
         try:
             await self.controller.open()
+            phases.mark("database")
             if self.replay:
                 self.replayer = await self.controller.start_replay(self.replay, self.replay_speed)
                 assert self.controller.session is not None
@@ -42,9 +62,13 @@ class SessionFlow(TurnFlow):
                 return
             await self._ask_trust()
             row = await self.controller.open_session(self.initial_session)
+            phases.mark("session")
             await self._show_session(row)
+            phases.mark("messages")
             await self.controller.ensure_agent()
+            phases.mark("agent")
             await self._show_baseline()
+            phases.mark("baseline")
         except Exception as exc:
             # guard: a-start-up-failure-is-logged-with
             log.exception("start-up failed")
@@ -52,6 +76,7 @@ class SessionFlow(TurnFlow):
             return
         self.ready.set()
         self.post_message(StatusChanged())
+        log.info("start-up phases: %s", phases)
         self.watch_files()
 
     async def _ask_trust(self) -> None:
