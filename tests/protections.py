@@ -1539,10 +1539,30 @@ MUTANTS = (
     Mutant(
         "untrusted text: a stored item no widget can show is plain text and the session opens",
         "untrusted-text-a-stored-item-no-widget",
-        "        w = item.build_or_plain()\n",
-        "        w = item.build()\n",
+        "        w = item.build_or_plain(self._plain_first)\n",
+        "        w = item.build(self._plain_first)\n",
         (
             "tests/app/test_untrusted_text.py::test_a_stored_item_that_cannot_be_shown_is_plain_text_and_the_session_opens",
+        ),
+    ),
+    Mutant(
+        "reopen: answers shown plain at load get their markdown",
+        "reopen-answers-shown-plain-get-their-markdown",
+        "            if isinstance(item.widget, AssistantMessage) and not item.widget.formatted:\n"
+        "                await item.widget.format()\n",
+        "            pass\n",
+        (
+            "tests/app/test_tui_long_session.py::test_a_loaded_answer_shows_its_text_plain_until_its_markdown_is_rendered",
+            "tests/app/test_tui_long_session.py::test_a_reopened_session_builds_only_what_fills_the_view_and_reaches_the_rest",
+        ),
+    ),
+    Mutant(
+        "reopen: items drawn shorter than their estimate are topped up until the view is full",
+        "reopen-items-drawn-shorter-are-topped-up",
+        "        if at_tail and self.window.lo > 0 and drawn < self.scrollable_content_region.height:\n",
+        "        if False:\n",
+        (
+            "tests/app/test_tui_long_session.py::test_items_drawn_shorter_than_their_estimate_are_topped_up_until_the_view_is_full",
         ),
     ),
     Mutant(

@@ -38,6 +38,11 @@ class SessionLoaded(Message, bubble=False):
 
 
 @dataclass
+class FormatTranscript(Message, bubble=False):
+    """The session is ready: the answers its transcript showed as plain text get their markdown."""
+
+
+@dataclass
 class CompactionDone(Message):
     """A requested compaction ended; ``report`` is None when it failed."""
 

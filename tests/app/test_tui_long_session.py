@@ -271,6 +271,11 @@ async def _with_last_answer(path: Path, rounds: int, answer: str) -> str:
     return sid
 
 
+def drawn(chat: ChatLog) -> int:
+    """Rows the transcript's built items take (its virtual size is never less than the view's)."""
+    return max((w.virtual_region_with_margin.bottom for w in chat.children), default=0)
+
+
 def _ring_figure(app: MyrmApp) -> int | None:
     from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 
@@ -294,8 +299,10 @@ async def test_a_reopened_session_builds_only_what_fills_the_view_and_reaches_th
         await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(AssistantMessage)), 60)
         assert len(chat.items) == 3 * 60 + 2
         last = chat.items[-1].widget
-        assert isinstance(last, AssistantMessage) and "line 149 of the last answer" in last.markdown.source
+        assert isinstance(last, AssistantMessage)
         assert chat.mounted_items == chat.items[-1:]  # not the 40 newest
+        await wait_until(pilot, lambda: last.formatted)  # shown plain first, its markdown once ready
+        await wait_until(pilot, lambda: "line 149 of the last answer" in last.markdown.source)
         await wait_until(pilot, lambda: chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y)
         figure = app.controller.chat.window_use().used  # type: ignore[union-attr]
         await wait_until(pilot, lambda: _ring_figure(app) == figure)
@@ -314,8 +321,9 @@ async def test_a_reopened_session_builds_only_what_fills_the_view_and_reaches_th
 async def test_items_drawn_shorter_than_their_estimate_are_topped_up_until_the_view_is_full(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
-    """An answer of link definitions takes no row once rendered, though its lines count as rows when
-    the opening items are chosen: older items are built until the view is full."""
+    """An answer of link definitions takes no row once its markdown is rendered, though its lines count
+    as rows when the opening items are chosen (and fill the view while it is shown plain): older items
+    are built until the view is full."""
     db = tmp_path / "tui.db"
     answer = "\n".join(f"[ref{i}]: https://example.com/{i}" for i in range(100))
     sid = await _with_last_answer(db, 60, answer)
@@ -323,6 +331,35 @@ async def test_items_drawn_shorter_than_their_estimate_are_topped_up_until_the_v
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.query_one(ChatLog)
         await wait_until(pilot, lambda: app.ready.is_set() and bool(app.query(AssistantMessage)), 60)
-        await wait_until(pilot, lambda: chat.max_scroll_y > 0)  # the view is full
+        last = chat.items[-1].widget
+        assert isinstance(last, AssistantMessage)
+        await wait_until(pilot, lambda: last.formatted)  # its 100 lines shown plain, then no row
+        await wait_until(pilot, lambda: drawn(chat) >= chat.scrollable_content_region.height)
         assert chat.window.span[1] == len(chat.items) and chat.window.lo < len(chat.items) - 1
         assert "question 59" in users(app)
+
+
+async def test_a_loaded_answer_shows_its_text_plain_until_its_markdown_is_rendered() -> None:
+    """A stored answer is on screen as its text at once; ``format_answers`` (once the session is ready)
+    puts its markdown in place of the plain text. An answer that streams in is markdown from the start."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import Markdown
+
+    class LogApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ChatLog()
+
+    text = "## Plan\n\n- **one** step\n- `two` steps"
+    app = LogApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatLog)
+        stored = [Message(role="user", content="hi", id="m1"), Message(role="assistant", content=text)]
+        await chat.load(stored)
+        answer = chat.items[-1].widget
+        assert isinstance(answer, AssistantMessage) and not answer.formatted
+        assert not answer.query(Markdown) and str(answer.query_one(".plain-first").render()) == text
+        await chat.format_answers()
+        assert answer.formatted and not answer.query(".plain-first")
+        await wait_until(pilot, lambda: answer.markdown.source == text)
+        live = await chat.start_assistant()
+        assert live.formatted and live.query(Markdown)

@@ -13,7 +13,7 @@ from myrm_tui.app.controller import ForkFailed
 from myrm_tui.app.flows.base import settled
 from myrm_tui.app.flows.turn import TurnFlow
 from myrm_tui.app.live import LiveContext
-from myrm_tui.app.messages import Failure, SessionLoaded, StatusChanged
+from myrm_tui.app.messages import Failure, FormatTranscript, SessionLoaded, StatusChanged
 from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:
@@ -140,6 +140,8 @@ class SessionFlow(TurnFlow):
         if not self.live.known and use is not None:
             self.live.baseline(use)
         self._show_live()
+        # The session is ready (its numbers drawn): the answers shown plain get their markdown now.
+        self.call_after_refresh(self._show, FormatTranscript())
 
     async def _loaded(self, row: SessionRow) -> SessionLoaded:
         """A session to show; an empty one gets the welcome (model, workspace, the keys to start with)."""

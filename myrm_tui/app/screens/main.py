@@ -25,6 +25,7 @@ from myrm_tui.app.mentions import fuzzy, list_files
 from myrm_tui.app.messages import (
     AgentEventMessage,
     ApprovalWaiting,
+    FormatTranscript,
     JumpToBottom,
     PanelData,
     SearchTranscript,
@@ -187,6 +188,10 @@ class MainScreen(Screen[None]):
     async def on_session_loaded(self, event: SessionLoaded) -> None:
         if not self.torn_down():
             await self.chat.load(event.messages, event.compactions, event.welcome)
+
+    def on_format_transcript(self, _: FormatTranscript) -> None:
+        if not self.torn_down():
+            self.chat.run_worker(self.chat.format_answers(), group="chat-format", exclusive=True)
 
     async def on_agent_event_message(self, message: AgentEventMessage) -> None:
         if self.torn_down():

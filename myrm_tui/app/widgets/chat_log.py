@@ -88,6 +88,7 @@ class ChatLog(VerticalScroll):
         self.pastes: dict[str, str] = {}  # label -> pasted text: user messages show the label
         self.cursor: Item | None = None
         self._away = False
+        self._plain_first = False  # answers built now show plain text until ``format_answers``
 
     # -- the mounted window ---------------------------------------------------------------------------
     @property
@@ -102,7 +103,7 @@ class ChatLog(VerticalScroll):
 
     def _widget(self, item: Item) -> Widget:
         # guard: untrusted-text-a-stored-item-no-widget
-        w = item.build_or_plain()
+        w = item.build_or_plain(self._plain_first)
         item.widget = w
         if self.matches.is_hit(item):
             w.add_class("-match")
@@ -202,8 +203,13 @@ class ChatLog(VerticalScroll):
         """The items mounted at the tail are drawn shorter than their estimate said (markdown): older ones
         are built until the view is full."""
         # virtual_size is at least the view's size: the children's extent says how much they fill
+        if self._building:  # a page is being built: look again once it is drawn
+            self.call_after_refresh(self._fill_view)
+            return
         drawn = max((w.virtual_region_with_margin.bottom for w in self.children), default=0)
-        if self.window.lo > 0 and drawn < self.scrollable_content_region.height:
+        at_tail = self.window.hi == len(self.items)  # not a window a search or the cursor placed
+        # guard: reopen-items-drawn-shorter-are-topped-up
+        if at_tail and self.window.lo > 0 and drawn < self.scrollable_content_region.height:
             self.run_worker(self._fill_older(), group="chat-pages", exclusive=True)
 
     async def _fill_older(self) -> None:
@@ -437,7 +443,11 @@ class ChatLog(VerticalScroll):
         self.cursor = None
         self.items, self._calls = session_items(messages, compactions, welcome, self.pastes)
         self.matches.changed()
-        await self._mount_window(*self._tail())
+        self._plain_first = True
+        try:
+            await self._mount_window(*self._tail())
+        finally:
+            self._plain_first = False
         log.info(
             "transcript: %d items, %d built in %.3f s (%.3f s CPU)",
             len(self.items),
@@ -448,6 +458,15 @@ class ChatLog(VerticalScroll):
         self.anchor()  # a session opens at its newest output, however the last one was left
         self._check_away()
         self.call_after_refresh(self._fill_view)
+
+    async def format_answers(self) -> None:
+        """Render the markdown of the answers a load showed as plain text, the newest (on screen) first,
+        one at a time (keys typed meanwhile are handled between them)."""
+        for item in reversed(self.mounted_items):
+            # guard: reopen-answers-shown-plain-get-their-markdown
+            if isinstance(item.widget, AssistantMessage) and not item.widget.formatted:
+                await item.widget.format()
+        self.call_after_refresh(self._fill_view)  # markdown may be shorter than the plain text was
 
     async def _append(self, item: Item) -> Widget:
         """A new item at the end, mounted (the window is brought to the end first)."""

@@ -27,7 +27,9 @@ class UserMessage(Static):
 
 
 class AssistantMessage(Vertical):
-    """Streams Markdown deltas (appends; never re-renders the whole message per chunk)."""
+    """Streams Markdown deltas (appends; never re-renders the whole message per chunk). A stored answer
+    built with ``plain_first`` shows its text plain until ``format`` renders its markdown: a reopened
+    session's first page is on screen before its markdown (most of a reopen's time) is built."""
 
     DEFAULT_CSS = """
     AssistantMessage { height: auto; margin: 1 0 0 0; padding: 0 1; }
@@ -36,15 +38,30 @@ class AssistantMessage(Vertical):
     AssistantMessage Markdown { margin: 0; padding: 0; }
     """
 
-    def __init__(self, text: str = "") -> None:
+    def __init__(self, text: str = "", plain_first: bool = False) -> None:
         super().__init__()
         self._initial = sanitize(text)  # model text may hold escape codes: shown, never obeyed
         self._stream: MarkdownStream | None = None
         self._reasoning: list[str] = []
+        self.formatted = not (plain_first and self._initial)
+        self._formatting = False
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="reasoning", markup=False)
-        yield _chat_markdown()(self._initial)
+        if self.formatted:
+            yield _chat_markdown()(self._initial)
+        else:
+            yield Static(self._initial, classes="plain-first", markup=False)
+
+    async def format(self) -> None:
+        """The stored text as markdown, in place of the plain text it was shown as first."""
+        if self.formatted or self._formatting or not self.is_mounted:
+            return
+        self._formatting = True
+        plain = self.query(".plain-first")
+        await self.mount(_chat_markdown()(self._initial))
+        await plain.remove()
+        self.formatted = True
 
     @property
     def markdown(self) -> Markdown:

@@ -83,11 +83,11 @@ class Item:
             return f"{self.record.headline()}\n{self.record.summary}"
         return self.text
 
-    def build(self) -> Widget:
+    def build(self, plain_first: bool = False) -> Widget:
         if self.kind == "user":
             return UserMessage(self.text)
         if self.kind == "assistant":
-            return AssistantMessage(self.text)
+            return AssistantMessage(self.text, plain_first)
         if self.kind == "tool":
             assert self.call is not None
             view = ToolCallView(self.call)
@@ -103,11 +103,12 @@ class Item:
             return Static(self.text, id="welcome", markup=False)
         return Notice(self.text, self.level)
 
-    def build_or_plain(self) -> Widget:
+    def build_or_plain(self, plain_first: bool = False) -> Widget:
         """The item's widget; one that cannot be built (a stored item no widget expected) is shown as
-        its text, plain, so the rest of the session still opens."""
+        its text, plain, so the rest of the session still opens. ``plain_first``: an answer's markdown
+        waits for ``AssistantMessage.format``."""
         try:
-            return self.build()
+            return self.build(plain_first)
         except Exception:
             log.exception("a %s item could not be shown; shown as plain text", self.kind)
             return Static(sanitize(self.copy_text()), classes="-plain", markup=False)
