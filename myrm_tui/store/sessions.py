@@ -16,6 +16,7 @@ from myrm_tui.store.vault import insert_vault
 
 # A synthetic message's meta holds this (``append_message``): the pipeline's, never the user's.
 SYNTHETIC_META = '%"synthetic": true%'
+LOAD_CHUNK = 500  # rows read at a time when a session's messages are loaded
 # The messages a session's transcript shows (not the system prompt, not the pipeline's synthetic ones such
 # as the environment block): an unused session counts 0, as its picker row says.
 _SHOWN_COUNT = (
@@ -214,13 +215,18 @@ class SessionTable(LeaseTable):
                 row = await cur.fetchone()
             if row is not None and row[0] == handed[1]:
                 return list(handed[2])
+        out: list[Message] = []
+        last = None
         async with self.conn.execute(
             "SELECT * FROM messages WHERE session_id = ? ORDER BY seq", (sid,)
         ) as cur:
-            rows = list(await cur.fetchall())
-        out = self._messages_of(rows)
-        if rows:
-            self._handoff = (sid, rows[-1]["seq"], out)
+            # In chunks: the raw rows of a 10,000-message session never all exist at once beside the
+            # messages made of them (a peak the process keeps as resident memory)
+            while rows := list(await cur.fetchmany(LOAD_CHUNK)):
+                out += self._messages_of(rows)
+                last = rows[-1]["seq"]
+        if last is not None:
+            self._handoff = (sid, last, out)
         return list(out)
 
     @staticmethod
