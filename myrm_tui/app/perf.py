@@ -130,7 +130,8 @@ def _phase_cell(phases: dict[str, float], name: str) -> str:
     if name not in phases:
         return "–"
     built = phases.get("items built")
-    return f"{phases[name]:.2f} s" + (f" ({built:.0f} items)" if name == "first page" and built else "")
+    items = f" ({built:.0f} item{'s' if built != 1 else ''})" if name == "first page" and built else ""
+    return f"{phases[name]:.2f} s{items}"
 
 
 def _phase_line(phases: dict[str, float]) -> str:
