@@ -75,6 +75,13 @@ def shown(widget: Widget) -> str:
     return "".join(strip.text for strip in widget.render_lines(Region(0, 0, size.width, size.height)))
 
 
+def shown_rows(widget: Widget) -> list[str]:
+    """The screen lines ``widget`` draws, its margin's blank lines left out."""
+    size = widget.outer_size
+    lines = [strip.text for strip in widget.render_lines(Region(0, 0, size.width, size.height))]
+    return [line for line in lines if line.strip()]
+
+
 def assert_shown(widget: Widget, given: str) -> None:
     """``given`` (its terminal controls made visible) is on ``widget``'s screen lines, as it is."""
     want, got = squash(sanitize(given)), squash(shown(widget))
@@ -141,7 +148,9 @@ async def render_everywhere(texts: list[str]) -> None:
             assert_shown(entry.query_one(Label), plain_words.text(t))
         for notice, user, t in zip(app.query(Notice), app.query(UserMessage), texts, strict=True):
             assert squash(shown(notice)) == squash(sanitize(t))
-            assert squash(shown(user)) == "█" + squash(sanitize(t))  # after the message's left border
+            rows = shown_rows(user)  # each row after the message's left border (a newline in it is a row)
+            assert rows and all(r.startswith("█") for r in rows), rows
+            assert squash("".join(r[1:] for r in rows)) == squash(sanitize(t)), rows
         for t in texts:
             app.query_one(StatusLine).status = t
             await pilot.pause()
@@ -155,6 +164,7 @@ async def render_everywhere(texts: list[str]) -> None:
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(hostile, min_size=1, max_size=4))
 @example(texts=["grep -c '[/]' a.txt", "[@click=app.quit]x[/]", "[link=https://e.x]y[/link] [a-z]"])
+@example(texts=["0\n", "\U000f0000x"])  # a user message of two rows (found by random search)
 def test_every_widget_shows_untrusted_text_as_given(texts: list[str]) -> None:
     """Tool card headings and outputs, compaction rows and their items, notices, user messages,
     the status line, the vault list and the @ list: no exception, and each shows the text
