@@ -1747,11 +1747,21 @@ MUTANTS = (
     Mutant(
         "the Record reads later outputs as they came to tell what the agent stated is referred to",
         "referred-reads-later-outputs-as-they-came",
-        "ledger.Referred([self._original(m, req) for m in [*removed, *view]], later)",
+        "ledger.Referred([self._referable(m, req) for m in [*removed, *view]], later)",
         "ledger.Referred([*removed, *view], later)",
         (
             "tests/context/summary/test_stated_facts.py::"
             "test_a_trimmed_later_output_still_counts_as_referring_to_what_the_agent_stated",
+        ),
+    ),
+    Mutant(
+        "a huge original read at its ends is read with its copy in the view",
+        "referred-a-huge-original-with-its-copy",
+        'return replace(original, content=f"{original.text}\\n{m.text}")',
+        "return original",
+        (
+            "tests/context/summary/test_stated_facts.py::"
+            "test_a_huge_original_read_at_its_ends_still_counts_what_its_trimmed_copy_kept",
         ),
     ),
     Mutant(

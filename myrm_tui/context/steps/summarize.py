@@ -431,6 +431,7 @@ class Summarize(Configured[SummarizeSettings]):
         original = Summarize._original(m, req)
         if original is m or len(original.text) <= ORIGINAL_SCAN_CHARS:
             return original
+        # guard: referred-a-huge-original-with-its-copy
         return replace(original, content=f"{original.text}\n{m.text}")
 
     @staticmethod
