@@ -24,6 +24,7 @@ from myrm_tui.app.screens.compact_preview import CompactPreviewScreen
 from myrm_tui.app.widgets.chat_message import Notice
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
+from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.context.report.window_use import Levels
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
@@ -144,6 +145,9 @@ async def _session(emu: ProviderEmulator, tmp: Path, plan: list[Action], window:
                     resume = threading.Event()
                     emu.enqueue(Reply(text="slow " * n, chunk_size=3, pause_after=2, resume=resume))
                 await type_and_send(pilot, f"step {i}")
+                # Taken once the box is empty: until then the Enter may still be held as a burst's (50 ms),
+                # and the next keys typed would make it a line end (see send_turn).
+                await wait_until(pilot, lambda: not app.screen.query_one(PromptInput).text)
                 if kind == "stream":
                     await _mid_stream(pilot, app, resume)
                 await wait_until(pilot, lambda: not app.busy)
