@@ -347,7 +347,8 @@ async def test_settings_errors_are_visible_the_summarizer_is_checked_and_the_hea
         screen.query_one("#f-model", Input).value = "openai/gpt-4o"
         await pilot.press("ctrl+s")  # saved: the header names the new model
         await wait_until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
-        assert str(app.sub_title).endswith("· openai/gpt-4o")
+        # The header follows once the saved settings are applied (a step after the screen closes).
+        await wait_until(pilot, lambda: str(app.sub_title).endswith("· openai/gpt-4o"))
 
 
 def test_the_readme_keys_table_lists_every_key_of_the_command_table() -> None:

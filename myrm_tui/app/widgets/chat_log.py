@@ -161,6 +161,9 @@ class ChatLog(VerticalScroll):
             return len(page)
         finally:
             self._building = False
+            # Whoever built (the fill, a scroll to the top) or was cancelled mid-way (the pages' worker is
+            # exclusive): the view is looked at again, so a fill another build raced with still finishes.
+            self.call_after_refresh(self._fill_view)
 
     def _keep_position(self, old_h: int, old_y: float) -> None:
         grown = self.virtual_size.height - old_h
@@ -210,11 +213,7 @@ class ChatLog(VerticalScroll):
         at_tail = self.window.hi == len(self.items)  # not a window a search or the cursor placed
         # guard: reopen-items-drawn-shorter-are-topped-up
         if at_tail and self.window.lo > 0 and drawn < self.scrollable_content_region.height:
-            self.run_worker(self._fill_older(), group="chat-pages", exclusive=True)
-
-    async def _fill_older(self) -> None:
-        if await self.build_older(FILL_STEP):
-            self.call_after_refresh(self._fill_view)
+            self.run_worker(self.build_older(FILL_STEP), group="chat-pages", exclusive=True)
 
     async def _to_tail(self) -> None:
         """Live output goes at the end: the window must reach it."""
