@@ -1665,6 +1665,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a page build looks at the view again when it ends",
+        "a-page-build-looks-at-the-view-again",
+        "self.call_after_refresh(self._fill_view)",
+        "pass",
+        (
+            "tests/app/test_tui_long_session.py::"
+            "test_a_fill_that_found_another_page_being_built_still_fills_the_view",
+        ),
+    ),
+    Mutant(
         "a planned compaction counts the room the head cut frees",
         "a-planned-compaction-counts-the-head-cut",
         "return max(0, head - s.anchor_tokens) if head > s.head_limit_tokens else 0",

@@ -363,3 +363,39 @@ async def test_a_loaded_answer_shows_its_text_plain_until_its_markdown_is_render
         await wait_until(pilot, lambda: answer.markdown.source == text)
         live = await chat.start_assistant()
         assert live.formatted and live.query(Markdown)
+
+
+async def test_a_fill_that_found_another_page_being_built_still_fills_the_view() -> None:
+    """The fill's page build can find another build (a scroll to the top) in progress and build nothing:
+    the other build, when it ends, looks at the view again, so the view is still filled."""
+    from textual.app import App, ComposeResult
+
+    class LogApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ChatLog()
+
+    stored: list[Message] = []
+    for i in range(60):
+        stored += [
+            Message(role="user", content=f"question {i}", id=f"u{i}"),
+            Message(role="assistant", content=f"answer {i}", id=f"a{i}"),
+        ]
+    links = "\n".join(f"[ref{i}]: https://example.com/{i}" for i in range(100))  # no row once rendered
+    stored[-1] = Message(role="assistant", content=links, id="a59")
+    app = LogApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatLog)
+        await chat.load(stored)
+        await pilot.pause()
+        held: list[object] = []
+        run_worker = chat.run_worker
+        chat.run_worker = lambda work, **kw: held.append(work)  # type: ignore[method-assign,assignment,return-value]
+        await chat.format_answers()  # the answer now takes no row: the fill is due
+        await wait_until(pilot, lambda: bool(held))
+        chat.run_worker = run_worker  # type: ignore[method-assign]
+        chat._building = True  # another page is being built when the fill's build runs ...
+        assert await held[0] == 0  # type: ignore[misc]
+        chat._building = False
+        await chat.build_older(1)  # ... and that one ends, one item older
+        await wait_until(pilot, lambda: drawn(chat) >= chat.scrollable_content_region.height)
+        assert chat.window.span[1] == len(chat.items)

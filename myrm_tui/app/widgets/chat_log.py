@@ -163,6 +163,7 @@ class ChatLog(VerticalScroll):
             self._building = False
             # Whoever built (the fill, a scroll to the top) or was cancelled mid-way (the pages' worker is
             # exclusive): the view is looked at again, so a fill another build raced with still finishes.
+            # guard: a-page-build-looks-at-the-view-again
             self.call_after_refresh(self._fill_view)
 
     def _keep_position(self, old_h: int, old_y: float) -> None:
