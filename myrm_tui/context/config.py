@@ -93,11 +93,6 @@ class ContextConfig(UserContextSettings):
     # land: low enough that many turns append (and hit the cache) before the next.
     target_ratio: float = 0.15
     tail_ratio: float = 0.08  # newest turns reserved, never folded (small: a compaction re-sends it uncached)
-    # A deep, planned compaction keeps more raw tail than ``tail_ratio`` while its landing pays for itself
-    # (``compress.landing_tail``; the context README, "Where a compaction lands"). Off: on swe-dev, tau-dev
-    # and the foreign sessions it moved facts between conversations, none gained on the tune halves, and it
-    # cost up to 13 % more (foreign 32K).
-    landing_payback: bool = False
     # After a provider overflow the newest rounds stay as messages (stage 1 shrinks them in place) over a
     # wider tail: the turn is mid-way and its working set must not become a summary on our miscount.
     recovery_tail_ratio: float = 0.15

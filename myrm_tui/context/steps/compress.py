@@ -14,10 +14,6 @@ four tiers and shortened in order until the view fits ``target_tokens``:
 Removal works on whole tool-call groups, so pairing is never broken; what is removed goes to
 Summarize as the ``Condensation``'s ``folded`` messages.
 
-With ``landing_payback`` on, the raw tail of a deep, planned compaction is ``landing_tail`` (the model: the
-context README, "Where a compaction lands"): at least ``tail_budget``, more while the landing pays for itself.
-Off by default: measured, it traded facts between conversations and cost more.
-
 After a provider's context-overflow answer (``Request.hard_limit``, stream recovery)
 the emergency level makes stage 1 shrink every tool output, active and tail ones included; if the
 view is still over the limit, stage 2 drops the oldest rounds whatever their tier, keeping the newest
@@ -28,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -36,8 +31,6 @@ from enum import IntEnum
 from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.step import Condensation, Configured, Level, Request, Trace, View
-from myrm_tui.context.steps.answered import READ, WRITE
-from myrm_tui.context.steps.rounds import predicted_round
 from myrm_tui.context.text import signals
 from myrm_tui.context.text.call_args import call_args, whole_text
 from myrm_tui.context.text.trimming import head_tail, pointer_note
@@ -107,41 +100,6 @@ class CompressSettings:
     summary_budget_tokens: int
     consolidate_floor_tokens: int
     truncate_chars: int
-    # The landing rule (``landing_tail``, off by default) reads where the next compaction comes and what
-    # else lands.
-    landing_payback: bool = False
-    fit_budget: int = 0
-    warm_compact_threshold: int = 0
-    landing_tokens: int = 0
-    fit_summary_tokens: int = 0
-    growth_rounds: int = 16
-    growth_margin: float = 1.25
-
-
-def landing_tail(
-    *,
-    floor: int,
-    point: int,
-    head: int,
-    summary: int,
-    round_mean: float,
-    predicted: int,
-    landing: int,
-) -> int:
-    """The raw tail a compaction keeps: the largest whose landing pays for itself, never under ``floor``.
-
-    A compaction re-sends what follows the head uncached (``WRITE`` x (summary + tail)); each of the
-    (point - landing) / round_mean requests until the next one reads a view (point - landing) smaller than
-    it would have (``READ`` x that). The tail grows while those saved reads cover the re-send; it is bounded
-    so the view still lands under ``landing`` and two predicted rounds fit before ``point``."""
-    room = point - head - summary  # what tail and growth share
-    bound = min(landing - head - summary, room - 2 * predicted)
-    if round_mean <= 0 or bound <= floor:
-        return floor
-    a = WRITE / READ * round_mean
-    # READ * y**2 / round_mean >= WRITE * (summary + room - y), y the growth room: its smallest root.
-    least_room = (-a + math.sqrt(a * a + 4 * a * (summary + room))) / 2
-    return max(floor, min(bound, int(room - least_room)))
 
 
 @dataclass
@@ -153,7 +111,6 @@ class _Run:
     level: Level
     trace: Trace = field(default_factory=Trace)
     folded: list[Message] = field(default_factory=list)
-    tail: int = 0  # the planned tail (``planned_tail``); 0 until the run sets it
 
     @property
     def counter(self) -> TokenCounter:
@@ -164,31 +121,7 @@ class _Run:
 
     @property
     def tail_budget(self) -> int:
-        if self.req.hard_limit is not None:
-            return self.s.recovery_tail_budget
-        return self.tail or self.s.tail_budget
-
-
-def planned_tail(r: _Run, seen: int) -> int:
-    """``landing_tail`` for a deep, planned compaction: the next one is expected where this one came
-    (``seen``), at most one predicted round under the budget and the warm-cache point (Pre-Compact's band).
-    A light compaction folds nothing and the net's lands as low as it can: both keep ``tail_budget``."""
-    s, growth = r.s, r.req.state.round_growth
-    deep = r.level >= Level.FULL or r.req.force_compaction
-    if not s.landing_payback or not deep or r.level >= Level.EMERGENCY or not growth:
-        return s.tail_budget
-    predicted = predicted_round(growth, s.growth_rounds, s.growth_margin)
-    recent = growth[-s.growth_rounds :]
-    point = min(seen or s.fit_budget, s.warm_compact_threshold, s.fit_budget - predicted)
-    return landing_tail(
-        floor=s.tail_budget,
-        point=point,
-        head=r.counter.messages(list(r.req.protected_head)),
-        summary=s.fit_summary_tokens,
-        round_mean=sum(recent) / len(recent),
-        predicted=predicted,
-        landing=s.landing_tokens,
-    )
+        return self.s.tail_budget if self.req.hard_limit is None else self.s.recovery_tail_budget
 
 
 def frozen_end(view: list[Message], r: _Run) -> int:
@@ -284,7 +217,6 @@ class PriorityCompressor(Configured[CompressSettings]):
         if not v.compacting:
             return Condensation(messages=v.messages)
         r = _Run(v.request, s, v.plan.depth)
-        r.tail = planned_tail(r, v.plan.seen_tokens)
         view = self._compress(v.messages, r)
         return Condensation(messages=view, folded=tuple(r.folded), trace=r.trace)
 

@@ -30,7 +30,6 @@ from myrm_tui.context.invariants import group_spans
 from myrm_tui.context.state import ContextState, message_to_dict
 from myrm_tui.context.step import CompactionPlan, Configured, Level, Planned, Trace, View, settings_for
 from myrm_tui.context.steps.fit import pinned_tokens
-from myrm_tui.context.steps.rounds import predicted_round, usual_round
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +60,22 @@ class Band:
     # The point is a predicted round under the net: a round no larger than predicted cannot reach the net
     # (False when the light-level floor or a landing within a round of the point put it elsewhere).
     planned: bool = True
+
+
+def predicted_round(growth: Sequence[int], rounds: int, margin: float = 1.0) -> int:
+    """The next request's growth: the largest of the last ``rounds`` (a tool step that dumped a file once
+    will again; an average would let it jump the band), times ``margin`` (the next one may be a little
+    larger than any seen)."""
+    return int(max(growth[-rounds:], default=0) * margin) if rounds > 0 else 0
+
+
+def usual_round(growth: Sequence[int], rounds: int, quantile: float, margin: float) -> int:
+    """A round as large as most recent ones: the ``quantile`` of the last ``rounds`` growths, times
+    ``margin``."""
+    recent = sorted(growth[-rounds:]) if rounds > 0 else []
+    if not recent:
+        return 0
+    return int(recent[min(len(recent) - 1, int(len(recent) * quantile))] * margin)
 
 
 def band_for(s: PreCompactSettings, growth: Sequence[int], landed: int = 0) -> Band:

@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import settings_for
-from myrm_tui.context.steps.precompact import PreCompactSettings, band_for
-from myrm_tui.context.steps.rounds import predicted_round
+from myrm_tui.context.steps.precompact import PreCompactSettings, band_for, predicted_round
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
 from tests.helpers import call, run_pipeline

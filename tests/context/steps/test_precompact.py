@@ -47,8 +47,7 @@ def test_a_landing_within_a_round_of_the_point_plans_against_the_usual_round() -
     point is one usual round (the third quartile, times its margin) under the budget, not 87.5 % of it:
     a usual round from below that point cannot reach the net."""
     from myrm_tui.context.step import settings_for
-    from myrm_tui.context.steps.precompact import PreCompactSettings, band_for
-    from myrm_tui.context.steps.rounds import usual_round
+    from myrm_tui.context.steps.precompact import PreCompactSettings, band_for, usual_round
 
     s = settings_for(PreCompactSettings, ContextConfig(max_context_tokens=4_000))
     growth = [300, 320, 340, 360, 380, 400, 420, 1_000]  # one large round among usual ones
