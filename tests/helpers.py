@@ -343,6 +343,12 @@ def request_for(raw: list[Message], state: ContextState | None = None, **kw: Any
     )
 
 
+def crowded_state() -> ContextState:
+    """A session whose recent rounds were huge: its compaction point is low and every large output crowds
+    its view, so the smart filter cuts it on arrival (``context/filters/room.py``)."""
+    return ContextState(round_growth=[1_000_000, 1_000_000])
+
+
 def view_for(
     raw: list[Message],
     state: ContextState | None = None,

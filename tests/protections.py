@@ -1782,6 +1782,25 @@ MUTANTS = (
         ("tests/context/steps/test_trims.py::test_an_output_answered_early_in_a_session_is_not_trimmed_yet",),
     ),
     Mutant(
+        "the smart filter cuts an output on arrival only where it crowds the view",
+        "a-lossy-cut-only-where-the-output-crowds",
+        "crowded = crowds(running + tokens, point, req.state.round_growth, req.raw)",
+        "crowded = True",
+        (
+            "tests/context/filters/test_room.py::test_a_large_read_in_a_session_that_will_end_first_stays_whole",
+            "tests/context/filters/test_room.py::test_a_crowded_turn_is_cut_where_a_young_one_is_not",
+        ),
+    ),
+    Mutant(
+        "a JSON output's skeleton is made where nothing crowds",
+        "a-json-skeleton-wherever-large",
+        "if st is not None and (crowded or st[0] in DATA_FORMATS):",
+        "if st is not None and crowded:",
+        (
+            "tests/context/filters/test_room.py::test_a_json_output_gets_its_skeleton_even_where_nothing_crowds",
+        ),
+    ),
+    Mutant(
         "history_search: a failed index write never costs the message",
         "history-search-a-failed-index-write",
         'except sqlite3.Error:\n            log.exception("history_search: indexing failed',

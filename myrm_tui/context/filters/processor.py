@@ -1,6 +1,8 @@
 """``FilterProcessor`` (Smart Filter): shell compressors and YAML rules, then structural/semantic
 filters, then the budget guard (``ContextBudgetGuard``) — applied once to
-each new tool output.
+each new tool output. The shell compressors, the rules and a JSON skeleton run on every large output; a
+cut that may lose what the agent needs (another format's extract, a summary, head and tail) only where the
+output would crowd the view (``room.py``), and the budget guard wherever the budget cannot afford it.
 
 Decisions are sticky: a message is filtered the first time it enters the view and looks the same in
 every later request, so filtering never breaks the provider's prefix cache. Every filtered original
@@ -15,10 +17,12 @@ from pathlib import Path
 
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.filters.budget_guard import ContextBudgetGuard
+from myrm_tui.context.filters.room import crowds
 from myrm_tui.context.filters.rules import RuleEngine
 from myrm_tui.context.filters.shell import compress_shell, strip_ansi
 from myrm_tui.context.filters.structural import structural_extract
-from myrm_tui.context.step import Request, Rewritten, Trace, View
+from myrm_tui.context.step import Request, Rewritten, Trace, View, settings_for
+from myrm_tui.context.steps.precompact import PreCompactSettings, band_for, landed_tokens
 from myrm_tui.context.summary.ledger import condense
 from myrm_tui.context.text.referred import as_numbered_view, with_arrows
 from myrm_tui.context.text.signals import COMMAND_TOOLS, command_of
@@ -28,6 +32,7 @@ from myrm_tui.context.types import Message, ToolCall
 log = logging.getLogger(__name__)
 
 SEMANTIC_PROMPT = "semantic_filter.md"
+DATA_FORMATS = frozenset({"json"})  # its skeleton keeps every key and the first items: shortened, not cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +49,7 @@ class FilterSettings:
     head_lines: int
     tail_lines: int
     guard: ContextBudgetGuard
+    compaction: PreCompactSettings  # where the next compaction comes: a lossy cut waits until it would
 
 
 class FilterProcessor:
@@ -69,6 +75,7 @@ class FilterProcessor:
             c.head_lines,
             c.tail_lines,
             ContextBudgetGuard(c),
+            settings_for(PreCompactSettings, c),
         )
 
     async def run(self, v: View, s: FilterSettings) -> Rewritten:
@@ -79,6 +86,8 @@ class FilterProcessor:
         out = list(view)
         trace = Trace()
         running = req.counter.messages(view[: req.new_start])
+        state = req.state
+        point = band_for(s.compaction, state.round_growth, landed_tokens(state)).warm
         step_tokens = 0
         for i in range(req.new_start, len(view)):
             m = view[i]
@@ -100,7 +109,7 @@ class FilterProcessor:
                     call = calls.get(m.tool_call_id or "")
                     try:
                         decided = await self._filter(
-                            m, call, req, s, trace, s.input_budget - running, step_tokens
+                            m, call, req, s, trace, s.input_budget - running, step_tokens, point, running
                         )
                     except Exception:  # one output the filters cannot read is sent as it is
                         log.exception("filtering output %s failed; it is kept as it is", m.id)
@@ -121,6 +130,8 @@ class FilterProcessor:
         trace: Trace,
         remaining: int,
         step_tokens: int,
+        point: int,
+        running: int,
     ) -> Message:
         tool = call.name if call else (m.name or "")
         text = m.text
@@ -137,14 +148,20 @@ class FilterProcessor:
                 trace.event(notice)
             if hit:
                 how, new = f"compressed ({hit[0]})", header + hit[1] + footer
-        # Structural/semantic stage — large single output, or a large turn
+        # Structural/semantic stage — large single output, or a large turn. A data skeleton (JSON) is made
+        # whenever it is large; a cut that may lose what the agent needs (an extract of other formats, a
+        # summary, head and tail) only where the output would crowd the view (``room.py``): elsewhere it
+        # stays whole until the answered trim or a compaction shortens it.
         tokens = req.counter.text(new)
         if tokens > c.filter_single_tokens or step_tokens + tokens > c.filter_turn_tokens:
             header, body, footer = split_header(new)
             st = structural_extract(body, (c.json_max_depth, c.json_max_keys, c.json_max_items))
-            if st is not None:
+            # guard: a-lossy-cut-only-where-the-output-crowds
+            crowded = crowds(running + tokens, point, req.state.round_growth, req.raw)
+            # guard: a-json-skeleton-wherever-large
+            if st is not None and (crowded or st[0] in DATA_FORMATS):
                 how, new = f"structural ({st[0]})", header + st[1] + footer
-            else:
+            elif crowded:
                 worth_a_call = tokens > c.semantic_min_tokens
                 summary = await self._semantic(body, tool, req, trace) if worth_a_call else None
                 if summary is not None:

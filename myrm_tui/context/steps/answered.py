@@ -19,10 +19,10 @@ then looks the same in every request until a compaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from myrm_tui.context.filters.processor import split_header
+from myrm_tui.context.filters.room import DEFAULT_ROUND_TOKENS, requests_so_far
 from myrm_tui.context.filters.shell import strip_ansi
 from myrm_tui.context.step import Configured, Rewritten, Trace, View
 from myrm_tui.context.summary import ledger
@@ -31,7 +31,6 @@ from myrm_tui.context.types import Message
 
 # Anthropic's prices relative to uncached input (the dearest common case; OpenAI's are gentler).
 READ, WRITE = 0.1, 1.25
-DEFAULT_ROUND_TOKENS = 600  # what one round adds, before a session has shown its own
 URI_CHARS, URI_TOKENS = 40, 20  # vault://<namespace>/<16 hex digits>]
 HEAD_LINES = 8  # an output whose salient lines are fewer keeps its first lines too
 
@@ -160,14 +159,3 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
             body = with_arrows(body)
         out = f"{header}{body}{footer}\n[trimmed to {len(kept)} of {total} lines; full text: "
         return out if len(out) + URI_CHARS < len(m.text) else None
-
-
-def requests_so_far(raw: Sequence[Message], cap: float) -> int:
-    """The requests a session has made (its assistant messages), counted up to ``cap``: a long history is
-    not walked to the end."""
-    n = 0
-    for m in raw:
-        if n >= cap:
-            break
-        n += m.role == "assistant"
-    return n

@@ -16,7 +16,7 @@ from myrm_tui.context.text.trimming import trim_json_text
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.paths import prompts_dir
-from tests.helpers import call, run_step, view_for
+from tests.helpers import call, crowded_state, run_step, view_for
 
 
 def _lines(n: int, fmt: str) -> str:
@@ -269,7 +269,7 @@ async def test_head_tail_fallback_keeps_salient_middle_lines_verbatim() -> None:
     """A long unstructured output cut to head and tail keeps the result and error lines of its middle."""
     from myrm_tui.context.filters.processor import FilterProcessor
     from myrm_tui.context.types import Message
-    from tests.helpers import call, run_step, view_for
+    from tests.helpers import call, crowded_state, run_step, view_for
 
     middle = [f"step {i}: still working on item {i * 7}" for i in range(900)]
     middle[450] = "sqlite3.OperationalError: no such table: __main___product"
@@ -285,7 +285,7 @@ async def test_head_tail_fallback_keeps_salient_middle_lines_verbatim() -> None:
             tool_call_id="c1",
         ),
     ]
-    out = (await run_step(FilterProcessor(), view_for(raw), window=16_000)).messages
+    out = (await run_step(FilterProcessor(), view_for(raw, crowded_state()), window=16_000)).messages
     text = out[2].text
     assert len(text) < len(raw[2].text) // 3 and "vault://" in text
     assert "sqlite3.OperationalError: no such table: __main___product" in text
@@ -315,8 +315,9 @@ def test_a_coloured_test_run_keeps_its_summary_line() -> None:
 
 async def test_the_single_output_limit_is_a_quarter_of_a_small_windows_budget() -> None:
     """At a 4K window one 1,500-token output is almost half the input budget: kept whole, the next round
-    jumps from below the compaction point to over the budget (the emergency net). It is filtered on
-    arrival there (its whole text in the vault), and left as it is at 16K, where it is a tenth."""
+    jumps from below the compaction point to over the budget (the emergency net). In a session whose view it
+    crowds it is filtered on arrival there (its whole text in the vault), and left as it is at 16K, where it
+    is a tenth."""
     lines = [
         f"row {i}: value={i * 37 % 1000} status={'ok' if i % 5 else 'stale'} owner=team-{i % 9}"
         for i in range(100)
@@ -327,12 +328,12 @@ async def test_the_single_output_limit_is_a_quarter_of_a_small_windows_budget() 
         Message(role="tool", content="\n".join(lines), id="t", tool_call_id="c1"),
     ]
     small, large = ContextConfig(max_context_tokens=4_000), ContextConfig(max_context_tokens=16_000)
-    view = view_for(raw)
+    view = view_for(raw, crowded_state())
     size = view.request.counter.message(raw[2])
     assert small.input_budget // 4 < size < large.filter_single_tokens
     at_4k = (await run_step(FilterProcessor(), view, config=small)).messages[2]
     assert view.request.counter.message(at_4k) <= small.input_budget // 4
     kept = view.request.vault.get_cached(at_4k.meta["vault_uri"])
     assert kept is not None and kept.content == raw[2].content and "vault://" in at_4k.text
-    at_16k = (await run_step(FilterProcessor(), view_for(raw), config=large)).messages[2]
+    at_16k = (await run_step(FilterProcessor(), view_for(raw, crowded_state()), config=large)).messages[2]
     assert at_16k is raw[2]

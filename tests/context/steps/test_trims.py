@@ -9,12 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from myrm_tui.context.config import ContextConfig
+from myrm_tui.context.filters.room import requests_so_far
 from myrm_tui.context.state import ContextState
-from myrm_tui.context.steps.answered import AnsweredOutputTrim, requests_so_far
+from myrm_tui.context.steps.answered import AnsweredOutputTrim
 from myrm_tui.context.steps.reasoning import ReasoningTrim, shorten, spans
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import ArtifactVault
-from tests.helpers import call, conversation, run_pipeline, run_step, view_for
+from tests.helpers import call, conversation, crowded_state, run_pipeline, run_step, view_for
 
 THOUGHT = (
     "THOUGHT: The traceback points at `QuerySet.union` in django/db/models/query.py. "
@@ -238,7 +239,7 @@ async def test_failed_and_exempt_outputs_are_not_trimmed() -> None:
 async def test_a_trim_of_a_filtered_output_stays_in_later_requests() -> None:
     """FilterProcessor repeats decisions keyed by the stored output's id; this trim is keyed by the filtered
     copy's, so the step itself must repeat it, or the next request would send the output whole again."""
-    state = ContextState()
+    state = crowded_state()
     raw = answered(earlier=RUN)
     hits = (
         f"src/pkg/mod{k}.py:{k}: def handler_{k}(request): return dispatch(request, {k})" for k in range(400)

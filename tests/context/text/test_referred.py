@@ -10,12 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.context.config import ContextConfig
-from myrm_tui.context.state import ContextState
 from myrm_tui.context.steps.answered import AnsweredOutputTrim
 from myrm_tui.context.text.referred import referred_lines
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
-from tests.helpers import conversation, run_pipeline, run_step, view_for
+from tests.helpers import conversation, crowded_state, run_pipeline, run_step, view_for
 
 HEAD = [
     Message(role="system", content="You are a test agent.", id="s"),
@@ -53,7 +52,7 @@ async def test_a_line_the_filter_cut_comes_back_when_the_reply_refers_to_it() ->
         read_call("r1", "lib/sync.ex"),
         Message(role="tool", content=file_view(rows), id="t1", tool_call_id="call_r1", name="Read"),
     ]
-    state, vault = ContextState(), ArtifactVault("t")
+    state, vault = crowded_state(), ArtifactVault("t")  # a session the Read crowds: filtered on arrival
     first, _ = await run_pipeline(raw, 128_000, state, now=1.0, vault=vault)
     filtered = first[-1]
     assert filtered.meta.get("filter") and "retry_budget_limit" not in filtered.text  # the filter cut both
