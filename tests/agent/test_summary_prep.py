@@ -17,7 +17,15 @@ from myrm_tui.context.summary.prepared import PreparedSummary
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import call, collect, conversation, make_agent, openai_settings, run_pipeline
+from tests.helpers import (
+    call,
+    collect,
+    conversation,
+    crowded_state,
+    make_agent,
+    openai_settings,
+    run_pipeline,
+)
 
 MARK = "LLM_SUMMARY_MARKER_7f3"
 
@@ -346,9 +354,12 @@ async def test_in_the_background_the_semantic_filter_does_not_call_the_summarize
             name="bash",
         ),
     ]
-    _, run = await run_pipeline(raw, window=128_000, summarizer=summarizer, summary_in_background=True)
+    # A session whose view the output crowds: the filter cuts it on arrival (``context/filters/room.py``).
+    _, run = await run_pipeline(
+        raw, 128_000, crowded_state(), summarizer=summarizer, summary_in_background=True
+    )
     assert calls == [] and any("head+tail" in str(m.meta.get("filter")) for m in run.messages)
-    _, run = await run_pipeline(raw, window=128_000, summarizer=summarizer)
+    _, run = await run_pipeline(raw, 128_000, crowded_state(), summarizer=summarizer)
     assert len(calls) == 1  # inline (``/compact``, the bench's plain completer): the semantic filter runs
 
 
