@@ -1755,6 +1755,17 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a Record line keeps whose it was when the blocks are merged",
+        "a-record-line-keeps-whose-it-was",
+        "return Line(text, hit.priority, hit.decided)",
+        "return Line(text, hit.priority)",
+        (
+            "tests/context/summary/test_own_conclusions.py::test_reparse_keeps_whose_line_it_was",
+            "tests/context/summary/test_own_conclusions.py::"
+            "test_a_decision_superseded_in_a_later_block_goes_when_the_blocks_merge",
+        ),
+    ),
+    Mutant(
         "the Record reads later outputs as they came to tell what the agent stated is referred to",
         "referred-reads-later-outputs-as-they-came",
         "ledger.Referred([self._referable(m, req) for m in [*removed, *view]], later)",

@@ -174,7 +174,7 @@ class Summarize(Configured[SummarizeSettings]):
         self.prompts_dir = prompts_dir
         self.auditor = auditor or SummaryAuditor()
         self._ledger: dict[tuple[str, int], list[ledger.Line]] = {}  # (message id, content hash) -> lines
-        self._priority: dict[str, int] = {}  # Record line -> the priority it was written with
+        self._written: dict[str, ledger.Line] = {}  # Record line -> how it was written (priority, whose)
 
     async def run(self, v: View, s: SummarizeSettings) -> SummaryBlock | Rewritten:
         req, view = v.request, v.messages
@@ -234,7 +234,7 @@ class Summarize(Configured[SummarizeSettings]):
         lines = [
             *ledger.mark_referred(
                 [
-                    ledger.reparse(ln, self._priority)
+                    ledger.reparse(ln, self._written)
                     for b in folded
                     for ln in summary_model.record_lines(b.text)
                 ],
@@ -301,13 +301,14 @@ class Summarize(Configured[SummarizeSettings]):
         )
 
     def _remember(self, lines: Sequence[ledger.Line], record: Sequence[str]) -> None:
-        """The priority of each Record line as written (redaction may have changed a line: it is guessed)."""
-        prio = {ln.text: ln.priority for ln in lines}
+        """Each Record line as written: its priority and whether the agent wrote it (redaction may have
+        changed a line: it is guessed)."""
+        made = {ln.text: ln for ln in lines}
         for text in record:
-            if text in prio:
-                self._priority[text] = prio[text]
-        while len(self._priority) > LEDGER_CACHE * 4:
-            self._priority.pop(next(iter(self._priority)))
+            if text in made:
+                self._written[text] = made[text]
+        while len(self._written) > LEDGER_CACHE * 4:
+            self._written.pop(next(iter(self._written)))
 
     def _observe(self, view: list[Message], req: Request, span: int) -> None:
         """Ledger lines of each message when it first enters the view, so a compaction only looks them up:

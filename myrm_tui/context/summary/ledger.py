@@ -14,7 +14,7 @@ import json
 import logging
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -328,12 +328,13 @@ def promote_quoted(lines: Sequence[Line], reply: str, source: str = "") -> list[
     return [ln for _, ln in sorted(placed, key=lambda p: p[0])]
 
 
-def reparse(text: str, known: dict[str, int] | None = None) -> Line:
+def reparse(text: str, known: Mapping[str, Line] | None = None) -> Line:
     """A line of an earlier block's Record with its priority again (for consolidation): the one it was
-    made with when ``known`` has it (an output's short lines were kept whole at P_RESULT, which the text
-    alone cannot tell), else guessed from the text."""
-    if known is not None and (p := known.get(text)) is not None:
-        return Line(text, p)
+    made with when ``known`` has it (an output's short lines were kept whole at P_RESULT, and a line the
+    agent wrote is its own, which the text alone cannot tell), else guessed from the text."""
+    if known is not None and (hit := known.get(text)) is not None:
+        # guard: a-record-line-keeps-whose-it-was
+        return Line(text, hit.priority, hit.decided)
     s = text.strip()
     if s.startswith("user:"):
         p = P_USER
