@@ -1755,9 +1755,30 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "the agent's own conclusions a later message refers to rank with its commands in the Record",
+        "the-agents-own-conclusions-rank-with",
+        "return max(ln.priority, P_OWN) if ln.own and ln.referred else ln.priority",
+        "return ln.priority",
+        (
+            "tests/context/summary/test_own_conclusions.py::test_an_own_conclusion_outlasts_the_located_lines_of_outputs",
+            "tests/context/summary/test_own_conclusions.py::"
+            "test_no_line_below_an_own_conclusion_is_kept_while_it_goes",
+        ),
+    ),
+    Mutant(
+        "an agent's line is its own only when no earlier message held what it states",
+        "own-is-what-no-earlier-message-held",
+        "return k >= 0 and any(not later.token_before(t, k) and not later.used_before(t, k) for t in used)",
+        "return k >= 0",
+        (
+            "tests/context/summary/test_own_conclusions.py::"
+            "test_own_marks_a_line_that_states_what_no_earlier_message_held",
+        ),
+    ),
+    Mutant(
         "a Record line keeps whose it was when the blocks are merged",
         "a-record-line-keeps-whose-it-was",
-        "return Line(text, hit.priority, hit.decided)",
+        "return Line(text, hit.priority, hit.decided, own=hit.own)",
         "return Line(text, hit.priority)",
         (
             "tests/context/summary/test_own_conclusions.py::test_reparse_keeps_whose_line_it_was",
