@@ -8,6 +8,7 @@ from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.step import CompactionPlan, Level
 from myrm_tui.context.steps.summarize import Summarize, SummaryAuditor
+from myrm_tui.context.summary import fields as summary_model
 from myrm_tui.context.types import Message, ToolCall
 from tests.helpers import call, conversation, run_pipeline, run_step, view_for
 
@@ -134,3 +135,23 @@ async def test_summarize_is_idle_when_nothing_was_removed() -> None:
     view = view_for(raw, plan=CompactionPlan(Level.FULL, compacting=True))
     result = await run_step(Summarize(), view)
     assert result.messages == raw and not hasattr(result, "record")
+
+
+async def test_a_block_leaves_the_artifacts_to_its_record() -> None:
+    """The files a folded call wrote are Record lines (``created: …``); the block does not list them again
+    as a field, so that room goes to other Record lines."""
+    raw = conversation(20)
+    raw.insert(
+        4,
+        Message(
+            role="assistant",
+            content=None,
+            id="wr",
+            tool_calls=(call("wr1", "cat <<'EOF' > fix_parser.py\nprint(1)\nEOF\npython fix_parser.py"),),
+        ),
+    )
+    raw.insert(5, Message(role="tool", content="1", id="wrt", tool_call_id="wr1"))
+    view, _ = await run_pipeline(raw, window=8_000, force_compaction=True)
+    summary = next(m for m in view if m.meta.get("kind") == "summary")
+    assert "  created: fix_parser.py" in summary_model.record_lines(summary.text)
+    assert "## Artifacts" not in summary.text
