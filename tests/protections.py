@@ -1292,6 +1292,15 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "sandbox: no terminal or device but the harmless ones",
+        "sandbox-no-terminal-or-device",
+        '        always.append("/dev")\n',
+        "",
+        (
+            "tests/agent/test_sandbox.py::test_read_only_reads_no_terminal_and_no_device_but_the_harmless_ones",
+        ),
+    ),
+    Mutant(
         "sandbox: other processes' /proc entries hidden",
         "sandbox-other-processes-proc-entries",
         '        always = ["/proc", *_myrm_files(),',

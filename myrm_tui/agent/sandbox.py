@@ -9,7 +9,8 @@ The ``sandbox`` setting:
   no network (Landlock refuses TCP bind/connect, a seccomp filter refuses every new socket, UDP and UNIX
   ones included, and io_uring); none of the home folder outside the workspace (its dot-folders even when
   the workspace is the home folder), ``/root``, ``/home``, myrm's database, logs and config, nor another
-  process's ``/proc`` entry (its environment holds its keys); no signal to a process outside the sandbox.
+  process's ``/proc`` entry (its environment holds its keys); no signal to a process outside the sandbox;
+  no device but null, zero, full, random and urandom (a terminal's path, a disk's as root).
   Secret-looking environment variables (``*KEY*``, ``*TOKEN*``, ``*SECRET*``…) are dropped. Commands the
   user approved (an ``allowed_commands`` rule, "yes", "always", ``approval = "auto"``) run unconfined.
 - ``"workspace-write"``: as above, and approved commands run in the **workspace-write** profile: writes
@@ -39,6 +40,9 @@ WORKSPACE_WRITE = "workspace-write"
 EXEC_FILE = sandbox_exec.__file__
 # Environment variables a read-only command never needs and a hostile one would print: provider keys,
 # tokens, passwords (``GIT_ASKPASS`` too: it names a program).
+# The devices a read-only command may open besides /dev/null (written): they hold nothing. Every other
+# one is hidden: a terminal (``/dev/pts/N``, myrm's own) would give away the keys the user types next.
+HARMLESS_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 SECRET_ENV = ("KEY", "TOKEN", "SECRET", "PASSW", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "ASKPASS")
 
 
@@ -172,6 +176,10 @@ class Confinement:
         # guard: sandbox-myrms-database-and-logs-are
         # guard: sandbox-other-processes-proc-entries
         always = ["/proc", *_myrm_files(), *_home_dot_entries(home, self.workspace)]
+        # no device but those that hold nothing: a terminal by its path (/dev/pts/N, myrm's own) gives
+        # away the keys typed next, and as root a disk holds every file hidden here
+        # guard: sandbox-no-terminal-or-device
+        always.append("/dev")
         # a PATH folder that holds a hidden one (`~`, `/`) would make it readable again: not those
         real_hidden = [os.path.realpath(h) for h in hidden + always]
         path_dirs = [
@@ -186,7 +194,13 @@ class Confinement:
             "hidden": hidden,
             # readable again: the workspace, the folders of the programs a command runs (~/.local/bin),
             # and the user's own settings of those programs (git fails on an unreadable ~/.gitconfig)
-            "read_more": [str(self.workspace), *path_dirs, *_user_settings(home), *_git_dirs(self.workspace)],
+            "read_more": [
+                str(self.workspace),
+                *path_dirs,
+                *_user_settings(home),
+                *_git_dirs(self.workspace),
+                *HARMLESS_DEVICES[1:],  # /dev/null is written
+            ],
             "hidden_always": always,
             "write": [str(tmp), "/dev/null"],
             "network": False,

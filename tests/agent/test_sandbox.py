@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pty
+import shlex
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -209,6 +212,60 @@ async def test_read_only_cannot_reach_myrm_its_environment_or_its_keys(
     finally:
         holder.kill()
         holder.wait()
+
+
+def _opens(paths: list[str]) -> str:
+    """A command that opens each path for reading, without blocking or taking it as its terminal, and
+    prints the ones it could open: what it could read of them."""
+    return "; ".join(
+        f"dd if={q} iflag=nonblock,noctty count=0 status=none 2>/dev/null && echo opened {q}"
+        for q in map(shlex.quote, paths)
+    )
+
+
+def _opened(text: str) -> set[str]:
+    return {line.split(" ", 1)[1] for line in text.splitlines() if line.startswith("opened ")}
+
+
+def _devices() -> list[str]:
+    """Every device node under /dev this user may open for reading (terminals, disks as root, consoles'
+    screens…), but a watchdog: opening one arms it, and an unfed watchdog reboots the machine."""
+    found = []
+    for folder, _, files in os.walk("/dev"):
+        for name in files:
+            path = os.path.join(folder, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            device = stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+            if device and "watchdog" not in name and os.access(path, os.R_OK):
+                found.append(path)
+    return sorted(found)
+
+
+@needs_sandbox
+async def test_read_only_reads_no_terminal_and_no_device_but_the_harmless_ones(workspace: Path) -> None:
+    """A terminal is read by its path (``/dev/pts/N``), not only as stdin: a confined command that opens
+    myrm's takes the keys the user types next and prints them to the model; as root a disk
+    (``/dev/sda``) holds every hidden file. Of every device this user may read, a confined command opens
+    only those that hold nothing: null, zero, full, random and urandom. A terminal opened here stands for
+    myrm's, so there is always one to find."""
+    primary, terminal = pty.openpty()
+    try:
+        tty = os.ttyname(terminal)
+        devices = _devices()
+        assert tty in devices
+        free = await run_captured(_opens([tty]), workspace, 60, 100_000)
+        assert _opened(free.text) == {tty}  # unconfined it opens: the test can see a leak
+        out = await confined(_opens(devices), workspace)
+        assert _opened(out.text) <= set(sandbox.HARMLESS_DEVICES), out.text
+        assert {"/dev/null", "/dev/urandom"} <= _opened(out.text)  # what commands use still works
+        (workspace / "tty").symlink_to(tty)  # nor through a link to it inside the workspace
+        assert _opened((await confined(_opens(["tty"]), workspace)).text) == set()
+    finally:
+        os.close(primary)
+        os.close(terminal)
 
 
 @needs_sandbox
