@@ -1301,6 +1301,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "sandbox: /proc only what any user may read",
+        "sandbox-proc-only-what-any-user-reads",
+        " and _anyone_reads(entry):",
+        ":",
+        ("tests/agent/test_sandbox.py::test_read_only_reads_none_of_procs_files_that_only_root_may",),
+    ),
+    Mutant(
         "sandbox: other processes' /proc entries hidden",
         "sandbox-other-processes-proc-entries",
         '        always = ["/proc", *_myrm_files(),',

@@ -270,13 +270,22 @@ def _rules(spec: dict[str, object], everything: int) -> Iterable[tuple[str, int]
             yield path, READ & everything
     if "/proc" in hidden + always:  # the system's files, not a process's (its environment holds keys)
         for entry in os.scandir("/proc"):
-            if not entry.name.isdigit() and not entry.is_symlink():
+            # and only those any user may read: root's alone are memory (kcore) or the kernel's log (kmsg)
+            # guard: sandbox-proc-only-what-any-user-reads
+            if not entry.name.isdigit() and not entry.is_symlink() and _anyone_reads(entry):
                 yield entry.path, READ & everything
     for root in _strings(spec, "read_more"):
         for path in split(os.path.realpath(root), always):
             yield path, READ & everything
     for path in _strings(spec, "write"):
         yield os.path.realpath(path), everything
+
+
+def _anyone_reads(entry: os.DirEntry[str]) -> bool:
+    try:
+        return bool(entry.stat().st_mode & 0o004)
+    except OSError:
+        return False
 
 
 def _environment(spec: dict[str, object]) -> dict[str, str]:

@@ -269,6 +269,24 @@ async def test_read_only_reads_no_terminal_and_no_device_but_the_harmless_ones(w
 
 
 @needs_sandbox
+async def test_read_only_reads_none_of_procs_files_that_only_root_may(workspace: Path) -> None:
+    """/proc's system files stay readable (``/proc/cpuinfo``), but not those only root may read: as root,
+    ``/proc/kcore`` is the machine's memory (myrm's keys in it) and ``/proc/kmsg`` the kernel's log."""
+    root_only = [
+        e.path
+        for e in os.scandir("/proc")
+        if not e.name.isdigit() and not e.is_symlink() and e.is_file() and not e.stat().st_mode & 0o004
+    ]
+    readable = [p for p in root_only if os.access(p, os.R_OK)]
+    if not readable:
+        pytest.skip("only root may read /proc's root-only files")
+    free = await run_captured(_opens(readable), workspace, 60, 100_000)
+    assert _opened(free.text) == set(readable)  # unconfined they open: the test can see a leak
+    out = await confined(_opens([*readable, "/proc/cpuinfo"]), workspace)
+    assert _opened(out.text) == {"/proc/cpuinfo"}, out.text
+
+
+@needs_sandbox
 async def test_workspace_write_writes_the_workspace_only_and_keeps_the_network(
     workspace: Path, tmp_path: Path, listener: Listener
 ) -> None:
