@@ -1292,6 +1292,20 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "untrusted text: the header",
+        "untrusted-text-the-header",
+        "        title, sub_title = sanitize(title), sanitize(sub_title)\n",
+        "",
+        ("tests/app/test_inert_text.py::test_the_header_shows_a_stored_title_inert_after_a_model_switch",),
+    ),
+    Mutant(
+        "untrusted text: the health panel",
+        "untrusted-text-the-health-panel",
+        'self.query_one(card, Static).update(plain("\\n".join(lines)))',
+        'self.query_one(card, Static).update("\\n".join(lines))',
+        ("tests/app/test_inert_text.py::test_the_header_shows_a_stored_title_inert_after_a_model_switch",),
+    ),
+    Mutant(
         "sandbox: no terminal or device but the harmless ones",
         "sandbox-no-terminal-or-device",
         '        always.append("/dev")\n',

@@ -83,7 +83,11 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
         )
 
     def format_title(self, title: str, sub_title: str) -> Content:
-        """ "myrm │ session · model" (Textual's " — " joins them with a dim em dash that reads as "myrm—")."""
+        """ "myrm │ session · model" (Textual's " — " joins them with a dim em dash that reads as "myrm—").
+        Both plain text with terminal controls made visible, whoever set them: a title is a model's, an
+        imported file's or the first message's."""
+        # guard: untrusted-text-the-header
+        title, sub_title = sanitize(title), sanitize(sub_title)
         if not sub_title:
             return Content(title)
         return Content.assemble((title, "bold"), ("  │  ", "dim"), sub_title)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,7 +32,9 @@ from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.types import ToolCall
 from myrm_tui.safe_text import sanitize
 from myrm_tui.store.db import VaultListing
-from tests.app.test_untrusted_text import HOSTILE, record, session_row, shown
+from myrm_tui.testing.emulator import ProviderEmulator
+from tests.app.test_untrusted_text import HOSTILE, record, reopen, session_row, shown, stored_session
+from tests.helpers import started, type_and_send, wait_until
 
 # What a terminal obeys or cannot take, as one character each.
 BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
@@ -184,3 +187,31 @@ def test_no_dialog_puts_a_control_a_bidi_override_or_a_surrogate_on_the_screen(t
     sessions = SessionPicker([session_row(t, f"s{i}") for i, t in enumerate(texts)], "s0")
     assert asyncio.run(_render_modal(sessions)) == {}
     assert asyncio.run(_render_modal(ModelPicker(texts, texts[0]))) == {}
+
+
+async def _header_after_a_model_switch(
+    tmp: Path, workspace: Path, emulator: ProviderEmulator, title: str
+) -> None:
+    sid = await stored_session(tmp / "tui.db", title)
+    app = reopen(emulator, tmp, workspace, sid)
+    async with started(app, size=(160, 40)) as pilot:
+        await type_and_send(pilot, "/model openai/gpt-4o")
+        await wait_until(pilot, lambda: str(app.sub_title).endswith("· openai/gpt-4o"))
+        await pilot.pause()
+        assert dangerous_on(list(app.screen.query("*"))) == {}
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(title=attacking)
+@example(title="\x1b]0;pwned\x07 \x1b[2J\u202eevil")
+def test_the_header_shows_a_stored_title_inert_after_a_model_switch(
+    emulator: ProviderEmulator, tmp_path_factory: pytest.TempPathFactory, workspace: Path, title: str
+) -> None:
+    """A session's title (an imported file's, a model's, the first message's) in the header, once the
+    header is drawn again because the model changed (``/model``), and a compaction's focus in the health
+    panel's card: nothing on the screen a terminal obeys."""
+    asyncio.run(_header_after_a_model_switch(tmp_path_factory.mktemp("title"), workspace, emulator, title))

@@ -18,6 +18,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from myrm_tui.app.live import LiveContext
+from myrm_tui.app.widgets.plain import plain
 from myrm_tui.context.compaction.record import compactions_of
 
 if TYPE_CHECKING:
@@ -113,13 +114,17 @@ class SessionContextHealthPanel(VerticalScroll):
         caption = "usage per request (share of the window)"
         if usage:
             caption = f"usage per request ({len(usage)}): last {usage[-1]:.0%} of window"
-        self.query_one("#usage-caption", Static).update(caption)
-        self.query_one("#window-now", Static).update("\n".join(self._card_window(info, live)))
-        self.query_one("#compaction", Static).update(
-            "\n".join(self._card_compaction(rows, info, live, len(requests)))
-        )
-        self.query_one("#pruning", Static).update("\n".join(self._card_pruning(requests, info, live)))
-        self.query_one("#cache", Static).update("\n".join(self._card_cache(rows, info)))
+        # Plain text: a compaction's focus (its trigger) and the stored figures come from the database.
+        cards = {
+            "#usage-caption": [caption],
+            "#window-now": self._card_window(info, live),
+            "#compaction": self._card_compaction(rows, info, live, len(requests)),
+            "#pruning": self._card_pruning(requests, info, live),
+            "#cache": self._card_cache(rows, info),
+        }
+        for card, lines in cards.items():
+            # guard: untrusted-text-the-health-panel
+            self.query_one(card, Static).update(plain("\n".join(lines)))
 
     @staticmethod
     def _card_window(info: PanelInfo, live: LiveContext) -> list[str]:
