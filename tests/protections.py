@@ -1306,6 +1306,16 @@ MUTANTS = (
         ("tests/app/test_inert_text.py::test_the_header_shows_a_stored_title_inert_after_a_model_switch",),
     ),
     Mutant(
+        "import: reading stops at the bound (a decompression bomb)",
+        "foreign-reading-stops-at-the-bound",
+        "    return io.BufferedReader(_Capped(stream, MAX_IMPORT_BYTES))\n",
+        "    return stream  # type: ignore[return-value]\n",
+        (
+            "tests/store/test_foreign_bomb.py::test_a_file_larger_than_the_bound_is_refused_in_one_line_without_reading_it_all",
+            "tests/store/test_foreign_bomb.py::test_the_command_refuses_a_bomb_in_one_line",
+        ),
+    ),
+    Mutant(
         "sandbox: no terminal or device but the harmless ones",
         "sandbox-no-terminal-or-device",
         '        always.append("/dev")\n',

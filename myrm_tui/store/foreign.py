@@ -39,6 +39,7 @@ from myrm_tui.store.foreign_read import (
     Builder,
     ForeignError,
     ForeignSession,
+    TooLarge,
     arguments,
     as_dict,
     as_list,
@@ -104,6 +105,15 @@ def read_sessions(path: Path) -> list[ForeignSession]:
         return read_hermes(path)
     if path.name.removesuffix(".gz").endswith(".json"):
         read_json(path)  # a file that cannot be read says why
+    else:
+        try:  # a file too large says so (kind_of read as much as this: its first lines)
+            for k, _ in enumerate(json_objects(path)):
+                if k >= 20:
+                    break
+        except TooLarge:
+            raise
+        except ForeignError:
+            pass
     raise ForeignError(f"{path}: not a Claude Code transcript, a Codex rollout or a Hermes Agent session")
 
 

@@ -19,6 +19,11 @@ from typing import IO, Any
 
 from myrm_tui.context.types import Message, ToolCall
 
+# Text read from one file, unpacked: past it the file is refused. A gzip of a few hundred kilobytes can
+# unpack to gigabytes (a decompression bomb), and a line is read whole; the longest sessions of the
+# agents read here are tens of megabytes.
+MAX_IMPORT_BYTES = 256 << 20
+
 NO_RESULT = (
     "[no result was recorded for this call: the other agent's session ended or moved on before it returned]"
 )
@@ -26,6 +31,10 @@ NO_RESULT = (
 
 class ForeignError(ValueError):
     """A file that is not another agent's session (Claude Code, Codex, Hermes), or cannot be read."""
+
+
+class TooLarge(ForeignError):
+    """A file whose text, unpacked, passes ``MAX_IMPORT_BYTES``."""
 
 
 @dataclass
@@ -62,7 +71,8 @@ def _reading(path: Path) -> Iterator[IO[str]]:
         with open_text(path) as f:
             yield f
     except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
-        raise ForeignError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+        error = TooLarge if getattr(exc, "errno", None) == errno.EFBIG else ForeignError
+        raise error(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _parse(text: str, where: str) -> Any:
@@ -98,10 +108,36 @@ def open_text(path: Path) -> IO[str]:
         os.close(fd)
         raise
     if path.suffix != ".gz":
-        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+        return io.TextIOWrapper(_capped(raw), encoding="utf-8", errors="replace")
     unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
     unzipped.myfileobj = raw  # type: ignore[assignment]  # closed with it, as when gzip opens a path
-    return io.TextIOWrapper(unzipped, encoding="utf-8", errors="replace")
+    return io.TextIOWrapper(_capped(unzipped), encoding="utf-8", errors="replace")
+
+
+def _capped(stream: io.BufferedIOBase) -> io.BufferedReader:
+    # guard: foreign-reading-stops-at-the-bound
+    return io.BufferedReader(_Capped(stream, MAX_IMPORT_BYTES))
+
+
+class _Capped(io.RawIOBase):
+    """``inner``'s bytes, up to ``limit``: one more is an ``OSError`` (EFBIG) saying how much is too much."""
+
+    def __init__(self, inner: io.BufferedIOBase, limit: int) -> None:
+        self._inner, self._limit, self._seen = inner, limit, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._inner.readinto(buffer)
+        self._seen += n
+        if self._seen > self._limit:
+            raise OSError(errno.EFBIG, f"larger than {self._limit >> 20} MB unpacked; not imported")
+        return int(n)
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
