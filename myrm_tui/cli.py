@@ -226,7 +226,6 @@ def _replay_problem(target: str) -> str | None:
     """Why ``--replay PATH[#ID]`` cannot play, or None. Lines are parsed only when they hold the id's JSON
     text (the app loads the recording again: this pass stays cheap); a miss lists the nearest ids."""
     import difflib
-    import gzip
     import json
     import zlib
 
@@ -237,16 +236,17 @@ def _replay_problem(target: str) -> str | None:
     if not path.is_file():
         return f"--replay: {path}: {'is a directory' if path.is_dir() else 'no such file'}"
 
+    from myrm_tui.store.foreign_read import open_text
+
     def lines() -> Any:
-        with (
-            gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
-        ) as f:
+        with open_text(path, errors="strict") as f:  # bounded, as an import reads another agent's file
             yield from enumerate((ln for ln in f if ln.strip()), 1)
 
     def conversation(n: int, line: str) -> str:
         try:
             d = json.loads(line)
-        except ValueError as exc:
+        # guard: replay-json-nested-too-deep
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested past the interpreter's limit
             raise LookupError(f"--replay: {path}: conversation {n}: not a JSON line ({exc})") from None
         if not isinstance(d, dict) or not isinstance(d.get("messages"), list):
             raise LookupError(

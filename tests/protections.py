@@ -1313,6 +1313,27 @@ MUTANTS = (
         (
             "tests/store/test_foreign_bomb.py::test_a_file_larger_than_the_bound_is_refused_in_one_line_without_reading_it_all",
             "tests/store/test_foreign_bomb.py::test_the_command_refuses_a_bomb_in_one_line",
+            "tests/bench/test_corpus_hostile.py::test_a_recording_past_the_bound_is_refused_without_reading_it_all",
+        ),
+    ),
+    Mutant(
+        "corpus: JSON nested past the recursion limit is one line",
+        "corpus-json-nested-too-deep",
+        "                except RecursionError:\n",
+        "                except ZeroDivisionError:\n",
+        (
+            "tests/bench/test_corpus_hostile.py::test_json_nested_past_the_recursion_limit_is_one_error_line",
+            "tests/bench/test_corpus_hostile.py::test_both_commands_refuse_a_nested_line_in_one_line",
+        ),
+    ),
+    Mutant(
+        "replay: JSON nested past the recursion limit is one line",
+        "replay-json-nested-too-deep",
+        "        except (ValueError, RecursionError) as exc:",
+        "        except ValueError as exc:",
+        (
+            "tests/bench/test_corpus_hostile.py::test_json_nested_past_the_recursion_limit_is_one_error_line",
+            "tests/bench/test_corpus_hostile.py::test_both_commands_refuse_a_nested_line_in_one_line",
         ),
     ),
     Mutant(

@@ -49,10 +49,12 @@ class Probe:
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, JSON object) of each non-blank line; any read or parse failure → ``CorpusError``."""
-    opener = gzip.open if path.suffix == ".gz" else open
+    from myrm_tui.store.foreign_read import open_text
+
     n = 0
     try:
-        with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
+        # a recording from elsewhere: a regular file only, and no more text than an import reads
+        with open_text(path, errors="strict") as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
@@ -60,6 +62,9 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     d = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise CorpusError(f"{path}:{n}: not JSON ({exc.msg} at column {exc.colno})") from None
+                # guard: corpus-json-nested-too-deep
+                except RecursionError:
+                    raise CorpusError(f"{path}:{n}: JSON nested deeper than this reader follows") from None
                 if not isinstance(d, dict):
                     raise CorpusError(f"{path}:{n}: expected a JSON object, got {type(d).__name__}")
                 yield n, d
@@ -72,6 +77,8 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise CorpusError(f"{path}:{n + 1}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except IsADirectoryError:
         raise CorpusError(f"{path}: is a directory, not a file") from None
+    except OSError as exc:  # not a regular file, larger than an import reads
+        raise CorpusError(f"{path}:{n + 1}: {exc.strerror or exc}") from None
 
 
 def _message(path: Path, n: int, i: int, m: Any, conv: int) -> Message:

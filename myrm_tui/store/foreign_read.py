@@ -95,7 +95,9 @@ def loads(text: str) -> Any:
         return NOT_JSON
 
 
-def open_text(path: Path) -> IO[str]:
+def open_text(path: Path, errors: str = "replace") -> IO[str]:
+    """``path`` (gunzipped when it ends in ``.gz``) as text, at most ``MAX_IMPORT_BYTES`` of it (one more
+    byte read is an ``OSError``, EFBIG); a file that is not a regular one is an ``OSError`` too."""
     # A FIFO or a device named like a transcript (a folder walked for *.jsonl) would block the open or
     # never end: only a regular file is read, judged on the descriptor opened without blocking.
     # guard: foreign-only-regular-files-are-read
@@ -108,10 +110,10 @@ def open_text(path: Path) -> IO[str]:
         os.close(fd)
         raise
     if path.suffix != ".gz":
-        return io.TextIOWrapper(_capped(raw), encoding="utf-8", errors="replace")
+        return io.TextIOWrapper(_capped(raw), encoding="utf-8", errors=errors)
     unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
     unzipped.myfileobj = raw  # type: ignore[assignment]  # closed with it, as when gzip opens a path
-    return io.TextIOWrapper(_capped(unzipped), encoding="utf-8", errors="replace")
+    return io.TextIOWrapper(_capped(unzipped), encoding="utf-8", errors=errors)
 
 
 def _capped(stream: io.BufferedIOBase) -> io.BufferedReader:
@@ -132,7 +134,7 @@ class _Capped(io.RawIOBase):
         n = self._inner.readinto(buffer)
         self._seen += n
         if self._seen > self._limit:
-            raise OSError(errno.EFBIG, f"larger than {self._limit >> 20} MB unpacked; not imported")
+            raise OSError(errno.EFBIG, f"larger than {self._limit >> 20} MB unpacked: not read")
         return int(n)
 
     def close(self) -> None:
