@@ -1337,6 +1337,36 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "stream-json: a call's arguments through the one reader",
+        "stream-json-reads-arguments-through-call-args",
+        "                parsed = call_args(ev.call)",
+        "                with __import__('contextlib').suppress(ValueError):\n"
+        "                    json.loads(ev.call.arguments or '0')  # the old reader's parse\n"
+        "                parsed = call_args(ev.call)",
+        (
+            "tests/flows/test_call_shapes.py::test_arguments_nested_past_the_recursion_limit_get_an_answer_and_every_reader_copes",
+            "tests/flows/test_call_shapes.py::test_any_arguments_to_any_tool_get_an_answer_and_every_reader_copes",
+        ),
+    ),
+    Mutant(
+        "acp: a call's arguments through the one reader",
+        "acp-reads-arguments-through-call-args",
+        "    parsed = read_args(call)\n",
+        "    with __import__('contextlib').suppress(ValueError):\n"
+        "        json.loads(call.arguments or '0')  # the old reader's parse\n"
+        "    parsed = read_args(call)\n",
+        (
+            "tests/flows/test_call_shapes.py::test_arguments_nested_past_the_recursion_limit_get_an_answer_and_every_reader_copes",
+        ),
+    ),
+    Mutant(
+        "stream-json input: JSON nested past the recursion limit is a bad line",
+        "stream-json-input-nested-too-deep",
+        "        except (ValueError, RecursionError):",
+        "        except ValueError:",
+        ("tests/agent/test_stream_json.py::test_any_input_line_is_a_prompt_or_a_value_error_naming_it",),
+    ),
+    Mutant(
         "sandbox: no terminal or device but the harmless ones",
         "sandbox-no-terminal-or-device",
         '        always.append("/dev")\n',

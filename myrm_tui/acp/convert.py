@@ -20,6 +20,8 @@ from acp.helpers import (
     update_user_message_text,
 )
 
+from myrm_tui.context.text.call_args import call_args as read_args
+from myrm_tui.context.text.call_args import whole_text
 from myrm_tui.context.types import Message, ToolCall
 
 # Which ACP kind each of myrm's tools is (editors pick icons and follow-along by it); MCP tools are "other".
@@ -45,19 +47,26 @@ def tool_kind(name: str) -> s.ToolKind:
 
 
 def call_args(call: ToolCall) -> dict[str, Any]:
-    """The call's arguments as a dict; a model's malformed JSON becomes ``{"raw": text}``."""
+    """The call's arguments as a dict; a model's malformed JSON becomes ``{"raw": text}``. Read through
+    the one reader of a call's arguments (any text, JSON nested past the recursion limit too), and only
+    what can be sent on: the editor gets JSON."""
+    # guard: acp-reads-arguments-through-call-args
+    parsed = read_args(call)
+    if not parsed.ok:
+        return {"raw": whole_text(call.arguments)}
     try:
-        parsed = json.loads(call.arguments or "{}")
-    except ValueError:
-        return {"raw": call.arguments}
-    return parsed if isinstance(parsed, dict) else {"raw": call.arguments}
+        # JSON allows a lone surrogate ("\ud800"), UTF-8 does not: the message to the editor would not encode
+        text = json.dumps(dict(parsed.fields), allow_nan=False, ensure_ascii=False)
+        return dict(json.loads(whole_text(text)))
+    except (ValueError, RecursionError):
+        return {"raw": whole_text(call.arguments)}
 
 
 def tool_title(call: ToolCall) -> str:
     """One line an editor shows on the call's card: the tool and what it acts on."""
-    args = call_args(call)
+    args = read_args(call)
     subject = next(
-        (str(args[k]) for k in ("command", "path", "pattern", "query", "url", "task") if args.get(k)), ""
+        (args.text(k) for k in ("command", "path", "pattern", "query", "url", "task") if args.text(k)), ""
     )
     subject = " ".join(subject.split())
     if len(subject) > 120:

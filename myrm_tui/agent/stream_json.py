@@ -31,6 +31,7 @@ from myrm_tui.agent.events import (
     TurnFailed,
     UserSaved,
 )
+from myrm_tui.context.text.call_args import call_args
 
 log = logging.getLogger(__name__)
 
@@ -160,11 +161,13 @@ class StreamJson:
                     )
                 return self._line("message", role="assistant", text=ev.message.text, usage=usage)
             case ToolStarted():
+                # guard: stream-json-reads-arguments-through-call-args
+                parsed = call_args(ev.call)  # the one reader: any text, nested past the recursion limit too
+                args: Any = dict(parsed.fields) if parsed.ok else ev.call.arguments
                 try:
-                    args: Any = json.loads(ev.call.arguments or "{}")
                     json.dumps(args, allow_nan=False)  # 1e999 or NaN: no JSON a strict reader takes
-                except ValueError:
-                    args = ev.call.arguments  # the model's malformed JSON, as it wrote it
+                except (ValueError, RecursionError):
+                    args = ev.call.arguments  # the model's arguments, as it wrote them
                 return self._line("tool_use", id=ev.call.id, name=ev.call.name, input=args)
             case ToolFinished():
                 failed = bool(ev.message.meta.get("is_error"))
@@ -225,7 +228,8 @@ def prompts_from(lines: Any) -> Any:
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
+        # guard: stream-json-input-nested-too-deep
+        except (ValueError, RecursionError):  # RecursionError: nested past the interpreter's limit
             raise ValueError(f"stdin line {n}: not JSON") from None
         if not isinstance(obj, dict) or obj.get("type") != "user" or not isinstance(obj.get("text"), str):
             raise ValueError(f'stdin line {n}: expected {{"type": "user", "text": "…"}}')

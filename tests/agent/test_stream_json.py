@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import jsonschema
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.agent.events import (
@@ -170,6 +170,26 @@ def test_input_lines_that_are_not_messages() -> None:
     ]
     with pytest.raises(ValueError, match="line 1"):
         list(prompts_from(['{"type": "assistant", "text": "a"}']))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lines=st.lists(
+        st.text(max_size=40)
+        | st.builds(lambda d: "[" * d + "]" * d, st.sampled_from([10, 3_000, 100_000]))
+        | st.builds(lambda d: '{"type": "user", "text": ' + "[" * d, st.sampled_from([10, 100_000]))
+        | st.builds(lambda t: json.dumps({"type": "user", "text": t}), st.text(max_size=20)),
+        max_size=5,
+    )
+)
+def test_any_input_line_is_a_prompt_or_a_value_error_naming_it(lines: list[str]) -> None:
+    """Whatever stdin holds (JSON nested past the recursion limit too): a prompt's text, or one
+    ``ValueError`` naming the line (the command's one line and exit 2), never another exception."""
+    try:
+        for text in prompts_from(lines):
+            assert isinstance(text, str)
+    except ValueError as exc:
+        assert str(exc).startswith("stdin line ") and "\n" not in str(exc)
 
 
 def _ask_process(emulator: ProviderEmulator, tmp_path: Path, workspace: Path) -> Any:

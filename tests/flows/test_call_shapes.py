@@ -21,9 +21,11 @@ from textual.app import App
 from textual.widgets import Static
 from textual.widgets._collapsible import CollapsibleTitle
 
+from myrm_tui.acp import convert as acp_convert
 from myrm_tui.agent.distill import AgentHandoverState
-from myrm_tui.agent.events import CompactionMade, TurnDone, TurnFailed
+from myrm_tui.agent.events import CompactionMade, ToolStarted, TurnDone, TurnFailed
 from myrm_tui.agent.hooks import HookRunner
+from myrm_tui.agent.stream_json import StreamJson
 from myrm_tui.agent.tool_runner import ToolRunner
 from myrm_tui.agent.tool_set import ToolSet
 from myrm_tui.agent.tools import ToolContext, default_tools
@@ -206,6 +208,11 @@ def _read_everywhere(call: ToolCall, result: str) -> None:
     assert AgentHandoverState.extract("task", transcript).render().startswith("<handover")
     row = SessionRow("s1", "t", "m", "/w", None, None, 0.0, 0.0)
     json.loads(to_json(row, transcript, [])), to_markdown(row, transcript, [])
+    # `myrm ask --json`'s line for the call, and what an editor is sent (``myrm acp``)
+    line = StreamJson("s1", "openai/gpt-4o-mini").event(ToolStarted(call))
+    json.loads(json.dumps(line, allow_nan=False))
+    json.dumps(acp_convert.start_call(call, Path("/w")).model_dump(), allow_nan=False)
+    acp_convert.edit_diff(call, Path("/w")), acp_convert.tool_title(call)
 
 
 @settings(
@@ -226,6 +233,39 @@ def test_any_arguments_to_any_tool_get_an_answer_and_every_reader_copes(
         assert result.is_error and result.content.startswith("Error:")
         assert tool is None or "schema asks for" in result.content
     assert "failed: TypeError" not in result.content and "failed: AttributeError" not in result.content
+    _read_everywhere(call, result.content)
+
+
+def nested(depth: int, shape: str) -> str:
+    """JSON nested ``depth`` deep: arrays, objects, or either under a schema's key."""
+    inner = "[" * depth + "]" * depth if shape != "object" else '{"a":' * depth + "1" + "}" * depth
+    return f'{{"command": {inner}, "path": {inner}}}' if shape == "under-a-key" else inner
+
+
+deep_calls = st.builds(
+    lambda name, depth, shape: ToolCall("call_deep", name, nested(depth, shape)),
+    st.sampled_from(TOOL_NAMES),
+    st.sampled_from([500, 900, 3_000, 100_000]),
+    st.sampled_from(["array", "object", "under-a-key"]),
+)
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(call=deep_calls)
+@example(call=ToolCall("call_deep", "bash", nested(100_000, "array")))
+def test_arguments_nested_past_the_recursion_limit_get_an_answer_and_every_reader_copes(
+    call: ToolCall, tmp_path: Path
+) -> None:
+    """Nesting past Python's recursion limit raises RecursionError, not a ValueError, wherever the text
+    is parsed (or a parsed value printed): one reader that missed it ended `myrm ask --json`."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    result = asyncio.run(_runner(workspace).execute(call))
+    assert result.is_error and result.content.startswith("Error:")
     _read_everywhere(call, result.content)
 
 
