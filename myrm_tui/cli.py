@@ -495,12 +495,11 @@ def ask(
     # An untrusted folder's own rules are skipped: the first turn says so.
     for warning in _filter_problems((workspace or Path.cwd()).resolve(), cli):
         print(f"myrm: warning: {warning}", file=sys.stderr)
-    if stream_in:
-        from myrm_tui.agent.stream_json import prompts_from, stdin_lines
+    from myrm_tui.agent.stream_json import prompts_from, stdin_lines, stdin_message
 
-        texts: Any = prompts_from(stdin_lines())
-    else:
-        texts = iter([sys.stdin.read() if prompt == "-" else prompt])
+    # stdin is read bounded, in the thread that waits for the next prompt (next_prompt)
+    texts: Any = iter([prompt]) if prompt not in (None, "-") else None
+    texts = texts or (prompts_from(stdin_lines()) if stream_in else stdin_message())
     from myrm_tui.logs import setup_logging
 
     setup_logging()

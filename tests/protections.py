@@ -1367,6 +1367,23 @@ MUTANTS = (
         ("tests/agent/test_stream_json.py::test_any_input_line_is_a_prompt_or_a_value_error_naming_it",),
     ),
     Mutant(
+        "stdin: a line is bounded",
+        "stdin-a-line-is-bounded",
+        "            if size > limit:\n",
+        "            if False:\n",
+        (
+            "tests/cli/test_stdin_bounded.py::test_a_line_over_the_bound_is_a_value_error_naming_it",
+            "tests/cli/test_stdin_bounded.py::test_ask_refuses_a_message_over_the_bound_in_one_line",
+        ),
+    ),
+    Mutant(
+        "stdin: a message is bounded",
+        "stdin-a-message-is-bounded",
+        "        if size > limit:\n",
+        "        if False:\n",
+        ("tests/cli/test_stdin_bounded.py::test_ask_refuses_a_message_over_the_bound_in_one_line",),
+    ),
+    Mutant(
         "sandbox: no terminal or device but the harmless ones",
         "sandbox-no-terminal-or-device",
         '        always.append("/dev")\n',

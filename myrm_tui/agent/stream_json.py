@@ -11,7 +11,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -236,23 +236,67 @@ def prompts_from(lines: Any) -> Any:
         yield obj["text"]
 
 
-def stdin_lines() -> Iterator[str]:
-    """Standard input's lines, read from its descriptor with ``os.read``: a thread waiting here holds none
+# What one message from a program may be: as ``myrm acp``'s line limit. Reading stops there (``yes |
+# myrm ask -`` would otherwise grow without end), far above what a model's window takes anyway.
+STDIN_LIMIT = 50 * 1024 * 1024
+
+
+def _stdin_chunks() -> Iterator[bytes]:
+    """Standard input's bytes, read from its descriptor with ``os.read``: a thread waiting here holds none
     of ``sys.stdin``'s locks, so nothing else that touches the stream (or the interpreter's exit) waits on
-    it. Bytes that are not UTF-8 become U+FFFD. A stdin without a descriptor (a test's) is read as is."""
+    it. A stdin without a descriptor (a test's) is read as text and encoded back."""
     try:
         fd = sys.stdin.fileno()
     except (AttributeError, OSError, ValueError):
-        yield from sys.stdin
+        yield from (t.encode("utf-8", "surrogateescape") for t in iter(lambda: sys.stdin.read(1 << 16), ""))
         return
-    pending = b""
     while chunk := os.read(fd, 1 << 16):
-        pending += chunk
-        *whole, pending = pending.split(b"\n")
-        for line in whole:
-            yield line.decode(errors="replace") + "\n"
-    if pending:
-        yield pending.decode(errors="replace")
+        yield chunk
+
+
+def lines_of(chunks: Iterable[bytes], limit: int | None = None) -> Iterator[str]:
+    """The lines of a byte stream as text (bytes that are not UTF-8 become U+FFFD), each found by looking
+    at each chunk once (a line of many chunks costs its length, not its length squared); a line over
+    ``limit`` bytes (``STDIN_LIMIT``) is a ``ValueError`` naming it, raised before more is kept."""
+    limit = STDIN_LIMIT if limit is None else limit
+    parts: list[bytes] = []
+    size = n = 0
+    for chunk in chunks:
+        *whole, rest = chunk.split(b"\n")
+        for piece in whole:
+            n += 1
+            size += len(piece)
+            # guard: stdin-a-line-is-bounded
+            if size > limit:
+                raise ValueError(f"stdin line {n}: over {limit:,} bytes")
+            yield (b"".join(parts) + piece).decode(errors="replace") + "\n"
+            parts, size = [], 0
+        parts.append(rest)
+        size += len(rest)
+        if size > limit:
+            raise ValueError(f"stdin line {n + 1}: over {limit:,} bytes")
+    if size:
+        yield b"".join(parts).decode(errors="replace")
+
+
+def stdin_lines() -> Iterator[str]:
+    """Standard input's lines (``--input-format stream-json``), each at most ``STDIN_LIMIT`` bytes."""
+    yield from lines_of(_stdin_chunks())
+
+
+def stdin_message(limit: int | None = None) -> Iterator[str]:
+    """All of standard input as one message (``myrm ask -``), at most ``limit`` bytes (``STDIN_LIMIT``):
+    past it, a ``ValueError`` (the command's one line, exit 2) instead of reading on."""
+    limit = STDIN_LIMIT if limit is None else limit
+    parts: list[bytes] = []
+    size = 0
+    for chunk in _stdin_chunks():
+        size += len(chunk)
+        # guard: stdin-a-message-is-bounded
+        if size > limit:
+            raise ValueError(f"the message on stdin is over {limit:,} bytes; attach a large file instead")
+        parts.append(chunk)
+    yield b"".join(parts).decode(errors="replace")
 
 
 async def next_prompt(texts: Iterator[str]) -> str | None:
