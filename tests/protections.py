@@ -1384,6 +1384,20 @@ MUTANTS = (
         ("tests/cli/test_stdin_bounded.py::test_ask_refuses_a_message_over_the_bound_in_one_line",),
     ),
     Mutant(
+        "untrusted text: the prompt box",
+        "untrusted-text-the-prompt-box",
+        "        line.plain = sanitize(line.plain)\n",
+        "",
+        ("tests/app/test_inert_text.py::test_a_paste_shows_inert_in_the_prompt_box_and_in_the_queue",),
+    ),
+    Mutant(
+        "untrusted text: the queue line",
+        "untrusted-text-the-queue-line",
+        'queued.update(plain("\\n".join([*lines, hint])))',
+        'queued.update("\\n".join([*lines, hint]))',
+        ("tests/app/test_inert_text.py::test_a_paste_shows_inert_in_the_prompt_box_and_in_the_queue",),
+    ),
+    Mutant(
         "sandbox: no terminal or device but the harmless ones",
         "sandbox-no-terminal-or-device",
         '        always.append("/dev")\n',

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from textual import events
 from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
@@ -26,15 +28,16 @@ from myrm_tui.app.screens.sessions import SessionPicker
 from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMessage
 from myrm_tui.app.widgets.compaction_row import CompactionRow
 from myrm_tui.app.widgets.mention_menu import MentionMenu
+from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.status_line import StatusLine
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.context.types import ToolCall
 from myrm_tui.safe_text import sanitize
 from myrm_tui.store.db import VaultListing
-from myrm_tui.testing.emulator import ProviderEmulator
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.app.test_untrusted_text import HOSTILE, record, reopen, session_row, shown, stored_session
-from tests.helpers import started, type_and_send, wait_until
+from tests.helpers import make_app, started, type_and_send, wait_until
 
 # What a terminal obeys or cannot take, as one character each.
 BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
@@ -215,3 +218,41 @@ def test_the_header_shows_a_stored_title_inert_after_a_model_switch(
     header is drawn again because the model changed (``/model``), and a compaction's focus in the health
     panel's card: nothing on the screen a terminal obeys."""
     asyncio.run(_header_after_a_model_switch(tmp_path_factory.mktemp("title"), workspace, emulator, title))
+
+
+async def _pasted_and_queued(tmp: Path, workspace: Path, emulator: ProviderEmulator, text: str) -> None:
+    gate = threading.Event()  # the first turn waits, so the paste is queued behind it
+    emulator.enqueue(Reply(text="done", gate=gate), Reply(text="done too"))
+    app = make_app(emulator, tmp, workspace, preheat=False)
+    try:
+        async with started(app, size=(160, 40)) as pilot:
+            box = app.query_one(PromptInput)
+            await type_and_send(pilot, "first")
+            await wait_until(pilot, lambda: app.busy)
+            box.post_message(events.Paste(text))
+            await wait_until(pilot, lambda: bool(box.text))
+            await pilot.pause()
+            assert dangerous_on(list(app.screen.query("*"))) == {}  # the box as the paste left it
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: app.query_one("#queued").display)
+            await pilot.pause()
+            assert dangerous_on(list(app.screen.query("*"))) == {}  # the queued line
+            gate.set()
+            await wait_until(pilot, lambda: not app.busy and not box.queued, 30)
+    finally:
+        gate.set()
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(text=attacking)
+@example(text="\x1b]52;c;cHduZWQ=\x07 rm -rf ~ \u202e#sl\u202c")
+def test_a_paste_shows_inert_in_the_prompt_box_and_in_the_queue(
+    emulator: ProviderEmulator, tmp_path_factory: pytest.TempPathFactory, workspace: Path, text: str
+) -> None:
+    """A paste is text copied from anywhere (a terminal's output, a web page): in the box, and in the
+    line that shows it queued behind a running turn, nothing a terminal obeys."""
+    asyncio.run(_pasted_and_queued(tmp_path_factory.mktemp("paste"), workspace, emulator, text))

@@ -39,6 +39,7 @@ from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.footer import KeysFooter
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
 from myrm_tui.app.widgets.mention_menu import MentionMenu
+from myrm_tui.app.widgets.plain import plain
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.app.widgets.slash_menu import SlashMenu
@@ -213,7 +214,8 @@ class MainScreen(Screen[None]):
         queued.display = bool(event.shown)
         lines = [f"queued: {first_line(text)}" for text in event.shown]
         hint = "sent when the turn ends · ↑ in the empty box edits the last · esc there removes it"
-        queued.update("\n".join([*lines, hint]))
+        # guard: untrusted-text-the-queue-line
+        queued.update(plain("\n".join([*lines, hint])))  # a queued paste holds whatever was copied
 
     def on_panel_data(self, event: PanelData) -> None:
         if self.torn_down():

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
@@ -32,6 +33,7 @@ from textual.widgets.text_area import Location
 
 from myrm_tui.app.key_router import router_of
 from myrm_tui.app.mentions import attach, query_at
+from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:
     from myrm_tui.app.widgets.mention_menu import MentionMenu
@@ -148,6 +150,14 @@ class PromptInput(TextArea):
         self._pending_enter: events.Key | None = None  # an Enter in a burst: a send, or a line end
         self._enter_timer: Timer | None = None
 
+    def get_line(self, line_index: int) -> Text:
+        """A line as the box draws it: a paste's escape sequences and bidi overrides shown inert (one
+        character for one, so the cursor's columns stay the text's); the text sent is as pasted."""
+        line = super().get_line(line_index)
+        # guard: untrusted-text-the-prompt-box
+        line.plain = sanitize(line.plain)
+        return line
+
     async def _on_key(self, event: events.Key) -> None:
         text_key = event.is_printable or event.key == "enter"
         # A machine's burst goes on across a chunk's pause; an Enter only once the burst has had a line end
@@ -248,6 +258,7 @@ class PromptInput(TextArea):
         self._collapse_burst()
 
     # -- a paste typed out by a terminal without bracketed paste ---------------------------------------
+
     def _settle_enter(self, line_end: bool) -> None:
         """The Enter held back in a burst: a line end when the burst went on, else the send it was."""
         if self._enter_timer is not None:
