@@ -1398,6 +1398,16 @@ MUTANTS = (
         ("tests/app/test_inert_text.py::test_a_paste_shows_inert_in_the_prompt_box_and_in_the_queue",),
     ),
     Mutant(
+        "AGENTS.md: a link out of the workspace is not read",
+        "workspace-files-read-unasked-stay-inside",
+        "    if not (full == base or base in full.parents):\n",
+        "    if False:\n",
+        (
+            "tests/agent/test_prompts_hostile.py::test_only_a_regular_file_inside_the_workspace_is_read_and_only_its_head",
+            "tests/agent/test_prompts_hostile.py::test_ask_sends_no_file_an_agents_md_link_leads_out_to",
+        ),
+    ),
+    Mutant(
         "sandbox: no terminal or device but the harmless ones",
         "sandbox-no-terminal-or-device",
         '        always.append("/dev")\n',

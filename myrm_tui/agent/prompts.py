@@ -16,6 +16,7 @@ from pathlib import Path
 from myrm_tui.context.model_facts import family, supports_tools
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.paths import files_fingerprint
+from myrm_tui.safe_files import workspace_head
 
 MODES = ("full", "lean", "naked", "search", "chat")
 # ``chat``: the smallest prompt, for a model that gets no tools (the embedded 135M model): every
@@ -69,9 +70,11 @@ class PromptLibrary:
     def environment_message(self, workspace: Path, now: float | None = None) -> Message:
         rules = ""
         for name in WORKSPACE_RULE_FILES:
-            f = workspace / name
-            if f.is_file():
-                text = f.read_text(encoding="utf-8", errors="replace")[:MAX_RULES_CHARS]
+            # A cloned repository's file, sent to the provider unasked: not where a link leads out of the
+            # workspace (git stores links: AGENTS.md -> ~/.ssh/id_ed25519), not a FIFO, not gigabytes.
+            head = workspace_head(workspace, name, MAX_RULES_CHARS * 4)
+            if head is not None:
+                text = head.decode("utf-8", errors="replace")[:MAX_RULES_CHARS]
                 rules = f'<user_instructions source="{name}">\n{text}\n</user_instructions>'
                 break
         body = self.read("environment.md").format(

@@ -3,13 +3,12 @@ mentioned files' text to the message (each within a budget; a larger file is cut
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import stat
 from pathlib import Path
 
-log = logging.getLogger(__name__)
+from myrm_tui.safe_files import read_head
 
 # Folders never offered: version control, dependencies, virtual environments, caches, build output.
 SKIP_DIRS = frozenset(
@@ -108,7 +107,7 @@ def attach(text: str, root: Path, typed: str | None = None) -> tuple[str, dict[s
         room = min(FILE_BUDGET, TOTAL_BUDGET - used)
         if room <= 0:
             break
-        read = _read_regular(full, room * 4 + 1)
+        read = read_head(full, room * 4 + 1)
         if read is None:
             continue
         data, st = read
@@ -130,21 +129,3 @@ def attach(text: str, root: Path, typed: str | None = None) -> tuple[str, dict[s
         blocks.append(block)
         labels[label] = block
     return text + "".join(blocks), labels
-
-
-def _read_regular(path: Path, limit: int) -> tuple[bytes, os.stat_result] | None:
-    """Up to ``limit`` bytes of ``path`` and its status, or None when it is not a regular file *now*. It was
-    one when stat'ed, but may have been swapped since: for a FIFO or a device, a plain ``open`` waits for a
-    writer and holds the UI for ever; for a symbolic link, it reads where that points. So: open without
-    blocking or following the last link, then judge the file actually opened."""
-    try:
-        # guard: attach-opens-without-blocking-or-following
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        log.info("@-attach: %s could not be opened as a plain file", path, exc_info=True)
-        return None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        return f.read(limit), st
