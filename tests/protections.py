@@ -1408,6 +1408,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "sandbox: only a git folder is granted",
+        "sandbox-only-a-git-folder-is-granted",
+        " if _is_git_folder(d)]",
+        "]",
+        ("tests/agent/test_sandbox.py::test_a_git_folder_the_workspace_names_does_not_open_the_home_folder",),
+    ),
+    Mutant(
         "sandbox: no terminal or device but the harmless ones",
         "sandbox-no-terminal-or-device",
         '        always.append("/dev")\n',

@@ -139,9 +139,18 @@ def _git_dirs(workspace: Path) -> list[str]:
     from myrm_tui.agent.permissions import git_dirs
 
     try:
-        return [str(d) for d in git_dirs(workspace)]
+        # Only a git folder: a downloaded repository's `.git` may name any folder (`gitdir: ~`), and what
+        # is granted here is readable however hidden it is.
+        # guard: sandbox-only-a-git-folder-is-granted
+        return [str(d) for d in git_dirs(workspace) if _is_git_folder(d)]
     except (OSError, ValueError, RuntimeError):
         return []
+
+
+def _is_git_folder(d: Path) -> bool:
+    """``d`` holds what git's own folder holds: ``HEAD``, and ``objects`` (or, in a linked worktree's,
+    ``commondir``)."""
+    return (d / "HEAD").is_file() and ((d / "objects").is_dir() or (d / "commondir").is_file())
 
 
 def _holds_any(folder: str, paths: Sequence[str]) -> bool:

@@ -164,6 +164,36 @@ async def test_read_only_reads_the_workspace_but_no_secret_outside_it(
 
 
 @needs_sandbox
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "gitdir: {home}",
+        "gitdir: {home}/.ssh",
+        "link to {home}",
+        "gitdir: {home}/repo/.git with commondir: {home}",
+    ],
+)
+async def test_a_git_folder_the_workspace_names_does_not_open_the_home_folder(
+    workspace: Path, secrets: dict[str, Path], layout: str
+) -> None:
+    """The git folder of a workspace stays readable (a linked worktree's lies in the hidden home), but a
+    downloaded repository's ``.git`` may name any folder: only a git folder (``HEAD`` and ``objects``, or
+    a ``commondir``) is granted, so ``gitdir: ~`` does not make the home folder readable again."""
+    home = secrets["home"]
+    repo = home / "repo" / ".git"  # a real-looking git folder whose commondir names the home folder
+    (repo / "objects").mkdir(parents=True)
+    (repo / "HEAD").write_text("ref: refs/heads/main\n")
+    (repo / "commondir").write_text(str(home))
+    if layout.startswith("link"):
+        (workspace / ".git").symlink_to(home, target_is_directory=True)
+    else:
+        target = home / ".ssh" if ".ssh" in layout else repo if "commondir" in layout else home
+        (workspace / ".git").write_text(f"gitdir: {target}\n")
+    out = await confined(f"cat {home}/secret.txt {home}/.ssh/id_ed25519", workspace)
+    assert "HOME_SECRET" not in out.text and "SSH_SECRET" not in out.text, out.text
+
+
+@needs_sandbox
 async def test_the_home_folders_dot_folders_stay_hidden_when_the_workspace_is_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
