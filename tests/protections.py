@@ -1415,6 +1415,24 @@ MUTANTS = (
         ("tests/agent/test_sandbox.py::test_a_git_folder_the_workspace_names_does_not_open_the_home_folder",),
     ),
     Mutant(
+        "MCP: tools a provider refuses are left out",
+        "mcp-tools-a-provider-refuses-are-left-out",
+        "        why = _refused(tool, {t.name for t in kept})\n",
+        "        why = None\n",
+        (
+            "tests/agent/test_mcp_client.py::test_tools_no_provider_would_take_are_left_out_and_the_session_goes_on",
+        ),
+    ),
+    Mutant(
+        "MCP: at most a request's share of tools",
+        "mcp-tools-at-most-a-requests-share",
+        "        elif len(kept) >= MAX_MCP_TOOLS:\n",
+        "        elif False:\n",
+        (
+            "tests/agent/test_mcp_client.py::test_tools_no_provider_would_take_are_left_out_and_the_session_goes_on",
+        ),
+    ),
+    Mutant(
         "sandbox: no terminal or device but the harmless ones",
         "sandbox-no-terminal-or-device",
         '        always.append("/dev")\n',

@@ -13,6 +13,7 @@ vault it falls back to head truncation.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import re
@@ -34,6 +35,9 @@ from myrm_tui.logs import log_path
 log = logging.getLogger(__name__)
 
 MAX_OUTPUT_CHARS = 20_000
+# A request carries at most 128 tools (OpenAI's limit); the built-in tools need the rest.
+MAX_MCP_TOOLS = 100
+MAX_SCHEMA_CHARS = 20_000  # one tool's input schema: it is sent with every request
 CALL_TIMEOUT = 120.0
 # A server that starts but never answers (a wrong command that waits on its input): how long it may hold up
 # the agent's start. Servers start together, so this is paid once, not once per server.
@@ -304,4 +308,41 @@ async def connect_all(
         tools.extend(McpTool(conn, t, handler) for t in conn.tools)
     for conn in failed:
         conn.abort()
-    return conns, tools, errors
+    return conns, bindable(tools, errors), errors
+
+
+def bindable(tools: list[McpTool], errors: list[str]) -> list[McpTool]:
+    """The tools a provider takes in every request; each other one is left out with a line in ``errors``.
+    A server's tools are bound for the whole session, so one the provider refuses (a schema too large to
+    send each time, a function name taken twice, one tool too many) would fail every request of it."""
+    kept: list[McpTool] = []
+    over = 0
+    for tool in tools:
+        # guard: mcp-tools-a-provider-refuses-are-left-out
+        why = _refused(tool, {t.name for t in kept})
+        if why is not None:
+            errors.append(f"MCP server {tool.conn.config.name!r}: tool {tool.remote!r} left out: {why}")
+        # guard: mcp-tools-at-most-a-requests-share
+        elif len(kept) >= MAX_MCP_TOOLS:
+            over += 1
+        else:
+            kept.append(tool)
+    if over:
+        errors.append(
+            f"MCP servers: {over} more tools left out: a request carries at most {MAX_MCP_TOOLS} of them"
+        )
+    return kept
+
+
+def _refused(tool: McpTool, names: set[str]) -> str | None:
+    """Why the provider would refuse ``tool`` (a schema that is not an object never gets here: the SDK's
+    client refuses the server's whole list, and the server fails to start in one line)."""
+    try:
+        size = len(json.dumps(tool.parameters, allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        return "its input schema is not JSON"
+    if size > MAX_SCHEMA_CHARS:
+        return f"its input schema is {size:,} characters, sent with every request (over {MAX_SCHEMA_CHARS:,})"
+    if tool.name in names:
+        return f"its function name {tool.name} is another tool's"
+    return None

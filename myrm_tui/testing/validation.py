@@ -53,8 +53,31 @@ def validate_openai(
     msgs = body.get("messages")
     if not isinstance(msgs, list) or not msgs:
         return Rejection(400, "invalid_request_error", "[] is too short - 'messages'", "empty_array")
-    for t in body.get("tools") or []:
+    tools = body.get("tools") or []
+    if len(tools) > 128:
+        return Rejection(
+            400,
+            "invalid_request_error",
+            f"Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array "
+            f"with length {len(tools)} instead.",
+            "array_above_max_length",
+        )
+    for t in tools:
         name = (t.get("function") or {}).get("name", "")
+        params = (t.get("function") or {}).get("parameters")
+        if params is not None and (
+            not isinstance(params, dict)
+            or params.get("type") != "object"
+            or not isinstance(params.get("properties", {}), dict)
+        ):
+            got = params.get("type") if isinstance(params, dict) else type(params).__name__
+            return Rejection(
+                400,
+                "invalid_request_error",
+                f"Invalid schema for function '{name}': schema must be a JSON Schema of 'type: \"object\"', "
+                f"got 'type: \"{got}\"'.",
+                "invalid_function_parameters",
+            )
         if not _TOOL_NAME.match(name):
             return Rejection(
                 400,

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from myrm_tui.agent.events import ToolFinished
-from myrm_tui.agent.mcp_client import OversizedResultHandler
+from myrm_tui.agent.mcp_client import MAX_MCP_TOOLS, OversizedResultHandler
 from myrm_tui.agent.tools.files import FileReadTool
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
@@ -96,3 +96,29 @@ async def test_streamable_http_server(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+async def test_tools_no_provider_would_take_are_left_out_and_the_session_goes_on(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """A server's tools are bound into every request: one that breaks the provider's rules (300,000
+    characters of schema, a function name taken twice, more tools than a request carries) would fail
+    every request of the session for good. Such a tool is left out, one line
+    each (a count for the ones past the limit), and the rest work."""
+    hostile = {"name": "hostile", "command": sys.executable, "args": [str(FIXTURES / "mcp_hostile.py")]}
+    agent = await make_agent(store, workspace, openai_settings(emulator, mcp_servers=[hostile]))
+    try:
+        bound = set(agent.tool_runner.tools.tools)
+        assert "mcp__hostile__fine" in bound and "mcp__hostile__dup_name" in bound
+        assert "mcp__hostile__huge" not in bound
+        assert len([n for n in bound if n.startswith("mcp__")]) <= MAX_MCP_TOOLS
+        emulator.enqueue(Reply(tool_calls=[("mcp__hostile__fine", {"text": "ping"})]), Reply(text="Done."))
+        events = await collect(agent, "use the tool")
+        results = [e.message.text for e in events if isinstance(e, ToolFinished)]
+        assert results == ["fine: ping"] and emulator.rejected == [], emulator.rejected
+        rows = await store.metrics(agent.session_id)
+        said = [e for r in rows if r.get("kind") == "mcp_error" for e in r["events"]]
+        assert len(said) == 3, said  # huge, the second dup, and the count past the limit
+        assert all("\n" not in line and "left out" in line for line in said)
+    finally:
+        await agent.close()
