@@ -866,8 +866,11 @@ def doctor(
         *asyncio.run(_config_report(_db(db), cli)),
         *(f"warning: {w}" for w in _filter_problems(folder, cli, untrusted_notice=True)),
     ]
+    from myrm_tui.safe_text import sanitize
+
     for p in problems:  # the same lines as start-up prints, stored settings included
-        print(f"myrm doctor: {p}" if quiet else f"{'config':>15}: {p}")
+        # guard: doctor-prints-inert-text
+        print(sanitize(f"myrm doctor: {p}" if quiet else f"{'config':>15}: {p}"))  # file names from a repo
     if any(getattr(p, "fatal", False) for p in problems):
         raise typer.Exit(2)  # the rest of the report needs settings that resolve
     asyncio.run(_doctor(_db(db), cli, quiet, [str(p) for p in problems], folder))
@@ -940,11 +943,13 @@ async def _doctor(
         "tokenizer": tokenizer,
         "sandbox": sandbox_support().line(settings.sandbox),
     }
+    from myrm_tui.safe_text import sanitize
+
     if quiet:
-        print("myrm doctor: " + ("ok" if not problems else "problems: " + ", ".join(problems)))
+        print(sanitize("myrm doctor: " + ("ok" if not problems else "problems: " + ", ".join(problems))))
     else:
         for k, v in lines.items():
-            print(f"{k:>15}: {v}")
+            print(sanitize(f"{k:>15}: {v}"))  # paths and a model's name may hold anything
     if problems:
         raise typer.Exit(1)
 

@@ -1433,6 +1433,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "doctor: prints a repository's file names inert",
+        "doctor-prints-inert-text",
+        '        print(sanitize(f"myrm doctor: {p}" if quiet else f"{\'config\':>15}: {p}"))',
+        '        print(f"myrm doctor: {p}" if quiet else f"{\'config\':>15}: {p}")',
+        ("tests/cli/test_untrusted_output.py::test_doctor_names_a_repositorys_files_inert",),
+    ),
+    Mutant(
         "sandbox: no terminal or device but the harmless ones",
         "sandbox-no-terminal-or-device",
         '        always.append("/dev")\n',

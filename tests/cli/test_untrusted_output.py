@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 from myrm_tui.context.text.call_args import whole_text
@@ -95,3 +96,28 @@ def test_a_session_id_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
     proc = run_myrm(["sessions", "--export", NOT_UTF8], env=cli_env(tmp_path))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith("myrm: no session ") and proc.stderr.count("\n") == 1
+
+
+def _file_name(text: str) -> str:
+    """``text`` as a file name can hold it: no ``/`` nor NUL, and bytes the file system takes."""
+    name = text.replace("/", "_").replace("\0", "_")[:100] or "x"
+    return os.fsdecode(os.fsencode(name.encode("utf-8", "replace").decode("utf-8")))
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=attacking)
+@example(name="x\x1b]0;PWNED\x07[b]\u202eevil")
+def test_doctor_names_a_repositorys_files_inert(
+    emulator: ProviderEmulator, tmp_path_factory: pytest.TempPathFactory, name: str
+) -> None:
+    """`myrm doctor` names the filter files an untrusted folder holds: a cloned repository chose their
+    names, escape sequences and bidi overrides included. Nothing a terminal obeys is printed."""
+    tmp = tmp_path_factory.mktemp("doctor")
+    folder = tmp / "repo" / ".myrm" / "filters"
+    folder.mkdir(parents=True)
+    (folder / (_file_name(name) + ".yaml")).write_text("rules: []\n")
+    workspace = tmp / "repo"
+    proc = run_myrm(["doctor", *emulator_args(emulator, workspace)], env=cli_env(tmp))
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "not trusted" in proc.stdout or "trust" in proc.stdout, proc.stdout
+    assert not DANGEROUS & set(proc.stdout + proc.stderr)
