@@ -142,8 +142,17 @@ def _db(db: Path | None) -> Path:
     return db or default_db_path()
 
 
+def _say(line: str) -> None:
+    """One line on stderr, inert: it may quote a file's name, a recording's ids, a session's title or an
+    error from outside, and stderr is a terminal."""
+    from myrm_tui.safe_text import sanitize
+
+    # guard: the-command-lines-error-lines-are-inert
+    print(sanitize(line), file=sys.stderr)
+
+
 def _refuse(line: str) -> NoReturn:
-    print(f"myrm: {line}", file=sys.stderr)
+    _say(f"myrm: {line}")
     raise typer.Exit(2)
 
 
@@ -217,7 +226,7 @@ def _check_settings(cli: dict[str, Any]) -> None:
 
     problems = config_problems(cli=cli)
     for p in problems:
-        print(f"myrm: {p}", file=sys.stderr)
+        _say(f"myrm: {p}")
     if any(p.fatal for p in problems):
         raise typer.Exit(2)
 
@@ -346,14 +355,14 @@ def _check_tui_inputs(
     """Everything the full screen would fail on, as one line and exit code 2 before it opens."""
     _check_settings(cli)
     for warning in _filter_problems(workspace, cli):  # an untrusted folder: the app asks
-        print(f"myrm: warning: {warning}", file=sys.stderr)
+        _say(f"myrm: warning: {warning}")
     problem = _replay_problem(replay) if replay is not None else None
     if problem is None and session and not replay:
         problem = asyncio.run(_session_problem(db, session))
     if problem is None and cli.get("model") and not replay:
         problem = asyncio.run(_tui_key_problem(db, cli))
     if problem:
-        print(f"myrm: {problem}", file=sys.stderr)
+        _say(f"myrm: {problem}")
         raise typer.Exit(2)
 
 
@@ -481,7 +490,7 @@ def ask(
     128+N stopped by signal N."""
     for name, value in (("--output-format", output_format), ("--input-format", input_format)):
         if value not in ("text", "stream-json"):
-            print(f"myrm: {name} takes text or stream-json, not {value!r}", file=sys.stderr)
+            _say(f"myrm: {name} takes text or stream-json, not {value!r}")
             raise typer.Exit(2)
     stream_in = input_format == "stream-json"
     if stream_in == (prompt is not None):
@@ -494,7 +503,7 @@ def ask(
     _check_settings(cli)
     # An untrusted folder's own rules are skipped: the first turn says so.
     for warning in _filter_problems((workspace or Path.cwd()).resolve(), cli):
-        print(f"myrm: warning: {warning}", file=sys.stderr)
+        _say(f"myrm: warning: {warning}")
     from myrm_tui.agent.stream_json import prompts_from, stdin_lines, stdin_message
 
     # stdin is read bounded, in the thread that waits for the next prompt (next_prompt)
@@ -548,7 +557,7 @@ async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
     except asyncio.CancelledError:
         if not got:
             raise
-        print(f"myrm: stopped by {got[0].name}; the session is saved", file=sys.stderr)
+        _say(f"myrm: stopped by {got[0].name}; the session is saved")
         return 128 + got[0].value
     finally:
         for sig in signals:
@@ -581,7 +590,7 @@ async def _ask(
     try:
         first = await next_prompt(texts)
     except ValueError as exc:  # a stream-json line that is not a message
-        print(f"myrm: {exc}", file=sys.stderr)
+        _say(f"myrm: {exc}")
         return 2
     if first is None:
         return 0
@@ -592,11 +601,11 @@ async def _ask(
         settings = await resolve_settings(store, cli)
         # guard: ask-a-missing-provider-key-is-found
         if problem := await _key_problem(settings):  # before a session is made or anything is sent
-            print(f"myrm: {problem}", file=sys.stderr)
+            _say(f"myrm: {problem}")
             return 2
         found = await store.find_session(session) if session else None
         if session and found is None:
-            print(f"myrm: no session {session!r}", file=sys.stderr)
+            _say(f"myrm: no session {session!r}")
             return 2
 
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
@@ -680,7 +689,7 @@ async def _ask(
             try:
                 text = await next_prompt(texts)
             except ValueError as exc:
-                print(f"myrm: {exc}", file=sys.stderr)
+                _say(f"myrm: {exc}")
                 code = 2
                 break
         if not session and not saved:  # refused before it was saved (too large, a hook): no empty session
@@ -733,7 +742,7 @@ def sessions(
     [--json] writes one (redacted, every compaction with its vault:// pointers); --import PATH brings over
     another agent's session."""
     if json_out and export is None:
-        print("myrm: --json goes with --export ID", file=sys.stderr)
+        _say("myrm: --json goes with --export ID")
         raise typer.Exit(2)
     if import_path is not None:
         raise typer.Exit(asyncio.run(_import(_db(db), import_path)))
@@ -753,7 +762,7 @@ async def _import(db: Path, path: Path) -> int:
             row, fs = await import_session(store, path, settings.model, Path.cwd().resolve())
         except ForeignError as exc:
             log.warning("import of %s failed", path, exc_info=True)
-            print(f"myrm: {exc}", file=sys.stderr)
+            _say(f"myrm: {exc}")
             return 2
         left = (
             "; left out: " + ", ".join(f"{n} {what}" for what, n in fs.dropped.items()) if fs.dropped else ""
@@ -779,7 +788,7 @@ async def _fork_compacted(db: Path, sid: str, workspace: Path) -> tuple[str, str
         try:
             row = await ctl.fork()
         except ForkFailed as exc:
-            print(f"myrm: {exc}", file=sys.stderr)
+            _say(f"myrm: {exc}")
             raise typer.Exit(1) from None
         return row.id, ctl.fork_notice.partition(": ")[2] or "forked"
     finally:
@@ -807,7 +816,7 @@ async def _sessions(
 
             row = await store.find_session(export)
             if row is None:
-                print(f"myrm: no session {export!r} (`myrm sessions` lists them)", file=sys.stderr)
+                _say(f"myrm: no session {export!r} (`myrm sessions` lists them)")
                 raise typer.Exit(2)
             messages, records = await load_export(store, row)
             exported = (to_json if json_out else to_markdown)(row, messages, records)
@@ -820,7 +829,7 @@ async def _sessions(
                 continue
             row = await store.find_session(target)
             if row is None:
-                print(f"myrm: no session {target!r}", file=sys.stderr)
+                _say(f"myrm: no session {target!r}")
                 raise typer.Exit(2)
             if action == "delete":
                 await store.delete_session(row.id)
@@ -1134,7 +1143,7 @@ def main() -> None:
 
         setup_logging()  # it may come before a command set the log up: the traceback goes there, not here
         log.warning("database error: %s", exc, exc_info=True)
-        print(f"myrm: {exc}", file=sys.stderr)  # a database myrm cannot use: one line, no traceback
+        _say(f"myrm: {exc}")  # a database myrm cannot use: one line, no traceback
         raise SystemExit(2) from None
 
 

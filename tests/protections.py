@@ -1440,6 +1440,13 @@ MUTANTS = (
         ("tests/cli/test_untrusted_output.py::test_doctor_names_a_repositorys_files_inert",),
     ),
     Mutant(
+        "command line: its error lines are inert",
+        "the-command-lines-error-lines-are-inert",
+        "    print(sanitize(line), file=sys.stderr)\n",
+        "    print(line, file=sys.stderr)\n",
+        ("tests/cli/test_untrusted_output.py::test_the_command_lines_error_lines_quote_a_files_ids_inert",),
+    ),
+    Mutant(
         "sandbox: no terminal or device but the harmless ones",
         "sandbox-no-terminal-or-device",
         '        always.append("/dev")\n',

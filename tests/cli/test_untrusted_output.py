@@ -5,6 +5,7 @@ UTF-8) is carried as U+FFFD to the store, the provider and the screen instead of
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from myrm_tui.context.text.call_args import whole_text
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -121,3 +123,22 @@ def test_doctor_names_a_repositorys_files_inert(
     assert "Traceback" not in proc.stderr, proc.stderr
     assert "not trusted" in proc.stdout or "trust" in proc.stdout, proc.stdout
     assert not DANGEROUS & set(proc.stdout + proc.stderr)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ids=st.lists(attacking, min_size=1, max_size=3))
+@example(ids=["x\x1b]0;PWNED\x07", "\u202eevil"])
+def test_the_command_lines_error_lines_quote_a_files_ids_inert(
+    tmp_path_factory: pytest.TempPathFactory, ids: list[str]
+) -> None:
+    """`myrm --replay FILE#ID` names the nearest ids of the recording when the one asked for is not
+    there: a recording from elsewhere chose them. Every error line the command prints is inert."""
+    tmp = tmp_path_factory.mktemp("replay")
+    path = tmp / "rec.jsonl"
+    path.write_text(
+        "".join(json.dumps({"id": i, "messages": [{"role": "user", "content": "hi"}]}) + "\n" for i in ids)
+    )
+    proc = run_myrm(["--replay", f"{path}#{ids[0][:3]}-missing"], env=cli_env(tmp))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "no conversation" in proc.stderr
+    assert not DANGEROUS & set(proc.stderr)
