@@ -1447,6 +1447,13 @@ MUTANTS = (
         ("tests/cli/test_untrusted_output.py::test_the_command_lines_error_lines_quote_a_files_ids_inert",),
     ),
     Mutant(
+        "untrusted text: the model line",
+        "untrusted-text-the-model-line",
+        ".update(plain(text))",
+        ".update(text)",
+        ("tests/app/test_inert_text.py::test_the_header_shows_a_stored_title_inert_after_a_model_switch",),
+    ),
+    Mutant(
         "sandbox: no terminal or device but the harmless ones",
         "sandbox-no-terminal-or-device",
         '        always.append("/dev")\n',

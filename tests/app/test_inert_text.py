@@ -202,6 +202,15 @@ async def _header_after_a_model_switch(
         await wait_until(pilot, lambda: str(app.sub_title).endswith("· openai/gpt-4o"))
         await pilot.pause()
         assert dangerous_on(list(app.screen.query("*"))) == {}
+        # a model name pasted into /model holds whatever was copied (a model string has no spaces)
+        model = "openai/" + ("".join(ch for ch in title if not ch.isspace())[:40] or "x")
+        box = app.query_one(PromptInput)
+        app.post_message(events.Paste(f"/model {model}"))  # as the terminal driver posts it
+        await wait_until(pilot, lambda: bool(box.text))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: str(app.sub_title).endswith(f"· {model}"))
+        await pilot.pause()
+        assert dangerous_on(list(app.screen.query("*"))) == {}
 
 
 @settings(
@@ -215,8 +224,8 @@ def test_the_header_shows_a_stored_title_inert_after_a_model_switch(
     emulator: ProviderEmulator, tmp_path_factory: pytest.TempPathFactory, workspace: Path, title: str
 ) -> None:
     """A session's title (an imported file's, a model's, the first message's) in the header, once the
-    header is drawn again because the model changed (``/model``), and a compaction's focus in the health
-    panel's card: nothing on the screen a terminal obeys."""
+    header is drawn again because the model changed (``/model``), a compaction's focus in the health
+    panel's card, and a model name pasted into ``/model``: nothing on the screen a terminal obeys."""
     asyncio.run(_header_after_a_model_switch(tmp_path_factory.mktemp("title"), workspace, emulator, title))
 
 
@@ -229,7 +238,7 @@ async def _pasted_and_queued(tmp: Path, workspace: Path, emulator: ProviderEmula
             box = app.query_one(PromptInput)
             await type_and_send(pilot, "first")
             await wait_until(pilot, lambda: app.busy)
-            box.post_message(events.Paste(text))
+            app.post_message(events.Paste(text))  # as the terminal driver posts it
             await wait_until(pilot, lambda: bool(box.text))
             await pilot.pause()
             assert dangerous_on(list(app.screen.query("*"))) == {}  # the box as the paste left it

@@ -13,6 +13,7 @@ from textual.widgets import Static, TabbedContent, TabPane
 from myrm_tui.app.live import LiveContext
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.health_panel import SessionContextHealthPanel
+from myrm_tui.app.widgets.plain import plain
 from myrm_tui.app.widgets.vault_pane import VaultPane
 
 
@@ -67,7 +68,8 @@ class SidePanel(Vertical):
         self.query_one(ContextUsageIndicator).compact = collapsed
 
     def watch_model_line(self, text: str) -> None:
-        self.query_one("#model", Static).update(text)
+        # guard: untrusted-text-the-model-line
+        self.query_one("#model", Static).update(plain(text))  # a model name pasted into /model
 
     def watch_live(self) -> None:
         self._show_live()
