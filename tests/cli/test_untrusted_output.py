@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.context.text.call_args import whole_text
@@ -37,16 +37,19 @@ def _user_texts(body: dict[str, object]) -> list[str]:
 )
 @given(reply=attacking, prompt=attacking)
 @example(reply="lone \ud800 surrogate \u202eevil\u202c \x1b]52;c;cHduZWQ=\x07", prompt=NOT_UTF8)
+@example(reply="ok", prompt="-0")
 def test_ask_prints_any_reply_inert_and_sends_any_prompt(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path, reply: str, prompt: str
 ) -> None:
     """Whatever the model answers and whatever the prompt holds: exit 0, the answer on stdout with
     nothing a terminal obeys, the prompt at the provider with U+FFFD for what UTF-8 cannot hold, and the
     session listed (its title the prompt's) with nothing a terminal obeys either."""
+    assume(prompt != "-")  # the documented "read the prompt from standard input"
     emulator.requests.clear()
     emulator.enqueue(Reply(text=reply))
     env = cli_env(tmp_path)
-    proc = run_myrm(["ask", prompt, *emulator_args(emulator, workspace)], env=env)
+    # After "--", as a shell user passes a prompt that starts with "-" (else it is read as an option).
+    proc = run_myrm(["ask", *emulator_args(emulator, workspace), "--", prompt], env=env)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert not DANGEROUS & set(proc.stdout + proc.stderr)

@@ -207,4 +207,7 @@ def _dumps(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
-        return repr(value)
+        try:
+            return repr(value)
+        except RecursionError:  # nested past the limit: repr recurses as deep as json does
+            return f"<{type(value).__name__} nested too deep>"
