@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from myrm_tui.context.filters.shell import strip_ansi
 from myrm_tui.context.memo import memoized
-from myrm_tui.context.text import signals
+from myrm_tui.context.text import line_scan, signals
 from myrm_tui.context.text.trimming import head_tail
 from myrm_tui.context.types import Message
 
@@ -78,21 +78,44 @@ _CODE = re.compile(
 # A file view's line-number prefix: ``cat -n`` / ``nl -ba`` put a tab after the number, Claude Code's
 # ``Read`` an arrow (``    12→code``); an imported session's reads are file views like ours.
 # Located lines: grep -n hits, definitions (also in a numbered view), traceback frames.
-_LOCATED = re.compile(
-    r"^[ \t]*(?:(?:[^\s:]+:)?\d+[:-]|(?:\d+[\t→][ \t]*)?(?:async[ \t]+)?(?:def|class)[ \t]+\w)|line \d", re.M
-)
+_LOCATED_AT = r"[ \t]*(?:(?:[^\s:]+:)?\d+[:-]|(?:\d+[\t→][ \t]*)?(?:async[ \t]+)?(?:def|class)[ \t]+\w)"
+_LOCATED = re.compile(rf"^{_LOCATED_AT}|line \d", re.M)
 # Any other line of a numbered file view: code, below hits and definitions, or a 40-line view would
 # outrank every result line of the session.
-_NUMBERED = re.compile(r"^[ \t]*\d+[\t→]", re.M)
+_NUMBERED_AT = r"[ \t]*\d+[\t→]"
+_NUMBERED = re.compile(rf"^{_NUMBERED_AT}", re.M)
 DECIDE = re.compile(
     r"(?i)\b(instead|decid|chose|choose|the (fix|solution|cause|problem|issue|bug) (is|was)"
     r"|root cause|because|so the|this means|therefore|confirm|works?\b|fixed|passes|fails|conclude"
     r"|i will|i'll|plan|the correct|should)\b"
 )
 # A cheap "names a file" test (signals.paths_in is exact but too slow to run on every line of every output).
-_PATHISH = re.compile(
-    r"[\w-]/[\w.-]+\.[A-Za-z]\w{0,5}\b|\.(?:py|pyi|js|ts|tsx|rs|go|c|h|cpp|java|rb|toml|cfg|ini|json|ya?ml|txt|md|rst|sh|html)\b"
-)
+_PATH_SLASH = r"/[\w.-]+\.[A-Za-z]\w{0,5}\b"
+_PATH_EXT = r"\.(?:py|pyi|js|ts|tsx|rs|go|c|h|cpp|java|rb|toml|cfg|ini|json|ya?ml|txt|md|rst|sh|html)\b"
+_PATHISH = re.compile(rf"[\w-]{_PATH_SLASH}|{_PATH_EXT}")
+# The same patterns, run where they can match only (``text/line_scan.py``; ``_line_priorities``). Every
+# match of _RESULT or _FAILURE (on lower-cased text) holds one of their needles, but for _RESULT's ``^ok`` and
+# ``^=`` (looked up at line starts); a line that is ``e`` alone lets _RESULT's ``^e\s+`` run on into the
+# next line, so such a text is read the plain way.
+_RESULT_NEEDLES = (
+    "passed", "fail", "error", "skipped", "deselected", "warning", "success", "fatal", "ran ",
+    "traceback (most", "exception",
+)  # fmt: skip
+_RESULT_START = re.compile(r"^(?:ok|=)", re.M)
+_RESULT_START_NL = re.compile(r"\n(?:ok|=)")
+_FAILURE_NEEDLES = (
+    "error", "fail", "exception", "warning", "not found", "no such", "cannot", "can't", "unable to",
+    "denied", "invalid", "mismatch", "success",
+)  # fmt: skip
+_E_ALONE = re.compile(r"^e\s*$", re.M)
+_LOCATED_NL = re.compile(rf"\n{_LOCATED_AT}")
+_LINE_NO = re.compile(r"line \d")
+_NUMBERED_NL = re.compile(rf"\n{_NUMBERED_AT}")
+_PATH_AFTER = re.compile(
+    _PATH_SLASH
+)  # starts with "/", which ``re`` jumps to; the character before is checked
+_PATH_CHAR = re.compile(r"[\w-]")
+_PATH_EXT_RX = re.compile(_PATH_EXT)
 # Rules, lone brackets, and the blank lines of a numbered view (``   480\t``).
 _NOISE = re.compile(r"^\s*([-=_*#.~`]{3,}|[{}\[\](),;]+|\d+[\t→])?\s*$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -170,13 +193,82 @@ def _salient_lines(text: str, max_lines: int) -> list[Line]:
     lines = [ln for ln in body.splitlines() if not _NOISE.match(ln)]
     if len(lines) <= SHORT_OUTPUT_LINES and len(body) <= SHORT_OUTPUT_CHARS:
         return [Line(_clip(ln), P_RESULT) for ln in lines]
-    # One regex pass over the whole text per kind (a search per line is ten times slower).
     text = "\n".join(lines)
-    starts = [0]
-    for ln in lines[:-1]:
-        starts.append(starts[-1] + len(ln) + 1)
+    starts = line_scan.line_starts(lines)
+    prio = _line_priorities(lines, text, text.lower(), starts)
+    picked: list[tuple[int, int]] = []  # (line, priority): a Line is made only for the lines kept
+    seen: set[str] = set()
+    for k in sorted(prio):
+        key = lines[k].strip()
+        if key in seen:
+            continue
+        seen.add(key)
+        picked.append((k, prio[k]))
+    distinct = {ln.strip() for ln in lines} if len(lines) <= 2 * FILL_OUTPUT_LINES else ()
+    if 0 < len(distinct) <= FILL_OUTPUT_LINES:
+        # A medium output — what a script printed, a short file view: its plain lines are asked about too
+        # (``DEBUG: dtype: object``, ``# unique_together``). The ledger drops them first when it is full.
+        for k, ln in enumerate(lines):
+            key = ln.strip()
+            if key not in seen:
+                seen.add(key)
+                picked.append((k, P_FILL))
+        picked.sort(key=lambda x: x[0])
+    elif len(picked) > max_lines:
+        # Keep the highest priorities; among equals, the last lines (summaries come at the end).
+        ranked = sorted(range(len(picked)), key=lambda i: (picked[i][1], i), reverse=True)[:max_lines]
+        picked = [picked[i] for i in sorted(ranked)]
+    kept = [(k, Line(_clip(lines[k]), p)) for k, p in picked]
+    # The last line is where most commands report.
+    tail = lines[-1].strip() if lines else ""
+    kept = [(k, ln) for k, ln in kept if ln.text.strip() != tail or k == len(lines) - 1]
+    if tail and (not kept or kept[-1][0] != len(lines) - 1):
+        kept.append((len(lines) - 1, Line(_clip(lines[-1]), P_RESULT)))
+    elif kept:
+        kept[-1] = (kept[-1][0], Line(kept[-1][1].text, max(kept[-1][1].priority, P_RESULT)))
+    return [ln for _, ln in kept]
+
+
+def _line_priorities(lines: Sequence[str], text: str, low: str, starts: Sequence[int]) -> dict[int, int]:
+    """The priority of each line of ``text`` (``"\\n".join(lines)``; ``low`` lower-cased) that a pattern
+    marks: a numbered view's code, located lines, paths, results, failures. Each pattern runs only where
+    it can match (``_line_priorities_plain``, one pass per pattern over the text, gives the same)."""
+    if len(low) != len(text) or _E_ALONE.search(low):
+        return _line_priorities_plain(lines, text, low, starts)
+    ends = [s + len(ln) for s, ln in zip(starts, lines, strict=True)]
+    slash = {
+        bisect_right(starts, mt.start()) - 1
+        for mt in _PATH_AFTER.finditer(text)
+        if mt.start() and _PATH_CHAR.match(text, mt.start() - 1)
+    }
+    located = line_scan.starting(text, starts, _LOCATED, _LOCATED_NL) | line_scan.hit_lines(
+        _LINE_NO, text, starts
+    )
+    results = line_scan.holding(low, starts, _RESULT_NEEDLES)
+    results |= line_scan.starting(low, starts, _RESULT_START, _RESULT_START_NL)
     prio: dict[int, int] = {}
-    low = text.lower()
+    for ks, p in (
+        (line_scan.starting(text, starts, _NUMBERED, _NUMBERED_NL), P_CODE),
+        (located | slash | line_scan.hit_lines(_PATH_EXT_RX, text, starts), P_LOCATED),
+        (line_scan.confirmed(_RESULT, low, starts, ends, results), P_RESULT),
+    ):
+        for k in ks:
+            prio[k] = max(prio.get(k, 0), p)
+    failures = line_scan.confirmed(
+        _FAILURE, low, starts, ends, line_scan.holding(low, starts, _FAILURE_NEEDLES)
+    )
+    for k in failures:
+        if prio.get(k, 0) < P_RESULT and not _CODE.match(lines[k]):
+            prio[k] = P_RESULT
+    return prio
+
+
+def _line_priorities_plain(
+    lines: Sequence[str], text: str, low: str, starts: Sequence[int]
+) -> dict[int, int]:
+    """``_line_priorities`` by one regex pass over the whole text per kind (a search per line is ten times
+    slower)."""
+    prio: dict[int, int] = {}
     same = len(low) == len(text)  # lower() may change lengths
     results, failures = ((_RESULT, low), (_FAILURE, low)) if same else ((_RESULT_I, text), (_FAILURE_I, text))
     kinds = (
@@ -186,45 +278,12 @@ def _salient_lines(text: str, max_lines: int) -> list[Line]:
         (*results[:1], P_RESULT, results[1]),
     )
     for rx, p, src in kinds:
-        for mt in rx.finditer(src):
-            k = bisect_right(starts, mt.start()) - 1
+        for k in line_scan.hit_lines(rx, src, starts):
             prio[k] = max(prio.get(k, 0), p)
-    for mt in failures[0].finditer(failures[1]):
-        k = bisect_right(starts, mt.start()) - 1
+    for k in line_scan.hit_lines(failures[0], failures[1], starts):
         if prio.get(k, 0) < P_RESULT and not _CODE.match(lines[k]):
             prio[k] = P_RESULT
-    picked: list[tuple[int, Line]] = []
-    seen: set[str] = set()
-    for k in sorted(prio):
-        key = lines[k].strip()
-        if key in seen:
-            continue
-        seen.add(key)
-        picked.append((k, Line(_clip(lines[k]), prio[k])))
-    distinct = {ln.strip() for ln in lines} if len(lines) <= 2 * FILL_OUTPUT_LINES else ()
-    if 0 < len(distinct) <= FILL_OUTPUT_LINES:
-        # A medium output — what a script printed, a short file view: its plain lines are asked about too
-        # (``DEBUG: dtype: object``, ``# unique_together``). The ledger drops them first when it is full.
-        for k, ln in enumerate(lines):
-            key = ln.strip()
-            if key not in seen:
-                seen.add(key)
-                picked.append((k, Line(_clip(ln), P_FILL)))
-        picked.sort(key=lambda x: x[0])
-    elif len(picked) > max_lines:
-        # Keep the highest priorities; among equals, the last lines (summaries come at the end).
-        ranked = sorted(range(len(picked)), key=lambda i: (picked[i][1].priority, i), reverse=True)[
-            :max_lines
-        ]
-        picked = [picked[i] for i in sorted(ranked)]
-    # The last line is where most commands report.
-    tail = lines[-1].strip() if lines else ""
-    picked = [(k, ln) for k, ln in picked if ln.text.strip() != tail or k == len(lines) - 1]
-    if tail and (not picked or picked[-1][0] != len(lines) - 1):
-        picked.append((len(lines) - 1, Line(_clip(lines[-1]), P_RESULT)))
-    elif picked:
-        picked[-1] = (picked[-1][0], Line(picked[-1][1].text, max(picked[-1][1].priority, P_RESULT)))
-    return [ln for _, ln in picked]
+    return prio
 
 
 def _assistant_lines(text: str, reply: bool = False) -> list[Line]:
@@ -625,7 +684,8 @@ def fact_tokens(text: str) -> tuple[str, ...]:
     """The fact-like tokens of a tool output, in order of first appearance, deduplicated; a compound one
     (``tests/test_x.py:4310``) also gives its parts, as the agent may use either."""
     found: list[str] = []
-    for t in _TOKEN.findall(text[:SALIENT_CACHE_CHARS]):
+    # Each distinct token once: a repeat adds nothing the first did not (a file view names a thing often).
+    for t in dict.fromkeys(_TOKEN.findall(text[:SALIENT_CACHE_CHARS])):
         for x in (t, *_PARTS.split(t)) if _PARTS.search(t) else (t,):
             if 3 <= len(x) <= 80 and _FACTLIKE.search(x):
                 found.append(x)
@@ -683,7 +743,7 @@ def use_words(part: str) -> tuple[str, ...]:
 def use_tokens(part: str) -> tuple[str, ...]:
     """The fact-like tokens of a ``use_text``, and the parts of a compound one, each once."""
     out: dict[str, None] = {}
-    for t in _TOKEN.findall(part):
+    for t in dict.fromkeys(_TOKEN.findall(part)):
         out[t] = None
         if _PARTS.search(t):
             out.update(dict.fromkeys(_PARTS.split(t)))
