@@ -774,6 +774,11 @@ class LaterUse:
         self._tokens: dict[str, int] | None = None
         self._first: dict[str, int] | None = None
         self._toks: list[tuple[str, ...]] | None = None
+        # What one fold asks of a fact again and again (its outputs share ids and paths), read once; keyed
+        # by the lower-cased fact, they live as long as this instance (one compaction, one trim).
+        self._facts: dict[str, tuple[int | None, bool]] = {}  # (last use of its least used word, one word)
+        self._found: dict[str, tuple[int, int]] = {}  # (a search start, its first occurrence from there)
+        self._before: dict[str, int] = {}  # its first occurrence in the blob
 
     def _part_tokens(self) -> list[tuple[str, ...]]:
         """``use_tokens`` of each part, looked up once for both indexes (a memo look-up compares the text)."""
@@ -802,18 +807,42 @@ class LaterUse:
         """Whether a message before position ``k`` holds ``fact`` (so it is not the message's own)."""
         j = bisect_right(self._at, k - 1)
         end = self._offset[j] if j < len(self._at) else len(self._blob)
-        return self._blob.find(fact.lower(), 0, end) >= 0
+        low = fact.lower()
+        first = self._before.get(low)
+        if first is None:
+            first = self._before[low] = self._blob.find(low)
+        # An occurrence ends before ``end`` if and only if the first one does.
+        return first >= 0 and first + len(low) <= end
 
     def used_after(self, fact: str, k: int) -> bool:
         low = fact.lower()
-        words = _PLAIN_WORD.findall(low)
+        known = self._facts.get(low)
+        if known is None:
+            words = _PLAIN_WORD.findall(low)
+            last = min(self._words.get(w, -1) for w in words) if words else None
+            known = self._facts[low] = (last, len(words) == 1 and words[0] == low)
+        last, single = known
         # Each word of the fact must be used after k (a dictionary look-up) before the text is searched.
-        if not words or any(self._words.get(w, -1) <= k for w in words):
+        if last is None or last <= k:
             return False
-        if len(words) == 1 and words[0] == low:
+        if single:
             return True
         j = bisect_right(self._at, k)
-        return j < len(self._at) and self._blob.find(low, self._offset[j]) >= 0
+        return j < len(self._at) and self._occurs_from(low, self._offset[j])
+
+    def _occurs_from(self, low: str, start: int) -> bool:
+        """``self._blob.find(low, start) >= 0``, from what an earlier search for ``low`` found when it can
+        tell."""
+        hit = self._found.get(low)
+        if hit is not None:
+            began, pos = hit
+            if pos >= start:
+                return True
+            if pos < 0 and start >= began:
+                return False
+        pos = self._blob.find(low, start)
+        self._found[low] = (start, pos)
+        return pos >= 0
 
 
 class Referred:
