@@ -206,3 +206,22 @@ def test_a_reopened_session_fills_its_own_memo() -> None:
     asyncio.run(request(reopened))
     assert len(first.memo) > 0
     assert set(reopened.memo._d) == set(first.memo._d)
+
+
+def test_an_output_as_it_came_is_read_when_it_enters_not_when_it_is_folded() -> None:
+    """The Record's "referred" mark reads later outputs as they came (the vault originals, not their filtered
+    copies): those reads are made on the request an output enters, so the compacting request looks them up
+    (it read every original of the fold otherwise: a tenth of a compaction on the foreign sessions)."""
+    state, vault = ContextState(), ArtifactVault("t")
+    request = request_for(conversation(6, output_chars=6000), state, vault=vault)
+    run = asyncio.run(build_pipeline().run(request, config_for(128_000), "s"))
+    assert not run.metrics.compacted  # the reads are the entering request's own
+    shortened = [m for m in run.messages if m.role == "tool" and m.meta.get("vault_uri")]
+    assert shortened, "the filter shortened no output: nothing to read as it came"
+    for m in shortened:
+        entry = vault.original(m.meta["vault_uri"], "tool_output")
+        assert entry is not None and entry.content != m.text
+        part = ledger.use_text.uncached(entry.content, ())  # type: ignore[attr-defined]
+        assert (ledger.use_text, (entry.content, ())) in state.memo._d
+        assert (ledger.use_words, (part,)) in state.memo._d
+        assert (ledger.use_tokens, (part,)) in state.memo._d

@@ -323,13 +323,13 @@ class Summarize(Configured[SummarizeSettings]):
                 # Its lines are known to this pipeline (which serves every session of the agent), but this
                 # session's memo may not hold its reads yet: a reopened session's first compaction.
                 lines = self._ledger[key]
-                req.state.memo.get(("prepared", key), partial(self._prepare, m, lines))
+                req.state.memo.get(("prepared", key), partial(self._prepare, m, lines, req))
                 continue
             lines = self._lines_of(m, req, key)
             if key is None:
-                self._prepare(m, lines)
+                self._prepare(m, lines, req)
             else:
-                req.state.memo.get(("prepared", key), partial(self._prepare, m, lines))
+                req.state.memo.get(("prepared", key), partial(self._prepare, m, lines, req))
             if m.role == "tool" and not m.synthetic:  # read now, so the compacting request only looks it up
                 ledger.fact_tokens(self._original(m, req).text)
             for c in m.tool_calls:
@@ -344,7 +344,7 @@ class Summarize(Configured[SummarizeSettings]):
                     k -= 1
 
     @staticmethod
-    def _prepare(m: Message, lines: Sequence[ledger.Line]) -> None:
+    def _prepare(m: Message, lines: Sequence[ledger.Line], req: Request) -> None:
         """What a compaction reads of ``m`` and its ledger ``lines`` whatever else the fold holds, read now
         into the session's memo (``context/memo.py``): the request that compacts only looks it up."""
         gist(m)  # the compaction record's line for it
@@ -363,6 +363,12 @@ class Summarize(Configured[SummarizeSettings]):
         elif m.role == "tool":  # what the extractive summary reads of a folded output
             signals.last_exception_line(m.text)
             signals.diff_files(m.text)
+            # What ``Referred`` reads of it: the output as it came, not this copy (a filtered one).
+            referable = Summarize._referable(m, req)
+            if referable is not m:
+                came = ledger.use_text(referable.text, tuple(c.arguments for c in referable.tool_calls))
+                ledger.use_words(came)
+                ledger.use_tokens(came)
 
     def _folded_lines(
         self, m: Message, k: int, later: ledger.LaterUse, req: Request, referred: ledger.Referred
