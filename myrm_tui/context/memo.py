@@ -51,7 +51,10 @@ class Memo:
         hit = self._d.get(key)
         if hit is not None:
             return cast(T, hit[0])
-        value = compute()
+        return self.put(key, compute())
+
+    def put(self, key: Hashable, value: T) -> T:
+        """``value`` kept under a new ``key``, the oldest entries dropped past the bounds."""
         size = _chars(key)
         self._d[key] = (value, size)
         self.chars += size
@@ -92,7 +95,11 @@ def memoized(
                 return fn(*args, **kwargs)
             # guard: the-memo-key-is-the-whole-input
             k = key(*args) if key is not None else args
-            return memo.get((wrapper, k), lambda: fn(*args))  # type: ignore[call-arg]  # no kwargs here
+            # ``get`` inlined: a compaction makes thousands of these look-ups.
+            hit = memo._d.get((wrapper, k))
+            if hit is not None:
+                return cast(T, hit[0])
+            return memo.put((wrapper, k), fn(*args))  # type: ignore[call-arg]  # no kwargs here
 
         wrapper.uncached = fn  # type: ignore[attr-defined]  # tests compare the two
         return wrapper
