@@ -706,6 +706,17 @@ def fact_tokens(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+@memoized()
+def fact_index(text: str) -> dict[str, tuple[int, ...]]:
+    """Where in ``fact_tokens(text)`` the facts whose first word (lower-cased) is each word are: a fact the
+    agent used has its first word among the agent's (``LaterUse.used_of`` looks up only those)."""
+    index: dict[str, list[int]] = {}
+    for i, t in enumerate(fact_tokens(text)):
+        if first := _PLAIN_WORD.search(t.lower()):
+            index.setdefault(first.group(), []).append(i)
+    return {w: tuple(ids) for w, ids in index.items()}
+
+
 def _argument_text(arguments: str) -> str:
     """A call's arguments as the agent wrote them: the JSON's strings and numbers unescaped (a command's
     ``\\n__all__`` is ``__all__`` on a new line), whatever the shape; the raw text when it is not JSON."""
@@ -830,6 +841,13 @@ class LaterUse:
         j = bisect_right(self._at, k)
         return j < len(self._at) and self._occurs_from(low, self._offset[j])
 
+    def used_of(self, text: str, k: int) -> list[str]:
+        """``[t for t in fact_tokens(text) if self.used_after(t, k)]``, looking up only the facts whose first
+        word the agent used at all (an output's thousand ids and names are mostly not)."""
+        facts, index = fact_tokens(text), fact_index(text)
+        hits = sorted(i for w in index.keys() & self._words.keys() for i in index[w])
+        return [facts[i] for i in hits if self.used_after(facts[i], k)]
+
     def _occurs_from(self, low: str, start: int) -> bool:
         """``self._blob.find(low, start) >= 0``, from what an earlier search for ``low`` found when it can
         tell."""
@@ -875,7 +893,7 @@ def used_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> lis
     the output holds at all come first."""
     held = "\n".join(ln.text for ln in lines if ln.priority >= P_RESULT).lower()
     anywhere = "\n".join(ln.text for ln in lines).lower()
-    used = [t for t in fact_tokens(text) if later.used_after(t, k) and t.lower() not in held]
+    used = [t for t in later.used_of(text, k) if t.lower() not in held]
     used.sort(key=lambda t: t.lower() in anywhere)  # stable: order of appearance within each group
     facts: list[str] = []
     size = 0
@@ -945,7 +963,7 @@ def fold_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> lis
     (a search's other flights, a user's other reservations); then the used facts no result line holds."""
     out = list(lines)
     if out and text.lstrip()[:1] in ("[", "{"):
-        used = [t.lower() for t in fact_tokens(text) if later.used_after(t, k)]
+        used = [t.lower() for t in later.used_of(text, k)]
         # Only demoted: raising a later used item as well measured worse (tau 4K), as its facts are in
         # the used lines already and the room goes to other messages' lines.
         out[1:] = [

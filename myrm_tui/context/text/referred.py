@@ -39,7 +39,7 @@ def referred_lines(source: str, later: Sequence[Message], tokens: bool = True) -
         if len(body := _NUMBERED.sub("", r, count=1).strip()) >= QUOTED_MIN_CHARS and body in quoted
     }
     use = ledger.LaterUse(said)
-    pending = [t for t in ledger.fact_tokens(source) if use.used_after(t, -1)] if tokens else []
+    pending = use.used_of(source, -1) if tokens else []
     for i, r in enumerate(rows):
         if not pending:
             break

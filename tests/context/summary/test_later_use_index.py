@@ -65,3 +65,18 @@ def test_an_earlier_search_that_found_nothing_does_not_answer_for_an_earlier_sta
     assert not use.used_after("a-b", 0)
     assert use.used_after("a-b", -1)
     assert use.used_before("a-b", 1) and not use.used_before("a-b", 0)
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.tuples(st.sampled_from(["assistant", "assistant", "tool"]), texts), min_size=2, max_size=8),
+    st.lists(facts, min_size=1, max_size=12).map(" ; ".join),
+    st.integers(-1, 4),
+)
+def test_the_facts_used_are_those_each_question_finds(
+    messages: list[tuple[Role, str]], output: str, k: int
+) -> None:
+    """``used_of`` looks up only the facts whose first word the agent used: the same facts, in order."""
+    msgs = [Message(role=r, content=t, id=f"m{i}") for i, (r, t) in enumerate(messages)]
+    use = ledger.LaterUse(msgs)
+    assert use.used_of(output, k) == [t for t in ledger.fact_tokens(output) if _plain_after(use, t, k)]
