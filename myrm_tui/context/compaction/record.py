@@ -271,8 +271,9 @@ def _folded(folded: Sequence[Message], vault: ArtifactVault, counter: TokenCount
 
 def _block_spans(text: str) -> list[tuple[int, int]]:
     """1-based line spans of the ``─── #n …`` blocks of a rendered archive."""
-    starts = [i + 1 for i, ln in enumerate(text.splitlines()) if ln.startswith("─── #")]
-    total = len(text.splitlines())
+    lines = text.splitlines()
+    starts = [i + 1 for i, ln in enumerate(lines) if ln.startswith("─── #")]
+    total = len(lines)
     return [(s, (starts[j + 1] - 2 if j + 1 < len(starts) else total)) for j, s in enumerate(starts)]
 
 
