@@ -789,7 +789,7 @@ class LaterUse:
         # by the lower-cased fact, they live as long as this instance (one compaction, one trim).
         self._facts: dict[str, tuple[int | None, bool]] = {}  # (last use of its least used word, one word)
         self._found: dict[str, tuple[int, int]] = {}  # (a search start, its first occurrence from there)
-        self._before: dict[str, int] = {}  # its first occurrence in the blob
+        self._before: dict[str, tuple[int, int]] = {}  # (a search end, its first occurrence before it)
 
     def _part_tokens(self) -> list[tuple[str, ...]]:
         """``use_tokens`` of each part, looked up once for both indexes (a memo look-up compares the text)."""
@@ -819,11 +819,17 @@ class LaterUse:
         j = bisect_right(self._at, k - 1)
         end = self._offset[j] if j < len(self._at) else len(self._blob)
         low = fact.lower()
-        first = self._before.get(low)
-        if first is None:
-            first = self._before[low] = self._blob.find(low)
-        # An occurrence ends before ``end`` if and only if the first one does.
-        return first >= 0 and first + len(low) <= end
+        hit = self._before.get(low)
+        if hit is not None:
+            limit, first = hit
+            # An occurrence ends before ``end`` if and only if the first one does.
+            if first >= 0:
+                return first + len(low) <= end
+            if end <= limit:
+                return False
+        first = self._blob.find(low, 0, end)
+        self._before[low] = (end, first)
+        return first >= 0
 
     def used_after(self, fact: str, k: int) -> bool:
         low = fact.lower()

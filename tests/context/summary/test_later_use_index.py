@@ -65,6 +65,8 @@ def test_an_earlier_search_that_found_nothing_does_not_answer_for_an_earlier_sta
     assert not use.used_after("a-b", 0)
     assert use.used_after("a-b", -1)
     assert use.used_before("a-b", 1) and not use.used_before("a-b", 0)
+    fresh = ledger.LaterUse(msgs)  # not found before the first message, then asked before the second
+    assert not fresh.used_before("a-b", 0) and fresh.used_before("a-b", 1)
 
 
 @settings(max_examples=200)
