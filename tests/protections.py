@@ -2087,6 +2087,24 @@ MUTANTS = (
         "return (m.role, m.name)",
         ("tests/context/test_memo.py::test_a_session_sends_the_same_with_its_memo_as_without",),
     ),
+    Mutant(
+        "salient lines: a text the line shortcuts cannot read (a lower case of another length, a line 'e' "
+        "alone) is read by the plain pass",
+        "a-text-the-shortcuts-cannot-read-the-plain",
+        "if len(low) != len(text) or _E_ALONE.search(low):",
+        "if len(low) != len(text):",
+        ("tests/context/text/test_line_scan.py::test_a_line_that_is_e_alone_is_read_the_plain_way",),
+    ),
+    Mutant(
+        "LaterUse: a search that found nothing answers only for starts at or after its own",
+        "a-search-that-found-nothing-answers-only",
+        "if pos < 0 and start >= began:",
+        "if pos < 0:",
+        (
+            "tests/context/summary/test_later_use_index.py::"
+            "test_an_earlier_search_that_found_nothing_does_not_answer_for_an_earlier_start",
+        ),
+    ),
 )
 
 

@@ -233,6 +233,7 @@ def _line_priorities(lines: Sequence[str], text: str, low: str, starts: Sequence
     """The priority of each line of ``text`` (``"\\n".join(lines)``; ``low`` lower-cased) that a pattern
     marks: a numbered view's code, located lines, paths, results, failures. Each pattern runs only where
     it can match (``_line_priorities_plain``, one pass per pattern over the text, gives the same)."""
+    # guard: a-text-the-shortcuts-cannot-read-the-plain
     if len(low) != len(text) or _E_ALONE.search(low):
         return _line_priorities_plain(lines, text, low, starts)
     ends = [s + len(ln) for s, ln in zip(starts, lines, strict=True)]
@@ -860,6 +861,7 @@ class LaterUse:
         hit = self._found.get(low)
         if hit is not None:
             began, pos = hit
+            # guard: a-search-that-found-nothing-answers-only
             if pos >= start:
                 return True
             if pos < 0 and start >= began:
