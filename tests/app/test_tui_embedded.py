@@ -6,6 +6,7 @@ import asyncio
 import re
 import signal
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.llm import local
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL, EmbeddedServer, runtime_available
 from tests.helpers import started, type_and_send, wait_until
-from tests.llm.test_local import CRASH_REPLY_TOKENS, STORY, _crash
+from tests.llm.test_local import CRASH_REPLY_TOKENS, NEXT_REPLY_TOKENS, STORY, _crash
 
 pytestmark = [
     pytest.mark.slow,
@@ -126,6 +127,9 @@ async def test_a_crashing_embedded_model_ends_one_turn_and_the_next_message_rest
         assert any(STORY in str(u.render()) for u in app.query(UserMessage))  # the conversation is intact
 
         app.query_one(PromptInput).clear()
+        agent = app.controller.agent
+        assert agent is not None
+        agent.session.settings = replace(agent.session.settings, max_output_tokens=NEXT_REPLY_TOKENS)
         before = len(app.query(AssistantMessage))
         await type_and_send(pilot, "Say hello.")
         await wait_until(
