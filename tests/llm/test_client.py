@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -30,6 +29,7 @@ from myrm_tui.llm.errors import (
 from myrm_tui.llm.events import Finish, TextDelta, ToolCallDelta, Usage
 from myrm_tui.llm.progress import ProgressClock, guarded
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
 from tests.helpers import FakeTime
 
 TOOLS = [
@@ -358,7 +358,8 @@ def test_a_streamed_call_loads_no_second_tokenizer(emulator: ProviderEmulator) -
     would count with it, only myrm's encoding is loaded, and the usage still comes from the provider."""
     emulator.enqueue(Reply(text="a"), Reply(text="b"))
     models = ["openai/gpt-4-0613", "openai/some-model-litellm-does-not-know"]
-    out = subprocess.run(
+    # Forked from the warm interpreter: it imported litellm as myrm does (offline, nothing counted yet).
+    out = warm.run(
         [sys.executable, "-c", ONE_TOKENIZER, emulator.openai_base, *models],
         capture_output=True,
         text=True,
