@@ -270,13 +270,32 @@ JOINERS = [
 ]
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(JOINERS)), min_size=1, max_size=6))
+SOUP = st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(JOINERS)), min_size=1, max_size=6)
+SOUP_SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+# make test's fixed sample (1,000 soups, ~20 of them allowed and run); the long twin runs 3,000.
+@settings(SOUP_SETTINGS, max_examples=1000)
+@given(SOUP)
 def test_what_the_parser_allows_bash_runs_as_parsed(
     workspace: Path, tmp_path: Path, pieces: list[tuple[str, str]]
 ) -> None:
     """Random shell soup: whenever the rules allow it, bash (traced by -x) runs only the parsed commands
     with the parsed words, and writes nothing outside the workspace. About 2 % of the soup is allowed."""
+    runs_as_parsed(workspace, tmp_path, pieces)
+
+
+@pytest.mark.long
+@settings(SOUP_SETTINGS, max_examples=3000)
+@given(SOUP)
+def test_long_what_the_parser_allows_bash_runs_as_parsed(
+    workspace: Path, tmp_path: Path, pieces: list[tuple[str, str]]
+) -> None:
+    """The same property over 3,000 soups (``make test-long``)."""
+    runs_as_parsed(workspace, tmp_path, pieces)
+
+
+def runs_as_parsed(workspace: Path, tmp_path: Path, pieces: list[tuple[str, str]]) -> None:
     outside, shims = tmp_path / "outside", tmp_path / "bin"
     if not shims.exists():
         outside.mkdir()

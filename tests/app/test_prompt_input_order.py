@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual import events
@@ -139,11 +140,29 @@ async def run_ops(ops: list[tuple[str, str]], one_by_one: bool) -> tuple[str, tu
         return box.text, box.cursor_location
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ORDER_SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# Each example starts an app (~0.2 s): make test runs a fixed 15, the long twin 40 new ones.
+@settings(ORDER_SETTINGS, max_examples=15)
 @given(ops=OPS, one_by_one=st.booleans())
 def test_the_box_is_what_an_editor_makes_of_the_keys_in_the_order_sent(
     ops: list[tuple[str, str]], one_by_one: bool
 ) -> None:
+    box_matches_the_editor(ops, one_by_one)
+
+
+@pytest.mark.long
+@settings(ORDER_SETTINGS, max_examples=40)
+@given(ops=OPS, one_by_one=st.booleans())
+def test_long_the_box_is_what_an_editor_makes_of_the_keys_in_the_order_sent(
+    ops: list[tuple[str, str]], one_by_one: bool
+) -> None:
+    """The same property over 40 key sequences (``make test-long``)."""
+    box_matches_the_editor(ops, one_by_one)
+
+
+def box_matches_the_editor(ops: list[tuple[str, str]], one_by_one: bool) -> None:
     model = Editor()
     for op in ops:
         model.apply(op)

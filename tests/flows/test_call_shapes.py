@@ -215,15 +215,31 @@ def _read_everywhere(call: ToolCall, result: str) -> None:
     acp_convert.edit_diff(call, Path("/w")), acp_convert.tool_title(call)
 
 
-@settings(
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+ANY_CALL = settings(
+    deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
+
+
+# make test runs a fixed 100 calls (each run by the real tool runner); the long twin 300 new ones.
+@settings(ANY_CALL, max_examples=100)
 @given(call=calls)
 def test_any_arguments_to_any_tool_get_an_answer_and_every_reader_copes(
     call: ToolCall, tmp_path: Path
 ) -> None:
+    answered_and_read(call, tmp_path)
+
+
+@pytest.mark.long
+@settings(ANY_CALL, max_examples=300)
+@given(call=calls)
+def test_long_any_arguments_to_any_tool_get_an_answer_and_every_reader_copes(
+    call: ToolCall, tmp_path: Path
+) -> None:
+    """The same property over 300 calls (``make test-long``)."""
+    answered_and_read(call, tmp_path)
+
+
+def answered_and_read(call: ToolCall, tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     result = asyncio.run(_runner(workspace).execute(call))
@@ -289,11 +305,29 @@ def histories_with_odd_calls(draw: st.DrawFn) -> list[Message]:
     return msgs
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ODD_HISTORY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# Each history is compacted by the whole pipeline (~0.15 s): make test runs a fixed 15, the long twin 40.
+@settings(ODD_HISTORY, max_examples=15)
 @given(histories_with_odd_calls(), st.sampled_from([4_000, 16_000]))
 def test_the_pipeline_compacts_any_stored_arguments_into_a_valid_request(
     raw: list[Message], window: int
 ) -> None:
+    compacts_into_a_valid_request(raw, window)
+
+
+@pytest.mark.long
+@settings(ODD_HISTORY, max_examples=40)
+@given(histories_with_odd_calls(), st.sampled_from([4_000, 16_000]))
+def test_long_the_pipeline_compacts_any_stored_arguments_into_a_valid_request(
+    raw: list[Message], window: int
+) -> None:
+    """The same property over 40 histories (``make test-long``)."""
+    compacts_into_a_valid_request(raw, window)
+
+
+def compacts_into_a_valid_request(raw: list[Message], window: int) -> None:
     view, run = asyncio.run(run_pipeline(raw, window=window, force_compaction=True))
     assert run.metrics.failures == []
     assert check_view(view, raw) == []

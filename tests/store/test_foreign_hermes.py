@@ -474,13 +474,32 @@ _TURN = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(messages=st.lists(_MESSAGE, max_size=12), turns=st.lists(_TURN, max_size=12))
+ANY_HISTORY = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+HISTORY = {"messages": st.lists(_MESSAGE, max_size=12), "turns": st.lists(_TURN, max_size=12)}
+
+
+# make test runs a fixed 100 histories; the long twin 300 new ones.
+@settings(ANY_HISTORY, max_examples=100)
+@given(**HISTORY)
 def test_any_imported_hermes_history_is_one_a_provider_accepts(
     tmp_path: Path, messages: list[Any], turns: list[Any]
 ) -> None:
     """Whatever a session file or trajectory holds, what comes over pairs every call with one result, and
     the provider emulator's rules (unique call ids, no stray result, no empty assistant turn) accept it."""
+    imports_as_accepted(tmp_path, messages, turns)
+
+
+@pytest.mark.long
+@settings(ANY_HISTORY, max_examples=300)
+@given(**HISTORY)
+def test_long_any_imported_hermes_history_is_one_a_provider_accepts(
+    tmp_path: Path, messages: list[Any], turns: list[Any]
+) -> None:
+    """The same property over 300 histories (``make test-long``)."""
+    imports_as_accepted(tmp_path, messages, turns)
+
+
+def imports_as_accepted(tmp_path: Path, messages: list[Any], turns: list[Any]) -> None:
     session = tmp_path / "session_gen.json"
     session.write_text(json.dumps({"session_id": "gen", "messages": messages}))
     trajectories = _lines(

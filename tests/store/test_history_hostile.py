@@ -22,11 +22,25 @@ pieces = st.one_of(
 queries = st.lists(pieces, min_size=1, max_size=24).map(lambda p: " ".join(p) if len(p) % 2 else "".join(p))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+QUERY_SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# Each query is searched in a store of its own (~25 ms): make test runs a fixed 50 and the two named ones,
+# the long twin 150 new ones.
+@settings(QUERY_SETTINGS, max_examples=50)
 @given(query=queries)
 @example(query="hello\x00world")
 @example(query='NEAR(hello world, 2) body:"x ^start*')
 async def test_any_query_is_searched_as_words_and_never_raises(query: str) -> None:
+    with tempfile.TemporaryDirectory() as base:
+        await _search(Path(base) / "h.db", query)
+
+
+@pytest.mark.long
+@settings(QUERY_SETTINGS, max_examples=150)
+@given(query=queries)
+async def test_long_any_query_is_searched_as_words_and_never_raises(query: str) -> None:
+    """The same property over 150 queries (``make test-long``)."""
     with tempfile.TemporaryDirectory() as base:
         await _search(Path(base) / "h.db", query)
 
