@@ -161,7 +161,12 @@ async def render_everywhere(texts: list[str]) -> None:
         assert app.is_running
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SCREENS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# Each example starts an app (or three dialogs): make test runs a fixed 5 beside the named ones, the long
+# twin 12 new ones.
+@settings(SCREENS, max_examples=5)
 @given(texts=st.lists(hostile, min_size=1, max_size=4))
 @example(texts=["grep -c '[/]' a.txt", "[@click=app.quit]x[/]", "[link=https://e.x]y[/link] [a-z]"])
 @example(texts=["0\n", "\U000f0000x"])  # a user message of two rows (found by random search)
@@ -169,6 +174,14 @@ def test_every_widget_shows_untrusted_text_as_given(texts: list[str]) -> None:
     """Tool card headings and outputs, compaction rows and their items, notices, user messages,
     the status line, the vault list and the @ list: no exception, and each shows the text
     it was given, character for character (controls as their visible stand-ins)."""
+    asyncio.run(render_everywhere(texts))
+
+
+@pytest.mark.long
+@settings(SCREENS, max_examples=12)
+@given(texts=st.lists(hostile, min_size=1, max_size=4))
+def test_long_every_widget_shows_untrusted_text_as_given(texts: list[str]) -> None:
+    """The same property over 12 lists of texts (``make test-long``)."""
     asyncio.run(render_everywhere(texts))
 
 
@@ -188,12 +201,24 @@ async def render_modal(screen: Any) -> str:
         return " ".join(shown(w) for w in app.screen.query("Label, Static, OptionList"))
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(SCREENS, max_examples=4)
 @given(texts=st.lists(hostile, min_size=1, max_size=3))
 @example(texts=["[/]", "[@click=app.quit]q[/]", "[a-z] [link=x]l[/link]"])
 def test_the_dialogs_show_untrusted_text_as_given(texts: list[str]) -> None:
     """The approval dialog (the command, its parsed parts, the reasons), the session picker (titles)
     and the model picker (names typed by the user)."""
+    dialogs_show_as_given(texts)
+
+
+@pytest.mark.long
+@settings(SCREENS, max_examples=10)
+@given(texts=st.lists(hostile, min_size=1, max_size=3))
+def test_long_the_dialogs_show_untrusted_text_as_given(texts: list[str]) -> None:
+    """The same property over 10 lists of texts (``make test-long``)."""
+    dialogs_show_as_given(texts)
+
+
+def dialogs_show_as_given(texts: list[str]) -> None:
     command = " ".join(texts)
     checks = tuple(ParsedCommand(t, (t,), problems=(t,), rememberable=True) for t in texts)
     assessment = Assessment(command, checks, problems=tuple(texts))

@@ -137,15 +137,36 @@ def _survives(text: str, item: str, n: int) -> bool:
     return _norm(item)[:n] in _norm(text)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
+BLOCK_SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+BLOCKS = (
     st.lists(parts(), min_size=1, max_size=5),
     st.integers(4_000, 200_000),
     st.lists(_sentence, max_size=12),
     st.lists(_sentence, max_size=60),
     st.integers(1, 3),
 )
+
+
+# make test runs a fixed 20 blocks (~60 ms each), the long twin 60 new ones.
+@settings(BLOCK_SETTINGS, max_examples=20)
+@given(*BLOCKS)
 def test_the_summary_block_stays_in_its_share_and_keeps_what_the_agent_must_act_on(
+    seq: list[Summary], window: int, said: list[str], other: list[str], part: int
+) -> None:
+    block_keeps_what_matters(seq, window, said, other, part)
+
+
+@pytest.mark.long
+@settings(BLOCK_SETTINGS, max_examples=60)
+@given(*BLOCKS)
+def test_long_the_summary_block_stays_in_its_share_and_keeps_what_the_agent_must_act_on(
+    seq: list[Summary], window: int, said: list[str], other: list[str], part: int
+) -> None:
+    """The same property over 60 blocks (``make test-long``)."""
+    block_keeps_what_matters(seq, window, said, other, part)
+
+
+def block_keeps_what_matters(
     seq: list[Summary], window: int, said: list[str], other: list[str], part: int
 ) -> None:
     merged = reduce(lambda a, b: merge(a, b), seq[1:], merge(None, seq[0]))
