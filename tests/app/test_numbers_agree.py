@@ -219,16 +219,33 @@ async def test_the_embedded_model_is_counted_only_what_it_is_sent(store: Store, 
 # -- what drove each compaction (#45.5, #46.6) ---------------------------------------------------------
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    sizes=st.lists(st.integers(50, 1_500), min_size=6, max_size=24),
-    window=st.sampled_from([8_000, 16_000]),
-)
+LABELS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SESSIONS = {
+    "sizes": st.lists(st.integers(50, 1_500), min_size=6, max_size=24),
+    "window": st.sampled_from([8_000, 16_000]),
+}
+
+
+# Each session runs the pipeline once a message: make test runs a fixed 10, the long twin 25 new ones.
+@settings(LABELS, max_examples=10)
+@given(**SESSIONS)
 def test_a_planned_compaction_never_reads_as_an_emergency(sizes: list[int], window: int) -> None:
     """Live requests over a session of answers of generated sizes: every compaction's label names what
     drove it, and one Pre-Compact planned (a ``threshold`` reason, even when the round carried the view
     past the 90 % level: 12 of 22 in a replay at 8K read ``threshold EMERGENCY``) says ``planned`` at its
     depth, never EMERGENCY; the net says it was the net."""
+    labels_name_what_drove_them(sizes, window)
+
+
+@pytest.mark.long
+@settings(LABELS, max_examples=25)
+@given(**SESSIONS)
+def test_long_a_planned_compaction_never_reads_as_an_emergency(sizes: list[int], window: int) -> None:
+    """The same property over 25 sessions (``make test-long``)."""
+    labels_name_what_drove_them(sizes, window)
+
+
+def labels_name_what_drove_them(sizes: list[int], window: int) -> None:
     from myrm_tui.context.state import ContextState
     from tests.helpers import run_pipeline
 
