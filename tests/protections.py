@@ -1992,20 +1992,29 @@ MUTANTS = (
         ("tests/context/steps/test_trims.py::test_an_output_answered_early_in_a_session_is_not_trimmed_yet",),
     ),
     Mutant(
-        "the smart filter cuts an output on arrival only where it crowds the view",
+        "the smart filter cuts prose on arrival only where it crowds the view",
         "a-lossy-cut-only-where-the-output-crowds",
-        "crowded = crowds(running + tokens, point, req.state.round_growth, req.raw)",
-        "crowded = True",
+        "lossy = crowds(running + tokens, point, req.state.round_growth, req.raw)",
+        "lossy = True",
         (
-            "tests/context/filters/test_room.py::test_a_large_read_in_a_session_that_will_end_first_stays_whole",
+            "tests/context/filters/test_room.py::test_a_large_report_in_a_session_that_will_end_first_stays_whole",
             "tests/context/filters/test_room.py::test_a_crowded_turn_is_cut_where_a_young_one_is_not",
+        ),
+    ),
+    Mutant(
+        "the smart filter cuts what is not prose on arrival wherever it is large",
+        "what-is-not-prose-is-cut-on-arrival",
+        "lossy = lossy or not is_prose(body)",
+        "lossy = lossy",
+        (
+            "tests/context/filters/test_room.py::test_a_large_code_read_is_cut_on_arrival_even_where_nothing_crowds",
         ),
     ),
     Mutant(
         "a JSON output's skeleton is made where nothing crowds",
         "a-json-skeleton-wherever-large",
-        "if st is not None and (crowded or st[0] in DATA_FORMATS):",
-        "if st is not None and crowded:",
+        "if st is not None and (lossy or st[0] in DATA_FORMATS):",
+        "if st is not None and lossy:",
         (
             "tests/context/filters/test_room.py::test_a_json_output_gets_its_skeleton_even_where_nothing_crowds",
         ),

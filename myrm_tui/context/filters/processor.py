@@ -1,8 +1,9 @@
 """``FilterProcessor`` (Smart Filter): shell compressors and YAML rules, then structural/semantic
 filters, then the budget guard (``ContextBudgetGuard``) — applied once to
-each new tool output. The shell compressors, the rules and a JSON skeleton run on every large output; a
-cut that may lose what the agent needs (another format's extract, a summary, head and tail) only where the
-output would crowd the view (``room.py``), and the budget guard wherever the budget cannot afford it.
+each new tool output. The shell compressors, the rules and a JSON skeleton run on every large output, and
+the lossy cuts (another format's extract, a summary, head and tail) on every large one that is not prose;
+prose (a report, an explanation) is cut only where it would crowd the view (``room.py``), and the budget
+guard cuts wherever the budget cannot afford it.
 
 Decisions are sticky: a message is filtered the first time it enters the view and looks the same in
 every later request, so filtering never breaks the provider's prefix cache. Every filtered original
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.filters.budget_guard import ContextBudgetGuard
-from myrm_tui.context.filters.room import crowds
+from myrm_tui.context.filters.room import crowds, is_prose
 from myrm_tui.context.filters.rules import RuleEngine
 from myrm_tui.context.filters.shell import compress_shell, strip_ansi
 from myrm_tui.context.filters.structural import structural_extract
@@ -149,19 +150,21 @@ class FilterProcessor:
             if hit:
                 how, new = f"compressed ({hit[0]})", header + hit[1] + footer
         # Structural/semantic stage — large single output, or a large turn. A data skeleton (JSON) is made
-        # whenever it is large; a cut that may lose what the agent needs (an extract of other formats, a
-        # summary, head and tail) only where the output would crowd the view (``room.py``): elsewhere it
+        # whenever it is large; code, logs and listings are cut on arrival (an extract, a summary, head and
+        # tail); prose (a subagent's report) only where it would crowd the view (``room.py``): elsewhere it
         # stays whole until the answered trim or a compaction shortens it.
         tokens = req.counter.text(new)
         if tokens > c.filter_single_tokens or step_tokens + tokens > c.filter_turn_tokens:
             header, body, footer = split_header(new)
             st = structural_extract(body, (c.json_max_depth, c.json_max_keys, c.json_max_items))
             # guard: a-lossy-cut-only-where-the-output-crowds
-            crowded = crowds(running + tokens, point, req.state.round_growth, req.raw)
+            lossy = crowds(running + tokens, point, req.state.round_growth, req.raw)
+            # guard: what-is-not-prose-is-cut-on-arrival
+            lossy = lossy or not is_prose(body)
             # guard: a-json-skeleton-wherever-large
-            if st is not None and (crowded or st[0] in DATA_FORMATS):
+            if st is not None and (lossy or st[0] in DATA_FORMATS):
                 how, new = f"structural ({st[0]})", header + st[1] + footer
-            elif crowded:
+            elif lossy:
                 worth_a_call = tokens > c.semantic_min_tokens
                 summary = await self._semantic(body, tool, req, trace) if worth_a_call else None
                 if summary is not None:

@@ -1,4 +1,5 @@
-"""The room model (``filters/room.py``): a lossy cut on arrival only where the output would crowd the view."""
+"""The room model (``filters/room.py``): a lossy cut of prose on arrival only where it would crowd the view;
+other outputs (code, logs, listings) are cut on arrival as before."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.filters.processor import FilterProcessor
-from myrm_tui.context.filters.room import DEFAULT_ROUND_TOKENS, crowds, mean_round
+from myrm_tui.context.filters.room import DEFAULT_ROUND_TOKENS, crowds, is_prose, mean_round
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
@@ -52,26 +53,52 @@ def code_file(lines: int) -> str:
     )
 
 
-def read_turn(output: str, earlier: int = 0) -> list[Message]:
-    call = ToolCall("call_r", "Read", json.dumps({"file_path": "lib/app.ex"}))
+def report(sections: int) -> str:
+    """A subagent's final report (a ``Task`` result): markdown headings, bullets of sentences, a little
+    fenced code."""
+    out = ["Now I have what I need. Here is the report.", ""]
+    for k in range(sections):
+        out += [
+            f"## {k + 1}. How the handler for route {k} reaches the session store",
+            "",
+            f"The handler `handle_{k}/2` reads the session from the registry before it checks the token,",
+            f"so a stale token is only seen after the lookup. It inserts {k * 10 + 500} rows a batch.",
+            f"- **Entry point**: `lib/app/route_{k}.ex` calls the store through the public facade.",
+            "- The tests cover the happy path only; nothing checks an expired token on this route.",
+            "",
+            "```elixir",
+            f"def handle_{k}(conn, params), do: Store.fetch(conn, params)",
+            "```",
+            "",
+        ]
+    return "\n".join(out)
+
+
+def tool_turn(name: str, output: str, earlier: int = 0) -> list[Message]:
+    args = {"description": "explore the handlers"} if name == "Task" else {"file_path": "lib/app.ex"}
+    call = ToolCall("call_r", name, json.dumps(args))
     return [
         *requests(earlier),
         Message(role="assistant", content=None, id="ar", tool_calls=(call,)),
-        Message(role="tool", content=output, id="tr", tool_call_id="call_r", name="Read"),
+        Message(role="tool", content=output, id="tr", tool_call_id="call_r", name=name),
     ]
 
 
-async def test_a_large_read_in_a_session_that_will_end_first_stays_whole() -> None:
-    """A subagent's first read of a 600-line file (~9K tokens) at 32K: the view would stay far under the
-    compaction point for the rest of a session this young, so nothing is cut on arrival (the answered trim
-    and a compaction may shorten it later); deep into a session whose view it crowds, it is cut, its
+def read_turn(output: str, earlier: int = 0) -> list[Message]:
+    return tool_turn("Read", output, earlier)
+
+
+async def test_a_large_report_in_a_session_that_will_end_first_stays_whole() -> None:
+    """A subagent's report (~9K tokens) arriving in a young session at 32K: the view would stay far under
+    the compaction point for the rest of a session this young, so nothing is cut on arrival (the answered
+    trim and a compaction may shorten it later); deep into a session whose view it crowds, it is cut, its
     original in the vault."""
-    text = code_file(600)
+    text = report(90)
     assert COUNTER.text(text) > ContextConfig(max_context_tokens=32_000).filter_single_tokens
-    young = read_turn(text)
+    young = tool_turn("Task", text)
     out = (await run_step(FilterProcessor(), view_for(young), window=32_000)).messages
     assert out[-1] is young[-1]
-    old = read_turn(text, earlier=40)
+    old = tool_turn("Task", text, earlier=40)
     state = ContextState(round_growth=[2_000] * 16)  # 40 requests of 2K: the point is a few rounds away
     view = view_for(old, state)
     cut = (await run_step(FilterProcessor(), view, window=32_000)).messages[-1]
@@ -80,18 +107,33 @@ async def test_a_large_read_in_a_session_that_will_end_first_stays_whole() -> No
     assert entry is not None and entry.content == text
 
 
+async def test_a_large_code_read_is_cut_on_arrival_even_where_nothing_crowds() -> None:
+    """Code is not prose: a 600-line file read in the same young session is cut on arrival, as it was before
+    the room model (its head and tail, the original in the vault), where a report of its size stays whole."""
+    text = code_file(600)
+    turn = read_turn(text)
+    view = view_for(turn)
+    cut = (await run_step(FilterProcessor(), view, window=32_000)).messages[-1]
+    assert cut.meta.get("filter") == "head+tail" and len(cut.text) < len(text) // 2
+    entry = view.request.vault.original(cut.meta["vault_uri"], "tool_output")
+    assert entry is not None and entry.content == text
+
+
 async def test_a_json_output_gets_its_skeleton_even_where_nothing_crowds() -> None:
-    """Data is shortened, not cut: its skeleton keeps every key, so it is made wherever the output is big."""
-    rows = [{"id": k, "name": f"item_{k}", "tags": ["a", "b"], "price": k * 3} for k in range(600)]
+    """Data is shortened, not cut: its skeleton keeps every key, so it is made wherever the output is big,
+    also where its values are sentences enough for its one line to read as prose."""
+    note = "the handler for route {} reads the session before it checks the token and then stores it"
+    rows = [{"id": k, "note": note.format(k), "tags": ["a", "b"]} for k in range(300)]
+    assert is_prose(json.dumps(rows))
     turn = read_turn(json.dumps(rows))
     out = (await run_step(FilterProcessor(), view_for(turn), window=32_000)).messages[-1]
     assert out.meta.get("filter", "").startswith("structural (json)")
 
 
 async def test_a_crowded_turn_is_cut_where_a_young_one_is_not() -> None:
-    """The same output, the same view size: only the session's own rounds and length differ."""
-    text = code_file(300)
-    turn = read_turn(text, earlier=2)
+    """The same report, the same view size: only the session's own rounds and length differ."""
+    text = report(30)
+    turn = tool_turn("Task", text, earlier=2)
     whole = (await run_step(FilterProcessor(), view_for(turn), window=16_000)).messages[-1]
     cut = (await run_step(FilterProcessor(), view_for(turn, crowded_state()), window=16_000)).messages[-1]
     assert whole is turn[-1] and cut.meta.get("filter")
@@ -138,3 +180,68 @@ def test_a_deferred_cut_never_lets_a_request_over_the_budget_and_every_cut_is_in
                     assert entry is not None and entry.content == stored[base], m.id
 
     asyncio.run(go())
+
+
+WORDS = st.sampled_from(["the", "handler", "reads", "session", "token", "before", "store", "Checks", "a"])
+SENTENCES = st.lists(WORDS, min_size=3, max_size=14).map(lambda ws: " ".join(ws) + ".")
+MARKS = st.sampled_from(["", "- ", "* ", "1. ", "## ", "**Note**: "])  # markdown around a sentence
+# Shapes of lines that are not prose, whatever words they carry: a numbered file view (cat -n, Claude
+# Code's arrows, Hermes's pipes), indented code, a table row, grep hits, a log, a traceback, a diff, a tree.
+NOT_PROSE = [
+    "{n:>6}→{s}",
+    "{n:>6}\t{s}",
+    "{n:>6}|{s}",
+    "        {s}",
+    "| {s} | {n} |",
+    "src/app/mod_{n}.py:{n}: {s}",
+    "2026-12-07 10:{n:02}:00 INFO {s}",
+    '  File "/srv/app/mod_{n}.py", line {n}, in {s}',
+    "+{s}",
+    "├── {s}",
+]
+SHAPED = st.tuples(st.sampled_from(NOT_PROSE), SENTENCES, st.integers(0, 99))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(SHAPED, min_size=1, max_size=40))
+def test_lines_shaped_as_code_logs_listings_tables_or_views_are_never_prose(
+    lines: list[tuple[str, str, int]],
+) -> None:
+    """Whatever words they hold, a text of such lines is cut on arrival as before the room model."""
+    text = "\n".join(shape.format(s=s, n=n) for shape, s, n in lines)
+    assert not is_prose(text)
+    assert not is_prose(text.replace("\n", "\\n"))  # the same text escaped in a JSON string
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(MARKS, SENTENCES), min_size=1, max_size=40),
+    st.integers(0, 3),
+)
+def test_sentences_with_some_fenced_code_are_prose(lines: list[tuple[str, str]], code_per_line: int) -> None:
+    """A report: headings and bullets of sentences, with fenced code up to three times the written text."""
+    written = [mark + s for mark, s in lines]
+    size = sum(len(w) for w in written)
+    body: list[str] = []
+    while sum(len(c) for c in body) + 24 <= size * code_per_line:  # a line below is at most 24 characters
+        body.append(f"value_{len(body)} = compute({len(body)})")
+    code = ["```python", *body, "```"]
+    assert is_prose("\n".join(written + code))
+    assert is_prose("\n".join(code + written))
+
+
+def test_shapes_seen_in_recorded_sessions() -> None:
+    """Examples of what the foreign corpus holds: a subagent's report is prose; a code read, a file listing
+    and a test run's failure are not."""
+    assert is_prose(report(3))
+    assert not is_prose(code_file(40))
+    assert not is_prose("\n".join(f"/home/user/project/lib/app/mod_{k}.ex" for k in range(50)))
+    failure = [
+        "ERROR: test_column (dbshell.test_postgresql.PostgreSqlDbshellCommandTestCase)",
+        "Traceback (most recent call last):",
+        '  File "/testbed/django/db/backends/postgresql/client.py", line 36, in runshell_db',
+        "    subprocess.run(args, check=True, env=env)",
+        "FileNotFoundError: [Errno 2] No such file or directory: 'psql': 'psql'",
+    ]
+    assert not is_prose("\n".join(failure * 10))
+    assert not is_prose("")
