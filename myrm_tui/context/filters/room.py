@@ -27,6 +27,7 @@ from myrm_tui.context.types import Message
 
 PROSE_SHARE = 0.5  # of the written characters in lines of words: a report, not a listing with comments
 WRITTEN_SHARE = 0.25  # a text that is mostly quoted code (fenced) is code
+SHAPE_CHARS = 20_000  # a text's shape shows in its first pages: a long one is not read to the end
 DEFAULT_ROUND_TOKENS = 600  # what one round adds, before a session has shown its own
 RECENT_ROUNDS = 16
 
@@ -68,19 +69,20 @@ _NOT_WRITTEN = re.compile(
     r"|\S+:\d+[:-]|\S+\.\w+:"  # grep's path:line: or path:
     r"|\s*\[?\d{2,4}[-/:.]\d{2}|\s*\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE|FATAL)\b"  # a log
     r"|\s*File \"|Traceback|\s*[\w.]*(?:Error|Exception|Warning)\b"  # a traceback
-    r"|@@ |diff --git|[+-](?![-\s])"  # a diff
-    r"|.*[│├└┌┐┘┬┴┼─])"  # a tree or a box
+    r"|@@ |diff --git|[+-](?![-\s]))"  # a diff
 )
+_BOX = re.compile("[│├└┌┐┘┬┴┼─]")  # a tree or a box
 _MARKUP = re.compile(r"^\s*(?:[-*+>]|\d+[.)]|#+)\s+|\*\*|__|`")
 
 
 def is_prose(text: str) -> bool:
     """Whether ``text`` is written prose (a report, an explanation, a document) by its shape: at least half
     of its characters outside fenced code are in lines mostly of words, not lines that look like code, a
-    log, a listing, a table or a numbered file view. An escaped text (a JSON string) is read by its lines."""
+    log, a listing, a table or a numbered file view. An escaped text (a JSON string) is read by its lines;
+    a long one by its first ``SHAPE_CHARS``."""
     written = prose = fenced_chars = 0
     fenced = False
-    for line in text.replace("\\n", "\n").splitlines():
+    for line in text[:SHAPE_CHARS].replace("\\n", "\n").splitlines():
         n = len(line.strip())
         if not n:
             continue
@@ -90,7 +92,7 @@ def is_prose(text: str) -> bool:
             fenced_chars += n
         else:
             written += n
-            if not _NOT_WRITTEN.match(line):
+            if not _NOT_WRITTEN.match(line) and not _BOX.search(line):
                 tokens = _MARKUP.sub("", line).split()
                 words = sum(1 for t in tokens if _WORD.match(t))
                 prose += n if words >= 3 and 2 * words >= len(tokens) else 0

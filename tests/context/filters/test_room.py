@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.filters.processor import FilterProcessor
-from myrm_tui.context.filters.room import DEFAULT_ROUND_TOKENS, crowds, is_prose, mean_round
+from myrm_tui.context.filters.room import DEFAULT_ROUND_TOKENS, SHAPE_CHARS, crowds, is_prose, mean_round
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
@@ -245,3 +245,11 @@ def test_shapes_seen_in_recorded_sessions() -> None:
     ]
     assert not is_prose("\n".join(failure * 10))
     assert not is_prose("")
+
+
+def test_a_long_text_is_judged_by_its_first_pages() -> None:
+    """A report is prose whatever log follows it past the first ``SHAPE_CHARS``; a log stays a log whatever
+    report follows it there (the shape is not read to the end of a 100K-character output)."""
+    head = report(90)[:SHAPE_CHARS]
+    log = "\n".join(f"2026-12-07 10:{k % 60:02}:00 INFO request {k} served" for k in range(2_000))
+    assert is_prose(head + "\n" + log) and not is_prose(log + "\n" + head)
