@@ -3,10 +3,13 @@ measure it — validity (provider rules, window), tokens, prefix-cache hits, cos
 and append what was really recorded. Probe facts are scored on each conversation's last request.
 
 Billing: an accepted request is billed (cache reads at the cache-read price, every other input token at
-the cache-write price) and written to the simulated provider cache. A rejected request costs nothing and
-writes no cache, but one rejection makes the strategy infeasible. Every request is also accounted "as
-sent" (as if the provider had no window): that is the reference for ``none`` and the base of
-``rewrite_overhead``, whose floor is the new content each session must send once.
+the cache-write price) and written to the simulated provider cache. A strategy that names its cache marks
+(``breakpoints``: myrm's ``cache_control`` marks, as ``render`` sends them) is billed as Anthropic bills
+them: it reads only a prefix written at an earlier mark (found within ``LOOKBACK`` segments of one of its
+own), writes up to its last mark, and pays the plain input price for what follows it. A rejected request
+costs nothing and writes no cache, but one rejection makes the strategy infeasible. Every request is also
+accounted "as sent" (as if the provider had no window): that is the reference for ``none`` and the base
+of ``rewrite_overhead``, whose floor is the new content each session must send once.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from myrm_tui.bench.summarizer import BenchSummarizer
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.store import history as history_index
-from myrm_tui.testing.prefix_cache import PrefixCacheSimulator, fingerprint
+from myrm_tui.testing.prefix_cache import CacheResult, PrefixCacheSimulator, fingerprint
 from myrm_tui.testing.validation import validate_openai
 
 
@@ -125,6 +128,11 @@ class StrategyResult:
     over_window_requests: int = 0  # requests (with the tool schemas) larger than the window
     price_cache_read: float = 0.0
     price_cache_write: float = 0.0
+    price_input: float = 0.0
+    # Uncached tokens after a request's last cache mark: neither read nor written, billed at the input price
+    # (only a strategy that names its marks has any).
+    unwritten_input_tokens: int = 0
+    sent_unwritten_input_tokens: int = 0
     summarizer_calls: int = 0  # every request the summarizer was sent, billed at its model's prices
     summarizer_input_tokens: int = 0
     summarizer_cached_input_tokens: int = 0
@@ -157,6 +165,10 @@ class StrategyResult:
         facts, reach = self.facts, [f for f in self.facts if f.reachable]
         uncached = self.input_tokens - self.cached_input_tokens
         sent_uncached = self.sent_input_tokens - self.sent_cached_input_tokens
+
+        def uncached_usd(tokens: int, unwritten: int) -> float:
+            return round((tokens - unwritten) * self.price_cache_write + unwritten * self.price_input, 4)
+
         return {
             "conversations": self.conversations,
             "requests": self.requests,
@@ -191,14 +203,16 @@ class StrategyResult:
                 k: round(v, 4) for k, v in sorted(self.summary_route_quotes_usd.items())
             },
             "cost_cached_usd": round(self.cached_input_tokens * self.price_cache_read, 4),
-            "cost_uncached_usd": round(uncached * self.price_cache_write, 4),
+            "cost_uncached_usd": uncached_usd(uncached, self.unwritten_input_tokens),
+            "unwritten_input_tokens": self.unwritten_input_tokens,
             "sent": {
                 "input_tokens": self.sent_input_tokens,
                 "cached_input_tokens": self.sent_cached_input_tokens,
                 "uncached_input_tokens": sent_uncached,
                 "cost_usd": round(self.sent_cost_usd, 4),
                 "cost_cached_usd": round(self.sent_cached_input_tokens * self.price_cache_read, 4),
-                "cost_uncached_usd": round(sent_uncached * self.price_cache_write, 4),
+                "cost_uncached_usd": uncached_usd(sent_uncached, self.sent_unwritten_input_tokens),
+                "unwritten_input_tokens": self.sent_unwritten_input_tokens,
             },
             "rewrite_overhead": None,  # filled in by run_bench against none's sent uncached tokens
             "peak_request_tokens": self.peak_request_tokens,
@@ -266,6 +280,30 @@ class StrategyResult:
 
 
 SEARCH_TOP = 5
+LOOKBACK = 20  # Anthropic finds a cached prefix about 20 blocks before a cache mark (a segment here)
+
+
+def cache_marks(
+    strategy: Strategy, view: Sequence[Message], tools_fp: tuple[str, int] | None
+) -> list[int] | None:
+    """The segments ``strategy`` marks for the provider cache in this request, as ``render`` sends them: the
+    last tool definition (the tool schemas' segment) and its message marks; None when it names none (it is
+    billed as if it marked every prefix)."""
+    marks = getattr(strategy, "breakpoints", None)
+    if marks is None:
+        return None
+    first = 1 if tools_fp else 0
+    return [*([0] if tools_fp else []), *(i + first for i in marks if 0 <= i < len(view))]
+
+
+def billed(c: CacheResult, marked: bool, prices: Prices) -> tuple[float, int]:
+    """The price of one request's input and its uncached tokens after the last mark (the input price)."""
+    unwritten = c.uncached_tokens - c.cache_write_tokens if marked else 0
+    written = c.uncached_tokens - unwritten
+    return (
+        c.cached_tokens * prices.cache_read + written * prices.cache_write + unwritten * prices.input,
+        unwritten,
+    )
 
 
 def _by_search(reach: Sequence[FactResult]) -> float | None:
@@ -447,12 +485,15 @@ async def replay(
     """``schemas``: the tool schemas each request carries (and every strategy's budget counts) in place of
     the conversation's recorded ones."""
     tools = list(schemas) if schemas is not None else conv.tools
-    cache = cache or PrefixCacheSimulator("automatic")
-    sent_cache = PrefixCacheSimulator(cache.policy, cache.min_tokens)
+    marking = getattr(strategy, "breakpoints", None) is not None
+    if cache is None:
+        cache = PrefixCacheSimulator("explicit", lookback=LOOKBACK) if marking else PrefixCacheSimulator()
+    sent_cache = PrefixCacheSimulator(cache.policy, cache.min_tokens, cache.lookback)
     cache.reset(conv.id)
-    aux_cache = PrefixCacheSimulator(cache.policy, cache.min_tokens)  # another model's: its own cache
+    aux_cache = PrefixCacheSimulator("automatic", cache.min_tokens)  # another model's: its own cache
     failures_before = getattr(strategy, "summarizer_failures", 0)
     result.price_cache_read, result.price_cache_write = prices.cache_read, prices.cache_write
+    result.price_input = prices.input
     strategy.start(conv.id, window)
     tools_tokens = counter.schemas(tools)
     bind_tools = getattr(strategy, "bind_tools", None)
@@ -504,10 +545,13 @@ async def replay(
         rej = validate_openai(body, window, tokens)
         result.requests += 1
         segs = _segments(view, tools, counter, tools_fp)
-        s = sent_cache.request(conv.id, segs)
+        marks = cache_marks(strategy, view, tools_fp)
+        s = sent_cache.request(conv.id, segs, marks or ())
+        usd, unwritten = billed(s, marks is not None, prices)
         result.sent_input_tokens += s.input_tokens
         result.sent_cached_input_tokens += s.cached_tokens
-        result.sent_cost_usd += s.cached_tokens * prices.cache_read + s.uncached_tokens * prices.cache_write
+        result.sent_cost_usd += usd
+        result.sent_unwritten_input_tokens += unwritten
         result.peak_request_tokens = max(result.peak_request_tokens, s.input_tokens)
         if rej is not None:
             # Not billed and not cached: the provider refused it. The strategy is infeasible.
@@ -515,10 +559,12 @@ async def replay(
             key = rej.code or rej.message.split(":")[0][:60]
             result.rejections[key] = result.rejections.get(key, 0) + 1
         else:
-            c = cache.request(conv.id, segs)
+            c = cache.request(conv.id, segs, marks or ())
+            usd, unwritten = billed(c, marks is not None, prices)
             result.input_tokens += c.input_tokens
             result.cached_input_tokens += c.cached_tokens
-            result.cost_usd += c.cached_tokens * prices.cache_read + c.uncached_tokens * prices.cache_write
+            result.cost_usd += usd
+            result.unwritten_input_tokens += unwritten
         after_sent = getattr(strategy, "after_sent", None)
         if rej is None and after_sent is not None:
             await after_sent(view, tools)
@@ -562,7 +608,8 @@ def _bill_summarizer(
     prices = _prices(aux.price_name)
     for call in aux.drain():
         segs = _segments(call.messages, conv.tools, counter, tools_fp if call.tools else None)
-        c = (cache if call.shares_cache else aux_cache).request(conv.id, segs)
+        # the agent marks a summary request's end (its whole input is written, as before marks were billed)
+        c = (cache if call.shares_cache else aux_cache).request(conv.id, segs, [len(segs) - 1])
         out = counter.text(call.output)
         result.summarizer_calls += 1
         result.summarizer_input_tokens += c.input_tokens

@@ -231,6 +231,8 @@ class MyrmStrategy:
         self.clock = 0.0
         self.conv_id = ""
         self.last_metrics: Any = None
+        # The view's cache marks (``prompt_cache_optimize``): the bench bills them as Anthropic does.
+        self.breakpoints: list[int] = []
         self.prepared: PreparedSummary | None = None
         self.attempted: tuple[int, frozenset[str]] = (0, frozenset())  # (epoch, ids asked for in it)
         self.summarizer_failures = 0

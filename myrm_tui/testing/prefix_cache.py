@@ -9,7 +9,10 @@ inside it — the simulation is slightly pessimistic, never optimistic).
 Two policies:
 - ``automatic`` (OpenAI, DeepSeek...): any prefix of at least ``min_tokens`` seen before is read.
 - ``explicit`` (Anthropic): only prefixes ending at a ``cache_control`` breakpoint are written;
-  a request reads the longest written prefix that it shares, and writes its own breakpoints.
+  a request reads the longest written prefix that it shares (with ``lookback``, only one ending at most
+  that many segments before one of its own breakpoints: Anthropic looks back about 20 blocks), and writes
+  its own breakpoints. Tokens after its last breakpoint are neither read nor written (billed as plain
+  input).
 """
 
 from __future__ import annotations
@@ -41,11 +44,14 @@ class _Node:
 
 
 class PrefixCacheSimulator:
-    def __init__(self, policy: str = "automatic", min_tokens: int = 1024) -> None:
+    def __init__(
+        self, policy: str = "automatic", min_tokens: int = 1024, lookback: int | None = None
+    ) -> None:
         if policy not in ("automatic", "explicit"):
             raise ValueError(f"unknown cache policy {policy!r}")
         self.policy = policy
         self.min_tokens = min_tokens
+        self.lookback = lookback
         self._roots: dict[str, _Node] = {}
 
     def reset(self, key: str | None = None) -> None:
@@ -60,21 +66,21 @@ class PrefixCacheSimulator:
         total = sum(n for _, n in segments)
         node, depth_tokens, cached = root, 0, 0
         path: list[_Node] = []
-        for fp, n in segments:
+        marks = sorted(breakpoints)
+        for i, (fp, n) in enumerate(segments):
             child = node.children.get(fp)
             if child is None:
                 break
             node = child
             depth_tokens += n
             path.append(node)
-            if self.policy == "automatic" or node.written:
+            if self.policy == "automatic" or (node.written and self._in_reach(i, marks)):
                 cached = depth_tokens
         if cached < self.min_tokens:
             cached = 0
         # Insert this request's prefixes.
         node, running = root, 0
         write_upto = 0
-        marks = set(breakpoints)
         for i, (fp, n) in enumerate(segments):
             node = node.children.setdefault(fp, _Node())
             running += n
@@ -83,6 +89,12 @@ class PrefixCacheSimulator:
                 write_upto = running
         written = max(write_upto - cached, 0) if self.policy == "explicit" else 0
         return CacheResult(total, cached, written)
+
+    def _in_reach(self, index: int, marks: Sequence[int]) -> bool:
+        """Whether a written prefix ending at segment ``index`` is found from one of ``marks``."""
+        if self.lookback is None:
+            return True
+        return any(0 <= b - index <= self.lookback for b in marks)
 
 
 def fingerprint(obj: Any) -> str:
