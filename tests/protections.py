@@ -1992,6 +1992,25 @@ MUTANTS = (
         ("tests/context/steps/test_trims.py::test_an_output_answered_early_in_a_session_is_not_trimmed_yet",),
     ),
     Mutant(
+        "the cache marks the protected head's end, which every compaction keeps",
+        "a-compaction-reads-the-protected-head",
+        "head_end = max(min(head_len, len(view)) - 1, last_system)",
+        "head_end = last_system",
+        (
+            "tests/context/steps/test_cache_marks.py::"
+            "test_a_compacting_request_reads_the_protected_head_and_the_summary_blocks_it_kept",
+        ),
+    ),
+    Mutant(
+        "the marks end before an output only when the trim pays for cutting it whatever the reply",
+        "a-cut-is-foreseen-only-when-the-trim-pays-for-any-reply",
+        "if READ * ((full - short) * later + full) > s.trim_margin * WRITE * short:",
+        "if True:",
+        (
+            "tests/context/steps/test_cache_marks.py::test_the_marks_end_before_an_output_the_trim_cuts_next_and_only_then",
+        ),
+    ),
+    Mutant(
         "the smart filter cuts prose on arrival only where it crowds the view",
         "a-lossy-cut-only-where-the-output-crowds",
         "lossy = crowds(running + tokens, point, req.state.round_growth, req.raw)",

@@ -6,7 +6,8 @@ request's bill by why a token was read from or written to the provider cache.
 Uncached (written at the cache-write price) tokens by cause: new content (a message never sent before),
 the compaction's re-send (messages sent before, after the prefix a compaction rewrote), the summary block a
 compaction writes, the answered trim's short copy, and any other break (named by
-``report/cache_break.py``). Cached (read) tokens by what they are: tool schemas, the protected head,
+``report/cache_break.py``); those after the request's last cache mark are sent as plain input
+("unwritten").  Cached (read) tokens by what they are: tool schemas, the protected head,
 summary blocks, tool outputs whole / filtered / trimmed, assistant and user messages. Breaks are counted by
 cause. Every figure uses the bench's own segments, prefix-cache simulator and prices.
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from myrm_tui.agent.fingerprint import builtin_tool_schemas
 from myrm_tui.bench.corpus import load_conversations
-from myrm_tui.bench.runner import Prices, _segments
+from myrm_tui.bench.runner import LOOKBACK, Prices, _segments, billed, cache_marks
 from myrm_tui.bench.strategies import MyrmStrategy
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
@@ -55,6 +56,8 @@ async def main() -> None:
     tools_fp = (fingerprint(tools), counter.schemas(tools))
     s = MyrmStrategy(counter)
     written: Counter[str] = Counter()
+    unwritten: Counter[str] = Counter()
+    cost = 0.0
     read: Counter[str] = Counter()
     breaks: Counter[str] = Counter()
     break_lost: Counter[str] = Counter()
@@ -62,7 +65,7 @@ async def main() -> None:
     # the write of a whole output the answered trim cut on the next request, and what it then wrote
     trimmed_full = trimmed_short = 0
     for conv in load_conversations(Path(a.corpus), a.limit):
-        cache = PrefixCacheSimulator("automatic")
+        cache = PrefixCacheSimulator("explicit", lookback=LOOKBACK)
         s.start(conv.id, a.window)
         s.bind_tools(tools_fp[1])
         seen: set[str] = set()
@@ -77,7 +80,10 @@ async def main() -> None:
                 breaks[m.cache_break["cause"]] += 1
                 break_lost[m.cache_break["cause"]] += int(m.cache_break["lost_tokens"])
             segs = _segments(view, tools, counter, tools_fp)
-            c = cache.request(conv.id, segs)
+            marks = cache_marks(s, view, tools_fp) or []
+            c = cache.request(conv.id, segs, marks)
+            cost += billed(c, True, prices)[0]
+            last_mark = sum(seg[1] for seg in segs[: marks[-1] + 1]) if marks else 0
             head = len(s.state.protected_head) if hasattr(s.state, "protected_head") else 0
             head = next((j + 1 for j, x in enumerate(view) if x.role == "user"), 0)
             run = 0
@@ -99,8 +105,9 @@ async def main() -> None:
                         trimmed_short += n
                         trimmed_full += sent_whole.get(base, 0)
                     else:
-                        cause = "re-sent, " + (m.cache_break or {}).get("cause", "?")
-                    written[cause] += n
+                        why = (m.cache_break or {}).get("cause", "not written before (an early mark)")
+                        cause = f"re-sent, {why}"
+                    (written if run + n <= max(last_mark, c.cached_tokens) else unwritten)[cause] += n
                 run += n
             for x in view:
                 seen.add(x.id.split("#", 1)[0])
@@ -109,13 +116,16 @@ async def main() -> None:
                     sent_whole[x.id] = counter.message(x)
     cost_r = sum(read.values()) * prices.cache_read
     cost_w = sum(written.values()) * prices.cache_write
+    cost_i = sum(unwritten.values()) * prices.input
     out = {
         "requests": requests,
         "compactions": compactions,
-        "cost_usd": round(cost_r + cost_w, 4),
+        "cost_usd": round(cost, 4),
         "read_usd": round(cost_r, 4),
         "written_usd": round(cost_w, 4),
+        "unwritten_usd": round(cost_i, 4),
         "written_tokens": dict(written.most_common()),
+        "unwritten_tokens": dict(unwritten.most_common()),
         "read_tokens": dict(read.most_common()),
         "breaks": dict(breaks.most_common()),
         "break_lost_tokens": dict(break_lost.most_common()),

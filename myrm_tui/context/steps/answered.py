@@ -29,8 +29,9 @@ from myrm_tui.context.summary import ledger
 from myrm_tui.context.text.referred import as_numbered_view, merged, referred_lines, with_arrows
 from myrm_tui.context.types import Message
 
-# Anthropic's prices relative to uncached input (the dearest common case; OpenAI's are gentler).
-READ, WRITE = 0.1, 1.25
+# Anthropic's prices relative to uncached input (the dearest common case; OpenAI's are gentler): a cache
+# read, a cache write, and input after the request's last cache mark (neither read nor written).
+READ, WRITE, INPUT = 0.1, 1.25, 1.0
 URI_CHARS, URI_TOKENS = 40, 20  # vault://<namespace>/<16 hex digits>]
 HEAD_LINES = 8  # an output whose salient lines are fewer keeps its first lines too
 
@@ -119,6 +120,37 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
         until = max(0.0, (s.warm_compact_threshold - base - grown) / max(per_round, 1.0))
         # guard: the-answered-trim-expects-no-more-requests
         return min(until, float(requests_so_far(req.raw, until)))
+
+    @staticmethod
+    def cut_next(v: View, s: TrimSettings) -> int | None:
+        """The first output at the view's tail (after its newest assistant message) that this step will cut
+        on the next request whatever the reply says: the trim's own price test passes with the largest copy
+        it makes (``trim_keep_ratio`` of the output) and one later request fewer than it counts now, on an
+        output of many lines. None when there is none (the prompt cache then writes the whole tail: the next
+        request reads it)."""
+        req, view = v.request, v.messages
+        newest = next((i for i in range(len(view) - 1, -1, -1) if view[i].role == "assistant"), None)
+        if s.trim_answered_tokens <= 0 or newest is None or newest < req.new_start:
+            return None
+        later = max(0.0, AnsweredOutputTrim._later_requests(v, s) - 1)
+        count = req.counter.message
+        for i in range(newest + 1, len(view)):
+            m = view[i]
+            if (
+                m.role != "tool"
+                or m.meta.get("trimmed")
+                or (m.name or "") in s.exempt_tools
+                or not isinstance(m.content, str)
+                or (full := count(m)) <= s.trim_answered_tokens
+                or m.text.count("\n") < 2 * HEAD_LINES  # a few long lines may all be salient: kept whole
+                or req.intent.protects(m)
+            ):
+                continue
+            short = full * s.trim_keep_ratio + URI_TOKENS
+            # guard: a-cut-is-foreseen-only-when-the-trim-pays-for-any-reply
+            if READ * ((full - short) * later + full) > s.trim_margin * WRITE * short:
+                return i
+        return None
 
     @staticmethod
     def _trim(

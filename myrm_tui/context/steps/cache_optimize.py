@@ -13,14 +13,21 @@
 from __future__ import annotations
 
 import contextvars
+from dataclasses import dataclass
 from typing import Any
 
+from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.model_facts import family, model_kind
 from myrm_tui.context.report.cache_break import detect, fingerprints
-from myrm_tui.context.step import CachePlanned, CacheRecord, NoSettings, Unconfigured, View
+from myrm_tui.context.step import CachePlanned, CacheRecord, View, settings_for
+from myrm_tui.context.steps.answered import INPUT, READ, WRITE, AnsweredOutputTrim, TrimSettings
+from myrm_tui.context.steps.precompact import PreCompactSettings, compacts_next
 from myrm_tui.context.types import Message
 
 MAX_BREAKPOINTS = 4
+# How sure the next request's compaction must be for this request's new messages to go unwritten: the write
+# saved (WRITE - INPUT) against, when it does not come, their write then instead of a read (INPUT - READ).
+SURE = (INPUT - READ) / (WRITE - READ)
 EPHEMERAL = {"type": "ephemeral"}
 prompt_cache_key_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "prompt_cache_key", default=None
@@ -37,31 +44,83 @@ def is_native_openai(model: str, api_base: str | None) -> bool:
     return api_base is None or "api.openai.com" in api_base
 
 
-class PromptCacheOptimize(Unconfigured):
-    name = "prompt_cache_optimize"
+@dataclass(frozen=True, slots=True)
+class CacheSettings:
+    trim: TrimSettings  # what the answered trim will cut on the next request ...
+    compaction: PreCompactSettings  # ... and whether the next request compacts
 
-    async def run(self, v: View, settings: NoSettings) -> CachePlanned:
+
+class PromptCacheOptimize:
+    name = "prompt_cache_optimize"
+    Settings = CacheSettings
+
+    def configure(self, config: ContextConfig) -> CacheSettings:
+        return CacheSettings(settings_for(TrimSettings, config), settings_for(PreCompactSettings, config))
+
+    async def run(self, v: View, settings: CacheSettings) -> CachePlanned:
         req, view = v.request, v.messages
-        breakpoints = plan_breakpoints(view, req.new_start if not v.compacting else len(view))
         fps = fingerprints(view, req.tools_fingerprint, req.model)
+        last = None if v.compacting else reused_end(v, settings, fps)
+        breakpoints = plan_breakpoints(
+            view, req.new_start if not v.compacting else len(view), len(req.protected_head), last
+        )
         brk = detect(req.state.last_fingerprints, fps, req.state.last_sizes, v.compacting)
         sizes = [0, *(req.counter.message(m) for m in view)]
         record = CacheRecord(tuple(breakpoints), fps, sizes, brk.as_dict() if brk is not None else None)
         return CachePlanned(record=record)
 
 
-def plan_breakpoints(view: list[Message], base_len: int) -> list[int]:
-    """Message indices to mark (the tool-definition marker is added separately by ``render``)."""
+def reused_end(v: View, s: CacheSettings, fps: list[str]) -> int | None:
+    """The last message the next request will send again as it is, when that is not the last one (None):
+    before the first output the answered trim will cut, or, when the next request will compact, the end of
+    what an earlier request wrote already (this request's new messages are then sent once and never read).
+    What follows the last mark is billed at the plain input price instead of the cache write's 1.25x; a
+    wrong guess costs the next request a write of it instead of a read (``README.md``, the price model)."""
+    req, view = v.request, v.messages
+    ends: list[int] = []
+    cut = AnsweredOutputTrim.cut_next(v, s.trim)
+    if cut is not None:
+        ends.append(cut - 1)
+    if compacts_next(req.counter.messages(view), s.compaction, req.state, SURE):
+        before = req.state.last_fingerprints
+        # fps[0] is the tool schemas': message i is fps[i + 1]
+        n = min(len(before), len(fps))
+        shared = next((i for i in range(n) if before[i] != fps[i]), n)
+        ends.append(shared - 2)
+    end = min(ends, default=None)
+    return end if end is not None and 0 <= end < len(view) - 1 else None
+
+
+def plan_breakpoints(
+    view: list[Message], base_len: int, head_len: int = 0, last: int | None = None
+) -> list[int]:
+    """Message indices to mark (the tool-definition marker is added separately by ``render``): what a later
+    request sends again unchanged, so it reads it. The protected head's end (the system prompt and the first
+    user message: every compaction keeps it), the end of the summary blocks after it (a compaction keeps them
+    and appends its own; without blocks, the end of the compacted base), and ``last`` (default: the last
+    message). Anthropic reads a prefix only where an earlier request marked it."""
     if not view:
         return []
     marks: list[int] = []
-    last_system = max((i for i, m in enumerate(view) if m.role == "system"), default=None)
-    if last_system is not None:
-        marks.append(last_system)
-    if 0 < base_len < len(view) and base_len - 1 not in marks:
+    last_system = max((i for i, m in enumerate(view) if m.role == "system"), default=-1)
+    # guard: a-compaction-reads-the-protected-head
+    head_end = max(min(head_len, len(view)) - 1, last_system)
+    if head_end >= 0:
+        marks.append(head_end)
+    blocks = head_end
+    while blocks + 1 < len(view) and view[blocks + 1].meta.get("kind") == "summary":
+        blocks += 1
+    end = len(view) - 1 if last is None else min(last, len(view) - 1)
+    # Before the newest outputs: the next request reads up to here when the answered trim cuts one of them.
+    asked = max((i for i in range(len(view)) if view[i].role == "assistant"), default=-1)
+    if blocks > head_end:
+        marks.append(blocks)
+    elif head_end < asked < end:
+        marks.append(asked)
+    elif 0 < base_len < len(view) and base_len - 1 not in marks:
         marks.append(base_len - 1)
-    if len(view) - 1 not in marks:
-        marks.append(len(view) - 1)
+    if end not in marks and end > (marks[-1] if marks else -1):
+        marks.append(end)
     return marks[: MAX_BREAKPOINTS - 1]
 
 

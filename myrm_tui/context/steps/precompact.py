@@ -133,6 +133,18 @@ def anchor_room(v: View, s: PreCompactSettings) -> int:
     return max(0, head - s.anchor_tokens) if head > s.head_limit_tokens else 0
 
 
+def compacts_next(tokens: int, s: PreCompactSettings, state: ContextState, sure: float = 1.0) -> bool:
+    """Whether the request after one of ``tokens`` compacts with a round no smaller than a share ``sure`` of
+    the recent rounds were (1.0: the smallest of them): the view plus that round reaches the planned point
+    as the next request draws it (that round taken into its band), auto-compaction on and no back-off."""
+    growth = sorted(state.round_growth[-s.growth_rounds :])
+    if not s.auto_compact or state.backoff_level or not growth:
+        return False
+    low = growth[min(len(growth) - 1, int(len(growth) * (1.0 - sure)))]
+    band = band_for(s, [*state.round_growth[-s.growth_rounds :], low], landed_tokens(state))
+    return tokens + low >= max(band.warm, s.compress_threshold)
+
+
 def level_for(tokens: int, s: PreCompactSettings, full: int | None = None) -> Level:
     if tokens >= s.summarize_trigger_threshold:
         return Level.EMERGENCY
