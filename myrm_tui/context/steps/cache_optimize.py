@@ -1,9 +1,10 @@
 """Prompt Cache Optimize: provider cache markers and routing, computed last.
 
 - Anthropic (and Qwen/DashScope, which accept the same explicit markers): at most four
-  ``cache_control`` breakpoints, placed on the last tool definition, the system prompt, the end of the
-  compacted base (stable between compactions) and the last message (so the next request reads
-  everything up to it).
+  ``cache_control`` breakpoints, placed on the last tool definition, the protected head's end, the end of
+  the summary blocks (or before the newest outputs, or the compacted base's end) and the last message the
+  next request sends again as it is (so it reads everything up to it; what follows is sent as plain input,
+  not written: the price model in ``../README.md``).
 - OpenAI (native endpoint only): ``prompt_cache_key`` = the root session's id, so a session's requests
   route to the same cache; subagents inherit it through a ``ContextVar``, which wins over their own id.
   (The LLM client sends it in the request body: litellm drops it as an argument.)
