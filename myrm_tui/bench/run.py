@@ -125,7 +125,8 @@ async def run_bench(
         },
         "price_model": price_model,
         "billing": "accepted requests only: cache reads at the cache-read price, other input at the "
-        "cache-write price; "
+        "cache-write price (a strategy that names its cache marks, myrm: as Anthropic bills them, reads only "
+        "at earlier marks, writes up to its last mark, the input price after it); "
         "a rejected request costs nothing, writes no cache and makes the strategy infeasible. "
         "`sent` accounts every request as if accepted (none's is the reference).",
         "strategies": out,
