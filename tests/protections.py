@@ -1992,6 +1992,13 @@ MUTANTS = (
         ("tests/context/steps/test_trims.py::test_an_output_answered_early_in_a_session_is_not_trimmed_yet",),
     ),
     Mutant(
+        "a remount of the transcript waits for the page being built",
+        "a-remount-waits-for-the-page-being-built",
+        "async with self._pages:  # after a page being built: it moves the window this reads",
+        "if True:",
+        ("tests/app/test_chat_pages_race.py::test_a_remount_during_a_page_build_waits_for_it",),
+    ),
+    Mutant(
         "the cache marks the protected head's end, which every compaction keeps",
         "a-compaction-reads-the-protected-head",
         "head_end = max(min(head_len, len(view)) - 1, last_system)",

@@ -393,9 +393,9 @@ async def test_a_fill_that_found_another_page_being_built_still_fills_the_view()
         await chat.format_answers()  # the answer now takes no row: the fill is due
         await wait_until(pilot, lambda: bool(held))
         chat.run_worker = run_worker  # type: ignore[method-assign]
-        chat._building = True  # another page is being built when the fill's build runs ...
+        await chat._pages.acquire()  # another page is being built when the fill's build runs ...
         assert await held[0] == 0  # type: ignore[misc]
-        chat._building = False
+        chat._pages.release()
         await chat.build_older(1)  # ... and that one ends, one item older
         await wait_until(pilot, lambda: drawn(chat) >= chat.scrollable_content_region.height)
         assert chat.window.span[1] == len(chat.items)

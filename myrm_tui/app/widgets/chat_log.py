@@ -12,6 +12,7 @@ Esc returns to the prompt.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -82,7 +83,9 @@ class ChatLog(VerticalScroll):
         self.matches = Matches()  # the search's matches
         self._calls: dict[str, Item] = {}
         self._carded: set[str] = set()
-        self._building = False
+        # Every change of which items are mounted holds this: a page build awaits its mount, and a remount
+        # (a search far away, the tail for new output) in that time left it setting a window it no longer had.
+        self._pages = asyncio.Lock()
         self.current: AssistantMessage | None = None
         self._current_item: Item | None = None
         self.pastes: dict[str, str] = {}  # label -> pasted text: user messages show the label
@@ -115,8 +118,18 @@ class ChatLog(VerticalScroll):
         for it in items:
             it.widget = None
 
+    @property
+    def _building(self) -> bool:
+        """A page is being built or the window remounted."""
+        return self._pages.locked()
+
     async def _mount_window(self, lo: int, hi: int) -> None:
-        """Mount ``items[lo:hi]`` in place of what is mounted (with a line for what is above and below)."""
+        """Mount ``items[lo:hi]`` in place of what is mounted (with a line for what is above and below),
+        once no page is being built."""
+        async with self._pages:
+            await self._remount(lo, hi)
+
+    async def _remount(self, lo: int, hi: int) -> None:
         self._forget(self.mounted_items)
         if self.current is not None and (self._current_item is None or self._current_item.widget is None):
             self.current = None
@@ -140,31 +153,34 @@ class ChatLog(VerticalScroll):
         """Mount up to ``count`` items before the window, keeping what is on screen in place."""
         if self.window.lo == 0 or self._building:
             return 0
-        self._building = True
         try:
-            lo, hi = self.window.older(count)
-            page = self.items[lo:hi]
-            before = self._first_mounted()
-            old_h, old_y = self.virtual_size.height, self.scroll_y
-            widgets = [self._widget(it) for it in page]
-            if before is not None:
-                await self.mount_all(widgets, before=before)
-            else:
-                await self.mount_all(widgets)
-            self.window.set(lo, self.window.hi)
-            for earlier in self.query("#earlier"):
-                if lo == 0:
-                    await earlier.remove()
-                else:
-                    earlier.update(self.window.earlier_text())  # type: ignore[attr-defined]
-            self.call_after_refresh(self._keep_position, old_h, old_y)
-            return len(page)
+            async with self._pages:
+                return await self._older(count)
         finally:
-            self._building = False
             # Whoever built (the fill, a scroll to the top) or was cancelled mid-way (the pages' worker is
             # exclusive): the view is looked at again, so a fill another build raced with still finishes.
             # guard: a-page-build-looks-at-the-view-again
             self.call_after_refresh(self._fill_view)
+
+    async def _older(self, count: int) -> int:
+        """``build_older``'s work, with the window held."""
+        lo, hi = self.window.older(count)
+        page = self.items[lo:hi]
+        before = self._first_mounted()
+        old_h, old_y = self.virtual_size.height, self.scroll_y
+        widgets = [self._widget(it) for it in page]
+        if before is not None:
+            await self.mount_all(widgets, before=before)
+        else:
+            await self.mount_all(widgets)
+        self.window.set(lo, self.window.hi)
+        for earlier in self.query("#earlier"):
+            if lo == 0:
+                await earlier.remove()
+            else:
+                earlier.update(self.window.earlier_text())  # type: ignore[attr-defined]
+        self.call_after_refresh(self._keep_position, old_h, old_y)
+        return len(page)
 
     def _keep_position(self, old_h: int, old_y: float) -> None:
         grown = self.virtual_size.height - old_h
@@ -174,24 +190,25 @@ class ChatLog(VerticalScroll):
     async def build_newer(self, count: int = PAGE) -> int:
         if self.window.hi >= len(self.items) or self._building:
             return 0
-        self._building = True
-        try:
-            lo, hi = self.window.newer(len(self.items), count)
-            widgets = [self._widget(it) for it in self.items[lo:hi]]
-            newer = self.query("#newer")
-            if newer:
-                await self.mount_all(widgets, before=newer.first())
+        async with self._pages:
+            return await self._newer(count)
+
+    async def _newer(self, count: int) -> int:
+        """``build_newer``'s work, with the window held."""
+        lo, hi = self.window.newer(len(self.items), count)
+        widgets = [self._widget(it) for it in self.items[lo:hi]]
+        newer = self.query("#newer")
+        if newer:
+            await self.mount_all(widgets, before=newer.first())
+        else:
+            await self.mount_all(widgets)
+        self.window.set(self.window.lo, hi)
+        for w in newer:
+            if hi >= len(self.items):
+                await w.remove()
             else:
-                await self.mount_all(widgets)
-            self.window.set(self.window.lo, hi)
-            for w in newer:
-                if hi >= len(self.items):
-                    await w.remove()
-                else:
-                    w.update(self.window.newer_text(len(self.items)))  # type: ignore[attr-defined]
-            return hi - lo
-        finally:
-            self._building = False
+                w.update(self.window.newer_text(len(self.items)))  # type: ignore[attr-defined]
+        return hi - lo
 
     def _tail(self) -> tuple[int, int]:
         """The newest items that fill ``FILL_SCREENS`` screens of the view (``WINDOW`` before it has a
@@ -218,21 +235,28 @@ class ChatLog(VerticalScroll):
 
     async def _to_tail(self) -> None:
         """Live output goes at the end: the window must reach it."""
+        async with self._pages:
+            await self._tail_held()
+
+    async def _tail_held(self) -> None:
         if self.window.hi < len(self.items):
-            await self._mount_window(*self._tail())
+            await self._remount(*self._tail())
             self.scroll_end(animate=False)
             self.call_after_refresh(self._fill_view)
 
     async def show_item(self, index: int, top: bool = True) -> Widget:
         """Mount the item at ``index`` (the window around it when it is far from the mounted part)."""
-        if not self.window.holds(index):
-            lo, hi = self.window.span
-            if lo - PAGE <= index < lo:
-                await self.build_older(lo - index)
-            elif hi <= index < hi + PAGE:
-                await self.build_newer(index - hi + 1)
-            else:
-                await self._mount_window(*self.window.around(index, len(self.items)))
+        # guard: a-remount-waits-for-the-page-being-built
+        async with self._pages:  # after a page being built: it moves the window this reads
+            if not self.window.holds(index):
+                lo, hi = self.window.span
+                if lo - PAGE <= index < lo:
+                    await self._older(lo - index)
+                    self.call_after_refresh(self._fill_view)
+                elif hi <= index < hi + PAGE:
+                    await self._newer(index - hi + 1)
+                else:
+                    await self._remount(*self.window.around(index, len(self.items)))
         widget = self.items[index].widget
         assert widget is not None
         self.release_anchor()  # new output must not pull the view away from it
@@ -470,12 +494,13 @@ class ChatLog(VerticalScroll):
 
     async def _append(self, item: Item) -> Widget:
         """A new item at the end, mounted (the window is brought to the end first)."""
-        await self._to_tail()
-        self.items.append(item)
-        self.matches.changed()
-        self.window.set(self.window.lo, len(self.items))
-        widget = self._widget(item)
-        await self.mount(widget)
+        async with self._pages:  # one change of the window: a remount meanwhile would drop the new item
+            await self._tail_held()
+            self.items.append(item)
+            self.matches.changed()
+            self.window.set(self.window.lo, len(self.items))
+            widget = self._widget(item)
+            await self.mount(widget)
         return widget
 
     async def add_user(self, text: str) -> None:
