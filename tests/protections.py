@@ -1999,6 +1999,13 @@ MUTANTS = (
         ("tests/app/test_chat_pages_race.py::test_a_remount_during_a_page_build_waits_for_it",),
     ),
     Mutant(
+        "a vault card inserted while a page is built waits for the build",
+        "a-vault-card-waits-for-the-page-being-built",
+        "if self._building:  # a build or a remount under way: the cards after it",
+        "if False:",
+        ("tests/app/test_chat_pages_race.py::test_a_vault_card_added_during_a_page_build_waits_for_it",),
+    ),
+    Mutant(
         "the cache marks the protected head's end, which every compaction keeps",
         "a-compaction-reads-the-protected-head",
         "head_end = max(min(head_len, len(view)) - 1, last_system)",

@@ -23,6 +23,7 @@ op = st.one_of(
     st.tuples(st.just("newer"), st.integers(1, 40)),
     st.tuples(st.just("show"), st.integers(0, 2 * EXCHANGES - 1)),
     st.tuples(st.just("append"), st.just(0)),
+    st.tuples(st.just("card"), st.integers(0, EXCHANGES - 1)),
 )
 
 
@@ -46,6 +47,9 @@ async def _scenario(ops: list[tuple[str, int]], start: int) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         chat = app.query_one(ChatLog)
         await chat.load(_stored())
+        # Each answer stands for a tool call's row, which a vault card goes under (a stored call's row shows
+        # its result after a refresh, which a mount held here would not have had).
+        chat._calls = {f"c{i}": chat.items[2 * i + 1] for i in range(EXCHANGES)}
         await chat.show_item(start)  # a window in the middle, so pages can be built both ways
         await pilot.pause()
         gate = asyncio.Event()
@@ -65,6 +69,8 @@ async def _scenario(ops: list[tuple[str, int]], start: int) -> None:
                 await chat.build_older(n)
             elif kind == "newer":
                 await chat.build_newer(n)
+            elif kind == "card":  # the side panel offers a call's vaulted output under it (PanelData)
+                chat.add_vault_cards(f"c{n}", [f"vault://s/{n:016x}"])
             elif kind == "show":
                 await chat.show_item(min(n, len(chat.items) - 1))
             else:
@@ -74,6 +80,7 @@ async def _scenario(ops: list[tuple[str, int]], start: int) -> None:
         await asyncio.sleep(0)
         gate.set()
         await asyncio.gather(*tasks)  # none raises
+        await app.workers.wait_for_complete()  # a card held back by a page build is added after it
         chat.mount_all = mount_all  # type: ignore[method-assign]
         await pilot.pause()
         lo, hi = chat.window.span
@@ -94,3 +101,9 @@ def test_concurrent_page_builds_remounts_and_appends_leave_the_window_what_is_mo
 def test_a_remount_during_a_page_build_waits_for_it() -> None:
     """The failure the loaded suite found: a page built before the window while the cursor moved far."""
     asyncio.run(_scenario([("older", 20), ("show", 5)], 150))
+
+
+def test_a_vault_card_added_during_a_page_build_waits_for_it() -> None:
+    """The side panel's cards come whenever a turn ends: one inserted above a page being built shifted the
+    items under it, and the build then set the window it had read before."""
+    asyncio.run(_scenario([("older", 20), ("card", 10)], 150))

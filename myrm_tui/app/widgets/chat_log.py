@@ -22,7 +22,7 @@ from typing import Any
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message as TextualMessage
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Collapsible, Static
 
 from myrm_tui.agent import events
@@ -563,10 +563,25 @@ class ChatLog(VerticalScroll):
             self.add_vault_cards(call_id, view.vault_uris)
 
     def add_vault_cards(self, call_id: str, uris: list[str]) -> None:
+        """A card for each of ``uris`` under the call's row. Inserting shifts the items a page build or a
+        remount under way has read: then the cards wait for it, as every change of the window does."""
+        # guard: a-vault-card-waits-for-the-page-being-built
+        if self._building:  # a build or a remount under way: the cards after it
+            self.run_worker(self._cards_after_build(call_id, uris), group="chat-cards")
+        else:
+            self._insert_cards(call_id, uris)
+
+    async def _cards_after_build(self, call_id: str, uris: list[str]) -> None:
+        async with self._pages:
+            for mounting in self._insert_cards(call_id, uris):
+                await mounting
+
+    def _insert_cards(self, call_id: str, uris: list[str]) -> list[AwaitMount]:
         item = self._calls.get(call_id)
         if item is None:
-            return
+            return []
         at = self.items.index(item) + 1
+        mounts: list[AwaitMount] = []
         for uri in uris:
             if uri in self._carded:
                 continue
@@ -575,8 +590,9 @@ class ChatLog(VerticalScroll):
             self.items.insert(at, card)
             self.matches.changed()
             if self.window.inserted(at) and item.widget is not None:
-                self.mount(self._widget(card), after=item.widget)
+                mounts.append(self.mount(self._widget(card), after=item.widget))
             at += 1
+        return mounts
 
     async def add_notice(self, text: str, level: str = "info") -> None:
         await self._append(Item("notice", text, level))
