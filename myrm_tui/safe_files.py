@@ -52,4 +52,7 @@ def workspace_head(workspace: Path, name: str, limit: int) -> bytes | None:
         log.warning("%s leads out of the workspace (to %s); not read", given, full)
         return None
     got = read_head(full, limit)
-    return got[0] if got is not None else None
+    if got is None:  # a FIFO, a folder, a device: the user should find why the file was skipped
+        log.warning("%s is not a regular file; not read", given)
+        return None
+    return got[0]

@@ -106,3 +106,19 @@ def test_ask_sends_no_file_an_agents_md_link_leads_out_to(
     proc = run_myrm(["ask", "hi", *emulator_args(emulator, workspace)], env=cli_env(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert emulator.requests and all("SSH_SECRET" not in str(r.body) for r in emulator.requests)
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k not in ("huge", "link-inside")])
+def test_a_rules_file_that_is_skipped_is_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, kind: str
+) -> None:
+    """Whatever the reason a workspace's AGENTS.md is not read, the log names it: a user wondering why the
+    model ignores it finds the line (a FIFO and a folder were skipped without one)."""
+    workspace, outside = tmp_path / "repo", tmp_path / "home" / ".ssh"
+    workspace.mkdir()
+    outside.mkdir(parents=True)
+    _plant(workspace, outside, "AGENTS.md", kind)
+    with caplog.at_level("WARNING", logger="myrm_tui.safe_files"):
+        text, _ = _environment(workspace)
+    assert "<user_instructions" not in text
+    assert any("AGENTS.md" in r.getMessage() and "not read" in r.getMessage() for r in caplog.records)
