@@ -312,7 +312,8 @@ async def connect_all(
 
 
 def bindable(tools: list[McpTool], errors: list[str]) -> list[McpTool]:
-    """The tools a provider takes in every request; each other one is left out with a line in ``errors``.
+    """The tools a provider takes in every request; each other one is left out with a line in ``errors``
+    (the tools past ``MAX_MCP_TOOLS``, however many, with one line for all).
     A server's tools are bound for the whole session, so one the provider refuses (a schema too large to
     send each time, a function name taken twice, one tool too many) would fail every request of it."""
     kept: list[McpTool] = []
