@@ -272,8 +272,10 @@ def _replay_problem(target: str) -> str | None:
             return f"--replay: {path}: no conversation in it"
         ids = [conversation(n, line) for n, line in lines()]
     except LookupError as exc:
+        log.warning("%s", exc, exc_info=True)
         return str(exc)
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
+        log.warning("--replay: %s cannot be read", path, exc_info=True)
         return f"--replay: {path}: cannot read it ({exc})"
     if conv_id in ids:
         return None
@@ -416,6 +418,9 @@ def _tui(
     speed: float,
 ) -> None:
     configure_offline_env()
+    from myrm_tui.logs import setup_logging
+
+    setup_logging()  # before the checks: a problem they print in one line is logged with its traceback
     _check_tui_inputs(
         _cli_settings(model, api_base), _db(db), session, replay, (workspace or Path.cwd()).resolve()
     )
@@ -424,9 +429,7 @@ def _tui(
     asyncio.run(check_database(_db(db)))  # an unusable database is one line before the full screen opens
     from myrm_tui.app import terminal_guard
     from myrm_tui.app.app import MyrmApp
-    from myrm_tui.logs import setup_logging
 
-    setup_logging()
     # From here a closed terminal or SIGTERM ends myrm in bounded time, with the session saved.
     guard = terminal_guard.install()
     tui = MyrmApp(

@@ -18,7 +18,7 @@ from myrm_tui.bench.corpus import CorpusError, load_conversations
 from myrm_tui.cli import _replay_problem
 from myrm_tui.store import foreign_read
 from tests.bench.test_corpus import GOOD, _one_clear_line
-from tests.helpers import run_myrm
+from tests.helpers import cli_env, run_myrm
 
 
 def _nested(depth: int, kind: str) -> str:
@@ -86,3 +86,18 @@ def test_a_recording_past_the_bound_is_refused_without_reading_it_all(
         tracemalloc.stop()
     assert problem is not None and "larger than 1 MB" in problem
     assert peak < 8 * cap, f"read {peak:,} bytes into memory"
+
+
+@pytest.mark.parametrize(
+    "content", [b"not a gzip stream", gzip.compress(b"[" * 100_000 + b"\n")], ids=["not-gzip", "nested"]
+)
+def test_a_recording_replay_cannot_read_is_logged_with_its_traceback(tmp_path: Path, content: bytes) -> None:
+    """The one line on stderr says what is wrong; the log keeps why (the reader's traceback), as for every
+    failure myrm turns into a message."""
+    path = tmp_path / "rec.jsonl.gz"
+    path.write_bytes(content)
+    log = tmp_path / "myrm.log"
+    done = run_myrm(["--replay", str(path)], env=cli_env(tmp_path, MYRM_LOG=str(log)))
+    _one_clear_line(done, "--replay", str(path))
+    text = log.read_text(encoding="utf-8") if log.exists() else ""
+    assert "--replay" in text and "Traceback (most recent call last)" in text, text
