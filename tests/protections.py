@@ -2006,6 +2006,13 @@ MUTANTS = (
         ("tests/app/test_chat_pages_race.py::test_a_vault_card_added_during_a_page_build_waits_for_it",),
     ),
     Mutant(
+        "no cache mark after the last message the next request sends again",
+        "nothing-after-the-last-reused-message-is-marked",
+        "marks = [i for i in marks if i <= end]",
+        "marks = list(marks)",
+        ("tests/context/steps/test_cache_marks.py::test_nothing_after_the_end_it_is_given_is_marked",),
+    ),
+    Mutant(
         "the cache marks the protected head's end, which every compaction keeps",
         "a-compaction-reads-the-protected-head",
         "head_end = max(min(head_len, len(view)) - 1, last_system)",

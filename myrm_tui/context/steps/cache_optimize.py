@@ -120,6 +120,9 @@ def plan_breakpoints(
         marks.append(asked)
     elif 0 < base_len < len(view) and base_len - 1 not in marks:
         marks.append(base_len - 1)
+    # What follows ``last`` is not sent again as it is: a mark there would write what no request reads.
+    # guard: nothing-after-the-last-reused-message-is-marked
+    marks = [i for i in marks if i <= end]
     if end not in marks and end > (marks[-1] if marks else -1):
         marks.append(end)
     return marks[: MAX_BREAKPOINTS - 1]

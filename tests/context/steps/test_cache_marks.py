@@ -17,7 +17,7 @@ from myrm_tui.context.step import settings_for
 from myrm_tui.context.steps.cache_optimize import plan_breakpoints
 from myrm_tui.context.steps.precompact import PreCompactSettings, band_for, compacts_next
 from myrm_tui.context.tokens import TokenCounter
-from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.types import Message, Role, ToolCall
 from myrm_tui.testing.prefix_cache import PrefixCacheSimulator
 
 
@@ -120,3 +120,18 @@ def test_the_next_request_is_taken_to_compact_only_when_most_rounds_would_carry_
     assert compacts_next(point - 400, s, state, sure=0.2)  # a large round comes one time in four
     state.backoff_level = "EMERGENCY"
     assert not compacts_next(point, s, state, sure=0.78)
+
+
+def test_nothing_after_the_end_it_is_given_is_marked() -> None:
+    """When the next request compacts, ``last`` is the end of what an earlier request wrote (the answered
+    trim may have rewritten an output since): the new messages after it go unwritten, plain input. The end
+    of this request's base (``base_len``) lay after ``last`` then, and was marked instead of it: the
+    rewritten messages were written at 1.25x for a request that would not read them."""
+    roles: list[Role] = ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
+    roles += ["tool", "tool", "tool"]  # the newest outputs
+    view = [Message(role=r, content=f"m{i}", id=str(i)) for i, r in enumerate(roles)]
+    assert plan_breakpoints(view, 8, head_len=2, last=5) == [1, 5]
+    assert plan_breakpoints(view, 8, head_len=2, last=7) == [1, 6, 7]  # before the newest outputs, as ever
+    summaries = [Message(role="assistant", content=f"b{i}", meta={"kind": "summary"}) for i in (1, 2, 3)]
+    blocks = [view[0], view[1], *summaries, *view[2:]]
+    assert plan_breakpoints(blocks, 10, head_len=2, last=3) == [1, 3]
