@@ -2006,6 +2006,13 @@ MUTANTS = (
         ("tests/app/test_chat_pages_race.py::test_a_vault_card_added_during_a_page_build_waits_for_it",),
     ),
     Mutant(
+        "myrm bench's error line is inert",
+        "the-benchs-error-line-is-inert",
+        'sys.stderr.write(f"myrm bench: {sanitize(msg)}\\n")',
+        'sys.stderr.write(f"myrm bench: {msg}\\n")',
+        ("tests/bench/test_corpus_hostile.py::test_the_benchs_error_line_is_inert",),
+    ),
+    Mutant(
         "no cache mark after the last message the next request sends again",
         "nothing-after-the-last-reused-message-is-marked",
         "marks = [i for i in marks if i <= end]",

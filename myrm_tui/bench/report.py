@@ -16,6 +16,7 @@ from rich.table import Table
 
 from myrm_tui.bench.run import run_bench
 from myrm_tui.context.step import Completer
+from myrm_tui.safe_text import sanitize
 
 COLUMNS = (
     ("feasible", "feasible"),
@@ -466,8 +467,10 @@ async def run_cli(
     schemas: Sequence[dict[str, Any]] | None = None,
 ) -> int:
     def fail(msg: str) -> int:
-        # One plain line (no Rich wrapping or markup): the file, the line, what is wrong.
-        sys.stderr.write(f"myrm bench: {msg}\n")
+        # One plain line (no Rich wrapping or markup): the file, the line, what is wrong. Inert: a file's
+        # name comes from wherever the recording was downloaded.
+        # guard: the-benchs-error-line-is-inert
+        sys.stderr.write(f"myrm bench: {sanitize(msg)}\n")
         return 2
 
     if not (corpus.is_file() or corpus.is_dir()):

@@ -101,3 +101,14 @@ def test_a_recording_replay_cannot_read_is_logged_with_its_traceback(tmp_path: P
     _one_clear_line(done, "--replay", str(path))
     text = log.read_text(encoding="utf-8") if log.exists() else ""
     assert "--replay" in text and "Traceback (most recent call last)" in text, text
+
+
+def test_the_benchs_error_line_is_inert(tmp_path: Path) -> None:
+    """A recording's name comes from wherever it was downloaded: an escape sequence in it (a window title,
+    OSC 52) reaches the terminal in ``myrm bench``'s one line shown, never obeyed, as in every ``myrm:``
+    line."""
+    path = tmp_path / "rec\x1b]0;owned\x07\u202e.jsonl.gz"
+    path.write_bytes(b"not a gzip stream")
+    done = run_myrm(["bench", "--corpus", str(path), "--strategies", "none"])
+    _one_clear_line(done, "myrm bench:", "␛]0;owned␇")
+    assert "\x1b" not in done.stderr and "\u202e" not in done.stderr, repr(done.stderr)
