@@ -2161,6 +2161,15 @@ MUTANTS = (
             "test_an_earlier_search_that_found_nothing_does_not_answer_for_an_earlier_start",
         ),
     ),
+    Mutant(
+        "redundant: only a line whose rarest word no other line holds is compared with none",
+        "a-line-whose-rarest-word-is-its-own-alone",
+        "if often[w] > 1}",
+        "if often[w] > 2}",
+        (
+            "tests/context/summary/test_redundant_index.py::test_redundant_marks_what_comparing_every_pair_marks",
+        ),
+    ),
 )
 
 

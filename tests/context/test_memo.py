@@ -149,7 +149,7 @@ def test_each_memoized_reader_returns_what_it_computes(pairs: list[tuple[str, st
                 (ledger.use_text, (text, (args,))),
                 (ledger.use_words, (part,)),
                 (ledger.use_tokens, (part,)),
-                (ledger.redundant_words, (text,)),
+                (ledger.redundant_shape, (text,)),
                 (ledger.subject, (text,)),
                 (ledger.line_facts, (text,)),
                 (ledger.stated_facts, (msg,)),

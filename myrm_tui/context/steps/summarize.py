@@ -349,7 +349,7 @@ class Summarize(Configured[SummarizeSettings]):
         into the session's memo (``context/memo.py``): the request that compacts only looks it up."""
         gist(m)  # the compaction record's line for it
         for ln in lines:
-            ledger.redundant_words(ln.text)
+            ledger.redundant_shape(ln.text)
             if ln.decided:
                 ledger.subject(ln.text)
                 ledger.line_facts(ln.text)

@@ -14,9 +14,11 @@ import json
 import logging
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 from myrm_tui.context.filters.shell import strip_ansi
 from myrm_tui.context.memo import memoized
@@ -419,19 +421,24 @@ def reparse(text: str, known: Mapping[str, Line] | None = None) -> Line:
 
 
 _WORD = re.compile(r"[a-z0-9]+")
-
-
-@memoized()
-def redundant_words(text: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(text.lower()))
-
-
 TEMPLATE_MIN_CHARS = 80
 _DIGITS = re.compile(r"\d+")
 
 
 def _template(norm: str) -> str:
     return _DIGITS.sub("#", norm)
+
+
+# Each Record line's once a session (``context/memo.py``), read when its message enters the view.
+@memoized()
+def redundant_shape(text: str) -> tuple[frozenset[str], str, str | None, bool]:
+    """What ``redundant`` reads of a line: its words (lower-cased), its text with each run of white space
+    one space, that text's template when it is long enough to count as one (else None), and whether the
+    line can be redundant at all (it has words and is no command or output head)."""
+    words = frozenset(_WORD.findall(text.lower()))
+    norm = " ".join(text.split())
+    template = _template(norm) if len(norm) >= TEMPLATE_MIN_CHARS else None
+    return words, norm, template, bool(words) and not text.lstrip().startswith(("→", "$"))
 
 
 def redundant(lines: Sequence[Line], seen: Sequence[str] = ()) -> list[bool]:
@@ -442,52 +449,55 @@ def redundant(lines: Sequence[Line], seen: Sequence[str] = ()) -> list[bool]:
     lost (a looser test, every word elsewhere, loses the expression ``x/Poly(x, x, domain='ZZ')`` to a
     line with the same words in another order). Commands and the first line of an output (``$``, ``→``)
     are never redundant: a re-run is news."""
-    words = [redundant_words(ln.text) for ln in lines]
-    norm = [" ".join(ln.text.split()) for ln in lines]
-    posting: dict[str, list[int]] = {}
-    for i, ws in enumerate(words):
-        for w in ws:
-            posting.setdefault(w, []).append(i)
-    seen_words = [redundant_words(t) for t in seen]
-    seen_norm = [" ".join(t.split()) for t in seen]
+    shapes = [redundant_shape(ln.text) for ln in lines]
+    seen_shapes = [redundant_shape(t) for t in seen]
+    # How many lines hold each word (a line holding a word holds all of it): a line is compared only with
+    # the lines holding its rarest word, and with none when that word is its own alone — most lines.
+    often = Counter(chain.from_iterable(sh[0] for sh in shapes))
+    often.update(chain.from_iterable(sh[0] for sh in seen_shapes))
+    rare: dict[int, str] = {}
+    for i, (ws, _, _, may) in enumerate(shapes):
+        if may:
+            rare[i] = min(ws, key=often.__getitem__)
+    # guard: a-line-whose-rarest-word-is-its-own-alone
+    wanted = {w for i, w in rare.items() if often[w] > 1}
+    posting: dict[str, list[int]] = {w: [] for w in wanted}
+    for i, sh in enumerate(shapes):
+        for w in sh[0] & wanted if len(sh[0]) > len(wanted) else wanted & sh[0]:
+            posting[w].append(i)
     seen_posting: dict[str, list[int]] = {}
-    for j, ws in enumerate(seen_words):
-        for w in ws:
+    for j, sh in enumerate(seen_shapes):
+        for w in sh[0] & wanted:
             seen_posting.setdefault(w, []).append(j)
-    # How many lines hold each word: a line's rarest word has the fewest lines to compare it with.
-    often = {w: len(ids) + len(seen_posting.get(w, ())) for w, ids in posting.items()}
     out = [False] * len(lines)
     # A long line that an earlier one repeats but for its numbers is a template said again (a harness's
     # "found 2 actions" reminder, a progress line): the first says it.
-    templates = {_template(t) for t in seen_norm if len(t) >= TEMPLATE_MIN_CHARS}
-    for i, (ln, ws) in enumerate(zip(lines, words, strict=True)):
-        if not ws or ln.text.lstrip().startswith(("→", "$")):
-            continue
-        if len(norm[i]) >= TEMPLATE_MIN_CHARS:
-            t = _template(norm[i])
-            if t in templates:
+    templates = {sh[2] for sh in seen_shapes if sh[2] is not None}
+    for i, w in rare.items():
+        ws, norm, template, _ = shapes[i]
+        if template is not None:
+            if template in templates:
                 out[i] = True
                 continue
-            templates.add(t)
-        rare = min(ws, key=often.__getitem__)
-        for j in seen_posting.get(rare, ()):
-            if ws <= seen_words[j] and norm[i] in seen_norm[j]:
+            templates.add(template)
+        if w not in wanted:
+            continue
+        for j in seen_posting.get(w, ()):
+            held, text = seen_shapes[j][0], seen_shapes[j][1]
+            if ws <= held and norm in text:
                 out[i] = True
                 break
         if out[i]:
             continue
-        for j in posting[rare]:
+        p = lines[i].priority
+        for j in posting[w]:
             # A longer line, or the same text later: the relation has no cycles, so the lines holding the
             # others are never all marked.
-            if (
-                j != i
-                and lines[j].priority >= ln.priority
-                and ws <= words[j]
-                and norm[i] in norm[j]
-                and (norm[i] != norm[j] or j > i)
-            ):
-                out[i] = True
-                break
+            if j != i and lines[j].priority >= p:
+                held, text = shapes[j][0], shapes[j][1]
+                if ws <= held and norm in text and (norm != text or j > i):
+                    out[i] = True
+                    break
     return out
 
 
