@@ -1913,6 +1913,17 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a test run's verdict is never a template said again",
+        "a-test-verdict-is-never-a-template",
+        "long = len(norm) >= TEMPLATE_MIN_CHARS and not numbers_are_news(text)",
+        "long = len(norm) >= TEMPLATE_MIN_CHARS",
+        (
+            "tests/context/summary/test_ledger_density.py::"
+            "test_a_later_test_verdict_is_news_though_it_differs_only_in_its_numbers",
+            "tests/context/summary/test_ledger_density.py::test_no_test_verdict_is_dropped_as_a_template_of_another",
+        ),
+    ),
+    Mutant(
         "the Record merges by meaning: a superseded decision goes",
         "the-record-merges-by-meaning",
         'gone = superseded([ln.text if ln.decided else "" for ln in uniq])',

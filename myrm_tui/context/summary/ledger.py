@@ -429,6 +429,20 @@ def _template(norm: str) -> str:
     return _DIGITS.sub("#", norm)
 
 
+# A test run's verdict: its counts are the result, so a later run's verdict is news however alike the two
+# lines look (``1 failed, 70 passed`` then ``2 failed, 69 passed``, both padded to 80 columns by pytest).
+_VERDICT = re.compile(
+    r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b|\bran \d+ tests?\b"
+    r"|\b(?:failures|errors)=\d"
+)
+
+
+def numbers_are_news(text: str) -> bool:
+    """Whether ``text`` is a line whose numbers are what it says (a test run's verdict): never a template
+    said again (``redundant``)."""
+    return _VERDICT.search(text.lower()) is not None
+
+
 # Each Record line's once a session (``context/memo.py``), read when its message enters the view.
 @memoized()
 def redundant_shape(text: str) -> tuple[frozenset[str], str, str | None, bool]:
@@ -437,7 +451,9 @@ def redundant_shape(text: str) -> tuple[frozenset[str], str, str | None, bool]:
     line can be redundant at all (it has words and is no command or output head)."""
     words = frozenset(_WORD.findall(text.lower()))
     norm = " ".join(text.split())
-    template = _template(norm) if len(norm) >= TEMPLATE_MIN_CHARS else None
+    # guard: a-test-verdict-is-never-a-template
+    long = len(norm) >= TEMPLATE_MIN_CHARS and not numbers_are_news(text)
+    template = _template(norm) if long else None
     return words, norm, template, bool(words) and not text.lstrip().startswith(("→", "$"))
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from myrm_tui.context.summary.ledger import (
     P_CALL,
     P_RESULT,
@@ -120,3 +123,42 @@ def test_a_long_line_said_again_but_for_its_numbers_is_redundant_and_goes_first(
     budget = len(first.text) + len(fact.text) + 2
     assert fit([first, fact, again], budget) == [first.text, fact.text]
     assert fit([first, fact, again], 10_000) == [first.text, fact.text, again.text]
+
+
+def _pytest_verdict(failed: int, passed: int, secs: float) -> str:
+    """A pytest summary line as pytest prints it: centred in ``=`` to 80 columns."""
+    return "  " + f" {failed} failed, {passed} passed, 1 xfailed in {secs:.2f}s ".center(80, "=")
+
+
+def test_a_later_test_verdict_is_news_though_it_differs_only_in_its_numbers() -> None:
+    # pytest-6197: the second run's "2 failed, 69 passed" looked like the first's "1 failed, 70 passed"
+    # said again (same length, same padding) and was the first line the Record dropped.
+    first, later = _pytest_verdict(1, 70, 5.12), _pytest_verdict(2, 69, 3.88)
+    assert len(first.strip()) == len(later.strip()) == 80
+    lines = [Line(first, P_RESULT), Line("  E   ModuleNotFoundError: No module named 'x'", P_RESULT)]
+    assert redundant([*lines, Line(later, P_RESULT)]) == [False, False, False]
+    assert redundant([Line(later, P_RESULT)], [first]) == [False]
+    # unittest's and a failure count's verdicts too; a harness's reminder is still a template said again.
+    ran = "  " + "x" * 80 + " Ran {} tests"
+    assert redundant([Line(ran.format(12), P_RESULT)], [ran.format(13)]) == [False]
+    # A full Record drops by priority and length, not the newer verdict first.
+    every = [*lines, Line(later, P_RESULT)]
+    assert later in fit(every, sum(len(ln.text) + 1 for ln in every) - 1)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 999), st.integers(0, 9999), st.floats(0, 99)), min_size=2, max_size=6),
+    st.integers(1, 9),
+)
+def test_no_test_verdict_is_dropped_as_a_template_of_another(
+    runs: list[tuple[int, int, float]], n: int
+) -> None:
+    """Property: of several test runs' verdicts, each says something unless the same line comes again later
+    (one of ``runs`` repeated verbatim); a long reminder said again but for its number stays redundant."""
+    verdicts = [_pytest_verdict(f, p, s) for f, p, s in runs]
+    reminder = "user: Please always provide EXACTLY ONE action in triple backticks, found {} actions, please"
+    lines = [Line(v, P_RESULT) for v in verdicts] + [Line(reminder.format(n), P_USER)]
+    flags = redundant(lines, [reminder.format(n + 1)])
+    for i, v in enumerate(verdicts):
+        assert flags[i] == (v in verdicts[i + 1 :]), v
+    assert flags[-1]
