@@ -1913,6 +1913,17 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a squeezed reply opening keeps its head and its tail",
+        "a-reply-opening-keeps-its-head-and-tail",
+        "cut = [_short_ends if ln.decided else _short for ln in lines]",
+        "cut = [_short for ln in lines]",
+        (
+            "tests/context/summary/test_squeezed_lines.py::"
+            "test_a_squeezed_block_keeps_the_end_of_a_replys_opening_and_the_start_of_the_users_words",
+            "tests/context/summary/test_squeezed_lines.py::test_only_the_agents_lines_of_the_users_rank_keep_their_tail",
+        ),
+    ),
+    Mutant(
         "a test run's verdict is never a template said again",
         "a-test-verdict-is-never-a-template",
         "long = len(norm) >= TEMPLATE_MIN_CHARS and not numbers_are_news(text)",

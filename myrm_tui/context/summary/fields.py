@@ -444,9 +444,25 @@ def _squeeze(s: Summary, level: int, keep_goal: bool) -> Summary:
     return replace(s, **changes)
 
 
+def _short_ends(text: str, n: int) -> str:
+    """``text`` within ``n`` chars by its head and its tail (``_short`` keeps the head only)."""
+    text = " ".join(text.split())
+    if len(text) <= n:
+        return text
+    head = (n - 1) // 2
+    return text[:head] + "…" + text[len(text) - (n - 1 - head) :]
+
+
 def _clip_user(lines: Sequence[ledger.Line], n: int) -> list[ledger.Line]:
-    """``user:`` Record lines (the user's words) cut to ``n`` chars; others as they are."""
-    return [replace(ln, text=_short(ln.text, n)) if ln.priority >= ledger.P_USER else ln for ln in lines]
+    """Record lines of the user's rank cut to ``n`` chars: the user's words by their head, the opening of
+    the agent's reply (``decided``) by its head and tail, where a sentence that reports ends on what it
+    found ("the fastest is Option 2 with a total travel time of 5 hours"); others as they are."""
+    # guard: a-reply-opening-keeps-its-head-and-tail
+    cut = [_short_ends if ln.decided else _short for ln in lines]
+    return [
+        replace(ln, text=c(ln.text, n)) if ln.priority >= ledger.P_USER else ln
+        for ln, c in zip(lines, cut, strict=True)
+    ]
 
 
 def fit_block(
