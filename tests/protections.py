@@ -1924,6 +1924,19 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a call whose one argument is the agent's prose is recorded as its sentences",
+        "a-prose-argument-is-the-agents-words",
+        "if not shell and (said := prose_argument(c.arguments)):",
+        "if not shell and (said := None):",
+        (
+            "tests/context/summary/test_stated_facts.py::"
+            "test_a_thought_is_recorded_as_the_agents_sentences_and_a_command_as_a_call",
+            "tests/context/summary/test_stated_facts.py::"
+            "test_the_sentence_a_later_message_refers_to_outlasts_the_rest_of_a_thought",
+            "tests/context/summary/test_stated_facts.py::test_a_prose_argument_keeps_every_sentence_once_in_order",
+        ),
+    ),
+    Mutant(
         "a test run's verdict is never a template said again",
         "a-test-verdict-is-never-a-template",
         "long = len(norm) >= TEMPLATE_MIN_CHARS and not numbers_are_news(text)",

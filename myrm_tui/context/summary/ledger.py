@@ -343,7 +343,13 @@ def _lines_of(m: Message) -> list[Line]:
             for k, ln in enumerate(_assistant_lines(m.text, not m.tool_calls))
         ]
         for c in m.tool_calls:
-            out.append(Line(_call_line(c.name, c.arguments, signals.command_of(c)), P_CALL))
+            command = signals.command_of(c)
+            shell = c.name in signals.COMMAND_TOOLS or '"command"' in c.arguments[:40]
+            # guard: a-prose-argument-is-the-agents-words
+            if not shell and (said := prose_argument(c.arguments)):
+                out += said_lines(c.name, *said)
+                continue
+            out.append(Line(_call_line(c.name, c.arguments, command), P_CALL))
             for path, op in signals.written_files(c):
                 out.append(Line(f"  {op}: {path}", P_CALL))
     elif m.role == "tool":
@@ -356,6 +362,35 @@ def _lines_of(m: Message) -> list[Line]:
             out.append(Line(f"{head} {lines[0].text}", lines[0].priority))
             out += [Line("  " + ln.text, ln.priority) for ln in lines[1:]]
     return out
+
+
+PROSE_ARGUMENT_SENTENCES = 2  # sentences of four or more words: a thought, not a name or a path
+
+
+def prose_argument(arguments: str) -> tuple[str, list[str]] | None:
+    """The key and sentences of a call whose one argument is the agent's prose (a ``think`` tool's thought):
+    None for any other call."""
+    try:
+        value = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or len(value) != 1:
+        return None
+    ((key, text),) = value.items()
+    if not isinstance(text, str) or "```" in text or any(_CODE.match(ln) for ln in text.splitlines()):
+        return None
+    sentences = [x.strip() for x in _SENTENCE.split(text) if x.strip()]
+    words = sum(len(x.split()) >= 4 for x in sentences)
+    return (str(key), sentences) if words >= PROSE_ARGUMENT_SENTENCES else None
+
+
+def said_lines(name: str, key: str, sentences: Sequence[str]) -> list[Line]:
+    """A prose argument as the agent's words, one line a sentence: the fit keeps the sentences later
+    messages refer to instead of dropping the whole call, the longest of its rank, as one line."""
+    return [
+        Line((f"{name} {key}: " if k == 0 else "  ") + _clip(x, 300), P_CALL, decided=True)
+        for k, x in enumerate(sentences)
+    ]
 
 
 _QUOTED = re.compile(r"`([^`\n]{8,200})`")

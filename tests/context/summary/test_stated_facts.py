@@ -10,6 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.context.summary import ledger
+from myrm_tui.context.summary.ledger import (
+    P_CALL,
+    P_RESULT,
+    LaterUse,
+    Line,
+    Referred,
+    fit,
+    mark_referred,
+    record_one,
+)
 from myrm_tui.context.types import Message, ToolCall
 from tests.helpers import run_pipeline
 
@@ -188,3 +198,58 @@ def test_an_output_as_it_came_refers_to_whatever_its_shortened_copy_does(
 
     by_copy, by_original = marked(kept), marked(whole)
     assert all(o or not c for c, o in zip(by_copy, by_original, strict=True))
+
+
+THOUGHT = (
+    "The reservation IFOYYZ is a basic economy ticket and was created more than 24 hours ago without "
+    "travel insurance, so it cannot be canceled due to a change of plans. The reservation NQNU5R is a "
+    "business class ticket and can be canceled at any time. I will proceed to cancel NQNU5R and inform "
+    "the user about the inability to cancel IFOYYZ."
+)
+
+
+def _think(arguments: dict[str, str], name: str = "think") -> Message:
+    return Message("assistant", "", tool_calls=(ToolCall("c1", name, json.dumps(arguments)),))
+
+
+def test_a_thought_is_recorded_as_the_agents_sentences_and_a_command_as_a_call() -> None:
+    # tau-dev task027: the thought was one 360-character call line, the longest of its rank, the first to go.
+    lines = record_one(_think({"thought": THOUGHT}))
+    assert [ln.text for ln in lines] == [
+        "think thought: The reservation IFOYYZ is a basic economy ticket and was created more than 24 hours "
+        "ago without travel insurance, so it cannot be canceled due to a change of plans.",
+        "  The reservation NQNU5R is a business class ticket and can be canceled at any time.",
+        "  I will proceed to cancel NQNU5R and inform the user about the inability to cancel IFOYYZ.",
+    ]
+    assert all(ln.priority == P_CALL and ln.decided for ln in lines)
+    # A command, code, several arguments or a name: one call line as before.
+    for args, name in (
+        ({"command": THOUGHT}, "bash"),
+        ({"code": "def f(x):\n    return g(x)  # the reservation is a basic ticket and so on"}, "python"),
+        ({"reservation_id": "NQNU5R", "reason": THOUGHT}, "cancel_reservation"),
+        ({"reservation_id": "NQNU5R"}, "get_reservation_details"),
+    ):
+        (line,) = record_one(_think(args, name))
+        assert not line.decided and line.priority == P_CALL, line
+
+
+def test_the_sentence_a_later_message_refers_to_outlasts_the_rest_of_a_thought() -> None:
+    lines = [*record_one(_think({"thought": THOUGHT})), Line("→ cancelled", P_RESULT)]
+    later = Referred([Message("user", "cancel NQNU5R please")], LaterUse([]))
+    marked = [mark_referred([ln], 0, later)[0] if ln.decided else ln for ln in lines]
+    kept = fit(marked, len(marked[1].text) + len(marked[3].text) + 2)
+    assert kept == [marked[1].text, "→ cancelled"]
+
+
+@given(st.lists(st.text("abcefgh XYZ,", min_size=1, max_size=40), min_size=1, max_size=8))
+def test_a_prose_argument_keeps_every_sentence_once_in_order(parts: list[str]) -> None:
+    """Property: a thought of generated sentences is recorded whole, a sentence a line, in order, or as the
+    one call line it was when it has fewer than two sentences of four words."""
+    sentences = [" ".join(p.split()) + "." for p in parts if p.split()]
+    text = " ".join(sentences)
+    lines = record_one(_think({"thought": text}))
+    if sum(len(x.split()) >= 4 for x in sentences) >= 2:
+        assert [ln.text.removeprefix("think thought: ").strip() for ln in lines] == sentences
+        assert all(ln.decided and ln.priority == P_CALL for ln in lines)
+    else:
+        assert len(lines) == 1 and not lines[0].decided
