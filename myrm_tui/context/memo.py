@@ -54,8 +54,11 @@ class Memo:
         return self.put(key, compute())
 
     def put(self, key: Hashable, value: T) -> T:
-        """``value`` kept under a new ``key``, the oldest entries dropped past the bounds."""
+        """``value`` kept under ``key`` (replacing what it held); the oldest dropped past the bounds."""
         size = _chars(key)
+        old = self._d.pop(key, None)
+        if old is not None:
+            self.chars -= old[1]
         self._d[key] = (value, size)
         self.chars += size
         while len(self._d) > self.max_entries or (self.chars > self.max_chars and len(self._d) > 1):

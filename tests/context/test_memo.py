@@ -225,3 +225,12 @@ def test_an_output_as_it_came_is_read_when_it_enters_not_when_it_is_folded() -> 
         assert (ledger.use_text, (entry.content, ())) in state.memo._d
         assert (ledger.use_words, (part,)) in state.memo._d
         assert (ledger.use_tokens, (part,)) in state.memo._d
+
+
+@given(keys=st.lists(st.text(max_size=8), max_size=30))
+def test_the_memo_counts_each_key_it_holds_once(keys: list[str]) -> None:
+    """Its character bound reads ``chars``: a key put again (a value replaced) is not counted twice."""
+    memo = Memo()
+    for k in keys:
+        memo.put(("f", k), k)
+    assert memo.chars == sum(len(k) + 1 for k in set(keys))
