@@ -47,6 +47,9 @@ class ContextState:
     last_sent_tokens: int = 0  # the view last sent, as Pre-Compact counts it
     # What the steps read of this session's messages, kept between requests (``memo.py``); never stored.
     memo: Memo = field(default_factory=Memo, compare=False, repr=False)
+    # Each Record line as Summarize wrote it (its priority, whether the agent wrote it): the text alone
+    # cannot tell whose it was, and another session's identical line may be another's. Never stored.
+    record_written: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     # -- serialisation (stored as JSON in the checkpoints table) -------------------------------------
     def to_json(self) -> str:

@@ -174,7 +174,6 @@ class Summarize(Configured[SummarizeSettings]):
         self.prompts_dir = prompts_dir
         self.auditor = auditor or SummaryAuditor()
         self._ledger: dict[tuple[str, int], list[ledger.Line]] = {}  # (message id, content hash) -> lines
-        self._written: dict[str, ledger.Line] = {}  # Record line -> how it was written (priority, whose)
 
     async def run(self, v: View, s: SummarizeSettings) -> SummaryBlock | Rewritten:
         req, view = v.request, v.messages
@@ -234,7 +233,7 @@ class Summarize(Configured[SummarizeSettings]):
         lines = [
             *ledger.mark_referred(
                 [
-                    ledger.reparse(ln, self._written)
+                    ledger.reparse(ln, req.state.record_written)
                     for b in folded
                     for ln in summary_model.record_lines(b.text)
                 ],
@@ -281,7 +280,7 @@ class Summarize(Configured[SummarizeSettings]):
             whole,
         )
         body, record = fitted.text, fitted.record  # redacted already, per message or when a block was made
-        self._remember(lines, record)
+        self._remember(lines, record, req.state.record_written)
         sid = f"summary-{number}"
         if s.summary_role == "user":
             msg = replace(synthetic_user(body, sid, "summary"), meta={"kind": "summary", "source": source})
@@ -300,15 +299,16 @@ class Summarize(Configured[SummarizeSettings]):
             trace=trace,
         )
 
-    def _remember(self, lines: Sequence[ledger.Line], record: Sequence[str]) -> None:
+    @staticmethod
+    def _remember(lines: Sequence[ledger.Line], record: Sequence[str], written: dict[str, Any]) -> None:
         """Each Record line as written: its priority and whether the agent wrote it (redaction may have
         changed a line: it is guessed)."""
         made = {ln.text: ln for ln in lines}
         for text in record:
             if text in made:
-                self._written[text] = made[text]
-        while len(self._written) > LEDGER_CACHE * 4:
-            self._written.pop(next(iter(self._written)))
+                written[text] = made[text]
+        while len(written) > LEDGER_CACHE * 4:
+            written.pop(next(iter(written)))
 
     def _observe(self, view: list[Message], req: Request, span: int) -> None:
         """Ledger lines of each message when it first enters the view, so a compaction only looks them up:

@@ -12,7 +12,7 @@ from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.summary import ledger
 from myrm_tui.context.types import Message
-from tests.helpers import call, run_pipeline
+from tests.helpers import call, conversation, run_pipeline
 
 
 def _fold() -> list[Message]:
@@ -150,3 +150,20 @@ def test_no_line_below_an_own_conclusion_is_kept_while_it_goes(lines: list[ledge
     kept = set(ledger.fit(lines, budget))
     if any(ln.own and ln.referred and ln.text not in kept for ln in lines):
         assert all(ledger.rank(ln) >= ledger.P_OWN for ln in lines if ln.text in kept)
+
+
+async def test_what_a_record_line_was_is_known_only_to_its_own_session() -> None:
+    """One pipeline serves every session (and a session's subagents): how each Record line was written
+    (the agent's own? a decision?) is kept on the session's state, so an identical line in another session
+    is never taken for what it was in the first."""
+    cfg = ContextConfig(max_context_tokens=16_000, summary_ratio=0.05)
+    a, b = ContextState(), ContextState()
+    raw_a = _decided_twice()
+    for end in range(14, len(raw_a) + 1, 8):
+        await run_pipeline(raw_a[:end], window=16_000, state=a, force_compaction=True, config=cfg)
+    assert a.record_written  # the merges read it back
+    raw_b = conversation(12, prefix="b")
+    view, _ = await run_pipeline(raw_b, window=16_000, state=b, force_compaction=True, config=cfg)
+    summary = "\n".join(m.text for m in view if m.meta.get("kind") == "summary")
+    assert b.record_written and all(text in summary for text in b.record_written)  # its own Record only
+    assert not set(a.record_written) & set(b.record_written)
