@@ -1034,7 +1034,11 @@ def bench(
     """Replay recorded sessions through context strategies and compare cost, cache, validity and retention."""
     configure_offline_env()
     from myrm_tui.bench.report import run_cli
+    from myrm_tui.logs import setup_logging
 
+    # Warnings and worse only: a failure the bench prints in one line is logged with its traceback, and the
+    # pipeline's own records stay out of the timed runs.
+    setup_logging(logging.WARNING)
     if schemas not in ("myrm", "recorded"):
         raise typer.BadParameter("--schemas is myrm or recorded")
     bound = None

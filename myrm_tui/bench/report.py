@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import platform
 import sys
 import time
@@ -17,6 +18,8 @@ from rich.table import Table
 from myrm_tui.bench.run import run_bench
 from myrm_tui.context.step import Completer
 from myrm_tui.safe_text import sanitize
+
+log = logging.getLogger(__name__)
 
 COLUMNS = (
     ("feasible", "feasible"),
@@ -510,6 +513,7 @@ async def run_cli(
                 schemas,
             )
         except ValueError as exc:
+            log.warning("bench: %s", exc, exc_info=True)
             error = str(exc)
         else:
             error = ""

@@ -112,3 +112,18 @@ def test_the_benchs_error_line_is_inert(tmp_path: Path) -> None:
     done = run_myrm(["bench", "--corpus", str(path), "--strategies", "none"])
     _one_clear_line(done, "myrm bench:", "␛]0;owned␇")
     assert "\x1b" not in done.stderr and "\u202e" not in done.stderr, repr(done.stderr)
+
+
+def test_a_recording_the_bench_cannot_read_is_logged_with_its_traceback(tmp_path: Path) -> None:
+    """``myrm bench``'s one line says what is wrong; the log keeps the reader's traceback, as for every
+    failure myrm turns into a message (warnings only: the pipeline's records stay out of timed runs)."""
+    path = tmp_path / "rec.jsonl.gz"
+    path.write_bytes(b"not a gzip stream")
+    log = tmp_path / "myrm.log"
+    done = run_myrm(
+        ["bench", "--corpus", str(path), "--strategies", "none"], env=cli_env(tmp_path, MYRM_LOG=str(log))
+    )
+    _one_clear_line(done, "myrm bench:", str(path))
+    text = log.read_text(encoding="utf-8") if log.exists() else ""
+    assert "bench:" in text and "Traceback (most recent call last)" in text, text
+    assert " INFO " not in text
