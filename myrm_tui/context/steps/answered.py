@@ -61,16 +61,7 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
         last = replies[0]
         first = replies[1] + 1 if len(replies) > 1 else req.new_start
         count = req.counter.message
-        candidates = [
-            i
-            for i in range(first, last)
-            if (m := view[i]).role == "tool"
-            and not m.meta.get("trimmed")
-            and (m.name or "") not in s.exempt_tools
-            and isinstance(m.content, str)
-            and count(m) > s.trim_answered_tokens
-            and not req.intent.protects(m)
-        ]
+        candidates = [i for i in range(first, last) if self._trimmable(view[i], v, s)]
         if not candidates:
             return Rewritten(messages=view)
         later = self._later_requests(v, s)
@@ -105,6 +96,19 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
         return Rewritten(messages=out, decisions=decisions, trace=trace)
 
     @staticmethod
+    def _trimmable(m: Message, v: View, s: TrimSettings) -> bool:
+        """An output the trim may shorten: a tool's text over the threshold, not trimmed yet, not of an
+        exempt tool, not one the compression intent protects."""
+        return (
+            m.role == "tool"
+            and not m.meta.get("trimmed")
+            and (m.name or "") not in s.exempt_tools
+            and isinstance(m.content, str)
+            and v.request.counter.message(m) > s.trim_answered_tokens
+            and not v.request.intent.protects(m)
+        )
+
+    @staticmethod
     def _later_requests(v: View, s: TrimSettings) -> float:
         """How many more requests will re-read an output: until the next compaction (the room left below
         the compaction point over what a round has added since the last one), and no more than the session
@@ -133,19 +137,12 @@ class AnsweredOutputTrim(Configured[TrimSettings]):
         if s.trim_answered_tokens <= 0 or newest is None or newest < req.new_start:
             return None
         later = max(0.0, AnsweredOutputTrim._later_requests(v, s) - 1)
-        count = req.counter.message
         for i in range(newest + 1, len(view)):
             m = view[i]
-            if (
-                m.role != "tool"
-                or m.meta.get("trimmed")
-                or (m.name or "") in s.exempt_tools
-                or not isinstance(m.content, str)
-                or (full := count(m)) <= s.trim_answered_tokens
-                or m.text.count("\n") < 2 * HEAD_LINES  # a few long lines may all be salient: kept whole
-                or req.intent.protects(m)
-            ):
+            # A few long lines may all be salient: such an output may be kept whole.
+            if not AnsweredOutputTrim._trimmable(m, v, s) or m.text.count("\n") < 2 * HEAD_LINES:
                 continue
+            full = req.counter.message(m)
             short = full * s.trim_keep_ratio + URI_TOKENS
             # guard: a-cut-is-foreseen-only-when-the-trim-pays-for-any-reply
             if READ * ((full - short) * later + full) > s.trim_margin * WRITE * short:
