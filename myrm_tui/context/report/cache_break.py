@@ -42,10 +42,15 @@ def _id(fingerprint: str) -> str:
     return fingerprint.split(":", 1)[-1].rsplit(":", 2)[0]
 
 
+def shared_prefix(previous: list[str], current: list[str]) -> int:
+    """How many leading segments two requests' fingerprints share."""
+    n = min(len(previous), len(current))
+    return next((i for i in range(n) if previous[i] != current[i]), n)
+
+
 def detect(previous: list[str], current: list[str], sizes: list[int], compacted: bool) -> CacheBreak | None:
     """``sizes`` are the previous request's segment token counts (same length as ``previous``)."""
-    n = min(len(previous), len(current))
-    k = next((i for i in range(n) if previous[i] != current[i]), n)
+    k = shared_prefix(previous, current)
     if k >= len(previous):
         return None
     lost = sum(sizes[k:])

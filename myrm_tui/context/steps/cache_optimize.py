@@ -19,7 +19,7 @@ from typing import Any
 
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.model_facts import family, model_kind
-from myrm_tui.context.report.cache_break import detect, fingerprints
+from myrm_tui.context.report.cache_break import detect, fingerprints, shared_prefix
 from myrm_tui.context.step import CachePlanned, CacheRecord, View, settings_for
 from myrm_tui.context.steps.answered import INPUT, READ, WRITE, AnsweredOutputTrim, TrimSettings
 from myrm_tui.context.steps.precompact import PreCompactSettings, compacts_next
@@ -83,11 +83,8 @@ def reused_end(v: View, s: CacheSettings, fps: list[str]) -> int | None:
     if cut is not None:
         ends.append(cut - 1)
     if compacts_next(req.counter.messages(view), s.compaction, req.state, SURE):
-        before = req.state.last_fingerprints
         # fps[0] is the tool schemas': message i is fps[i + 1]
-        n = min(len(before), len(fps))
-        shared = next((i for i in range(n) if before[i] != fps[i]), n)
-        ends.append(shared - 2)
+        ends.append(shared_prefix(req.state.last_fingerprints, fps) - 2)
     end = min(ends, default=None)
     return end if end is not None and 0 <= end < len(view) - 1 else None
 
