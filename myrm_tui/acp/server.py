@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp import schema as s
+from acp.connection import StreamDirection, StreamEvent
 from acp.helpers import update_agent_message_text, update_agent_thought_text
 
 from myrm_tui import __version__
@@ -100,6 +101,7 @@ class MyrmAcpAgent:
         self.conn: Any = None
         self.sessions: dict[str, EditorSession] = {}
         self.fs = s.FileSystemCapabilities()  # what the editor offers: reads and writes of its buffers
+        self.hung_up = False  # the editor's input ended (``hang_up``)
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -216,6 +218,13 @@ class MyrmAcpAgent:
         if ed.mcp:  # the editor's servers join the configured ones
             settings = replace(settings, mcp_servers=(*settings.mcp_servers, *ed.mcp))
         return settings
+
+    async def hang_up(self) -> None:
+        """The editor's input ended: running turns stop as after ``session/cancel`` (their partial text
+        kept, each prompt answered ``cancelled``); requests already received are still answered."""
+        self.hung_up = True
+        for sid in list(self.sessions):
+            await self.cancel(sid)
 
     async def close(self) -> None:
         """The editor went away: turns cancelled (their partial text kept), agents closed, leases released."""
@@ -388,7 +397,14 @@ class MyrmAcpAgent:
         )
 
     async def _send(self, ed: EditorSession, update: Any) -> None:
-        await self.conn.session_update(session_id=ed.id, update=update)
+        """One update; after the editor's input ended the SDK sends none, and the request still gets its
+        answer (the update is dropped, not the request)."""
+        try:
+            await self.conn.session_update(session_id=ed.id, update=update)
+        except ConnectionError:
+            if not self.hung_up:
+                raise
+            log.info("input ended: a %s update not sent", type(update).__name__)
 
     def _session(self, session_id: str) -> EditorSession:
         ed = self.sessions.get(session_id)
@@ -483,16 +499,59 @@ async def speak(agent: MyrmAcpAgent, reader: asyncio.StreamReader, writer: async
 
     screened = asyncio.StreamReader(limit=LINE_LIMIT)
     pump = asyncio.create_task(_screen(reader, screened, writer))
+    unanswered = _Unanswered()
     # The SDK's Protocol names every method of the protocol; the router answers "method not found" for
     # those an agent leaves out (fork, resume, config options).
-    conn = AgentSideConnection(cast("Any", agent), writer, screened, listening=False)
+    conn = AgentSideConnection(cast("Any", agent), writer, screened, listening=False, observers=[unanswered])
     try:
         await conn.listen()
+        # The input ended, not necessarily the output: a script piping requests in still reads the
+        # answers. The SDK would cancel them on close; they are answered first (bounded: a turn is
+        # cancelled, and an editor that stopped reading closes the pipe).
+        await agent.hang_up()
+        await unanswered.settled(writer, ANSWER_GRACE)
     finally:
         pump.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await pump
         await conn.close()
+
+
+# How long requests received before the input ended may take to be answered before myrm exits.
+ANSWER_GRACE = 10.0
+
+
+class _Unanswered:
+    """The editor's requests not answered yet, read from the raw messages each way."""
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+        self.changed = asyncio.Event()
+
+    def __call__(self, event: StreamEvent) -> None:
+        msg = event.message
+        if "id" not in msg:  # a notification
+            return
+        key = json.dumps(msg["id"], sort_keys=True)
+        if event.direction is StreamDirection.INCOMING and "method" in msg:
+            self.ids.add(key)
+        elif event.direction is StreamDirection.OUTGOING and "method" not in msg:
+            self.ids.discard(key)
+            self.changed.set()
+
+    async def settled(self, writer: asyncio.StreamWriter, within: float) -> None:
+        """Until every request is answered, the editor stops reading, or ``within`` seconds pass."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while self.ids and not writer.is_closing():
+            left = deadline - loop.time()
+            if left <= 0:
+                log.warning("input ended; %d requests left unanswered after %.0f s", len(self.ids), within)
+                return
+            self.changed.clear()
+            # A broken pipe closes the writer without a message to wake on: look again every half second.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), min(left, 0.5))
 
 
 async def _screen(src: asyncio.StreamReader, dst: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

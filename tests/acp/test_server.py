@@ -486,3 +486,100 @@ async def test_a_line_many_times_the_limit_is_dropped_and_the_next_one_served() 
         writer.close()
         os.close(out_r)
     assert b'"code": -32600' in said and b"a line over" in said
+
+
+# -- the input ends before the answers ------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def raw_editor(
+    tmp: Path, emu: ProviderEmulator
+) -> AsyncIterator[tuple[asyncio.StreamReader, asyncio.StreamWriter, asyncio.Task[None], MyrmAcpAgent]]:
+    """The server in this process; the editor is raw bytes: its writer is the agent's stdin, its reader
+    the agent's stdout (as a script piping requests into ``myrm acp``)."""
+    to_agent_r, to_agent_w = os.pipe()
+    to_editor_r, to_editor_w = os.pipe()
+    agent_reader, agent_writer = await pipe_streams(to_agent_r, to_editor_w)
+    editor_reader, editor_writer = await pipe_streams(to_editor_r, to_agent_w)
+    store = await Store.open(tmp / "acp.db")
+    server = MyrmAcpAgent(store, {"model": "openai/gpt-4o-mini", "api_base": emu.openai_base, "api_key": "k"})
+    serving = asyncio.create_task(speak(server, agent_reader, agent_writer))
+    serving.add_done_callback(lambda _: agent_writer.close())  # as the process's exit closes its stdout
+    try:
+        yield editor_reader, editor_writer, serving, server
+    finally:
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await serving
+        agent_writer.close()
+        editor_writer.close()
+        await server.close()
+        await store.close()
+
+
+def _request(rid: int, method: str, params: dict[str, Any]) -> bytes:
+    import json
+
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode() + b"\n"
+
+
+async def _read_until(
+    reader: asyncio.StreamReader, cond: Callable[[dict[str, Any]], bool]
+) -> list[dict[str, Any]]:
+    """Messages from the agent up to the first that meets ``cond`` (or to the end of its output)."""
+    import json
+
+    seen: list[dict[str, Any]] = []
+    while line := await asyncio.wait_for(reader.readline(), 60):
+        seen.append(json.loads(line))
+        if cond(seen[-1]):
+            break
+    return seen
+
+
+async def test_requests_sent_before_the_input_ends_are_all_answered(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """``printf REQUESTS | myrm acp`` got no answer for its valid requests: at the end of stdin the SDK
+    cancelled every request still running and the process exited."""
+    async with raw_editor(tmp_path, emulator) as (reader, writer, serving, _):
+        writer.write(
+            b"garbage\n"
+            + _request(1, "initialize", {"protocolVersion": PROTOCOL_VERSION})
+            + _request(2, "session/new", {"cwd": str(workspace), "mcpServers": []})
+            + _request(3, "no/such/method", {})
+        )
+        await writer.drain()
+        writer.close()
+        await asyncio.wait_for(serving, 60)
+        got = await _read_until(reader, lambda m: False)
+    answers = {m["id"]: m for m in got if "method" not in m}
+    assert set(answers) == {None, 1, 2, 3}
+    assert answers[1]["result"]["protocolVersion"] == PROTOCOL_VERSION
+    assert answers[2]["result"]["sessionId"]
+    assert answers[3]["error"]["code"] == -32601
+
+
+async def test_a_turn_running_when_the_input_ends_is_answered_cancelled_and_kept(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.enqueue(Reply(text="Half of a long answer " * 10, chunk_size=8, stall_after=2))
+    async with raw_editor(tmp_path, emulator) as (reader, writer, serving, server):
+        writer.write(
+            _request(1, "initialize", {"protocolVersion": PROTOCOL_VERSION})
+            + _request(2, "session/new", {"cwd": str(workspace), "mcpServers": []})
+        )
+        sid = (await _read_until(reader, lambda m: m.get("id") == 2))[-1]["result"]["sessionId"]
+        writer.write(
+            _request(3, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]})
+        )
+        await _read_until(
+            reader,
+            lambda m: (m.get("params") or {}).get("update", {}).get("sessionUpdate") == "agent_message_chunk",
+        )
+        writer.close()  # the model has gone silent mid-reply, and the input ends
+        await asyncio.wait_for(serving, 60)
+        rest = await _read_until(reader, lambda m: False)
+        msgs = await server.store.load_messages(sid)
+    assert [m["result"] for m in rest if m.get("id") == 3] == [{"stopReason": "cancelled"}]
+    assert msgs[-1].role == "assistant" and msgs[-1].text.startswith("Half of")
