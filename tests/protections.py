@@ -933,6 +933,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "acp: requests received before stdin ends are answered before myrm exits",
+        "acp-answers-before-exit",
+        "await unanswered.settled(writer, ANSWER_GRACE)",
+        "pass",
+        ("tests/acp/test_server.py::test_requests_sent_before_the_input_ends_are_all_answered",),
+    ),
+    Mutant(
         "config: a file nested thousands deep is one problem, not a traceback",
         "config-nesting-too-deep-is-one-problem",
         "except RecursionError:",

@@ -509,6 +509,7 @@ async def speak(agent: MyrmAcpAgent, reader: asyncio.StreamReader, writer: async
         # answers. The SDK would cancel them on close; they are answered first (bounded: a turn is
         # cancelled, and an editor that stopped reading closes the pipe).
         await agent.hang_up()
+        # guard: acp-answers-before-exit
         await unanswered.settled(writer, ANSWER_GRACE)
     finally:
         pump.cancel()
