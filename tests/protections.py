@@ -2150,9 +2150,16 @@ MUTANTS = (
     Mutant(
         "a key waits for the one before it to be handled",
         "a-key-waits-for-the-one-before-it-to-be",
-        "if self.busy or self.waiting:",
+        "if self.busy or self.waiting or not self._screen_ready():",
         "if False:",
         ("tests/app/test_prompt_input_order.py::test_the_issues_bursts_in_a_fresh_session",),
+    ),
+    Mutant(
+        "a key read before the screen is mounted waits for it (typed while myrm starts)",
+        "a-key-read-before-the-screen-is-mounted-waits",
+        "if screen.is_mounted:",
+        "if True:",
+        ("tests/app/test_focus_keys.py::test_keys_typed_while_the_app_starts_all_reach_the_prompt",),
     ),
     Mutant(
         "a typed-out paste's later line ends are never a send",

@@ -8,7 +8,9 @@ to the old widget. The router passes one key on at a time: it follows each with 
 bubbles the same way, and the next key goes out once the marker is back (the key was handled wherever it
 went); a printable key typed into a field needs no marker (the field types it itself, in order). A key
 that opens something that takes time (a screen loaded by a worker, the ``@`` menu's file
-list) holds the keys after it until what it opened can take them (``hold``/``release``).
+list) holds the keys after it until what it opened can take them (``hold``/``release``). Keys read before
+the screen is mounted (typed while ``myrm`` starts) wait for it: the first went to a screen without a
+focus and was lost.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ class KeyRouter:
         self._marker_timer: asyncio.TimerHandle | None = None
         self._holds: dict[int, asyncio.TimerHandle | None] = {}
         self._next_hold = 0
+        self._screen_wait: asyncio.Task[None] | None = None
 
     @property
     def keys_waiting(self) -> bool:
@@ -79,10 +82,31 @@ class KeyRouter:
     async def take(self, event: events.Event) -> None:
         """A key (or paste) the app read: passed on now, or after the ones before it."""
         # guard: a-key-waits-for-the-one-before-it-to-be
-        if self.busy or self.waiting:
+        if self.busy or self.waiting or not self._screen_ready():
             self.waiting.append(event)
             return
         await self._send(event)
+
+    def _screen_ready(self) -> bool:
+        """The screen the keys go to is mounted (its ``on_mount`` set the focus); if not, the keys are
+        passed on once it is."""
+        screen = self.app.screen
+        # guard: a-key-read-before-the-screen-is-mounted-waits
+        if screen.is_mounted:
+            return True
+        if self._screen_wait is None or self._screen_wait.done():
+            self._screen_wait = asyncio.create_task(self._when_mounted(screen))
+        return False
+
+    async def _when_mounted(self, screen: MessagePump) -> None:
+        try:
+            await asyncio.wait_for(screen._mounted_event.wait(), HOLD_TIMEOUT_S)
+        except TimeoutError:
+            log.warning(
+                "the screen was not mounted in %.0f s; the keys typed meanwhile are passed on", HOLD_TIMEOUT_S
+            )
+        # Posted after what the screen's on_mount queued on the app (the focus it set): handled after it.
+        self.app.post_message(KeyRelease())
 
     async def _send(self, event: events.Event) -> None:
         target = self.app.focused or self.app.screen
@@ -135,7 +159,7 @@ class KeyRouter:
         await self.drain()
 
     async def drain(self) -> None:
-        while self.waiting and not self.busy:
+        while self.waiting and not self.busy and self._screen_ready():
             await self._send(self.waiting.popleft())
 
     def hold(self, timeout: float = HOLD_TIMEOUT_S) -> int:

@@ -18,6 +18,7 @@ from textual import events
 from textual.app import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
 from textual.widgets import Input, OptionList
 
+from myrm_tui.app import app as app_module
 from myrm_tui.app.app import MyrmApp
 from myrm_tui.app.commands import completions
 from myrm_tui.app.mentions import fuzzy, list_files
@@ -265,3 +266,33 @@ async def test_a_search_shows_only_the_match_of_what_the_field_holds_now(
         await wait_until(pilot, lambda: str(count.render()) == "111 of 111")  # 7, 70-79, 700-799
         await pilot.pause()
         assert shown == ["question 7"]
+
+
+class KeysBeforeTheScreen(MyrmApp):
+    """Keys the terminal had before the first screen was mounted (typed while ``myrm`` starts): the
+    driver reads them at once and posts them ahead of everything the screen's mount queues."""
+
+    typed = "hi [/] there"
+    CSS_PATH = [str(Path(app_module.__file__).parent / css) for css in MyrmApp.CSS_PATH]
+
+    def on_load(self) -> None:
+        for key in self.typed:
+            self.post_message(key_event(key))
+
+
+async def test_keys_typed_while_the_app_starts_all_reach_the_prompt(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Found typing into ``myrm`` in tmux as it started: the first key went to the screen before the
+    screen was mounted (no focus yet) and was lost; the rest reached the prompt."""
+    cli = {
+        "model": "openai/gpt-4o-mini",
+        "api_base": emulator.openai_base,
+        "api_key": "sk-test",
+        "preheat": False,
+    }
+    app = KeysBeforeTheScreen(db_path=tmp_path / "tui.db", workspace=workspace, cli=cli)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: not app.key_router.keys_waiting and prompt(app).text != "", 30)
+        assert prompt(app).text == KeysBeforeTheScreen.typed
+        assert app.focused is prompt(app)
