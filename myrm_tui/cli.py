@@ -111,6 +111,8 @@ WsOpt = Annotated[
         "-w",
         metavar="DIR",
         help="Project folder the tools may touch (default: current folder)",
+        exists=True,  # a mistyped folder is a usage error, not a session whose every tool call fails
+        file_okay=False,
     ),
 ]
 SessionOpt = Annotated[
@@ -1080,6 +1082,7 @@ def _tui_options(argv: list[str]) -> dict[str, Any] | None:
 
     hints = typing.get_type_hints(main_tui, include_extras=True)
     flags: dict[str, tuple[str, Any, bool]] = {}  # flag -> (parameter, type, a flag's value)
+    flag_infos: dict[str, OptionInfo] = {}
     options: dict[str, Any] = {}
     for name, param in inspect.signature(main_tui).parameters.items():
         info = next((m for m in getattr(hints[name], "__metadata__", ()) if isinstance(m, OptionInfo)), None)
@@ -1089,6 +1092,7 @@ def _tui_options(argv: list[str]) -> dict[str, Any] | None:
         if info.envvar or info.parser or (info.callback and name != "version"):
             return None
         options[name] = param.default
+        flag_infos[name] = info
         kind = typing.get_args(hints[name])[0]  # Annotated[X, Option(...)]: X
         kind = next((t for t in typing.get_args(kind) if t is not type(None)), kind)  # X | None: X
         # In Annotated, Option's first positional argument is its first name (typer's reading too).
@@ -1122,11 +1126,20 @@ def _tui_options(argv: list[str]) -> dict[str, Any] | None:
             options[name] = kind(value)
         except ValueError:
             return None
+        if kind is Path and not _path_allowed(options[name], flag_infos[name]):
+            return None  # typer refuses it in one line
     if ("speed" in given and options["replay"] is None) or (
         options["replay"] is not None and options["session"]
     ):
         return None  # refused by typer's path, in one line
     return options
+
+
+def _path_allowed(path: Path, info: OptionInfo) -> bool:
+    """What click's ``Path(exists=…, file_okay=…, dir_okay=…)`` accepts."""
+    if not path.exists():
+        return not info.exists
+    return (info.file_okay or not path.is_file()) and (info.dir_okay or not path.is_dir())
 
 
 def main() -> None:

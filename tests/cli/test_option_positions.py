@@ -7,6 +7,7 @@ the same side (click kept the last one silently: ``myrm --db a.db --db b.db sess
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -95,3 +96,23 @@ def test_the_same_value_twice_is_not_refused(tmp_path: Path) -> None:
     """Repeating an option with the value it already has changes nothing: it runs."""
     proc = run_myrm(["-m", "openai/x", "--model=openai/x", "doctor", "--quiet"], env=cli_env(tmp_path))
     assert proc.returncode == 0 and "given" not in proc.stderr, proc.stderr
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    sub=st.sampled_from(SUBCOMMANDS),
+    folder=st.sampled_from(["no/such/folder", sys.executable]),  # missing; a file
+    where=st.sampled_from(["before", "after"]),
+)
+@example(sub="ask", folder="no/such/folder", where="before")
+def test_a_workspace_that_is_not_a_folder_is_refused_in_one_line(
+    sub: str | None, folder: str, where: str
+) -> None:
+    """``myrm -w /mistyped ask hi`` ran the turn in a folder that does not exist (every tool call failed)."""
+    head = [] if sub is None else [sub]
+    args = ["-w", folder, *head] if where == "before" or sub is None else [*head, "-w", folder]
+    with tempfile.TemporaryDirectory() as name:
+        line = one_line_exit_2([*args, *(["hi"] if sub == "ask" else [])], Path(name))
+    assert (
+        "--workspace" in line and ("does not exist" in line or "is a file" in line)
+    ) or "does not apply" in line, line

@@ -3,8 +3,10 @@ leaves the command line to typer."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -42,7 +44,10 @@ def test_the_options_read_without_typer_are_typers_or_none(argv: list[str]) -> N
         assert mine == _typer_reads(argv), argv
 
 
-def test_the_usual_starts_are_read_without_typer() -> None:
+def test_the_usual_starts_are_read_without_typer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "a-file").write_text("")
     for argv in (
         [],
         ["-m", "openai/gpt-4o"],
@@ -59,5 +64,7 @@ def test_the_usual_starts_are_read_without_typer() -> None:
         ["-m"],
         ["-m", "a", "-m", "b"],
         ["-m=x"],
+        ["-w", "no-such-folder"],  # typer refuses a workspace that is not a folder, in one line
+        ["-w", "a-file"],
     ):
         assert cli._tui_options(argv) is None, argv  # typer's to parse (and to explain)
