@@ -1602,6 +1602,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "an ESC inside a bracketed paste is shown, not the start of key presses",
+        "an-esc-inside-a-paste-is-shown-not-a-key",
+        "out.append(SHOWN_ESC)",
+        'out.append("\\x1b")',
+        ("tests/app/test_paste_guard.py::test_textuals_parser_sees_one_paste_and_no_key",),
+    ),
+    Mutant(
         "cli: an option repeated with another value",
         "cli-an-option-repeated-with-another-value",
         "if line := _repeated(self, ctx, args):",

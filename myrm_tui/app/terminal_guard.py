@@ -302,10 +302,63 @@ class GuardedDriver(LinuxDriver):
         super().run_input_thread()
 
 
-def _replacing_decoder(encoding: str) -> Callable[[], codecs.IncrementalDecoder]:
-    """``codecs.getincrementaldecoder`` whose decoders replace what is not ``encoding`` instead of raising."""
+def _replacing_decoder(encoding: str) -> Callable[[], PasteGuard]:
+    """``codecs.getincrementaldecoder`` whose decoders replace what is not ``encoding`` instead of raising,
+    and show an ESC inside a bracketed paste (``PasteGuard``)."""
     factory = codecs.getincrementaldecoder(encoding)
-    return lambda: factory(errors="replace")
+    return lambda: PasteGuard(factory(errors="replace"))
+
+
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
+SHOWN_ESC = "\u241b"  # ␛, the symbol for escape
+
+
+class PasteGuard:
+    """The terminal's text as decoded, with each ESC inside a bracketed paste (but the paste's end) shown
+    as ``SHOWN_ESC``. Textual's parser took such an ESC (copied coloured output, a log with escape codes;
+    xterm and tmux pass it on) for the start of a key sequence and turned the pasted text after it into
+    key presses: ctrl+g, F-keys, Enter. Markers may be cut anywhere between two reads."""
+
+    def __init__(self, decoder: codecs.IncrementalDecoder) -> None:
+        self._decoder = decoder
+        self._in_paste = False
+        self._tail = ""  # outside a paste: the last characters passed on, where a start marker may begin
+        self._held = ""  # inside a paste: an ESC at the end of a read that may begin the end marker
+
+    def decode(self, data: bytes, final: bool = False) -> str:
+        text = self._held + self._decoder.decode(data, final)
+        self._held = ""
+        out: list[str] = []
+        pos, n = 0, len(text)
+        while pos < n:
+            if not self._in_paste:
+                window = self._tail + text[pos:]
+                at = window.find(PASTE_START)
+                if at < 0:
+                    out.append(text[pos:])
+                    self._tail = window[-(len(PASTE_START) - 1) :]
+                    break
+                after = pos + at + len(PASTE_START) - len(self._tail)  # just after the marker, in text
+                out.append(text[pos:after])
+                pos, self._tail, self._in_paste = after, "", True
+                continue
+            esc = text.find("\x1b", pos)
+            if esc < 0:
+                out.append(text[pos:])
+                break
+            out.append(text[pos:esc])
+            ahead = text[esc : esc + len(PASTE_END)]
+            if ahead == PASTE_END:
+                out.append(PASTE_END)
+                pos, self._in_paste = esc + len(PASTE_END), False
+                continue
+            if not final and esc + len(ahead) == n and PASTE_END.startswith(ahead):
+                self._held = ahead  # the end marker, cut by the read: decided with the next one
+                break
+            # guard: an-esc-inside-a-paste-is-shown-not-a-key
+            out.append(SHOWN_ESC)
+            pos = esc + 1
+        return "".join(out)
 
 
 _GUARD: TerminalGuard | None = None
