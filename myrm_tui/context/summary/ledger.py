@@ -697,8 +697,14 @@ def superseded(texts: Sequence[str]) -> list[bool]:
     ``subject`` supersedes: the newest on each subject stays, the earlier different ones go."""
     keys = [subject(t) if t else None for t in texts]
     newest = {k: i for i, k in enumerate(keys) if k is not None}
-    norm = [" ".join(t.split()) for t in texts]
-    return [k is not None and newest[k] != i and norm[i] != norm[newest[k]] for i, k in enumerate(keys)]
+
+    def norm(t: str) -> str:  # only a decision's text is compared: most lines are none
+        return " ".join(t.split())
+
+    return [
+        k is not None and newest[k] != i and norm(texts[i]) != norm(texts[newest[k]])
+        for i, k in enumerate(keys)
+    ]
 
 
 def condense(text: str, head_lines: int, tail_lines: int, max_chars: int) -> str:
@@ -960,9 +966,14 @@ def used_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> lis
     that none of the output's result lines (``lines``) holds already: folding the output keeps them, however
     little room the ledger has (a line of ids is short, a JSON item or a file view long). Facts no line of
     the output holds at all come first."""
+    found = later.used_of(text, k)
+    if not found:
+        return []
     held = "\n".join(ln.text for ln in lines if ln.priority >= P_RESULT).lower()
     anywhere = "\n".join(ln.text for ln in lines).lower()
-    used = [t for t in later.used_of(text, k) if t.lower() not in held]
+    used = [t for t in found if t.lower() not in held]
+    # ``used_of`` gives them in their order in ``fact_tokens(text)``: that order, without a map of them all.
+    order = {t: i for i, t in enumerate(used)}
     used.sort(key=lambda t: t.lower() in anywhere)  # stable: order of appearance within each group
     facts: list[str] = []
     size = 0
@@ -974,7 +985,6 @@ def used_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> lis
         size += len(t) + 3
         if len(facts) >= USED_MAX_FACTS or size >= USED_MAX_CHARS:
             break
-    order = {t: i for i, t in enumerate(fact_tokens(text))}
     facts.sort(key=lambda t: order[t])
     return _used_lines(facts, P_RESULT)
 
