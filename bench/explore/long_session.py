@@ -24,8 +24,9 @@ import gc
 import hashlib
 import json
 import time
-from dataclasses import replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from myrm_tui import gc_policy
 from myrm_tui.agent.fingerprint import builtin_tool_schemas
@@ -34,7 +35,15 @@ from myrm_tui.bench.strategies import MyrmStrategy
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "swe-dev.jsonl.gz"
+ROOT = Path(__file__).resolve().parents[2]
+# The shared corpora sit beside the repository (``/work/shared`` for ``/work/main``; a worktree's own
+# parent may not hold them).
+SHARED = next(
+    (p / "shared" for p in ROOT.parents if (p / "shared" / "corpus").is_dir()), ROOT.parent / "shared"
+)
+CORPUS = SHARED / "corpus" / "swe-dev.jsonl.gz"
+FOREIGN = ROOT / "bench" / "foreign"
+DEFAULT_THRESHOLDS = gc.get_threshold()  # as Python started, before any policy
 
 
 def long_session(corpus: Path, messages: int) -> Conversation:
@@ -76,14 +85,14 @@ async def replay(
     return times, cpu, [digest.hexdigest()], compactions
 
 
+@dataclass
 class Collections:
     """The collector's runs, by generation, and their CPU ms (``gc.callbacks``), while ``on``."""
 
-    def __init__(self) -> None:
-        self.on = False
-        self.count = [0, 0, 0]
-        self.ms = [0.0, 0.0, 0.0]
-        self._start = 0.0
+    on: bool = False
+    count: list[int] = field(default_factory=lambda: [0, 0, 0])
+    ms: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    _start: float = 0.0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if not self.on:
@@ -95,6 +104,156 @@ class Collections:
             self.ms[info["generation"]] += (time.process_time() - self._start) * 1000
 
 
+@dataclass
+class Measure:
+    """Pipeline ms per request (each request's least over the runs), compactions, the views' digest, and
+    the collections that ran inside requests (summed over the runs)."""
+
+    sessions: int
+    messages: int
+    runs: int
+    wall: list[float]
+    cpu: list[float]
+    compactions: int
+    views: str
+    collections: Collections
+
+
+def use_gc(policy: str) -> None:
+    """The collector as ``myrm`` runs it (its thresholds, what is alive now frozen) or as Python starts."""
+    if policy == "myrm":
+        gc_policy.configure()
+        gc_policy.settle()
+    else:
+        gc.unfreeze()
+        gc.set_threshold(*DEFAULT_THRESHOLDS)
+
+
+def replay_all(convs: list[Conversation], window: int) -> dict[str, Any]:
+    """One replay of ``convs`` in this process: each request's ms, the compactions, the views' digest and
+    the collections that ran inside requests."""
+    collections = Collections()
+    gc.callbacks.append(collections)
+    wall: list[float] = []
+    cpu: list[float] = []
+    digest: list[str] = []
+    compactions = 0
+    try:
+        for conv in convs:
+            t, c, d, n = asyncio.run(replay(conv, window, collections))
+            wall, cpu, digest, compactions = wall + t, cpu + c, digest + d, compactions + n
+    finally:
+        gc.callbacks.remove(collections)
+    views = digest[0] if len(digest) == 1 else hashlib.sha256("".join(digest).encode()).hexdigest()
+    return {"wall": wall, "cpu": cpu, "compactions": compactions, "views": views, "gc": asdict(collections)}
+
+
+def measure(args: list[str], runs: int) -> Measure:
+    """``runs`` replays, each in a process of its own (a later replay in one process would find the
+    process-wide caches warm: not what a session meets), each request's least time taken."""
+    import subprocess
+    import sys
+    import tempfile
+
+    got: list[dict[str, Any]] = []
+    for _ in range(max(runs, 1)):
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            subprocess.run([sys.executable, __file__, *args, "--one", out.name], check=True)
+            got.append(json.loads(Path(out.name).read_text()))
+    first = got[0]
+    if any(g["views"] != first["views"] or g["compactions"] != first["compactions"] for g in got):
+        raise SystemExit("the runs sent other views")
+    collections = Collections()
+    for g in got:
+        collections.count = [a + b for a, b in zip(collections.count, g["gc"]["count"], strict=True)]
+        collections.ms = [a + b for a, b in zip(collections.ms, g["gc"]["ms"], strict=True)]
+    return Measure(
+        first["sessions"],
+        first["messages"],
+        len(got),
+        [min(x) for x in zip(*(g["wall"] for g in got), strict=True)],
+        [min(x) for x in zip(*(g["cpu"] for g in got), strict=True)],
+        first["compactions"],
+        first["views"],
+        collections,
+    )
+
+
+def pct(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def line(m: Measure, window: int, policy: str) -> str:
+    def three(xs: list[float]) -> str:
+        return f"p50 {pct(xs, 0.5):.2f}, p99 {pct(xs, 0.99):.2f}, max {max(xs):.2f} ms"
+
+    runs = f" (least of {m.runs} runs)" if m.runs > 1 else ""
+    c = m.collections
+    gens = ", ".join(
+        f"gen {g} {n} ({ms:.0f} ms)" for g, (n, ms) in enumerate(zip(c.count, c.ms, strict=True))
+    )
+    return (
+        f"{m.messages} messages in {m.sessions} sessions, {len(m.cpu)} requests at {window:,}{runs}: "
+        f"wall {three(m.wall)}; CPU {three(m.cpu)}; {m.compactions} compactions; "
+        f"views sha256 {m.views[:16]}; gc {policy}, collections in requests (all runs): {gens}"
+    )
+
+
+# The sessions ``--markdown`` measures: (name, corpus, one joined session of N messages or each apart, window)
+TABLE = (
+    ("swe-dev, 500 messages joined", CORPUS, 500, 32_000),
+    ("swe-dev, 500 messages joined", CORPUS, 500, 16_000),
+    ("foreign (27 sessions, each apart)", FOREIGN, 0, 32_000),
+)
+
+
+HEADER = (
+    "| session | window | requests | compactions | CPU p50 / p99 / max, myrm's gc | gen 2, gen 1 in requests "
+    "| same, Python's gc | gen 2, gen 1 | views |\n|---|---:|---:|---:|---:|---|---:|---|---|"
+)
+
+
+def markdown(path: Path, runs: int) -> None:
+    """Measure ``TABLE`` with myrm's collector policy and Python's, and write it as ``path``'s pipeline
+    section (``app.perf.write_section``)."""
+    import os
+
+    from myrm_tui.app.perf import _loads, _stamp, write_section
+
+    before = os.getloadavg()
+    rows = []
+    for name, corpus, messages, window in TABLE:
+        what = ["--messages", str(messages)] if messages else ["--each"]
+        cells = []
+        for policy in ("myrm", "default"):
+            m = measure([*what, "--corpus", str(corpus), "--window", str(window), "--gc", policy], runs)
+            print(line(m, window, policy))
+            c = m.collections
+            cells.append(
+                f"{pct(m.cpu, 0.5):.1f} / **{pct(m.cpu, 0.99):.1f}** / {max(m.cpu):.1f} | "
+                f"{c.count[2]} ({c.ms[2]:.0f} ms), {c.count[1]} ({c.ms[1]:.0f} ms)"
+            )
+        rows.append(
+            f"| {name} | {window // 1000}K | {len(m.cpu)} | {m.compactions} | {cells[0]} | {cells[1]} | "
+            f"`{m.views[:16]}` |"
+        )
+    text = f"""## Pipeline time per request (`bench/explore/long_session.py --markdown docs/perf.md`)
+
+CPU ms of the context pipeline per request (`time.process_time`, the least of {runs} replays of each request:
+the machine is shared), replayed as `myrm bench` replays (myrm's tool schemas bound); with myrm's collector
+policy (`gc_policy`: its thresholds, start-up's objects frozen, as `myrm` runs) and with Python's default
+(700, 10, 10). Collections: gen-2 and gen-1 runs that landed inside requests, over all replays, and their CPU
+ms. The views' digest shows a speed-up sends the same requests. {_stamp(_loads(before, os.getloadavg()))}.
+
+{HEADER}
+{chr(10).join(rows)}
+
+Goal (issue 46): p99 ≤ 10 ms on the longest sessions.
+"""
+    write_section(path, "pipeline", text)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=500)
@@ -104,53 +263,46 @@ def main() -> None:
     ap.add_argument("--each", action="store_true", help="every conversation apart, not one joined session")
     ap.add_argument("--runs", type=int, default=1, help="replays; each request's least time is taken")
     ap.add_argument("--gc", choices=("myrm", "default"), default="myrm", help="the collector's policy")
+    ap.add_argument("--markdown", type=Path, help="measure the standard sessions, write this page's section")
+    ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # one replay in this process, as JSON
     a = ap.parse_args()
+    if a.markdown:
+        markdown(a.markdown, max(a.runs, 3))
+        return
+    if a.one is None and (a.runs > 1 or not a.profile):
+        what = ["--each"] if a.each else ["--messages", str(a.messages)]
+        args = [*what, "--corpus", str(a.corpus), "--window", str(a.window), "--gc", a.gc]
+        print(line(measure(args, a.runs), a.window, a.gc))
+        return
     convs = load_conversations(a.corpus) if a.each else [long_session(a.corpus, a.messages)]
-    if a.gc == "myrm":  # as ``myrm`` runs: its thresholds (cli.main), start-up's objects frozen
-        gc_policy.configure()
-        gc_policy.settle()
-    collections = Collections()
-    gc.callbacks.append(collections)
+    use_gc(a.gc)
     prof = cProfile.Profile() if a.profile else None
     if prof:
         prof.enable()
-    times: list[float] = []
-    cpu: list[float] = []
-    digest: list[str] = []
-    compactions = 0
-    for run in range(max(a.runs, 1)):
-        rt: list[float] = []
-        rc: list[float] = []
-        rd: list[str] = []
-        n_compactions = 0
-        for conv in convs:
-            t, c, d, n = asyncio.run(replay(conv, a.window, collections))
-            rt, rc, rd, n_compactions = rt + t, rc + c, rd + d, n_compactions + n
-        if run and (rd != digest or n_compactions != compactions):
-            raise SystemExit(f"run {run + 1} sent other views than run 1")
-        times = [min(x, y) for x, y in zip(times, rt, strict=True)] if run else rt
-        cpu = [min(x, y) for x, y in zip(cpu, rc, strict=True)] if run else rc
-        digest, compactions = rd, n_compactions
+    one = replay_all(convs, a.window)
     if prof:
         prof.disable()
         prof.dump_stats(a.profile)
-
-    def pct(xs: list[float]) -> str:
-        s = sorted(xs)
-        p99 = s[min(len(s) - 1, int(0.99 * len(s)))]
-        return f"p50 {s[len(s) // 2]:.2f}, p99 {p99:.2f}, max {s[-1]:.2f} ms"
-
-    views = digest[0] if len(digest) == 1 else hashlib.sha256("".join(digest).encode()).hexdigest()
-    runs = f" (least of {a.runs} runs)" if a.runs > 1 else ""
-    gens = ", ".join(
-        f"gen {g} {n} ({ms:.0f} ms)"
-        for g, (n, ms) in enumerate(zip(collections.count, collections.ms, strict=True))
-    )
-    print(
-        f"{sum(len(c.messages) for c in convs)} messages in {len(convs)} sessions, {len(times)} requests "
-        f"at {a.window:,}{runs}: wall {pct(times)}; CPU {pct(cpu)}; {compactions} compactions; "
-        f"views sha256 {views[:16]}; gc {a.gc}, collections in requests (all runs): {gens}"
-    )
+    one.update(sessions=len(convs), messages=sum(len(c.messages) for c in convs))
+    if a.one is not None:
+        a.one.write_text(json.dumps(one))
+    else:
+        print(
+            line(
+                Measure(
+                    one["sessions"],
+                    one["messages"],
+                    1,
+                    one["wall"],
+                    one["cpu"],
+                    one["compactions"],
+                    one["views"],
+                    Collections(count=one["gc"]["count"], ms=one["gc"]["ms"]),
+                ),
+                a.window,
+                a.gc,
+            )
+        )
 
 
 if __name__ == "__main__":
