@@ -2226,6 +2226,16 @@ MUTANTS = (
             "tests/context/summary/test_redundant_index.py::test_redundant_marks_what_comparing_every_pair_marks",
         ),
     ),
+    Mutant(
+        "redaction: credential words looked up on the lower-cased text only where it finds the same",
+        "keywords-on-lowered-text-only-where-positions",
+        "if len(low) == len(text) and not any(c in text for c in _FOLDS_TO_ASCII):",
+        "if True:",
+        (
+            "tests/context/privacy/test_redact_speed.py::test_each_faster_pattern_finds_what_the_first_one_finds",
+            "tests/context/privacy/test_redact_speed.py::test_redaction_is_what_the_first_patterns_make",
+        ),
+    ),
 )
 
 
