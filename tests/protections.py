@@ -2024,6 +2024,25 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "the room a Record's fit leaves takes squeezed forms of the lines it dropped",
+        "the-room-a-fit-leaves-takes-squeezed-lines",
+        "self._refill(drop, texts, budget_chars - total)",
+        "pass",
+        (
+            "tests/context/summary/test_squeezed_refit.py::test_the_room_a_fit_leaves_takes_a_dropped_line_squeezed",
+            "tests/context/summary/test_squeezed_refit.py::test_a_summary_block_spends_the_room_on_squeezed_lines",
+        ),
+    ),
+    Mutant(
+        "a summary block's Record squeezes the lines its fit drops",
+        "the-record-squeezes-the-lines-it-drops",
+        "fitter = ledger.Fitter(rec_lines, seen, squeeze=True)",
+        "fitter = ledger.Fitter(rec_lines, seen)",
+        (
+            "tests/context/summary/test_squeezed_refit.py::test_a_summary_block_spends_the_room_on_squeezed_lines",
+        ),
+    ),
+    Mutant(
         "a huge original read at its ends is read with its copy in the view",
         "referred-a-huge-original-with-its-copy",
         'return replace(original, content=f"{original.text}\\n{m.text}")',

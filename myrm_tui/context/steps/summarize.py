@@ -304,9 +304,15 @@ class Summarize(Configured[SummarizeSettings]):
         """Each Record line as written: its priority and whether the agent wrote it (redaction may have
         changed a line: it is guessed)."""
         made = {ln.text: ln for ln in lines}
+        short: dict[str, ledger.Line] | None = None
         for text in record:
-            if text in made:
-                written[text] = made[text]
+            hit = made.get(text)
+            if hit is None:  # a line the fit kept squeezed (``ledger.squeezed``) is still whose it was
+                if short is None:
+                    short = {t: ln for ln in lines if (t := ledger.squeezed(ln.text)) is not None}
+                hit = short.get(text)
+            if hit is not None:
+                written[text] = hit if hit.text == text else replace(hit, text=text)
         while len(written) > LEDGER_CACHE * 4:
             written.pop(next(iter(written)))
 

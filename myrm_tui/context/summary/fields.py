@@ -493,7 +493,8 @@ def fit_block(
         budget = room * ledger.CHARS_PER_TOKEN
         if budget_chars is not None and level == 0:
             budget = min(budget, budget_chars)
-        fitter = ledger.Fitter(rec_lines, seen)
+        # guard: the-record-squeezes-the-lines-it-drops
+        fitter = ledger.Fitter(rec_lines, seen, squeeze=True)
         for _ in range(5):
             kept = fitter(max(budget, 0))
             text = render_block(f, m, kept, covered, part, note)

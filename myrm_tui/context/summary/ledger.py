@@ -574,11 +574,31 @@ def rank(ln: Line) -> int:
     return max(ln.priority, P_OWN) if ln.own and ln.referred else ln.priority
 
 
+_RUN = re.compile(r"(?<=\S)[ \t]{2,}")
+
+
+def squeezed(text: str) -> str | None:
+    """``text`` with each run of white space after its first word one space — its indent is the Record's
+    layout and stays, a code line's alignment goes (``73:            field_name = …``) — or None when it has
+    no such run. (It may break a fact with a run inside, ``476:    def``: only a line the fit dropped is
+    squeezed, so such a fact was gone anyway.)"""
+    short = _RUN.sub(" ", text)
+    return short if short != text else None
+
+
 class Fitter:
     """``fit`` of the same lines at several budgets (the summary block tries a few until its text fits):
     the deduplication and the drop order, the costly part, are computed once."""
 
-    def __init__(self, lines: Sequence[Line], seen: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    def __init__(
+        self,
+        lines: Sequence[Line],
+        seen: set[str] = frozenset(),  # type: ignore[assignment]
+        squeeze: bool = False,
+    ) -> None:
+        """``squeeze``: the room a fit leaves takes squeezed forms of the lines it dropped (``_refill``), the
+        summary's Record; else not (one output's lines, the answered trim)."""
+        self.squeeze = squeeze
         uniq: list[Line] = []
         have = set(seen)
         for ln in lines:
@@ -643,13 +663,33 @@ class Fitter:
         uniq, total = self.uniq, self.total
         if total <= budget_chars:
             return [ln.text for ln in uniq]
-        drop: set[int] = set()
+        drop: list[int] = []
         for i in self.order():
             if total <= budget_chars:
                 break
-            drop.add(i)
+            drop.append(i)
             total -= len(uniq[i].text) + 1
-        return [ln.text for i, ln in enumerate(uniq) if i not in drop]
+        texts: dict[int, str | None] = dict.fromkeys(drop)
+        if self.squeeze:
+            # guard: the-room-a-fit-leaves-takes-squeezed-lines
+            self._refill(drop, texts, budget_chars - total)
+        return [t for i, ln in enumerate(uniq) if (t := texts.get(i, ln.text)) is not None]
+
+    def _refill(self, drop: list[int], texts: dict[int, str | None], room: int) -> None:
+        """The room the fit left spent on the lines it dropped, the last to go first (the worthiest of
+        them), each squeezed (``squeezed``) where that fits: the same facts in fewer characters, where
+        otherwise the line was gone. No line the fit kept goes for them."""
+        spare = self.spare()
+        for i in reversed(drop):
+            if room <= 1:
+                break
+            ln = self.uniq[i]
+            if spare[i] or ln.priority >= P_USER:
+                continue
+            short = squeezed(ln.text)
+            if short is not None and len(short) < room:
+                texts[i] = short
+                room -= len(short) + 1
 
 
 # What a decision decides: ``name = value`` (a setting, a variable), ``def name`` / ``class name`` (the
