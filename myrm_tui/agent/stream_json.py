@@ -221,8 +221,10 @@ def _usage(inp: int, out: int, cached: int) -> dict[str, int]:
 
 
 def prompts_from(lines: Any) -> Any:
-    """``--input-format stream-json``: each line ``{"type": "user", "text": "…"}`` is one turn. Yields the
-    texts; a line that is not one raises ``ValueError`` naming the line."""
+    """``--input-format stream-json``: each line ``{"type": "user", "text": "…"}`` is one turn, or a user
+    message as Claude Code's ``--input-format stream-json`` writes it (``{"type": "user", "message":
+    {"role": "user", "content": "…" or text parts}}``), so a script written for one drives the other.
+    Yields the texts; a line that is neither raises ``ValueError`` naming the line."""
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -231,9 +233,36 @@ def prompts_from(lines: Any) -> Any:
         # guard: stream-json-input-nested-too-deep
         except (ValueError, RecursionError):  # RecursionError: nested past the interpreter's limit
             raise ValueError(f"stdin line {n}: not JSON") from None
-        if not isinstance(obj, dict) or obj.get("type") != "user" or not isinstance(obj.get("text"), str):
+        text = _user_text(obj, n)
+        if text is None:
             raise ValueError(f'stdin line {n}: expected {{"type": "user", "text": "…"}}')
-        yield obj["text"]
+        yield text
+
+
+def _user_text(obj: Any, n: int) -> str | None:
+    """The text of one input line's user message, or None when the line is not one."""
+    if not isinstance(obj, dict) or obj.get("type") != "user":
+        return None
+    if isinstance(obj.get("text"), str):
+        return str(obj["text"])
+    message = obj.get("message")
+    if not isinstance(message, dict) or message.get("role", "user") != "user":
+        return None
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list) or not content:
+        return None
+    texts = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind != "text" or not isinstance(part.get("text"), str):
+            # An image or a tool result cannot be given here: refused, never dropped unseen.
+            raise ValueError(
+                f"stdin line {n}: a {str(kind or type(part).__name__)[:40]!r} part; only text parts are read"
+            )
+        texts.append(part["text"])
+    return "\n".join(texts)
 
 
 # What one message from a program may be: as ``myrm acp``'s line limit. Reading stops there (``yes |

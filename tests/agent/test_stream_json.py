@@ -173,12 +173,53 @@ def test_input_lines_that_are_not_messages() -> None:
 
 
 @settings(max_examples=60, deadline=None)
+@given(parts=st.lists(st.text(max_size=20), min_size=1, max_size=4))
+def test_claude_codes_user_messages_are_read_as_myrms(parts: list[str]) -> None:
+    """A script written for ``claude -p --input-format stream-json`` drives ``myrm ask`` (it was refused:
+    only ``{"type": "user", "text": …}`` was read). The same text whichever shape carries it."""
+    text = "\n".join(parts)
+    lines = [
+        json.dumps({"type": "user", "text": text}),
+        json.dumps({"type": "user", "message": {"role": "user", "content": text}}),
+        json.dumps(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [{"type": "text", "text": p} for p in parts]},
+            }
+        ),
+    ]
+    assert list(prompts_from(lines)) == [text, text, text]
+
+
+def test_a_part_that_is_not_text_is_refused_naming_it() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}
+    line = json.dumps(
+        {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "a"}, image]}}
+    )
+    with pytest.raises(ValueError, match="stdin line 2: a 'image' part; only text parts are read"):
+        list(prompts_from(['{"type": "user", "text": "a"}', line]))
+    with pytest.raises(ValueError, match="line 1: expected"):
+        list(prompts_from([json.dumps({"type": "user", "message": {"role": "assistant", "content": "a"}})]))
+
+
+@settings(max_examples=60, deadline=None)
 @given(
     lines=st.lists(
         st.text(max_size=40)
         | st.builds(lambda d: "[" * d + "]" * d, st.sampled_from([10, 3_000, 100_000]))
         | st.builds(lambda d: '{"type": "user", "text": ' + "[" * d, st.sampled_from([10, 100_000]))
-        | st.builds(lambda t: json.dumps({"type": "user", "text": t}), st.text(max_size=20)),
+        | st.builds(lambda t: json.dumps({"type": "user", "text": t}), st.text(max_size=20))
+        | st.builds(
+            lambda m: json.dumps({"type": "user", "message": m}),
+            st.recursive(
+                st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                lambda inner: (
+                    st.lists(inner, max_size=3)
+                    | st.dictionaries(st.sampled_from(["role", "content", "type", "text"]), inner, max_size=3)
+                ),
+                max_leaves=8,
+            ),
+        ),
         max_size=5,
     )
 )
