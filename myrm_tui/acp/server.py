@@ -43,6 +43,7 @@ from myrm_tui.agent.events import (
 )
 from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.prompts import MODES
+from myrm_tui.aio import within
 from myrm_tui.context.types import ToolCall
 from myrm_tui.logs import failure_logged
 from myrm_tui.store.base import SessionBusy
@@ -540,19 +541,19 @@ class _Unanswered:
             self.ids.discard(key)
             self.changed.set()
 
-    async def settled(self, writer: asyncio.StreamWriter, within: float) -> None:
-        """Until every request is answered, the editor stops reading, or ``within`` seconds pass."""
+    async def settled(self, writer: asyncio.StreamWriter, grace: float) -> None:
+        """Until every request is answered, the editor stops reading, or ``grace`` seconds pass."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + within
+        deadline = loop.time() + grace
         while self.ids and not writer.is_closing():
             left = deadline - loop.time()
             if left <= 0:
-                log.warning("input ended; %d requests left unanswered after %.0f s", len(self.ids), within)
+                log.warning("input ended; %d requests left unanswered after %.0f s", len(self.ids), grace)
                 return
             self.changed.clear()
             # A broken pipe closes the writer without a message to wake on: look again every half second.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.changed.wait(), min(left, 0.5))
+                await within(self.changed.wait(), min(left, 0.5))
 
 
 async def _screen(src: asyncio.StreamReader, dst: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

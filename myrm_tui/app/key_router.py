@@ -25,6 +25,8 @@ from textual import events
 from textual.message import Message
 from textual.widgets import Input, TextArea
 
+from myrm_tui.aio import within
+
 if TYPE_CHECKING:
     from textual.app import App
     from textual.message_pump import MessagePump
@@ -100,7 +102,7 @@ class KeyRouter:
 
     async def _when_mounted(self, screen: MessagePump) -> None:
         try:
-            await asyncio.wait_for(screen._mounted_event.wait(), HOLD_TIMEOUT_S)
+            await within(screen._mounted_event.wait(), HOLD_TIMEOUT_S)
         except TimeoutError:
             log.warning(
                 "the screen was not mounted in %.0f s; the keys typed meanwhile are passed on", HOLD_TIMEOUT_S
