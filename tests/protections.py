@@ -2126,6 +2126,15 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a file view cut on arrival keeps its fact lines first, not its head and tail",
+        "a-file-view-keeps-its-fact-lines-first",
+        "if is_file_view(view):",
+        "if False:",
+        (
+            "tests/context/filters/test_room.py::test_a_code_read_cut_on_arrival_keeps_the_names_from_its_middle",
+        ),
+    ),
+    Mutant(
         "a JSON output's skeleton is made where nothing crowds",
         "a-json-skeleton-wherever-large",
         "if st is not None and (lossy or st[0] in DATA_FORMATS):",

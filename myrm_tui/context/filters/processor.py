@@ -1,9 +1,9 @@
 """``FilterProcessor`` (Smart Filter): shell compressors and YAML rules, then structural/semantic
 filters, then the budget guard (``ContextBudgetGuard``) — applied once to
 each new tool output. The shell compressors, the rules and a JSON skeleton run on every large output, and
-the lossy cuts (another format's extract, a summary, head and tail) on every large one that is not prose;
-prose (a report, an explanation) is cut only where it would crowd the view (``room.py``), and the budget
-guard cuts wherever the budget cannot afford it.
+the lossy cuts (another format's extract, a summary, head and tail, a numbered file view's fact lines) on
+every large one that is not prose; prose (a report, an explanation) is cut only where it would crowd the
+view (``room.py``), and the budget guard cuts wherever the budget cannot afford it.
 
 Decisions are sticky: a message is filtered the first time it enters the view and looks the same in
 every later request, so filtering never breaks the provider's prefix cache. Every filtered original
@@ -25,7 +25,7 @@ from myrm_tui.context.filters.structural import structural_extract
 from myrm_tui.context.step import Request, Rewritten, Trace, View, settings_for
 from myrm_tui.context.steps.precompact import PreCompactSettings, band_for, landed_tokens
 from myrm_tui.context.summary.ledger import condense
-from myrm_tui.context.text.referred import as_numbered_view, with_arrows
+from myrm_tui.context.text.referred import as_numbered_view, file_view_cut, is_file_view, with_arrows
 from myrm_tui.context.text.signals import COMMAND_TOOLS, command_of
 from myrm_tui.context.text.trimming import head_tail, pointer_note
 from myrm_tui.context.types import Message, ToolCall
@@ -172,7 +172,11 @@ class FilterProcessor:
                 else:
                     how = "head+tail"
                     view, arrows = as_numbered_view(body)  # a file view's code is not its result lines
-                    cut = condense(view, c.head_lines, c.tail_lines, max_chars=c.filter_single_tokens * 2)
+                    # guard: a-file-view-keeps-its-fact-lines-first
+                    if is_file_view(view):
+                        how, cut = "fact lines", file_view_cut(view, c.filter_single_tokens * 2)
+                    else:
+                        cut = condense(view, c.head_lines, c.tail_lines, max_chars=c.filter_single_tokens * 2)
                     new = header + (with_arrows(cut) if arrows else cut) + footer
         # Budget guard — hard safety net, adaptive to what is left of the budget
         g = c.guard.guard(new, tool, remaining, req.vault)

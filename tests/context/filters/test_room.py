@@ -109,12 +109,34 @@ async def test_a_large_report_in_a_session_that_will_end_first_stays_whole() -> 
 
 async def test_a_large_code_read_is_cut_on_arrival_even_where_nothing_crowds() -> None:
     """Code is not prose: a 600-line file read in the same young session is cut on arrival, as it was before
-    the room model (its head and tail, the original in the vault), where a report of its size stays whole."""
+    the room model (a file view to its fact lines, the original in the vault), where a report of its size
+    stays whole."""
     text = code_file(600)
     turn = read_turn(text)
     view = view_for(turn)
     cut = (await run_step(FilterProcessor(), view, window=32_000)).messages[-1]
-    assert cut.meta.get("filter") == "head+tail" and len(cut.text) < len(text) // 2
+    assert cut.meta.get("filter") == "fact lines" and len(cut.text) < len(text) // 2
+    entry = view.request.vault.original(cut.meta["vault_uri"], "tool_output")
+    assert entry is not None and entry.content == text
+
+
+def middle_fact_read(lines: int) -> str:
+    """A ``Read`` of a source file whose one name a report would use sits in its middle, among lines of
+    plain code longer than it."""
+    rows = [f"{k + 1:>6}→        total = total + compute(item, offset) + other(value)" for k in range(lines)]
+    rows[lines // 2] = f"{lines // 2 + 1:>6}→    rows = load_session_messages(s)"
+    return "\n".join(rows)
+
+
+async def test_a_code_read_cut_on_arrival_keeps_the_names_from_its_middle() -> None:
+    """A file view's cut keeps its fact-bearing lines first (a name, a number, a path), wherever they are in
+    the file: a head and a tail keep none of its middle. The lines keep their numbers and arrows; the whole
+    read is in the vault."""
+    text = middle_fact_read(600)
+    view = view_for(read_turn(text))
+    cut = (await run_step(FilterProcessor(), view, window=32_000)).messages[-1]
+    assert len(cut.text) < len(text) // 4
+    assert "   301→    rows = load_session_messages(s)" in cut.text.splitlines()
     entry = view.request.vault.original(cut.meta["vault_uri"], "tool_output")
     assert entry is not None and entry.content == text
 
@@ -153,6 +175,9 @@ def sessions(draw: st.DrawFn) -> list[Message]:
         body = "\n".join(
             f"line {k} of output {n}: value_{k * 7 % 97} at path/to/mod_{k}.py" for k in range(lines)
         )
+        if name == "Read" and draw(st.booleans()):  # a file view: cut to its fact lines
+            code = ("    rows = load_{}(s)", "    total = total + step(item)", "    end")
+            body = "\n".join(f"{k + 1:>6}→{code[k % 3].format(k)}" for k in range(lines))
         msgs.append(Message(role="tool", content=body, id=f"t{n}", tool_call_id=f"c{n}", name=name))
     return msgs
 

@@ -5,13 +5,15 @@ whole output in the vault when the filter had cut them, within the trim's share.
 from __future__ import annotations
 
 import json
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.steps.answered import AnsweredOutputTrim
-from myrm_tui.context.text.referred import referred_lines
+from myrm_tui.context.summary import ledger
+from myrm_tui.context.text.referred import FILE_VIEW_ENDS, file_view_cut, is_file_view, referred_lines
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from tests.helpers import conversation, crowded_state, run_pipeline, run_step, view_for
@@ -192,9 +194,60 @@ def test_the_filter_cuts_an_arrow_numbered_view_as_a_tab_numbered_one(rows: list
         ]
         view = view_for(raw, vault=ArtifactVault("t"))
         out = asyncio.run(run_step(FilterProcessor(), view, window=128_000))
-        return out.messages[-1].text.split("\n[head+tail:")[0]
+        return re.split(r"\n\[(?:head\+tail|fact lines):", out.messages[-1].text)[0]
 
     by_tab, by_arrow = filtered("\t"), filtered("→")
     assert by_tab != "\n".join(rows)  # it was cut
     # The same lines kept (a line the last-resort character cut split may keep its tab: no number is left)
     assert by_arrow.replace("→", "\t") == by_tab
+
+
+# -- A file view cut to its fact lines (the smart filter's lossy cut of a numbered view) -----------------
+
+
+def tab_view(rows: list[str]) -> str:
+    return "\n".join(f"{k + 1:>6}\t{r}" for k, r in enumerate(rows))
+
+
+def test_a_cut_file_view_keeps_its_ends_and_fact_lines_before_plain_code() -> None:
+    """At the filter's share (4,000 characters of a 28,000-character file): the module's head (its
+    constants) and a name from its middle are kept, the plain code around that name is not; a line whose
+    only number is its line number is plain code."""
+    rows = ["        total = total + compute(item, offset) + other(value)"] * 400
+    rows[17] = "  @batch_size 500"
+    rows[200] = "    rows = load_session_messages(s)"
+    view = tab_view(rows)
+    cut = file_view_cut(view, 4_000).splitlines()
+    assert "    18\t  @batch_size 500" in cut and "   201\t    rows = load_session_messages(s)" in cut
+    assert not any(c.startswith(("   200\t", "   202\t")) for c in cut)
+    assert len("\n".join(cut)) <= 4_000
+    assert is_file_view(view) and not is_file_view("a log\nof two lines\n   1\tand one numbered")
+
+
+FACT_CODE = ["rows = load_session_messages(s)", "@batch_size 500", "def handle_call(msg, from, state) do"]
+PLAIN_CODE = ["total = total + compute(item)", "end", "x = other(value) + more(things, here, and, there)"]
+CODE = st.sampled_from([*FACT_CODE, *PLAIN_CODE, "path = 'lib/app/sync.ex'"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(CODE, min_size=1, max_size=300), st.integers(200, 8_000))
+def test_a_cut_file_view_is_its_own_lines_in_order_within_its_share_facts_first(
+    rows: list[str], max_chars: int
+) -> None:
+    """Whatever the file and the share: the cut is lines of the view, verbatim and in order, within the
+    share (the whole view when it fits); past the file's ends, no line of plain code the ledger does not find
+    salient is kept while a line with a fact is cut."""
+    view = tab_view(rows)
+    cut = file_view_cut(view, max_chars).splitlines()
+    lines = view.splitlines()
+    assert len("\n".join(cut)) <= max_chars
+    if len(view) <= max_chars:
+        assert cut == lines
+    it = iter(lines)
+    assert all(any(c == r for r in it) for c in cut)  # a subsequence
+    salient = {ln.text.strip() for ln in ledger.salient_lines(view)}
+    middle = lines[FILE_VIEW_ENDS:-FILE_VIEW_ENDS]
+    kept = set(cut)
+    plain = [r for r in middle if r.split("\t", 1)[1] in PLAIN_CODE and r.strip() not in salient]
+    if any(r in kept for r in plain):
+        assert all(r in kept for r in middle if r.split("\t", 1)[1] in FACT_CODE)
