@@ -101,10 +101,16 @@ def is_file_view(text: str) -> bool:
 def _holds_fact(row: str) -> bool:
     """Whether a line holds a fact-like token (``ledger.fact_tokens``'s test: an id, a number, a path, a
     dotted or snake_case name), its line number aside: every line of a view has one."""
-    for t in ledger._TOKEN.findall(_NUMBERED.sub("", row, count=1)):
-        for x in (t, *ledger._PARTS.split(t)):
-            if 3 <= len(x) <= 80 and ledger._FACTLIKE.search(x):
-                return True
+    code = _NUMBERED.sub("", row, count=1)
+    if not ledger._FACTLIKE.search(code):  # no token can be fact-like: most lines of plain code
+        return False
+    for t in ledger._TOKEN.findall(code):
+        if 3 <= len(t) <= 80 and ledger._FACTLIKE.search(t):
+            return True
+        if ledger._PARTS.search(t) and any(
+            3 <= len(x) <= 80 and ledger._FACTLIKE.search(x) for x in ledger._PARTS.split(t)
+        ):
+            return True
     return False
 
 
@@ -112,17 +118,21 @@ def file_view_cut(view: str, max_chars: int) -> str:
     """A numbered file view (tab-numbered) cut to ``max_chars``, its fact-bearing lines first, as lines of
     the view in its order (a line over ``ledger.MAX_LINE_CHARS`` clipped): a line the ledger finds salient
     at its rank, the first and last ``FILE_VIEW_ENDS`` lines with the located ones, then every line holding
-    a fact-like token, then the rest; of one rank the longest go first (``ledger.fit``: the same room keeps
-    more names and numbers). A head and a tail keep none of a file's middle, where a report that draws on
-    the file finds its names and numbers as often as anywhere."""
+    a fact-like token, then the rest; a line inside another goes first, then of one rank the longest
+    (``ledger.fit``: the same room keeps more names and numbers). A head and a tail keep none of a file's
+    middle, where a report that draws on the file finds its names and numbers as often as anywhere."""
     rows = [r for r in view.splitlines() if r.strip()]
     ends = set(rows[:FILE_VIEW_ENDS]) | set(rows[-FILE_VIEW_ENDS:])
     salient: dict[str, int] = {}
     for ln in ledger.salient_lines(view):
         salient[ln.text.strip()] = max(ln.priority, salient.get(ln.text.strip(), 0))
-    lines = []
-    for r in rows:
-        own = ledger.P_LOCATED if r in ends else ledger.P_FILL if _holds_fact(r) else ledger.P_OTHER
-        text = ledger._clip(r)
-        lines.append(ledger.Line(text, max(own, salient.get(text.strip(), 0))))
+    texts = [ledger._clip(r) for r in rows]
+    ranks = [
+        max(
+            ledger.P_LOCATED if r in ends else ledger.P_FILL if _holds_fact(r) else ledger.P_OTHER,
+            salient.get(t.strip(), 0),
+        )
+        for r, t in zip(rows, texts, strict=True)
+    ]
+    lines = [ledger.Line(t, rank) for t, rank in zip(texts, ranks, strict=True)]
     return "\n".join(ledger.fit(lines, max_chars))
