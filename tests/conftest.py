@@ -176,3 +176,14 @@ def workspace(tmp_path: Path) -> Path:
     ws.mkdir()
     (ws / "hello.py").write_text("def greet():\n    return 'hello'\n")
     return ws
+
+
+@pytest.fixture
+def absent_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The environment entry for a ``myrm doctor`` whose case is not the embedded model: a GGUF that is
+    not there, so doctor's self test (llama.cpp loading the model and generating: ~3 s of CPU, ~10 s on
+    a loaded machine) fails at once, and the rest of the report is printed (exit 1). The process-wide
+    server keeps the GGUF it was made with: this test's is made afresh and dropped afterwards. The self
+    test itself is tests/llm/test_local.py's and ``test_doctor_reports_model_and_offline_setup``'s."""
+    monkeypatch.setattr("myrm_tui.llm.local._server", None)
+    return {"MYRM_EMBEDDED_GGUF": str(tmp_path / "absent.gguf")}

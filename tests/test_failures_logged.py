@@ -117,12 +117,13 @@ def test_the_scan_tells_silent_from_logged(source: str, silent: bool) -> None:
     assert bool(silent_handlers(ast.parse(source), "x.py")) is silent
 
 
-def test_doctor_names_the_log(tmp_path: Path) -> None:
+def test_doctor_names_the_log(tmp_path: Path, absent_gguf: dict[str, str]) -> None:
     log = tmp_path / "logs" / "myrm-test.log"
     env = {
         "MYRM_DB": str(tmp_path / "d.db"),
         "MYRM_CONFIG": str(tmp_path / "none.toml"),
         "MYRM_LOG": str(log),
+        **absent_gguf,
     }
     result = CliRunner().invoke(app, ["doctor"], env=env)
     lines = [ln.strip() for ln in result.stdout.splitlines()]

@@ -93,8 +93,12 @@ def test_a_folder_the_user_did_not_trust_stays_untrusted_and_another_folder_is_n
     assert stored == {"folders": {str(hostile.resolve()): False, str(tmp_path.resolve()): True}}
 
 
-def test_doctor_names_what_an_untrusted_folder_would_configure(tmp_path: Path, hostile: Path) -> None:
-    proc = run_myrm(["doctor", "--quiet", "-w", str(hostile)], env=cli_env(tmp_path), cwd=hostile)
+def test_doctor_names_what_an_untrusted_folder_would_configure(
+    tmp_path: Path, hostile: Path, absent_gguf: dict[str, str]
+) -> None:
+    proc = run_myrm(
+        ["doctor", "--quiet", "-w", str(hostile)], env=cli_env(tmp_path, **absent_gguf), cwd=hostile
+    )
     assert f"myrm doctor: warning: {NOTICE}" in proc.stdout.splitlines(), proc.stdout
 
 

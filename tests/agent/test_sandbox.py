@@ -461,15 +461,20 @@ def test_the_spec_is_what_the_profiles_promise(workspace: Path, tmp_path: Path) 
 
 
 def test_doctor_says_which_sandbox_runs_or_that_there_is_none(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, absent_gguf: dict[str, str]
 ) -> None:
-    env = {**os.environ, "MYRM_DB": str(tmp_path / "d.db"), "MYRM_CONFIG": str(tmp_path / "none.toml")}
+    env = {
+        **os.environ,
+        "MYRM_DB": str(tmp_path / "d.db"),
+        "MYRM_CONFIG": str(tmp_path / "none.toml"),
+        **absent_gguf,
+    }
     monkeypatch.setattr(sandbox, "support", lambda: Support(0, "the kernel offers no Landlock"))
     proc = run_myrm(["doctor"], env=env)
     assert (
         "sandbox: UNAVAILABLE (the kernel offers no Landlock): every shell command asks first" in proc.stdout
     ), proc.stdout
-    # (one doctor run: it starts the embedded model too) the other lines it may print
+    # (one doctor run) the other lines it may print
     assert Support(7).line("workspace-write") == "workspace-write (Landlock ABI 7 + seccomp)"
     assert Support(0, "x").line("off").startswith("off (")
 

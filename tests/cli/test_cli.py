@@ -266,9 +266,9 @@ def test_unknown_key_and_bad_workspace_filter_warn_and_the_turn_runs(
     ]
 
 
-def test_doctor_reports_the_same_problems(tmp_path: Path) -> None:
+def test_doctor_reports_the_same_problems(tmp_path: Path, absent_gguf: dict[str, str]) -> None:
     (tmp_path / "none.toml").write_text("contxt_window = 5000\n")
-    proc = _myrm(["doctor", "--quiet"], tmp_path)
+    proc = _myrm(["doctor", "--quiet"], tmp_path, env_extra=absent_gguf)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
     assert (
         f'myrm doctor: warning: {tmp_path / "none.toml"}: unknown key "contxt_window" (ignored); '

@@ -36,6 +36,7 @@ class World:
     workspace: Path
     session: str  # in the default database
     other_session: str  # in the other database
+    absent_gguf: dict[str, str]  # doctor's generation with the embedded model is not these cases'
 
     @property
     def default_db(self) -> Path:
@@ -52,9 +53,7 @@ class World:
             **{
                 "MYRM_MODEL": "openai/env-model",
                 "MYRM_API_BASE": self.emulator.openai_base,
-                # doctor's generation with the embedded model is not what these cases are about: a GGUF
-                # that is not there makes its self test fail at once (the rest of the report is printed)
-                "MYRM_EMBEDDED_GGUF": str(self.tmp / "absent.gguf"),
+                **self.absent_gguf,
                 # the workspace's own (broken) rule is read only in a trusted folder (tests/test_trust.py)
                 "MYRM_TRUST_WORKSPACE": "true",
                 **extra,
@@ -80,12 +79,7 @@ async def _seed(db: Path, title: str) -> str:
 
 
 @pytest.fixture
-def world(
-    tmp_path: Path, emulator: ProviderEmulator, workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> World:
-    # The embedded server is one a process and keeps the GGUF it was made with: this test's (absent) one
-    # must neither reuse an earlier test's server nor be left to a later test's doctor.
-    monkeypatch.setattr("myrm_tui.llm.local._server", None)
+def world(tmp_path: Path, emulator: ProviderEmulator, workspace: Path, absent_gguf: dict[str, str]) -> World:
     rules = workspace / ".myrm" / "filters"
     rules.mkdir(parents=True)
     (rules / "broken-rule.yaml").write_text("rules: {name: [\n")
@@ -95,6 +89,7 @@ def world(
         workspace,
         asyncio.run(_seed(tmp_path / "default.db", "seeded in default")),
         asyncio.run(_seed(tmp_path / "other.db", "seeded in other")),
+        absent_gguf,
     )
 
 

@@ -113,7 +113,10 @@ def _file_name(text: str) -> str:
 @given(name=attacking)
 @example(name="x\x1b]0;PWNED\x07[b]\u202eevil")
 def test_doctor_names_a_repositorys_files_inert(
-    emulator: ProviderEmulator, tmp_path_factory: pytest.TempPathFactory, name: str
+    emulator: ProviderEmulator,
+    tmp_path_factory: pytest.TempPathFactory,
+    absent_gguf: dict[str, str],
+    name: str,
 ) -> None:
     """`myrm doctor` names the filter files an untrusted folder holds: a cloned repository chose their
     names, escape sequences and bidi overrides included. Nothing a terminal obeys is printed."""
@@ -122,7 +125,7 @@ def test_doctor_names_a_repositorys_files_inert(
     folder.mkdir(parents=True)
     (folder / (_file_name(name) + ".yaml")).write_text("rules: []\n")
     workspace = tmp / "repo"
-    proc = run_myrm(["doctor", *emulator_args(emulator, workspace)], env=cli_env(tmp))
+    proc = run_myrm(["doctor", *emulator_args(emulator, workspace)], env=cli_env(tmp, **absent_gguf))
     assert "Traceback" not in proc.stderr, proc.stderr
     assert "not trusted" in proc.stdout or "trust" in proc.stdout, proc.stdout
     assert not DANGEROUS & set(proc.stdout + proc.stderr)
