@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
 from tests.helpers import run_myrm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,16 +34,17 @@ def _myrm(
 
 
 def _myrm_process(
-    args: list[str], tmp: Path, env_extra: dict[str, str] | None = None
+    args: list[str], tmp: Path, env_extra: dict[str, str] | None = None, executed: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """The real executable: for one ask here, and for tests that run inside an event loop (``main`` runs
-    its own with ``asyncio.run``)."""
-    env = _env(tmp, env_extra)
-    return subprocess.run(
+    """A process of its own: for tests that run inside an event loop (``main`` runs its own with
+    ``asyncio.run``), forked from the warm interpreter (``tests/warm.py``); ``executed``: the real
+    executable, started by ``python`` (one ask here)."""
+    run = subprocess.run if executed else warm.run
+    return run(
         [sys.executable, "-m", "myrm_tui.cli", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=_env(tmp, env_extra),
         cwd=ROOT,
         timeout=120,
     )
@@ -65,7 +67,7 @@ def test_ask_streams_the_answer_and_persists(
     env_key = {"OPENAI_API_KEY": "sk-test"}
     os.environ.update(env_key)
     try:
-        proc = _myrm_process(["ask", "run the tool", *base, "--yes"], tmp_path)
+        proc = _myrm_process(["ask", "run the tool", *base, "--yes"], tmp_path, executed=True)
     finally:
         os.environ.pop("OPENAI_API_KEY")
     assert proc.returncode == 0, proc.stderr
