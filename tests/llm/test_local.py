@@ -49,11 +49,27 @@ NEXT_REPLY_TOKENS = 16
 
 @pytest.fixture
 def embedded(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedServer]:
-    """A child of this test alone (the process-wide one is swapped out and back)."""
+    """A child of this test alone (the process-wide one is swapped out and back): for the tests that
+    kill it and count its starts."""
     srv = EmbeddedServer()
     monkeypatch.setattr(local, "_server", srv)
     yield srv
     srv.stop()
+
+
+@pytest.fixture(scope="module")
+def _module_child() -> Iterator[EmbeddedServer]:
+    srv = EmbeddedServer()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def running(_module_child: EmbeddedServer, monkeypatch: pytest.MonkeyPatch) -> EmbeddedServer:
+    """The process-wide server, for tests that only need one that answers: one child for the module's
+    tests (loading the model is a second or more each time), started by whichever asks first."""
+    monkeypatch.setattr(local, "_server", _module_child)
+    return _module_child
 
 
 def _gone(pid: int) -> bool:
@@ -151,7 +167,7 @@ async def test_embedded_agent_gets_the_chat_prompt_and_no_tools(store: Store, wo
 
 
 @needs_model
-async def test_embedded_model_streams_an_answer_from_a_child_process(embedded: EmbeddedServer) -> None:
+async def test_embedded_model_streams_an_answer_from_a_child_process(running: EmbeddedServer) -> None:
     events = [
         ev
         async for ev in LLMClient().stream(
@@ -164,8 +180,8 @@ async def test_embedded_model_streams_an_answer_from_a_child_process(embedded: E
     assert len([e for e in events if isinstance(e, TextDelta)]) > 1 and text.strip()
     usage = next(e for e in events if isinstance(e, Usage))
     assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
-    pid = embedded.pid()
-    assert pid is not None and pid != os.getpid() and embedded.alive()
+    pid = running.pid()
+    assert pid is not None and pid != os.getpid() and running.alive()
     assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:3] == [
         sys.executable.encode(),
         b"-m",
@@ -174,7 +190,7 @@ async def test_embedded_model_streams_an_answer_from_a_child_process(embedded: E
 
 
 @needs_model
-async def test_a_second_request_waits_instead_of_cutting_the_running_stream(embedded: EmbeddedServer) -> None:
+async def test_a_second_request_waits_instead_of_cutting_the_running_stream(running: EmbeddedServer) -> None:
     """Live failure: a preheat sent while a turn streamed made llama.cpp's server end the turn with a bare
     [DONE] ("the provider's stream ended without a reply"). Both requests must complete."""
     import asyncio
@@ -204,7 +220,7 @@ async def test_a_second_request_waits_instead_of_cutting_the_running_stream(embe
 
 @needs_model
 async def test_agent_turn_on_the_embedded_model(
-    store: Store, workspace: Path, embedded: EmbeddedServer
+    store: Store, workspace: Path, running: EmbeddedServer
 ) -> None:
     agent = await make_agent(store, workspace, resolve({}, {}, {"max_output_tokens": 32}, env={}))
     events = await collect(agent, "Say hello.")
