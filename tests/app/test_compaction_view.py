@@ -21,7 +21,15 @@ from myrm_tui.context.compaction.record import Compaction, LeftItem, compactions
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.vault import ArtifactVault, readable
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import conversation, make_app, run_pipeline, send_turn, started, type_and_send
+from tests.helpers import (
+    SMALL_SCREEN,
+    conversation,
+    make_app,
+    run_pipeline,
+    send_turn,
+    started,
+    type_and_send,
+)
 from tests.helpers import wait_until as _wait_until
 
 PATIENCE = 60.0  # the machine these run on may be busy: events are awaited, a slow one is not a failure
@@ -139,7 +147,7 @@ async def test_compaction_rows_come_back_with_the_session(
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive", **SMALL)
     _fill(emulator, 5)
-    async with started(app, size=(140, 44)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         for i in range(5):
             await send_turn(pilot, app, f"count {i}")
         row = await _compact(pilot, app)
@@ -185,7 +193,7 @@ async def test_ctrl_k_says_why_there_is_nothing_to_compact_and_esc_cancels_a_pre
     app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive", **SMALL)
     emulator.enqueue(Reply(text="short answer"))
     _fill(emulator, 5)
-    async with started(app, size=(140, 44)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await send_turn(pilot, app, "hello")
         ring = app.query_one(ContextUsageIndicator)
         before = ring.tokens
@@ -216,7 +224,7 @@ async def test_ctrl_f_during_a_running_turn_writes_only_to_the_fork(
     app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive")
     emulator.enqueue(Reply(text="first"), Reply(text="slow " * 400, chunk_size=4, chunk_delay=0.02))
     emulator.enqueue(Reply(text="in the fork"))
-    async with started(app, size=(140, 44)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await send_turn(pilot, app, "one")
         parent = app.controller.session.id  # type: ignore[union-attr]
         await type_and_send(pilot, "two")
@@ -271,7 +279,7 @@ async def test_ctrl_f_during_a_replay_forks_into_a_live_compacted_session_that_f
     app = make_app(emulator, tmp_path, workspace, preheat=False, context_window=window)
     app.replay, app.replay_speed = target, 0.05
     emulator.enqueue(Reply(text="live in the fork"))
-    async with app.run_test(size=(140, 44)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait_until(pilot, lambda: app.replayer is not None and app.controller.session is not None)
         parent = app.controller.session.id  # type: ignore[union-attr]
         store = app.controller.store
@@ -359,7 +367,7 @@ async def test_the_app_is_not_left_busy_when_the_screen_keeps_the_turns_messages
     monkeypatch.setattr(MainScreen, "on_agent_event_message", keep)
     app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive")
     emulator.enqueue(Reply(text="done"))
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, "hello")
         await wait_until(pilot, lambda: len(emulator.accepted) >= 1)
         await wait_until(pilot, lambda: not app.busy)

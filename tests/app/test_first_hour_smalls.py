@@ -21,7 +21,7 @@ from myrm_tui.app.widgets.status_line import StatusLine
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import make_app, send_turn, started, type_and_send, wait_until
+from tests.helpers import SMALL_SCREEN, make_app, send_turn, started, type_and_send, wait_until
 
 SMALL = {"context_window": 16_000, "auto_compact": False, "summarizer_model": "extractive"}
 
@@ -45,7 +45,7 @@ async def test_esc_in_an_expanded_compaction_list_gives_the_keys_back_to_the_pro
             Reply(tool_calls=[("bash", {"command": f"seq 1 {200 + i}"})]),
             Reply(text=f"Counted {i}. " + " ".join(f"finding{i}x{k} holds" for k in range(150))),
         )
-    async with started(app, size=(140, 44)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         for i in range(5):
             await _send(pilot, app, f"count {i}")
         await pilot.press("ctrl+k")
@@ -168,7 +168,7 @@ async def test_a_call_left_without_result_is_shown_interrupted_not_pending(
         session_id=row.id,
         cli={"model": "openai/gpt-4o-mini", "api_base": emulator.openai_base, "api_key": "sk-test"},
     )
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await wait_until(pilot, lambda: bool(app.query(ToolCallView)))
         card = app.query_one(ToolCallView)
         await wait_until(pilot, lambda: card.state == "cancelled")

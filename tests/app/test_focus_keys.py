@@ -33,7 +33,7 @@ from myrm_tui.app.widgets.transcript_search import TranscriptSearch
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator
-from tests.helpers import long_session_once, wait_until
+from tests.helpers import SMALL_SCREEN, long_session_once, wait_until
 
 ROUNDS = 800  # a user message, a tool call and its result, an answer: 3 items a round (2,400 items)
 
@@ -215,9 +215,9 @@ async def test_keys_after_an_opener_land_in_what_it_opened(
     case = CASES[opener]
     app = app_for(emulator, tmp_path, workspace, long_db if size == "long" else None)
     await other_session(tmp_path / "tui.db")
-    # Where the keys land does not depend on the screen's size; a terminal's default size draws 2.5x fewer
-    # cells and mounts fewer transcript items than 120x40 (the 66 cases' CPU -29 %).
-    async with app.run_test(size=(80, 24)) as pilot:
+    # Where the keys land does not depend on the screen's size; a small one also mounts fewer transcript
+    # items than 120x40 (the 66 cases' CPU -29 %).
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait_until(pilot, app.ready.is_set, 60)
         if size == "long":
             await wait_until(pilot, lambda: bool(app.query(UserMessage)), 60)

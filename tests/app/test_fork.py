@@ -16,7 +16,7 @@ from myrm_tui.app.messages import Failure
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import make_app, send_turn, started, wait_until
+from tests.helpers import SMALL_SCREEN, make_app, send_turn, started, wait_until
 
 SUMMARY = (
     '{"user_goal": "count numbers", "user_instructions": [], "active_tasks": [], '
@@ -65,7 +65,7 @@ async def test_ctrl_f_after_automatic_compactions_while_title_metrics_and_keepal
         real_notify(message, **kw)
 
     app.notify = notify  # type: ignore[method-assign]
-    async with started(app, size=(120, 40), message_hook=seen.append) as pilot:
+    async with started(app, size=SMALL_SCREEN, message_hook=seen.append) as pilot:
         store, ctl = app.controller.store, app.controller
         assert store is not None and ctl.session is not None
         parent = ctl.session.id
@@ -157,7 +157,7 @@ async def test_a_fork_whose_compaction_commit_fails_creates_nothing_and_says_so(
     emulator.default = route
     app = make_app(emulator, tmp_path, workspace, context_window=4000)
     seen: list[TextualMessage] = []
-    async with started(app, size=(120, 40), message_hook=seen.append) as pilot:
+    async with started(app, size=SMALL_SCREEN, message_hook=seen.append) as pilot:
         store, ctl = app.controller.store, app.controller
         assert store is not None and ctl.session is not None
         for text in ("count 1", "count 2"):

@@ -22,7 +22,15 @@ from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.transcript_search import TranscriptSearch
 from myrm_tui.app.widgets.vault_pane import VaultPane
 from myrm_tui.testing.emulator import ProviderEmulator
-from tests.helpers import help_sections_drawn, make_app, started, type_and_send, type_text, wait_until
+from tests.helpers import (
+    SMALL_SCREEN,
+    help_sections_drawn,
+    make_app,
+    started,
+    type_and_send,
+    type_text,
+    wait_until,
+)
 
 
 def _rows(app: MyrmApp) -> list[str]:
@@ -48,7 +56,7 @@ async def test_the_session_picker_counts_the_messages_a_session_shows(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with started(app, size=(140, 42)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
         assert _count(app) == 0
@@ -66,7 +74,7 @@ async def test_the_model_picker_filters_as_you_type_and_takes_a_typed_model(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with started(app, size=(140, 42)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, "/model")
         await wait_until(pilot, lambda: isinstance(app.screen, ModelPicker))
         assert _highlighted(app) == "▶ openai/gpt-4o-mini"  # the current model, first
@@ -97,7 +105,7 @@ async def test_mode_without_an_argument_opens_a_picker(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with started(app, size=(140, 42)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, "/mode")
         await wait_until(pilot, lambda: isinstance(app.screen, ModePicker))
         assert _highlighted(app) == f"▶ {app.controller.settings.prompt_mode}"  # type: ignore[union-attr]

@@ -13,7 +13,7 @@ from myrm_tui.app.screens.trust import TrustScreen
 from myrm_tui.app.widgets.chat_message import Notice
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.app.screens.test_approval import press_at
-from tests.helpers import make_app, send_turn, started, wait_until
+from tests.helpers import SMALL_SCREEN, make_app, send_turn, started, wait_until
 from tests.test_trust import NOTICE, hostile  # noqa: F401  (the fixture)
 
 
@@ -26,7 +26,7 @@ async def test_the_answer_decides_what_the_model_sees_and_is_asked_once(
 ) -> None:
     app = make_app(emulator, tmp_path, hostile)
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "cat out.txt"})]), Reply(text="done"))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), 60)
         screen = app.screen
         assert isinstance(screen, TrustScreen) and not app.ready.is_set()  # no agent before the answer
@@ -50,7 +50,7 @@ async def test_the_answer_decides_what_the_model_sees_and_is_asked_once(
         else:
             assert sent[0].count("FAILED") == 40 and NOTICE in notices
     again = make_app(emulator, tmp_path, hostile)
-    async with started(again, size=(120, 40)) as pilot:
+    async with started(again, size=SMALL_SCREEN) as pilot:
         assert not isinstance(again.screen, TrustScreen)  # remembered: not asked twice
 
 

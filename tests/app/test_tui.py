@@ -17,7 +17,7 @@ from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice
 from myrm_tui.app.widgets.context_ring import ContextUsageIndicator
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import approval_open, make_app, send_turn, started, type_and_send, wait_until
+from tests.helpers import SMALL_SCREEN, approval_open, make_app, send_turn, started, type_and_send, wait_until
 
 
 async def test_typing_a_message_streams_the_reply(
@@ -25,7 +25,7 @@ async def test_typing_a_message_streams_the_reply(
 ) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="Hello from the **emulator**, streamed.", chunk_size=3, chunk_delay=0.01))
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, "hi there")
         await wait_until(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
         assert app.query(AssistantMessage).last().markdown.source == "Hello from the **emulator**, streamed."
@@ -40,7 +40,7 @@ async def test_shell_command_asks_for_approval_and_runs_on_y(
     app = make_app(emulator, tmp_path, workspace, approval="ask")
     # printf, not echo: echo is read-only and runs without asking
     emulator.enqueue(Reply(tool_calls=[("bash", {"command": "printf approved-run"})]), Reply(text="Done."))
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, "run it")
         await wait_until(pilot, lambda: approval_open(app))
         await pilot.press("y")
@@ -65,7 +65,7 @@ async def test_approval_lists_the_parsed_commands_and_what_always_adds(
     def shown(selector: str) -> str:
         return str(app.screen.query_one(selector, Static).render())
 
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, "run them")
         await wait_until(pilot, lambda: approval_open(app))
         assert shown("#parsed").splitlines() == [
@@ -95,7 +95,7 @@ async def test_escape_cancels_a_running_turn(
 ) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="slow " * 400, chunk_size=2, chunk_delay=0.02))
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, "talk")
         await wait_until(pilot, lambda: bool(app.query(AssistantMessage)))
         await pilot.press("escape")
@@ -137,7 +137,7 @@ async def test_ctrl_f_forks_and_ctrl_s_lists_both_sessions(
 ) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="first reply"))
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await send_turn(pilot, app, "remember the word zebra")
         parent = app.controller.session.id  # type: ignore[union-attr]
         await pilot.press("ctrl+f")
@@ -157,7 +157,7 @@ async def test_huge_paste_is_refused_and_kept_in_the_box(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace)
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         from myrm_tui.app.widgets.prompt_input import PromptInput
 
         box = app.query_one(PromptInput)
@@ -184,7 +184,7 @@ async def test_a_message_blocked_by_a_hook_goes_back_to_the_box(
         }
     ]
     app = make_app(emulator, tmp_path, workspace, hooks=hooks)
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         from myrm_tui.app.widgets.prompt_input import PromptInput
 
         box = app.query_one(PromptInput)
@@ -379,7 +379,7 @@ async def test_fork_at_a_selected_message(
 ) -> None:
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="answer one"), Reply(text="answer two"))
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         for text in ("first question", "second question"):
             await send_turn(pilot, app, text)
         parent = app.controller.session.id  # type: ignore[union-attr]
