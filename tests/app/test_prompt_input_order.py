@@ -20,7 +20,7 @@ from myrm_tui.app.key_router import RoutedKeys
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.testing.emulator import ProviderEmulator
 from tests.app.test_focus_keys import app_for, key_event, send
-from tests.helpers import make_app, wait_until
+from tests.helpers import SMALL_SCREEN, make_app, wait_until
 
 TYPED = "abcXYZ019 .,-"  # no "/" or "@": those open menus (test_focus_keys.py)
 MOVES = ("backspace", "delete", "left", "right", "up", "down", "home", "end", "ctrl+j", "alt+enter")
@@ -175,7 +175,7 @@ async def test_the_issues_bursts_in_a_fresh_session(
 ) -> None:
     """``abc`` BSpace BSpace ``Z`` gives ``aZ``; ``ab`` Left ``X`` gives ``aXb`` (both were wrong)."""
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait_until(pilot, app.ready.is_set, 60)
         box = app.query_one(PromptInput)
         await send(app, [*"abc", "backspace", "backspace", "Z"], 0)
@@ -190,7 +190,7 @@ async def test_backspace_then_a_sentence_in_a_long_session(
 ) -> None:
     """The issue's loaded session: Backspace then "hello after 10k" in one read gave ``xhello after 10``."""
     app = app_for(emulator, tmp_path, workspace, long_db)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait_until(pilot, app.ready.is_set, 60)
         box = app.query_one(PromptInput)
         await send(app, ["x"], 0)

@@ -17,7 +17,7 @@ from myrm_tui.app.widgets.chat_message import AssistantMessage, Notice, UserMess
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.llm import local
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL, EmbeddedServer, runtime_available
-from tests.helpers import started, type_and_send, wait_until
+from tests.helpers import SMALL_SCREEN, started, type_and_send, wait_until
 from tests.llm.test_local import CRASH_REPLY_TOKENS, NEXT_REPLY_TOKENS, STORY, _crash
 
 pytestmark = [
@@ -108,7 +108,7 @@ async def test_a_crashing_embedded_model_ends_one_turn_and_the_next_message_rest
         workspace=workspace,
         cli={"model": DEFAULT_LOCAL_MODEL, "max_output_tokens": CRASH_REPLY_TOKENS, "approval": "auto"},
     )
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, STORY)
         await wait_until(pilot, embedded.held.is_set, timeout=90)
         await wait_until(pilot, lambda: bool(app.query(AssistantMessage)), timeout=30)  # words shown

@@ -20,6 +20,7 @@ from myrm_tui.app.widgets.side_panel import SidePanel
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import (
+    SMALL_SCREEN,
     help_sections_drawn,
     make_app,
     run_from_palette,
@@ -53,7 +54,7 @@ async def test_a_bad_mode_is_one_line_naming_the_modes_and_nothing_is_saved(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with started(app, size=(140, 42)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, "/mode banana")
         await wait_until(pilot, lambda: any("banana" in t for t in _notices(app)))
         line = next(t for t in _notices(app) if "banana" in t)
@@ -75,7 +76,7 @@ async def test_a_bad_value_already_in_the_database_does_not_break_start_up(
     await store.set_setting("prompt_mode", "banana")  # what the old /mode saved
     await store.close()
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(140, 42)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait_until(pilot, lambda: app.ready.is_set() and app.status == "ready")
         assert app.controller.agent is not None and app.controller.settings.prompt_mode == "full"  # type: ignore[union-attr]
 
@@ -118,7 +119,7 @@ async def test_a_mistyped_slash_command_is_not_sent_and_suggests_the_right_one(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with started(app, size=(140, 42)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         prompt = app.query_one(PromptInput)
         await type_and_send(pilot, "/modle gpt-4o")
         await wait_until(pilot, lambda: any("unknown command /modle" in t for t in _notices(app)))
@@ -134,7 +135,7 @@ async def test_typing_a_slash_opens_the_command_menu_and_tab_or_enter_picks(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with started(app, size=(140, 42)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         from myrm_tui.app.widgets.slash_menu import SlashMenu
 
         prompt, menu = app.query_one(PromptInput), app.query_one(SlashMenu)
@@ -158,7 +159,7 @@ async def test_tab_keeps_the_focus_in_the_prompt_and_slash_model_then_works(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with started(app, size=(140, 42)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         prompt = app.query_one(PromptInput)
         await pilot.press("tab", "tab")
         assert app.focused is prompt
@@ -292,7 +293,7 @@ async def test_a_model_without_its_key_is_refused_naming_the_variable(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     # No api key or api base in the settings: the provider's key is looked up in the environment.
     app = make_app(emulator, tmp_path, workspace, preheat=False, api_key=None, api_base=None)
-    async with started(app, size=(140, 42)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, "/model anthropic/claude-sonnet-4-5")
         await wait_until(pilot, lambda: any("ANTHROPIC_API_KEY" in t for t in _notices(app)), timeout=60)
         assert app.controller.settings.model == "openai/gpt-4o-mini"  # type: ignore[union-attr]

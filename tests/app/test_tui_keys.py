@@ -22,6 +22,7 @@ from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.app import test_tui
 from tests.app.test_tui_cards import heading
 from tests.helpers import (
+    SMALL_SCREEN,
     approval_open,
     collect,
     make_agent,
@@ -54,7 +55,7 @@ async def test_a_bracketed_paste_with_cr_line_endings_is_stored_line_by_line(
     lines = sixty_lines()
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="Read it."))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait(pilot, app.ready.is_set)
         box = app.query_one(PromptInput)
         app.post_message(events.Paste(ending.join(lines)))  # as tmux paste-buffer -p sends it
@@ -70,7 +71,7 @@ async def test_a_small_crlf_paste_keeps_its_lines_in_the_box(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
     app = make_app(emulator, tmp_path, workspace)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait(pilot, app.ready.is_set)
         box = app.query_one(PromptInput)
         app.post_message(events.Paste("one\r\ntwo\rthree"))
@@ -87,7 +88,7 @@ async def test_an_unbracketed_paste_typed_out_with_cr_is_one_message_of_sixty_li
     lines = sixty_lines()
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="Read it."))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait(pilot, app.ready.is_set)
         box = app.query_one(PromptInput)
         driver = app._driver
@@ -146,7 +147,7 @@ async def test_a_message_sent_during_a_turn_is_queued_and_sent_when_the_turn_end
     emulator.default = lambda body: Reply(text="second answer" if last_user(body) == "second task" else "ok")
     app = make_app(emulator, tmp_path, workspace)
     try:
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=SMALL_SCREEN) as pilot:
             await wait(pilot, app.ready.is_set)
             box = app.query_one(PromptInput)
             await type_and_send(pilot, "first task")
@@ -179,7 +180,7 @@ async def test_esc_in_the_empty_box_still_cancels_the_turn_and_gives_the_queue_b
     emulator.enqueue(Reply(text="never seen", gate=hold))
     app = make_app(emulator, tmp_path, workspace)
     try:
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=SMALL_SCREEN) as pilot:
             await wait(pilot, app.ready.is_set)
             box = app.query_one(PromptInput)
             await type_and_send(pilot, "first task")
@@ -223,7 +224,7 @@ async def test_an_edit_under_ask_shows_its_diff_and_waits_for_the_answer(
         Reply(text="Done."),
     )
     app = make_app(emulator, tmp_path, workspace, approval="ask")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait(pilot, app.ready.is_set)
         await type_and_send(pilot, "edit both")
         await wait(pilot, lambda: approval_open(app))
@@ -525,7 +526,7 @@ async def test_the_welcome_says_which_model_a_provider_key_picked_and_why(
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     app = MyrmApp(db_path=tmp_path / "w.db", workspace=workspace, cli={"api_base": emulator.openai_base})
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait(pilot, lambda: bool(app.query("#welcome")))
         welcome = str(app.query_one("#welcome", Static).render())
         assert "Model: gpt-4o-mini (picked because OPENAI_API_KEY is set;" in welcome, welcome
@@ -541,7 +542,7 @@ async def test_ctrl_c_stops_a_running_turn_and_a_second_press_quits(
 
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="slow " * 400, chunk_size=2, chunk_delay=0.02))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait(pilot, app.ready.is_set)
         await type_and_send(pilot, "talk")
         await wait(pilot, lambda: bool(app.query(AssistantMessage)))
@@ -561,7 +562,7 @@ async def test_ctrl_c_when_idle_asks_once_then_quits_and_not_after_the_window(
     from myrm_tui.app import app as app_module
 
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait(pilot, app.ready.is_set)
         monkeypatch.setattr(app_module, "QUIT_WINDOW_S", 0.0)  # the second press comes too late
         await pilot.press("ctrl+c")
@@ -624,7 +625,7 @@ async def test_a_one_line_burst_ending_in_enter_sends_and_a_burst_with_more_afte
     ``abc`` Enter ``def`` the Enter has more of the burst after it: a line end."""
     app = make_app(emulator, tmp_path, workspace, preheat=False)
     emulator.enqueue(Reply(text="Hi."))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait(pilot, app.ready.is_set)
         box = app.query_one(PromptInput)
         driver = app._driver
@@ -651,7 +652,7 @@ async def test_a_paste_written_in_chunks_with_pauses_between_is_still_one_paste(
     before_enter = text.index("\r", 100)  # a chunk ends just before a line end...
     after_enter = text.index("\r", 200) + 1  # ...and one just after another
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
         await wait(pilot, app.ready.is_set)
         box = app.query_one(PromptInput)
         driver = app._driver

@@ -19,7 +19,16 @@ from myrm_tui.context.types import Message
 from myrm_tui.store.db import SessionBusy, StateConflict, Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
-from tests.helpers import cli_env, emulator_args, make_app, run_myrm, started, type_and_send, wait_until
+from tests.helpers import (
+    SMALL_SCREEN,
+    cli_env,
+    emulator_args,
+    make_app,
+    run_myrm,
+    started,
+    type_and_send,
+    wait_until,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -276,7 +285,7 @@ async def test_tui_and_ask_on_one_session(
     TUI's back; once the TUI quits, ``ask`` writes, and the TUI reopening the session sees that turn."""
     app = make_app(emulator, tmp_path, workspace)
     emulator.enqueue(Reply(text="tui answer"))
-    async with started(app, timeout=90, size=(120, 40)) as pilot:
+    async with started(app, timeout=90, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, "from the tui")
         await wait_until(pilot, lambda: not app.busy and _answered(app, "tui answer"), 60)
         assert app.controller.session is not None
@@ -294,7 +303,7 @@ async def test_tui_and_ask_on_one_session(
     app = make_app(emulator, tmp_path, workspace)
     app.initial_session = sid
     emulator.enqueue(Reply(text="tui again"))
-    async with started(app, timeout=90, size=(120, 40)) as pilot:
+    async with started(app, timeout=90, size=SMALL_SCREEN) as pilot:
         await type_and_send(pilot, "and now")
         await wait_until(pilot, lambda: not app.busy and _answered(app, "tui again"), 60)
     last = next(r for r in reversed(emulator.accepted) if "and now" in str(r.body["messages"]))

@@ -18,7 +18,7 @@ import myrm_tui.app.screens.main as main_screen
 from myrm_tui.app.app import MyrmApp
 from myrm_tui.app.widgets.chat_message import AssistantMessage
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import make_app, send_turn, started, wait_until
+from tests.helpers import SMALL_SCREEN, make_app, send_turn, started, wait_until
 
 
 def _ours(cls: type) -> bool:
@@ -121,7 +121,7 @@ async def test_a_session_typed_into_sent_and_switched_handles_each_message_once(
     monkeypatch.setattr(MessagePump, "_get_dispatch_methods", handled.wrap(MessagePump._get_dispatch_methods))
     emulator.enqueue(Reply(text="Read it."))
     app = make_app(emulator, tmp_path, workspace, preheat=False)
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         app.post_message(events.Paste("line\n" * 40))  # a paste, shown by its label
         await send_turn(pilot, app, "look at this", 60)
         await wait_until(pilot, lambda: bool(app.query(AssistantMessage)))

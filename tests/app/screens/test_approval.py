@@ -18,7 +18,7 @@ from myrm_tui.app.screens import approval
 from myrm_tui.app.screens.approval import GRACE, ApprovalScreen
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import make_app, started, type_text, wait_until
+from tests.helpers import SMALL_SCREEN, make_app, started, type_text, wait_until
 
 T0 = 1000.0  # the dialog's clock when it opens
 
@@ -108,7 +108,7 @@ async def test_a_message_typed_as_the_dialog_opens_neither_approves_nor_answers_
         Reply(text="Answer to the queued message."),
     )
     app = make_app(emulator, tmp_path, workspace, approval="ask", preheat=False)
-    async with started(app, size=(120, 40)) as pilot:
+    async with started(app, size=SMALL_SCREEN) as pilot:
         await type_text(pilot, "make the file")
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.busy)
