@@ -29,7 +29,10 @@ async def test_typing_a_message_streams_the_reply(
         await type_and_send(pilot, "hi there")
         await wait_until(pilot, lambda: not app.busy and bool(app.query(AssistantMessage)))
         assert app.query(AssistantMessage).last().markdown.source == "Hello from the **emulator**, streamed."
-        assert emulator.accepted[-1].body["messages"][-1]["content"] == "hi there"
+        # The turn's request ends with the message as typed. Not ``accepted[-1]``: the start-up preheat, sent
+        # first, may be answered after the turn on a loaded machine (seen 4 of 6 runs at load 10).
+        lasts = [r.body["messages"][-1]["content"] for r in emulator.accepted]
+        assert "hi there" in lasts, lasts
         ring = app.query_one(ContextUsageIndicator)
         assert ring.tokens > 0 and 0 < ring.ratio < 0.5
 
