@@ -15,7 +15,7 @@ import logging
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
@@ -787,6 +787,20 @@ USED_PREFIX = "  used later: "
 _PARTS = re.compile(r"[:/=,]+")
 
 
+def _fact_parts(token: str) -> Iterator[str]:
+    """``token`` and, when it is compound, its parts: those that are fact-like (3–80 characters)."""
+    for x in (token, *_PARTS.split(token)) if _PARTS.search(token) else (token,):
+        if 3 <= len(x) <= 80 and _FACTLIKE.search(x):
+            yield x
+
+
+def holds_fact_token(text: str) -> bool:
+    """Whether ``text`` holds a token ``fact_tokens`` would give (found without collecting them)."""
+    if not _FACTLIKE.search(text):  # no token can be fact-like: most lines of plain code
+        return False
+    return any(next(_fact_parts(t), None) is not None for t in _TOKEN.findall(text))
+
+
 @lru_cache(maxsize=512)
 def fact_tokens(text: str) -> tuple[str, ...]:
     """The fact-like tokens of a tool output, in order of first appearance, deduplicated; a compound one
@@ -794,9 +808,7 @@ def fact_tokens(text: str) -> tuple[str, ...]:
     found: list[str] = []
     # Each distinct token once: a repeat adds nothing the first did not (a file view names a thing often).
     for t in dict.fromkeys(_TOKEN.findall(text[:SALIENT_CACHE_CHARS])):
-        for x in (t, *_PARTS.split(t)) if _PARTS.search(t) else (t,):
-            if 3 <= len(x) <= 80 and _FACTLIKE.search(x):
-                found.append(x)
+        found.extend(_fact_parts(t))
     s = text.strip()
     if s[:1] in ("[", "{"):
         try:

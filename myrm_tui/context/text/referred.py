@@ -99,19 +99,8 @@ def is_file_view(text: str) -> bool:
 
 
 def _holds_fact(row: str) -> bool:
-    """Whether a line holds a fact-like token (``ledger.fact_tokens``'s test: an id, a number, a path, a
-    dotted or snake_case name), its line number aside: every line of a view has one."""
-    code = _NUMBERED.sub("", row, count=1)
-    if not ledger._FACTLIKE.search(code):  # no token can be fact-like: most lines of plain code
-        return False
-    for t in ledger._TOKEN.findall(code):
-        if 3 <= len(t) <= 80 and ledger._FACTLIKE.search(t):
-            return True
-        if ledger._PARTS.search(t) and any(
-            3 <= len(x) <= 80 and ledger._FACTLIKE.search(x) for x in ledger._PARTS.split(t)
-        ):
-            return True
-    return False
+    """Whether a line holds a fact-like token, its line number aside: every line of a view has one."""
+    return ledger.holds_fact_token(_NUMBERED.sub("", row, count=1))
 
 
 def file_view_cut(view: str, max_chars: int) -> str:

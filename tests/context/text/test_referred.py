@@ -251,3 +251,17 @@ def test_a_cut_file_view_is_its_own_lines_in_order_within_its_share_facts_first(
     plain = [r for r in middle if r.split("\t", 1)[1] in PLAIN_CODE and r.strip() not in salient]
     if any(r in kept for r in plain):
         assert all(r in kept for r in middle if r.split("\t", 1)[1] in FACT_CODE)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["def", "x", "a_b", "self.x", "42", "3.14", "/tmp/f.py:12", "k=v", "é", " ", "(", "0xff", "ID-7"]
+        ),
+        max_size=8,
+    ).map(" ".join)
+)
+def test_a_line_holds_a_fact_token_exactly_when_fact_tokens_finds_one(line: str) -> None:
+    """``holds_fact_token`` (the file-view cut's test, a line at a time) is ``fact_tokens``'s own test."""
+    assert ledger.holds_fact_token(line) == bool(ledger.fact_tokens(line))
