@@ -188,20 +188,19 @@ def _claude_chain(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if cur is None and prev.get("subtype") == "compact_boundary":
             # The boundary's logical parent is not always written (December 2026: often it is not): the
             # session went on from the main line's last line before it.
-            at = next(i for i, e in enumerate(main) if e is prev)
+            # (A boundary off the main line, a sidechain's, has no main line before it.)
+            at = next((i for i, e in enumerate(main) if e is prev), 0)
             cur = main[at - 1] if at > 0 else None
     # Parallel calls: Claude Code writes each call of a reply as its own line and each result as a child
     # of its call's line, so the chain runs through one of them and the others hang off it.
-    replies = {as_dict(e.get("message")).get("id") for e in chain if e.get("type") == "assistant"} - {None}
+    # Ids are compared as read_claude reads them (a message id only when a string, a call's as str()): an id
+    # of another JSON type (a list is unhashable) must neither raise nor link lines read_claude keeps apart.
+    replies = {_reply_id(e) for e in chain if e.get("type") == "assistant"} - {None}
     for e in main:
-        if (
-            e["uuid"] not in seen
-            and e.get("type") == "assistant"
-            and as_dict(e.get("message")).get("id") in replies
-        ):
+        if e["uuid"] not in seen and e.get("type") == "assistant" and _reply_id(e) in replies:
             seen.add(e["uuid"])
     calls = {
-        b.get("id")
+        str(b.get("id"))
         for e in main
         if e["uuid"] in seen and e.get("type") == "assistant"
         for b in as_list(as_dict(e.get("message")).get("content"))
@@ -212,12 +211,18 @@ def _claude_chain(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             e["uuid"] not in seen
             and e.get("type") == "user"
             and any(
-                isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in calls
+                isinstance(b, dict) and b.get("type") == "tool_result" and str(b.get("tool_use_id")) in calls
                 for b in as_list(as_dict(e.get("message")).get("content"))
             )
         ):
             seen.add(e["uuid"])
     return [e for e in main if e["uuid"] in seen]
+
+
+def _reply_id(event: dict[str, Any]) -> str | None:
+    """An assistant line's ``message.id``, which its reply's other lines share; None when not a string."""
+    mid = as_dict(event.get("message")).get("id")
+    return mid if isinstance(mid, str) else None
 
 
 def _claude_image(block: dict[str, Any]) -> dict[str, Any] | None:
@@ -308,8 +313,8 @@ def read_claude(path: Path) -> ForeignSession:
                 elif blk.get("type") == "tool_use":
                     args = json.dumps(blk.get("input") or {}, ensure_ascii=False)
                     calls.append(ToolCall(id=str(blk.get("id")), name=str(blk.get("name")), arguments=args))
-            mid = msg.get("id")
-            same = isinstance(mid, str) and mid == reply
+            mid = _reply_id(e)
+            same = mid is not None and mid == reply
             b.assistant("\n\n".join(texts), calls, "\n\n".join(thinking), same_reply=same)
             reply = mid
         elif e.get("type") == "system" and e.get("subtype") == "compact_boundary":
