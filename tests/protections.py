@@ -783,6 +783,34 @@ MUTANTS = (
         ("tests/store/test_foreign_hermes.py::test_trajectories_one_conversation_a_line",),
     ),
     Mutant(
+        "foreign: a message id that is not a string is no reply id",
+        "foreign-reply-id-a-string",
+        "    return mid if isinstance(mid, str) else None",
+        "    return mid",
+        (
+            "tests/store/test_foreign_wrong_types.py::test_any_field_of_any_type_imports_or_is_refused_in_one_line",
+            "tests/store/test_foreign_wrong_types.py::test_a_transcript_whose_ids_are_lists_imports",
+        ),
+    ),
+    Mutant(
+        "corpus: a message's call id, name and reasoning are strings or null",
+        "corpus-message-fields-typed",
+        "        if not (m.get(key) is None or isinstance(m.get(key), str)):",
+        "        if False:",
+        (
+            "tests/bench/test_corpus_wrong_types.py::test_a_recording_with_fields_of_any_type_plays_or_is_refused_by_the_reader",
+        ),
+    ),
+    Mutant(
+        "corpus: meta.tools holds tool definitions",
+        "corpus-tool-definitions-checked",
+        "        if not isinstance(tools, list) or not all(",
+        "        if not isinstance(tools, list) or False and all(",
+        (
+            "tests/bench/test_corpus_wrong_types.py::test_a_recording_with_fields_of_any_type_plays_or_is_refused_by_the_reader",
+        ),
+    ),
+    Mutant(
         "foreign: a Hermes session log beside its session file is left out",
         "foreign-hermes-log-beside-its-session-file",
         '            p.name.removesuffix(".gz").endswith(".jsonl")',

@@ -97,6 +97,15 @@ def _message(path: Path, n: int, i: int, m: Any, conv: int) -> Message:
         raise CorpusError(
             f"{where}: tool_calls must be a list of {{id, type, function: {{name, arguments}}}}"
         )
+    # Message.from_api keeps these as they come; a list where a string belongs (a call id) broke the replay
+    # later, far from the line that held it (a dict keyed by call id: "unhashable type: 'list'").
+    # guard: corpus-message-fields-typed
+    for key in ("tool_call_id", "name", "reasoning_content"):
+        if not (m.get(key) is None or isinstance(m.get(key), str)):
+            raise CorpusError(f"{where}: {key} must be a string or null")
+    blocks = m.get("thinking_blocks")
+    if not (blocks is None or (isinstance(blocks, list) and all(isinstance(b, dict) for b in blocks))):
+        raise CorpusError(f"{where}: thinking_blocks must be a list of objects")
     return Message.from_api(m, id=f"c{conv}m{i}")
 
 
@@ -137,8 +146,18 @@ def load_conversations(path: Path, limit: int | None = None, only: str | None = 
             raise CorpusError(f'{path}:{n}: "meta" must be an object')
         meta = dict(meta)
         tools = meta.pop("tools", []) or []
-        if not isinstance(tools, list):
-            raise CorpusError(f"{path}:{n}: meta.tools must be a list of tool definitions")
+        # guard: corpus-tool-definitions-checked
+        if not isinstance(tools, list) or not all(
+            isinstance(t, dict)
+            and isinstance(t.get("function"), dict)
+            and isinstance(t["function"].get("name"), str)
+            and isinstance(t["function"].get("parameters", {}), dict)
+            for t in tools
+        ):
+            raise CorpusError(
+                f"{path}:{n}: meta.tools must be a list of tool definitions "
+                "({{type, function: {{name, parameters}}}})"
+            )
         out.append(Conversation(cid, msgs, list(tools), meta))
         if limit is not None and len(out) >= limit:
             break

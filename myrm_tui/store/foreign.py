@@ -222,6 +222,7 @@ def _claude_chain(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _reply_id(event: dict[str, Any]) -> str | None:
     """An assistant line's ``message.id``, which its reply's other lines share; None when not a string."""
     mid = as_dict(event.get("message")).get("id")
+    # guard: foreign-reply-id-a-string
     return mid if isinstance(mid, str) else None
 
 
