@@ -754,6 +754,9 @@ def sessions(
     asyncio.run(_sessions(_db(db), delete, rename, fork, export, json_out))
 
 
+_TITLE_WIDTH = 80  # characters of a title in the sessions table
+
+
 async def _import(db: Path, path: Path) -> int:
     from myrm_tui.agent.factory import resolve_settings
     from myrm_tui.safe_text import sanitize
@@ -811,7 +814,7 @@ async def _sessions(
     import time
 
     from myrm_tui.context.text.call_args import whole_text
-    from myrm_tui.safe_text import sanitize
+    from myrm_tui.safe_text import one_line, sanitize
     from myrm_tui.store.db import Store
 
     store = await Store.open(db)
@@ -851,9 +854,13 @@ async def _sessions(
         for s in listed:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated_at))
             parent = f"  (fork of {s.parent_id})" if s.parent_id else ""
+            # One session a line (scripts take the first column): a title's line breaks would start a
+            # row of their own, a fake id first.
+            # guard: the-sessions-table-one-line-a-session
+            title, model = one_line(s.title, _TITLE_WIDTH), one_line(s.model, 200)
             # A title is a model's, an imported file's or a typed one: its escape codes shown, not obeyed.
             # guard: the-sessions-table-is-inert
-            print(sanitize(f"{s.id}  {when}  {s.message_count:>4} msgs  {s.model:<32}  {s.title}{parent}"))
+            print(sanitize(f"{s.id}  {when}  {s.message_count:>4} msgs  {model:<32}  {title}{parent}"))
     finally:
         await store.close()
 

@@ -35,6 +35,14 @@ def sanitize(text: str) -> str:
     return text.replace("\r\n", "\n").translate(_TABLE)
 
 
+def one_line(text: str, limit: int) -> str:
+    """``text`` as one line of at most ``limit`` characters (a title in a list: line breaks and tabs become
+    spaces, so it cannot start a row of its own; a longer one ends with …). Not sanitized: the caller
+    sanitizes the line it prints."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 # Printable to Python yet drawn as nothing (or as a blank): the combining grapheme joiner, Hangul and
 # Khmer fillers, the Mongolian vowel separator, variation selectors.
 _BLANK = frozenset(

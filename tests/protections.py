@@ -783,6 +783,13 @@ MUTANTS = (
         ("tests/store/test_foreign_hermes.py::test_trajectories_one_conversation_a_line",),
     ),
     Mutant(
+        "sessions table: one session a line",
+        "the-sessions-table-one-line-a-session",
+        "            title, model = one_line(s.title, _TITLE_WIDTH), one_line(s.model, 200)",
+        "            title, model = s.title, s.model",
+        ("tests/cli/test_sessions_table_rows.py::test_one_session_a_line_whatever_its_title",),
+    ),
+    Mutant(
         "foreign: a message id that is not a string is no reply id",
         "foreign-reply-id-a-string",
         "    return mid if isinstance(mid, str) else None",
