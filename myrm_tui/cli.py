@@ -749,6 +749,12 @@ def sessions(
     if json_out and export is None:
         _say("myrm: --json goes with --export ID")
         raise typer.Exit(2)
+    from myrm_tui.logs import setup_logging
+
+    # Without the log's handler, a failure logged with its traceback went to Python's last-resort handler:
+    # the terminal got the whole traceback above the one line.
+    # guard: sessions-logs-to-the-file
+    setup_logging()
     if import_path is not None:
         raise typer.Exit(asyncio.run(_import(_db(db), import_path)))
     asyncio.run(_sessions(_db(db), delete, rename, fork, export, json_out))

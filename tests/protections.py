@@ -783,6 +783,15 @@ MUTANTS = (
         ("tests/store/test_foreign_hermes.py::test_trajectories_one_conversation_a_line",),
     ),
     Mutant(
+        "sessions: failures logged to the file, not the terminal",
+        "sessions-logs-to-the-file",
+        "    setup_logging()\n",
+        "    pass\n",
+        (
+            "tests/cli/test_sessions_log.py::test_an_import_that_fails_is_one_line_and_its_traceback_is_in_the_log",
+        ),
+    ),
+    Mutant(
         "sessions table: one session a line",
         "the-sessions-table-one-line-a-session",
         "            title, model = one_line(s.title, _TITLE_WIDTH), one_line(s.model, 200)",
