@@ -783,6 +783,13 @@ MUTANTS = (
         ("tests/store/test_foreign_hermes.py::test_trajectories_one_conversation_a_line",),
     ),
     Mutant(
+        "a terminal a few columns wide: the prompt keeps a minimum width",
+        "prompt-keeps-a-minimum-width",
+        " min-width: 8;",
+        "",
+        ("tests/app/test_tiny_terminal.py::test_any_tiny_size_keeps_the_app_running",),
+    ),
+    Mutant(
         "sessions: failures logged to the file, not the terminal",
         "sessions-logs-to-the-file",
         "    setup_logging()\n",

@@ -80,8 +80,11 @@ def collapse(text: str, pastes: dict[str, str]) -> str:
 
 
 class PromptInput(TextArea):
+    # min-width: a terminal a few columns wide left the box 0 columns of text, and TextArea's placeholder
+    # wrap (Rich) raised 'range() arg 3 must not be zero' from the compositor: the app ended. Cropped now.
+    # guard: prompt-keeps-a-minimum-width
     DEFAULT_CSS = """
-    PromptInput { height: auto; min-height: 3; max-height: 12; border: tall $accent; }
+    PromptInput { height: auto; min-height: 3; max-height: 12; min-width: 8; border: tall $accent; }
     PromptInput:focus { border: tall $accent-lighten-1; }
     """
     BINDINGS = [
