@@ -30,3 +30,23 @@ async def test_any_tiny_size_keeps_the_app_running(
         await send_turn(pilot, app, "hi")
         await wait_until(pilot, lambda: bool(app.query(AssistantMessage)))
         assert app.query(AssistantMessage).last().markdown.source == "still here"
+
+
+async def test_the_command_palette_at_any_tiny_size_keeps_the_app_running(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Found the same way with ctrl+p open: the palette's list (an OptionList) wraps its options to 0
+    columns at 11 columns wide. Lists keep a minimum width too."""
+    from textual.command import CommandPalette
+
+    app = make_app(emulator, tmp_path, workspace)
+    async with started(app, size=(120, 35)) as pilot:
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        for size in [(w, h) for w in range(1, 16) for h in (6, 40)]:
+            await pilot.resize_terminal(*size)
+            await wait_until(pilot, functools.partial(lambda s: tuple(app.size) == s, size))
+            assert app.return_code is None, size
+        await pilot.resize_terminal(120, 35)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, CommandPalette))
