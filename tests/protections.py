@@ -2248,6 +2248,13 @@ MUTANTS = (
         ("tests/app/test_focus_keys.py::test_keys_typed_while_the_app_starts_all_reach_the_prompt",),
     ),
     Mutant(
+        "keys left waiting when the screens are gone (quitting) are dropped, not passed to no screen",
+        "keys-waiting-when-the-screens-are-gone-dropped",
+        "if not self.app.screen_stack:  # quitting: the screens are gone, nothing takes keys",
+        "if False:",
+        ("tests/app/test_focus_keys.py::test_keys_left_waiting_when_the_screens_are_gone_are_dropped",),
+    ),
+    Mutant(
         "a typed-out paste's later line ends are never a send",
         "a-typed-out-pastes-later-line-ends-are",
         'if event.key == "enter" and burst and "\\n" in self._burst_text:',

@@ -92,6 +92,10 @@ class KeyRouter:
     def _screen_ready(self) -> bool:
         """The screen the keys go to is mounted (its ``on_mount`` set the focus); if not, the keys are
         passed on once it is."""
+        # guard: keys-waiting-when-the-screens-are-gone-dropped
+        if not self.app.screen_stack:  # quitting: the screens are gone, nothing takes keys
+            self.waiting.clear()
+            return False
         screen = self.app.screen
         # guard: a-key-read-before-the-screen-is-mounted-waits
         if screen.is_mounted:

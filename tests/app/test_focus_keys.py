@@ -298,3 +298,19 @@ async def test_keys_typed_while_the_app_starts_all_reach_the_prompt(
         await wait_until(pilot, lambda: not app.key_router.keys_waiting and prompt(app).text != "", 30)
         assert prompt(app).text == KeysBeforeTheScreen.typed
         assert app.focused is prompt(app)
+
+
+async def test_keys_left_waiting_when_the_screens_are_gone_are_dropped() -> None:
+    """Quitting: a release that comes after the last screen went (a screen's mount, a marker) passed the
+    waiting keys to ``app.screen``, which raises with no screen, and myrm ended with exit code 1."""
+    from textual.app import App
+
+    from myrm_tui.app.key_router import KeyRouter
+
+    async def route(_: events.Event) -> None:
+        raise AssertionError("no key is passed on with no screen")
+
+    router = KeyRouter(App(), route)
+    router.waiting.extend([key_event("a"), key_event("ctrl+q")])
+    await router.drain()
+    assert not router.waiting

@@ -313,7 +313,9 @@ def run_case(
             if typed:
                 again.until(lambda: TYPED in again.screen, "the message sent before the stop")
             again.type(CTRL_Q)
-            assert again.exit_code(EXIT_BOUND_S)[0] == 0
+            code = again.exit_code(EXIT_BOUND_S)[0]
+            reopened_log = again.log.read_text() if again.log.exists() else ""
+            assert code == 0, f"{case}: reopened, exit {code}:\n{again.screen[-3000:]}\n{reopened_log[-5000:]}"
         finally:
             again.close()
 
