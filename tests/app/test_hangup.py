@@ -315,7 +315,8 @@ def run_case(
             again.type(CTRL_Q)
             code = again.exit_code(EXIT_BOUND_S)[0]
             reopened_log = again.log.read_text() if again.log.exists() else ""
-            assert code == 0, f"{case}: reopened, exit {code}:\n{again.screen[-3000:]}\n{reopened_log[-5000:]}"
+            shown = f"{again.screen[-3000:]}\n{reopened_log[-5000:]}"
+            assert code == 0, f"{case}: reopened, exit {code}:\n{shown}"
         finally:
             again.close()
 
