@@ -156,7 +156,7 @@ def load_conversations(path: Path, limit: int | None = None, only: str | None = 
         ):
             raise CorpusError(
                 f"{path}:{n}: meta.tools must be a list of tool definitions "
-                "({{type, function: {{name, parameters}}}})"
+                "({type, function: {name, parameters}})"
             )
         out.append(Conversation(cid, msgs, list(tools), meta))
         if limit is not None and len(out) >= limit:

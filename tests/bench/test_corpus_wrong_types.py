@@ -100,3 +100,15 @@ def test_a_recording_with_fields_of_any_type_plays_or_is_refused_by_the_reader(
         asyncio.run(_start(path, tmp))
     except CorpusError as exc:
         assert f"{path}:1:" in str(exc) and "\n" not in str(exc)
+
+
+def test_the_tool_definitions_error_shows_the_shape_it_wants(tmp_path: Path) -> None:
+    """It printed ``({{type, function: …}})``: doubled braces from a string that is not an f-string."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(
+        json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}], "meta": {"tools": [5]}})
+    )
+    with pytest.raises(
+        CorpusError, match=r":1: meta\.tools must be .* \(\{type, function: \{name, parameters\}\}\)$"
+    ):
+        load_conversations(path)
