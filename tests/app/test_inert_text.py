@@ -36,7 +36,15 @@ from myrm_tui.context.types import ToolCall
 from myrm_tui.safe_text import sanitize
 from myrm_tui.store.db import VaultListing
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.app.test_untrusted_text import HOSTILE, record, reopen, session_row, shown, stored_session
+from tests.app.test_untrusted_text import (
+    HOSTILE,
+    THREE_APPS,
+    record,
+    reopen,
+    session_row,
+    shown,
+    stored_session,
+)
 from tests.helpers import make_app, started, type_and_send, wait_until
 
 # What a terminal obeys or cannot take, as one character each.
@@ -213,11 +221,7 @@ async def _header_after_a_model_switch(
         assert dangerous_on(list(app.screen.query("*"))) == {}
 
 
-@settings(
-    max_examples=3,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+@THREE_APPS
 @given(title=attacking)
 @example(title="\x1b]0;pwned\x07 \x1b[2J\u202eevil")
 def test_the_header_shows_a_stored_title_inert_after_a_model_switch(
@@ -252,11 +256,7 @@ async def _pasted_and_queued(tmp: Path, workspace: Path, emulator: ProviderEmula
         gate.set()
 
 
-@settings(
-    max_examples=3,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+@THREE_APPS
 @given(text=attacking)
 @example(text="\x1b]52;c;cHduZWQ=\x07 rm -rf ~ \u202e#sl\u202c")
 def test_a_paste_shows_inert_in_the_prompt_box_and_in_the_queue(

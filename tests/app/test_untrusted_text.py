@@ -162,6 +162,12 @@ async def render_everywhere(texts: list[str]) -> None:
 
 
 SCREENS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A property whose every example starts the whole app on a fixture's emulator (seconds each).
+THREE_APPS = settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 # Each example starts an app (or three dialogs): make test runs a fixed 5 beside the named ones, the long
@@ -321,11 +327,7 @@ async def open_stored(emulator: ProviderEmulator, tmp: Path, workspace: Path, te
         assert app.is_running and app.return_code is None
 
 
-@settings(
-    max_examples=3,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+@THREE_APPS
 @given(text=hostile)
 @example(text="[@click=app.quit]quit[/] [link=https://e.x]l[/link] [a-z] \\[b] [/]")
 def test_a_stored_session_with_markup_in_every_field_reopens(
