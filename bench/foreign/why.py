@@ -6,8 +6,14 @@ file names and, for each fact missing from the last request, says when it left t
 - ``recorded, then pushed out``: a summary held it, a later compaction's summary did not;
 - ``trimmed`` / ``filtered`` (the derived-id stage): its message is still in the view, cut.
 
+With ``--against STRATEGY`` (``truncate``, ``window``, …) only the facts that strategy's last request still
+holds are traced: where the other keeps what myrm loses.
+
     python bench/foreign/why.py --corpus bench/hermes --probes bench/probes/hermes-toolfacts.jsonl \
         --window 16000
+    python bench/foreign/why.py --corpus ../shared/corpus/tau-dev.jsonl.gz --limit 24 --window 8000 \
+        --probes bench/probes/tau-dev-hand.jsonl --probes bench/probes/tau-dev-toolfacts-tune.jsonl \
+        --against truncate
 """
 
 from __future__ import annotations
@@ -30,9 +36,11 @@ def _summary_text(view: list[Any]) -> str:
     return view_text([m for m in view if m.meta.get("kind") == "summary"])
 
 
-async def _replay(conv: Any, counter: TokenCounter, window: int) -> tuple[list[list[Any]], list[bool]]:
-    """Each request myrm builds for ``conv``, and whether it compacted."""
-    (strategy,) = make_strategies(["myrm"], [], counter, None, 10)
+async def _replay(
+    conv: Any, counter: TokenCounter, window: int, name: str = "myrm"
+) -> tuple[list[list[Any]], list[bool]]:
+    """Each request strategy ``name`` builds for ``conv``, and whether it compacted."""
+    (strategy,) = make_strategies([name], [], counter, None, 10)
     views: list[list[Any]] = []
     compacted: list[bool] = []
     build = strategy.build
@@ -51,22 +59,31 @@ async def _replay(conv: Any, counter: TokenCounter, window: int) -> tuple[list[l
     return views, compacted
 
 
-async def trace(corpus: Path, probes_path: Path, window: int) -> list[dict[str, Any]]:
-    probes = load_probes(probes_path)
-    wanted = {p.conv_id for p in probes}
+async def trace(
+    corpus: Path,
+    probe_paths: list[Path],
+    window: int,
+    limit: int | None = None,
+    against: str | None = None,
+) -> list[dict[str, Any]]:
+    """The facts of ``probe_paths`` missing from myrm's last request (and, with ``against``, still in that
+    strategy's), each with how it left."""
+    probes = [(path.name, p) for path in probe_paths for p in load_probes(path)]
+    wanted = {p.conv_id for _, p in probes}
     counter = TokenCounter()
     out: list[dict[str, Any]] = []
-    for conv in load_conversations(corpus):
+    for conv in load_conversations(corpus, limit):
         if conv.id not in wanted:
             continue
         views, compacted = await _replay(conv, counter, window)
+        other = view_text((await _replay(conv, counter, window, against))[0][-1]) if against else ""
         turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
         texts = [view_text(v) for v in views]
         summaries = [_summary_text(v) for v in views]
-        for p in (p for p in probes if p.conv_id == conv.id):
+        for source, p in ((s, p) for s, p in probes if p.conv_id == conv.id):
             for alts in p.facts:
                 lows = [a.lower() for a in alts]
-                if any(a in texts[-1] for a in lows):
+                if any(a in texts[-1] for a in lows) or (against and not any(a in other for a in lows)):
                     continue
                 first = next(i for i, m in enumerate(conv.messages) if any(a in view_text([m]) for a in lows))
                 raw = conv.messages[first]
@@ -86,6 +103,7 @@ async def trace(corpus: Path, probes_path: Path, window: int) -> list[dict[str, 
                 out.append(
                     {
                         "conv": conv.id,
+                        "probes": source,
                         "probe": p.probe_id,
                         "type": p.type,
                         "fact": alts[0],
@@ -107,13 +125,14 @@ def _how(r: dict[str, Any]) -> str:
     return str(r["how"]).split(" (")[0]
 
 
-def markdown(rows: list[dict[str, Any]], corpus: Path, probes: Path, window: int) -> str:
+def markdown(rows: list[dict[str, Any]], corpus: Path, probes: list[Path], window: int) -> str:
     """A results section: the lost facts by how they left, by tool, then one row each."""
     hows = Counter(_how(r) for r in rows).most_common()
     tools = Counter(f"{r['role']}/{r['tool']}" if r["tool"] else r["role"] for r in rows).most_common()
     lines = [
-        f"\n### Why myrm lost them: {probes.name}, window {window:,}\n",
-        f"`python bench/foreign/why.py --corpus {corpus} --probes {probes} --window {window}` — "
+        f"\n### Why myrm lost them: {', '.join(p.name for p in probes)}, window {window:,}\n",
+        f"`python bench/foreign/why.py --corpus {corpus} {' '.join(f'--probes {p}' for p in probes)} "
+        f"--window {window}` — "
         f"{len(rows)} facts missing from myrm's last request of their conversation.\n",
         "By how they left: " + ", ".join(f"{h} {n}" for h, n in hows) + ".  ",
         "By the message that held them: " + ", ".join(f"{t} {n}" for t, n in tools) + ".\n",
@@ -171,8 +190,10 @@ def compare(corpus: Path, results: list[Path]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, required=True)
-    ap.add_argument("--probes", type=Path)
+    ap.add_argument("--probes", type=Path, action="append", help="a probe file; repeat for more")
     ap.add_argument("--window", type=int, default=16_000)
+    ap.add_argument("--limit", type=int, help="the corpus's first N conversations, as myrm bench --limit")
+    ap.add_argument("--against", help="only the facts this strategy (truncate, window, …) keeps")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", type=Path, help="append a section with every lost fact to this file")
     ap.add_argument("--compare", type=Path, nargs="+", help="myrm bench --json files: a comparison section")
@@ -186,13 +207,14 @@ def main() -> int:
         return 0
     if a.probes is None:
         ap.error("--probes or --compare")
-    rows = asyncio.run(trace(a.corpus, a.probes, a.window))
+    rows = asyncio.run(trace(a.corpus, a.probes, a.window, a.limit, a.against))
     if a.markdown:
         with a.markdown.open("a", encoding="utf-8") as f:
             f.write(markdown(rows, a.corpus, a.probes, a.window))
     for r in rows:
         print(
-            f"{r['conv'][:24]:24} {r['probe']:>4} {r['fact'][:40]!r:44} msg {r['message']:>3} "
+            f"{r['conv'][-24:]:24} {r['probes'][:22]:22} {r['probe']:>4} {r['fact'][:40]!r:44} "
+            f"msg {r['message']:>3} "
             f"{r['role']}/{r['tool'] or '-'} {r['tokens']:>6} tok  left at req {r['left_at']}/{r['requests']}"
             f"{' (a compaction)' if r['compaction'] else ''}: {r['how']}"
         )

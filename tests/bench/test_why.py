@@ -64,12 +64,12 @@ async def test_why_follows_exactly_the_facts_the_bench_scores_lost(tmp_path: Pat
     lost = {(f["conv_id"], f["probe_id"], f["fact"]) for f in result["strategies"]["myrm"]["probe_lost"]}
     assert lost, "the window is small enough that myrm loses some facts"
     why = _why()
-    traced = await why.trace(corpus, probes, 4000)
+    traced = await why.trace(corpus, [probes], 4000)
     assert {(r["conv"], r["probe"], r["fact"]) for r in traced} == lost
     ways = ("never recorded", "recorded in the summary", "filtered", "trimmed", "shrunk", "in view")
     assert all(str(r["how"]).startswith(ways) or " > " in str(r["how"]) for r in traced), traced
     assert all(0 < r["left_at"] < r["requests"] and r["message"] > 0 for r in traced)
-    section = why.markdown(traced, corpus, probes, 4000)
+    section = why.markdown(traced, corpus, [probes], 4000)
     assert section.count("\n| audit-") == len(traced)
 
     out = tmp_path / "bench.json"
@@ -82,3 +82,26 @@ async def test_why_follows_exactly_the_facts_the_bench_scores_lost(tmp_path: Pat
     for b in lower:
         assert f"probes.jsonl: myrm {kept['myrm']:.3f} below {b} {kept[b]:.3f}" in text
     assert ("- nowhere" in text) == (not lower and "level with" not in text)
+
+
+async def test_why_against_a_strategy_follows_only_what_that_one_keeps(tmp_path: Path) -> None:
+    """``--against truncate``: the facts myrm loses and truncate's last request still holds, no others;
+    ``--limit`` reads the corpus's first conversations only, as the bench's does."""
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [{"id": f"audit-{n}", "messages": _session(n)} for n in (40, 50)]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    probes = tmp_path / "probes.jsonl"
+    probegen.write(probes, probegen.generate(corpus))
+    result = await run_bench(corpus, probes, 4000, ["myrm", "truncate"], schemas=builtin_tool_schemas())
+
+    def lost(name: str) -> set[tuple[str, str, str]]:
+        return {(f["conv_id"], f["probe_id"], f["fact"]) for f in result["strategies"][name]["probe_lost"]}
+
+    why = _why()
+    traced = await why.trace(corpus, [probes], 4000, against="truncate")
+    got = {(r["conv"], r["probe"], r["fact"]) for r in traced}
+    assert got == lost("myrm") - lost("truncate")
+    assert lost("myrm") - got, "truncate loses some of what myrm loses: those are left out"
+    first = await why.trace(corpus, [probes, probes], 4000, limit=1)
+    assert first and {r["conv"] for r in first} == {"audit-40"}
+    assert {r["probes"] for r in first} == {"probes.jsonl"}
