@@ -2085,6 +2085,26 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a JSON envelope's text is tokenised unescaped",
+        "an-envelopes-text-is-read-unescaped",
+        'source = "\\n".join(map(str, envelope.values())) if envelope is not None else text',
+        "source = text",
+        (
+            "tests/context/summary/test_json_envelope.py::test_a_fact_at_a_line_start_is_read_without_the_escape",
+            "tests/context/summary/test_json_envelope.py::test_an_envelope_holds_every_fact_its_text_holds",
+        ),
+    ),
+    Mutant(
+        "a JSON envelope's members are not demoted as a record's unused items",
+        "an-envelope-is-no-record",
+        'if out and text.lstrip()[:1] in ("[", "{") and text_envelope(text) is None:',
+        'if out and text.lstrip()[:1] in ("[", "{"):',
+        (
+            "tests/context/summary/test_json_envelope.py::"
+            "test_an_envelopes_members_are_not_demoted_as_a_records_unused_items",
+        ),
+    ),
+    Mutant(
         "a summary block's Record squeezes the lines its fit drops",
         "the-record-squeezes-the-lines-it-drops",
         "fitter = ledger.Fitter(rec_lines, seen, squeeze=True)",

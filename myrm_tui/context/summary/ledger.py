@@ -161,6 +161,23 @@ def _json_lines(text: str) -> list[str] | None:
     return out
 
 
+@lru_cache(maxsize=256)
+def text_envelope(text: str) -> dict[str, object] | None:
+    """``text`` as a JSON object wrapping text, or None: a tool that returns its output inside JSON
+    (``{"content": "     1|---\\n     2|name: …", "total_lines": 40}``, ``{"output": "…", "exit_code": 0}``)
+    has a string member of several lines. Its text is an output to be read by its lines, not a record."""
+    s = text.strip()
+    if not s.startswith("{") or "\\n" not in s:
+        return None
+    try:
+        value = json.loads(s)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if isinstance(value, dict) and any(isinstance(x, str) and "\n" in x.strip() for x in value.values()):
+        return value
+    return None
+
+
 def salient_lines(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[Line]:
     """Lines of a tool output worth keeping verbatim, in order, with priorities.
 
@@ -806,8 +823,12 @@ def fact_tokens(text: str) -> tuple[str, ...]:
     """The fact-like tokens of a tool output, in order of first appearance, deduplicated; a compound one
     (``tests/test_x.py:4310``) also gives its parts, as the agent may use either."""
     found: list[str] = []
+    envelope = text_envelope(text) if len(text) <= SALIENT_CACHE_CHARS else None
+    # An envelope's text is read unescaped: ``\\nauthor`` is the word ``author`` at a line's start.
+    # guard: an-envelopes-text-is-read-unescaped
+    source = "\n".join(map(str, envelope.values())) if envelope is not None else text
     # Each distinct token once: a repeat adds nothing the first did not (a file view names a thing often).
-    for t in dict.fromkeys(_TOKEN.findall(text[:SALIENT_CACHE_CHARS])):
+    for t in dict.fromkeys(_TOKEN.findall(source[:SALIENT_CACHE_CHARS])):
         found.extend(_fact_parts(t))
     s = text.strip()
     if s[:1] in ("[", "{"):
@@ -1093,7 +1114,8 @@ def fold_lines(text: str, lines: Sequence[Line], k: int, later: LaterUse) -> lis
     ``k``): the items of a JSON output that hold nothing the agent used later rank below the ones that do
     (a search's other flights, a user's other reservations); then the used facts no result line holds."""
     out = list(lines)
-    if out and text.lstrip()[:1] in ("[", "{"):
+    # guard: an-envelope-is-no-record
+    if out and text.lstrip()[:1] in ("[", "{") and text_envelope(text) is None:
         used = [t.lower() for t in later.used_of(text, k)]
         # Only demoted: raising a later used item as well measured worse (tau 4K), as its facts are in
         # the used lines already and the room goes to other messages' lines.
