@@ -2105,6 +2105,17 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "below the result rank a JSON line costs the Record its length per value",
+        "a-json-line-costs-its-length-per-value",
+        "return chars_per_fact(ln.text) if rank(ln) < P_RESULT else len(ln.text)",
+        "return len(ln.text)",
+        (
+            "tests/context/summary/test_json_fact_cost.py::test_a_member_of_several_values_outlasts_one_value_members",
+            "tests/context/summary/test_json_fact_cost.py::"
+            "test_below_the_result_rank_the_fit_drops_the_costliest_per_fact_first",
+        ),
+    ),
+    Mutant(
         "a summary block's Record squeezes the lines its fit drops",
         "the-record-squeezes-the-lines-it-drops",
         "fitter = ledger.Fitter(rec_lines, seen, squeeze=True)",

@@ -603,6 +603,34 @@ def squeezed(text: str) -> str | None:
     return short if short != text else None
 
 
+_JSON_AT = re.compile(r"(?:→ )?(?:\"[^\"\n]{1,80}\": )?(?=[\[{])")
+
+
+@lru_cache(maxsize=4096)
+def chars_per_fact(text: str) -> float:
+    """What a Record line costs per fact it holds: its length, or, for a line that is a JSON record or a
+    member holding several (``"flights": [{"flight_number": "HAT028", …, "price": 140}, …]``), its length
+    per scalar value. A line of one value or of text counts as one fact."""
+    body = text.lstrip()
+    m = _JSON_AT.match(body)
+    if m is None:
+        return len(text)
+    try:
+        value = json.loads(body[m.end() :])
+    except (json.JSONDecodeError, RecursionError):
+        return len(text)
+    leaves, stack = 0, [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        else:
+            leaves += 1
+    return len(text) / max(leaves, 1)
+
+
 class Fitter:
     """``fit`` of the same lines at several budgets (the summary block tries a few until its text fits):
     the deduplication and the drop order, the costly part, are computed once."""
@@ -657,10 +685,20 @@ class Fitter:
             self._spare = redundant(self.uniq, sorted(self.seen))
         return self._spare
 
+    @staticmethod
+    def _cost(ln: Line) -> float:
+        """What a line costs the Record per fact: its length; below the result rank (an output's located
+        lines, the items and members of a JSON output nothing later used) its length per value
+        (``chars_per_fact``). Result and user lines keep their length: there a one-fact line of text (an
+        error, a verdict) outranked a JSON item of many values (tau-dev 8K hand probes 95 -> 93 of 103)."""
+        # guard: a-json-line-costs-its-length-per-value
+        return chars_per_fact(ln.text) if rank(ln) < P_RESULT else len(ln.text)
+
     def order(self) -> list[int]:
         """Redundant lines first, then lowest ``rank`` (the priority; the agent's own conclusions raised);
-        among equals the agent's words no later message refers to, then the longest first (the same room then
-        keeps more distinct lines, and the facts asked about later are short: an id, a result, a path)."""
+        among equals the agent's words no later message refers to, then the costliest first (``_cost``: the
+        longest, as the same room then keeps more distinct lines, and the facts asked about later are
+        short: an id, a result, a path; a JSON line below the result rank by its length per value)."""
         if self._order is None:
             uniq, spare = self.uniq, self.spare()
             self._order = sorted(
@@ -670,7 +708,7 @@ class Fitter:
                     rank(uniq[i]),
                     # guard: the-record-spends-its-share-on-what
                     self._kept_late(uniq[i]),
-                    -len(uniq[i].text),
+                    -self._cost(uniq[i]),
                     i,
                 ),
             )
