@@ -84,8 +84,12 @@ def _hook() -> None:
     ledger.mark_referred = traced_mark
 
 
-async def _replay(conv: Any, counter: TokenCounter, window: int) -> tuple[list[list[Any]], list[bool]]:
+async def _replay(
+    conv: Any, counter: TokenCounter, window: int, name: str = "myrm"
+) -> tuple[list[list[Any]], list[bool]]:
     """``why._replay``, with the request's place where the hooks read it."""
+    if name != "myrm":  # ``why.trace --against``: nothing of the Record to see
+        return await _why_replay(conv, counter, window, name)
     (strategy,) = make_strategies(["myrm"], [], counter, None, 10)
     views: list[list[Any]] = []
     compacted: list[bool] = []
@@ -105,6 +109,9 @@ async def _replay(conv: Any, counter: TokenCounter, window: int) -> tuple[list[l
     )
     _model(conv)
     return views, compacted
+
+
+_why_replay = why._replay
 
 
 def _kind(ln: ledger.Line) -> str:
@@ -218,15 +225,14 @@ async def run(corpus: Path, probe_files: list[Path], window: int) -> list[dict[s
     _hook()
     why._replay = _replay  # type: ignore[assignment]
     convs = {c.id: c for c in load_conversations(corpus)}
+    rows = await why.trace(corpus, probe_files, window)
+    facts = {(pf.name, p.conv_id, p.probe_id): p.facts for pf in probe_files for p in why.load_probes(pf)}
     out: list[dict[str, Any]] = []
-    for pf in probe_files:
-        FITS.clear()
-        rows = await why.trace(corpus, pf, window)
-        facts = {(p.conv_id, p.probe_id): p.facts for p in why.load_probes(pf)}
-        for r in rows:
-            if str(r["how"]).startswith("never recorded"):
-                alts = next(a for a in facts[(r["conv"], r["probe"])] if a[0] == r["fact"])
-                out.append({"set": pf.stem, **r, **explain(r, convs[r["conv"]], list(alts))})
+    for r in rows:
+        if str(r["how"]).startswith("never recorded"):
+            alts = next(a for a in facts[(r["probes"], r["conv"], r["probe"])] if a[0] == r["fact"])
+            set_name = r["probes"].removesuffix(".jsonl")
+            out.append({"set": set_name, **r, **explain(r, convs[r["conv"]], list(alts))})
     return out
 
 
