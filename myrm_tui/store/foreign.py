@@ -14,9 +14,16 @@ Neither format has a formal spec; this reads them as their files are laid out (D
   Claude Code's own summary (``isCompactSummary``). An assistant reply is split over lines, one content block
   a line, sharing ``message.id``: they are joined.
 - **Codex**: ``{"type", "payload"}`` lines; ``response_item`` carries the model's items (message, reasoning,
-  function_call / function_call_output, local_shell_call, custom_tool_call), ``compacted`` Codex's summary;
-  ``session_meta`` the folder. ``event_msg`` lines repeat the items for Codex's UI and are skipped, but for
-  the user's words in a rollout whose ``response_item`` lines hold none (Codex Desktop, 2026).
+  function_call / custom_tool_call / local_shell_call / tool_search_call and their outputs, web_search_call,
+  image_generation_call, agent_message), ``compacted`` Codex's summary, ``inter_agent_communication`` another
+  agent's message, ``session_meta`` the folder. ``event_msg`` lines repeat the items for Codex's UI and are
+  skipped, but for the user's words in a rollout whose ``response_item`` lines hold none (Codex Desktop, 2026)
+  and ``thread_rolled_back`` (an undo: the turns it names are left out). Older rollouts are read too: bare
+  items after a first line of session meta (to August 2025), and the TypeScript CLI's ``.json``.
+- **Claude Code** writes a prompt typed while it was busy as an ``attachment`` (``queued_command``), and the
+  calls the API runs itself (``server_tool_use``: web search, web fetch) with their results inside the reply.
+
+Every shape, and what is read or skipped and why: ``bench/foreign/README.md``, "Record shapes".
 
 What comes over: the user's words, replies, tool calls paired with their results (parallel calls too), images,
 and the other agent's compaction summaries, marked as such. Its system prompts and instructions are its own
@@ -28,6 +35,7 @@ so the history is one a provider accepts."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -48,6 +56,7 @@ from myrm_tui.store.foreign_read import (
     loads,
     plain_text,
     read_json,
+    readable,
     stem,
     title_of,
 )
@@ -72,16 +81,18 @@ def kind_of(path: Path) -> str | None:
     object)."""
     try:
         if path.name.removesuffix(".gz").endswith(".json"):
-            return "hermes" if layout(path, read_json(path)) else None
+            obj = read_json(path)
+            if layout(path, obj):
+                return "hermes"
+            # guard: foreign-codex-typescript-rollout-read
+            if isinstance(as_dict(obj).get("items"), list) and isinstance(as_dict(obj).get("session"), dict):
+                return "codex"  # the TypeScript Codex CLI's rollout (spring 2025)
+            return None
         for k, obj in enumerate(json_objects(path)):
             if k == 0 and layout(path, obj):
                 return "hermes"
-            if "payload" in obj and obj.get("type") in (
-                "session_meta",
-                "response_item",
-                "event_msg",
-                "turn_context",
-            ):
+            # guard: foreign-codex-bare-rollout-read
+            if _is_codex(obj, k == 0):
                 return "codex"
             if obj.get("type") in ("user", "assistant", "summary", "system") and (
                 "uuid" in obj or "leafUuid" in obj
@@ -260,6 +271,10 @@ def _claude_content(blocks: Any) -> str | list[dict[str, Any]]:
             parts.append(img)
         elif b.get("type") in ("image", "document"):
             parts.append(_stand_in(b))
+        # guard: foreign-claude-unknown-block-read
+        elif said := "\n".join(readable(b)):
+            # a kind read nowhere else (a search result, a loaded tool's name): its readable text
+            parts.append({"type": "text", "text": said})
     if all(p["type"] == "text" for p in parts):
         return "\n".join(p["text"] for p in parts)
     return parts
@@ -299,29 +314,57 @@ def read_claude(path: Path) -> ForeignSession:
             if rest and not e.get("isMeta"):
                 b.user(_claude_content(rest))
         elif e.get("type") == "assistant":
-            texts: list[str] = []
-            calls: list[ToolCall] = []
-            thinking: list[str] = []
-            for blk in content if isinstance(content, list) else [{"type": "text", "text": content or ""}]:
-                if not isinstance(blk, dict):
-                    continue
-                if blk.get("type") == "text" and blk.get("text"):
-                    texts.append(str(blk["text"]))
-                elif blk.get("type") == "thinking" and blk.get("thinking"):
-                    thinking.append(str(blk["thinking"]))
-                elif blk.get("type") == "redacted_thinking":
-                    b.drop("redacted thinking blocks")
-                elif blk.get("type") == "tool_use":
-                    args = json.dumps(blk.get("input") or {}, ensure_ascii=False)
-                    calls.append(ToolCall(id=str(blk.get("id")), name=str(blk.get("name")), arguments=args))
             mid = _reply_id(e)
-            same = mid is not None and mid == reply
-            b.assistant("\n\n".join(texts), calls, "\n\n".join(thinking), same_reply=same)
+            # guard: foreign-claude-api-error-notice-left-out
+            if e.get("isApiErrorMessage"):
+                # Claude Code's own notice ("API Error: …", model "<synthetic>"): no model said it
+                b.drop("API error notices")
+                continue
+            _claude_reply(b, content, same_reply=mid is not None and mid == reply)
             reply = mid
+        elif e.get("type") == "attachment":
+            # guard: foreign-claude-queued-prompt-is-the-users
+            queued = as_dict(e.get("attachment"))
+            if queued.get("type") == "queued_command" and (words := _claude_content(queued.get("prompt"))):
+                # words typed while Claude Code was busy: the model read them mid-turn
+                reply = None
+                b.user(words)
         elif e.get("type") == "system" and e.get("subtype") == "compact_boundary":
             continue  # the summary follows as a user message
     messages = b.done()
     return ForeignSession("claude-code", sid, messages, workspace, title_of(messages), b.dropped)
+
+
+def _claude_reply(b: Builder, content: Any, same_reply: bool) -> None:
+    """One assistant line's blocks, in order. A call the API ran itself (``server_tool_use``: web search
+    and fetch, code execution; ``mcp_tool_use``) has its result in the same reply: it is read as a call
+    answered by a tool message, and the reply's text after it as what the model said next."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    thinking: list[str] = []
+    for blk in content if isinstance(content, list) else [{"type": "text", "text": content or ""}]:
+        if not isinstance(blk, dict):
+            continue
+        kind = blk.get("type")
+        if kind == "text" and blk.get("text"):
+            texts.append(str(blk["text"]))
+        elif kind == "thinking" and blk.get("thinking"):
+            thinking.append(str(blk["thinking"]))
+        elif kind == "redacted_thinking":
+            b.drop("redacted thinking blocks")
+        elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+            args = json.dumps(blk.get("input") or {}, ensure_ascii=False)
+            calls.append(ToolCall(id=str(blk.get("id")), name=str(blk.get("name")), arguments=args))
+        elif isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in blk:
+            b.assistant("\n\n".join(texts), calls, "\n\n".join(thinking), same_reply=same_reply)
+            texts, calls, thinking, same_reply = [], [], [], False
+            out = blk.get("content")
+            failed = bool(blk.get("is_error")) or any(
+                str(as_dict(x).get("type", "")).endswith("_error") for x in (out, *as_list(out))
+            )
+            # guard: foreign-claude-server-tool-result-read
+            b.result(str(blk.get("tool_use_id")), "\n".join(readable(out)) or "[no readable result]", failed)
+    b.assistant("\n\n".join(texts), calls, "\n\n".join(thinking), same_reply=same_reply)
 
 
 def _only_results(content: Any) -> bool:
@@ -353,14 +396,18 @@ def _codex_text(content: Any) -> str | list[dict[str, Any]]:
     return parts
 
 
-def _codex_output(output: Any) -> tuple[str, bool]:
-    if isinstance(output, dict):  # {"content": ..., "success": bool}
-        text = output.get("content")
-        return (text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)), output.get(
-            "success"
-        ) is False
+def _codex_output(output: Any) -> tuple[str | list[dict[str, Any]], bool]:
+    """A call's output and whether it failed. Codex writes a plain string (an exec's may be JSON:
+    ``{"output", "metadata": {"exit_code"}}``), a list of content items (text and images: an MCP tool's,
+    ``view_image``'s), or ``{"content", "success": false}``."""
+    if isinstance(output, dict):
+        text, _ = _codex_output(output.get("content"))
+        return text, output.get("success") is False
+    if isinstance(output, list):  # input_text / input_image items
+        # guard: foreign-codex-output-items-read
+        return _codex_text(output), False
     if isinstance(output, str):
-        d = loads(output)  # exec output as a JSON string: {"output": ..., "metadata": {"exit_code": N}}
+        d = loads(output)
         if isinstance(d, dict) and "output" in d:
             code = as_dict(d.get("metadata")).get("exit_code")
             return str(d["output"]), bool(code)
@@ -369,6 +416,77 @@ def _codex_output(output: Any) -> tuple[str, bool]:
 
 
 _CODEX_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
+
+# The lines of a rollout since Codex 0.3x (September 2025): {"timestamp", "type", "payload"}.
+_CODEX_LINES = (
+    "session_meta",
+    "response_item",
+    "event_msg",
+    "turn_context",
+    "compacted",
+    "inter_agent_communication",
+    "inter_agent_communication_metadata",
+    "world_state",
+)
+# ResponseItem kinds (codex-rs/protocol models.rs): an older rollout writes them bare, one a line.
+_CODEX_ITEMS = (
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+    "image_generation_call",
+    "tool_search_call",
+    "tool_search_output",
+    "agent_message",
+    "ghost_snapshot",
+    "compaction",
+    "compaction_summary",
+    "context_compaction",
+)
+
+
+def _codex_line(obj: dict[str, Any], first: bool) -> dict[str, Any] | None:
+    """A rollout line as ``{"type", "payload"}``. Before that envelope (Codex CLI to August 2025) a rollout
+    was a first line of session meta (``{"id", "timestamp", "instructions", "git"}``) and bare items, with
+    ``{"record_type": "state"}`` lines between (bookkeeping: None)."""
+    if "payload" in obj and obj.get("type") in _CODEX_LINES:
+        return obj
+    if obj.get("type") in _CODEX_ITEMS and "uuid" not in obj:
+        return {"type": "response_item", "payload": obj}
+    if first and "type" not in obj and "id" in obj and "timestamp" in obj:
+        return {"type": "session_meta", "payload": obj}
+    return None
+
+
+def _is_codex(obj: dict[str, Any], first: bool) -> bool:
+    """A line only a Codex rollout holds, in or before the envelope (Claude Code's lines have a ``uuid``;
+    a Hermes log's no ``type``)."""
+    return (
+        ("payload" in obj and obj.get("type") in _CODEX_LINES)
+        or obj.get("record_type") == "state"
+        or (first and "type" not in obj and "id" in obj and "timestamp" in obj and "instructions" in obj)
+        or (obj.get("type") in _CODEX_ITEMS and "uuid" not in obj and ("role" in obj or "call_id" in obj))
+    )
+
+
+def _codex_events(path: Path) -> list[dict[str, Any]]:
+    """The rollout's lines, in the envelope; a ``.json`` rollout (the TypeScript Codex CLI, spring 2025:
+    ``{"session": {…}, "items": […]}``) as its meta and items."""
+    if path.name.removesuffix(".gz").endswith(".json"):
+        obj = as_dict(read_json(path))
+        items = [x for x in as_list(obj.get("items")) if isinstance(x, dict)]
+        head = [{"type": "session_meta", "payload": as_dict(obj.get("session"))}]
+        return head + [{"type": "response_item", "payload": x} for x in items]
+    out = []
+    for k, obj in enumerate(json_objects(path)):
+        line = _codex_line(obj, k == 0)
+        if line is not None:
+            out.append(line)
+    return out
 
 
 def _said(p: dict[str, Any]) -> bool:
@@ -381,65 +499,124 @@ def _said(p: dict[str, Any]) -> bool:
     )
 
 
+_CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
+
+
+def _relayed(p: dict[str, Any]) -> str:
+    """Another agent's message to this one (Codex's multi-agent threads), marked as such."""
+    content = _codex_text(p.get("content"))
+    text = content if isinstance(content, str) else plain_text(content)
+    if not text:
+        return ""
+    author, recipient = p.get("author") or "another agent", p.get("recipient") or "this agent"
+    return f"[message from {author} to {recipient}]\n{text}"
+
+
 def read_codex(path: Path) -> ForeignSession:
     b = Builder()
     workspace = ""
-    sid = stem(path)
-    events = list(json_objects(path))
+    sid = ""
+    events = _codex_events(path)
     # Codex Desktop writes the user's words only as event_msg lines; the CLI writes them twice
     from_events = not any(
         e.get("type") == "response_item" and _said(as_dict(e.get("payload"))) for e in events
     )
-    for e in events:
+    for n, e in enumerate(events):
         p: dict[str, Any] = e["payload"] if isinstance(e.get("payload"), dict) else {}
         kind = e.get("type")
         # guard: foreign-codex-words-only-in-ui-events
         if kind == "event_msg" and from_events and p.get("type") == "user_message":
             if isinstance(p.get("message"), str):
                 b.user(p["message"])
+        # guard: foreign-codex-rollback-read
+        elif kind == "event_msg" and p.get("type") == "thread_rolled_back":
+            b.rollback(p.get("num_turns"))  # the user undid turns: Codex rebuilt its history without them
         elif kind == "session_meta":
-            workspace = str(p.get("cwd") or workspace)
-            sid = str(p.get("id") or sid)
+            # A fork's rollout repeats its parent's meta lines after its own: the first is this session's.
+            # guard: foreign-codex-first-session-meta
+            sid = sid or str(p.get("id") or p.get("session_id") or "")
+            workspace = workspace or str(p.get("cwd") or "")
+        elif kind == "turn_context":
+            workspace = workspace or str(p.get("cwd") or "")
         elif kind == "compacted":
-            text, meta = imported_summary("codex", str(p.get("message") or ""))
-            b.user(text, meta)
+            # A remote compaction keeps its summary encrypted (an empty message): nothing to carry over
+            # guard: foreign-codex-encrypted-summary-skipped
+            if isinstance(p.get("message"), str) and p["message"].strip():
+                text, meta = imported_summary("codex", p["message"])
+                b.user(text, meta)
+            else:
+                b.drop("encrypted compaction summaries")
+        elif kind == "inter_agent_communication" and (relayed := _relayed(p)):
+            b.user(relayed)
         elif kind == "response_item":
-            t = p.get("type")
-            if t == "message":
-                role = p.get("role")
+            _codex_item(b, p, n)
+            if not workspace and p.get("type") == "message" and p.get("role") == "user":
+                # an older rollout names its folder only in Codex's context message
                 content = _codex_text(p.get("content"))
-                if role == "user":
-                    if isinstance(content, str) and content.lstrip().startswith(_CODEX_CONTEXT):
-                        b.drop("Codex context messages")  # its own environment and instructions
-                        continue
-                    b.user(content)
-                elif role == "assistant":
-                    b.assistant(content if isinstance(content, str) else plain_text(content))
-                else:
-                    b.drop(f"{role} messages")
-            elif t == "reasoning":
-                summary = "\n".join(
-                    str(s.get("text", "")) for s in as_list(p.get("summary")) if isinstance(s, dict)
-                )
-                if summary:
-                    b.assistant("", (), summary)
-            elif t in ("function_call", "custom_tool_call"):
-                args = p.get("arguments") if t == "function_call" else {"input": p.get("input")}
-                b.assistant(
-                    "",
-                    [ToolCall(id=str(p.get("call_id")), name=str(p.get("name")), arguments=arguments(args))],
-                )
-            elif t == "local_shell_call":
-                action = as_dict(p.get("action"))
-                args = json.dumps({"command": action.get("command")}, ensure_ascii=False)
-                b.assistant(
-                    "", [ToolCall(id=str(p.get("call_id") or p.get("id")), name="shell", arguments=args)]
-                )
-            elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
-                text, failed = _codex_output(p.get("output"))
-                b.result(str(p.get("call_id")), text, failed)
+                found = _CWD.search(content if isinstance(content, str) else plain_text(content))
+                workspace = found.group(1).strip() if found else ""
     messages = b.done()
+    sid = sid or stem(path)
     return ForeignSession("codex", sid, messages, workspace, title_of(messages), b.dropped)
+
+
+def _codex_item(b: Builder, p: dict[str, Any], n: int) -> None:
+    """One ResponseItem (``n``: its line, naming a call whose own id was not written)."""
+    t = p.get("type")
+    if t == "message":
+        role = p.get("role")
+        content = _codex_text(p.get("content"))
+        if role == "user":
+            if isinstance(content, str) and content.lstrip().startswith(_CODEX_CONTEXT):
+                b.drop("Codex context messages")  # its own environment and instructions
+                return
+            b.user(content)
+        elif role == "assistant":
+            b.assistant(content if isinstance(content, str) else plain_text(content))
+        else:
+            b.drop(f"{role} messages")
+    elif t == "reasoning":
+        # the summary, and the raw reasoning an open-weights model's items carry in ``content``
+        # guard: foreign-codex-reasoning-content-read
+        said = [
+            str(s.get("text", ""))
+            for part in ("summary", "content")
+            for s in as_list(p.get(part))
+            if isinstance(s, dict) and isinstance(s.get("text"), str)
+        ]
+        if any(said):
+            b.assistant("", (), "\n".join(x for x in said if x))
+    elif t in ("function_call", "custom_tool_call", "tool_search_call"):
+        # a freeform tool's input (apply_patch's patch) is text: it goes in as {"input": …}
+        args = {"input": p.get("input")} if t == "custom_tool_call" else p.get("arguments")
+        name = p.get("name") if t != "tool_search_call" else "tool_search"
+        call_id = p.get("call_id") or p.get("id") or f"call_{n}"
+        b.assistant("", [ToolCall(id=str(call_id), name=str(name), arguments=arguments(args))])
+    elif t == "local_shell_call":
+        action = as_dict(p.get("action"))
+        args = json.dumps({"command": action.get("command")}, ensure_ascii=False)
+        b.assistant("", [ToolCall(id=str(p.get("call_id") or p.get("id")), name="shell", arguments=args)])
+    elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+        text, failed = _codex_output(p.get("output"))
+        b.result(str(p.get("call_id")), text, failed)
+    elif t == "tool_search_output":
+        b.result(str(p.get("call_id") or p.get("id")), json.dumps(p.get("tools"), ensure_ascii=False))
+    # guard: foreign-codex-web-search-read
+    elif t == "web_search_call":
+        # The search ran on the provider's side: the query is recorded, its results are not.
+        call = ToolCall(id=f"web_search_{n}", name="web_search", arguments=arguments(p.get("action")))
+        b.assistant("", [call])
+        b.result(call.id, "[the search ran on the provider's side: Codex records no results]")
+    elif t == "image_generation_call":
+        prompt = {"prompt": p.get("revised_prompt")} if isinstance(p.get("revised_prompt"), str) else {}
+        call = ToolCall(id=f"image_generation_{n}", name="image_generation", arguments=arguments(prompt))
+        b.assistant("", [call])
+        b.result(call.id, "[an image the provider generated: not carried over]")
+    elif t == "agent_message" and (relayed := _relayed(p)):
+        b.user(relayed)
+    elif t in ("compaction", "compaction_summary", "context_compaction"):
+        b.drop("encrypted compaction items")  # readable only by the model that wrote them
+    # ghost_snapshot (Codex's undo commits) and kinds this reader does not know carry nothing a model saw
 
 
 async def import_session(store: Any, path: Path, model: str, workspace: Path) -> tuple[Any, ForeignSession]:

@@ -287,10 +287,55 @@ class Builder:
         meta = {"is_error": True} if is_error else {}
         self.out.append(Message(role="tool", content=text, tool_call_id=call_id, name=call.name, meta=meta))
 
+    def rollback(self, turns: Any) -> None:
+        """Drop the last ``turns`` turns of the user and all that followed them: the other agent's undo
+        (Codex's ``thread_rolled_back``), after which its model no longer saw them."""
+        starts = [i for i, m in enumerate(self.out) if m.role == "user" and not m.meta]
+        # guard: foreign-rollback-a-positive-count
+        if not (isinstance(turns, int) and not isinstance(turns, bool) and turns > 0 and starts):
+            return
+        self.out = self.out[: starts[-min(turns, len(starts))]]
+        self.open = {}  # the calls left open were made after the last user turn: gone with it
+        self.drop("turns the other agent rolled back")
+
     def done(self) -> list[Message]:
         self._close_open()
         # A reply that was only reasoning (its text never came) has nothing a provider would take.
         return [m for m in self.out if m.role != "assistant" or m.content or m.tool_calls]
+
+
+# Members that hold what a block says (a search hit's title and address, a page's or a run's text); not
+# its kind, its encrypted or base64 payload, or bookkeeping (ids, ages, media types).
+_READABLE = (
+    "title",
+    "url",
+    "source",
+    "text",
+    "content",
+    "data",
+    "stdout",
+    "stderr",
+    "error_code",
+    "tool_name",
+)
+
+
+def readable(value: Any, depth: int = 0) -> list[str]:
+    """The strings a block of a kind no reader knows holds for a reader, in order; a base64 source's
+    data (an image, a PDF) left out. Bounded in depth: a file may nest arrays thousands deep."""
+    if depth > 16:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for v in value for s in readable(v, depth + 1)]
+    if not isinstance(value, dict) or value.get("type") == "base64":
+        return []
+    out: list[str] = []
+    for key in _READABLE:
+        v = value.get(key)
+        out += [v] if isinstance(v, str) else readable(v, depth + 1)
+    return out
 
 
 def imported_summary(agent: str, text: str) -> tuple[str, dict[str, Any]]:
