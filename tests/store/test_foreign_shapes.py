@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from myrm_tui.bench.probegen import tool_facts
 from myrm_tui.context.invariants import check_tool_pairing
 from myrm_tui.context.steps.cache_optimize import place_images
 from myrm_tui.context.steps.normalize import normalize
@@ -29,19 +30,29 @@ PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAIAAAUAAaJPX
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "foreign"
 
 
+_OUTPUTS = ("ccResult", "srvResult", "cxOut", "cxTool")
+
+
 @dataclass
 class _Session:
     """Lines being written, the facts placed in content-bearing shapes, and text that must not come over."""
 
     lines: list[Any] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)  # the facts placed in a tool's output
     absent: list[str] = field(default_factory=list)
     n: int = 0
 
     def fact(self, where: str) -> str:
         self.n += 1
         self.facts.append(f"{where}Fact{self.n}q")
+        if where in _OUTPUTS:
+            self.outputs.append(self.facts[-1])
         return self.facts[-1]
+
+    def last_reply(self) -> str:
+        """The closing reply's words: every output's fact, used (so probegen counts it a tool fact)."""
+        return "done: " + " ".join(self.outputs)
 
     def add(self, line: Any) -> _Session:
         self.lines.append(line)
@@ -351,7 +362,7 @@ def _claude_session(draw: st.DrawFn) -> tuple[str, _Session]:
             _cc_noise(s, draw(st.integers(0, 8)))
         else:
             _CLAUDE_SHAPES[draw(st.sampled_from(sorted(_CLAUDE_SHAPES)))](s)
-    _cc(s, "assistant", [{"type": "text", "text": "done"}])
+    _cc(s, "assistant", [{"type": "text", "text": s.last_reply()}])
     return "cc.jsonl", s
 
 
@@ -370,7 +381,9 @@ def _codex_session(draw: st.DrawFn) -> tuple[str, _Session]:
             s.lines.append(line if draw(st.booleans()) else _CODEX_LINE_SHAPES[shape](s))
         else:
             _CODEX_SHAPES[draw(st.sampled_from(sorted(_CODEX_SHAPES)))](s)
-    _CODEX_SHAPES["reply"](s)
+    s.add(
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": s.last_reply()}]}
+    )
     items = [x if "payload" in x else {"type": "response_item", "payload": x} for x in s.lines]
     if layout == "envelope":
         envelope = {
@@ -473,6 +486,9 @@ def test_a_fact_in_any_content_bearing_shape_comes_over(tmp_path: Path, case: tu
     held = _history(messages)
     assert [f for f in s.facts if f not in held] == []
     assert [t for t in s.absent if t in held] == []
+    # and the probes' rule finds each output's fact where the output is (a tool message)
+    found = {f.fact for f in tool_facts([m.to_api() for m in messages])}
+    assert [f for f in s.outputs if f not in found] == []
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
