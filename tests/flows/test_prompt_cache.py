@@ -6,6 +6,8 @@ import asyncio
 import itertools
 from pathlib import Path
 
+import pytest
+
 from myrm_tui.agent.keepalive import CacheKeepAliveManager, provider_caches
 from myrm_tui.context.report.cache_break import detect, fingerprints
 from myrm_tui.context.state import ContextState
@@ -23,24 +25,39 @@ from tests.helpers import (
 )
 
 
-async def test_ninety_turns_stay_cached_between_compactions(
+async def test_sixty_turns_stay_cached_between_compactions(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
-    # 90 turns: answered outputs are trimmed to a few lines, so it takes this many to compact twice
-    for i in range(90):
+    """Answered outputs are trimmed to a few lines, so it takes 55 turns to compact twice; 60 compact three
+    times (two thirds of the ninety-turn twin's requests, the same checks)."""
+    await stay_cached_between_compactions(emulator, store, workspace, turns=60)
+
+
+@pytest.mark.long
+async def test_long_ninety_turns_stay_cached_between_compactions(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """The same flow over 90 turns: eight compactions (``make test-long``)."""
+    await stay_cached_between_compactions(emulator, store, workspace, turns=90)
+
+
+async def stay_cached_between_compactions(
+    emulator: ProviderEmulator, store: Store, workspace: Path, turns: int
+) -> None:
+    for i in range(turns):
         (workspace / f"f{i}.txt").write_text("\n".join(f"row {i}.{k} = {k * k}" for k in range(200)))
     agent = await make_agent(
         store, workspace, openai_settings(emulator, summarizer_model="extractive"), window=16_000
     )
     emulator.window = 16_000
-    for i in range(90):
+    for i in range(turns):
         emulator.enqueue(
             Reply(tool_calls=[("bash", {"command": f"cat f{i}.txt"})]), Reply(text=f"f{i}.txt has 200 rows.")
         )
         await collect(agent, f"how many rows in f{i}.txt?")
     assert emulator.rejected == []
     metrics = [m for m in await store.metrics(agent.session_id) if "prompt_tokens" in m]
-    assert len(metrics) == len(emulator.accepted) == 180
+    assert len(metrics) == len(emulator.accepted) == 2 * turns
     # Between compactions every request reads from the cache all that the request before it sent, less only
     # what a trim at the tail cut: its uncached tokens are what it adds. (A share of cached tokens would
     # say less: it falls with the size the views run at, however well they are cached.)
