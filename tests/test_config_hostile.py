@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -55,12 +56,25 @@ _LINES = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# make test runs the named files and a fixed 60 generated ones; the long twin 200 new ones.
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=_LINES)
 @example(lines=["allowed_commands = " + "[" * 2_000 + "]" * 2_000])
 @example(lines=['hooks = [{event = "pre_tool_use", command = "x", timeout = [1]}]'])
 @example(lines=['mcp_servers = [{name = "s", command = "x", env = 5}]', 'mcp_servers = [{name = "s"}]'])
 def test_any_settings_file_is_problems_or_settings_that_load(lines: list[str]) -> None:
+    problems_or_settings_that_load(lines)
+
+
+@pytest.mark.long
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=_LINES)
+def test_long_any_settings_file_is_problems_or_settings_that_load(lines: list[str]) -> None:
+    """The same property over 200 settings files (``make test-long``)."""
+    problems_or_settings_that_load(lines)
+
+
+def problems_or_settings_that_load(lines: list[str]) -> None:
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "config.toml"
         # a key given twice is a TOML error: the file tells that too

@@ -538,12 +538,25 @@ def test_every_prefix_of_every_long_option_the_rules_name_is_read_as_that_option
         assert not CommandRules().assess(line, workspace).allowed, line
 
 
-@settings(max_examples=300, deadline=None)
+# make test runs a fixed 100 command lines; the long twin 300 new ones.
+@settings(max_examples=100, deadline=None)
 @given(st.data())
 def test_the_normalisation_reads_options_as_gnu_getopt_does(data: st.DataObject) -> None:
     """Python's ``getopt.gnu_getopt`` implements GNU's rules (unambiguous prefixes, exact name first,
     ``=value`` or the next word, clusters, attached short values, permutation, ``--``): given the same
     option table, wherever it accepts a command line it reads the same options, values and operands."""
+    reads_as_gnu_getopt(data)
+
+
+@pytest.mark.long
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_long_the_normalisation_reads_options_as_gnu_getopt_does(data: st.DataObject) -> None:
+    """The same property over 300 command lines (``make test-long``)."""
+    reads_as_gnu_getopt(data)
+
+
+def reads_as_gnu_getopt(data: st.DataObject) -> None:
     spec = GETOPT[data.draw(st.sampled_from(GNU))]
     shorts = {c for c in PLAIN_SHORTS if c not in spec.short_values} | set(spec.short_values)
     long_prefix = st.sampled_from(sorted(spec.longs) or ["--x"]).flatmap(

@@ -80,16 +80,35 @@ async def _start(path: Path, tmp: Path) -> None:
         await store.close()
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    messages=st.lists(_MESSAGE, max_size=5),
-    tools=st.one_of(st.just([]), st.lists(_TOOL, min_size=1, max_size=2)),
-)
+_MESSAGES = st.lists(_MESSAGE, max_size=5)
+_TOOLS = st.one_of(st.just([]), st.lists(_TOOL, min_size=1, max_size=2))
+
+
+# make test runs the named recordings and a fixed 40 generated ones (each is started as a replay); the long
+# twin 120 new ones.
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messages=_MESSAGES, tools=_TOOLS)
 # Found: a result whose tool_call_id was a list ("Could not start: TypeError: unhashable type: 'list'").
 @example(messages=[{"role": "tool", "content": "x", "tool_call_id": ["c1"]}], tools=[])
 @example(messages=[{"role": "user", "content": "x", "name": {"a": 1}}], tools=[])
 @example(messages=[], tools=[5])
 def test_a_recording_with_fields_of_any_type_plays_or_is_refused_by_the_reader(
+    tmp_path_factory: pytest.TempPathFactory, messages: list[Any], tools: list[Any]
+) -> None:
+    plays_or_is_refused(tmp_path_factory, messages, tools)
+
+
+@pytest.mark.long
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messages=_MESSAGES, tools=_TOOLS)
+def test_long_a_recording_with_fields_of_any_type_plays_or_is_refused_by_the_reader(
+    tmp_path_factory: pytest.TempPathFactory, messages: list[Any], tools: list[Any]
+) -> None:
+    """The same property over 120 recordings (``make test-long``)."""
+    plays_or_is_refused(tmp_path_factory, messages, tools)
+
+
+def plays_or_is_refused(
     tmp_path_factory: pytest.TempPathFactory, messages: list[Any], tools: list[Any]
 ) -> None:
     tmp = tmp_path_factory.mktemp("rec")

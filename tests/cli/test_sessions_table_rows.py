@@ -33,12 +33,30 @@ async def _sessions(db: Path, titles: list[str]) -> list[str]:
         await store.close()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(titles=st.lists(_TITLE, min_size=1, max_size=3))
+_TITLES = st.lists(_TITLE, min_size=1, max_size=3)
+
+
+# make test runs the named title and a fixed 15 lists (each a store and a `myrm sessions`); the long twin 40.
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(titles=_TITLES)
 @example(titles=["line1\nfake000000  2026-12-07 14:22    99 msgs  x  line2"])
 def test_one_session_a_line_whatever_its_title(
     tmp_path_factory: pytest.TempPathFactory, titles: list[str]
 ) -> None:
+    one_session_a_line(tmp_path_factory, titles)
+
+
+@pytest.mark.long
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(titles=_TITLES)
+def test_long_one_session_a_line_whatever_its_title(
+    tmp_path_factory: pytest.TempPathFactory, titles: list[str]
+) -> None:
+    """The same property over 40 lists of titles (``make test-long``)."""
+    one_session_a_line(tmp_path_factory, titles)
+
+
+def one_session_a_line(tmp_path_factory: pytest.TempPathFactory, titles: list[str]) -> None:
     tmp = tmp_path_factory.mktemp("t")
     ids = asyncio.run(_sessions(tmp / "cli.db", titles))
     done = run_myrm(["sessions"], env=cli_env(tmp))

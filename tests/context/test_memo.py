@@ -9,6 +9,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -111,19 +112,37 @@ async def _replay(raw: list[Message], window: int, state: ContextState, every: i
 
 
 # No shrinking: a failing session is replayed whole at each shrink step, which took minutes; the example
-# as generated is small enough to read.
-@settings(
-    max_examples=15,
+# as generated is small enough to read. make test replays a fixed 6 sessions (each twice, ~0.13 s of CPU
+# an example), the long twin 15 new ones.
+MEMO_SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
-@given(sessions(), st.sampled_from([2_500, 8_000]), st.sampled_from([4, 7, 1_000]))
+MEMO_CASES = (sessions(), st.sampled_from([2_500, 8_000]), st.sampled_from([4, 7, 1_000]))
+
+
+@settings(MEMO_SETTINGS, max_examples=6)
+@given(*MEMO_CASES)
 def test_a_session_sends_the_same_with_its_memo_as_without(
     raw: list[Message], window: int, every: int
 ) -> None:
     """The property the memo promises: the cached result equals the uncached one (a memo of no entries
     computes everything again), on generated sessions with edited messages and compactions."""
+    sends_the_same(raw, window, every)
+
+
+@pytest.mark.long
+@settings(MEMO_SETTINGS, max_examples=15)
+@given(*MEMO_CASES)
+def test_long_a_session_sends_the_same_with_its_memo_as_without(
+    raw: list[Message], window: int, every: int
+) -> None:
+    """The same property over 15 sessions (``make test-long``)."""
+    sends_the_same(raw, window, every)
+
+
+def sends_the_same(raw: list[Message], window: int, every: int) -> None:
     cached, uncached = ContextState(), ContextState(memo=Memo(entries=0))
     with_memo = asyncio.run(_replay(raw, window, cached, every))
     without = asyncio.run(_replay(raw, window, uncached, every))

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -153,17 +154,33 @@ def _write(path: Path, lines: list[Any]) -> Path:
     return path
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    case=st.one_of(
-        _claude().map(lambda v: ("t.jsonl", v)),
-        _codex().map(lambda v: ("r.jsonl", v)),
-        _hermes().map(lambda v: ("session_x.json", v)),
-    )
+_ANY_CASE = st.one_of(
+    _claude().map(lambda v: ("t.jsonl", v)),
+    _codex().map(lambda v: ("r.jsonl", v)),
+    _hermes().map(lambda v: ("session_x.json", v)),
 )
+
+
+# make test runs a fixed 60 (each a file written and read); the long twin 200 new ones.
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=_ANY_CASE)
 def test_any_field_of_any_type_imports_or_is_refused_in_one_line(
     tmp_path: Path, case: tuple[str, Any]
 ) -> None:
+    imports_or_is_refused(tmp_path, case)
+
+
+@pytest.mark.long
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=_ANY_CASE)
+def test_long_any_field_of_any_type_imports_or_is_refused_in_one_line(
+    tmp_path: Path, case: tuple[str, Any]
+) -> None:
+    """The same property over 200 transcripts (``make test-long``)."""
+    imports_or_is_refused(tmp_path, case)
+
+
+def imports_or_is_refused(tmp_path: Path, case: tuple[str, Any]) -> None:
     name, value = case
     path = tmp_path / name
     if name.endswith(".json"):

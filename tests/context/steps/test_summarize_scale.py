@@ -32,21 +32,37 @@ def _history(words: list[int]) -> list[Message]:
     return msgs
 
 
-@settings(
-    max_examples=12,
+FOLD_SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(
-    words=st.integers(4, 150).flatmap(lambda n: st.lists(st.integers(20, 400), min_size=n, max_size=n)),
-    window=st.sampled_from([4_000, 8_000]),
-)
+WORDS = st.integers(4, 150).flatmap(lambda n: st.lists(st.integers(20, 400), min_size=n, max_size=n))
+WINDOWS = st.sampled_from([4_000, 8_000])
+
+
+# make test compacts the named fold and a fixed 5 generated ones (~0.15 s of CPU each); the long twin 12.
+@settings(FOLD_SETTINGS, max_examples=5)
+@given(words=WORDS, window=WINDOWS)
 # A fold far over the span, first: a Record that read the whole fold fails here at once (a generated one is
 # shrunk, and each shrink step compacts the whole fold again: the mutation run took over 300 s).
 @example(words=[400] * 150, window=4_000)
 def test_the_record_reads_at_most_its_span_of_the_fold(
     monkeypatch: pytest.MonkeyPatch, words: list[int], window: int
 ) -> None:
+    reads_at_most_its_span(monkeypatch, words, window)
+
+
+@pytest.mark.long
+@settings(FOLD_SETTINGS, max_examples=12)
+@given(words=WORDS, window=WINDOWS)
+def test_long_the_record_reads_at_most_its_span_of_the_fold(
+    monkeypatch: pytest.MonkeyPatch, words: list[int], window: int
+) -> None:
+    """The same property over 12 folds (``make test-long``)."""
+    reads_at_most_its_span(monkeypatch, words, window)
+
+
+def reads_at_most_its_span(monkeypatch: pytest.MonkeyPatch, words: list[int], window: int) -> None:
     read: list[str] = []
     original = Summarize._folded_lines
 
