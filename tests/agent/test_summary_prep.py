@@ -397,7 +397,8 @@ async def routed_summary(
     emulator: ProviderEmulator, store: Store, workspace: Path, monkeypatch: Any, main: str
 ) -> tuple[dict[str, Any], Any]:
     """A turn long enough to prepare a summary, with myrm left to choose the summarizer (the lite model
-    the provider has is gpt-4o-mini; the emulator serves both)."""
+    the provider has is gpt-4o-mini; the emulator serves both). The summary is first asked after the
+    fifth or sixth step: 12 steps leave it twice that (40 took three times the CPU for the same request)."""
     from myrm_tui.agent import session as session_mod
     from myrm_tui.agent import summary_prep
 
@@ -406,7 +407,7 @@ async def routed_summary(
     monkeypatch.setattr(session_mod, "summarizer_model", lambda s: lite)
     write_files(workspace)
     log: list[str] = []
-    emulator.default = scripted(40, Reply(text=json.dumps(llm_summary().to_json())), log)  # type: ignore[assignment]
+    emulator.default = scripted(12, Reply(text=json.dumps(llm_summary().to_json())), log)  # type: ignore[assignment]
     settings = openai_settings(emulator, model=main, summarizer_model="", max_steps=60, context_window=16_000)
     agent = await make_agent(store, workspace, settings, window=16_000)
     await collect(agent, "read the files")
