@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from myrm_tui.agent.events import (
     AssistantSaved,
     ContextReport,
@@ -167,12 +169,27 @@ async def test_context_overflow_is_recovered_by_compaction_and_one_retry(
 async def test_long_session_compacts_and_stays_valid_and_under_budget(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
-    # 50 reads: answered outputs are trimmed to their salient lines, so a session grows slower than it reads
-    for i in range(50):
+    """Answered outputs are trimmed to their salient lines, so a session grows slower than it reads: the
+    first compaction comes at the 12th read, and 20 reads compact seven times."""
+    await compacts_and_stays_valid(emulator, store, workspace, reads=20)
+
+
+@pytest.mark.long
+async def test_long_fifty_reads_compact_and_stay_valid_and_under_budget(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """The same session over 50 reads: 37 compactions (``make test-long``)."""
+    await compacts_and_stays_valid(emulator, store, workspace, reads=50)
+
+
+async def compacts_and_stays_valid(
+    emulator: ProviderEmulator, store: Store, workspace: Path, reads: int
+) -> None:
+    for i in range(reads):
         (workspace / f"mod{i}.py").write_text("\n".join(f"value_{i}_{k} = {k}" for k in range(120)))
     agent = await make_agent(store, workspace, openai_settings(emulator), window=8_000)
     emulator.window = 8_000
-    for i in range(50):
+    for i in range(reads):
         emulator.enqueue(
             Reply(tool_calls=[("bash", {"command": f"cat mod{i}.py"})]), Reply(text=f"Read mod{i}.py.")
         )
