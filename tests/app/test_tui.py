@@ -111,15 +111,16 @@ async def test_escape_cancels_a_running_turn(
 async def test_ctrl_k_compacts_and_updates_the_ring(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
-    # 16K, auto-compaction off: only ctrl+k compacts; prose answers no per-request trim shortens.
+    # 16K, auto-compaction off: only ctrl+k compacts; prose answers no per-request trim shortens. Four
+    # turns: with two there is nothing ctrl+k would compact yet, three are the least that have some.
     app = make_app(emulator, tmp_path, workspace, context_window=16_000, auto_compact=False)
-    for i in range(6):
+    for i in range(4):
         emulator.enqueue(
             Reply(tool_calls=[("bash", {"command": f"seq 1 {2000 + i}"})]),
             Reply(text=f"Counted {i}. " + " ".join(f"finding{i}x{k} holds" for k in range(150))),
         )
     async with started(app, size=(120, 40)) as pilot:
-        for i in range(6):
+        for i in range(4):
             await send_turn(pilot, app, f"count {i}")
         ring = app.query_one(ContextUsageIndicator)
         before = ring.tokens
