@@ -185,12 +185,26 @@ async def _render_modal(screen: Screen[Any]) -> dict[str, str]:
         return dangerous_on(list(app.screen.query("*")))
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Each example renders three dialogs, each in an app of its own: make test runs the named texts and a fixed
+# 4 generated lists, the long twin 10.
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(attacking, min_size=1, max_size=3))
 @example(texts=["rm -rf ~ \u202e#sl\u202c", "\ud800", "\x1b]0;title\x07"])
 def test_no_dialog_puts_a_control_a_bidi_override_or_a_surrogate_on_the_screen(texts: list[str]) -> None:
     """The approval dialog (the command the user is asked to run, its parts, the reasons), the session
     picker (titles) and the model picker."""
+    no_dialog_shows_them(texts)
+
+
+@pytest.mark.long
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(attacking, min_size=1, max_size=3))
+def test_long_no_dialog_puts_a_control_a_bidi_override_or_a_surrogate_on_the_screen(texts: list[str]) -> None:
+    """The same property over 10 generated lists (``make test-long``)."""
+    no_dialog_shows_them(texts)
+
+
+def no_dialog_shows_them(texts: list[str]) -> None:
     command = " ".join(texts)
     checks = tuple(ParsedCommand(t, (t,), problems=(t,), rememberable=True) for t in texts)
     approval = ApprovalScreen(texts[0], command, Assessment(command, checks, problems=tuple(texts)))
