@@ -329,18 +329,41 @@ def steady_session(window: int, seed: int, turns: int, first_tokens: int = 0) ->
     return Session(window, 0, msgs, requests)
 
 
+STEADY = (st.sampled_from([8_000, 16_000, 32_000]), st.integers(0, 10_000), st.integers(40, 120))
+
+
+# make test replays a fixed 5 steady sessions (~0.2 s of CPU each; a hot-cache bypass up to the budget, a
+# seeded bug, fails at 5 as at 12); the long twin 12 new ones.
 @settings(
-    max_examples=12,
+    max_examples=5,
     deadline=None,
     derandomize=True,
     suppress_health_check=list(HealthCheck),
     database=None,
     phases=[Phase.explicit, Phase.generate],
 )
-@given(st.sampled_from([8_000, 16_000, 32_000]), st.integers(0, 10_000), st.integers(40, 120))
+@given(*STEADY)
 def test_a_steady_session_never_meets_the_net(window: int, seed: int, turns: int) -> None:
     """Rounds within the predicted band: every automatic compaction is planned (a threshold), none is the
     emergency net, whatever the window."""
+    never_meets_the_net(window, seed, turns)
+
+
+@pytest.mark.long
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+)
+@given(*STEADY)
+def test_long_a_steady_session_never_meets_the_net(window: int, seed: int, turns: int) -> None:
+    """The same property over 12 random steady sessions (``make test-long``)."""
+    never_meets_the_net(window, seed, turns)
+
+
+def never_meets_the_net(window: int, seed: int, turns: int) -> None:
     o = replay(steady_session(window, seed, turns))
     assert not o.net_within_band, o.net_within_band
     assert o.planned_share >= 0.9, o.triggers
