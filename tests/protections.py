@@ -1990,6 +1990,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a summary block's count adds up chunks only where no token spans the split (not before a slash)",
+        "a-chunk-starts-where-no-token-spans-the",
+        '_CHUNK = re.compile(r"(?<=\\n)(?=[ \\t]*[^\\s/])")',
+        '_CHUNK = re.compile(r"(?<=\\n)(?=[ \\t]*[^\\s])")',
+        ("tests/context/test_tokens.py::test_a_text_counted_by_its_chunks_is_counted_as_a_whole",),
+    ),
+    Mutant(
         "the stored history's count goes on from the last request only if what it counted is still there",
         "the-stored-historys-count-goes-on-from",
         "        if memo is not None and 1 < memo[0] <= n and msgs[memo[0] - 1] is memo[1]:\n",

@@ -7,6 +7,7 @@ other providers' budgeting). The encoding files come from litellm's bundled copy
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -27,6 +28,17 @@ TEXT_CACHE_SIZE = 2_048
 # over (millions of calls in a long replay), and hashing its content for the keyed cache each time was
 # most of the counting. Bounded: the entries keep their messages alive.
 SEEN_SIZE = 4_096
+
+# ``joined``: a text's chunks, split after a newline where no token can span the split. tiktoken's
+# pre-tokenizer (o200k and cl100k) cuts the text into pieces, each encoded on its own; a piece takes in a
+# newline only at its end, and runs on past it only into more newlines or ``\r`` (``\s*[\r\n]+``) or, after
+# punctuation, into ``/`` (o200k's ``[\r\n/]*``: ``.\n/``). So after a newline followed by spaces or tabs and
+# then a character that is no white space and no ``/``, the pieces of the two sides are the pieces of the
+# whole, and their counts add up (tests/context/test_tokens.py checks it over generated texts).
+# guard: a-chunk-starts-where-no-token-spans-the
+_CHUNK = re.compile(r"(?<=\n)(?=[ \t]*[^\s/])")
+_CHUNK_START = re.compile(r"[ \t]*[^\s/]")
+CHUNK_CACHE_SIZE = 16_384
 
 _encodings: dict[str, Any] = {}
 _lock = threading.Lock()
@@ -81,6 +93,7 @@ class TokenCounter:
         # checks — encoding dominates a request that compacts nothing. Keyed by the string (hash cached).
         self._texts: dict[str, int] = {}
         self._seen: dict[int, tuple[Message, int]] = {}
+        self._chunks: dict[str, int] = {}  # ``joined``'s chunks
         # history(): (length counted, its last message, tokens of all but the first)
         self._history: tuple[int, Message, int] | None = None
 
@@ -101,6 +114,34 @@ class TokenCounter:
             if len(self._texts) > TEXT_CACHE_SIZE:
                 self._texts.pop(next(iter(self._texts)), None)
         return hit
+
+    def joined(self, text: str) -> int:
+        """``text(text)``, for a text of many lines counted again and again with some lines changed (a
+        summary block the fit renders at several budgets, compaction after compaction): the sum of its
+        chunks' counts (``_CHUNK``), each chunk encoded once."""
+        if len(text) > EXACT_LIMIT_CHARS or len(text) < TEXT_CACHE_MIN_CHARS:
+            return self.text(text)
+        n = self._texts.get(text)
+        if n is None:
+            n = self._texts[text] = sum(map(self._chunk, _CHUNK.split(text)))
+            if len(self._texts) > TEXT_CACHE_SIZE:  # the block sent is counted again as a message
+                self._texts.pop(next(iter(self._texts)), None)
+        return n
+
+    def _chunk(self, part: str) -> int:
+        hit = self._chunks.get(part)
+        if hit is None:
+            hit = self._chunks[part] = len(self._enc.encode_ordinary(part))
+            if len(self._chunks) > CHUNK_CACHE_SIZE:
+                self._chunks.pop(next(iter(self._chunks)), None)
+        return hit
+
+    def count_lines(self, lines: Iterable[str]) -> None:
+        """Each of ``lines`` counted ahead as the chunk it makes in a ``joined`` text, followed by another
+        line (a message's Record lines, when it enters the view: the compaction finds them counted)."""
+        for line in lines:
+            if _CHUNK_START.match(line):
+                self._chunk(line + "\n")
 
     @staticmethod
     def _key(msg: Message) -> tuple[str, int, int, int] | None:

@@ -118,3 +118,31 @@ def _whole_o200k(encoding: Any, spec: Any) -> Any:
     if not _whole:
         _whole.append(encoding(**spec()))
     return _whole[0]
+
+
+# Texts of many lines made of what tiktoken's pre-tokenizer treats apart: newlines, ``\r``, spaces and tabs
+# at a line's start, ``/`` (o200k joins ``.\n/``), punctuation, letters, digits, marks, other white space.
+_bits = st.sampled_from(
+    ["\n", "\n", "\r", " ", "  ", "\t", "/", ".", "a", "Ab", "1", "234", "'s", "\x0b", "\xa0", "é", "\u0301",
+     "-", "(", "x.", ":", "\u2028", "\x1c", "→", "  used later: ", "$ ls /tmp"]
+)  # fmt: skip
+_many_lines = st.lists(_bits, max_size=80).map("".join).map(lambda t: t * (256 // max(len(t), 1) + 1))
+
+
+# deadline: the first example loads an encoding (0.4 s on a loaded machine).
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(_many_lines, min_size=1, max_size=4),
+    encoding=st.sampled_from(["o200k_base", "cl100k_base"]),
+)
+@example(texts=["x).\n/y " * 40], encoding="o200k_base")  # a piece runs on past the newline into a slash
+@example(texts=["x\n \n b" * 50], encoding="cl100k_base")  # or over a blank line's spaces
+def test_a_text_counted_by_its_chunks_is_counted_as_a_whole(texts: list[str], encoding: str) -> None:
+    """``joined`` (the sum of cached chunk counts: the summary block's count at every fit) equals the
+    whole text encoded, for each text in turn on one counter (a chunk counted before is looked up, and so
+    is a line ``count_lines`` counted ahead: the first text's)."""
+    counter = TokenCounter(encoding)
+    enc = get_encoding(encoding)
+    counter.count_lines(texts[0].split("\n"))
+    for text in texts:
+        assert counter.joined(text) == len(enc.encode_ordinary(text)) == counter.text(text)

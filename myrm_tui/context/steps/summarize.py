@@ -275,7 +275,7 @@ class Summarize(Configured[SummarizeSettings]):
             covered,
             part,
             max(room - 8, MIN_BLOCK_TOKENS),
-            req.counter.text,
+            req.counter.joined,
             budget,
             whole,
         )
@@ -354,6 +354,7 @@ class Summarize(Configured[SummarizeSettings]):
         """What a compaction reads of ``m`` and its ledger ``lines`` whatever else the fold holds, read now
         into the session's memo (``context/memo.py``): the request that compacts only looks it up."""
         gist(m)  # the compaction record's line for it
+        req.counter.count_lines(ln.text for ln in lines)  # the block's count sums its lines'
         for ln in lines:
             ledger.redundant_shape(ln.text)
             if ln.decided:
