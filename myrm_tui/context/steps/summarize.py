@@ -337,7 +337,7 @@ class Summarize(Configured[SummarizeSettings]):
             else:
                 req.state.memo.get(("prepared", key), partial(self._prepare, m, lines, req))
             if m.role == "tool" and not m.synthetic:  # read now, so the compacting request only looks it up
-                ledger.fact_tokens(self._original(m, req).text)
+                ledger.fact_index(self._original(m, req).text)  # and its tokens (``LaterUse.used_of``)
             for c in m.tool_calls:
                 signals.read_files(c)  # cached: the extractive summary asks for it when the call is folded
             if m.role == "assistant" and not m.synthetic and "`" in m.text:
