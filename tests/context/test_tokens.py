@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
 from typing import Any
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
+from myrm_tui.context.pipeline import build_pipeline
+from myrm_tui.context.state import ContextState
 from myrm_tui.context.tokens import TokenCounter, get_encoding
 from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.vault import ArtifactVault
+from tests.context.test_memo import sessions
+from tests.helpers import config_for, request_for
 
 texts = st.text(max_size=300)
 calls = st.lists(
@@ -146,3 +153,37 @@ def test_a_text_counted_by_its_chunks_is_counted_as_a_whole(texts: list[str], en
     counter.count_lines(texts[0].split("\n"))
     for text in texts:
         assert counter.joined(text) == len(enc.encode_ordinary(text)) == counter.text(text)
+
+
+async def _replay_counted(raw: list[Message], window: int, every: int, whole: bool) -> list[Any]:
+    """What each request of a session grown message by message sends (every ``every``-th compacts), counted
+    by a counter of its own: the summary block by its chunks (as myrm runs), or ``whole`` by encoding it."""
+    counter = TokenCounter()
+    if whole:
+        counter.joined = counter.text  # type: ignore[method-assign]
+        counter.count_lines = lambda lines: None  # type: ignore[method-assign]
+    state, pipeline, vault = ContextState(), build_pipeline(), ArtifactVault("block-count")
+    out: list[Any] = []
+    for end in range(3, len(raw) + 1):
+        force = end % every == 0
+        request = request_for(raw[:end], state, vault=vault, now=float(end), force_compaction=force)
+        run = await pipeline.run(replace(request, counter=counter), config_for(window), "block-count")
+        out.append([m.to_api() for m in run.messages])
+    return out
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # a shrink replays whole sessions: minutes
+)
+@given(sessions(), st.sampled_from([2_500, 8_000]), st.sampled_from([3, 5]))
+def test_a_session_sends_the_same_with_blocks_counted_by_their_chunks(
+    raw: list[Message], window: int, every: int
+) -> None:
+    """The summary blocks counted by their cached chunks, a message's Record lines counted when it enters
+    (chunks of earlier blocks and compactions looked up again), on generated sessions with edited messages
+    and compactions: every request sends what it sends with each block encoded whole."""
+    chunked = asyncio.run(_replay_counted(raw, window, every, whole=False))
+    assert chunked == asyncio.run(_replay_counted(raw, window, every, whole=True))
