@@ -336,8 +336,6 @@ class Summarize(Configured[SummarizeSettings]):
                 self._prepare(m, lines, req)
             else:
                 req.state.memo.get(("prepared", key), partial(self._prepare, m, lines, req))
-            if m.role == "tool" and not m.synthetic:  # read now, so the compacting request only looks it up
-                ledger.fact_index(self._original(m, req).text)  # and its tokens (``LaterUse.used_of``)
             for c in m.tool_calls:
                 signals.read_files(c)  # cached: the extractive summary asks for it when the call is folded
             if m.role == "assistant" and not m.synthetic and "`" in m.text:
@@ -370,6 +368,8 @@ class Summarize(Configured[SummarizeSettings]):
         elif m.role == "tool":  # what the extractive summary reads of a folded output
             signals.last_exception_line(m.text)
             signals.diff_files(m.text)
+            # Its facts and their index (``LaterUse.used_of``), of the original: what its fold reads.
+            ledger.fact_index(Summarize._original(m, req).text)
             # What ``Referred`` reads of it: the output as it came, not this copy (a filtered one).
             referable = Summarize._referable(m, req)
             if referable is not m:
