@@ -14,13 +14,15 @@ from myrm_tui.app.commands import COMMANDS, EDITING_KEYS, key_label
 from myrm_tui.app.screens.help import HelpScreen
 from myrm_tui.app.screens.main import MainScreen
 from myrm_tui.app.screens.models import ModelPicker, ModePicker
-from myrm_tui.app.screens.sessions import SessionPicker
+from myrm_tui.app.screens.sessions import TITLE_WIDTH, SessionPicker
 from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.chat_message import AssistantMessage
 from myrm_tui.app.widgets.compaction_row import CompactionRow
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.transcript_search import TranscriptSearch
 from myrm_tui.app.widgets.vault_pane import VaultPane
+from myrm_tui.safe_text import one_line
+from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator
 from tests.helpers import (
     SMALL_SCREEN,
@@ -139,3 +141,21 @@ async def test_help_lists_every_key_of_every_binding_one_row_each(
     assert ("Shift+Tab", "Transcript") in expected and any(k == "@" for k, _ in expected)
     for key, text in expected:
         assert any(key in shown and what == text for shown, what in rows), (key, text, keys)
+
+
+async def test_the_session_picker_shows_a_long_title_on_one_line_cut_with_an_ellipsis(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """A title over the list's width ends with … (as in ``myrm sessions``), not cut mid-word without a
+    sign; its line breaks are spaces."""
+    store = await Store.open(tmp_path / "tui.db")
+    long = "fix the\nflaky login test " + "and then the retries " * 5
+    await store.create_session(title=long)
+    await store.close()
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with started(app, size=(140, 30)) as pilot:
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        row = next(r for r in _rows(app) if "flaky" in r)
+        shown = row[2 : 2 + TITLE_WIDTH]
+        assert shown == one_line(long, TITLE_WIDTH) and shown.endswith("…"), row

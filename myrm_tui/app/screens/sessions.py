@@ -12,8 +12,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from myrm_tui.safe_text import sanitize
+from myrm_tui.safe_text import one_line, sanitize
 from myrm_tui.store.db import SessionRow
+
+TITLE_WIDTH = 60  # characters of a title in the list (a longer one ends with …)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +55,8 @@ class SessionPicker(ModalScreen[OpenSession | DeleteSession | None]):
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated_at))
         mark = "▶ " if s.id == self.current else "  "
         fork = " ⑂" if s.parent_id else ""
-        title = " ".join(sanitize(s.title).split())  # one line: a title with line breaks would wrap
-        return f"{mark}{title[:60]:<60} {s.message_count:>5} msgs  {when}  {s.id}{fork}"
+        title = one_line(sanitize(s.title), TITLE_WIDTH)  # a title with line breaks would wrap
+        return f"{mark}{title:<{TITLE_WIDTH}} {s.message_count:>5} msgs  {when}  {s.id}{fork}"
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id:
