@@ -1778,6 +1778,23 @@ MUTANTS = (
         ("tests/app/test_paste_guard.py::test_textuals_parser_sees_one_paste_and_no_key",),
     ),
     Mutant(
+        "a complete escape sequence inside a paste is dropped, its text kept",
+        "a-complete-escape-sequence-in-a-paste-is-dropped",
+        "if sequence := _SEQUENCE.match(text, esc):",
+        "if sequence := None:",
+        (
+            "tests/app/test_paste_guard.py::test_only_the_escs_inside_a_paste_change_however_the_reads_cut_it",
+            "tests/app/test_paste_guard.py::test_textuals_parser_sees_one_paste_and_no_key",
+        ),
+    ),
+    Mutant(
+        "a sequence in a paste cut by a read waits for the next one",
+        "a-sequence-in-a-paste-cut-by-a-read-waits",
+        "if not final and _UNFINISHED.match(text, esc):",
+        "if False:",
+        ("tests/app/test_paste_guard.py::test_only_the_escs_inside_a_paste_change_however_the_reads_cut_it",),
+    ),
+    Mutant(
         "cli: an option repeated with another value",
         "cli-an-option-repeated-with-another-value",
         "if line := _repeated(self, ctx, args):",

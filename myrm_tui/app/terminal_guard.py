@@ -28,6 +28,7 @@ import contextlib
 import errno
 import logging
 import os
+import re
 import select
 import signal
 import sqlite3
@@ -304,26 +305,32 @@ class GuardedDriver(LinuxDriver):
 
 def _replacing_decoder(encoding: str) -> Callable[[], PasteGuard]:
     """``codecs.getincrementaldecoder`` whose decoders replace what is not ``encoding`` instead of raising,
-    and show an ESC inside a bracketed paste (``PasteGuard``)."""
+    and keep every ESC but the end marker out of a bracketed paste (``PasteGuard``)."""
     factory = codecs.getincrementaldecoder(encoding)
     return lambda: PasteGuard(factory(errors="replace"))
 
 
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
 SHOWN_ESC = "\u241b"  # ␛, the symbol for escape
+# What copied terminal output holds: colours and cursor moves (CSI), titles and hyperlinks (OSC, ended by BEL
+# or ESC \). Bounded, so a lone ESC followed by text is decided within a few thousand characters.
+_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]{0,64}[ -/]{0,8}[@-~]|\][^\x00-\x1f]{0,4096}(?:\x07|\x1b\\))")
+# A read that ends inside what may still become one of them (or the paste's end marker): held.
+_UNFINISHED = re.compile(r"\x1b(?:\[[0-?]{0,64}[ -/]{0,8}|\][^\x00-\x1f]{0,4096}\x1b?)?\Z")
 
 
 class PasteGuard:
-    """The terminal's text as decoded, with each ESC inside a bracketed paste (but the paste's end) shown
-    as ``SHOWN_ESC``. Textual's parser took such an ESC (copied coloured output, a log with escape codes;
-    xterm and tmux pass it on) for the start of a key sequence and turned the pasted text after it into
-    key presses: ctrl+g, F-keys, Enter. Markers may be cut anywhere between two reads."""
+    """The terminal's text as decoded, where a bracketed paste holds no ESC but its end marker: a complete
+    CSI or OSC sequence inside it (copied coloured output, a log with escape codes, a hyperlink; xterm and
+    tmux pass them on) is dropped, its text kept, and any other ESC is shown as ``SHOWN_ESC``. Textual's
+    parser took such an ESC for the start of a key sequence and turned the pasted text after it into key
+    presses: ctrl+g, F-keys, Enter. Markers and sequences may be cut anywhere between two reads."""
 
     def __init__(self, decoder: codecs.IncrementalDecoder) -> None:
         self._decoder = decoder
         self._in_paste = False
         self._tail = ""  # outside a paste: the last characters passed on, where a start marker may begin
-        self._held = ""  # inside a paste: an ESC at the end of a read that may begin the end marker
+        self._held = ""  # inside a paste: what the read ended in that may begin a sequence or the end marker
 
     def decode(self, data: bytes, final: bool = False) -> str:
         text = self._held + self._decoder.decode(data, final)
@@ -347,13 +354,17 @@ class PasteGuard:
                 out.append(text[pos:])
                 break
             out.append(text[pos:esc])
-            ahead = text[esc : esc + len(PASTE_END)]
-            if ahead == PASTE_END:
+            if text.startswith(PASTE_END, esc):
                 out.append(PASTE_END)
                 pos, self._in_paste = esc + len(PASTE_END), False
                 continue
-            if not final and esc + len(ahead) == n and PASTE_END.startswith(ahead):
-                self._held = ahead  # the end marker, cut by the read: decided with the next one
+            # guard: a-complete-escape-sequence-in-a-paste-is-dropped
+            if sequence := _SEQUENCE.match(text, esc):
+                pos = sequence.end()
+                continue
+            # guard: a-sequence-in-a-paste-cut-by-a-read-waits
+            if not final and _UNFINISHED.match(text, esc):
+                self._held = text[esc:]  # decided with the next read
                 break
             # guard: an-esc-inside-a-paste-is-shown-not-a-key
             out.append(SHOWN_ESC)
