@@ -1795,6 +1795,20 @@ MUTANTS = (
         ("tests/app/test_paste_guard.py::test_only_the_escs_inside_a_paste_change_however_the_reads_cut_it",),
     ),
     Mutant(
+        "ctrl+z: refused where no shell could bring myrm back",
+        "ctrl-z-only-where-a-shell-can-fg-it",
+        "if not terminal_guard.shell_can_resume():",
+        "if False:",
+        ("tests/app/test_suspend.py::test_ctrl_z_with_no_shell_to_come_back_to_is_refused_with_a_notice",),
+    ),
+    Mutant(
+        "ctrl+z: fg draws the whole screen again",
+        "ctrl-z-fg-draws-the-whole-screen-again",
+        "self.refresh(layout=True)",
+        "pass",
+        ("tests/app/test_suspend.py::test_ctrl_z_stops_myrm_and_fg_brings_it_back_as_it_was",),
+    ),
+    Mutant(
         "cli: an option repeated with another value",
         "cli-an-option-repeated-with-another-value",
         "if line := _repeated(self, ctx, args):",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,6 +117,7 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
         )  # settings validation and the database wait for the first frame
         # SIGTERM, SIGHUP or a closed terminal exit like ctrl+q (on_unmount saves and releases the lease),
         # within a deadline the guard keeps whatever blocks (``myrm`` installs it; a test app has none).
+        self.app_resume_signal.subscribe(self, self._resumed)
         guard = terminal_guard.current()
         if guard is not None:
             # guard: tui-sigterm-sighup-or-a-closed-terminal
@@ -182,6 +184,36 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
             self._ctrl_c_at = float("-inf")  # a copy never counts towards quitting
             return
         self.notify("Press ctrl+c again to quit.", timeout=3)
+
+    def action_suspend_process(self) -> None:
+        """Ctrl+Z, as in a shell (and in Claude Code and Codex): the terminal given back, myrm and what
+        it runs in its process group stopped, a running turn with them; ``fg`` brings the screen back
+        as it was, the prompt's text kept, and the turn goes on. Refused with a notice where nothing
+        could continue it (no job-control shell above myrm) or the terminal cannot be given back."""
+        driver = self._driver
+        if driver is None or not driver.can_suspend:
+            self.notify("ctrl+z: this terminal cannot suspend myrm", severity="warning")
+            return
+        # guard: ctrl-z-only-where-a-shell-can-fg-it
+        if not terminal_guard.shell_can_resume():
+            self.notify(
+                "ctrl+z: no shell started myrm, so nothing could bring it back (fg); ctrl+q quits",
+                severity="warning",
+                timeout=6,
+            )
+            return
+        self._suspend_signal()
+        # The whole group, as a terminal's ctrl+z does: a launcher that started myrm (uv run, a script)
+        # stops too, so the shell sees its job stopped. myrm's own handler (Textual's driver) gives the
+        # terminal back first, then stops.
+        os.killpg(os.getpgrp(), signal.SIGTSTP)
+
+    def _resumed(self, _app: object) -> None:
+        """Back from ctrl+z (``fg``): the terminal's screen was cleared (the shell's, then a fresh
+        alternate screen) while Textual's frame still holds the old one, and only what changes after
+        would be drawn: every line is drawn again."""
+        # guard: ctrl-z-fg-draws-the-whole-screen-again
+        self.refresh(layout=True)
 
     def _copy_selection(self) -> bool:
         """Copy what is selected in the focused field, or on the screen (the mouse); False if nothing."""

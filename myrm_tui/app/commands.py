@@ -49,6 +49,16 @@ COMMANDS: tuple[Command, ...] = (
         palette=False,
     ),
     Command(
+        "suspend_process",
+        "Suspend to the shell",
+        "Put myrm in the background, as ctrl+z does in any terminal program; fg in the shell brings it "
+        "back as it was",
+        "ctrl+z",
+        priority=True,  # over the prompt box's undo (ctrl+_ there)
+        main_only=False,
+        palette=False,
+    ),
+    Command(
         "fork",
         "Fork session",
         "Fork into a new session that starts compacted; /fork N forks after your N-th message",
@@ -195,6 +205,7 @@ def key_label(key: str) -> str:
         .replace("Escape", "Esc")
         .replace("Pageup", "PageUp")
         .replace("Pagedown", "PageDown")
+        .replace("Underscore", "_")
     )
 
 

@@ -223,6 +223,25 @@ def _isatty(fd: int) -> bool:
         return False
 
 
+def shell_can_resume() -> bool:
+    """Whether a job-control shell started myrm, so that a stop (ctrl+z) can end with ``fg``: the first
+    ancestor outside myrm's process group is in its session (an interactive shell runs each job in a group
+    of its own). Started by ``tmux new 'myrm'``, a terminal's own command or ``setsid``, nothing would
+    ever continue it. True where it cannot be told (no ``/proc``)."""
+    group, session = os.getpgrp(), os.getsid(0)
+    pid = os.getpid()
+    try:
+        while True:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                pid = int(f.read().rsplit(b")", 1)[1].split()[1])  # the parent, after the command's name
+            if pid <= 1:
+                return False
+            if os.getpgid(pid) != group:
+                return os.getsid(pid) == session
+    except (OSError, ValueError, IndexError):
+        return True
+
+
 def release_leases(path: str, held: dict[str, str]) -> None:
     """What ``LeaseTable.release_lease`` does, on a connection of its own: for an exit that cannot wait
     for the app's loop (the store's connection lives on it)."""

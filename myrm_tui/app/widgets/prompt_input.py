@@ -92,6 +92,8 @@ class PromptInput(TextArea):
         Binding("alt+enter", "newline", "New line", show=False),
         Binding("pageup", "scroll_chat(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_chat(1)", "Scroll down", show=False),
+        # ctrl+z suspends myrm (the app's binding), as in a shell: undo is on ctrl+_, as in Claude Code
+        Binding("ctrl+underscore", "undo", "Undo", show=False),
     ]
 
     @dataclass
