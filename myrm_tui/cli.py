@@ -77,6 +77,12 @@ class _Root(TyperGroup):
             _usage_line(ctx, exc)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        # `myrm help [COMMAND]`, as `codex help` and `claude help` answer
+        if args and args[0] == "help" and self.get_command(ctx, "help") is None:
+            if len(args) == 1:
+                click.echo(ctx.get_help())
+                ctx.exit(0)
+            args = [args[1], "--help"]  # an unknown command name is refused below, as typed alone
         try:
             return super().resolve_command(ctx, args)
         except UsageError as exc:  # a command that does not exist
@@ -89,6 +95,8 @@ app = typer.Typer(
     no_args_is_help=False,
     rich_markup_mode=None,
     help="myrm — a terminal coding agent that keeps long sessions lean.",
+    # -h as well, as Claude Code, Codex and aider take it (a subcommand inherits it)
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 ModelOpt = Annotated[
@@ -391,7 +399,9 @@ def main_tui(
     ] = 0.6,
     version: Annotated[
         bool,
-        typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit"),
+        typer.Option(
+            "--version", "-V", is_eager=True, callback=_print_version, help="Print the version and exit"
+        ),
     ] = False,
 ) -> None:
     """Open the full-screen chat (the default command)."""

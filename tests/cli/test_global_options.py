@@ -330,8 +330,34 @@ def test_speed_without_replay_and_session_with_replay_are_refused(world: World) 
 
 def test_help_shows_flags_as_flags_and_the_replay_id() -> None:
     text = run_myrm(["--help"], cwd=ROOT).stdout
-    assert re.search(r"^  --version\s+Print the version", text, re.M), text
+    assert re.search(r"^  -V, --version\s+Print the version", text, re.M), text
     assert "--replay PATH[#ID]" in text and "<bool>" not in text
     assert "<bool>" not in run_myrm(["ask", "--help"], cwd=ROOT).stdout
     sessions = run_myrm(["sessions", "--help"], cwd=ROOT).stdout
     assert "--rename ID TITLE" in sessions and "--export ID" in sessions and "<str" not in sessions
+
+
+@pytest.mark.parametrize("sub", ["", *SUBCOMMANDS])
+def test_h_and_the_help_command_print_what_help_prints(sub: str) -> None:
+    """``-h`` and ``myrm help [COMMAND]``, as Claude Code, Codex and aider take them (``-h`` was "No such
+    option", ``help`` "No such command")."""
+    name = [sub] if sub else []
+    full = run_myrm([*name, "--help"], cwd=ROOT)
+    assert full.returncode == 0 and full.stdout.startswith("Usage:"), full.stderr
+    for args in ([*name, "-h"], ["help", *name]):
+        proc = run_myrm(args, cwd=ROOT)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, full.stdout, ""), args
+
+
+def test_the_help_command_with_an_unknown_name_is_one_line() -> None:
+    proc = run_myrm(["help", "sesions"], cwd=ROOT)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        "myrm: No such command 'sesions'. Did you mean 'sessions'? (`myrm --help` lists what it takes)"
+    ]
+
+
+@pytest.mark.parametrize("args", [["-V"], ["-V", "doctor"], ["sessions", "-V"]])
+def test_capital_v_prints_the_version_anywhere(args: list[str]) -> None:
+    proc = run_myrm(args, cwd=ROOT)
+    assert (proc.returncode, proc.stdout) == (0, f"myrm {__version__}\n"), proc.stderr
