@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
+from urllib.parse import urlsplit
 
 from myrm_tui.context.config import DEFAULT_REPLY_TOKENS, UserContextSettings
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
@@ -118,6 +119,16 @@ def _annotated() -> dict[str, Any]:
             raise ValueError("expected one of " + ", ".join(json.dumps(m) for m in MODES))
         return v
 
+    def endpoint(v: str | None) -> str | None:
+        # "localhost:11434/v1" (the scheme left out) reached the provider as a path and failed there with
+        # "OpenAIException - /11434/v1/chat/completions", after a session was made
+        if v:
+            parts = urlsplit(v)
+            # guard: an-endpoint-that-is-not-an-http-url
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                raise ValueError("not an http(s) URL")
+        return v
+
     def ratio() -> Any:
         return Annotated[
             float, BeforeValidator(no_bool), Field(gt=0, lt=1), Expect("a number between 0 and 1")
@@ -125,6 +136,11 @@ def _annotated() -> dict[str, Any]:
 
     return {
         "prompt_mode": Annotated[str, AfterValidator(prompt_mode)],
+        "api_base": Annotated[
+            str | None,
+            AfterValidator(endpoint),
+            Expect("an http:// or https:// URL (e.g. http://localhost:11434/v1)"),
+        ],
         "context_window": Annotated[
             int,
             BeforeValidator(no_bool),

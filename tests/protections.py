@@ -1809,6 +1809,13 @@ MUTANTS = (
         ("tests/app/test_suspend.py::test_ctrl_z_stops_myrm_and_fg_brings_it_back_as_it_was",),
     ),
     Mutant(
+        "an --api-base that is not an http(s) URL is refused before anything runs",
+        "an-endpoint-that-is-not-an-http-url",
+        'if parts.scheme not in ("http", "https") or not parts.netloc:',
+        "if False:",
+        ("tests/cli/test_cli.py::test_an_endpoint_that_is_not_an_http_url_is_one_line_before_anything_runs",),
+    ),
+    Mutant(
         "cli: an option repeated with another value",
         "cli-an-option-repeated-with-another-value",
         "if line := _repeated(self, ctx, args):",

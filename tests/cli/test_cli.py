@@ -202,6 +202,26 @@ def test_bad_model_strings_are_refused_before_anything_runs(tmp_path: Path) -> N
     )
 
 
+@pytest.mark.parametrize("base", ["localhost:11434/v1", "notaurl", "ftp://host/v1", "http://"])
+def test_an_endpoint_that_is_not_an_http_url_is_one_line_before_anything_runs(
+    tmp_path: Path, base: str
+) -> None:
+    """The scheme left out (``localhost:11434/v1``, Ollama's address as people write it) reached the
+    provider as a path: "OpenAIException - /11434/v1/chat/completions", exit 1, after a session was made."""
+    expected = f'expected an http:// or https:// URL (e.g. http://localhost:11434/v1), got "{base}"'
+    key = {"OPENAI_API_KEY": "sk-test"}
+    for args in (["ask", "hi"], []):
+        line = _one_line_exit_2(
+            _myrm([*args, "-m", "openai/qwen", "--api-base", base], tmp_path, env_extra=key)
+        )
+        assert line == f"myrm: --api-base: api_base: {expected}"
+    env = {**key, "MYRM_MODEL": "openai/qwen", "MYRM_API_BASE": base}
+    assert _one_line_exit_2(_myrm(["ask", "hi"], tmp_path, env_extra=env)) == (
+        f"myrm: MYRM_API_BASE: api_base: {expected}"
+    )
+    assert _myrm(["sessions"], tmp_path).stdout.startswith("no sessions yet")
+
+
 def test_bad_config_file_is_one_line_exit_2(tmp_path: Path) -> None:
     cfg = tmp_path / "none.toml"
     cfg.write_text('context_window = "abc"\n')
