@@ -638,9 +638,17 @@ def model_problem(model: str, api_base: str | None = None) -> str | None:
         )
     if api_base and any(e in api_base for e in _compatible_endpoints()):
         return None
-    close = difflib.get_close_matches(model, sorted(m for m in models if "/" not in m), n=1, cutoff=0.8)
+    bare = sorted(m for m in models if "/" not in m)
+    same = [m for m in bare if m.lower() == model.lower()]  # GPT-4o: litellm's names are case-sensitive
+    close = same or difflib.get_close_matches(model, bare, n=1, cutoff=0.8)
     if close:
         return f"litellm does not know {_shown(model)}; did you mean {close[0]}?"
+    # A family's word (sonnet, opus, haiku: Claude Code's aliases): its plainest names, the newest first
+    family = [m for m in bare if model.lower() in re.split(r"[-.]", m) and not re.search(r"[.:@]", m)]
+    if family:
+        named = sorted(family, key=lambda m: (len(m), [-ord(c) for c in m]))[:3]
+        listed = ", ".join(named[:-1]) + " or " + named[-1] if len(named) > 1 else named[0]
+        return f"litellm does not know {_shown(model)}; did you mean {listed}?"
     return (
         f"litellm does not know {_shown(model)}: name the provider, e.g. ollama/{model}, "
         f"or openai/{model} with --api-base for an OpenAI-compatible server"

@@ -202,6 +202,24 @@ def test_bad_model_strings_are_refused_before_anything_runs(tmp_path: Path) -> N
     )
 
 
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("sonnet", "claude-sonnet-4-"), ("Opus", "claude-opus-4-"), ("GPT-4o", "gpt-4o"), ("gpt5", "gpt-5")],
+)
+def test_a_family_word_or_a_name_in_capitals_suggests_models_litellm_knows(
+    tmp_path: Path, typed: str, meant: str
+) -> None:
+    """``--model sonnet`` (Claude Code's alias) or ``GPT-4o`` was told to "name the provider, e.g.
+    ollama/sonnet"; now the names it may mean, each one a model string myrm takes."""
+    from myrm_tui.config import model_problem
+
+    line = _one_line_exit_2(_myrm(["ask", "hi", "--model", typed], tmp_path))
+    head = f'myrm: --model: litellm does not know "{typed}"; did you mean '
+    assert line.startswith(head + meant) and line.endswith("?"), line
+    named = line[len(head) : -1].replace(" or ", ", ").split(", ")
+    assert 1 <= len(named) <= 3 and all(model_problem(m) is None for m in named), named
+
+
 @pytest.mark.parametrize("base", ["localhost:11434/v1", "notaurl", "ftp://host/v1", "http://"])
 def test_an_endpoint_that_is_not_an_http_url_is_one_line_before_anything_runs(
     tmp_path: Path, base: str
