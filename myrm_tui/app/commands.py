@@ -35,7 +35,17 @@ COMMANDS: tuple[Command, ...] = (
         "[focus]",
         priority=True,
     ),
-    Command("quit", "Quit", "Leave myrm", "ctrl+q", "Quit", priority=True, main_only=False, palette=False),
+    Command(
+        "quit",
+        "Quit",
+        "Leave myrm",
+        "ctrl+q",
+        "Quit",
+        ("quit", "exit"),  # as Claude Code and Codex name it
+        priority=True,
+        main_only=False,
+        palette=False,
+    ),
     Command("help", "Help", "Keys and slash commands", "f1", "Help", ("help",), main_only=False),
     Command("cancel_turn", "Cancel turn", "Stop the running turn", "escape", "Cancel", main_only=False),
     Command(
@@ -77,7 +87,7 @@ COMMANDS: tuple[Command, ...] = (
         "Pick a session to open or delete",
         "ctrl+s",
         "Sessions",
-        ("sessions",),
+        ("sessions", "resume"),  # /resume: Claude Code's and Codex's name for it
         priority=True,
     ),
     Command("toggle_panel", "Toggle side panel", "Show or hide the side panel", "ctrl+b", priority=True),

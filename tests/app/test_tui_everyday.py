@@ -131,6 +131,33 @@ async def test_a_mistyped_slash_command_is_not_sent_and_suggests_the_right_one(
         assert not emulator.accepted and not app.busy
 
 
+@pytest.mark.parametrize("typed", ["/exit", "/quit"])
+async def test_slash_exit_and_quit_leave_myrm_as_in_claude_code_and_codex(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, typed: str
+) -> None:
+    """They were "unknown command /exit": the first thing a Claude Code or Codex user types to leave."""
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with started(app, size=SMALL_SCREEN) as pilot:
+        await type_and_send(pilot, typed)
+        await wait_until(pilot, lambda: app._exit or not app.is_running)
+        assert not any("unknown command" in t for t in _notices(app))
+    assert app.return_code == 0 and not emulator.accepted
+
+
+async def test_slash_resume_opens_the_session_picker(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    from myrm_tui.app.screens.sessions import SessionPicker
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with started(app, size=SMALL_SCREEN) as pilot:
+        await type_and_send(pilot, "/resume")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SessionPicker))
+        assert app.query_one(PromptInput).text == "" and not emulator.accepted
+
+
 async def test_typing_a_slash_opens_the_command_menu_and_tab_or_enter_picks(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
