@@ -420,6 +420,23 @@ def main_tui(
     _tui(model, session, db, workspace, api_base, replay, speed)
 
 
+def _terminal_problem() -> str | None:
+    """Why the full screen cannot run here, or None. It reads standard input and draws on standard error
+    (Textual's driver): run from a pipe, a script or a CI job it drew escape codes into a file and waited
+    for keys for ever (``echo "fix it" | myrm`` hung, the message unread)."""
+    for name, stream in (("input", sys.__stdin__), ("error", sys.__stderr__)):
+        try:
+            tty = stream is not None and os.isatty(stream.fileno())
+        except (OSError, ValueError):
+            tty = False
+        if not tty:
+            return (
+                f"the full screen needs a terminal, and standard {name} is not one; for one turn from a "
+                'script or a pipe: myrm ask "…" (myrm ask - reads the message from standard input)'
+            )
+    return None
+
+
 def _tui(
     model: str | None,
     session: str | None,
@@ -439,6 +456,9 @@ def _tui(
     from myrm_tui.store.db import check_database
 
     asyncio.run(check_database(_db(db)))  # an unusable database is one line before the full screen opens
+    # guard: the-full-screen-without-a-terminal
+    if problem := _terminal_problem():
+        _refuse(problem)
     from myrm_tui.app import terminal_guard
     from myrm_tui.app.app import MyrmApp
 

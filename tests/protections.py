@@ -1816,6 +1816,13 @@ MUTANTS = (
         ("tests/cli/test_cli.py::test_an_endpoint_that_is_not_an_http_url_is_one_line_before_anything_runs",),
     ),
     Mutant(
+        "the full screen without a terminal is one line, not a hang",
+        "the-full-screen-without-a-terminal",
+        "if problem := _terminal_problem():",
+        "if problem := None:",
+        ("tests/cli/test_cli.py::test_the_full_screen_without_a_terminal_is_one_line_not_a_hang",),
+    ),
+    Mutant(
         "cli: an option repeated with another value",
         "cli-an-option-repeated-with-another-value",
         "if line := _repeated(self, ctx, args):",

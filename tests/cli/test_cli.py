@@ -240,6 +240,65 @@ def test_an_endpoint_that_is_not_an_http_url_is_one_line_before_anything_runs(
     assert _myrm(["sessions"], tmp_path).stdout.startswith("no sessions yet")
 
 
+NO_TERMINAL = (
+    "myrm: the full screen needs a terminal, and standard {} is not one; for one turn from a script or a "
+    'pipe: myrm ask "…" (myrm ask - reads the message from standard input)'
+)
+# Standard input and output on the terminal given, standard error left as the caller set it.
+TTY_IN_OUT = """
+import os, runpy, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+os.dup2(fd, 0)
+os.dup2(fd, 1)
+sys.argv = ["myrm"]
+runpy.run_module("myrm_tui", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_the_full_screen_without_a_terminal_is_one_line_not_a_hang(
+    tmp_path: Path, emulator: ProviderEmulator
+) -> None:
+    """``echo "fix it" | myrm`` (or myrm in a CI job, or with ``2>log``) drew escape codes into a pipe and
+    waited for keys for ever, the message unread. Real processes: what matters is their descriptors."""
+    env = _env(
+        tmp_path,
+        {
+            "MYRM_MODEL": "openai/gpt-4o-mini",
+            "MYRM_API_BASE": emulator.openai_base,
+            "OPENAI_API_KEY": "sk-test",
+        },
+    )
+    piped = warm.run(
+        [sys.executable, "-m", "myrm_tui.cli"],
+        input="fix the bug\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert (piped.returncode, piped.stdout, piped.stderr.splitlines()) == (
+        2,
+        "",
+        [NO_TERMINAL.format("input")],
+    )
+    master, slave = os.openpty()
+    try:
+        logged = warm.run(
+            [sys.executable, "-c", TTY_IN_OUT, os.ttyname(slave)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=60,
+        )
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert (logged.returncode, logged.stderr.splitlines()) == (2, [NO_TERMINAL.format("error")])
+    assert not emulator.requests
+
+
 def test_bad_config_file_is_one_line_exit_2(tmp_path: Path) -> None:
     cfg = tmp_path / "none.toml"
     cfg.write_text('context_window = "abc"\n')

@@ -85,6 +85,7 @@ App.run = lambda self, **kw: run(self, headless=True, size=(140, 42))
 App.on_mount, App._show_baseline = on_mount, _show_baseline
 from myrm_tui import cli
 
+cli._terminal_problem = lambda: None  # headless: the app draws on no terminal, so it needs none
 sys.argv = ["myrm", *sys.argv[1:]]
 try:
     cli.main()
