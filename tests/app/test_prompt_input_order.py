@@ -1,6 +1,6 @@
 """Issue 45.1: keys that arrive together are applied in the order they came, always. A property: random
-sequences of printable keys, Backspace, Delete, arrows, Home/End, Ctrl+J / Alt+Enter and small pastes,
-sent to the prompt box in one burst (as the driver posts one read) and one at a time, leave the box as a
+sequences of printable keys, Backspace, Delete, arrows, Home/End, Ctrl+J / Alt+Enter / Shift+Enter and small
+pastes, sent to the prompt box in one burst (as the driver posts one read) and one at a time, leave the box as a
 plain model of a text editor says. Then the issue's own cases, in the real app."""
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from tests.app.test_focus_keys import app_for, key_event, send
 from tests.helpers import SMALL_SCREEN, make_app, wait_until
 
 TYPED = "abcXYZ019 .,-"  # no "/" or "@": those open menus (test_focus_keys.py)
-MOVES = ("backspace", "delete", "left", "right", "up", "down", "home", "end", "ctrl+j", "alt+enter")
+NEWLINE = ("ctrl+j", "alt+enter", "shift+enter")  # shift+enter: a terminal with the kitty keyboard protocol
+MOVES = ("backspace", "delete", "left", "right", "up", "down", "home", "end", *NEWLINE)
 
 
 @dataclass
@@ -55,7 +56,7 @@ class Editor:
 
     def key(self, key: str) -> None:
         lines, row, col = self.lines, self.row, self.col
-        if key in ("ctrl+j", "alt+enter"):
+        if key in NEWLINE:
             self.insert("\n")
         elif key == "backspace":
             if col:
