@@ -1,7 +1,7 @@
 """Issue 45.1: keys that arrive together are applied in the order they came, always. A property: random
-sequences of printable keys, Backspace, Delete, arrows, Home/End, Ctrl+J / Alt+Enter / Shift+Enter and small
-pastes, sent to the prompt box in one burst (as the driver posts one read) and one at a time, leave the box as a
-plain model of a text editor says. Then the issue's own cases, in the real app."""
+sequences of printable keys, Backspace, Delete, arrows, Home/End, Ctrl+J / Alt+Enter / Shift+Enter and
+small pastes, sent to the prompt box in one burst (as the driver posts one read) and one at a time, leave the
+box as a plain model of a text editor says. Then the issue's own cases, in the real app."""
 
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ class PromptInput(TextArea):
         Binding("ctrl+j", "newline", "New line", show=False),
         Binding("alt+enter", "newline", "New line", show=False),
         # what a terminal with the kitty keyboard protocol sends (Claude Code's and Codex's new line)
-        Binding("shift+enter", "newline", "New line", show=False),
+        Binding("shift+enter", "newline", "New line, where the terminal tells it from Enter", show=False),
         Binding("pageup", "scroll_chat(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_chat(1)", "Scroll down", show=False),
         # ctrl+z suspends myrm (the app's binding), as in a shell: undo is on ctrl+_, as in Claude Code
