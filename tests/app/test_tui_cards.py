@@ -217,6 +217,24 @@ async def test_first_run_welcomes_and_leaves_no_empty_session(
         await store.close()
 
 
+async def test_the_welcome_warns_when_the_workspace_is_the_home_folder(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``myrm`` started in ``~`` (a new user's first try, before cd-ing into a project): the agent may touch
+    everything there; Claude Code says so too. A project folder gets no note."""
+    app = make_app(emulator, tmp_path, workspace)
+    async with started(app, size=(120, 30)) as pilot:
+        await pilot.pause()
+        assert "home folder" not in shown(app.screen, "#welcome")
+    monkeypatch.setenv("HOME", str(workspace))
+    app = make_app(emulator, tmp_path, workspace)
+    async with started(app, size=(120, 30)) as pilot:
+        await pilot.pause()
+        welcome = " ".join(shown(app.screen, "#welcome").split())
+        assert f"Workspace: {workspace} (that is your home folder: the agent may read and change" in welcome
+        assert "start myrm in a project folder" in welcome
+
+
 async def test_quitting_a_session_with_messages_prints_how_to_resume(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:

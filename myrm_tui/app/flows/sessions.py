@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -158,7 +159,7 @@ class SessionFlow(TurnFlow):
             )
             welcome = (
                 f"Welcome to myrm. Model: {s.model}{note}\n"
-                f"Workspace: {self.controller.workspace}\n"
+                f"Workspace: {self.controller.workspace}{_broad(self.controller.workspace)}\n"
                 "Enter sends · ctrl+j new line · esc cancels · ctrl+p all commands · F1 help · ctrl+q quits"
             )
         return SessionLoaded(row, messages, await self.controller.compactions(), welcome)
@@ -256,3 +257,19 @@ class SessionFlow(TurnFlow):
             return
         notice = self.controller.fork_notice or f"Forked into session {row.id}"
         self.notify(f"{notice}; {stopped}" if stopped else notice)
+
+
+def _broad(workspace: Path) -> str:
+    """A note when the workspace is the home folder or the root (as Claude Code warns): the tools may
+    touch all of it, and what the agent reads to start is everything in it."""
+    try:
+        home = Path.home()
+    except RuntimeError:  # no HOME and no password entry
+        home = None
+    if workspace == home:
+        where = "your home folder"
+    elif workspace == Path(workspace.anchor):
+        where = "the filesystem's root"
+    else:
+        return ""
+    return f" (that is {where}: the agent may read and change anything in it; start myrm in a project folder)"
