@@ -129,6 +129,12 @@ def _annotated() -> dict[str, Any]:
                 raise ValueError("not an http(s) URL")
         return v
 
+    def named_tables(v: Any) -> Any:
+        # Codex's config.toml names each server by its table: [mcp_servers.docs] command = "…"
+        if isinstance(v, Mapping) and v and all(isinstance(t, Mapping) for t in v.values()):
+            return [{"name": name, **table} for name, table in v.items()]
+        return v
+
     def ratio() -> Any:
         return Annotated[
             float, BeforeValidator(no_bool), Field(gt=0, lt=1), Expect("a number between 0 and 1")
@@ -169,6 +175,11 @@ def _annotated() -> dict[str, Any]:
             BeforeValidator(no_bool),
             AfterValidator(_check_thinking_budget),
             Expect(f"an integer (0 = off, else {MIN_THINKING_BUDGET} to {MAX_TOKENS})"),
+        ],
+        "mcp_servers": Annotated[
+            tuple[dict[str, Any], ...],
+            BeforeValidator(named_tables),
+            Expect("a list of tables, or one table a server ([mcp_servers.NAME], as Codex writes them)"),
         ],
     }
 

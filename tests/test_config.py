@@ -379,3 +379,28 @@ def test_a_pass_through_setting_gets_what_pydantic_would_return(key: str, value:
         assert got == {} and len(problems) == 1 and problems[0].fatal
     else:
         assert got == expected and problems == []
+
+
+def test_mcp_servers_written_as_codex_writes_them_load_as_the_list(tmp_path: Path) -> None:
+    """``[mcp_servers.NAME]`` tables (Codex's config.toml, copied over) were "expected a list of tables"
+    and myrm refused to start; they are the same servers as the list form, each named by its table."""
+    from myrm_tui.agent.mcp_client import configs_from
+
+    codex = tmp_path / "codex.toml"
+    codex.write_text(
+        '[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs-server"]\nenv = { TOKEN = "t" }\n\n'
+        '[mcp_servers.remote]\nurl = "http://127.0.0.1:8000/mcp"\n'
+    )
+    listed = tmp_path / "list.toml"
+    listed.write_text(
+        'mcp_servers = [{ name = "docs", command = "npx", args = ["-y", "docs-server"], '
+        'env = { TOKEN = "t" } }, { name = "remote", url = "http://127.0.0.1:8000/mcp" }]\n'
+    )
+    assert config_problems(env={}, path=codex) == []
+    loaded = resolve(load_config_file(codex), {}, {}, env={})
+    assert loaded.mcp_servers == resolve(load_config_file(listed), {}, {}, env={}).mcp_servers
+    servers, problems = configs_from(loaded.mcp_servers)
+    assert problems == [] and [(c.name, c.command, c.url) for c in servers] == [
+        ("docs", "npx", ""),
+        ("remote", "", "http://127.0.0.1:8000/mcp"),
+    ]
