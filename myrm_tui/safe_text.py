@@ -15,6 +15,7 @@ as another one ("Trojan Source"); a lone surrogate (JSON's ``"\\ud800"``, a name
 
 from __future__ import annotations
 
+import json
 import unicodedata
 
 # C0 -> the Unicode "control pictures" (U+2400 + code), DEL -> ␡, C1 -> the replacement character.
@@ -72,3 +73,13 @@ def reveal(text: str) -> str:
 
 def count_invisible(text: str) -> int:
     return 0 if text.isascii() else sum(1 for c in text if invisible(c))
+
+
+def listed_name(name: str) -> str:
+    """A file name as a tool lists it, one a line: as it is, or, when it holds a character that is not
+    printable (a line break would list a second, made-up name; a tab, an escape, a bidi override, a byte
+    that is not UTF-8), as a JSON string with those escaped, which the model can send back as the path."""
+    if name.isprintable() and not name.startswith('"'):
+        return name
+    # guard: listed-names-hold-no-line-break
+    return '"' + "".join(c if c.isprintable() and c not in '"\\' else json.dumps(c)[1:-1] for c in name) + '"'

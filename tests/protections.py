@@ -122,6 +122,7 @@ R, A, T, L, J, H = (
 B = "tests/agent/tools/test_boundary.py"
 F, P = "tests/context/steps/test_fit_properties.py", "tests/flows/test_poisons.py"
 X = "tests/agent/tools/test_tool_hardening.py"
+W = "tests/agent/tools/test_open_world.py"
 
 MUTANTS = (
     Mutant(
@@ -1316,8 +1317,8 @@ MUTANTS = (
     Mutant(
         "a tool's command waits for its group's registration (gate)",
         "a-tools-command-waits-for-its-groups",
-        'GATE = \'read -r _ <&{fd} || exit 125; exec {fd}<&-; exec -a "$0" "$@"\'',
-        'GATE = \'exec {fd}<&-; exec -a "$0" "$@"\'',
+        'GATE = OOM_FIRST + \'read -r _ <&{fd} || exit 125; exec {fd}<&-; exec -a "$0" "$@"\'',
+        'GATE = OOM_FIRST + \'exec {fd}<&-; exec -a "$0" "$@"\'',
         (f"{X}::test_a_tool_command_starts_only_once_its_group_is_registered",),
     ),
     Mutant(
@@ -2522,6 +2523,68 @@ MUTANTS = (
             "tests/context/privacy/test_redact_speed.py::test_each_faster_pattern_finds_what_the_first_one_finds",
             "tests/context/privacy/test_redact_speed.py::test_redaction_is_what_the_first_patterns_make",
         ),
+    ),
+    Mutant(
+        "a workspace deleted or renamed mid-session is touched by no tool (redteam3)",
+        "a-workspace-that-is-gone-is-not",
+        "    if not base.is_dir():",
+        "    if False:",
+        (f"{W}::test_a_workspace_gone_mid_session_is_made_again_by_no_tool",),
+    ),
+    Mutant(
+        "a loop of symbolic links is a one-line tool error (redteam3)",
+        "a-loop-of-links-is-one-line",
+        "    except RuntimeError as exc:",
+        "    except ValueError as exc:",
+        (f"{W}::test_any_kind_of_file_is_a_result_or_one_line_never_a_tool_bug",),
+    ),
+    Mutant(
+        "grep skips files over its size limit, given or found (redteam3)",
+        "grep-skips-files-over-its-size-limit",
+        "if st.st_size > MAX_GREP_BYTES:",
+        "if False:",
+        (
+            f"{W}::test_any_kind_of_file_is_a_result_or_one_line_never_a_tool_bug",
+            f"{W}::test_grep_over_a_folder_skips_files_over_its_limit_and_says_so",
+        ),
+    ),
+    Mutant(
+        "a listed file name holds no line break (redteam3)",
+        "listed-names-hold-no-line-break",
+        "    return '\"' + ",
+        "    return name\n    return '\"' + ",
+        (f"{W}::test_a_listed_name_is_one_line_and_names_the_file",),
+    ),
+    Mutant(
+        "grep finds a file whose name holds a line break (redteam3)",
+        "grep-reads-names-holding-line-breaks",
+        "if raw in cut:",
+        "if False:",
+        (f"{W}::test_a_listed_name_is_one_line_and_names_the_file",),
+    ),
+    Mutant(
+        "a read-only command naming a FIFO or a device asks (redteam3)",
+        "read-only-commands-open-no-fifo-or-device",
+        "if name not in NAMES_ONLY and _special(full):",
+        "if False:",
+        (
+            f"{W}::test_a_read_only_command_naming_a_fifo_or_socket_asks",
+            f"{W}::test_cat_of_a_fifo_is_declined_not_waited_on_with_no_one_to_ask",
+        ),
+    ),
+    Mutant(
+        "a file read again after a compaction is bounded (redteam3)",
+        "reread-reads-a-bounded-regular-file",
+        'return read_regular(full, path, REREAD_MAX_BYTES).decode("utf-8", errors="replace")',
+        'return full.read_text(encoding="utf-8", errors="replace") if full.is_file() else None',
+        (f"{W}::test_a_file_read_again_after_a_compaction_is_bounded",),
+    ),
+    Mutant(
+        "tool processes go first when memory runs out (redteam3)",
+        "tool-processes-go-first-when-memory-runs-out",
+        'OOM_FIRST = "{{ echo 1000 >/proc/self/oom_score_adj; }} 2>/dev/null; "',
+        'OOM_FIRST = ""',
+        (f"{W}::test_a_tool_command_and_its_children_go_first_when_memory_runs_out",),
     ),
 )
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import stat
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -116,6 +117,8 @@ WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 # sets nothing that runs a program (the file tools can write `.git/config`).
 READ_ONLY = frozenset({"cat", "ls", "head", "tail", "wc", "pwd", "echo", "grep", "rg", "find"})
 READ_ONLY_GIT = frozenset({"status", "log", "diff", "show", "branch"})
+# Of those, the ones that never open their operands (they list or print names).
+NAMES_ONLY = frozenset({"ls", "pwd", "echo", "find"})
 FIND_ACTIONS = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
@@ -891,7 +894,20 @@ def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
         # guard: shell-read-only-commands-stay-inside
         if not _within(workspace, full):
             return False
+        # guard: read-only-commands-open-no-fifo-or-device
+        if name not in NAMES_ONLY and _special(full):
+            return False
     return True
+
+
+def _special(full: Path) -> bool:
+    """``full`` is a FIFO, a socket or a device: opening one waits for a writer or never ends (a FIFO
+    named ``main.py`` held ``cat main.py`` until the command's time limit)."""
+    try:
+        mode = os.stat(full).st_mode
+    except OSError:
+        return False  # nothing there to open
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
 def _within(root: Path, full: Path) -> bool:

@@ -272,8 +272,13 @@ REAPER = Reaper()
 # environment (``exec env -i …``: no owner mark), before the registration; a kill -9 of myrm then
 # left it to run on. If myrm dies at the gate, the pipe closes unwritten and the command never runs.
 # bash, not sh: the pipe's descriptor may have two digits, which POSIX sh need not redirect.
+# It first makes the command, and all it starts, the kernel's first choice when memory runs out
+# (oom_score_adj 1000, inherited; raising it needs no privilege): a command that allocates without end
+# is killed, not myrm, the embedded model or the user's editor. No limit of its own stops it sooner.
+# guard: tool-processes-go-first-when-memory-runs-out
+OOM_FIRST = "{{ echo 1000 >/proc/self/oom_score_adj; }} 2>/dev/null; "
 # guard: a-tools-command-waits-for-its-groups
-GATE = 'read -r _ <&{fd} || exit 125; exec {fd}<&-; exec -a "$0" "$@"'
+GATE = OOM_FIRST + 'read -r _ <&{fd} || exit 125; exec {fd}<&-; exec -a "$0" "$@"'
 
 
 async def spawn(

@@ -38,6 +38,10 @@ from myrm_tui.llm.events import Usage
 from myrm_tui.store.db import Store
 from myrm_tui.store.transcript import token_counts
 
+# A file larger than this is not read again after a compaction: the re-read's budget
+# (``reread_max_tokens``, 50,000) holds about 200 KB of code.
+REREAD_MAX_BYTES = 1_000_000
+
 
 class AgentSession:
     """History, context state, vault and the pipeline run over them. One turn at a time."""
@@ -349,10 +353,14 @@ class AgentSession:
         return await self.pipeline.run(request, self.config, f"{self.session_id}:dry-run")
 
     def _read_for_reread(self, path: str) -> str | None:
-        from myrm_tui.agent.tools.base import resolve_in_workspace
+        """A file the agent wrote, read again after a compaction: only a regular file inside the workspace
+        and of at most ``REREAD_MAX_BYTES`` (a command's output redirected to it may be gigabytes, and
+        this runs on the event loop), None otherwise."""
+        from myrm_tui.agent.tools.base import read_regular, resolve_in_workspace
 
         try:
             full = resolve_in_workspace(self.workspace, path)
-            return full.read_text(encoding="utf-8", errors="replace") if full.is_file() else None
+            # guard: reread-reads-a-bounded-regular-file
+            return read_regular(full, path, REREAD_MAX_BYTES).decode("utf-8", errors="replace")
         except (ToolError, OSError):
             return None

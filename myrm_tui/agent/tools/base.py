@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import stat
 from collections.abc import Awaitable, Callable, Sequence
@@ -20,6 +21,8 @@ from myrm_tui.context.vault import ArtifactVault
 if TYPE_CHECKING:
     from myrm_tui.agent.tools.job_manager import JobManager
     from myrm_tui.store.history import Hit
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -93,16 +96,35 @@ def schema(tool: Tool) -> dict[str, Any]:
 
 def resolve_in_workspace(root: Path, path: str) -> Path:
     """``path`` resolved inside ``root``; symlinks are followed, so a link out of the root is refused too."""
-    if not path or not str(path).strip():
+    # a name all blanks is a name only when such a file is there (glob lists it)
+    if not path or (not path.strip() and not os.path.lexists(root / path)):
         raise ToolError("a path is required")
     if "\x00" in path:
         raise ToolError("path contains a NUL byte")
-    base = root.resolve()
+    base = workspace_root(root)
     candidate = Path(os.path.expanduser(path))
-    full = (candidate if candidate.is_absolute() else base / candidate).resolve()
+    # guard: a-loop-of-links-is-one-line
+    try:
+        full = (candidate if candidate.is_absolute() else base / candidate).resolve()
+    except RuntimeError as exc:  # Python 3.11's resolve raises it for a loop of links
+        raise ToolError(f"{path!r} is a loop of symbolic links; it leads nowhere") from exc
     if not inside(base, full):
         raise ToolError(f"{path!r} is outside the workspace ({base}); tools may only touch files inside it")
     return full
+
+
+def workspace_root(workspace: Path) -> Path:
+    """The workspace folder resolved, or a ``ToolError`` when it is no longer a folder (deleted or renamed
+    while myrm runs): a tool must not read, search, run or write in a folder made anew at its path."""
+    base = workspace.resolve()
+    # guard: a-workspace-that-is-gone-is-not
+    if not base.is_dir():
+        log.warning("the workspace %s is gone (deleted or renamed); the tool call is refused", workspace)
+        raise ToolError(
+            f"the workspace {workspace} is no longer there (deleted or renamed since myrm started); "
+            "nothing was read, run or written. Restart myrm in the project's folder"
+        )
+    return base
 
 
 def inside(base: Path, full: Path) -> bool:

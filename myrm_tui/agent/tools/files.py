@@ -43,6 +43,7 @@ from myrm_tui.agent.tools.base import (
     resolve_in_workspace,
 )
 from myrm_tui.context.vault import VAULT_SCHEME, readable, slice_lines
+from myrm_tui.safe_text import listed_name
 
 MAX_READ_CHARS = 100_000
 DIFF_MAX_LINES = 400  # a diff kept with the result (the card shows fewer)
@@ -286,7 +287,7 @@ def diff_counts(diff: str) -> tuple[int, int]:
 def _load(full: Path, shown: str) -> str | bytes:
     """A directory's listing, or a regular file's bytes (blocking: run in a thread)."""
     if full.is_dir():
-        names = sorted(p.name + ("/" if p.is_dir() else "") for p in full.iterdir())
+        names = sorted(listed_name(p.name) + ("/" if p.is_dir() else "") for p in full.iterdir())
         return f"==> {shown} (directory)\n" + "\n".join(names[:500])
     return read_regular(full, shown, MAX_FILE_BYTES)
 

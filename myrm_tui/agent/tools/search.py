@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import shutil
+import stat
 import sys
 import sysconfig
 import time
@@ -25,7 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from myrm_tui.agent.proc import Listed, run_lines
-from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, confined, resolve_in_workspace
+from myrm_tui.agent.tools.base import (
+    ToolContext,
+    ToolError,
+    ToolResult,
+    confined,
+    not_regular,
+    resolve_in_workspace,
+    workspace_root,
+)
+from myrm_tui.safe_text import listed_name
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".myrm"}
@@ -75,6 +85,32 @@ def glob_match(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
     return reach[-1]
 
 
+def _stat(full: Path) -> os.stat_result | None:
+    try:
+        return os.stat(full)
+    except OSError:  # gone since it was listed, or not ours to read: rg would say nothing of it either
+        return None
+
+
+def _regular(files: list[tuple[str, Path]]) -> tuple[list[tuple[str, Path]], int]:
+    """The regular files of ``files`` that grep reads, and how many it skips for their size. rg applies
+    ``--max-filesize`` only to the files it finds itself and reads every file it is given whole (a 20 GB
+    file, sparse or a log a command wrote, took the whole time limit, every time); a FIFO would hold it
+    until the time limit."""
+    kept: list[tuple[str, Path]] = []
+    big = 0
+    for name, full in files:
+        st = _stat(full)
+        if st is None or not stat.S_ISREG(st.st_mode):
+            continue
+        # guard: grep-skips-files-over-its-size-limit
+        if st.st_size > MAX_GREP_BYTES:
+            big += 1
+            continue
+        kept.append((name, full))
+    return kept, big
+
+
 def _outside_note(n: int) -> str:
     return f"[{n} path{'s' if n != 1 else ''} leading outside the workspace (symlinks) left out]" if n else ""
 
@@ -100,10 +136,20 @@ async def _list(
     """(name under the workspace, resolved path) of each file (and folder when ``dirs``) below ``base``
     matching ``pattern`` and inside the workspace; how many matches led outside; whether the listing
     was cut."""
-    argv = [_rg(), "--no-config", "--files", "--follow", "--hidden", "--no-require-git", "--no-messages"]
+    # NUL-separated: a name may hold a line break
+    argv = [
+        _rg(),
+        "--no-config",
+        "--files",
+        "--null",
+        "--follow",
+        "--hidden",
+        "--no-require-git",
+        "--no-messages",
+    ]
     argv += [f"--glob=!{d}/" for d in sorted(SKIP_DIRS)]
     try:
-        listed = await run_lines(argv, base, _left(deadline, "listing the files"), MAX_LISTED)
+        listed = await run_lines(argv, base, _left(deadline, "listing the files"), MAX_LISTED, b"\0")
     except TimeoutError as exc:
         raise _timed_out("listing the files") from exc
     names: set[str] = set()
@@ -178,13 +224,24 @@ async def _search(
             if "regex" in message:
                 detail = "\n".join(message.splitlines()[-3:])
                 raise ToolError(f"invalid regular expression (ripgrep's syntax, no look-around):\n{detail}")
+        # rg ends each hit with a line break, and a file's name may hold one: a name's part before one
+        # waits for the rest of the name.
+        cut = {
+            os.fsencode(p)[:i] for p in shown if "\n" in p for i, ch in enumerate(os.fsencode(p)) if ch == 10
+        }
+        pending = b""
         for raw in res.lines:
+            if pending:
+                raw, pending = pending + b"\n" + raw, b""
             path, nul, rest = raw.partition(b"\0")
             if not nul:  # "binary file matches": binary files are skipped
+                # guard: grep-reads-names-holding-line-breaks
+                if raw in cut:
+                    pending = raw
                 continue
             no, _, text = rest.decode("utf-8", "replace").partition(":")
             for name in shown.get(path.decode("utf-8", "surrogateescape"), ()):
-                hits.append(f"{name}:{no}:{text[:LINE_CHARS]}")
+                hits.append(f"{listed_name(name)}:{no}:{text[:LINE_CHARS]}")
                 if len(hits) >= MAX_MATCHES:
                     return sorted_hits(hits), True
     return sorted_hits(hits), False
@@ -218,19 +275,35 @@ class GrepTool:
         if not rx:
             raise ToolError("pattern is required")
         deadline = time.monotonic() + SEARCH_TIMEOUT
-        root = ctx.workspace.resolve()
+        root = workspace_root(ctx.workspace)
         base = resolve_in_workspace(root, str(args.get("path") or "."))
         pattern = _pattern(str(args.get("glob") or "**/*"), "glob")
-        if base.is_file():
-            files, outside, cut = [(base.relative_to(root).as_posix(), base)], 0, False
-        else:
+        shown = str(args.get("path") or ".")
+        st = _stat(base)
+        if st is None:
+            raise ToolError(f"{shown}: no such file or folder")
+        if stat.S_ISDIR(st.st_mode):
             found, outside, cut = await _list(root, base, pattern, False, deadline)
-            files = [(name, full) for name, full in found if full.is_file()][:MAX_SCANNED]
-        hits, stopped = await _search(rx, files, root, deadline)
+            searched, big = _regular(found)
+            searched = searched[:MAX_SCANNED]
+        else:
+            kind = not_regular(st.st_mode)
+            if kind is not None:
+                raise ToolError(f"{shown} is {kind}, not a file or folder; only those can be searched")
+            searched, big = _regular([(base.relative_to(root).as_posix(), base)])
+            if big:
+                raise ToolError(
+                    f"{shown} is {st.st_size:,} bytes, over grep's limit of {MAX_GREP_BYTES:,}: not searched"
+                )
+            outside, cut = 0, False
+        hits, stopped = await _search(rx, searched, root, deadline)
         notes = [
             n
             for n in (
                 f"[stopped at {MAX_MATCHES} matches]" if stopped else "",
+                f"[{big} file{'s' if big != 1 else ''} over {MAX_GREP_BYTES // 1_000_000} MB not searched]"
+                if big
+                else "",
                 f"[only the first {MAX_LISTED:,} files were searched; narrow path or glob]" if cut else "",
                 _outside_note(outside),
             )
@@ -248,9 +321,9 @@ class GlobTool:
         pattern = _pattern(str(args.get("pattern") or ""), "pattern")
         if not pattern:
             raise ToolError("pattern must be relative to the workspace and must not contain '..'")
-        root = ctx.workspace.resolve()
+        root = workspace_root(ctx.workspace)
         found, outside, cut = await _list(root, root, pattern, True, time.monotonic() + SEARCH_TIMEOUT)
-        paths = sorted(name for name, _ in found)
+        paths = [listed_name(name) for name in sorted(name for name, _ in found)]
         note = "\n".join(
             n
             for n in (

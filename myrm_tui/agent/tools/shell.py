@@ -28,7 +28,7 @@ from myrm_tui.agent.proc import (  # noqa: F401  (re-exported: their old home)
 )
 from myrm_tui.agent.sandbox import Confinement, no_sandbox_reason, profile_for
 from myrm_tui.agent.sandbox_exec import DENIED
-from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult
+from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, workspace_root
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,7 @@ class BashTool:
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             raise ToolError("command must be a non-empty string")
+        workspace_root(ctx.workspace)  # gone: nothing to ask about, nothing to run
         how = await self._approved(command, ctx)
         if how is None:
             return ToolResult(

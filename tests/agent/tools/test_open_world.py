@@ -1,0 +1,276 @@
+"""The open world around the tools (an attacker's pass): a workspace that is deleted or renamed while
+myrm runs, files of every kind where a tool expects a source file (a FIFO, a socket, a loop of links, a
+sparse file of gigabytes), file names holding line breaks and escapes, a command whose output grew a
+written file to gigabytes, a command that eats memory. Each case found by driving ``myrm ask`` with a
+scripted model; each test fails without its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from myrm_tui.agent.events import ToolFinished
+from myrm_tui.agent.permissions import READ_ONLY, CommandRules
+from myrm_tui.agent.session import REREAD_MAX_BYTES
+from myrm_tui.agent.tools import ToolContext, ToolError
+from myrm_tui.agent.tools.files import FileEditTool, FileReadTool
+from myrm_tui.agent.tools.search import MAX_GREP_BYTES, GlobTool, GrepTool
+from myrm_tui.agent.tools.shell import BashTool
+from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import collect, make_agent, openai_settings
+
+
+def _ctx(workspace: Path, **kw: Any) -> ToolContext:
+    return ToolContext(
+        workspace=workspace, vault=ArtifactVault("s"), auto_approve=True, bash_timeout=20, **kw
+    )
+
+
+# -- a workspace that is gone ---------------------------------------------------------------------------
+CALLS = [
+    ("file_read_tool", {"paths": ["hello.py"]}),
+    ("glob", {"pattern": "*"}),
+    ("grep", {"pattern": "x"}),
+    ("bash", {"command": "ls"}),
+    ("file_edit_tool", {"path": "new.py", "create": True, "new_string": "x = 1\n"}),
+    ("bash", {"command": "touch made.py"}),
+]
+
+
+@pytest.mark.parametrize("how", ["deleted", "renamed"])
+async def test_a_workspace_gone_mid_session_is_made_again_by_no_tool(
+    how: str, emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """Found: the folder removed (or renamed) while myrm ran, the model's file_edit_tool create made the
+    workspace's path again and wrote there, and 'touch' ran in it; grep, glob and bash failed as tool
+    bugs ('FileNotFoundError'). Every tool now answers one line and touches nothing."""
+    moved = workspace.with_name("ws-renamed")
+
+    def gone(body: dict[str, Any]) -> Reply:
+        if how == "deleted":
+            shutil.rmtree(workspace)
+        else:
+            workspace.rename(moved)
+        return Reply(tool_calls=list(CALLS))
+
+    emulator.enqueue(gone, Reply(text="done"), Reply(text="still here"))
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    try:
+        events = await collect(agent, "go")
+        results = [e.message.text for e in events if isinstance(e, ToolFinished)]
+        assert len(results) == len(CALLS)
+        for text in results:
+            assert text.startswith(f"Error: the workspace {workspace} is no longer there"), text
+            assert "\n" not in text
+        assert not workspace.exists()  # never made again
+        if how == "renamed":
+            assert sorted(p.name for p in moved.iterdir()) == ["hello.py"]
+        await collect(agent, "and now?")
+        assert emulator.requests and not emulator.rejected
+    finally:
+        await agent.close()
+
+
+# -- what is not a source file --------------------------------------------------------------------------
+BIG = MAX_GREP_BYTES + 1
+
+
+def _make(kind: str, full: Path, outside: Path) -> None:
+    if kind == "fifo":
+        os.mkfifo(full)
+    elif kind == "socket":
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(full))
+        s.close()
+    elif kind == "loop":
+        os.symlink(full.name + ".2", full)
+        os.symlink(full.name, full.with_name(full.name + ".2"))
+    elif kind == "dangling":
+        os.symlink("nowhere.py", full)
+    elif kind == "out":
+        os.symlink(outside, full)
+    elif kind == "sparse":  # gigabytes on disk for nothing: its one line lies past grep's limit
+        with open(full, "wb") as f:
+            f.truncate(BIG)
+            f.write(b"needle\n")
+    elif kind == "folder":
+        full.mkdir()
+        (full / "inner.py").write_text("needle = 1\n")
+    else:
+        full.write_text("needle = 1\n")
+
+
+KINDS = ["fifo", "socket", "loop", "dangling", "out", "sparse", "folder", "plain"]
+TOOL_CALLS = [
+    (FileReadTool(), lambda p: {"paths": [p]}),
+    (FileEditTool(), lambda p: {"path": p, "old_string": "needle", "new_string": "pin"}),
+    (FileEditTool(), lambda p: {"path": p, "create": True, "new_string": "x"}),
+    (GrepTool(), lambda p: {"pattern": "needle", "path": p}),
+]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("tool,args", TOOL_CALLS, ids=["read", "edit", "create", "grep"])
+async def test_any_kind_of_file_is_a_result_or_one_line_never_a_tool_bug(
+    kind: str, tool: Any, args: Any, tmp_path: Path, workspace: Path
+) -> None:
+    """Found: grep given a FIFO's path failed with NotADirectoryError, a loop of links failed every file
+    tool with 'RuntimeError: Symlink loop' (both reported as tool bugs), and grep read a sparse file of
+    gigabytes whole (rg applies --max-filesize only to what it finds itself) until its time limit."""
+    outside = tmp_path / "secret.txt"
+    outside.write_text("needle: the secret\n")
+    _make(kind, workspace / "main.py", outside)
+    try:
+        res = await tool.run(args("main.py"), _ctx(workspace))
+    except ToolError as exc:
+        assert "\n" not in str(exc) and str(exc)
+        return
+    if isinstance(tool, GrepTool):
+        assert "secret" not in res.content
+        assert kind in ("plain", "folder"), res.content  # a sparse file over the limit is refused
+    assert outside.read_text() == "needle: the secret\n"
+
+
+async def test_grep_over_a_folder_skips_files_over_its_limit_and_says_so(
+    workspace: Path, tmp_path: Path
+) -> None:
+    _make("sparse", workspace / "huge.log", tmp_path)
+    (workspace / "small.py").write_text("needle = 1\n")
+    res = await GrepTool().run({"pattern": "needle"}, _ctx(workspace))
+    assert res.content.splitlines() == ["small.py:1:needle = 1", "[1 file over 20 MB not searched]"]
+
+
+# -- names -------------------------------------------------------------------------------------------------
+def _decoded(line: str) -> str:
+    return json.loads(line) if line.startswith('"') else line
+
+
+def _fs_name(name: str) -> bool:
+    try:
+        raw = os.fsencode(name)
+    except UnicodeEncodeError:  # a surrogate no byte decodes to: no file can have it as its name
+        return False
+    return bool(raw) and b"/" not in raw and b"\0" not in raw and name not in (".", "..") and len(raw) < 200
+
+
+names = (
+    st.lists(
+        st.one_of(
+            st.sampled_from(
+                ["\n", "\r", "\t", "\x1b[31m", '"', "\\", "\u2028", "\u202e", "\x85", "\udcff", ":", "a.py"]
+            ),
+            st.characters(codec=None, exclude_characters="/\x00"),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+    .map("".join)
+    .filter(_fs_name)
+)
+
+
+@contextmanager
+def _named(name: str) -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as base:
+        ws = Path(base) / "ws"
+        ws.mkdir()
+        (ws / name).write_text("needle = 1\n")
+        (ws / "zz.py").write_text("needle = 2\n")
+        yield ws
+
+
+@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(name=names)
+@example(name="evil\nname\x1b[31m.py")
+@example(name='"quoted".py')
+async def test_a_listed_name_is_one_line_and_names_the_file(name: str) -> None:
+    """Found: a file named 'evil\\nname.py' was listed by glob, grep and a folder's read as two made-up
+    names, neither of which the model could open. A name that is not all printable is listed as a JSON
+    string, one a line; sent back as the path, it opens the file."""
+    with _named(name) as ws:
+        ctx = _ctx(ws)
+        listed = (await GlobTool().run({"pattern": "*"}, ctx)).content.splitlines()
+        assert sorted(map(_decoded, listed)) == sorted([name, "zz.py"])
+        folder = (await FileReadTool().run({"paths": ["."]}, ctx)).content.splitlines()[1:]
+        assert sorted(map(_decoded, folder)) == sorted([name, "zz.py"])
+        hits = (await GrepTool().run({"pattern": "needle"}, ctx)).content.splitlines()
+        assert len(hits) == 2
+        shown = next(h for h in hits if not h.startswith("zz.py:"))
+        sent_back = _decoded(shown[: -len(":1:needle = 1")])
+        assert sent_back == name
+        read = await FileReadTool().run({"paths": [sent_back]}, ctx)
+        assert read.content.endswith("1\tneedle = 1")
+
+
+# -- read-only commands that would wait --------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+@pytest.mark.parametrize("name", sorted(READ_ONLY - {"ls", "pwd", "echo", "find"}))
+def test_a_read_only_command_naming_a_fifo_or_socket_asks(name: str, kind: str, workspace: Path) -> None:
+    """Found: 'cat main.py', main.py a FIFO a cloned repository holds, ran unasked and waited for a
+    writer until the command's time limit (120 s), every time the model looked at the file."""
+    _make(kind, workspace / "main.py", workspace)
+    rules = CommandRules()
+    assert rules.assess(f"{name} hello.py", workspace).read_only
+    assert not rules.assess(f"{name} main.py", workspace).allowed
+    assert not rules.assess(f"{name} hello.py ./sub/../main.py", workspace).allowed
+    assert rules.assess("ls main.py", workspace).read_only  # a listing opens nothing
+
+
+async def test_cat_of_a_fifo_is_declined_not_waited_on_with_no_one_to_ask(workspace: Path) -> None:
+    os.mkfifo(workspace / "main.py")
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), bash_timeout=600)
+    res = await BashTool().run({"command": "cat main.py"}, ctx)
+    assert res.is_error and res.meta.get("declined")
+
+
+# -- a written file that grew -----------------------------------------------------------------------------
+async def test_a_file_read_again_after_a_compaction_is_bounded(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """Found: after a compaction the files the agent wrote are read again whole, on the event loop; one a
+    command's output went to ('python gen.py > data.csv') may be gigabytes. It is now read through the
+    tools' bounded reader: a regular file inside the workspace, at most REREAD_MAX_BYTES."""
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "echo small > small.txt; echo x > big.txt"})]))
+    emulator.enqueue(Reply(text="done"))
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    try:
+        await collect(agent, "write them")
+        with open(workspace / "big.txt", "ab") as f:
+            f.truncate(REREAD_MAX_BYTES + 1)
+        read = agent.session._read_for_reread
+        assert read("small.txt") == "small\n"
+        assert read("big.txt") is None
+        report = await agent.compact_now()
+        assert report is not None
+        emulator.enqueue(Reply(text="after"))
+        await collect(agent, "next")
+        sent = json.dumps(emulator.requests[-1].body)
+        assert "small.txt" in sent and not emulator.rejected
+    finally:
+        await agent.close()
+
+
+# -- a command that eats memory ---------------------------------------------------------------------------
+async def test_a_tool_command_and_its_children_go_first_when_memory_runs_out(workspace: Path) -> None:
+    """There is no memory limit per command; a command that allocates without end is the one the kernel
+    kills (oom_score_adj 1000, inherited), not myrm. Not run for real here: it would take the machine's
+    memory from every other process on it."""
+    res = await BashTool().run(
+        {"command": "cat /proc/self/oom_score_adj; bash -c 'cat /proc/self/oom_score_adj'"}, _ctx(workspace)
+    )
+    assert res.content.split("<output>\n")[1].split() == ["1000", "1000", "</output>"]
+    with open("/proc/self/oom_score_adj") as f:
+        assert f.read().strip() != "1000"  # myrm's own is left as it was
