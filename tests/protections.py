@@ -2580,6 +2580,27 @@ MUTANTS = (
         (f"{W}::test_a_file_read_again_after_a_compaction_is_bounded",),
     ),
     Mutant(
+        "a command that ended is not waited on for what it left running (redteam3)",
+        "a-command-that-ended-is-not-waited",
+        "            if left <= OUTPUT_GRACE:",
+        "            if True:",
+        (f"{W}::test_a_command_that_ended_is_not_held_by_what_it_left_running",),
+    ),
+    Mutant(
+        "what holds an ended command's output is stopped, its session too (redteam3)",
+        "what-holds-an-ended-commands-output-is",
+        "            _kill_holders(proc)",
+        "            pass",
+        (f"{W}::test_a_command_that_ended_is_not_held_by_what_it_left_running",),
+    ),
+    Mutant(
+        "history_search echoes a bounded query in a miss (redteam3)",
+        "history-search-echoes-a-bounded-query",
+        'shown = query if len(query) <= SHOWN_QUERY else query[:SHOWN_QUERY] + "…"',
+        "shown = query",
+        ("tests/store/test_history_hostile.py::test_the_tools_answer_to_any_query_is_bounded",),
+    ),
+    Mutant(
         "tool processes go first when memory runs out (redteam3)",
         "tool-processes-go-first-when-memory-runs-out",
         'OOM_FIRST = "{{ echo 1000 >/proc/self/oom_score_adj; }} 2>/dev/null; "',

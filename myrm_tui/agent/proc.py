@@ -131,6 +131,41 @@ def _kill_sessions(sessions: set[int], spare: int = 0) -> None:
                 os.kill(int(entry), signal.SIGKILL)
 
 
+def holders_of(fd: int) -> list[int]:
+    """Every process but this one that holds the pipe ``fd`` is an end of (by its ``/proc`` fd links)."""
+    try:
+        want = f"pipe:[{os.fstat(fd).st_ino}]"
+    except OSError:
+        return []
+    out = []
+    for entry in _pids():
+        if int(entry) == os.getpid():
+            continue
+        try:
+            links = os.listdir(f"/proc/{entry}/fd")
+        except OSError:
+            continue
+        for n in links:
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{entry}/fd/{n}") == want:
+                    out.append(int(entry))
+                    break
+    return out
+
+
+def _kill_holders(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL whatever still holds ``proc``'s output, and the sessions those lead (``setsid cmd &``
+    left the command's group)."""
+    pipe = getattr(getattr(proc.stdout, "_transport", None), "get_extra_info", lambda _: None)("pipe")
+    if pipe is None:
+        return
+    pids = holders_of(pipe.fileno())
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    _kill_sessions({pid for pid in pids if (st := _proc_stat(pid)) is not None and st[1] == pid}, os.getpid())
+
+
 def become_subreaper() -> bool:
     """Make this process the child subreaper of its descendants (Linux); False where that is not to be had."""
     try:
@@ -334,6 +369,31 @@ def _close_pipes(proc: asyncio.subprocess.Process) -> None:
         transport.close()
 
 
+def _exit_of(proc: asyncio.subprocess.Process) -> asyncio.Future[Any]:
+    """Done once ``proc`` itself has exited, though what it started may hold its output open: Python
+    3.11's ``wait()`` also waits for every pipe to close (3.12 does not)."""
+    done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    if proc.returncode is not None:
+        done.set_result(None)
+        return done
+    protocol = getattr(getattr(proc, "_transport", None), "_protocol", None)  # no public hook for the exit
+    if protocol is None:  # an asyncio without it: the output's end stands for the exit, as before
+        return asyncio.ensure_future(proc.wait())
+    told = protocol.process_exited
+
+    def exited() -> None:
+        told()
+        if not done.done():
+            done.set_result(None)
+
+    protocol.process_exited = exited
+    return done
+
+
+# Seconds a command's output may stay open after the command ended (what it started finishing its writes).
+OUTPUT_GRACE = 2.0
+
+
 @dataclass
 class Captured:
     """A finished command: ``text`` is what was kept (decoded), ``full`` the whole stream when more was
@@ -345,6 +405,9 @@ class Captured:
     total: int  # bytes written by the command
     code: int  # 124 after a timeout, like coreutils' timeout
     timed_out: bool
+    # The command ended, and a process it left running held its output open past ``OUTPUT_GRACE``: the
+    # command's group and every process holding the output were stopped.
+    held: bool = False
 
 
 @contextlib.contextmanager
@@ -426,17 +489,37 @@ async def _run_captured(
                 del tail[:-LIVE_TAIL]
                 on_output(tail.decode("utf-8", errors="replace"))
 
+    exited = _exit_of(proc)
     gathered = asyncio.gather(feed(), pump(), proc.wait())
     # Cancelled by Esc, the gather ends with its children's CancelledError: read it, or asyncio logs
     # "exception was never retrieved" with a traceback.
     gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
+    loop = asyncio.get_running_loop()
+    ends = loop.time() + timeout
+    held = False
     try:
-        await within(gathered, timeout)
+        await within(asyncio.shield(exited), timeout)
+        left = ends - loop.time()
+        try:
+            await within(asyncio.shield(gathered), min(OUTPUT_GRACE, max(left, 0.0)))
+        except TimeoutError:
+            # The command ended and something it started holds its output open ('server &',
+            # 'setsid x &'): it waited for that to end, the whole time limit, and lost the exit status.
+            # guard: a-command-that-ended-is-not-waited
+            if left <= OUTPUT_GRACE:
+                raise
+            held = True
+            gathered.cancel()
+            kill_group(proc.pid)
+            # guard: what-holds-an-ended-commands-output-is
+            _kill_holders(proc)
     except TimeoutError:
         timed_out = True
+        gathered.cancel()
         kill_group(proc.pid)
         await proc.wait()
     except BaseException:  # cancelled (Esc) or failed: the command must not run on unseen
+        gathered.cancel()
         kill_group(proc.pid)
         raise
     finally:  # ended or killed: the group is no longer the watcher's concern, what it left behind is
@@ -446,7 +529,7 @@ async def _run_captured(
     text, label = decode_output(bytes(kept))
     full = decode_output(bytes(spill))[0] if total > len(kept) else None
     code = 124 if timed_out else (proc.returncode if proc.returncode is not None else -1)
-    return Captured(text, label, full, total, code, timed_out)
+    return Captured(text, label, full, total, code, timed_out, held)
 
 
 @dataclass

@@ -105,6 +105,11 @@ class BashTool:
             )
         if out.timed_out:
             notes.append(f"[killed after {timeout:.0f} s timeout]")
+        if out.held:
+            notes.append(
+                "[the command ended, but a process it started ('… &') kept its output open; it was stopped. "
+                "Start servers and watchers with run_in_background]"
+            )
         body = "\n".join([*notes, out.text]) if notes else out.text
         return ToolResult(
             f"<returncode>{out.code}</returncode>\n<output>\n{body}</output>",

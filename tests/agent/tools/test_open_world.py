@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import socket
 import tempfile
@@ -274,3 +275,64 @@ async def test_a_tool_command_and_its_children_go_first_when_memory_runs_out(wor
     assert res.content.split("<output>\n")[1].split() == ["1000", "1000", "</output>"]
     with open("/proc/self/oom_score_adj") as f:
         assert f.read().strip() != "1000"  # myrm's own is left as it was
+
+
+# -- a command that left something running -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        "(sleep 371 &); echo hi",
+        "setsid sleep 371 & echo hi",
+        "setsid bash -c 'sleep 371 & wait' & echo hi",
+        "nohup sleep 371 & echo hi",
+    ],
+)
+async def test_a_command_that_ended_is_not_held_by_what_it_left_running(
+    command: str, workspace: Path
+) -> None:
+    """Found: 'python -m http.server &' (or 'setsid x &') kept the command's output open, so the call
+    waited the whole time limit and answered 'exit 124, killed after the timeout' for a command that had
+    ended at once. Once the command's own process ends, its output gets OUTPUT_GRACE seconds; then what
+    holds it is stopped (its group, and the session of one that left it) and the real exit status is
+    told, with a note."""
+    res = await BashTool().run({"command": command, "timeout": 60}, _ctx(workspace))
+    assert res.meta["exit_code"] == 0, res.content
+    assert "hi" in res.content and "kept its output open; it was stopped" in res.content
+    assert _ended(_left_running("sleep", "371"))
+
+
+def _ended(pids: list[int], timeout: float = 10.0) -> bool:
+    """Each of ``pids`` has ended, or ends within ``timeout`` (a SIGKILL is delivered when the process is
+    next scheduled: on a loaded machine it may still show as running an instant after the kill)."""
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            if not select.select([fd], [], [], timeout)[0]:
+                return False
+        finally:
+            os.close(fd)
+    return True
+
+
+def _left_running(*argv: str) -> list[int]:
+    """Live processes running ``argv`` that this process's tools started (they carry its owner mark)."""
+    from myrm_tui.agent.proc import OWNER_ENV, REAPER
+
+    mark, want = f"{OWNER_ENV}={REAPER.tag}".encode(), [a.encode() for a in argv]
+    out = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")[: len(want)]
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if cmd == want and state != b"Z" and mark in env:
+            out.append(int(pid))
+    return out
