@@ -79,3 +79,35 @@ async def test_an_index_the_store_cannot_read_is_one_tool_error(tmp_path: Path, 
             await HistorySearchTool().run({"query": "anything"}, ctx)
     finally:
         await store.close()
+
+
+@settings(QUERY_SETTINGS, max_examples=30)
+@given(query=queries)
+@example(query="x" * 5_000_000)
+async def test_the_tools_answer_to_any_query_is_bounded(query: str) -> None:
+    """Found: a 5 MB query missed, and the miss echoed it whole into the history (and the next request).
+    Whatever the query, the tool's answer is one of its bounded forms."""
+    from myrm_tui.agent.tools.base import ToolContext, ToolError
+    from myrm_tui.agent.tools.history import MAX_CHARS, SHOWN_QUERY, HistorySearchTool
+    from myrm_tui.context.vault import ArtifactVault
+
+    with tempfile.TemporaryDirectory() as base:
+        store = await Store.open(Path(base) / "h.db")
+        try:
+            s = await store.create_session()
+            await store.append_message(s.id, Message(role="user", content="hello world " + "x" * 9_000))
+
+            async def search(q: str, limit: int) -> list[object]:
+                return list(await store.search_history(s.id, q, limit))
+
+            ctx = ToolContext(workspace=Path(base), vault=ArtifactVault(s.id), history=search)  # type: ignore[arg-type]
+            try:
+                res = await HistorySearchTool().run({"query": query}, ctx)
+            except ToolError as exc:
+                assert str(exc) == "query is required"
+                return
+            # a character shown by repr takes at most 10 (\U0002ebe1)
+            limit = 10 * SHOWN_QUERY + 60 if res.content.startswith("no match") else MAX_CHARS + 400
+            assert len(res.content) <= limit
+        finally:
+            await store.close()

@@ -17,6 +17,8 @@ DEFAULT_HITS = 5
 MAX_HITS = 8
 # A hit is a pointer line and three cut lines (about 150 tokens): the answer stays under ~800 tokens.
 MAX_CHARS = 3_200
+# A query is echoed in a miss up to this (a model sent 5 MB: the miss carried it all into the history).
+SHOWN_QUERY = 200
 
 
 class HistorySearchTool:
@@ -51,7 +53,9 @@ class HistorySearchTool:
             log.exception("history_search failed on %r", query[:200])
             raise ToolError(f"history_search could not run this query ({exc}); try plain words") from None
         if not hits:
-            return ToolResult(f"no match for {query!r} in this session's history")
+            # guard: history-search-echoes-a-bounded-query
+            shown = query if len(query) <= SHOWN_QUERY else query[:SHOWN_QUERY] + "…"
+            return ToolResult(f"no match for {shown!r} in this session's history")
         out: list[str] = []
         size = 0
         for h in hits:
