@@ -2601,6 +2601,27 @@ MUTANTS = (
         ("tests/store/test_history_hostile.py::test_the_tools_answer_to_any_query_is_bounded",),
     ),
     Mutant(
+        "a command bash cannot receive is one line (redteam3)",
+        "a-command-bash-cannot-receive-is-one",
+        '    if "\\x00" in command:',
+        "    if False:",
+        (f"{W}::test_any_command_text_runs_or_is_one_line_never_a_tool_bug",),
+    ),
+    Mutant(
+        "a command over the kernel's argument limit is one line (redteam3)",
+        "a-command-over-the-kernels-limit-is-one",
+        "    if size > MAX_COMMAND_BYTES:",
+        "    if False:",
+        (f"{W}::test_any_command_text_runs_or_is_one_line_never_a_tool_bug",),
+    ),
+    Mutant(
+        "a lone surrogate in a command is parsed (and asks), never raised (redteam3)",
+        "a-lone-surrogate-in-a-command-asks",
+        'command.encode("utf-8", "surrogatepass")',
+        "command.encode()",
+        (f"{W}::test_any_command_text_runs_or_is_one_line_never_a_tool_bug",),
+    ),
+    Mutant(
         "tool processes go first when memory runs out (redteam3)",
         "tool-processes-go-first-when-memory-runs-out",
         'OOM_FIRST = "{{ echo 1000 >/proc/self/oom_score_adj; }} 2>/dev/null; "',

@@ -524,7 +524,9 @@ class CommandRules:
 
 def parse_command(command: str, workspace: Path) -> Assessment:
     """The simple commands of ``command`` and what keeps each from running unasked (no rules applied)."""
-    walker = _Walker(command.encode(), workspace.resolve())
+    # A lone surrogate (JSON's "\udcff") encodes too: it is no printable character, so the command asks.
+    # guard: a-lone-surrogate-in-a-command-asks
+    walker = _Walker(command.encode("utf-8", "surrogatepass"), workspace.resolve())
     # bash and the grammar split words differently around these (bash keeps a carriage return in a word,
     # the grammar treats it as a space; a backslash-newline inside a word joins it in bash, splits it here).
     if any(not ch.isprintable() and ch not in "\n\t" for ch in command):

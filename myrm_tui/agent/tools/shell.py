@@ -51,6 +51,31 @@ def plan(ctx: ToolContext, read_only: bool) -> Plan:
     return Plan(Confinement(profile, ctx.workspace.resolve(), env))
 
 
+# The kernel passes one argument of at most 128 KiB to a program (MAX_ARG_STRLEN); the command is one
+# (``bash -c COMMAND``), inside the sandbox wrapper's command line for a background job.
+MAX_COMMAND_BYTES = 120_000
+
+
+def unrunnable(command: str) -> str | None:
+    """Why bash cannot be given ``command`` (the model's text), else None: a NUL byte, a lone surrogate
+    that is no byte of a file name (JSON's ``"\ud800"``), or more bytes than the kernel passes. Each
+    made the call fail as a tool bug (ValueError, UnicodeEncodeError, OSError E2BIG)."""
+    # guard: a-command-bash-cannot-receive-is-one
+    if "\x00" in command:
+        return "the command holds a NUL byte (\\u0000), which no program can receive"
+    try:
+        size = len(command.encode("utf-8", "surrogateescape"))  # \udc80-\udcff: a name's undecodable byte
+    except UnicodeEncodeError as exc:
+        return f"the command holds {command[exc.start]!r}, a lone surrogate that is not text"
+    # guard: a-command-over-the-kernels-limit-is-one
+    if size > MAX_COMMAND_BYTES:
+        return (
+            f"the command is {size:,} bytes; bash is given at most {MAX_COMMAND_BYTES:,}. Write long "
+            "content to a file with file_edit_tool (create=true), then run a short command"
+        )
+    return None
+
+
 class BashTool:
     name = "bash"
     description = (
@@ -72,6 +97,9 @@ class BashTool:
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             raise ToolError("command must be a non-empty string")
+        problem = unrunnable(command)
+        if problem:  # said before anyone is asked about it
+            raise ToolError(problem)
         workspace_root(ctx.workspace)  # gone: nothing to ask about, nothing to run
         how = await self._approved(command, ctx)
         if how is None:

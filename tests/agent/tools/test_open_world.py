@@ -27,7 +27,7 @@ from myrm_tui.agent.session import REREAD_MAX_BYTES
 from myrm_tui.agent.tools import ToolContext, ToolError
 from myrm_tui.agent.tools.files import FileEditTool, FileReadTool
 from myrm_tui.agent.tools.search import MAX_GREP_BYTES, GlobTool, GrepTool
-from myrm_tui.agent.tools.shell import BashTool
+from myrm_tui.agent.tools.shell import MAX_COMMAND_BYTES, BashTool, unrunnable
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -336,3 +336,33 @@ def _left_running(*argv: str) -> list[int]:
         if cmd == want and state != b"Z" and mark in env:
             out.append(int(pid))
     return out
+
+
+# -- command text bash cannot receive ----------------------------------------------------------------------
+@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=st.text(st.characters(codec=None, exclude_characters="'"), max_size=20),
+    pad=st.sampled_from([0, 1_000, MAX_COMMAND_BYTES - 40, MAX_COMMAND_BYTES + 1, 140_000]),
+)
+@example(text="a\x00b", pad=0)
+@example(text="\ud800", pad=0)
+@example(text="\udcff", pad=0)
+@example(text="", pad=140_000)
+async def test_any_command_text_runs_or_is_one_line_never_a_tool_bug(text: str, pad: int) -> None:
+    """Found: a command holding a NUL byte failed with ValueError, a lone surrogate (JSON's "\\ud800") with
+    UnicodeEncodeError in the permission check, and one over 128 KiB with 'OSError: Argument list too
+    long' (a heredoc of a big file): each a tool bug. Now it runs, or is one line saying why it cannot,
+    before anyone is asked. The text sits in single quotes after ':' (bash runs nothing of it)."""
+    command = f": '{text}{'y' * pad}'"
+    with tempfile.TemporaryDirectory() as ws:
+        for auto in (True, False):
+            ctx = ToolContext(
+                workspace=Path(ws), vault=ArtifactVault("s"), auto_approve=auto, bash_timeout=30
+            )
+            try:
+                res = await BashTool().run({"command": command}, ctx)
+            except ToolError as exc:
+                assert "\n" not in str(exc) and unrunnable(command) == str(exc)
+                continue
+            assert unrunnable(command) is None
+            assert res.meta.get("exit_code") == 0 if auto else res.meta.get("declined")
