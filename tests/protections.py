@@ -2622,6 +2622,13 @@ MUTANTS = (
         (f"{W}::test_any_command_text_runs_or_is_one_line_never_a_tool_bug",),
     ),
     Mutant(
+        "an edit never rewrites the bytes of a file that is not UTF-8 (redteam3)",
+        "an-edit-never-rewrites-bytes-that-are",
+        'return data.decode("utf-8")',
+        'return data.decode("utf-8", errors="replace")',
+        (f"{W}::test_an_edit_changes_only_what_it_replaces_or_nothing",),
+    ),
+    Mutant(
         "tool processes go first when memory runs out (redteam3)",
         "tool-processes-go-first-when-memory-runs-out",
         'OOM_FIRST = "{{ echo 1000 >/proc/self/oom_score_adj; }} 2>/dev/null; "',

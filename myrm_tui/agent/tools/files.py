@@ -193,9 +193,7 @@ class FileEditTool:
         text = (
             shown
             if shown is not None
-            else (await asyncio.to_thread(read_regular, full, path, MAX_FILE_BYTES)).decode(
-                "utf-8", errors="replace"
-            )
+            else utf8_text(await asyncio.to_thread(read_regular, full, path, MAX_FILE_BYTES), path)
         )
         warning = ""
         if ctx.integrity.changed_since_read(path, text):
@@ -290,6 +288,20 @@ def _load(full: Path, shown: str) -> str | bytes:
         names = sorted(listed_name(p.name) + ("/" if p.is_dir() else "") for p in full.iterdir())
         return f"==> {shown} (directory)\n" + "\n".join(names[:500])
     return read_regular(full, shown, MAX_FILE_BYTES)
+
+
+def utf8_text(data: bytes, shown: str) -> str:
+    """``data`` as the text an edit rewrites, or a ``ToolError`` when it is not UTF-8: decoded with
+    replacements and written back, every other byte that is not UTF-8 (a Latin-1 comment, an image)
+    would become U+FFFD, the file silently changed beyond the edit."""
+    try:
+        # guard: an-edit-never-rewrites-bytes-that-are
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            f"{shown} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}): an edit "
+            "would change its other bytes too; change it with a shell command (sed, iconv) instead"
+        ) from None
 
 
 def write_atomic(full: Path, text: str) -> None:

@@ -366,3 +366,28 @@ async def test_any_command_text_runs_or_is_one_line_never_a_tool_bug(text: str, 
                 continue
             assert unrunnable(command) is None
             assert res.meta.get("exit_code") == 0 if auto else res.meta.get("declined")
+
+
+# -- an edit of a file that is not UTF-8 -------------------------------------------------------------------
+@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(before=st.binary(max_size=40), after=st.binary(max_size=40))
+@example(before=b"# caf\xe9 cr\xe8me\n", after=b"\r\n")
+@example(before=b"\x89PNG\r\n\x1a\n\x00", after=b"\xff\xfe\x00")
+async def test_an_edit_changes_only_what_it_replaces_or_nothing(before: bytes, after: bytes) -> None:
+    """Found: editing a file that is not UTF-8 (a Latin-1 comment 'caf\\xe9', an image) rewrote every byte
+    that is not UTF-8 as U+FFFD and said 'edited: 1 replacement'. The file now changes by exactly the
+    replacement, byte for byte, or not at all (one line saying why)."""
+    data = before + b"needle" + after
+    with tempfile.TemporaryDirectory() as ws:
+        target = Path(ws) / "f.py"
+        target.write_bytes(data)
+        try:
+            await FileEditTool().run(
+                {"path": "f.py", "old_string": "needle", "new_string": "pin", "replace_all": True},
+                _ctx(Path(ws)),
+            )
+        except ToolError as exc:
+            assert "\n" not in str(exc)
+            assert target.read_bytes() == data
+            return
+        assert target.read_bytes() == data.replace(b"needle", b"pin")
