@@ -2629,6 +2629,13 @@ MUTANTS = (
         (f"{W}::test_an_edit_changes_only_what_it_replaces_or_nothing",),
     ),
     Mutant(
+        "a read of many paths stops once its answer is full (redteam3)",
+        "a-read-stops-once-its-answer-is-full",
+        "if size > MAX_READ_CHARS or _image_bytes(images) > MAX_IMAGE_BYTES:",
+        "if False:",
+        (f"{W}::test_a_read_of_many_paths_stops_once_its_answer_is_full",),
+    ),
+    Mutant(
         "tool processes go first when memory runs out (redteam3)",
         "tool-processes-go-first-when-memory-runs-out",
         'OOM_FIRST = "{{ echo 1000 >/proc/self/oom_score_adj; }} 2>/dev/null; "',

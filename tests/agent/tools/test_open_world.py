@@ -391,3 +391,47 @@ async def test_an_edit_changes_only_what_it_replaces_or_nothing(before: bytes, a
             assert target.read_bytes() == data
             return
         assert target.read_bytes() == data.replace(b"needle", b"pin")
+
+
+# -- one read of many paths --------------------------------------------------------------------------------
+@settings(deadline=None, max_examples=20, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    names=st.lists(st.sampled_from(["big.txt", "small.py", "pic.png", "none.py"]), min_size=1, max_size=300),
+)
+@example(names=["big.txt"] * 300)
+@example(names=["pic.png"] * 300)
+async def test_a_read_of_many_paths_stops_once_its_answer_is_full(names: list[str]) -> None:
+    """Found: file_read_tool given the same 19 MB file 30 times read it 30 times, kept every copy and
+    numbered each on the event loop: 1.3 GB and 14 s (300 times would end myrm for lack of memory). A call
+    now reads paths until its answer holds MAX_READ_CHARS of text or MAX_IMAGE_BYTES of images, and says
+    how many it left unread."""
+    from myrm_tui.agent.images import MAX_IMAGE_BYTES
+    from myrm_tui.agent.tools.files import MAX_READ_CHARS
+
+    with tempfile.TemporaryDirectory() as base:
+        ws = Path(base)
+        (ws / "big.txt").write_text(("x" * 79 + "\n") * 5_000)  # 400 KB: one fills an answer
+        (ws / "small.py").write_text("y = 1\n")
+        (ws / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 3_000_000)
+        read: list[str] = []
+        tool = FileReadTool()
+        real = tool._read_one
+
+        async def counted(path: str, *rest: Any) -> str:
+            read.append(path)
+            return await real(path, *rest)
+
+        tool._read_one = counted  # type: ignore[method-assign,assignment]
+        try:
+            res = await tool.run({"paths": names}, _ctx(ws))
+        except ToolError:
+            assert names[0] == "none.py" or "none.py" in names
+            return
+        text_read = sum(5_000 * 86 if n == "big.txt" else 20 for n in read[:-1])
+        images_read = sum(3_000_008 for n in read[:-1] if n == "pic.png")
+        assert text_read <= MAX_READ_CHARS + 100 and images_read <= MAX_IMAGE_BYTES  # all but the last fit
+        if len(read) < len(names):
+            unread = len(names) - len(read)
+            assert res.content.endswith(
+                f"[{unread:,} more path(s) not read: this answer is full; read them in another call]"
+            )
