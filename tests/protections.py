@@ -2636,6 +2636,13 @@ MUTANTS = (
         (f"{W}::test_a_read_of_many_paths_stops_once_its_answer_is_full",),
     ),
     Mutant(
+        "an edit cannot grow a file past what a file tool reads (redteam3)",
+        "an-edit-cannot-grow-a-file-past-the",
+        "        if grown > MAX_FILE_BYTES:",
+        "        if False:",
+        (f"{W}::test_an_edit_never_grows_a_file_past_what_a_file_tool_reads",),
+    ),
+    Mutant(
         "tool processes go first when memory runs out (redteam3)",
         "tool-processes-go-first-when-memory-runs-out",
         'OOM_FIRST = "{{ echo 1000 >/proc/self/oom_score_adj; }} 2>/dev/null; "',

@@ -218,6 +218,14 @@ class FileEditTool:
             raise ToolError(
                 f"old_string occurs {count} times in {path}; add context to make it unique or set replace_all"
             )
+        # A short old_string in every line and a long new_string: gigabytes built in memory, then written.
+        grown = len(text) + (count if args.get("replace_all") else 1) * (len(new) - len(old))
+        # guard: an-edit-cannot-grow-a-file-past-the
+        if grown > MAX_FILE_BYTES:
+            raise ToolError(
+                f"this edit would make {path} {grown:,} characters, over the {MAX_FILE_BYTES:,} a file "
+                "tool reads; make it in smaller steps"
+            )
         updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
         diff = file_diff(path, text, updated)
         if not await self._approved(path, full, diff, ctx):

@@ -435,3 +435,26 @@ async def test_a_read_of_many_paths_stops_once_its_answer_is_full(names: list[st
             assert res.content.endswith(
                 f"[{unread:,} more path(s) not read: this answer is full; read them in another call]"
             )
+
+
+@settings(deadline=None, max_examples=20, suppress_health_check=[HealthCheck.too_slow])
+@given(count=st.integers(1, 3_000), new_size=st.sampled_from([1, 100, 7_000, 25_000]))
+@example(count=3_000, new_size=25_000)
+async def test_an_edit_never_grows_a_file_past_what_a_file_tool_reads(count: int, new_size: int) -> None:
+    """Found: replace_all of a one-letter old_string with a long new_string built the whole result in
+    memory (3,000 x 25 KB: 75 MB; every line of a 20 MB file: gigabytes) and wrote it. An edit whose
+    result would pass MAX_FILE_BYTES is one line; the file is unchanged."""
+    from myrm_tui.agent.tools.files import MAX_FILE_BYTES
+
+    with tempfile.TemporaryDirectory() as base:
+        f = Path(base) / "f.txt"
+        f.write_text("e\n" * count)
+        args = {"path": "f.txt", "old_string": "e", "new_string": "n" * new_size, "replace_all": True}
+        grown = 2 * count + count * (new_size - 1)
+        if grown > MAX_FILE_BYTES:
+            with pytest.raises(ToolError, match="over the 20,000,000 a file tool reads"):
+                await FileEditTool().run(args, _ctx(Path(base)))
+            assert f.read_text() == "e\n" * count
+        else:
+            await FileEditTool().run(args, _ctx(Path(base)))
+            assert f.stat().st_size == grown
