@@ -2643,6 +2643,13 @@ MUTANTS = (
         (f"{W}::test_an_edit_never_grows_a_file_past_what_a_file_tool_reads",),
     ),
     Mutant(
+        "a tool call without a name but with arguments is answered (redteam3)",
+        "a-call-without-a-name-is-answered",
+        'if not c.name and c.arguments.strip() in ("", "{}"):',
+        "if not c.name:",
+        ("tests/flows/test_poisons.py::test_a_call_without_a_name_is_answered_and_the_turn_goes_on",),
+    ),
+    Mutant(
         "tool processes go first when memory runs out (redteam3)",
         "tool-processes-go-first-when-memory-runs-out",
         'OOM_FIRST = "{{ echo 1000 >/proc/self/oom_score_adj; }} 2>/dev/null; "',

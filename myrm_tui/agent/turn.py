@@ -107,15 +107,18 @@ class _Partial:
 def checked_calls(calls: tuple[ToolCall, ...]) -> tuple[tuple[ToolCall, ...], dict[ToolCall, str]]:
     """A reply's tool calls made safe to store and send again, before anything runs.
 
-    A call without a name is dropped; a name a provider would reject (``functions.bash``,
-    ``../../bin/sh``) is stored under a valid stand-in, and the call is returned in the second value
-    with the name it came with (it gets an error result naming it); a repeated or empty id gets a
-    unique one, so each call gets its own result."""
+    An empty call (no name, no arguments: a stray fragment) is dropped; a name a provider would reject
+    (``functions.bash``, ``../../bin/sh``, none with arguments) is stored under a valid stand-in, and the
+    call is returned in the second value with the name it came with (it gets an error result naming it);
+    a repeated or empty id gets a unique one, so each call gets its own result."""
     out: list[ToolCall] = []
     invalid: dict[ToolCall, str] = {}
     seen: set[str] = set()
     for k, c in enumerate(calls):
-        if not c.name:
+        # A call with arguments and no name was dropped too: a reply of only such calls ended the turn
+        # with no answer, no error and exit code 0.
+        # guard: a-call-without-a-name-is-answered
+        if not c.name and c.arguments.strip() in ("", "{}"):
             continue
         cid = c.id or f"call_{k}"
         # guard: duplicate-tool-call-ids-made-unique

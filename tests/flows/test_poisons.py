@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from myrm_tui.agent.events import TurnFailed
+from myrm_tui.agent.events import TextChunk, ToolFinished, TurnFailed
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.steps.normalize import TOOL_NAME
 from myrm_tui.context.summary import fields as summary_model
@@ -42,6 +42,24 @@ async def test_a_bad_tool_name_gets_an_error_naming_it_and_later_requests_stay_v
     # Nothing a provider would reject was stored, either.
     stored = await store.load_messages(agent.session.session_id)
     assert all(TOOL_NAME.match(c.name) for m in stored for c in m.tool_calls)
+
+
+async def test_a_call_without_a_name_is_answered_and_the_turn_goes_on(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """Found (redteam3): a reply whose one tool call had arguments and an empty name (a local server's
+    broken grammar) ended the turn with no answer, no error and, in myrm ask, exit code 0. The call now
+    gets the invalid-name error and the model its next step."""
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    emulator.enqueue(Reply(tool_calls=[("", {"command": "ls"})]), Reply(text="Named it now."))
+    events = await collect(agent, "list the files")
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    results = [e.message.text for e in events if isinstance(e, ToolFinished)]
+    assert len(results) == 1 and results[0].startswith("Error: invalid tool name ''")
+    assert any(isinstance(e, TextChunk) and "Named it now." in e.text for e in events)
+    emulator.enqueue(Reply(text="Still here."))
+    await collect(agent, "and now?")
+    assert emulator.rejected == []
 
 
 async def test_two_calls_sharing_one_id_each_get_their_own_result(
