@@ -2601,18 +2601,24 @@ MUTANTS = (
         ("tests/store/test_history_hostile.py::test_the_tools_answer_to_any_query_is_bounded",),
     ),
     Mutant(
-        "a command bash cannot receive is one line (redteam3)",
-        "a-command-bash-cannot-receive-is-one",
-        '    if "\\x00" in command:',
+        "a command or pattern no program can receive is one line (redteam3)",
+        "a-text-no-program-can-receive-is-one",
+        '    if "\\x00" in text:',
         "    if False:",
-        (f"{W}::test_any_command_text_runs_or_is_one_line_never_a_tool_bug",),
+        (
+            f"{W}::test_any_command_text_runs_or_is_one_line_never_a_tool_bug",
+            f"{W}::test_any_grep_pattern_is_searched_or_one_line_never_a_tool_bug",
+        ),
     ),
     Mutant(
-        "a command over the kernel's argument limit is one line (redteam3)",
-        "a-command-over-the-kernels-limit-is-one",
-        "    if size > MAX_COMMAND_BYTES:",
+        "a command or pattern over the kernel's argument limit is one line (redteam3)",
+        "a-text-over-the-kernels-limit-is-one",
+        "    if size > MAX_ARGUMENT_BYTES:",
         "    if False:",
-        (f"{W}::test_any_command_text_runs_or_is_one_line_never_a_tool_bug",),
+        (
+            f"{W}::test_any_command_text_runs_or_is_one_line_never_a_tool_bug",
+            f"{W}::test_any_grep_pattern_is_searched_or_one_line_never_a_tool_bug",
+        ),
     ),
     Mutant(
         "a lone surrogate in a command is parsed (and asks), never raised (redteam3)",

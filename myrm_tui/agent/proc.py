@@ -360,6 +360,29 @@ async def spawn(
     return proc
 
 
+# The kernel passes one argument of at most 128 KiB to a program (MAX_ARG_STRLEN); a model's text is one
+# (``bash -c COMMAND``, rg's pattern), inside the sandbox wrapper's command line for a background job.
+MAX_ARGUMENT_BYTES = 120_000
+
+
+def unpassable(text: str, what: str) -> str | None:
+    """Why ``text`` (a model's) cannot be one argument of a program, else None: a NUL byte, a lone
+    surrogate that is no byte of a file name (JSON's ``"\ud800"``; ``\udc80``-``\udcff`` stand for one), or
+    more bytes than the kernel passes. Each made the call fail as a tool bug (ValueError,
+    UnicodeEncodeError, OSError E2BIG)."""
+    # guard: a-text-no-program-can-receive-is-one
+    if "\x00" in text:
+        return f"{what} holds a NUL byte (\\u0000), which no program can receive"
+    try:
+        size = len(text.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError as exc:
+        return f"{what} holds {text[exc.start]!r}, a lone surrogate that is not text"
+    # guard: a-text-over-the-kernels-limit-is-one
+    if size > MAX_ARGUMENT_BYTES:
+        return f"{what} is {size:,} bytes; a program is given at most {MAX_ARGUMENT_BYTES:,}"
+    return None
+
+
 def _close_pipes(proc: asyncio.subprocess.Process) -> None:
     """Close the child's pipes now. A process it started outside its group (``setsid cmd &`` in a hook)
     may hold stdout open after the group is gone; left to the garbage collector, the transport would

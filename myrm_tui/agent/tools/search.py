@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from myrm_tui.agent.proc import Listed, run_lines
+from myrm_tui.agent.proc import Listed, run_lines, unpassable
 from myrm_tui.agent.tools.base import (
     ToolContext,
     ToolError,
@@ -274,6 +274,9 @@ class GrepTool:
         rx = str(args.get("pattern", ""))
         if not rx:
             raise ToolError("pattern is required")
+        problem = unpassable(rx, "the pattern")
+        if problem:
+            raise ToolError(problem)
         deadline = time.monotonic() + SEARCH_TIMEOUT
         root = workspace_root(ctx.workspace)
         base = resolve_in_workspace(root, str(args.get("path") or "."))

@@ -25,6 +25,7 @@ from myrm_tui.agent.proc import (  # noqa: F401  (re-exported: their old home)
     Captured,
     kill_group,
     run_captured,
+    unpassable,
 )
 from myrm_tui.agent.sandbox import Confinement, no_sandbox_reason, profile_for
 from myrm_tui.agent.sandbox_exec import DENIED
@@ -51,29 +52,12 @@ def plan(ctx: ToolContext, read_only: bool) -> Plan:
     return Plan(Confinement(profile, ctx.workspace.resolve(), env))
 
 
-# The kernel passes one argument of at most 128 KiB to a program (MAX_ARG_STRLEN); the command is one
-# (``bash -c COMMAND``), inside the sandbox wrapper's command line for a background job.
-MAX_COMMAND_BYTES = 120_000
-
-
 def unrunnable(command: str) -> str | None:
-    """Why bash cannot be given ``command`` (the model's text), else None: a NUL byte, a lone surrogate
-    that is no byte of a file name (JSON's ``"\ud800"``), or more bytes than the kernel passes. Each
-    made the call fail as a tool bug (ValueError, UnicodeEncodeError, OSError E2BIG)."""
-    # guard: a-command-bash-cannot-receive-is-one
-    if "\x00" in command:
-        return "the command holds a NUL byte (\\u0000), which no program can receive"
-    try:
-        size = len(command.encode("utf-8", "surrogateescape"))  # \udc80-\udcff: a name's undecodable byte
-    except UnicodeEncodeError as exc:
-        return f"the command holds {command[exc.start]!r}, a lone surrogate that is not text"
-    # guard: a-command-over-the-kernels-limit-is-one
-    if size > MAX_COMMAND_BYTES:
-        return (
-            f"the command is {size:,} bytes; bash is given at most {MAX_COMMAND_BYTES:,}. Write long "
-            "content to a file with file_edit_tool (create=true), then run a short command"
-        )
-    return None
+    """Why bash cannot be given ``command`` (``bash -c COMMAND``), else None."""
+    problem = unpassable(command, "the command")
+    if problem and problem.startswith("the command is "):  # too long: what to do instead
+        return f"{problem}. Write long content to a file with file_edit_tool (create=true), then run it short"
+    return problem
 
 
 class BashTool:

@@ -23,11 +23,12 @@ from hypothesis import strategies as st
 
 from myrm_tui.agent.events import ToolFinished
 from myrm_tui.agent.permissions import READ_ONLY, CommandRules
+from myrm_tui.agent.proc import MAX_ARGUMENT_BYTES
 from myrm_tui.agent.session import REREAD_MAX_BYTES
 from myrm_tui.agent.tools import ToolContext, ToolError
 from myrm_tui.agent.tools.files import FileEditTool, FileReadTool
 from myrm_tui.agent.tools.search import MAX_GREP_BYTES, GlobTool, GrepTool
-from myrm_tui.agent.tools.shell import MAX_COMMAND_BYTES, BashTool, unrunnable
+from myrm_tui.agent.tools.shell import BashTool, unrunnable
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -342,7 +343,7 @@ def _left_running(*argv: str) -> list[int]:
 @settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(
     text=st.text(st.characters(codec=None, exclude_characters="'"), max_size=20),
-    pad=st.sampled_from([0, 1_000, MAX_COMMAND_BYTES - 40, MAX_COMMAND_BYTES + 1, 140_000]),
+    pad=st.sampled_from([0, 1_000, MAX_ARGUMENT_BYTES - 40, MAX_ARGUMENT_BYTES + 1, 140_000]),
 )
 @example(text="a\x00b", pad=0)
 @example(text="\ud800", pad=0)
@@ -458,3 +459,22 @@ async def test_an_edit_never_grows_a_file_past_what_a_file_tool_reads(count: int
         else:
             await FileEditTool().run(args, _ctx(Path(base)))
             assert f.stat().st_size == grown
+
+
+@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=st.text(st.characters(codec=None), min_size=1, max_size=20),
+    pad=st.sampled_from([0, MAX_ARGUMENT_BYTES + 1]),
+)
+@example(text="a\x00b", pad=0)
+@example(text="\ud800", pad=0)
+async def test_any_grep_pattern_is_searched_or_one_line_never_a_tool_bug(text: str, pad: int) -> None:
+    """Found: a grep pattern holding a NUL byte failed with 'ValueError: embedded null byte', a lone
+    surrogate with UnicodeEncodeError, one over 128 KiB with 'Argument list too long' (rg is given it as
+    an argument)."""
+    with tempfile.TemporaryDirectory() as ws:
+        (Path(ws) / "a.py").write_text("needle\n")
+        try:
+            await GrepTool().run({"pattern": text + "y" * pad}, _ctx(Path(ws)))
+        except ToolError as exc:
+            assert "\n" not in str(exc).split(":\n")[0]
