@@ -2656,6 +2656,16 @@ MUTANTS = (
         ("tests/flows/test_poisons.py::test_a_call_without_a_name_is_answered_and_the_turn_goes_on",),
     ),
     Mutant(
+        "a read-only path through /proc asks (redteam3)",
+        "read-only-paths-through-proc-ask",
+        "        if _through_proc(workspace / a):",
+        "        if False:",
+        (
+            f"{W}::test_a_path_through_proc_is_not_read_unasked",
+            f"{W}::test_a_read_only_word_through_proc_asks",
+        ),
+    ),
+    Mutant(
         "tool processes go first when memory runs out (redteam3)",
         "tool-processes-go-first-when-memory-runs-out",
         'OOM_FIRST = "{{ echo 1000 >/proc/self/oom_score_adj; }} 2>/dev/null; "',

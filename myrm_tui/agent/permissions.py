@@ -889,6 +889,9 @@ def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
             a = a[cut + 1 :] if a[cut] == "=" else a[cut:]
             if not a:
                 continue
+        # guard: read-only-paths-through-proc-ask
+        if _through_proc(workspace / a):
+            return False
         try:
             full = (workspace / a).resolve()  # an absolute `a` replaces the workspace
         except (OSError, RuntimeError, ValueError):
@@ -900,6 +903,34 @@ def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
         if name not in NAMES_ONLY and _special(full):
             return False
     return True
+
+
+# Their links name the reading process's own files (its folder, its descriptors): resolved here they are
+# myrm's, read by the command they are its own (`cat /proc/self/cwd/../x` from a myrm started in a subfolder).
+PROCESS_RELATIVE = ("/proc", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+
+
+def _through_proc(path: Path, hops: int = 0) -> bool:
+    """Whether ``path`` (absolute, unresolved) leads through ``PROCESS_RELATIVE``: by its own words, or by
+    a link on its way (``ws/here -> /proc/self/cwd``). A loop, or a link that cannot be read, counts."""
+    parts = path.parts
+    cur = Path(parts[0])
+    for i, part in enumerate(parts[1:], 1):
+        cur = cur.parent if part == ".." else cur if part == "." else cur / part
+        if any(str(cur) == p or str(cur).startswith(p + "/") for p in PROCESS_RELATIVE):
+            return True
+        if part in (".", ".."):
+            continue
+        try:
+            if not cur.is_symlink():
+                continue
+            target = Path(os.readlink(cur))
+        except (OSError, ValueError):
+            return True
+        if hops >= 40:
+            return True
+        return _through_proc((cur.parent / target).joinpath(*parts[i + 1 :]), hops + 1)
+    return False
 
 
 def _special(full: Path) -> bool:

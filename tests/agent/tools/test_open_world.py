@@ -478,3 +478,36 @@ async def test_any_grep_pattern_is_searched_or_one_line_never_a_tool_bug(text: s
             await GrepTool().run({"pattern": text + "y" * pad}, _ctx(Path(ws)))
         except ToolError as exc:
             assert "\n" not in str(exc).split(":\n")[0]
+
+
+# -- paths whose meaning depends on the process ------------------------------------------------------------
+async def test_a_path_through_proc_is_not_read_unasked(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found: the read-only check resolves a command's paths in myrm, where /proc/self/cwd is myrm's own
+    folder; the command resolves it in its own, the workspace. With myrm started in a subfolder of the
+    workspace, 'cat /proc/self/cwd/../secret.txt' was checked as the workspace's file and read the one
+    beside the workspace, unasked. A path through /proc, /dev/fd or /dev/std*, by its words or by a link
+    in the workspace, asks."""
+    (tmp_path / "secret.txt").write_text("SECRET beside the workspace\n")
+    (workspace / "secret.txt").write_text("inside\n")
+    (workspace / "sub").mkdir()
+    monkeypatch.chdir(workspace / "sub")
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"))  # no one to ask: what asks is declined
+    res = await BashTool().run({"command": "cat /proc/self/cwd/../secret.txt"}, ctx)
+    assert "SECRET" not in res.content and res.meta.get("declined")
+    assert (await BashTool().run({"command": "cat secret.txt"}, ctx)).content.endswith("inside\n</output>")
+
+
+@pytest.mark.parametrize(
+    "word", ["/proc/self/cwd/hello.py", "here/hello.py", "chain/hello.py", "/dev/fd/0", "/dev/stdin"]
+)
+def test_a_read_only_word_through_proc_asks(
+    word: str, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    os.symlink("/proc/self/cwd", workspace / "here")
+    os.symlink("here", workspace / "chain")
+    monkeypatch.chdir(workspace)  # the check would resolve each inside the workspace
+    rules = CommandRules()
+    assert rules.assess("cat hello.py ./sub/../hello.py", workspace).read_only
+    assert not rules.assess(f"cat {word}", workspace).allowed
