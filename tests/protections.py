@@ -2666,6 +2666,14 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a write the disk refuses is one line, logged (redteam3)",
+        "a-write-that-fails-is-one-line",
+        '        log.warning("writing %s failed", full, exc_info=True)\n'
+        '        raise ToolError(f"{full.name}: cannot write: {exc.strerror or exc}") from None',
+        "        raise",
+        (f"{W}::test_a_write_the_disk_refuses_is_one_line_and_logged",),
+    ),
+    Mutant(
         "tool processes go first when memory runs out (redteam3)",
         "tool-processes-go-first-when-memory-runs-out",
         'OOM_FIRST = "{{ echo 1000 >/proc/self/oom_score_adj; }} 2>/dev/null; "',

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import logging
 import os
 import stat
 import tempfile
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,8 @@ from myrm_tui.agent.tools.base import (
 )
 from myrm_tui.context.vault import VAULT_SCHEME, readable, slice_lines
 from myrm_tui.safe_text import listed_name
+
+log = logging.getLogger(__name__)
 
 MAX_READ_CHARS = 100_000
 DIFF_MAX_LINES = 400  # a diff kept with the result (the card shows fewer)
@@ -191,7 +195,7 @@ class FileEditTool:
             if not await self._approved(path, full, diff, ctx):
                 return _declined(path, diff)
             if not await _editor_wrote(ctx, full, new):
-                await asyncio.to_thread(_create, full, path, new)
+                await _written(_create, full, path, new)
             ctx.integrity.record(path, new)
             return ToolResult(
                 f"created {path} ({len(new.splitlines())} lines)",
@@ -231,7 +235,7 @@ class FileEditTool:
         if not await self._approved(path, full, diff, ctx):
             return _declined(path, diff)
         if not await _editor_wrote(ctx, full, updated):
-            await asyncio.to_thread(write_atomic, full, updated)
+            await _written(write_atomic, full, updated)
         ctx.integrity.record(path, updated)
         return ToolResult(
             f"edited {path}: {count if args.get('replace_all') else 1} replacement(s){warning}",
@@ -263,6 +267,17 @@ class FileEditTool:
             ctx.allowed_commands.allow_edits()
             return True
         return answer == "yes"
+
+
+async def _written(write: Callable[..., None], full: Path, *args: str) -> None:
+    """``write(full, *args)`` in a thread; a failure of the disk (full, read-only, a file where a folder
+    should be: 'a.py/new.py') is one line for the model, logged, never a tool bug."""
+    try:
+        await asyncio.to_thread(write, full, *args)
+    except OSError as exc:
+        # guard: a-write-that-fails-is-one-line
+        log.warning("writing %s failed", full, exc_info=True)
+        raise ToolError(f"{full.name}: cannot write: {exc.strerror or exc}") from None
 
 
 async def _editor_wrote(ctx: ToolContext, full: Path, text: str) -> bool:

@@ -511,3 +511,16 @@ def test_a_read_only_word_through_proc_asks(
     rules = CommandRules()
     assert rules.assess("cat hello.py ./sub/../hello.py", workspace).read_only
     assert not rules.assess(f"cat {word}", workspace).allowed
+
+
+@pytest.mark.parametrize("path", ["hello.py/new.py", "hello.py/deeper/new.py"])
+async def test_a_write_the_disk_refuses_is_one_line_and_logged(
+    path: str, workspace: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found: creating 'hello.py/new.py' (a file where a folder must be) failed as a tool bug
+    (NotADirectoryError); a full disk or a read-only filesystem took the same way. One line for the model,
+    the failure logged with its traceback."""
+    with pytest.raises(ToolError, match=r"^(new\.py|deeper): cannot write: (Not a directory|File exists)$"):
+        await FileEditTool().run({"path": path, "create": True, "new_string": "x"}, _ctx(workspace))
+    assert any(r.exc_info and "writing" in r.getMessage() for r in caplog.records)
+    assert (workspace / "hello.py").read_text().startswith("def greet")
