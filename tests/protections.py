@@ -2457,6 +2457,22 @@ MUTANTS = (
         ("tests/app/test_focus_keys.py::test_keys_left_waiting_when_the_screens_are_gone_are_dropped",),
     ),
     Mutant(
+        "an error Textual catches once the quit began is logged and the quit's exit code stays",
+        "quit-an-error-while-quitting-keeps-exit-code-0",
+        "if self._exit:",
+        "if False:",
+        ("tests/app/test_quit_exit_code.py::test_an_error_while_quitting_is_logged_and_the_quit_exits_0",),
+    ),
+    Mutant(
+        "a reopened session's answer reached by its formatting after ctrl+q is left plain (no MountError)",
+        "reopen-an-answer-is-not-formatted-once-the-app-quits",
+        "or not self.is_mounted or not self.is_attached:",
+        "or not self.is_mounted:",
+        (
+            "tests/app/test_quit_exit_code.py::test_an_answer_reached_after_ctrl_q_is_left_plain_without_raising",
+        ),
+    ),
+    Mutant(
         "a typed-out paste's later line ends are never a send",
         "a-typed-out-pastes-later-line-ends-are",
         'if event.key == "enter" and burst and "\\n" in self._burst_text:',

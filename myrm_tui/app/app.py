@@ -22,6 +22,7 @@ from textual.app import App
 from textual.content import Content
 from textual.driver import Driver
 from textual.reactive import var
+from textual.worker import WorkerFailed
 
 from myrm_tui.app import terminal_guard
 from myrm_tui.app.commands import COMMANDS, bindings, main_only_actions
@@ -132,6 +133,19 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
     def _stop(self, code: int, reason: str) -> None:
         # After the frame being built: an exit before the first one crashed Textual's Header watcher.
         self.call_after_refresh(self.exit, return_code=code, message=f"myrm: {reason}")
+
+    def _handle_exception(self, error: Exception) -> None:
+        """An error Textual caught (in a handler, a timer, a worker that exits on error) ends the app with
+        exit code 1 and its traceback on the terminal, never in the log: it is logged here first. Once an
+        exit is under way (ctrl+q, a stop) it does not change the exit: a widget or worker torn down by
+        the exit raised, nothing was lost (``on_unmount`` saves the session after it); a quit stays 0."""
+        cause = error.error if isinstance(error, WorkerFailed) else error
+        # guard: quit-an-error-while-quitting-keeps-exit-code-0
+        if self._exit:
+            log.error("an error while quitting (the exit goes on)", exc_info=cause)
+            return
+        log.error("the app stopped on an error", exc_info=cause)
+        super()._handle_exception(error)
 
     def _held_leases(self) -> tuple[str, dict[str, str]]:
         """For an exit that cannot wait for this loop (called from the guard's thread)."""

@@ -55,7 +55,10 @@ class AssistantMessage(Vertical):
 
     async def format(self) -> None:
         """The stored text as markdown, in place of the plain text it was shown as first."""
-        if self.formatted or self._formatting or not self.is_mounted:
+        # Not once the app is quitting (Textual then counts no widget as attached, and mounting raised
+        # MountError: ctrl+q while a reopened session's answers were formatted ended myrm with exit code 1).
+        # guard: reopen-an-answer-is-not-formatted-once-the-app-quits
+        if self.formatted or self._formatting or not self.is_mounted or not self.is_attached:
             return
         self._formatting = True
         plain = self.query(".plain-first")

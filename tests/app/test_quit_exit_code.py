@@ -1,0 +1,114 @@
+"""Ctrl+q exits with code 0 whatever the app is doing, and an error while quitting is logged, not turned
+into exit code 1 (``tests/app/test_hangup.py``'s explicit case failed once: the reopened myrm exited 1
+on ctrl+q).
+
+The cause found: a reopened session shows its stored answers plain and formats their markdown one at a
+time, after "ready" (``ChatLog.format_answers``, a worker that exits the app on error). Once ctrl+q has
+asked the app to exit, Textual counts no widget as attached, and the next answer's ``mount`` raised
+``MountError``: exit code 1 and a traceback on the terminal, in the log nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import Static
+from textual.worker import WorkerFailed, WorkerState
+
+from myrm_tui.app.app import MyrmApp
+from myrm_tui.app.widgets.chat_message import AssistantMessage
+from myrm_tui.testing.emulator import ProviderEmulator
+from tests.app.test_focus_keys import app_for, key_event
+from tests.helpers import make_app, started, wait_until
+
+
+class PlainAnswers(App[None]):
+    """Stored answers shown plain, as a reopened session shows them before their markdown."""
+
+    def compose(self) -> ComposeResult:
+        for i in range(3):
+            yield AssistantMessage(f"answer {i} with **markdown**", plain_first=True)
+
+
+async def test_an_answer_reached_after_ctrl_q_is_left_plain_without_raising() -> None:
+    """The formatting's next answer comes after ctrl+q's exit began and before the exit's message is
+    handled (the race, built directly: the quit action, then the next answer in the same step)."""
+    app = PlainAnswers()
+    async with app.run_test() as pilot:
+        first, second, _ = app.query(AssistantMessage)
+        await first.format()
+        assert first.formatted  # formats while the app runs
+        await app.run_action("quit")  # what ctrl+q runs
+        await second.format()  # raised MountError
+        assert not second.formatted
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+def formatting(app: MyrmApp) -> bool:
+    return any(w.group == "chat-format" and w.state == WorkerState.RUNNING for w in app.workers)
+
+
+# Loop turns between the formatting's start and the key: ctrl+q lands on different answers of it.
+@pytest.mark.parametrize("turns", [0, 4, 9, 15, 24])
+async def test_ctrl_q_while_a_reopened_sessions_answers_are_formatted_exits_0(
+    turns: int,
+    long_db: tuple[Path, str],
+    tmp_path: Path,
+    emulator: ProviderEmulator,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = app_for(emulator, tmp_path, tmp_path, long_db)
+    with caplog.at_level(logging.ERROR, logger="myrm_tui"):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: formatting(app), 60)
+            for _ in range(turns):
+                await asyncio.sleep(0)  # not a wait for the app: the key's moment
+            driver = app._driver
+            assert driver is not None
+            quit_key = key_event("ctrl+q")
+            quit_key.set_sender(app)
+            driver.send_message(quit_key)  # as the terminal's driver posts a key it read
+            await wait_until(pilot, lambda: not app.is_running, 30)
+    assert app.return_code == 0
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
+
+
+async def test_an_error_while_quitting_is_logged_and_the_quit_exits_0(
+    tmp_path: Path, emulator: ProviderEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Any error Textual catches once the quit began (a worker torn down by it, one that exits on error)
+    is logged with its traceback; the exit code stays the quit's."""
+    app = make_app(emulator, tmp_path, tmp_path)
+    with caplog.at_level(logging.ERROR, logger="myrm_tui"):
+        async with started(app):
+            await app.run_action("quit")  # what ctrl+q runs
+            try:
+                app.screen.mount(Static("late"))  # what a worker still running after the quit does
+            except Exception as exc:
+                error = exc
+                app._handle_exception(WorkerFailed(exc))  # as Textual reports a worker's error
+            else:
+                raise AssertionError("mounting after the quit raised nothing")
+    assert app.return_code == 0
+    logged = [r for r in caplog.records if "while quitting" in r.getMessage()]
+    assert logged and logged[0].exc_info is not None and logged[0].exc_info[1] is error
+
+
+async def test_an_error_before_any_quit_is_logged_and_still_ends_the_app_with_1(
+    tmp_path: Path, emulator: ProviderEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = make_app(emulator, tmp_path, tmp_path)
+    with caplog.at_level(logging.ERROR, logger="myrm_tui"), pytest.raises(RuntimeError) as raised:
+        async with started(app):
+            try:
+                raise RuntimeError("a handler failed")
+            except RuntimeError as exc:
+                app._handle_exception(exc)  # as Textual does with what a handler raised
+    error = raised.value
+    assert app.return_code == 1
+    logged = [r for r in caplog.records if "stopped on an error" in r.getMessage()]
+    assert logged and logged[0].exc_info is not None and logged[0].exc_info[1] is error
