@@ -317,6 +317,8 @@ def run_case(
             reopened_log = again.log.read_text() if again.log.exists() else ""
             shown = f"{again.screen[-3000:]}\n{reopened_log[-5000:]}"
             assert code == 0, f"{case}: reopened, exit {code}:\n{shown}"
+            # an error while quitting no longer shows in the exit code: it is logged with its traceback
+            assert "Traceback" not in reopened_log, f"{case}: reopened, ctrl+q:\n{shown}"
         finally:
             again.close()
 
