@@ -139,6 +139,8 @@ class ProviderEmulator:
         self._thread: threading.Thread | None = None
         self.port = 0
         self._release = threading.Event()  # set to end every stalled stream
+        # As Ollama, vLLM and LM Studio: chat completions only under /v1; the bare path answers 404.
+        self.versioned_only = False
 
     # -- lifecycle ------------------------------------------------------------------------------
     @property
@@ -270,6 +272,8 @@ class ProviderEmulator:
         )
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
+        if self.versioned_only and not request.path.startswith("/v1/"):
+            return web.Response(status=404, text="404 page not found")
         body = await self._read(request)
         if isinstance(body, web.Response):
             return body
