@@ -24,7 +24,15 @@ from typing import Any, Protocol
 from myrm_tui import gc_policy
 from myrm_tui.context.model_facts import model_kind
 from myrm_tui.context.text.call_args import whole_text
-from myrm_tui.llm.errors import EmptyReplyError, IncompleteStreamError, LLMError, ProviderError, classify
+from myrm_tui.llm.errors import (
+    EmptyReplyError,
+    Endpoint,
+    IncompleteStreamError,
+    LLMError,
+    ProviderError,
+    classify,
+    redacted_traceback,
+)
 from myrm_tui.llm.events import (
     Finish,
     LLMEvent,
@@ -286,7 +294,11 @@ class LLMClient:
                 raise stopped from exc
             if isinstance(exc, LLMError):
                 raise
-            raise classify(exc) from exc
+            endpoint = Endpoint(spec.model, spec.api_base, spec.api_key)
+            error = classify(exc, endpoint)
+            # The traceback as text, redacted: providers echo the key they refused into their errors.
+            log.warning("model call failed: %s\n%s", error, redacted_traceback(exc, endpoint))
+            raise error from exc
 
     async def complete(
         self,

@@ -50,6 +50,12 @@ def _bundled_windows() -> dict[str, tuple[str, int]]:
     return out
 
 
+def bundled_provider(model: str) -> str | None:
+    """The provider of a plain PLAIN_PROVIDERS model name (``gpt-4o`` -> ``openai``), read from the file."""
+    hit = _bundled_windows().get(model)
+    return hit[0] if hit is not None else None
+
+
 def bundled_window(model: str) -> int | None:
     """The window litellm's registry gives ``model`` when it is a PLAIN_PROVIDERS model, read from the
     file; None when litellm must be asked."""
