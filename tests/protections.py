@@ -124,7 +124,27 @@ F, P = "tests/context/steps/test_fit_properties.py", "tests/flows/test_poisons.p
 X = "tests/agent/tools/test_tool_hardening.py"
 W = "tests/agent/tools/test_open_world.py"
 
+E3 = "tests/llm/test_reach_errors.py"
+
 MUTANTS = (
+    Mutant(
+        "provider errors: an unreachable endpoint, a 404 or a refused key names the address and the fix",
+        "reach-errors-name-the-address-and-fix",
+        "if endpoint is not None and (line := _endpoint_problem(exc, kind, status, text, endpoint)):",
+        "if False and (line := _endpoint_problem(exc, kind, status, text, endpoint)):",
+        (
+            f"{E3}::test_a_closed_port_names_the_url_and_asks_if_the_server_runs",
+            f"{E3}::test_a_base_without_v1_gets_a_404_that_suggests_it",
+            f"{E3}::test_myrm_ask_prints_the_one_line",
+        ),
+    ),
+    Mutant(
+        "provider errors: the key sent, the environment's secrets and a URL's userinfo never in a message",
+        "error-messages-hide-known-secrets",
+        '        text = text.replace(secret, "***")\n',
+        "        pass\n",
+        (f"{E3}::test_no_message_holds_a_secret",),
+    ),
     Mutant(
         "gateway hygiene: oversized message",
         "gateway-hygiene-oversized-message",
