@@ -134,6 +134,7 @@ MUTANTS = (
         "if False and (line := _endpoint_problem(exc, kind, status, text, endpoint)):",
         (
             f"{E3}::test_a_closed_port_names_the_url_and_asks_if_the_server_runs",
+            f"{E3}::test_a_connect_timeout_names_the_url",
             f"{E3}::test_a_base_without_v1_gets_a_404_that_suggests_it",
             f"{E3}::test_myrm_ask_prints_the_one_line",
         ),

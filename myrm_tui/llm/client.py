@@ -30,6 +30,7 @@ from myrm_tui.llm.errors import (
     IncompleteStreamError,
     LLMError,
     ProviderError,
+    base_address,
     classify,
     redacted_traceback,
 )
@@ -251,6 +252,7 @@ class LLMClient:
         _to_body(kwargs)
         seen = _Seen()
         usage_seen, written = False, []
+        endpoint = Endpoint(spec.model, spec.api_base, spec.api_key)
         try:
             # The request itself runs under the watchdog: the inactivity limit covers connecting and
             # the wait for the first byte, not only the gaps between tokens.
@@ -260,6 +262,7 @@ class LLMClient:
                 self.total_timeout,
                 self.check_interval,
                 clock,
+                where=base_address(endpoint) or "the server",
             ):
                 for event in _events(chunk):
                     seen.note(event)
@@ -294,7 +297,6 @@ class LLMClient:
                 raise stopped from exc
             if isinstance(exc, LLMError):
                 raise
-            endpoint = Endpoint(spec.model, spec.api_base, spec.api_key)
             error = classify(exc, endpoint)
             # The traceback as text, redacted: providers echo the key they refused into their errors.
             log.warning("model call failed: %s\n%s", error, redacted_traceback(exc, endpoint))

@@ -241,6 +241,11 @@ def redact(text: str, endpoint: Endpoint | None = None) -> str:
     return redact_credentials(text)
 
 
+def base_address(endpoint: Endpoint) -> str | None:
+    """The base the user gave, as ``scheme://host:port/path`` with its secrets hidden; None: none given."""
+    return redact(safe_url(endpoint.api_base), endpoint) if endpoint.api_base else None
+
+
 def _address(exc: BaseException, endpoint: Endpoint) -> str:
     """The URL the failed request went to, else the base given. httpx and the OpenAI SDK keep the
     request on their exceptions; litellm's wrappers carry a made-up one, so the innermost wins."""
@@ -251,7 +256,7 @@ def _address(exc: BaseException, endpoint: Endpoint) -> str:
             url = None
         if url:
             return redact(safe_url(str(url)), endpoint)
-    return redact(safe_url(endpoint.api_base), endpoint) if endpoint.api_base else "the provider's API"
+    return base_address(endpoint) or "the provider's API"
 
 
 def _http_status(exc: BaseException) -> int | None:
@@ -301,7 +306,7 @@ def key_variable(model: str) -> str:
 def _endpoint_problem(
     exc: BaseException, kind: type[LLMError], status: int | None, text: str, endpoint: Endpoint
 ) -> str | None:
-    if kind is ProviderError and (why := _unreachable(exc)) is not None:
+    if kind in (ProviderError, LLMTimeoutError) and (why := _unreachable(exc)) is not None:
         reason, fix = why
         return f"could not reach {_address(exc, endpoint)} ({reason}): {fix}"
     if kind is AuthError and status in (401, 403):

@@ -62,10 +62,10 @@ def ceiling_error(elapsed: float, total: float) -> LLMTimeoutError:
     )
 
 
-def silence_message(idle: float, limit: float, items: int) -> str:
+def silence_message(idle: float, limit: float, items: int, where: str = "the server") -> str:
     if items == 0:
         return (
-            f"No response for {seconds(idle)} (limit {seconds(limit)}): the server did not answer "
+            f"No response for {seconds(idle)} (limit {seconds(limit)}): {where} did not answer "
             "the request "
             "(connecting, or it accepted the connection and sent nothing)"
         )
@@ -79,8 +79,10 @@ async def guarded(
     check_interval: float = 10.0,
     clock: ProgressClock | None = None,
     sleep: Callable[[float], object] = asyncio.sleep,
+    where: str = "the server",
 ) -> AsyncIterator[T]:
-    """Yield from ``source`` under the dual timeout; the source is closed however this ends."""
+    """Yield from ``source`` under the dual timeout; the source is closed however this ends. ``where``
+    names the server in the message of a call that got no answer at all."""
     pc = clock or ProgressClock()
     queue: asyncio.Queue[tuple[str, object]] = asyncio.Queue(BACKLOG)
     failed: list[BaseException] = []  # the watchdog's verdict, ahead of anything queued
@@ -114,7 +116,7 @@ async def guarded(
             # guard: dual-timeout-inactivity-watchdog
             # guard: idle-limit-before-the-first-byte
             if idle >= inactivity:
-                error = InactivityTimeoutError(silence_message(idle, inactivity, pc.items))
+                error = InactivityTimeoutError(silence_message(idle, inactivity, pc.items, where))
             elif over_total():
                 error = ceiling_error(elapsed, total)
             if error is not None:

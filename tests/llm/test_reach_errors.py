@@ -17,7 +17,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.llm.client import LLMClient, ModelSpec
-from myrm_tui.llm.errors import AuthError, BadRequestError, Endpoint, LLMError, ProviderError, classify
+from myrm_tui.llm.errors import (
+    AuthError,
+    BadRequestError,
+    Endpoint,
+    LLMError,
+    LLMTimeoutError,
+    ProviderError,
+    classify,
+)
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import cli_env, run_myrm
 
@@ -60,6 +68,31 @@ async def test_anthropic_on_a_closed_port_names_its_url(refusing_port: int) -> N
     assert str(err) == (
         f"could not reach http://127.0.0.1:{refusing_port}/v1/messages (connection refused): "
         "is the server running?"
+    )
+
+
+@pytest.fixture
+def full_backlog() -> Iterator[int]:
+    """A port whose listen queue is full (backlog 0, one connection waiting): a new connection's SYN is
+    dropped, so connecting hangs until the client gives up, as with a firewalled host."""
+    with socket.socket() as srv, socket.socket() as first:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(0)
+        first.connect(srv.getsockname())
+        yield srv.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("model", "path"), [("openai/gpt-4o-mini", "/v1/chat/completions"), ("anthropic/x", "/v1/messages")]
+)
+async def test_a_connect_timeout_names_the_url(full_backlog: int, model: str, path: str) -> None:
+    base = f"http://127.0.0.1:{full_backlog}" + ("/v1" if model.startswith("openai/") else "")
+    client = LLMClient(inactivity_timeout=60, total_timeout=60)
+    with pytest.raises(LLMTimeoutError) as err:  # litellm's own timeout: 1 s to connect
+        _ = [ev async for ev in client.stream(ModelSpec(model, base, "sk-x"), HI, extra={"timeout": 1.0})]
+    assert str(err.value) == (
+        f"could not reach http://127.0.0.1:{full_backlog}{path} (timed out connecting): "
+        "is the server running, and the address reachable from here?"
     )
 
 
