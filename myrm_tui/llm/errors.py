@@ -214,7 +214,13 @@ def safe_url(url: str) -> str:
 
 
 def _secrets(endpoint: Endpoint | None) -> list[str]:
-    found = [v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 6]
+    # A value with no letter is a setting (MAX_TOKENS=128000), and hiding it would hide the window a
+    # context overflow's message states.
+    found = [
+        v
+        for k, v in os.environ.items()
+        if _SECRET_NAME.search(k) and len(v) >= 6 and re.search(r"[A-Za-z]", v)
+    ]
     if endpoint is not None:
         found += [endpoint.api_key or ""]
         if endpoint.api_base:

@@ -20,6 +20,7 @@ from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.errors import (
     AuthError,
     BadRequestError,
+    ContextOverflowError,
     Endpoint,
     LLMError,
     LLMTimeoutError,
@@ -177,6 +178,16 @@ async def test_a_key_from_the_settings_is_named_so(emulator: ProviderEmulator) -
         "setting (MYRM_API_KEY or api_key in the config file) for openai/gpt-4o-mini; is it set and valid "
         "for this server?"
     )
+
+
+async def test_a_numeric_setting_in_the_environment_is_no_secret(
+    emulator: ProviderEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAX_TOKENS", "128000")
+    said = "This model's maximum context length is 128000 tokens. However, you requested 130000 tokens"
+    emulator.enqueue(Reply(error=(400, {"error": {"message": said, "code": "context_length_exceeded"}})))
+    err = await _failure(ModelSpec("openai/gpt-4o-mini", emulator.openai_base, "sk-x"))
+    assert isinstance(err, ContextOverflowError) and err.sizes() == (128_000, 130_000)
 
 
 def test_myrm_ask_prints_the_one_line(refusing_port: int, tmp_path: Path, workspace: Path) -> None:
