@@ -156,6 +156,7 @@ def emulator(emulator_server: ProviderEmulator) -> ProviderEmulator:
     e.window = 128_000
     e.token_scale = 1.0
     e.versioned_only = False
+    e.api_key = None
     e.windows.clear()
     e._release.clear()
     from myrm_tui.testing.emulator import Reply

@@ -141,6 +141,9 @@ class ProviderEmulator:
         self._release = threading.Event()  # set to end every stalled stream
         # As Ollama, vLLM and LM Studio: chat completions only under /v1; the bare path answers 404.
         self.versioned_only = False
+        # As a real provider: with a key set here, any other ``Authorization`` is refused with a 401
+        # before the request is read (None: every key is taken).
+        self.api_key: str | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
     @property
@@ -274,6 +277,9 @@ class ProviderEmulator:
     async def _openai(self, request: web.Request) -> web.StreamResponse:
         if self.versioned_only and not request.path.startswith("/v1/"):
             return web.Response(status=404, text="404 page not found")
+        if self.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            error = {"message": "Incorrect API key provided.", "type": "invalid_request_error"}
+            return web.json_response({"error": {**error, "code": "invalid_api_key"}}, status=401)
         body = await self._read(request)
         if isinstance(body, web.Response):
             return body
