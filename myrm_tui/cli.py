@@ -910,9 +910,13 @@ def doctor(
     quiet: Annotated[
         bool, typer.Option("--quiet", help="Only check; print a line and exit non-zero on problems")
     ] = False,
+    no_network: Annotated[
+        bool, typer.Option("--no-network", help="Do not send the configured model a request")
+    ] = False,
 ) -> None:
-    """What model would run, which provider keys are set, where the database is, whether we are
-    offline-ready."""
+    """What model would run, whether it answers, which provider keys are set, where the database is,
+    whether we are offline-ready. Exit code 0: no problem; 1: problems (listed); 2: the settings do not
+    resolve."""
     cli = _cli_settings(model, api_base)
     configure_offline_env()
     from myrm_tui.logs import setup_logging
@@ -930,7 +934,7 @@ def doctor(
         print(sanitize(f"myrm doctor: {p}" if quiet else f"{'config':>15}: {p}"))  # file names from a repo
     if any(getattr(p, "fatal", False) for p in problems):
         raise typer.Exit(2)  # the rest of the report needs settings that resolve
-    asyncio.run(_doctor(_db(db), cli, quiet, [str(p) for p in problems], folder))
+    asyncio.run(_doctor(_db(db), cli, quiet, [str(p) for p in problems], folder, not no_network))
 
 
 async def _config_report(db: Path, cli: dict[str, Any]) -> list[Any]:
@@ -950,12 +954,16 @@ async def _doctor(
     quiet: bool,
     earlier: list[str] | None = None,
     workspace: Path | None = None,
+    network: bool = True,
 ) -> None:
-    """The report; ``earlier`` are the configuration problems already printed (they count as problems)."""
+    """The report; ``earlier`` are the configuration problems already printed (they count as problems).
+    ``network``: send a remote or local server's model one bounded request (the embedded one generates
+    anyway)."""
     configure_offline_env()
     from myrm_tui.agent.factory import resolve_settings
     from myrm_tui.agent.sandbox import support as sandbox_support
     from myrm_tui.config import KEY_DEFAULTS
+    from myrm_tui.context.model_facts import model_kind
     from myrm_tui.context.tokens import get_encoding
     from myrm_tui.llm import local
     from myrm_tui.llm.local import gguf_path, runtime_available
@@ -990,6 +998,16 @@ async def _doctor(
         local.server().stop()
     lines = {
         "model": f"{settings.model}  [{settings.model_source}]",
+    }
+    if model_kind(settings.model) != "local":
+        skipped = ("not checked (--no-network)", True)
+        # guard: doctor-no-network-sends-nothing
+        reached, answered = await _model_answers(settings) if network else skipped
+        lines["model check"] = reached
+        # guard: doctor-a-model-that-fails-is-a-problem
+        if not answered:
+            problems.append(f"model: {reached}")
+    lines |= {
         "api base": settings.api_base or "-",
         "keys found": ", ".join(k for k, _ in KEY_DEFAULTS if os.environ.get(k)) or "none",
         "database": str(db),
@@ -1009,6 +1027,40 @@ async def _doctor(
             print(sanitize(f"{k:>15}: {v}"))  # paths and a model's name may hold anything
     if problems:
         raise typer.Exit(1)
+
+
+_MODEL_CHECK_SECONDS = 10.0
+
+
+async def _model_answers(settings: Any) -> tuple[str, bool]:
+    """One request of a single token to the model ``ask`` would use, through the real client and bounded:
+    ``<model> at <url>: answers (0.4 s)``, else the classified failure (no key in either), and whether
+    it answered."""
+    import time
+
+    from myrm_tui.agent.model_target import model_spec
+    from myrm_tui.aio import within
+    from myrm_tui.llm.client import LLMClient
+    from myrm_tui.llm.errors import Endpoint, LLMError, base_address
+
+    spec = model_spec(settings)
+    where = base_address(Endpoint(spec.model, spec.api_base, spec.api_key)) or "the provider's address"
+    client = LLMClient(_MODEL_CHECK_SECONDS, _MODEL_CHECK_SECONDS, check_interval=1.0)
+    await client.ready()  # litellm's import is not the model's time
+
+    async def ask() -> None:
+        async for _ in client.stream(spec, [{"role": "user", "content": "hi"}], max_tokens=1):
+            pass
+
+    t0 = time.perf_counter()
+    try:
+        await within(ask(), _MODEL_CHECK_SECONDS)
+    except LLMError as exc:  # the client logged it with its traceback
+        return f"{spec.model} at {where}: {exc}", False
+    except TimeoutError:
+        log.warning("doctor: %s gave no answer in %.0f s", where, _MODEL_CHECK_SECONDS, exc_info=True)
+        return f"{spec.model} at {where}: no answer in {_MODEL_CHECK_SECONDS:.0f} s", False
+    return f"{spec.model} at {where}: answers ({time.perf_counter() - t0:.1f} s)", True
 
 
 def _first_request(workspace: Path) -> list[dict[str, Any]]:

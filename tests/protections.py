@@ -1638,6 +1638,20 @@ MUTANTS = (
         ("tests/cli/test_untrusted_output.py::test_doctor_names_a_repositorys_files_inert",),
     ),
     Mutant(
+        "doctor: a model that does not answer is a problem (exit 1)",
+        "doctor-a-model-that-fails-is-a-problem",
+        "        if not answered:\n",
+        "        if False:\n",
+        ("tests/cli/test_doctor_model_check.py::test_a_refused_key_names_the_variable_never_the_key",),
+    ),
+    Mutant(
+        "doctor: --no-network sends the model nothing",
+        "doctor-no-network-sends-nothing",
+        "await _model_answers(settings) if network else skipped",
+        "await _model_answers(settings) if True else skipped",
+        ("tests/cli/test_doctor_model_check.py::test_no_network_sends_nothing",),
+    ),
+    Mutant(
         "command line: its error lines are inert",
         "the-command-lines-error-lines-are-inert",
         "    print(sanitize(line), file=sys.stderr)\n",

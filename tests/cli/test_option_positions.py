@@ -95,7 +95,7 @@ def test_a_missing_value_an_extra_argument_and_an_unknown_command_are_one_line(t
 def test_the_same_value_twice_is_not_refused(tmp_path: Path, absent_gguf: dict[str, str]) -> None:
     """Repeating an option with the value it already has changes nothing: it runs, to the end of doctor's
     report (exit 1 for its one problem, the absent GGUF; a refusal is exit 2 before anything runs)."""
-    args = ["-m", "openai/x", "--model=openai/x", "doctor", "--quiet"]
+    args = ["-m", "openai/x", "--model=openai/x", "doctor", "--quiet", "--no-network"]  # no real provider
     proc = run_myrm(args, env=cli_env(tmp_path, **absent_gguf))
     assert proc.returncode == 1 and "given" not in proc.stderr, proc.stderr
     assert proc.stdout.startswith("myrm doctor: problems: the embedded model cannot generate:"), proc.stdout
