@@ -18,9 +18,9 @@ MODEL = "openai/gpt-4o-mini"
 
 
 def _doctor(tmp_path: Path, absent_gguf: dict[str, str], base: str, *more: str) -> tuple[int, list[str]]:
-    """Doctor's exit code and its report's lines, stripped of the label padding."""
+    """Doctor's exit code and report lines (label padding stripped); its log is ``tmp_path/log``."""
     args = ["doctor", "--model", MODEL, "--api-base", base, *more]
-    done = run_myrm(args, env=cli_env(tmp_path, **absent_gguf))
+    done = run_myrm(args, env=cli_env(tmp_path, MYRM_LOG=str(tmp_path / "log"), **absent_gguf))
     assert "Traceback" not in done.stderr + done.stdout, done.stderr
     return done.returncode, [line.strip() for line in done.stdout.splitlines()]
 
@@ -96,3 +96,18 @@ def test_no_network_sends_nothing(
     code, lines = _doctor(tmp_path, absent_gguf, emulator.openai_base, "--no-network")
     assert _check_line(lines) == "model check: not checked (--no-network)"
     assert code == 1 and emulator.requests == []  # 1: absent_gguf's embedded model
+
+
+def test_a_server_that_never_answers_is_given_up_on(
+    tmp_path: Path, absent_gguf: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A port that takes connections (the kernel's backlog) and never replies: the check ends at its bound."""
+    monkeypatch.setattr("myrm_tui.cli._MODEL_CHECK_SECONDS", 0.5)  # 10 s in use; the bound is what is tested
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        base = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        _, lines = _doctor(tmp_path, absent_gguf, base)
+    assert _check_line(lines) == f"model check: {MODEL} at {base}: no answer in 0.5 s"
+    logged = (tmp_path / "log").read_text()
+    assert f"doctor: {base} gave no answer in 0.5 s\nTraceback (most recent call last)" in logged, logged
