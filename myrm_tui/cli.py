@@ -999,7 +999,8 @@ async def _doctor(
     lines = {
         "model": f"{settings.model}  [{settings.model_source}]",
     }
-    if model_kind(settings.model) != "local":
+    # The embedded model generated above; a replay has no server to ask.
+    if model_kind(settings.model) in ("cloud", "endpoint"):
         skipped = ("not checked (--no-network)", True)
         # guard: doctor-no-network-sends-nothing
         reached, answered = await _model_answers(settings) if network else skipped

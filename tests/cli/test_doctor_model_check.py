@@ -111,3 +111,14 @@ def test_a_server_that_never_answers_is_given_up_on(
     assert _check_line(lines) == f"model check: {MODEL} at {base}: no answer in 0.5 s"
     logged = (tmp_path / "log").read_text()
     assert f"doctor: {base} gave no answer in 0.5 s\nTraceback (most recent call last)" in logged, logged
+
+
+@pytest.mark.parametrize("model", ["local/smollm2-135m", "replay/a-recording"])
+def test_a_model_without_a_server_is_not_sent_a_check(
+    tmp_path: Path, absent_gguf: dict[str, str], emulator: ProviderEmulator, model: str
+) -> None:
+    """The embedded model is checked by generating (as before); a replay has no server to ask."""
+    args = ["doctor", "--model", model, "--api-base", emulator.openai_base]
+    done = run_myrm(args, env=cli_env(tmp_path, **absent_gguf))
+    assert "Traceback" not in done.stderr and f"model: {model}" in done.stdout, done.stdout + done.stderr
+    assert "model check:" not in done.stdout and emulator.requests == [], done.stdout
