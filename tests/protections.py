@@ -293,6 +293,23 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "pre-compact: the tight band's point a usual round over the landing (no thrashing at 4K)",
+        "a-tight-point-a-usual-round-over-the-landing",
+        "warm = max(min(warm, s.fit_budget - usual), min(warm, landed + usual))",
+        "warm = min(warm, s.fit_budget - usual)",
+        (
+            f"{F}::test_every_request_fits_and_compactions_make_progress",
+            "tests/context/steps/test_compaction_point.py::test_the_point_is_the_latest_the_guarantee_allows",
+        ),
+    ),
+    Mutant(
+        "pipeline: a compaction's landing counts the pinned items",
+        "the-landing-counts-the-pinned-items",
+        '"landed": after + pinned_tokens(state.pinned, self.config.input_budget, req.counter),',
+        '"landed": after,',
+        (f"{F}::test_every_request_fits_and_compactions_make_progress",),
+    ),
+    Mutant(
         "head anchor: a first message over its share is cut into the vault",
         "head-anchor-a-first-message-over",
         "if not v.compacting or req.counter.messages(view[:head_len]) <= s.head_limit_tokens:",

@@ -37,7 +37,7 @@ from myrm_tui.context.step import NO_COMPACTION, CompactionPlan, Level, Request,
 from myrm_tui.context.steps.answered import AnsweredOutputTrim
 from myrm_tui.context.steps.cache_optimize import PromptCacheOptimize
 from myrm_tui.context.steps.compress import PriorityCompressor
-from myrm_tui.context.steps.fit import FitToBudget, HeadAnchor
+from myrm_tui.context.steps.fit import FitToBudget, HeadAnchor, pinned_tokens
 from myrm_tui.context.steps.media import MediaFilter, MediaResolve
 from myrm_tui.context.steps.normalize import Normalize, normalize
 from myrm_tui.context.steps.notes import SessionNotes
@@ -204,6 +204,9 @@ class Transaction:
                 "at": req.now,
                 "tokens_before": before,
                 "tokens_after": after,
+                # Pre-Compact weighs the view with the pinned items (they join every request after it).
+                # guard: the-landing-counts-the-pinned-items
+                "landed": after + pinned_tokens(state.pinned, self.config.input_budget, req.counter),
                 "reason": plan.reason,
                 "duration_ms": round((perf_counter() - started) * 1000, 2),
                 "archive": plan.archive_uri,

@@ -98,13 +98,17 @@ def band_for(s: PreCompactSettings, growth: Sequence[int], landed: int = 0) -> B
     warm = min(s.warm_compact_threshold, before_budget)
     if tight:
         usual = usual_round(growth, s.growth_rounds, s.usual_round_quantile, s.usual_round_margin)
-        warm = min(warm, s.fit_budget - usual)
+        # Never under a usual round over the landing: a point the view lands at (the full level is the
+        # landing level) compacts at every request, however small the rounds (4K, pinned items).
+        # guard: a-tight-point-a-usual-round-over-the-landing
+        warm = max(min(warm, s.fit_budget - usual), min(warm, landed + usual))
     return Band(full, max(full, warm), p, planned)
 
 
 def landed_tokens(state: ContextState) -> int:
-    """Where the last compaction left the view (0 before the first)."""
-    return int(state.last_compaction.get("tokens_after") or 0)
+    """Where the last compaction left the view with the pinned items, as Pre-Compact weighs it (0 before
+    the first)."""
+    return int(state.last_compaction.get("landed") or state.last_compaction.get("tokens_after") or 0)
 
 
 def prepare_from(config: ContextConfig, growth: Sequence[int], landed: int = 0) -> int:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.context.config import ContextConfig
@@ -32,7 +32,7 @@ from myrm_tui.context.invariants import check_view, group_spans
 from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import settings_for
 from myrm_tui.context.steps.fit import pinned_tokens
-from myrm_tui.context.steps.precompact import Band, PreCompactSettings, band_for
+from myrm_tui.context.steps.precompact import Band, PreCompactSettings, band_for, landed_tokens
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.testing.validation import validate_openai
@@ -185,7 +185,7 @@ def replay(s: Session) -> Outcome:
                 state.notes = list(s.notes_at[n])  # what the session_notes tool does
             now += 20.0  # a warm provider cache, as in a live session
             raw = s.messages[:end]
-            landed = int(state.last_compaction.get("tokens_after") or 0)
+            landed = landed_tokens(state)
             band = band_for(band_settings, state.round_growth, landed)
             # Pinned items take their room first (they join every request after the fit step).
             trigger = band.warm - pinned
@@ -219,6 +219,9 @@ def replay(s: Session) -> Outcome:
             assert check_view(view, raw) == []
             if run.compacting:
                 out.compactions.append(n)
+                # The next requests' band starts from where this one landed: the view as sent, pins and all
+                # (Pre-Compact weighs them; without them a landing looked a pin's size lower than it was).
+                assert landed_tokens(state) == tokens, (n, landed_tokens(state), tokens)
                 if run.metrics.compaction is not None:
                     out.triggers.append(run.metrics.compaction.trigger)
                 # Never early: with the cache warm (every request but the first) a compaction starts only
@@ -260,6 +263,39 @@ def config_of(s: Session) -> ContextConfig:
     return replace(ContextConfig(max_context_tokens=s.window), overhead_tokens=s.overhead)
 
 
+def pinned_4k_session() -> Session:
+    """The session a random run of the long property found (seed 252): 4K window, tool schemas, a
+    5,000-token pin (cut to its 10 % share), a note. Its first compaction landed within a usual round of
+    the tight band's point (the full level, the landing level); each next request compacted, its round
+    under 300 tokens."""
+    seed, note = 252, "note 2: " + "x" * 2_000
+    calls = [ToolCall(f"c{t}_0", "bash", json.dumps({"command": f"cat f{t}_0.py"})) for t in (0, 1)]
+    msgs = [
+        Message(role="system", content="You are a coding agent. " + text_of(200, seed), id="sys"),
+        Message(role="user", content="Task: fix the bug.\n" + text_of(200, seed + 1), id="u0"),
+    ]
+    for t, said, size, reasoning in ((0, 400, 300, text_of(300, 0)), (1, 20, 2_000, None)):
+        msgs.append(
+            Message(
+                role="assistant",
+                content=f"Looking at f{t}. " + text_of(said, t),
+                id=f"a{t}",
+                tool_calls=(calls[t],),
+                reasoning=reasoning,
+            )
+        )
+        output = f"<returncode>0</returncode>\n<output>\n{text_of(size, t * 7)}\n</output>"
+        msgs.append(Message(role="tool", content=output, id=f"t{t}_0", tool_call_id=f"c{t}_0", name="bash"))
+    call = ToolCall("n2", "session_notes", json.dumps({"note": note}))
+    msgs.append(Message(role="assistant", content=None, id="a2", tool_calls=(call,)))
+    msgs.append(Message(role="tool", content="noted", id="t2", tool_call_id="n2"))
+    msgs.append(Message(role="assistant", content="Done: " + text_of(60, 3), id="r3"))
+    msgs.append(Message(role="user", content="next step 3", id="u4"))
+    pin = {"uri": "vault://gen/0123456789abcdef", "line_range": "1:80", "gist": "a brought-back output"}
+    pins = [{**pin, "text": text_of(5_000, seed + 2)}]
+    return Session(4_000, 813, msgs, [2, 4, 6, 8, 10], {3: [note]}, pins)
+
+
 # make test's fixed sample: each session replays up to 60 turns through the whole pipeline (~0.6 s of CPU
 # an example, the suite's heaviest property without a TUI); the long twin below runs 200 new ones a run.
 @settings(
@@ -271,6 +307,7 @@ def config_of(s: Session) -> ContextConfig:
     phases=[Phase.explicit, Phase.generate],  # shrinking a 300-message session takes minutes
 )
 @given(sessions())
+@example(pinned_4k_session())
 def test_every_request_fits_and_compactions_make_progress(s: Session) -> None:
     fits_and_makes_progress(s)
 
