@@ -86,7 +86,8 @@ def band_for(s: PreCompactSettings, growth: Sequence[int], landed: int = 0) -> B
     a compaction leaves is under two of the largest rounds), compacting there would come at every request:
     the plain levels stand, and the warm-cache point is one usual round under the budget, so the net is
     left the rounds larger than most (the hot-cache bypass up to ``warm_compact_ratio`` let any round past
-    it reach the net)."""
+    it reach the net) — but never under a usual round over the landing (``landed`` counts the pinned
+    items), else a landing at the full level compacts again at the next request, however small."""
     p = predicted_round(growth, s.growth_rounds, s.growth_margin)
     point = s.fit_budget - p
     before_budget = max(point, s.compress_threshold)
