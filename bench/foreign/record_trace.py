@@ -31,10 +31,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 import why
 
-from myrm_tui.agent.fingerprint import builtin_tool_schemas
 from myrm_tui.bench.corpus import load_conversations
-from myrm_tui.bench.run import make_strategies
-from myrm_tui.bench.runner import Prices, StrategyResult, replay, view_text
+from myrm_tui.bench.runner import view_text
 from myrm_tui.context.steps import summarize as summarize_step
 from myrm_tui.context.summary import fields as summary_model
 from myrm_tui.context.summary import ledger
@@ -90,25 +88,13 @@ async def _replay(
     """``why._replay``, with the request's place where the hooks read it."""
     if name != "myrm":  # ``why.trace --against``: nothing of the Record to see
         return await _why_replay(conv, counter, window, name)
-    (strategy,) = make_strategies(["myrm"], [], counter, None, 10)
-    views: list[list[Any]] = []
-    compacted: list[bool] = []
-    build = strategy.build
 
-    async def keep(history: Any, k: int) -> Any:
-        _now["conv"], _now["req"] = conv.id, len(views)
-        views.append(await build(history, k))
-        m = getattr(strategy, "last_metrics", None)
-        compacted.append(bool(m is not None and m.compacted))
-        return views[-1]
+    def at(req: int) -> None:
+        _now["conv"], _now["req"] = conv.id, req
 
-    strategy.build = keep  # type: ignore[method-assign,assignment]
-    prices = Prices.for_model("claude-sonnet-4-5")
-    await replay(
-        conv, strategy, StrategyResult("myrm"), window, counter, prices, schemas=builtin_tool_schemas()
-    )
+    out = await _why_replay(conv, counter, window, "myrm", at)
     _model(conv)
-    return views, compacted
+    return out
 
 
 _why_replay = why._replay

@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,15 +38,22 @@ def _summary_text(view: list[Any]) -> str:
 
 
 async def _replay(
-    conv: Any, counter: TokenCounter, window: int, name: str = "myrm"
+    conv: Any,
+    counter: TokenCounter,
+    window: int,
+    name: str = "myrm",
+    at: Callable[[int], None] | None = None,
 ) -> tuple[list[list[Any]], list[bool]]:
-    """Each request strategy ``name`` builds for ``conv``, and whether it compacted."""
+    """Each request strategy ``name`` builds for ``conv``, and whether it compacted; ``at`` is told each
+    request's number before it is built (a tracer's hooks read it)."""
     (strategy,) = make_strategies([name], [], counter, None, 10)
     views: list[list[Any]] = []
     compacted: list[bool] = []
     build = strategy.build
 
     async def keep(history: Any, k: int) -> Any:
+        if at is not None:
+            at(len(views))
         views.append(await build(history, k))
         m = getattr(strategy, "last_metrics", None)
         compacted.append(bool(m is not None and m.compacted))
