@@ -303,7 +303,7 @@ def key_variable(model: str) -> str:
     """The environment variable litellm reads ``model``'s key from (``gpt-4o`` -> ``OPENAI_API_KEY``)."""
     prefix, slash, _ = model.partition("/")
     if not slash:
-        from myrm_tui.llm.registry import bundled_provider  # only once a key was refused: it reads a file
+        from myrm_tui.llm.bundled import bundled_provider  # only once a key was refused: it reads a file
 
         prefix = bundled_provider(model) or "openai"
     return f"{re.sub(r'[^A-Za-z0-9]', '_', prefix).upper()}_API_KEY"
