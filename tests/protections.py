@@ -293,9 +293,9 @@ MUTANTS = (
         ),
     ),
     Mutant(
-        "pre-compact: the tight band's point a usual round over the landing (no thrashing at 4K)",
-        "a-tight-point-a-usual-round-over-the-landing",
-        "warm = max(min(warm, s.fit_budget - usual), min(warm, landed + usual))",
+        "pre-compact: the tight band's point half a usual round over the landing (no thrashing at 4K)",
+        "a-tight-point-half-a-usual-round-over-the-landing",
+        "warm = max(min(warm, s.fit_budget - usual), min(warm, landed + usual // 2))",
         "warm = min(warm, s.fit_budget - usual)",
         (
             f"{F}::test_every_request_fits_and_compactions_make_progress",
