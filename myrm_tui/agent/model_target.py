@@ -9,6 +9,7 @@ from myrm_tui.config import Settings
 from myrm_tui.context.config import DEFAULT_WINDOW, ContextConfig, budget_config, user_values
 from myrm_tui.context.model_facts import family, model_kind
 from myrm_tui.llm.client import ModelSpec
+from myrm_tui.llm.errors import PLACEHOLDER_KEY
 
 
 def model_spec(settings: Settings, model: str | None = None) -> ModelSpec:
@@ -22,7 +23,7 @@ def model_spec(settings: Settings, model: str | None = None) -> ModelSpec:
         and name.startswith(("openai/", "hosted_vllm/"))
         and not os.environ.get("OPENAI_API_KEY")
     ):
-        key = "sk-no-key-needed"
+        key = PLACEHOLDER_KEY
     return ModelSpec(name, settings.api_base, key)
 
 

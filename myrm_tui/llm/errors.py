@@ -120,6 +120,11 @@ _OVERFLOW_HINTS = (
 )
 
 
+# The key sent to an OpenAI-compatible local server when none is set (the OpenAI client refuses to send
+# without one; the servers ignore it): no setting of the user's.
+PLACEHOLDER_KEY = "sk-no-key-needed"
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """What a call was sent to, for its error message: the model, the base the user gave (None: the
@@ -322,7 +327,7 @@ def _endpoint_problem(
             source = f"the api_key setting (MYRM_API_KEY or api_key in the config file), not {var}"
         elif env:
             source = var
-        elif endpoint.api_key and not endpoint.api_key.startswith("sk-no-key"):
+        elif endpoint.api_key and endpoint.api_key != PLACEHOLDER_KEY:
             source = "the api_key setting (MYRM_API_KEY or api_key in the config file)"
         else:
             source = f"{var}, which is not set"
