@@ -432,7 +432,7 @@ def _terminal_problem() -> str | None:
         if not tty:
             return (
                 f"the full screen needs a terminal, and standard {name} is not one; for one turn from a "
-                'script or a pipe: myrm ask "…" (myrm ask - reads the message from standard input)'
+                'script or a pipe: myrm ask "…" (echo "…" | myrm ask reads the message from standard input)'
             )
     return None
 
@@ -492,7 +492,10 @@ def ask(
         str | None,
         typer.Argument(
             metavar="PROMPT",
-            help="The message; '-' reads it from standard input (none with --input-format stream-json)",
+            help=(
+                "The message; '-' or none reads it from piped standard input; piped input with a message "
+                "follows it in a <stdin> block (none with --input-format stream-json)"
+            ),
         ),
     ] = None,
     model: ModelOpt = None,
@@ -528,6 +531,10 @@ def ask(
             _say(f"myrm: {name} takes text or stream-json, not {value!r}")
             raise typer.Exit(2)
     stream_in = input_format == "stream-json"
+    from myrm_tui.agent.stream_json import prompt_with_stdin, prompts_from, stdin_is_terminal, stdin_lines
+
+    if prompt is None and not stream_in and not stdin_is_terminal():
+        prompt = "-"  # `myrm ask < question.txt`, `echo … | myrm ask`: the message is standard input
     if stream_in == (prompt is not None):
         print(
             "myrm: give a message, or --input-format stream-json and the messages on stdin", file=sys.stderr
@@ -539,10 +546,10 @@ def ask(
     # An untrusted folder's own rules are skipped: the first turn says so.
     for warning in _filter_problems((workspace or Path.cwd()).resolve(), cli):
         _say(f"myrm: warning: {warning}")
-    from myrm_tui.agent.stream_json import prompts_from, stdin_lines, stdin_message
+    from myrm_tui.agent.stream_json import stdin_message
 
     # stdin is read bounded, in the thread that waits for the next prompt (next_prompt)
-    texts: Any = iter([prompt]) if prompt not in (None, "-") else None
+    texts: Any = prompt_with_stdin(prompt) if prompt not in (None, "-") else None
     texts = texts or (prompts_from(stdin_lines()) if stream_in else stdin_message())
     from myrm_tui.logs import setup_logging
 

@@ -1599,6 +1599,20 @@ MUTANTS = (
         ("tests/cli/test_stdin_bounded.py::test_ask_refuses_a_message_over_the_bound_in_one_line",),
     ),
     Mutant(
+        "ask: an empty message is refused",
+        "ask-an-empty-message-is-refused",
+        "    if not message.strip():\n",
+        "    if False:\n",
+        ("tests/cli/test_ask_stdin.py::test_an_empty_message_is_refused_in_one_line_before_anything_is_sent",),
+    ),
+    Mutant(
+        "ask: a silent pipe is not waited on",
+        "ask-a-silent-pipe-is-not-waited-on",
+        "    if not _stdin_ready(wait):\n",
+        "    if False:\n",
+        ("tests/cli/test_ask_stdin.py::test_a_pipe_left_open_and_silent_is_not_waited_on_for_ever",),
+    ),
+    Mutant(
         "untrusted text: the prompt box",
         "untrusted-text-the-prompt-box",
         "        line.plain = sanitize(line.plain)\n",

@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 import os
+import select
 import sys
 import threading
 import time
@@ -313,9 +314,9 @@ def stdin_lines() -> Iterator[str]:
     yield from lines_of(_stdin_chunks())
 
 
-def stdin_message(limit: int | None = None) -> Iterator[str]:
-    """All of standard input as one message (``myrm ask -``), at most ``limit`` bytes (``STDIN_LIMIT``):
-    past it, a ``ValueError`` (the command's one line, exit 2) instead of reading on."""
+def read_stdin(limit: int | None = None) -> str:
+    """All of standard input as text, at most ``limit`` bytes (``STDIN_LIMIT``): past it, a ``ValueError``
+    (the command's one line, exit 2) instead of reading on."""
     limit = STDIN_LIMIT if limit is None else limit
     parts: list[bytes] = []
     size = 0
@@ -325,7 +326,73 @@ def stdin_message(limit: int | None = None) -> Iterator[str]:
         if size > limit:
             raise ValueError(f"the message on stdin is over {limit:,} bytes; attach a large file instead")
         parts.append(chunk)
-    yield b"".join(parts).decode(errors="replace")
+    return b"".join(parts).decode(errors="replace")
+
+
+def _not_blank(message: str) -> str:
+    # An empty message was sent as it was, and a model answers nothing with a paragraph of apology.
+    # guard: ask-an-empty-message-is-refused
+    if not message.strip():
+        raise ValueError('the message is empty: give one (myrm ask "…") or pipe it in')
+    return message
+
+
+def stdin_message(limit: int | None = None) -> Iterator[str]:
+    """All of standard input as one message (``myrm ask -``, or ``myrm ask`` with stdin piped)."""
+    yield _not_blank(read_stdin(limit))
+
+
+# How long ``myrm ask "MESSAGE"`` waits for standard input's first byte (or its end) before going on
+# without it: a program that started myrm with an open, silent pipe (its default stdin) must not hang the
+# turn for ever. ``MYRM_STDIN_WAIT`` (seconds) changes it.
+STDIN_WAIT_S = 3.0
+
+
+def stdin_is_terminal() -> bool:
+    """Whether standard input is a terminal (a stdin without a descriptor, a test's, is not)."""
+    try:
+        return os.isatty(sys.stdin.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _stdin_ready(wait: float) -> bool:
+    """Whether standard input has a byte, or its end, within ``wait`` seconds (a file or /dev/null at once;
+    a stdin without a descriptor always)."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return True
+    return bool(select.select([fd], [], [], wait)[0])
+
+
+def _stdin_wait() -> float:
+    try:
+        return max(0.0, float(os.environ.get("MYRM_STDIN_WAIT", STDIN_WAIT_S)))
+    except ValueError:
+        return STDIN_WAIT_S
+
+
+def prompt_with_stdin(prompt: str) -> Iterator[str]:
+    """``myrm ask "MESSAGE"`` with something piped in (``pytest 2>&1 | myrm ask "why does it fail?"``): the
+    message, then standard input in a ``<stdin>`` block, as Codex's ``exec`` sends it (it was dropped
+    unread). From a terminal nothing is read; a pipe that brings neither a byte nor its end within
+    ``MYRM_STDIN_WAIT`` seconds is left unread, with a line on stderr saying so."""
+    if stdin_is_terminal():
+        yield _not_blank(prompt)
+        return
+    wait = _stdin_wait()
+    # guard: ask-a-silent-pipe-is-not-waited-on
+    if not _stdin_ready(wait):
+        print(
+            f"myrm: nothing came on standard input in {wait:g} s; going on without it "
+            "(< /dev/null skips the wait)",
+            file=sys.stderr,
+        )
+        yield _not_blank(prompt)
+        return
+    piped = read_stdin()
+    yield _not_blank(f"{prompt}\n\n<stdin>\n{piped.rstrip(chr(10))}\n</stdin>" if piped.strip() else prompt)
 
 
 async def next_prompt(texts: Iterator[str]) -> str | None:

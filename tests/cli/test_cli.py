@@ -242,7 +242,7 @@ def test_an_endpoint_that_is_not_an_http_url_is_one_line_before_anything_runs(
 
 NO_TERMINAL = (
     "myrm: the full screen needs a terminal, and standard {} is not one; for one turn from a script or a "
-    'pipe: myrm ask "…" (myrm ask - reads the message from standard input)'
+    'pipe: myrm ask "…" (echo "…" | myrm ask reads the message from standard input)'
 )
 # Standard input and output on the terminal given, standard error left as the caller set it.
 TTY_IN_OUT = """
