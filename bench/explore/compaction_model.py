@@ -5,6 +5,11 @@ window of a dev corpus: replay its tune-half conversations through ``myrm`` and 
 grows from nothing).
 
     python bench/explore/compaction_model.py swe 4000,8000,16000,32000,64000,128000 [--corpus-dir DIR]
+    python bench/explore/compaction_model.py bench/foreign 16000,32000,64000   # a recorded corpus's directory
+
+A name (``swe``, ``tau``) is the dev corpus ``DIR/NAME-dev.jsonl.gz`` with its probes
+``bench/probes/NAME-dev-*-tune.jsonl``; a path (a directory of ``myrm bench --corpus``) is read as the bench
+reads it, its tune half from ``bench/probes/BASENAME-*-tune.jsonl``.
 
 Per window, as shares of the input budget: the median planned point T, the median view a compaction fired
 at (T plus the round that crossed it), the median landing L and the mean round u after a session's first
@@ -31,17 +36,22 @@ from myrm_tui.context.tokens import TokenCounter
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def tune_ids(corpus: str) -> set[str]:
+def tune_ids(prefix: str) -> set[str]:
     ids: set[str] = set()
-    for kind in ("toolfacts", "agentfacts"):
-        path = ROOT / "bench" / "probes" / f"{corpus}-dev-{kind}-tune.jsonl"
-        ids |= {json.loads(ln)["conv_id"] for ln in path.read_text().splitlines() if ln.strip()}
+    for kind in ("toolfacts", "agentfacts", "assistantfacts"):
+        path = ROOT / "bench" / "probes" / f"{prefix}-{kind}-tune.jsonl"
+        if path.exists():
+            ids |= {json.loads(ln)["conv_id"] for ln in path.read_text().splitlines() if ln.strip()}
     return ids
 
 
 async def check(corpus: str, window: int, corpus_dir: Path) -> str:
-    ids = tune_ids(corpus)
-    convs = [c for c in load_conversations(corpus_dir / f"{corpus}-dev.jsonl.gz") if c.id in ids]
+    path = Path(corpus)
+    if path.exists():  # a recorded corpus (bench/foreign, bench/hermes): its probes are named after it
+        ids, source = tune_ids(path.name), path
+    else:
+        ids, source = tune_ids(f"{corpus}-dev"), corpus_dir / f"{corpus}-dev.jsonl.gz"
+    convs = [c for c in load_conversations(source) if c.id in ids]
     counter = TokenCounter()
     s = MyrmStrategy(counter)
     points: list[float] = []
