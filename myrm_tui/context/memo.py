@@ -16,13 +16,14 @@ messages are the first folded away.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import ParamSpec, TypeVar, cast
 
 P = ParamSpec("P")
 T = TypeVar("T")
+A = TypeVar("A")
 
 # A 500-message session at 32K ends with 7,400 entries holding 7.4 MB (tracemalloc): this bound is about
 # 1,300 messages' worth, some 20 MB at most; what goes first is the oldest, folded away already.
@@ -33,9 +34,16 @@ MEMO_CHARS = 16_000_000
 def _chars(key: Hashable) -> int:
     if isinstance(key, str):
         return len(key)
-    if isinstance(key, tuple):
-        return sum(_chars(x) for x in key)
-    return 0
+    if not isinstance(key, tuple):
+        return 0
+    # A loop, not a generator per level: every miss of a compaction's thousands of look-ups sizes its key.
+    n = 0
+    for x in key:
+        if isinstance(x, str):
+            n += len(x)
+        elif isinstance(x, tuple):
+            n += _chars(x)
+    return n
 
 
 class Memo:
@@ -83,6 +91,17 @@ def active(memo: Memo) -> Iterator[None]:
         _ACTIVE.reset(token)
 
 
+@contextmanager
+def suspended() -> Iterator[None]:
+    """No memo within this block: for reads of text no later request asks about again (the rows of a file
+    view being cut), which would only crowd the memo and keep garbage alive for the collector to walk."""
+    token = _ACTIVE.set(None)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
 def memoized(
     key: Callable[..., Hashable] | None = None,
 ) -> Callable[[Callable[P, T]], Callable[P, T]]:
@@ -108,3 +127,19 @@ def memoized(
         return wrapper
 
     return deco
+
+
+def each(fn: Callable[[A], T], args: Iterable[A]) -> list[T]:
+    """``[fn(x) for x in args]`` for ``fn`` ``@memoized`` without a ``key``, of one argument: the active
+    memo found once, not per call (a fit looks up the shape of each of thousands of lines)."""
+    memo = _ACTIVE.get()
+    if memo is None:
+        return [fn(x) for x in args]
+    raw: Callable[[A], T] = fn.uncached  # type: ignore[attr-defined]
+    get, put = memo._d.get, memo.put
+    out: list[T] = []
+    for x in args:
+        k = (fn, (x,))  # the key ``fn``'s wrapper makes
+        hit = get(k)
+        out.append(cast(T, hit[0]) if hit is not None else put(k, raw(x)))
+    return out

@@ -15,11 +15,12 @@ import logging
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 
+from myrm_tui.context import memo
 from myrm_tui.context.filters.shell import strip_ansi
 from myrm_tui.context.memo import memoized
 from myrm_tui.context.text import line_scan, signals
@@ -517,8 +518,8 @@ def redundant(lines: Sequence[Line], seen: Sequence[str] = ()) -> list[bool]:
     lost (a looser test, every word elsewhere, loses the expression ``x/Poly(x, x, domain='ZZ')`` to a
     line with the same words in another order). Commands and the first line of an output (``$``, ``→``)
     are never redundant: a re-run is news."""
-    shapes = [redundant_shape(ln.text) for ln in lines]
-    seen_shapes = [redundant_shape(t) for t in seen]
+    shapes = memo.each(redundant_shape, [ln.text for ln in lines])
+    seen_shapes = memo.each(redundant_shape, seen)
     # How many lines hold each word (a line holding a word holds all of it): a line is compared only with
     # the lines holding its rarest word, and with none when that word is its own alone — most lines.
     often = Counter(chain.from_iterable(sh[0] for sh in shapes))
@@ -842,18 +843,21 @@ USED_PREFIX = "  used later: "
 _PARTS = re.compile(r"[:/=,]+")
 
 
-def _fact_parts(token: str) -> Iterator[str]:
-    """``token`` and, when it is compound, its parts: those that are fact-like (3–80 characters)."""
-    for x in (token, *_PARTS.split(token)) if _PARTS.search(token) else (token,):
-        if 3 <= len(x) <= 80 and _FACTLIKE.search(x):
-            yield x
+def _fact_parts(token: str) -> tuple[str, ...]:
+    """``token`` and, when it is compound, its parts: those that are fact-like (3–80 characters). A part
+    lies inside its token, so a token no pattern marks has none (most tokens of code: looked at once)."""
+    if _FACTLIKE.search(token) is None:
+        return ()
+    if _PARTS.search(token):
+        return tuple(x for x in (token, *_PARTS.split(token)) if 3 <= len(x) <= 80 and _FACTLIKE.search(x))
+    return (token,) if 3 <= len(token) <= 80 else ()
 
 
 def holds_fact_token(text: str) -> bool:
     """Whether ``text`` holds a token ``fact_tokens`` would give (found without collecting them)."""
     if not _FACTLIKE.search(text):  # no token can be fact-like: most lines of plain code
         return False
-    return any(next(_fact_parts(t), None) is not None for t in _TOKEN.findall(text))
+    return any(_fact_parts(mt.group()) for mt in _TOKEN.finditer(text))
 
 
 @lru_cache(maxsize=512)

@@ -68,16 +68,19 @@ lines_st = st.lists(st.builds(Line, texts, st.integers(1, 9)), max_size=24)
 
 
 @settings(max_examples=300)
-@given(lines_st, st.lists(texts, max_size=4), st.booleans())
+@given(lines_st, st.lists(texts, max_size=4), st.sampled_from(["none", "cold", "warm"]))
 def test_redundant_marks_what_comparing_every_pair_marks(
-    lines: list[Line], seen: list[str], warm: bool
+    lines: list[Line], seen: list[str], memo_: str
 ) -> None:
-    """The same marks with the lines' shapes read from a warm session memo or computed on the spot."""
+    """The same marks with the lines' shapes read from a warm session memo, put into a cold one
+    (``memo.each``) or computed on the spot with no memo."""
     expected = plain_redundant(lines, seen)
-    if warm:
-        with memo.active(memo.Memo()):
+    if memo_ == "none":
+        assert ledger.redundant(lines, seen) == expected
+        return
+    with memo.active(memo.Memo()):
+        if memo_ == "warm":
             for ln in lines:
                 ledger.redundant_shape(ln.text)
-            assert ledger.redundant(lines, seen) == expected
-    else:
         assert ledger.redundant(lines, seen) == expected
+        assert ledger.redundant(lines, seen) == expected  # and from what the first call kept

@@ -265,3 +265,37 @@ def test_a_cut_file_view_is_its_own_lines_in_order_within_its_share_facts_first(
 def test_a_line_holds_a_fact_token_exactly_when_fact_tokens_finds_one(line: str) -> None:
     """``holds_fact_token`` (the file-view cut's test, a line at a time) is ``fact_tokens``'s own test."""
     assert ledger.holds_fact_token(line) == bool(ledger.fact_tokens(line))
+
+
+def _fact_parts_one_by_one(token: str) -> list[str]:
+    """The rule as first written: the token and each of its parts, each tested on its own."""
+    parts = [token, *re.split(r"[:/=,]+", token)] if re.search(r"[:/=,]", token) else [token]
+    fact = re.compile(r"\d|_|/|\w\.\w|[a-z][A-Z]")
+    return [x for x in parts if 3 <= len(x) <= 80 and fact.search(x)]
+
+
+# Compound tokens longer than 80 characters whose parts may or may not be facts (a URL, a long path:key).
+LONG_PARTS = ["abc", "ab", "x_y", "Path", "v2", "a.b", "fooBar", "plainword", "é", "42"]
+long_tokens = st.lists(st.sampled_from(LONG_PARTS), min_size=1, max_size=40).map(
+    lambda ps: "".join(p + ":/=,"[i % 4] for i, p in enumerate(ps))[:-1] or "x"
+)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.one_of(
+            long_tokens,
+            st.sampled_from(["def", "x", "a_b", "self.x", "42", "/tmp/f.py:12", "k=v", "é", "(", "ID-7"]),
+        ),
+        max_size=8,
+    ).map(" ".join)
+)
+def test_fact_tokens_and_holds_fact_token_follow_the_rule_token_by_token(line: str) -> None:
+    """``_fact_parts`` skips a token no pattern marks (a part lies inside its token) and ``holds_fact_token``
+    stops at the first fact: both give what testing the token and each of its parts one by one gives, on
+    compound tokens of any length (over 80 characters only the parts can be facts)."""
+    tokens = dict.fromkeys(re.findall(r"[\w$#][\w.#/$:-]*\w", line))
+    expected = [x for t in tokens for x in _fact_parts_one_by_one(t)]
+    assert list(ledger.fact_tokens.__wrapped__(line)) == list(dict.fromkeys(expected))
+    assert ledger.holds_fact_token(line) == bool(expected)
