@@ -142,6 +142,45 @@ def test_long_a_session_sends_the_same_with_its_memo_as_without(
     sends_the_same(raw, window, every)
 
 
+async def _forked(raw: list[Message], window: int, every: int, cached: bool) -> list[Any]:
+    """A session replayed to its middle, then forked (its state as stored, a memo of its own: empty, or
+    of no entries when ``not cached``) and both replayed on to the end by the one pipeline that served
+    the parent (it keeps the ledger lines of the parent's messages, which the fork holds copies of)."""
+    pipeline, vault = build_pipeline(), ArtifactVault("memo-fork")
+    parent = ContextState() if cached else ContextState(memo=Memo(entries=0))
+    out: list[Any] = []
+    fork_at = max(3, len(raw) // 2)
+    stored = ""
+
+    async def run(state: ContextState, end: int, sid: str) -> None:
+        force = end % every == 0
+        request = request_for(raw[:end], state, vault=vault, now=float(end), force_compaction=force)
+        got = await pipeline.run(request, config_for(window), sid)
+        out.append([m.to_api() for m in got.messages])
+
+    for end in range(3, len(raw) + 1):
+        if end == fork_at:
+            stored = parent.to_json()
+        await run(parent, end, "parent")
+    child = ContextState.from_json(stored)
+    if not cached:
+        child.memo = Memo(entries=0)
+    for end in range(fork_at, len(raw) + 1):
+        await run(child, end, "child")
+    out += [parent.summary, child.summary]
+    return out
+
+
+@settings(MEMO_SETTINGS, max_examples=4)
+@given(*MEMO_CASES)
+def test_a_forked_session_sends_the_same_with_its_memo_as_without(
+    raw: list[Message], window: int, every: int
+) -> None:
+    """After a fork the child's memo starts empty while the pipeline knows the parent's messages: the
+    parent and the child send what they send with no memo, through appends and compactions on both."""
+    assert asyncio.run(_forked(raw, window, every, True)) == asyncio.run(_forked(raw, window, every, False))
+
+
 def sends_the_same(raw: list[Message], window: int, every: int) -> None:
     cached, uncached = ContextState(), ContextState(memo=Memo(entries=0))
     with_memo = asyncio.run(_replay(raw, window, cached, every))
@@ -244,6 +283,8 @@ def test_an_output_as_it_came_is_read_when_it_enters_not_when_it_is_folded() -> 
         assert (ledger.use_text, (entry.content, ())) in state.memo._d
         assert (ledger.use_words, (part,)) in state.memo._d
         assert (ledger.use_tokens, (part,)) in state.memo._d
+        # Nothing reads the filtered copy's own words (a third of the reads of a large output, wasted).
+        assert (ledger.use_text, (m.text, ())) not in state.memo._d
 
 
 @given(keys=st.lists(st.text(max_size=8), max_size=30))
@@ -253,3 +294,62 @@ def test_the_memo_counts_each_key_it_holds_once(keys: list[str]) -> None:
     for k in keys:
         memo.put(("f", k), k)
     assert memo.chars == sum(len(k) + 1 for k in set(keys))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(texts, max_size=20), st.booleans())
+def test_each_is_the_memoized_function_called_on_each(args: list[str], active: bool) -> None:
+    """``memo.each`` returns what calling the function on each argument returns, keeps what the function's
+    own calls would (a later call hits) and computes each distinct argument once."""
+    calls: list[str] = []
+
+    @memoized()
+    def shape(s: str) -> tuple[str, int]:
+        calls.append(s)
+        return s.lower(), len(s)
+
+    m = Memo()
+    if not active:
+        assert memo.each(shape, args) == [shape.uncached(a) for a in args]  # type: ignore[attr-defined]
+        assert len(m) == 0
+        return
+    with memo.active(m):
+        assert memo.each(shape, args) == [shape.uncached(a) for a in args]  # type: ignore[attr-defined]
+        assert len(calls) == len(set(args)) + len(args)  # each distinct one by ``each``, all by ``uncached``
+        before = len(calls)
+        assert [shape(a) for a in args] == [shape.uncached(a) for a in args]  # type: ignore[attr-defined]
+        assert len(calls) == before + len(args)  # only the uncached calls: the wrapper hit every one
+    assert len(m) == len(set(args))
+
+
+def test_a_suspended_memo_keeps_nothing_and_comes_back() -> None:
+    m = Memo()
+    with memo.active(m):
+        with memo.suspended():
+            ledger.use_words("one two")
+        assert len(m) == 0
+        ledger.use_words("one two")
+    assert len(m) == 1
+
+
+def test_a_file_views_rows_are_not_kept_in_the_session_memo() -> None:
+    """The rows of a file view being cut are read for that cut only (the Record reads the output's own
+    lines): they stay out of the session's memo, which they crowded (49,000 of the foreign sessions'
+    entries), and the cut is the same."""
+    from myrm_tui.context.text.referred import file_view_cut
+
+    rows = (f"{i:>6}\tvalue_{i} = compute(x_{i % 7}, 'src/app.py')  # step {i}" for i in range(1, 400))
+    view = "\n".join(rows)
+    m = Memo()
+    with memo.active(m):
+        cut = file_view_cut(view, 2000)
+    assert cut == file_view_cut(view, 2000)  # as without a memo
+    assert not any(isinstance(k, tuple) and k[0] is ledger.redundant_shape for k in m._d)
+
+
+@given(st.recursive(st.text(max_size=5) | st.integers(), lambda kids: st.lists(kids, max_size=4).map(tuple)))
+def test_a_keys_size_is_the_length_of_every_string_in_it(key: Any) -> None:
+    def plain(k: Any) -> int:
+        return len(k) if isinstance(k, str) else sum(plain(x) for x in k) if isinstance(k, tuple) else 0
+
+    assert memo._chars(key) == plain(key)

@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from myrm_tui.context import memo
 from myrm_tui.context.compaction.record import gist
 from myrm_tui.context.privacy.redact import redact
 from myrm_tui.context.step import Configured, Request, Rewritten, SummaryBlock, SummaryRecord, Trace, View
@@ -355,14 +356,18 @@ class Summarize(Configured[SummarizeSettings]):
         # The block's count sums its lines' counts: those of result rank and above, counted now, are 85 % of
         # the lines the foreign 32K Records kept that came from here, and 20 % of all lines.
         req.counter.count_lines(ln.text for ln in lines if ln.priority >= ledger.P_RESULT)
+        memo.each(ledger.redundant_shape, [ln.text for ln in lines])
         for ln in lines:
-            ledger.redundant_shape(ln.text)
             if ln.decided:
                 ledger.subject(ln.text)
                 ledger.line_facts(ln.text)
         if m.synthetic:
             return
-        part = ledger.use_text(m.text, tuple(c.arguments for c in m.tool_calls))
+        # What ``Referred`` reads of an output is the output as it came (``_referable``), never a filtered
+        # copy's text: only the one read is prepared (the copy's words and tokens were a third of the
+        # reads on a request that brought a large filtered output).
+        referable = Summarize._referable(m, req) if m.role == "tool" else m
+        part = ledger.use_text(referable.text, tuple(c.arguments for c in referable.tool_calls))
         ledger.use_words(part)
         ledger.use_tokens(part)
         if m.role == "assistant":
@@ -372,12 +377,6 @@ class Summarize(Configured[SummarizeSettings]):
             signals.diff_files(m.text)
             # Its facts and their index (``LaterUse.used_of``), of the original: what its fold reads.
             ledger.fact_index(Summarize._original(m, req).text)
-            # What ``Referred`` reads of it: the output as it came, not this copy (a filtered one).
-            referable = Summarize._referable(m, req)
-            if referable is not m:
-                came = ledger.use_text(referable.text, tuple(c.arguments for c in referable.tool_calls))
-                ledger.use_words(came)
-                ledger.use_tokens(came)
 
     def _folded_lines(
         self, m: Message, k: int, later: ledger.LaterUse, req: Request, referred: ledger.Referred

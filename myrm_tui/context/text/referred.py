@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from myrm_tui.context import memo
 from myrm_tui.context.summary import ledger
 from myrm_tui.context.types import Message
 
@@ -124,4 +125,7 @@ def file_view_cut(view: str, max_chars: int) -> str:
         for r, t in zip(rows, texts, strict=True)
     ]
     lines = [ledger.Line(t, rank) for t, rank in zip(texts, ranks, strict=True)]
-    return "\n".join(ledger.fit(lines, max_chars))
+    # Each row's shape (``ledger.redundant``) is read for this cut only: the Record reads the output's own
+    # lines, other strings. Kept in the session memo they were most of its entries on a long file's read.
+    with memo.suspended():
+        return "\n".join(ledger.fit(lines, max_chars))
