@@ -146,6 +146,11 @@ def unfit_floor(view: Sequence[Message], req: Request, s: SummarizeSettings) -> 
     )
 
 
+def _bare(text: str) -> str:
+    """``text`` without its spaces and tabs: what ``ledger.squeezed`` leaves as it was."""
+    return text.replace(" ", "").replace("\t", "")
+
+
 def _redacted(lines: list[ledger.Line]) -> list[ledger.Line]:
     """A message's ledger lines with credentials and PII redacted — once, when the message enters the view
     (one pass over its lines together: a key split over lines is still found), not on the compacting
@@ -310,7 +315,14 @@ class Summarize(Configured[SummarizeSettings]):
             hit = made.get(text)
             if hit is None:  # a line the fit kept squeezed (``ledger.squeezed``) is still whose it was
                 if short is None:
-                    short = {t: ln for ln in lines if (t := ledger.squeezed(ln.text)) is not None}
+                    # Squeezing keeps every character but spaces and tabs: only the lines equal to a missed
+                    # text in the others are squeezed (squeezing every line was a twentieth of a compaction).
+                    missed = {_bare(t) for t in record if t not in made}
+                    short = {
+                        t: ln
+                        for ln in lines
+                        if _bare(ln.text) in missed and (t := ledger.squeezed(ln.text)) is not None
+                    }
                 hit = short.get(text)
             if hit is not None:
                 written[text] = hit if hit.text == text else replace(hit, text=text)

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from myrm_tui.context.compaction.intent import CompressionIntent
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.step import CompactionPlan, Level
 from myrm_tui.context.steps.summarize import Summarize, SummaryAuditor
 from myrm_tui.context.summary import fields as summary_model
+from myrm_tui.context.summary import ledger
 from myrm_tui.context.types import Message, ToolCall
 from tests.helpers import call, conversation, run_pipeline, run_step, view_for
 
@@ -155,3 +161,47 @@ async def test_a_block_leaves_the_artifacts_to_its_record() -> None:
     summary = next(m for m in view if m.meta.get("kind") == "summary")
     assert "  created: fix_parser.py" in summary_model.record_lines(summary.text)
     assert "## Artifacts" not in summary.text
+
+
+def _remembered_by_squeezing_every_line(
+    lines: list[ledger.Line], record: list[str]
+) -> dict[str, ledger.Line]:
+    """``Summarize._remember`` as first written: every line squeezed to find whose a missed text was."""
+    made = {ln.text: ln for ln in lines}
+    short = {t: ln for ln in lines if (t := ledger.squeezed(ln.text)) is not None}
+    out: dict[str, ledger.Line] = {}
+    for text in record:
+        hit = made.get(text) or short.get(text)
+        if hit is not None:
+            out[text] = hit if hit.text == text else replace(hit, text=text)
+    return out
+
+
+priorities = st.integers(1, 9)
+ROWS = ["  73:", "field_name", "=", "x", "  ", "\t", "    ", "def f(a,\tb):", "→", "12", "a  b"]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.builds(
+            ledger.Line,
+            st.lists(st.sampled_from(ROWS), min_size=1, max_size=6).map("".join),
+            st.integers(1, 9),
+        ),
+        max_size=12,
+    ),
+    st.lists(st.sampled_from(ROWS), max_size=6).map("".join),
+    st.data(),
+)
+def test_the_record_remembers_whose_each_squeezed_line_was(
+    lines: list[ledger.Line], other: str, data: st.DataObject
+) -> None:
+    """Only the lines that equal a missed text but for spaces and tabs are squeezed: the lines remembered
+    are those squeezing every line finds (the last of several that squeeze alike), over Records holding
+    lines as written, squeezed and written by no line."""
+    forms = [t for ln in lines for t in (ln.text, ledger.squeezed(ln.text)) if t is not None] + [other]
+    record = data.draw(st.lists(st.sampled_from(forms), max_size=10))
+    written: dict[str, Any] = {}
+    Summarize._remember(lines, record, written)
+    assert written == _remembered_by_squeezing_every_line(lines, record)
