@@ -1603,7 +1603,9 @@ MUTANTS = (
         "ask-an-empty-message-is-refused",
         "    if not message.strip():\n",
         "    if False:\n",
-        ("tests/cli/test_ask_stdin.py::test_an_empty_message_is_refused_in_one_line_before_anything_is_sent",),
+        (
+            "tests/cli/test_ask_stdin.py::test_an_empty_message_is_refused_in_one_line_before_anything_is_sent",
+        ),
     ),
     Mutant(
         "ask: a silent pipe is not waited on",
@@ -2561,6 +2563,23 @@ MUTANTS = (
             "tests/context/test_memo.py::test_a_session_sends_the_same_with_its_memo_as_without",
             "tests/context/test_memo.py::test_each_memoized_reader_returns_what_it_computes",
         ),
+    ),
+    Mutant(
+        "session memo: memo.each keys each argument as the memoized function's wrapper does",
+        "memo-each-keys-as-the-wrapper-does",
+        "k = (fn, (x,))",
+        "k = (fn, ())",
+        (
+            "tests/context/test_memo.py::test_each_is_the_memoized_function_called_on_each",
+            "tests/context/summary/test_redundant_index.py::test_redundant_marks_what_comparing_every_pair_marks",
+        ),
+    ),
+    Mutant(
+        "the Record remembers a squeezed line by the lines equal to it but for spaces and tabs",
+        "a-squeezed-lines-candidates-are-equal-but",
+        "missed = {_bare(t) for t in record if t not in made}",
+        "missed = {t for t in record if t not in made}",
+        ("tests/context/steps/test_summarize.py::test_the_record_remembers_whose_each_squeezed_line_was",),
     ),
     Mutant(
         "session memo: a gist is keyed on all it reads",

@@ -139,6 +139,7 @@ def each(fn: Callable[[A], T], args: Iterable[A]) -> list[T]:
     get, put = memo._d.get, memo.put
     out: list[T] = []
     for x in args:
+        # guard: memo-each-keys-as-the-wrapper-does
         k = (fn, (x,))  # the key ``fn``'s wrapper makes
         hit = get(k)
         out.append(cast(T, hit[0]) if hit is not None else put(k, raw(x)))

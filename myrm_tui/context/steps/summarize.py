@@ -317,6 +317,7 @@ class Summarize(Configured[SummarizeSettings]):
                 if short is None:
                     # Squeezing keeps every character but spaces and tabs: only the lines equal to a missed
                     # text in the others are squeezed (squeezing every line was a twentieth of a compaction).
+                    # guard: a-squeezed-lines-candidates-are-equal-but
                     missed = {_bare(t) for t in record if t not in made}
                     short = {
                         t: ln
