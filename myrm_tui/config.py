@@ -162,6 +162,10 @@ def _annotated() -> dict[str, Any]:
         "hook_max_output_tokens": count(1),
         "job_output_chars": count(1),
         "bash_timeout": seconds(),
+        # a shell command's resource limits (agent/limits.py); 0 = none of that kind
+        "limit_processes": count(0, 4_194_304),  # the kernel's largest pid_max
+        "limit_memory_mb": count(0, 1 << 24),  # 16 TiB
+        "limit_file_size_mb": count(0, 1 << 24),
         "keepalive_idle_seconds": seconds(),
         "summarizer_inactivity_seconds": seconds(),
         "summarizer_total_seconds": seconds(),
@@ -203,6 +207,11 @@ class Settings(UserContextSettings):
     # unasked because they only read; "workspace-write" also approved ones (writes in the workspace only)
     sandbox: Literal["read-only-auto", "workspace-write", "off"] = "read-only-auto"
     bash_timeout: float = 120.0
+    # each shell command's resource limits (agent/limits.py), 0 = none: its processes and threads together,
+    # a process's private memory (RLIMIT_DATA), one file's size (RLIMIT_FSIZE)
+    limit_processes: int = 1024
+    limit_memory_mb: int = 4096
+    limit_file_size_mb: int = 1024
     # honour every workspace's own configuration (.myrm/filters) without asking (CI, scripts); otherwise only
     # folders the user trusted (trust.py)
     trust_workspace: bool = False

@@ -2781,6 +2781,86 @@ MUTANTS = (
         'OOM_FIRST = ""',
         (f"{W}::test_a_tool_command_and_its_children_go_first_when_memory_runs_out",),
     ),
+    Mutant(
+        "limits: the command joins its pid cgroup",
+        "limits-the-command-joins-its-pid-cgroup",
+        "            f.write(str(os.getpid()))\n",
+        "            pass\n",
+        ("tests/agent/test_limits.py::test_a_fork_bomb_stops_at_the_process_limit_and_leaves_nothing",),
+    ),
+    Mutant(
+        "limits: the rlimits are set before exec",
+        "limits-rlimits-are-set-before-exec",
+        "        resource.setrlimit(which, (amount, amount))\n",
+        "        pass\n",
+        (
+            "tests/agent/test_limits.py::test_a_write_stops_at_the_file_size_limit",
+            "tests/agent/test_limits.py::test_a_process_that_allocates_without_end_is_stopped_in_itself",
+        ),
+    ),
+    Mutant(
+        "limits: root cannot raise them again",
+        "limits-root-cannot-raise-them-again",
+        "    if _has_capability(CAP_SYS_RESOURCE):\n",
+        "    if False:\n",
+        ("tests/agent/test_limits.py::test_no_core_dumps_and_a_limit_cannot_be_raised_again",),
+    ),
+    Mutant(
+        "limits: a pid cgroup for each command",
+        "limits-a-pid-cgroup-for-each-command",
+        "    cgroup = make_pid_cgroup(confine.limits.processes) if confine.limits is not None else None\n",
+        "    cgroup = None\n",
+        ("tests/agent/test_limits.py::test_a_fork_bomb_stops_at_the_process_limit_and_leaves_nothing",),
+    ),
+    Mutant(
+        "limits: what a command leaves running is stopped when it ends",
+        "limits-what-a-command-leaves-is-stopped",
+        "            run.left_stopped = await cgroup.kill()\n",
+        "            run.left_stopped = 0\n",
+        ("tests/agent/test_limits.py::test_a_setsid_spinner_left_by_an_ended_command_is_stopped",),
+    ),
+    Mutant(
+        "limits: they hold for unconfined commands too",
+        "limits-hold-for-unconfined-commands-too",
+        "        return Plan(Confinement(UNCONFINED, ctx.workspace.resolve(), limits=ctx.limits), env)\n",
+        "        return Plan(None, env)\n",
+        (
+            "tests/agent/test_limits.py::test_the_model_is_told_which_limit_stopped_the_command_and_how_to_raise_it",
+        ),
+    ),
+    Mutant(
+        "limits: the settings reach the shell tool",
+        "limits-the-settings-reach-the-shell",
+        "        limits=Limits.of(",
+        "        limits=None and Limits.of(",
+        (
+            "tests/agent/test_limits.py::test_myrm_ask_applies_the_configured_limits_and_survives_a_runaway_command",
+        ),
+    ),
+    Mutant(
+        "limits: the model reads which limit stopped a command",
+        "limits-say-which-limit-was-reached",
+        "    if processes_hit or (limits.processes and refused):\n",
+        "    if False:\n",
+        ("tests/agent/test_limits.py::test_the_process_limit_is_named_to_the_model",),
+    ),
+    Mutant(
+        "limits: a background job has its pid cgroup",
+        "limits-a-background-job-has-its-pid-cgroup",
+        "            cgroup = make_pid_cgroup(limits.processes) if limits is not None else None\n",
+        "            cgroup = None\n",
+        ("tests/agent/test_limits.py::test_a_background_job_has_the_same_limits",),
+    ),
+    Mutant(
+        "sandbox: the command gets SIGPIPE and SIGXFSZ back (Python ignores them)",
+        "sandbox-the-command-gets-default-signals",
+        "    for sig in (_signal.SIGPIPE, _signal.SIGXFSZ):\n",
+        "    for sig in ():\n",
+        (
+            "tests/agent/test_limits.py::test_a_command_gets_the_default_sigpipe_not_pythons",
+            "tests/agent/test_limits.py::test_a_write_stops_at_the_file_size_limit",
+        ),
+    ),
 )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.cache_warmer import CacheWarmer
 from myrm_tui.agent.hooks import HookRunner
+from myrm_tui.agent.limits import Limits
 from myrm_tui.agent.model_target import window_for
 from myrm_tui.agent.permissions import Assessment, CommandRules, UserApprover
 from myrm_tui.agent.prompts import PromptLibrary
@@ -182,6 +183,8 @@ async def assemble(
         # guard: sandbox-the-setting-reaches-the-shell
         sandbox=settings.sandbox,
         bash_timeout=settings.bash_timeout,
+        # guard: limits-the-settings-reach-the-shell
+        limits=Limits.of(settings.limit_processes, settings.limit_memory_mb, settings.limit_file_size_mb),
         extra_vault_namespaces=namespaces,
         jobs=jobs if jobs is not None else JobManager(jobs_dir(store.path, session_id)),
         job_output_chars=settings.job_output_chars,

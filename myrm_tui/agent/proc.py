@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from myrm_tui.aio import within
 
 if TYPE_CHECKING:
+    from myrm_tui.agent.limits import PidCgroup
     from myrm_tui.agent.sandbox import Confinement
 
 READ_CHUNK = 65_536
@@ -431,22 +432,53 @@ class Captured:
     # The command ended, and a process it left running held its output open past ``OUTPUT_GRACE``: the
     # command's group and every process holding the output were stopped.
     held: bool = False
+    processes_hit: bool = False  # a fork was refused at the pid cgroup's limit (limits.py)
+    left_stopped: int = 0  # processes the command left running, stopped when it ended (its pid cgroup)
 
 
-@contextlib.contextmanager
-def sandboxed(argv: list[str], confine: Confinement | None) -> Iterator[list[str]]:
-    """``argv`` as run in ``confine``'s sandbox, with a private temp folder that is removed afterwards
-    (and by the watcher if myrm dies first); ``argv`` itself without one."""
+@dataclass
+class Sandboxed:
+    """A command as run in its sandbox: ``argv`` and, where one was made, its pid cgroup."""
+
+    argv: list[str]
+    cgroup: PidCgroup | None = None
+    processes_hit: bool = False  # once it ended: a fork was refused at the cgroup's limit
+    left_stopped: int = 0  # once it ended: processes it left running, stopped
+
+
+@contextlib.asynccontextmanager
+async def sandboxed(argv: list[str], confine: Confinement | None) -> AsyncIterator[Sandboxed]:
+    """``argv`` as run in ``confine``'s sandbox, with a private temp folder and a pid cgroup (where the
+    limits ask for one and one can be made) that are removed afterwards (and by the watcher if myrm dies
+    first); ``argv`` itself without one."""
     if confine is None:
-        yield argv
+        yield Sandboxed(argv)
         return
-    tmp = Path(tempfile.mkdtemp(prefix="myrm-sandbox-"))
-    REAPER.guard_dir(tmp)
+    from myrm_tui.agent.limits import make_pid_cgroup
+    from myrm_tui.agent.sandbox import UNCONFINED
+
+    tmp = None if confine.profile == UNCONFINED else Path(tempfile.mkdtemp(prefix="myrm-sandbox-"))
+    # guard: limits-a-pid-cgroup-for-each-command
+    cgroup = make_pid_cgroup(confine.limits.processes) if confine.limits is not None else None
+    for folder in (tmp, cgroup.path if cgroup else None):
+        if folder is not None:
+            REAPER.guard_dir(folder)
+    run = Sandboxed(confine.argv(argv, tmp, cgroup.path if cgroup else None), cgroup)
     try:
-        yield confine.argv(argv, tmp)
+        yield run
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        REAPER.release_dir(tmp)
+        if cgroup is not None:
+            run.processes_hit = cgroup.hit()
+            # what is left of a command that has ended (a detached spinner, a fork bomb's rest)
+            # guard: limits-what-a-command-leaves-is-stopped
+            run.left_stopped = await cgroup.kill()
+            if cgroup.remove():
+                REAPER.release_dir(cgroup.path)
+            else:
+                log.warning("pid cgroup %s is still in use; removed when myrm exits", cgroup.path)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+            REAPER.release_dir(tmp)
 
 
 async def run_captured(
@@ -460,9 +492,11 @@ async def run_captured(
     confine: Confinement | None = None,
 ) -> Captured:
     """Run ``command`` under bash in its own process group, stdout and stderr together; in ``confine``'s
-    OS sandbox when one is given."""
-    with sandboxed(["bash", "-c", command], confine) as argv:
-        return await _run_captured(argv, cwd, timeout, max_bytes, stdin, env, on_output)
+    OS sandbox and limits when one is given."""
+    async with sandboxed(["bash", "-c", command], confine) as run:
+        out = await _run_captured(run.argv, cwd, timeout, max_bytes, stdin, env, on_output)
+    out.processes_hit, out.left_stopped = run.processes_hit, run.left_stopped
+    return out
 
 
 async def _run_captured(
@@ -671,7 +705,31 @@ def _watch(owner: int, tag: str = "") -> None:
         if tag:
             kill_marked(tag, spare=me)
     for d in dirs:
-        shutil.rmtree(d, ignore_errors=True)
+        if os.path.isfile(os.path.join(d, "cgroup.procs")):
+            _end_cgroup_dir(d)
+        else:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _end_cgroup_dir(folder: str, wait: float = 5.0) -> None:
+    """Kill what is left in a command's pid cgroup (``limits.py``) and remove it, for a myrm that died
+    before it could."""
+    import time
+
+    ends = time.monotonic() + wait
+    while time.monotonic() < ends:
+        try:
+            with open(os.path.join(folder, "cgroup.procs")) as f:
+                pids = [int(p) for p in f.read().split()]
+        except (OSError, ValueError):
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)  # refused while a process in it has not exited yet
+            return
+        time.sleep(0.01)
 
 
 if __name__ == "__main__":

@@ -33,10 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from myrm_tui.agent import sandbox_exec
+from myrm_tui.agent.limits import Limits
 
 MODES = ("read-only-auto", "workspace-write", "off")
 READ_ONLY = "read-only"
 WORKSPACE_WRITE = "workspace-write"
+UNCONFINED = "unconfined"  # no Landlock or seccomp: the resource limits alone (limits.py)
 EXEC_FILE = sandbox_exec.__file__
 # Environment variables a read-only command never needs and a hostile one would print: provider keys,
 # tokens, passwords (``GIT_ASKPASS`` too: it names a program).
@@ -161,14 +163,30 @@ def _holds_any(folder: str, paths: Sequence[str]) -> bool:
 
 @dataclass(frozen=True)
 class Confinement:
-    """One command's sandbox: its profile, the workspace, and environment to set inside."""
+    """One command's sandbox: its profile, the workspace, environment to set inside, and its resource
+    limits (None: none)."""
 
     profile: str
     workspace: Path
     env: Mapping[str, str] = field(default_factory=dict)
+    limits: Limits | None = None
 
-    def spec(self, tmp: Path) -> dict[str, object]:
-        """What ``sandbox_exec.apply`` restricts to, for a command whose private temp folder is ``tmp``."""
+    def spec(self, tmp: Path | None, cgroup: Path | None = None) -> dict[str, object]:
+        """What ``sandbox_exec`` applies, for a command whose private temp folder is ``tmp`` (None for the
+        unconfined profile, which has none) and whose pid cgroup is ``cgroup`` (None: RLIMIT_NPROC)."""
+        spec = self._profile(tmp)
+        if self.limits is not None:
+            rlimits = self.limits.rlimits()
+            if cgroup is not None:
+                spec["cgroup"] = [str(cgroup)]
+            elif self.limits.processes:
+                rlimits["nproc"] = str(self.limits.processes)
+            spec["limits"] = rlimits
+        return spec
+
+    def _profile(self, tmp: Path | None) -> dict[str, object]:
+        if self.profile == UNCONFINED or tmp is None:
+            return {"landlock": False, "setenv": dict(self.env)}
         env = {"TMPDIR": str(tmp), "TMP": str(tmp), "TEMP": str(tmp), **self.env}
         if self.profile == WORKSPACE_WRITE:
             # guard: sandbox-workspace-write-writes
@@ -218,6 +236,7 @@ class Confinement:
             "drop_env": list(SECRET_ENV),
         }
 
-    def argv(self, argv: Sequence[str], tmp: Path) -> list[str]:
+    def argv(self, argv: Sequence[str], tmp: Path | None, cgroup: Path | None = None) -> list[str]:
         """``argv`` run through the sandbox wrapper (an isolated interpreter, stdlib only)."""
-        return [sys.executable, "-I", "-S", EXEC_FILE, *sandbox_exec.encode(self.spec(tmp)), "--", *argv]
+        spec = self.spec(tmp, cgroup)
+        return [sys.executable, "-I", "-S", EXEC_FILE, *sandbox_exec.encode(spec), "--", *argv]

@@ -12,17 +12,25 @@ Why ctypes and not a binding: Landlock is three system calls and two structs, se
 release without the network and scope rights this needs (ABI 4 and 6); libseccomp's bindings need a
 compiled library. This file has to run in ``python -I -S`` before anything else is importable anyway.
 
+Resource limits (``--limit NAME=N``, ``--cgroup DIR``) are applied here too, before the Landlock rules (a
+confined command could not write the cgroup's file after them) and for an unconfined command alone
+(``--no-landlock``): rlimits and a pid cgroup are inherited by everything the command starts.
+
 Landlock rules only ever grant, so "everything but these folders" is written as rules on the siblings of
 each hidden path, down to it (``split``); a hidden folder's ancestors get no rule of their own.
 """
 
 from __future__ import annotations
 
+import _signal  # not signal: its enum import is half this file's start-up
 import ctypes
 import os
 import struct
 import sys
-from collections.abc import Iterable, Sequence
+
+TYPE_CHECKING = False  # typing's own costs an import: this file starts for every command
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 # system calls (the same numbers on every architecture: they were added after the tables were unified)
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
@@ -48,6 +56,10 @@ ARCHES = {
 X32_BIT = 0x40000000  # x86_64's x32 calls: the same kernel functions under other numbers
 
 DENIED = 126  # exit status when the sandbox could not be applied (the command never ran)
+
+# --limit NAME=N: the resource module's limit of each (bytes, or processes over the uid's count)
+RLIMITS = {"data": "RLIMIT_DATA", "fsize": "RLIMIT_FSIZE", "core": "RLIMIT_CORE", "nproc": "RLIMIT_NPROC"}
+PR_CAPBSET_DROP, CAP_SYS_RESOURCE = 24, 24
 
 
 def _libc() -> ctypes.CDLL:
@@ -160,6 +172,65 @@ def _install_seccomp(libc: ctypes.CDLL, arch: tuple[int, int, int]) -> None:
     _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp filter")
 
 
+def _tasks_of(uid: int) -> int:
+    """How many tasks (threads included, as RLIMIT_NPROC counts them) ``uid`` runs now."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid == uid:
+                count += len(os.listdir(f"/proc/{entry}/task"))
+        except OSError:
+            continue
+    return count
+
+
+def _has_capability(cap: int) -> bool:
+    """Whether this process may use ``cap`` (its effective set; read without ctypes, which costs more)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) >> cap & 1)
+    except (OSError, ValueError):
+        pass
+    return True  # unknown: try to drop it
+
+
+def limit(spec: dict[str, object]) -> None:
+    """Join the ``cgroup`` (a pid cgroup made for this command) and set the ``limits``, soft and hard,
+    for this process and all it starts. ``nproc`` is a count over the uid's tasks now (RLIMIT_NPROC counts
+    every process of the uid, not this command's). Root could raise a hard limit (CAP_SYS_RESOURCE): the
+    capability leaves the bounding set, so the command exec'd next has it no more."""
+    for folder in _strings(spec, "cgroup"):
+        # guard: limits-the-command-joins-its-pid-cgroup
+        with open(os.path.join(folder, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+    limits = spec.get("limits", {})
+    if not isinstance(limits, dict) or not limits:
+        return
+    import resource
+
+    for name, value in limits.items():
+        if name not in RLIMITS or not str(value).isdigit():
+            raise SandboxError(0, f"bad limit: {name}={value}")
+        amount = int(value)
+        if name == "nproc":
+            if os.getuid() == 0:
+                continue  # the kernel never applies it to root: a pid cgroup is what limits root
+            amount += _tasks_of(os.getuid())
+        which = getattr(resource, RLIMITS[name])
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            amount = min(amount, hard)  # never above what this process was given
+        # guard: limits-rlimits-are-set-before-exec
+        resource.setrlimit(which, (amount, amount))
+    # guard: limits-root-cannot-raise-them-again
+    if _has_capability(CAP_SYS_RESOURCE):
+        _libc().prctl(PR_CAPBSET_DROP, CAP_SYS_RESOURCE, 0, 0, 0)
+
+
 def apply(spec: dict[str, object]) -> None:
     """Restrict this process (and what it will exec) for good.
 
@@ -208,7 +279,10 @@ LIST_OPTIONS = {
     "--write": "write",
     "--set": "setenv",
     "--drop-env": "drop_env",
+    "--limit": "limits",
+    "--cgroup": "cgroup",
 }
+DICT_OPTIONS = ("setenv", "limits")  # NAME=VALUE items
 
 
 def encode(spec: dict[str, object]) -> list[str]:
@@ -221,32 +295,33 @@ def encode(spec: dict[str, object]) -> list[str]:
             args += [option, str(item)]
     if not spec.get("network", True):
         args.append("--no-network")
+    if not spec.get("landlock", True):
+        args.append("--no-landlock")
     return args
 
 
 def decode(args: Sequence[str]) -> tuple[dict[str, object], list[str]]:
     """The spec and the command of this file's argument list."""
     lists: dict[str, list[str]] = {}
-    setenv: dict[str, str] = {}
+    dicts: dict[str, dict[str, str]] = {}
     spec: dict[str, object] = {"network": True}
     i = 0
     while i < len(args):
         a = args[i]
         if a == "--":
             spec.update(lists)
-            if setenv:
-                spec["setenv"] = setenv
+            spec.update(dicts)
             return spec, list(args[i + 1 :])
-        if a == "--no-network":
-            spec["network"] = False
+        if a in ("--no-network", "--no-landlock"):
+            spec[a[5:]] = False
             i += 1
         elif a in LIST_OPTIONS and i + 1 < len(args):
             key = LIST_OPTIONS[a]
-            if key == "setenv":
+            if key in DICT_OPTIONS:
                 name, eq, value = args[i + 1].partition("=")
                 if not eq or not name:
-                    raise SandboxError(0, f"bad option: --set {args[i + 1]}")
-                setenv[name] = value
+                    raise SandboxError(0, f"bad option: {a} {args[i + 1]}")
+                dicts.setdefault(key, {})[name] = value
             else:
                 lists.setdefault(key, []).append(args[i + 1])
             i += 2
@@ -318,10 +393,17 @@ def main(argv: Sequence[str]) -> int:
         env = _environment(spec)
         # found before the rules apply: os.execvpe imports a module, from a folder that may be hidden
         program = _which(command[0], env.get("PATH", os.defpath))
-        apply(spec)
+        limit(spec)
+        if spec.get("landlock", True):
+            apply(spec)
     except (SandboxError, OSError, ValueError) as exc:
         print(f"myrm sandbox: not run, the sandbox could not be applied: {exc}", file=sys.stderr)
         return DENIED
+    # Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across exec: `yes | head`
+    # would end in "Broken pipe" errors, and a write past the file size limit would not end the writer.
+    # guard: sandbox-the-command-gets-default-signals
+    for sig in (_signal.SIGPIPE, _signal.SIGXFSZ):
+        _signal.signal(sig, _signal.SIG_DFL)
     try:
         os.execve(program, command, env)
     except OSError as exc:

@@ -1,7 +1,8 @@
 """What the sandbox adds to a shell command's wall time: ``python -m myrm_tui.agent.sandbox_perf``.
 
-Runs ``true`` (and ``git status`` in a small repository) through ``run_captured`` unconfined and in each
-profile, alternating, and prints the median and 90th percentile of each, and the median added."""
+Runs ``true`` (and ``git status`` in a small repository) through ``run_captured`` unconfined, with the
+resource limits alone (``limits.py``: what every unconfined command pays) and in each profile, alternating,
+and prints the median and 90th percentile of each, and the median added."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from myrm_tui.agent.limits import Limits
 from myrm_tui.agent.permissions import git_hardening_env
 from myrm_tui.agent.proc import run_captured
-from myrm_tui.agent.sandbox import READ_ONLY, WORKSPACE_WRITE, Confinement, support
+from myrm_tui.agent.sandbox import READ_ONLY, UNCONFINED, WORKSPACE_WRITE, Confinement, support
 
 
 async def _time(command: str, workspace: Path, confine: Confinement | None) -> float:
@@ -37,8 +39,10 @@ async def measure(runs: int) -> list[str]:
         for command in ("true", "git status --short"):
             kinds: dict[str, Confinement | None] = {
                 "unconfined": None,
+                "limits only": Confinement(UNCONFINED, ws, limits=Limits()),
                 READ_ONLY: Confinement(READ_ONLY, ws, git_hardening_env(ws)),
                 WORKSPACE_WRITE: Confinement(WORKSPACE_WRITE, ws),
+                f"{READ_ONLY}+limits": Confinement(READ_ONLY, ws, git_hardening_env(ws), Limits()),
             }
             times: dict[str, list[float]] = {k: [] for k in kinds}
             for _ in range(runs):

@@ -324,7 +324,9 @@ async def test_kill_9_of_myrm_ends_a_process_that_left_its_group_with_setsid(
         Reply(tool_calls=[("bash", {"command": "echo $$ > fg.pid; sleep 300; echo never", "timeout": 600})]),
         Reply(text="done"),
     )
-    child = start_agent_child(tmp_path / "kill9" / "myrm.db", workspace, emulator)
+    # Without a pid cgroup (limit_processes = 0, as on a machine that has none to give) the watcher is what
+    # ends it; with one, its command's end does (test_limits.py).
+    child = start_agent_child(tmp_path / "kill9" / "myrm.db", workspace, emulator, limit_processes=0)
     escaped = 0
     try:
         spid, fpid = workspace / "s.pid", workspace / "fg.pid"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from myrm_tui.agent.limits import Limits
 from myrm_tui.agent.permissions import Assessment, CommandRules
 from myrm_tui.agent.proc import decode_output  # noqa: F401  (re-exported: its old home)
 from myrm_tui.agent.tools.errors import ToolError
@@ -69,6 +70,7 @@ class ToolContext:
     allowed_commands: CommandRules = field(default_factory=CommandRules)
     sandbox: str = "read-only-auto"  # config ``sandbox``: the OS sandbox of shell commands (agent/sandbox.py)
     bash_timeout: float = 120.0
+    limits: Limits | None = field(default_factory=Limits)  # each shell command's (agent/limits.py)
     max_output_bytes: int = 2_000_000
     extra_vault_namespaces: set[str] = field(default_factory=set)  # parents (forks) and children (subagents)
     jobs: JobManager | None = None  # background shell jobs; None where they are not allowed

@@ -6,15 +6,22 @@ passes its limit, killed and removed with the agent. ``bash_output`` (jobs.py) i
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from myrm_tui.agent.proc import REAPER, kill_group, spawn
 from myrm_tui.agent.tools.errors import ToolError
 from myrm_tui.aio import within
+
+if TYPE_CHECKING:
+    from myrm_tui.agent.limits import PidCgroup
+
+log = logging.getLogger(__name__)
 
 JOB_LOG_LIMIT = 200_000_000  # bytes of log one job may write before it is stopped
 MAX_READ = 50_000_000  # bytes one bash_output call reads; the rest waits for the next call
@@ -34,6 +41,7 @@ class Job:
     stopped: str = ""  # why myrm stopped it, if it did
     done: asyncio.Event = field(default_factory=asyncio.Event)
     proc: asyncio.subprocess.Process | None = field(default=None, repr=False)
+    cgroup: PidCgroup | None = field(default=None, repr=False)  # its pid cgroup (limits.py), if it has one
 
     @property
     def status(self) -> str:
@@ -52,7 +60,11 @@ class JobManager:
         self.jobs: dict[str, Job] = {}
         self._watchers: set[asyncio.Task[None]] = set()
 
-    async def start(self, command: str, cwd: Path, env: dict[str, str]) -> Job:
+    async def start(
+        self, command: str, cwd: Path, env: dict[str, str], cgroup: PidCgroup | None = None
+    ) -> Job:
+        """Start ``command``; ``cgroup`` (the pid cgroup its wrapper joins) is emptied and removed when the
+        job ends."""
         if sum(1 for j in self.jobs.values() if j.exit_code is None) >= MAX_JOBS:
             raise ToolError(
                 f"{MAX_JOBS} background jobs are running already; stop one with bash_output(kill=true)"
@@ -75,9 +87,12 @@ class JobManager:
                 stderr=fd,
                 env={**os.environ, **env},
             )
+        except BaseException:
+            await _end_cgroup(cgroup)
+            raise
         finally:
             os.close(fd)  # the child holds its own copy
-        job = Job(job_id, command, proc.pid, log, time.time(), proc=proc)
+        job = Job(job_id, command, proc.pid, log, time.time(), proc=proc, cgroup=cgroup)
         self.jobs[job_id] = job
         task = asyncio.ensure_future(self._watch(job, proc))
         self._watchers.add(task)
@@ -99,6 +114,8 @@ class JobManager:
             if job.exit_code is not None:
                 REAPER.release(proc.pid)
             job.done.set()
+        # what the job left running goes with it
+        await _end_cgroup(job.cgroup)
 
     def get(self, job_id: str) -> Job:
         job = self.jobs.get(job_id)
@@ -144,8 +161,19 @@ class JobManager:
             await asyncio.gather(*self._watchers, return_exceptions=True)
             for job in self.jobs.values():
                 REAPER.release(job.pid)  # killed above
+                await _end_cgroup(job.cgroup)
             shutil.rmtree(self.root, ignore_errors=True)
             REAPER.release_dir(self.root)
+
+
+async def _end_cgroup(cgroup: PidCgroup | None) -> None:
+    if cgroup is None:
+        return
+    await cgroup.kill()
+    if cgroup.remove():
+        REAPER.release_dir(cgroup.path)
+    else:
+        log.warning("pid cgroup %s is still in use; removed when myrm exits", cgroup.path)
 
 
 def _log_size(job: Job) -> int:

@@ -17,9 +17,11 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from myrm_tui.agent.limits import limit_notes, make_pid_cgroup
 from myrm_tui.agent.permissions import git_hardening_env
 from myrm_tui.agent.proc import (  # noqa: F401  (re-exported: their old home)
     READ_CHUNK,
+    REAPER,
     SHELL_ENV,
     SPILL_LIMIT,
     Captured,
@@ -27,7 +29,7 @@ from myrm_tui.agent.proc import (  # noqa: F401  (re-exported: their old home)
     run_captured,
     unpassable,
 )
-from myrm_tui.agent.sandbox import Confinement, no_sandbox_reason, profile_for
+from myrm_tui.agent.sandbox import UNCONFINED, Confinement, no_sandbox_reason, profile_for
 from myrm_tui.agent.sandbox_exec import DENIED
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, workspace_root
 
@@ -43,13 +45,17 @@ class Plan:
 
 
 def plan(ctx: ToolContext, read_only: bool) -> Plan:
-    """A read-only command's git settings made inert; its sandbox as ``ctx.sandbox`` chooses."""
+    """A read-only command's git settings made inert; its sandbox as ``ctx.sandbox`` chooses; the
+    resource limits of ``ctx.limits`` whatever the sandbox."""
     # guard: read-only-git-settings-that-run-programs
     env = git_hardening_env(ctx.workspace) if read_only else {}
     profile = profile_for(ctx.sandbox, read_only)
     if profile is None:
-        return Plan(None, env)
-    return Plan(Confinement(profile, ctx.workspace.resolve(), env))
+        # guard: limits-hold-for-unconfined-commands-too
+        if ctx.limits is None:
+            return Plan(None, env)
+        return Plan(Confinement(UNCONFINED, ctx.workspace.resolve(), limits=ctx.limits), env)
+    return Plan(Confinement(profile, ctx.workspace.resolve(), env, ctx.limits))
 
 
 def unrunnable(command: str) -> str | None:
@@ -105,6 +111,8 @@ class BashTool:
         if how.confine is not None and out.code == DENIED and out.text.startswith("myrm sandbox:"):
             log.warning("the sandbox could not be applied: %s", out.text.strip(), stack_info=True)
         notes = [out.label] if out.label else []
+        if how.confine is not None and how.confine.limits is not None:
+            notes += limit_notes(how.confine.limits, out.code, out.text, out.processes_hit)
         meta: dict[str, Any] = {"exit_code": out.code, "bytes": out.total}
         if out.full is not None:
             uri = ctx.vault.put(
@@ -122,6 +130,11 @@ class BashTool:
                 "[the command ended, but a process it started ('… &') kept its output open; it was stopped. "
                 "Start servers and watchers with run_in_background]"
             )
+        if out.left_stopped and not out.timed_out:
+            notes.append(
+                f"[the command ended; {out.left_stopped} process(es) it left running were stopped. "
+                "Start servers and watchers with run_in_background]"
+            )
         body = "\n".join([*notes, out.text]) if notes else out.text
         return ToolResult(
             f"<returncode>{out.code}</returncode>\n<output>\n{body}</output>",
@@ -133,11 +146,20 @@ class BashTool:
         if ctx.jobs is None:
             raise ToolError("background jobs are not available in this session")
         shown = command
+        cgroup = None
         if how.confine is not None:  # its temp folder goes with the jobs' folder
-            tmp = ctx.jobs.root / f"sandbox-{uuid.uuid4().hex[:12]}"
-            tmp.mkdir(parents=True, mode=0o700)
-            command = "exec " + shlex.join(how.confine.argv(["bash", "-c", command], tmp))
-        job = await ctx.jobs.start(command, ctx.workspace, {**SHELL_ENV, **how.env})
+            tmp = None
+            if how.confine.profile != UNCONFINED:
+                tmp = ctx.jobs.root / f"sandbox-{uuid.uuid4().hex[:12]}"
+                tmp.mkdir(parents=True, mode=0o700)
+            limits = how.confine.limits
+            # guard: limits-a-background-job-has-its-pid-cgroup
+            cgroup = make_pid_cgroup(limits.processes) if limits is not None else None
+            if cgroup is not None:
+                REAPER.guard_dir(cgroup.path)  # emptied and removed by the watcher if myrm dies first
+            argv = how.confine.argv(["bash", "-c", command], tmp, cgroup.path if cgroup else None)
+            command = "exec " + shlex.join(argv)
+        job = await ctx.jobs.start(command, ctx.workspace, {**SHELL_ENV, **how.env}, cgroup)
         job.command = command = shown  # listed as the model sent it, not as the wrapper runs it
         return ToolResult(
             f"Started background job {job.id} (pid {job.pid}): {command}\n"

@@ -4,6 +4,7 @@ that end with myrm (even on kill -9), terminal escape codes neutralised."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -159,16 +160,17 @@ async def test_a_missing_rg_is_a_one_line_tool_error(
 # --- tool processes end with myrm, even on kill -9 ----------------------------------------------------
 
 CHILD = """
-import asyncio, sys
+import asyncio, json, sys
 from pathlib import Path
 from myrm_tui.config import resolve
 from myrm_tui.store.db import Store
 from tests.helpers import collect, make_agent
 
-async def main(db, ws, base):
+async def main(db, ws, base, extra="{}"):
     store = await Store.open(Path(db))
     settings = resolve({}, {}, {"model": "openai/gpt-4o-mini", "api_base": base, "api_key": "sk-test",
-                                "approval": "auto", "summarizer_model": "extractive"}, env={})
+                                "approval": "auto", "summarizer_model": "extractive", **json.loads(extra)},
+                       env={})
     agent = await make_agent(store, Path(ws), settings)
     await collect(agent, "start the server and wait")
 
@@ -184,11 +186,13 @@ def start_child(script: str, *args: str) -> warm.Process:
     )
 
 
-def start_agent_child(db: Path, workspace: Path, emulator: ProviderEmulator) -> warm.Process:
+def start_agent_child(
+    db: Path, workspace: Path, emulator: ProviderEmulator, **settings: object
+) -> warm.Process:
     """A real process running the agent (``CHILD``) on a fresh database in ``db``'s folder, for tests that
-    kill it with -9."""
+    kill it with -9; ``settings`` over the usual ones."""
     db.parent.mkdir()
-    return start_child(CHILD, str(db), str(workspace), emulator.openai_base)
+    return start_child(CHILD, str(db), str(workspace), emulator.openai_base, json.dumps(settings))
 
 
 def _group_alive(pgid: int) -> bool:
