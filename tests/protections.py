@@ -2799,13 +2799,6 @@ MUTANTS = (
         ),
     ),
     Mutant(
-        "limits: root cannot raise them again",
-        "limits-root-cannot-raise-them-again",
-        "    if _has_capability(CAP_SYS_RESOURCE):\n",
-        "    if False:\n",
-        ("tests/agent/test_limits.py::test_no_core_dumps_and_a_limit_cannot_be_raised_again",),
-    ),
-    Mutant(
         "limits: a pid cgroup for each command",
         "limits-a-pid-cgroup-for-each-command",
         "    cgroup = make_pid_cgroup(confine.limits.processes) if confine.limits is not None else None\n",

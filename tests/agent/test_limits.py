@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
+import shutil
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,8 +27,10 @@ from myrm_tui.agent.tools.job_manager import JobManager
 from myrm_tui.agent.tools.shell import BashTool
 from myrm_tui.config import ConfigError, resolve
 from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import run_myrm
+from tests import warm
+from tests.helpers import cli_env, emulator_args, run_myrm
 
 # a Python the read-only profile can run (the test's own may live in the hidden home folder)
 PY = next(
@@ -267,3 +273,63 @@ async def test_a_command_gets_the_default_sigpipe_not_pythons(workspace: Path, p
     across exec: `yes | head -1` ended in a "Broken pipe" error in every sandboxed command."""
     out = await limited("yes | head -1", workspace, profile)
     assert out.text == "y\n" and out.code == 0, out.text
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 8 MiB file system (a tmpfs: mounting one needs root), unmounted afterwards."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"no small file system to fill here: {done.stderr.decode().strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_command_that_fills_the_disk_leaves_myrms_database_whole(
+    emulator: ProviderEmulator, small_disk: Path
+) -> None:
+    """Files each under the file size limit still fill a disk: the database on it refuses the turn in one
+    line ("disk is full"), keeps what it had, and works again once there is room."""
+    workspace = small_disk / "ws"
+    workspace.mkdir()
+    env = cli_env(small_disk)
+    emulator.enqueue(Reply(text="first answer"))
+    proc = run_myrm(["ask", *emulator_args(emulator, workspace), "--yes", "hello"], env=env, cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    sid = re.search(r"\[session (\w+)\]", proc.stderr)
+    assert sid is not None
+    # 256 KiB files until the disk refuses one, then 400 KB of output to store
+    fill = "i=0; while head -c 262144 /dev/zero > f$i 2>/dev/null; do i=$((i+1)); done; echo $i; seq 1 60000"
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": fill})]), Reply(text="filled"))
+    args = ["ask", *emulator_args(emulator, workspace), "--yes", "--session", sid.group(1), "fill it"]
+    # a process of its own, as a user's myrm: its session lock goes with it, however its turn ended
+    run = [sys.executable, "-m", "myrm_tui.cli", *args]
+    proc = warm.run(run, capture_output=True, text=True, env=env, cwd=workspace, timeout=120)
+    assert shutil.disk_usage(small_disk).free < 256 * 1024  # the command did fill it
+    assert "Traceback" not in proc.stderr + proc.stdout
+    if proc.returncode != 0:  # what the disk could not hold was refused in one line
+        errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("myrm:")]
+        assert proc.returncode == 2 and len(errors) == 1 and "disk is full" in errors[0], proc.stderr[-3000:]
+    for f in workspace.glob("f*"):
+        f.unlink()
+
+    async def check() -> list[str]:
+        store = await Store.open(small_disk / "cli.db")
+        try:
+            async with store.conn.execute("PRAGMA integrity_check") as cur:
+                assert (await cur.fetchone())[0] == "ok"  # type: ignore[index]
+            return [m.text for m in await store.load_messages(sid.group(1))]
+        finally:
+            await store.close()
+
+    texts = asyncio.run(check())
+    assert "hello" in texts and "first answer" in texts and "fill it" in texts
+    emulator.script.clear()
+    emulator.enqueue(Reply(text="room again"))
+    args = ["ask", *emulator_args(emulator, workspace), "--yes", "--session", sid.group(1), "again"]
+    proc = run_myrm(args, env=env, cwd=workspace)
+    assert proc.returncode == 0 and proc.stdout.strip() == "room again", proc.stderr[-3000:]
