@@ -2854,6 +2854,31 @@ MUTANTS = (
             "tests/agent/test_limits.py::test_a_write_stops_at_the_file_size_limit",
         ),
     ),
+    Mutant(
+        "sandbox: an unasked command finds no program of the workspace by PATH",
+        "sandbox-no-workspace-program-by-path",
+        "        env.update(read_only_path(ctx.workspace))\n",
+        "        pass\n",
+        (
+            "tests/agent/test_sandbox_attacker.py::test_an_unasked_command_runs_no_program_the_workspace_holds_by_its_path",
+        ),
+    ),
+    Mutant(
+        "sandbox: no temp folder but its own (read-only)",
+        "sandbox-no-temp-folder-but-its-own",
+        "*TEMP_FOLDERS, ",
+        "",
+        ("tests/agent/test_sandbox_attacker.py::test_read_only_reads_no_temp_file_but_its_own",),
+    ),
+    Mutant(
+        "sandbox: nothing only root reads in /etc (read-only, as root)",
+        "sandbox-what-only-root-reads-in-etc",
+        "        if not mode & 0o004:\n",
+        "        if False:\n",
+        (
+            "tests/agent/test_sandbox_attacker.py::test_read_only_as_root_reads_nothing_in_etc_that_only_root_may",
+        ),
+    ),
 )
 
 

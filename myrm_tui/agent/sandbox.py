@@ -10,7 +10,10 @@ The ``sandbox`` setting:
   ones included, and io_uring); none of the home folder outside the workspace (its dot-folders even when
   the workspace is the home folder), ``/root``, ``/home``, myrm's database, logs and config, nor another
   process's ``/proc`` entry (its environment holds its keys); no signal to a process outside the sandbox;
-  no device but null, zero, full, random and urandom (a terminal's path, a disk's as root).
+  no device but null, zero, full, random and urandom (a terminal's path, a disk's as root); no temp
+  file but its own (``/tmp``, ``/var/tmp`` hidden: a Kerberos ticket cache, another command's files);
+  as root, nothing in ``/etc`` only root may read (shadow, ssh host keys). Its ``PATH`` has no
+  relative folder and none in the workspace (``read_only_path``): ``cat`` is never a workspace's program.
   Secret-looking environment variables (``*KEY*``, ``*TOKEN*``, ``*SECRET*``…) are dropped. Commands the
   user approved (an ``allowed_commands`` rule, "yes", "always", ``approval = "auto"``) run unconfined.
 - ``"workspace-write"``: as above, and approved commands run in the **workspace-write** profile: writes
@@ -155,6 +158,52 @@ def _is_git_folder(d: Path) -> bool:
     return (d / "HEAD").is_file() and ((d / "objects").is_dir() or (d / "commondir").is_file())
 
 
+TEMP_FOLDERS = ("/tmp", "/var/tmp")
+SAFE_PATH = ("/usr/bin", "/bin")
+SYSTEM_SECRETS = "/etc"  # the folder whose owner-only entries are hidden (two levels: /etc/ssl/private)
+
+
+def _owner_only(root: str, depth: int = 2) -> list[str]:
+    """The entries under ``root`` (``depth`` levels) that not every user may read."""
+    out: list[str] = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return out
+    for e in entries:
+        try:
+            mode = e.stat(follow_symlinks=False).st_mode
+        except OSError:
+            continue
+        if e.is_symlink():
+            continue  # what it points to is granted, or not, where it lies
+        # guard: sandbox-what-only-root-reads-in-etc
+        if not mode & 0o004:
+            out.append(e.path)
+        elif depth > 1 and e.is_dir(follow_symlinks=False):
+            out += _owner_only(e.path, depth - 1)
+    return out
+
+
+def read_only_path(workspace: Path) -> dict[str, str]:
+    """``PATH`` for a command that runs unasked, without a relative folder (``.``, an empty entry) or
+    one in the workspace (``./bin``, ``node_modules/.bin``): by them a read-only name (``cat``) would run
+    a program the workspace holds, which a model may have written. Empty when nothing is dropped."""
+    parts = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    real = workspace.resolve()
+
+    def kept(entry: str) -> bool:
+        if not os.path.isabs(entry):
+            return False
+        where = Path(os.path.realpath(entry))
+        return not (where == real or real in where.parents)
+
+    keep = [p for p in parts if kept(p)]
+    if keep == parts:
+        return {}
+    return {"PATH": os.pathsep.join(keep or SAFE_PATH)}  # an empty PATH is the current folder again
+
+
 def _holds_any(folder: str, paths: Sequence[str]) -> bool:
     """``folder`` (a real path) is one of ``paths`` (real paths) or holds one."""
     prefix = folder.rstrip("/") + "/"
@@ -198,6 +247,11 @@ class Confinement:
             }
         home = Path(os.environ.get("HOME") or "/").resolve()
         hidden = ["/root", "/home", *([str(home)] if home != Path("/") else [])]
+        # other programs' temp files (a Kerberos ticket cache, another command's temp folder): the command
+        # has its own; and what only root may read in /etc (shadow, ssh host keys, ssl/private) when it
+        # runs as root
+        # guard: sandbox-no-temp-folder-but-its-own
+        hidden += [*TEMP_FOLDERS, *(_owner_only(SYSTEM_SECRETS) if os.geteuid() == 0 else [])]
         # hidden even inside the workspace (myrm run in `/` or in the home folder); /proc keeps the
         # system's entries, not another process's (its environment holds its keys)
         # guard: sandbox-myrms-database-and-logs-are

@@ -29,7 +29,13 @@ from myrm_tui.agent.proc import (  # noqa: F401  (re-exported: their old home)
     run_captured,
     unpassable,
 )
-from myrm_tui.agent.sandbox import UNCONFINED, Confinement, no_sandbox_reason, profile_for
+from myrm_tui.agent.sandbox import (
+    UNCONFINED,
+    Confinement,
+    no_sandbox_reason,
+    profile_for,
+    read_only_path,
+)
 from myrm_tui.agent.sandbox_exec import DENIED
 from myrm_tui.agent.tools.base import ToolContext, ToolError, ToolResult, workspace_root
 
@@ -49,6 +55,9 @@ def plan(ctx: ToolContext, read_only: bool) -> Plan:
     resource limits of ``ctx.limits`` whatever the sandbox."""
     # guard: read-only-git-settings-that-run-programs
     env = git_hardening_env(ctx.workspace) if read_only else {}
+    if read_only:
+        # guard: sandbox-no-workspace-program-by-path
+        env.update(read_only_path(ctx.workspace))
     profile = profile_for(ctx.sandbox, read_only)
     if profile is None:
         # guard: limits-hold-for-unconfined-commands-too

@@ -1,0 +1,111 @@
+"""An attacker's pass on the read-only sandbox (the commands that run unasked): what it did not name before.
+A program the workspace holds found by a relative or in-workspace PATH folder, other programs' temp files,
+and what only root may read in /etc. Each attack is tried as a model would send it."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from myrm_tui.agent import sandbox
+from myrm_tui.agent.proc import run_captured
+from myrm_tui.agent.sandbox import READ_ONLY, Confinement, read_only_path
+from myrm_tui.agent.tools import ToolContext
+from myrm_tui.agent.tools.shell import BashTool
+from myrm_tui.context.vault import ArtifactVault
+
+needs_sandbox = pytest.mark.skipif(
+    not sandbox.support().available, reason=f"no sandbox here: {sandbox.support().missing}"
+)
+
+
+def _plant(folder: Path, marker: Path) -> None:
+    """A ``cat`` in ``folder`` that a model could have written: it leaves ``marker`` and says so."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cat").write_text(f"#!/bin/sh\ntouch {marker}\necho PLANTED\n")
+    (folder / "cat").chmod(0o755)
+
+
+@pytest.mark.parametrize("mode", ["read-only-auto", "off"])
+@pytest.mark.parametrize("entry", [".", "", "WS/bin", "WS/node_modules/.bin"])
+async def test_an_unasked_command_runs_no_program_the_workspace_holds_by_its_path(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, entry: str
+) -> None:
+    """`cat x.txt` runs unasked (it only reads): with `.`, an empty entry or a workspace folder on PATH
+    (direnv's PATH_add, node_modules/.bin) it ran the workspace's own `cat`, a program a model may have
+    written with one approved command."""
+    marker = tmp_path / "ran"
+    folder = entry.replace("WS", str(workspace))
+    _plant(workspace / folder if not os.path.isabs(folder) else Path(folder), marker)
+    (workspace / "x.txt").write_text("hi\n")
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), sandbox=mode)
+    out = await BashTool().run({"command": "cat x.txt"}, ctx)
+    assert "PLANTED" not in out.content and "hi" in out.content, out.content
+    assert not marker.exists()
+
+
+WS = "/home/u/proj"
+OUTSIDE = ["/usr/bin", "/bin", "/opt/tool/bin", "/home/u/.local/bin", "/home/u/projects/bin"]
+RELATIVE = ["", ".", "bin", "./node_modules/.bin", "../x"]
+INSIDE = [WS, f"{WS}/bin", f"{WS}/node_modules/.bin", f"{WS}/../proj/bin"]
+ENTRIES = st.sampled_from([*OUTSIDE, *RELATIVE, *INSIDE])
+
+
+@given(st.lists(ENTRIES, max_size=8))
+def test_the_path_of_an_unasked_command_keeps_exactly_the_absolute_folders_outside_the_workspace(
+    entries: list[str],
+) -> None:
+    path = os.pathsep.join(entries)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PATH", path)
+        got = read_only_path(Path(WS))
+    parts = path.split(os.pathsep)  # [] is one empty entry: the current folder
+    inside = [e for e in parts if os.path.normpath(e) == WS or os.path.normpath(e).startswith(WS + "/")]
+    want = [e for e in parts if e.startswith("/") and e not in inside]
+    if want == parts:
+        assert got == {}
+    else:
+        assert got == {"PATH": os.pathsep.join(want or sandbox.SAFE_PATH)}
+
+
+@needs_sandbox
+async def test_read_only_reads_no_temp_file_but_its_own(workspace: Path, tmp_path: Path) -> None:
+    """Other programs' temp files (a Kerberos ticket cache, another command's temp folder) are hidden;
+    its own temp folder and the workspace, even one inside /tmp, stay open."""
+    if not any(Path(tempfile.gettempdir()).resolve().is_relative_to(t) for t in sandbox.TEMP_FOLDERS):
+        pytest.skip(f"the temp folder here is {tempfile.gettempdir()}, outside {sandbox.TEMP_FOLDERS}")
+    secret = Path(tempfile.mkdtemp()) / "krb5cc"
+    secret.write_text("TICKET\n")
+    (workspace / "x.txt").write_text("mine\n")
+    try:
+        command = f'cat {secret}; echo own > "$TMPDIR/own"; cat "$TMPDIR/own" x.txt; ls {secret.parent}'
+        out = await run_captured(
+            command, workspace, 60, 10_000, confine=Confinement(READ_ONLY, workspace.resolve())
+        )
+    finally:
+        secret.unlink()
+        secret.parent.rmdir()
+    assert "TICKET" not in out.text and "krb5cc\n" not in out.text, out.text
+    assert "own\nmine\n" in out.text
+
+
+@needs_sandbox
+@pytest.mark.skipif(os.geteuid() != 0 or not Path("/etc/shadow").exists(), reason="root reading /etc/shadow")
+async def test_read_only_as_root_reads_nothing_in_etc_that_only_root_may(workspace: Path) -> None:
+    """As root, the read-only profile opened /etc/shadow (and the ssh host keys, /etc/ssl/private)."""
+    owner_only = [str(p) for p in (Path("/etc/shadow"), Path("/etc/gshadow")) if p.exists()]
+    out = await run_captured(
+        f"head -c 5 {' '.join(owner_only)} /etc/passwd",
+        workspace,
+        60,
+        10_000,
+        confine=Confinement(READ_ONLY, workspace.resolve()),
+    )
+    assert out.text.count("Permission denied") == len(owner_only), out.text
+    assert "root:" in out.text  # /etc/passwd, which every user reads
