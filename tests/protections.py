@@ -2828,6 +2828,7 @@ MUTANTS = (
         "        limits=None and Limits.of(",
         (
             "tests/agent/test_limits.py::test_myrm_ask_applies_the_configured_limits_and_survives_a_runaway_command",
+            "tests/app/test_limits_tui.py::test_a_fork_bomb_and_a_memory_hog_leave_the_screen_responsive",
         ),
     ),
     Mutant(
