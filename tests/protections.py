@@ -2880,6 +2880,15 @@ MUTANTS = (
             "tests/agent/test_sandbox_attacker.py::test_read_only_as_root_reads_nothing_in_etc_that_only_root_may",
         ),
     ),
+    Mutant(
+        "limits: RLIMIT_NPROC counts over the uid's tasks",
+        "limits-nproc-counts-over-the-uids-tasks",
+        "            amount += _tasks_of(os.getuid())\n",
+        "            amount += 0\n",
+        (
+            "tests/agent/test_limits.py::test_without_a_pid_cgroup_the_limit_counts_over_what_the_uid_already_runs",
+        ),
+    ),
 )
 
 

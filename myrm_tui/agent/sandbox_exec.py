@@ -219,6 +219,7 @@ def limit(spec: dict[str, object]) -> None:
         if name == "nproc":
             if os.getuid() == 0:
                 continue  # the kernel never applies it to root: a pid cgroup is what limits root
+            # guard: limits-nproc-counts-over-the-uids-tasks
             amount += _tasks_of(os.getuid())
         which = getattr(resource, RLIMITS[name])
         _, hard = resource.getrlimit(which)

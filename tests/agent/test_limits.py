@@ -6,11 +6,14 @@ number of forks, of MiB, of bytes), so that a missing limit makes the test fail,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -333,3 +336,42 @@ def test_a_command_that_fills_the_disk_leaves_myrms_database_whole(
     args = ["ask", *emulator_args(emulator, workspace), "--yes", "--session", sid.group(1), "again"]
     proc = run_myrm(args, env=env, cwd=workspace)
     assert proc.returncode == 0 and proc.stdout.strip() == "room again", proc.stderr[-3000:]
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="runs the wrapper as another user (nobody), which needs root")
+def test_without_a_pid_cgroup_the_limit_counts_over_what_the_uid_already_runs(tmp_path: Path) -> None:
+    """RLIMIT_NPROC counts every process of the uid: set to the limit alone, a user who already runs more
+    could not start a single one. The wrapper sets it to the uid's count plus the limit. Run as nobody,
+    who already runs 12 sleepers here."""
+    nobody = 65534
+
+    def as_nobody() -> None:
+        os.setgid(nobody)
+        os.setuid(nobody)
+
+    sleepers = [subprocess.Popen(["sleep", "60"], preexec_fn=as_nobody, cwd="/") for _ in range(12)]
+    out = Path(tempfile.mkdtemp()) / "out"
+    out.parent.chmod(0o777)
+    try:
+        # a copy nobody may read (the tree may lie in a folder only root enters)
+        script = shutil.copy(sandbox_exec.__file__, out.parent / "sandbox_exec.py")
+        os.chmod(script, 0o644)
+        wrapper = [PY, "-I", "-S", script, "--no-landlock", "--limit", "nproc=6", "--"]
+        # its own group, so that the children it forked (they sleep) go with it
+        run = subprocess.Popen(
+            [*wrapper, "bash", "-c", f"{FORKS} > {out} 2>&1"],
+            preexec_fn=as_nobody,
+            cwd="/",
+            start_new_session=True,
+        )
+        run.wait(60)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+        text = out.read_text()
+    finally:
+        for s in sleepers:
+            s.kill()
+            s.wait()
+        shutil.rmtree(out.parent)
+    assert "refused after" in text, text
+    assert 2 <= int(text.split("refused after")[1].split()[0]) < 6
