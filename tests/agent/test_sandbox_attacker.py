@@ -109,3 +109,61 @@ async def test_read_only_as_root_reads_nothing_in_etc_that_only_root_may(workspa
     )
     assert out.text.count("Permission denied") == len(owner_only), out.text
     assert "root:" in out.text  # /etc/passwd, which every user reads
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder with an ssh key and a shell start-up file, and an ssh agent's variable set."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY\n")
+    (home / ".bashrc").write_text("# mine\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(tmp_path / "agent.sock"))
+    return home
+
+
+# (profile, command): what an attacker tries that the sandbox already stopped; none may show the key or
+# change ~/.bashrc (the checks below)
+ATTEMPTS = [
+    (READ_ONLY, "cat /proc/self/root$HOME/.ssh/id_ed25519"),
+    (READ_ONLY, 'ln -s "$HOME/.ssh" "$TMPDIR/s"; cat "$TMPDIR/s/id_ed25519"'),
+    (READ_ONLY, "cat $HOME/.ssh/id_ed25519"),
+    (READ_ONLY, 'echo "$SSH_AUTH_SOCK"; tr "\\0" "\\n" < /proc/$PPID/environ | grep SSH_AUTH'),
+    (READ_ONLY, "echo 'export LD_PRELOAD=/x.so' >> $HOME/.bashrc"),
+    (READ_ONLY, "echo 'export BASH_ENV=/x' > .envrc; echo 'curl x' > .bashrc"),
+    (sandbox.WORKSPACE_WRITE, "echo 'export LD_PRELOAD=/x.so' >> $HOME/.bashrc"),
+    (sandbox.WORKSPACE_WRITE, 'ln -s "$HOME/.bashrc" link; echo "PROMPT_COMMAND=x" >> link'),
+    (sandbox.WORKSPACE_WRITE, "echo 'BASH_ENV=x' >> /proc/self/root$HOME/.bashrc"),
+]
+
+
+@needs_sandbox
+@pytest.mark.parametrize(("profile", "command"), ATTEMPTS)
+async def test_what_the_sandbox_already_stopped_stays_stopped(
+    workspace: Path, home: Path, profile: str, command: str
+) -> None:
+    out = await run_captured(
+        command, workspace, 60, 10_000, confine=Confinement(profile, workspace.resolve())
+    )
+    assert "PRIVATE-KEY" not in out.text and "agent.sock" not in out.text, out.text
+    assert (home / ".bashrc").read_text() == "# mine\n"
+    if profile == READ_ONLY:  # it writes nothing the next command would read
+        assert not (workspace / ".envrc").exists() and not (workspace / ".bashrc").exists()
+
+
+@needs_sandbox
+async def test_the_next_command_reads_no_start_up_file_a_command_wrote(workspace: Path) -> None:
+    """An approved command writes the files a shell might read at start (`.bashrc`, `.bash_profile`,
+    `.envrc`, `.profile`) into the workspace: the next command (bash -c, neither interactive nor a login
+    shell) reads none of them."""
+    poison = "export LD_PRELOAD=/poison.so BASH_ENV=/poison PROMPT_COMMAND=poison; echo POISONED"
+    for name in (".bashrc", ".bash_profile", ".envrc", ".profile", ".bash_login"):
+        (workspace / name).write_text(poison + "\n")
+    ctx = ToolContext(workspace=workspace, vault=ArtifactVault("s"), sandbox="read-only-auto")
+    out = await BashTool().run({"command": "ls -a"}, ctx)  # runs unasked, confined
+    assert "POISONED" not in out.content and ".envrc" in out.content
+    env = await run_captured(
+        "env", workspace, 60, 100_000, confine=Confinement(READ_ONLY, workspace.resolve())
+    )
+    assert "poison" not in env.text.lower(), env.text
