@@ -173,6 +173,17 @@ def make_pid_cgroup(limit: int) -> PidCgroup | None:
     return PidCgroup(path)
 
 
+# What a process that could not get memory prints: libc's ENOMEM, Python, C++, node, AddressSanitizer
+# (whose terabytes of shadow memory no memory limit allows: limit_memory_mb = 0 for such builds)
+OUT_OF_MEMORY = (
+    "Cannot allocate memory",
+    "MemoryError",
+    "bad_alloc",
+    "out of memory",
+    "failed to allocate",
+)
+
+
 def limit_notes(limits: Limits, code: int, text: str, processes_hit: bool) -> list[str]:
     """One line for each limit the command's end shows it reached: which limit and how to raise it."""
     notes = []
@@ -188,14 +199,7 @@ def limit_notes(limits: Limits, code: int, text: str, processes_hit: bool) -> li
             f"[a write reached the file size limit of {limits.file_size_mb} MiB "
             "(limit_file_size_mb in config.toml raises it, 0 = none)]"
         )
-    out_of_memory = (
-        "Cannot allocate memory",
-        "MemoryError",
-        "bad_alloc",
-        "heap out of memory",
-        "out of memory",
-    )
-    if limits.memory_mb and any(m in text for m in out_of_memory):
+    if limits.memory_mb and any(m in text for m in OUT_OF_MEMORY):
         notes.append(
             f"[a process ran out of memory, perhaps at the limit of {limits.memory_mb} MiB a process "
             "(limit_memory_mb in config.toml raises it, 0 = none)]"

@@ -18,11 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.agent import sandbox, sandbox_exec
-from myrm_tui.agent.limits import MIB, Limits, pid_cgroup_parent
+from myrm_tui.agent.limits import MIB, OUT_OF_MEMORY, Limits, limit_notes, pid_cgroup_parent
 from myrm_tui.agent.proc import Captured, _proc_stat, run_captured
 from myrm_tui.agent.sandbox import READ_ONLY, UNCONFINED, WORKSPACE_WRITE, Confinement
 from myrm_tui.agent.tools import ToolContext
@@ -375,3 +375,26 @@ def test_without_a_pid_cgroup_the_limit_counts_over_what_the_uid_already_runs(tm
         shutil.rmtree(out.parent)
     assert "refused after" in text, text
     assert 2 <= int(text.split("refused after")[1].split()[0]) < 6
+
+
+MARKERS = {
+    **dict.fromkeys(OUT_OF_MEMORY, "limit_memory_mb"),
+    "File too large": "limit_file_size_mb",
+    "bash: fork: retry: Resource temporarily unavailable": "limit_processes",
+}
+
+
+@given(before=st.text(max_size=80), marker=st.sampled_from(sorted(MARKERS)), after=st.text(max_size=80))
+def test_the_note_names_the_limit_whatever_the_output_around_its_message(
+    before: str, marker: str, after: str
+) -> None:
+    notes = limit_notes(Limits(), 1, f"{before}{marker}{after}", processes_hit=False)
+    assert any(MARKERS[marker] in n for n in notes) and all("\n" not in n for n in notes)
+    assert limit_notes(Limits(0, 0, 0), 1, f"{before}{marker}{after}", processes_hit=False) == []
+
+
+@given(st.text(max_size=200), st.integers(-64, 255))
+def test_no_note_without_a_sign_of_a_limit(text: str, code: int) -> None:
+    signs = [*MARKERS, "fork", "Resource temporarily unavailable"]
+    assume(not any(s in text for s in signs) and code not in (153, -25))
+    assert limit_notes(Limits(), code, text, processes_hit=False) == []
