@@ -2889,6 +2889,15 @@ MUTANTS = (
             "tests/agent/test_limits.py::test_without_a_pid_cgroup_the_limit_counts_over_what_the_uid_already_runs",
         ),
     ),
+    Mutant(
+        "limits: the watcher empties and removes the pid cgroups of a killed myrm",
+        "the-watcher-empties-and-removes-pid-cgroups",
+        "            _end_cgroup_dir(d)\n",
+        "            pass\n",
+        (
+            "tests/agent/tools/test_tool_hardening.py::test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs",
+        ),
+    ),
 )
 
 

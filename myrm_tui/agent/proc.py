@@ -706,6 +706,7 @@ def _watch(owner: int, tag: str = "") -> None:
             kill_marked(tag, spare=me)
     for d in dirs:
         if os.path.isfile(os.path.join(d, "cgroup.procs")):
+            # guard: the-watcher-empties-and-removes-pid-cgroups
             _end_cgroup_dir(d)
         else:
             shutil.rmtree(d, ignore_errors=True)

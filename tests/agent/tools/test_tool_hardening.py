@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from myrm_tui.agent.events import ToolFinished, TurnDone
+from myrm_tui.agent.limits import pid_cgroup_parent
 from myrm_tui.agent.proc import OWNER_ENV, kill_group, kill_marked
 from myrm_tui.agent.tools import ToolContext, ToolError, search
 from myrm_tui.agent.tools.search import GlobTool, GrepTool
@@ -207,6 +208,12 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
+def _cgroups_of(pid: int) -> list[Path]:
+    """The pid cgroups (limits.py) the myrm of ``pid`` made for its commands."""
+    parent = pid_cgroup_parent()
+    return list(parent.glob(f"myrm-{pid}-*")) if parent is not None else []
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
     emulator: ProviderEmulator, workspace: Path, tmp_path: Path
@@ -232,6 +239,8 @@ async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
         assert ready, "the tool commands never started"
         jobs = db.parent / "jobs"
         assert [p for p in jobs.rglob("*.log")]  # the background job's log is there
+        made = _cgroups_of(child.pid)
+        assert len(made) == (2 if pid_cgroup_parent() is not None else 0), made
         # kill -9 (no finally block, no atexit handler runs) at once: before the watcher's half-second
         # look at myrm's children on almost every run, so the registered groups are what end them
         child.kill()
@@ -239,6 +248,9 @@ async def test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs(
         child.wait(10)
         assert await _wait_until(lambda: not any(_group_alive(g) for g in groups)), "tool processes survived"
         assert await _wait_until(lambda: not any(jobs.rglob("*.log"))), "the job log folder stayed"
+        # and the pid cgroups of both commands (limits.py), where this machine gave them one
+        if made:
+            assert await _wait_until(lambda: not _cgroups_of(child.pid)), f"stayed: {_cgroups_of(child.pid)}"
     finally:
         if child.poll() is None:
             child.kill()
