@@ -2867,7 +2867,7 @@ MUTANTS = (
     Mutant(
         "sandbox: no temp folder but its own (read-only)",
         "sandbox-no-temp-folder-but-its-own",
-        "*TEMP_FOLDERS, ",
+        "            *TEMP_FOLDERS,\n            tempfile.gettempdir(),\n",
         "",
         ("tests/agent/test_sandbox_attacker.py::test_read_only_reads_no_temp_file_but_its_own",),
     ),

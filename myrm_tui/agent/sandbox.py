@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,7 +252,11 @@ class Confinement:
         # has its own; and what only root may read in /etc (shadow, ssh host keys, ssl/private) when it
         # runs as root
         # guard: sandbox-no-temp-folder-but-its-own
-        hidden += [*TEMP_FOLDERS, *(_owner_only(SYSTEM_SECRETS) if os.geteuid() == 0 else [])]
+        hidden += [
+            *TEMP_FOLDERS,
+            tempfile.gettempdir(),
+            *(_owner_only(SYSTEM_SECRETS) if os.geteuid() == 0 else []),
+        ]
         # hidden even inside the workspace (myrm run in `/` or in the home folder); /proc keeps the
         # system's entries, not another process's (its environment holds its keys)
         # guard: sandbox-myrms-database-and-logs-are
