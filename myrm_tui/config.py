@@ -188,6 +188,17 @@ def _annotated() -> dict[str, Any]:
     }
 
 
+def half_the_memory_mb() -> int:
+    """Half this machine's memory in MiB, at least 1 GiB: the default bound of a shell command's process
+    (``limit_memory_mb``). A fixed 4 GiB would stop real work on a big machine (a large link, a test
+    that loads a model, a JVM given a large heap); half still leaves the machine the other half."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):  # a system that does not say
+        return 4096
+    return max(1024, total // 2 // (1 << 20))
+
+
 @dataclass(frozen=True)
 class Settings(UserContextSettings):
     """Every setting; the context pipeline's (the level ratios, ``auto_compact``, ``cache_ttl_seconds``)
@@ -210,8 +221,8 @@ class Settings(UserContextSettings):
     # each shell command's resource limits (agent/limits.py), 0 = none: its processes and threads together,
     # a process's private memory (RLIMIT_DATA), one file's size (RLIMIT_FSIZE)
     limit_processes: int = 1024
-    limit_memory_mb: int = 4096
-    limit_file_size_mb: int = 1024
+    limit_memory_mb: int = field(default_factory=half_the_memory_mb)
+    limit_file_size_mb: int = 8192
     # honour every workspace's own configuration (.myrm/filters) without asking (CI, scripts); otherwise only
     # folders the user trusted (trust.py)
     trust_workspace: bool = False

@@ -233,6 +233,16 @@ def test_each_limit_is_a_checked_setting(key: str, value: str, expected: str) ->
     assert getattr(resolve({}, {}, {}, env={f"MYRM_{key.upper()}": "7"}), key) == 7
 
 
+def test_the_default_memory_bound_is_half_the_machines_memory() -> None:
+    """Read from /proc/meminfo here, not from sysconf as the code does: a fixed 4 GiB would stop a big
+    link or a test loading a model on a 64 GiB machine, with a bound no smaller than 1 GiB on a tiny one."""
+    meminfo = Path("/proc/meminfo").read_text()
+    total_mib = int(re.search(r"^MemTotal:\s+(\d+) kB$", meminfo, re.M)[1]) // 1024  # type: ignore[index]
+    got = resolve({}, {}, {}, env={}).limit_memory_mb
+    assert got == max(1024, total_mib // 2) or abs(got - total_mib // 2) <= 1
+    assert resolve({}, {}, {}, env={}).limit_file_size_mb == 8192
+
+
 def test_myrm_ask_applies_the_configured_limits_and_survives_a_runaway_command(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:
