@@ -86,10 +86,12 @@ def bench_strategies(corpus: Path, tmp: Path, window: int = 4000, strategies: st
     return json.loads(out.read_text())["strategies"]
 
 
-async def pipe_streams(read_fd: int, write_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def pipe_streams(
+    read_fd: int, write_fd: int, limit: int = 50 * 1024 * 1024
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """asyncio streams over two pipe ends (an ACP connection's: the reader takes lines up to 50 MB)."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    reader = asyncio.StreamReader(limit=limit)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0))
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", 0)

@@ -1141,6 +1141,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "acp: an editor's answer over the line limit fails its request (the turn never waits for ever)",
+        "acp-overlong-answer-fails-its-request",
+        'if kind == "response":',
+        "if False:",
+        (
+            "tests/acp/test_editor_tried.py::test_an_answer_over_the_line_limit_fails_its_request_and_the_turn_goes_on",
+            "tests/acp/test_screen_hostile.py::test_every_line_is_forwarded_or_answered_and_the_next_one_is_read",
+        ),
+    ),
+    Mutant(
         "acp: requests received before stdin ends are answered before myrm exits",
         "acp-answers-before-exit",
         "await unanswered.settled(writer, ANSWER_GRACE)",

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import shutil
 import sys
 import tempfile
@@ -114,7 +115,10 @@ class MyrmAcpAgent:
         if client_capabilities is not None and client_capabilities.fs is not None:
             self.fs = client_capabilities.fs
         return s.InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            # The one version myrm speaks: the client's own if it is that one, else ours (the spec's
+            # negotiation: an agent that does not support the requested version answers its latest;
+            # echoing an older one claimed to speak it).
+            protocol_version=PROTOCOL_VERSION,
             agent_capabilities=s.AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=s.PromptCapabilities(image=True, embedded_context=True, audio=False),
@@ -557,8 +561,8 @@ class _Unanswered:
 
 
 async def _screen(src: asyncio.StreamReader, dst: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    def error(code: int, message: str) -> None:
-        body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    def error(code: int, message: str, rid: Any = None) -> None:
+        body = {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
         writer.write(json.dumps(body).encode() + b"\n")
 
     try:
@@ -568,8 +572,20 @@ async def _screen(src: asyncio.StreamReader, dst: asyncio.StreamReader, writer: 
             except asyncio.IncompleteReadError as end:
                 line = end.partial
             except asyncio.LimitOverrunError as over:
-                await _skip_line(src, over.consumed)  # dropped whole, up to the next line
-                error(-32600, f"Invalid request: a line over {LINE_LIMIT:,} bytes")
+                head = await src.read(HEAD_BYTES)  # the id leads the message; the line is buffered
+                await _skip_line(src, over.consumed - len(head))  # dropped whole, up to the next line
+                rid, kind = _head_id(head)
+                log.warning(
+                    "a line over %s bytes from the editor (%s id %r)", LINE_LIMIT, kind, rid, exc_info=True
+                )
+                # guard: acp-overlong-answer-fails-its-request
+                if kind == "response":
+                    # The editor's answer to one of our requests (a file read of 60 MB): that request
+                    # fails here, so the turn waiting on it goes on (reading the disk), never hangs.
+                    failed = {"code": -32600, "message": f"The editor's answer was over {LINE_LIMIT:,} bytes"}
+                    dst.feed_data(json.dumps({"jsonrpc": "2.0", "id": rid, "error": failed}).encode() + b"\n")
+                else:
+                    error(-32600, f"Invalid request: a line over {LINE_LIMIT:,} bytes", rid)
                 continue
             if not line:
                 break
@@ -585,9 +601,43 @@ async def _screen(src: asyncio.StreamReader, dst: asyncio.StreamReader, writer: 
             if not isinstance(msg, dict):
                 error(-32600, "Invalid request: not a JSON-RPC object")
                 continue
+            if "method" in msg and not isinstance(msg["method"], str):
+                # The SDK takes ``"method": null`` for an answer and drops it: the request was never
+                # answered, and myrm waited its whole grace for it at exit.
+                log.warning("a method that is not a string from the editor: %r", line[:200])
+                error(-32600, "Invalid request: the method is not a string", _valid_id(msg.get("id")))
+                continue
             dst.feed_data(line if line.endswith(b"\n") else line + b"\n")
     finally:
         dst.feed_eof()
+
+
+# How much of an over-long line is kept to find its id (``{"jsonrpc": "2.0", "id": …`` leads a message).
+HEAD_BYTES = 256
+_HEAD = re.compile(
+    rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,\s*"(\w+)"'
+)
+
+
+def _head_id(head: bytes) -> tuple[Any, str]:
+    """The id of a message from its first bytes, and whether it is a request or a response ("" and
+    ``None`` when its top-level id does not lead it: then the error goes out with a null id)."""
+    m = _HEAD.match(head)
+    if m is None:
+        return None, ""
+    try:
+        rid = json.loads(m.group(1))
+    except ValueError:
+        return None, ""
+    key = m.group(2)
+    if key == b"method":
+        return rid, "request"
+    return (rid, "response") if key in (b"result", b"error") else (None, "")
+
+
+def _valid_id(rid: Any) -> Any:
+    """A request's id as JSON-RPC allows it in an answer (a string or a number), else null."""
+    return rid if isinstance(rid, str | int | float) and not isinstance(rid, bool) else None
 
 
 async def _skip_line(src: asyncio.StreamReader, consumed: int) -> None:

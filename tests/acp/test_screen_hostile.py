@@ -32,16 +32,46 @@ lines = st.one_of(
     st.integers(1, 500).map(lambda n: b'{"a": [' * n),
     st.binary(max_size=40).map(lambda b: b.replace(b"\n", b" ")),
     st.integers(LIMIT, 5 * LIMIT).map(lambda n: b'{"x": "' + b"a" * n + b'"}'),
+    # over the limit with the id leading, as every client writes it: a request, or an answer to ours
+    st.builds(
+        lambda i, key, n: json.dumps({"jsonrpc": "2.0", "id": i, key: "a" * n}).encode(),
+        st.integers(-5, 10**6) | st.text(max_size=6),
+        st.sampled_from(["method", "result", "error"]),
+        st.integers(LIMIT, 3 * LIMIT),
+    ),
+    st.builds(  # a method that is not a string
+        lambda i, m: json.dumps({"jsonrpc": "2.0", "id": i, "method": m}).encode(),
+        st.integers(0, 99),
+        st.none() | st.integers() | st.lists(st.integers(), max_size=2),
+    ),
 )
 
 
-def _is_object(line: bytes) -> bool:
+def _fate(line: bytes) -> tuple[str, object]:
+    """What the screen does with ``line``: ("forward", the line), ("fail", id: an over-long answer to one of
+    our requests, failed as an error answer the SDK reads) or ("error", the id the error carries)."""
     if len(line) + 1 > LIMIT:
-        return False
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return "error", None
+        if isinstance(msg, dict) and list(msg)[:2] == ["jsonrpc", "id"] and len(msg) > 2:
+            key = list(msg)[2]
+            if key == "method":
+                return "error", msg["id"]
+            if key in ("result", "error"):
+                return "fail", msg["id"]
+        return "error", None
     try:
-        return isinstance(json.loads(line), dict)
+        msg = json.loads(line)
     except (ValueError, RecursionError):
-        return False
+        return "error", None
+    if not isinstance(msg, dict):
+        return "error", None
+    if "method" in msg and not isinstance(msg["method"], str):
+        rid = msg.get("id")
+        return "error", rid if isinstance(rid, str | int | float) and not isinstance(rid, bool) else None
+    return "forward", line
 
 
 async def _pump(batch: list[bytes]) -> tuple[list[bytes], list[dict[str, object]]]:
@@ -82,10 +112,18 @@ async def _pump(batch: list[bytes]) -> tuple[list[bytes], list[dict[str, object]
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(batch=st.lists(lines, min_size=1, max_size=6))
 @example(batch=[b"[" * 2_000 + b"]" * 2_000, b'{"jsonrpc": "2.0", "id": 1, "method": "initialize"}'])
+@example(batch=[json.dumps({"jsonrpc": "2.0", "id": 7, "result": "a" * LIMIT}).encode()])
+@example(batch=[b'{"jsonrpc": "2.0", "id": 3, "method": null}'])
 def test_every_line_is_forwarded_or_answered_and_the_next_one_is_read(batch: list[bytes]) -> None:
     forwarded, errors = asyncio.run(_pump(batch))
-    wanted = [ln for ln in batch if _is_object(ln)]
-    assert forwarded == wanted
-    refused = [ln for ln in batch if ln.strip() and not _is_object(ln)]
-    assert len(errors) == len(refused)
-    assert all(e["id"] is None and e["error"]["code"] in (-32700, -32600) for e in errors)  # type: ignore[index]
+    fates = [_fate(ln) for ln in batch if ln.strip()]
+    passed = [(kind, what) for kind, what in fates if kind != "error"]
+    assert len(forwarded) == len(passed)
+    for line, (kind, what) in zip(forwarded, passed, strict=True):
+        if kind == "forward":
+            assert line == what
+        else:  # the SDK reads an error answer to its request: that request fails, none waits for ever
+            failed = json.loads(line)
+            assert failed["id"] == what and failed["error"]["code"] == -32600 and "result" not in failed
+    assert [e["id"] for e in errors] == [what for kind, what in fates if kind == "error"]
+    assert all(e["error"]["code"] in (-32700, -32600) for e in errors)  # type: ignore[index]

@@ -105,14 +105,14 @@ class Wire:
 
 @contextlib.asynccontextmanager
 async def in_process(
-    tmp: Path, emu: ProviderEmulator, editor: Editor, **cli: Any
+    tmp: Path, emu: ProviderEmulator, editor: Editor, line_limit: int = 50 * 1024 * 1024, **cli: Any
 ) -> AsyncIterator[tuple[ClientSideConnection, Wire, int, MyrmAcpAgent]]:
     """The server in this process on a pair of pipes; yields the editor's connection, the wire, the fd
-    that writes raw bytes to the server, and the server."""
+    that writes raw bytes to the server, and the server (``line_limit``: the longest line it reads)."""
     to_agent_r, to_agent_w = os.pipe()
     to_editor_r, to_editor_w = os.pipe()
     raw_w = os.dup(to_agent_w)
-    agent_reader, agent_writer = await pipe_streams(to_agent_r, to_editor_w)
+    agent_reader, agent_writer = await pipe_streams(to_agent_r, to_editor_w, line_limit)
     editor_reader, editor_writer = await pipe_streams(to_editor_r, to_agent_w)
     store = await Store.open(tmp / "acp.db")
     settings = {"model": "openai/gpt-4o-mini", "api_base": emu.openai_base, "api_key": "sk-test", **cli}
