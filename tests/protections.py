@@ -1151,6 +1151,23 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "acp: what the editor shows (replies, titles, output) holds no escape sequence a terminal obeys",
+        "acp-shown-text-is-inert",
+        "return sanitize(strip_ansi(text))",
+        "return text",
+        (
+            "tests/acp/test_editor_tried.py::test_a_loaded_session_shows_no_control_sequence",
+            "tests/acp/test_editor_tried.py::test_what_the_editor_shows_of_a_turn_holds_no_control_sequence",
+        ),
+    ),
+    Mutant(
+        "acp: a permission request's title shows the command's invisible characters marked",
+        "acp-permission-shows-the-command-revealed",
+        'title=reveal(convert.tool_title(call) if call else f"{tool} {assessment.command}"),',
+        'title=convert.tool_title(call) if call else f"{tool} {assessment.command}",',
+        ("tests/acp/test_editor_tried.py::test_what_the_editor_shows_of_a_turn_holds_no_control_sequence",),
+    ),
+    Mutant(
         "acp: requests received before stdin ends are answered before myrm exits",
         "acp-answers-before-exit",
         "await unanswered.settled(writer, ANSWER_GRACE)",

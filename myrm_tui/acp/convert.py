@@ -20,9 +20,11 @@ from acp.helpers import (
     update_user_message_text,
 )
 
+from myrm_tui.context.filters.shell import strip_ansi
 from myrm_tui.context.text.call_args import call_args as read_args
 from myrm_tui.context.text.call_args import whole_text
 from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.safe_text import sanitize
 
 # Which ACP kind each of myrm's tools is (editors pick icons and follow-along by it); MCP tools are "other".
 TOOL_KINDS: dict[str, s.ToolKind] = {
@@ -40,6 +42,16 @@ TOOL_KINDS: dict[str, s.ToolKind] = {
 
 # Shown output is cut for the editor's card; the whole output stays in myrm's history and vault.
 MAX_SHOWN_OUTPUT = 20_000
+
+
+def shown(text: str) -> str:
+    """Text the editor shows (a reply, a title, a command's output): colour codes dropped, every other
+    control, bidi override and lone surrogate made inert, as the TUI shows it. An editor that draws in a
+    terminal (Toad, Emacs, Neovim) would otherwise obey an escape sequence a model or a file holds;
+    a graphical one showed ``[31m`` around a command's coloured output. Raw input and output, and diffs,
+    stay as they are: they are data, not display."""
+    # guard: acp-shown-text-is-inert
+    return sanitize(strip_ansi(text))
 
 
 def tool_kind(name: str) -> s.ToolKind:
@@ -71,7 +83,7 @@ def tool_title(call: ToolCall) -> str:
     subject = " ".join(subject.split())
     if len(subject) > 120:
         subject = subject[:119] + "…"
-    return f"{call.name} {subject}".strip()
+    return shown(f"{call.name} {subject}".strip())
 
 
 def tool_locations(call: ToolCall, workspace: Path) -> list[s.ToolCallLocation] | None:
@@ -128,7 +140,7 @@ def finish_call(call: ToolCall, result: Message, workspace: Path) -> s.ToolCallP
     if diff is not None:
         content.append(diff)
     if text:
-        content.append(tool_content(text_block(text)))
+        content.append(tool_content(text_block(shown(text))))
     return s.ToolCallProgress(
         session_update="tool_call_update",
         tool_call_id=call.id,
@@ -147,12 +159,12 @@ def history_updates(messages: Sequence[Message], workspace: Path) -> Iterator[An
             continue
         if m.role == "user":
             if m.text:
-                yield update_user_message_text(m.text)
+                yield update_user_message_text(shown(m.text))
         elif m.role == "assistant":
             if m.reasoning:
-                yield update_agent_thought_text(m.reasoning)
+                yield update_agent_thought_text(shown(m.reasoning))
             if m.text:
-                yield update_agent_message_text(m.text)
+                yield update_agent_message_text(shown(m.text))
             for c in m.tool_calls:
                 calls[c.id] = c
                 yield start_call(c, workspace)

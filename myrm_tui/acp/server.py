@@ -47,6 +47,7 @@ from myrm_tui.agent.prompts import MODES
 from myrm_tui.aio import within
 from myrm_tui.context.types import ToolCall
 from myrm_tui.logs import failure_logged
+from myrm_tui.safe_text import reveal
 from myrm_tui.store.base import SessionBusy
 from myrm_tui.store.db import Store
 
@@ -291,9 +292,9 @@ class MyrmAcpAgent:
         async for ev in ed.session.send(text):
             match ev:
                 case TextChunk():
-                    await self._send(ed, update_agent_message_text(ev.text))
+                    await self._send(ed, update_agent_message_text(convert.shown(ev.text)))
                 case ReasoningChunk():
-                    await self._send(ed, update_agent_thought_text(ev.text))
+                    await self._send(ed, update_agent_thought_text(convert.shown(ev.text)))
                 case StreamCut():
                     await self._send(ed, update_agent_message_text("\n[the reply was cut; retrying]\n"))
                 case ToolStarted():
@@ -320,9 +321,11 @@ class MyrmAcpAgent:
                         ),
                     )
                 case Notice():
-                    await self._send(ed, update_agent_thought_text(f"[{ev.level}] {ev.text}\n"))
+                    await self._send(
+                        ed, update_agent_thought_text(convert.shown(f"[{ev.level}] {ev.text}\n"))
+                    )
                 case TurnFailed():
-                    await self._send(ed, update_agent_message_text(f"\n[myrm: {ev.error}]"))
+                    await self._send(ed, update_agent_message_text(convert.shown(f"\n[myrm: {ev.error}]")))
                     stop = "refusal" if ev.unsent else "end_turn"
                 case TurnDone():
                     if ev.interrupted:
@@ -347,7 +350,9 @@ class MyrmAcpAgent:
         call = next((c for c in reversed(ed.calls.values()) if c.name == tool), None)
         update = s.ToolCallUpdate(
             tool_call_id=call.id if call else f"approval-{tool}",
-            title=convert.tool_title(call) if call else f"{tool} {assessment.command}",
+            # What the user decides on reads as what runs: invisible characters marked, as the TUI's dialog
+            # guard: acp-permission-shows-the-command-revealed
+            title=reveal(convert.tool_title(call) if call else f"{tool} {assessment.command}"),
             kind=convert.tool_kind(tool),
             status="pending",
             content=[convert.tool_content(convert.text_block(_question(tool, command, assessment)))],
@@ -380,12 +385,14 @@ class MyrmAcpAgent:
             await self._send(ed, update_agent_message_text("```\n" + "\n".join(use.lines()) + "\n```"))
         elif name == "fork":
             row = (await Sessions(self.store, ed.workspace).fork(ed.id, chat.settings, compact=False)).row
-            await self._send(ed, update_agent_message_text(f"Forked: session {row.id} ({row.title})."))
+            await self._send(
+                ed, update_agent_message_text(convert.shown(f"Forked: session {row.id} ({row.title})."))
+            )
         elif name == "notes":
             await chat.ready()
             notes = chat.notes
             text = "\n".join(f"- {n}" for n in notes) if notes else "No notes yet."
-            await self._send(ed, update_agent_message_text(text))
+            await self._send(ed, update_agent_message_text(convert.shown(text)))
 
     # -- sending -----------------------------------------------------------------------------------
     async def _usage(self, ed: EditorSession, report: ContextReport | None = None) -> None:
@@ -458,7 +465,7 @@ class ClientFiles:
 def _question(tool: str, command: str, assessment: Assessment) -> str:
     reasons = "; ".join(assessment.reasons) or "not covered by the rules"
     what = "Edit" if tool == "file_edit_tool" else "Run"
-    return f"{what}:\n{command}\n\nWhy myrm asks: {reasons}"
+    return f"{what}:\n{reveal(command)}\n\nWhy myrm asks: {reveal(reasons)}"
 
 
 def _workspace(cwd: str) -> Path:

@@ -11,10 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, schema, text_block
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from myrm_tui.acp.convert import history_updates
+from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
 from tests.acp.test_server import Editor, in_process
+from tests.acp.test_server import _start as _start_session
 from tests.helpers import cli_env
 
 
@@ -91,3 +96,94 @@ async def test_an_answer_over_the_line_limit_fails_its_request_and_the_turn_goes
     asked = [m for d, m in wire.messages if d == "incoming" and m.get("method") == "fs/read_text_file"]
     assert len(asked) == 1
     assert not [m for d, m in wire.messages if d == "incoming" and "error" in m]  # nothing sent to the editor
+
+
+# -- what the editor shows holds nothing a terminal obeys ---------------------------------------------
+
+_HOSTILE = ["\x1b", "\x1b[2J", "\x1b]52;c;aGk=\x07", "\x9b31m", "\u202e", "\u2066", "\ud800", "\r", "\x00"]
+_texts = st.lists(st.characters() | st.sampled_from(_HOSTILE), max_size=12).map("".join)
+
+
+def _unsafe(text: str) -> list[str]:
+    """The characters of ``text`` a terminal obeys or that reorder or break a line: C0 controls but tab
+    and newline, DEL and C1, bidi embeddings, overrides and isolates, lone surrogates."""
+    return [
+        c
+        for c in text
+        if (ord(c) < 0x20 and c not in "\t\n")
+        or 0x7F <= ord(c) < 0xA0
+        or 0x202A <= ord(c) <= 0x202E
+        or 0x2066 <= ord(c) <= 0x2069
+        or 0xD800 <= ord(c) < 0xE000
+    ]
+
+
+def _display(update: dict[str, Any]) -> list[str]:
+    """Every string of an update (as sent) the editor shows: titles and text, not raw input or output."""
+    out: list[str] = []
+
+    def walk(node: Any, key: str = "") -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k not in ("rawInput", "rawOutput", "oldText", "newText", "path"):
+                    walk(v, k)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, key)
+        elif isinstance(node, str) and key in ("text", "title"):
+            out.append(node)
+
+    walk(update)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(user=_texts, thought=_texts, reply=_texts, command=_texts, output=_texts)
+def test_a_loaded_session_shows_no_control_sequence(
+    user: str, thought: str, reply: str, command: str, output: str
+) -> None:
+    """``session/load`` replayed a stored session's text as stored: a model's ``ESC]52`` (the clipboard),
+    a command's colour codes, a bidi override went to the editor as they were."""
+    call = ToolCall("c1", "bash", json.dumps({"command": command}))
+    history = [
+        Message("user", user),
+        Message("assistant", f"reply: {reply} :end", tool_calls=(call,), reasoning=thought or None),
+        Message("tool", f"output: {output} :end", tool_call_id="c1"),
+    ]
+    shown = [
+        text
+        for u in history_updates(history, Path("/work"))
+        for text in _display(u.model_dump(mode="json", by_alias=True, exclude_none=True))
+    ]
+    assert [c for text in shown for c in _unsafe(text)] == []
+    # shown, not dropped: what frames the hostile text reaches the editor
+    assert [t.startswith(("reply: ", "output: ")) and t.endswith(":end") for t in shown].count(True) == 2
+
+
+async def test_what_the_editor_shows_of_a_turn_holds_no_control_sequence(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Live, the same: a reply's escape sequences, a command's coloured output (``[31m`` in Zed's card)
+    and, in the permission request, a command whose bidi override and zero-width space made it read as
+    another one while the user decided."""
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "printf '\\033[31mred\\033[0m\\n'"})]),
+        Reply(tool_calls=[("bash", {"command": "echo \u202egnp.txt\u200b \x1b[8mhidden"})]),
+        Reply(text="Done \x1b]0;pwned\x07 and \x1b[2J cleared", chunk_size=3),
+    )
+    editor = Editor(answers=["yes", "no"])
+    async with in_process(tmp_path, emulator, editor) as (conn, wire, _, _server):
+        sid = await _start_session(conn, workspace)
+        done = await conn.prompt(session_id=sid, prompt=[text_block("go")])
+    assert done.stop_reason == "end_turn"
+    said = [m for d, m in wire.messages if d == "incoming" and "method" in m]
+    shown = [text for m in said for text in _display(m["params"])]
+    assert [c for text in shown for c in _unsafe(text)] == []
+    outputs = [t for u in wire.updates("tool_call_update") for t in _display(u)]
+    assert any("red" in t and "[31m" not in t for t in outputs)
+    asked = wire.sent("session/request_permission")[-1]  # printf asked first, then this one
+    # the zero-width space the command holds, marked on the card's title and in the question
+    assert "⟨U+200B⟩" in asked["params"]["toolCall"]["title"]
+    assert "⟨U+200B⟩" in asked["params"]["toolCall"]["content"][0]["content"]["text"]
+    reply = "".join(u["content"]["text"] for u in wire.updates("agent_message_chunk"))
+    assert "Done" in reply and "cleared" in reply
