@@ -1168,6 +1168,15 @@ MUTANTS = (
         ("tests/acp/test_editor_tried.py::test_what_the_editor_shows_of_a_turn_holds_no_control_sequence",),
     ),
     Mutant(
+        "acp: an embedded file is attached within @file's budget (a large one no longer refuses the prompt)",
+        "acp-embedded-text-within-the-attachment-budget",
+        'block, _ = file_block(shown, res.text, room, f"{len(res.text):,} characters")',
+        'block, _ = file_block(shown, res.text, len(res.text), f"{len(res.text):,} characters")',
+        (
+            "tests/acp/test_editor_tried.py::test_an_embedded_file_is_attached_within_the_budget_of_an_at_file",
+        ),
+    ),
+    Mutant(
         "acp: requests received before stdin ends are answered before myrm exits",
         "acp-answers-before-exit",
         "await unanswered.settled(writer, ANSWER_GRACE)",

@@ -20,6 +20,7 @@ from acp.helpers import (
     update_user_message_text,
 )
 
+from myrm_tui.attachments import FILE_BUDGET, TOTAL_BUDGET, file_block
 from myrm_tui.context.filters.shell import strip_ansi
 from myrm_tui.context.text.call_args import call_args as read_args
 from myrm_tui.context.text.call_args import whole_text
@@ -176,11 +177,13 @@ def history_updates(messages: Sequence[Message], workspace: Path) -> Iterator[An
 
 def prompt_text(blocks: Sequence[Any], workspace: Path) -> tuple[str, list[tuple[str, bytes]]]:
     """A ``session/prompt``'s content as myrm's message: text blocks joined; an embedded resource attached
-    as ``@file`` attaches a file (a ``<file>`` block); a resource link named (the agent can read it);
+    as ``@file`` attaches a file (a ``<file>`` block within the same budget, then named); a resource link
+    named (the agent can read it);
     images returned apart, as (mime type, bytes)."""
     parts: list[str] = []
     files: list[str] = []
     images: list[tuple[str, bytes]] = []
+    used = 0  # characters of embedded files attached
     for b in blocks:
         if isinstance(b, s.TextContentBlock):
             parts.append(b.text)
@@ -192,8 +195,16 @@ def prompt_text(blocks: Sequence[Any], workspace: Path) -> tuple[str, list[tuple
         elif isinstance(b, s.EmbeddedResourceContentBlock):
             res = b.resource
             shown = _shown_path(res.uri, workspace)
-            if isinstance(res, s.TextResourceContents):
-                files.append(f'\n\n<file path="{shown}">\n{res.text.rstrip(chr(10))}\n</file>')
+            room = min(FILE_BUDGET, TOTAL_BUDGET - used)
+            if isinstance(res, s.TextResourceContents) and room > 0:
+                # within @file's budget: an editor embeds a whole file (Zed, for each @-mention), and a
+                # large one had the message refused ("over the limit for one message")
+                # guard: acp-embedded-text-within-the-attachment-budget
+                block, _ = file_block(shown, res.text, room, f"{len(res.text):,} characters")
+                used += min(len(res.text), room)
+                files.append(block)
+            elif isinstance(res, s.TextResourceContents):  # past the message's budget: named, to be read
+                parts.append(f"@{shown}")
             else:
                 parts.append(f"[attached binary resource {shown} ({res.mime_type or 'unknown type'})]")
         elif isinstance(b, s.ResourceContentBlock):

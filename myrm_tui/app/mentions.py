@@ -8,6 +8,7 @@ import re
 import stat
 from pathlib import Path
 
+from myrm_tui.attachments import FILE_BUDGET, TOTAL_BUDGET, file_block
 from myrm_tui.safe_files import read_head
 
 # Folders never offered: version control, dependencies, virtual environments, caches, build output.
@@ -31,8 +32,6 @@ SKIP_DIRS = frozenset(
     }
 )
 MAX_FILES = 20_000
-FILE_BUDGET = 20_000  # characters of one attached file
-TOTAL_BUDGET = 60_000  # characters of all the attachments of one message
 MENTION = re.compile(r"(?<!\S)@([\w.+/-]+)")
 QUERY = re.compile(r"(?:^|\s)@([\w.+/-]*)$")
 
@@ -115,17 +114,11 @@ def attach(text: str, root: Path, typed: str | None = None) -> tuple[str, dict[s
             continue  # binary
         seen.add(full)
         content = data.decode("utf-8", errors="replace")
-        note = ""
-        if len(content) > room or st.st_size > len(data):
-            content = content[:room]
-            note = (
-                f"\n[attachment cut: the first {room:,} characters of {st.st_size:,} bytes; "
-                "read the rest with file_read_tool]"
-            )
+        block, cut = file_block(shown, content, room, f"{st.st_size:,} bytes", more=st.st_size > len(data))
+        content = content[:room]
         used += len(content)
         lines = content.count("\n") + (0 if content.endswith("\n") else 1)
-        block = f'\n\n<file path="{shown}">\n{content.rstrip(chr(10))}{note}\n</file>'
-        label = f"\n[attached {shown} · {lines:,} lines{' (cut)' if note else ''}]"
+        label = f"\n[attached {shown} · {lines:,} lines{' (cut)' if cut else ''}]"
         blocks.append(block)
         labels[label] = block
     return text + "".join(blocks), labels

@@ -187,3 +187,33 @@ async def test_what_the_editor_shows_of_a_turn_holds_no_control_sequence(
     assert "⟨U+200B⟩" in asked["params"]["toolCall"]["content"][0]["content"]["text"]
     reply = "".join(u["content"]["text"] for u in wire.updates("agent_message_chunk"))
     assert "Done" in reply and "cleared" in reply
+
+
+async def test_an_embedded_file_is_attached_within_the_budget_of_an_at_file(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Zed embeds each @-mentioned file whole: a 600,000-character log had the prompt refused ("over
+    the limit for one message", nothing sent). Now it is cut as ``@file`` cuts a file, and embedded
+    files past the message's budget are named for the agent to read."""
+    big = "".join(f"log line {i:06d}\n" for i in range(40_000))  # 640,000 characters
+    blocks: list[Any] = [text_block("why does it fail?")]
+    for name in ("big.log", "a.py", "b.py", "c.py"):
+        uri = (workspace / name).as_uri()
+        text = big if name == "big.log" else f"# {name}\n" + "x = 1\n" * 5_000
+        blocks.append(
+            schema.EmbeddedResourceContentBlock(
+                type="resource", resource=schema.TextResourceContents(uri=uri, text=text)
+            )
+        )
+    async with in_process(tmp_path, emulator, Editor()) as (conn, _wire, _, _server):
+        sid = await _start_session(conn, workspace)
+        done = await conn.prompt(session_id=sid, prompt=blocks)
+    assert done.stop_reason == "end_turn"
+    (request,) = emulator.accepted
+    sent = [m for m in request.body["messages"] if m["role"] == "user"][-1]["content"]
+    sent = sent if isinstance(sent, str) else "\n".join(p.get("text", "") for p in sent)
+    assert '<file path="big.log">\nlog line 000000' in sent
+    assert "[attachment cut: the first 20,000 characters of 640,000 characters" in sent
+    assert '<file path="a.py">' in sent and '<file path="b.py">' in sent
+    assert '<file path="c.py">' not in sent and "@c.py" in sent  # past 60,000 characters: named
+    assert len(sent) < 70_000
