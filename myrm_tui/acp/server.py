@@ -14,8 +14,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -666,9 +668,14 @@ async def serve(db: Path, cli: dict[str, Any]) -> int:
 
     try:
         reader, writer = await stdio_streams(limit=LINE_LIMIT)
-    except ValueError:  # stdout is a regular file: asyncio writes only to pipes, sockets and terminals
-        log.exception("myrm acp: standard output is not a pipe")
-        print("myrm acp: standard output must be a pipe (an editor starts myrm acp)", file=sys.stderr)
+    except ValueError:  # a regular file: asyncio reads and writes only pipes, sockets and terminals
+        which = "input" if stat.S_ISREG(os.fstat(0).st_mode) else "output"
+        log.exception("myrm acp: standard %s is a file", which)
+        hint = " (cat FILE | myrm acp)" if which == "input" else ""
+        print(
+            f"myrm acp: standard {which} must be a pipe, not a file{hint}; an editor starts myrm acp",
+            file=sys.stderr,
+        )
         return 2
     store = await Store.open(db)
     agent = MyrmAcpAgent(store, cli)

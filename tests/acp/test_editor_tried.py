@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -217,3 +218,39 @@ async def test_an_embedded_file_is_attached_within_the_budget_of_an_at_file(
     assert '<file path="a.py">' in sent and '<file path="b.py">' in sent
     assert '<file path="c.py">' not in sent and "@c.py" in sent  # past 60,000 characters: named
     assert len(sent) < 70_000
+
+
+# -- start-up: an editor times out an agent slow to initialize ------------------------------------------
+
+
+def _fresh(args: list[str], tmp: Path, workspace: Path, **kw: Any) -> subprocess.Popen[bytes]:
+    """``myrm acp`` executed, not forked from the warm interpreter (which holds litellm already)."""
+    cmd = [sys.executable, *args, "-m", "myrm_tui.cli", "acp", "-m", "openai/gpt-4o-mini"]
+    return subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(tmp), cwd=workspace, **kw
+    )
+
+
+def test_initialize_is_answered_without_importing_litellm(tmp_path: Path, workspace: Path) -> None:
+    """Zed and the others give an agent seconds to answer ``initialize``; litellm alone takes ~2 s of CPU
+    and is imported only when the first session's agent is built."""
+    proc = _fresh(["-X", "importtime"], tmp_path, workspace, stdin=subprocess.PIPE)
+    out, err = proc.communicate(
+        _line({"id": 1, "method": "initialize", "params": {"protocolVersion": PROTOCOL_VERSION}}), timeout=60
+    )
+    assert proc.returncode == 0, err.decode(errors="replace")
+    assert json.loads(out)["result"]["protocolVersion"] == PROTOCOL_VERSION
+    imported = [line.rsplit("|", 1)[-1].strip() for line in err.decode().splitlines() if "|" in line]
+    assert "myrm_tui.acp.server" in imported
+    assert [m for m in imported if m.startswith(("litellm", "tiktoken", "textual"))] == []
+
+
+def test_a_file_for_standard_input_is_named_as_such(tmp_path: Path, workspace: Path) -> None:
+    """``myrm acp < requests.jsonl`` said "standard output must be a pipe" of a terminal's output."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(_line({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}}))
+    with requests.open("rb") as stdin:
+        proc = _fresh([], tmp_path, workspace, stdin=stdin)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "standard input must be a pipe, not a file (cat FILE | myrm acp)" in err.decode()
