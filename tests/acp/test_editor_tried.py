@@ -5,6 +5,7 @@ fixed; the real process where the finding showed there, the SDK's client otherwi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -17,9 +18,10 @@ from hypothesis import strategies as st
 
 from myrm_tui.acp.convert import history_updates
 from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
-from tests.acp.test_server import Editor, in_process
+from tests.acp.test_server import Editor, in_process, real_process
 from tests.acp.test_server import _start as _start_session
 from tests.helpers import cli_env
 
@@ -254,3 +256,47 @@ def test_a_file_for_standard_input_is_named_as_such(tmp_path: Path, workspace: P
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert "standard input must be a pipe, not a file (cat FILE | myrm acp)" in err.decode()
+
+
+# -- the editor closes myrm's input mid-turn ------------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+async def test_input_closed_during_a_command_ends_myrm_and_the_command_and_keeps_the_session(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """The real process: Zed closing the agent's stdin mid-command. myrm exits 0, the command's process
+    is gone with it, and the session holds the call closed (its result says it was interrupted)."""
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "sleep 300 & echo $! > child.pid; wait"})]))
+    editor = Editor(answers=["yes"])
+    async with real_process(tmp_path, emulator, workspace, editor) as (conn, _wire, _proc):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("wait")]))
+        pidfile = workspace / "child.pid"
+        while not pidfile.exists() or not pidfile.read_text().strip():  # the command runs
+            editor.update_seen.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(editor.update_seen.wait(), 0.05)
+        child = int(pidfile.read_text())
+        assert _alive(child)
+    # real_process closed the input and saw myrm exit 0
+    turn.cancel()
+    with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+        await turn
+    assert not _alive(child)
+    store = await Store.open(tmp_path / "cli.db")
+    try:
+        msgs = await store.load_messages(sid)
+        assert await store.lease_holder(sid) is None
+    finally:
+        await store.close()
+    assert msgs[-2].role == "assistant" and msgs[-2].tool_calls[0].name == "bash"
+    assert msgs[-1].role == "tool" and "interrupted" in msgs[-1].text
