@@ -89,6 +89,7 @@ class EditorSession:
     mcp: list[dict[str, Any]] = field(default_factory=list)
     chat: ChatSession | None = None
     turn: asyncio.Task[str] | None = None
+    cancelling: bool = False  # the editor cancelled the running turn
     calls: dict[str, ToolCall] = field(default_factory=dict)  # started, not finished
 
     @property
@@ -250,11 +251,18 @@ class MyrmAcpAgent:
     # -- a turn ------------------------------------------------------------------------------------
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> s.PromptResponse:
         ed = self._session(session_id)
+        if ed.turn is not None and not ed.turn.done() and ed.cancelling:
+            # Cancelled, and the next prompt sent without waiting for the answer (Zed waits; a client
+            # need not): it follows the cancelled turn, which ends at once, instead of being refused.
+            await asyncio.wait([ed.turn])
         if ed.turn is not None and not ed.turn.done():
             raise RequestError.invalid_request(
                 {"reason": "a turn is running in this session; cancel it first"}
             )
         text, images = convert.prompt_text(prompt, ed.workspace)
+        if not text.strip() and not images:  # as an empty box in the TUI: nothing to send
+            return s.PromptResponse(stop_reason="end_turn")
+        ed.cancelling = False
         ed.turn = asyncio.create_task(self._turn(ed, text, images))
         try:
             stop = await asyncio.shield(ed.turn)
@@ -265,7 +273,10 @@ class MyrmAcpAgent:
     async def cancel(self, session_id: str, **_: Any) -> None:
         """As Esc in the TUI: the turn stops, its streamed text is kept and unfinished calls are closed."""
         ed = self.sessions.get(session_id)
-        if ed is not None and not ed.session.cancel() and ed.turn is not None and not ed.turn.done():
+        if ed is None or ed.turn is None or ed.turn.done():
+            return
+        ed.cancelling = True
+        if not ed.session.cancel():
             ed.turn.cancel()  # not streaming yet (a rebuild, a slash command): the whole prompt stops
 
     async def _turn(self, ed: EditorSession, text: str, images: list[tuple[str, bytes]]) -> str:

@@ -300,3 +300,40 @@ async def test_input_closed_during_a_command_ends_myrm_and_the_command_and_keeps
         await store.close()
     assert msgs[-2].role == "assistant" and msgs[-2].tool_calls[0].name == "bash"
     assert msgs[-1].role == "tool" and "interrupted" in msgs[-1].text
+
+
+# -- prompts an editor may send ---------------------------------------------------------------------------
+
+
+async def test_a_prompt_sent_right_after_a_cancel_follows_the_cancelled_turn(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """A client that cancels and sends its next prompt without waiting for the cancelled one's answer got
+    "a turn is running in this session; cancel it first" — after cancelling it."""
+    emulator.enqueue(Reply(text="Working on it, " * 20, chunk_size=8, stall_after=3), Reply(text="Next."))
+    editor = Editor()
+    async with in_process(tmp_path, emulator, editor) as (conn, wire, _, _server):
+        sid = await _start_session(conn, workspace)
+        first = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
+        await editor.until(lambda: bool(editor.of("agent_message_chunk")))
+        await conn.cancel(session_id=sid)
+        second = await conn.prompt(session_id=sid, prompt=[text_block("do this instead")])
+        assert (await first).stop_reason == "cancelled"
+    assert second.stop_reason == "end_turn"
+    assert "Next." in "".join(u["content"]["text"] for u in wire.updates("agent_message_chunk"))
+    assert [m for d, m in wire.messages if d == "incoming" and "error" in m] == []
+
+
+async def test_an_empty_prompt_sends_nothing_to_the_model(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """An empty prompt (no block, or blank text) was sent as "(empty message)": a request paid for and a
+    message in the history. As an empty box in the TUI, it is nothing."""
+    async with in_process(tmp_path, emulator, Editor()) as (conn, _wire, _, server):
+        sid = await _start_session(conn, workspace)
+        empty: list[list[Any]] = [[], [text_block("  \n ")]]
+        for blocks in empty:
+            assert (await conn.prompt(session_id=sid, prompt=blocks)).stop_reason == "end_turn"
+        msgs = await server.store.load_messages(sid)
+    assert emulator.accepted == []
+    assert [m for m in msgs if m.role == "user" and "empty message" in m.text] == []
