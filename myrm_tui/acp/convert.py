@@ -20,6 +20,7 @@ from acp.helpers import (
     update_user_message_text,
 )
 
+from myrm_tui.agent.images import image_mime
 from myrm_tui.attachments import FILE_BUDGET, TOTAL_BUDGET, file_block
 from myrm_tui.context.filters.shell import strip_ansi
 from myrm_tui.context.text.call_args import call_args as read_args
@@ -189,9 +190,18 @@ def prompt_text(blocks: Sequence[Any], workspace: Path) -> tuple[str, list[tuple
             parts.append(b.text)
         elif isinstance(b, s.ImageContentBlock):
             try:
-                images.append((b.mime_type, base64.b64decode(b.data, validate=True)))
+                data = base64.b64decode(b.data, validate=True)
             except ValueError:
                 parts.append("[an image that could not be decoded was left out]")
+                continue
+            # The type its bytes show, not the one declared: the file is named by it, and a type no
+            # model takes (SVG, a "image/../x") was written as "image-1.x" and named to the model, unread
+            mime = image_mime(data)
+            if mime is None:
+                declared = sanitize(" ".join(b.mime_type.split())[:40])
+                parts.append(f"[an image ({declared}) that is not a PNG, JPEG, GIF or WebP was left out]")
+            else:
+                images.append((mime, data))
         elif isinstance(b, s.EmbeddedResourceContentBlock):
             res = b.resource
             shown = _shown_path(res.uri, workspace)

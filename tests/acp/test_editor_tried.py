@@ -5,8 +5,10 @@ fixed; the real process where the finding showed there, the SDK's client otherwi
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +23,7 @@ from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
-from tests.acp.test_server import Editor, in_process, real_process
+from tests.acp.test_server import PNG, Editor, in_process, real_process
 from tests.acp.test_server import _start as _start_session
 from tests.helpers import cli_env
 
@@ -337,3 +339,27 @@ async def test_an_empty_prompt_sends_nothing_to_the_model(
         msgs = await server.store.load_messages(sid)
     assert emulator.accepted == []
     assert [m for m in msgs if m.role == "user" and "empty message" in m.text] == []
+
+
+async def test_an_image_is_taken_by_what_its_bytes_are_and_another_type_is_named_left_out(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """An image block of a type no model takes (SVG) was written as ``image-1.svg+xml`` and its path put
+    in the message, where nothing attached it: the model read a path to a file deleted after the turn."""
+    svg = base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg"/>').decode()
+    blocks: list[Any] = [
+        text_block("compare"),
+        schema.ImageContentBlock(type="image", mime_type="image/svg+xml", data=svg),
+        # declared JPEG, a PNG by its bytes: attached as what it is
+        schema.ImageContentBlock(type="image", mime_type="image/jpeg", data=base64.b64encode(PNG).decode()),
+    ]
+    async with in_process(tmp_path, emulator, Editor()) as (conn, _wire, _, _server):
+        sid = await _start_session(conn, workspace)
+        assert (await conn.prompt(session_id=sid, prompt=blocks)).stop_reason == "end_turn"
+    parts = [m for m in emulator.accepted[-1].body["messages"] if m["role"] == "user"][-1]["content"]
+    text = "\n".join(p.get("text", "") for p in parts)
+    assert "[an image (image/svg+xml) that is not a PNG, JPEG, GIF or WebP was left out]" in text
+    named = re.findall(r"myrm-acp-[^/\s]+/(\S+?)[\s:\]]", text)  # the image files the text names
+    assert named and set(named) == {"image-1.png"}
+    urls = [p["image_url"]["url"] for p in parts if p.get("type") == "image_url"]
+    assert len(urls) == 1 and urls[0].startswith("data:image/png;base64,")
