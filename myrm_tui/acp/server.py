@@ -163,7 +163,12 @@ class MyrmAcpAgent:
         want = str(_workspace(cwd)) if cwd else None
         return s.ListSessionsResponse(
             sessions=[
-                s.SessionInfo(session_id=r.id, cwd=r.workspace, title=r.title, updated_at=_iso(r.updated_at))
+                s.SessionInfo(
+                    session_id=r.id,
+                    cwd=r.workspace,
+                    title=convert.shown(r.title),
+                    updated_at=_iso(r.updated_at),
+                )
                 for r in rows
                 if r.workspace and Path(r.workspace).is_absolute() and (want is None or r.workspace == want)
             ]
@@ -627,10 +632,19 @@ async def _screen(src: asyncio.StreamReader, dst: asyncio.StreamReader, writer: 
                 log.warning("a method that is not a string from the editor: %r", line[:200])
                 error(-32600, "Invalid request: the method is not a string", _valid_id(msg.get("id")))
                 continue
+            if msg.get("method") in NOTIFICATIONS and "id" in msg:
+                # Sent as a request: the SDK routes it to no handler ("method not found") and the turn went
+                # on after the user pressed stop. Answered here, then handled as the notification it is.
+                rid = msg.pop("id")
+                writer.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": None}).encode() + b"\n")
+                line = json.dumps(msg).encode()
             dst.feed_data(line if line.endswith(b"\n") else line + b"\n")
     finally:
         dst.feed_eof()
 
+
+# The editor's notifications to an agent (ACP v1): one sent with an id is still obeyed.
+NOTIFICATIONS = frozenset({"session/cancel"})
 
 # How much of an over-long line is kept to find its id (``{"jsonrpc": "2.0", "id": …`` leads a message).
 HEAD_BYTES = 256

@@ -363,3 +363,32 @@ async def test_an_image_is_taken_by_what_its_bytes_are_and_another_type_is_named
     assert named and set(named) == {"image-1.png"}
     urls = [p["image_url"]["url"] for p in parts if p.get("type") == "image_url"]
     assert len(urls) == 1 and urls[0].startswith("data:image/png;base64,")
+
+
+async def test_a_cancel_sent_as_a_request_is_answered_and_cancels(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """``session/cancel`` with an id was answered "method not found" (the SDK knows it as a notification
+    only) and the turn went on after the user pressed stop."""
+    emulator.enqueue(Reply(text="Working on it, " * 20, chunk_size=8, stall_after=3))
+    editor = Editor()
+    async with in_process(tmp_path, emulator, editor) as (conn, _wire, _, _server):
+        sid = await _start_session(conn, workspace)
+        turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
+        await editor.until(lambda: bool(editor.of("agent_message_chunk")))
+        assert await conn._conn.send_request("session/cancel", {"sessionId": sid}) is None
+        assert (await asyncio.wait_for(turn, 60)).stop_reason == "cancelled"
+
+
+async def test_the_session_list_shows_titles_inert(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """A session's title is its first words: ``session/list`` sent a title's escape sequences as typed."""
+    async with in_process(tmp_path, emulator, Editor()) as (conn, _wire, _, server):
+        await server.store.create_session(
+            title="\x1b]0;pwned\x07 fix \u202ethe parser", model="m", workspace=str(workspace)
+        )
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        listed = await conn.list_sessions(cwd=str(workspace))
+    (title,) = [x.title or "" for x in listed.sessions]
+    assert "fix" in title and "the parser" in title and _unsafe(title) == []

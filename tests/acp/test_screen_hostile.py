@@ -27,6 +27,13 @@ lines = st.one_of(
         _JSON,
         _JSON,
     ),
+    st.builds(  # a notification sent as a request
+        lambda i, p: json.dumps(
+            {"jsonrpc": "2.0", "id": i, "method": "session/cancel", "params": p}
+        ).encode(),
+        st.integers(0, 99) | st.text(max_size=4),
+        _JSON,
+    ),
     # deep, within the size limit: past ~1,000 levels json raises RecursionError, not ValueError
     st.integers(1, 2_000).map(lambda n: b"[" * n + b"]" * n),
     st.integers(1, 500).map(lambda n: b'{"a": [' * n),
@@ -49,7 +56,8 @@ lines = st.one_of(
 
 def _fate(line: bytes) -> tuple[str, object]:
     """What the screen does with ``line``: ("forward", the line), ("fail", id: an over-long answer to one of
-    our requests, failed as an error answer the SDK reads) or ("error", the id the error carries)."""
+    our requests, failed as an error answer the SDK reads), ("error", the id the error carries) or
+    ("notify", the message: a notification sent with an id, answered and forwarded without it)."""
     if len(line) + 1 > LIMIT:
         try:
             msg = json.loads(line)
@@ -71,6 +79,8 @@ def _fate(line: bytes) -> tuple[str, object]:
     if "method" in msg and not isinstance(msg["method"], str):
         rid = msg.get("id")
         return "error", rid if isinstance(rid, str | int | float) and not isinstance(rid, bool) else None
+    if msg.get("method") == "session/cancel" and "id" in msg:  # a notification sent with an id
+        return "notify", msg
     return "forward", line
 
 
@@ -114,16 +124,22 @@ async def _pump(batch: list[bytes]) -> tuple[list[bytes], list[dict[str, object]
 @example(batch=[b"[" * 2_000 + b"]" * 2_000, b'{"jsonrpc": "2.0", "id": 1, "method": "initialize"}'])
 @example(batch=[json.dumps({"jsonrpc": "2.0", "id": 7, "result": "a" * LIMIT}).encode()])
 @example(batch=[b'{"jsonrpc": "2.0", "id": 3, "method": null}'])
+@example(batch=[b'{"jsonrpc": "2.0", "id": 4, "method": "session/cancel", "params": {"sessionId": "s"}}'])
 def test_every_line_is_forwarded_or_answered_and_the_next_one_is_read(batch: list[bytes]) -> None:
-    forwarded, errors = asyncio.run(_pump(batch))
+    forwarded, said = asyncio.run(_pump(batch))
+    errors = [m for m in said if "error" in m]
     fates = [_fate(ln) for ln in batch if ln.strip()]
     passed = [(kind, what) for kind, what in fates if kind != "error"]
     assert len(forwarded) == len(passed)
     for line, (kind, what) in zip(forwarded, passed, strict=True):
         if kind == "forward":
             assert line == what
+        elif kind == "notify":
+            assert json.loads(line) == {k: v for k, v in what.items() if k != "id"}  # type: ignore[attr-defined]
         else:  # the SDK reads an error answer to its request: that request fails, none waits for ever
             failed = json.loads(line)
             assert failed["id"] == what and failed["error"]["code"] == -32600 and "result" not in failed
     assert [e["id"] for e in errors] == [what for kind, what in fates if kind == "error"]
     assert all(e["error"]["code"] in (-32700, -32600) for e in errors)  # type: ignore[index]
+    answered = [m["id"] for m in said if "result" in m]
+    assert answered == [what["id"] for kind, what in fates if kind == "notify"]  # type: ignore[index]
