@@ -1177,6 +1177,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "acp: the permission question holds the command or diff in one fenced block (editors show Markdown)",
+        "acp-question-fenced",
+        'fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", shown)), default=0))',
+        'fence = "```"',
+        ("tests/acp/test_editor_tried.py::test_a_permission_question_holds_the_command_in_one_code_block",),
+    ),
+    Mutant(
         "acp: requests received before stdin ends are answered before myrm exits",
         "acp-answers-before-exit",
         "await unanswered.settled(writer, ANSWER_GRACE)",

@@ -481,9 +481,14 @@ class ClientFiles:
 
 
 def _question(tool: str, command: str, assessment: Assessment) -> str:
+    """The permission request's text. Editors render it as Markdown: a diff's ``--- a.py`` became a rule
+    and its ``-`` lines a list, a command's ``*`` emphasis; in a fenced block it reads as it runs."""
     reasons = "; ".join(assessment.reasons) or "not covered by the rules"
-    what = "Edit" if tool == "file_edit_tool" else "Run"
-    return f"{what}:\n{reveal(command)}\n\nWhy myrm asks: {reveal(reasons)}"
+    what, lang = ("Edit", "diff") if tool == "file_edit_tool" else ("Run", "sh")
+    shown = reveal(command)
+    # guard: acp-question-fenced
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", shown)), default=0))
+    return f"{what}:\n{fence}{lang}\n{shown}\n{fence}\n\nWhy myrm asks: {reveal(reasons)}"
 
 
 def _workspace(cwd: str) -> Path:

@@ -392,3 +392,34 @@ async def test_the_session_list_shows_titles_inert(
         listed = await conn.list_sessions(cwd=str(workspace))
     (title,) = [x.title or "" for x in listed.sessions]
     assert "fix" in title and "the parser" in title and _unsafe(title) == []
+
+
+def _fenced(text: str) -> tuple[str, str] | None:
+    """The info string and content of the first fenced code block of ``text``, as CommonMark reads it: a
+    fence of three or more backticks; the block ends at a line of at least as many backticks alone."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        m = re.fullmatch(r"(`{3,})([^`]*)", line)
+        if m is None:
+            continue
+        for j in range(i + 1, len(lines)):
+            if re.fullmatch(rf" {{0,3}}`{{{len(m.group(1))},}} *", lines[j]):
+                return m.group(2), "\n".join(lines[i + 1 : j])
+        return m.group(2), "\n".join(lines[i + 1 :])
+    return None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    command=st.lists(st.sampled_from(["`", "```", "*", "_", "-", "\n", "#", "a", " ", "\u200b"]), max_size=20)
+)
+def test_a_permission_question_holds_the_command_in_one_code_block(command: list[str]) -> None:
+    """Editors render the question as Markdown: an edit's diff lost its ``---`` and ``-`` lines to a rule
+    and a list, a command its ``*`` to emphasis. Whatever the command holds, one fenced block holds it."""
+    from myrm_tui.acp.server import _question
+    from myrm_tui.agent.permissions import Assessment
+    from myrm_tui.safe_text import reveal
+
+    text = "".join(command)
+    for tool, lang in (("bash", "sh"), ("file_edit_tool", "diff")):
+        assert _fenced(_question(tool, text, Assessment(text, ()))) == (lang, reveal(text))
