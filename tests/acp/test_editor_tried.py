@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, schema, text_block
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.acp.convert import history_updates
+from myrm_tui.attachments import TOTAL_BUDGET
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -423,3 +424,67 @@ def test_a_permission_question_holds_the_command_in_one_code_block(command: list
     text = "".join(command)
     for tool, lang in (("bash", "sh"), ("file_edit_tool", "diff")):
         assert _fenced(_question(tool, text, Assessment(text, ()))) == (lang, reveal(text))
+
+
+# -- any prompt content an editor may send ------------------------------------------------------------
+
+_uris = st.one_of(
+    st.builds(lambda n: f"file:///work/ws/{n}", st.text("ab/.% é\u202e", min_size=1, max_size=10)),
+    st.sampled_from(
+        ["file:///etc/passwd", "https://example.com/x?a=1", "zed:///agent/thread/1", "", "file://"]
+    ),
+)
+_blocks = st.one_of(
+    _texts.map(text_block),
+    st.builds(
+        lambda data, mime: schema.ImageContentBlock(type="image", mime_type=mime, data=data),
+        st.one_of(
+            st.just(base64.b64encode(PNG).decode()),
+            st.binary(max_size=30).map(lambda b: base64.b64encode(b).decode()),
+            st.text(max_size=8),
+        ),
+        st.sampled_from(["image/png", "image/svg+xml", "image/../x", "text/html"]),
+    ),
+    st.builds(
+        lambda uri, text: schema.EmbeddedResourceContentBlock(
+            type="resource", resource=schema.TextResourceContents(uri=uri, text=text)
+        ),
+        _uris,
+        st.one_of(_texts, st.integers(0, 30_000).map(lambda n: "line\n" * (n // 5))),
+    ),
+    st.builds(
+        lambda uri, blob: schema.EmbeddedResourceContentBlock(
+            type="resource", resource=schema.BlobResourceContents(uri=uri, blob=blob)
+        ),
+        _uris,
+        st.binary(max_size=20).map(lambda b: base64.b64encode(b).decode()),
+    ),
+    st.builds(lambda uri: schema.ResourceContentBlock(type="resource_link", uri=uri, name="n"), _uris),
+    st.just(schema.AudioContentBlock(type="audio", mime_type="audio/wav", data="AAAA")),
+)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(blocks=st.lists(_blocks, max_size=5))
+async def test_any_prompt_content_gets_a_turn_or_nothing_never_an_error(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, blocks: list[Any]
+) -> None:
+    """Whatever content blocks a prompt holds, the editor gets an answer with a stop reason (never a
+    JSON-RPC error, never a hang); each text block reaches the model as written; embedded files stay
+    within the message's attachment budget. (A lone surrogate, which UTF-8 cannot carry, arrives as
+    U+FFFD.)"""
+    sent = len(emulator.accepted)
+    async with in_process(tmp_path, emulator, Editor()) as (conn, wire, _, _server):
+        sid = await _start_session(conn, workspace)
+        done = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=blocks), 60)
+    assert done.stop_reason in ("end_turn", "refusal")
+    assert [m for d, m in wire.messages if d == "incoming" and "error" in m] == []
+    if len(emulator.accepted) == sent:  # nothing sent: an empty prompt
+        return
+    user = [m for m in emulator.accepted[-1].body["messages"] if m["role"] == "user"][-1]["content"]
+    said = user if isinstance(user, str) else "\n".join(p.get("text", "") for p in user)
+    for b in blocks:
+        if isinstance(b, schema.TextContentBlock) and b.text.strip():
+            assert re.sub("[\ud800-\udfff]", "\ufffd", b.text) in said  # a lone surrogate cannot be sent
+    attached = re.findall(r'<file path="[^"]*">\n(.*?)\n</file>', said, re.S)
+    assert sum(len(a) for a in attached) <= TOTAL_BUDGET + 200 * len(attached)  # the cut notes
