@@ -11,6 +11,7 @@ sum), each compaction as a message, the slash commands and the prompt modes."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -561,7 +562,9 @@ class _Unanswered:
     """The editor's requests not answered yet, read from the raw messages each way."""
 
     def __init__(self) -> None:
-        self.ids: set[str] = set()
+        # id -> requests waiting with it: an editor may reuse an id while a request holding it runs, and
+        # the first answer left the other one out of the count (myrm exited without answering it)
+        self.ids: collections.Counter[str] = collections.Counter()
         self.changed = asyncio.Event()
 
     def __call__(self, event: StreamEvent) -> None:
@@ -570,9 +573,11 @@ class _Unanswered:
             return
         key = json.dumps(msg["id"], sort_keys=True)
         if event.direction is StreamDirection.INCOMING and "method" in msg:
-            self.ids.add(key)
+            self.ids[key] += 1
         elif event.direction is StreamDirection.OUTGOING and "method" not in msg:
-            self.ids.discard(key)
+            self.ids[key] -= 1
+            if self.ids[key] <= 0:
+                del self.ids[key]
             self.changed.set()
 
     async def settled(self, writer: asyncio.StreamWriter, grace: float) -> None:
@@ -582,7 +587,7 @@ class _Unanswered:
         while self.ids and not writer.is_closing():
             left = deadline - loop.time()
             if left <= 0:
-                log.warning("input ended; %d requests left unanswered after %.0f s", len(self.ids), grace)
+                log.warning("input ended; %d requests left unanswered after %.0f s", self.ids.total(), grace)
                 return
             self.changed.clear()
             # A broken pipe closes the writer without a message to wake on: look again every half second.

@@ -24,7 +24,7 @@ from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
-from tests.acp.test_server import PNG, Editor, in_process, real_process
+from tests.acp.test_server import PNG, Editor, _read_until, _request, in_process, raw_editor, real_process
 from tests.acp.test_server import _start as _start_session
 from tests.helpers import cli_env
 
@@ -488,3 +488,24 @@ async def test_any_prompt_content_gets_a_turn_or_nothing_never_an_error(
             assert re.sub("[\ud800-\udfff]", "\ufffd", b.text) in said  # a lone surrogate cannot be sent
     attached = re.findall(r'<file path="[^"]*">\n(.*?)\n</file>', said, re.S)
     assert sum(len(a) for a in attached) <= TOTAL_BUDGET + 200 * len(attached)  # the cut notes
+
+
+async def test_requests_reusing_an_id_are_all_answered_before_the_input_ends(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Two requests with one id, then the input ends: the first answer took the id off the list of
+    requests waiting, and myrm exited before answering the second."""
+    async with raw_editor(tmp_path, emulator) as (reader, writer, serving, _):
+        writer.write(
+            _request(1, "initialize", {"protocolVersion": PROTOCOL_VERSION})
+            + _request(1, "session/new", {"cwd": str(workspace), "mcpServers": []})
+        )
+        await writer.drain()
+        writer.close()
+        await asyncio.wait_for(serving, 60)
+        got = await _read_until(reader, lambda m: False)
+    answers = [m for m in got if m.get("id") == 1]
+    assert len(answers) == 2
+    assert all("result" in a for a in answers)
+    kinds = sorted("sessionId" if "sessionId" in a["result"] else "protocolVersion" for a in answers)
+    assert kinds == ["protocolVersion", "sessionId"]  # initialize's answer and session/new's
