@@ -607,7 +607,8 @@ async def _screen(src: asyncio.StreamReader, dst: asyncio.StreamReader, writer: 
             except asyncio.IncompleteReadError as end:
                 line = end.partial
             except asyncio.LimitOverrunError as over:
-                head = await src.read(HEAD_BYTES)  # the id leads the message; the line is buffered
+                # the id leads the message; what was read of the line is buffered, its newline not yet
+                head = await src.read(min(HEAD_BYTES, over.consumed))
                 await _skip_line(src, over.consumed - len(head))  # dropped whole, up to the next line
                 rid, kind = _head_id(head)
                 log.warning(

@@ -84,8 +84,8 @@ def _fate(line: bytes) -> tuple[str, object]:
     return "forward", line
 
 
-async def _pump(batch: list[bytes]) -> tuple[list[bytes], list[dict[str, object]]]:
-    src = asyncio.StreamReader(limit=LIMIT)
+async def _pump(batch: list[bytes], limit: int = LIMIT) -> tuple[list[bytes], list[dict[str, object]]]:
+    src = asyncio.StreamReader(limit=limit)
     dst = asyncio.StreamReader()
     out_r, out_w = os.pipe()
     os.set_blocking(out_r, False)
@@ -143,3 +143,13 @@ def test_every_line_is_forwarded_or_answered_and_the_next_one_is_read(batch: lis
     assert all(e["error"]["code"] in (-32700, -32600) for e in errors)  # type: ignore[index]
     answered = [m["id"] for m in said if "result" in m]
     assert answered == [what["id"] for kind, what in fates if kind == "notify"]  # type: ignore[index]
+
+
+def test_a_line_over_a_limit_shorter_than_the_head_read_leaves_the_next_line_whole() -> None:
+    """The first bytes of an over-long line are read for its id: under a limit shorter than that read
+    (as a test's), the read went past the line's end into the next one."""
+    forwarded, said = asyncio.run(
+        _pump([b'{"jsonrpc": "2.0", "id": 5, "method": "x' + b"a" * 80 + b'"}', b'{"id": 1}'], 64)
+    )
+    assert forwarded == [b'{"id": 1}']
+    assert [(m["id"], m["error"]["code"]) for m in said] == [(5, -32600)]  # type: ignore[index]
