@@ -2260,6 +2260,18 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "every stated fact a later message uses is a candidate, however long the script",
+        "every-stated-fact-a-later-message-uses",
+        "if len(facts) >= USED_MAX_FACTS:",
+        "if len(facts) >= USED_MAX_FACTS or sum(len(f) + 3 for f in facts) >= USED_MAX_CHARS:",
+        (
+            "tests/context/summary/test_stated_facts.py::"
+            "test_a_code_line_far_down_a_long_script_a_later_message_shows_gets_its_line",
+            "tests/context/summary/test_stated_facts.py::"
+            "test_every_stated_code_line_a_later_message_uses_is_kept_up_to_the_count_cap",
+        ),
+    ),
+    Mutant(
         "a squeezed reply opening keeps its head and its tail",
         "a-reply-opening-keeps-its-head-and-tail",
         "cut = [_short_ends if ln.decided else _short for ln in lines]",

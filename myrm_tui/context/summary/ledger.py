@@ -1197,10 +1197,10 @@ def stated_used_lines(m: Message, lines: Sequence[Line], k: int, later: Referred
     message before it holds it) that a later message refers to and none of its lines holds: its decisions,
     findings and failed attempts stay as short result lines, like an output's used facts. (Taking also
     what it repeats of earlier outputs measured worse on swe-dev 16K's tune half: tool facts 0.9375
-    against 0.9487.)"""
+    against 0.9487.) At most ``USED_MAX_FACTS`` of them, however long: the Record's fit chooses among the
+    lines, not the order of the code in the message."""
     held = "\n".join(ln.text for ln in lines).lower()
     facts: list[str] = []
-    size = 0
     for t in stated_facts(m):
         low = t.lower()
         if (
@@ -1211,7 +1211,11 @@ def stated_used_lines(m: Message, lines: Sequence[Line], k: int, later: Referred
         ):
             continue
         facts.append(t)
-        size += len(t) + 3
-        if len(facts) >= USED_MAX_FACTS or size >= USED_MAX_CHARS:
+        # No cap in characters (an output's used facts have one: USED_MAX_CHARS): a script the agent
+        # wrote in one heredoc states many code lines, and the cap kept the first 600 characters of those a
+        # later message came back to, so a line further down the script was never a candidate at all
+        # (matplotlib-24870's `f.writelines(new_lines)`).
+        # guard: every-stated-fact-a-later-message-uses
+        if len(facts) >= USED_MAX_FACTS:
             break
     return _used_lines(facts, P_STATED)

@@ -253,3 +253,55 @@ def test_a_prose_argument_keeps_every_sentence_once_in_order(parts: list[str]) -
         assert all(ln.decided and ln.priority == P_CALL for ln in lines)
     else:
         assert len(lines) == 1 and not lines[0].decided
+
+
+def _long_script(lines: list[str]) -> Message:
+    """The agent writes a script in one heredoc: its Record line keeps only the command's first and last
+    line."""
+    script = "\n".join(["cat <<'EOF' > reproduce.py", *lines, "EOF"])
+    return Message(
+        role="assistant",
+        content="",
+        id="a0",
+        tool_calls=(ToolCall("c0", "bash", json.dumps({"command": script})),),
+    )
+
+
+def _stated_later(lines: list[str]) -> list[Line]:
+    """``stated_used_lines`` of a script of ``lines`` that a later output (the file read back) shows whole."""
+    a0 = _long_script(lines)
+    shown = Message(role="tool", content="\n".join(lines), id="t1", tool_call_id="c1", name="bash")
+    msgs = [a0, shown]
+    return ledger.stated_used_lines(a0, record_one(a0), 0, Referred(msgs, LaterUse(msgs)))
+
+
+def test_a_code_line_far_down_a_long_script_a_later_message_shows_gets_its_line() -> None:
+    """No cap in characters on what the agent stated: the Record's fit chooses among the lines, not the
+    order of the code in the message (the cap of 600 characters kept only a script's first lines, and a
+    fix further down was never a candidate: swe-dev 16K agent facts, matplotlib-24870)."""
+    code = [f"    value_{k:02d} = compute_field_{k:02d}(record, strict=True)" for k in range(20)]
+    fix = "    f.writelines(new_lines)"
+    assert len("\n".join(code)) > ledger.USED_MAX_CHARS  # the old cap would stop before the fix
+    facts = " ".join(ln.text for ln in _stated_later([*code, fix]))
+    assert fix.strip() in facts
+    assert all(x.strip() in facts for x in code)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 999), st.text("abcdefghij_", min_size=0, max_size=80)),
+        min_size=2,  # a command of up to three lines is its Record line whole
+        max_size=48,
+        unique_by=lambda x: x[0],
+    )
+)
+def test_every_stated_code_line_a_later_message_uses_is_kept_up_to_the_count_cap(
+    rows: list[tuple[int, str]],
+) -> None:
+    """Of a script's code lines that a later message shows, the stated lines hold the first
+    ``USED_MAX_FACTS``, whatever their lengths, in order; none is cut."""
+    lines = [f"name_{k} = call_{k}({pad})" for k, pad in rows]
+    out = _stated_later(lines)
+    held = [f.strip() for ln in out for f in ln.text.removeprefix(ledger.USED_PREFIX).split(" · ")]
+    assert held == lines[: ledger.USED_MAX_FACTS]
+    assert all(ln.priority == ledger.P_STATED and len(ln.text) <= ledger.USED_LINE_CHARS for ln in out)
