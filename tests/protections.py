@@ -2587,6 +2587,26 @@ MUTANTS = (
         ("tests/app/test_quit_exit_code.py::test_an_error_while_quitting_is_logged_and_the_quit_exits_0",),
     ),
     Mutant(
+        "an error closing the session at exit is logged and Textual's shutdown goes on (exit code 0)",
+        "quit-an-error-closing-the-session-is-logged",
+        'with failure_logged(log, "closing the session at exit", logging.ERROR):',
+        "if True:",
+        (
+            "tests/app/test_quit_exit_code.py::"
+            "test_an_error_closing_the_session_at_exit_is_logged_the_store_still_closes_and_the_quit_exits_0",
+        ),
+    ),
+    Mutant(
+        "the store closes at exit (its leases released) even when closing the agent failed",
+        "quit-the-store-closes-after-a-failed-agent-close",
+        "try:\n            await self.drop_agent()",
+        "await self.drop_agent()\n        try:",
+        (
+            "tests/app/test_quit_exit_code.py::"
+            "test_an_error_closing_the_session_at_exit_is_logged_the_store_still_closes_and_the_quit_exits_0",
+        ),
+    ),
+    Mutant(
         "a reopened session's answer reached by its formatting after ctrl+q is left plain (no MountError)",
         "reopen-an-answer-is-not-formatted-once-the-app-quits",
         "or not self.is_mounted or not self.is_attached:",

@@ -255,7 +255,11 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
         with failure_logged(log, "the resume hint"):  # a broken store must not keep the app from closing
             if session is not None and await self.controller.has_conversation():
                 self.resume_hint = f"resume with: myrm --session {session.id}"
-        await self.controller.close()
+        # Textual runs this inside its shutdown, before the step that gives the terminal back: an error
+        # raised here left the terminal raw on the alternate screen, a traceback and exit code 1.
+        # guard: quit-an-error-closing-the-session-is-logged
+        with failure_logged(log, "closing the session at exit", logging.ERROR):
+            await self.controller.close()
         guard = terminal_guard.current()
         if guard is not None:
             guard.saved()  # the rest of the exit (the driver, the interpreter) now has a short deadline

@@ -513,11 +513,16 @@ class Controller:
         return list(dict.fromkeys(out))
 
     async def close(self) -> None:
-        await self.drop_agent()
-        if self.store is not None:
-            await self._drop_empty()
-            await asyncio.shield(self.store.close())
-            self.store = None
+        """The agent, then the store: the store closes (its leases released) whatever failed before."""
+        # guard: quit-the-store-closes-after-a-failed-agent-close
+        try:
+            await self.drop_agent()
+            if self.store is not None:
+                await self._drop_empty()
+        finally:
+            if self.store is not None:
+                await asyncio.shield(self.store.close())
+                self.store = None
 
 
 def _without_left(row: dict[str, Any]) -> dict[str, Any]:

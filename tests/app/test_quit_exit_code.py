@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from myrm_tui.app.app import MyrmApp
 from myrm_tui.app.widgets.chat_message import AssistantMessage
 from myrm_tui.testing.emulator import ProviderEmulator
 from tests.app.test_focus_keys import app_for, key_event
-from tests.helpers import make_app, started, wait_until
+from tests.helpers import make_app, send_turn, started, wait_until
 
 
 class PlainAnswers(App[None]):
@@ -112,3 +113,36 @@ async def test_an_error_before_any_quit_is_logged_and_still_ends_the_app_with_1(
     assert app.return_code == 1
     logged = [r for r in caplog.records if "stopped on an error" in r.getMessage()]
     assert logged and logged[0].exc_info is not None and logged[0].exc_info[1] is error
+
+
+async def test_an_error_closing_the_session_at_exit_is_logged_the_store_still_closes_and_the_quit_exits_0(
+    tmp_path: Path,
+    emulator: ProviderEmulator,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``on_unmount`` runs inside Textual's shutdown, before it gives the terminal back: an error closing
+    the agent (a full disk, a broken database) raised out of ``App.run`` (exit code 1, a traceback, the
+    terminal left raw) and kept the store from closing, its lease held."""
+    app = make_app(emulator, tmp_path, tmp_path)
+    with caplog.at_level(logging.ERROR, logger="myrm_tui"):
+        async with started(app) as pilot:
+            await send_turn(pilot, app, "hello")
+            chat = app.controller.chat
+            assert chat is not None
+
+            async def broken(*, release: bool = True) -> None:
+                raise OSError(28, "No space left on device")
+
+            monkeypatch.setattr(chat, "close", broken)
+            await pilot.press("ctrl+q")
+    left_open = app.controller.store
+    if left_open is not None:
+        await left_open.close()  # its thread would keep this process from exiting: a hang, not a failure
+    assert left_open is None  # closed, its lease released
+    assert app.return_code == 0
+    logged = [r for r in caplog.records if "closing the session at exit" in r.getMessage()]
+    assert logged and isinstance(logged[0].exc_info and logged[0].exc_info[1], OSError)
+    with sqlite3.connect(tmp_path / "tui.db") as conn:
+        assert conn.execute("SELECT session_id FROM session_leases").fetchall() == []
+    assert app.resume_hint  # the session is there to resume
