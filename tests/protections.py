@@ -2587,6 +2587,16 @@ MUTANTS = (
         ("tests/app/test_quit_exit_code.py::test_an_error_while_quitting_is_logged_and_the_quit_exits_0",),
     ),
     Mutant(
+        "a title the model wrote in markdown is kept as plain words",
+        "title-the-models-markdown-is-not-shown",
+        'prose = _EMPHASIS.sub("", _CODE.sub("\\n", out))',
+        "prose = out",
+        (
+            "tests/agent/test_title.py::test_a_title_the_model_wrote_in_markdown_is_stored_as_plain_words",
+            "tests/agent/test_title.py::test_any_markdown_around_the_models_title_is_removed_and_its_words_kept",
+        ),
+    ),
+    Mutant(
         "an error closing the session at exit is logged and Textual's shutdown goes on (exit code 0)",
         "quit-an-error-closing-the-session-is-logged",
         'with failure_logged(log, "closing the session at exit", logging.ERROR):',

@@ -19,6 +19,8 @@ _CODE = re.compile(r"```.*?(```|$)", re.S)
 _INLINE = re.compile(r"`[^`\n]*`")
 _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _HTML = re.compile(r"<[^>\n]+>")
+_EMPHASIS = re.compile(r"[*`]+")  # bold, italics, inline code: the words stay
+_LABEL = re.compile(r"^(?:#+\s*)?(?:title\s*:\s*)?", re.I)
 MAX_WORDS = 6
 
 
@@ -51,5 +53,14 @@ async def make_title(
     except Exception:
         log.warning("the title model failed; a local title stands in", exc_info=True)
         return local_title(text), False
-    title = " ".join(out.strip().strip("\"'").split())[:60]
+    title = model_title(out)
     return (title or local_title(text)), bool(title)
+
+
+def model_title(out: str) -> str:
+    """The model's answer as a title: its first line of prose without markdown, a "Title:" label or
+    quotes, which models add despite the prompt (the header and ``myrm sessions`` showed ``**…**``)."""
+    # guard: title-the-models-markdown-is-not-shown
+    prose = _EMPHASIS.sub("", _CODE.sub("\n", out))
+    first = next((line for line in prose.splitlines() if line.strip()), "")
+    return " ".join(_LABEL.sub("", first.strip()).strip("\"'“”").split())[:60].strip()
