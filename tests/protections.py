@@ -2587,6 +2587,13 @@ MUTANTS = (
         ("tests/app/test_quit_exit_code.py::test_an_error_while_quitting_is_logged_and_the_quit_exits_0",),
     ),
     Mutant(
+        "a refused message comes back into the box with the cursor at its end",
+        "prompt-a-refused-message-comes-back-with-the-cursor-at-its-end",
+        "self.move_cursor(self.document.end)",
+        "pass",
+        ("tests/app/test_tui.py::test_a_refused_message_comes_back_with_the_cursor_at_its_end",),
+    ),
+    Mutant(
         "a title the model wrote in markdown is kept as plain words",
         "title-the-models-markdown-is-not-shown",
         'prose = _EMPHASIS.sub("", _CODE.sub("\\n", out))',

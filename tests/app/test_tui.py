@@ -201,6 +201,27 @@ async def test_a_message_blocked_by_a_hook_goes_back_to_the_box(
         )
 
 
+async def test_a_refused_message_comes_back_with_the_cursor_at_its_end(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Refused and given back, the text had the cursor at its start: the next keys went in front of it,
+    and Backspace (to drop a refused paste's label) did nothing (seen with a 5 MB paste in tmux)."""
+    hooks = [{"event": "user_prompt_submit", "command": "grep -q DROP && exit 2; exit 0"}]
+    app = make_app(emulator, tmp_path, workspace, hooks=hooks)
+    async with started(app, size=SMALL_SCREEN) as pilot:
+        from myrm_tui.app.widgets.prompt_input import PromptInput
+
+        box = app.query_one(PromptInput)
+        await pilot.press(*"DROP it")
+        await pilot.press("enter")
+        # The refusal shown (the text was back before it): the box held the same text before the Enter.
+        await wait_until(pilot, lambda: not app.busy and bool(app.query(Notice)))
+        assert box.text == "DROP it"
+        await pilot.press("backspace", *"all")
+        await wait_until(pilot, lambda: box.text != "DROP it")
+        assert box.text == "DROP iall"
+
+
 @pytest.fixture
 def frozen(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     """Deterministic session ids, date and workspace path, for snapshots. The path is one for every test

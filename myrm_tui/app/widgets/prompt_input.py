@@ -465,6 +465,8 @@ class PromptInput(TextArea):
             self.pastes[label] = text
             text = label
         self.load_text(text)
+        # guard: prompt-a-refused-message-comes-back-with-the-cursor-at-its-end
+        self.move_cursor(self.document.end)
 
     def _walk(self, step: int) -> None:
         n = len(self.sent)
