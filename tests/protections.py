@@ -2587,6 +2587,17 @@ MUTANTS = (
         ("tests/app/test_quit_exit_code.py::test_an_error_while_quitting_is_logged_and_the_quit_exits_0",),
     ),
     Mutant(
+        "Backspace or Delete reaching a paste's label removes the whole label (and the paste)",
+        "prompt-a-paste-label-is-deleted-whole",
+        "if touches(at, at + len(label), col):",
+        "if False:",
+        (
+            "tests/app/widgets/test_prompt_input_labels.py::"
+            "test_backspace_or_delete_reaching_a_paste_label_removes_it_whole",
+            "tests/app/widgets/test_prompt_input_labels.py::test_backspace_after_a_paste_label_removes_the_paste",
+        ),
+    ),
+    Mutant(
         "a refused message comes back into the box with the cursor at its end",
         "prompt-a-refused-message-comes-back-with-the-cursor-at-its-end",
         "self.move_cursor(self.document.end)",

@@ -36,6 +36,8 @@ from myrm_tui.app.mentions import attach, query_at
 from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from myrm_tui.app.widgets.mention_menu import MentionMenu
     from myrm_tui.app.widgets.slash_menu import SlashMenu
 
@@ -392,6 +394,32 @@ class PromptInput(TextArea):
             return
         self.load_text(f"/{name} " if command.usage else f"/{name}")
         self.move_cursor(self.document.end)
+
+    def action_delete_left(self) -> None:
+        """Backspace at the end of a paste's label, or inside it, deletes the whole label: one character
+        less, it no longer named the paste, and the message sent the broken label instead of the text."""
+        if not self._delete_label(lambda start, end, col: start < col <= end):
+            super().action_delete_left()
+
+    def action_delete_right(self) -> None:
+        """Delete at the start of a paste's label, or inside it, deletes the whole label."""
+        if not self._delete_label(lambda start, end, col: start <= col < end):
+            super().action_delete_right()
+
+    def _delete_label(self, touches: Callable[[int, int, int], bool]) -> bool:
+        if not self.selection.is_empty or self.read_only:
+            return False
+        row, col = self.cursor_location
+        line = self.document.get_line(row)
+        for label in self.pastes:
+            at = line.find(label)
+            while at >= 0:
+                # guard: prompt-a-paste-label-is-deleted-whole
+                if touches(at, at + len(label), col):
+                    self.delete((row, at), (row, at + len(label)))
+                    return True
+                at = line.find(label, at + 1)
+        return False
 
     def action_scroll_chat(self, pages: int) -> None:
         self.post_message(self.ScrollRequested(pages))
