@@ -2587,6 +2587,16 @@ MUTANTS = (
         ("tests/app/test_quit_exit_code.py::test_an_error_while_quitting_is_logged_and_the_quit_exits_0",),
     ),
     Mutant(
+        "ctrl+d in the empty box is the end of input: asks once, then quits",
+        "prompt-ctrl-d-in-the-empty-box-is-the-end-of-input",
+        'if event.key == "ctrl+d" and not self.text:',
+        "if False:",
+        (
+            "tests/app/test_tui_keys.py::"
+            "test_ctrl_d_in_the_empty_box_asks_once_then_quits_and_with_text_deletes_forward",
+        ),
+    ),
+    Mutant(
         "Backspace or Delete reaching a paste's label removes the whole label (and the paste)",
         "prompt-a-paste-label-is-deleted-whole",
         "if touches(at, at + len(label), col):",

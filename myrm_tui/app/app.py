@@ -78,6 +78,7 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
         self.replay_speed = replay_speed
         self.resume_hint = ""  # printed by the command line after the app exits
         self._ctrl_c_at = float("-inf")  # the last ctrl+c that did not copy
+        self._ctrl_d_at = float("-inf")  # the last ctrl+d in an empty box
 
     def get_default_screen(self) -> MainScreen:
         return MainScreen(self.controller.workspace).data_bind(
@@ -198,6 +199,16 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
             self._ctrl_c_at = float("-inf")  # a copy never counts towards quitting
             return
         self.notify("Press ctrl+c again to quit.", timeout=3)
+
+    def action_end_of_input(self) -> None:
+        """Ctrl+D in the empty box (the box's own ctrl+d deletes forward): a second press within
+        ``QUIT_WINDOW_S`` quits, as the first one says; a running turn is not stopped by it."""
+        now = time.monotonic()
+        armed, self._ctrl_d_at = now - self._ctrl_d_at <= QUIT_WINDOW_S, now
+        if armed:
+            self.exit()
+            return
+        self.notify("Press ctrl+d again to quit.", timeout=3)
 
     def action_suspend_process(self) -> None:
         """Ctrl+Z, as in a shell (and in Claude Code and Codex): the terminal given back, myrm and what

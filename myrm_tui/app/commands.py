@@ -59,6 +59,15 @@ COMMANDS: tuple[Command, ...] = (
         palette=False,
     ),
     Command(
+        "end_of_input",
+        "Quit from an empty box",
+        "ctrl+d in the empty box, as a shell's end of input (and Claude Code's, Codex's, aider's): "
+        "a second within 2 s quits",
+        "ctrl+d",
+        main_only=False,
+        palette=False,
+    ),
+    Command(
         "suspend_process",
         "Suspend to the shell",
         "Put myrm in the background, as ctrl+z does in any terminal program; fg in the shell brings it "

@@ -591,6 +591,25 @@ async def test_ctrl_c_with_text_selected_copies_it_and_never_quits(
         assert app.is_running and box.text == "copy me"
 
 
+async def test_ctrl_d_in_the_empty_box_asks_once_then_quits_and_with_text_deletes_forward(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """A shell's end of input, as Claude Code, Codex and aider take it: ctrl+d did nothing at all."""
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with app.run_test(size=SMALL_SCREEN) as pilot:
+        await wait(pilot, app.ready.is_set)
+        box = app.query_one(PromptInput)
+        await type_text(pilot, "abc")
+        await pilot.press("home", "ctrl+d", "ctrl+d")  # with text: deletes forward, never quits
+        await wait(pilot, lambda: box.text == "c")
+        await pilot.press("ctrl+d", "ctrl+d")  # the second ctrl+d: in an empty box
+        await wait(pilot, lambda: any("ctrl+d again to quit" in n.message for n in app._notifications))
+        assert app.is_running and box.text == ""
+        await pilot.press("ctrl+d")
+        await wait(pilot, lambda: not app.is_running)
+    assert app.return_code == 0
+
+
 # -- issue 45.8: an unbracketed paste typed out in one burst ----------------------------------------------
 
 

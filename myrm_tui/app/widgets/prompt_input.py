@@ -214,6 +214,12 @@ class PromptInput(TextArea):
             else:
                 self._complete(run=event.key == "enter")
             return
+        # guard: prompt-ctrl-d-in-the-empty-box-is-the-end-of-input
+        if event.key == "ctrl+d" and not self.text:  # with text, ctrl+d deletes forward (TextArea's)
+            event.prevent_default()
+            event.stop()
+            await self.app.run_action("end_of_input")
+            return
         if event.key == "tab":  # the focus stays here (shift+tab still leaves)
             event.prevent_default()
             event.stop()
