@@ -683,12 +683,14 @@ async def _ask(
         # in the history, marked).
         live = sys.stdout.isatty()
         held: list[str] = []
+        answered = [False]  # this turn wrote an answer to stdout (then a line end closes it)
 
         def flush() -> None:
             if held:
                 sys.stdout.write("".join(held))
                 sys.stdout.flush()
                 held.clear()
+                answered[0] = True
 
         text: str | None = first
         while text is not None:
@@ -726,8 +728,11 @@ async def _ask(
                     print(sanitize(f"\nmyrm: {ev.error}"), file=sys.stderr)
                 elif isinstance(ev, TurnDone):
                     flush()
-                    sys.stdout.write("\n")
-                    sys.stdout.flush()
+                    # guard: ask-a-turn-without-an-answer-writes-nothing-to-stdout
+                    if answered[0]:  # a failed turn left stdout empty, not one blank line a script reads
+                        sys.stdout.write("\n")
+                        sys.stdout.flush()
+                    answered[0] = False
             try:
                 text = await next_prompt(texts)
             except ValueError as exc:

@@ -2587,6 +2587,13 @@ MUTANTS = (
         ("tests/app/test_quit_exit_code.py::test_an_error_while_quitting_is_logged_and_the_quit_exits_0",),
     ),
     Mutant(
+        "myrm ask writes nothing to stdout for a turn without an answer (a failed one)",
+        "ask-a-turn-without-an-answer-writes-nothing-to-stdout",
+        "if answered[0]:",
+        "if True:",
+        ("tests/cli/test_cli.py::test_ask_reports_provider_failure_with_exit_code",),
+    ),
+    Mutant(
         "ctrl+d in the empty box is the end of input: asks once, then quits",
         "prompt-ctrl-d-in-the-empty-box-is-the-end-of-input",
         'if event.key == "ctrl+d" and not self.text:',

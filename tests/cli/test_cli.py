@@ -131,6 +131,7 @@ def test_ask_reports_provider_failure_with_exit_code(
         tmp_path,
     )
     assert proc.returncode == 1 and "refused the API key" in proc.stderr
+    assert proc.stdout == ""  # no answer: not even a blank line for a script to read
 
 
 def test_doctor_reports_model_and_offline_setup(tmp_path: Path) -> None:
