@@ -2587,6 +2587,13 @@ MUTANTS = (
         ("tests/app/test_quit_exit_code.py::test_an_error_while_quitting_is_logged_and_the_quit_exits_0",),
     ),
     Mutant(
+        "a character typed in the transcript (none of its keys) goes to the prompt, with the focus",
+        "transcript-typed-text-goes-to-the-prompt",
+        "if event.is_printable and event.character and event.key not in own:",
+        "if False:",
+        ("tests/app/test_focus_keys.py::test_keys_after_an_opener_land_in_what_it_opened",),
+    ),
+    Mutant(
         "myrm ask writes nothing to stdout for a turn without an answer (a failed one)",
         "ask-a-turn-without-an-answer-writes-nothing-to-stdout",
         "if answered[0]:",

@@ -186,6 +186,11 @@ CASES = {
         ["shift+tab", "up", "escape", *"hi"],
         lambda app: app.focused is prompt(app) and prompt(app).text == "hi",
     ),
+    # A message typed in the transcript (none of its keys: v, b, c) goes to the prompt, the focus with it.
+    "shift+tab typed": Case(
+        ["shift+tab", "up", *"hi 日本 là"],
+        lambda app: app.focused is prompt(app) and prompt(app).text == "hi 日本 là",
+    ),
 }
 
 

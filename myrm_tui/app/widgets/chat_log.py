@@ -21,6 +21,7 @@ from typing import Any
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.events import Key as TextualKey
 from textual.message import Message as TextualMessage
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Collapsible, Static
@@ -445,6 +446,18 @@ class ChatLog(VerticalScroll):
         if self.cursor is not None:
             self.app.copy_to_clipboard(self.cursor.copy_text())
             self.notify("Copied.")
+
+    def on_key(self, event: TextualKey) -> None:
+        """A character typed in the transcript that is none of its keys (``v``, ``b``, ``c``) goes to the
+        prompt, which takes the focus back (as Esc does): a message typed after a Shift+Tab was lost."""
+        own = {b.key for b in self.BINDINGS if isinstance(b, Binding)}
+        # guard: transcript-typed-text-goes-to-the-prompt
+        if event.is_printable and event.character and event.key not in own:
+            event.prevent_default()
+            event.stop()
+            self.action_leave()
+            for prompt in self.screen.query(PromptInput):
+                prompt.insert(event.character)
 
     def action_leave(self) -> None:
         """Esc, on an item or inside one (a compaction's list): the prompt takes the focus back, at once.
