@@ -2587,6 +2587,16 @@ MUTANTS = (
         ("tests/app/test_quit_exit_code.py::test_an_error_while_quitting_is_logged_and_the_quit_exits_0",),
     ),
     Mutant(
+        "a session quit during its first turn takes the local title of its first message",
+        "quit-an-untitled-session-takes-its-local-title",
+        "await self.controller.title_untitled(self._first_message)",
+        "pass",
+        (
+            "tests/app/test_quit_exit_code.py::"
+            "test_a_quit_during_the_first_turn_leaves_the_session_titled_from_its_first_message",
+        ),
+    ),
+    Mutant(
         "a character typed in the transcript (none of its keys) goes to the prompt, with the focus",
         "transcript-typed-text-goes-to-the-prompt",
         "if event.is_printable and event.character and event.key not in own:",

@@ -263,6 +263,9 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
         if pending:
             await asyncio.wait(pending, timeout=SETTLE_S)
         session = self.controller.session
+        with failure_logged(log, "the title at exit"):
+            # guard: quit-an-untitled-session-takes-its-local-title
+            await self.controller.title_untitled(self._first_message)
         with failure_logged(log, "the resume hint"):  # a broken store must not keep the app from closing
             if session is not None and await self.controller.has_conversation():
                 self.resume_hint = f"resume with: myrm --session {session.id}"

@@ -372,6 +372,16 @@ class Controller:
         self.session = row
         return title
 
+    async def title_untitled(self, first_message: str) -> None:
+        """At exit: a session still "New session" whose first message was saved (a quit or a closed
+        terminal during its first turn, or before the model's title came back) takes the local title
+        of that message, no tokens spent; ``myrm sessions`` listed it as "New session"."""
+        if not first_message or self.session is None or self.session.title != "New session":
+            return
+        from myrm_tui.agent.title import local_title
+
+        await self._store().rename_session(self.session.id, local_title(first_message))
+
     async def panel_data(self) -> PanelData:
         """Everything the health panel and vault pane show, read from the store and the agent."""
         assert self.session is not None

@@ -21,9 +21,9 @@ from textual.worker import WorkerFailed, WorkerState
 
 from myrm_tui.app.app import MyrmApp
 from myrm_tui.app.widgets.chat_message import AssistantMessage
-from myrm_tui.testing.emulator import ProviderEmulator
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.app.test_focus_keys import app_for, key_event
-from tests.helpers import make_app, send_turn, started, wait_until
+from tests.helpers import make_app, send_turn, started, type_and_send, wait_until
 
 
 class PlainAnswers(App[None]):
@@ -146,3 +146,23 @@ async def test_an_error_closing_the_session_at_exit_is_logged_the_store_still_cl
     with sqlite3.connect(tmp_path / "tui.db") as conn:
         assert conn.execute("SELECT session_id FROM session_leases").fetchall() == []
     assert app.resume_hint  # the session is there to resume
+
+
+async def test_a_quit_during_the_first_turn_leaves_the_session_titled_from_its_first_message(
+    tmp_path: Path, emulator: ProviderEmulator
+) -> None:
+    """The title is written after the first turn: a quit (or a closed terminal) during it left the
+    session listed as "New session" by ``myrm sessions`` and the picker."""
+    from myrm_tui.agent.title import local_title
+
+    app = make_app(emulator, tmp_path, tmp_path, preheat=False)
+    emulator.enqueue(Reply(text="slow " * 400, chunk_size=2, chunk_delay=0.02))
+    first = "please fix the flaky parser test in the tokenizer module"
+    async with started(app) as pilot:
+        await type_and_send(pilot, first)
+        await wait_until(pilot, lambda: bool(app.query(AssistantMessage)))
+        assert app.busy
+        await pilot.press("ctrl+q")
+    with sqlite3.connect(tmp_path / "tui.db") as conn:
+        titles = [t for (t,) in conn.execute("SELECT title FROM sessions")]
+    assert titles == [local_title(first)]
