@@ -34,7 +34,7 @@ class Editor:
     lines: list[str] = field(default_factory=lambda: [""])
     row: int = 0
     col: int = 0
-    remembered: int = 0  # the column Up/Down aim for: set by the last horizontal move
+    remembered: int = 0  # the column Up/Down aim for: set by the last edit or horizontal move
 
     def insert(self, text: str) -> None:
         line = self.lines[self.row]
@@ -43,14 +43,12 @@ class Editor:
         self.lines[self.row : self.row + 1] = new
         self.row += len(new) - 1
         self.col = len(new[-1]) - len(after)
+        self.remembered = self.col  # TextArea records the cursor's column after every edit
 
     def apply(self, op: tuple[str, str]) -> None:
         kind, value = op
-        if kind == "type":
+        if kind in ("type", "paste"):
             self.insert(value)
-        elif kind == "paste":
-            self.insert(value)
-            self.remembered = self.col  # a paste moves the cursor to its end as a move does
         else:
             self.key(value)
 
@@ -66,11 +64,15 @@ class Editor:
                 self.col = len(lines[row - 1])
                 lines[row - 1 : row + 1] = [lines[row - 1] + lines[row]]
                 self.row -= 1
+            if (row, col) != (0, 0):
+                self.remembered = self.col
         elif key == "delete":
             if col < len(lines[row]):
                 lines[row] = lines[row][:col] + lines[row][col + 1 :]
+                self.remembered = self.col
             elif row < len(lines) - 1:
                 lines[row : row + 2] = [lines[row] + lines[row + 1]]
+                self.remembered = self.col
         elif key in ("left", "right", "home", "end"):
             if key == "left" and (row, col) != (0, 0):
                 self.row, self.col = (row, col - 1) if col else (row - 1, len(lines[row - 1]))
@@ -86,12 +88,12 @@ class Editor:
             if row == 0:
                 self.col = 0
             else:
-                self.row, self.col = row - 1, min(max(col, self.remembered), len(lines[row - 1]))
+                self.row, self.col = row - 1, min(self.remembered, len(lines[row - 1]))
         elif key == "down":
             if row == len(lines) - 1:
                 self.col = len(lines[row])
             else:
-                self.row, self.col = row + 1, min(max(col, self.remembered), len(lines[row + 1]))
+                self.row, self.col = row + 1, min(self.remembered, len(lines[row + 1]))
 
     @property
     def text(self) -> str:
