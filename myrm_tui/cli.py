@@ -624,6 +624,7 @@ async def _ask(
     )
     from myrm_tui.agent.factory import resolve_settings
     from myrm_tui.agent.permissions import Assessment
+    from myrm_tui.agent.repeat_guard import REPEAT_TOOL
     from myrm_tui.agent.stream_json import StreamJson, next_prompt
     from myrm_tui.context.text.call_args import whole_text
     from myrm_tui.safe_text import sanitize
@@ -652,6 +653,8 @@ async def _ask(
 
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.
+            if tool == REPEAT_TOOL:  # a loop: the turn's own line says it (--yes does not change it)
+                return "no"
             if tool == "file_edit_tool":  # ``command`` is the edit's diff; its first words name the file
                 line = (
                     f"[declined, non-interactive: {assessment.command}] edits need approval "

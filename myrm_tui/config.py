@@ -156,6 +156,7 @@ def _annotated() -> dict[str, Any]:
         ],
         "max_output_tokens": count(1),
         "max_steps": count(1, MAX_STEPS),
+        "repeat_limit": count(0, MAX_STEPS),
         "max_user_tokens": count(1),
         "max_subagent_result_tokens": count(1),
         "mcp_max_output_chars": count(1),
@@ -212,6 +213,9 @@ class Settings(UserContextSettings):
     context_window: int = 0  # 0 = from litellm's registry
     max_output_tokens: int = DEFAULT_REPLY_TOKENS
     max_steps: int = 40
+    # the same tool call (same arguments, same result) this many times in a row asks the user before it runs
+    # again; with no one to ask (``myrm ask``) the turn stops there. 0 = off (agent/repeat_guard.py)
+    repeat_limit: int = 3
     approval: Literal["ask", "auto"] = "ask"
     allowed_commands: tuple[str, ...] = ()
     # the OS sandbox of shell commands (agent/sandbox.py): "read-only-auto" confines the commands that run

@@ -125,6 +125,7 @@ X = "tests/agent/tools/test_tool_hardening.py"
 W = "tests/agent/tools/test_open_world.py"
 
 E3 = "tests/llm/test_reach_errors.py"
+RG = "tests/agent/test_repeat_guard.py"
 
 MUTANTS = (
     Mutant(
@@ -3033,6 +3034,37 @@ MUTANTS = (
         "            pass\n",
         (
             "tests/agent/tools/test_tool_hardening.py::test_kill_9_of_myrm_ends_its_tool_processes_and_job_logs",
+        ),
+    ),
+    Mutant(
+        "a tool call repeated repeat_limit times in a row is asked about before it runs",
+        "a-repeated-call-is-asked-about-before-it-runs",
+        "if (again := self.repeats.repeated(calls)) is not None and not await self._go_on(again):",
+        "if False:",
+        (
+            f"{RG}::test_a_repeated_call_with_no_one_to_ask_stops_before_its_third_run",
+            f"{RG}::test_the_user_is_asked_and_yes_lets_the_calls_go_on",
+            f"{RG}::test_ask_ends_a_loop_with_one_line_and_no_false_hint",
+        ),
+    ),
+    Mutant(
+        "the repeat guard counts identical calls up to its limit",
+        "repeat-guard-asks-at-the-limit",
+        "if count >= self.limit:",
+        "if False:",
+        (
+            f"{RG}::test_the_guard_asks_exactly_at_the_limitth_identical_call_with_identical_results",
+            f"{RG}::test_a_repeated_call_with_no_one_to_ask_stops_before_its_third_run",
+        ),
+    ),
+    Mutant(
+        "the repeat guard counts a call as a repeat only when its result did not change",
+        "repeat-guard-same-result-only",
+        "if sig == self._last and result == self._result:",
+        "if sig == self._last:",
+        (
+            f"{RG}::test_a_poll_whose_result_changes_is_not_a_loop",
+            f"{RG}::test_the_guard_asks_exactly_at_the_limitth_identical_call_with_identical_results",
         ),
     ),
 )

@@ -84,6 +84,7 @@ class Replay:
             context_window=settings.context_window or DEFAULT_REPLAY_WINDOW,
             keepalive=False,
             max_steps=10_000,
+            repeat_limit=0,  # a recording is replayed as it was, its repeated calls too
         )
         outputs = provider.recorded_tool_outputs(self.conv.messages)
         tools = [

@@ -7,6 +7,7 @@ unfinished tool calls dropped), and a tool call that never returned gets a synth
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,6 +33,8 @@ from myrm_tui.agent.events import (
 )
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.images import with_images
+from myrm_tui.agent.permissions import Assessment
+from myrm_tui.agent.repeat_guard import REPEAT_TOOL, RepeatGuard
 from myrm_tui.agent.session_deps import StoresMessages
 from myrm_tui.agent.summary_prep import Sent, SummaryPreparer
 from myrm_tui.agent.tool_runner import ToolRunner, result_message
@@ -58,11 +61,20 @@ if TYPE_CHECKING:
     from myrm_tui.context.tokens import TokenCounter
     from myrm_tui.llm.client import LLMClient, ModelSpec
 
+log = logging.getLogger(__name__)
+
 INTERRUPTED_SUFFIX = "\n\n[interrupted by the user]"
 CUT_SUFFIX = "\n\n[reply cut off: the stream ended early; retried]"
 CUT_CONTINUE = (
     "Your previous reply was cut off by the connection (kept above). Continue from where it "
     "stopped; do not repeat it."
+)
+# The result of each call of a reply that was stopped as a loop (the next request needs one per call).
+_NOT_REPEATED = ToolResult(
+    "Error: not run. You asked for the same call with the same arguments several times in a row and it "
+    "kept returning the same result; the user stopped the turn. Do not repeat it: try something else or "
+    "ask the user.",
+    is_error=True,
 )
 # After a context overflow, aim this far under the provider's limit: its count and ours differ by
 # more than the ratio the two counts give for one request (tool schemas, message framing).
@@ -227,6 +239,7 @@ class TurnRunner:
         self.hooks = hooks
         self.hook_problems = hook_problems  # shown once, at the first turn
         self._sent: Sent | None = None  # the last request as sent (a prepared summary repeats it)
+        self.repeats = RepeatGuard(self.settings.repeat_limit)
 
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:
         """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed). News
@@ -288,6 +301,7 @@ class TurnRunner:
         session = self.session
         overflow_retried = cut_retried = False  # one retry per request, not per turn
         step = 0
+        self.repeats.reset()
         while step < self.settings.max_steps:
             budget = session.config_now().input_budget
             if step == 0 and (stored := session.stored_view_tokens()) > budget:
@@ -369,6 +383,15 @@ class TurnRunner:
                     yield news
                 yield TurnDone(step)
                 return
+            # guard: a-repeated-call-is-asked-about-before-it-runs
+            if (again := self.repeats.repeated(calls)) is not None and not await self._go_on(again):
+                for call in calls:  # each call keeps a result: the next request stays valid
+                    yield ToolStarted(call)
+                    yield ToolFinished(call, await session.append(result_message(call, _NOT_REPEATED)))
+                yield Notice(self._loop_line(again), "warning")
+                yield TurnDone(step)
+                return
+            results: dict[str, str] = {}
             for call, bad in invalid.items():  # answered here: no tool can be looked up by such a name
                 result = result_message(
                     call,
@@ -380,15 +403,48 @@ class TurnRunner:
                 )
                 yield ToolStarted(call)
                 yield ToolFinished(call, await session.append(result))
+                results[call.id] = result.text
             runnable = tuple(c for c in calls if c not in invalid)
             if runnable:
                 async for ev in self.tools.run(runnable):
+                    if isinstance(ev, ToolFinished):
+                        results[ev.call.id] = ev.message.text
                     yield ev
+            for call in calls:  # in call order, not the order parallel calls finished in
+                self.repeats.ran(call, results.get(call.id, ""))
         yield Notice(
             f"Stopped after {self.settings.max_steps} steps (the step limit); send a message to continue.",
             "warning",
         )
         yield TurnDone(step)
+
+    async def _go_on(self, call: ToolCall) -> bool:
+        """Whether the user lets a call the model keeps repeating run (the approval path); with no one to
+        ask (``myrm ask``), or a question that failed, no."""
+        approver = self.tools.ctx.approver
+        if approver is None:
+            return False
+        shown = f"{call.name} {call.arguments[:500]}"
+        reason = (
+            f"the model asked for this same call {self.repeats.limit} times in a row, and the ones that ran "
+            "all returned the same result: it may be stuck in a loop"
+        )
+        try:
+            answer = await approver(REPEAT_TOOL, shown, Assessment(shown, (), (reason,)))
+        except Exception:
+            log.exception("asking about a repeated call failed: the turn stops")
+            return False
+        if answer in ("yes", "always"):
+            self.repeats.answered(answer)
+            return True
+        return False
+
+    def _loop_line(self, call: ToolCall) -> str:
+        return (
+            f"Stopped: the model asked for the same call {self.repeats.limit} times in a row "
+            f"({call.name} {call.arguments[:120]}) and it kept returning the same result: a loop. Send a "
+            "message to go on (repeat_limit = 0 switches this check off)."
+        )
 
     def _refusal(self, view: list[Message], tokens: int, failures: list[str]) -> str:
         """One line: what is too big and what to do (the fit step cut everything else it could), or

@@ -1,0 +1,169 @@
+"""A model that asks for the same tool call again and again (a "doom loop") is noticed at ``repeat_limit``.
+
+Found (model4): only ``max_steps`` stopped such a turn, after 40 identical calls and 40 paid requests.
+Every test drives the real agent loop through litellm to the provider emulator, whose default reply
+repeats one call for ever.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from myrm_tui.agent.events import Notice, ToolFinished, TurnDone
+from myrm_tui.agent.permissions import Assessment
+from myrm_tui.agent.repeat_guard import REPEAT_TOOL, RepeatGuard, signature
+from myrm_tui.context.types import ToolCall
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import cli_env, collect, emulator_args, make_agent, openai_settings, run_myrm
+
+STUCK = Reply(tool_calls=[("glob", {"pattern": "*.txt"})])
+
+
+class Asked:
+    """An approver answering from a list (then its last answer), recording each question."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.questions: list[tuple[str, str, Assessment]] = []
+
+    async def __call__(self, tool: str, command: str, assessment: Assessment) -> str:
+        self.questions.append((tool, command, assessment))
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+def _ran(events: list[Any]) -> list[str]:
+    return [e.message.text for e in events if isinstance(e, ToolFinished)]
+
+
+async def test_a_repeated_call_with_no_one_to_ask_stops_before_its_third_run(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("x")
+    emulator.default = STUCK
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    events = await collect(agent, "find the text files")
+    results = _ran(events)
+    assert len(results) == 3 and results[0] == results[1] and "a.txt" in results[0]
+    assert results[2].startswith("Error: not run.")  # the third was answered, not run
+    assert len(emulator.requests) == 3  # not 40
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert any(n.startswith("Stopped: the model asked for the same call 3 times in a row") for n in notices)
+    assert isinstance(events[-1], TurnDone)
+    emulator.default = Reply(text="ok")  # the next turn's request is one a provider takes
+    await collect(agent, "go on")
+    assert emulator.rejected == []
+    tool_results = [m for m in emulator.accepted[-1].body["messages"] if m["role"] == "tool"]
+    assert len(tool_results) == 3
+
+
+async def test_the_user_is_asked_and_yes_lets_the_calls_go_on(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    emulator.default = STUCK
+    asked = Asked("yes", "yes", "no")
+    agent = await make_agent(store, workspace, openai_settings(emulator, max_steps=40), approver=asked)
+    events = await collect(agent, "find the text files")
+    # asked before runs 3, 5 and 7 (an approved call starts a new run of repeats); the no ends it there
+    assert [q[0] for q in asked.questions] == [REPEAT_TOOL] * 3
+    assert asked.questions[0][1] == 'glob {"pattern": "*.txt"}'
+    assert "3 times in a row" in asked.questions[0][2].reasons[0]
+    results = _ran(events)
+    assert len(results) == 7 and all(not r.startswith("Error") for r in results[:6])
+    assert len(emulator.requests) == 7
+
+
+async def test_always_stops_the_questions_for_the_session(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    emulator.default = STUCK
+    asked = Asked("always")
+    agent = await make_agent(store, workspace, openai_settings(emulator, max_steps=6), approver=asked)
+    events = await collect(agent, "find the text files")
+    assert len(asked.questions) == 1
+    assert len(_ran(events)) == 6 and not any(r.startswith("Error") for r in _ran(events))
+    assert any("step limit" in e.text for e in events if isinstance(e, Notice))
+
+
+async def test_a_poll_whose_result_changes_is_not_a_loop(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """Same call, a different answer each time (a build's output growing): progress, never asked about."""
+    emulator.default = Reply(tool_calls=[("bash", {"command": "date +%s%N"})])
+    asked = Asked("no")
+    agent = await make_agent(store, workspace, openai_settings(emulator, max_steps=5), approver=asked)
+    events = await collect(agent, "watch the clock")
+    assert asked.questions == []
+    results = _ran(events)
+    assert len(results) == 5 and len(set(results)) == 5
+
+
+async def test_repeat_limit_0_switches_the_check_off(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    emulator.default = STUCK
+    agent = await make_agent(store, workspace, openai_settings(emulator, max_steps=5, repeat_limit=0))
+    events = await collect(agent, "find the text files")
+    assert len(_ran(events)) == 5 and not any(r.startswith("Error") for r in _ran(events))
+
+
+def test_ask_ends_a_loop_with_one_line_and_no_false_hint(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.default = STUCK
+    proc = run_myrm(
+        ["ask", "find the text files", *emulator_args(emulator, workspace)], env=cli_env(tmp_path)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "[warning] Stopped: the model asked for the same call 3 times in a row" in proc.stderr
+    assert "declined, non-interactive" not in proc.stderr  # --yes would not change it: not suggested
+    assert len(emulator.requests) == 3
+
+
+# -- the rule itself, over generated call sequences ------------------------------------------------------
+
+_ARGS = st.sampled_from(
+    ['{"a": 1, "b": 2}', '{"b": 2, "a": 1}', '{"a":1,"b":2}', '{"a": 3}', "[1]", "not json"]
+)
+_CALLS = st.tuples(st.sampled_from(["glob", "grep"]), _ARGS, st.sampled_from(["r1", "r2"]), st.booleans())
+
+
+@given(st.lists(_CALLS, max_size=40), st.integers(min_value=0, max_value=5))
+def test_the_guard_asks_exactly_at_the_limitth_identical_call_with_identical_results(
+    seq: list[tuple[str, str, str, bool]], limit: int
+) -> None:
+    """One call a reply; each question is answered (yes or no) and the call then runs either way, so the
+    rule is checked at every point of the sequence against a plain reading of it: asked iff the last
+    ``limit - 1`` runs since the last approval are this call (compared as JSON values) with one result."""
+    guard = RepeatGuard(limit)
+    runs: list[tuple[tuple[str, str], str]] = []  # since the last approval
+    for k, (name, args, result, yes) in enumerate(seq):
+        call = ToolCall(f"c{k}", name, args)
+        sig = signature(call)
+        tail = runs[-(limit - 1) :] if limit > 1 else []
+        expected = (
+            limit > 0
+            and len(tail) == limit - 1
+            and all(s == sig for s, _ in tail)
+            and len({r for _, r in tail}) <= 1
+        )
+        assert (guard.repeated((call,)) is call) == expected
+        if expected and yes:
+            guard.answered("yes")
+            runs = []
+        guard.ran(call, result)
+        runs.append((sig, result))
+
+
+@given(st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=6), st.randoms())
+def test_key_order_and_spacing_do_not_make_calls_different(args: dict[str, Any], rnd: Any) -> None:
+    items = list(args.items())
+    rnd.shuffle(items)
+    assert signature(ToolCall("a", "t", json.dumps(args))) == signature(
+        ToolCall("b", "t", json.dumps(dict(items), indent=2))
+    )
