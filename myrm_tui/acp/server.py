@@ -47,6 +47,7 @@ from myrm_tui.agent.events import (
 )
 from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.prompts import MODES
+from myrm_tui.agent.repeat_guard import REPEAT_TOOL
 from myrm_tui.aio import within
 from myrm_tui.context.types import ToolCall
 from myrm_tui.logs import failure_logged
@@ -485,10 +486,16 @@ def _question(tool: str, command: str, assessment: Assessment) -> str:
     """The permission request's text. Editors render it as Markdown: a diff's ``--- a.py`` became a rule
     and its ``-`` lines a list, a command's ``*`` emphasis; in a fenced block it reads as it runs."""
     reasons = "; ".join(assessment.reasons) or "not covered by the rules"
-    what, lang = ("Edit", "diff") if tool == "file_edit_tool" else ("Run", "sh")
     shown = reveal(command)
     # guard: acp-question-fenced
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", shown)), default=0))
+    # guard: acp-a-repeated-call-gets-its-own-question
+    if tool == REPEAT_TOOL:
+        return (
+            f"The model keeps asking for the same call:\n{fence}\n{shown}\n{fence}\n\n{reveal(reasons)}.\n\n"
+            "Allow: it runs again; reject: the turn stops here."
+        )
+    what, lang = ("Edit", "diff") if tool == "file_edit_tool" else ("Run", "sh")
     return f"{what}:\n{fence}{lang}\n{shown}\n{fence}\n\nWhy myrm asks: {reveal(reasons)}"
 
 

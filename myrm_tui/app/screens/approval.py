@@ -1,6 +1,7 @@
 """Asks before a shell command runs: y = run once, a = always allow these commands, n / Esc = decline.
 An edit (``file_edit_tool`` under ``approval = "ask"``) asks the same way, showing its diff: y applies it,
-a allows every edit for the session, n declines.
+a allows every edit for the session, n declines. A call the model keeps repeating (``repeat_limit``) asks
+too: y lets it run, a stops such questions for the session, n stops the turn.
 
 Destructive or remote-code patterns (``rm -rf``, ``curl … | sh``, ``sudo``, ``git push --force``) get a
 red "⚠" line above the command.
@@ -33,6 +34,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from myrm_tui.agent.permissions import Assessment
+from myrm_tui.agent.repeat_guard import REPEAT_TOOL
 from myrm_tui.app.widgets.plain import plain
 from myrm_tui.app.widgets.tool_call import render_diff
 from myrm_tui.safe_text import count_invisible, reveal
@@ -168,6 +170,10 @@ class ApprovalScreen(ReadFirst):
         if self.is_edit:
             yield from self._compose_edit()
             return
+        # guard: approval-a-repeated-call-gets-its-own-question
+        if self.tool == REPEAT_TOOL:
+            yield from self._compose_repeat()
+            return
         with Vertical():
             yield Label(plain(reveal(f"The agent wants to run ({self.tool}):")))
             if self.assessment.warnings or count_invisible(self.command):
@@ -182,6 +188,18 @@ class ApprovalScreen(ReadFirst):
                 if self.assessment.to_remember:
                     yield Button(Content("Always [a]"), id="always")
                 yield Button(Content("Decline [n]"), id="no", variant="primary")
+
+    def _compose_repeat(self) -> ComposeResult:
+        """The call the model keeps repeating (``command``), why it looks like a loop, and Go on / Always
+        go on (no more such questions this session) / Stop the turn."""
+        with Vertical():
+            yield Label("The model keeps asking for the same call:")
+            yield Static(plain(reveal(self.command)), id="command")
+            yield Static(describe(self.assessment), id="parsed")
+            with Horizontal():
+                yield Button(Content("Go on [y]"), id="yes", variant="warning")
+                yield Button(Content("Always go on [a]"), id="always")
+                yield Button(Content("Stop [n]"), id="no", variant="primary")
 
     def _compose_edit(self) -> ComposeResult:
         """The edit's diff (``command`` holds it) and Apply / Always allow edits / Decline."""
