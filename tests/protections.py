@@ -126,6 +126,7 @@ W = "tests/agent/tools/test_open_world.py"
 
 E3 = "tests/llm/test_reach_errors.py"
 RG = "tests/agent/test_repeat_guard.py"
+OL = "tests/flows/test_output_limit.py"
 
 MUTANTS = (
     Mutant(
@@ -3058,6 +3059,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "an editor is asked about a repeated call in its own words (ACP)",
+        "acp-a-repeated-call-gets-its-own-question",
+        "if tool == REPEAT_TOOL:",
+        "if False:",
+        (
+            "tests/acp/test_repeat_question.py::"
+            "test_the_editor_is_asked_about_a_repeated_call_and_its_no_ends_the_turn",
+        ),
+    ),
+    Mutant(
         "the repeat guard counts identical calls up to its limit",
         "repeat-guard-asks-at-the-limit",
         "if count >= self.limit:",
@@ -3075,6 +3086,26 @@ MUTANTS = (
         (
             f"{RG}::test_a_poll_whose_result_changes_is_not_a_loop",
             f"{RG}::test_the_guard_asks_exactly_at_the_limitth_identical_call_with_identical_results",
+        ),
+    ),
+    Mutant(
+        "a tool call cut by the reply's output limit is answered as cut, not run (model4)",
+        "a-call-cut-by-the-output-limit-is-not-run",
+        'if finish != "length" or not calls:',
+        "if True:",
+        (
+            f"{OL}::test_a_call_cut_by_the_output_limit_is_answered_as_cut_and_the_user_told",
+            f"{OL}::test_every_cut_of_a_calls_arguments_is_caught_and_the_whole_call_is_not",
+        ),
+    ),
+    Mutant(
+        "a reply cut by its output limit says so (model4)",
+        "a-reply-cut-by-the-output-limit-says-so",
+        'if partial.finish == "length":',
+        "if False:",
+        (
+            f"{OL}::test_an_answer_cut_by_the_output_limit_says_so",
+            f"{OL}::test_a_call_cut_by_the_output_limit_is_answered_as_cut_and_the_user_told",
         ),
     ),
 )

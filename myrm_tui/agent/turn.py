@@ -45,6 +45,7 @@ from myrm_tui.context.steps.cache_optimize import prompt_cache_key_var
 from myrm_tui.context.steps.media import view_has_images
 from myrm_tui.context.steps.normalize import TOOL_NAME, valid_tool_name
 from myrm_tui.context.summary.prepared import STEP_RATIO
+from myrm_tui.context.text.call_args import call_args
 from myrm_tui.context.types import Message, ToolCall, synthetic_user
 from myrm_tui.llm.errors import ContextOverflowError, IncompleteStreamError, LLMError
 from myrm_tui.llm.events import Finish, ReasoningDelta, TextDelta, ThinkingDelta, ToolCallDelta, Usage
@@ -75,6 +76,12 @@ _NOT_REPEATED = ToolResult(
     "kept returning the same result; the user stopped the turn. Do not repeat it: try something else or "
     "ask the user.",
     is_error=True,
+)
+# The result of a call cut off by the reply's output limit.
+_CUT_CALL = (
+    "Error: not run. Your reply reached its output limit ({limit:,} tokens) while you were writing this "
+    "call, so its arguments are cut off. Send it again with less in one call (a long file: write it in "
+    "parts, one edit after another)."
 )
 # After a context overflow, aim this far under the provider's limit: its count and ours differ by
 # more than the ratio the two counts give for one request (tool schemas, message framing).
@@ -149,6 +156,18 @@ def checked_calls(calls: tuple[ToolCall, ...]) -> tuple[tuple[ToolCall, ...], di
             invalid[call] = c.name
         out.append(call)
     return tuple(out), invalid
+
+
+def cut_call(calls: tuple[ToolCall, ...], finish: str) -> ToolCall | None:
+    """The call a reply stopped by its output limit (finish reason "length") was writing when it stopped:
+    its last one, unless its arguments already form a whole JSON object. Run, it would get a fragment
+    (a file's content cut mid-line, a command cut mid-word) or a misleading "not valid JSON"."""
+    # guard: a-call-cut-by-the-output-limit-is-not-run
+    if finish != "length" or not calls:
+        return None
+    last = calls[-1]
+    args = call_args(last)
+    return last if not args.ok or not last.arguments.strip() else None
 
 
 def _news(records: list[Compaction | None]) -> list[CompactionMade]:
@@ -240,6 +259,7 @@ class TurnRunner:
         self.hook_problems = hook_problems  # shown once, at the first turn
         self._sent: Sent | None = None  # the last request as sent (a prepared summary repeats it)
         self.repeats = RepeatGuard(self.settings.repeat_limit)
+        self._max_tokens = self.settings.max_output_tokens  # the last request's max_tokens
 
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:
         """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed). News
@@ -357,6 +377,7 @@ class TurnRunner:
                 await asyncio.shield(self._save_partial(partial, note=INTERRUPTED_SUFFIX))
                 raise
             calls, invalid = checked_calls(partial.tool_calls())
+            cut = cut_call(calls, partial.finish)
             assistant = await session.append(
                 Message(
                     role="assistant",
@@ -377,6 +398,9 @@ class TurnRunner:
             step += 1
             # guard: one-overflow-retry-per-request-not-per
             overflow_retried = cut_retried = False  # the next request of this turn gets its own retry
+            # guard: a-reply-cut-by-the-output-limit-says-so
+            if partial.finish == "length":
+                yield Notice(self._length_line(cut), "warning")
             if not calls:
                 await asyncio.sleep(0)  # a background summary just started picks its model first
                 for news in session.outbox.take():
@@ -392,6 +416,13 @@ class TurnRunner:
                 yield TurnDone(step)
                 return
             results: dict[str, str] = {}
+            if cut is not None:  # answered here: its arguments are a fragment, whatever the schema says
+                result = result_message(
+                    cut, ToolResult(_CUT_CALL.format(limit=self._max_tokens), is_error=True)
+                )
+                yield ToolStarted(cut)
+                yield ToolFinished(cut, await session.append(result))
+                results[cut.id] = result.text
             for call, bad in invalid.items():  # answered here: no tool can be looked up by such a name
                 result = result_message(
                     call,
@@ -404,7 +435,7 @@ class TurnRunner:
                 yield ToolStarted(call)
                 yield ToolFinished(call, await session.append(result))
                 results[call.id] = result.text
-            runnable = tuple(c for c in calls if c not in invalid)
+            runnable = tuple(c for c in calls if c not in invalid and c != cut)
             if runnable:
                 async for ev in self.tools.run(runnable):
                     if isinstance(ev, ToolFinished):
@@ -438,6 +469,13 @@ class TurnRunner:
             self.repeats.answered(answer)
             return True
         return False
+
+    def _length_line(self, cut: ToolCall | None) -> str:
+        what = f"while writing a {cut.name} call, which was not run" if cut else "and is cut off"
+        return (
+            f"The reply reached the output limit ({self._max_tokens:,} tokens, max_output_tokens) {what}. "
+            "Raise max_output_tokens, or ask for the work in smaller pieces."
+        )
 
     def _loop_line(self, call: ToolCall) -> str:
         return (
@@ -489,6 +527,7 @@ class TurnRunner:
         tools = req.pop("tools", None)
         choice = self.tools.tools.tool_choice(self.settings.model, self.settings.api_base)
         reasoning, max_tokens = await session.reasoning_options()
+        self._max_tokens = max_tokens
         self._sent = Sent(view, messages, tools, choice, dict(req))
         async for ev in session.llm.stream(
             session.spec,
