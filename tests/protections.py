@@ -678,7 +678,10 @@ MUTANTS = (
         "vault-confinement",
         "if namespace != ctx.vault.namespace and namespace not in ctx.extra_vault_namespaces:",
         "if False:",
-        (f"{T}::test_vault_reads_with_line_ranges_stay_in_the_session",),
+        (
+            f"{T}::test_vault_reads_with_line_ranges_stay_in_the_session",
+            "tests/flows/test_injection.py::test_a_pointer_to_another_sessions_vault_in_a_file_is_not_followed",
+        ),
     ),
     Mutant(
         "store: one transaction at a time",
