@@ -3049,6 +3049,7 @@ MUTANTS = (
             f"{RG}::test_a_repeated_call_with_no_one_to_ask_stops_before_its_third_run",
             f"{RG}::test_the_user_is_asked_and_yes_lets_the_calls_go_on",
             f"{RG}::test_ask_ends_a_loop_with_one_line_and_no_false_hint",
+            f"{RG}::test_generated_call_sequences_through_the_agent_stop_exactly_at_the_third_identical_call",
             "tests/app/test_repeat_question.py::test_the_dialog_asks_about_a_repeated_call_and_n_stops_the_turn",
         ),
     ),

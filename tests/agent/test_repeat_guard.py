@@ -7,11 +7,12 @@ repeats one call for ever.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.agent.events import Notice, ToolFinished, TurnDone
@@ -167,3 +168,49 @@ def test_key_order_and_spacing_do_not_make_calls_different(args: dict[str, Any],
     assert signature(ToolCall("a", "t", json.dumps(args))) == signature(
         ToolCall("b", "t", json.dumps(dict(items), indent=2))
     )
+
+
+# -- the rule through the agent loop, over generated call sequences --------------------------------------
+
+_STEP = st.sampled_from(
+    [("glob", {"pattern": "*.txt"}), ("glob", {"pattern": "*.md"}), ("grep", {"pattern": "x"})]
+)
+
+
+async def _run_sequence(emulator: ProviderEmulator, tmp_path: Path, seq: list[tuple[str, Any]]) -> None:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("x")
+    emulator.script.clear()
+    emulator.requests.clear()
+    emulator.enqueue(*[Reply(tool_calls=[step]) for step in seq], Reply(text="Done."))
+    store = await Store.open(tmp_path / "p.db")
+    try:
+        asked = Asked("no")
+        agent = await make_agent(store, workspace, openai_settings(emulator), approver=asked)
+        events = await collect(agent, "work")
+        # a plain reading: the first call that is the third of identical calls in a row (the workspace does
+        # not change, so identical calls return identical results) is asked about and ends the turn
+        stop = next((k for k in range(2, len(seq)) if seq[k] == seq[k - 1] == seq[k - 2]), None)
+        results = _ran(events)
+        if stop is None:
+            assert asked.questions == [] and len(results) == len(seq)
+            assert all(not r.startswith("Error") for r in results)
+        else:
+            assert len(asked.questions) == 1 and len(results) == stop + 1
+            assert results[stop].startswith("Error: not run.")
+            assert all(not r.startswith("Error") for r in results[:stop])
+        assert emulator.rejected == []
+    finally:
+        await store.close()
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=8)
+@example(seq=[("grep", {"pattern": "x"}), *[("glob", {"pattern": "*.txt"})] * 3, ("grep", {"pattern": "x"})])
+@example(seq=[("glob", {"pattern": "*.txt"}), ("grep", {"pattern": "x"})] * 3)
+@given(seq=st.lists(_STEP, min_size=1, max_size=7))
+def test_generated_call_sequences_through_the_agent_stop_exactly_at_the_third_identical_call(
+    seq: list[tuple[str, Any]], emulator: ProviderEmulator, tmp_path_factory: Any
+) -> None:
+    asyncio.run(_run_sequence(emulator, tmp_path_factory.mktemp("seq"), seq))
