@@ -3156,6 +3156,9 @@ def run(mutant: Mutant, tree: Path) -> tuple[str, float]:
 
 def main(names: list[str]) -> int:
     chosen = [m for m in MUTANTS if not names or any(n.lower() in m.name.lower() for n in names)]
+    if not chosen:  # no test ids would have run pytest on the whole suite (done twice by mistake)
+        print(f"no protection's name holds any of {names!r} (a name, not a marker id)")
+        return 2
     with tempfile.TemporaryDirectory(prefix="myrm-protections-") as tmp:
         tree = Path(tmp) / "main"
         tree.mkdir()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import protections
 from tests.protections import MUTANTS, Mutant, Stale, find_test, locate, markers
 
 
@@ -65,3 +66,12 @@ def test_a_test_named_twice_under_tests_is_not_guessed(tmp_path: Path) -> None:
     root = _tree(tmp_path, {"tests/a/test_m.py": "def test_it():\n", "tests/b/test_n.py": "def test_it():\n"})
     with pytest.raises(Stale, match="2 files"):
         find_test(CHECK.tests[0], root)
+
+
+def test_a_name_no_protection_holds_is_refused_not_run_as_the_whole_suite(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A marker id given for a name chose no mutant, and pytest given no test ids ran every test (a
+    quarter of an hour on the shared machine, twice this round)."""
+    assert protections.main(["stdin-a-message-is-bounded"]) == 2
+    assert "no protection's name holds" in capsys.readouterr().out
