@@ -1647,6 +1647,16 @@ MUTANTS = (
         ("tests/cli/test_stdin_bounded.py::test_ask_refuses_a_message_over_the_bound_in_one_line",),
     ),
     Mutant(
+        "vault card: opens only its session's line",
+        "a-vault-card-opens-only-its-sessions-line",
+        "        if owner != session_id and not await in_line(self.store, session_id, owner):\n",
+        "        if False:\n",
+        (
+            "tests/app/test_vault_card_line.py::test_an_entry_is_shown_to_its_sessions_line_and_to_no_other",
+            "tests/app/test_vault_card_line.py::test_a_card_pointing_into_another_sessions_vault_opens_nothing",
+        ),
+    ),
+    Mutant(
         "ask: an empty message is refused",
         "ask-an-empty-message-is-refused",
         "    if not message.strip():\n",

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from myrm_tui.agent.events import AgentEvent, AssistantSaved, ContextReport, EventListener, SummaryProgress
 from myrm_tui.config import Settings
+from myrm_tui.context.vault import VAULT_SCHEME, VaultEntry
 from myrm_tui.store.db import SessionRow, Store
 
 if TYPE_CHECKING:
@@ -63,6 +64,11 @@ class Fork:
     row: SessionRow
     chat: ChatSession | None = None
     report: ContextReport | None = None
+
+
+async def in_line(store: Store, session_id: str, other: str) -> bool:
+    """Whether ``other`` is a session ``session_id`` was started from, or one started from it."""
+    return other in await store.forked_from(session_id) or session_id in await store.forked_from(other)
 
 
 class Sessions:
@@ -103,6 +109,17 @@ class Sessions:
         agent is built on first use."""
         await self.store.acquire_lease(session_id)
         return ChatSession(self, session_id, settings)
+
+    async def vault_entry(self, session_id: str, uri: str) -> VaultEntry | None:
+        """A ``vault://`` entry as the session ``session_id`` may show it: one of its own, of a session it
+        was forked from, or of one started from it (its subagents); None for another session's. A pointer
+        is text any tool output can hold, so a card made from one must not open another session's blob
+        (the model's ``read`` is held to the same line, ``files.py``)."""
+        owner = uri.removeprefix(VAULT_SCHEME).split("/", 1)[0]
+        # guard: a-vault-card-opens-only-its-sessions-line
+        if owner != session_id and not await in_line(self.store, session_id, owner):
+            return None
+        return await self.store.vault_get(uri)
 
     def replay(self, agent: Agent) -> ChatSession:
         """A session around an agent built elsewhere that never rebuilds (a replay's recorded tools)."""

@@ -143,7 +143,7 @@ async def assemble(
     )
     # Vault entries the tools may read besides the session's own: its ancestors' (a fork's pointers
     # into its parent's outputs stay valid, also after a restart) and its subagents' (added as they run).
-    namespaces: set[str] = await _ancestors(store, session_id)
+    namespaces: set[str] = await store.forked_from(session_id)
 
     async def build_child(child_id: str, child_settings: Settings) -> Agent:
         return await assemble(
@@ -221,14 +221,3 @@ def serialized(approver: UserApprover) -> Approver:
         return "always" if answer == "always" else "yes" if answer == "yes" else "no"
 
     return ask
-
-
-async def _ancestors(store: Store, session_id: str) -> set[str]:
-    """Ids of the sessions this one was forked from, nearest first (a cycle cannot occur: a fork's parent
-    exists before it, but the walk is bounded anyway)."""
-    found: set[str] = set()
-    row = await store.get_session(session_id)
-    while row is not None and row.parent_id and row.parent_id not in found and len(found) < 100:
-        found.add(row.parent_id)
-        row = await store.get_session(row.parent_id)
-    return found

@@ -475,7 +475,8 @@ class Controller:
         return 0
 
     async def vault_entry(self, uri: str) -> Any:
-        return await self._store().vault_get(uri)
+        assert self.session is not None
+        return await self._door().vault_entry(self.session.id, uri)
 
     async def compact(self, focus: str = "") -> Any:
         await self.ensure_agent()

@@ -69,6 +69,16 @@ class SessionTable(LeaseTable):
             row = await cur.fetchone()
         return self._session(row) if row else None
 
+    async def forked_from(self, sid: str) -> set[str]:
+        """Ids of the sessions ``sid`` was started from (forks, a subagent's parent), nearest first (a
+        cycle cannot occur: a parent exists before its child, but the walk is bounded anyway)."""
+        found: set[str] = set()
+        row = await self.get_session(sid)
+        while row is not None and row.parent_id and row.parent_id not in found and len(found) < 100:
+            found.add(row.parent_id)
+            row = await self.get_session(row.parent_id)
+        return found
+
     async def find_session(self, prefix: str) -> SessionRow | None:
         """A session by id or unique id prefix (as users type them)."""
         exact = await self.get_session(prefix)
