@@ -3103,6 +3103,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "the repeat guard takes a read of a job that still runs as a wait, not a repeat (review5)",
+        "repeat-guard-a-running-job-is-waited-on",
+        "if result is None:",
+        "if False:",
+        (f"{RG}::test_polling_a_background_job_that_still_runs_is_waiting_not_a_loop",),
+    ),
+    Mutant(
         "a tool call cut by the reply's output limit is answered as cut, not run (model4)",
         "a-call-cut-by-the-output-limit-is-not-run",
         'if finish != "length" or not calls:',

@@ -60,9 +60,14 @@ class RepeatGuard:
                 return c
         return None
 
-    def ran(self, call: ToolCall, result: str) -> None:
-        """``call`` returned ``result``: the streak goes on only if both are the same as last time."""
+    def ran(self, call: ToolCall, result: str | None) -> None:
+        """``call`` returned ``result``: the streak goes on only if both are the same as last time. None: a
+        result that says something is still under way (a running job's read): waiting on it is no loop."""
         sig = signature(call)
+        # guard: repeat-guard-a-running-job-is-waited-on
+        if result is None:
+            self._last, self._result, self._count = None, None, 0
+            return
         # guard: repeat-guard-same-result-only
         if sig == self._last and result == self._result:
             self._count += 1

@@ -415,7 +415,7 @@ class TurnRunner:
                 yield Notice(self._loop_line(again), "warning")
                 yield TurnDone(step)
                 return
-            results: dict[str, str] = {}
+            results: dict[str, str | None] = {}
             if cut is not None:  # answered here: its arguments are a fragment, whatever the schema says
                 result = result_message(
                     cut, ToolResult(_CUT_CALL.format(limit=self._max_tokens), is_error=True)
@@ -439,7 +439,9 @@ class TurnRunner:
             if runnable:
                 async for ev in self.tools.run(runnable):
                     if isinstance(ev, ToolFinished):
-                        results[ev.call.id] = ev.message.text
+                        # a job that still runs reads the same until it writes or ends: a wait, no loop
+                        running = ev.message.meta.get("status") == "running"
+                        results[ev.call.id] = None if running else ev.message.text
                     yield ev
             for call in calls:  # in call order, not the order parallel calls finished in
                 self.repeats.ran(call, results.get(call.id, ""))

@@ -214,3 +214,24 @@ def test_generated_call_sequences_through_the_agent_stop_exactly_at_the_third_id
     seq: list[tuple[str, Any]], emulator: ProviderEmulator, tmp_path_factory: Any
 ) -> None:
     asyncio.run(_run_sequence(emulator, tmp_path_factory.mktemp("seq"), seq))
+
+
+async def test_polling_a_background_job_that_still_runs_is_waiting_not_a_loop(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """``bash_output`` on a job that still runs returns the same empty read until the job writes or ends:
+    time passes between the polls, so ``myrm ask --yes "run the build in the background and report"``
+    must not end its turn at the third poll as a loop (found in review5: it did, after two quiet reads)."""
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "sleep 60", "run_in_background": True})]))
+    emulator.default = Reply(tool_calls=[("bash_output", {"job_id": "job-1"})])
+    agent = await make_agent(store, workspace, openai_settings(emulator, max_steps=6))
+    try:
+        events = await collect(agent, "start the build and wait for it")
+    finally:
+        await agent.close()
+    results = _ran(events)
+    assert len(results) == 6
+    assert all(r.startswith('<job id="job-1" status="running">') for r in results[1:])
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert not any(n.startswith("Stopped: the model asked") for n in notices)
+    assert any("step limit" in n for n in notices)
