@@ -1673,6 +1673,13 @@ MUTANTS = (
         ("tests/cli/test_ask_stdin.py::test_a_pipe_left_open_and_silent_is_not_waited_on_for_ever",),
     ),
     Mutant(
+        "ask: a closed standard input reads as empty (review5)",
+        "stdin-closed-reads-as-empty",
+        "    if sys.stdin is None:  # started with descriptor 0 closed",
+        "    if False:  # started with descriptor 0 closed",
+        ("tests/cli/test_ask_stdin.py::test_a_closed_stdin_is_no_input_not_a_crash",),
+    ),
+    Mutant(
         "untrusted text: the prompt box",
         "untrusted-text-the-prompt-box",
         "        line.plain = sanitize(line.plain)\n",

@@ -274,7 +274,10 @@ STDIN_LIMIT = 50 * 1024 * 1024
 def _stdin_chunks() -> Iterator[bytes]:
     """Standard input's bytes, read from its descriptor with ``os.read``: a thread waiting here holds none
     of ``sys.stdin``'s locks, so nothing else that touches the stream (or the interpreter's exit) waits on
-    it. A stdin without a descriptor (a test's) is read as text and encoded back."""
+    it. A stdin without a descriptor (a test's) is read as text and encoded back; a closed one is empty."""
+    # guard: stdin-closed-reads-as-empty
+    if sys.stdin is None:  # started with descriptor 0 closed (<&-): Python sets no stdin at all
+        return
     try:
         fd = sys.stdin.fileno()
     except (AttributeError, OSError, ValueError):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,6 +69,27 @@ def test_an_empty_message_is_refused_in_one_line_before_anything_is_sent(
     assert got.returncode == 2 and "Traceback" not in got.stderr, got.stderr
     assert got.stderr.strip() == 'myrm: the message is empty: give one (myrm ask "…") or pipe it in'
     assert emulator.requests == []
+
+
+@pytest.mark.parametrize(("args", "code", "out"), [(["hi"], 0, "ok answer"), ([], 2, "")])
+def test_a_closed_stdin_is_no_input_not_a_crash(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, args: list[str], code: int, out: str
+) -> None:
+    """A real process started with its standard input closed (``<&-``; some service managers and
+    launchers): ``myrm ask "hi"`` crashed with a traceback before sending anything (found in review5; it
+    worked before stdin was read after a message); with no message it is the empty message's one line."""
+    emulator.default = Reply(text="ok answer")
+    argv = [sys.executable, "-m", "myrm_tui.cli", "ask", *args, *emulator_args(emulator, workspace)]
+    got = subprocess.run(
+        ["sh", "-c", 'exec "$@" <&-', "sh", *argv],
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "Traceback" not in got.stderr and got.returncode == code, got.stderr
+    assert got.stdout.strip() == out
 
 
 @pytest.fixture
