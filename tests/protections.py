@@ -3117,6 +3117,13 @@ MUTANTS = (
         (f"{RG}::test_polling_a_background_job_that_still_runs_is_waiting_not_a_loop",),
     ),
     Mutant(
+        "a cut call with an invalid name is answered once, as cut (review5)",
+        "a-cut-call-is-answered-once",
+        "                if call == cut:  # answered as cut above",
+        "                if False:  # answered as cut above",
+        ("tests/flows/test_output_limit.py::test_a_cut_call_with_an_invalid_name_gets_one_result",),
+    ),
+    Mutant(
         "a tool call cut by the reply's output limit is answered as cut, not run (model4)",
         "a-call-cut-by-the-output-limit-is-not-run",
         'if finish != "length" or not calls:',

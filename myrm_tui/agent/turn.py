@@ -424,6 +424,9 @@ class TurnRunner:
                 yield ToolFinished(cut, await session.append(result))
                 results[cut.id] = result.text
             for call, bad in invalid.items():  # answered here: no tool can be looked up by such a name
+                # guard: a-cut-call-is-answered-once
+                if call == cut:  # answered as cut above: a second result for one id
+                    continue
                 result = result_message(
                     call,
                     ToolResult(

@@ -65,6 +65,21 @@ async def test_a_call_cut_by_the_output_limit_is_answered_as_cut_and_the_user_to
     assert emulator.rejected == []  # the cut call's result keeps the next request valid
 
 
+async def test_a_cut_call_with_an_invalid_name_gets_one_result(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """A cut call whose name is also invalid was answered twice, as cut and as misnamed: two rows in the
+    transcript and two stored results for one call id (found in review5)."""
+    body = stream([{"role": "assistant"}, call_delta(0, "c1", "functions.bash", '{"command": "to')], "length")
+    emulator.enqueue(Reply(raw_body=body), Reply(text="Done."))
+    agent = await make_agent(store, workspace, openai_settings(emulator, max_output_tokens=1000))
+    events = await collect(agent, "make a file")
+    results = [e.message.text for e in events if isinstance(e, ToolFinished)]
+    assert len(results) == 1 and results[0].startswith("Error: not run. Your reply reached its output limit")
+    stored = [m for m in await store.load_messages(agent.session_id) if m.role == "tool"]
+    assert [m.tool_call_id for m in stored] == ["c1"]
+
+
 async def test_an_answer_cut_by_the_output_limit_says_so(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
