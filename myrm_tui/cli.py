@@ -651,9 +651,12 @@ async def _ask(
             _say(f"myrm: no session {session!r}")
             return 2
 
+        looped = [False]  # the turn under way was stopped as a loop: its work is not done
+
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.
             if tool == REPEAT_TOOL:  # a loop: the turn's own line says it (--yes does not change it)
+                looped[0] = True
                 return "no"
             if tool == "file_edit_tool":  # ``command`` is the edit's diff; its first words name the file
                 line = (
@@ -701,6 +704,13 @@ async def _ask(
                 saved = saved or isinstance(ev, UserSaved)
                 if isinstance(ev, TurnFailed):  # the exit code and the one line do not depend on the format
                     code = 1
+                # A turn stopped as a loop ended without its work: a script must not read it as done.
+                # guard: ask-a-turn-stopped-as-a-loop-is-not-a-success
+                if isinstance(ev, TurnDone) and looped[0]:
+                    looped[0] = False
+                    code = 1
+                    if stream is not None:
+                        stream.failed = True  # its result line says "error", as the exit code does
                 if stream is not None:
                     line = stream.event(ev, agent.session.schema_tokens())
                     if line is not None:

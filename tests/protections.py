@@ -3124,6 +3124,16 @@ MUTANTS = (
         ("tests/flows/test_output_limit.py::test_a_cut_call_with_an_invalid_name_gets_one_result",),
     ),
     Mutant(
+        "ask: a turn stopped as a loop exits 1 and its result says error (review5)",
+        "ask-a-turn-stopped-as-a-loop-is-not-a-success",
+        "if isinstance(ev, TurnDone) and looped[0]:",
+        "if False:",
+        (
+            f"{RG}::test_ask_ends_a_loop_with_one_line_and_no_false_hint",
+            f"{RG}::test_ask_stream_json_reports_a_loop_stopped_turn_as_an_error",
+        ),
+    ),
+    Mutant(
         "a tool call cut by the reply's output limit is answered as cut, not run (model4)",
         "a-call-cut-by-the-output-limit-is-not-run",
         'if finish != "length" or not calls:',

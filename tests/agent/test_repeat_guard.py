@@ -120,10 +120,23 @@ def test_ask_ends_a_loop_with_one_line_and_no_false_hint(
     proc = run_myrm(
         ["ask", "find the text files", *emulator_args(emulator, workspace)], env=cli_env(tmp_path)
     )
-    assert proc.returncode == 0, proc.stderr
+    # the work was not done: a script's `myrm ask --yes … && git commit` must not go on (it exited 0, review5)
+    assert proc.returncode == 1, proc.stderr
     assert "[warning] Stopped: the model asked for the same call 3 times in a row" in proc.stderr
     assert "declined, non-interactive" not in proc.stderr  # --yes would not change it: not suggested
     assert len(emulator.requests) == 3
+
+
+def test_ask_stream_json_reports_a_loop_stopped_turn_as_an_error(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    emulator.default = STUCK
+    args = ["ask", "--yes", "--output-format", "stream-json", "find the text files"]
+    proc = run_myrm([*args, *emulator_args(emulator, workspace)], env=cli_env(tmp_path))
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert proc.returncode == 1, proc.stderr
+    assert [e["status"] for e in lines if e["type"] == "result"] == ["error"]
+    assert any(e["type"] == "notice" and e["text"].startswith("Stopped: the model") for e in lines)
 
 
 # -- the rule itself, over generated call sequences ------------------------------------------------------
