@@ -2993,9 +2993,19 @@ MUTANTS = (
     Mutant(
         "limits: the model reads which limit stopped a command",
         "limits-say-which-limit-was-reached",
-        "    if processes_hit or (limits.processes and refused):\n",
+        "    if processes_hit or (limits.processes and failed and refused):\n",
         "    if False:\n",
         ("tests/agent/test_limits.py::test_the_process_limit_is_named_to_the_model",),
+    ),
+    Mutant(
+        "limits: a command that succeeded gets no note from its text (review5)",
+        "limits-no-note-for-a-command-that-succeeded",
+        "    failed = code != 0\n",
+        "    failed = True\n",
+        (
+            "tests/agent/test_limits.py::test_a_command_that_only_shows_a_limits_message_gets_no_note",
+            "tests/agent/test_limits.py::test_a_command_that_succeeded_gets_no_note_from_its_text",
+        ),
     ),
     Mutant(
         "limits: a background job has its pid cgroup",

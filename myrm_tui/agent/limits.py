@@ -187,19 +187,23 @@ OUT_OF_MEMORY = (
 def limit_notes(limits: Limits, code: int, text: str, processes_hit: bool) -> list[str]:
     """One line for each limit the command's end shows it reached: which limit and how to raise it."""
     notes = []
+    # A limit's message in the output of a command that succeeded (cat of an old log, grep over sources) is
+    # text it showed, not a limit it reached: text is a sign only when the command failed.
+    # guard: limits-no-note-for-a-command-that-succeeded
+    failed = code != 0
     # guard: limits-say-which-limit-was-reached
     refused = "fork" in text and "Resource temporarily unavailable" in text  # bash's, without a pid cgroup
-    if processes_hit or (limits.processes and refused):
+    if processes_hit or (limits.processes and failed and refused):
         notes.append(
             f"[stopped at the process limit: no more than {limits.processes} processes and threads "
             "(limit_processes in config.toml raises it, 0 = none)]"
         )
-    if limits.file_size_mb and (code in (128 + SIGXFSZ, -SIGXFSZ) or "File too large" in text):
+    if limits.file_size_mb and (code in (128 + SIGXFSZ, -SIGXFSZ) or (failed and "File too large" in text)):
         notes.append(
             f"[a write reached the file size limit of {limits.file_size_mb} MiB "
             "(limit_file_size_mb in config.toml raises it, 0 = none)]"
         )
-    if limits.memory_mb and any(m in text for m in OUT_OF_MEMORY):
+    if limits.memory_mb and failed and any(m in text for m in OUT_OF_MEMORY):
         notes.append(
             f"[a process ran out of memory, perhaps at the limit of {limits.memory_mb} MiB a process "
             "(limit_memory_mb in config.toml raises it, 0 = none)]"

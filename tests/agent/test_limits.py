@@ -178,6 +178,19 @@ async def test_the_model_is_told_which_limit_stopped_the_command_and_how_to_rais
         assert "[the command ended; 1 process(es) it left running were stopped. Start servers" in out.content
 
 
+async def test_a_command_that_only_shows_a_limits_message_gets_no_note(workspace: Path) -> None:
+    """``grep -rn "out of memory" src/`` or ``cat`` of an old log succeeds and names no limit it reached:
+    the model was told a process ran out of memory (found in review5). Text alone is a sign when it failed."""
+    (workspace / "old.log").write_text(
+        "".join(f"{m}\n" for m in MARKERS) + "bash: fork: Resource temporarily unavailable\n"
+    )
+    ctx = _tool_ctx(workspace, SMALL)
+    for command in ("cat old.log", "grep -n . old.log"):
+        out = await BashTool().run({"command": command}, ctx)
+        assert "<returncode>0</returncode>" in out.content and "Cannot allocate memory" in out.content
+        assert "config.toml raises it" not in out.content, out.content
+
+
 @no_process_limit
 async def test_the_process_limit_is_named_to_the_model(workspace: Path) -> None:
     out = await BashTool().run({"command": FORKS}, _tool_ctx(workspace, SMALL))
@@ -408,3 +421,8 @@ def test_no_note_without_a_sign_of_a_limit(text: str, code: int) -> None:
     signs = [*MARKERS, "fork", "Resource temporarily unavailable"]
     assume(not any(s in text for s in signs) and code not in (153, -25))
     assert limit_notes(Limits(), code, text, processes_hit=False) == []
+
+
+@given(before=st.text(max_size=80), marker=st.sampled_from(sorted(MARKERS)), after=st.text(max_size=80))
+def test_a_command_that_succeeded_gets_no_note_from_its_text(before: str, marker: str, after: str) -> None:
+    assert limit_notes(Limits(), 0, f"{before}{marker}{after}", processes_hit=False) == []
