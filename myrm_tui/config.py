@@ -189,6 +189,14 @@ def _annotated() -> dict[str, Any]:
     }
 
 
+def processes_for(cpus: int | None) -> int:
+    """The default bound of a shell command's processes and threads together (``limit_processes``): 256 a
+    CPU, at least 4,096. A fixed 1,024 would stop a parallel build on a big machine (a JVM runs ~20
+    threads, Maven ``-T 1C`` forks one or more a core) while a fork bomb is still stopped far below what
+    the kernel allows a user."""
+    return max(4096, 256 * (cpus or 1))
+
+
 def half_the_memory_mb() -> int:
     """Half this machine's memory in MiB, at least 1 GiB: the default bound of a shell command's process
     (``limit_memory_mb``). A fixed 4 GiB would stop real work on a big machine (a large link, a test
@@ -224,7 +232,7 @@ class Settings(UserContextSettings):
     bash_timeout: float = 120.0
     # each shell command's resource limits (agent/limits.py), 0 = none: its processes and threads together,
     # a process's private memory (RLIMIT_DATA), one file's size (RLIMIT_FSIZE)
-    limit_processes: int = 1024
+    limit_processes: int = field(default_factory=lambda: processes_for(os.cpu_count()))
     limit_memory_mb: int = field(default_factory=half_the_memory_mb)
     limit_file_size_mb: int = 8192
     # honour every workspace's own configuration (.myrm/filters) without asking (CI, scripts); otherwise only

@@ -28,7 +28,7 @@ from myrm_tui.agent.sandbox import READ_ONLY, UNCONFINED, WORKSPACE_WRITE, Confi
 from myrm_tui.agent.tools import ToolContext
 from myrm_tui.agent.tools.job_manager import JobManager
 from myrm_tui.agent.tools.shell import BashTool
-from myrm_tui.config import ConfigError, resolve
+from myrm_tui.config import ConfigError, processes_for, resolve
 from myrm_tui.context.vault import ArtifactVault
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
@@ -254,6 +254,16 @@ def test_the_default_memory_bound_is_half_the_machines_memory() -> None:
     got = resolve({}, {}, {}, env={}).limit_memory_mb
     assert got == max(1024, total_mib // 2) or abs(got - total_mib // 2) <= 1
     assert resolve({}, {}, {}, env={}).limit_file_size_mb == 8192
+
+
+@given(cpus=st.one_of(st.none(), st.integers(1, 1024)))
+def test_the_default_process_bound_grows_with_the_cpus_and_stops_a_fork_bomb(cpus: int | None) -> None:
+    """A parallel build on a big machine (threads count: a JVM runs ~20) fits; a fork bomb still stops at
+    a few thousand per CPU's share, far below what the kernel allows a user (pid_max 4,194,304)."""
+    bound = processes_for(cpus)
+    assert 4096 <= bound <= 4096 + 256 * (cpus or 1)
+    assert bound >= 256 * (cpus or 1)
+    assert resolve({}, {}, {}, env={}).limit_processes == processes_for(os.cpu_count())
 
 
 def test_myrm_ask_applies_the_configured_limits_and_survives_a_runaway_command(
