@@ -73,8 +73,8 @@ CUT_CONTINUE = (
 # The result of each call of a reply that was stopped as a loop (the next request needs one per call).
 _NOT_REPEATED = ToolResult(
     "Error: not run. You asked for the same call with the same arguments several times in a row and it "
-    "kept returning the same result; the user stopped the turn. Do not repeat it: try something else or "
-    "ask the user.",
+    "kept returning the same result, so the turn was stopped as a loop (by the user, or, with no one to "
+    "ask, by myrm). Do not repeat it: try something else or ask the user.",
     is_error=True,
 )
 # The result of a call cut off by the reply's output limit.
