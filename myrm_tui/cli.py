@@ -624,7 +624,7 @@ async def _ask(
     )
     from myrm_tui.agent.factory import resolve_settings
     from myrm_tui.agent.permissions import Assessment
-    from myrm_tui.agent.repeat_guard import REPEAT_TOOL
+    from myrm_tui.agent.repeat_guard import REPEAT_TOOL, UNATTENDED
     from myrm_tui.agent.stream_json import StreamJson, next_prompt
     from myrm_tui.context.text.call_args import whole_text
     from myrm_tui.safe_text import sanitize
@@ -651,13 +651,10 @@ async def _ask(
             _say(f"myrm: no session {session!r}")
             return 2
 
-        looped = [False]  # the turn under way was stopped as a loop: its work is not done
-
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.
-            if tool == REPEAT_TOOL:  # a loop: the turn's own line says it (--yes does not change it)
-                looped[0] = True
-                return "no"
+            if tool == REPEAT_TOOL:  # a loop: the turn's own lines say it (--yes does not change it)
+                return UNATTENDED
             if tool == "file_edit_tool":  # ``command`` is the edit's diff; its first words name the file
                 line = (
                     f"[declined, non-interactive: {assessment.command}] edits need approval "
@@ -706,8 +703,7 @@ async def _ask(
                     code = 1
                 # A turn stopped as a loop ended without its work: a script must not read it as done.
                 # guard: ask-a-turn-stopped-as-a-loop-is-not-a-success
-                if isinstance(ev, TurnDone) and looped[0]:
-                    looped[0] = False
+                if isinstance(ev, TurnDone) and ev.looped:
                     code = 1
                     if stream is not None:
                         stream.failed = True  # its result line says "error", as the exit code does

@@ -3070,10 +3070,10 @@ MUTANTS = (
     Mutant(
         "a tool call repeated repeat_limit times in a row is asked about before it runs",
         "a-repeated-call-is-asked-about-before-it-runs",
-        "if (again := self.repeats.repeated(calls)) is not None and not await self._go_on(again):",
-        "if False:",
+        'go = "yes" if (again := self.repeats.repeated(calls)) is None else await self._go_on(again)',
+        'go, again = "yes", None',
         (
-            f"{RG}::test_a_repeated_call_with_no_one_to_ask_stops_before_its_third_run",
+            f"{RG}::test_with_no_one_to_ask_the_model_is_told_at_the_third_and_stopped_at_the_fourth",
             f"{RG}::test_the_user_is_asked_and_yes_lets_the_calls_go_on",
             f"{RG}::test_ask_ends_a_loop_with_one_line_and_no_false_hint",
             f"{RG}::test_generated_call_sequences_through_the_agent_stop_exactly_at_the_third_identical_call",
@@ -3106,7 +3106,7 @@ MUTANTS = (
         "if False:",
         (
             f"{RG}::test_the_guard_asks_exactly_at_the_limitth_identical_call_with_identical_results",
-            f"{RG}::test_a_repeated_call_with_no_one_to_ask_stops_before_its_third_run",
+            f"{RG}::test_with_no_one_to_ask_the_model_is_told_at_the_third_and_stopped_at_the_fourth",
         ),
     ),
     Mutant(
@@ -3134,9 +3134,20 @@ MUTANTS = (
         ("tests/flows/test_output_limit.py::test_a_cut_call_with_an_invalid_name_gets_one_result",),
     ),
     Mutant(
+        "with no one to ask, a model in a loop is told once before the turn stops",
+        "with-no-one-to-ask-a-loop-is-told-once",
+        "if go == UNATTENDED and not self.repeats.warned:",
+        "if False:",
+        (
+            f"{RG}::test_with_no_one_to_ask_the_model_is_told_at_the_third_and_stopped_at_the_fourth",
+            f"{RG}::test_with_no_one_to_ask_a_model_told_of_its_loop_may_check_another_way",
+            f"{RG}::test_ask_ends_a_loop_with_one_line_and_no_false_hint",
+        ),
+    ),
+    Mutant(
         "ask: a turn stopped as a loop exits 1 and its result says error (review5)",
         "ask-a-turn-stopped-as-a-loop-is-not-a-success",
-        "if isinstance(ev, TurnDone) and looped[0]:",
+        "if isinstance(ev, TurnDone) and ev.looped:",
         "if False:",
         (
             f"{RG}::test_ask_ends_a_loop_with_one_line_and_no_false_hint",

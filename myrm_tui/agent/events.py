@@ -135,6 +135,7 @@ class SummaryProgress:
 class TurnDone:
     steps: int
     interrupted: bool = False
+    looped: bool = False  # stopped as a loop (the same call again and again): its work is not done
 
 
 AgentEvent = (

@@ -7,7 +7,7 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.cache_warmer import CacheWarmer
@@ -218,6 +218,6 @@ def serialized(approver: UserApprover) -> Approver:
     async def ask(tool: str, command: str, assessment: Assessment) -> Approval:
         async with lock:
             answer = str(await approver(tool, command, assessment))
-        return "always" if answer == "always" else "yes" if answer == "yes" else "no"
+        return cast(Approval, answer) if answer in ("always", "yes", "unattended") else "no"
 
     return ask

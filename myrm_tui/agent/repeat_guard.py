@@ -16,6 +16,8 @@ from myrm_tui.context.types import ToolCall
 
 # The ``tool`` an approver is asked about for a repeated call (front-ends word this question their way).
 REPEAT_TOOL = "repeated_call"
+# An approver's answer when no one is there to ask (``myrm ask``): the model is told once, then stopped.
+UNATTENDED = "unattended"
 
 
 def signature(call: ToolCall) -> tuple[str, str]:
@@ -40,10 +42,11 @@ class RepeatGuard:
     _result: str | None = None
     _count: int = 0  # identical calls in a row so far, each with the result of the one before
     _allowed: bool = False  # the user said "always": no more questions for this session
+    warned: bool = False  # with no one to ask, the model was told once this turn that it repeats itself
 
     def reset(self) -> None:
         """A new turn: the user has spoken since, so the streak starts again."""
-        self._last, self._result, self._count = None, None, 0
+        self._last, self._result, self._count, self.warned = None, None, 0, False
 
     def repeated(self, calls: tuple[ToolCall, ...]) -> ToolCall | None:
         """The first of ``calls`` (one reply, in order) that would be the ``limit``-th identical call in a

@@ -34,7 +34,7 @@ from myrm_tui.agent.events import (
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.images import with_images
 from myrm_tui.agent.permissions import Assessment
-from myrm_tui.agent.repeat_guard import REPEAT_TOOL, RepeatGuard
+from myrm_tui.agent.repeat_guard import REPEAT_TOOL, UNATTENDED, RepeatGuard
 from myrm_tui.agent.session_deps import StoresMessages
 from myrm_tui.agent.summary_prep import Sent, SummaryPreparer
 from myrm_tui.agent.tool_runner import ToolRunner, result_message
@@ -76,6 +76,13 @@ _NOT_REPEATED = ToolResult(
     "kept returning the same result, so the turn was stopped as a loop (by the user, or, with no one to "
     "ask, by myrm). Do not repeat it: try something else or ask the user.",
     is_error=True,
+)
+# With no one to ask (myrm ask): the model is told once a turn, and the call is not run; a legitimate wait
+# (polling a server until it answers) can change how it checks, a loop ends at the next repeat.
+_REPEAT_WARNED = (
+    "Error: not run. This is the same call with the same arguments {limit} times in a row, and each returned "
+    "the same result: it looks like a loop. Try something else (waiting for something: wait longer between "
+    "checks, or check another way). Asked for again, the turn stops."
 )
 # The result of a call cut off by the reply's output limit.
 _CUT_CALL = (
@@ -408,12 +415,22 @@ class TurnRunner:
                 yield TurnDone(step)
                 return
             # guard: a-repeated-call-is-asked-about-before-it-runs
-            if (again := self.repeats.repeated(calls)) is not None and not await self._go_on(again):
+            go = "yes" if (again := self.repeats.repeated(calls)) is None else await self._go_on(again)
+            if again is not None and go != "yes":
+                # guard: with-no-one-to-ask-a-loop-is-told-once
+                if go == UNATTENDED and not self.repeats.warned:
+                    self.repeats.warned = True
+                    told = ToolResult(_REPEAT_WARNED.format(limit=self.repeats.limit), is_error=True)
+                    for call in calls:  # none runs; each keeps a result: the next request stays valid
+                        yield ToolStarted(call)
+                        yield ToolFinished(call, await session.append(result_message(call, told)))
+                    yield Notice(self._told_line(again), "warning")
+                    continue
                 for call in calls:  # each call keeps a result: the next request stays valid
                     yield ToolStarted(call)
                     yield ToolFinished(call, await session.append(result_message(call, _NOT_REPEATED)))
                 yield Notice(self._loop_line(again), "warning")
-                yield TurnDone(step)
+                yield TurnDone(step, looped=True)
                 return
             results: dict[str, str | None] = {}
             if cut is not None:  # answered here: its arguments are a fragment, whatever the schema says
@@ -454,12 +471,12 @@ class TurnRunner:
         )
         yield TurnDone(step)
 
-    async def _go_on(self, call: ToolCall) -> bool:
-        """Whether the user lets a call the model keeps repeating run (the approval path); with no one to
-        ask (``myrm ask``), or a question that failed, no."""
+    async def _go_on(self, call: ToolCall) -> str:
+        """Whether the user lets a call the model keeps repeating run (the approval path): "yes", "no" (a
+        question that failed too), or ``UNATTENDED`` with no one to ask (``myrm ask``)."""
         approver = self.tools.ctx.approver
         if approver is None:
-            return False
+            return UNATTENDED
         shown = f"{call.name} {call.arguments[:500]}"
         reason = (
             f"the model asked for this same call {self.repeats.limit} times in a row, and the ones that ran "
@@ -469,11 +486,11 @@ class TurnRunner:
             answer = await approver(REPEAT_TOOL, shown, Assessment(shown, (), (reason,)))
         except Exception:
             log.exception("asking about a repeated call failed: the turn stops")
-            return False
+            return "no"
         if answer in ("yes", "always"):
             self.repeats.answered(answer)
-            return True
-        return False
+            return "yes"
+        return UNATTENDED if answer == UNATTENDED else "no"
 
     def _length_line(self, cut: ToolCall | None) -> str:
         what = f"while writing a {cut.name} call, which was not run" if cut else "and is cut off"
@@ -483,10 +500,18 @@ class TurnRunner:
         )
 
     def _loop_line(self, call: ToolCall) -> str:
+        again = " again after it was told" if self.repeats.warned else ""
         return (
-            f"Stopped: the model asked for the same call {self.repeats.limit} times in a row "
+            f"Stopped: the model asked for the same call {self.repeats.limit} times in a row{again} "
             f"({call.name} {call.arguments[:120]}) and it kept returning the same result: a loop. Send a "
             "message to go on (repeat_limit = 0 switches this check off)."
+        )
+
+    def _told_line(self, call: ToolCall) -> str:
+        return (
+            f"The model asked for the same call {self.repeats.limit} times in a row ({call.name} "
+            f"{call.arguments[:120]}) with the same result each time; it was not run, the model was told, "
+            "and the turn stops if it asks again."
         )
 
     def _refusal(self, view: list[Message], tokens: int, failures: list[str]) -> str:

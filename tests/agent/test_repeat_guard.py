@@ -42,7 +42,7 @@ def _ran(events: list[Any]) -> list[str]:
     return [e.message.text for e in events if isinstance(e, ToolFinished)]
 
 
-async def test_a_repeated_call_with_no_one_to_ask_stops_before_its_third_run(
+async def test_with_no_one_to_ask_the_model_is_told_at_the_third_and_stopped_at_the_fourth(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
     (workspace / "a.txt").write_text("x")
@@ -50,17 +50,43 @@ async def test_a_repeated_call_with_no_one_to_ask_stops_before_its_third_run(
     agent = await make_agent(store, workspace, openai_settings(emulator))
     events = await collect(agent, "find the text files")
     results = _ran(events)
-    assert len(results) == 3 and results[0] == results[1] and "a.txt" in results[0]
-    assert results[2].startswith("Error: not run.")  # the third was answered, not run
-    assert len(emulator.requests) == 3  # not 40
+    assert len(results) == 4 and results[0] == results[1] and "a.txt" in results[0]
+    assert results[2].startswith("Error: not run. This is the same call")  # told, not run
+    assert "Asked for again, the turn stops." in results[2]
+    assert results[3].startswith("Error: not run.") and results[3] != results[2]  # stopped
+    assert len(emulator.requests) == 4  # not 40
+    told = emulator.accepted[3].body["messages"][-1]  # what the model read before its fourth request
+    assert told["role"] == "tool" and "looks like a loop" in str(told["content"])
     notices = [e.text for e in events if isinstance(e, Notice)]
-    assert any(n.startswith("Stopped: the model asked for the same call 3 times in a row") for n in notices)
+    assert any(n.startswith("The model asked for the same call 3 times in a row") for n in notices)
+    assert any(
+        n.startswith("Stopped: the model asked for the same call 3 times in a row again after it was told")
+        for n in notices
+    )
     assert isinstance(events[-1], TurnDone)
     emulator.default = Reply(text="ok")  # the next turn's request is one a provider takes
     await collect(agent, "go on")
     assert emulator.rejected == []
     tool_results = [m for m in emulator.accepted[-1].body["messages"] if m["role"] == "tool"]
-    assert len(tool_results) == 3
+    assert len(tool_results) == 4
+
+
+async def test_with_no_one_to_ask_a_model_told_of_its_loop_may_check_another_way(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """A legitimate wait (polling until something is ready) is not ended: told once, the model changes
+    how it checks, and the turn goes on to its answer."""
+    (workspace / "a.txt").write_text("x")
+    emulator.script.extend([STUCK, STUCK, STUCK])
+    emulator.enqueue(Reply(tool_calls=[("glob", {"pattern": "*.md"})]))
+    emulator.enqueue(Reply(text="There is one text file."))
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    events = await collect(agent, "find the text files")
+    results = _ran(events)
+    assert len(results) == 4 and results[2].startswith("Error: not run. This is the same call")
+    assert not results[3].startswith("Error")  # the changed call ran
+    assert not any(e.text.startswith("Stopped") for e in events if isinstance(e, Notice))
+    assert isinstance(events[-1], TurnDone) and len(emulator.requests) == 5
 
 
 async def test_the_user_is_asked_and_yes_lets_the_calls_go_on(
@@ -122,9 +148,10 @@ def test_ask_ends_a_loop_with_one_line_and_no_false_hint(
     )
     # the work was not done: a script's `myrm ask --yes … && git commit` must not go on (it exited 0, review5)
     assert proc.returncode == 1, proc.stderr
-    assert "[warning] Stopped: the model asked for the same call 3 times in a row" in proc.stderr
+    assert "[warning] The model asked for the same call 3 times in a row" in proc.stderr, proc.stderr  # told
+    assert "[warning] Stopped: the model asked for the same call 3 times in a row again" in proc.stderr
     assert "declined, non-interactive" not in proc.stderr  # --yes would not change it: not suggested
-    assert len(emulator.requests) == 3
+    assert len(emulator.requests) == 4
 
 
 def test_ask_stream_json_reports_a_loop_stopped_turn_as_an_error(

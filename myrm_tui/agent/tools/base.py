@@ -38,7 +38,7 @@ class ToolResult:
 
 
 # The user's answer to a command the rules do not cover; "always" remembers its commands for the session.
-Approval = Literal["yes", "no", "always"]
+Approval = Literal["yes", "no", "always", "unattended"]  # unattended: no one to ask (myrm ask)
 # (tool, command, assessment) -> the answer.
 Approver = Callable[[str, str, Assessment], Awaitable[Approval]]
 # A task for a child agent -> its distilled result (``agent/subagents.py``).
