@@ -1462,6 +1462,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "an edit in a read-only folder is refused before asking (firsthour5)",
+        "an-edit-of-a-read-only-folder-is-refused-before-asking",
+        "    if (folder := await asyncio.to_thread(_unwritable_folder, full)) is not None:\n",
+        "    if False:\n",
+        (f"{W}::test_an_edit_in_a_read_only_project_is_refused_before_the_user_is_asked",),
+    ),
+    Mutant(
         "link-following walks are not read-only",
         "link-following-walks-are-not-read-only",
         "        if name in LINK_FOLLOWERS and has_option(options, LINK_FOLLOWERS[name]):\n",

@@ -191,6 +191,7 @@ class FileEditTool:
         if args.get("create"):
             if full.exists() or full.is_symlink():  # said before the user is asked about it
                 raise ToolError(f"{path} already exists; edit it with old_string/new_string instead")
+            await _writable_folder(full, path)
             diff = file_diff(path, "", new)
             if not await self._approved(path, full, diff, ctx):
                 return _declined(path, diff)
@@ -232,6 +233,7 @@ class FileEditTool:
             )
         updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
         diff = file_diff(path, text, updated)
+        await _writable_folder(full, path)
         if not await self._approved(path, full, diff, ctx):
             return _declined(path, diff)
         if not await _editor_wrote(ctx, full, updated):
@@ -267,6 +269,27 @@ class FileEditTool:
             ctx.allowed_commands.allow_edits()
             return True
         return answer == "yes"
+
+
+def _unwritable_folder(full: Path) -> Path | None:
+    """The folder a write of ``full`` would make its file in (its nearest existing one for a new file), if
+    this process may not: a read-only project, or one owned by another user."""
+    folder = full.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK, effective_ids=True):
+        return folder
+    return None
+
+
+async def _writable_folder(full: Path, path: str) -> None:
+    """Refuse, before the user is asked, an edit the disk would refuse: in a read-only project the user
+    approved a diff and then read 'Permission denied'."""
+    # guard: an-edit-of-a-read-only-folder-is-refused-before-asking
+    if (folder := await asyncio.to_thread(_unwritable_folder, full)) is not None:
+        raise ToolError(
+            f"{path}: cannot write: the folder {folder} is read-only for this user (uid {os.geteuid()})"
+        )
 
 
 async def _written(write: Callable[..., None], full: Path, *args: str) -> None:

@@ -524,3 +524,54 @@ async def test_a_write_the_disk_refuses_is_one_line_and_logged(
         await FileEditTool().run({"path": path, "create": True, "new_string": "x"}, _ctx(workspace))
     assert any(r.exc_info and "writing" in r.getMessage() for r in caplog.records)
     assert (workspace / "hello.py").read_text().startswith("def greet")
+
+
+@contextmanager
+def as_nobody() -> Iterator[None]:
+    """This process's effective user is ``nobody`` (65534) inside: the kernel's permission checks of a
+    user who does not own the project (the root running the tests passes every one)."""
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+async def test_an_edit_in_a_read_only_project_is_refused_before_the_user_is_asked() -> None:
+    """Found (firsthour5) running myrm as a non-root user in a project it may not write: the user was shown
+    the diff, approved it, and then read 'a.txt: cannot write: Permission denied'. Refused first, one line;
+    a folder it may write still asks, and the edit is made."""
+    root = Path(tempfile.mkdtemp(prefix="myrm-ro-"))
+    try:
+        root.chmod(0o755)  # readable by nobody, writable by its owner only
+        (root / "a.txt").write_text("one\n")
+        (root / "open").mkdir(mode=0o777)
+        (root / "open").chmod(0o777)
+        asked: list[str] = []
+
+        async def approver(tool: str, diff: str, assessment: Any) -> Any:
+            asked.append(diff)
+            return "yes"
+
+        ctx = ToolContext(workspace=root, vault=ArtifactVault("s"), approver=approver)
+        edits: list[dict[str, Any]] = [
+            {"path": "a.txt", "old_string": "one", "new_string": "two"},
+            {"path": "new.txt", "new_string": "x", "create": True},
+            {"path": "deeper/new.txt", "new_string": "x", "create": True},
+        ]
+        with as_nobody():
+            for args in edits:
+                with pytest.raises(
+                    ToolError, match=r": cannot write: the folder .* is read-only for this user"
+                ):
+                    await FileEditTool().run(args, ctx)
+            assert asked == []
+            made = await FileEditTool().run({"path": "open/new.txt", "new_string": "x", "create": True}, ctx)
+        assert not made.is_error and len(asked) == 1 and (root / "open" / "new.txt").read_text() == "x"
+        assert (root / "a.txt").read_text() == "one\n" and sorted(p.name for p in root.iterdir()) == [
+            "a.txt",
+            "open",
+        ]
+    finally:
+        shutil.rmtree(root)
