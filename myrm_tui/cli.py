@@ -434,6 +434,14 @@ def _terminal_problem() -> str | None:
                 f"the full screen needs a terminal, and standard {name} is not one; for one turn from a "
                 'script or a pipe: myrm ask "…" (echo "…" | myrm ask reads the message from standard input)'
             )
+    # A terminal that says it cannot move its cursor (Emacs' M-x shell, an IDE's output pane) showed the
+    # full screen as lines of escape codes, and still waited for keys.
+    # guard: the-full-screen-on-a-dumb-terminal
+    if os.environ.get("TERM") == "dumb":
+        return (
+            "the full screen needs a terminal that can move its cursor, and TERM=dumb says this one cannot; "
+            'run it in a terminal emulator (in Emacs: M-x vterm or ansi-term), or for one turn: myrm ask "…"'
+        )
     return None
 
 

@@ -1964,6 +1964,13 @@ MUTANTS = (
         ("tests/cli/test_cli.py::test_the_full_screen_without_a_terminal_is_one_line_not_a_hang",),
     ),
     Mutant(
+        "the full screen on a dumb terminal is one line (firsthour5)",
+        "the-full-screen-on-a-dumb-terminal",
+        '    if os.environ.get("TERM") == "dumb":',
+        "    if False:",
+        ("tests/cli/test_cli.py::test_the_full_screen_on_a_dumb_terminal_is_one_line_not_escape_codes",),
+    ),
+    Mutant(
         "cli: an option repeated with another value",
         "cli-an-option-repeated-with-another-value",
         "if line := _repeated(self, ctx, args):",

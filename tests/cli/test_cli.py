@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -297,6 +298,52 @@ def test_the_full_screen_without_a_terminal_is_one_line_not_a_hang(
         os.close(slave)
         os.close(master)
     assert (logged.returncode, logged.stderr.splitlines()) == (2, [NO_TERMINAL.format("error")])
+    assert not emulator.requests
+
+
+# Standard input and error (what the full screen reads and draws on) on the terminal given.
+TTY_IN_ERR = TTY_IN_OUT.replace("os.dup2(fd, 1)", "os.dup2(fd, 2)")
+
+
+def test_the_full_screen_on_a_dumb_terminal_is_one_line_not_escape_codes(
+    tmp_path: Path, emulator: ProviderEmulator
+) -> None:
+    """Found (firsthour5): ``TERM=dumb myrm`` (Emacs' M-x shell) drew the full screen as escape codes and
+    waited for keys. A real process on a real terminal; what it wrote there is read back."""
+    env = _env(
+        tmp_path,
+        {
+            "MYRM_MODEL": "openai/gpt-4o-mini",
+            "MYRM_API_BASE": emulator.openai_base,
+            "OPENAI_API_KEY": "sk-test",
+            "TERM": "dumb",
+        },
+    )
+    master, slave = os.openpty()
+    try:
+        proc = warm.run(
+            [sys.executable, "-c", TTY_IN_ERR, os.ttyname(slave)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=30,  # it answers in a second or two; without the check it waits for keys for ever
+        )
+        shown = b""
+        while select.select([master], [], [], 0)[0]:
+            shown += os.read(master, 65536)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert (proc.returncode, proc.stdout, shown.decode().splitlines()) == (
+        2,
+        "",
+        [
+            "myrm: the full screen needs a terminal that can move its cursor, and TERM=dumb says this one "
+            "cannot; run it in a terminal emulator (in Emacs: M-x vterm or ansi-term), or for one turn: "
+            'myrm ask "…"'
+        ],
+    )
     assert not emulator.requests
 
 
