@@ -1971,6 +1971,16 @@ MUTANTS = (
         ("tests/cli/test_cli.py::test_the_full_screen_on_a_dumb_terminal_is_one_line_not_escape_codes",),
     ),
     Mutant(
+        "a typed folder past the @ index's cut is listed (firsthour5)",
+        "a-typed-folder-past-the-index-cut-is-listed",
+        "    if len(files) < MAX_FILES:\n        return found\n",
+        "    if True:\n        return found\n",
+        (
+            "tests/app/test_first_hour_open.py::"
+            "test_at_completion_offers_a_file_past_the_index_cut_once_its_folder_is_typed",
+        ),
+    ),
+    Mutant(
         "cli: an option repeated with another value",
         "cli-an-option-repeated-with-another-value",
         "if line := _repeated(self, ctx, args):",

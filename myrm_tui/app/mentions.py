@@ -3,6 +3,7 @@ mentioned files' text to the message (each within a budget; a larger file is cut
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import stat
@@ -32,6 +33,7 @@ SKIP_DIRS = frozenset(
     }
 )
 MAX_FILES = 20_000
+FOLDER_SCAN = 5_000  # entries of a typed folder read for the menu (past the index's cut)
 MENTION = re.compile(r"(?<!\S)@([\w.+/-]+)")
 QUERY = re.compile(r"(?:^|\s)@([\w.+/-]*)$")
 
@@ -76,6 +78,38 @@ def fuzzy(query: str, paths: list[str], limit: int = 8) -> list[str]:
     the path containing it, then the letters in order."""
     scored = [(s, p) for p in paths if (s := _score(query, p)) is not None]
     return [p for _, p in sorted(scored)[:limit]]
+
+
+def in_folder(query: str, root: Path, limit: int = 8) -> list[str]:
+    """The files of the workspace folder ``query`` names whose names start with its last part
+    (``pkg/sub/mo`` -> ``pkg/sub/mo*``), read from the disk: at most ``FOLDER_SCAN`` entries."""
+    folder, _, start = query.rpartition("/")
+    if not folder:
+        return []
+    base = root.resolve()
+    try:
+        full = (base / folder).resolve()
+        if base not in full.parents:
+            return []
+        with os.scandir(full) as entries:
+            names = sorted(
+                e.name
+                for e in itertools.islice(entries, FOLDER_SCAN)
+                if e.name.lower().startswith(start.lower()) and e.is_file(follow_symlinks=False)
+            )
+    except (OSError, RuntimeError, ValueError):
+        return []  # not a folder, gone, or unreadable: the index's matches alone
+    return [f"{folder}/{name}" for name in names[:limit]]
+
+
+def candidates(query: str, files: list[str], root: Path, limit: int = 8) -> list[str]:
+    """The menu's paths for ``query``: the index's best matches; when the index was cut at ``MAX_FILES``
+    (a huge repository, where a file past the cut was never offered), the typed folder's files first."""
+    found = fuzzy(query, files, limit)
+    # guard: a-typed-folder-past-the-index-cut-is-listed
+    if len(files) < MAX_FILES:
+        return found
+    return list(dict.fromkeys([*in_folder(query, root, limit), *found]))[:limit]
 
 
 def query_at(line_before_cursor: str) -> str | None:

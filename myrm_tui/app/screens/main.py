@@ -21,7 +21,7 @@ from textual.widgets import Header, OptionList, Static, TabbedContent
 from myrm_tui.agent.events import TurnFailed
 from myrm_tui.app.key_router import router_of
 from myrm_tui.app.live import LiveContext
-from myrm_tui.app.mentions import fuzzy, list_files
+from myrm_tui.app.mentions import candidates, list_files
 from myrm_tui.app.messages import (
     AgentEventMessage,
     ApprovalWaiting,
@@ -161,7 +161,8 @@ class MainScreen(Screen[None]):
                 router.release(hold)
 
     def _show_mentions(self) -> None:
-        self.mentions.show(fuzzy(self._query or "", self._files or []))
+        assert self.workspace is not None
+        self.mentions.show(candidates(self._query or "", self._files or [], self.workspace))
         self.prompt.mention_active = self.mentions.is_open
 
     def _close_mentions(self) -> None:

@@ -1,0 +1,67 @@
+"""What a new user met in the parts of the first hour tried last (firsthour5): a huge repository's ``@``
+completion, a terminal only a few rows high. Real keys, the provider emulator."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from myrm_tui.app import mentions
+from myrm_tui.app.widgets.mention_menu import MentionMenu
+from myrm_tui.app.widgets.prompt_input import PromptInput
+from myrm_tui.testing.emulator import ProviderEmulator
+from tests.helpers import SMALL_SCREEN, make_app, started, type_text, wait_until
+
+
+def _menu(menu: MentionMenu) -> list[str]:
+    return [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)]
+
+
+async def test_at_completion_offers_a_file_past_the_index_cut_once_its_folder_is_typed(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in a generated repository of 100,000 files: the ``@`` index stops at ``MAX_FILES`` (20,000),
+    and ``@pkg499/sub2/mod5`` opened no menu at all, the file past the cut never offered. The cut is made
+    small here (what matters is being past it, not the count)."""
+    monkeypatch.setattr(mentions, "MAX_FILES", 30)
+    (workspace / "a").mkdir()
+    for i in range(40):  # the walk takes "a" first: the index is full before "z"
+        (workspace / "a" / f"f{i:02d}.txt").write_text("x")
+    (workspace / "z" / "deep").mkdir(parents=True)
+    (workspace / "z" / "deep" / "target.py").write_text("found = True\n")
+    app = make_app(emulator, tmp_path, workspace)
+    async with started(app, size=SMALL_SCREEN) as pilot:
+        menu = app.query_one(MentionMenu)
+        await type_text(pilot, "see @z/deep/tar")
+        await wait_until(pilot, lambda: menu.is_open)
+        assert _menu(menu) == ["z/deep/target.py"]
+        await pilot.press("tab")
+        assert app.query_one(PromptInput).text == "see @z/deep/target.py "
+
+
+NAME = st.text(alphabet="abcXYZ019_-.", min_size=1, max_size=8).filter(lambda n: n not in {".", ".."})
+
+
+@given(names=st.sets(NAME, min_size=1, max_size=12), pick=st.integers(0, 11), cut=st.integers(1, 4))
+def test_a_typed_folder_offers_each_of_its_files_by_any_prefix_of_its_name(
+    names: set[str], pick: int, cut: int
+) -> None:
+    """Past the index's cut, any prefix of a file's name after its folder offers that file, and only files of
+    that folder whose names start with it (case-insensitive), within the menu's limit."""
+    chosen = sorted(names)[pick % len(names)]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        for folder in (root / "d" / "e", Path(tmp) / "out"):
+            folder.mkdir(parents=True)
+            for name in names:
+                (folder / name).write_text("x")
+        prefix = chosen[: max(1, len(chosen) - cut)]
+        offered = mentions.in_folder(f"d/e/{prefix}", root, limit=len(names))
+        assert f"d/e/{chosen}" in offered
+        assert all(p.startswith("d/e/") and p[4:].lower().startswith(prefix.lower()) for p in offered)
+        assert len(offered) == sum(n.lower().startswith(prefix.lower()) for n in names)
+        assert mentions.in_folder(f"../out/{prefix}", root) == []  # never outside the workspace
