@@ -1971,6 +1971,13 @@ MUTANTS = (
         ("tests/cli/test_cli.py::test_the_full_screen_on_a_dumb_terminal_is_one_line_not_escape_codes",),
     ),
     Mutant(
+        "a terminal a few rows high keeps rows for the chat (firsthour5)",
+        "a-short-terminal-keeps-rows-for-the-chat",
+        '        self.set_class(self.size.height < SHORT, "-short")',
+        '        self.set_class(False, "-short")',
+        ("tests/app/test_first_hour_open.py::test_a_terminal_a_few_rows_high_still_shows_the_conversation",),
+    ),
+    Mutant(
         "a typed folder past the @ index's cut is listed (firsthour5)",
         "a-typed-folder-past-the-index-cut-is-listed",
         "    if len(files) < MAX_FILES:\n        return found\n",

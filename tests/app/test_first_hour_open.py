@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from textual.widgets import Header
 
 from myrm_tui.app import mentions
+from myrm_tui.app.widgets.chat_message import AssistantMessage
 from myrm_tui.app.widgets.mention_menu import MentionMenu
 from myrm_tui.app.widgets.prompt_input import PromptInput
-from myrm_tui.testing.emulator import ProviderEmulator
-from tests.helpers import SMALL_SCREEN, make_app, started, type_text, wait_until
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import SMALL_SCREEN, make_app, send_turn, started, type_text, wait_until
 
 
 def _menu(menu: MentionMenu) -> list[str]:
@@ -65,3 +67,26 @@ def test_a_typed_folder_offers_each_of_its_files_by_any_prefix_of_its_name(
         assert all(p.startswith("d/e/") and p[4:].lower().startswith(prefix.lower()) for p in offered)
         assert len(offered) == sum(n.lower().startswith(prefix.lower()) for n in names)
         assert mentions.in_folder(f"../out/{prefix}", root) == []  # never outside the workspace
+
+
+async def test_a_terminal_a_few_rows_high_still_shows_the_conversation(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Found starting myrm in a 20x5 terminal: the title, the ring's line, the status, the box (3 rows), the
+    keys' line: every row; a question sent got its answer with no row to show it in. Below ``SHORT`` rows
+    the title, the keys' line and the box's border give theirs to the chat; back at full size they return."""
+    emulator.enqueue(Reply(text="seen here"))
+    app = make_app(emulator, tmp_path, workspace)
+    async with started(app, size=(120, 35)) as pilot:
+        await pilot.resize_terminal(20, 5)
+        chat = app.main.chat
+        await wait_until(pilot, lambda: tuple(app.size) == (20, 5) and chat.size.height >= 2)
+        await send_turn(pilot, app, "hi")
+        await wait_until(pilot, lambda: bool(app.query(AssistantMessage)))
+        answer = app.query(AssistantMessage).last()
+        await wait_until(
+            pilot, lambda: chat.scroll_offset.y + chat.size.height >= answer.virtual_region.bottom
+        )
+        assert answer.markdown.source == "seen here" and not app.query_one(Header).display
+        await pilot.resize_terminal(120, 35)
+        await wait_until(pilot, lambda: bool(app.query_one(Header).display) and chat.size.height > 20)

@@ -58,6 +58,7 @@ def first_line(text: str, width: int = 80) -> str:
 
 # Below this width the side panel collapses to the ring's line under the chat (ctrl+b opens it).
 NARROW = 110
+SHORT = 10  # rows below which the title, the keys' line and the box's border give their rows to the chat
 
 
 class MainScreen(Screen[None]):
@@ -92,6 +93,7 @@ class MainScreen(Screen[None]):
         # The panel's class is set before the widgets exist: set after, at mount, it restyled all of them
         # (a fifth of the start-up's CPU on a narrow terminal).
         self.set_class(not self._panel_shown(self.app.size.width), "-hide-panel")
+        self.set_class(self.app.size.height < SHORT, "-short")
         yield Header(show_clock=False, icon="◉")
         with Horizontal(id="body"):
             with Vertical(id="chat-column"):
@@ -118,6 +120,9 @@ class MainScreen(Screen[None]):
 
     def on_resize(self, _: events.Resize) -> None:
         self._layout_panel()
+        # A pane a few rows high (a tmux split, 20x5) left the chat no row at all: a reply came, unseen.
+        # guard: a-short-terminal-keeps-rows-for-the-chat
+        self.set_class(self.size.height < SHORT, "-short")
 
     def _layout_panel(self) -> None:
         """The side panel as a column, or collapsed to the ring's line under the chat."""
