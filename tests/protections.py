@@ -1978,6 +1978,16 @@ MUTANTS = (
         ("tests/app/test_first_hour_open.py::test_a_terminal_a_few_rows_high_still_shows_the_conversation",),
     ),
     Mutant(
+        "/copy takes the newest answer (firsthour5)",
+        "copy-takes-the-newest-answer",
+        'answer = next((it.text for it in reversed(self.main.chat.items) if it.kind == "assistant"), "")',
+        'answer = ""',
+        (
+            "tests/app/test_first_hour_open.py::"
+            "test_slash_copy_puts_the_newest_answer_on_the_clipboard_code_blocks_as_written",
+        ),
+    ),
+    Mutant(
         "a typed folder past the @ index's cut is listed (firsthour5)",
         "a-typed-folder-past-the-index-cut-is-listed",
         "    if len(files) < MAX_FILES:\n        return found\n",

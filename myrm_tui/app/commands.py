@@ -149,6 +149,12 @@ COMMANDS: tuple[Command, ...] = (
         priority=True,
     ),
     Command("notes", "Session notes", "The notes the agent keeps across compactions", slash=("notes",)),
+    Command(
+        "copy_answer",
+        "Copy the last answer",
+        "The newest answer's text to the clipboard, code blocks as written (as Claude Code's /copy)",
+        slash=("copy",),
+    ),
 )
 
 # Keys the prompt box reads itself (not bindings), listed in the help screen before the bindings.

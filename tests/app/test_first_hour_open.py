@@ -90,3 +90,25 @@ async def test_a_terminal_a_few_rows_high_still_shows_the_conversation(
         assert answer.markdown.source == "seen here" and not app.query_one(Header).display
         await pilot.resize_terminal(120, 35)
         await wait_until(pilot, lambda: bool(app.query_one(Header).display) and chat.size.height > 20)
+
+
+async def test_slash_copy_puts_the_newest_answer_on_the_clipboard_code_blocks_as_written(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """What a Claude Code user types to take an answer: ``/copy`` was an unknown command, and a mouse
+    selection takes only what the screen shows. Before any answer it says so; then it takes the newest."""
+    newest = "Run this:\n\n```python\nprint('hi')\n```\n"
+    answers = {"one": "the first", "two": newest}  # by question: a title request takes no scripted turn
+    emulator.default = lambda body: Reply(text=answers.get(str(body["messages"][-1]["content"]), "A title"))
+    app = make_app(emulator, tmp_path, workspace)
+    async with started(app, size=SMALL_SCREEN) as pilot:
+        await type_text(pilot, "/copy")
+        await pilot.press("enter")
+        await wait_until(
+            pilot, lambda: any("no answer to copy" in str(n.message) for n in app._notifications)
+        )
+        for question in ("one", "two"):
+            await send_turn(pilot, app, question)
+        await type_text(pilot, "/copy")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.clipboard == newest)

@@ -1,5 +1,5 @@
 """The side panel and what the chat screen shows on request: a tab, the vault's entries, the search bar,
-the newest output, and the ``/context`` and ``/notes`` lines."""
+the newest output, the ``/context`` and ``/notes`` lines, and ``/copy``."""
 
 from __future__ import annotations
 
@@ -44,3 +44,14 @@ class PanelsFlow(AppBase):
         notes = self.controller.chat.notes if self.controller.chat else ()
         body = "\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "(none)"
         self._show(ShowNotice("Session notes:\n" + body))
+
+    def action_copy_answer(self) -> None:
+        """``/copy``: the newest answer's Markdown to the clipboard (a mouse selection of a long answer
+        scrolled past the screen could not take it whole)."""
+        # guard: copy-takes-the-newest-answer
+        answer = next((it.text for it in reversed(self.main.chat.items) if it.kind == "assistant"), "")
+        if not answer.strip():
+            self.notify("no answer to copy yet", severity="warning")
+            return
+        self.copy_to_clipboard(answer)
+        self.notify(f"copied the last answer ({len(answer):,} characters)")
