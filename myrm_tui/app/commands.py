@@ -152,8 +152,10 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "copy_answer",
         "Copy the last answer",
-        "The newest answer's text to the clipboard, code blocks as written (as Claude Code's /copy)",
+        "The newest answer's text to the clipboard, code blocks as written (as Claude Code's /copy); "
+        "/copy code: its last code block alone",
         slash=("copy",),
+        usage="[code]",
     ),
 )
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from textual.widgets import Header
 
 from myrm_tui.app import mentions
+from myrm_tui.app.flows.panels import CODE_BLOCK
 from myrm_tui.app.widgets.chat_message import AssistantMessage
 from myrm_tui.app.widgets.mention_menu import MentionMenu
 from myrm_tui.app.widgets.prompt_input import PromptInput
@@ -112,3 +113,27 @@ async def test_slash_copy_puts_the_newest_answer_on_the_clipboard_code_blocks_as
         await type_text(pilot, "/copy")
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.clipboard == newest)
+        await type_text(pilot, "/copy code")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.clipboard == "print('hi')\n")
+
+
+FENCE = st.sampled_from(["```", "````", "~~~"])
+BODY = st.text(alphabet="ab `~\n#", max_size=30).filter(lambda b: "```" not in b and "~~~" not in b)
+
+
+@given(
+    before=st.text(alphabet="ab \n", max_size=20),
+    blocks=st.lists(st.tuples(FENCE, BODY), min_size=1, max_size=3),
+)
+def test_the_code_block_copy_takes_is_the_last_one_as_written(
+    before: str, blocks: list[tuple[str, str]]
+) -> None:
+    """Whatever text and fences an answer has, ``/copy code`` takes the last block's body exactly."""
+    text = before + "".join(
+        f"\n{fence}python\n{body}{'' if body.endswith(chr(10)) or not body else chr(10)}{fence}\nafter\n"
+        for fence, body in blocks
+    )
+    last = blocks[-1][1]
+    expected = last + ("" if last.endswith("\n") or not last else "\n")
+    assert [m.group(2) for m in CODE_BLOCK.finditer(text)][-1] == expected

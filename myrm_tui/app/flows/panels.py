@@ -3,11 +3,16 @@ the newest output, the ``/context`` and ``/notes`` lines, and ``/copy``."""
 
 from __future__ import annotations
 
+import re
+
 from textual import work
 
 from myrm_tui.app.flows.base import AppBase
 from myrm_tui.app.messages import JumpToBottom, ShowNotice, ShowTab, TogglePanel, VaultEntryLoaded
 from myrm_tui.app.widgets.vault_pane import VaultPane
+
+# A fenced block's body: from the line after an opening ``` (or ~~~) to the same fence at a line's start.
+CODE_BLOCK = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})[^\n]*\n(.*?)^[ ]{0,3}\1[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
 class PanelsFlow(AppBase):
@@ -45,13 +50,21 @@ class PanelsFlow(AppBase):
         body = "\n".join(f"{i + 1}. {n}" for i, n in enumerate(notes)) or "(none)"
         self._show(ShowNotice("Session notes:\n" + body))
 
-    def action_copy_answer(self) -> None:
+    def action_copy_answer(self, what: str = "") -> None:
         """``/copy``: the newest answer's Markdown to the clipboard (a mouse selection of a long answer
-        scrolled past the screen could not take it whole)."""
+        scrolled past the screen could not take it whole); ``/copy code``: its last code block's body."""
         # guard: copy-takes-the-newest-answer
         answer = next((it.text for it in reversed(self.main.chat.items) if it.kind == "assistant"), "")
         if not answer.strip():
             self.notify("no answer to copy yet", severity="warning")
+            return
+        if what == "code":
+            blocks = [m.group(2) for m in CODE_BLOCK.finditer(answer)]
+            if not blocks:
+                self.notify("the last answer has no code block; /copy takes all of it", severity="warning")
+                return
+            self.copy_to_clipboard(blocks[-1])
+            self.notify(f"copied the last code block ({blocks[-1].count(chr(10)):,} lines)")
             return
         self.copy_to_clipboard(answer)
         self.notify(f"copied the last answer ({len(answer):,} characters)")

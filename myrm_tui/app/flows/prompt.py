@@ -79,6 +79,8 @@ class PromptFlow(SessionFlow, CompactionFlow, SettingsFlow, PanelsFlow):
             self.action_show_tab(command.action.split("'")[1], focus=False)
         elif command.action == "search":
             self.action_search(arg)
+        elif command.action == "copy_answer":
+            self.action_copy_answer(arg)
         elif command.action in ("set_model", "set_mode") and not arg:
             await self.run_action(command.action)  # a picker
         elif command.action in ("set_model", "set_mode"):
