@@ -29,6 +29,9 @@ def setup_logging(level: int = logging.INFO) -> Path:
     if not any(getattr(h, "_myrm", False) for h in logger.handlers):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            # guard: a-log-folder-this-user-may-not-write
+            if not _writable(path):  # the file opens at the first record: there its failure was a traceback
+                raise PermissionError(path)
             handler: logging.Handler = logging.FileHandler(path, encoding="utf-8", delay=True)
         except OSError:
             handler = logging.NullHandler()
@@ -38,6 +41,15 @@ def setup_logging(level: int = logging.INFO) -> Path:
         logger.setLevel(level)
         logger.propagate = False
     return path
+
+
+def _writable(path: Path) -> bool:
+    """Whether this user may append to ``path`` (or make it): a log folder made by another user (``sudo
+    myrm`` once, a home shared with a service account) ended ``myrm`` with a traceback at its first record,
+    before the one line that said what was wrong."""
+    if path.exists():
+        return os.access(path, os.W_OK, effective_ids=True)
+    return os.access(path.parent, os.W_OK | os.X_OK, effective_ids=True)
 
 
 @contextmanager

@@ -1978,6 +1978,13 @@ MUTANTS = (
         ("tests/app/test_first_hour_open.py::test_a_terminal_a_few_rows_high_still_shows_the_conversation",),
     ),
     Mutant(
+        "a log folder this user may not write is no traceback (firsthour5)",
+        "a-log-folder-this-user-may-not-write",
+        "            if not _writable(path):",
+        "            if False:",
+        ("tests/cli/test_cli.py::test_a_data_and_log_folder_another_user_made_is_one_line_not_a_traceback",),
+    ),
+    Mutant(
         "/copy takes the newest answer (firsthour5)",
         "copy-takes-the-newest-answer",
         'answer = next((it.text for it in reversed(self.main.chat.items) if it.kind == "assistant"), "")',

@@ -474,3 +474,46 @@ def test_a_key_that_is_plainly_set_is_found_without_importing_litellm(tmp_path: 
     assert run(ANTHROPIC_API_KEY="sk-ant-test") == "None False"
     assert run("gpt-4o", OPENAI_API_KEY="sk-test") == "None False"  # a bare name: litellm's registry file
     assert run() == f"--model: {NO_KEY} True"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+def test_a_data_and_log_folder_another_user_made_is_one_line_not_a_traceback() -> None:
+    """Found (firsthour5) running myrm as ``nobody`` where a root ``myrm`` had made the state folders (as
+    ``sudo myrm`` once in a shared home does): the database's one line was logged first, and the log file,
+    opened at that first record, raised: two tracebacks and exit 1. Now the one line, exit 2, no log file."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="myrm-other-"))
+    try:
+        root.chmod(0o755)
+        (root / "log").mkdir(mode=0o755)
+        (root / "data").mkdir(mode=0o755)
+        env = {
+            **os.environ,
+            "MYRM_LOG": str(root / "log" / "myrm.log"),
+            "MYRM_DB": str(root / "data" / "myrm.db"),
+            "MYRM_CONFIG": str(root / "none.toml"),
+            "HOME": str(root),
+            "XDG_CONFIG_HOME": str(root / "config"),
+        }
+        ask = ["ask", "-m", "openai/gpt-4o", "hi"]
+        # The same path once as root first, refused as well (the database a folder): the modules it imports
+        # are then loaded, as nobody cannot read this interpreter's own library (it is under /root).
+        warm_up = {**env, "MYRM_DB": str(root / "data"), "MYRM_LOG": os.devnull, "OPENAI_API_KEY": "sk-x"}
+        assert run_myrm(ask, env=warm_up, cwd=ROOT).returncode == 2
+        here = Path.cwd()
+        os.chdir(root)  # where run_myrm comes back to: a folder the user nobody may enter
+        os.seteuid(65534)  # a user who does not own them (root passes every permission check)
+        try:
+            proc = run_myrm(ask, env={**env, "OPENAI_API_KEY": "sk-x"}, cwd=root)
+        finally:
+            os.seteuid(0)
+            os.chdir(here)
+        line = _one_line_exit_2(proc)
+        assert line.startswith(
+            f"myrm: cannot create {root}/data/myrm.db (Permission denied); make its folder"
+        )
+        assert sorted(p.name for p in root.rglob("*")) == ["data", "log"]
+    finally:
+        shutil.rmtree(root)
