@@ -325,11 +325,12 @@ def load_config_file(path: Path) -> FileValues:
     """The file's settings (a ``[myrm]`` table or the top level), unvalidated; ``ConfigError`` when it
     cannot be read or is not TOML (the message has the line and column)."""
     source = display_path(path)
-    if not path.exists():
-        return FileValues({}, source)
     try:
         with path.open("rb") as f:
             data = tomllib.load(f)
+    # guard: a-config-file-this-user-may-not-read-is-one-line
+    except (FileNotFoundError, NotADirectoryError):  # none; a folder it may not enter is the line below
+        return FileValues({}, source)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([Problem(source, f"invalid TOML: {exc}")]) from None
     # guard: config-nesting-too-deep-is-one-problem

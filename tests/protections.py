@@ -1985,6 +1985,13 @@ MUTANTS = (
         ("tests/cli/test_cli.py::test_a_data_and_log_folder_another_user_made_is_one_line_not_a_traceback",),
     ),
     Mutant(
+        "a config file this user may not read is one line (firsthour5)",
+        "a-config-file-this-user-may-not-read-is-one-line",
+        "    except (FileNotFoundError, NotADirectoryError):",
+        "    except OSError:",
+        ("tests/cli/test_cli.py::test_a_config_folder_this_user_may_not_read_is_one_line_not_a_traceback",),
+    ),
+    Mutant(
         "/copy takes the newest answer (firsthour5)",
         "copy-takes-the-newest-answer",
         'answer = next((it.text for it in reversed(self.main.chat.items) if it.kind == "assistant"), "")',

@@ -476,6 +476,25 @@ def test_a_key_that_is_plainly_set_is_found_without_importing_litellm(tmp_path: 
     assert run() == f"--model: {NO_KEY} True"
 
 
+def _ask_as_nobody(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``myrm ask hi`` run in-process as the user ``nobody`` (the effective uid; root passes every
+    permission check), from ``root`` (a folder nobody may enter, where ``run_myrm`` comes back to)."""
+    ask = ["ask", "-m", "openai/gpt-4o", "hi"]
+    env = {**env, "OPENAI_API_KEY": "sk-x"}
+    # The same path once as root first, refused as well (the database a folder): the modules it imports
+    # are then loaded, as nobody cannot read this interpreter's own library (it is under /root).
+    warm_up = {**env, "MYRM_DB": str(root), "MYRM_LOG": os.devnull, "MYRM_CONFIG": os.devnull}
+    assert run_myrm(ask, env=warm_up, cwd=ROOT).returncode == 2
+    here = Path.cwd()
+    os.chdir(root)
+    os.seteuid(65534)
+    try:
+        return run_myrm(ask, env=env, cwd=root)
+    finally:
+        os.seteuid(0)
+        os.chdir(here)
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
 def test_a_data_and_log_folder_another_user_made_is_one_line_not_a_traceback() -> None:
     """Found (firsthour5) running myrm as ``nobody`` where a root ``myrm`` had made the state folders (as
@@ -497,23 +516,31 @@ def test_a_data_and_log_folder_another_user_made_is_one_line_not_a_traceback() -
             "HOME": str(root),
             "XDG_CONFIG_HOME": str(root / "config"),
         }
-        ask = ["ask", "-m", "openai/gpt-4o", "hi"]
-        # The same path once as root first, refused as well (the database a folder): the modules it imports
-        # are then loaded, as nobody cannot read this interpreter's own library (it is under /root).
-        warm_up = {**env, "MYRM_DB": str(root / "data"), "MYRM_LOG": os.devnull, "OPENAI_API_KEY": "sk-x"}
-        assert run_myrm(ask, env=warm_up, cwd=ROOT).returncode == 2
-        here = Path.cwd()
-        os.chdir(root)  # where run_myrm comes back to: a folder the user nobody may enter
-        os.seteuid(65534)  # a user who does not own them (root passes every permission check)
-        try:
-            proc = run_myrm(ask, env={**env, "OPENAI_API_KEY": "sk-x"}, cwd=root)
-        finally:
-            os.seteuid(0)
-            os.chdir(here)
+        proc = _ask_as_nobody(root, env)
         line = _one_line_exit_2(proc)
         assert line.startswith(
             f"myrm: cannot create {root}/data/myrm.db (Permission denied); make its folder"
         )
         assert sorted(p.name for p in root.rglob("*")) == ["data", "log"]
+    finally:
+        shutil.rmtree(root)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+def test_a_config_folder_this_user_may_not_read_is_one_line_not_a_traceback() -> None:
+    """Found (firsthour5) running myrm as another user who kept root's HOME (``sudo -u``, ``setpriv``):
+    checking whether ``~/.config/myrm/config.toml`` exists raised PermissionError, a traceback. Now the
+    one line that names the file, exit 2."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="myrm-other-"))
+    try:
+        root.chmod(0o755)
+        (root / "private").mkdir(mode=0o700)
+        env = {k: v for k, v in os.environ.items() if k != "MYRM_CONFIG"}
+        env |= {"HOME": str(root), "XDG_CONFIG_HOME": str(root / "private"), "MYRM_DB": str(root / "x.db")}
+        line = _one_line_exit_2(_ask_as_nobody(root, env))
+        assert line == "myrm: ~/private/myrm/config.toml: cannot read it: Permission denied"
     finally:
         shutil.rmtree(root)
