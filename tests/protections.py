@@ -1664,6 +1664,24 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a toast still on screen is not stacked again",
+        "a-toast-on-screen-is-not-stacked-again",
+        "if any(n.message == text for n in self._notifications):",
+        "if False:",
+        (
+            "tests/app/test_compaction_view.py::test_nothing_to_compact_pressed_again_adds_no_second_row_or_toast",
+        ),
+    ),
+    Mutant(
+        "a notice is not repeated right under itself",
+        "a-notice-is-not-repeated-under-itself",
+        'if last is not None and (last.kind, last.text, last.level) == ("notice", text, level):',
+        "if False:",
+        (
+            "tests/app/test_compaction_view.py::test_nothing_to_compact_pressed_again_adds_no_second_row_or_toast",
+        ),
+    ),
+    Mutant(
         "ask: an empty message is refused",
         "ask-an-empty-message-is-refused",
         "    if not message.strip():\n",
@@ -2127,7 +2145,7 @@ MUTANTS = (
     Mutant(
         "untrusted text: every toast is plain text",
         "untrusted-text-every-toast-is-plain-text",
-        "super().notify(sanitize(message), markup=False, **kwargs)",
+        "super().notify(text, markup=False, **kwargs)",
         "super().notify(message, markup=markup, **kwargs)",
         ("tests/app/test_untrusted_text.py::test_a_stored_session_with_markup_in_every_field_reopens",),
     ),

@@ -98,8 +98,13 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
         """Every toast is plain text (Textual's default is markup, and widgets pass ``markup=True``): one
         may quote a gist, a path, a session id or an error from outside."""
+        text = sanitize(message)
+        # the same toast still on screen is not stacked again (a key or a click pressed again)
+        # guard: a-toast-on-screen-is-not-stacked-again
+        if any(n.message == text for n in self._notifications):
+            return
         # guard: untrusted-text-every-toast-is-plain-text
-        super().notify(sanitize(message), markup=False, **kwargs)
+        super().notify(text, markup=False, **kwargs)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Chat actions are off while a modal screen is open, so its own keys (ctrl+s: save) work; the

@@ -508,3 +508,35 @@ async def test_a_view_over_the_budget_compacts_with_auto_compaction_off() -> Non
     assert run.compacting and run.plan.reason.startswith("over budget"), run.metrics.events
     assert run.tokens <= config.fit_budget
     assert run.metrics.compaction is not None and run.metrics.compaction.trigger == "emergency"
+
+
+async def test_nothing_to_compact_pressed_again_adds_no_second_row_or_toast(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Each ctrl+k (or click on the ring) with nothing to compact added one more identical row and toast."""
+    app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive", **SMALL)
+    emulator.enqueue(Reply(text="short answer"))
+    async with started(app, size=SMALL_SCREEN) as pilot:
+        await send_turn(pilot, app, "hello")
+        previews = app.controller.preview_compaction
+        asked: list[str] = []
+
+        async def counted(focus: str = "") -> Any:
+            got = await previews(focus)
+            asked.append(focus)  # the flow goes on to its row and toast without yielding: both are in
+            return got
+
+        app.controller.preview_compaction = counted  # type: ignore[method-assign]
+        for n in range(1, 4):
+            await pilot.press("ctrl+k")
+            await wait_until(pilot, lambda n=n: len(asked) == n)  # type: ignore[misc]
+        assert len([t for t in app._notifications if t.message.startswith("Nothing to compact:")]) == 1
+        await send_turn(pilot, app, "more")  # the three presses' rows were shown before this message
+        await pilot.press("ctrl+k")  # another row in between: the notice may come again
+        await wait_until(pilot, lambda: len(asked) == 4)
+        await send_turn(pilot, app, "last")
+
+        def rows() -> list[str]:
+            return [str(n.render()) for n in app.query(Notice) if "Nothing to compact:" in str(n.render())]
+
+        assert len(rows()) == 2, rows()

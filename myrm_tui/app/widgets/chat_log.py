@@ -608,6 +608,12 @@ class ChatLog(VerticalScroll):
         return mounts
 
     async def add_notice(self, text: str, level: str = "info") -> None:
+        """A notice row; the same notice right after itself is not added again (each click on the ring
+        with nothing to compact added one more identical row)."""
+        last = self.items[-1] if self.items else None
+        # guard: a-notice-is-not-repeated-under-itself
+        if last is not None and (last.kind, last.text, last.level) == ("notice", text, level):
+            return
         await self._append(Item("notice", text, level))
 
     async def add_compaction(self, record: Compaction) -> None:
