@@ -189,6 +189,9 @@ def _annotated() -> dict[str, Any]:
     }
 
 
+DEFAULT_FILE_SIZE_MB = 8192  # a shell command's largest file (``limit_file_size_mb``): a model's weights fit
+
+
 def processes_for(cpus: int | None) -> int:
     """The default bound of a shell command's processes and threads together (``limit_processes``): 256 a
     CPU, at least 4,096. A fixed 1,024 would stop a parallel build on a big machine (a JVM runs ~20
@@ -222,7 +225,8 @@ class Settings(UserContextSettings):
     max_output_tokens: int = DEFAULT_REPLY_TOKENS
     max_steps: int = 40
     # the same tool call (same arguments, same result) this many times in a row asks the user before it runs
-    # again; with no one to ask (``myrm ask``) the turn stops there. 0 = off (agent/repeat_guard.py)
+    # again; with no one to ask (``myrm ask``) the model is told once, then the turn stops. 0 = off
+    # (agent/repeat_guard.py)
     repeat_limit: int = 3
     approval: Literal["ask", "auto"] = "ask"
     allowed_commands: tuple[str, ...] = ()
@@ -234,7 +238,7 @@ class Settings(UserContextSettings):
     # a process's private memory (RLIMIT_DATA), one file's size (RLIMIT_FSIZE)
     limit_processes: int = field(default_factory=lambda: processes_for(os.cpu_count()))
     limit_memory_mb: int = field(default_factory=half_the_memory_mb)
-    limit_file_size_mb: int = 8192
+    limit_file_size_mb: int = DEFAULT_FILE_SIZE_MB
     # honour every workspace's own configuration (.myrm/filters) without asking (CI, scripts); otherwise only
     # folders the user trusted (trust.py)
     trust_workspace: bool = False

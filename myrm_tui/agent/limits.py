@@ -24,8 +24,10 @@ import itertools
 import logging
 import os
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from myrm_tui.config import DEFAULT_FILE_SIZE_MB, half_the_memory_mb, processes_for
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +38,11 @@ _serial = itertools.count()
 
 @dataclass(frozen=True)
 class Limits:
-    """One command's limits (0: none of that kind)."""
+    """One command's limits (0: none of that kind); by default the settings' defaults."""
 
-    processes: int = 1024
-    memory_mb: int = 4096
-    file_size_mb: int = 1024
+    processes: int = field(default_factory=lambda: processes_for(os.cpu_count()))
+    memory_mb: int = field(default_factory=half_the_memory_mb)
+    file_size_mb: int = DEFAULT_FILE_SIZE_MB
 
     @classmethod
     def of(cls, processes: int, memory_mb: int, file_size_mb: int) -> Limits | None:
