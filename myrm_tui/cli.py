@@ -539,7 +539,13 @@ def ask(
             _say(f"myrm: {name} takes text or stream-json, not {value!r}")
             raise typer.Exit(2)
     stream_in = input_format == "stream-json"
-    from myrm_tui.agent.stream_json import prompt_with_stdin, prompts_from, stdin_is_terminal, stdin_lines
+    from myrm_tui.agent.stream_json import (
+        prompt_with_stdin,
+        prompts_from,
+        stdin_is_terminal,
+        stdin_lines,
+        stdin_message,
+    )
 
     if prompt is None and not stream_in and not stdin_is_terminal():
         prompt = "-"  # `myrm ask < question.txt`, `echo … | myrm ask`: the message is standard input
@@ -554,8 +560,6 @@ def ask(
     # An untrusted folder's own rules are skipped: the first turn says so.
     for warning in _filter_problems((workspace or Path.cwd()).resolve(), cli):
         _say(f"myrm: warning: {warning}")
-    from myrm_tui.agent.stream_json import stdin_message
-
     # stdin is read bounded, in the thread that waits for the next prompt (next_prompt)
     texts: Any = prompt_with_stdin(prompt) if prompt not in (None, "-") else None
     texts = texts or (prompts_from(stdin_lines()) if stream_in else stdin_message())

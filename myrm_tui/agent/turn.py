@@ -421,14 +421,12 @@ class TurnRunner:
                 if go == UNATTENDED and not self.repeats.warned:
                     self.repeats.warned = True
                     told = ToolResult(_REPEAT_WARNED.format(limit=self.repeats.limit), is_error=True)
-                    for call in calls:  # none runs; each keeps a result: the next request stays valid
-                        yield ToolStarted(call)
-                        yield ToolFinished(call, await session.append(result_message(call, told)))
+                    async for ev in self._answer(calls, told):
+                        yield ev
                     yield Notice(self._told_line(again), "warning")
                     continue
-                for call in calls:  # each call keeps a result: the next request stays valid
-                    yield ToolStarted(call)
-                    yield ToolFinished(call, await session.append(result_message(call, _NOT_REPEATED)))
+                async for ev in self._answer(calls, _NOT_REPEATED):
+                    yield ev
                 yield Notice(self._loop_line(again), "warning")
                 yield TurnDone(step, looped=True)
                 return
@@ -470,6 +468,13 @@ class TurnRunner:
             "warning",
         )
         yield TurnDone(step)
+
+    async def _answer(self, calls: tuple[ToolCall, ...], result: ToolResult) -> AsyncIterator[AgentEvent]:
+        """Each of ``calls`` answered with ``result``, none run: each keeps a result, so the next request
+        stays valid."""
+        for call in calls:
+            yield ToolStarted(call)
+            yield ToolFinished(call, await self.session.append(result_message(call, result)))
 
     async def _go_on(self, call: ToolCall) -> str:
         """Whether the user lets a call the model keeps repeating run (the approval path): "yes", "no" (a
