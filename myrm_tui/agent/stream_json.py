@@ -271,6 +271,14 @@ def _user_text(obj: Any, n: int) -> str | None:
 STDIN_LIMIT = 50 * 1024 * 1024
 
 
+def _stdin_fd() -> int | None:
+    """Standard input's descriptor; None for a stdin without one (a test's) or none at all (``<&-``)."""
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def _stdin_chunks() -> Iterator[bytes]:
     """Standard input's bytes, read from its descriptor with ``os.read``: a thread waiting here holds none
     of ``sys.stdin``'s locks, so nothing else that touches the stream (or the interpreter's exit) waits on
@@ -278,9 +286,8 @@ def _stdin_chunks() -> Iterator[bytes]:
     # guard: stdin-closed-reads-as-empty
     if sys.stdin is None:  # started with descriptor 0 closed (<&-): Python sets no stdin at all
         return
-    try:
-        fd = sys.stdin.fileno()
-    except (AttributeError, OSError, ValueError):
+    fd = _stdin_fd()
+    if fd is None:
         yield from (t.encode("utf-8", "surrogateescape") for t in iter(lambda: sys.stdin.read(1 << 16), ""))
         return
     while chunk := os.read(fd, 1 << 16):
@@ -353,20 +360,15 @@ STDIN_WAIT_S = 3.0
 
 def stdin_is_terminal() -> bool:
     """Whether standard input is a terminal (a stdin without a descriptor, a test's, is not)."""
-    try:
-        return os.isatty(sys.stdin.fileno())
-    except (AttributeError, OSError, ValueError):
-        return False
+    fd = _stdin_fd()
+    return fd is not None and os.isatty(fd)
 
 
 def _stdin_ready(wait: float) -> bool:
     """Whether standard input has a byte, or its end, within ``wait`` seconds (a file or /dev/null at once;
     a stdin without a descriptor always)."""
-    try:
-        fd = sys.stdin.fileno()
-    except (AttributeError, OSError, ValueError):
-        return True
-    return bool(select.select([fd], [], [], wait)[0])
+    fd = _stdin_fd()
+    return fd is None or bool(select.select([fd], [], [], wait)[0])
 
 
 def _stdin_wait() -> float:
