@@ -116,9 +116,15 @@ class PidCgroup:
 
     def live(self) -> list[int]:
         """Its processes that have not exited (a zombie waits for its parent, but has ended)."""
-        from myrm_tui.agent.proc import _proc_stat
-
-        return [pid for pid in self.pids() if (stat := _proc_stat(pid)) is not None and stat[3] != "Z"]
+        out = []
+        for pid in self.pids():
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    if f.read().rsplit(b")", 1)[1].split()[0] != b"Z":
+                        out.append(pid)
+            except (OSError, IndexError):
+                continue
+        return out
 
     async def kill(self, wait: float = 2.0) -> int:
         """SIGKILL every process in it, and the children a process forks while it is killed (the limit
