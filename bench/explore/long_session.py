@@ -63,13 +63,14 @@ def long_session(corpus: Path, messages: int) -> Conversation:
 
 async def replay(
     conv: Conversation, window: int, collections: Collections
-) -> tuple[list[float], list[float], list[str], int]:
+) -> tuple[list[float], list[float], list[str], int, list[float]]:
     counter = TokenCounter()
     s = MyrmStrategy(counter)
     s.start(conv.id, window)
     s.bind_tools(counter.schemas(builtin_tool_schemas()))
     times: list[float] = []
     cpu: list[float] = []  # CPU time of this process: on a loaded machine wall time waits for a core
+    after: list[float] = []  # CPU of what is read after the request is sent (``settle``), as the agent does
     digest = hashlib.sha256()
     compactions = 0
     turns = [i for i, m in enumerate(conv.messages) if m.role == "assistant" and i > 0]
@@ -80,9 +81,14 @@ async def replay(
         collections.on = False
         times.append((time.perf_counter() - t) * 1000)
         cpu.append((time.process_time() - c) * 1000)
+        c = time.process_time()
+        collections.on = True
+        s.settle()
+        collections.on = False
+        after.append((time.process_time() - c) * 1000)
         compactions += s.last_metrics.compacted
         digest.update(json.dumps([m.to_api() for m in view], sort_keys=True).encode())
-    return times, cpu, [digest.hexdigest()], compactions
+    return times, cpu, [digest.hexdigest()], compactions, after
 
 
 @dataclass
@@ -106,8 +112,9 @@ class Collections:
 
 @dataclass
 class Measure:
-    """Pipeline ms per request (each request's least over the runs), compactions, the views' digest, and
-    the collections that ran inside requests (summed over the runs)."""
+    """Pipeline ms per request (each request's least over the runs), compactions, the views' digest, the
+    collections that ran inside requests (summed over the runs), and the CPU ms read after each request
+    was sent (``settle``: while the model answers; not in ``cpu``)."""
 
     sessions: int
     messages: int
@@ -117,6 +124,7 @@ class Measure:
     compactions: int
     views: str
     collections: Collections
+    after: list[float] = field(default_factory=list)
 
 
 def use_gc(policy: str) -> None:
@@ -136,16 +144,24 @@ def replay_all(convs: list[Conversation], window: int) -> dict[str, Any]:
     gc.callbacks.append(collections)
     wall: list[float] = []
     cpu: list[float] = []
+    after: list[float] = []
     digest: list[str] = []
     compactions = 0
     try:
         for conv in convs:
-            t, c, d, n = asyncio.run(replay(conv, window, collections))
-            wall, cpu, digest, compactions = wall + t, cpu + c, digest + d, compactions + n
+            t, c, d, n, a = asyncio.run(replay(conv, window, collections))
+            wall, cpu, digest, compactions, after = wall + t, cpu + c, digest + d, compactions + n, after + a
     finally:
         gc.callbacks.remove(collections)
     views = digest[0] if len(digest) == 1 else hashlib.sha256("".join(digest).encode()).hexdigest()
-    return {"wall": wall, "cpu": cpu, "compactions": compactions, "views": views, "gc": asdict(collections)}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "after": after,
+        "compactions": compactions,
+        "views": views,
+        "gc": asdict(collections),
+    }
 
 
 def measure(args: list[str], runs: int) -> Measure:
@@ -176,6 +192,7 @@ def measure(args: list[str], runs: int) -> Measure:
         first["compactions"],
         first["views"],
         collections,
+        [min(x) for x in zip(*(g["after"] for g in got), strict=True)],
     )
 
 
@@ -195,7 +212,8 @@ def line(m: Measure, window: int, policy: str) -> str:
     )
     return (
         f"{m.messages} messages in {m.sessions} sessions, {len(m.cpu)} requests at {window:,}{runs}: "
-        f"wall {three(m.wall)}; CPU {three(m.cpu)}; {m.compactions} compactions; "
+        f"wall {three(m.wall)}; CPU {three(m.cpu)}; read after sending, CPU {three(m.after or [0.0])}; "
+        f"{m.compactions} compactions; "
         f"views sha256 {m.views[:16]}; gc {policy}, collections in requests (all runs): {gens}"
     )
 
@@ -299,6 +317,7 @@ def main() -> None:
                     one["compactions"],
                     one["views"],
                     Collections(count=one["gc"]["count"], ms=one["gc"]["ms"]),
+                    one["after"],
                 ),
                 a.window,
                 a.gc,

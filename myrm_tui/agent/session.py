@@ -6,6 +6,8 @@ Every message is appended to the store the moment it exists, so a crash loses no
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
 from pathlib import Path
@@ -37,6 +39,8 @@ from myrm_tui.llm.client import LLMClient, ModelSpec
 from myrm_tui.llm.events import Usage
 from myrm_tui.store.db import Store
 from myrm_tui.store.transcript import token_counts
+
+log = logging.getLogger(__name__)
 
 # A file larger than this is not read again after a compaction: the re-read's budget
 # (``reread_max_tokens``, 50,000) holds about 200 KB of code.
@@ -279,6 +283,17 @@ class AgentSession:
             )
         return self.aux
 
+    async def settle_reads(self) -> None:
+        """What the last request left to read of its new messages (``Pipeline.settle``), read while the model
+        answers, a request's at a time with the stream let through between; the next request reads what is
+        left. A failure is logged: that request reads them itself."""
+        try:
+            async with self.pipeline.lock_for(self.session_id):
+                while self.pipeline.settle(1):
+                    await asyncio.sleep(0)
+        except Exception:
+            log.exception("reading the last request's messages after sending it failed")
+
     async def prepare(
         self,
         force: bool = False,
@@ -311,6 +326,7 @@ class AgentSession:
             system_override=self.system_prompt,
             prepared_summary=self.preparer.current(),  # /compact takes it too: no call when it is ready
             summary_in_background=background and self.preparer.enabled,
+            reads_later=True,  # ``settle_reads``, while the model answers
         )
         run = await self.pipeline.run(request, self.config_now(), self.session_id)
         self._resumed = False

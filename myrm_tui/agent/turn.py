@@ -244,6 +244,8 @@ class TurnSession(StoresMessages, Protocol):
         background: bool = False,
     ) -> tuple[list[Message], PipelineRun]: ...
 
+    async def settle_reads(self) -> None: ...
+
     async def add_hook_context(self, results: list[HookResult]) -> None: ...
 
     async def add_metrics(self, data: dict[str, Any]) -> None: ...
@@ -265,6 +267,7 @@ class TurnRunner:
         self.hooks = hooks
         self.hook_problems = hook_problems  # shown once, at the first turn
         self._sent: Sent | None = None  # the last request as sent (a prepared summary repeats it)
+        self._settling: asyncio.Task[None] | None = None  # ``settle_reads`` of the last request (kept alive)
         self.repeats = RepeatGuard(self.settings.repeat_limit)
         self._max_tokens = self.settings.max_output_tokens  # the last request's max_tokens
 
@@ -564,6 +567,7 @@ class TurnRunner:
         reasoning, max_tokens = await session.reasoning_options()
         self._max_tokens = max_tokens
         self._sent = Sent(view, messages, tools, choice, dict(req))
+        settling: asyncio.Task[None] | None = None
         async for ev in session.llm.stream(
             session.spec,
             messages,
@@ -572,6 +576,10 @@ class TurnRunner:
             max_tokens=max_tokens,
             extra={**req, **reasoning},
         ):
+            if settling is None:
+                # The model has begun to answer: the request is sent, and what the pipeline left to read of
+                # its new messages is read now, while the rest streams in, not on the next request's path.
+                settling = self._settling = asyncio.create_task(session.settle_reads())
             if isinstance(ev, TextDelta):
                 partial.text.append(ev.text)
                 yield TextChunk(ev.text)

@@ -111,6 +111,7 @@ class StrategyResult:
     peak_request_tokens: int = 0
     times_ms: list[float] = field(default_factory=list)
     first_quarter_ms: list[float] = field(default_factory=list)
+    settle_ms: list[float] = field(default_factory=list)  # after each request was sent (``settle``)
     last_quarter_ms: list[float] = field(default_factory=list)
     stage_ms: list[tuple[float, dict[str, float]]] = field(
         default_factory=list
@@ -218,6 +219,8 @@ class StrategyResult:
             "peak_request_tokens": self.peak_request_tokens,
             "pipeline_ms_p50": pct(self.times_ms, 0.5),
             "pipeline_ms_p99": pct(self.times_ms, 0.99),
+            # What the agent reads of a request's new messages while the model answers: not in the p99 above.
+            "pipeline_settle_ms_p99": pct(self.settle_ms, 0.99),
             "pipeline_ms_p50_first_quarter": pct(self.first_quarter_ms, 0.5),
             "pipeline_ms_p50_last_quarter": pct(self.last_quarter_ms, 0.5),
             "pipeline_slowest_stages_ms": self._slowest_stages(),
@@ -565,6 +568,11 @@ async def replay(
             result.cached_input_tokens += c.cached_tokens
             result.cost_usd += usd
             result.unwritten_input_tokens += unwritten
+        settle = getattr(strategy, "settle", None)
+        if rej is None and settle is not None:  # what the agent reads while the model answers: off the path
+            t = time.perf_counter()
+            settle()
+            result.settle_ms.append((time.perf_counter() - t) * 1000)
         after_sent = getattr(strategy, "after_sent", None)
         if rej is None and after_sent is not None:
             await after_sent(view, tools)

@@ -266,11 +266,16 @@ class MyrmStrategy:
             summarizer=self.summarizer,
             prepared_summary=self._prepared(),
             summary_in_background=self.background is not None,
+            reads_later=True,  # the runner calls ``settle`` once the request is sent, as the agent does
         )
         run = await self.pipeline.run(request, self.config, self.conv_id)
         self.last_metrics = run.metrics
         self.breakpoints = run.breakpoints
         return run.messages
+
+    def settle(self) -> None:
+        """The reads the last request left for while the model answers (``Pipeline.settle``)."""
+        self.pipeline.settle()
 
     @property
     def background(self) -> BenchSummarizer | None:

@@ -247,6 +247,7 @@ class Pipeline:
         self.steps = list(steps)
         self._locks: dict[str, asyncio.Lock] = {}
         self._configured: tuple[ContextConfig, list[Any]] | None = None
+        self._summarize = next((s for s in self.steps if isinstance(s, Summarize)), None)
 
     def lock_for(self, session_id: str) -> asyncio.Lock:
         """Per-chat lock: two compactions of one session never run at once."""
@@ -261,6 +262,11 @@ class Pipeline:
         if known is None or (known[0] is not config and known[0] != config):
             known = self._configured = (config, [s.configure(config) for s in self.steps])
         return known[1]
+
+    def settle(self, most: int | None = None) -> int:
+        """The reads that requests made with ``reads_later`` left for after they were sent, at most ``most``
+        requests' (all when None); how many requests' are left. The next run makes any left first."""
+        return self._summarize.settle(most) if self._summarize is not None else 0
 
     async def run(self, request: Request, config: ContextConfig, session_id: str = "") -> PipelineRun:
         async with self.lock_for(session_id):

@@ -78,6 +78,10 @@ class Request:
     # The summarizer is never called inline (a turn never waits on it): summaries are prepared or extractive,
     # and the semantic filter leaves outputs to the rule-based filters.
     summary_in_background: bool = False
+    # The caller sends the view, then calls ``Pipeline.settle`` while the model answers: the reads a later
+    # compaction makes of this request's new messages (the Record's lines, ``Summarize._observe``) wait
+    # until then, or until the next request, which makes them first. The view is the same either way.
+    reads_later: bool = False
     # Derived by the pipeline:
     intent: CompressionIntent = field(default_factory=CompressionIntent)
     protected_head: tuple[Message, ...] = ()

@@ -271,3 +271,26 @@ async def test_the_budget_leaves_room_for_the_tool_schemas(
     # The request the provider saw: messages and schemas within what our count allowed.
     seen = emulator.accepted[-1].cache
     assert seen is not None and seen.input_tokens <= config.input_budget + schemas
+
+
+async def test_a_turn_reads_each_requests_new_messages_while_the_model_answers(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """The pipeline leaves what a later compaction reads of a request's new messages (an output's words and
+    tokens) for after the request is sent (``Request.reads_later``); the turn reads them once the model's
+    answer has begun to stream, so the next request does not read them on its path."""
+    from myrm_tui.context.summary import ledger
+
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    emulator.enqueue(
+        Reply(text="Counting.", tool_calls=[("bash", {"command": "seq 1 300"})]),
+        Reply(text="It printed 300 lines.", chunk_size=4),
+    )
+    await collect(agent, "count to 300")
+    settling = agent.turns._settling
+    assert settling is not None, "no read was started while the model answered"
+    await settling  # begun on the last answer's first chunk
+    assert agent.session.pipeline.settle() == 0  # nothing left for the next request
+    stored = await store.load_messages(agent.session_id)
+    output = next(m for m in stored if m.role == "tool")
+    assert (ledger.use_text, (output.text, ())) in agent.session.state.memo._d

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import pytest
@@ -353,3 +353,60 @@ def test_a_keys_size_is_the_length_of_every_string_in_it(key: Any) -> None:
         return len(k) if isinstance(k, str) else sum(plain(x) for x in k) if isinstance(k, tuple) else 0
 
     assert memo._chars(key) == plain(key)
+
+
+async def _replay_later(raw: list[Message], window: int, every: int, settles: list[int] | None) -> list[Any]:
+    """``_replay`` with each request's reads of its new messages left for after it is sent
+    (``reads_later``), then made by ``Pipeline.settle`` — after the request at each position in ``settles``
+    (a request the model answered at once is followed by the next before they are made) — or, when
+    ``settles`` is None, every request reading them itself."""
+    pipeline, vault, state = build_pipeline(), ArtifactVault("memo-later"), ContextState()
+    out: list[Any] = []
+    for end in range(3, len(raw) + 1):
+        request = request_for(
+            raw[:end], state, vault=vault, now=float(end), force_compaction=end % every == 0
+        )
+        if settles is not None:
+            request = replace(request, reads_later=True)
+        run = await pipeline.run(request, config_for(window), "memo-later")
+        record = asdict(run.metrics.compaction) if run.metrics.compaction is not None else None
+        if record is not None:
+            record.pop("duration_ms")
+        out.append(([m.to_api() for m in run.messages], record))
+        if settles is not None and end in settles:
+            pipeline.settle()
+    out.append(state.summary)
+    return out
+
+
+@settings(MEMO_SETTINGS, max_examples=8)
+@given(*MEMO_CASES, st.lists(st.integers(3, 20), max_size=10))
+def test_a_session_that_reads_after_sending_sends_the_same(
+    raw: list[Message], window: int, every: int, settles: list[int]
+) -> None:
+    """Reading a request's new messages after it is sent (``Request.reads_later``; the agent does it while
+    the model answers) changes no request: each sends what it sends when every request reads them itself,
+    whether they are read after each request, after some (the next request reads what is left first) or
+    never, through compactions and edited messages."""
+    later = asyncio.run(_replay_later(raw, window, every, settles))
+    assert later == asyncio.run(_replay_later(raw, window, every, None))
+
+
+def test_a_request_that_reads_later_leaves_its_reads_for_settle() -> None:
+    """With ``reads_later`` a request that does not compact leaves the reads of its new messages (an output
+    as it came: its words and tokens, for a later compaction) out of its own run; ``Pipeline.settle`` makes
+    them, into the session's memo."""
+    state, vault, pipeline = ContextState(), ArtifactVault("t"), build_pipeline()
+    request = request_for(conversation(6, output_chars=6000), state, vault=vault)
+    run = asyncio.run(pipeline.run(replace(request, reads_later=True), config_for(128_000), "s"))
+    assert not run.metrics.compacted
+    shortened = [m for m in run.messages if m.role == "tool" and m.meta.get("vault_uri")]
+    assert shortened, "the filter shortened no output: nothing to read as it came"
+    keys = []
+    for m in shortened:
+        entry = vault.original(m.meta["vault_uri"], "tool_output")
+        assert entry is not None
+        keys.append((ledger.use_text, (entry.content, ())))
+    assert not any(k in state.memo._d for k in keys)  # not read on the request's path
+    assert pipeline.settle() == 0  # nothing left
+    assert all(k in state.memo._d for k in keys)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -180,12 +181,23 @@ class Summarize(Configured[SummarizeSettings]):
         self.prompts_dir = prompts_dir
         self.auditor = auditor or SummaryAuditor()
         self._ledger: dict[tuple[str, int], list[ledger.Line]] = {}  # (message id, content hash) -> lines
+        # Requests whose new messages are read after the request is sent (``Request.reads_later``), oldest
+        # first: (view, request, span).
+        self._later: deque[tuple[tuple[Message, ...], Request, int]] = deque()
 
     async def run(self, v: View, s: SummarizeSettings) -> SummaryBlock | Rewritten:
         req, view = v.request, v.messages
-        self._observe(view, req, s.input_budget * LEDGER_SPAN_BUDGETS)
+        # What earlier requests left to read is read first, in their order: a message's lines are promoted
+        # by the replies that quote them as they are read (``_observe``), so the order is part of the result.
+        self.settle()
+        span = s.input_budget * LEDGER_SPAN_BUDGETS
         if not v.compacting or not v.folded:
+            if req.reads_later:  # nothing in this request needs them: read while the model answers
+                self._later.append((tuple(view), req, span))
+            else:
+                self._observe(view, req, span)
             return Rewritten(messages=view)
+        self._observe(view, req, span)
         trace = Trace()
         # The user's own first words: never a reminder myrm put before them (the environment message).
         # guard: summary-goal-from-the-users-words-not
@@ -330,7 +342,19 @@ class Summarize(Configured[SummarizeSettings]):
         while len(written) > LEDGER_CACHE * 4:
             written.pop(next(iter(written)))
 
-    def _observe(self, view: list[Message], req: Request, span: int) -> None:
+    def settle(self, most: int | None = None) -> int:
+        """Read the new messages of the requests that left them for later (``Request.reads_later``), oldest
+        first, at most ``most`` requests' (all when None), each session's into its own memo; how many are
+        left."""
+        done = 0
+        while self._later and (most is None or done < most):
+            view, req, span = self._later.popleft()
+            with memo.active(req.state.memo):
+                self._observe(view, req, span)
+            done += 1
+        return len(self._later)
+
+    def _observe(self, view: Sequence[Message], req: Request, span: int) -> None:
         """Ledger lines of each message when it first enters the view, so a compaction only looks them up:
         its time stays flat however much it folds (the request that compacts is the slow one otherwise).
         Only what a Record could hold (``ledger_start``): a resumed history far over the window is not read
