@@ -3247,6 +3247,20 @@ MUTANTS = (
             f"{OL}::test_a_call_cut_by_the_output_limit_is_answered_as_cut_and_the_user_told",
         ),
     ),
+    Mutant(
+        "a turn reads what its request left to read while the model answers (p99e)",
+        "a-turn-reads-the-requests-messages-while",
+        "settling = self._settling = asyncio.create_task(session.settle_reads())",
+        "settling = asyncio.create_task(asyncio.sleep(0))",
+        ("tests/agent/test_agent.py::test_a_turn_reads_each_requests_new_messages_while_the_model_answers",),
+    ),
+    Mutant(
+        "a request that reads later leaves its reads of its new messages for settle (p99e)",
+        "a-request-that-reads-later-leaves-its",
+        "if req.reads_later:",
+        "if False:",
+        ("tests/context/test_memo.py::test_a_request_that_reads_later_leaves_its_reads_for_settle",),
+    ),
 )
 
 

@@ -579,6 +579,7 @@ class TurnRunner:
             if settling is None:
                 # The model has begun to answer: the request is sent, and what the pipeline left to read of
                 # its new messages is read now, while the rest streams in, not on the next request's path.
+                # guard: a-turn-reads-the-requests-messages-while
                 settling = self._settling = asyncio.create_task(session.settle_reads())
             if isinstance(ev, TextDelta):
                 partial.text.append(ev.text)

@@ -192,6 +192,7 @@ class Summarize(Configured[SummarizeSettings]):
         self.settle()
         span = s.input_budget * LEDGER_SPAN_BUDGETS
         if not v.compacting or not v.folded:
+            # guard: a-request-that-reads-later-leaves-its
             if req.reads_later:  # nothing in this request needs them: read while the model answers
                 self._later.append((tuple(view), req, span))
             else:
