@@ -410,3 +410,50 @@ def test_a_request_that_reads_later_leaves_its_reads_for_settle() -> None:
     assert not any(k in state.memo._d for k in keys)  # not read on the request's path
     assert pipeline.settle() == 0  # nothing left
     assert all(k in state.memo._d for k in keys)
+
+
+async def _forked_later(raw: list[Message], window: int, every: int, settles: list[int] | None) -> list[Any]:
+    """``_forked`` (one pipeline, the parent replayed to its middle, then the child from the parent's stored
+    state, then the parent on to the end; each request compacting every ``every``-th), with each request's
+    reads left for ``Pipeline.settle`` after the requests at the positions ``settles``, or (None) every
+    request reading them itself. The child's requests come before the parent's last ones: what one
+    session left unread is read by the other's next request, in order."""
+    pipeline, vault = build_pipeline(), ArtifactVault("memo-fork-later")
+    parent = ContextState()
+    out: list[Any] = []
+    fork_at = max(3, len(raw) // 2)
+    stored = ""
+
+    async def run(state: ContextState, end: int, sid: str) -> None:
+        request = request_for(
+            raw[:end], state, vault=vault, now=float(end), force_compaction=end % every == 0
+        )
+        if settles is not None:
+            request = replace(request, reads_later=True)
+        got = await pipeline.run(request, config_for(window), sid)
+        out.append([m.to_api() for m in got.messages])
+        if settles is not None and end in settles:
+            pipeline.settle()
+
+    for end in range(3, fork_at + 1):
+        if end == fork_at:
+            stored = parent.to_json()
+        await run(parent, end, "parent")
+    child = ContextState.from_json(stored)
+    for end in range(fork_at, len(raw) + 1):
+        await run(child, end, "child")
+    for end in range(fork_at + 1, len(raw) + 1):
+        await run(parent, end, "parent")
+    out += [parent.summary, child.summary]
+    return out
+
+
+@settings(MEMO_SETTINGS, max_examples=4)
+@given(*MEMO_CASES, st.lists(st.integers(3, 20), max_size=10))
+def test_a_forked_session_that_reads_after_sending_sends_the_same(
+    raw: list[Message], window: int, every: int, settles: list[int]
+) -> None:
+    """A parent and its fork served by one pipeline, each request's reads left for after sending: both send
+    what they send when every request reads them itself, through appends and compactions on both."""
+    later = asyncio.run(_forked_later(raw, window, every, settles))
+    assert later == asyncio.run(_forked_later(raw, window, every, None))
