@@ -727,8 +727,8 @@ MUTANTS = (
     Mutant(
         "api: the approver a front-end passes in is the one asked",
         "api-the-approver-a-front-end-passes",
-        "self.llm, self.approver, jobs=jobs, files=files",
-        "self.llm, None, jobs=jobs, files=files",
+        "            self.approver,\n",
+        "            None,\n",
         ("tests/agent/test_api.py::test_the_approver_passed_in_answers_a_command",),
     ),
     Mutant(
@@ -3143,11 +3143,11 @@ MUTANTS = (
     Mutant(
         "a tool call repeated repeat_limit times in a row is asked about before it runs",
         "a-repeated-call-is-asked-about-before-it-runs",
-        'go = "yes" if (again := self.repeats.repeated(calls)) is None else await self._go_on(again)',
-        'go, again = "yes", None',
+        'go = await self._go_on(again) if (again := self.repeats.repeated(calls)) else "yes"',
+        'go, again = "yes", ()',
         (
             f"{RG}::test_with_no_one_to_ask_the_model_is_told_at_the_third_and_stopped_at_the_fourth",
-            f"{RG}::test_the_user_is_asked_and_yes_lets_the_calls_go_on",
+            f"{RG}::test_the_user_is_asked_and_yes_covers_the_run_it_answered",
             f"{RG}::test_ask_ends_a_loop_with_one_line_and_no_false_hint",
             f"{RG}::test_generated_call_sequences_through_the_agent_stop_exactly_at_the_third_identical_call",
             "tests/app/test_repeat_question.py::test_the_dialog_asks_about_a_repeated_call_and_n_stops_the_turn",
@@ -3175,8 +3175,8 @@ MUTANTS = (
     Mutant(
         "the repeat guard counts identical calls up to its limit",
         "repeat-guard-asks-at-the-limit",
-        "if count >= self.limit:",
-        "if False:",
+        "asked = count >= self.limit and (sig not in found or count > found[sig].count)",
+        "asked = False",
         (
             f"{RG}::test_the_guard_asks_exactly_at_the_limitth_identical_call_with_identical_results",
             f"{RG}::test_with_no_one_to_ask_the_model_is_told_at_the_third_and_stopped_at_the_fourth",
@@ -3191,6 +3191,53 @@ MUTANTS = (
             f"{RG}::test_a_poll_whose_result_changes_is_not_a_loop",
             f"{RG}::test_the_guard_asks_exactly_at_the_limitth_identical_call_with_identical_results",
         ),
+    ),
+    Mutant(
+        "a yes to a repeated call covers the run it answered (it asked again two calls later, round 21)",
+        "repeat-guard-yes-covers-the-run-it-answered",
+        "if asked and sig not in self._approved:",
+        "if asked:",
+        (
+            f"{RG}::test_the_user_is_asked_and_yes_covers_the_run_it_answered",
+            f"{RG}::test_one_question_covers_identical_calls_in_one_reply",
+            f"{RG}::test_the_guard_asks_exactly_at_the_limitth_identical_call_with_identical_results",
+            "tests/app/test_repeat_question.py::test_the_dialog_asks_about_a_repeated_call_and_n_stops_the_turn",
+        ),
+    ),
+    Mutant(
+        "another call ends the run a yes covered: a new run of repeats is asked about",
+        "repeat-guard-another-call-ends-the-approved-run",
+        "        if sig != self._ran:  # another call",
+        "        if False:  # another call",
+        (
+            f"{RG}::test_the_user_is_asked_and_yes_covers_the_run_it_answered",
+            f"{RG}::test_the_guard_asks_exactly_at_the_limitth_identical_call_with_identical_results",
+            "tests/app/test_repeat_question.py::test_the_dialog_asks_about_a_repeated_call_and_n_stops_the_turn",
+        ),
+    ),
+    Mutant(
+        "a session's always answers outlive the agent rebuilt after a settings change (round 21)",
+        "a-session-keeps-its-grants-across-rebuilds",
+        "agent = await self.sessions._build(self.id, settings, jobs, self.grants)",
+        "agent = await self.sessions._build(self.id, settings, jobs)",
+        (
+            f"{RG}::test_always_outlives_the_agent_rebuilt_after_a_settings_change",
+            "tests/app/test_repeat_question.py::test_always_is_kept_when_a_settings_change_rebuilds_the_agent",
+        ),
+    ),
+    Mutant(
+        "a rebuilt agent's command rules start from the session's always answers (round 21)",
+        "an-always-outlives-the-agent-rebuilt-after-a-settings-change",
+        "else CommandRules(settings.allowed_commands, grants.commands, grants.writes)",
+        "else CommandRules(settings.allowed_commands)",
+        (f"{RG}::test_always_outlives_the_agent_rebuilt_after_a_settings_change",),
+    ),
+    Mutant(
+        "the repeat dialog's a key answers always (it did nothing, round 21)",
+        "approval-a-repeated-calls-always-key-answers",
+        "return self.is_edit or self.tool == REPEAT_TOOL or bool(self.assessment.to_remember)",
+        "return self.is_edit or bool(self.assessment.to_remember)",
+        ("tests/app/test_repeat_question.py::test_always_is_kept_when_a_settings_change_rebuilds_the_agent",),
     ),
     Mutant(
         "the repeat guard takes a read of a job that still runs as a wait, not a repeat (review5)",

@@ -493,7 +493,8 @@ def _question(tool: str, command: str, assessment: Assessment) -> str:
     if tool == REPEAT_TOOL:
         return (
             f"The model keeps asking for the same call:\n{fence}\n{shown}\n{fence}\n\n{reveal(reasons)}.\n\n"
-            "Allow: it runs again; reject: the turn stops here."
+            "Allow once: it goes on without asking again until the model asks for another call; allow "
+            "always: no more such questions this session; reject: the turn stops here."
         )
     what, lang = ("Edit", "diff") if tool == "file_edit_tool" else ("Run", "sh")
     return f"{what}:\n{fence}{lang}\n{shown}\n{fence}\n\nWhy myrm asks: {reveal(reasons)}"

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from myrm_tui.agent.events import AgentEvent, AssistantSaved, ContextReport, EventListener, SummaryProgress
+from myrm_tui.agent.grants import SessionGrants
 from myrm_tui.config import Settings
 from myrm_tui.context.vault import VAULT_SCHEME, VaultEntry
 from myrm_tui.store.db import SessionRow, Store
@@ -160,13 +161,27 @@ class Sessions:
             raise
         return Fork(row, chat, report)
 
-    async def _build(self, session_id: str, settings: Settings, jobs: JobManager | None = None) -> Agent:
+    async def _build(
+        self,
+        session_id: str,
+        settings: Settings,
+        jobs: JobManager | None = None,
+        grants: SessionGrants | None = None,
+    ) -> Agent:
         from myrm_tui.agent.factory import build_agent
 
         files = self.files(session_id) if self.files is not None else None
-        # guard: api-the-approver-a-front-end-passes
         return await build_agent(
-            self.store, session_id, settings, self.workspace, self.llm, self.approver, jobs=jobs, files=files
+            self.store,
+            session_id,
+            settings,
+            self.workspace,
+            self.llm,
+            # guard: api-the-approver-a-front-end-passes
+            self.approver,
+            jobs=jobs,
+            files=files,
+            grants=grants,
         )
 
 
@@ -181,6 +196,7 @@ class ChatSession:
         self._cache: ChatAgentExecutionCache | None = None
         self._fixed = fixed
         self._turn: asyncio.Task[object] | None = None
+        self.grants = SessionGrants()  # the user's "always" answers, for every build of the agent
 
     @property
     def agent(self) -> Agent | None:
@@ -289,7 +305,8 @@ class ChatSession:
     async def _build(self, settings: Settings, jobs: JobManager | None) -> Agent:
         from myrm_tui.context.model_facts import model_kind
 
-        agent = await self.sessions._build(self.id, settings, jobs)
+        # guard: a-session-keeps-its-grants-across-rebuilds
+        agent = await self.sessions._build(self.id, settings, jobs, self.grants)
         self._listen(agent)
         if self.sessions.keep_warm:
             # The first message then reads a warm prefix. The embedded model waits for the user to type

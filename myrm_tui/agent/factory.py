@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.cache_warmer import CacheWarmer
+from myrm_tui.agent.grants import SessionGrants
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.limits import Limits
 from myrm_tui.agent.model_target import window_for
@@ -50,10 +51,11 @@ async def build_agent(
     tools: Sequence[Tool] | None = None,
     jobs: JobManager | None = None,
     files: EditorFiles | None = None,
+    grants: SessionGrants | None = None,
 ) -> Agent:
     """The session's agent, loaded. ``tools`` replaces the default set (replay's recorded tools: no
     ``subagent``, no MCP servers); ``jobs`` are the background jobs of a previous build of this session's
-    agent."""
+    agent, ``grants`` what the user allowed for the session in answers to earlier builds."""
     prompts = prompts_dir()
     trusted = is_trusted(workspace, settings.trust_workspace)
     skipped = [] if trusted else workspace_config(workspace)
@@ -91,6 +93,7 @@ async def build_agent(
         mcp_connections=connections,
         jobs=jobs,
         files=files,
+        grants=grants,
     )
     if errors:
         await store.add_metrics(session_id, agent.session.turn, {"kind": "mcp_error", "events": errors})
@@ -120,12 +123,19 @@ async def assemble(
     mcp_connections: Sequence[Any] = (),
     jobs: JobManager | None = None,
     files: EditorFiles | None = None,
+    grants: SessionGrants | None = None,
 ) -> Agent:
     """Wire one agent's units and load its session. A child (subagent) gets the parent's tools, approver,
-    approval mode and command rules (an "always" in a child holds for the parent), and no ``subagent``
-    tool."""
+    approval mode, command rules and grants (an "always" in a child holds for the parent), and no
+    ``subagent`` tool."""
     ask = serialized(approver) if approver else None
-    rules = allowed_commands if allowed_commands is not None else CommandRules(settings.allowed_commands)
+    grants = grants if grants is not None else SessionGrants()
+    rules = (
+        allowed_commands
+        if allowed_commands is not None
+        # guard: an-always-outlives-the-agent-rebuilt-after-a-settings-change
+        else CommandRules(settings.allowed_commands, grants.commands, grants.writes)
+    )
     auto = settings.approval == "auto" if auto_approve is None else auto_approve
     tool_set = ToolSet([*tools, SubagentTool()] if subagents else tools)
     session = AgentSession(
@@ -163,6 +173,7 @@ async def assemble(
             auto_approve=auto,
             allowed_commands=rules,
             files=files,
+            grants=grants,
         )
 
     spawner = Subagents(session, build_child, namespaces) if subagents else None
@@ -203,9 +214,8 @@ async def assemble(
     )
     runner = ToolRunner(tool_set, ctx, hooks, session)
     warmer = CacheWarmer(session)
-    agent = Agent(
-        session, runner, warmer, TurnRunner(session, runner, warmer, hooks, hook_problems), mcp_connections
-    )
+    turns = TurnRunner(session, runner, warmer, hooks, hook_problems, grants)
+    agent = Agent(session, runner, warmer, turns, mcp_connections)
     await agent.load()
     return agent
 

@@ -5,13 +5,20 @@ repeat when it has the tool name and the arguments (JSON compared as values, key
 before it and that call got the same result as the one before it: a poll whose output changes is progress,
 not a loop. Before the ``limit``-th repeat in a row runs, the turn asks the user (the approval path); with
 no one to ask (``myrm ask``) it ends there and says so. ``repeat_limit = 0`` switches it off.
+
+The answers, as an approval in Claude Code or Codex covers what it was asked about: "yes" covers the run of
+identical calls it answered (no question while the model keeps asking for that call; another call ends the
+run, and a new run of repeats is asked about again); "always" ends the questions for the
+session, kept by ``SessionGrants`` across the agent's rebuilds. Several identical calls in one reply get one
+question about all of them.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from myrm_tui.agent.grants import SessionGrants
 from myrm_tui.context.types import ToolCall
 
 # The ``tool`` an approver is asked about for a repeated call (front-ends word this question their way).
@@ -33,40 +40,63 @@ def signature(call: ToolCall) -> tuple[str, str]:
         return call.name, call.arguments.strip()
 
 
+@dataclass(frozen=True)
+class Repeat:
+    """``call`` reaches the limit in a run of ``count`` identical calls in a row, the last ``in_reply`` of
+    them in the reply being checked (not run yet)."""
+
+    call: ToolCall
+    count: int
+    in_reply: int
+
+
 @dataclass
 class RepeatGuard:
     """The streak of identical calls with identical results in one turn."""
 
     limit: int  # 0 = off
+    grants: SessionGrants = field(default_factory=SessionGrants)  # "always" lives here: the session's
     _last: tuple[str, str] | None = None
     _result: str | None = None
     _count: int = 0  # identical calls in a row so far, each with the result of the one before
-    _allowed: bool = False  # the user said "always": no more questions for this session
+    _ran: tuple[str, str] | None = None  # the last call that ran, whatever its result
+    # calls whose run the user let go on ("yes"): until another call runs (its results may change meanwhile)
+    _approved: set[tuple[str, str] | None] = field(default_factory=set)
     warned: bool = False  # with no one to ask, the model was told once this turn that it repeats itself
 
     def reset(self) -> None:
         """A new turn: the user has spoken since, so the streak starts again."""
-        self._last, self._result, self._count, self.warned = None, None, 0, False
+        self._last, self._result, self._count, self.warned, self._ran = None, None, 0, False, None
+        self._approved.clear()
 
-    def repeated(self, calls: tuple[ToolCall, ...]) -> ToolCall | None:
-        """The first of ``calls`` (one reply, in order) that would be the ``limit``-th identical call in a
-        row, or None. Repeats inside the reply count too (their results are not known yet)."""
-        if not self.limit or self._allowed:
-            return None
-        last, count = self._last, self._count
+    def repeated(self, calls: tuple[ToolCall, ...]) -> tuple[Repeat, ...]:
+        """The calls of ``calls`` (one reply, in order) that reach the ``limit``-th identical call in a row,
+        one a kind of call (all asked about in one question); none whose run the user let go on. Repeats
+        inside the reply count too (their results are not known yet)."""
+        if not self.limit or self.grants.repeats:
+            return ()
+        last, count, in_reply = self._last, self._count, 0
+        found: dict[tuple[str, str], Repeat] = {}
         for c in calls:
             sig = signature(c)
-            count = count + 1 if sig == last else 1
+            same = sig == last
+            count, in_reply = (count + 1, in_reply + 1) if same else (1, 1)
             last = sig
             # guard: repeat-guard-asks-at-the-limit
-            if count >= self.limit:
-                return c
-        return None
+            asked = count >= self.limit and (sig not in found or count > found[sig].count)  # its longest run
+            # guard: repeat-guard-yes-covers-the-run-it-answered
+            if asked and sig not in self._approved:
+                found[sig] = Repeat(found[sig].call if sig in found else c, count, in_reply)
+        return tuple(found.values())
 
     def ran(self, call: ToolCall, result: str | None) -> None:
         """``call`` returned ``result``: the streak goes on only if both are the same as last time. None: a
         result that says something is still under way (a running job's read): waiting on it is no loop."""
         sig = signature(call)
+        # guard: repeat-guard-another-call-ends-the-approved-run
+        if sig != self._ran:  # another call: the run the user let go on has ended
+            self._approved.discard(self._ran)
+            self._ran = sig
         # guard: repeat-guard-a-running-job-is-waited-on
         if result is None:
             self._last, self._result, self._count = None, None, 0
@@ -77,9 +107,8 @@ class RepeatGuard:
         else:
             self._last, self._result, self._count = sig, result, 1
 
-    def answered(self, answer: str) -> None:
-        """The user let the calls go on: "always" for the rest of the session, "yes" for another run of
-        ``limit`` repeats."""
+    def answered(self, answer: str, repeats: tuple[Repeat, ...]) -> None:
+        """The user let ``repeats`` go on: "yes" for the runs they are in, "always" for the session."""
         if answer == "always":
-            self._allowed = True
-        self._count = 0
+            self.grants.repeats = True
+        self._approved.update(signature(r.call) for r in repeats)

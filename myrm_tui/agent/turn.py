@@ -31,10 +31,11 @@ from myrm_tui.agent.events import (
     TurnFailed,
     UserSaved,
 )
+from myrm_tui.agent.grants import SessionGrants
 from myrm_tui.agent.hooks import HookRunner
 from myrm_tui.agent.images import with_images
 from myrm_tui.agent.permissions import Assessment
-from myrm_tui.agent.repeat_guard import REPEAT_TOOL, UNATTENDED, RepeatGuard
+from myrm_tui.agent.repeat_guard import REPEAT_TOOL, UNATTENDED, Repeat, RepeatGuard
 from myrm_tui.agent.session_deps import StoresMessages
 from myrm_tui.agent.summary_prep import Sent, SummaryPreparer
 from myrm_tui.agent.tool_runner import ToolRunner, result_message
@@ -259,6 +260,7 @@ class TurnRunner:
         warmer: CacheWarmer,
         hooks: HookRunner,
         hook_problems: list[str],
+        grants: SessionGrants | None = None,
     ) -> None:
         self.session = session
         self.settings = session.settings
@@ -268,7 +270,7 @@ class TurnRunner:
         self.hook_problems = hook_problems  # shown once, at the first turn
         self._sent: Sent | None = None  # the last request as sent (a prepared summary repeats it)
         self._settling: asyncio.Task[None] | None = None  # ``settle_reads`` of the last request (kept alive)
-        self.repeats = RepeatGuard(self.settings.repeat_limit)
+        self.repeats = RepeatGuard(self.settings.repeat_limit, grants or SessionGrants())
         self._max_tokens = self.settings.max_output_tokens  # the last request's max_tokens
 
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:
@@ -418,19 +420,19 @@ class TurnRunner:
                 yield TurnDone(step)
                 return
             # guard: a-repeated-call-is-asked-about-before-it-runs
-            go = "yes" if (again := self.repeats.repeated(calls)) is None else await self._go_on(again)
-            if again is not None and go != "yes":
+            go = await self._go_on(again) if (again := self.repeats.repeated(calls)) else "yes"
+            if again and go != "yes":
                 # guard: with-no-one-to-ask-a-loop-is-told-once
                 if go == UNATTENDED and not self.repeats.warned:
                     self.repeats.warned = True
                     told = ToolResult(_REPEAT_WARNED.format(limit=self.repeats.limit), is_error=True)
                     async for ev in self._answer(calls, told):
                         yield ev
-                    yield Notice(self._told_line(again), "warning")
+                    yield Notice(self._told_line(again[0].call), "warning")
                     continue
                 async for ev in self._answer(calls, _NOT_REPEATED):
                     yield ev
-                yield Notice(self._loop_line(again), "warning")
+                yield Notice(self._loop_line(again[0].call), "warning")
                 yield TurnDone(step, looped=True)
                 return
             results: dict[str, str | None] = {}
@@ -479,26 +481,35 @@ class TurnRunner:
             yield ToolStarted(call)
             yield ToolFinished(call, await self.session.append(result_message(call, result)))
 
-    async def _go_on(self, call: ToolCall) -> str:
-        """Whether the user lets a call the model keeps repeating run (the approval path): "yes", "no" (a
-        question that failed too), or ``UNATTENDED`` with no one to ask (``myrm ask``)."""
+    async def _go_on(self, repeats: tuple[Repeat, ...]) -> str:
+        """Whether the user lets the calls the model keeps repeating run (the approval path; one question
+        for all of them): "yes", "no" (a question that failed too), or ``UNATTENDED`` with no one to ask
+        (``myrm ask``)."""
         approver = self.tools.ctx.approver
         if approver is None:
             return UNATTENDED
-        shown = f"{call.name} {call.arguments[:500]}"
-        reason = (
-            f"the model asked for this same call {self.repeats.limit} times in a row, and the ones that ran "
-            "all returned the same result: it may be stuck in a loop"
-        )
+        shown = "\n".join(f"{r.call.name} {r.call.arguments[:500]}" for r in repeats)
         try:
-            answer = await approver(REPEAT_TOOL, shown, Assessment(shown, (), (reason,)))
+            answer = await approver(REPEAT_TOOL, shown, Assessment(shown, (), tuple(map(self._why, repeats))))
         except Exception:
             log.exception("asking about a repeated call failed: the turn stops")
             return "no"
         if answer in ("yes", "always"):
-            self.repeats.answered(answer)
+            self.repeats.answered(answer, repeats)
             return "yes"
         return UNATTENDED if answer == UNATTENDED else "no"
+
+    def _why(self, repeat: Repeat) -> str:
+        """Why ``repeat`` looks like a loop, true of a run that has partly not run yet."""
+        ran = repeat.count - repeat.in_reply
+        where = f"{repeat.count} times in a row"
+        if repeat.in_reply > 1:
+            where += f", {repeat.in_reply} of them in this one reply (none of those has run yet)"
+        if ran > 1:
+            where += ", and the ones that ran all returned the same result"
+        elif ran == 1:
+            where += ", one of them already ran"
+        return f"the model asked for this same call {where}: it may be stuck in a loop"
 
     def _length_line(self, cut: ToolCall | None) -> str:
         what = f"while writing a {cut.name} call, which was not run" if cut else "and is cut off"

@@ -15,6 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from myrm_tui.agent.api import Sessions
 from myrm_tui.agent.events import Notice, ToolFinished, TurnDone
 from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.repeat_guard import REPEAT_TOOL, RepeatGuard, signature
@@ -24,6 +25,7 @@ from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import cli_env, collect, emulator_args, make_agent, openai_settings, run_myrm
 
 STUCK = Reply(tool_calls=[("glob", {"pattern": "*.txt"})])
+MD = Reply(tool_calls=[("glob", {"pattern": "*.md"})])
 
 
 class Asked:
@@ -89,32 +91,94 @@ async def test_with_no_one_to_ask_a_model_told_of_its_loop_may_check_another_way
     assert isinstance(events[-1], TurnDone) and len(emulator.requests) == 5
 
 
-async def test_the_user_is_asked_and_yes_lets_the_calls_go_on(
+async def test_the_user_is_asked_and_yes_covers_the_run_it_answered(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
-    emulator.default = STUCK
-    asked = Asked("yes", "yes", "no")
+    """One "yes" lets the repeated call go on for as long as the model keeps asking for it (it asked again
+    two calls later, round 21); another call ends that run, and a new run of repeats is asked about."""
+    (workspace / "a.txt").write_text("x")
+    emulator.enqueue(*[STUCK] * 6, MD, *[STUCK] * 3)
+    asked = Asked("yes", "no")
     agent = await make_agent(store, workspace, openai_settings(emulator, max_steps=40), approver=asked)
     events = await collect(agent, "find the text files")
-    # asked before runs 3, 5 and 7 (an approved call starts a new run of repeats); the no ends it there
-    assert [q[0] for q in asked.questions] == [REPEAT_TOOL] * 3
+    assert [q[0] for q in asked.questions] == [REPEAT_TOOL] * 2  # at the 3rd call, and the new run's 3rd
     assert asked.questions[0][1] == 'glob {"pattern": "*.txt"}'
     assert "3 times in a row" in asked.questions[0][2].reasons[0]
     results = _ran(events)
-    assert len(results) == 7 and all(not r.startswith("Error") for r in results[:6])
-    assert len(emulator.requests) == 7
+    assert len(results) == 10 and all(not r.startswith("Error") for r in results[:9])
+    assert results[9].startswith("Error: not run.")
+    assert len(emulator.requests) == 10
+
+
+async def test_one_question_covers_identical_calls_in_one_reply(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """A reply holding the same call four times (none run yet) is one question that says so; its yes lets
+    all four run and the same call in the next reply is the same run."""
+    (workspace / "a.txt").write_text("x")
+    glob = ("glob", {"pattern": "*.txt"})
+    emulator.enqueue(Reply(tool_calls=[glob] * 4), STUCK, Reply(text="One text file."))
+    asked = Asked("yes")
+    agent = await make_agent(store, workspace, openai_settings(emulator), approver=asked)
+    events = await collect(agent, "find the text files")
+    assert len(asked.questions) == 1
+    reason = asked.questions[0][2].reasons[0]
+    assert "4 times in a row, 4 of them in this one reply (none of those has run yet)" in reason, reason
+    assert "the ones that ran" not in reason  # none had
+    results = _ran(events)
+    assert len(results) == 5 and all("a.txt" in r for r in results)
+    assert emulator.rejected == [] and len(emulator.requests) == 3
+
+
+async def test_one_question_names_every_repeated_call_of_a_reply(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    glob, grep = ("glob", {"pattern": "*.txt"}), ("grep", {"pattern": "x"})
+    emulator.enqueue(Reply(tool_calls=[glob] * 3 + [grep] * 3), Reply(text="Done."))
+    asked = Asked("no")
+    agent = await make_agent(store, workspace, openai_settings(emulator), approver=asked)
+    events = await collect(agent, "look")
+    assert len(asked.questions) == 1
+    assert asked.questions[0][1] == 'glob {"pattern": "*.txt"}\ngrep {"pattern": "x"}'
+    assert len(asked.questions[0][2].reasons) == 2
+    assert [r.startswith("Error: not run.") for r in _ran(events)] == [True] * 6
 
 
 async def test_always_stops_the_questions_for_the_session(
     emulator: ProviderEmulator, store: Store, workspace: Path
 ) -> None:
-    emulator.default = STUCK
+    """Unlike "yes", "always" holds past another call and into the next turn."""
+    emulator.enqueue(*[STUCK] * 4, MD, *[STUCK] * 3, Reply(text="Done."), *[STUCK] * 3, Reply(text="Done."))
     asked = Asked("always")
-    agent = await make_agent(store, workspace, openai_settings(emulator, max_steps=6), approver=asked)
+    agent = await make_agent(store, workspace, openai_settings(emulator), approver=asked)
     events = await collect(agent, "find the text files")
+    events += await collect(agent, "again")
     assert len(asked.questions) == 1
-    assert len(_ran(events)) == 6 and not any(r.startswith("Error") for r in _ran(events))
-    assert any("step limit" in e.text for e in events if isinstance(e, Notice))
+    assert len(_ran(events)) == 11 and not any(r.startswith("Error") for r in _ran(events))
+
+
+async def test_always_outlives_the_agent_rebuilt_after_a_settings_change(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """A settings change rebuilds the session's agent: the user who said "always" (to a loop, to a
+    command) is not asked again (round 21: the new agent had forgotten both)."""
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "touch made.txt"})]), *[STUCK] * 3)
+    emulator.enqueue(Reply(text="Done."))
+    emulator.enqueue(Reply(tool_calls=[("bash", {"command": "touch made.txt"})]), *[STUCK] * 3)
+    emulator.enqueue(Reply(text="Done."))
+    asked = Asked("always")
+    door = Sessions(store, workspace, asked)
+    chat = await door.start(openai_settings(emulator, approval="ask"))
+    try:
+        first = [ev async for ev in chat.send("find the text files")]
+        assert [q[0] for q in asked.questions] == ["bash", REPEAT_TOOL]
+        await chat.ready(openai_settings(emulator, approval="ask", max_steps=39))
+        assert chat.cache.rebuilds == 1
+        second = [ev async for ev in chat.send("again")]
+    finally:
+        await chat.close()
+    assert len(asked.questions) == 2, asked.questions[2:]
+    assert not any(r.startswith("Error") for r in _ran(first + second))
 
 
 async def test_a_poll_whose_result_changes_is_not_a_loop(
@@ -175,28 +239,40 @@ _CALLS = st.tuples(st.sampled_from(["glob", "grep"]), _ARGS, st.sampled_from(["r
 
 
 @given(st.lists(_CALLS, max_size=40), st.integers(min_value=0, max_value=5))
+@example(
+    seq=[("glob", "[1]", "r1", True)] * 4 + [("grep", "[1]", "r1", True)] + [("glob", "[1]", "r1", True)] * 3,
+    limit=3,
+)
 def test_the_guard_asks_exactly_at_the_limitth_identical_call_with_identical_results(
     seq: list[tuple[str, str, str, bool]], limit: int
 ) -> None:
     """One call a reply; each question is answered (yes or no) and the call then runs either way, so the
     rule is checked at every point of the sequence against a plain reading of it: asked iff the last
-    ``limit - 1`` runs since the last approval are this call (compared as JSON values) with one result."""
+    ``limit - 1`` runs are this call (compared as JSON values) with one result, unless a "yes" was given
+    to this call and no other call has run since."""
     guard = RepeatGuard(limit)
-    runs: list[tuple[tuple[str, str], str]] = []  # since the last approval
+    runs: list[tuple[tuple[str, str], str]] = []
+    approved: tuple[str, str] | None = None  # the call a "yes" answered, while no other call has run
     for k, (name, args, result, yes) in enumerate(seq):
         call = ToolCall(f"c{k}", name, args)
         sig = signature(call)
+        if runs and runs[-1][0] != sig:
+            approved = None
         tail = runs[-(limit - 1) :] if limit > 1 else []
         expected = (
             limit > 0
+            and approved != sig
             and len(tail) == limit - 1
             and all(s == sig for s, _ in tail)
             and len({r for _, r in tail}) <= 1
         )
-        assert (guard.repeated((call,)) is call) == expected
-        if expected and yes:
-            guard.answered("yes")
-            runs = []
+        asked = guard.repeated((call,))
+        assert bool(asked) == expected
+        if expected:
+            assert [r.call for r in asked] == [call]
+            if yes:
+                guard.answered("yes", asked)
+                approved = sig
         guard.ran(call, result)
         runs.append((sig, result))
 

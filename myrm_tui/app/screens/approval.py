@@ -1,7 +1,8 @@
 """Asks before a shell command runs: y = run once, a = always allow these commands, n / Esc = decline.
 An edit (``file_edit_tool`` under ``approval = "ask"``) asks the same way, showing its diff: y applies it,
 a allows every edit for the session, n declines. A call the model keeps repeating (``repeat_limit``) asks
-too: y lets it run, a stops such questions for the session, n stops the turn.
+too: y lets it go on until the model asks for another call, a stops such questions for the session, n
+stops the turn.
 
 Destructive or remote-code patterns (``rm -rf``, ``curl … | sh``, ``sudo``, ``git push --force``) get a
 red "⚠" line above the command.
@@ -196,6 +197,12 @@ class ApprovalScreen(ReadFirst):
             yield Label("The model keeps asking for the same call:")
             yield Static(plain(reveal(self.command)), id="command")
             yield Static(describe(self.assessment), id="parsed")
+            yield Static(
+                "“Go on” lets these calls repeat without asking again, until the model asks for another "
+                "call; “Always” asks no more such questions this session.",
+                id="always-note",
+                markup=False,
+            )
             with Horizontal():
                 yield Button(Content("Go on [y]"), id="yes", variant="warning")
                 yield Button(Content("Always go on [a]"), id="always")
@@ -219,5 +226,6 @@ class ApprovalScreen(ReadFirst):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer" and parameters == ("always",):
-            return self.is_edit or bool(self.assessment.to_remember)
+            # guard: approval-a-repeated-calls-always-key-answers
+            return self.is_edit or self.tool == REPEAT_TOOL or bool(self.assessment.to_remember)
         return True
