@@ -3240,6 +3240,22 @@ MUTANTS = (
         ("tests/app/test_repeat_question.py::test_always_is_kept_when_a_settings_change_rebuilds_the_agent",),
     ),
     Mutant(
+        "NO_COLOR: the full screen writes no colour, not Textual's greys (round 21)",
+        "no-color-writes-no-colour",
+        "if self.no_color:",
+        "if False:",
+        (
+            "tests/app/test_colour_and_locale.py::test_no_color_writes_no_colour_and_the_highlight_is_reverse_video",
+        ),
+    ),
+    Mutant(
+        "an ASCII locale (LANG=C, LC_ALL=C) is said in one line (round 21)",
+        "an-ascii-locale-is-said-in-one-line",
+        "if note := ascii_locale_note(os.environ):",
+        "if note := None:",
+        ("tests/app/test_colour_and_locale.py::test_an_ascii_locale_is_said_in_one_line",),
+    ),
+    Mutant(
         "the repeat guard takes a read of a job that still runs as a wait, not a repeat (review5)",
         "repeat-guard-a-running-job-is-waited-on",
         "if result is None:",

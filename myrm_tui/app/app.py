@@ -15,12 +15,14 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.content import Content
 from textual.driver import Driver
+from textual.filter import LineFilter, Monochrome, NoColor
 from textual.reactive import var
 from textual.worker import WorkerFailed
 
@@ -42,7 +44,28 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 SETTLE_S = 3.0  # at exit, how long cancelled workers get to finish (within the guard's deadline)
+_NO_COLOR = NoColor()
 QUIT_WINDOW_S = 2.0  # a second ctrl+c within this quits
+
+
+def ascii_locale_note(environ: Mapping[str, str]) -> str | None:
+    """One line when the locale says the terminal draws only ASCII (``LANG=C``, ``LC_ALL=C``): the full
+    screen draws boxes, the ring and ellipses in UTF-8 and Textual writes UTF-8 whatever the locale, so
+    such a terminal shows them as "?" or worse. No locale set at all says nothing (a container's shell
+    often has none and a UTF-8 terminal)."""
+    ctype = environ.get("LC_CTYPE", "")
+    lang = environ.get("LANG", "")
+    # Python itself turns LANG=C into LC_CTYPE=C.UTF-8 at start-up (PEP 538): the user's word is LANG's.
+    if ctype == "C.UTF-8" and lang in ("C", "POSIX"):
+        ctype = ""
+    said = environ.get("LC_ALL") or ctype or lang
+    if not said or "utf-8" in said.lower() or "utf8" in said.lower():
+        return None
+    name = next(n for n in ("LC_ALL", "LC_CTYPE", "LANG") if environ.get(n) == said)
+    return (
+        f"The locale ({name}={said}) says this terminal draws no UTF-8, and the screen uses it (boxes, the "
+        "ring, ...): if they show as ?, set LANG=C.UTF-8 (or your language's .UTF-8) and start myrm again."
+    )
 
 
 class MyrmApp(RoutedKeys, PromptFlow, App[None]):
@@ -79,6 +102,16 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
         self.resume_hint = ""  # printed by the command line after the app exits
         self._ctrl_c_at = float("-inf")  # the last ctrl+c that did not copy
         self._ctrl_d_at = float("-inf")  # the last ctrl+d in an empty box
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Under ``NO_COLOR`` no colour at all: Textual's own answer to it is ``Monochrome``, which still
+        writes every colour as a shade of grey (256-colour codes on every cell). Highlights then show by
+        reverse video (``app.tcss``, ``:nocolor``)."""
+        filters = super().get_line_filters()
+        # guard: no-color-writes-no-colour
+        if self.no_color:
+            return [_NO_COLOR if isinstance(f, Monochrome) else f for f in filters]
+        return filters
 
     def get_default_screen(self) -> MainScreen:
         return MainScreen(self.controller.workspace).data_bind(
@@ -119,6 +152,9 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._tick)
+        # guard: an-ascii-locale-is-said-in-one-line
+        if note := ascii_locale_note(os.environ):
+            self.notify(note, severity="warning", timeout=30)
         self.call_after_refresh(
             self.start_up
         )  # settings validation and the database wait for the first frame
