@@ -2022,11 +2022,21 @@ MUTANTS = (
     Mutant(
         "a typed folder past the @ index's cut is listed (firsthour5)",
         "a-typed-folder-past-the-index-cut-is-listed",
-        "    if len(files) < MAX_FILES:\n        return found\n",
-        "    if True:\n        return found\n",
+        "    if len(files) < MAX_FILES:\n        return None\n",
+        "    if True:\n        return None\n",
         (
             "tests/app/test_first_hour_open.py::"
             "test_at_completion_offers_a_file_past_the_index_cut_once_its_folder_is_typed",
+        ),
+    ),
+    Mutant(
+        "@ completion reads a typed folder off the UI thread (round 21: a slow mount held every key)",
+        "mention-a-typed-folder-is-read-off-the-ui-thread",
+        "            self.read_typed_folder(folder)",
+        "            self._listed[folder] = read_folder(folder, self.workspace)  # type: ignore[arg-type]",
+        (
+            "tests/app/test_first_hour_open.py::"
+            "test_a_huge_folder_on_a_slow_mount_is_read_off_the_ui_thread_while_typing_goes_on",
         ),
     ),
     Mutant(

@@ -7,6 +7,7 @@ import itertools
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from myrm_tui.attachments import FILE_BUDGET, TOTAL_BUDGET, file_block
@@ -33,7 +34,7 @@ SKIP_DIRS = frozenset(
     }
 )
 MAX_FILES = 20_000
-FOLDER_SCAN = 5_000  # entries of a typed folder read for the menu (past the index's cut)
+FOLDER_SCAN = 200_000  # files of a typed folder read for the menu (past the index's cut), off the UI thread
 MENTION = re.compile(r"(?<!\S)@([\w.+/-]+)")
 QUERY = re.compile(r"(?:^|\s)@([\w.+/-]*)$")
 
@@ -80,36 +81,64 @@ def fuzzy(query: str, paths: list[str], limit: int = 8) -> list[str]:
     return [p for _, p in sorted(scored)[:limit]]
 
 
-def in_folder(query: str, root: Path, limit: int = 8) -> list[str]:
-    """The files of the workspace folder ``query`` names whose names start with its last part
-    (``pkg/sub/mo`` -> ``pkg/sub/mo*``), read from the disk: at most ``FOLDER_SCAN`` entries."""
-    folder, _, start = query.rpartition("/")
-    if not folder:
-        return []
+def typed_folder(query: str) -> str | None:
+    """The folder part of ``query`` (``pkg/sub/mo`` -> ``pkg/sub``), or None when it names none."""
+    folder, _, _ = query.rpartition("/")
+    return folder or None
+
+
+def folder_files(full: Path) -> Iterator[str]:
+    """The names of the regular files in ``full`` (symlinks not followed), in the order the disk gives."""
+    with os.scandir(full) as entries:
+        for e in entries:
+            if e.is_file(follow_symlinks=False):
+                yield e.name
+
+
+def read_folder(folder: str, root: Path) -> list[str]:
+    """The names of the files of the workspace folder ``folder``, sorted: at most ``FOLDER_SCAN``; none
+    outside the workspace or when it cannot be read. Blocking (a network mount may answer in seconds): the
+    screen calls it off the UI thread."""
     base = root.resolve()
     try:
         full = (base / folder).resolve()
         if base not in full.parents:
             return []
-        with os.scandir(full) as entries:
-            names = sorted(
-                e.name
-                for e in itertools.islice(entries, FOLDER_SCAN)
-                if e.name.lower().startswith(start.lower()) and e.is_file(follow_symlinks=False)
-            )
+        return sorted(itertools.islice(folder_files(full), FOLDER_SCAN))
     except (OSError, RuntimeError, ValueError):
         return []  # not a folder, gone, or unreadable: the index's matches alone
-    return [f"{folder}/{name}" for name in names[:limit]]
 
 
-def candidates(query: str, files: list[str], root: Path, limit: int = 8) -> list[str]:
-    """The menu's paths for ``query``: the index's best matches; when the index was cut at ``MAX_FILES``
-    (a huge repository, where a file past the cut was never offered), the typed folder's files first."""
-    found = fuzzy(query, files, limit)
+def in_listed(query: str, names: list[str], limit: int = 8) -> list[str]:
+    """The files of ``names`` (the folder ``query`` names, read) whose names start with its last part
+    (``pkg/sub/mo`` -> ``pkg/sub/mo*``, case-insensitive)."""
+    folder, _, start = query.rpartition("/")
+    start = start.lower()
+    return [f"{folder}/{n}" for n in names if n.lower().startswith(start)][:limit]
+
+
+def in_folder(query: str, root: Path, limit: int = 8) -> list[str]:
+    """``in_listed`` on the folder read from the disk now (blocking)."""
+    folder = typed_folder(query)
+    return in_listed(query, read_folder(folder, root), limit) if folder else []
+
+
+def needs_folder(query: str, files: list[str]) -> str | None:
+    """The folder of ``query`` to read from the disk: only when the index was cut at ``MAX_FILES`` (a huge
+    repository, where a file past the cut was never offered)."""
     # guard: a-typed-folder-past-the-index-cut-is-listed
     if len(files) < MAX_FILES:
+        return None
+    return typed_folder(query)
+
+
+def candidates(query: str, files: list[str], listed: list[str] | None = None, limit: int = 8) -> list[str]:
+    """The menu's paths for ``query``: the index's best matches, after the matching files of the typed
+    folder when it was read (``listed``: its names, ``read_folder``)."""
+    found = fuzzy(query, files, limit)
+    if not listed:
         return found
-    return list(dict.fromkeys([*in_folder(query, root, limit), *found]))[:limit]
+    return list(dict.fromkeys([*in_listed(query, listed, limit), *found]))[:limit]
 
 
 def query_at(line_before_cursor: str) -> str | None:

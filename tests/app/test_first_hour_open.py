@@ -4,6 +4,8 @@ completion, a terminal only a few rows high. Real keys, the provider emulator.""
 from __future__ import annotations
 
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,45 @@ async def test_at_completion_offers_a_file_past_the_index_cut_once_its_folder_is
         assert _menu(menu) == ["z/deep/target.py"]
         await pilot.press("tab")
         assert app.query_one(PromptInput).text == "see @z/deep/target.py "
+
+
+async def test_a_huge_folder_on_a_slow_mount_is_read_off_the_ui_thread_while_typing_goes_on(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typed folder past the index's cut was read on the UI thread at every key: a folder of 100,000
+    files on a network mount held every key typed after it for as long as the mount took. Here the mount
+    answers only once the keys typed after the folder's name are in the box (all of them, in order); then
+    its files are offered."""
+    monkeypatch.setattr(mentions, "MAX_FILES", 30)
+    (workspace / "a").mkdir()
+    for i in range(40):  # the walk takes "a" first: the index is full before "big"
+        (workspace / "a" / f"f{i:02d}.txt").write_text("x")
+    (workspace / "big").mkdir()
+    asked, answer, done = threading.Event(), threading.Event(), threading.Event()
+    real = mentions.folder_files
+
+    def slow_mount(full: Path) -> Iterator[str]:
+        if full.name != "big":
+            yield from real(full)
+            return
+        asked.set()
+        answer.wait(20)  # bounded: on the UI thread (the defect) it holds the whole app this long
+        yield from (f"data_{i:06d}.csv" for i in range(100_000))
+        done.set()
+
+    monkeypatch.setattr(mentions, "folder_files", slow_mount)
+    app = make_app(emulator, tmp_path, workspace)
+    async with started(app, size=SMALL_SCREEN) as pilot:
+        prompt, menu = app.query_one(PromptInput), app.query_one(MentionMenu)
+        await type_text(pilot, "see @big/")
+        await wait_until(pilot, asked.is_set)
+        await type_text(pilot, "data_0999")
+        await wait_until(pilot, lambda: prompt.text == "see @big/data_0999")
+        typed_while_reading = not done.is_set()
+        answer.set()
+        await wait_until(pilot, lambda: menu.is_open and _menu(menu)[:1] == ["big/data_099900.csv"])
+        assert _menu(menu) == [f"big/data_0999{i:02d}.csv" for i in range(8)]
+    assert typed_while_reading
 
 
 NAME = st.text(alphabet="abcXYZ019_-.", min_size=1, max_size=8).filter(lambda n: n not in {".", ".."})

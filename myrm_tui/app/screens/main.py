@@ -21,7 +21,7 @@ from textual.widgets import Header, OptionList, Static, TabbedContent
 from myrm_tui.agent.events import TurnFailed
 from myrm_tui.app.key_router import router_of
 from myrm_tui.app.live import LiveContext
-from myrm_tui.app.mentions import candidates, list_files
+from myrm_tui.app.mentions import candidates, list_files, needs_folder, read_folder
 from myrm_tui.app.messages import (
     AgentEventMessage,
     ApprovalWaiting,
@@ -88,6 +88,9 @@ class MainScreen(Screen[None]):
         self.panel_choice: bool | None = None  # ctrl+b's last choice (None: the width decides)
         self._status_line: StatusLine | None = None  # set by compose; torn_down looks for it
         self._mention_holds: list[int] = []  # keys held until the @ menu shows the query typed
+        # typed folders past the index's cut read for this @ (a new @ reads them again), and being read
+        self._listed: dict[str, list[str]] = {}
+        self._reading: set[str] = set()
 
     def compose(self) -> ComposeResult:
         # The panel's class is set before the widgets exist: set after, at mount, it restyled all of them
@@ -139,6 +142,7 @@ class MainScreen(Screen[None]):
         if event.hold is not None:
             self._mention_holds.append(event.hold)
         if event.query is None or self.workspace is None:
+            self._listed.clear()
             self._close_mentions()
         elif self._files is None:
             self.load_files()
@@ -166,9 +170,28 @@ class MainScreen(Screen[None]):
                 router.release(hold)
 
     def _show_mentions(self) -> None:
-        assert self.workspace is not None
-        self.mentions.show(candidates(self._query or "", self._files or [], self.workspace))
+        query, files = self._query or "", self._files or []
+        folder = needs_folder(query, files)
+        listed = self._listed.get(folder) if folder is not None else None
+        # A folder of 100,000 files, or on a slow network mount, took the UI thread for as long as it
+        # took to read: keys typed meanwhile waited. It is read in a thread, the index's matches shown
+        # meanwhile, and the menu shown again once it is read if the query still names it.
+        # guard: mention-a-typed-folder-is-read-off-the-ui-thread
+        if folder is not None and listed is None and folder not in self._reading:
+            self._reading.add(folder)
+            self.read_typed_folder(folder)
+        self.mentions.show(candidates(query, files, listed))
         self.prompt.mention_active = self.mentions.is_open
+
+    @work(group="mention-folder", exit_on_error=False, description="read a typed folder")
+    async def read_typed_folder(self, folder: str) -> None:
+        assert self.workspace is not None
+        try:
+            self._listed[folder] = await asyncio.to_thread(read_folder, folder, self.workspace)
+        finally:
+            self._reading.discard(folder)
+        if self._query is not None and needs_folder(self._query, self._files or []) == folder:
+            self._show_mentions()
 
     def _close_mentions(self) -> None:
         self.mentions.close()
