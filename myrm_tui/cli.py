@@ -581,9 +581,11 @@ def acp(
     configure_offline_env()
     cli = _cli_settings(model, api_base, trust_workspace=trust or None)
     _check_settings(cli)
-    from myrm_tui.logs import setup_logging
+    from myrm_tui.logs import root_records_logged_too, setup_logging
 
     setup_logging()  # to the log file: stdout carries the protocol alone
+    # guard: acp-the-sdks-errors-reach-the-log
+    root_records_logged_too()
     from myrm_tui.acp.server import serve
 
     raise typer.Exit(asyncio.run(_stoppable(serve(_db(db), cli))))

@@ -43,6 +43,23 @@ def setup_logging(level: int = logging.INFO) -> Path:
     return path
 
 
+def root_records_logged_too() -> None:
+    """Warnings and errors libraries log on the root logger (the ACP SDK's ``logging.exception`` for a
+    request or notification it could not handle) go to the log file with their tracebacks, and still to
+    stderr: without a root handler Python's last resort printed them to stderr alone. For ``myrm acp``,
+    whose stderr an editor keeps apart; the full screen owns its terminal."""
+    root = logging.getLogger()
+    if any(getattr(h, "_myrm", False) for h in root.handlers):
+        return
+    to_stderr = logging.StreamHandler()  # sys.stderr when a record comes, as the last resort wrote
+    to_stderr.setFormatter(logging.Formatter(_FORMAT))
+    to_stderr._myrm = True  # type: ignore[attr-defined]
+    for handler in [*logging.getLogger(LOGGER).handlers, to_stderr]:
+        if getattr(handler, "_myrm", False):
+            root.addHandler(handler)
+    root.setLevel(logging.WARNING)  # what the last resort printed: no library's info or debug
+
+
 def _writable(path: Path) -> bool:
     """Whether this user may append to ``path`` (or make it): a log folder made by another user (``sudo
     myrm`` once, a home shared with a service account) ended ``myrm`` with a traceback at its first record,

@@ -2040,6 +2040,26 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "ACP: the model an editor picks is one offered (round 21: set_config_option)",
+        "acp-the-model-picked-is-one-offered",
+        "if config_id != MODEL_OPTION or not isinstance(value, str) or value not in choices:",
+        "if False:",
+        (
+            "tests/acp/test_editor_leftovers.py::"
+            "test_the_editor_is_offered_the_models_and_the_one_it_picks_answers_the_next_prompt",
+        ),
+    ),
+    Mutant(
+        "ACP: errors the SDK logs reach myrm's log with their traceback (round 21)",
+        "acp-the-sdks-errors-reach-the-log",
+        "    root_records_logged_too()\n",
+        "    pass\n",
+        (
+            "tests/acp/test_editor_leftovers.py::"
+            "test_an_error_the_sdk_logs_reaches_myrms_log_with_its_traceback_and_stderr",
+        ),
+    ),
+    Mutant(
         "cli: an option repeated with another value",
         "cli-an-option-repeated-with-another-value",
         "if line := _repeated(self, ctx, args):",

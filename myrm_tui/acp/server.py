@@ -73,6 +73,8 @@ COMMANDS = (
     ("notes", "The session's notes (what the agent keeps across compactions)", None),
 )
 
+MODEL_OPTION = "model"  # the session config option an editor's model picker sets
+
 # The editor's options, in myrm's approval words: allow once, allow always (this session), reject.
 PERMISSION_OPTIONS = (
     s.PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
@@ -142,7 +144,9 @@ class MyrmAcpAgent:
     ) -> s.NewSessionResponse:
         ed = EditorSession("", _workspace(cwd), dict(self.cli), _mcp_configs(mcp_servers))
         await self._open(ed)
-        return s.NewSessionResponse(session_id=ed.id, modes=self._modes(ed))
+        return s.NewSessionResponse(
+            session_id=ed.id, modes=self._modes(ed), config_options=await self._config_options(ed)
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
@@ -158,7 +162,7 @@ class MyrmAcpAgent:
         for update in convert.history_updates(agent.session.history, ed.workspace):
             await self._send(ed, update)
         await self._usage(ed)
-        return s.LoadSessionResponse(modes=self._modes(ed))
+        return s.LoadSessionResponse(modes=self._modes(ed), config_options=await self._config_options(ed))
 
     async def list_sessions(self, cwd: str | None = None, **_: Any) -> s.ListSessionsResponse:
         rows = await self.store.list_sessions()
@@ -185,6 +189,37 @@ class MyrmAcpAgent:
             ed, s.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id)
         )
         return s.SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **_: Any
+    ) -> s.SetSessionConfigOptionResponse:
+        """The editor's model picker (the ``model`` option; this SDK's protocol has no ``session/set_model``):
+        the next prompt's agent is rebuilt for the model picked, as ``/model`` does in the TUI."""
+        from myrm_tui.agent.model_target import model_choices
+
+        ed = self._session(session_id)
+        choices = model_choices((await self._settings(ed)).model)
+        # guard: acp-the-model-picked-is-one-offered
+        if config_id != MODEL_OPTION or not isinstance(value, str) or value not in choices:
+            raise RequestError.invalid_params({"configId": config_id, "value": value, "models": choices})
+        ed.cli["model"] = value
+        return s.SetSessionConfigOptionResponse(config_options=await self._config_options(ed))
+
+    async def _config_options(self, ed: EditorSession) -> list[Any]:
+        """The session's options an editor shows as pickers: the model (Zed's model picker)."""
+        from myrm_tui.agent.model_target import model_choices
+
+        current = (await self._settings(ed)).model
+        return [
+            s.SessionConfigOptionSelect(
+                id=MODEL_OPTION,
+                name="Model",
+                category="model",
+                type="select",
+                current_value=current,
+                options=[s.SessionConfigSelectOption(value=m, name=m) for m in model_choices(current)],
+            )
+        ]
 
     async def _open(self, ed: EditorSession) -> None:
         """Open the session (a new one without an id), its lease taken, and build its agent; the editor

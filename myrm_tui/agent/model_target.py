@@ -60,3 +60,18 @@ def context_config(settings: Settings, window: int, summary_role: str = "assista
 def reply_tokens(settings: Settings) -> int:
     """What a request asks the reply may take: the answer's ``max_tokens`` and the thinking budget."""
     return settings.max_output_tokens + thinking_budget(settings)
+
+
+def model_choices(current: str | None) -> list[str]:
+    """The models to pick from (the TUI's /model, an editor's model picker): ``current``, the models of
+    providers whose key is in the environment, the embedded one."""
+    from myrm_tui.config import KEY_DEFAULTS
+    from myrm_tui.context.model_facts import lite_model
+    from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
+
+    out = [current] if current else []
+    for key, model in KEY_DEFAULTS:
+        if os.environ.get(key):
+            out += [model, lite_model(model)]
+    out.append(DEFAULT_LOCAL_MODEL)
+    return list(dict.fromkeys(out))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -510,18 +509,10 @@ class Controller:
         return await key_problem(model, source, api_base, s.api_key if s else None)
 
     def model_choices(self) -> list[str]:
-        """What the /model picker offers: the current model, the models of providers whose key is in the
-        environment, the embedded one."""
-        from myrm_tui.config import KEY_DEFAULTS
-        from myrm_tui.context.model_facts import lite_model
-        from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
+        """What the /model picker offers (``model_target.model_choices``)."""
+        from myrm_tui.agent.model_target import model_choices
 
-        out = [self.settings.model] if self.settings else []
-        for key, model in KEY_DEFAULTS:
-            if os.environ.get(key):
-                out += [model, lite_model(model)]
-        out.append(DEFAULT_LOCAL_MODEL)
-        return list(dict.fromkeys(out))
+        return model_choices(self.settings.model if self.settings else None)
 
     async def close(self) -> None:
         """The agent, then the store: the store closes (its leases released) whatever failed before."""

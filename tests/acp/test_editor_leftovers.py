@@ -1,0 +1,96 @@
+"""What round 21 left for an editor. The model picker (Zed's had nothing to show and nothing to set): this
+SDK's protocol (agent-client-protocol 0.12.1) has no ``session/set_model`` and no ``models`` in
+``session/new``; a picker is a session config option of category ``model``, set with
+``session/set_config_option``. The SDK's own errors reach myrm's log, not stderr alone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, text_block
+
+from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests import warm
+from tests.acp.test_server import Editor, Wire, _start, in_process
+from tests.helpers import cli_env
+
+
+async def test_the_editor_is_offered_the_models_and_the_one_it_picks_answers_the_next_prompt(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # its provider's models are offered
+    emulator.enqueue(Reply(text="from the picked model"))
+    async with in_process(tmp_path, emulator, Editor()) as (conn, wire, _, server):
+        sid = await _start(conn, workspace)
+        (option,) = _answer(wire, "session/new")["configOptions"]
+        assert option["category"] == "model" and option["type"] == "select"
+        assert option["currentValue"] == "openai/gpt-4o-mini"
+        offered = [o["value"] for o in option["options"]]
+        assert offered[0] == "openai/gpt-4o-mini" and "gpt-4o-mini" in offered
+        assert DEFAULT_LOCAL_MODEL in offered
+        picked = await conn.set_config_option(config_id="model", session_id=sid, value="gpt-4o-mini")
+        assert picked.config_options[0].current_value == "gpt-4o-mini"
+        done = await conn.prompt(session_id=sid, prompt=[text_block("hello")])
+        assert done.stop_reason == "end_turn"
+        agent = server.sessions[sid].session.agent
+        assert agent is not None and agent.session.settings.model == "gpt-4o-mini"
+        with pytest.raises(RequestError):
+            await conn.set_config_option(config_id="model", session_id=sid, value="evil/model")
+        with pytest.raises(RequestError):
+            await conn.set_config_option(config_id="temperature", session_id=sid, value="gpt-4o-mini")
+        assert server.sessions[sid].cli["model"] == "gpt-4o-mini"  # a refused value changes nothing
+
+
+def _answer(wire: Wire, method: str) -> Any:
+    """The result the agent sent to the editor's (first) ``method`` request, as on the wire."""
+    (asked,) = [m for d, m in wire.messages if d == "outgoing" and m.get("method") == method]
+    for d, m in wire.messages:
+        if d == "incoming" and m.get("id") == asked["id"] and "result" in m:
+            return m["result"]
+    raise AssertionError(f"no answer to {method}")
+
+
+async def test_an_error_the_sdk_logs_reaches_myrms_log_with_its_traceback_and_stderr(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """A notification the SDK cannot read (``session/cancel`` without its session id) is logged by the SDK
+    on the root logger: it reached stderr alone (Python's last resort), never myrm's log."""
+    log = tmp_path / "myrm.log"
+    proc = warm.Popen(
+        [
+            sys.executable,
+            "-m",
+            "myrm_tui.cli",
+            "acp",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--api-base",
+            emulator.openai_base,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(tmp_path, MYRM_LOG=str(log)),
+        cwd=workspace,
+    )
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": PROTOCOL_VERSION}},
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {}},
+    ]
+    out, err = await asyncio.to_thread(
+        proc.communicate, "".join(json.dumps(m) + "\n" for m in lines).encode(), 60
+    )
+    assert proc.returncode == 0, err
+    assert json.loads(out.decode().splitlines()[0])["id"] == 1
+    said = "Unhandled error while handling notification method=session/cancel"
+    assert said in err.decode()
+    logged = log.read_text()
+    assert said in logged and "Traceback (most recent call last)" in logged
+    assert "sessionId" in logged[logged.index(said) :]  # the SDK's reason, in its traceback
