@@ -2060,6 +2060,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "ACP: session/new is answered while the MCP servers start (round 21: held 10 s by a dead one)",
+        "acp-mcp-servers-join-after-session-new",
+        "        if wait:\n",
+        "        if True:\n",
+        (
+            "tests/acp/test_editor_leftovers.py::"
+            "test_session_new_is_answered_while_an_mcp_server_starts_and_the_first_prompt_has_its_tools",
+        ),
+    ),
+    Mutant(
         "cli: an option repeated with another value",
         "cli-an-option-repeated-with-another-value",
         "if line := _repeated(self, ctx, args):",

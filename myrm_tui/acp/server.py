@@ -46,7 +46,7 @@ from myrm_tui.agent.events import (
     TurnFailed,
 )
 from myrm_tui.agent.permissions import Assessment
-from myrm_tui.agent.prompts import MODES
+from myrm_tui.agent.prompts import MODES, mode_for
 from myrm_tui.agent.repeat_guard import REPEAT_TOOL
 from myrm_tui.aio import within
 from myrm_tui.context.types import ToolCall
@@ -95,6 +95,7 @@ class EditorSession:
     turn: asyncio.Task[str] | None = None
     cancelling: bool = False  # the editor cancelled the running turn
     calls: dict[str, ToolCall] = field(default_factory=dict)  # started, not finished
+    build: asyncio.Task[Any] | None = None  # its agent being built (MCP servers connecting)
 
     @property
     def session(self) -> ChatSession:
@@ -158,6 +159,7 @@ class MyrmAcpAgent:
         if ed is None:
             ed = EditorSession(row.id, _workspace(cwd), dict(self.cli), _mcp_configs(mcp_servers))
             await self._open(ed)
+        await self._built(ed)
         agent = await ed.session.ready()
         for update in convert.history_updates(agent.session.history, ed.workspace):
             await self._send(ed, update)
@@ -221,9 +223,9 @@ class MyrmAcpAgent:
             )
         ]
 
-    async def _open(self, ed: EditorSession) -> None:
-        """Open the session (a new one without an id), its lease taken, and build its agent; the editor
-        learns the commands."""
+    async def _open(self, ed: EditorSession, wait: bool = False) -> None:
+        """Open the session (a new one without an id), its lease taken, and start building its agent
+        (``wait``: until it is built); the editor learns the commands."""
         sessions = Sessions(
             self.store,
             ed.workspace,
@@ -239,11 +241,13 @@ class MyrmAcpAgent:
             log.warning("session %s is busy", ed.id, exc_info=True)
             raise RequestError(-32600, str(exc), {"sessionId": ed.id, "reason": "busy"}) from None
         ed.id = ed.chat.id
-        try:
-            await ed.chat.ready()
-        except BaseException:
-            await ed.chat.close()
-            raise
+        # The agent (and the MCP servers it connects, each given up on after 10 s) is built while the
+        # editor shows the session: a server that never started held session/new for those 10 s. The
+        # protocol asks only that the servers be connected; the first prompt waits for the build.
+        # guard: acp-mcp-servers-join-after-session-new
+        ed.build = asyncio.ensure_future(ed.chat.ready())
+        if wait:
+            await self._built(ed)
         self.sessions[ed.id] = ed
         await self._send(
             ed,
@@ -261,6 +265,19 @@ class MyrmAcpAgent:
                 ],
             ),
         )
+
+    async def _built(self, ed: EditorSession) -> None:
+        """Wait for the session's agent; one that could not be built closes the session (its lease)."""
+        if ed.build is None:
+            return
+        try:
+            await asyncio.shield(ed.build)  # a cancelled prompt stops waiting; the build goes on
+        except Exception:
+            log.exception("building the agent of session %s failed", ed.id)
+            self.sessions.pop(ed.id, None)
+            await ed.session.close()
+            raise
+        ed.build = None
 
     async def _settings(self, ed: EditorSession) -> Any:
         from myrm_tui.agent.factory import resolve_settings
@@ -280,6 +297,10 @@ class MyrmAcpAgent:
     async def close(self) -> None:
         """The editor went away: turns cancelled (their partial text kept), agents closed, leases released."""
         for ed in list(self.sessions.values()):
+            if ed.build is not None and not ed.build.done():
+                ed.build.cancel()
+                with contextlib.suppress(asyncio.CancelledError), failure_logged(log, "the agent's build"):
+                    await ed.build
             if ed.turn is not None and not ed.turn.done():
                 ed.turn.cancel()
                 with contextlib.suppress(asyncio.CancelledError), failure_logged(log, "the cancelled turn"):
@@ -322,6 +343,7 @@ class MyrmAcpAgent:
             ed.turn.cancel()  # not streaming yet (a rebuild, a slash command): the whole prompt stops
 
     async def _turn(self, ed: EditorSession, text: str, images: list[tuple[str, bytes]]) -> str:
+        await self._built(ed)
         await ed.session.ready(await self._settings(ed))  # a new mode rebuilds the agent (its fingerprint)
         stripped = text.strip()
         if stripped.startswith("/") and stripped[1:].split(" ")[0] in {c[0] for c in COMMANDS}:
@@ -480,10 +502,9 @@ class MyrmAcpAgent:
         return ed
 
     def _modes(self, ed: EditorSession) -> s.SessionModeState:
-        agent = ed.session.agent
-        assert agent is not None  # built when the session opened
+        settings = ed.session.settings  # the agent may still be being built
         return s.SessionModeState(
-            current_mode_id=agent.session.prompt_mode,
+            current_mode_id=mode_for(settings.prompt_mode, settings.model, settings.api_base),
             available_modes=[s.SessionMode(id=m, name=MODE_NAMES.get(m, m)) for m in MODES],
         )
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, RequestError, text_block
+from acp import PROTOCOL_VERSION, RequestError, schema, text_block
 
+from myrm_tui.agent import mcp_client
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
@@ -94,3 +96,43 @@ async def test_an_error_the_sdk_logs_reaches_myrms_log_with_its_traceback_and_st
     logged = log.read_text()
     assert said in logged and "Traceback (most recent call last)" in logged
     assert "sessionId" in logged[logged.index(said) :]  # the SDK's reason, in its traceback
+
+
+async def test_session_new_is_answered_while_an_mcp_server_starts_and_the_first_prompt_has_its_tools(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP server that never started held ``session/new`` for its start-up timeout (10 s) while the
+    editor showed nothing. The server here starts only when the test lets it (a FIFO it reads first), and
+    its timeout is raised past the test's own bound: ``session/new`` is answered before it starts; the
+    first prompt waits for it and its tools are in the request."""
+    monkeypatch.setattr(mcp_client, "STARTUP_TIMEOUT", 120.0)
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    fixture = Path(__file__).parent.parent / "fixtures" / "mcp_server.py"
+    wait_then_serve = (
+        "import os, sys; open(sys.argv[1]).read(); os.execv(sys.executable, [sys.executable, sys.argv[2]])"
+    )
+    server_config = schema.McpServerStdio(
+        name="slow", command=sys.executable, args=["-c", wait_then_serve, str(gate), str(fixture)], env=[]
+    )
+    emulator.enqueue(Reply(text="ok"))
+    async with in_process(tmp_path, emulator, Editor()) as (conn, _wire, _, _server):
+        try:
+            await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            # bounded: held by the server (the defect), it would wait 120 s
+            new = await asyncio.wait_for(
+                conn.new_session(cwd=str(workspace), mcp_servers=[server_config]), 60
+            )
+        finally:  # bounded too: a server that never came to read it
+            await asyncio.wait_for(asyncio.to_thread(_open_gate, gate), 60)
+        done = await conn.prompt(session_id=new.session_id, prompt=[text_block("hello")])
+    assert done.stop_reason == "end_turn"
+    tools = [t["function"]["name"] for t in emulator.accepted[-1].body["tools"]]
+    assert "mcp__slow__echo" in tools
+
+
+def _open_gate(gate: Path) -> None:
+    """Let the waiting server go on: opening the FIFO to write waits for its reader (the server, started
+    in the background), and closing it ends the server's read."""
+    with open(gate, "w"):
+        pass
