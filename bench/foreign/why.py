@@ -7,7 +7,13 @@ file names and, for each fact missing from the last request, says when it left t
 - ``trimmed`` / ``filtered`` (the derived-id stage): its message is still in the view, cut.
 
 With ``--against STRATEGY`` (``truncate``, ``window``, …) only the facts that strategy's last request still
-holds are traced: where the other keeps what myrm loses.
+holds are traced: where the other keeps what myrm loses; the run ends with each probe set's counts (kept by
+myrm, by the other, by the other only, by myrm only).
+
+Each fact also gets a ``cause`` by behaviour — ``cut on arrival`` (its message is still in myrm's view, a
+filter or trim cut it), ``folded, said again later`` (a later message held it again and was folded too),
+``folded`` (the one message holding it was) — and the last message holding it before the scored reply with
+the tokens after it (``last_age``): within the input budget, a verbatim peer can still be sending it.
 
     python bench/foreign/why.py --corpus bench/hermes --probes bench/probes/hermes-toolfacts.jsonl \
         --window 16000
@@ -73,9 +79,11 @@ async def trace(
     window: int,
     limit: int | None = None,
     against: str | None = None,
+    tally: Counter[tuple[str, str]] | None = None,
 ) -> list[dict[str, Any]]:
     """The facts of ``probe_paths`` missing from myrm's last request (and, with ``against``, still in that
-    strategy's), each with how it left."""
+    strategy's), each with how it left; ``tally`` counts, per probe set, the facts each keeps (``against``
+    only)."""
     probes = [(path.name, p) for path in probe_paths for p in load_probes(path)]
     wanted = {p.conv_id for _, p in probes}
     counter = TokenCounter()
@@ -91,9 +99,18 @@ async def trace(
         for source, p in ((s, p) for s, p in probes if p.conv_id == conv.id):
             for alts in p.facts:
                 lows = [a.lower() for a in alts]
-                if any(a in texts[-1] for a in lows) or (against and not any(a in other for a in lows)):
+                mine = any(a in texts[-1] for a in lows)
+                theirs = bool(against) and any(a in other for a in lows)
+                if tally is not None and against:
+                    tally[(source, "myrm")] += mine
+                    tally[(source, against)] += theirs
+                    tally[(source, f"{against} only")] += theirs and not mine
+                    tally[(source, "myrm only")] += mine and not theirs
+                if mine or (against and not theirs):
                     continue
-                first = next(i for i, m in enumerate(conv.messages) if any(a in view_text([m]) for a in lows))
+                before = conv.messages[: turns[-1]]  # what the scored request is built from
+                holding = [i for i, m in enumerate(before) if any(a in view_text([m]) for a in lows)]
+                first, last = holding[0], holding[-1]
                 raw = conv.messages[first]
                 seen = [k for k, t in enumerate(texts) if turns[k] > first and any(a in t for a in lows)]
                 held = [k for k, t in enumerate(summaries) if any(a in t for a in lows)]
@@ -108,6 +125,11 @@ async def trace(
                 call = next(
                     (c for m in conv.messages[:first] for c in m.tool_calls if c.id == raw.tool_call_id), None
                 )
+                final = _stage(raw, views[-1])
+                if final not in ("compacted into summary", "dropped"):
+                    cause = "cut on arrival"
+                else:
+                    cause = "folded, said again later" if last > first else "folded"
                 out.append(
                     {
                         "conv": conv.id,
@@ -123,7 +145,11 @@ async def trace(
                         "left_at": gone,
                         "compaction": compacted[gone] if gone < len(compacted) else False,
                         "how": how,
-                        "final_stage": _stage(raw, views[-1]),
+                        "final_stage": final,
+                        "cause": cause,
+                        "last": last,
+                        "last_role": conv.messages[last].role,
+                        "last_age": sum(counter.message(m) for m in conv.messages[last + 1 : turns[-1]]),
                     }
                 )
     return out
@@ -215,7 +241,8 @@ def main() -> int:
         return 0
     if a.probes is None:
         ap.error("--probes or --compare")
-    rows = asyncio.run(trace(a.corpus, a.probes, a.window, a.limit, a.against))
+    tally: Counter[tuple[str, str]] = Counter()
+    rows = asyncio.run(trace(a.corpus, a.probes, a.window, a.limit, a.against, tally))
     if a.markdown:
         with a.markdown.open("a", encoding="utf-8") as f:
             f.write(markdown(rows, a.corpus, a.probes, a.window))
@@ -224,9 +251,13 @@ def main() -> int:
             f"{r['conv'][-24:]:24} {r['probes'][:22]:22} {r['probe']:>4} {r['fact'][:40]!r:44} "
             f"msg {r['message']:>3} "
             f"{r['role']}/{r['tool'] or '-'} {r['tokens']:>6} tok  left at req {r['left_at']}/{r['requests']}"
-            f"{' (a compaction)' if r['compaction'] else ''}: {r['how']}"
+            f"{' (a compaction)' if r['compaction'] else ''}: {r['how']}; {r['cause']}, last held by msg "
+            f"{r['last']} ({r['last_role']}, {r['last_age']:,} tokens before the end)"
         )
     print(dict(Counter(_how(r) for r in rows).most_common()))
+    print(dict(Counter(str(r["cause"]) for r in rows).most_common()))
+    for source in dict.fromkeys(s for s, _ in tally):
+        print(source, {k: n for (s, k), n in tally.items() if s == source})
     if a.json:
         a.json.write_text(json.dumps(rows, ensure_ascii=False, indent=1))
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,17 @@ async def test_why_follows_exactly_the_facts_the_bench_scores_lost(tmp_path: Pat
     ways = ("never recorded", "recorded in the summary", "filtered", "trimmed", "shrunk", "in view")
     assert all(str(r["how"]).startswith(ways) or " > " in str(r["how"]) for r in traced), traced
     assert all(0 < r["left_at"] < r["requests"] and r["message"] > 0 for r in traced)
+    causes = ("cut on arrival", "folded, said again later", "folded")
+    assert all(r["cause"] in causes and r["last"] >= r["message"] and r["last_age"] >= 0 for r in traced)
+    # Against a peer: the facts each keeps are the bench's counts, and those traced are the peer's only.
+    tally: Counter[tuple[str, str]] = Counter()
+    only = await why.trace(corpus, [probes], 4000, against="truncate", tally=tally)
+    for name in ("myrm", "truncate"):
+        assert tally[(probes.name, name)] == result["strategies"][name]["probe_facts_kept"]
+    assert len(only) == tally[(probes.name, "truncate only")]
+    assert tally[(probes.name, "myrm only")] == tally[(probes.name, "myrm")] - (
+        tally[(probes.name, "truncate")] - tally[(probes.name, "truncate only")]
+    )
     section = why.markdown(traced, corpus, [probes], 4000)
     assert section.count("\n| audit-") == len(traced)
 
