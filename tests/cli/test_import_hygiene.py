@@ -58,6 +58,37 @@ def test_tui_start_up_path_does_not_import_litellm() -> None:
     assert [m for m in heavy if m in mods] == []
 
 
+# Commands that call no model, run one after another in one fresh interpreter (``cli.main`` as the
+# ``myrm`` script calls it): what each leaves imported. litellm alone is ~2.5 s of CPU.
+NO_MODEL = r"""
+import sys
+from myrm_tui import cli
+
+for argv in (["--help"], ["sessions"], ["sessions", "--help"], ["doctor", "--help"], ["ask", "--help"]):
+    sys.argv = ["myrm", *argv]
+    try:
+        cli.main()
+    except SystemExit as exc:
+        assert exc.code in (0, None), (argv, exc.code)
+    heavy = [m for m in ("litellm", "openai", "llama_cpp") if m in sys.modules]
+    print("LOADED", " ".join(argv) + ":" + ",".join(heavy))
+"""
+
+
+def test_commands_that_call_no_model_do_not_import_litellm(tmp_path: Path) -> None:
+    """``myrm --help``, ``myrm sessions`` and the subcommands' help answer without litellm's import (nor
+    openai's or llama.cpp's): seconds of a user's wait and of every such ``myrm`` a test starts."""
+    env = {**os.environ, "MYRM_DB": str(tmp_path / "s.db"), "MYRM_CONFIG": str(tmp_path / "none.toml")}
+    out = subprocess.run(
+        [sys.executable, "-c", NO_MODEL], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    loaded = [line.split(" ", 1)[1] for line in out.stdout.splitlines() if line.startswith("LOADED ")]
+    assert loaded == [
+        f"{argv}:" for argv in ("--help", "sessions", "sessions --help", "doctor --help", "ask --help")
+    ]
+
+
 # The real ``myrm`` start (settings check, database check, the app), headless: the modules loaded when the
 # first frame is drawn, and when the ring first shows a figure. Then it quits.
 START = r"""
