@@ -135,6 +135,39 @@ def _run(root: Path, target: list[str], workers: int, extra: list[str], out: Pat
     return {"target": " ".join(target), "cpu": cpu, "wall": wall, "counts": counts, "rc": done.returncode}
 
 
+def _markdown(
+    path: Path, rows: list[dict[str, Any]], workers: int, load: tuple[float, ...], commit: str | None
+) -> None:
+    """docs/perf.md's ``tests`` section: this run's table, with its command, date, commit and load."""
+    from myrm_tui.app.perf import _loads, _stamp, write_section
+
+    stamp = _stamp(_loads(load, os.getloadavg()))
+    if commit:
+        stamp = stamp.replace(", ", f", commit {commit}, ", 1) if ", commit " not in stamp else stamp
+    lines = [
+        "## Test suite CPU (`python -m tests.cpu_times --markdown docs/perf.md`)",
+        "",
+        "`make unit`'s pytest (`-m 'not long' --hypothesis-profile=ci`) run one directory at a time on "
+        f"{workers} workers under `nice -n 5`: the CPU (user + sys) of pytest and every process it waited "
+        "for (its workers, the warm interpreter, the `myrm` and model processes the tests start). Each run "
+        "pays its workers' start (collection, imports), which a whole run pays once, so the sum is over a "
+        f"whole run's figure. The goal is 50× one `import litellm` on two cores. {stamp}.",
+        "",
+        "| tests | CPU | wall | passed | failed, errors |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        c = r["counts"]
+        bad = c.get("failed", 0) + c.get("error", 0)
+        target = r["target"] if len(r["target"]) < 40 else "tests/test_*.py"
+        lines.append(f"| {target} | {r['cpu']:.1f} s | {r['wall']:.0f} s | {c.get('passed', 0)} | {bad} |")
+    total = sum(r["cpu"] for r in rows)
+    passed = sum(r["counts"].get("passed", 0) for r in rows)
+    bad = sum(r["counts"].get("failed", 0) + r["counts"].get("error", 0) for r in rows)
+    lines.append(f"| **sum** | **{total:.1f} s** | {sum(r['wall'] for r in rows):.0f} s | {passed} | {bad} |")
+    write_section(path, "tests", "\n".join(lines))
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -143,13 +176,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", "--workers", type=int, default=2, help="xdist workers a run (0: none)")
     parser.add_argument("--out", default="cpu-times", help="folder for each run's per-test tsv")
     parser.add_argument("--top", type=int, default=25, help="tests and fixtures to rank at the end")
+    parser.add_argument("--markdown", type=Path, help="write the table as this file's tests section")
+    parser.add_argument("--commit", default=None, help="the commit measured (default: git's HEAD here)")
     args, extra = parser.parse_known_args(argv)
     root = Path(__file__).resolve().parents[1]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     targets = [[p] for p in args.paths] or _targets(root)
     rows = []
-    print(f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}; {args.workers} workers", flush=True)
+    load_before = os.getloadavg()
+    print(f"load {' '.join(f'{x:.1f}' for x in load_before)}; {args.workers} workers", flush=True)
     for target in targets:
         tsv = (out / (target[0].replace("/", "_") + ".tsv")).resolve()
         row = _run(root, target, args.workers, extra, tsv)
@@ -160,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     tests = sum(r["counts"].get("passed", 0) + r["counts"].get("failed", 0) for r, _ in rows)
     print(f"{total:7.1f} s CPU {sum(r['wall'] for r, _ in rows):7.1f} s wall  sum: {tests} passed or failed")
     print(f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.markdown:
+        _markdown(args.markdown, [r for r, _ in rows], args.workers, load_before, args.commit)
     by_test: list[tuple[float, str]] = []
     by_fixture: dict[str, float] = {}
     for _, tsv in rows:
