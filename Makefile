@@ -72,6 +72,8 @@ typecheck:
 # worker and each of the ~25 real `myrm` and model processes the tests start compiled the package again,
 # and each worker re-rewrote the test modules' asserts (about a second of CPU in a 3-test run; __pycache__
 # is git-ignored).
+# CPU by directory, test and fixture (what the workers cost, not the load): python -m tests.cpu_times
+# under nice, its table in docs/perf.md (--markdown docs/perf.md).
 WORKERS ?= 3
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest
 unit:

@@ -145,10 +145,11 @@ def _markdown(
     if commit:
         stamp = stamp.replace(", ", f", commit {commit}, ", 1) if ", commit " not in stamp else stamp
     lines = [
-        "## Test suite CPU (`python -m tests.cpu_times --markdown docs/perf.md`)",
+        "## Test suite CPU",
         "",
-        "`make unit`'s pytest (`-m 'not long' --hypothesis-profile=ci`) run one directory at a time on "
-        f"{workers} workers under `nice -n 5`: the CPU (user + sys) of pytest and every process it waited "
+        "`python -m tests.cpu_times --markdown docs/perf.md`: `make unit`'s pytest (`-m 'not long' "
+        "--hypothesis-profile=ci`) run one directory at a time on "
+        f"{workers} workers: the CPU (user + sys) of pytest and every process it waited "
         "for (its workers, the warm interpreter, the `myrm` and model processes the tests start). Each run "
         "pays its workers' start (collection, imports), which a whole run pays once, so the sum is over a "
         f"whole run's figure. The goal is 50× one `import litellm` on two cores. {stamp}.",
