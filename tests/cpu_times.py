@@ -136,7 +136,12 @@ def _run(root: Path, target: list[str], workers: int, extra: list[str], out: Pat
 
 
 def _markdown(
-    path: Path, rows: list[dict[str, Any]], workers: int, load: tuple[float, ...], commit: str | None
+    path: Path,
+    rows: list[dict[str, Any]],
+    workers: int,
+    load: tuple[float, ...],
+    commit: str | None,
+    note: str = "",
 ) -> None:
     """docs/perf.md's ``tests`` section: this run's table, with its command, date, commit and load."""
     from myrm_tui.app.perf import _loads, _stamp, write_section
@@ -152,7 +157,7 @@ def _markdown(
         f"{workers} workers: the CPU (user + sys) of pytest and every process it waited "
         "for (its workers, the warm interpreter, the `myrm` and model processes the tests start). Each run "
         "pays its workers' start (collection, imports), which a whole run pays once, so the sum is over a "
-        f"whole run's figure. The goal is 50× one `import litellm` on two cores. {stamp}.",
+        f"whole run's figure. The goal is 50× one `import litellm` on two cores. {stamp}. {note}".strip(),
         "",
         "| tests | CPU | wall | passed | failed, errors |",
         "|---|---:|---:|---:|---:|",
@@ -179,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=25, help="tests and fixtures to rank at the end")
     parser.add_argument("--markdown", type=Path, help="write the table as this file's tests section")
     parser.add_argument("--commit", default=None, help="the commit measured (default: git's HEAD here)")
+    parser.add_argument("--note", default="", help="a sentence for the section (what the run lacked)")
     args, extra = parser.parse_known_args(argv)
     root = Path(__file__).resolve().parents[1]
     out = Path(args.out)
@@ -198,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{total:7.1f} s CPU {sum(r['wall'] for r, _ in rows):7.1f} s wall  sum: {tests} passed or failed")
     print(f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if args.markdown:
-        _markdown(args.markdown, [r for r, _ in rows], args.workers, load_before, args.commit)
+        _markdown(args.markdown, [r for r, _ in rows], args.workers, load_before, args.commit, args.note)
     by_test: list[tuple[float, str]] = []
     by_fixture: dict[str, float] = {}
     for _, tsv in rows:
