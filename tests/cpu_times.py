@@ -20,6 +20,7 @@ import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -180,7 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.cpu_times", description=__doc__)
     parser.add_argument("paths", nargs="*", help="test directories or files (default: each of tests/)")
     parser.add_argument("-n", "--workers", type=int, default=2, help="xdist workers a run (0: none)")
-    parser.add_argument("--out", default="cpu-times", help="folder for each run's per-test tsv")
+    parser.add_argument(
+        "--out",
+        default=os.path.join(tempfile.gettempdir(), "myrm-cpu-times"),
+        help="folder for each run's per-test tsv (default: the temporary folder's myrm-cpu-times)",
+    )
     parser.add_argument("--top", type=int, default=25, help="tests and fixtures to rank at the end")
     parser.add_argument("--markdown", type=Path, help="write the table as this file's tests section")
     parser.add_argument("--commit", default=None, help="the commit measured (default: git's HEAD here)")
