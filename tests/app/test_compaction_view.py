@@ -208,7 +208,11 @@ async def test_ctrl_k_says_why_there_is_nothing_to_compact_and_esc_cancels_a_pre
         for i in range(5):
             await send_turn(pilot, app, f"count {i}")
         await pilot.press("ctrl+k")
-        await wait_until(pilot, lambda: isinstance(app.screen, CompactPreviewScreen))
+        # The screen is pushed before its widgets are mounted (a loaded machine read it in between).
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, CompactPreviewScreen) and bool(app.screen.query("#preview-items")),
+        )
         preview = app.screen
         assert isinstance(preview, CompactPreviewScreen) and preview.record.left
         shown = str(preview.query_one("#preview-items").render())
