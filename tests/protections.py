@@ -3364,6 +3364,23 @@ MUTANTS = (
         "if False:",
         ("tests/context/test_memo.py::test_a_request_that_reads_later_leaves_its_reads_for_settle",),
     ),
+    Mutant(
+        "/undo: a file changed since the agent wrote it is named, and left as it is unless the user says so",
+        "undo-changed-since-the-agent-wrote",
+        "changed = sha(now) != last[path].after_sha",
+        "changed = False",
+        (
+            "tests/agent/test_undo.py::test_a_file_changed_since_is_named_and_left_unless_the_user_says_so",
+            "tests/agent/test_undo.py::test_a_file_deleted_since_is_restored",
+        ),
+    ),
+    Mutant(
+        "/undo: an edit keeps the file's content before writing it",
+        "an-edit-keeps-the-content-undo-restores",
+        "await _kept(ctx, full, path, text, updated)",
+        "pass",
+        ("tests/agent/test_undo.py::test_undo_goes_back_one_turn_at_a_time_and_tells_the_model",),
+    ),
 )
 
 

@@ -19,6 +19,7 @@ from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.tool_runner import ToolRunner
 from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.agent.turn import TurnRunner
+from myrm_tui.agent.undo import FileHistory
 from myrm_tui.context.compaction.record import Compaction, Trigger
 from myrm_tui.context.edits import Pin, Unpin
 from myrm_tui.context.report.window_use import WindowUse
@@ -39,12 +40,14 @@ class Agent:
         warmer: CacheWarmer,
         turns: TurnRunner,
         mcp_connections: Sequence[Any] = (),
+        files: FileHistory | None = None,
     ) -> None:
         self.session = session
         self.tool_runner = tools
         self.warmer = warmer
         self.turns = turns
         self.mcp_connections = list(mcp_connections)  # owned: closed with the agent
+        self.files = files  # the file tools' backups: /undo
 
     @property
     def session_id(self) -> str:

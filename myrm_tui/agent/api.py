@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from myrm_tui.agent.permissions import UserApprover
     from myrm_tui.agent.tools.base import EditorFiles
     from myrm_tui.agent.tools.jobs import JobManager
+    from myrm_tui.agent.undo import UndoOutcome, UndoPlan
     from myrm_tui.context.compaction.record import Compaction
     from myrm_tui.context.report.window_use import WindowUse
     from myrm_tui.llm.client import LLMClient
@@ -263,6 +264,17 @@ class ChatSession:
     async def preview_compaction(self, focus: str = "") -> tuple[Compaction | None, str]:
         """What ``compact(focus)`` would fold, or None and why nothing would be."""
         return await (await self.ready()).preview_compaction(focus)
+
+    async def undo_plan(self) -> UndoPlan | None:
+        """What ``/undo`` would take back: the newest turn's file edits not yet undone (None: none)."""
+        files = (await self.ready()).files
+        return await files.plan() if files is not None else None
+
+    async def undo(self, plan: UndoPlan, overwrite_changed: bool) -> UndoOutcome:
+        """Take back ``plan``'s edits (a file changed since only if ``overwrite_changed``)."""
+        files = (await self.ready()).files
+        assert files is not None, "undo_plan() found a plan"
+        return await files.apply(plan, overwrite_changed)
 
     def window_use(self) -> WindowUse | None:
         """What fills the window now by category (None before the agent is built)."""

@@ -26,6 +26,7 @@ from myrm_tui.agent.tools.base import Approval, Approver, EditorFiles
 from myrm_tui.agent.tools.jobs import JobManager
 from myrm_tui.agent.tools.subagent import SubagentTool
 from myrm_tui.agent.turn import TurnRunner
+from myrm_tui.agent.undo import FileHistory
 from myrm_tui.config import Settings, load_config_file, resolve
 from myrm_tui.context.model_facts import model_kind
 from myrm_tui.context.pipeline import Pipeline, build_pipeline
@@ -154,6 +155,9 @@ async def assemble(
     # Vault entries the tools may read besides the session's own: its ancestors' (a fork's pointers
     # into its parent's outputs stay valid, also after a restart) and its subagents' (added as they run).
     namespaces: set[str] = await store.forked_from(session_id)
+    # Before subagents' ids join it: /undo sees a parent's turns, never a child's.
+    ancestors = frozenset(namespaces)
+    files_kept = FileHistory(store, session, workspace, lambda: ancestors)
 
     async def build_child(child_id: str, child_settings: Settings) -> Agent:
         return await assemble(
@@ -202,6 +206,7 @@ async def assemble(
         subagent=spawner.spawn if spawner else None,
         files=files,
         history=search_history,
+        keep_file=files_kept.keep,
     )
     hooks, hook_problems = HookRunner.from_settings(
         # A replay re-serves recorded tool outputs: the user's hooks would run against nothing real.
@@ -215,7 +220,7 @@ async def assemble(
     runner = ToolRunner(tool_set, ctx, hooks, session)
     warmer = CacheWarmer(session)
     turns = TurnRunner(session, runner, warmer, hooks, hook_problems, grants)
-    agent = Agent(session, runner, warmer, turns, mcp_connections)
+    agent = Agent(session, runner, warmer, turns, mcp_connections, files_kept)
     await agent.load()
     return agent
 

@@ -146,7 +146,7 @@ class ToolRunner:
                 meta={"blocked_by_hook": True},
             )
         try:
-            ctx = self.ctx if on_output is None else replace(self.ctx, on_output=on_output)
+            ctx = replace(self.ctx, call_id=call.id, on_output=on_output or self.ctx.on_output)
             result = await tool.run(args, ctx)
         except ToolError as exc:
             result = ToolResult(f"Error: {exc}", is_error=True)

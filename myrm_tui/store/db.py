@@ -54,6 +54,7 @@ from myrm_tui.store.base import (
     _check_file,
     explain,
 )
+from myrm_tui.store.file_backups import FileBackupTable
 from myrm_tui.store.leases import HOST, LEASE_STALE_S
 from myrm_tui.store.metrics import MetricsTable
 from myrm_tui.store.schema import MIGRATIONS, statements
@@ -82,7 +83,7 @@ __all__ = [
 ]
 
 
-class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable):
+class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable, FileBackupTable):
     @classmethod
     async def open(cls, path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Store:
         """Open (creating if missing), migrate and recover the database; :class:`StoreError` if unusable."""

@@ -95,6 +95,42 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE history_index (source TEXT PRIMARY KEY, upto INTEGER NOT NULL);
     INSERT INTO history_index (source, upto) VALUES ('messages', 0), ('vault', 0);
     """,
+    # 5 — /undo: a file's content before the agent's file tool changed it (NULL content: the file did not
+    # exist, or was too big to keep), and the turns the user undid. Append-only like the messages.
+    """
+    CREATE TABLE file_backups (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,          -- the session's user-turn number (AgentSession.turn)
+        prompt TEXT NOT NULL DEFAULT '', -- the start of that turn's user message, for /undo's note
+        message_id TEXT NOT NULL DEFAULT '', -- the assistant message whose call made the change
+        call_id TEXT NOT NULL DEFAULT '',
+        path TEXT NOT NULL,             -- resolved, absolute
+        existed INTEGER NOT NULL,
+        kept INTEGER NOT NULL,          -- 0: over the size kept; /undo cannot restore it
+        content TEXT,                   -- the text before the change when existed and kept
+        after_sha TEXT NOT NULL,        -- sha256 of what the tool wrote: a different file was changed since
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX file_backups_session ON file_backups(session_id, turn, id);
+    CREATE TABLE file_undos (
+        session_id TEXT NOT NULL,       -- the session that undid
+        owner_id TEXT NOT NULL,         -- the session whose turn it was (itself, or a fork's parent)
+        turn INTEGER NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX file_undos_session ON file_undos(session_id);
+    CREATE TRIGGER file_backups_no_update BEFORE UPDATE ON file_backups
+    BEGIN SELECT RAISE(ABORT, 'file backups are append-only'); END;
+    CREATE TRIGGER file_backups_no_delete BEFORE DELETE ON file_backups
+    WHEN EXISTS (SELECT 1 FROM sessions WHERE id = OLD.session_id)
+    BEGIN SELECT RAISE(ABORT, 'file backups are append-only'); END;
+    CREATE TRIGGER file_undos_no_update BEFORE UPDATE ON file_undos
+    BEGIN SELECT RAISE(ABORT, 'file undos are append-only'); END;
+    CREATE TRIGGER file_undos_no_delete BEFORE DELETE ON file_undos
+    WHEN EXISTS (SELECT 1 FROM sessions WHERE id = OLD.session_id)
+    BEGIN SELECT RAISE(ABORT, 'file undos are append-only'); END;
+    """,
 )
 
 

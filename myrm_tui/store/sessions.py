@@ -115,7 +115,10 @@ class SessionTable(LeaseTable):
             await conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
             self._leases.pop(sid, None)
             self._state_versions.pop(sid, None)
-            for table in ("messages", "vault", "checkpoints", "context_state", "metrics", "session_leases"):
+            for table in (
+                *("messages", "vault", "checkpoints", "context_state", "metrics", "session_leases"),
+                *("file_backups", "file_undos"),
+            ):
                 await conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
             if self.history_indexed:
                 await conn.execute("DELETE FROM history_fts WHERE session_id = ?", (sid,))

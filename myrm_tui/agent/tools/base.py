@@ -43,6 +43,8 @@ Approval = Literal["yes", "no", "always", "unattended"]  # unattended: no one to
 Approver = Callable[[str, str, Assessment], Awaitable[Approval]]
 # A task for a child agent -> its distilled result (``agent/subagents.py``).
 Spawn = Callable[[str], Awaitable["ToolResult"]]
+# (resolved path, content before or None if it did not exist, content after, call id) -> kept for /undo.
+KeepFile = Callable[[Path, str | None, str, str], Awaitable[None]]
 # (query, limit) -> the session history's best hits (``store/history.py``).
 HistorySearch = Callable[[str, int], Awaitable[Sequence["Hit"]]]
 
@@ -79,6 +81,8 @@ class ToolContext:
     on_output: Callable[[str], None] | None = None  # a running call's output tail, for the live view
     files: EditorFiles | None = None  # an editor's view of the files (``myrm acp``); None: the disk alone
     history: HistorySearch | None = None  # history_search over the store; None where it has none
+    keep_file: KeepFile | None = None  # a file's content before a file tool changes it (``agent/undo.py``)
+    call_id: str = ""  # the running call's (set per call by the tool runner)
 
 
 class Tool(Protocol):

@@ -195,6 +195,7 @@ class FileEditTool:
             diff = file_diff(path, "", new)
             if not await self._approved(path, full, diff, ctx):
                 return _declined(path, diff)
+            await _kept(ctx, full, path, None, new)
             if not await _editor_wrote(ctx, full, new):
                 await _written(_create, full, path, new)
             ctx.integrity.record(path, new)
@@ -236,6 +237,8 @@ class FileEditTool:
         await _writable_folder(full, path)
         if not await self._approved(path, full, diff, ctx):
             return _declined(path, diff)
+        # guard: an-edit-keeps-the-content-undo-restores
+        await _kept(ctx, full, path, text, updated)
         if not await _editor_wrote(ctx, full, updated):
             await _written(write_atomic, full, updated)
         ctx.integrity.record(path, updated)
@@ -301,6 +304,20 @@ async def _written(write: Callable[..., None], full: Path, *args: str) -> None:
         # guard: a-write-that-fails-is-one-line
         log.warning("writing %s failed", full, exc_info=True)
         raise ToolError(f"{full.name}: cannot write: {exc.strerror or exc}") from None
+
+
+async def _kept(ctx: ToolContext, full: Path, path: str, before: str | None, after: str) -> None:
+    """Keep ``full``'s content before the write, for /undo; a store that cannot keep it refuses the edit:
+    an edit /undo would silently miss is worse than one line for the model."""
+    if ctx.keep_file is None:
+        return
+    try:
+        await ctx.keep_file(full, before, after, ctx.call_id)
+    except Exception as exc:
+        log.exception("keeping %s for /undo failed", full)
+        raise ToolError(
+            f"{path}: not edited: its previous content could not be kept for /undo ({exc})"
+        ) from None
 
 
 async def _editor_wrote(ctx: ToolContext, full: Path, text: str) -> bool:

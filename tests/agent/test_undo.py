@@ -1,0 +1,221 @@
+"""``/undo`` below the TUI: the real file tool writes real files in a tmp workspace (the model's calls come
+through the provider emulator), its backups go to the real store, and undo restores them turn by turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from myrm_tui.agent import undo
+from myrm_tui.agent.agent import Agent
+from myrm_tui.agent.factory import build_agent
+from myrm_tui.context.types import ToolCall
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import collect, make_agent, openai_settings
+
+ORIGINAL = "def greet():\n    return 'hello'\n"
+
+
+def edit(path: str, old: str, new: str) -> tuple[str, dict[str, Any]]:
+    return ("file_edit_tool", {"path": path, "old_string": old, "new_string": new})
+
+
+def create(path: str, text: str) -> tuple[str, dict[str, Any]]:
+    return ("file_edit_tool", {"path": path, "new_string": text, "create": True})
+
+
+async def two_turns(emulator: ProviderEmulator, store: Store, workspace: Path) -> Agent:
+    """Turn 1 edits hello.py and creates new.py; turn 2 edits hello.py again. Both through the model."""
+    emulator.enqueue(
+        Reply(tool_calls=[edit("hello.py", "'hello'", "'hi'"), create("new.py", "x = 1\n")]),
+        Reply(text="Done one."),
+        Reply(tool_calls=[edit("hello.py", "'hi'", "'hey'")]),
+        Reply(text="Done two."),
+    )
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    await collect(agent, "first change")
+    await collect(agent, "second change")
+    assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hey'\n"
+    return agent
+
+
+async def test_undo_goes_back_one_turn_at_a_time_and_tells_the_model(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    agent = await two_turns(emulator, store, workspace)
+    files = agent.files
+    assert files is not None
+    plan = await files.plan()
+    assert plan is not None and plan.prompt == "second change"
+    assert [(f.shown, f.existed, f.changed) for f in plan.files] == [("hello.py", True, False)]
+    assert "shell commands are not tracked" in plan.question().lower()
+    out = await files.apply(plan, overwrite_changed=False)
+    assert out.restored == ["hello.py"] and out.left == []
+    assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"
+    note = agent.session.history[-1]
+    assert note.synthetic and "undid your file edits" in note.text and "'second change'" in note.text
+
+    plan = await files.plan()  # a second /undo: the turn before
+    assert plan is not None and plan.prompt == "first change"
+    assert {f.shown: f.existed for f in plan.files} == {"hello.py": True, "new.py": False}
+    assert "new.py: removed (the agent created it)" in plan.question()
+    await files.apply(plan, overwrite_changed=False)
+    assert (workspace / "hello.py").read_text() == ORIGINAL
+    assert not (workspace / "new.py").exists()  # the new file is removed
+    assert await files.plan() is None
+
+
+async def test_a_file_changed_since_is_named_and_left_unless_the_user_says_so(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    agent = await two_turns(emulator, store, workspace)
+    assert agent.files is not None
+    (workspace / "hello.py").write_text("the user's own text\n")
+    plan = await agent.files.plan()
+    assert plan is not None and [f.changed for f in plan.files] == [True]
+    assert "hello.py: CHANGED SINCE" in plan.question()
+    out = await agent.files.apply(plan, overwrite_changed=False)
+    assert out.restored == [] and out.left == ["hello.py (changed since; left as it is)"]
+    assert (workspace / "hello.py").read_text() == "the user's own text\n"
+    assert "Not restored: hello.py" in agent.session.history[-1].text
+
+    (workspace / "new.py").unlink()  # turn 1's new file, deleted by the user: nothing to undo for it
+    plan = await agent.files.plan()
+    assert plan is not None and [f.shown for f in plan.files] == ["hello.py"]
+    await agent.files.apply(plan, overwrite_changed=True)  # "a": the user's text is overwritten
+    assert (workspace / "hello.py").read_text() == ORIGINAL
+
+
+async def test_a_file_deleted_since_is_restored(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    agent = await two_turns(emulator, store, workspace)
+    assert agent.files is not None
+    (workspace / "hello.py").unlink()
+    plan = await agent.files.plan()
+    assert plan is not None and [(f.shown, f.changed) for f in plan.files] == [("hello.py", True)]
+    out = await agent.files.apply(plan, overwrite_changed=True)
+    assert out.restored == ["hello.py"]
+    assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"
+
+
+async def test_undo_state_comes_from_the_database_after_a_resume_and_a_fork_sees_its_parents(
+    emulator: ProviderEmulator, store: Store, workspace: Path, tmp_path: Path
+) -> None:
+    agent = await two_turns(emulator, store, workspace)
+    sid = agent.session_id
+    assert agent.files is not None
+    plan = await agent.files.plan()
+    assert plan is not None
+    await agent.files.apply(plan, overwrite_changed=False)
+    await agent.close()
+    await store.release_lease(sid)
+    await store.close()
+
+    reopened = await Store.open(tmp_path / "test.db")
+    try:
+        resumed = await build_agent(reopened, sid, openai_settings(emulator), workspace)
+        assert resumed.files is not None
+        plan = await resumed.files.plan()
+        assert plan is not None and plan.prompt == "first change"  # turn 2 stays undone
+        fork = await reopened.fork_session(sid)
+        forked = await build_agent(reopened, fork.id, openai_settings(emulator), workspace)
+        assert forked.files is not None
+        fplan = await forked.files.plan()
+        assert fplan is not None and (fplan.owner, fplan.prompt) == (sid, "first change")
+        await forked.files.apply(fplan, overwrite_changed=False)
+        assert (workspace / "hello.py").read_text() == ORIGINAL
+        assert await forked.files.plan() is None
+        await resumed.close()
+        await forked.close()
+    finally:
+        await reopened.close()
+
+
+async def test_a_file_over_the_kept_size_is_named_and_not_restored(
+    emulator: ProviderEmulator, store: Store, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(undo, "MAX_KEPT_BYTES", 10)
+    agent = await two_turns(emulator, store, workspace)
+    assert agent.files is not None
+    plan = await agent.files.plan()
+    assert plan is not None and [(f.shown, f.kept) for f in plan.files] == [("hello.py", False)]
+    assert "hello.py: cannot be restored" in plan.question()
+    out = await agent.files.apply(plan, overwrite_changed=True)
+    assert out.left == ["hello.py (too big to have been kept)"]
+    assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hey'\n"
+    rows = await store.last_undoable_turn([agent.session_id])
+    assert rows and all(r.content is None or len(r.content) <= 10 for r in rows)
+
+
+async def test_a_backup_that_cannot_be_stored_refuses_the_edit(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    await store.conn.execute("DROP TRIGGER file_backups_no_update")  # any statement error will do:
+    await store.conn.execute("ALTER TABLE file_backups RENAME TO gone")  # the table is not there
+    result = await agent.tool_runner.execute(
+        ToolCall("c1", "file_edit_tool", _args("hello.py", "hello", "hi"))
+    )
+    assert result.is_error and "could not be kept for /undo" in result.content
+    assert (workspace / "hello.py").read_text() == ORIGINAL
+
+
+def _args(path: str, old: str, new: str) -> str:
+    return json.dumps({"path": path, "old_string": old, "new_string": new})
+
+
+# -- the property: any edits over a few files, then undo of every turn: the workspace as it started -------
+
+NAMES = ("a.txt", "b.txt", "sub/c.txt")
+START = {"a.txt": "alpha\n"}  # b.txt and sub/c.txt do not exist at the start
+texts = st.text(st.sampled_from("xyz\n é"), min_size=1, max_size=12)
+turns = st.lists(st.lists(st.tuples(st.sampled_from(NAMES), texts), max_size=4), min_size=1, max_size=4)
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=turns)
+def test_undoing_every_turn_restores_the_workspace(
+    emulator_server: ProviderEmulator, plan: list[list[tuple[str, str]]]
+) -> None:
+    asyncio.run(_edit_then_undo_all(emulator_server, plan))
+
+
+async def _edit_then_undo_all(emu: ProviderEmulator, plan: list[list[tuple[str, str]]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "ws"
+        ws.mkdir()
+        for name, text in START.items():
+            (ws / name).write_text(text)
+        store = await Store.open(Path(tmp) / "p.db")
+        try:
+            row = await store.create_session(workspace=str(ws))
+            agent = await build_agent(store, row.id, openai_settings(emu), ws)
+            now = dict(START)
+            for n, ops in enumerate(plan):
+                agent.session.turn = n + 1  # what a turn's user message does; the model is not needed here
+                for i, (name, text) in enumerate(ops):
+                    args: dict[str, Any] = {"path": name, "new_string": text}
+                    args |= {"old_string": now[name]} if name in now else {"create": True}
+                    res = await agent.tool_runner.execute(
+                        ToolCall(f"c{n}-{i}", "file_edit_tool", json.dumps(args))
+                    )
+                    assert not res.is_error, res.content
+                    now[name] = text
+            assert agent.files is not None
+            while (undoing := await agent.files.plan()) is not None:
+                out = await agent.files.apply(undoing, overwrite_changed=False)
+                assert out.left == []
+            found = {str(p.relative_to(ws)): p.read_text() for p in ws.rglob("*") if p.is_file()}
+            assert found == START
+            await agent.close()
+        finally:
+            await store.close()
