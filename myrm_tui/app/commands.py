@@ -150,6 +150,13 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("notes", "Session notes", "The notes the agent keeps across compactions", slash=("notes",)),
     Command(
+        "undo",
+        "Undo the agent's file edits",
+        "Restore the files the agent's last turn that changed any edited, after a y/n; again: a turn "
+        "further back. Shell commands' changes are not tracked",
+        slash=("undo",),
+    ),
+    Command(
         "copy_answer",
         "Copy the last answer",
         "The newest answer's text to the clipboard, code blocks as written (as Claude Code's /copy); "

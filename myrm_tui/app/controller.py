@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from myrm_tui.agent.hot_rebuild import ChatAgentExecutionCache
     from myrm_tui.agent.permissions import UserApprover
     from myrm_tui.agent.replay import Replay
+    from myrm_tui.agent.undo import UndoOutcome, UndoPlan
     from myrm_tui.context.report.window_use import WindowUse
     from myrm_tui.context.types import ToolCall
     from myrm_tui.llm.client import LLMClient
@@ -291,6 +292,16 @@ class Controller:
 
     async def new_session(self) -> SessionRow:
         return await self.open_session(None)
+
+    async def undo_plan(self) -> UndoPlan | None:
+        """The open session's newest file edits ``/undo`` would take back (None: none left)."""
+        await self.ensure_agent()
+        assert self.chat is not None
+        return await self.chat.undo_plan()
+
+    async def undo(self, plan: UndoPlan, overwrite_changed: bool) -> UndoOutcome:
+        assert self.chat is not None
+        return await self.chat.undo(plan, overwrite_changed)
 
     async def delete_session(self, session_id: str) -> None:
         await self._store().delete_session(session_id)

@@ -10,11 +10,12 @@ from myrm_tui.app.flows.compaction import CompactionFlow
 from myrm_tui.app.flows.panels import PanelsFlow
 from myrm_tui.app.flows.sessions import SessionFlow
 from myrm_tui.app.flows.settings import SettingsFlow
+from myrm_tui.app.flows.undo import UndoFlow
 from myrm_tui.app.messages import ShowNotice
 from myrm_tui.app.widgets.prompt_input import PromptInput
 
 
-class PromptFlow(SessionFlow, CompactionFlow, SettingsFlow, PanelsFlow):
+class PromptFlow(SessionFlow, CompactionFlow, SettingsFlow, PanelsFlow, UndoFlow):
     """Where the flows meet: a slash command runs any of them."""
 
     _warming = False  # the model is being readied (once)
