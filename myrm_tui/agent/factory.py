@@ -125,6 +125,7 @@ async def assemble(
     jobs: JobManager | None = None,
     files: EditorFiles | None = None,
     grants: SessionGrants | None = None,
+    kept_files: FileHistory | None = None,
 ) -> Agent:
     """Wire one agent's units and load its session. A child (subagent) gets the parent's tools, approver,
     approval mode, command rules and grants (an "always" in a child holds for the parent), and no
@@ -155,9 +156,8 @@ async def assemble(
     # Vault entries the tools may read besides the session's own: its ancestors' (a fork's pointers
     # into its parent's outputs stay valid, also after a restart) and its subagents' (added as they run).
     namespaces: set[str] = await store.forked_from(session_id)
-    # Before subagents' ids join it: /undo sees a parent's turns, never a child's.
-    ancestors = frozenset(namespaces)
-    files_kept = FileHistory(store, session, workspace, lambda: ancestors)
+    # A subagent's edits are kept as the parent's (its turn): the user's /undo sees them.
+    files_kept = kept_files or FileHistory(store, session, workspace)
 
     async def build_child(child_id: str, child_settings: Settings) -> Agent:
         return await assemble(
@@ -178,6 +178,7 @@ async def assemble(
             allowed_commands=rules,
             files=files,
             grants=grants,
+            kept_files=files_kept,
         )
 
     spawner = Subagents(session, build_child, namespaces) if subagents else None

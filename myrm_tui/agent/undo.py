@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -30,7 +30,8 @@ SHELL_NOT_TRACKED = "Changes made by shell commands are not tracked and stay as 
 
 class _Store(Protocol):
     async def add_file_backup(self, b: FileBackup) -> None: ...
-    async def last_undoable_turn(self, sessions: Iterable[str]) -> list[FileBackup]: ...
+    async def undo_lineage(self, sid: str) -> list[tuple[str, int | None]]: ...
+    async def last_undoable_turn(self, lineage: Iterable[tuple[str, int | None]]) -> list[FileBackup]: ...
     async def mark_undone(self, session_id: str, owner_id: str, turn: int) -> None: ...
 
 
@@ -97,18 +98,16 @@ class UndoOutcome:
 class FileHistory:
     """The file tools' backups of one session, and /undo over them."""
 
-    def __init__(
-        self, store: _Store, session: _Session, workspace: Path, lineage: Callable[[], Iterable[str]]
-    ) -> None:
+    def __init__(self, store: _Store, session: _Session, workspace: Path) -> None:
         self.store = store
         self.session = session
         self.workspace = workspace
-        self.lineage = lineage  # the sessions it was forked from: their turns are undoable too
 
     async def keep(self, full: Path, before: str | None, after: str, call_id: str) -> None:
         """Store ``full``'s content ``before`` the agent writes ``after`` (None: it did not exist)."""
         s = self.session
         kept = before is None or (len(before) <= MAX_KEPT_BYTES and len(before.encode()) <= MAX_KEPT_BYTES)
+        # A subagent's call is in its own session: its edits belong to the parent's turn, message -1.
         message = next((m.id for m in reversed(s.history) if any(c.id == call_id for c in m.tool_calls)), "")
         prompt = next((m.text for m in reversed(s.history) if m.role == "user" and not m.synthetic), "")
         first = prompt.strip().splitlines()[0] if prompt.strip() else ""
@@ -117,7 +116,7 @@ class FileHistory:
                 s.session_id,
                 s.turn,
                 first[:80],
-                message,
+                int(message[1:]) if message[1:].isdigit() else -1,
                 call_id,
                 str(full),
                 before is not None,
@@ -129,7 +128,8 @@ class FileHistory:
 
     async def plan(self) -> UndoPlan | None:
         """The newest turn that changed files and is not undone, or None."""
-        rows = await self.store.last_undoable_turn([self.session.session_id, *self.lineage()])
+        lineage = await self.store.undo_lineage(self.session.session_id)
+        rows = await self.store.last_undoable_turn(lineage)
         if not rows:
             return None
         first: dict[str, FileBackup] = {}

@@ -9,13 +9,15 @@ from dataclasses import dataclass
 
 from myrm_tui.store.leases import LeaseTable
 
+_PARENT = "SELECT parent_id, forked_from_seq FROM sessions WHERE id = ?"
+
 
 @dataclass(frozen=True)
 class FileBackup:
     session_id: str
     turn: int
     prompt: str
-    message_id: str
+    message_seq: int
     call_id: str
     path: str
     existed: bool
@@ -29,13 +31,13 @@ class FileBackupTable(LeaseTable):
         async with self.transaction() as conn:
             await self._guard(conn, b.session_id)  # one writer per session, as for its messages
             await conn.execute(
-                "INSERT INTO file_backups (session_id, turn, prompt, message_id, call_id, path, existed, "
+                "INSERT INTO file_backups (session_id, turn, prompt, message_seq, call_id, path, existed, "
                 "kept, content, after_sha, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     b.session_id,
                     b.turn,
                     b.prompt,
-                    b.message_id,
+                    b.message_seq,
                     b.call_id,
                     b.path,
                     int(b.existed),
@@ -46,23 +48,43 @@ class FileBackupTable(LeaseTable):
                 ),
             )
 
-    async def last_undoable_turn(self, sessions: Iterable[str]) -> list[FileBackup]:
-        """The backups, oldest first, of the newest turn of ``sessions`` (a session and the ones it was
-        forked from) that changed files and that none of them has undone; [] when there is none."""
-        ids = sorted(set(sessions))
+    async def undo_lineage(self, sid: str) -> list[tuple[str, int | None]]:
+        """``sid`` and the sessions it was forked from, each with the last message seq of it that ``sid``
+        holds (None: all of it): a fork's /undo sees its parent's turns up to the fork, not those after."""
+        out: list[tuple[str, int | None]] = [(sid, None)]
+        upto: int | None = None
+        at = sid
+        while len(out) < 100:  # bounded like ``forked_from``: a cycle cannot occur, the walk stops anyway
+            async with self.conn.execute(_PARENT, (at,)) as cur:
+                row = await cur.fetchone()
+            if row is None or not row[0] or any(row[0] == s for s, _ in out):
+                break
+            if row[1] is not None:
+                upto = row[1] if upto is None else min(upto, row[1])
+            at = row[0]
+            out.append((at, upto))
+        return out
+
+    async def last_undoable_turn(self, lineage: Iterable[tuple[str, int | None]]) -> list[FileBackup]:
+        """The backups, oldest first, of the newest turn of ``lineage`` (``undo_lineage``) that changed
+        files and that none of its sessions has undone; [] when there is none."""
+        pairs = list(lineage)
+        ids = [s for s, _ in pairs]
         marks = ",".join("?" * len(ids))
+        within = " OR ".join("(b.session_id = ? AND (? IS NULL OR b.message_seq <= ?))" for _ in pairs)
         sql = f"""
             SELECT b.session_id, b.turn FROM file_backups b
-            WHERE b.session_id IN ({marks}) AND NOT EXISTS (
+            WHERE ({within}) AND NOT EXISTS (
                 SELECT 1 FROM file_undos u
                 WHERE u.owner_id = b.session_id AND u.turn = b.turn AND u.session_id IN ({marks}))
             ORDER BY b.id DESC LIMIT 1"""
-        async with self.conn.execute(sql, (*ids, *ids)) as cur:
+        params = [v for s, upto in pairs for v in (s, upto, upto)]
+        async with self.conn.execute(sql, (*params, *ids)) as cur:
             last = await cur.fetchone()
         if last is None:
             return []
         async with self.conn.execute(
-            "SELECT session_id, turn, prompt, message_id, call_id, path, existed, kept, content, after_sha "
+            "SELECT session_id, turn, prompt, message_seq, call_id, path, existed, kept, content, after_sha "
             "FROM file_backups WHERE session_id = ? AND turn = ? ORDER BY id",
             (last[0], last[1]),
         ) as cur:

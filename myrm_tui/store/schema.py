@@ -103,7 +103,7 @@ MIGRATIONS: tuple[str, ...] = (
         session_id TEXT NOT NULL,
         turn INTEGER NOT NULL,          -- the session's user-turn number (AgentSession.turn)
         prompt TEXT NOT NULL DEFAULT '', -- the start of that turn's user message, for /undo's note
-        message_id TEXT NOT NULL DEFAULT '', -- the assistant message whose call made the change
+        message_seq INTEGER NOT NULL,   -- the assistant message whose call made it (-1: a subagent's)
         call_id TEXT NOT NULL DEFAULT '',
         path TEXT NOT NULL,             -- resolved, absolute
         existed INTEGER NOT NULL,

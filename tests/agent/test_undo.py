@@ -152,7 +152,7 @@ async def test_a_file_over_the_kept_size_is_named_and_not_restored(
     out = await agent.files.apply(plan, overwrite_changed=True)
     assert out.left == ["hello.py (too big to have been kept)"]
     assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hey'\n"
-    rows = await store.last_undoable_turn([agent.session_id])
+    rows = await store.last_undoable_turn(await store.undo_lineage(agent.session_id))
     assert rows and all(r.content is None or len(r.content) <= 10 for r in rows)
 
 
@@ -219,3 +219,36 @@ async def _edit_then_undo_all(emu: ProviderEmulator, plan: list[list[tuple[str, 
             await agent.close()
         finally:
             await store.close()
+
+
+async def test_a_fork_sees_its_parents_turns_up_to_the_fork_only(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    agent = await two_turns(emulator, store, workspace)
+    done_one = next(m for m in agent.session.history if m.text == "Done one.")
+    fork = await store.fork_session(agent.session_id, upto_seq=int(done_one.id[1:]))
+    forked = await build_agent(store, fork.id, openai_settings(emulator), workspace)
+    assert forked.files is not None
+    plan = await forked.files.plan()  # turn 2 came after the fork point: not the fork's to undo
+    assert plan is not None and plan.prompt == "first change"
+    await forked.close()
+
+
+async def test_a_subagents_edits_are_undone_with_the_parents_turn(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    emulator.enqueue(
+        Reply(tool_calls=[("subagent", {"task": "greet differently"})]),  # the parent delegates
+        Reply(tool_calls=[edit("hello.py", "'hello'", "'yo'")]),  # the child edits
+        Reply(text="Changed it."),  # the child's answer
+        Reply(text="The subagent changed it."),  # the parent's
+    )
+    await collect(agent, "delegate the change")
+    assert (workspace / "hello.py").read_text() == "def greet():\n    return 'yo'\n"
+    assert agent.files is not None
+    plan = await agent.files.plan()
+    assert plan is not None and plan.prompt == "delegate the change"
+    assert [f.shown for f in plan.files] == ["hello.py"]
+    await agent.files.apply(plan, overwrite_changed=False)
+    assert (workspace / "hello.py").read_text() == ORIGINAL
