@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 
 from myrm_tui.agent import undo
 from myrm_tui.agent.agent import Agent
+from myrm_tui.agent.events import TurnFailed
 from myrm_tui.agent.factory import build_agent
 from myrm_tui.context.types import ToolCall
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import collect, make_agent, openai_settings
+from tests.helpers import anthropic_settings, collect, make_agent, openai_settings
 
 ORIGINAL = "def greet():\n    return 'hello'\n"
 
@@ -62,6 +63,10 @@ async def test_undo_goes_back_one_turn_at_a_time_and_tells_the_model(
     assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"
     note = agent.session.history[-1]
     assert note.synthetic and "undid your file edits" in note.text and "'second change'" in note.text
+    emulator.enqueue(Reply(text="Noted."))
+    await collect(agent, "what is in hello.py now?")  # the next request carries the note to the model
+    sent = json.dumps(emulator.requests[-1].body["messages"])
+    assert "undid your file edits from the turn 'second change'" in sent
 
     plan = await files.plan()  # a second /undo: the turn before
     assert plan is not None and plan.prompt == "first change"
@@ -252,3 +257,21 @@ async def test_a_subagents_edits_are_undone_with_the_parents_turn(
     assert [f.shown for f in plan.files] == ["hello.py"]
     await agent.files.apply(plan, overwrite_changed=False)
     assert (workspace / "hello.py").read_text() == ORIGINAL
+
+
+async def test_the_turn_after_an_undo_works_with_anthropic(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """Two user-role messages in a row (the note, then the next message) are a request Anthropic takes."""
+    emulator.enqueue(Reply(tool_calls=[edit("hello.py", "'hello'", "'hi'")]), Reply(text="Done."))
+    agent = await make_agent(store, workspace, anthropic_settings(emulator))
+    await collect(agent, "change it")
+    assert agent.files is not None
+    plan = await agent.files.plan()
+    assert plan is not None
+    await agent.files.apply(plan, overwrite_changed=False)
+    emulator.enqueue(Reply(text="It says hello again."))
+    events = await collect(agent, "and now?")
+    assert not [e for e in events if isinstance(e, TurnFailed)]
+    assert agent.session.history[-1].text == "It says hello again."
+    assert "undid your file edits" in json.dumps(emulator.requests[-1].body["messages"])
