@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,7 @@ class UndoFile:
     kept: bool  # its previous content was kept (not over MAX_KEPT_BYTES)
     content: str | None
     changed: bool  # changed since the agent wrote it (by the user, a shell command, another program)
+    made_dirs: tuple[str, ...] = ()  # folders made for it (a new file), deepest first
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ class FileHistory:
         message = next((m.id for m in reversed(s.history) if any(c.id == call_id for c in m.tool_calls)), "")
         prompt = next((m.text for m in reversed(s.history) if m.role == "user" and not m.synthetic), "")
         first = prompt.strip().splitlines()[0] if prompt.strip() else ""
+        made = await asyncio.to_thread(_missing_folders, full) if before is None else ()
         await self.store.add_file_backup(
             FileBackup(
                 s.session_id,
@@ -123,6 +126,7 @@ class FileHistory:
                 kept,
                 before if kept else None,
                 sha(after),
+                made,
             )
         )
 
@@ -149,7 +153,7 @@ class FileHistory:
                 shown = path
             # guard: undo-changed-since-the-agent-wrote
             changed = sha(now) != last[path].after_sha
-            files.append(UndoFile(full, shown, b.existed, b.kept, b.content, changed))
+            files.append(UndoFile(full, shown, b.existed, b.kept, b.content, changed, b.made_dirs))
         return UndoPlan(rows[0].session_id, rows[0].turn, rows[0].prompt, tuple(files))
 
     async def apply(self, plan: UndoPlan, overwrite_changed: bool) -> UndoOutcome:
@@ -179,10 +183,25 @@ class FileHistory:
         return out
 
 
+def _missing_folders(full: Path) -> tuple[str, ...]:
+    """The folders a new file at ``full`` needs made, deepest first (blocking)."""
+    out = []
+    folder = full.parent
+    while not folder.exists() and folder != folder.parent:
+        out.append(str(folder))
+        folder = folder.parent
+    return tuple(out)
+
+
 def _restore(f: UndoFile) -> None:
     """Put ``f`` back as it was before the turn (blocking)."""
     if not f.existed:
         f.full.unlink(missing_ok=True)
+        for folder in f.made_dirs:  # the folders made for it, unless something else is in them now
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
         return
     assert f.content is not None
     if f.full.exists():

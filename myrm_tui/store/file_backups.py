@@ -24,6 +24,7 @@ class FileBackup:
     kept: bool
     content: str | None
     after_sha: str
+    made_dirs: tuple[str, ...] = ()  # the folders made for a new file, deepest first
 
 
 class FileBackupTable(LeaseTable):
@@ -32,7 +33,7 @@ class FileBackupTable(LeaseTable):
             await self._guard(conn, b.session_id)  # one writer per session, as for its messages
             await conn.execute(
                 "INSERT INTO file_backups (session_id, turn, prompt, message_seq, call_id, path, existed, "
-                "kept, content, after_sha, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "kept, content, after_sha, made_dirs, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     b.session_id,
                     b.turn,
@@ -44,6 +45,7 @@ class FileBackupTable(LeaseTable):
                     int(b.kept),
                     b.content,
                     b.after_sha,
+                    "\n".join(b.made_dirs),
                     time.time(),
                 ),
             )
@@ -84,13 +86,27 @@ class FileBackupTable(LeaseTable):
         if last is None:
             return []
         async with self.conn.execute(
-            "SELECT session_id, turn, prompt, message_seq, call_id, path, existed, kept, content, after_sha "
+            "SELECT session_id, turn, prompt, message_seq, call_id, path, existed, kept, content, after_sha, "
+            "made_dirs "
             "FROM file_backups WHERE session_id = ? AND turn = ? ORDER BY id",
             (last[0], last[1]),
         ) as cur:
             rows = list(await cur.fetchall())
         return [
-            FileBackup(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), bool(r[7]), r[8], r[9]) for r in rows
+            FileBackup(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                bool(r[6]),
+                bool(r[7]),
+                r[8],
+                r[9],
+                tuple(d for d in r[10].split("\n") if d),
+            )
+            for r in rows
         ]
 
     async def mark_undone(self, session_id: str, owner_id: str, turn: int) -> None:

@@ -110,6 +110,7 @@ MIGRATIONS: tuple[str, ...] = (
         kept INTEGER NOT NULL,          -- 0: over the size kept; /undo cannot restore it
         content TEXT,                   -- the text before the change when existed and kept
         after_sha TEXT NOT NULL,        -- sha256 of what the tool wrote: a different file was changed since
+        made_dirs TEXT NOT NULL DEFAULT '', -- folders a new file needed, one a line: removed with it if empty
         created_at REAL NOT NULL
     );
     CREATE INDEX file_backups_session ON file_backups(session_id, turn, id);
