@@ -152,7 +152,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "undo",
         "Undo the agent's file edits",
-        "Restore the files the agent's last turn that changed any edited, after a y/n; again: a turn "
+        "Take back the agent's file edits of its last turn that made any, after a y/n; again: a turn "
         "further back. Shell commands' changes are not tracked",
         slash=("undo",),
     ),

@@ -9,13 +9,25 @@ from typing import Any
 
 import pytest
 from textual import _time
+from textual.widgets import Static
 
 from myrm_tui.app.app import MyrmApp
+from myrm_tui.app.screens.help import HelpScreen
 from myrm_tui.app.screens.undo import UndoScreen
 from myrm_tui.app.widgets.chat_message import Notice
+from myrm_tui.app.widgets.slash_menu import SlashMenu
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import SMALL_SCREEN, make_app, send_turn, started, type_and_send, wait_until
+from tests.helpers import (
+    SMALL_SCREEN,
+    help_sections_drawn,
+    make_app,
+    send_turn,
+    started,
+    type_and_send,
+    type_text,
+    wait_until,
+)
 
 ORIGINAL = "def greet():\n    return 'hello'\n"
 
@@ -139,3 +151,20 @@ async def test_a_resumed_session_undoes_from_the_database(
         assert len(notes) == 2 and "'second change'" in notes[0] and "'first change'" in notes[1]
     finally:
         await store.close()
+
+
+async def test_f1_help_and_the_slash_menu_list_undo(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with started(app, size=(100, 40)) as pilot:
+        await type_text(pilot, "/und")
+        menu = app.query_one(SlashMenu)
+        await wait_until(pilot, lambda: menu.is_open)
+        assert menu.chosen() is not None and menu.chosen()[0] == "undo"  # type: ignore[index]
+        await pilot.press("escape")
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await wait_until(pilot, lambda: all(s.content_region.width for s in app.screen.query(Static)))
+        slash = help_sections_drawn(app)["Slash commands"]
+    assert any(line.startswith("/undo") and "Take back" in line for line in slash), slash
