@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from myrm_tui.agent.tools.files import write_atomic
+from myrm_tui.agent.tools.base import ToolError, read_regular
+from myrm_tui.agent.tools.files import MAX_FILE_BYTES, write_atomic
 from myrm_tui.context.types import Message, synthetic_user
 from myrm_tui.store.file_backups import FileBackup
 
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 
 # Previous content over this is not kept: /undo names the file and cannot restore it.
 MAX_KEPT_BYTES = 5_000_000
+NOT_A_FILE = "\x00not a regular file"  # no text file the agent wrote holds a NUL in this place alone
 SHELL_NOT_TRACKED = "Changes made by shell commands are not tracked and stay as they are."
 
 
@@ -51,11 +53,15 @@ def sha(text: str | None) -> str:
 
 def _current(full: Path) -> str | None:
     """The file's text now, None when it is not there (blocking); undecodable bytes are replaced, so they
-    never match what the agent (UTF-8 only) wrote."""
-    try:
-        return full.read_bytes().decode("utf-8", errors="replace")
-    except FileNotFoundError:
+    never match what the agent (UTF-8 only) wrote. A folder, a FIFO or an unreadable file in its place is
+    read as ``NOT_A_FILE``: changed since (and a FIFO never blocks the read)."""
+    if not os.path.lexists(full):
         return None
+    try:
+        return read_regular(full, str(full), MAX_FILE_BYTES).decode("utf-8", errors="replace")
+    except ToolError:
+        log.info("/undo: %s is no longer a readable file", full, exc_info=True)
+        return NOT_A_FILE
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,20 @@ async def test_a_file_deleted_since_is_restored(
     assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"
 
 
+async def test_a_folder_in_the_files_place_is_named_and_not_written_over(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    agent = await two_turns(emulator, store, workspace)
+    assert agent.files is not None
+    (workspace / "hello.py").unlink()
+    (workspace / "hello.py").mkdir()
+    plan = await agent.files.plan()
+    assert plan is not None and [(f.shown, f.changed) for f in plan.files] == [("hello.py", True)]
+    out = await agent.files.apply(plan, overwrite_changed=True)
+    assert out.restored == [] and out.left[0].startswith("hello.py (cannot write:")
+    assert (workspace / "hello.py").is_dir()
+
+
 async def test_undo_state_comes_from_the_database_after_a_resume_and_a_fork_sees_its_parents(
     emulator: ProviderEmulator, store: Store, workspace: Path, tmp_path: Path
 ) -> None:
