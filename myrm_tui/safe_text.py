@@ -15,6 +15,7 @@ as another one ("Trojan Source"); a lone surrogate (JSON's ``"\\ud800"``, a name
 
 from __future__ import annotations
 
+import base64
 import json
 import unicodedata
 
@@ -34,6 +35,16 @@ def sanitize(text: str) -> str:
         return text
     # guard: escape-codes-shown-inert
     return text.replace("\r\n", "\n").translate(_TABLE)
+
+
+def osc52(text: str) -> str:
+    """The OSC 52 sequence that puts ``text`` on the terminal's clipboard as the screen shows it
+    (``sanitize``d): only base64 between its fixed head and BEL. A lone surrogate cannot be encoded (the
+    write raised and myrm stopped), and escape codes on the clipboard act in the terminal the text is
+    pasted into: ``ESC [201~`` ends a shell's bracketed paste and what follows runs as typed."""
+    # guard: clipboard-text-as-the-screen-shows-it
+    payload = sanitize(text).encode("utf-8")
+    return f"\x1b]52;c;{base64.b64encode(payload).decode('ascii')}\a"
 
 
 def one_line(text: str, limit: int) -> str:

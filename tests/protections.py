@@ -2974,6 +2974,24 @@ MUTANTS = (
         ("tests/store/test_history_hostile.py::test_the_tools_answer_to_any_query_is_bounded",),
     ),
     Mutant(
+        "the clipboard gets the text as the screen shows it, in base64 alone (attacker5)",
+        "clipboard-text-as-the-screen-shows-it",
+        'payload = sanitize(text).encode("utf-8")',
+        'payload = text.encode("utf-8", "surrogatepass")',
+        (
+            "tests/app/test_clipboard_hostile.py::test_the_clipboard_sequence_is_its_head_base64_and_bel_whatever_the_text",
+        ),
+    ),
+    Mutant(
+        "every copy in the app goes through the sanitized OSC 52 write (attacker5)",
+        "every-copy-goes-through-osc52",
+        "self._clipboard = sanitize(text)",
+        "super().copy_to_clipboard(text)\n        return",
+        (
+            "tests/app/test_clipboard_hostile.py::test_slash_copy_of_a_hostile_answer_sends_the_terminal_only_base64",
+        ),
+    ),
+    Mutant(
         "a command or pattern no program can receive is one line (redteam3)",
         "a-text-no-program-can-receive-is-one",
         '    if "\\x00" in text:',

@@ -37,7 +37,7 @@ from myrm_tui.app.live import LiveContext
 from myrm_tui.app.screens.main import MainScreen
 from myrm_tui.app.widgets.status_line import STARTING
 from myrm_tui.logs import failure_logged
-from myrm_tui.safe_text import sanitize
+from myrm_tui.safe_text import osc52, sanitize
 
 if TYPE_CHECKING:
     from myrm_tui.llm.client import LLMClient
@@ -280,6 +280,14 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
         would be drawn: every line is drawn again."""
         # guard: ctrl-z-fg-draws-the-whole-screen-again
         self.refresh(layout=True)
+
+    def copy_to_clipboard(self, text: str) -> None:
+        """Textual's, with the text as the screen shows it (``safe_text.osc52`` says why); every copy
+        (``/copy``, a transcript item's ``c``, a selection, a vault pointer) comes here."""
+        # guard: every-copy-goes-through-osc52
+        self._clipboard = sanitize(text)
+        if self._driver is not None:
+            self._driver.write(osc52(text))
 
     def _copy_selection(self) -> bool:
         """Copy what is selected in the focused field, or on the screen (the mouse); False if nothing."""
