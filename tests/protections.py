@@ -2974,6 +2974,16 @@ MUTANTS = (
         ("tests/store/test_history_hostile.py::test_the_tools_answer_to_any_query_is_bounded",),
     ),
     Mutant(
+        "history_search ranks a hit's lines by a bounded set of the query's words (attacker5)",
+        "history-search-ranks-by-a-bounded-set-of-words",
+        "return set(list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:MAX_WORDS])",
+        "return {w.lower() for w in _WORD.findall(query)}",
+        (
+            "tests/store/test_history_hostile.py::test_a_hits_lines_are_ranked_by_at_most_the_querys_first_words",
+            "tests/store/test_history_hostile.py::test_words_past_the_bound_do_not_steer_which_lines_a_hit_shows",
+        ),
+    ),
+    Mutant(
         "the clipboard gets the text as the screen shows it, in base64 alone (attacker5)",
         "clipboard-text-as-the-screen-shows-it",
         'payload = sanitize(text).encode("utf-8")',

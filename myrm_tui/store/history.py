@@ -41,6 +41,9 @@ MESSAGE_REF = re.compile(r"^m(\d+)$")
 HIT_LINES = 3  # lines of a hit around its best line
 LINE_CHARS = 160  # a hit line is cut to this, around its first match
 MAX_TERMS = 16
+# Words a hit's lines are ranked by: each line is scanned once a word, so a model's query of 15,000 words
+# against a vaulted output of 20,000 lines held the event loop for two minutes.
+MAX_WORDS = 4 * MAX_TERMS
 CANDIDATES = 8  # rows read per hit asked for, re-ranked exact string first
 _WORD = re.compile(r"\w+")
 UNAVAILABLE = "history_search is off: this Python's sqlite3 has no FTS5 (a Python with FTS5 turns it on)"
@@ -251,7 +254,7 @@ def best_lines(uri: str, kind: str, body: str, query: str) -> Hit:
     words; each line cut around the query (else its first word)."""
     lines = body.splitlines() or [""]
     whole = " ".join(query.split()).lower()
-    want = {w.lower() for w in _WORD.findall(query)}
+    want = ranked_words(query)
 
     def score(i: int) -> tuple[bool, int, int]:
         low = lines[i].lower()
@@ -261,6 +264,12 @@ def best_lines(uri: str, kind: str, body: str, query: str) -> Hit:
     start = max(0, min(best - (HIT_LINES - 1) // 2, len(lines) - HIT_LINES))
     end = min(len(lines), start + HIT_LINES)
     return Hit(uri, kind, start + 1, end, tuple(_cut(lines[i], whole, want) for i in range(start, end)))
+
+
+def ranked_words(query: str) -> set[str]:
+    """The query's first ``MAX_WORDS`` distinct words (lower case), which rank a hit's lines."""
+    # guard: history-search-ranks-by-a-bounded-set-of-words
+    return set(list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:MAX_WORDS])
 
 
 def _cut(line: str, whole: str, words: set[str]) -> str:

@@ -111,3 +111,29 @@ async def test_the_tools_answer_to_any_query_is_bounded(query: str) -> None:
             assert len(res.content) <= limit
         finally:
             await store.close()
+
+
+@settings(QUERY_SETTINGS, max_examples=60)
+@given(query=queries)
+@example(query=" ".join(f"w{i}" for i in range(15_000)))
+@example(query=".".join("ab" * 25_000))
+def test_a_hits_lines_are_ranked_by_at_most_the_querys_first_words(query: str) -> None:
+    """Found (attacker5): each line of each candidate was scanned once for every word of the query, so a
+    model's 100 KB query of 15,000 words against eight vaulted outputs of 20,000 lines held the event loop
+    for 133 s of CPU (0.9 s now; docs in the commit). Whatever the query, the lines are ranked by its
+    first ``MAX_WORDS`` distinct words."""
+    from myrm_tui.store.history import _WORD, MAX_WORDS, ranked_words
+
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    assert ranked_words(query) == set(words[:MAX_WORDS])
+
+
+def test_words_past_the_bound_do_not_steer_which_lines_a_hit_shows() -> None:
+    """The best line is the one with most of the first ``MAX_WORDS`` words: a word past them (here the
+    only word of the earlier line) counts for nothing."""
+    from myrm_tui.store.history import MAX_WORDS, best_lines
+
+    first = [f"word{i}" for i in range(MAX_WORDS)]
+    body = "\n".join(["late", "pad", "pad", "pad", "pad", f"{first[0]} here", "pad", "pad"])
+    hit = best_lines("vault://s/m1", "user", body, " ".join([*first, "late"]))
+    assert hit.lines == ("pad", f"{first[0]} here", "pad")
