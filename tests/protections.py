@@ -2984,6 +2984,26 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a vault:// message pointer's number is ASCII digits that fit SQLite (attacker5)",
+        "a-message-pointers-number-fits-sqlite",
+        'MESSAGE_REF = re.compile(r"^m([0-9]{1,18})\\Z")',
+        'MESSAGE_REF = re.compile(r"^m(\\d+)$")',
+        (
+            "tests/app/test_vault_pointers_hostile.py::test_the_models_read_refuses_every_trick_in_one_line",
+            "tests/app/test_vault_pointers_hostile.py::test_a_card_of_any_pointer_opens_an_entry_of_the_line_or_nothing",
+            "tests/app/test_vault_pointers_hostile.py::test_a_card_with_a_huge_message_number_says_it_is_not_there",
+        ),
+    ),
+    Mutant(
+        "a vault card the store cannot read says so and is logged (attacker5)",
+        "a-card-that-cannot-be-read-says-so",
+        'log.exception("opening %s failed", uri[:200])',
+        "raise",
+        (
+            "tests/app/test_vault_pointers_hostile.py::test_a_card_the_store_cannot_read_says_so_and_is_logged",
+        ),
+    ),
+    Mutant(
         "the clipboard gets the text as the screen shows it, in base64 alone (attacker5)",
         "clipboard-text-as-the-screen-shows-it",
         'payload = sanitize(text).encode("utf-8")',

@@ -37,7 +37,10 @@ CREATE_FTS = (
 # Vault kinds not indexed: archives repeat messages already indexed, media are data URLs.
 SKIP_KINDS = ("archive", "media")
 TOOL_NAME = "history_search"
-MESSAGE_REF = re.compile(r"^m(\d+)$")
+# A pointer is text anyone writes: ASCII digits that fit SQLite's integer (a 30-digit one raised
+# OverflowError out of every read of it), and no line end (``$`` takes "m1\n").
+# guard: a-message-pointers-number-fits-sqlite
+MESSAGE_REF = re.compile(r"^m([0-9]{1,18})\Z")
 HIT_LINES = 3  # lines of a hit around its best line
 LINE_CHARS = 160  # a hit line is cut to this, around its first match
 MAX_TERMS = 16

@@ -3,6 +3,7 @@ the newest output, the ``/context`` and ``/notes`` lines, and ``/copy``."""
 
 from __future__ import annotations
 
+import logging
 import re
 
 from textual import work
@@ -10,6 +11,8 @@ from textual import work
 from myrm_tui.app.flows.base import AppBase
 from myrm_tui.app.messages import JumpToBottom, ShowNotice, ShowTab, TogglePanel, VaultEntryLoaded
 from myrm_tui.app.widgets.vault_pane import VaultPane
+
+log = logging.getLogger(__name__)
 
 # A fenced block's body: from the line after an opening ``` (or ~~~) to the same fence at a line's start.
 CODE_BLOCK = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})[^\n]*\n(.*?)^[ ]{0,3}\1[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -35,7 +38,15 @@ class PanelsFlow(AppBase):
 
     @work(exclusive=True, group="vault", exit_on_error=False, description="open vault entry")
     async def load_vault_entry(self, uri: str, line: int = 0) -> None:
-        self._show(VaultEntryLoaded(uri, await self.controller.vault_entry(uri), line))
+        # The worker does not exit on error: a failed read said nothing at all, and left no trace.
+        try:
+            entry = await self.controller.vault_entry(uri)
+        except Exception as exc:
+            # guard: a-card-that-cannot-be-read-says-so
+            log.exception("opening %s failed", uri[:200])
+            self.notify(f"could not open {uri[:200]}: {type(exc).__name__}: {exc}", severity="error")
+            return
+        self._show(VaultEntryLoaded(uri, entry, line))
 
     async def action_context_window(self) -> None:
         """``/context``: what fills the window now, by category, adding up to the ring's figure."""
