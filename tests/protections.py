@@ -3004,6 +3004,20 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "history_search: an ancestor's outputs after the fork are not searched (attacker5)",
+        "history-search-an-ancestors-later-outputs-are-not-searched",
+        "cut = [(sid, at) for sid, at in (until or {}).items() if sid in ancestors]",
+        "cut = []",
+        ("tests/store/test_history_confined.py::test_a_sessions_search_finds_its_history_and_nothing_else",),
+    ),
+    Mutant(
+        "history_search: outputs stored after the newest session was deleted are indexed (attacker5)",
+        "history-search-a-deleted-sessions-rowids-are-not-skipped",
+        "await history.rewind(conn)",
+        "pass",
+        ("tests/store/test_history_confined.py::test_a_sessions_search_finds_its_history_and_nothing_else",),
+    ),
+    Mutant(
         "the clipboard gets the text as the screen shows it, in base64 alone (attacker5)",
         "clipboard-text-as-the-screen-shows-it",
         'payload = sanitize(text).encode("utf-8")',

@@ -18,7 +18,7 @@ import json
 import logging
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,6 +154,19 @@ async def catch_up(conn: aiosqlite.Connection) -> int:
     return n
 
 
+async def rewind(conn: aiosqlite.Connection) -> None:
+    """After rows were deleted, inside the caller's transaction: a watermark past the newest row left
+    comes back to it. ``vault`` has no AUTOINCREMENT, so SQLite gives a new row the largest rowid + 1:
+    once the newest session was deleted, the next outputs of any session took rowids at or under the
+    watermark and were never indexed (history_search could not find them)."""
+    for table in ("messages", "vault"):
+        await conn.execute(
+            f"UPDATE history_index SET upto = MIN(upto, (SELECT COALESCE(MAX(rowid), 0) FROM {table})) "
+            "WHERE source = ?",
+            (table,),
+        )
+
+
 async def _watermark(conn: aiosqlite.Connection, source: str) -> int:
     async with conn.execute("SELECT upto FROM history_index WHERE source = ?", (source,)) as cur:
         row = await cur.fetchone()
@@ -196,9 +209,11 @@ async def search(
     own: str,
     ancestors: Sequence[str] = (),
     limit: int = 5,
+    until: Mapping[str, float] | None = None,
 ) -> list[Hit]:
     """The best ``limit`` sources for ``query`` among session ``own``'s messages and the vault entries of
-    it and its ``ancestors`` (a fork holds copies of its parent's messages up to the fork point)."""
+    it and its ``ancestors`` (a fork holds copies of its parent's messages up to the fork point); an
+    ancestor's entries only up to the time in ``until`` (``Store.branch_points``) when there is one."""
     # The model writes the query: FTS5 reads a NUL inside a phrase as the end of its text ("unterminated
     # string"), so it is a separator here; every other character is quoted inside a phrase.
     # guard: history-search-a-nul-in-the-query
@@ -207,12 +222,19 @@ async def search(
     if not ps or limit <= 0:
         return []
     scope = ",".join("?" * len(ancestors))
+    # A parent's outputs after the fork are another branch's: found, they read as this session's past.
+    # guard: history-search-an-ancestors-later-outputs-are-not-searched
+    cut = [(sid, at) for sid, at in (until or {}).items() if sid in ancestors]
+    later = " OR ".join("(session_id = ? AND created_at > ?)" for _ in cut)
     where = (
         "(session_id = ? OR (kind IN ('tool_output','subagent','mcp','hook_output') "
-        f"AND session_id IN ({scope})))"
+        f"AND session_id IN ({scope})"
+        + (f" AND ref NOT IN (SELECT uri FROM vault WHERE {later})" if cut else "")
+        + "))"
         if ancestors
         else "session_id = ?"
     )
+    scoped = (own, *ancestors, *(v for pair in cut for v in pair)) if ancestors else (own,)
     hits: list[Hit] = []
     seen: set[str] = set()
     shown: set[tuple[str, ...]] = set()
@@ -222,7 +244,7 @@ async def search(
             f"SELECT ref, session_id, kind, body FROM history_fts WHERE history_fts MATCH ? AND {where} "
             "ORDER BY bm25(history_fts) LIMIT ?"
         )
-        async with conn.execute(sql, (expr, own, *ancestors, limit * CANDIDATES)) as cur:
+        async with conn.execute(sql, (expr, *scoped, limit * CANDIDATES)) as cur:
             rows = list(await cur.fetchall())
         # The words match ``as_sql`` and ``as sql`` alike: a source holding the exact string comes first,
         # and when the ranked candidates hold too few (``__call__`` is the word ``call``, which every
@@ -233,7 +255,7 @@ async def search(
             async with conn.execute(
                 f"SELECT ref, session_id, kind, body FROM history_fts WHERE {where} "
                 "AND instr(lower(body), ?) > 0 ORDER BY rowid DESC LIMIT ?",
-                (own, *ancestors, whole, limit),
+                (*scoped, whole, limit),
             ) as cur:
                 rows[exact:exact] = list(await cur.fetchall())
         for r in rows:

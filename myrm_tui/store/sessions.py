@@ -11,6 +11,7 @@ from typing import Any
 
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry
+from myrm_tui.store import history
 from myrm_tui.store.leases import LeaseTable
 from myrm_tui.store.vault import insert_vault
 
@@ -122,6 +123,8 @@ class SessionTable(LeaseTable):
                 await conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
             if self.history_indexed:
                 await conn.execute("DELETE FROM history_fts WHERE session_id = ?", (sid,))
+            # guard: history-search-a-deleted-sessions-rowids-are-not-skipped
+            await history.rewind(conn)
 
     async def fork_session(
         self, sid: str, upto_seq: int | None = None, title: str | None = None, copy_state: bool = False

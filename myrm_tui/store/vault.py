@@ -48,6 +48,26 @@ async def insert_vault(conn: aiosqlite.Connection, sid: str, entries: Iterable[V
     return len(rows)
 
 
+async def branch_points(conn: aiosqlite.Connection, sid: str) -> dict[str, float]:
+    """For each session ``sid`` descends from (as ``forked_from`` walks them): when its line left that
+    one, the stored time of the last message copied from it (else when the child was made). What it
+    stored later is another branch's, not ``sid``'s history."""
+    points: dict[str, float] = {}
+    at: str | None = sid
+    while at is not None and len(points) < 100:
+        async with conn.execute(
+            "SELECT c.parent_id, c.created_at, m.created_at FROM sessions c LEFT JOIN messages m "
+            "ON m.session_id = c.parent_id AND m.seq = c.forked_from_seq WHERE c.id = ?",
+            (at,),
+        ) as cur:
+            row = await cur.fetchone()
+        if row is None or not row[0] or row[0] in points:
+            break
+        points[row[0]] = float(row[2] if row[2] is not None else row[1])
+        at = row[0]
+    return points
+
+
 class VaultTable(StoreBase):
     async def vault_put(self, sid: str, entries: Iterable[VaultEntry]) -> int:
         async with self.transaction() as conn:
@@ -83,7 +103,7 @@ class VaultTable(StoreBase):
         its subagents); empty when the index is off (``history_indexed``)."""
         if not self.history_indexed:
             return []
-        return await history.search(self.conn, query, sid, others, limit)
+        return await history.search(self.conn, query, sid, others, limit, await branch_points(self.conn, sid))
 
     async def vault_list(self, sid: str) -> list[VaultListing]:
         async with self.conn.execute(
