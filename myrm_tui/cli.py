@@ -27,6 +27,7 @@ from myrm_tui.offline import configure_offline_env
 
 if TYPE_CHECKING:
     from myrm_tui.config import Settings
+    from myrm_tui.store.db import Store
 
 log = logging.getLogger("myrm_tui.cli")  # by name: run as ``python -m myrm_tui.cli`` it is ``__main__``
 
@@ -293,20 +294,45 @@ def _replay_problem(target: str) -> str | None:
     return f"--replay: no conversation {conv_id!r} in {path} ({len(ids)} there; nearest: {', '.join(near)})"
 
 
-async def _session_problem(db: Path, session: str) -> str | None:
+async def _session_problem(db: Path, session: str, workspace: Path) -> str | None:
     from myrm_tui.store.db import Store
 
     store = await Store.open(db)
     try:
         row = await store.find_session(session)
         if row is not None:
+            if elsewhere := _elsewhere(row.id, row.workspace, workspace):
+                _say(f"myrm: {elsewhere}")
             busy = await store.lease_holder(row.id)  # the TUI would only show it and fail later
             return str(busy) if busy is not None else None
+        if ambiguous := await _ambiguous(store, session):
+            return ambiguous
         recent = [s.id for s in (await store.list_sessions())[:3]]
     finally:
         await store.close()
     listed = f"; recent: {', '.join(recent)}" if recent else "; the database has none"
     return f"--session: no session {session!r} in {db} (`myrm sessions` lists them{listed})"
+
+
+async def _ambiguous(store: Store, prefix: str) -> str | None:
+    """The line for a ``--session`` prefix that several ids start with (it said 'no session'), or None."""
+    ids = [s.id for s in await store.list_sessions() if s.id.startswith(prefix)]
+    # guard: session-an-ambiguous-prefix-says-so
+    if len(ids) < 2:
+        return None
+    shown = ", ".join(ids[:4]) + (", …" if len(ids) > 4 else "")
+    return f"--session: {prefix!r} starts {len(ids)} sessions' ids ({shown}); type more of it"
+
+
+def _elsewhere(sid: str, started_in: str, workspace: Path) -> str | None:
+    """The warning for a session resumed in another folder than the one it was started in: its history
+    speaks of that folder's files, its tools now work on these."""
+    # guard: session-resumed-in-another-folder-says-so
+    if not started_in or Path(started_in).resolve() == workspace:
+        return None
+    return (
+        f"warning: session {sid} was started in {started_in}; it continues here, on the files of {workspace}"
+    )
 
 
 async def _key_problem(s: Settings) -> str | None:
@@ -370,7 +396,7 @@ def _check_tui_inputs(
         _say(f"myrm: warning: {warning}")
     problem = _replay_problem(replay) if replay is not None else None
     if problem is None and session and not replay:
-        problem = asyncio.run(_session_problem(db, session))
+        problem = asyncio.run(_session_problem(db, session, workspace))
     if problem is None and cli.get("model") and not replay:
         problem = asyncio.run(_tui_key_problem(db, cli))
     if problem:
@@ -662,8 +688,10 @@ async def _ask(
             return 2
         found = await store.find_session(session) if session else None
         if session and found is None:
-            _say(f"myrm: no session {session!r}")
+            _say(f"myrm: {await _ambiguous(store, session) or f'no session {session!r}'}")
             return 2
+        if found is not None and (elsewhere := _elsewhere(found.id, found.workspace, workspace)):
+            _say(f"myrm: {elsewhere}")
 
         async def decline(tool: str, command: str, assessment: Assessment) -> str:
             # No one to ask: a command the rules do not cover is refused, never waited on.

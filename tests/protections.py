@@ -3018,6 +3018,20 @@ MUTANTS = (
         ("tests/store/test_history_confined.py::test_a_sessions_search_finds_its_history_and_nothing_else",),
     ),
     Mutant(
+        "--session: a prefix several ids start with says so in one line (attacker5)",
+        "session-an-ambiguous-prefix-says-so",
+        "if len(ids) < 2:",
+        "if True:",
+        ("tests/cli/test_session_prefix.py::test_an_ambiguous_prefix_is_one_line_naming_the_ids",),
+    ),
+    Mutant(
+        "--session: a session resumed in another folder says so (attacker5)",
+        "session-resumed-in-another-folder-says-so",
+        "if not started_in or Path(started_in).resolve() == workspace:",
+        "if True:",
+        ("tests/cli/test_session_prefix.py::test_a_session_of_another_folder_says_so_before_it_goes_on",),
+    ),
+    Mutant(
         "the clipboard gets the text as the screen shows it, in base64 alone (attacker5)",
         "clipboard-text-as-the-screen-shows-it",
         'payload = sanitize(text).encode("utf-8")',
