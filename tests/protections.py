@@ -3032,6 +3032,13 @@ MUTANTS = (
         ("tests/cli/test_session_prefix.py::test_a_session_of_another_folder_says_so_before_it_goes_on",),
     ),
     Mutant(
+        "/copy code: the next block is looked for after this one's closing fence (attacker5)",
+        "copy-code-the-next-block-starts-after-this-ones-end",
+        "i = end + 1",
+        "i += 1",
+        ("tests/app/test_copy_code_blocks.py::test_the_one_pass_scan_finds_the_blocks_the_pattern_finds",),
+    ),
+    Mutant(
         "the clipboard gets the text as the screen shows it, in base64 alone (attacker5)",
         "clipboard-text-as-the-screen-shows-it",
         'payload = sanitize(text).encode("utf-8")',

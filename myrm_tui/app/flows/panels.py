@@ -3,6 +3,7 @@ the newest output, the ``/context`` and ``/notes`` lines, and ``/copy``."""
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 
@@ -15,7 +16,46 @@ from myrm_tui.app.widgets.vault_pane import VaultPane
 log = logging.getLogger(__name__)
 
 # A fenced block's body: from the line after an opening ``` (or ~~~) to the same fence at a line's start.
+# The definition; ``code_blocks`` finds the same blocks in one pass (this one scans to the end of the text
+# from every opening fence that has no closing one: quadratic in the answer's length).
 CODE_BLOCK = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})[^\n]*\n(.*?)^[ ]{0,3}\1[ \t]*$", re.DOTALL | re.MULTILINE)
+_FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
+_CLOSING = re.compile(r"[ ]{0,3}(`{3,}|~{3,})[ \t]*")
+
+
+def code_blocks(text: str) -> list[str]:
+    """The bodies ``CODE_BLOCK.finditer`` finds, in order, in one pass over the lines: an answer of
+    40,000 lines opening ~~~ blocks that never close took ``/copy code`` (on the screen's loop) ~50 s."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    closes: dict[str, list[int]] = {}  # a fence -> the lines that close it, in order
+    for n, line in enumerate(lines):
+        if m := _CLOSING.fullmatch(line):
+            closes.setdefault(m.group(1), []).append(n)
+    # The closing fences of each character, longest first: the pattern tries an opening run whole, then
+    # shorter down to three (its info string takes the rest).
+    fences = {c: sorted((f for f in closes if f[0] == c), key=len, reverse=True) for c in "`~"}
+    out: list[str] = []
+    i = 0
+    while i < len(lines) - 1:  # an opening fence needs a line after it
+        m = _FENCE.match(lines[i])
+        end = None
+        if m is not None:
+            run = m.group(1)
+            for fence in fences[run[0]]:
+                ends = closes[fence]
+                if len(fence) <= len(run) and (k := bisect.bisect_right(ends, i)) < len(ends):
+                    end = ends[k]
+                    break
+        if end is None:
+            i += 1
+            continue
+        # guard: copy-code-the-next-block-starts-after-this-ones-end
+        out.append(text[starts[i + 1] : starts[end]])
+        i = end + 1
+    return out
 
 
 class PanelsFlow(AppBase):
@@ -70,7 +110,7 @@ class PanelsFlow(AppBase):
             self.notify("no answer to copy yet", severity="warning")
             return
         if what == "code":
-            blocks = [m.group(2) for m in CODE_BLOCK.finditer(answer)]
+            blocks = code_blocks(answer)
             if not blocks:
                 self.notify("the last answer has no code block; /copy takes all of it", severity="warning")
                 return
