@@ -3039,6 +3039,15 @@ MUTANTS = (
         ("tests/app/test_copy_code_blocks.py::test_the_one_pass_scan_finds_the_blocks_the_pattern_finds",),
     ),
     Mutant(
+        "history_search's answer is bounded in UTF-8 bytes, not characters (attacker5)",
+        "history-search-answer-bounded-in-bytes",
+        'cost = len(text.encode("utf-8", "replace"))',
+        "cost = len(text)",
+        (
+            "tests/store/test_history_hostile.py::test_the_tools_answer_is_bounded_in_bytes_whatever_script_the_history_holds",
+        ),
+    ),
+    Mutant(
         "the clipboard gets the text as the screen shows it, in base64 alone (attacker5)",
         "clipboard-text-as-the-screen-shows-it",
         'payload = sanitize(text).encode("utf-8")',

@@ -137,3 +137,40 @@ def test_words_past_the_bound_do_not_steer_which_lines_a_hit_shows() -> None:
     body = "\n".join(["late", "pad", "pad", "pad", "pad", f"{first[0]} here", "pad", "pad"])
     hit = best_lines("vault://s/m1", "user", body, " ".join([*first, "late"]))
     assert hit.lines == ("pad", f"{first[0]} here", "pad")
+
+
+WIDE = st.text(
+    st.characters(min_codepoint=0x4E00, max_codepoint=0x1FAFF, codec="utf-8"), min_size=1, max_size=40
+)
+
+
+@settings(QUERY_SETTINGS, max_examples=20)
+@given(words=st.lists(WIDE, min_size=1, max_size=12))
+@example(words=["\U0001f600" * 40, "\u4e2d\u6587" * 20, "\U0001f680" * 40])
+async def test_the_tools_answer_is_bounded_in_bytes_whatever_script_the_history_holds(
+    words: list[str],
+) -> None:
+    """Found (attacker5): the answer was cut at 3,200 characters; of emoji or CJK output that is ~12 KB
+    and up to ~10,000 tokens, not the ~800 meant. Cut in UTF-8 bytes, which bound any byte-level
+    tokenizer's count, it stays under the bound whatever the script."""
+    from myrm_tui.agent.tools.base import ToolContext
+    from myrm_tui.agent.tools.history import MAX_CHARS, HistorySearchTool
+    from myrm_tui.context.vault import ArtifactVault
+
+    with tempfile.TemporaryDirectory() as base:
+        store = await Store.open(Path(base) / "h.db")
+        try:
+            s = await store.create_session()
+            for i in range(8):  # eight sources, each a line of the words in another order: eight hits
+                line = " ".join(["findme", *words[i % len(words) :], *words[: i % len(words)], str(i)])
+                await store.append_message(s.id, Message(role="user", content=(line + "\n") * 3))
+
+            async def search(q: str, limit: int) -> list[object]:
+                return list(await store.search_history(s.id, q, limit))
+
+            ctx = ToolContext(workspace=Path(base), vault=ArtifactVault(s.id), history=search)  # type: ignore[arg-type]
+            res = await HistorySearchTool().run({"query": "findme", "limit": 8}, ctx)
+            assert res.content.count("vault://") >= 1
+            assert len(res.content.encode("utf-8")) <= MAX_CHARS + 200
+        finally:
+            await store.close()

@@ -16,6 +16,8 @@ log = logging.getLogger(__name__)
 DEFAULT_HITS = 5
 MAX_HITS = 8
 # A hit is a pointer line and three cut lines (about 150 tokens): the answer stays under ~800 tokens.
+# Counted in UTF-8 bytes, which bound the tokens of any byte-level tokenizer: 3,200 characters of CJK or
+# emoji output (what a file or a command can hold) were ~10,000 tokens.
 MAX_CHARS = 3_200
 # A query is echoed in a miss up to this (a model sent 5 MB: the miss carried it all into the history).
 SHOWN_QUERY = 200
@@ -60,9 +62,11 @@ class HistorySearchTool:
         size = 0
         for h in hits:
             text = h.render()
-            if out and size + len(text) > MAX_CHARS:
+            # guard: history-search-answer-bounded-in-bytes
+            cost = len(text.encode("utf-8", "replace"))
+            if out and size + cost > MAX_CHARS:
                 out.append(f"[{len(hits) - len(out)} more hits left out: narrow the query]")
                 break
             out.append(text)
-            size += len(text) + 1
+            size += cost + 1
         return ToolResult("\n".join(out), meta={"hits": len(hits)})
