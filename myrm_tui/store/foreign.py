@@ -107,6 +107,8 @@ def kind_of(path: Path) -> str | None:
 
 def read_sessions(path: Path) -> list[ForeignSession]:
     """Every conversation in the file: one, but a Hermes trajectory file holds one a line."""
+    if not path.exists():  # a mistyped path is not "not a transcript" (what the reading below would say)
+        raise ForeignError(f"{path}: no such file")
     kind = kind_of(path)
     if kind == "codex":
         return [read_codex(path)]

@@ -337,6 +337,7 @@ def test_imported_session_continues_under_myrm(
     assert "Two files: a.py and b.py." in said and "Codex CLI wrote" in said and "what did we find?" in said
     bad = run_myrm(["sessions", "--import", str(tmp_path / "none.jsonl")], env=env)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "myrm:" in bad.stderr
+    assert bad.stderr.endswith("none.jsonl: no such file\n"), bad.stderr
 
 
 def test_bench_reads_a_folder_of_other_agents_sessions(tmp_path: Path) -> None:
