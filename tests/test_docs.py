@@ -1,15 +1,22 @@
 """The documentation stays a door and a map: README is short, every relative link (and its ``#anchor``)
-in README, CONTRIBUTING and ``docs/`` leads somewhere, and ``docs/context.md``'s step table is the
-pipeline ``build_pipeline`` builds."""
+in README, CONTRIBUTING and ``docs/`` leads somewhere, ``docs/context.md``'s step table is the
+pipeline ``build_pipeline`` builds, every ``myrm …`` command the pages give parses with the real CLI, and
+the settings and environment variables the code reads are the ones ``docs/configuration.md`` lists."""
 
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 
+from myrm_tui import cli
+from myrm_tui.config import setting_keys
 from myrm_tui.context.pipeline import build_pipeline
+from tests.helpers import cli_env, run_myrm
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").glob("*.md")])
@@ -64,3 +71,77 @@ def test_the_step_table_of_docs_context_is_the_pipeline() -> None:
     documented = [(int(n), cls) for n, cls in re.findall(r"^\| (\d+) \| `(\w+)`", text, re.M)]
     built = [(k, type(step).__name__) for k, step in enumerate(build_pipeline().steps, 1)]
     assert documented == built
+
+
+def _commands(page: Path) -> list[str]:
+    """The ``myrm …`` commands the page gives: each line of a shell block, and each inline ``myrm …`` span
+    (a span may wrap to the next line). ``.venv/bin/`` dropped; what follows ``>``, ``<`` or ``|`` is the
+    shell's, not myrm's."""
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for block in re.findall(r"^```(?:sh|bash)\n(.*?)^```", text, re.M | re.S):
+        found += [line.strip() for line in block.replace("\\\n", " ").splitlines()]
+    found += [
+        " ".join(span.split()) for span in re.findall(r"`((?:\.venv/bin/)?myrm [^`]*)`", FENCE.sub("", text))
+    ]
+    out = []
+    for line in found:
+        line = line.removeprefix(".venv/bin/")
+        if line == "myrm" or line.startswith("myrm "):
+            out.append(re.split(r"\s[<>|]\s?", line)[0])
+    return out
+
+
+# Written in the pages as what is refused ("One a subcommand has no use for … is refused", usage.md).
+REFUSED = {"myrm sessions -m MODEL", "myrm ask --replay …"}
+DOC_COMMANDS = sorted({(p.relative_to(ROOT).as_posix(), c) for p in PAGES for c in _commands(p)})
+
+
+def _help_args(command: str) -> list[str]:
+    """The command's arguments with ``--help`` added (before a ``--``): the real parser then checks every
+    option name, its value count and the global options' place, and prints the help instead of running.
+    ``[--fork ID]``'s brackets are dropped; a placeholder like ``[COMMAND]`` goes; a trailing option named in
+    prose (``myrm acp -m``) is given a value."""
+    args = shlex.split(re.sub(r"\[([A-Z]+)\]", "", command).replace("[", "").replace("]", ""), comments=True)[
+        1:
+    ]
+    root: Any = typer.main.get_command(cli.app)  # typer's group (its own click's, not ``click.Group``)
+    sub = root.commands.get(args[0]) if args else None
+    if args and args[-1].startswith("-") and args[-1] not in ("-", "--"):
+        params = [*(sub.params if sub else []), *root.params]
+        option = next((p for p in params if args[-1] in p.opts), None)
+        if option is not None and not getattr(option, "is_flag", True):
+            args.append("VALUE")
+    if args[:1] == ["help"]:
+        return args  # `myrm help [COMMAND]` prints the help itself
+    cut = args.index("--") if "--" in args else len(args)
+    return [*args[:cut], "--help", *args[cut:]]
+
+
+@pytest.mark.parametrize("page,command", DOC_COMMANDS, ids=[f"{p}:{c[:60]}" for p, c in DOC_COMMANDS])
+def test_every_myrm_command_the_docs_give_parses_with_the_real_cli(
+    tmp_path: Path, page: str, command: str
+) -> None:
+    done = run_myrm(_help_args(command), env=cli_env(tmp_path), cwd=tmp_path)
+    if command in REFUSED:
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, (command, done.stderr)
+    else:
+        assert done.returncode == 0 and done.stdout.startswith("Usage: "), (command, done.stderr)
+
+
+def test_every_setting_is_in_the_configuration_table_and_every_row_is_a_setting() -> None:
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = text.split("## Every setting", 1)[1].split("\n## ", 1)[0]
+    documented = {
+        k for row in re.findall(r"^\| ([^|]+) \|", table, re.M) for k in re.findall(r"`(\w+)`", row)
+    }
+    assert documented == set(setting_keys())
+
+
+def test_every_environment_variable_the_package_reads_is_documented() -> None:
+    code = {
+        v for f in (ROOT / "myrm_tui").rglob("*.py") for v in re.findall(r"\bMYRM_[A-Z_]+\b", f.read_text())
+    }
+    per_setting = {f"MYRM_{k.upper()}" for k in setting_keys()}  # "MYRM_<KEY> for any setting"
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert sorted(v for v in code - per_setting if f"`{v}`" not in text) == []
