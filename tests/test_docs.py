@@ -1,7 +1,8 @@
 """The documentation stays a door and a map: README is short, every relative link (and its ``#anchor``)
 in README, CONTRIBUTING and ``docs/`` leads somewhere, ``docs/context.md``'s step table is the
 pipeline ``build_pipeline`` builds, every ``myrm …`` command the pages give parses with the real CLI, and
-the settings and environment variables the code reads are the ones ``docs/configuration.md`` lists."""
+the settings and environment variables the code reads are the ones ``docs/configuration.md`` lists, and
+the key tables and slash lists of README and usage.md are the command table (``app/commands.py``)."""
 
 from __future__ import annotations
 
@@ -145,3 +146,25 @@ def test_every_environment_variable_the_package_reads_is_documented() -> None:
     per_setting = {f"MYRM_{k.upper()}" for k in setting_keys()}  # "MYRM_<KEY> for any setting"
     text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert sorted(v for v in code - per_setting if f"`{v}`" not in text) == []
+
+
+def _key_as_written(key: str) -> str:
+    """``ctrl+end`` as the pages write it: ``Ctrl+End``; ``escape``: ``Esc``."""
+    return "+".join({"escape": "Esc"}.get(part, part[:1].upper() + part[1:]) for part in key.split("+"))
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/usage.md"])
+def test_the_key_table_and_the_slash_list_are_the_command_table(page: str) -> None:
+    from myrm_tui.app.commands import COMMANDS
+
+    text = (ROOT / page).read_text(encoding="utf-8")
+    keys_column = " ".join(re.findall(r"^\| ([^|]+) \|", text.split("| key | action |", 1)[1], re.M))
+    slash_list = re.search(r"^Slash commands: (.*?)\n\n", text, re.M | re.S)
+    assert slash_list, "no 'Slash commands:' paragraph"
+    first_sentence = re.split(r"\.\s+[A-Z]", slash_list.group(1), maxsplit=1)[
+        0
+    ]  # the list, not the prose after
+    written = set(re.findall(r"`/(\w+)", first_sentence))
+    missing_keys = [c.key for c in COMMANDS if c.key and _key_as_written(c.key) not in keys_column]
+    assert missing_keys == [], f"keys of myrm_tui/app/commands.py not in {page}'s key table"
+    assert written == {s for c in COMMANDS for s in c.slash}, f"{page}'s slash commands"
