@@ -168,3 +168,15 @@ def test_the_key_table_and_the_slash_list_are_the_command_table(page: str) -> No
     missing_keys = [c.key for c in COMMANDS if c.key and _key_as_written(c.key) not in keys_column]
     assert missing_keys == [], f"keys of myrm_tui/app/commands.py not in {page}'s key table"
     assert written == {s for c in COMMANDS for s in c.slash}, f"{page}'s slash commands"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_file_of_the_checkout_a_page_names_exists(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    named = re.findall(
+        r"`((?:myrm_tui|tests|bench|prompts|scripts|requirements|screenshots)/[\w/.*{,}\-]*)", text
+    )
+    # a glob as written (`tests/llm/test_wire*.py`); of `x{,-tune}.jsonl`, the first: `x.jsonl`
+    globs = [re.sub(r"\{[^}]*\}", "", p.split(":")[0]).rstrip("/") for p in named]
+    gone = [p for p in globs if not any(ROOT.glob(p))]
+    assert gone == [], f"{page.name} names files that are not in the checkout"
