@@ -1,8 +1,9 @@
-"""The documentation stays a door and a map: README is short, every relative link (and its ``#anchor``)
-in README, CONTRIBUTING and ``docs/`` leads somewhere, ``docs/context.md``'s step table is the
-pipeline ``build_pipeline`` builds, every ``myrm …`` command the pages give parses with the real CLI, and
-the settings and environment variables the code reads are the ones ``docs/configuration.md`` lists, and
-the key tables and slash lists of README and usage.md are the command table (``app/commands.py``)."""
+"""The documentation stays a door and a map, held to the code: README is short; every relative link (and
+its ``#anchor``) in README, CONTRIBUTING and ``docs/`` leads somewhere, and every checkout path a page names
+exists; ``docs/context.md``'s step table is the pipeline ``build_pipeline`` builds; permissions.md's rule
+table is what a rule covers; every ``myrm …`` command the pages give parses with the real CLI; the settings
+and environment variables the code reads are the ones ``docs/configuration.md`` lists; the key tables and
+slash lists of README and usage.md are the command table (``app/commands.py``)."""
 
 from __future__ import annotations
 
@@ -180,3 +181,38 @@ def test_every_file_of_the_checkout_a_page_names_exists(page: Path) -> None:
     globs = [re.sub(r"\{[^}]*\}", "", p.split(":")[0]).rstrip("/") for p in named]
     gone = [p for p in globs if not any(ROOT.glob(p))]
     assert gone == [], f"{page.name} names files that are not in the checkout"
+
+
+def _rule_rows() -> list[tuple[str, list[str], list[str]]]:
+    """permissions.md's rule table: each rule, the commands it covers, those it does not."""
+    text = (ROOT / "docs" / "permissions.md").read_text(encoding="utf-8")
+    table = text.split("| rule | covers | does not cover |", 1)[1].split("\n\n", 1)[0]
+    rows = []
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        rule, covers, not_covers = (
+            [s.replace("\\|", "|") for s in re.findall(r"`([^`]+)`", c)] for c in cells
+        )
+        rows.append((rule[0], covers, not_covers))
+    return rows
+
+
+@pytest.mark.parametrize("rule,covers,not_covers", _rule_rows(), ids=[r[0] for r in _rule_rows()])
+def test_the_rule_table_of_permissions_md_is_what_the_rules_do(
+    tmp_path: Path, rule: str, covers: list[str], not_covers: list[str]
+) -> None:
+    from myrm_tui.agent.permissions import CommandRules
+
+    rules = CommandRules([rule])
+
+    def by_the_rule(command: str) -> bool:
+        a = rules.assess(command, tmp_path)
+        return (
+            bool(a.commands)
+            and not a.problems
+            and all(c.rule and not (c.unnamed or c.problems) for c in a.commands)
+        )
+
+    assert covers and not_covers
+    assert [c for c in covers if not by_the_rule(c)] == [], "written as covered"
+    assert [c for c in not_covers if by_the_rule(c)] == [], "written as not covered"
