@@ -133,6 +133,10 @@ class EmbeddedServer:
 
     def _command(self) -> list[str]:
         path = self.model_path or gguf_path()
+        if self.model_path is not None and not self.model_path.is_file():
+            # said here: the child's own "Model path does not exist" lands in its log, the user read only
+            # "could not start (exit code 1)"
+            raise ModelNotAvailableError(f"MYRM_EMBEDDED_GGUF: {self.model_path}: no such file")
         if path is None or not runtime_available():
             raise ModelNotAvailableError(
                 "The embedded model is not installed (needs llama-cpp-python[server] and "

@@ -402,3 +402,17 @@ def test_ask_exits_non_zero_with_one_line_when_the_child_crashes(tmp_path: Path)
     assert "the embedded model stopped (signal 11, SIGSEGV); restarting — your message is kept" in err
     assert "Traceback" not in err + rest
     assert _wait_gone(int(children[0]))
+
+
+def test_a_gguf_named_by_myrm_embedded_gguf_that_is_not_there_is_named_in_the_one_line(
+    tmp_path: Path, absent_gguf: dict[str, str]
+) -> None:
+    from tests.helpers import cli_env, run_myrm
+
+    env = {k: v for k, v in cli_env(tmp_path).items() if not k.endswith("_API_KEY") and k != "MYRM_MODEL"}
+    done = run_myrm(
+        ["ask", "hi"], env={**env, **absent_gguf, "MYRM_LOG": str(tmp_path / "myrm.log")}, cwd=tmp_path
+    )
+    assert done.returncode == 1
+    line = f"myrm: MYRM_EMBEDDED_GGUF: {absent_gguf['MYRM_EMBEDDED_GGUF']}: no such file"
+    assert line in done.stderr.splitlines(), done.stderr
