@@ -3,7 +3,8 @@ its ``#anchor``) in README, CONTRIBUTING and ``docs/`` leads somewhere, and ever
 exists; ``docs/context.md``'s step table is the pipeline ``build_pipeline`` builds; permissions.md's rule
 table is what a rule covers; every ``myrm …`` command the pages give parses with the real CLI; the settings
 and environment variables the code reads are the ones ``docs/configuration.md`` lists; the key tables and
-slash lists of README and usage.md are the command table (``app/commands.py``)."""
+slash lists of README and usage.md are the command table (``app/commands.py``); headless.md's event table is
+the stream-json schema."""
 
 from __future__ import annotations
 
@@ -220,3 +221,27 @@ def test_the_rule_table_of_permissions_md_is_what_the_rules_do(
     assert covers and not_covers
     assert [c for c in covers if not by_the_rule(c)] == [], "written as covered"
     assert [c for c in not_covers if by_the_rule(c)] == [], "written as not covered"
+
+
+def test_the_event_table_of_headless_md_is_the_stream_json_schema() -> None:
+    from myrm_tui.agent.stream_json import SCHEMA
+
+    def names(props: dict[str, Any]) -> set[str]:
+        return {k for k in props if k not in ("type", "version")}
+
+    def nested(props: dict[str, Any]) -> set[str]:  # a field's own fields: `usage` (`input_tokens`, …)
+        return names(props) | {
+            n for v in props.values() if isinstance(v, dict) for n in nested(v.get("properties", {}))
+        }
+
+    events = {e["properties"]["type"]["const"]: e["properties"] for e in SCHEMA["oneOf"]}
+    text = (ROOT / "docs" / "headless.md").read_text(encoding="utf-8")
+    table = text.split("| type | fields | when |", 1)[1].split("\n\n", 1)[0]
+    documented: dict[str, set[str]] = {}
+    for line in table.splitlines()[2:]:
+        kinds, fields = line.split("|")[1:3]
+        for kind in re.findall(r"`(\w+)`", kinds):
+            documented[kind] = set(re.findall(r"`(\w+)`", fields))
+    assert documented.keys() == events.keys()
+    for kind, props in events.items():
+        assert names(props) <= documented[kind] <= nested(props), kind
