@@ -2,9 +2,9 @@
 its ``#anchor``) in README, CONTRIBUTING and ``docs/`` leads somewhere, and every checkout path a page names
 exists; ``docs/context.md``'s step table is the pipeline ``build_pipeline`` builds; permissions.md's rule
 table is what a rule covers; every ``myrm …`` command the pages give parses with the real CLI; the settings
-and environment variables the code reads are the ones ``docs/configuration.md`` lists; the key tables and
-slash lists of README and usage.md are the command table (``app/commands.py``); headless.md's event table is
-the stream-json schema."""
+(with their defaults) and environment variables the code reads are the ones ``docs/configuration.md``
+lists; the key tables and slash lists of README and usage.md are the command table (``app/commands.py``);
+headless.md's event table is the stream-json schema."""
 
 from __future__ import annotations
 
@@ -245,3 +245,32 @@ def test_the_event_table_of_headless_md_is_the_stream_json_schema() -> None:
     assert documented.keys() == events.keys()
     for kind, props in events.items():
         assert names(props) <= documented[kind] <= nested(props), kind
+
+
+def _as_written(default: str) -> object:
+    """A default as the table writes it (`""`, none, `[]`, `true`, 4,096, 120 s) as a value."""
+    d = default.strip("`")
+    words = {"none": None, "[]": (), "true": True, "false": False}
+    if d in words:
+        return words[d]
+    if d.startswith('"'):
+        return d.strip('"')
+    return float(d.removesuffix(" s").replace(",", ""))
+
+
+def test_every_default_in_the_configuration_table_is_the_code_default() -> None:
+    from myrm_tui.config import Settings
+
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = text.split("## Every setting", 1)[1].split("\n## ", 1)[0]
+    wrong = []
+    for row in re.findall(r"^\| (`.+)$", table, re.M):
+        cells = [c.strip() for c in row.split(" | ")]
+        keys, defaults = re.findall(r"`(\w+)`", cells[0]), cells[1].split(" / ")
+        for key, default in zip(keys, defaults * len(keys) if len(defaults) == 1 else defaults, strict=True):
+            if "CPU" in default or "memory" in default:  # this machine's: processes_for, half_the_memory_mb
+                continue
+            code = getattr(Settings(), key)
+            if _as_written(default) != code:
+                wrong.append(f"{key}: written {default}, the code's {code!r}")
+    assert wrong == []
