@@ -2,9 +2,9 @@
 its ``#anchor``) in README, CONTRIBUTING and ``docs/`` leads somewhere, and every checkout path a page names
 exists; ``docs/context.md``'s step table is the pipeline ``build_pipeline`` builds; permissions.md's rule
 table is what a rule covers; every ``myrm …`` command the pages give parses with the real CLI; the settings
-(with their defaults) and environment variables the code reads are the ones ``docs/configuration.md``
-lists; the key tables and slash lists of README and usage.md are the command table (``app/commands.py``);
-headless.md's event table is the stream-json schema."""
+(with their defaults and ranges) and environment variables the code reads are the ones
+``docs/configuration.md`` lists; the key tables and slash lists of README and usage.md are the command
+table (``app/commands.py``); headless.md's event table is the stream-json schema."""
 
 from __future__ import annotations
 
@@ -274,3 +274,32 @@ def test_every_default_in_the_configuration_table_is_the_code_default() -> None:
             if _as_written(default) != code:
                 wrong.append(f"{key}: written {default}, the code's {code!r}")
     assert wrong == []
+
+
+def test_every_range_in_the_configuration_table_is_what_validation_takes() -> None:
+    from myrm_tui.config import validate_values
+
+    def takes(key: str, value: float) -> bool:
+        return not validate_values({key: value}, "test")[1]
+
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = text.split("## Every setting", 1)[1].split("\n## ", 1)[0]
+    wrong, checked = [], 0
+    for row in re.findall(r"^\| (`.+)$", table, re.M):
+        cells = [c.strip() for c in row.split(" | ")]
+        for key in re.findall(r"`(\w+)`", cells[0]):
+            values = cells[2]
+            if found := re.search(r"([\d,]+)–([\d,]+)", values):
+                low, high = (int(n.replace(",", "")) for n in found.groups())
+                edges = {low: True, high: True, high + 1: False, low - 1: False}
+                if values.startswith("0, or"):
+                    edges[0] = True
+            elif values.startswith("seconds, > 0 and ≤ 7 days"):
+                edges = {0: False, 7 * 86400: True, 7 * 86400 + 1: False}
+            elif values == "between 0 and 1, in this order" or values == "between 0 and 1":
+                edges = {0: False, 1: False}
+            else:
+                continue
+            checked += 1
+            wrong += [f"{key} = {v}: written {ok}" for v, ok in edges.items() if takes(key, v) != ok]
+    assert checked >= 20 and wrong == []
