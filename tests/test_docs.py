@@ -4,7 +4,8 @@ exists; ``docs/context.md``'s step table is the pipeline ``build_pipeline`` buil
 table is what a rule covers; every ``myrm …`` command the pages give parses with the real CLI; the settings
 (with their defaults and ranges) and environment variables the code reads are the ones
 ``docs/configuration.md`` lists; the key tables and slash lists of README and usage.md are the command
-table (``app/commands.py``); headless.md's event table is the stream-json schema."""
+table (``app/commands.py``); headless.md's event table is the stream-json schema; architecture.md's import
+contracts are pyproject's."""
 
 from __future__ import annotations
 
@@ -303,3 +304,16 @@ def test_every_range_in_the_configuration_table_is_what_validation_takes() -> No
             checked += 1
             wrong += [f"{key} = {v}: written {ok}" for v, ok in edges.items() if takes(key, v) != ok]
     assert checked >= 20 and wrong == []
+
+
+def test_the_import_contracts_of_architecture_md_are_pyproject_s() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    names = [c["name"] for c in config["tool"]["importlinter"]["contracts"]]
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## The import contracts", 1)[1].split("\n## ", 1)[0]
+    written = re.findall(r"^\d+\. \*\*(.+?)\*\*", section, re.M)
+    assert len(written) == len(names) and all(
+        n.startswith(w.rstrip(":")) for w, n in zip(written, names, strict=True)
+    )
