@@ -5,7 +5,7 @@ table is what a rule covers; every ``myrm …`` command the pages give parses wi
 (with their defaults and ranges) and environment variables the code reads are the ones
 ``docs/configuration.md`` lists; the key tables and slash lists of README and usage.md are the command
 table (``app/commands.py``); headless.md's event table is the stream-json schema; architecture.md's import
-contracts are pyproject's."""
+contracts are pyproject's; every option of every command is in a page."""
 
 from __future__ import annotations
 
@@ -317,3 +317,16 @@ def test_the_import_contracts_of_architecture_md_are_pyproject_s() -> None:
     assert len(written) == len(names) and all(
         n.startswith(w.rstrip(":")) for w, n in zip(written, names, strict=True)
     )
+
+
+def test_every_option_of_every_command_is_in_the_docs() -> None:
+    root: Any = typer.main.get_command(cli.app)
+    text = "\n".join(p.read_text(encoding="utf-8") for p in PAGES)
+    missing = [
+        f"myrm {name} {flag}".replace("  ", " ")
+        for name, command in [("", root), *root.commands.items()]
+        for param in command.params
+        for flag in [*param.opts, *getattr(param, "secondary_opts", [])]
+        if flag.startswith("-") and not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", text)
+    ]
+    assert missing == []
