@@ -5,7 +5,8 @@ table is what a rule covers; every ``myrm …`` command the pages give parses wi
 (with their defaults and ranges) and environment variables the code reads are the ones
 ``docs/configuration.md`` lists; the key tables and slash lists of README and usage.md are the command
 table (``app/commands.py``); headless.md's event table is the stream-json schema; architecture.md's import
-contracts are pyproject's; every option of every command is in a page."""
+contracts are pyproject's; every option of every command is in a page; every list of the prompt modes is
+agent/prompts.py's."""
 
 from __future__ import annotations
 
@@ -330,3 +331,21 @@ def test_every_option_of_every_command_is_in_the_docs() -> None:
         if flag.startswith("-") and not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", text)
     ]
     assert missing == []
+
+
+def test_every_list_of_the_prompt_modes_is_the_modes() -> None:
+    from myrm_tui.agent.prompts import MODES
+
+    lists = {  # how each page writes the list: `/mode full|lean|…`, the toml comment, the table, ACP's
+        "README.md": [r"/mode \[([a-z|]+)\]", r'prompt_mode = "\w+" +# ([a-z |]+)'],
+        "docs/usage.md": [r"`/mode ([a-z|]+)`"],
+        "docs/configuration.md": [r"^\| `prompt_mode` \| [^|]+ \| ([^|]+) \|"],
+        "docs/editors.md": [r"the prompt modes: ([a-z, ]+) \|"],
+    }
+    for page, patterns in lists.items():
+        text = (ROOT / page).read_text(encoding="utf-8")
+        for pattern in patterns:
+            found = re.search(pattern, text, re.M)
+            assert found, (page, pattern)
+            written = re.findall(r"[a-z]+", found.group(1))
+            assert tuple(written) == MODES, (page, written)
