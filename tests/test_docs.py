@@ -10,6 +10,7 @@ agent/prompts.py's."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -80,10 +81,13 @@ def test_the_step_table_of_docs_context_is_the_pipeline() -> None:
 
 def _commands(page: Path) -> list[str]:
     """The ``myrm …`` commands the page gives: each line of a shell block, and each inline ``myrm …`` span
-    (a span may wrap to the next line). ``.venv/bin/`` dropped; what follows ``>``, ``<`` or ``|`` is the
-    shell's, not myrm's."""
+    (a span may wrap to the next line), and an editor's entry (``"command": "…/myrm", "args": [...]``).
+    ``.venv/bin/`` dropped; what follows ``>``, ``<`` or ``|`` is the shell's, not myrm's."""
     text = page.read_text(encoding="utf-8")
-    found = []
+    found = [
+        "myrm " + shlex.join(json.loads(f"[{args}]"))
+        for args in re.findall(r'"command": "[^"]*/myrm",\s*"args": \[([^\]]*)\]', text)
+    ]
     for block in re.findall(r"^```(?:sh|bash)\n(.*?)^```", text, re.M | re.S):
         found += [line.strip() for line in block.replace("\\\n", " ").splitlines()]
     found += [
