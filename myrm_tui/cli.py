@@ -586,6 +586,8 @@ def ask(
     # An untrusted folder's own rules are skipped: the first turn says so.
     for warning in _filter_problems((workspace or Path.cwd()).resolve(), cli):
         _say(f"myrm: warning: {warning}")
+    if prompt not in (None, "-"):
+        prompt = _with_mentions(prompt, (workspace or Path.cwd()).resolve())
     # stdin is read bounded, in the thread that waits for the next prompt (next_prompt)
     texts: Any = prompt_with_stdin(prompt) if prompt not in (None, "-") else None
     texts = texts or (prompts_from(stdin_lines()) if stream_in else stdin_message())
@@ -597,6 +599,19 @@ def ask(
         _stoppable(_ask(texts, cli, session, _db(db), (workspace or Path.cwd()).resolve(), stream_out))
     )
     raise typer.Exit(code)
+
+
+def _with_mentions(prompt: str, root: Path) -> str:
+    """The workspace files the message names with ``@`` attached as the full screen attaches them (``myrm
+    ask "summarise @README.md"`` sent the bare name, and a model without tools made the summary up); each
+    one said on stderr. Only the message typed here: what comes on stdin is output, not a mention."""
+    from myrm_tui.attachments import attach
+
+    # guard: ask-attaches-the-messages-at-files
+    text, labels = attach(prompt, root)
+    for label in labels:
+        _say(label.strip())
+    return text
 
 
 @app.command(cls=_Subcommand)

@@ -1305,6 +1305,13 @@ MUTANTS = (
         (f"{J}::test_sigterm_to_ask_ends_its_background_jobs",),
     ),
     Mutant(
+        "ask: the files the message names with @ are attached",
+        "ask-attaches-the-messages-at-files",
+        "    text, labels = attach(prompt, root)",
+        "    text, labels = prompt, {}",
+        ("tests/cli/test_ask_mentions.py::test_a_file_the_message_names_is_attached_and_said_on_stderr",),
+    ),
+    Mutant(
         "CLI: a global option before a subcommand reaches it",
         "cli-a-global-option-before-a-subcommand",
         "            ctx.params[name] = root.params[name]",

@@ -6,12 +6,8 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import stat
 from collections.abc import Iterator
 from pathlib import Path
-
-from myrm_tui.attachments import FILE_BUDGET, TOTAL_BUDGET, file_block
-from myrm_tui.safe_files import read_head
 
 # Folders never offered: version control, dependencies, virtual environments, caches, build output.
 SKIP_DIRS = frozenset(
@@ -35,7 +31,6 @@ SKIP_DIRS = frozenset(
 )
 MAX_FILES = 20_000
 FOLDER_SCAN = 200_000  # files of a typed folder read for the menu (past the index's cut), off the UI thread
-MENTION = re.compile(r"(?<!\S)@([\w.+/-]+)")
 QUERY = re.compile(r"(?:^|\s)@([\w.+/-]*)$")
 
 
@@ -145,43 +140,3 @@ def query_at(line_before_cursor: str) -> str | None:
     """The partial path after an ``@`` that ends at the cursor (``None`` when the cursor is not in one)."""
     m = QUERY.search(line_before_cursor)
     return m.group(1) if m else None
-
-
-def attach(text: str, root: Path, typed: str | None = None) -> tuple[str, dict[str, str]]:
-    """``text`` with each file mentioned in ``typed`` (default: ``text``; the box's text, so an ``@``
-    inside a paste attaches nothing) appended in a ``<file>`` block, and label -> block for the transcript
-    (``[attached src/x.py · 120 lines]``). Paths outside the workspace, missing files and anything that is
-    not a regular text file are left as written."""
-    base = root.resolve()
-    blocks: list[str] = []
-    labels: dict[str, str] = {}
-    seen: set[Path] = set()
-    used = 0
-    for m in MENTION.finditer(text if typed is None else typed):
-        shown = m.group(1).rstrip(".,;:!?)")
-        try:
-            full = (base / shown).resolve()
-            st = os.stat(full)
-        except (OSError, RuntimeError, ValueError):
-            continue
-        if full in seen or (base not in full.parents) or not stat.S_ISREG(st.st_mode):
-            continue
-        room = min(FILE_BUDGET, TOTAL_BUDGET - used)
-        if room <= 0:
-            break
-        read = read_head(full, room * 4 + 1)
-        if read is None:
-            continue
-        data, st = read
-        if b"\x00" in data[:8192]:
-            continue  # binary
-        seen.add(full)
-        content = data.decode("utf-8", errors="replace")
-        block, cut = file_block(shown, content, room, f"{st.st_size:,} bytes", more=st.st_size > len(data))
-        content = content[:room]
-        used += len(content)
-        lines = content.count("\n") + (0 if content.endswith("\n") else 1)
-        label = f"\n[attached {shown} · {lines:,} lines{' (cut)' if cut else ''}]"
-        blocks.append(block)
-        labels[label] = block
-    return text + "".join(blocks), labels

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from myrm_tui.app import mentions
+from myrm_tui import attachments
 
 
 def _swap_after_stat(monkeypatch: pytest.MonkeyPatch, target: Path, swap: Callable[[], None]) -> list[Path]:
@@ -28,14 +28,14 @@ def _swap_after_stat(monkeypatch: pytest.MonkeyPatch, target: Path, swap: Callab
             swap()
         return result
 
-    monkeypatch.setattr(mentions.os, "stat", stat_then_swap)
+    monkeypatch.setattr(attachments.os, "stat", stat_then_swap)
     return swapped
 
 
 def _attach_in_thread(text: str, root: Path) -> tuple[str, dict[str, str]] | None:
     """``attach`` with a deadline: None if it is still blocked after it (a FIFO open waits for a writer)."""
     out: list[tuple[str, dict[str, str]]] = []
-    worker = threading.Thread(target=lambda: out.append(mentions.attach(text, root)), daemon=True)
+    worker = threading.Thread(target=lambda: out.append(attachments.attach(text, root)), daemon=True)
     worker.start()
     worker.join(30)
     return out[0] if out else None

@@ -15,7 +15,7 @@ from textual.widgets._collapsible import CollapsibleTitle
 
 from myrm_tui import __version__
 from myrm_tui.app.app import MyrmApp
-from myrm_tui.app.mentions import attach, fuzzy, list_files
+from myrm_tui.app.mentions import fuzzy, list_files
 from myrm_tui.app.messages import StatusChanged
 from myrm_tui.app.screens.approval import ApprovalScreen
 from myrm_tui.app.widgets.chat_message import AssistantMessage, UserMessage
@@ -23,6 +23,7 @@ from myrm_tui.app.widgets.mention_menu import MentionMenu
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.status_line import StatusLine
 from myrm_tui.app.widgets.tool_call import ToolCallView
+from myrm_tui.attachments import attach
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.conftest import FIXTURES

@@ -32,7 +32,8 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import Location
 
 from myrm_tui.app.key_router import router_of
-from myrm_tui.app.mentions import attach, query_at
+from myrm_tui.app.mentions import query_at
+from myrm_tui.attachments import attach
 from myrm_tui.safe_text import sanitize
 
 if TYPE_CHECKING:
