@@ -1680,6 +1680,15 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "live output unmounts the oldest items past the window",
+        "live-output-unmounts-the-oldest-items",
+        "await self._trim_head()",
+        "pass",
+        (
+            "tests/app/test_tui_long_session.py::test_a_live_session_keeps_a_bounded_window_mounted_and_reaches_what_it_unmounted",
+        ),
+    ),
+    Mutant(
         "a notice is not repeated right under itself",
         "a-notice-is-not-repeated-under-itself",
         'if last is not None and (last.kind, last.text, last.level) == ("notice", text, level):',

@@ -17,13 +17,13 @@ from textual.widgets import Input
 from myrm_tui.app.app import MyrmApp
 from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.chat_message import AssistantMessage, UserMessage
-from myrm_tui.app.widgets.chat_window import PAGE, WINDOW
+from myrm_tui.app.widgets.chat_window import PAGE, SLACK, WINDOW
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.tool_call import ToolCallView
 from myrm_tui.context.types import Message
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import long_session_once, wait_until, write_long_session
+from tests.helpers import long_session_once, make_app, send_turn, started, wait_until, write_long_session
 
 ROUNDS = 400  # a user message, a tool call and its result, an answer: 4 messages (3 items) a round
 
@@ -399,3 +399,32 @@ async def test_a_fill_that_found_another_page_being_built_still_fills_the_view()
         await chat.build_older(1)  # ... and that one ends, one item older
         await wait_until(pilot, lambda: drawn(chat) >= chat.scrollable_content_region.height)
         assert chat.window.span[1] == len(chat.items)
+
+
+async def test_a_live_session_keeps_a_bounded_window_mounted_and_reaches_what_it_unmounted(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Output that arrives while the view follows it unmounts the oldest items past ``WINDOW`` (a live
+    session kept every widget it ever built: 147 at turn 40, ~1 MB a turn); scrolled up, nothing the user
+    reads is taken; what was unmounted is still listed, found and built again scrolling up."""
+    for i in range(WINDOW + SLACK):
+        (workspace / f"f{i}.py").write_text(f"x = {i}\n")
+    calls = [("file_read_tool", {"paths": [f"f{i}.py"]}) for i in range(WINDOW + SLACK)]
+    emulator.enqueue(Reply(text="the first answer"))
+    emulator.enqueue(Reply(tool_calls=calls, calls_per_chunk=20), Reply(text="read them all"))
+    # no background request (title, preheat, keep-alive) takes a scripted reply
+    quiet = {"preheat": False, "keepalive": False, "summarizer_model": "extractive"}
+    app = make_app(emulator, tmp_path, workspace, **quiet)
+    async with started(app, size=(120, 40)) as pilot:
+        chat = app.query_one(ChatLog)
+        await send_turn(pilot, app, "zebrafish first")
+        await send_turn(pilot, app, "read every file", timeout=60)
+        assert len(chat.items) == WINDOW + SLACK + 4  # two users, two answers, every call
+        assert len(chat.mounted_items) <= WINDOW + SLACK
+        assert chat.window.lo > 0 and "zebrafish first" not in users(app)
+        assert "earlier items" in str(chat.query_one("#earlier").render())
+        await wait_until(pilot, lambda: "read them all" in chat.items[-1].text)
+        await pilot.press("ctrl+g", *"zebrafish")
+        count = app.query_one("#search-count")
+        await wait_until(pilot, lambda: str(count.render()) == "1 of 1")
+        await wait_until(pilot, lambda: "zebrafish first" in users(app))

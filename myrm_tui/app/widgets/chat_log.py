@@ -514,7 +514,35 @@ class ChatLog(VerticalScroll):
             self.window.set(self.window.lo, len(self.items))
             widget = self._widget(item)
             await self.mount(widget)
+            # guard: live-output-unmounts-the-oldest-items
+            await self._trim_head()
         return widget
+
+    async def _trim_head(self) -> None:
+        """Unmount the oldest mounted items past ``WINDOW`` while the view follows new output (a reopen
+        mounts no more): a live session kept every widget it built, ~150 at turn 40, ~1 MB of memory a
+        turn and a layout over all of them. Scrolled up, the user is reading them: nothing is taken."""
+        if self._anchor_released and self.scroll_y < self.max_scroll_y:
+            return
+        lo, hi = self.window.span
+        new_lo = self.window.trimmed()
+        if self._current_item is not None and self._current_item in self.items[lo:new_lo]:
+            new_lo = self.items.index(self._current_item)  # the answer streaming now stays mounted
+        if new_lo <= lo:
+            return
+        gone = self.items[lo:new_lo]
+        widgets = [it.widget for it in gone if it.widget is not None]
+        if self.cursor in gone:
+            self._set_cursor(None)
+        self._forget(gone)
+        self.window.set(new_lo, hi)
+        earlier = self.query("#earlier")
+        if earlier:
+            earlier.first().update(self.window.earlier_text())  # type: ignore[attr-defined]
+        elif widgets:
+            line = Static(self.window.earlier_text(), id="earlier", markup=False)
+            await self.mount(line, before=widgets[0])
+        await self.remove_children(widgets)
 
     async def add_user(self, text: str) -> None:
         """The user's message as sent, each paste by its label; the welcome makes room for it."""

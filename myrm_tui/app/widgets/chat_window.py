@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 WINDOW = 40  # at most this many items mounted when a session opens
+# Live output mounts items at the end; past WINDOW + SLACK mounted, the oldest are unmounted down to WINDOW
+# (a page at a time, not an item a turn: each unmount lays the log out again).
+SLACK = 25
 PAGE = 25  # items built at a time as the view reaches the top
 MARGIN = 12  # items mounted each side of a search match that was not mounted
 
@@ -66,6 +69,13 @@ class Window:
     def newer(self, total: int, count: int = PAGE) -> tuple[int, int]:
         """The page after the window (empty at the newest item)."""
         return self._hi, min(total, self._hi + count)
+
+    def trimmed(self) -> int:
+        """Where the window would start once trimmed to its newest ``WINDOW`` items, or its start as it is
+        when it holds no more than ``WINDOW + SLACK``."""
+        if self._hi - self._lo <= WINDOW + SLACK:
+            return self._lo
+        return self._hi - WINDOW
 
     # -- the item list changed ----------------------------------------------------------------------------
     def inserted(self, at: int) -> bool:

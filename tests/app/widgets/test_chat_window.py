@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from myrm_tui.app.widgets.chat_window import MARGIN, PAGE, WINDOW, Window
+from myrm_tui.app.widgets.chat_window import MARGIN, PAGE, SLACK, WINDOW, Window
 
 _op = st.one_of(
     st.tuples(st.just("tail"), st.just(0)),
@@ -16,6 +16,7 @@ _op = st.one_of(
     st.tuples(st.just("insert"), st.integers(0, 400)),
     st.tuples(st.just("remove"), st.integers(0, 400)),
     st.tuples(st.just("append"), st.just(0)),
+    st.tuples(st.just("trim"), st.just(0)),
 )
 
 
@@ -65,6 +66,12 @@ def test_the_window_keeps_its_items_mounted_through_any_change(
             w.set(w.lo, len(items))
             mounted = items[w.lo : w.hi]
             fresh += 1
+        elif op == "trim":  # live output, the view following it: the oldest past WINDOW are unmounted
+            lo = w.trimmed()
+            assert w.lo <= lo <= w.hi and w.hi - lo <= WINDOW + SLACK
+            assert lo == w.lo or w.hi - lo == WINDOW  # nothing, or down to WINDOW at once
+            mounted = [i for i in mounted if i not in items[w.lo : lo]]
+            w.set(lo, w.hi)
         assert 0 <= w.lo <= w.hi <= len(items)
         assert items[w.lo : w.hi] == sorted(mounted, key=items.index)
 
