@@ -1689,6 +1689,15 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "esc cancels a compaction asked for with ctrl+k",
+        "esc-cancels-a-requested-compaction",
+        "elif self.compacting:",
+        "elif False:",
+        (
+            "tests/app/test_compaction_view.py::test_esc_cancels_a_requested_compaction_while_its_summary_is_written_and_nothing_changes",
+        ),
+    ),
+    Mutant(
         "a notice is not repeated right under itself",
         "a-notice-is-not-repeated-under-itself",
         'if last is not None and (last.kind, last.text, last.level) == ("notice", text, level):',

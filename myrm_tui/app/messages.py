@@ -44,9 +44,10 @@ class FormatTranscript(Message, bubble=False):
 
 @dataclass
 class CompactionDone(Message):
-    """A requested compaction ended; ``report`` is None when it failed."""
+    """A requested compaction ended; ``report`` is None when it failed or was cancelled (Esc)."""
 
     report: ContextReport | None
+    cancelled: bool = False
 
 
 @dataclass

@@ -544,3 +544,51 @@ async def test_nothing_to_compact_pressed_again_adds_no_second_row_or_toast(
             return [str(n.render()) for n in app.query(Notice) if "Nothing to compact:" in str(n.render())]
 
         assert len(rows()) == 2, rows()
+
+
+async def test_esc_cancels_a_requested_compaction_while_its_summary_is_written_and_nothing_changes(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """ctrl+k, Enter, and the summarizer takes its time: the status line says Esc cancels, and Esc does
+    (it did nothing: the user could only wait). Nothing is stored, one line says so, and the next ctrl+k
+    compacts as before."""
+    import threading
+
+    from tests.app.test_fork import route
+
+    gate = threading.Event()
+
+    def slow_summaries(body: dict[str, Any]) -> Reply:
+        reply = route(body)
+        if "You compact an agent session" in json.dumps(body):
+            reply.gate = gate
+        return reply
+
+    emulator.default = slow_summaries
+    app = make_app(emulator, tmp_path, workspace, context_window=8000, preheat=False, keepalive=False)
+    try:
+        async with started(app, size=SMALL_SCREEN) as pilot:
+            for i in range(3):
+                await send_turn(pilot, app, f"count {i}")
+            store, sid = app.controller.store, app.controller.session.id  # type: ignore[union-attr]
+            assert store is not None
+            made = len(compactions_of(await store.metrics(sid)))
+            await pilot.press("ctrl+k")
+            await wait_until(pilot, lambda: isinstance(app.screen, CompactPreviewScreen))
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: app.compacting and "esc cancels" in app.status)
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not app.compacting)
+            await wait_until(
+                pilot, lambda: any("Compaction cancelled" in str(n.render()) for n in app.query(Notice))
+            )
+            assert len(compactions_of(await store.metrics(sid))) == made and not app.query(CompactionRow)
+            assert "compacting" not in app.status
+            gate.set()
+            await pilot.press("ctrl+k")
+            await wait_until(pilot, lambda: isinstance(app.screen, CompactPreviewScreen))
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: bool(app.query(CompactionRow)) and not app.compacting)
+            assert len(compactions_of(await store.metrics(sid))) == made + 1
+    finally:
+        gate.set()

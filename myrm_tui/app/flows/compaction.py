@@ -3,6 +3,7 @@ compaction if the user confirms; and what left the view brought back (pinned) or
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from textual import work
@@ -49,9 +50,13 @@ class CompactionFlow(AppBase):
         if not confirmed:
             return
         self.compacting = True
-        self._status(f"compacting… {self._summarizer_note()}")
+        self._status(f"compacting… {self._summarizer_note()} (esc cancels)")
         try:
             report = await self.controller.compact(focus)
+        except asyncio.CancelledError:  # Esc: nothing was stored (the state is written last)
+            log.info("compaction cancelled by the user")
+            self.post_message(CompactionDone(None, cancelled=True))
+            raise
         except Exception as exc:
             log.exception("compaction failed")
             self.post_message(Failure(f"Compaction failed: {exc}"))
@@ -65,6 +70,8 @@ class CompactionFlow(AppBase):
         self.compacting = False
         self._status()
         if event.report is None:
+            if event.cancelled:
+                self._show(ShowNotice("Compaction cancelled: the view is as it was."))
             self.refresh_panels()
             return
         self._show_report(event.report)

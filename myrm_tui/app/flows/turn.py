@@ -107,8 +107,13 @@ class TurnFlow(AppBase):
         self._status()
 
     def action_cancel_turn(self) -> None:
+        """Esc: stops the running turn, or else a compaction asked for (ctrl+k) while its summary is
+        written: the user could only wait for it (a slow summarizer: minutes)."""
         if self.busy:
             self.workers.cancel_group(self, "turn")
+        # guard: esc-cancels-a-requested-compaction
+        elif self.compacting:
+            self.workers.cancel_group(self, "compact")
 
     def _event(self, ev: AgentEvent) -> None:
         """One event of a turn or replay: the app's state is updated here, in the worker, then the screen
