@@ -128,6 +128,10 @@ SessionOpt = Annotated[
     str | None,
     typer.Option("--session", "-s", metavar="ID", help="Session id (or unique prefix) to resume"),
 ]
+ContinueOpt = Annotated[
+    bool,
+    typer.Option("--continue", "-c", help="Resume this folder's most recent session (as -s ITS_ID)"),
+]
 TrustOpt = Annotated[
     bool,
     typer.Option("--trust", help="Honour the folder's own configuration (.myrm/filters) without asking"),
@@ -294,6 +298,30 @@ def _replay_problem(target: str) -> str | None:
     return f"--replay: no conversation {conv_id!r} in {path} ({len(ids)} there; nearest: {', '.join(near)})"
 
 
+def _continued(db: Path, workspace: Path, session: str | None, replay: str | None = None) -> str:
+    """``--continue``: the id of the most recently used session of ``workspace`` (not a subagent's), or one
+    line and exit code 2. (The sessions a launch made and nobody wrote in are gone at its exit.)"""
+    if session or replay is not None:
+        _refuse(f"--continue and {'--session' if session else '--replay'} do not go together")
+    from myrm_tui.store.db import Store
+
+    async def latest() -> str | None:
+        store = await Store.open(db)
+        try:
+            rows = await store.list_sessions()  # the most recently updated first
+        finally:
+            await store.close()
+        return next(
+            (r.id for r in rows if r.workspace == str(workspace) and not r.title.startswith("[subagent]")),
+            None,
+        )
+
+    found = asyncio.run(latest())
+    if found is None:
+        _refuse(f"--continue: no session in {workspace} yet (`myrm sessions` lists every folder's)")
+    return found
+
+
 async def _session_problem(db: Path, session: str, workspace: Path) -> str | None:
     from myrm_tui.store.db import Store
 
@@ -409,6 +437,7 @@ def main_tui(
     ctx: typer.Context,
     model: ModelOpt = None,
     session: SessionOpt = None,
+    continue_: ContinueOpt = False,
     db: DbOpt = None,
     workspace: WsOpt = None,
     api_base: ApiBaseOpt = None,
@@ -443,7 +472,7 @@ def main_tui(
         _refuse("--speed goes with --replay PATH[#ID]")
     if replay is not None and session:
         _refuse("--session and --replay do not go together (a replay plays in a session of its own)")
-    _tui(model, session, db, workspace, api_base, replay, speed)
+    _tui(model, session, db, workspace, api_base, replay, speed, continue_)
 
 
 def _terminal_problem() -> str | None:
@@ -479,11 +508,14 @@ def _tui(
     api_base: str | None,
     replay: str | None,
     speed: float,
+    continue_: bool = False,
 ) -> None:
     configure_offline_env()
     from myrm_tui.logs import setup_logging
 
     setup_logging()  # before the checks: a problem they print in one line is logged with its traceback
+    if continue_:
+        session = _continued(_db(db), (workspace or Path.cwd()).resolve(), session, replay)
     _check_tui_inputs(
         _cli_settings(model, api_base), _db(db), session, replay, (workspace or Path.cwd()).resolve()
     )
@@ -534,6 +566,7 @@ def ask(
     ] = None,
     model: ModelOpt = None,
     session: SessionOpt = None,
+    continue_: ContinueOpt = False,
     db: DbOpt = None,
     workspace: WsOpt = None,
     api_base: ApiBaseOpt = None,
@@ -583,6 +616,8 @@ def ask(
     configure_offline_env()
     cli = _cli_settings(model, api_base, approval="auto" if yes else None, trust_workspace=trust or None)
     _check_settings(cli)
+    if continue_:
+        session = _continued(_db(db), (workspace or Path.cwd()).resolve(), session)
     # An untrusted folder's own rules are skipped: the first turn says so.
     for warning in _filter_problems((workspace or Path.cwd()).resolve(), cli):
         _say(f"myrm: warning: {warning}")

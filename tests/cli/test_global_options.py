@@ -231,6 +231,7 @@ OPTIONS: tuple[Option, ...] = (
         },
     ),
     Option("--session", lambda w: w.session, {"ask": _ask_session}),
+    Option("--continue", None, {"ask": _ask_session}),  # the seeded session is the folder's newest
     Option("--workspace", lambda w: str(w.workspace), {"ask": _ask_workspace, "doctor": _doctor_workspace}),
     Option(
         "--api-base",

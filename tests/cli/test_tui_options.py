@@ -13,7 +13,19 @@ from hypothesis import strategies as st
 
 from myrm_tui import cli
 
-FLAGS = ["-m", "--model", "-s", "--session", "--db", "-w", "--workspace", "--api-base", "--replay"]
+FLAGS = [
+    "-m",
+    "--model",
+    "-s",
+    "--session",
+    "-c",
+    "--continue",
+    "--db",
+    "-w",
+    "--workspace",
+    "--api-base",
+    "--replay",
+]
 FLAGS += ["--speed", "--version", "--help", "--no-such", "-x", "--", "ask", "sessions"]
 VALUES = ["openai/gpt-4o", "a.db", "sub/dir", "0.25", "3", "abc", "", "-", "1e2", "nan", "x=y"]
 tokens = st.one_of(
