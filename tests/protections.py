@@ -2987,9 +2987,16 @@ MUTANTS = (
     Mutant(
         "what holds an ended command's output is stopped, its session too (redteam3)",
         "what-holds-an-ended-commands-output-is",
-        "            _kill_holders(proc)",
-        "            pass",
+        "            held = _kill_holders(proc)",
+        "            held = True",
         (f"{W}::test_a_command_that_ended_is_not_held_by_what_it_left_running",),
+    ),
+    Mutant(
+        "an ended command's output read to its end is not looked for holders",
+        "an-output-read-to-its-end-is-not-held",
+        "if pipe is None or pipe.closed:",
+        "if pipe is None:",
+        (f"{W}::test_an_output_read_to_its_end_when_the_grace_runs_out_is_not_held",),
     ),
     Mutant(
         "history_search echoes a bounded query in a miss (redteam3)",

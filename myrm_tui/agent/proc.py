@@ -154,17 +154,20 @@ def holders_of(fd: int) -> list[int]:
     return out
 
 
-def _kill_holders(proc: asyncio.subprocess.Process) -> None:
+def _kill_holders(proc: asyncio.subprocess.Process) -> bool:
     """SIGKILL whatever still holds ``proc``'s output, and the sessions those lead (``setsid cmd &``
-    left the command's group)."""
+    left the command's group); False when the output is closed already (read to its end: nothing holds
+    it; on a loaded machine the grace can run out between that and the reader's wake-up)."""
     pipe = getattr(getattr(proc.stdout, "_transport", None), "get_extra_info", lambda _: None)("pipe")
-    if pipe is None:
-        return
+    # guard: an-output-read-to-its-end-is-not-held
+    if pipe is None or pipe.closed:
+        return False
     pids = holders_of(pipe.fileno())
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     _kill_sessions({pid for pid in pids if (st := _proc_stat(pid)) is not None and st[1] == pid}, os.getpid())
+    return True
 
 
 def become_subreaper() -> bool:
@@ -565,11 +568,10 @@ async def _run_captured(
             # guard: a-command-that-ended-is-not-waited
             if left <= OUTPUT_GRACE:
                 raise
-            held = True
             gathered.cancel()
             kill_group(proc.pid)
             # guard: what-holds-an-ended-commands-output-is
-            _kill_holders(proc)
+            held = _kill_holders(proc)
     except TimeoutError:
         timed_out = True
         gathered.cancel()

@@ -302,6 +302,21 @@ async def test_a_command_that_ended_is_not_held_by_what_it_left_running(
     assert _ended(_left_running("sleep", "371"))
 
 
+async def test_an_output_read_to_its_end_when_the_grace_runs_out_is_not_held() -> None:
+    """Lived (a 250-turn session on a loaded machine): a command's output was read to its end and its pipe
+    closed, but the reader woke after ``OUTPUT_GRACE``; looking for what held the closed pipe raised
+    "I/O operation on closed file" and the call failed with a traceback. Nothing holds a closed output."""
+    import asyncio
+
+    from myrm_tui.agent.proc import _kill_holders
+
+    proc = await asyncio.create_subprocess_exec("echo", "done", stdout=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    assert await proc.stdout.read() == b"done\n"
+    await proc.wait()  # the transport closes the pipe at its end
+    assert _kill_holders(proc) is False
+
+
 def _ended(pids: list[int], timeout: float = 10.0) -> bool:
     """Each of ``pids`` has ended, or ends within ``timeout`` (a SIGKILL is delivered when the process is
     next scheduled: on a loaded machine it may still show as running an instant after the kill)."""
