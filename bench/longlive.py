@@ -126,6 +126,7 @@ def resume_paint(db: Path, session: str, runs: int) -> dict[str, Any]:
             "ready_s": _median([r.ready_s for r in runs_done], 99),
             "typing_40_s": _median([r.typing_s for r in runs_done], 99),
             "idle_rss_mb": _median([r.idle_rss_mb for r in runs_done], 0),
+            "phases_cpu_s": runs_done[-1].phases,  # the last run's start-up steps (its log)
         }
     return out
 
@@ -135,13 +136,14 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=250)
     ap.add_argument("--window", type=int, default=16_000)
     ap.add_argument("--burst-at", type=int, default=240)
-    ap.add_argument("--resume-runs", type=int, default=3)
+    ap.add_argument("--resume-runs", type=int, default=3, help="0: no resume measured")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="longlive-") as t, ProviderEmulator() as emu:
         tmp = Path(t)
         result = asyncio.run(live(args.turns, args.window, min(args.burst_at, args.turns - 1), tmp, emu))
-        result["resume"] = resume_paint(tmp / "tui.db", result["session"], args.resume_runs)
+        if args.resume_runs > 0:
+            result["resume"] = resume_paint(tmp / "tui.db", result["session"], args.resume_runs)
     rows = result.pop("rows")
     print(json.dumps(result, indent=1))
     if args.json:

@@ -64,12 +64,14 @@ async def _live(emulator: ProviderEmulator, tmp_path: Path, turns: int, window: 
         assert FACT.split()[-1] in json.dumps(lived.lookups[-1]["messages"][-1])
 
         # ctrl+f: a fork that starts compacted, whose transcript opens the parent's vaulted output.
+        parents_items = chat.items  # a load lists the fork's items anew (appends keep the list)
         await pilot.press("ctrl+f")
         await wait_until(
             pilot, lambda: ctl.session is not None and ctl.session.id != parent and not app.busy, 60
         )
         assert ctl.session is not None and ctl.session.parent_id == parent
-        await wait_until(pilot, lambda: bool(chat.items) and chat.window.hi == len(chat.items))
+        # the fork's transcript loaded (a long one takes a while; a cursor placed before is reset)
+        await wait_until(pilot, lambda: chat.items is not parents_items and chat.window.hi == len(chat.items))
         await pilot.press("shift+tab")
         await wait_until(pilot, lambda: chat.cursor is not None)
 
