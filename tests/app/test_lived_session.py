@@ -103,6 +103,7 @@ async def test_a_lived_session_compacts_stays_responsive_finds_turn_10_and_forks
 
 
 @pytest.mark.long
+@pytest.mark.timeout(1800)  # 250 turns: 4-5 minutes on two loaded cores, past the default 300 s
 async def test_a_250_turn_session_lived_in_the_full_screen(
     emulator: ProviderEmulator, tmp_path: Path
 ) -> None:
