@@ -302,10 +302,14 @@ class ChatLog(VerticalScroll):
     def on_resize(self) -> None:
         self._check_away()
 
+    @property
+    def _scrolled_up(self) -> bool:
+        """The user scrolled up from the newest output: Textual releases the anchor then, and restores
+        it at the bottom."""
+        return self._anchor_released and self.scroll_y < self.max_scroll_y
+
     def _check_away(self) -> None:
-        # Textual releases the anchor when the user scrolls up and restores it at the bottom.
-        released = self._anchor_released and self.scroll_y < self.max_scroll_y
-        away = released or self.window.hi < len(self.items)
+        away = self._scrolled_up or self.window.hi < len(self.items)
         if away != self._away:
             self._away = away
             self.post_message(self.ScrolledUp(away))
@@ -522,7 +526,7 @@ class ChatLog(VerticalScroll):
         """Unmount the oldest mounted items past ``WINDOW`` while the view follows new output (a reopen
         mounts no more): a live session kept every widget it built, ~150 at turn 40, ~1 MB of memory a
         turn and a layout over all of them. Scrolled up, the user is reading them: nothing is taken."""
-        if self._anchor_released and self.scroll_y < self.max_scroll_y:
+        if self._scrolled_up:
             return
         lo, hi = self.window.span
         new_lo = self.window.trimmed()
