@@ -575,6 +575,10 @@ async def test_esc_cancels_a_requested_compaction_while_its_summary_is_written_a
             made = len(compactions_of(await store.metrics(sid)))
             await pilot.press("ctrl+k")
             await wait_until(pilot, lambda: isinstance(app.screen, CompactPreviewScreen))
+            keys = str(app.screen.query_one("#preview-keys").render())
+            assert (
+                keys == "Summary: writing the summary with openai/gpt-4o-mini… Enter compacts · Esc cancels"
+            )
             await pilot.press("enter")
             await wait_until(pilot, lambda: app.compacting and "esc cancels" in app.status)
             await pilot.press("escape")

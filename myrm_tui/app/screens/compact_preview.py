@@ -47,12 +47,12 @@ class CompactPreviewScreen(ModalScreen[bool]):
         ]
         if len(r.left) > SHOWN_ITEMS:
             items.append(f"… and {len(r.left) - SHOWN_ITEMS} more")
+        # the LLM's note ends in "…" already: "writing the summary with M…." read as a typo
+        note = self.summarizer if self.summarizer.endswith("…") else self.summarizer.rstrip(".") + "."
         with VerticalScroll():
             yield Static(head, id="preview-head", markup=False)
             yield Static("\n".join(items), id="preview-items", markup=False)
-            yield Static(
-                f"Summary: {self.summarizer}. Enter compacts · Esc cancels", id="preview-keys", markup=False
-            )
+            yield Static(f"Summary: {note} Enter compacts · Esc cancels", id="preview-keys", markup=False)
 
     def action_confirm(self) -> None:
         self.dismiss(True)
