@@ -596,3 +596,60 @@ async def test_esc_cancels_a_requested_compaction_while_its_summary_is_written_a
             assert len(compactions_of(await store.metrics(sid))) == made + 1
     finally:
         gate.set()
+
+
+async def test_ctrl_k_while_a_reply_streams_or_a_tool_runs_says_to_wait_and_the_turn_goes_on(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Lived: ctrl+k mid-turn (a reply held mid-stream, then a command that runs until the test lets it
+    end) opens no preview and compacts nothing; a toast says to wait or press Esc; the turn ends as it
+    would have, and ctrl+k after it opens the preview."""
+    import threading
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False, summarizer_model="extractive", **SMALL)
+    said: list[str] = []
+    real_notify = app.notify
+
+    def notify(message: str, **kw: Any) -> None:
+        said.append(str(message))
+        real_notify(message, **kw)
+
+    app.notify = notify  # type: ignore[method-assign]
+    _fill(emulator, 5)
+    resume = threading.Event()
+    wait_for_go = "while [ ! -f go ]; do sleep 0.05; done; echo went"
+    emulator.enqueue(
+        Reply(
+            text="streaming " * 60,
+            tool_calls=[("bash", {"command": wait_for_go})],
+            chunk_size=10,
+            pause_after=2,
+            resume=resume,
+        ),
+        Reply(text="all done"),
+    )
+    async with started(app, size=SMALL_SCREEN) as pilot:
+        for i in range(5):
+            await send_turn(pilot, app, f"count {i}")
+        store, sid = app.controller.store, app.controller.session.id  # type: ignore[union-attr]
+        assert store is not None
+        from myrm_tui.app.widgets.chat_log import ChatLog
+
+        chat = app.screen.query_one(ChatLog)
+        await type_and_send(pilot, "stream, then run")
+        await wait_until(pilot, lambda: "streaming" in (chat.items[-1].text if chat.items else ""))
+        await pilot.press("ctrl+k")
+        await wait_until(pilot, lambda: any("Wait for the turn to finish" in s for s in said))
+        assert app.busy and not isinstance(app.screen, CompactPreviewScreen)
+        said.clear()
+        resume.set()
+        await wait_until(pilot, lambda: any(it.kind == "tool" and it.result is None for it in chat.items))
+        await pilot.press("ctrl+k")
+        await wait_until(pilot, lambda: any("Wait for the turn to finish" in s for s in said))
+        assert app.busy and not isinstance(app.screen, CompactPreviewScreen)
+        (workspace / "go").write_text("")
+        await wait_until(pilot, lambda: not app.busy and "all done" in chat.items[-1].text)
+        assert not compactions_of(await store.metrics(sid)) and not app.query(CompactionRow)
+        assert any(it.kind == "tool" and "went" in (it.result or ("",))[0] for it in chat.items)
+        await pilot.press("ctrl+k")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompactPreviewScreen))
