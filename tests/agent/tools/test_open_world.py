@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.agent.events import ToolFinished
+from myrm_tui.agent.limits import Limits
 from myrm_tui.agent.permissions import READ_ONLY, CommandRules
 from myrm_tui.agent.proc import MAX_ARGUMENT_BYTES
 from myrm_tui.agent.session import REREAD_MAX_BYTES
@@ -288,15 +289,18 @@ async def test_a_tool_command_and_its_children_go_first_when_memory_runs_out(wor
         "nohup sleep 371 & echo hi",
     ],
 )
+# A pid cgroup (the process limit, where myrm can make one) stops what a command left when it ends, so
+# with limits on the holders' own stop was never the one tested: with none, it is the only one.
+@pytest.mark.parametrize("limits", [Limits(), None], ids=["limits", "no-limits"])
 async def test_a_command_that_ended_is_not_held_by_what_it_left_running(
-    command: str, workspace: Path
+    command: str, limits: Limits | None, workspace: Path
 ) -> None:
     """Found: 'python -m http.server &' (or 'setsid x &') kept the command's output open, so the call
     waited the whole time limit and answered 'exit 124, killed after the timeout' for a command that had
     ended at once. Once the command's own process ends, its output gets OUTPUT_GRACE seconds; then what
     holds it is stopped (its group, and the session of one that left it) and the real exit status is
     told, with a note."""
-    res = await BashTool().run({"command": command, "timeout": 60}, _ctx(workspace))
+    res = await BashTool().run({"command": command, "timeout": 60}, _ctx(workspace, limits=limits))
     assert res.meta["exit_code"] == 0, res.content
     assert "hi" in res.content and "kept its output open; it was stopped" in res.content
     assert _ended(_left_running("sleep", "371"))
