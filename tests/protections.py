@@ -2065,6 +2065,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "@ completion finds a typed folder's matches by bisection, not a pass at each key (review6)",
+        "a-typed-folders-matches-are-bisected-not-scanned",
+        "at = bisect.bisect_left(names, start, key=str.lower)",
+        "at = next((i for i, n in enumerate(names) if n.lower() >= start), len(names))",
+        (
+            "tests/app/test_first_hour_open.py::"
+            "test_a_huge_typed_folders_menu_looks_at_a_few_of_its_names_at_each_key",
+        ),
+    ),
+    Mutant(
         "ACP: the model an editor picks is one offered (round 21: set_config_option)",
         "acp-the-model-picked-is-one-offered",
         "if config_id != MODEL_OPTION or not isinstance(value, str) or value not in choices:",

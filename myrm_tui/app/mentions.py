@@ -3,6 +3,7 @@ mentioned files' text to the message (each within a budget; a larger file is cut
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import os
 import re
@@ -91,25 +92,34 @@ def folder_files(full: Path) -> Iterator[str]:
 
 
 def read_folder(folder: str, root: Path) -> list[str]:
-    """The names of the files of the workspace folder ``folder``, sorted: at most ``FOLDER_SCAN``; none
-    outside the workspace or when it cannot be read. Blocking (a network mount may answer in seconds): the
-    screen calls it off the UI thread."""
+    """The names of the files of the workspace folder ``folder``, sorted case-insensitively (as
+    ``in_listed`` looks them up): at most ``FOLDER_SCAN``; none outside the workspace or when it cannot be
+    read. Blocking (a network mount may answer in seconds): the screen calls it off the UI thread."""
     base = root.resolve()
     try:
         full = (base / folder).resolve()
         if base not in full.parents:
             return []
-        return sorted(itertools.islice(folder_files(full), FOLDER_SCAN))
+        return sorted(itertools.islice(folder_files(full), FOLDER_SCAN), key=lambda n: (n.lower(), n))
     except (OSError, RuntimeError, ValueError):
         return []  # not a folder, gone, or unreadable: the index's matches alone
 
 
 def in_listed(query: str, names: list[str], limit: int = 8) -> list[str]:
-    """The files of ``names`` (the folder ``query`` names, read) whose names start with its last part
-    (``pkg/sub/mo`` -> ``pkg/sub/mo*``, case-insensitive)."""
+    """The first ``limit`` files of ``names`` (the folder ``query`` names, as ``read_folder`` sorts it) whose
+    names start with its last part (``pkg/sub/mo`` -> ``pkg/sub/mo*``, case-insensitive)."""
     folder, _, start = query.rpartition("/")
     start = start.lower()
-    return [f"{folder}/{n}" for n in names if n.lower().startswith(start)][:limit]
+    # Found by bisection, not by a pass over the names: this runs on the UI thread at each key typed, and a
+    # folder read past the index's cut holds up to ``FOLDER_SCAN`` names (a pass over 200,000: 20-50 ms).
+    # guard: a-typed-folders-matches-are-bisected-not-scanned
+    at = bisect.bisect_left(names, start, key=str.lower)
+    out: list[str] = []
+    for i in range(at, min(at + limit, len(names))):
+        if not names[i].lower().startswith(start):
+            break
+        out.append(f"{folder}/{names[i]}")
+    return out
 
 
 def in_folder(query: str, root: Path, limit: int = 8) -> list[str]:

@@ -7,6 +7,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -109,6 +110,39 @@ def test_a_typed_folder_offers_each_of_its_files_by_any_prefix_of_its_name(
         assert all(p.startswith("d/e/") and p[4:].lower().startswith(prefix.lower()) for p in offered)
         assert len(offered) == sum(n.lower().startswith(prefix.lower()) for n in names)
         assert mentions.in_folder(f"../out/{prefix}", root) == []  # never outside the workspace
+
+
+class _Looked(list[str]):
+    """A folder's names that count how many of them are looked at, by index or in a pass."""
+
+    looked = 0
+
+    def __getitem__(self, i: Any) -> Any:
+        self.looked += 1
+        return super().__getitem__(i)
+
+    def __iter__(self) -> Iterator[str]:
+        for name in super().__iter__():
+            self.looked += 1
+            yield name
+
+
+def test_a_huge_typed_folders_menu_looks_at_a_few_of_its_names_at_each_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in review: the folder past the index's cut is read off the UI thread, but its menu is filtered
+    on it at every key typed, and a pass over the ``FOLDER_SCAN`` (200,000) names it may hold took 20-50 ms
+    a key. The menu looks at about log2 of them plus its own length, and offers what a pass would."""
+    (tmp_path / "big").mkdir()
+    generated = [f"{'Data' if i % 7 == 0 else 'data'}_{i:06d}.csv" for i in range(mentions.FOLDER_SCAN)]
+    monkeypatch.setattr(mentions, "folder_files", lambda full: iter(reversed(generated)))
+    names = mentions.read_folder("big", tmp_path)
+    assert len(names) == mentions.FOLDER_SCAN
+    for typed in ("", "d", "DATA_0999", "data_19999", "data_199999.csv", "zz", "D"):
+        looked = _Looked(names)
+        offered = mentions.in_listed(f"big/{typed}", looked, limit=8)
+        assert offered == [f"big/{n}" for n in names if n.lower().startswith(typed.lower())][:8]
+        assert looked.looked <= 2 * mentions.FOLDER_SCAN.bit_length() + 8, typed
 
 
 async def test_a_terminal_a_few_rows_high_still_shows_the_conversation(
