@@ -3492,6 +3492,13 @@ MUTANTS = (
         ("tests/agent/test_agent.py::test_a_turn_reads_each_requests_new_messages_while_the_model_answers",),
     ),
     Mutant(
+        "the turn's settle task reads the request's messages, not only exists (review6)",
+        "a-turn-reads-the-requests-messages-while",
+        "session.settle_reads()",
+        "asyncio.sleep(0)",
+        ("tests/agent/test_agent.py::test_a_turn_reads_each_requests_new_messages_while_the_model_answers",),
+    ),
+    Mutant(
         "a request that reads later leaves its reads of its new messages for settle (p99e)",
         "a-request-that-reads-later-leaves-its",
         "if req.reads_later:",

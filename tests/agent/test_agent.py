@@ -290,7 +290,9 @@ async def test_a_turn_reads_each_requests_new_messages_while_the_model_answers(
     settling = agent.turns._settling
     assert settling is not None, "no read was started while the model answered"
     await settling  # begun on the last answer's first chunk
-    assert agent.session.pipeline.settle() == 0  # nothing left for the next request
     stored = await store.load_messages(agent.session_id)
     output = next(m for m in stored if m.role == "tool")
+    # Read by the turn itself: ``settle(0)`` reads nothing, it only says how many requests' reads are left
+    # (``settle()`` would read them here and say 0 whatever the turn did).
+    assert agent.session.pipeline.settle(0) == 0, "the turn left the request's reads to the next request"
     assert (ledger.use_text, (output.text, ())) in agent.session.state.memo._d
