@@ -3493,7 +3493,7 @@ MUTANTS = (
     ),
     Mutant(
         "the turn's settle task reads the request's messages, not only exists (review6)",
-        "a-turn-reads-the-requests-messages-while",
+        "the-turns-settle-task-reads-what-was-left",
         "session.settle_reads()",
         "asyncio.sleep(0)",
         ("tests/agent/test_agent.py::test_a_turn_reads_each_requests_new_messages_while_the_model_answers",),

@@ -591,6 +591,7 @@ class TurnRunner:
                 # The model has begun to answer: the request is sent, and what the pipeline left to read of
                 # its new messages is read now, while the rest streams in, not on the next request's path.
                 # guard: a-turn-reads-the-requests-messages-while
+                # guard: the-turns-settle-task-reads-what-was-left
                 settling = self._settling = asyncio.create_task(session.settle_reads())
             if isinstance(ev, TextDelta):
                 partial.text.append(ev.text)
