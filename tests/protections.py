@@ -2075,6 +2075,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "ACP: the model myrm acp started with stays offered after another is picked (review6)",
+        "acp-the-model-started-with-stays-offered",
+        "[*model_choices((await self._settings(ed)).model), started]",
+        "[*model_choices((await self._settings(ed)).model)]",
+        (
+            "tests/acp/test_editor_leftovers.py::"
+            "test_the_model_myrm_acp_started_with_is_still_offered_after_another_is_picked",
+        ),
+    ),
+    Mutant(
         "ACP: the model an editor picks is one offered (round 21: set_config_option)",
         "acp-the-model-picked-is-one-offered",
         "if config_id != MODEL_OPTION or not isinstance(value, str) or value not in choices:",

@@ -197,10 +197,8 @@ class MyrmAcpAgent:
     ) -> s.SetSessionConfigOptionResponse:
         """The editor's model picker (the ``model`` option; this SDK's protocol has no ``session/set_model``):
         the next prompt's agent is rebuilt for the model picked, as ``/model`` does in the TUI."""
-        from myrm_tui.agent.model_target import model_choices
-
         ed = self._session(session_id)
-        choices = model_choices((await self._settings(ed)).model)
+        choices = await self._models(ed)
         # guard: acp-the-model-picked-is-one-offered
         if config_id != MODEL_OPTION or not isinstance(value, str) or value not in choices:
             raise RequestError.invalid_params({"configId": config_id, "value": value, "models": choices})
@@ -209,19 +207,27 @@ class MyrmAcpAgent:
 
     async def _config_options(self, ed: EditorSession) -> list[Any]:
         """The session's options an editor shows as pickers: the model (Zed's model picker)."""
-        from myrm_tui.agent.model_target import model_choices
-
-        current = (await self._settings(ed)).model
         return [
             s.SessionConfigOptionSelect(
                 id=MODEL_OPTION,
                 name="Model",
                 category="model",
                 type="select",
-                current_value=current,
-                options=[s.SessionConfigSelectOption(value=m, name=m) for m in model_choices(current)],
+                current_value=(await self._settings(ed)).model,
+                options=[s.SessionConfigSelectOption(value=m, name=m) for m in await self._models(ed)],
             )
         ]
+
+    async def _models(self, ed: EditorSession) -> list[str]:
+        """The models the picker offers (``model_choices``), and the one ``myrm acp`` started with (``-m``
+        or the configuration) after them: the picker is an editor's only way to set the model, and once
+        another was picked that one was no longer offered, nor taken."""
+        from myrm_tui.agent.factory import resolve_settings
+        from myrm_tui.agent.model_target import model_choices
+
+        started = (await resolve_settings(self.store, self.cli)).model
+        # guard: acp-the-model-started-with-stays-offered
+        return list(dict.fromkeys([*model_choices((await self._settings(ed)).model), started]))
 
     async def _open(self, ed: EditorSession, wait: bool = False) -> None:
         """Open the session (a new one without an id), its lease taken, and start building its agent

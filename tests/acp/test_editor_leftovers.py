@@ -50,6 +50,27 @@ async def test_the_editor_is_offered_the_models_and_the_one_it_picks_answers_the
         assert server.sessions[sid].cli["model"] == "gpt-4o-mini"  # a refused value changes nothing
 
 
+async def test_the_model_myrm_acp_started_with_is_still_offered_after_another_is_picked(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in review: the picker offered the model in force, the providers' defaults and the embedded one.
+    Once another was picked, the model ``myrm acp -m`` started with (none of those) was off the list and
+    refused, and the picker is an editor's only way to set the model: it was lost for the session."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    emulator.enqueue(Reply(text="from the first model again"))
+    async with in_process(tmp_path, emulator, Editor(), model="openai/gpt-4o") as (conn, _wire, _, server):
+        sid = await _start(conn, workspace)
+        away = await conn.set_config_option(config_id="model", session_id=sid, value="gpt-4o-mini")
+        assert "openai/gpt-4o" in [o.value for o in away.config_options[0].options]
+        back = await conn.set_config_option(config_id="model", session_id=sid, value="openai/gpt-4o")
+        assert back.config_options[0].current_value == "openai/gpt-4o"
+        done = await conn.prompt(session_id=sid, prompt=[text_block("hello")])
+        assert done.stop_reason == "end_turn"
+        agent = server.sessions[sid].session.agent
+        assert agent is not None and agent.session.settings.model == "openai/gpt-4o"
+        assert emulator.accepted[-1].body["model"].endswith("gpt-4o")
+
+
 def _answer(wire: Wire, method: str) -> Any:
     """The result the agent sent to the editor's (first) ``method`` request, as on the wire."""
     (asked,) = [m for d, m in wire.messages if d == "outgoing" and m.get("method") == method]
