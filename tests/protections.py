@@ -2085,6 +2085,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "ACP: a model pick that changes the mode in force tells the editor (review6)",
+        "acp-a-model-pick-that-changes-the-mode-says-so",
+        "if (mode := _mode(await self._settings(ed))) != before:",
+        "if False and (mode := _mode(await self._settings(ed))) != before:",
+        (
+            "tests/acp/test_editor_leftovers.py::"
+            "test_a_model_picked_that_takes_no_tools_shows_the_mode_it_gets",
+        ),
+    ),
+    Mutant(
         "ACP: the model an editor picks is one offered (round 21: set_config_option)",
         "acp-the-model-picked-is-one-offered",
         "if config_id != MODEL_OPTION or not isinstance(value, str) or value not in choices:",

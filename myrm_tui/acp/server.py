@@ -202,7 +202,15 @@ class MyrmAcpAgent:
         # guard: acp-the-model-picked-is-one-offered
         if config_id != MODEL_OPTION or not isinstance(value, str) or value not in choices:
             raise RequestError.invalid_params({"configId": config_id, "value": value, "models": choices})
+        before = _mode(await self._settings(ed))
         ed.cli["model"] = value
+        # A model that takes no tools (the embedded one, always offered) gets ``chat``: the editor shows
+        # the mode in force, not the one before the pick.
+        # guard: acp-a-model-pick-that-changes-the-mode-says-so
+        if (mode := _mode(await self._settings(ed))) != before:
+            await self._send(
+                ed, s.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode)
+            )
         return s.SetSessionConfigOptionResponse(config_options=await self._config_options(ed))
 
     async def _config_options(self, ed: EditorSession) -> list[Any]:
@@ -508,9 +516,8 @@ class MyrmAcpAgent:
         return ed
 
     def _modes(self, ed: EditorSession) -> s.SessionModeState:
-        settings = ed.session.settings  # the agent may still be being built
         return s.SessionModeState(
-            current_mode_id=mode_for(settings.prompt_mode, settings.model, settings.api_base),
+            current_mode_id=_mode(ed.session.settings),  # the agent may still be being built
             available_modes=[s.SessionMode(id=m, name=MODE_NAMES.get(m, m)) for m in MODES],
         )
 
@@ -567,6 +574,11 @@ def _workspace(cwd: str) -> Path:
     if not path.is_absolute() or not path.is_dir():
         raise RequestError.invalid_params({"cwd": cwd, "reason": "an absolute path of an existing folder"})
     return path.resolve()
+
+
+def _mode(settings: Any) -> str:
+    """The prompt mode in force with ``settings`` (a model that takes no tools gets ``chat``)."""
+    return mode_for(settings.prompt_mode, settings.model, settings.api_base)
 
 
 def _mcp_configs(servers: list[Any] | None) -> list[dict[str, Any]]:

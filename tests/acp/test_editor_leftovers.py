@@ -71,6 +71,21 @@ async def test_the_model_myrm_acp_started_with_is_still_offered_after_another_is
         assert emulator.accepted[-1].body["model"].endswith("gpt-4o")
 
 
+async def test_a_model_picked_that_takes_no_tools_shows_the_mode_it_gets(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Found in review: the embedded model (always offered) takes no tools, so it gets the ``chat`` mode;
+    picked in the editor, the mode the editor showed stayed ``full``, and picking a model back did not say
+    ``full`` again either."""
+    async with in_process(tmp_path, emulator, Editor()) as (conn, wire, _, _server):
+        sid = await _start(conn, workspace)
+        assert _answer(wire, "session/new")["modes"]["currentModeId"] == "full"
+        await conn.set_config_option(config_id="model", session_id=sid, value=DEFAULT_LOCAL_MODEL)
+        assert [u["currentModeId"] for u in wire.updates("current_mode_update")] == ["chat"]
+        await conn.set_config_option(config_id="model", session_id=sid, value="openai/gpt-4o-mini")
+        assert [u["currentModeId"] for u in wire.updates("current_mode_update")] == ["chat", "full"]
+
+
 def _answer(wire: Wire, method: str) -> Any:
     """The result the agent sent to the editor's (first) ``method`` request, as on the wire."""
     (asked,) = [m for d, m in wire.messages if d == "outgoing" and m.get("method") == method]
