@@ -2095,6 +2095,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "ACP: a build that failed with no prompt after it is logged when the editor goes (review6)",
+        "acp-a-build-no-prompt-waited-for-is-logged-at-close",
+        "if ed.build is not None:",
+        "if ed.build is not None and not ed.build.done():",
+        (
+            "tests/acp/test_editor_leftovers.py::"
+            "test_a_build_that_failed_with_no_prompt_after_it_is_logged_with_its_traceback",
+        ),
+    ),
+    Mutant(
         "ACP: the model an editor picks is one offered (round 21: set_config_option)",
         "acp-the-model-picked-is-one-offered",
         "if config_id != MODEL_OPTION or not isinstance(value, str) or value not in choices:",

@@ -311,8 +311,12 @@ class MyrmAcpAgent:
     async def close(self) -> None:
         """The editor went away: turns cancelled (their partial text kept), agents closed, leases released."""
         for ed in list(self.sessions.values()):
-            if ed.build is not None and not ed.build.done():
-                ed.build.cancel()
+            # A build that failed with no prompt after it (``_built`` logs the others) is logged here, not
+            # left to the collector's "exception was never retrieved".
+            # guard: acp-a-build-no-prompt-waited-for-is-logged-at-close
+            if ed.build is not None:
+                if not ed.build.done():
+                    ed.build.cancel()
                 with contextlib.suppress(asyncio.CancelledError), failure_logged(log, "the agent's build"):
                     await ed.build
             if ed.turn is not None and not ed.turn.done():

@@ -17,6 +17,7 @@ import pytest
 from acp import PROTOCOL_VERSION, RequestError, schema, text_block
 
 from myrm_tui.agent import mcp_client
+from myrm_tui.agent.api import Sessions
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
@@ -84,6 +85,31 @@ async def test_a_model_picked_that_takes_no_tools_shows_the_mode_it_gets(
         assert [u["currentModeId"] for u in wire.updates("current_mode_update")] == ["chat"]
         await conn.set_config_option(config_id="model", session_id=sid, value="openai/gpt-4o-mini")
         assert [u["currentModeId"] for u in wire.updates("current_mode_update")] == ["chat", "full"]
+
+
+async def test_a_build_that_failed_with_no_prompt_after_it_is_logged_with_its_traceback(
+    emulator: ProviderEmulator,
+    tmp_path: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Found in review: the agent is built after ``session/new`` is answered; one whose build failed
+    and that the editor never prompted was closed without a word of why (close() awaited only a build
+    still running), its failure left to the collector's "exception was never retrieved"."""
+
+    async def broken(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("the agent could not be built")
+
+    monkeypatch.setattr(Sessions, "_build", broken)
+    with caplog.at_level("WARNING", logger="myrm_tui.acp.server"):
+        async with in_process(tmp_path, emulator, Editor()) as (conn, _wire, _, server):
+            sid = await _start(conn, workspace)
+            build = server.sessions[sid].build
+            assert build is not None
+            await asyncio.wait([build])  # failed, and no prompt waits for it
+    logged = [r for r in caplog.records if r.name == "myrm_tui.acp.server" and r.exc_info]
+    assert [str(r.exc_info[1]) for r in logged if r.exc_info] == ["the agent could not be built"]
 
 
 def _answer(wire: Wire, method: str) -> Any:
