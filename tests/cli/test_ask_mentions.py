@@ -23,7 +23,8 @@ def test_a_file_the_message_names_is_attached_and_said_on_stderr(
     emulator.requests.clear()
     emulator.enqueue(Reply(text="Friday."))
     got = run_myrm(
-        ["ask", "when is the release? see @notes.md", *emulator_args(emulator, workspace)], env=cli_env(tmp_path)
+        ["ask", "when is the release? see @notes.md", *emulator_args(emulator, workspace)],
+        env=cli_env(tmp_path),
     )
     assert got.returncode == 0 and got.stdout.startswith("Friday"), got.stderr
     sent = _last_user_text(emulator.accepted[-1].body)
