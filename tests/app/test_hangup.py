@@ -305,7 +305,7 @@ def run_case(
     for pid in commands:  # the command and what it started: stopped with myrm
         wait_exit(pid, 10)
     # What `myrm --session ID` checks before it opens: the session is there and nobody holds it.
-    assert asyncio.run(_session_problem(db, sid)) is None
+    assert asyncio.run(_session_problem(db, sid, folder)) is None
     if reopen:  # and it does open, with what was sent before the stop
         again = Myrm(folder, db, sid, emu, "close")
         try:

@@ -157,9 +157,10 @@ async def test_the_tui_shows_the_ratio_shield_warning_once(
     async with started(app, size=(120, 40)) as pilot:
         await type_and_send(pilot, "go on")
         await wait_until(pilot, lambda: not app.busy and bool(shield_notices()), timeout=60)
-        before = len(app.query(AssistantMessage))
+        # The newest answer, not how many are mounted: a live transcript unmounts its oldest items.
+        before = app.query(AssistantMessage).last()
         await type_and_send(pilot, "and more")
         await wait_until(
-            pilot, lambda: not app.busy and len(app.query(AssistantMessage)) > before, timeout=60
+            pilot, lambda: not app.busy and app.query(AssistantMessage).last() is not before, timeout=60
         )
         assert len(shield_notices()) == 1 and "too small" in shield_notices()[0]

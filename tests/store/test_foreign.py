@@ -314,7 +314,8 @@ def test_a_five_megabyte_line_and_bad_files(tmp_path: Path) -> None:
     (tmp_path / "notes.jsonl").write_text('{"hello": 1}\n')
     with pytest.raises(ForeignError, match="not a Claude Code transcript, a Codex rollout or a Hermes"):
         read_session(tmp_path / "notes.jsonl")
-    with pytest.raises(ForeignError, match="not a Claude Code transcript"):
+    # named as missing, not as a file of another format
+    with pytest.raises(ForeignError, match=r"missing\.jsonl: no such file"):
         read_session(tmp_path / "missing.jsonl")
 
 
