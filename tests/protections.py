@@ -127,6 +127,7 @@ W = "tests/agent/tools/test_open_world.py"
 E3 = "tests/llm/test_reach_errors.py"
 RG = "tests/agent/test_repeat_guard.py"
 OL = "tests/flows/test_output_limit.py"
+AO = "tests/agent/test_approval_order.py"
 
 MUTANTS = (
     Mutant(
@@ -3551,6 +3552,40 @@ MUTANTS = (
         "await _kept(ctx, full, path, text, updated)",
         "pass",
         ("tests/agent/test_undo.py::test_undo_goes_back_one_turn_at_a_time_and_tells_the_model",),
+    ),
+    Mutant(
+        "approvals: a reply's questions come in its calls' order",
+        "a-replys-questions-come-in-call-order",
+        "for earlier in self._ids[: self._ids.index(call_id)] if call_id in self._past else ():",
+        "for earlier in ():",
+        (
+            f"{AO}::test_yes_to_the_first_still_asks_about_the_second_in_order",
+            f"{AO}::test_a_replys_questions_come_in_call_order_and_none_that_an_always_covers",
+        ),
+    ),
+    Mutant(
+        "approvals: an edit's grant is checked again once its turn to ask comes",
+        "an-always-answers-the-edits-still-waiting",
+        "if ctx.allowed_commands.edits_allowed():",
+        "if False:",
+        (
+            f"{AO}::test_an_edit_then_a_create_are_asked_in_that_order_and_always_answers_both",
+            "tests/app/test_approval_order_tui.py::test_always_on_the_first_edit_leaves_no_second_dialog",
+        ),
+    ),
+    Mutant(
+        "approvals: a command's rules are checked again once its turn to ask comes",
+        "an-always-answers-the-commands-still-waiting",
+        "if now.allowed and not missing:",
+        "if False:",
+        (f"{AO}::test_always_for_a_command_answers_the_same_command_still_waiting",),
+    ),
+    Mutant(
+        "approvals: a command that runs unasked lets the later calls ask while it runs",
+        "an-unasked-command-does-not-hold-back-later-questions",
+        "ctx.done_asking()",
+        "pass",
+        (f"{AO}::test_a_command_that_runs_unasked_does_not_hold_back_a_later_calls_question",),
     ),
 )
 

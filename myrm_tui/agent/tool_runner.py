@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from myrm_tui.agent.events import AgentEvent, Notice, ToolFinished, ToolOutput, ToolStarted
@@ -74,10 +76,19 @@ class ToolRunner:
         queue: asyncio.Queue[ToolCall | ToolOutput] = asyncio.Queue()
         slots = asyncio.Semaphore(self.max_parallel)
 
+        # only the calls of tools that may ask are waited on: a read or a subagent never delays a question
+        order = QuestionOrder(
+            [c.id for c in calls if getattr(self.tools.get(c.name), "asks_approval", False)]
+        )
+
         async def one(call: ToolCall) -> None:
-            # guard: reply-bounds-at-most-max-parallel-calls
-            async with slots:
-                results[call.id] = await self.execute(call, live_tail(call, queue.put_nowait))
+            try:
+                # guard: reply-bounds-at-most-max-parallel-calls
+                async with slots:
+                    turn = (partial(order.asking, call.id), partial(order.done, call.id))
+                    results[call.id] = await self.execute(call, live_tail(call, queue.put_nowait), turn)
+            finally:
+                order.done(call.id)  # a call that never asked: the later ones' questions need not wait
             await queue.put(call)
 
         tasks = [asyncio.ensure_future(one(c)) for c in calls]
@@ -121,7 +132,12 @@ class ToolRunner:
         if interrupted:
             await self.session.flush_vault()
 
-    async def execute(self, call: ToolCall, on_output: Callable[[str], None] | None = None) -> ToolResult:
+    async def execute(
+        self,
+        call: ToolCall,
+        on_output: Callable[[str], None] | None = None,
+        turn: tuple[Callable[[], AbstractAsyncContextManager[object]], Callable[[], None]] | None = None,
+    ) -> ToolResult:
         tool = self.tools.get(call.name)
         if tool is None:
             return ToolResult(
@@ -146,7 +162,13 @@ class ToolRunner:
                 meta={"blocked_by_hook": True},
             )
         try:
-            ctx = replace(self.ctx, call_id=call.id, on_output=on_output or self.ctx.on_output)
+            ctx = replace(
+                self.ctx,
+                call_id=call.id,
+                on_output=on_output or self.ctx.on_output,
+                asking=turn[0] if turn else self.ctx.asking,
+                done_asking=turn[1] if turn else self.ctx.done_asking,
+            )
             result = await tool.run(args, ctx)
         except ToolError as exc:
             result = ToolResult(f"Error: {exc}", is_error=True)
@@ -166,6 +188,31 @@ class ToolRunner:
             meta = {**result.meta, **({"hook_vault_uri": uris[0]} if uris else {})}
             result = replace(result, content="\n\n".join([result.content, *shown]), meta=meta)
         return result
+
+
+class QuestionOrder:
+    """The approval questions of one reply in its calls' order: a call asks once every earlier call has
+    asked or finished. Only the questions wait: a call that asks nothing runs at once, and an approved
+    call runs while the later ones are asked about."""
+
+    def __init__(self, call_ids: list[str]) -> None:
+        self._ids = call_ids
+        self._past = {i: asyncio.Event() for i in call_ids}
+
+    def done(self, call_id: str) -> None:
+        """``call_id`` asks nothing more (it was answered, it will not ask, or it finished)."""
+        if call_id in self._past:
+            self._past[call_id].set()
+
+    @asynccontextmanager
+    async def asking(self, call_id: str) -> AsyncIterator[None]:
+        # guard: a-replys-questions-come-in-call-order
+        for earlier in self._ids[: self._ids.index(call_id)] if call_id in self._past else ():
+            await self._past[earlier].wait()
+        try:
+            yield
+        finally:
+            self.done(call_id)
 
 
 def bad_arguments(name: str, problems: list[str]) -> str:

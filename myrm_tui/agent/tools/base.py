@@ -7,6 +7,7 @@ import logging
 import os
 import stat
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -83,6 +84,10 @@ class ToolContext:
     history: HistorySearch | None = None  # history_search over the store; None where it has none
     keep_file: KeepFile | None = None  # a file's content before a file tool changes it (``agent/undo.py``)
     call_id: str = ""  # the running call's (set per call by the tool runner)
+    # Held while the call asks the user: the questions of one reply come in its calls' order (tool runner).
+    # A tool checks its grants again inside it: an "always" given meanwhile may answer this call too.
+    asking: Callable[[], AbstractAsyncContextManager[object]] = nullcontext
+    done_asking: Callable[[], None] = lambda: None  # the call asks nothing more: later ones need not wait
 
 
 class Tool(Protocol):

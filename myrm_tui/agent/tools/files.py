@@ -159,6 +159,7 @@ class FileReadTool:
 
 class FileEditTool:
     name = "file_edit_tool"
+    asks_approval = True  # its question takes its turn among the reply's (tool runner)
     description = (
         "Edit a workspace file by exact string replacement (old_string must occur exactly once unless "
         "replace_all), or create a file with create=true and new_string as its content."
@@ -264,10 +265,15 @@ class FileEditTool:
                 "edits git's own files (.git/): git config there can make later git commands run a program"
             )
             verdict = Assessment(f"edit {path}", (), problems=(reason,))
-            return await ctx.approver(self.name, diff, verdict) in ("yes", "always")
+            async with ctx.asking():
+                return await ctx.approver(self.name, diff, verdict) in ("yes", "always")
         if ctx.approver is None or ctx.allowed_commands.edits_allowed():
             return True
-        answer = await ctx.approver(self.name, diff, Assessment(f"edit {path}", ()))
+        async with ctx.asking():
+            # guard: an-always-answers-the-edits-still-waiting
+            if ctx.allowed_commands.edits_allowed():
+                return True
+            answer = await ctx.approver(self.name, diff, Assessment(f"edit {path}", ()))
         if answer == "always":
             ctx.allowed_commands.allow_edits()
             return True

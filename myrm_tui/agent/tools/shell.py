@@ -77,6 +77,7 @@ def unrunnable(command: str) -> str | None:
 
 class BashTool:
     name = "bash"
+    asks_approval = True  # its question takes its turn among the reply's (tool runner)
     description = (
         "Run a bash command in the workspace root and return its exit status and combined stdout/stderr. "
         "Non-interactive; use timeout (seconds) for long commands. Set run_in_background for servers, "
@@ -101,6 +102,8 @@ class BashTool:
             raise ToolError(problem)
         workspace_root(ctx.workspace)  # gone: nothing to ask about, nothing to run
         how = await self._approved(command, ctx)
+        # guard: an-unasked-command-does-not-hold-back-later-questions
+        ctx.done_asking()  # the reply's later questions need not wait for this command to run
         if how is None:
             return ToolResult(
                 "The user declined to run this command.", is_error=True, meta={"declined": True}
@@ -194,7 +197,12 @@ class BashTool:
             return plan(ctx, verdict.read_only)
         if ctx.approver is None:
             return None
-        answer = await ctx.approver(self.name, command, verdict)
+        async with ctx.asking():
+            now = ctx.allowed_commands.assess(command, ctx.workspace)
+            # guard: an-always-answers-the-commands-still-waiting
+            if now.allowed and not missing:
+                return plan(ctx, now.read_only)
+            answer = await ctx.approver(self.name, command, verdict)
         if answer == "always":
             ctx.allowed_commands.remember(verdict)
             return plan(ctx, read_only=False)

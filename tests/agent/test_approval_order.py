@@ -1,0 +1,166 @@
+"""The approvals of one reply are asked in its calls' order, and an "always" answers the calls still waiting.
+
+Found by the coordinator: a reply with an edit of hello.py then a create of new.py asked about new.py first
+(the calls run in parallel; the edit reads its file before asking), and "always" on the first edit still
+left the second one's question, already waiting behind the approver's lock. Every test drives the real
+agent loop through litellm to the provider emulator, with a scripted approver that records the questions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from myrm_tui.agent.events import ToolFinished
+from myrm_tui.agent.permissions import Assessment
+from myrm_tui.store.db import Store
+from myrm_tui.testing.emulator import ProviderEmulator, Reply
+from tests.helpers import collect, make_agent, openai_settings
+
+EDIT_HELLO = ("file_edit_tool", {"path": "hello.py", "old_string": "'hello'", "new_string": "'hi'"})
+CREATE_NEW = ("file_edit_tool", {"path": "new.py", "new_string": "x = 1\n", "create": True})
+
+
+class Answers:
+    """An approver answering from a list (then "no"), recording each question as a short label: the
+    command of a shell call, ``edit <path>`` of a file call."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = list(answers)
+        self.asked: list[str] = []
+
+    async def __call__(self, tool: str, command: str, assessment: Assessment) -> str:
+        self.asked.append(command if tool == "bash" else assessment.command)
+        await asyncio.sleep(0)  # let the other calls of the reply run meanwhile (they reach the lock)
+        return self.answers.pop(0) if self.answers else "no"
+
+
+async def _turn(
+    emulator: ProviderEmulator, store: Store, workspace: Path, calls: list[Any], answers: list[str]
+) -> Answers:
+    emulator.enqueue(Reply(tool_calls=calls), Reply(text="Done."))
+    approver = Answers(answers)
+    # repeat_limit 0: identical calls in a reply are this test's subject, not the repeat guard's
+    agent = await make_agent(
+        store, workspace, openai_settings(emulator, approval="ask", repeat_limit=0), approver=approver
+    )
+    await collect(agent, "change the files")
+    assert emulator.rejected == []
+    return approver
+
+
+async def test_an_edit_then_a_create_are_asked_in_that_order_and_always_answers_both(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    approver = await _turn(emulator, store, workspace, [EDIT_HELLO, CREATE_NEW], ["always"])
+    assert approver.asked == ["edit hello.py"]  # the first call's question, and no second one
+    assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"
+    assert (workspace / "new.py").read_text() == "x = 1\n"
+
+
+async def test_yes_to_the_first_still_asks_about_the_second_in_order(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    approver = await _turn(emulator, store, workspace, [EDIT_HELLO, CREATE_NEW], ["yes", "no"])
+    assert approver.asked == ["edit hello.py", "edit new.py"]
+    assert "'hi'" in (workspace / "hello.py").read_text() and not (workspace / "new.py").exists()
+
+
+async def test_always_for_a_command_answers_the_same_command_still_waiting(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    calls = [("bash", {"command": "printf one"}), ("bash", {"command": "printf two"})] * 2
+    approver = await _turn(emulator, store, workspace, calls, ["always", "always"])
+    assert approver.asked == ["printf one", "printf two"]
+
+
+# -- the rule over generated replies ---------------------------------------------------------------------
+
+_CALL = st.one_of(
+    st.just(("glob",)),  # needs no approval
+    st.tuples(st.just("edit")),  # a new file each: asked unless edits are allowed
+    st.tuples(st.just("cmd"), st.sampled_from(["a", "b"])),  # ``printf a``: asked unless "always" for it
+)
+_ANSWER = st.sampled_from(["yes", "no", "always"])
+
+
+def _expected(calls: list[tuple[str, ...]], answers: list[str]) -> list[str]:
+    """A plain reading: each call's question in order, unless an earlier "always" covers it."""
+    edits, commands, asked, left = False, set(), [], list(answers)
+    for k, call in enumerate(calls):
+        if call[0] == "glob" or (call[0] == "edit" and edits) or (call[0] == "cmd" and call[1] in commands):
+            continue
+        asked.append(f"edit f{k}.txt" if call[0] == "edit" else f"printf {call[1]}")
+        answer = left.pop(0) if left else "no"
+        if answer == "always" and call[0] == "edit":
+            edits = True
+        elif answer == "always":
+            commands.add(call[1])
+    return asked
+
+
+async def _run_reply(
+    emulator: ProviderEmulator, tmp_path: Path, calls: list[tuple[str, ...]], answers: list[str]
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    emulator.script.clear()
+    emulator.requests.clear()
+    sent = [
+        ("glob", {"pattern": "*.txt"})
+        if c[0] == "glob"
+        else ("file_edit_tool", {"path": f"f{k}.txt", "new_string": "x\n", "create": True})
+        if c[0] == "edit"
+        else ("bash", {"command": f"printf {c[1]}"})
+        for k, c in enumerate(calls)
+    ]
+    store = await Store.open(tmp_path / "p.db")
+    try:
+        approver = await _turn(emulator, store, workspace, sent, answers)
+        assert approver.asked == _expected(calls, answers)
+    finally:
+        await store.close()
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=12)
+@example(calls=[("edit",), ("edit",), ("cmd", "a"), ("cmd", "a")], answers=["always", "always"])
+@example(calls=[("glob",), ("cmd", "a"), ("edit",), ("cmd", "b"), ("edit",), ("cmd", "a")], answers=["yes"])
+@given(calls=st.lists(_CALL, min_size=1, max_size=6), answers=st.lists(_ANSWER, max_size=6))
+def test_a_replys_questions_come_in_call_order_and_none_that_an_always_covers(
+    calls: list[tuple[str, ...]], answers: list[str], emulator: ProviderEmulator, tmp_path_factory: Any
+) -> None:
+    asyncio.run(_run_reply(emulator, tmp_path_factory.mktemp("reply"), calls, answers))
+
+
+async def test_a_command_that_runs_unasked_does_not_hold_back_a_later_calls_question(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """Only the questions wait on each other: the first call, allowed, reads a FIFO that only the second
+    call's question writes to, so the turn can end only if that question is asked while the first runs."""
+    fifo = workspace / "go.fifo"
+    os.mkfifo(fifo)
+
+    def release() -> None:
+        with fifo.open("w") as f:  # blocks until the running ``cat`` opens it
+            f.write("released\n")
+
+    class Releasing(Answers):
+        async def __call__(self, tool: str, command: str, assessment: Assessment) -> str:
+            await asyncio.to_thread(release)
+            return await super().__call__(tool, command, assessment)
+
+    emulator.enqueue(
+        Reply(tool_calls=[("bash", {"command": "cat go.fifo"}), CREATE_NEW]), Reply(text="Done.")
+    )
+    approver = Releasing(["yes"])
+    settings_ = openai_settings(emulator, approval="ask", allowed_commands=["cat go.fifo"])
+    agent = await make_agent(store, workspace, settings_, approver=approver)
+    # a bound for a failure (the turn would never end), not a speed target
+    events = await asyncio.wait_for(collect(agent, "go"), 120)
+    assert approver.asked == ["edit new.py"]
+    assert any("released" in e.message.text for e in events if isinstance(e, ToolFinished))
