@@ -99,7 +99,8 @@ class UndoPlan:
 
 @dataclass
 class UndoOutcome:
-    restored: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)  # as before the turn: rewritten, or removed if…
+    removed: list[str] = field(default_factory=list)  # …the agent had created it (these are in restored too)
     left: list[str] = field(default_factory=list)  # "path (why)"
 
 
@@ -179,6 +180,8 @@ class FileHistory:
                     out.left.append(f"{f.shown} (cannot write: {exc.strerror or exc})")
                 else:
                     out.restored.append(f.shown)
+                    if not f.existed:
+                        out.removed.append(f.shown)
         await self.store.mark_undone(self.session.session_id, plan.owner, plan.turn)
         note = f"The user undid your file edits from the turn '{plan.prompt}'"
         note += f": {', '.join(out.restored)} are as they were before it." if out.restored else "."

@@ -92,6 +92,8 @@ async def test_undo_restores_the_last_turn_then_the_one_before(
         assert "new.py: removed" in shown.plan.question()
         assert (workspace / "hello.py").read_text() == ORIGINAL
         assert not (workspace / "new.py").exists()
+        assert "removed new.py" in notices(app)[-1] and "restored hello.py" in notices(app)[-1]
+        assert "restored new.py" not in notices(app)[-1]  # the dialog said "removed": the result says so too
 
         done = len(notices(app))
         await type_and_send(pilot, "/undo")

@@ -50,7 +50,11 @@ class UndoFlow(AppBase):
             self.post_message(Failure(f"/undo failed: {exc}"))
             return
         lines = [f"/undo: the turn '{plan.prompt}'"]
-        lines += [f"  restored {p}" for p in out.restored]
+        # the dialog's words: a file the agent had created is removed, not restored
+        lines += [
+            f"  removed {p} (the agent created it)" if p in out.removed else f"  restored {p}"
+            for p in out.restored
+        ]
         lines += [f"  not restored: {p}" for p in out.left]
         if not plan.files:
             lines.append("  its files were already as they were before it")
