@@ -3587,6 +3587,13 @@ MUTANTS = (
         "pass",
         (f"{AO}::test_a_command_that_runs_unasked_does_not_hold_back_a_later_calls_question",),
     ),
+    Mutant(
+        "approvals: an always for repeats answers the repeat questions still waiting",
+        "an-always-for-repeats-answers-the-questions-still-waiting",
+        "if tool == REPEAT_TOOL and grants is not None and grants.repeats:",
+        "if False:",
+        (f"{AO}::test_always_for_repeats_answers_a_repeat_question_still_waiting",),
+    ),
 )
 
 

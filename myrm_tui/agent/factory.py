@@ -17,6 +17,7 @@ from myrm_tui.agent.limits import Limits
 from myrm_tui.agent.model_target import window_for
 from myrm_tui.agent.permissions import Assessment, CommandRules, UserApprover
 from myrm_tui.agent.prompts import PromptLibrary
+from myrm_tui.agent.repeat_guard import REPEAT_TOOL
 from myrm_tui.agent.session import AgentSession
 from myrm_tui.agent.subagents import Subagents
 from myrm_tui.agent.tool_runner import ToolRunner
@@ -130,8 +131,8 @@ async def assemble(
     """Wire one agent's units and load its session. A child (subagent) gets the parent's tools, approver,
     approval mode, command rules and grants (an "always" in a child holds for the parent), and no
     ``subagent`` tool."""
-    ask = serialized(approver) if approver else None
     grants = grants if grants is not None else SessionGrants()
+    ask = serialized(approver, grants) if approver else None
     rules = (
         allowed_commands
         if allowed_commands is not None
@@ -226,13 +227,17 @@ async def assemble(
     return agent
 
 
-def serialized(approver: UserApprover) -> Approver:
+def serialized(approver: UserApprover, grants: SessionGrants | None = None) -> Approver:
     """The approver behind a lock (parallel tool calls never stack two prompts); its answer as an
-    ``Approval``."""
+    ``Approval``. A repeated call's question that waited while another agent's (a parallel subagent's)
+    got "always" is not asked: the grant is the session's."""
     lock = asyncio.Lock()
 
     async def ask(tool: str, command: str, assessment: Assessment) -> Approval:
         async with lock:
+            # guard: an-always-for-repeats-answers-the-questions-still-waiting
+            if tool == REPEAT_TOOL and grants is not None and grants.repeats:
+                return "yes"
             answer = str(await approver(tool, command, assessment))
         return cast(Approval, answer) if answer in ("always", "yes", "unattended") else "no"
 

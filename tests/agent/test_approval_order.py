@@ -17,7 +17,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.agent.events import ToolFinished
+from myrm_tui.agent.factory import serialized
+from myrm_tui.agent.grants import SessionGrants
 from myrm_tui.agent.permissions import Assessment
+from myrm_tui.agent.repeat_guard import REPEAT_TOOL, RepeatGuard
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import collect, make_agent, openai_settings
@@ -164,3 +167,21 @@ async def test_a_command_that_runs_unasked_does_not_hold_back_a_later_calls_ques
     events = await asyncio.wait_for(collect(agent, "go"), 120)
     assert approver.asked == ["edit new.py"]
     assert any("released" in e.message.text for e in events if isinstance(e, ToolFinished))
+
+
+async def test_always_for_repeats_answers_a_repeat_question_still_waiting() -> None:
+    """Parallel subagents share the session's grants and the approver's lock: a repeat question waiting
+    while another agent's got "always" is not asked (each answer recorded as the turn does)."""
+    grants = SessionGrants()
+    guard = RepeatGuard(3, grants)
+    user = Answers(["always", "no"])
+    ask = serialized(user, grants)
+
+    async def one(label: str) -> str:
+        answer = await ask(REPEAT_TOOL, label, Assessment(label, ()))
+        if answer in ("yes", "always"):
+            guard.answered(answer, ())
+        return answer
+
+    assert await asyncio.gather(one("glob a"), one("glob b")) == ["always", "yes"]
+    assert user.asked == ["glob a"]
