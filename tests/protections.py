@@ -1306,6 +1306,25 @@ MUTANTS = (
         (f"{J}::test_sigterm_to_ask_ends_its_background_jobs",),
     ),
     Mutant(
+        "an edit checks the file again after approval (a change made while it waited is kept)",
+        "an-edit-checks-the-file-again-after-approval",
+        "        if await _current(ctx, full, path) != text:",
+        "        if False:",
+        (
+            "tests/agent/tools/test_edit_waits.py::test_a_file_changed_while_its_edit_waits_is_not_written_over",
+        ),
+    ),
+    Mutant(
+        "a create checks the path again after approval (nothing kept for /undo)",
+        "a-create-checks-again-after-approval",
+        "            if full.exists() or full.is_symlink():  # made by something else while the user decided",
+        "            if False:",
+        (
+            "tests/agent/tools/test_edit_waits.py::"
+            "test_a_path_made_while_its_create_waits_is_not_kept_for_undo_nor_written",
+        ),
+    ),
+    Mutant(
         "ask: the files the message names with @ are attached",
         "ask-attaches-the-messages-at-files",
         "    text, labels = attach(prompt, root)",

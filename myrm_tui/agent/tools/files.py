@@ -196,6 +196,9 @@ class FileEditTool:
             diff = file_diff(path, "", new)
             if not await self._approved(path, full, diff, ctx):
                 return _declined(path, diff)
+            # guard: a-create-checks-again-after-approval
+            if full.exists() or full.is_symlink():  # made by something else while the user decided
+                raise ToolError(f"{path} was created by something else while the edit waited; not written")
             await _kept(ctx, full, path, None, new)
             if not await _editor_wrote(ctx, full, new):
                 await _written(_create, full, path, new)
@@ -207,12 +210,7 @@ class FileEditTool:
         old = args.get("old_string")
         if not isinstance(old, str) or not old:
             raise ToolError("old_string is required to edit (or pass create=true to make a new file)")
-        shown = await ctx.files.read_text(full) if ctx.files is not None else None
-        text = (
-            shown
-            if shown is not None
-            else utf8_text(await asyncio.to_thread(read_regular, full, path, MAX_FILE_BYTES), path)
-        )
+        text = await _current(ctx, full, path)
         warning = ""
         if ctx.integrity.changed_since_read(path, text):
             warning = (
@@ -238,6 +236,11 @@ class FileEditTool:
         await _writable_folder(full, path)
         if not await self._approved(path, full, diff, ctx):
             return _declined(path, diff)
+        # The user (an editor, a job) may have changed the file while the dialog waited: writing the diff
+        # they approved would silently drop that change.
+        # guard: an-edit-checks-the-file-again-after-approval
+        if await _current(ctx, full, path) != text:
+            raise ToolError(f"{path} changed while the edit waited for approval; not written: read it again")
         # guard: an-edit-keeps-the-content-undo-restores
         await _kept(ctx, full, path, text, updated)
         if not await _editor_wrote(ctx, full, updated):
@@ -289,6 +292,14 @@ def _unwritable_folder(full: Path) -> Path | None:
     if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK, effective_ids=True):
         return folder
     return None
+
+
+async def _current(ctx: ToolContext, full: Path, path: str) -> str:
+    """The file's text now: the editor's buffer when an editor drives myrm, else the disk's."""
+    shown = await ctx.files.read_text(full) if ctx.files is not None else None
+    if shown is not None:
+        return shown
+    return utf8_text(await asyncio.to_thread(read_regular, full, path, MAX_FILE_BYTES), path)
 
 
 async def _writable_folder(full: Path, path: str) -> None:
