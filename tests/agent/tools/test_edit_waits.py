@@ -18,7 +18,7 @@ from myrm_tui.agent.tools.files import FileEditTool
 from myrm_tui.context.vault import ArtifactVault
 
 
-def _ctx(workspace: Path, meanwhile: Callable[[], None], kept: list[Any]) -> ToolContext:
+def _ctx(workspace: Path, meanwhile: Callable[[], object], kept: list[Any]) -> ToolContext:
     async def approver(tool: str, shown: str, assessment: Assessment) -> Approval:
         meanwhile()  # what happens on the disk while the user reads the diff
         return "yes"
