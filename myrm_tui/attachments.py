@@ -62,7 +62,7 @@ def attach(text: str, root: Path, typed: str | None = None) -> tuple[str, dict[s
         content = content[:room]
         used += len(content)
         lines = content.count("\n") + (0 if content.endswith("\n") else 1)
-        label = f"\n[attached {shown} · {lines:,} lines{' (cut)' if cut else ''}]"
+        label = f"\n[attached {shown} · {lines:,} line{'' if lines == 1 else 's'}{' (cut)' if cut else ''}]"
         blocks.append(block)
         labels[label] = block
     return text + "".join(blocks), labels

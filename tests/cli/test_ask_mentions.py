@@ -31,6 +31,9 @@ def test_a_file_the_message_names_is_attached_and_said_on_stderr(
     assert sent.startswith("when is the release? see @notes.md")
     assert '<file path="notes.md">\n# Notes\nThe release is on Friday (REL-7731).\n</file>' in sent
     assert "[attached notes.md · 2 lines]" in got.stderr
+    (workspace / "one.txt").write_text("x = 1\n")
+    one = run_myrm(["ask", "see @one.txt", *emulator_args(emulator, workspace)], env=cli_env(tmp_path))
+    assert "[attached one.txt · 1 line]" in one.stderr, one.stderr
 
 
 def test_stdin_and_names_outside_the_workspace_attach_nothing(
