@@ -1325,6 +1325,22 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a fork's read of a parent's vault stops at the fork (another branch's outputs are refused)",
+        "a-forks-read-stops-at-its-branch-point",
+        "            if entry.created_at > ctx.vault_until.get(namespace, entry.created_at):",
+        "            if False:",
+        ("tests/agent/test_fork_vault_branch.py::test_a_forks_read_of_its_parents_later_outputs_is_refused",),
+    ),
+    Mutant(
+        "a fork's vault card stops at the fork",
+        "a-forks-vault-card-stops-at-its-branch-point",
+        "        if entry is not None and until is not None and entry.created_at > until:",
+        "        if False:",
+        (
+            "tests/agent/test_fork_vault_branch.py::test_a_forks_card_of_its_parents_later_output_opens_nothing",
+        ),
+    ),
+    Mutant(
         "ask: the files the message names with @ are attached",
         "ask-attaches-the-messages-at-files",
         "    text, labels = attach(prompt, root)",

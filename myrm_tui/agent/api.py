@@ -121,7 +121,13 @@ class Sessions:
         # guard: a-vault-card-opens-only-its-sessions-line
         if owner != session_id and not await in_line(self.store, session_id, owner):
             return None
-        return await self.store.vault_get(uri)
+        entry = await self.store.vault_get(uri)
+        # A parent's entry stored after the fork is another branch's (as the model's read, files.py).
+        # guard: a-forks-vault-card-stops-at-its-branch-point
+        until = (await self.store.branch_points(session_id)).get(owner)
+        if entry is not None and until is not None and entry.created_at > until:
+            return None
+        return entry
 
     def replay(self, agent: Agent) -> ChatSession:
         """A session around an agent built elsewhere that never rebuilds (a replay's recorded tools)."""

@@ -96,6 +96,10 @@ class VaultTable(StoreBase):
             r["uri"], r["content"], r["kind"], r["tool_name"], r["created_at"], json.loads(r["meta"] or "{}")
         )
 
+    async def branch_points(self, sid: str) -> dict[str, float]:
+        """When ``sid``'s line left each session it descends from (``branch_points``)."""
+        return await branch_points(self.conn, sid)
+
     async def search_history(
         self, sid: str, query: str, limit: int = 5, others: Sequence[str] = ()
     ) -> list[history.Hit]:

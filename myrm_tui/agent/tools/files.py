@@ -126,6 +126,10 @@ class FileReadTool:
             entry = await ctx.vault.get(path)
             if entry is None:
                 raise ToolError(f"no vaulted output at {path}")
+            # A parent's output stored after this session was forked from it is another branch's work.
+            # guard: a-forks-read-stops-at-its-branch-point
+            if entry.created_at > ctx.vault_until.get(namespace, entry.created_at):
+                raise ToolError(f"{path} was stored after this session was forked: not its history")
             if entry.kind == "media" and entry.content.startswith(
                 "data:image/"
             ):  # an image the window let go
