@@ -124,7 +124,7 @@ class Sessions:
         entry = await self.store.vault_get(uri)
         # A parent's entry stored after the fork is another branch's (as the model's read, files.py).
         # guard: a-forks-vault-card-stops-at-its-branch-point
-        until = (await self.store.branch_points(session_id)).get(owner)
+        until = (await self.store.forked_at(session_id)).get(owner)
         if entry is not None and until is not None and entry.created_at > until:
             return None
         return entry

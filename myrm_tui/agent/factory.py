@@ -203,7 +203,7 @@ async def assemble(
         # guard: limits-the-settings-reach-the-shell
         limits=Limits.of(settings.limit_processes, settings.limit_memory_mb, settings.limit_file_size_mb),
         extra_vault_namespaces=namespaces,
-        vault_until=await store.branch_points(session_id),
+        vault_until=await store.forked_at(session_id),
         jobs=jobs if jobs is not None else JobManager(jobs_dir(store.path, session_id)),
         job_output_chars=settings.job_output_chars,
         subagent=spawner.spawn if spawner else None,

@@ -96,9 +96,22 @@ class VaultTable(StoreBase):
             r["uri"], r["content"], r["kind"], r["tool_name"], r["created_at"], json.loads(r["meta"] or "{}")
         )
 
-    async def branch_points(self, sid: str) -> dict[str, float]:
-        """When ``sid``'s line left each session it descends from (``branch_points``)."""
-        return await branch_points(self.conn, sid)
+    async def forked_at(self, sid: str) -> dict[str, float]:
+        """For each session ``sid`` descends from, when the child on ``sid``'s line was made from it: what
+        that session stored later is another branch's. (Not ``branch_points``' last copied message: a
+        parent vaults an output on the request after its message, which may be after that message and
+        still before the fork.)"""
+        points: dict[str, float] = {}
+        at: str | None = sid
+        while at is not None and len(points) < 100:
+            query = "SELECT parent_id, created_at FROM sessions WHERE id = ?"
+            async with self.conn.execute(query, (at,)) as cur:
+                row = await cur.fetchone()
+            if row is None or not row[0] or row[0] in points:
+                break
+            points[row[0]] = float(row[1])
+            at = row[0]
+        return points
 
     async def search_history(
         self, sid: str, query: str, limit: int = 5, others: Sequence[str] = ()

@@ -23,7 +23,9 @@ async def _parent_and_fork(store: Store, workspace: Path) -> tuple[str, str, str
     now = time.time()
     await store.append_message(parent.id, Message(role="user", content="before the fork"))
     before = f"vault://{parent.id}/t1"
-    earlier = VaultEntry(before, "EARLIER-OUTPUT 11", "tool_output", "bash", now - 60)
+    # Vaulted after the last message the fork copies (a parent vaults an output on the request after it)
+    # and before the fork: the fork's history.
+    earlier = VaultEntry(before, "EARLIER-OUTPUT 11", "tool_output", "bash", time.time())
     await store.vault_put(parent.id, [earlier])
     fork = await store.fork_session(parent.id)
     later = f"vault://{parent.id}/t2"

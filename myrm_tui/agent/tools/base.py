@@ -76,7 +76,7 @@ class ToolContext:
     limits: Limits | None = field(default_factory=Limits)  # each shell command's (agent/limits.py)
     max_output_bytes: int = 2_000_000
     extra_vault_namespaces: set[str] = field(default_factory=set)  # parents (forks) and children (subagents)
-    # A parent's entries only up to when this session's line left it (``Store.branch_points``).
+    # A parent's entries only up to when this session's line was forked from it (``Store.forked_at``).
     vault_until: dict[str, float] = field(default_factory=dict)
     jobs: JobManager | None = None  # background shell jobs; None where they are not allowed
     job_output_chars: int = 30_000  # new job output over this goes to the vault (output spill)
