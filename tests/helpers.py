@@ -176,6 +176,14 @@ def emulator_args(emulator: ProviderEmulator, workspace: Path) -> list[str]:
 SMALL_SCREEN = (80, 24)
 
 
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text of the last user message of a request body as the provider received it (a string or parts)."""
+    content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+
+
 def make_app(emu: ProviderEmulator, tmp: Path, workspace: Path, **cli: Any) -> MyrmApp:
     """The app on ``tmp/tui.db``, talking to the emulator with auto-approval (``cli`` overrides)."""
     from myrm_tui.app.app import MyrmApp

@@ -5,15 +5,9 @@ tools, made a summary up. Asserted on the body the provider received."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import cli_env, emulator_args, run_myrm
-
-
-def _last_user_text(body: dict[str, Any]) -> str:
-    content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
-    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+from tests.helpers import cli_env, emulator_args, last_user_text, run_myrm
 
 
 def test_a_file_the_message_names_is_attached_and_said_on_stderr(
@@ -27,7 +21,7 @@ def test_a_file_the_message_names_is_attached_and_said_on_stderr(
         env=cli_env(tmp_path),
     )
     assert got.returncode == 0 and got.stdout.startswith("Friday"), got.stderr
-    sent = _last_user_text(emulator.accepted[-1].body)
+    sent = last_user_text(emulator.accepted[-1].body)
     assert sent.startswith("when is the release? see @notes.md")
     assert '<file path="notes.md">\n# Notes\nThe release is on Friday (REL-7731).\n</file>' in sent
     assert "[attached notes.md · 2 lines]" in got.stderr
@@ -51,7 +45,7 @@ def test_stdin_and_names_outside_the_workspace_attach_nothing(
         stdin="the log names @piped.txt\n",
     )
     assert got.returncode == 0, got.stderr
-    sent = _last_user_text(emulator.accepted[-1].body)
+    sent = last_user_text(emulator.accepted[-1].body)
     assert "<stdin>\nthe log names @piped.txt\n</stdin>" in sent
     assert "SECRET-99" not in sent and "PIPED-FILE-TEXT" not in sent and "<file" not in sent
     assert "attached" not in got.stderr

@@ -14,7 +14,6 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -23,15 +22,7 @@ from hypothesis import strategies as st
 from myrm_tui.agent import stream_json
 from myrm_tui.agent.stream_json import prompt_with_stdin
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
-from tests.helpers import cli_env, emulator_args, run_myrm
-
-
-def _last_user_text(body: dict[str, Any]) -> str:
-    message = [m for m in body["messages"] if m["role"] == "user"][-1]
-    content = message["content"]
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+from tests.helpers import cli_env, emulator_args, last_user_text, run_myrm
 
 
 def test_piped_input_follows_the_message_in_a_stdin_block(
@@ -45,7 +36,7 @@ def test_piped_input_follows_the_message_in_a_stdin_block(
         stdin="E: ERR42 in build.c\n",
     )
     assert got.returncode == 0 and "missing import" in got.stdout, got.stderr
-    sent = _last_user_text(emulator.accepted[-1].body)  # what the provider received, not what we meant
+    sent = last_user_text(emulator.accepted[-1].body)  # what the provider received, not what we meant
     assert "why does the build fail?\n\n<stdin>\nE: ERR42 in build.c\n</stdin>" in sent
 
 
@@ -56,7 +47,7 @@ def test_no_message_takes_piped_stdin_as_the_message(
     emulator.enqueue(Reply(text="4"))
     got = run_myrm(["ask", *emulator_args(emulator, workspace)], env=cli_env(tmp_path), stdin="what is 2+2?")
     assert got.returncode == 0 and got.stdout.startswith("4"), got.stderr
-    sent = _last_user_text(emulator.accepted[-1].body)
+    sent = last_user_text(emulator.accepted[-1].body)
     assert "what is 2+2?" in sent and "<stdin>" not in sent
 
 
