@@ -7,9 +7,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from myrm_tui.store import lineage
 from myrm_tui.store.leases import LeaseTable
-
-_PARENT = "SELECT parent_id, forked_from_seq FROM sessions WHERE id = ?"
 
 
 @dataclass(frozen=True)
@@ -55,16 +54,10 @@ class FileBackupTable(LeaseTable):
         holds (None: all of it): a fork's /undo sees its parent's turns up to the fork, not those after."""
         out: list[tuple[str, int | None]] = [(sid, None)]
         upto: int | None = None
-        at = sid
-        while len(out) < 100:  # bounded like ``forked_from``: a cycle cannot occur, the walk stops anyway
-            async with self.conn.execute(_PARENT, (at,)) as cur:
-                row = await cur.fetchone()
-            if row is None or not row[0] or any(row[0] == s for s, _ in out):
-                break
-            if row[1] is not None:
-                upto = row[1] if upto is None else min(upto, row[1])
-            at = row[0]
-            out.append((at, upto))
+        for link in await lineage.line(self.conn, sid):
+            if link.forked_from_seq is not None:
+                upto = link.forked_from_seq if upto is None else min(upto, link.forked_from_seq)
+            out.append((link.parent, upto))
         return out
 
     async def last_undoable_turn(self, lineage: Iterable[tuple[str, int | None]]) -> list[FileBackup]:

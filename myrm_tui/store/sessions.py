@@ -11,7 +11,7 @@ from typing import Any
 
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry
-from myrm_tui.store import history
+from myrm_tui.store import history, lineage
 from myrm_tui.store.leases import LeaseTable
 from myrm_tui.store.vault import insert_vault
 
@@ -73,12 +73,7 @@ class SessionTable(LeaseTable):
     async def forked_from(self, sid: str) -> set[str]:
         """Ids of the sessions ``sid`` was started from (forks, a subagent's parent), nearest first (a
         cycle cannot occur: a parent exists before its child, but the walk is bounded anyway)."""
-        found: set[str] = set()
-        row = await self.get_session(sid)
-        while row is not None and row.parent_id and row.parent_id not in found and len(found) < 100:
-            found.add(row.parent_id)
-            row = await self.get_session(row.parent_id)
-        return found
+        return {link.parent for link in await lineage.line(self.conn, sid)}
 
     async def find_session(self, prefix: str) -> SessionRow | None:
         """A session by id or unique id prefix (as users type them)."""

@@ -9,7 +9,7 @@ from typing import Any, TypedDict
 import aiosqlite
 
 from myrm_tui.context.vault import VAULT_SCHEME, VaultEntry
-from myrm_tui.store import history
+from myrm_tui.store import history, lineage
 from myrm_tui.store.base import StoreBase
 
 
@@ -49,22 +49,15 @@ async def insert_vault(conn: aiosqlite.Connection, sid: str, entries: Iterable[V
 
 
 async def branch_points(conn: aiosqlite.Connection, sid: str) -> dict[str, float]:
-    """For each session ``sid`` descends from (as ``forked_from`` walks them): when its line left that
+    """For each session ``sid`` descends from (``lineage.line``): when its line left that
     one, the stored time of the last message copied from it (else when the child was made). What it
     stored later is another branch's, not ``sid``'s history."""
     points: dict[str, float] = {}
-    at: str | None = sid
-    while at is not None and len(points) < 100:
-        async with conn.execute(
-            "SELECT c.parent_id, c.created_at, m.created_at FROM sessions c LEFT JOIN messages m "
-            "ON m.session_id = c.parent_id AND m.seq = c.forked_from_seq WHERE c.id = ?",
-            (at,),
-        ) as cur:
+    for link in await lineage.line(conn, sid):
+        query = "SELECT created_at FROM messages WHERE session_id = ? AND seq = ?"
+        async with conn.execute(query, (link.parent, link.forked_from_seq)) as cur:
             row = await cur.fetchone()
-        if row is None or not row[0] or row[0] in points:
-            break
-        points[row[0]] = float(row[2] if row[2] is not None else row[1])
-        at = row[0]
+        points[link.parent] = float(row[0]) if row is not None else link.child_created_at
     return points
 
 
@@ -101,17 +94,7 @@ class VaultTable(StoreBase):
         that session stored later is another branch's. (Not ``branch_points``' last copied message: a
         parent vaults an output on the request after its message, which may be after that message and
         still before the fork.)"""
-        points: dict[str, float] = {}
-        at: str | None = sid
-        while at is not None and len(points) < 100:
-            query = "SELECT parent_id, created_at FROM sessions WHERE id = ?"
-            async with self.conn.execute(query, (at,)) as cur:
-                row = await cur.fetchone()
-            if row is None or not row[0] or row[0] in points:
-                break
-            points[row[0]] = float(row[1])
-            at = row[0]
-        return points
+        return {link.parent: link.child_created_at for link in await lineage.line(self.conn, sid)}
 
     async def search_history(
         self, sid: str, query: str, limit: int = 5, others: Sequence[str] = ()
