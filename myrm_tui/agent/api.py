@@ -68,11 +68,6 @@ class Fork:
     report: ContextReport | None = None
 
 
-async def in_line(store: Store, session_id: str, other: str) -> bool:
-    """Whether ``other`` is a session ``session_id`` was started from, or one started from it."""
-    return other in await store.forked_from(session_id) or session_id in await store.forked_from(other)
-
-
 class Sessions:
     """A front-end's door to the sessions of one store and workspace. ``files`` gives a session's file
     access through an editor; ``keep_warm`` preheats the prompt cache and keeps it alive (the TUI);
@@ -118,13 +113,16 @@ class Sessions:
         is text any tool output can hold, so a card made from one must not open another session's blob
         (the model's ``read`` is held to the same line, ``files.py``)."""
         owner = uri.removeprefix(VAULT_SCHEME).split("/", 1)[0]
+        parents = await self.store.forked_at(session_id)  # the sessions it was started from, and when
+        # one of its own, of a parent, or of one started from it (a subagent, a fork)
+        in_line = owner == session_id or owner in parents or session_id in await self.store.forked_from(owner)
         # guard: a-vault-card-opens-only-its-sessions-line
-        if owner != session_id and not await in_line(self.store, session_id, owner):
+        if not in_line:
             return None
         entry = await self.store.vault_get(uri)
         # A parent's entry stored after the fork is another branch's (as the model's read, files.py).
         # guard: a-forks-vault-card-stops-at-its-branch-point
-        until = (await self.store.forked_at(session_id)).get(owner)
+        until = parents.get(owner)
         if entry is not None and until is not None and entry.created_at > until:
             return None
         return entry
