@@ -156,7 +156,9 @@ async def assemble(
     )
     # Vault entries the tools may read besides the session's own: its ancestors' (a fork's pointers
     # into its parent's outputs stay valid, also after a restart) and its subagents' (added as they run).
-    namespaces: set[str] = await store.forked_from(session_id)
+    # A parent's entries only up to when this session's line left it (``Store.forked_at``).
+    forked_at = await store.forked_at(session_id)
+    namespaces: set[str] = set(forked_at)
     # A subagent's edits are kept as the parent's (its turn): the user's /undo sees them.
     files_kept = kept_files or FileHistory(store, session, workspace)
 
@@ -203,7 +205,7 @@ async def assemble(
         # guard: limits-the-settings-reach-the-shell
         limits=Limits.of(settings.limit_processes, settings.limit_memory_mb, settings.limit_file_size_mb),
         extra_vault_namespaces=namespaces,
-        vault_until=await store.forked_at(session_id),
+        vault_until=forked_at,
         jobs=jobs if jobs is not None else JobManager(jobs_dir(store.path, session_id)),
         job_output_chars=settings.job_output_chars,
         subagent=spawner.spawn if spawner else None,
