@@ -344,7 +344,7 @@ async def _session_problem(db: Path, session: str, workspace: Path) -> str | Non
 
 async def _ambiguous(store: Store, prefix: str) -> str | None:
     """The line for a ``--session`` prefix that several ids start with (it said 'no session'), or None."""
-    ids = [s.id for s in await store.list_sessions() if s.id.startswith(prefix)]
+    ids = [s.id for s in await store.sessions_starting(prefix)]
     # guard: session-an-ambiguous-prefix-says-so
     if len(ids) < 2:
         return None

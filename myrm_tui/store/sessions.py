@@ -80,8 +80,12 @@ class SessionTable(LeaseTable):
         exact = await self.get_session(prefix)
         if exact:
             return exact
-        matches = [s for s in await self.list_sessions() if s.id.startswith(prefix)]
+        matches = await self.sessions_starting(prefix)
         return matches[0] if len(matches) == 1 else None
+
+    async def sessions_starting(self, prefix: str) -> list[SessionRow]:
+        """The sessions whose id starts with ``prefix``, the most recently updated first."""
+        return [s for s in await self.list_sessions() if s.id.startswith(prefix)]
 
     @staticmethod
     def _session(r: Any) -> SessionRow:
