@@ -25,6 +25,7 @@ from typing import Any
 from myrm_tui.bench.corpus import Conversation, Probe
 from myrm_tui.bench.strategies import Strategy
 from myrm_tui.bench.summarizer import BenchSummarizer
+from myrm_tui.context.steps.cache_optimize import render
 from myrm_tui.context.tokens import TokenCounter
 from myrm_tui.context.types import Message
 from myrm_tui.store import history as history_index
@@ -544,7 +545,9 @@ async def replay(
         summary = sum(counter.message(v) for v in view if v.meta.get("kind") == "summary")
         result.summary_share_max = max(result.summary_share_max, summary / window)
         result.over_window_requests += tokens > window
-        body = {"model": "bench", "messages": [v.to_api() for v in view], "tools": tools or None}
+        # As the live client sends it (``render``): a tool result's images go to a user message after the
+        # run of results, where OpenAI-style APIs take them (a Claude Code `Read` of a screenshot).
+        body = {"model": "bench", "messages": render(view, "bench")["messages"], "tools": tools or None}
         rej = validate_openai(body, window, tokens)
         result.requests += 1
         segs = _segments(view, tools, counter, tools_fp)

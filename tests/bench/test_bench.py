@@ -130,3 +130,44 @@ def test_cli_writes_json_with_the_documented_keys(tmp_path: Path) -> None:
     assert data["budget"] == {"schemas": "myrm", "schema_tokens": mine, "reply_reserve": 4096}
     assert f"tool schemas (myrm: {mine:,} tokens)" in proc.stdout
     assert f"tool schemas (myrm: {mine:,} tokens)" in md.read_text()
+
+
+def _claude_line(uuid: str, parent: str | None, kind: str, content: object) -> str:
+    return json.dumps(
+        {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "type": kind,
+            "uuid": uuid,
+            "sessionId": "s-img",
+            "cwd": "/w",
+            "timestamp": "2025-10-24T20:50:22.798Z",
+            "message": {"role": kind, "content": content},
+        }
+    )
+
+
+async def test_a_tool_result_image_is_sent_where_the_provider_takes_it(tmp_path: Path) -> None:
+    """A Claude Code `Read` of a screenshot comes over as a tool result holding an image; OpenAI-style APIs
+    take images only in user messages. The bench sends each request as the live client renders it, so no
+    strategy's request is refused for it (every one was, `invalid_value`, before)."""
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/w/shot.png"}}
+    result_block = {"type": "tool_result", "tool_use_id": "toolu_1", "content": [image]}
+    lines = [
+        _claude_line("u1", None, "user", "What does the screenshot show?"),
+        _claude_line("a1", "u1", "assistant", [call]),
+        _claude_line("u2", "a1", "user", [result_block]),
+        _claude_line("a2", "u2", "assistant", [{"type": "text", "text": "A login form with a red border."}]),
+        _claude_line("u3", "a2", "user", "Make the border green."),
+        _claude_line("a3", "u3", "assistant", [{"type": "text", "text": "Done: the border is green now."}]),
+    ]
+    path = tmp_path / "s-img.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    (conv,) = load_conversations(path)
+    assert any(m.role == "tool" and isinstance(m.content, list) for m in conv.messages)  # the image came over
+    result = await run_bench(path, None, 100_000, ["none", "truncate", "myrm"])
+    for name, r in result["strategies"].items():
+        assert r["requests"] == 3, name
+        assert r["rejected_requests"] == 0, (name, r["rejections"])
