@@ -879,6 +879,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "bench: a request is sent as the live client renders it (a tool result's image in a user message)",
+        "bench-requests-rendered-as-the-client-sends-them",
+        'render(view, "bench")["messages"]',
+        "[v.to_api() for v in view]",
+        ("tests/bench/test_bench.py::test_a_tool_result_image_is_sent_where_the_provider_takes_it",),
+    ),
+    Mutant(
         "foreign: a Hermes session log beside its session file is left out",
         "foreign-hermes-log-beside-its-session-file",
         '            p.name.removesuffix(".gz").endswith(".jsonl")',

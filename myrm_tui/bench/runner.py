@@ -547,6 +547,7 @@ async def replay(
         result.over_window_requests += tokens > window
         # As the live client sends it (``render``): a tool result's images go to a user message after the
         # run of results, where OpenAI-style APIs take them (a Claude Code `Read` of a screenshot).
+        # guard: bench-requests-rendered-as-the-client-sends-them
         body = {"model": "bench", "messages": render(view, "bench")["messages"], "tools": tools or None}
         rej = validate_openai(body, window, tokens)
         result.requests += 1
