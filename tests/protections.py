@@ -3579,6 +3579,13 @@ MUTANTS = (
         ("tests/context/test_memo.py::test_a_request_that_reads_later_leaves_its_reads_for_settle",),
     ),
     Mutant(
+        "the base's JSON made after sending is used only for the very messages it was made of (p99f)",
+        "the-base-json-is-of-these-very-messages",
+        "if made is not None and len(made[0]) == len(base) and all(map(operator.is_, made[0], base)):",
+        "if made is not None:",
+        ("tests/context/test_memo.py::test_the_json_made_ahead_is_what_json_dumps_writes",),
+    ),
+    Mutant(
         "/undo: a file changed since the agent wrote it is named, and left as it is unless the user says so",
         "undo-changed-since-the-agent-wrote",
         "changed = sha(now) != last[path].after_sha",

@@ -9,6 +9,7 @@ message was seen, so a message looks the same in every request until the next co
 from __future__ import annotations
 
 import json
+import operator
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,12 +51,27 @@ class ContextState:
     # Each Record line as Summarize wrote it (its priority, whether the agent wrote it): the text alone
     # cannot tell whose it was, and another session's identical line may be another's. Never stored.
     record_written: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # ``base`` as JSON (``base_json``) and the messages it was made of: the base is fixed between
+    # compactions, so the one that comes next finds it made (after sending). Never stored.
+    base_made: tuple[tuple[Message, ...], str] | None = field(default=None, compare=False, repr=False)
 
     # -- serialisation (stored as JSON in the checkpoints table) -------------------------------------
+    def base_json(self) -> str:
+        """``json.dumps([message_to_dict(m) for m in self.base], ensure_ascii=False)``, made once a base: a
+        hit needs the very message objects it was made of (messages are immutable)."""
+        made, base = self.base_made, self.base
+        # guard: the-base-json-is-of-these-very-messages
+        if made is not None and len(made[0]) == len(base) and all(map(operator.is_, made[0], base)):
+            return made[1]
+        text = json.dumps([message_to_dict(m) for m in base], ensure_ascii=False)
+        self.base_made = (tuple(base), text)
+        return text
+
     def to_json(self) -> str:
-        return json.dumps(
+        # The base's JSON spliced in first: ``json.dumps`` of the whole dict writes ``{"base": …, `` and then
+        # the other members exactly as it writes them alone.
+        rest = json.dumps(
             {
-                "base": [message_to_dict(m) for m in self.base],
                 "base_upto": self.base_upto,
                 "decisions": {k: message_to_dict(v) for k, v in self.decisions.items()},
                 "summary": self.summary.to_json() if self.summary is not None else None,
@@ -78,6 +94,7 @@ class ContextState:
             },
             ensure_ascii=False,
         )
+        return f'{{"base": {self.base_json()}, {rest[1:]}'
 
     @classmethod
     def from_json(cls, text: str) -> ContextState:
@@ -128,6 +145,27 @@ def message_to_dict(m: Message) -> dict[str, Any]:
     if m.meta:
         d["meta"] = m.meta
     return d
+
+
+# A message's archive JSON and that JSON read back (``message_json``), by the message object itself (the
+# entry holds it, so its id is not reused while the entry lives); oldest first out.
+_JSON_MADE: dict[int, tuple[Message, str, dict[str, Any]]] = {}
+JSON_MADE_ENTRIES = 4_096
+
+
+def message_json(m: Message) -> tuple[str, dict[str, Any]]:
+    """``json.dumps(message_to_dict(m), ensure_ascii=False)`` and ``json.loads`` of it, made once a message
+    object (messages are immutable): what a compaction's archive of the folded messages is made of, so the
+    messages it will fold can be written before the request that folds them."""
+    hit = _JSON_MADE.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1], hit[2]
+    text = json.dumps(message_to_dict(m), ensure_ascii=False)
+    data = json.loads(text)
+    _JSON_MADE[id(m)] = (m, text, data)
+    while len(_JSON_MADE) > JSON_MADE_ENTRIES:
+        _JSON_MADE.pop(next(iter(_JSON_MADE)))
+    return text, data
 
 
 def message_from_dict(d: dict[str, Any]) -> Message:

@@ -117,10 +117,16 @@ def readable(entry: VaultEntry) -> str:
         "tool_calls",
     }:  # one message shrunk in an emergency
         data = [{"role": "message", **data}]
+    shown = messages_text(data)
+    return entry.content if shown is None else shown  # None: an archived tool output that happens to be JSON
+
+
+def messages_text(data: object) -> str | None:
+    """An archive of messages (its JSON read) as ``readable`` shows it: one block per message; None when
+    ``data`` is no list of messages."""
     if not isinstance(data, list) or not all(isinstance(d, dict) and d.get("role") in _ROLES for d in data):
-        return entry.content  # an archived tool output that happens to be JSON
-    blocks = [_message_block(i, d) for i, d in enumerate(data, 1)]
-    return "\n\n".join(blocks)
+        return None
+    return "\n\n".join(_message_block(i, d) for i, d in enumerate(data, 1))
 
 
 _ROLES = frozenset({"system", "user", "assistant", "tool", "message"})

@@ -372,10 +372,16 @@ async def _replay_later(raw: list[Message], window: int, every: int, settles: li
         record = asdict(run.metrics.compaction) if run.metrics.compaction is not None else None
         if record is not None:
             record.pop("duration_ms")
-        out.append(([m.to_api() for m in run.messages], record))
+        # The checkpoint (with the base's JSON, made after sending near the point) beside what was sent.
+        backup = json.loads(run.plan.backup) if run.plan.backup else None
+        if backup is not None:
+            backup["last_compaction"].pop("duration_ms", None)  # a time
+        out.append(([m.to_api() for m in run.messages], record, backup))
         if settles is not None and end in settles:
             pipeline.settle()
     out.append(state.summary)
+    # Every archive written: the base's at each compaction, the folded messages' (made after sending).
+    out.append(sorted((e.uri, e.kind, e.content) for e in vault.entries()))
     return out
 
 
@@ -385,9 +391,11 @@ def test_a_session_that_reads_after_sending_sends_the_same(
     raw: list[Message], window: int, every: int, settles: list[int]
 ) -> None:
     """Reading a request's new messages after it is sent (``Request.reads_later``; the agent does it while
-    the model answers) changes no request: each sends what it sends when every request reads them itself,
-    whether they are read after each request, after some (the next request reads what is left first) or
-    never, through compactions and edited messages."""
+    the model answers), and writing then what a compaction near its point would write of the base and of the
+    messages it may fold (``prepare_fold``), changes no request: each sends what it sends, and each
+    compaction records and archives what it does, when every request reads them itself, whether they are
+    read after each request, after some (the next request reads what is left first) or never, through
+    compactions and edited messages."""
     later = asyncio.run(_replay_later(raw, window, every, settles))
     assert later == asyncio.run(_replay_later(raw, window, every, None))
 
@@ -457,3 +465,123 @@ def test_a_forked_session_that_reads_after_sending_sends_the_same(
     what they send when every request reads them itself, through appends and compactions on both."""
     later = asyncio.run(_forked_later(raw, window, every, settles))
     assert later == asyncio.run(_forked_later(raw, window, every, None))
+
+
+# Texts that JSON escapes or that the archive's rendering reads: quotes, backslashes, control characters,
+# line breaks of every kind, characters outside ASCII, a line that looks like a block's head.
+ODD = [
+    "plain",
+    '"q"',
+    "back\\slash",
+    "tab\t",
+    "cr\r",
+    "\r\n",
+    "\n",
+    "\u2028",
+    "é ü",
+    "日本",
+    "\x00",
+    "─── #3 x",
+]
+odd_texts = st.lists(st.sampled_from(ODD), max_size=8).map("".join)
+
+
+@st.composite
+def odd_messages(draw: st.DrawFn) -> list[Message]:
+    out = []
+    for n in range(draw(st.integers(0, 6))):
+        role = draw(st.sampled_from(["user", "assistant", "tool"]))
+        calls = (
+            (ToolCall(f"c{n}", "bash", json.dumps({"command": draw(odd_texts)})),)
+            if role == "assistant"
+            else ()
+        )
+        out.append(
+            Message(
+                role=role,
+                content=draw(odd_texts),
+                id=f"m{n}",
+                tool_calls=calls,
+                tool_call_id=f"c{n}" if role == "tool" else None,
+                name="bash" if role == "tool" else None,
+                synthetic=draw(st.booleans()),
+                meta={"vault_uri": draw(odd_texts)} if draw(st.booleans()) else {},
+            )
+        )
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(odd_messages(), odd_messages(), st.lists(odd_texts, max_size=3))
+def test_the_json_made_ahead_is_what_json_dumps_writes(
+    base: list[Message], other: list[Message], notes: list[str]
+) -> None:
+    """The base's JSON made once a base (``ContextState.base_json``), the checkpoint spliced around it
+    (``to_json``) and a compaction's archive of the folded messages joined from each message's JSON made
+    ahead (``message_json``) are, byte for byte, what ``json.dumps`` writes of them whole, and the archive's
+    line spans are ``readable``'s; a new base is written anew."""
+    from myrm_tui.context.compaction import record
+    from myrm_tui.context.state import message_to_dict
+    from myrm_tui.context.vault import readable
+    from tests.helpers import COUNTER
+
+    def whole(state: ContextState) -> str:
+        d = json.loads(state.to_json())
+        d["base"] = [message_to_dict(m) for m in state.base]
+        return json.dumps(d, ensure_ascii=False)
+
+    state = ContextState(base=list(base), notes=notes)
+    for _ in range(2):  # made, then found made
+        assert state.base_json() == json.dumps([message_to_dict(m) for m in base], ensure_ascii=False)
+        assert state.to_json() == whole(state)
+    state.base = [*other, *base[:1]]  # a compaction froze another base
+    assert state.base_json() == json.dumps([message_to_dict(m) for m in state.base], ensure_ascii=False)
+    assert state.to_json() == whole(state)
+
+    real = [m for m in [*base, *other] if m.meta.get("kind") != "summary"]
+    vault = ArtifactVault("json-ahead")
+    left = record._folded(real, vault, COUNTER)
+    if not real:
+        assert left == []
+        return
+    content = json.dumps([message_to_dict(m) for m in real], ensure_ascii=False)
+    (entry,) = vault.entries()
+    assert entry.content == content
+    spans = record._block_spans(readable(entry))
+    assert [item.line_range for item in left] == [
+        f"{a}:{b}" for a, b in (spans[i] if i < len(spans) else (1, 1) for i in range(len(real)))
+    ]
+
+
+def test_a_compaction_near_its_point_finds_what_it_writes_made_after_sending() -> None:
+    """Once a view is sent near the compaction point, ``Pipeline.settle`` writes what the next compaction
+    writes of the base and of each message it may fold: the compacting request finds the base's JSON and
+    every folded message's made; before its first view near the point, a session has none made."""
+    from myrm_tui.context import state as state_module
+    from myrm_tui.context.steps.summarize import PREPARE_FROM
+
+    def made() -> set[str]:
+        return {m.id for m, _, _ in state_module._JSON_MADE.values()}
+
+    pipeline, vault, state = build_pipeline(), ArtifactVault("near"), ContextState()
+    raw = conversation(40, output_chars=1500, prefix="near")
+    config = config_for(16_000)
+    been_near = False
+    for end in range(4, len(raw) + 1, 2):
+        base, ready = list(state.base), made()
+        base_ready = state.base_made is not None and state.base_made[0] == tuple(base) and bool(base)
+        request = request_for(raw[:end], state, vault=vault, now=float(end), reads_later=True)
+        run = asyncio.run(pipeline.run(request, config, "near"))
+        if run.metrics.compacted and base:
+            break
+        pipeline.settle()
+        been_near = been_near or state.last_sent_tokens >= config.input_budget * PREPARE_FROM
+        if not been_near:  # a session far from its point pays nothing
+            assert not made() & {m.id for m in raw}
+    else:
+        raise AssertionError("the session never compacted a second time")
+    compaction = run.metrics.compaction
+    assert compaction is not None
+    folded = [item.message_id for item in compaction.left if item.how == "folded"]
+    assert folded and set(folded) <= ready
+    assert base_ready

@@ -14,7 +14,6 @@ The spec has no class for it: it is the record of one compaction (Layer 4), whos
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from myrm_tui.context.memo import memoized
 from myrm_tui.context.text.call_args import call_args
 from myrm_tui.context.types import Message, ToolCall
-from myrm_tui.context.vault import VaultEntry, readable
+from myrm_tui.context.vault import VaultEntry, messages_text, readable
 
 if TYPE_CHECKING:  # the UI shows compactions before the pipeline (and the summary model) is loaded
     from myrm_tui.context.tokens import TokenCounter
@@ -256,12 +255,18 @@ def _folded(folded: Sequence[Message], vault: ArtifactVault, counter: TokenCount
     real = [m for m in folded if m.meta.get("kind") != "summary"]
     if not real:
         return []
-    from myrm_tui.context.state import message_to_dict
+    from myrm_tui.context.state import message_json
 
-    content = json.dumps([message_to_dict(m) for m in real], ensure_ascii=False)
+    # Each message's JSON is made once (``message_json``: while the model answered the request before,
+    # for the messages a compaction was near): ``json.dumps`` of the list is its items' joined by ", ".
+    parts = [message_json(m) for m in real]
+    content = "[" + ", ".join(text for text, _ in parts) + "]"
     uri = vault.put(content, "archive", reason="compaction_left")
     entry = vault.get_cached(uri) or VaultEntry(uri, content, "archive")
-    spans = _block_spans(readable(entry))
+    # ``readable(entry)`` without reading the archive back: its messages' JSON read back each.
+    same = entry.kind == "archive" and entry.content == content
+    shown = messages_text([d for _, d in parts]) if same else None
+    spans = _block_spans(readable(entry) if shown is None else shown)
     out = []
     for i, m in enumerate(real):
         a, b = spans[i] if i < len(spans) else (1, 1)

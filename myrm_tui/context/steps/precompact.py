@@ -21,13 +21,12 @@ failed compaction can be rolled back.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from myrm_tui.context.config import ContextConfig
 from myrm_tui.context.invariants import group_spans
-from myrm_tui.context.state import ContextState, message_to_dict
+from myrm_tui.context.state import ContextState
 from myrm_tui.context.step import CompactionPlan, Configured, Level, Planned, Trace, View, settings_for
 from myrm_tui.context.steps.fit import pinned_tokens
 
@@ -215,11 +214,7 @@ class PreCompact(Configured[PreCompactSettings]):
             reason = f"threshold {min(level, Level.FULL).name}"
         archive = None
         if state.base:
-            archive = req.vault.put(
-                json.dumps([message_to_dict(m) for m in state.base], ensure_ascii=False),
-                "archive",
-                reason="pre_compact",
-            )
+            archive = req.vault.put(state.base_json(), "archive", reason="pre_compact")
         # The checkpoint holds the state as the Transaction would leave it without this compaction.
         backup = replace(state, decisions={**state.decisions, **v.decisions}).to_json()
         plan = CompactionPlan(

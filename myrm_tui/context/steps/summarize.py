@@ -21,6 +21,7 @@ from typing import Any
 from myrm_tui.context import memo
 from myrm_tui.context.compaction.record import gist
 from myrm_tui.context.privacy.redact import redact
+from myrm_tui.context.state import message_json
 from myrm_tui.context.step import Configured, Request, Rewritten, SummaryBlock, SummaryRecord, Trace, View
 from myrm_tui.context.summary import fields as summary_model
 from myrm_tui.context.summary import ledger, prepared
@@ -91,6 +92,17 @@ def transcript(messages: Sequence[Message], limit: int = MAX_TRANSCRIPT_CHARS) -
 
 
 REDACTED = "[redacted]"
+# A view sent at this share of the input budget or above may be the last before a compaction (the point is
+# 0.70-0.95 of it): the messages such a compaction would fold are written for its archive after sending.
+PREPARE_FROM = 0.6
+
+
+def prepare_fold(view: Sequence[Message], head: int) -> None:
+    """What a compaction at the next request writes of each message it may fold (all but the protected head
+    and the summary blocks): the archive's JSON of it (``state.message_json``), made once a message."""
+    for m in view[head:]:
+        if m.meta.get("kind") != "summary":
+            message_json(m)
 
 
 def _safe(text: str) -> str:
@@ -182,8 +194,8 @@ class Summarize(Configured[SummarizeSettings]):
         self.auditor = auditor or SummaryAuditor()
         self._ledger: dict[tuple[str, int], list[ledger.Line]] = {}  # (message id, content hash) -> lines
         # Requests whose new messages are read after the request is sent (``Request.reads_later``), oldest
-        # first: (view, request, span).
-        self._later: deque[tuple[tuple[Message, ...], Request, int]] = deque()
+        # first: (view, request, span, input budget).
+        self._later: deque[tuple[tuple[Message, ...], Request, int, int]] = deque()
 
     async def run(self, v: View, s: SummarizeSettings) -> SummaryBlock | Rewritten:
         req, view = v.request, v.messages
@@ -194,7 +206,7 @@ class Summarize(Configured[SummarizeSettings]):
         if not v.compacting or not v.folded:
             # guard: a-request-that-reads-later-leaves-its
             if req.reads_later:  # nothing in this request needs them: read while the model answers
-                self._later.append((tuple(view), req, span))
+                self._later.append((tuple(view), req, span, s.input_budget))
             else:
                 self._observe(view, req, span)
             return Rewritten(messages=view)
@@ -349,9 +361,13 @@ class Summarize(Configured[SummarizeSettings]):
         left."""
         done = 0
         while self._later and (most is None or done < most):
-            view, req, span = self._later.popleft()
+            view, req, span, budget = self._later.popleft()
             with memo.active(req.state.memo):
                 self._observe(view, req, span)
+            # What the next compaction writes of the base (fixed until then): its archive and checkpoint.
+            req.state.base_json()
+            if req.state.last_sent_tokens >= budget * PREPARE_FROM:
+                prepare_fold(view, len(req.protected_head))
             done += 1
         return len(self._later)
 
@@ -395,6 +411,9 @@ class Summarize(Configured[SummarizeSettings]):
         # the lines the foreign 32K Records kept that came from here, and 20 % of all lines.
         req.counter.count_lines(ln.text for ln in lines if ln.priority >= ledger.P_RESULT)
         memo.each(ledger.redundant_shape, [ln.text for ln in lines])
+        # What the Record's fit ranks a line below the result rank by (its length per value): a JSON line's
+        # parse, read now rather than by the compaction's sort.
+        memo.each(ledger.chars_per_fact, [ln.text for ln in lines if ln.priority < ledger.P_RESULT])
         for ln in lines:
             if ln.decided:
                 ledger.subject(ln.text)
