@@ -17,6 +17,7 @@ from typing import Any
 from myrm_tui.context.memo import Memo
 from myrm_tui.context.summary.fields import Summary
 from myrm_tui.context.types import Message, ToolCall
+from myrm_tui.context.vault import BlockParts, block_parts
 
 
 @dataclass
@@ -147,25 +148,26 @@ def message_to_dict(m: Message) -> dict[str, Any]:
     return d
 
 
-# A message's archive JSON and that JSON read back (``message_json``), by the message object itself (the
-# entry holds it, so its id is not reused while the entry lives); oldest first out.
-_JSON_MADE: dict[int, tuple[Message, str, dict[str, Any]]] = {}
+# A message's archive JSON and its block in the archive as shown (``message_json``), by the message object
+# itself (the entry holds it, so its id is not reused while the entry lives); oldest first out.
+_JSON_MADE: dict[int, tuple[Message, str, BlockParts]] = {}
 JSON_MADE_ENTRIES = 4_096
 
 
-def message_json(m: Message) -> tuple[str, dict[str, Any]]:
-    """``json.dumps(message_to_dict(m), ensure_ascii=False)`` and ``json.loads`` of it, made once a message
-    object (messages are immutable): what a compaction's archive of the folded messages is made of, so the
-    messages it will fold can be written before the request that folds them."""
+def message_json(m: Message) -> tuple[str, BlockParts]:
+    """``json.dumps(message_to_dict(m), ensure_ascii=False)`` and the ``block_parts`` of that JSON read back
+    (what the vault pane shows of it), made once a message object (messages are immutable): what a
+    compaction's archive of the folded messages is made of, so the messages it will fold can be written
+    before the request that folds them."""
     hit = _JSON_MADE.get(id(m))
     if hit is not None and hit[0] is m:
         return hit[1], hit[2]
     text = json.dumps(message_to_dict(m), ensure_ascii=False)
-    data = json.loads(text)
-    _JSON_MADE[id(m)] = (m, text, data)
+    parts = block_parts(json.loads(text))
+    _JSON_MADE[id(m)] = (m, text, parts)
     while len(_JSON_MADE) > JSON_MADE_ENTRIES:
         _JSON_MADE.pop(next(iter(_JSON_MADE)))
-    return text, data
+    return text, parts
 
 
 def message_from_dict(d: dict[str, Any]) -> Message:

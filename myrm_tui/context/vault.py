@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -117,28 +117,26 @@ def readable(entry: VaultEntry) -> str:
         "tool_calls",
     }:  # one message shrunk in an emergency
         data = [{"role": "message", **data}]
-    shown = messages_text(data)
-    return entry.content if shown is None else shown  # None: an archived tool output that happens to be JSON
-
-
-def messages_text(data: object) -> str | None:
-    """An archive of messages (its JSON read) as ``readable`` shows it: one block per message; None when
-    ``data`` is no list of messages."""
     if not isinstance(data, list) or not all(isinstance(d, dict) and d.get("role") in _ROLES for d in data):
-        return None
-    return "\n\n".join(_message_block(i, d) for i, d in enumerate(data, 1))
+        return entry.content  # an archived tool output that happens to be JSON
+    return messages_text([block_parts(d) for d in data]) or ""
 
 
-_ROLES = frozenset({"system", "user", "assistant", "tool", "message"})
+BlockParts = tuple[bool, tuple[str, ...], str]
 
 
-def _message_block(n: int, d: dict[str, Any]) -> str:
-    head = [f"#{n}", str(d["role"])]
+def block_parts(d: object) -> BlockParts:
+    """What ``readable`` shows of one archived message ``d`` (its JSON read) but its number: whether it is a
+    message at all, its head's names after the number, and the block's lines after its head (each with the
+    line break before it)."""
+    if not isinstance(d, dict) or d.get("role") not in _ROLES:
+        return False, (), ""
+    head = [str(d["role"])]
     if d.get("role") == "tool":
         head += [d.get("name") or "", d.get("tool_call_id") or ""]
     if d.get("synthetic"):
         head.append("(synthetic)")
-    lines = [f"─── {' · '.join(h for h in head if h)} ───"]
+    lines: list[str] = []
     content = d.get("content")
     if isinstance(content, list):  # multimodal parts: text kept, media named
         content = "\n".join(
@@ -154,7 +152,20 @@ def _message_block(n: int, d: dict[str, Any]) -> str:
         fn = call.get("function") or {}
         lines.append(f"→ tool call {fn.get('name', '?')} ({call.get('id', '')})")
         lines += _arguments(fn.get("arguments"))
-    return "\n".join(lines)
+    return True, tuple(h for h in head if h), "".join("\n" + ln for ln in lines)
+
+
+def messages_text(parts: Sequence[BlockParts]) -> str | None:
+    """An archive of messages as ``readable`` shows it, from each one's ``block_parts``: one block per
+    message, numbered from 1; None when one of them is no message."""
+    if not all(ok for ok, _, _ in parts):
+        return None
+    return "\n\n".join(
+        f"─── {' · '.join((f'#{n}', *head))} ───{body}" for n, (_, head, body) in enumerate(parts, 1)
+    )
+
+
+_ROLES = frozenset({"system", "user", "assistant", "tool", "message"})
 
 
 def _arguments(raw: Any) -> list[str]:

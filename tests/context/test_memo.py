@@ -490,7 +490,7 @@ odd_texts = st.lists(st.sampled_from(ODD), max_size=8).map("".join)
 def odd_messages(draw: st.DrawFn) -> list[Message]:
     out = []
     for n in range(draw(st.integers(0, 6))):
-        role = draw(st.sampled_from(["user", "assistant", "tool"]))
+        role: Any = draw(st.sampled_from(["user", "assistant", "tool"]))
         calls = (
             (ToolCall(f"c{n}", "bash", json.dumps({"command": draw(odd_texts)})),)
             if role == "assistant"
@@ -509,6 +509,28 @@ def odd_messages(draw: st.DrawFn) -> list[Message]:
             )
         )
     return out
+
+
+def _block_as_written(n: int, d: dict[str, Any]) -> str:
+    """The vault's block of one archived message as it was written in one piece (before ``block_parts``)."""
+    from myrm_tui.context.vault import _arguments
+
+    head = [f"#{n}", str(d["role"])]
+    if d.get("role") == "tool":
+        head += [d.get("name") or "", d.get("tool_call_id") or ""]
+    if d.get("synthetic"):
+        head.append("(synthetic)")
+    lines = [f"─── {' · '.join(h for h in head if h)} ───"]
+    content = d.get("content")
+    if d.get("reasoning_content"):
+        lines += ["(reasoning)", *str(d["reasoning_content"]).splitlines()]
+    if content:
+        lines += str(content).splitlines()
+    for call in d.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        lines.append(f"→ tool call {fn.get('name', '?')} ({call.get('id', '')})")
+        lines += _arguments(fn.get("arguments"))
+    return "\n".join(lines)
 
 
 @settings(max_examples=60, deadline=None)
@@ -547,7 +569,9 @@ def test_the_json_made_ahead_is_what_json_dumps_writes(
     content = json.dumps([message_to_dict(m) for m in real], ensure_ascii=False)
     (entry,) = vault.entries()
     assert entry.content == content
-    spans = record._block_spans(readable(entry))
+    shown = readable(entry)
+    assert shown == "\n\n".join(_block_as_written(n, d) for n, d in enumerate(json.loads(content), 1))
+    spans = record._block_spans(shown)
     assert [item.line_range for item in left] == [
         f"{a}:{b}" for a, b in (spans[i] if i < len(spans) else (1, 1) for i in range(len(real)))
     ]

@@ -263,9 +263,9 @@ def _folded(folded: Sequence[Message], vault: ArtifactVault, counter: TokenCount
     content = "[" + ", ".join(text for text, _ in parts) + "]"
     uri = vault.put(content, "archive", reason="compaction_left")
     entry = vault.get_cached(uri) or VaultEntry(uri, content, "archive")
-    # ``readable(entry)`` without reading the archive back: its messages' JSON read back each.
+    # ``readable(entry)`` without reading the archive back: each message's block, made with its JSON.
     same = entry.kind == "archive" and entry.content == content
-    shown = messages_text([d for _, d in parts]) if same else None
+    shown = messages_text([p for _, p in parts]) if same else None
     spans = _block_spans(readable(entry) if shown is None else shown)
     out = []
     for i, m in enumerate(real):

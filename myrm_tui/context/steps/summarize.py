@@ -411,9 +411,6 @@ class Summarize(Configured[SummarizeSettings]):
         # the lines the foreign 32K Records kept that came from here, and 20 % of all lines.
         req.counter.count_lines(ln.text for ln in lines if ln.priority >= ledger.P_RESULT)
         memo.each(ledger.redundant_shape, [ln.text for ln in lines])
-        # What the Record's fit ranks a line below the result rank by (its length per value): a JSON line's
-        # parse, read now rather than by the compaction's sort.
-        memo.each(ledger.chars_per_fact, [ln.text for ln in lines if ln.priority < ledger.P_RESULT])
         for ln in lines:
             if ln.decided:
                 ledger.subject(ln.text)

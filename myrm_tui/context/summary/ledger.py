@@ -607,7 +607,7 @@ def squeezed(text: str) -> str | None:
 _JSON_AT = re.compile(r"(?:→ )?(?:\"[^\"\n]{1,80}\": )?(?=[\[{])")
 
 
-@memoized()
+@lru_cache(maxsize=4096)
 def chars_per_fact(text: str) -> float:
     """What a Record line costs per fact it holds: its length, or, for a line that is a JSON record or a
     member holding several (``"flights": [{"flight_number": "HAT028", …, "price": 140}, …]``), its length
