@@ -3586,6 +3586,26 @@ MUTANTS = (
         ("tests/context/test_memo.py::test_the_json_made_ahead_is_what_json_dumps_writes",),
     ),
     Mutant(
+        "a session far from its compaction point writes nothing ahead for one (p99f)",
+        "the-fold-is-written-ahead-only-near-the-point",
+        "if req.state.last_sent_tokens >= budget * PREPARE_FROM:",
+        "if True:",
+        (
+            "tests/context/test_memo.py::"
+            "test_a_compaction_near_its_point_finds_what_it_writes_made_after_sending",
+        ),
+    ),
+    Mutant(
+        "the messages a compaction near its point may fold are written after sending (p99f)",
+        "the-messages-a-compaction-may-fold-written-ahead",
+        "prepare_fold(view, len(req.protected_head))",
+        "pass",
+        (
+            "tests/context/test_memo.py::"
+            "test_a_compaction_near_its_point_finds_what_it_writes_made_after_sending",
+        ),
+    ),
+    Mutant(
         "/undo: a file changed since the agent wrote it is named, and left as it is unless the user says so",
         "undo-changed-since-the-agent-wrote",
         "changed = sha(now) != last[path].after_sha",

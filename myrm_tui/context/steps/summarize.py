@@ -366,7 +366,9 @@ class Summarize(Configured[SummarizeSettings]):
                 self._observe(view, req, span)
             # What the next compaction writes of the base (fixed until then): its archive and checkpoint.
             req.state.base_json()
+            # guard: the-fold-is-written-ahead-only-near-the-point
             if req.state.last_sent_tokens >= budget * PREPARE_FROM:
+                # guard: the-messages-a-compaction-may-fold-written-ahead
                 prepare_fold(view, len(req.protected_head))
             done += 1
         return len(self._later)
