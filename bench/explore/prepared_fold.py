@@ -48,12 +48,12 @@ class Tally:
     def install(self) -> None:
         made, folded, base_json = state_module.message_json, record._folded, ContextState.base_json
 
-        def message_json(m: Any) -> Any:
+        def message_json(m: Any, keep: bool = True) -> Any:
             hit = state_module._JSON_MADE.get(id(m))
             if not self.settling or (hit is not None and hit[0] is m):
-                return made(m)
+                return made(m, keep)
             c = time.process_time()
-            out = made(m)
+            out = made(m, keep)
             self.messages[id(m)] = (m, (time.process_time() - c) * 1000)
             return out
 

@@ -149,24 +149,36 @@ def message_to_dict(m: Message) -> dict[str, Any]:
 
 
 # A message's archive JSON and its block in the archive as shown (``message_json``), by the message object
-# itself (the entry holds it, so its id is not reused while the entry lives); oldest first out.
+# itself (the entry holds it, so its id is not reused while the entry lives). Made for one compaction and
+# dropped by it; what no compaction took (a session that ended near its point) goes oldest first past the
+# bounds (characters: the text of large outputs twice).
 _JSON_MADE: dict[int, tuple[Message, str, BlockParts]] = {}
 JSON_MADE_ENTRIES = 4_096
+JSON_MADE_CHARS = 8_000_000
+_json_chars = 0
 
 
-def message_json(m: Message) -> tuple[str, BlockParts]:
+def message_json(m: Message, keep: bool = True) -> tuple[str, BlockParts]:
     """``json.dumps(message_to_dict(m), ensure_ascii=False)`` and the ``block_parts`` of that JSON read back
     (what the vault pane shows of it), made once a message object (messages are immutable): what a
     compaction's archive of the folded messages is made of, so the messages it will fold can be written
-    before the request that folds them."""
+    before the request that folds them. ``keep=False``: the compaction that folds ``m`` takes it, and it is
+    not kept (``m`` leaves the view)."""
+    global _json_chars
     hit = _JSON_MADE.get(id(m))
     if hit is not None and hit[0] is m:
+        if not keep:
+            del _JSON_MADE[id(m)]
+            _json_chars -= len(hit[1]) + len(hit[2][2])
         return hit[1], hit[2]
     text = json.dumps(message_to_dict(m), ensure_ascii=False)
     parts = block_parts(json.loads(text))
-    _JSON_MADE[id(m)] = (m, text, parts)
-    while len(_JSON_MADE) > JSON_MADE_ENTRIES:
-        _JSON_MADE.pop(next(iter(_JSON_MADE)))
+    if keep:
+        _JSON_MADE[id(m)] = (m, text, parts)
+        _json_chars += len(text) + len(parts[2])
+        while len(_JSON_MADE) > JSON_MADE_ENTRIES or (_json_chars > JSON_MADE_CHARS and _JSON_MADE):
+            _, old, (_, _, body) = _JSON_MADE.pop(next(iter(_JSON_MADE)))
+            _json_chars -= len(old) + len(body)
     return text, parts
 
 

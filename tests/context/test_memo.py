@@ -580,7 +580,8 @@ def test_the_json_made_ahead_is_what_json_dumps_writes(
 def test_a_compaction_near_its_point_finds_what_it_writes_made_after_sending() -> None:
     """Once a view is sent near the compaction point, ``Pipeline.settle`` writes what the next compaction
     writes of the base and of each message it may fold: the compacting request finds the base's JSON and
-    every folded message's made; before its first view near the point, a session has none made."""
+    every folded message's made, and drops what it took; before its first view near the point, a session has
+    none made."""
     from myrm_tui.context import state as state_module
     from myrm_tui.context.steps.summarize import PREPARE_FROM
 
@@ -608,4 +609,5 @@ def test_a_compaction_near_its_point_finds_what_it_writes_made_after_sending() -
     assert compaction is not None
     folded = [item.message_id for item in compaction.left if item.how == "folded"]
     assert folded and set(folded) <= ready
+    assert not set(folded) & made()  # taken by the compaction, not kept: they left the view
     assert base_ready

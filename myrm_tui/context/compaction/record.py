@@ -259,7 +259,7 @@ def _folded(folded: Sequence[Message], vault: ArtifactVault, counter: TokenCount
 
     # Each message's JSON is made once (``message_json``: while the model answered the request before,
     # for the messages a compaction was near): ``json.dumps`` of the list is its items' joined by ", ".
-    parts = [message_json(m) for m in real]
+    parts = [message_json(m, keep=False) for m in real]
     content = "[" + ", ".join(text for text, _ in parts) + "]"
     uri = vault.put(content, "archive", reason="compaction_left")
     entry = vault.get_cached(uri) or VaultEntry(uri, content, "archive")
