@@ -353,14 +353,9 @@ async def _ambiguous(store: Store, prefix: str) -> str | None:
 
 
 def _elsewhere(sid: str, started_in: str, workspace: Path) -> str | None:
-    """The warning for a session resumed in another folder than the one it was started in: its history
-    speaks of that folder's files, its tools now work on these."""
-    # guard: session-resumed-in-another-folder-says-so
-    if not started_in or Path(started_in).resolve() == workspace:
-        return None
-    return (
-        f"warning: session {sid} was started in {started_in}; it continues here, on the files of {workspace}"
-    )
+    from myrm_tui.agent.api import started_elsewhere
+
+    return started_elsewhere(sid, started_in, workspace)
 
 
 async def _key_problem(s: Settings) -> str | None:

@@ -3142,9 +3142,12 @@ MUTANTS = (
     Mutant(
         "--session: a session resumed in another folder says so (attacker5)",
         "session-resumed-in-another-folder-says-so",
-        "if not started_in or Path(started_in).resolve() == workspace:",
+        "if not started_in or Path(started_in).resolve() == workspace.resolve():",
         "if True:",
-        ("tests/cli/test_session_prefix.py::test_a_session_of_another_folder_says_so_before_it_goes_on",),
+        (
+            "tests/cli/test_session_prefix.py::test_a_session_of_another_folder_says_so_before_it_goes_on",
+            "tests/acp/test_editor_leftovers.py::test_loading_a_session_of_another_folder_tells_the_editor",
+        ),
     ),
     Mutant(
         "/copy code: the next block is looked for after this one's closing fence (attacker5)",

@@ -32,7 +32,7 @@ from acp.helpers import update_agent_message_text, update_agent_thought_text
 
 from myrm_tui import __version__
 from myrm_tui.acp import convert
-from myrm_tui.agent.api import ChatSession, Sessions
+from myrm_tui.agent.api import ChatSession, Sessions, started_elsewhere
 from myrm_tui.agent.events import (
     CompactionMade,
     ContextReport,
@@ -163,6 +163,11 @@ class MyrmAcpAgent:
         agent = await ed.session.ready()
         for update in convert.history_updates(agent.session.history, ed.workspace):
             await self._send(ed, update)
+        # The protocol has no field for it; an editor lists every folder's sessions (Zed's list sends no
+        # cwd) and loads one in the folder it has open: it continues there, as ``myrm --session`` does,
+        # and the editor is told so in the conversation, after the history it replays.
+        if elsewhere := started_elsewhere(row.id, row.workspace, ed.workspace):
+            await self._send(ed, update_agent_message_text(convert.shown(f"myrm: {elsewhere}\n")))
         await self._usage(ed)
         return s.LoadSessionResponse(modes=self._modes(ed), config_options=await self._config_options(ed))
 

@@ -45,7 +45,19 @@ if TYPE_CHECKING:
     from myrm_tui.context.report.window_use import WindowUse
     from myrm_tui.llm.client import LLMClient
 
-__all__ = ["ChatSession", "Figures", "Fork", "Sessions"]
+__all__ = ["ChatSession", "Figures", "Fork", "Sessions", "started_elsewhere"]
+
+
+def started_elsewhere(sid: str, started_in: str, workspace: Path) -> str | None:
+    """The warning for a session resumed in another folder than the one it was started in (every
+    front-end says it: ``--session``, ``ask``, an editor's ``session/load``): its history speaks of that
+    folder's files, its tools now work on these. None when it is the same folder."""
+    # guard: session-resumed-in-another-folder-says-so
+    if not started_in or Path(started_in).resolve() == workspace.resolve():
+        return None
+    return (
+        f"warning: session {sid} was started in {started_in}; it continues here, on the files of {workspace}"
+    )
 
 
 @dataclass(frozen=True)

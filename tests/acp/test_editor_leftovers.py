@@ -18,10 +18,12 @@ from acp import PROTOCOL_VERSION, RequestError, schema, text_block
 
 from myrm_tui.agent import mcp_client
 from myrm_tui.agent.api import Sessions
+from myrm_tui.context.types import Message
 from myrm_tui.llm.local import DEFAULT_LOCAL_MODEL
+from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests import warm
-from tests.acp.test_server import Editor, Wire, _start, in_process
+from tests.acp.test_server import Editor, Wire, _start, in_process, real_process
 from tests.helpers import cli_env
 
 
@@ -198,3 +200,35 @@ def _open_gate(gate: Path) -> None:
     in the background), and closing it ends the server's read."""
     with open(gate, "w"):
         pass
+
+
+async def test_loading_a_session_of_another_folder_tells_the_editor(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """Round 22 left it: ``session/load`` of a session started in another folder continued it silently on
+    the files of the editor's ``cwd`` (Zed lists every folder's sessions: its ``session/list`` sends no
+    ``cwd``). The protocol has no field for it; the editor gets one line after the replayed history, as
+    ``myrm --session`` prints one. A session of this folder gets none."""
+    other = tmp_path / "other-project"
+    other.mkdir()
+    store = await Store.open(tmp_path / "cli.db")  # the database real_process's myrm opens
+    try:
+        ids = {}
+        for name, folder in (("away", other), ("here", workspace)):
+            row = await store.create_session(model="openai/gpt-4o-mini", workspace=str(folder))
+            await store.append_message(row.id, Message(role="user", content=f"question {name}"))
+            await store.append_message(row.id, Message(role="assistant", content=f"answer {name}"))
+            ids[name] = row.id
+    finally:
+        await store.close()
+    editor = Editor()
+    async with real_process(tmp_path, emulator, workspace, editor) as (conn, _wire, _proc):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        for name in ("away", "here"):
+            await conn.load_session(cwd=str(workspace), session_id=ids[name], mcp_servers=[])
+    said = [u.content.text for u in editor.of("agent_message_chunk")]
+    warning = (
+        f"myrm: warning: session {ids['away']} was started in {other}; it continues here, on the files of "
+        f"{workspace.resolve()}\n"
+    )
+    assert said == ["answer away", warning, "answer here"]
