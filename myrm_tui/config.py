@@ -167,6 +167,7 @@ def _annotated() -> dict[str, Any]:
         "limit_processes": count(0, 4_194_304),  # the kernel's largest pid_max
         "limit_memory_mb": count(0, 1 << 24),  # 16 TiB
         "limit_file_size_mb": count(0, 1 << 24),
+        "undo_backups_mb": count(0, 1 << 24),
         "keepalive_idle_seconds": seconds(),
         "summarizer_inactivity_seconds": seconds(),
         "summarizer_total_seconds": seconds(),
@@ -246,6 +247,8 @@ class Settings(UserContextSettings):
     keepalive: bool = True
     preheat: bool = True  # warm the provider cache after start-up and compaction
     max_subagent_result_tokens: int = 2_000
+    # /undo's backups of a session, in total (MB): past it the oldest turns' are dropped; 0 = no cap
+    undo_backups_mb: int = 200
     mcp_servers: tuple[dict[str, Any], ...] = ()  # [{name, command, args, env} | {name, url}]
     mcp_max_output_chars: int = 20_000  # MCP spill: an MCP result over this is vaulted, with a pointer
     hooks: tuple[dict[str, Any], ...] = ()  # [{event, command, matcher, timeout}], see agent/hooks.py

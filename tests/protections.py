@@ -129,6 +129,7 @@ RG = "tests/agent/test_repeat_guard.py"
 OL = "tests/flows/test_output_limit.py"
 AO = "tests/agent/test_approval_order.py"
 
+UNDO = "tests/agent/test_undo.py"
 MUTANTS = (
     Mutant(
         "provider errors: an unreachable endpoint, a 404 or a refused key names the address and the fix",
@@ -3665,6 +3666,16 @@ MUTANTS = (
         "if tool == REPEAT_TOOL and grants is not None and grants.repeats:",
         "if False:",
         (f"{AO}::test_always_for_repeats_answers_a_repeat_question_still_waiting",),
+    ),
+    Mutant(
+        "/undo: a session's backups over undo_backups_mb drop the oldest turns' (leftovers7)",
+        "undo-backups-over-the-cap-drop-the-oldest-turns",
+        "while total > max_bytes and dropped < len(turns):",
+        "while False:",
+        (
+            f"{UNDO}::test_the_setting_caps_a_sessions_backups_and_undo_names_a_dropped_turns_files",
+            f"{UNDO}::test_over_the_cap_only_the_oldest_turns_are_dropped_and_every_kept_turn_undoes_exactly",
+        ),
     ),
 )
 

@@ -160,7 +160,7 @@ async def assemble(
     forked_at = await store.forked_at(session_id)
     namespaces: set[str] = set(forked_at)
     # A subagent's edits are kept as the parent's (its turn): the user's /undo sees them.
-    files_kept = kept_files or FileHistory(store, session, workspace)
+    files_kept = kept_files or FileHistory(store, session, workspace, settings.undo_backups_mb * 1_000_000)
 
     async def build_child(child_id: str, child_settings: Settings) -> Agent:
         return await assemble(

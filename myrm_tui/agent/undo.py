@@ -29,10 +29,11 @@ log = logging.getLogger(__name__)
 MAX_KEPT_BYTES = 5_000_000
 NOT_A_FILE = "\x00not a regular file"  # no text file the agent wrote holds a NUL in this place alone
 SHELL_NOT_TRACKED = "Changes made by shell commands are not tracked and stay as they are."
+DROPPED = "its backup was dropped (the session's backups passed undo_backups_mb; the oldest turns' go first)"
 
 
 class _Store(Protocol):
-    async def add_file_backup(self, b: FileBackup) -> None: ...
+    async def add_file_backup(self, b: FileBackup, max_bytes: int = 0) -> int: ...
     async def undo_lineage(self, sid: str) -> list[tuple[str, int | None]]: ...
     async def last_undoable_turn(self, lineage: Iterable[tuple[str, int | None]]) -> list[FileBackup]: ...
     async def mark_undone(self, session_id: str, owner_id: str, turn: int) -> None: ...
@@ -73,6 +74,11 @@ class UndoFile:
     content: str | None
     changed: bool  # changed since the agent wrote it (by the user, a shell command, another program)
     made_dirs: tuple[str, ...] = ()  # folders made for it (a new file), deepest first
+    dropped: bool = False  # its previous content was dropped: the session's backups were over their cap
+
+    @property
+    def restorable(self) -> bool:
+        return not self.existed or (self.kept and not self.dropped)
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,8 @@ class UndoPlan:
         for f in self.files:
             if not f.kept:
                 what = f"cannot be restored: its previous content was over {MAX_KEPT_BYTES // 1_000_000} MB"
+            elif not f.restorable:
+                what = f"cannot be restored: {DROPPED}"
             elif f.changed:
                 what = "CHANGED SINCE the agent wrote it: kept as it is unless you press a"
             else:
@@ -107,10 +115,11 @@ class UndoOutcome:
 class FileHistory:
     """The file tools' backups of one session, and /undo over them."""
 
-    def __init__(self, store: _Store, session: _Session, workspace: Path) -> None:
+    def __init__(self, store: _Store, session: _Session, workspace: Path, max_bytes: int = 0) -> None:
         self.store = store
         self.session = session
         self.workspace = workspace
+        self.max_bytes = max_bytes  # the session's backups' total (``undo_backups_mb``); 0: no cap
 
     async def keep(self, full: Path, before: str | None, after: str, call_id: str) -> None:
         """Store ``full``'s content ``before`` the agent writes ``after`` (None: it did not exist)."""
@@ -134,7 +143,8 @@ class FileHistory:
                 before if kept else None,
                 sha(after),
                 made,
-            )
+            ),
+            self.max_bytes,
         )
 
     async def plan(self) -> UndoPlan | None:
@@ -152,7 +162,7 @@ class FileHistory:
         for path, b in first.items():
             full = Path(path)
             now = await asyncio.to_thread(_current, full)
-            if b.kept and now == b.content:  # None == None: a new file since removed
+            if b.restorable and now == b.content:  # None == None: a new file since removed
                 continue  # already as it was before the turn
             try:
                 shown = str(full.relative_to(self.workspace))
@@ -160,7 +170,7 @@ class FileHistory:
                 shown = path
             # guard: undo-changed-since-the-agent-wrote
             changed = sha(now) != last[path].after_sha
-            files.append(UndoFile(full, shown, b.existed, b.kept, b.content, changed, b.made_dirs))
+            files.append(UndoFile(full, shown, b.existed, b.kept, b.content, changed, b.made_dirs, b.dropped))
         return UndoPlan(rows[0].session_id, rows[0].turn, rows[0].prompt, tuple(files))
 
     async def apply(self, plan: UndoPlan, overwrite_changed: bool) -> UndoOutcome:
@@ -170,6 +180,10 @@ class FileHistory:
         for f in plan.files:
             if not f.kept:
                 out.left.append(f"{f.shown} (too big to have been kept)")
+            elif not f.restorable:
+                out.left.append(
+                    f"{f.shown} (its backup was dropped: over undo_backups_mb)"
+                )
             elif f.changed and not overwrite_changed:
                 out.left.append(f"{f.shown} (changed since; left as it is)")
             else:

@@ -1,5 +1,7 @@
 """What ``/undo`` restores: each file's content before an agent's file tool changed it, by session and
-turn, and the turns the user has undone. Both tables are append-only: an undo is a row, never a delete."""
+turn, and the turns the user has undone. Both tables are append-only: an undo is a row, never a delete.
+The one change a backup may undergo is its content dropped, the oldest turns' first, when a session's
+backups pass its cap (``undo_backups_mb``): /undo then says that turn's files cannot be restored."""
 
 from __future__ import annotations
 
@@ -24,15 +26,25 @@ class FileBackup:
     content: str | None
     after_sha: str
     made_dirs: tuple[str, ...] = ()  # the folders made for a new file, deepest first
+    dropped: bool = False  # its content was dropped: the session's backups were over their cap
+
+    @property
+    def restorable(self) -> bool:
+        """/undo can put the file back as it was: its content is here, or it did not exist (removed)."""
+        return not self.existed or (self.kept and not self.dropped)
 
 
 class FileBackupTable(LeaseTable):
-    async def add_file_backup(self, b: FileBackup) -> None:
+    async def add_file_backup(self, b: FileBackup, max_bytes: int = 0) -> int:
+        """Store ``b``; then, if the session's kept contents are over ``max_bytes`` (0: no cap), drop the
+        contents of its oldest turns, whole turns, until they are not (``b``'s turn is always kept).
+        Returns how many turns' were dropped."""
+        size = len(b.content.encode("utf-8", "surrogatepass")) if b.content is not None else 0
         async with self.transaction() as conn:
             await self._guard(conn, b.session_id)  # one writer per session, as for its messages
             await conn.execute(
                 "INSERT INTO file_backups (session_id, turn, prompt, message_seq, call_id, path, existed, "
-                "kept, content, after_sha, made_dirs, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "kept, content, after_sha, made_dirs, created_at, bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     b.session_id,
                     b.turn,
@@ -46,8 +58,31 @@ class FileBackupTable(LeaseTable):
                     b.after_sha,
                     "\n".join(b.made_dirs),
                     time.time(),
+                    size,
                 ),
             )
+            if max_bytes <= 0:
+                return 0
+            async with conn.execute(
+                "SELECT turn, SUM(bytes) FROM file_backups WHERE session_id = ? AND dropped = 0 "
+                "GROUP BY turn HAVING SUM(bytes) > 0 ORDER BY MIN(id)",
+                (b.session_id,),
+            ) as cur:
+                every = list(await cur.fetchall())
+            total = sum(n for _, n in every)
+            turns = [(t, n) for t, n in every if t != b.turn]
+            dropped = 0
+            # guard: undo-backups-over-the-cap-drop-the-oldest-turns
+            while total > max_bytes and dropped < len(turns):
+                turn, n = turns[dropped]
+                await conn.execute(
+                    "UPDATE file_backups SET content = NULL, dropped = 1 WHERE session_id = ? AND turn = ? "
+                    "AND dropped = 0",
+                    (b.session_id, turn),
+                )
+                total -= n
+                dropped += 1
+            return dropped
 
     async def undo_lineage(self, sid: str) -> list[tuple[str, int | None]]:
         """``sid`` and the sessions it was forked from, each with the last message seq of it that ``sid``
@@ -80,7 +115,7 @@ class FileBackupTable(LeaseTable):
             return []
         async with self.conn.execute(
             "SELECT session_id, turn, prompt, message_seq, call_id, path, existed, kept, content, after_sha, "
-            "made_dirs "
+            "made_dirs, dropped "
             "FROM file_backups WHERE session_id = ? AND turn = ? ORDER BY id",
             (last[0], last[1]),
         ) as cur:
@@ -98,6 +133,7 @@ class FileBackupTable(LeaseTable):
                 r[8],
                 r[9],
                 tuple(d for d in r[10].split("\n") if d),
+                bool(r[11]),
             )
             for r in rows
         ]

@@ -132,6 +132,23 @@ MIGRATIONS: tuple[str, ...] = (
     WHEN EXISTS (SELECT 1 FROM sessions WHERE id = OLD.session_id)
     BEGIN SELECT RAISE(ABORT, 'file undos are append-only'); END;
     """,
+    # 6 — /undo's total cap a session (``undo_backups_mb``): each backup's size in bytes, and the one change
+    # a backup row may undergo: its content dropped (the oldest turns' first), the rest as it was written.
+    """
+    ALTER TABLE file_backups ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE file_backups ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0;
+    DROP TRIGGER file_backups_no_update;
+    UPDATE file_backups SET bytes = COALESCE(length(CAST(content AS BLOB)), 0);
+    CREATE TRIGGER file_backups_no_update BEFORE UPDATE ON file_backups
+    WHEN NOT (
+        OLD.dropped = 0 AND NEW.dropped = 1 AND NEW.content IS NULL AND NEW.id = OLD.id
+        AND NEW.session_id = OLD.session_id AND NEW.turn = OLD.turn AND NEW.prompt = OLD.prompt
+        AND NEW.message_seq = OLD.message_seq AND NEW.call_id = OLD.call_id AND NEW.path = OLD.path
+        AND NEW.existed = OLD.existed AND NEW.kept = OLD.kept AND NEW.after_sha = OLD.after_sha
+        AND NEW.made_dirs = OLD.made_dirs AND NEW.created_at = OLD.created_at AND NEW.bytes = OLD.bytes
+    )
+    BEGIN SELECT RAISE(ABORT, 'file backups are append-only'); END;
+    """,
 )
 
 

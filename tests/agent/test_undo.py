@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -289,3 +290,150 @@ async def test_the_turn_after_an_undo_works_with_anthropic(
     assert not [e for e in events if isinstance(e, TurnFailed)]
     assert agent.session.history[-1].text == "It says hello again."
     assert "undid your file edits" in json.dumps(emulator.requests[-1].body["messages"])
+
+
+# -- the session's cap on its backups (``undo_backups_mb``) -------------------------------------------------
+
+
+async def test_the_setting_caps_a_sessions_backups_and_undo_names_a_dropped_turns_files(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """Round 22 left it: a file's backup was capped at 5 MB, a session's not at all (a 4 MB file rewritten
+    200 times kept 800 MB). With ``undo_backups_mb`` = 1, three turns each rewriting a 400 KB file keep
+    the newest two; /undo of the oldest names the file as not restorable and changes nothing."""
+    big = workspace / "big.txt"
+    body = "a line of the big file, forty-nine characters\n" * 8_000 + "END\n"  # 368,004 bytes
+    big.write_text(body)
+    agent = await make_agent(store, workspace, openai_settings(emulator, undo_backups_mb=1))
+    for n in range(3):
+        emulator.enqueue(Reply(tool_calls=[edit("big.txt", "END", f"{n}\nEND")]), Reply(text=f"Done {n}."))
+        await collect(agent, f"change {n}")
+    sizes = await store.conn.execute_fetchall(
+        "SELECT turn, dropped, bytes, content IS NULL FROM file_backups WHERE session_id = ? ORDER BY id",
+        (agent.session_id,),
+    )
+    assert [tuple(r) for r in sizes] == [(1, 1, 368_004, 1), (2, 0, 368_006, 0), (3, 0, 368_008, 0)]
+    files = agent.files
+    assert files is not None
+    for _ in range(2):  # the newest two: restored
+        plan = await files.plan()
+        assert plan is not None
+        assert (await files.apply(plan, overwrite_changed=False)).restored == ["big.txt"]
+    assert big.read_text() == body.replace("END", "0\nEND")
+    plan = await files.plan()
+    assert plan is not None and plan.prompt == "change 0"
+    assert f"big.txt: cannot be restored: {undo.DROPPED}" in plan.question()
+    out = await files.apply(plan, overwrite_changed=True)
+    assert out.restored == [] and out.left == ["big.txt (its backup was dropped: over undo_backups_mb)"]
+    assert big.read_text() == body.replace("END", "0\nEND")  # left as it is
+    assert await files.plan() is None
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=turns, cap=st.integers(0, 40))
+def test_over_the_cap_only_the_oldest_turns_are_dropped_and_every_kept_turn_undoes_exactly(
+    emulator_server: ProviderEmulator, plan: list[list[tuple[str, str]]], cap: int
+) -> None:
+    """Any edits over a few files under any cap (bytes; 0: none): the contents kept are within the cap or
+    are the newest turn's alone; the dropped turns are the oldest; /undo of each kept turn gives back the
+    workspace as it was before that turn; a dropped turn's files that existed are named, not restored."""
+    asyncio.run(_edit_under_a_cap(emulator_server, plan, cap))
+
+
+def _tree(ws: Path) -> dict[str, str]:
+    return {str(p.relative_to(ws)): p.read_text() if p.is_file() else "/" for p in ws.rglob("*")}
+
+
+async def _edit_under_a_cap(emu: ProviderEmulator, plan: list[list[tuple[str, str]]], cap: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "ws"
+        ws.mkdir()
+        for name, text in START.items():
+            (ws / name).write_text(text)
+        store = await Store.open(Path(tmp) / "p.db")
+        try:
+            row = await store.create_session(workspace=str(ws))
+            agent = await build_agent(store, row.id, openai_settings(emu), ws)
+            assert agent.files is not None
+            agent.files.max_bytes = cap
+            now = dict(START)
+            before: dict[int, dict[str, str]] = {}
+            for n, ops in enumerate(plan, start=1):
+                agent.session.turn = n
+                before[n] = _tree(ws)
+                for i, (name, text) in enumerate(ops):
+                    args: dict[str, Any] = {"path": name, "new_string": text}
+                    args |= {"old_string": now[name]} if name in now else {"create": True}
+                    res = await agent.tool_runner.execute(
+                        ToolCall(f"c{n}-{i}", "file_edit_tool", json.dumps(args))
+                    )
+                    assert not res.is_error, res.content
+                    now[name] = text
+            rows = await store.conn.execute_fetchall(
+                "SELECT turn, MAX(dropped), SUM(bytes) FROM file_backups WHERE session_id = ? GROUP BY turn "
+                "ORDER BY MIN(id)",
+                (row.id,),
+            )
+            kept = [b for _, d, b in rows if not d and b]  # turns whose backups hold content
+            dropped = [t for t, d, _ in rows if d]
+            assert [t for t, _, _ in rows][: len(dropped)] == dropped  # the oldest
+            assert (cap == 0 and not dropped) or sum(kept) <= cap or len(kept) == 1
+            while (undoing := await agent.files.plan()) is not None:
+                out = await agent.files.apply(undoing, overwrite_changed=False)
+                if undoing.turn in dropped:
+                    assert all(
+                        f.restorable or f.shown + " (its backup" in " ".join(out.left) for f in undoing.files
+                    )
+                else:
+                    assert out.left == [] and _tree(ws) == before[undoing.turn]
+            await agent.close()
+        finally:
+            await store.close()
+
+
+async def test_two_subagents_editing_one_file_at_once_are_undone_together_to_the_first_content(
+    emulator: ProviderEmulator, store: Store, workspace: Path
+) -> None:
+    """Round 22 left it unchecked: two subagents of one reply run in parallel and edit the same file. The
+    first child's reply is held until the second child has asked (both are running); each edit is kept
+    as the parent's turn, so one /undo puts back the content from before the turn, not an in-between."""
+    b_asked = threading.Event()
+
+    def route(body: dict[str, Any]) -> Reply:
+        msgs = body["messages"]
+        users = " ".join(str(m.get("content")) for m in msgs if m.get("role") == "user")
+        last = msgs[-1]["role"]
+        if "rename the function" in users:  # child A
+            return (
+                Reply(text="Renamed.")
+                if last == "tool"
+                else Reply(tool_calls=[edit("hello.py", "def greet", "def greet_all")], gate=b_asked)
+            )
+        if "change the greeting" in users:  # child B
+            b_asked.set()
+            return (
+                Reply(text="Changed.")
+                if last == "tool"
+                else Reply(tool_calls=[edit("hello.py", "'hello'", "'hi'")])
+            )
+        if last == "tool":
+            return Reply(text="Both done.")
+        return Reply(
+            tool_calls=[
+                ("subagent", {"task": "rename the function greet to greet_all in hello.py"}),
+                ("subagent", {"task": "change the greeting in hello.py to hi"}),
+            ]
+        )
+
+    emulator.default = route
+    agent = await make_agent(store, workspace, openai_settings(emulator))
+    await collect(agent, "two helpers at once")
+    assert (workspace / "hello.py").read_text() == "def greet_all():\n    return 'hi'\n"
+    assert agent.files is not None
+    plan = await agent.files.plan()
+    assert plan is not None and plan.prompt == "two helpers at once"
+    assert [(f.shown, f.changed, f.content) for f in plan.files] == [("hello.py", False, ORIGINAL)]
+    out = await agent.files.apply(plan, overwrite_changed=False)
+    assert out.restored == ["hello.py"] and out.left == []
+    assert (workspace / "hello.py").read_text() == ORIGINAL
+    assert await agent.files.plan() is None
