@@ -181,9 +181,7 @@ class FileHistory:
             if not f.kept:
                 out.left.append(f"{f.shown} (too big to have been kept)")
             elif not f.restorable:
-                out.left.append(
-                    f"{f.shown} (its backup was dropped: over undo_backups_mb)"
-                )
+                out.left.append(f"{f.shown} (its backup was dropped: over undo_backups_mb)")
             elif f.changed and not overwrite_changed:
                 out.left.append(f"{f.shown} (changed since; left as it is)")
             else:
