@@ -1807,7 +1807,7 @@ MUTANTS = (
     Mutant(
         "MCP: tools a provider refuses are left out",
         "mcp-tools-a-provider-refuses-are-left-out",
-        "        why = _refused(tool, {t.name for t in kept})\n",
+        "        why = _refused(tool, {*(names or ()), *(t.name for t in kept)})\n",
         "        why = None\n",
         (
             "tests/agent/test_mcp_client.py::test_tools_no_provider_would_take_are_left_out_and_the_session_goes_on",
@@ -1816,7 +1816,7 @@ MUTANTS = (
     Mutant(
         "MCP: at most a request's share of tools",
         "mcp-tools-at-most-a-requests-share",
-        "        elif len(kept) >= MAX_MCP_TOOLS:\n",
+        "        elif already + len(kept) >= MAX_MCP_TOOLS:\n",
         "        elif False:\n",
         (
             "tests/agent/test_mcp_client.py::test_tools_no_provider_would_take_are_left_out_and_the_session_goes_on",
@@ -3675,6 +3675,16 @@ MUTANTS = (
         (
             f"{UNDO}::test_the_setting_caps_a_sessions_backups_and_undo_names_a_dropped_turns_files",
             f"{UNDO}::test_over_the_cap_only_the_oldest_turns_are_dropped_and_every_kept_turn_undoes_exactly",
+        ),
+    ),
+    Mutant(
+        "MCP: a slow server does not hold the first prompt; it joins when it is up (leftovers7)",
+        "mcp-a-slow-server-does-not-hold-the-first-prompt",
+        "0.0 if mcp_late else STARTUP_TIMEOUT,",
+        "STARTUP_TIMEOUT,",
+        (
+            "tests/app/test_mcp_late.py::test_a_slow_mcp_server_does_not_hold_the_first_turn_and_joins_when_it_is_up",
+            "tests/acp/test_editor_leftovers.py::test_a_slow_mcp_server_does_not_hold_the_first_prompt_and_joins_the_next",
         ),
     ),
 )

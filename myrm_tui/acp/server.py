@@ -252,6 +252,7 @@ class MyrmAcpAgent:
             files=lambda sid: (
                 ClientFiles(self, sid) if self.fs.read_text_file or self.fs.write_text_file else None
             ),
+            mcp_late=True,
         )
         settings = await self._settings(ed)
         try:
@@ -260,9 +261,10 @@ class MyrmAcpAgent:
             log.warning("session %s is busy", ed.id, exc_info=True)
             raise RequestError(-32600, str(exc), {"sessionId": ed.id, "reason": "busy"}) from None
         ed.id = ed.chat.id
-        # The agent (and the MCP servers it connects, each given up on after 10 s) is built while the
-        # editor shows the session: a server that never started held session/new for those 10 s. The
-        # protocol asks only that the servers be connected; the first prompt waits for the build.
+        # The agent is built while the editor shows the session: a server that never started held
+        # session/new for its 10 s. The protocol asks only that the servers be connected; the build does
+        # not wait for them, the first prompt waits ``mcp_client.FIRST_WAIT`` at most for those still
+        # starting, and each one up later joins at the next prompt.
         # guard: acp-mcp-servers-join-after-session-new
         ed.build = asyncio.ensure_future(ed.chat.ready())
         if wait:

@@ -138,4 +138,6 @@ class Agent:
             await self.jobs.close()
         for conn in self.mcp_connections:
             await conn.close()
+        if self.turns.late is not None:  # the MCP servers that joined late, and those still starting
+            await self.turns.late.close()
         await self.warmer.close()

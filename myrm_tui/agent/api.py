@@ -83,7 +83,9 @@ class Fork:
 class Sessions:
     """A front-end's door to the sessions of one store and workspace. ``files`` gives a session's file
     access through an editor; ``keep_warm`` preheats the prompt cache and keeps it alive (the TUI);
-    ``extra`` is what besides the settings rebuilds an agent when it changes (the prompt files')."""
+    ``extra`` is what besides the settings rebuilds an agent when it changes (the prompt files');
+    ``mcp_late``: a turn does not wait for slow MCP servers, which join at a later one (the TUI, an
+    editor: turns to come), instead of their full start-up timeout (``myrm ask``)."""
 
     def __init__(
         self,
@@ -96,6 +98,7 @@ class Sessions:
         on_event: EventListener | None = None,
         keep_warm: bool = False,
         extra: Callable[[], str] = str,
+        mcp_late: bool = False,
     ) -> None:
         self.store = store
         self.workspace = workspace
@@ -105,6 +108,7 @@ class Sessions:
         self.on_event = on_event
         self.keep_warm = keep_warm
         self.extra = extra
+        self.mcp_late = mcp_late
 
     async def start(self, settings: Settings, title: str = "New session") -> ChatSession:
         """A new session, open."""
@@ -199,6 +203,7 @@ class Sessions:
             jobs=jobs,
             files=files,
             grants=grants,
+            mcp_late=self.mcp_late,
         )
 
 

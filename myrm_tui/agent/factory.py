@@ -54,23 +54,36 @@ async def build_agent(
     jobs: JobManager | None = None,
     files: EditorFiles | None = None,
     grants: SessionGrants | None = None,
+    mcp_late: bool = False,
 ) -> Agent:
     """The session's agent, loaded. ``tools`` replaces the default set (replay's recorded tools: no
     ``subagent``, no MCP servers); ``jobs`` are the background jobs of a previous build of this session's
-    agent, ``grants`` what the user allowed for the session in answers to earlier builds."""
+    agent, ``grants`` what the user allowed for the session in answers to earlier builds. ``mcp_late``:
+    the build does not wait for the MCP servers, which join at the first turn they are up by (a front-end
+    with turns to come: ``mcp_client.LateServers``); without it the build waits for them up to their
+    start-up timeout (``myrm ask``)."""
     prompts = prompts_dir()
     trusted = is_trusted(workspace, settings.trust_workspace)
     skipped = [] if trusted else workspace_config(workspace)
     connections: list[Any] = []
     errors: list[Any] = []
+    late: Any = None
     if tools is None:
         bound: list[Tool] = default_tools()
         if settings.mcp_servers:
-            from myrm_tui.agent.mcp_client import OversizedResultHandler, configs_from, connect_all
+            from myrm_tui.agent.mcp_client import (
+                STARTUP_TIMEOUT,
+                OversizedResultHandler,
+                configs_from,
+                connect_some,
+            )
 
             configs, skipped_servers = configs_from(settings.mcp_servers)
-            connections, mcp_tools, errors = await connect_all(
-                configs, OversizedResultHandler(settings.mcp_max_output_chars)
+            connections, mcp_tools, errors, late = await connect_some(
+                configs,
+                OversizedResultHandler(settings.mcp_max_output_chars),
+                # guard: mcp-a-slow-server-does-not-hold-the-first-prompt
+                0.0 if mcp_late else STARTUP_TIMEOUT,
             )
             errors = [*skipped_servers, *errors]
             bound += mcp_tools  # bound once, before the first request: the tool prefix stays cache-stable
@@ -97,6 +110,7 @@ async def build_agent(
         files=files,
         grants=grants,
     )
+    agent.turns.late = late
     if errors:
         await store.add_metrics(session_id, agent.session.turn, {"kind": "mcp_error", "events": errors})
         agent.turns.hook_problems.extend(errors)  # shown once, at the first turn (ask: a line on stderr)
@@ -171,7 +185,7 @@ async def assemble(
             llm,
             pipeline,
             prompts,
-            tools,
+            [t for t in tool_set.tools.values() if t.name != SubagentTool.name],  # a late server's too
             approver=ask,
             window=session.window,
             subagents=False,

@@ -42,6 +42,10 @@ CALL_TIMEOUT = 120.0
 # A server that starts but never answers (a wrong command that waits on its input): how long it may hold up
 # the agent's start. Servers start together, so this is paid once, not once per server.
 STARTUP_TIMEOUT = 10.0
+# Where a session has turns to come (the TUI, an editor) its agent is built without waiting for the servers;
+# its first prompt waits this long at most for those still starting, and goes on with those up. Each late
+# one joins at the first turn after it is up, until ``STARTUP_TIMEOUT`` from its start.
+FIRST_WAIT = 2.0
 _ABORTED: set[asyncio.Task[None]] = set()
 # In a stdio server's environment (inherited by what it starts): which connection it belongs to, so a server
 # that failed to start can be ended by myrm. The SDK's own clean-up after a cancel did not end a server
@@ -140,6 +144,9 @@ class McpConnection:
         self.tools: list[Any] = []
         self._queue: asyncio.Queue[tuple[str, dict[str, Any], asyncio.Future[Any]] | None] = asyncio.Queue()
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # a server given up on while no one waits for it (aborted late): its failure is read here, not left
+        # to asyncio's "exception was never retrieved"
+        self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._mark = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self._task = asyncio.ensure_future(self._serve())
         self.dead: str | None = None
@@ -196,7 +203,20 @@ class McpConnection:
                 raise
 
     async def ready(self) -> None:
-        await self._ready
+        # shielded: a wait given up on (``FIRST_WAIT``) must not cancel the start, which goes on
+        await asyncio.shield(self._ready)
+
+    @property
+    def started(self) -> bool | None:
+        """True once it answered, False when it failed to start, None while it is starting."""
+        if not self._ready.done():
+            return None
+        return not self._ready.cancelled() and self._ready.exception() is None
+
+    def start_error(self) -> str:
+        """Why it did not start (``started`` is False)."""
+        exc = None if self._ready.cancelled() else self._ready.exception()
+        return str(exc) if exc is not None else f"MCP server {self.config.name!r} did not start"
 
     async def call(self, tool: str, args: dict[str, Any]) -> Any:
         if self.dead or self._task.done():
@@ -286,45 +306,117 @@ async def connect_all(
     """Start every server at once; returns connections, their tools, and one line for each server that
     failed. A server that dies fails at once; one that never answers costs ``STARTUP_TIMEOUT`` (shared by
     all servers, not added per server)."""
+    conns, tools, errors, _ = await connect_some(configs, handler, STARTUP_TIMEOUT)
+    return conns, tools, errors
+
+
+async def connect_some(
+    configs: list[McpServerConfig], handler: OversizedResultHandler | None = None, wait: float = 0.0
+) -> tuple[list[McpConnection], list[McpTool], list[str], LateServers]:
+    """``connect_all`` that waits ``wait`` seconds at most (0: not at all): the servers still starting
+    then are not given up on but returned as ``LateServers``, to join when they are up."""
     handler = handler or OversizedResultHandler()
     started = [McpConnection(cfg) for cfg in configs]
-    results = await asyncio.gather(
-        *(within(c.ready(), STARTUP_TIMEOUT) for c in started), return_exceptions=True
-    )
+    begun = time.monotonic()
+    wait = min(wait, STARTUP_TIMEOUT)
+    if wait <= 0:
+        return [], [], [], LateServers(started, handler, begun)
+    results = await asyncio.gather(*(within(c.ready(), wait) for c in started), return_exceptions=True)
     conns: list[McpConnection] = []
     tools: list[McpTool] = []
     errors: list[str] = []
     failed: list[McpConnection] = []
+    late: list[McpConnection] = []
     for conn, res in zip(started, results, strict=True):
-        if isinstance(res, BaseException):
-            errors.append(
-                f"MCP server {conn.config.name!r} did not start: no answer within {STARTUP_TIMEOUT:g} s"
-                if isinstance(res, TimeoutError)
-                else str(res)
-            )
+        if isinstance(res, TimeoutError) and wait < STARTUP_TIMEOUT:
+            late.append(conn)
+        elif isinstance(res, BaseException):
+            errors.append(_no_answer(conn) if isinstance(res, TimeoutError) else str(res))
             failed.append(conn)
-            continue
-        conns.append(conn)
-        tools.extend(McpTool(conn, t, handler) for t in conn.tools)
+        else:
+            conns.append(conn)
+            tools.extend(McpTool(conn, t, handler) for t in conn.tools)
     for conn in failed:
         conn.abort()
-    return conns, bindable(tools, errors), errors
+    return conns, bindable(tools, errors), errors, LateServers(late, handler, begun)
 
 
-def bindable(tools: list[McpTool], errors: list[str]) -> list[McpTool]:
+def _no_answer(conn: McpConnection) -> str:
+    return f"MCP server {conn.config.name!r} did not start: no answer within {STARTUP_TIMEOUT:g} s"
+
+
+class LateServers:
+    """The servers still starting when the agent was built (a front-end with turns to come builds it
+    without waiting for them). At each turn's start (``take``) the ones up by then join: their tools are
+    bound from that turn on. The first turn waits ``FIRST_WAIT`` at most for them; a later turn does not
+    wait, and a server up since joins with a line (the tool prefix changes once, as a rebuild's would).
+    One that failed, or is not up ``STARTUP_TIMEOUT`` after its start, is given up on, with a line."""
+
+    def __init__(self, pending: list[McpConnection], handler: OversizedResultHandler, begun: float) -> None:
+        self.pending = pending
+        self.handler = handler
+        self.begun = begun
+        self.joined: list[McpConnection] = []
+        self.first = True
+
+    async def take(self, bound: Sequence[str], mcp_bound: int) -> tuple[list[McpTool], list[str]]:
+        """The tools of the servers up since the last look, bindable beside the ``bound`` tool names
+        (``mcp_bound`` of them MCP tools), and a line for each server that joined late, is still starting
+        at the first turn, or was given up on."""
+        first, self.first = self.first, False
+        if first and self.pending:
+            waits = [asyncio.ensure_future(c.ready()) for c in self.pending]
+            _, still = await asyncio.wait(waits, timeout=FIRST_WAIT)
+            for w in still:
+                w.cancel()  # the wait only: ``ready`` is shielded, the start goes on
+        tools: list[McpTool] = []
+        lines: list[str] = []
+        overdue = time.monotonic() - self.begun >= STARTUP_TIMEOUT
+        for conn in list(self.pending):
+            state = conn.started
+            if state is None and not overdue:
+                if first:
+                    lines.append(
+                        f"MCP server {conn.config.name!r} is still starting: this turn goes on without its "
+                        "tools; they join at the first turn after it is up"
+                    )
+                continue
+            self.pending.remove(conn)
+            if state:
+                self.joined.append(conn)
+                tools.extend(McpTool(conn, t, self.handler) for t in conn.tools)
+                if not first:
+                    lines.append(f"MCP server {conn.config.name!r} is up: its tools join from this turn")
+            else:
+                lines.append(conn.start_error() if state is False else _no_answer(conn))
+                conn.abort()
+        return bindable(tools, lines, set(bound), mcp_bound), lines
+
+    async def close(self) -> None:
+        for conn in self.pending:
+            conn.abort()
+        self.pending = []
+        for conn in self.joined:
+            await conn.close()
+
+
+def bindable(
+    tools: list[McpTool], errors: list[str], names: set[str] | None = None, already: int = 0
+) -> list[McpTool]:
     """The tools a provider takes in every request; each other one is left out with a line in ``errors``
-    (the tools past ``MAX_MCP_TOOLS``, however many, with one line for all).
+    (the tools past ``MAX_MCP_TOOLS``, however many, with one line for all). ``names`` are the tools
+    bound already (``already`` of them MCP tools): a late server's join them.
     A server's tools are bound for the whole session, so one the provider refuses (a schema too large to
     send each time, a function name taken twice, one tool too many) would fail every request of it."""
     kept: list[McpTool] = []
     over = 0
     for tool in tools:
         # guard: mcp-tools-a-provider-refuses-are-left-out
-        why = _refused(tool, {t.name for t in kept})
+        why = _refused(tool, {*(names or ()), *(t.name for t in kept)})
         if why is not None:
             errors.append(f"MCP server {tool.conn.config.name!r}: tool {tool.remote!r} left out: {why}")
         # guard: mcp-tools-at-most-a-requests-share
-        elif len(kept) >= MAX_MCP_TOOLS:
+        elif already + len(kept) >= MAX_MCP_TOOLS:
             over += 1
         else:
             kept.append(tool)

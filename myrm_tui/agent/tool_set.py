@@ -19,6 +19,14 @@ class ToolSet:
         self.fingerprint = tools_fingerprint(self.schemas)
         self.allowed: list[str] | None = None
 
+    def add(self, tools: Sequence[Tool]) -> None:
+        """Bind ``tools`` too (a late MCP server's, between turns): the schemas change once."""
+        if not tools:
+            return
+        self.tools.update((t.name, t) for t in tools)
+        self.schemas = [schema(t) for t in self.tools.values()]
+        self.fingerprint = tools_fingerprint(self.schemas)
+
     def get(self, name: str) -> Tool | None:
         return self.tools.get(name)
 

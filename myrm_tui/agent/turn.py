@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from myrm_tui.agent.hooks import HookResult
+    from myrm_tui.agent.mcp_client import LateServers
     from myrm_tui.agent.summarizer import AuxSummarizer
     from myrm_tui.config import Settings
     from myrm_tui.context.compaction.record import Trigger
@@ -268,10 +269,22 @@ class TurnRunner:
         self.warmer = warmer
         self.hooks = hooks
         self.hook_problems = hook_problems  # shown once, at the first turn
+        self.late: LateServers | None = None  # MCP servers still starting when the agent was built
         self._sent: Sent | None = None  # the last request as sent (a prepared summary repeats it)
         self._settling: asyncio.Task[None] | None = None  # ``settle_reads`` of the last request (kept alive)
         self.repeats = RepeatGuard(self.settings.repeat_limit, grants or SessionGrants())
         self._max_tokens = self.settings.max_output_tokens  # the last request's max_tokens
+
+    async def _join_late_servers(self) -> None:
+        """Bind the tools of the MCP servers up since the last turn, before this turn's first request (the
+        first turn waits a little for them: ``LateServers.take``), with their lines."""
+        if self.late is None or not self.late.pending:
+            return
+        bound = self.tools.tools
+        names = list(bound.tools)
+        tools, lines = await self.late.take(names, sum(1 for n in names if n.startswith("mcp__")))
+        bound.add(tools)
+        self.hook_problems.extend(lines)
 
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:
         """Events of one turn; the last is always ``TurnDone`` (after a ``TurnFailed`` if it failed). News
@@ -298,6 +311,7 @@ class TurnRunner:
             )
             yield TurnDone(0)
             return
+        await self._join_late_servers()
         for problem in self.hook_problems:
             yield Notice(problem, "warning")
         self.hook_problems = []

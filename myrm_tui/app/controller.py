@@ -150,6 +150,7 @@ class Controller:
                 on_event=self._on_event,
                 keep_warm=True,
                 extra=self.files_version,
+                mcp_late=True,
             )
         return self._sessions
 

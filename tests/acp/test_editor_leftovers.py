@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -167,32 +168,92 @@ async def test_session_new_is_answered_while_an_mcp_server_starts_and_the_first_
 ) -> None:
     """An MCP server that never started held ``session/new`` for its start-up timeout (10 s) while the
     editor showed nothing. The server here starts only when the test lets it (a FIFO it reads first), and
-    its timeout is raised past the test's own bound: ``session/new`` is answered before it starts; the
-    first prompt waits for it and its tools are in the request."""
+    its timeout is raised past the test's own bound: ``session/new`` is answered before it starts; once it
+    is up, the first prompt has its tools."""
     monkeypatch.setattr(mcp_client, "STARTUP_TIMEOUT", 120.0)
     gate = tmp_path / "gate"
     os.mkfifo(gate)
-    fixture = Path(__file__).parent.parent / "fixtures" / "mcp_server.py"
-    wait_then_serve = (
-        "import os, sys; open(sys.argv[1]).read(); os.execv(sys.executable, [sys.executable, sys.argv[2]])"
-    )
-    server_config = schema.McpServerStdio(
-        name="slow", command=sys.executable, args=["-c", wait_then_serve, str(gate), str(fixture)], env=[]
-    )
     emulator.enqueue(Reply(text="ok"))
-    async with in_process(tmp_path, emulator, Editor()) as (conn, _wire, _, _server):
+    async with in_process(tmp_path, emulator, Editor()) as (conn, _wire, _, server):
         try:
             await conn.initialize(protocol_version=PROTOCOL_VERSION)
             # bounded: held by the server (the defect), it would wait 120 s
-            new = await asyncio.wait_for(
-                conn.new_session(cwd=str(workspace), mcp_servers=[server_config]), 60
-            )
+            new = await asyncio.wait_for(conn.new_session(cwd=str(workspace), mcp_servers=[_gated(gate)]), 60)
         finally:  # bounded too: a server that never came to read it
             await asyncio.wait_for(asyncio.to_thread(_open_gate, gate), 60)
+        (late,) = (await _late(server, new.session_id)).pending
+        await _until(lambda: late.started is not None)
         done = await conn.prompt(session_id=new.session_id, prompt=[text_block("hello")])
     assert done.stop_reason == "end_turn"
     tools = [t["function"]["name"] for t in emulator.accepted[-1].body["tools"]]
     assert "mcp__slow__echo" in tools
+
+
+async def test_a_slow_mcp_server_does_not_hold_the_first_prompt_and_joins_the_next(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 22 left it: the first prompt waited for the agent's build, which waited for every MCP server
+    up to 10 s. Now it waits ``FIRST_WAIT`` at most, goes on with the servers up and says in one line
+    which is not; the next prompt after that server is up has its tools and a line that it joined."""
+    monkeypatch.setattr(
+        mcp_client, "STARTUP_TIMEOUT", 600.0
+    )  # held by it (the defect): the test's bound fails
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    emulator.enqueue(Reply(text="first"), Reply(text="second"))
+    editor = Editor()
+    async with in_process(tmp_path, emulator, editor) as (conn, _wire, _, server):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[_gated(gate)])
+        try:
+            done = await asyncio.wait_for(
+                conn.prompt(session_id=new.session_id, prompt=[text_block("one")]), 60
+            )
+            assert done.stop_reason == "end_turn"
+            assert "mcp__slow__echo" not in _tools(emulator.accepted[-1].body)
+            said = [u.content.text for u in editor.of("agent_thought_chunk")]  # myrm's notices
+            assert any(
+                "MCP server 'slow' is still starting: this turn goes on without its tools" in t for t in said
+            )
+        finally:
+            await asyncio.wait_for(asyncio.to_thread(_open_gate, gate), 60)
+        (late,) = (await _late(server, new.session_id)).pending
+        await _until(lambda: late.started is not None)
+        done = await conn.prompt(session_id=new.session_id, prompt=[text_block("two")])
+    assert done.stop_reason == "end_turn"
+    assert "mcp__slow__echo" in _tools(emulator.accepted[-1].body)
+    said = [u.content.text for u in editor.of("agent_thought_chunk")]
+    assert any("MCP server 'slow' is up: its tools join from this turn" in t for t in said)
+
+
+def _gated(gate: Path) -> schema.McpServerStdio:
+    """The fixture MCP server, started only once the test opens ``gate`` (a FIFO) for writing."""
+    fixture = Path(__file__).parent.parent / "fixtures" / "mcp_server.py"
+    wait_then_serve = (
+        "import os, sys; open(sys.argv[1]).read(); os.execv(sys.executable, [sys.executable, sys.argv[2]])"
+    )
+    return schema.McpServerStdio(
+        name="slow", command=sys.executable, args=["-c", wait_then_serve, str(gate), str(fixture)], env=[]
+    )
+
+
+def _tools(body: dict[str, Any]) -> list[str]:
+    return [t["function"]["name"] for t in body.get("tools") or []]
+
+
+async def _late(server: Any, sid: str) -> Any:
+    """The session's MCP servers still starting (``LateServers``), its agent built."""
+    agent = await server.sessions[sid].session.ready()
+    assert agent.turns.late is not None
+    return agent.turns.late
+
+
+async def _until(cond: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Poll ``cond`` (a server's start, which sends the editor nothing) until it holds."""
+    end = asyncio.get_running_loop().time() + timeout
+    while not cond():
+        assert asyncio.get_running_loop().time() < end, "condition not reached in time"
+        await asyncio.sleep(0.02)
 
 
 def _open_gate(gate: Path) -> None:
