@@ -242,8 +242,11 @@ def _tools(body: dict[str, Any]) -> list[str]:
 
 
 async def _late(server: Any, sid: str) -> Any:
-    """The session's MCP servers still starting (``LateServers``), its agent built."""
-    agent = await server.sessions[sid].session.ready()
+    """The session's MCP servers still starting (``LateServers``), once its agent is built (the build
+    ``session/new`` started: a ``ready()`` while it runs would build a second agent)."""
+    ed = server.sessions[sid]
+    await server._built(ed)
+    agent = await ed.session.ready()
     assert agent.turns.late is not None
     return agent.turns.late
 
