@@ -3687,6 +3687,13 @@ MUTANTS = (
             "tests/acp/test_editor_leftovers.py::test_a_slow_mcp_server_does_not_hold_the_first_prompt_and_joins_the_next",
         ),
     ),
+    Mutant(
+        "a session's agent: one build at a time, a second ready() waits for it (leftovers7)",
+        "one-agent-build-at-a-time",
+        "async with self._building:",
+        "if True:",
+        ("tests/agent/test_hot_rebuild.py::test_two_readies_at_once_build_one_agent",),
+    ),
 )
 
 

@@ -13,6 +13,7 @@ the module says what it does.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 from myrm_tui.agent.agent import Agent
@@ -33,8 +34,17 @@ class ChatAgentExecutionCache:
         self.agent: Agent | None = None
         self.fingerprint = ""
         self.rebuilds = 0
+        # One build at a time: a second ``get`` while the first builds (an editor's request during the
+        # build ``session/new`` started) built a second agent, and the first, never closed, kept its MCP
+        # servers and keep-alive running.
+        self._building = asyncio.Lock()
 
     async def get(self, settings: Settings, window: int, extra: str = "") -> Agent:
+        # guard: one-agent-build-at-a-time
+        async with self._building:
+            return await self._get(settings, window, extra)
+
+    async def _get(self, settings: Settings, window: int, extra: str) -> Agent:
         fp = compute_execution_fingerprint(settings, window, extra)
         if self.agent is not None and fp == self.fingerprint:
             return self.agent

@@ -143,3 +143,20 @@ async def test_a_changed_tool_set_rebuilds_the_agent(
         t["function"]["description"] for t in second.tool_runner.tools.schemas
     ]
     await cache.clear()
+
+
+async def test_two_readies_at_once_build_one_agent(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """An editor's request while the build ``session/new`` started was running built a second agent; the
+    first was never closed (its MCP servers and keep-alive ran on)."""
+    from myrm_tui.agent.api import Sessions
+
+    store = await Store.open(tmp_path / "r.db")
+    try:
+        chat = await Sessions(store, workspace).start(openai_settings(emulator))
+        first, second = await asyncio.gather(chat.ready(), chat.ready())
+        assert first is second and chat.cache.rebuilds == 0
+        await chat.close()
+    finally:
+        await store.close()
