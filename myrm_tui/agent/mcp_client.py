@@ -366,7 +366,9 @@ class LateServers:
         first, self.first = self.first, False
         if first and self.pending:
             waits = [asyncio.ensure_future(c.ready()) for c in self.pending]
-            _, still = await asyncio.wait(waits, timeout=FIRST_WAIT)
+            done, still = await asyncio.wait(waits, timeout=FIRST_WAIT)
+            for w in done:  # a failed start is read below (``start_error``), not left to asyncio's warning
+                w.cancelled() or w.exception()
             for w in still:
                 w.cancel()  # the wait only: ``ready`` is shielded, the start goes on
         tools: list[McpTool] = []

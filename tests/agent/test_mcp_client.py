@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from myrm_tui.agent.events import ToolFinished
 from myrm_tui.agent.mcp_client import MAX_MCP_TOOLS, OversizedResultHandler
@@ -122,3 +126,49 @@ async def test_tools_no_provider_would_take_are_left_out_and_the_session_goes_on
         assert all("\n" not in line and "left out" in line for line in said)
     finally:
         await agent.close()
+
+
+async def test_late_servers_a_dead_one_is_said_at_the_first_turn_and_an_up_one_joins_without_a_line(
+    emulator: ProviderEmulator, store: Store, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A front-end with turns to come (``mcp_late``): the build waits for no server; at the first turn a
+    server that died is one line and not waited on, one up by then is bound without a line, and one never
+    answering is given up on once ``STARTUP_TIMEOUT`` has passed (said at the turn after)."""
+    from myrm_tui.agent import mcp_client
+    from myrm_tui.agent.events import Notice
+    from myrm_tui.agent.factory import build_agent
+
+    monkeypatch.setattr(mcp_client, "STARTUP_TIMEOUT", 120.0)
+    dead = {"name": "dies", "command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}
+    silent = {"name": "silent", "command": "sleep", "args": ["300"]}
+    settings = openai_settings(emulator, mcp_servers=[SERVER, dead, silent])
+    row = await store.create_session(model=settings.model, workspace=str(workspace))
+    agent = await build_agent(store, row.id, settings, workspace, mcp_late=True)
+    try:
+        late = agent.turns.late
+        assert late is not None and [c.config.name for c in late.pending] == ["fixture", "dies", "silent"]
+        fixture, dies, _ = late.pending
+        await fixture.ready()  # the fixture up and the dead one ended before the first turn
+        await _ended(dies)
+        emulator.enqueue(Reply(text="one"), Reply(text="two"))
+        said = [e.text for e in await collect(agent, "first") if isinstance(e, Notice)]
+        assert "mcp__fixture__echo" in _sent_tools(emulator) and not any("fixture" in t for t in said)
+        assert [t for t in said if "'dies'" in t] == [t for t in said if "'dies' did not start" in t] != []
+        assert [t for t in said if "'silent'" in t] == [
+            "MCP server 'silent' is still starting: this turn goes on without its tools; they join at the "
+            "first turn after it is up"
+        ]
+        monkeypatch.setattr(mcp_client, "STARTUP_TIMEOUT", 0.0)  # its time is up
+        said = [e.text for e in await collect(agent, "second") if isinstance(e, Notice)]
+        assert said == ["MCP server 'silent' did not start: no answer within 0 s"] and late.pending == []
+    finally:
+        await agent.close()
+
+
+async def _ended(conn: Any) -> None:
+    with contextlib.suppress(Exception):
+        await conn.ready()
+
+
+def _sent_tools(emulator: ProviderEmulator) -> list[str]:
+    return [t["function"]["name"] for t in emulator.accepted[-1].body.get("tools") or []]
