@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,15 @@ from tests.helpers import make_app, send_turn, started, type_and_send, wait_unti
 BURST = "the quick brown fox jumps over it twice"  # 39 characters + the trailing digit below
 
 
-async def live(turns: int, window: int, burst_at: int, tmp: Path, emu: ProviderEmulator) -> dict[str, Any]:
+async def live(
+    turns: int,
+    window: int,
+    burst_at: int,
+    tmp: Path,
+    emu: ProviderEmulator,
+    trace: tuple[int, int] | None = None,
+    keep_requests: bool = False,
+) -> dict[str, Any]:
     from myrm_tui.app.widgets.chat_log import ChatLog
     from myrm_tui.app.widgets.prompt_input import PromptInput
 
@@ -62,8 +72,21 @@ async def live(turns: int, window: int, burst_at: int, tmp: Path, emu: ProviderE
                 lived.resume.set()
                 await wait_until(pilot, lambda: not app.busy, 60)
                 prompt.text = ""
+            if trace is not None and i == trace[0]:
+                gc.collect()
+                tracemalloc.start(TRACE_FRAMES)
+                snapshots = [tracemalloc.take_snapshot()]
             started_at = time.perf_counter()
             await send_turn(pilot, app, message(i), timeout=120)
+            if not keep_requests:
+                # The emulator keeps every request's body for tests to read (~85 KB a turn here): the bench's
+                # own growth, not the app's, in the same process's RSS.
+                emu.requests.clear()
+            if trace is not None and i == trace[1]:
+                gc.collect()
+                snapshots.append(tracemalloc.take_snapshot())
+                tracemalloc.stop()
+                out["tracemalloc"] = grown(snapshots[0], snapshots[1], trace[1] - trace[0] + 1)
             rows.append(
                 {
                     "turn": i,
@@ -95,6 +118,30 @@ async def live(turns: int, window: int, burst_at: int, tmp: Path, emu: ProviderE
     out["compactions"] = rows[-1]["compactions"]
     out["rows"] = rows
     return out
+
+
+TRACE_FRAMES = 8
+
+
+def grown(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot, turns: int) -> list[dict[str, Any]]:
+    """What is still allocated after ``turns`` turns that was not before, by the allocating traceback
+    (its innermost frames in myrm_tui, else its innermost ones), largest first."""
+    ignore = [tracemalloc.Filter(False, tracemalloc.__file__)]
+    diff = after.filter_traces(ignore).compare_to(before.filter_traces(ignore), "traceback")
+    rows = []
+    for stat in sorted(diff, key=lambda d: d.size_diff, reverse=True)[:25]:
+        frames = [f"{f.filename.rsplit('site-packages/', 1)[-1]}:{f.lineno}" for f in stat.traceback]
+        ours = [f for f in frames if "myrm_tui" in f]
+        rows.append(
+            {
+                "kb": round(stat.size_diff / 1024, 1),
+                "kb_a_turn": round(stat.size_diff / 1024 / turns, 2),
+                "blocks": stat.count_diff,
+                "where": frames[-6:],  # innermost last
+                "ours": ours[-3:],
+            }
+        )
+    return rows
 
 
 def streaming_text(chat: Any) -> str:
@@ -138,10 +185,24 @@ def main() -> int:
     ap.add_argument("--burst-at", type=int, default=240)
     ap.add_argument("--resume-runs", type=int, default=3, help="0: no resume measured")
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--tracemalloc",
+        nargs=2,
+        type=int,
+        metavar=("FROM", "TO"),
+        help="trace allocations from turn FROM to turn TO and print what grew, by traceback",
+    )
+    ap.add_argument(
+        "--keep-requests",
+        action="store_true",
+        help="keep the emulator's record of every request (as before: its growth counted in the RSS)",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="longlive-") as t, ProviderEmulator() as emu:
         tmp = Path(t)
-        result = asyncio.run(live(args.turns, args.window, min(args.burst_at, args.turns - 1), tmp, emu))
+        burst = min(args.burst_at, args.turns - 1)
+        trace = tuple(args.tracemalloc) if args.tracemalloc else None
+        result = asyncio.run(live(args.turns, args.window, burst, tmp, emu, trace, args.keep_requests))
         if args.resume_runs > 0:
             result["resume"] = resume_paint(tmp / "tui.db", result["session"], args.resume_runs)
     rows = result.pop("rows")
