@@ -9,6 +9,7 @@ import re
 import stat
 from pathlib import Path
 
+from myrm_tui.paths import private_in, private_paths
 from myrm_tui.safe_files import read_head
 
 FILE_BUDGET = 20_000  # characters of one attached file
@@ -34,6 +35,7 @@ def attach(text: str, root: Path, typed: str | None = None) -> tuple[str, dict[s
     (``[attached src/x.py · 120 lines]``). Paths outside the workspace, missing files and anything that is
     not a regular text file are left as written."""
     base = root.resolve()
+    private = private_paths(base)  # myrm's database or config in the workspace is never sent
     blocks: list[str] = []
     labels: dict[str, str] = {}
     seen: set[Path] = set()
@@ -46,6 +48,8 @@ def attach(text: str, root: Path, typed: str | None = None) -> tuple[str, dict[s
         except (OSError, RuntimeError, ValueError):
             continue
         if full in seen or (base not in full.parents) or not stat.S_ISREG(st.st_mode):
+            continue
+        if private_in(full, private) is not None:
             continue
         room = min(FILE_BUDGET, TOTAL_BUDGET - used)
         if room <= 0:

@@ -234,6 +234,9 @@ class Settings(UserContextSettings):
     # the OS sandbox of shell commands (agent/sandbox.py): "read-only-auto" confines the commands that run
     # unasked because they only read; "workspace-write" also approved ones (writes in the workspace only)
     sandbox: Literal["read-only-auto", "workspace-write", "off"] = "read-only-auto"
+    # environment variables with a secret-looking name (agent/proc.py: SECRET_WORDS) an approved shell
+    # command still gets (``GH_TOKEN`` for ``gh``); every other one is dropped from the agent's commands
+    shell_env_keep: tuple[str, ...] = ()
     bash_timeout: float = 120.0
     # each shell command's resource limits (agent/limits.py), 0 = none: its processes and threads together,
     # a process's private memory (RLIMIT_DATA), one file's size (RLIMIT_FSIZE)

@@ -43,6 +43,65 @@ def config_file() -> Path:
     return Path(env) if env else Path(user_config_dir(APP)) / "config.toml"
 
 
+# Every database this process opened (``--db`` names one that is not the default): myrm's files too.
+_DATABASES: set[str] = set()
+
+
+def note_database(path: str) -> None:
+    """``path`` is a database myrm opened: private like the default one (``myrm_files``)."""
+    if path != ":memory:":
+        _DATABASES.add(os.path.abspath(path))
+
+
+def myrm_files() -> list[str]:
+    """myrm's own folders and files: the databases (with their journals), the log, the config and the
+    trusted folders' list beside it."""
+    from platformdirs import user_log_dir
+
+    from myrm_tui.logs import log_path
+
+    out = [user_data_dir(APP), user_log_dir(APP), user_config_dir(APP), str(config_file()), str(log_path())]
+    out.append(str(config_file().with_name("trusted-folders.json")))
+    for db in sorted({str(default_db_path()), *_DATABASES} - {":memory:"}):
+        out += [db + suffix for suffix in ("", "-wal", "-shm", "-journal", "-writer.lock")]
+    return out
+
+
+def home_dot_entries(home: Path, workspace: Path) -> list[str]:
+    """The home folder's dot-entries, when the workspace holds the home folder (one inside the workspace
+    is still the user's: ``~/.ssh``), except one that holds the workspace."""
+    # guard: sandbox-home-dot-folders-hidden-when
+    if not (workspace == home or workspace in home.parents):
+        return []
+    try:
+        entries = [e for e in os.scandir(home) if e.name.startswith(".")]
+    except OSError:
+        return []
+    return [e.path for e in entries if not (workspace == Path(e.path) or Path(e.path) in workspace.parents)]
+
+
+def private_paths(workspace: Path) -> list[Path]:
+    """What the agent's tools never touch and no command runs unasked on, though it lies inside the
+    workspace (myrm run in the home folder, or ``MYRM_DB`` in the project): myrm's own files (the database
+    holds every session and every output, the config may hold a provider key) and, when the workspace is
+    the home folder, its dot-entries (``~/.ssh``, ``~/.aws``), as the sandbox hides them. Resolved, and
+    only those inside the workspace (resolved)."""
+    base = workspace.resolve()
+    home = Path(os.environ.get("HOME") or "/").resolve()
+    out = []
+    for entry in [*myrm_files(), *home_dot_entries(home, base)]:
+        full = Path(os.path.realpath(entry))
+        if full == base or base in full.parents:
+            out.append(full)
+    return out
+
+
+def private_in(full: Path, private: list[Path]) -> Path | None:
+    """The entry of ``private`` (``private_paths``) that ``full`` (resolved) is or lies under, or None."""
+    # guard: myrms-own-files-are-private-in-the-workspace
+    return next((p for p in private if full == p or p in full.parents), None)
+
+
 def user_filter_dirs(workspace: Path, *, trusted: bool) -> list[Path]:
     """The user's filter-rule folder, and the workspace's own when the folder is trusted (``trust.py``)."""
     mine = Path(user_config_dir(APP)) / "filters"

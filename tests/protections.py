@@ -1888,6 +1888,27 @@ MUTANTS = (
         ("tests/agent/test_sandbox.py::test_read_only_cannot_reach_myrm_its_environment_or_its_keys",),
     ),
     Mutant(
+        "an agent's command gets no secret-looking variable, whatever its sandbox",
+        "an-agents-command-gets-no-secret-variables",
+        "    return {k: v for k, v in os.environ.items() if k in keep or not secret_name(k)}\n",
+        "    return dict(os.environ)\n",
+        (
+            "tests/flows/test_secrets_in_commands.py::test_an_approved_command_sees_no_secret_variable",
+            "tests/flows/test_secrets_in_commands.py::test_a_command_the_user_said_yes_to_sees_no_secret_variable",
+            "tests/flows/test_secrets_in_commands.py::test_a_background_job_sees_no_secret_variable",
+        ),
+    ),
+    Mutant(
+        "myrm's own files and the home dot-folders in the workspace reach no tool",
+        "myrms-own-files-are-private-in-the-workspace",
+        "    return next((p for p in private if full == p or p in full.parents), None)\n",
+        "    return None\n",
+        (
+            "tests/flows/test_secrets_in_commands.py::test_myrms_own_files_in_the_workspace_reach_no_tool",
+            "tests/flows/test_secrets_in_commands.py::test_an_at_mention_of_myrms_config_attaches_nothing",
+        ),
+    ),
+    Mutant(
         "sandbox: workspace-write writes the workspace only",
         "sandbox-workspace-write-writes",
         '                "write": [str(self.workspace), str(tmp), "/dev/null", "/dev/shm"],\n',

@@ -215,6 +215,7 @@ async def assemble(
         allowed_commands=rules,
         # guard: sandbox-the-setting-reaches-the-shell
         sandbox=settings.sandbox,
+        env_keep=frozenset(settings.shell_env_keep),
         bash_timeout=settings.bash_timeout,
         # guard: limits-the-settings-reach-the-shell
         limits=Limits.of(settings.limit_processes, settings.limit_memory_mb, settings.limit_file_size_mb),

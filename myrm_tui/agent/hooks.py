@@ -163,8 +163,9 @@ class HookRunner:
         for spec in self.specs:
             if not spec.matches(event, tool):
                 continue
+            # a hook is the user's own program (their config), not the agent's: it gets every variable
             out = await run_captured(
-                spec.command, self.workspace, spec.timeout, MAX_CAPTURE, stdin=stdin, env=env
+                spec.command, self.workspace, spec.timeout, MAX_CAPTURE, stdin=stdin, env=env, keep_env=None
             )
             text = out.full if out.full is not None else out.text
             if out.label:

@@ -42,6 +42,8 @@ from typing import Protocol
 
 from tree_sitter import Language, Node, Parser
 
+from myrm_tui.paths import private_in, private_paths
+
 # Builtins and keywords that run code from their arguments, evaluate array subscripts in them (bash runs
 # the `$(…)` in `read 'a[$(cmd)]'`) or change how later commands resolve: always ask, whatever the rules say.
 SHELL_EVALUATORS = frozenset(
@@ -898,6 +900,8 @@ def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
             return False
         # guard: shell-read-only-commands-stay-inside
         if not _within(workspace, full):
+            return False
+        if private_in(full, private_paths(workspace)) is not None:  # myrm's database in the workspace
             return False
         # guard: read-only-commands-open-no-fifo-or-device
         if name not in NAMES_ONLY and _special(full):

@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +54,12 @@ READ_CHUNK = 65_536
 LIVE_TAIL = 4_096  # bytes of the newest output given to the live view
 SPILL_LIMIT = 50_000_000  # beyond this even the vault copy is cut
 SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+# Words (any case) of a secret-looking environment variable's name: provider keys (``OPENAI_API_KEY``,
+# ``AWS_SECRET_ACCESS_KEY``), tokens (``HF_TOKEN``, ``GH_TOKEN``), passwords, credentials files. An agent's
+# command never gets them from myrm's environment, whatever its sandbox, unless the user names them in
+# ``shell_env_keep`` (as Codex's ``shell_environment_policy`` drops ``*KEY*``, ``*SECRET*``, ``*TOKEN*``):
+# a prompt-injected model's ``echo $OPENAI_API_KEY`` or ``env | curl …`` finds nothing.
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSW", "CREDENTIAL")
 PR_SET_CHILD_SUBREAPER = 36
 WATCH_POLL = 0.5  # seconds between the watcher's looks at myrm's children
 OWNER_ENV = "MYRM_TOOL_OWNER"  # in every tool process's environment: which myrm started it
@@ -484,6 +490,21 @@ async def sandboxed(argv: list[str], confine: Confinement | None) -> AsyncIterat
             REAPER.release_dir(tmp)
 
 
+def secret_name(name: str) -> bool:
+    """``name`` looks like a secret's (``SECRET_WORDS``)."""
+    upper = name.upper()
+    return any(word in upper for word in SECRET_WORDS)
+
+
+def command_environment(keep: Collection[str] | None = ()) -> dict[str, str]:
+    """myrm's environment as a command it starts gets it: without the secret-looking variables but those
+    named in ``keep``; ``keep=None`` passes everything (a hook: the user's own program, not the agent's)."""
+    if keep is None:
+        return dict(os.environ)
+    # guard: an-agents-command-gets-no-secret-variables
+    return {k: v for k, v in os.environ.items() if k in keep or not secret_name(k)}
+
+
 async def run_captured(
     command: str,
     cwd: Path,
@@ -493,11 +514,14 @@ async def run_captured(
     env: dict[str, str] | None = None,
     on_output: Callable[[str], None] | None = None,
     confine: Confinement | None = None,
+    keep_env: Collection[str] | None = (),
 ) -> Captured:
     """Run ``command`` under bash in its own process group, stdout and stderr together; in ``confine``'s
-    OS sandbox and limits when one is given."""
+    OS sandbox and limits when one is given. It gets myrm's environment without the secret-looking
+    variables but ``keep_env`` (``command_environment``), and ``env``."""
+    base = command_environment(keep_env)
     async with sandboxed(["bash", "-c", command], confine) as run:
-        out = await _run_captured(run.argv, cwd, timeout, max_bytes, stdin, env, on_output)
+        out = await _run_captured(run.argv, cwd, timeout, max_bytes, stdin, base, env, on_output)
     out.processes_hit, out.left_stopped = run.processes_hit, run.left_stopped
     return out
 
@@ -508,6 +532,7 @@ async def _run_captured(
     timeout: float,
     max_bytes: int,
     stdin: bytes | None,
+    base: Mapping[str, str],
     env: dict[str, str] | None,
     on_output: Callable[[str], None] | None,
 ) -> Captured:
@@ -517,7 +542,7 @@ async def _run_captured(
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
-        env={**os.environ, **SHELL_ENV, **(env or {})},
+        env={**base, **SHELL_ENV, **(env or {})},
     )
     kept = bytearray()
     spill = bytearray()

@@ -38,6 +38,8 @@ from pathlib import Path
 
 from myrm_tui.agent import sandbox_exec
 from myrm_tui.agent.limits import Limits
+from myrm_tui.paths import home_dot_entries as _home_dot_entries
+from myrm_tui.paths import myrm_files as _myrm_files
 
 MODES = ("read-only-auto", "workspace-write", "off")
 READ_ONLY = "read-only"
@@ -100,33 +102,6 @@ def profile_for(mode: str, read_only: bool) -> str | None:
     if read_only:
         return READ_ONLY
     return WORKSPACE_WRITE if mode == "workspace-write" else None
-
-
-def _myrm_files() -> list[str]:
-    """myrm's own folders and files: the database (with its journal), the log, the config."""
-    from platformdirs import user_config_dir, user_data_dir, user_log_dir
-
-    from myrm_tui.logs import log_path
-    from myrm_tui.paths import APP, config_file, default_db_path
-
-    out = [user_data_dir(APP), user_log_dir(APP), user_config_dir(APP), str(config_file()), str(log_path())]
-    db = str(default_db_path())
-    if db != ":memory:":
-        out += [db + suffix for suffix in ("", "-wal", "-shm", "-journal")]
-    return out
-
-
-def _home_dot_entries(home: Path, workspace: Path) -> list[str]:
-    """The home folder's dot-entries, when the workspace holds the home folder (one inside the workspace
-    is still the user's: ``~/.ssh``), except one that holds the workspace."""
-    # guard: sandbox-home-dot-folders-hidden-when
-    if not (workspace == home or workspace in home.parents):
-        return []
-    try:
-        entries = [e for e in os.scandir(home) if e.name.startswith(".")]
-    except OSError:
-        return []
-    return [e.path for e in entries if not (workspace == Path(e.path) or Path(e.path) in workspace.parents)]
 
 
 def _user_settings(home: Path) -> list[str]:

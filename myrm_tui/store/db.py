@@ -40,6 +40,7 @@ from pathlib import Path
 import aiosqlite
 
 from myrm_tui.logs import failure_logged
+from myrm_tui.paths import note_database
 from myrm_tui.store import history
 from myrm_tui.store.base import (
     _ELSEWHERE,
@@ -90,6 +91,7 @@ class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable, F
         p = str(path)
         if p != ":memory:":
             _check_file(Path(p))
+            note_database(p)  # the agent's tools and commands leave it alone (paths.private_paths)
         try:
             # guard: any-text-can-be-stored
             conn = await aiosqlite.connect(

@@ -37,8 +37,10 @@ needs_sandbox = pytest.mark.skipif(
 
 
 async def confined(command: str, workspace: Path, profile: str = READ_ONLY) -> Captured:
+    """``command`` in ``profile``, given myrm's whole environment (``keep_env=None``): what the sandbox
+    itself drops, not what the shell tool drops before it (tests/flows/test_secrets_in_commands.py)."""
     return await run_captured(
-        command, workspace, 60, 100_000, confine=Confinement(profile, workspace.resolve())
+        command, workspace, 60, 100_000, confine=Confinement(profile, workspace.resolve()), keep_env=None
     )
 
 
@@ -237,7 +239,8 @@ async def test_read_only_cannot_reach_myrm_its_environment_or_its_keys(
         assert "KEY_SECRET" not in out.text and "\n0\n" in "\n" + out.text
         assert "kill=1" in out.text  # no signal to a process outside the sandbox
         assert "key=none" in out.text and "path=set" in out.text  # secret-looking variables dropped only
-        free = await run_captured(command, workspace, 60, 100_000)  # unconfined: all three reachable
+        # unconfined and given every variable (as a hook is): all three reachable
+        free = await run_captured(command, workspace, 60, 100_000, keep_env=None)
         assert free.text.startswith("1\n") and "kill=0" in free.text and "key=KEY_SECRET" in free.text
     finally:
         holder.kill()

@@ -19,6 +19,7 @@ from myrm_tui.agent.tools.errors import ToolError
 from myrm_tui.context.edits import StateEdit
 from myrm_tui.context.steps.reread import FileIntegrityGuard
 from myrm_tui.context.vault import ArtifactVault
+from myrm_tui.paths import private_in, private_paths
 
 if TYPE_CHECKING:
     from myrm_tui.agent.tools.job_manager import JobManager
@@ -72,6 +73,8 @@ class ToolContext:
     auto_approve: bool = False
     allowed_commands: CommandRules = field(default_factory=CommandRules)
     sandbox: str = "read-only-auto"  # config ``sandbox``: the OS sandbox of shell commands (agent/sandbox.py)
+    # config ``shell_env_keep``: the secret-looking environment variables shell commands still get
+    env_keep: frozenset[str] = frozenset()
     bash_timeout: float = 120.0
     limits: Limits | None = field(default_factory=Limits)  # each shell command's (agent/limits.py)
     max_output_bytes: int = 2_000_000
@@ -123,6 +126,12 @@ def resolve_in_workspace(root: Path, path: str) -> Path:
         raise ToolError(f"{path!r} is a loop of symbolic links; it leads nowhere") from exc
     if not inside(base, full):
         raise ToolError(f"{path!r} is outside the workspace ({base}); tools may only touch files inside it")
+    if private_in(full, private_paths(base)) is not None:
+        log.info("a tool was refused %s: myrm's own file or a home dot-folder", full)
+        raise ToolError(
+            f"{path!r} is myrm's own data (its database, log or config) or the home folder's private "
+            "settings; tools do not read or change it"
+        )
     return full
 
 

@@ -10,11 +10,12 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from myrm_tui.agent.proc import REAPER, kill_group, spawn
+from myrm_tui.agent.proc import REAPER, command_environment, kill_group, spawn
 from myrm_tui.agent.tools.errors import ToolError
 from myrm_tui.aio import within
 
@@ -61,10 +62,16 @@ class JobManager:
         self._watchers: set[asyncio.Task[None]] = set()
 
     async def start(
-        self, command: str, cwd: Path, env: dict[str, str], cgroup: PidCgroup | None = None
+        self,
+        command: str,
+        cwd: Path,
+        env: dict[str, str],
+        cgroup: PidCgroup | None = None,
+        keep_env: Collection[str] = (),
     ) -> Job:
-        """Start ``command``; ``cgroup`` (the pid cgroup its wrapper joins) is emptied and removed when the
-        job ends."""
+        """Start ``command`` with myrm's environment but its secret-looking variables (those named in
+        ``keep_env`` kept: ``proc.command_environment``) and ``env``; ``cgroup`` (the pid cgroup its wrapper
+        joins) is emptied and removed when the job ends."""
         if sum(1 for j in self.jobs.values() if j.exit_code is None) >= MAX_JOBS:
             raise ToolError(
                 f"{MAX_JOBS} background jobs are running already; stop one with bash_output(kill=true)"
@@ -85,7 +92,7 @@ class JobManager:
                 # guard: l7-job-output-to-disk
                 stdout=fd,
                 stderr=fd,
-                env={**os.environ, **env},
+                env={**command_environment(keep_env), **env},
             )
         except BaseException:
             await _end_cgroup(cgroup)

@@ -35,6 +35,7 @@ from myrm_tui.agent.tools.base import (
     resolve_in_workspace,
     workspace_root,
 )
+from myrm_tui.paths import private_in, private_paths
 from myrm_tui.safe_text import listed_name
 
 SKIP_DIRS = frozenset(
@@ -162,6 +163,7 @@ async def _list(
                 names.add(parent)
                 parent = os.path.dirname(parent)
     pat = tuple(p for p in Path(pattern).parts if p != ".")
+    private = private_paths(root)  # myrm's database in the workspace: neither listed nor searched
     out: list[tuple[str, Path]] = []
     outside = 0
     for rel in sorted(names):
@@ -171,6 +173,8 @@ async def _list(
         full = confined(root, base / rel)
         if full is None:
             outside += 1
+            continue
+        if private and private_in(full, private) is not None:
             continue
         out.append(((base / rel).relative_to(root).as_posix(), full))
     return out, outside, listed.stopped

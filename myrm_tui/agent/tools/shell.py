@@ -119,6 +119,7 @@ class BashTool:
             env=how.env,
             on_output=ctx.on_output,
             confine=how.confine,
+            keep_env=ctx.env_keep,
         )
         if how.confine is not None and out.code == DENIED and out.text.startswith("myrm sandbox:"):
             log.warning("the sandbox could not be applied: %s", out.text.strip(), stack_info=True)
@@ -171,7 +172,7 @@ class BashTool:
                 REAPER.guard_dir(cgroup.path)  # emptied and removed by the watcher if myrm dies first
             argv = how.confine.argv(["bash", "-c", command], tmp, cgroup.path if cgroup else None)
             command = "exec " + shlex.join(argv)
-        job = await ctx.jobs.start(command, ctx.workspace, {**SHELL_ENV, **how.env}, cgroup)
+        job = await ctx.jobs.start(command, ctx.workspace, {**SHELL_ENV, **how.env}, cgroup, ctx.env_keep)
         job.command = command = shown  # listed as the model sent it, not as the wrapper runs it
         return ToolResult(
             f"Started background job {job.id} (pid {job.pid}): {command}\n"
