@@ -1909,6 +1909,22 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "MCP: a server's message has a size limit",
+        "mcp-a-message-has-a-size-limit",
+        "                if len(pending) > MAX_MESSAGE_BYTES:\n",
+        "                if False:\n",
+        ("tests/agent/test_mcp_stdio.py::test_a_message_over_the_limit_stops_its_server_in_one_line",),
+    ),
+    Mutant(
+        "MCP: a server's stderr in the log is bounded",
+        "mcp-server-stderr-is-bounded",
+        "            if room > 0:\n                kept = chunk[:room]\n",
+        "            if True:\n                kept = chunk\n",
+        (
+            "tests/agent/test_mcp_stdio.py::test_a_servers_stderr_flood_bad_bytes_and_garbage_lines_cost_nothing",
+        ),
+    ),
+    Mutant(
         "sandbox: workspace-write writes the workspace only",
         "sandbox-workspace-write-writes",
         '                "write": [str(self.workspace), str(tmp), "/dev/null", "/dev/shm"],\n',

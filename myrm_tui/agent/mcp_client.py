@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 from myrm_tui.agent import proc
 from myrm_tui.agent.images import MAX_IMAGE_BYTES
@@ -53,20 +53,19 @@ _ABORTED: set[asyncio.Task[None]] = set()
 SERVER_ENV = "MYRM_MCP_SERVER"
 
 
-def _server_log(name: str) -> TextIO:
-    """Where a stdio server's stderr goes: ``mcp-servers.log`` beside myrm's log. Never the terminal (the
-    TUI owns it: a server's warnings would tear its screen), and never the SDK's default, the
-    ``sys.stderr`` of the moment ``mcp.client.stdio`` was imported (a capture long closed by then, which
-    made every later server fail to start with "I/O operation on closed file")."""
+def _server_log(name: str) -> BinaryIO:
+    """Where a stdio server's stderr goes: ``mcp-servers.log`` beside myrm's log, at most
+    ``mcp_stdio.STDERR_LOG_BYTES`` a start. Never the terminal (the TUI owns it: a server's warnings would
+    tear its screen)."""
     path = log_path().with_name("mcp-servers.log")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        out = open(path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by the stack)
+        out = open(path, "ab")  # noqa: SIM115 (closed by the stack)
     except OSError:
         log.warning("cannot open %s; MCP server %r's stderr is dropped", path, name, exc_info=True)
-        return open(os.devnull, "w", encoding="utf-8")
+        return open(os.devnull, "wb")
     try:
-        out.write(f"--- {name} started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        out.write(f"--- {name} started {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode())
         out.flush()
     except OSError:  # a full disk: the server still starts, its stderr goes where the file can take it
         log.warning("cannot write to %s", path, exc_info=True)
@@ -161,16 +160,15 @@ class McpConnection:
 
                     streams = await stack.enter_async_context(streamable_http_client(self.config.url))
                 else:
-                    from mcp.client.stdio import StdioServerParameters, stdio_client
+                    from myrm_tui.agent.mcp_stdio import stdio_transport
 
                     env = {**self.config.env, SERVER_ENV: self._mark}
                     if proc.REAPER.tag:  # ended with myrm, as its tools are, if myrm is killed
                         env[proc.OWNER_ENV] = proc.REAPER.tag
-                    params = StdioServerParameters(
-                        command=self.config.command, args=list(self.config.args), env=env
-                    )
                     errlog = stack.enter_context(_server_log(self.config.name))
-                    streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+                    streams = await stack.enter_async_context(
+                        stdio_transport(self.config.command, self.config.args, env, errlog)
+                    )
                 session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
                 await session.initialize()
                 self.tools = list((await session.list_tools()).tools)

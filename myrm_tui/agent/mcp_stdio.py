@@ -1,0 +1,162 @@
+"""The stdio transport of an MCP server, bounded against a hostile one (the SDK's ``stdio_client`` is not):
+
+- a message (one line of stdout) is read in time linear in its size, and one over ``MAX_MESSAGE_BYTES``
+  ends the connection with one line (``McpServerError``), before myrm's memory does: the SDK's reader
+  joins the pending text to each new chunk and splits it again, quadratic in a line's length (a 50 MB
+  result took 20 s of CPU and 300 MB; an endless line grows until memory runs out);
+- bytes that are not UTF-8 are decoded with U+FFFD (the SDK's strict decoding killed the reader, and the
+  call waited for its time limit);
+- the server's stderr goes to its log file up to ``STDERR_LOG_BYTES`` a start, the rest read and dropped
+  (a server that logs without end filled the disk), never to the terminal.
+
+Its streams are the SDK's (``ClientSession`` takes them as ``stdio_client``'s). Shutting down closes
+stdin, waits ``STOP_WAIT`` for the server to exit, then kills its process group.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager, suppress
+from typing import Any, BinaryIO
+
+import anyio
+from anyio.abc import Process
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 64 << 20  # one JSON-RPC message from a server: a 50 MB result is read (and vaulted)
+STDERR_LOG_BYTES = 1 << 20  # of a server's stderr written to its log, each time it starts
+READ_CHUNK = 1 << 16
+STOP_WAIT = 2.0  # seconds a server has to exit once its stdin is closed
+
+
+class McpServerError(Exception):
+    """What a server did that ends its connection (its ``str`` is the one line the user sees)."""
+
+
+def _parse(line: bytes) -> Any:
+    """One stdout line as the SDK's session takes it: a ``SessionMessage``, or the parse error (logged;
+    the session shows it and goes on, as the SDK's transport does)."""
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(
+            line.decode("utf-8", errors="replace"), by_name=False
+        )
+    except ValueError as exc:
+        log.warning("an MCP server sent a line that is not JSON-RPC (%d bytes)", len(line), exc_info=True)
+        return exc
+    return SessionMessage(message)
+
+
+@asynccontextmanager
+async def stdio_transport(
+    command: str, args: Sequence[str], env: dict[str, str], errlog: BinaryIO
+) -> AsyncIterator[tuple[Any, Any]]:
+    """Start ``command`` (its environment: the SDK's default variables and ``env``) and yield the
+    (read, write) streams of its session; its stderr goes to ``errlog``, bounded."""
+    from mcp.client.stdio import get_default_environment
+    from mcp.shared.message import SessionMessage
+
+    process = await anyio.open_process(
+        [command, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**get_default_environment(), **env},
+        start_new_session=True,  # its own group: stopped whole
+    )
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def read_stdout() -> None:
+        assert process.stdout is not None
+        pending = bytearray()
+        async with read_writer:
+            while True:
+                try:
+                    chunk = await process.stdout.receive(READ_CHUNK)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                    return  # the server is gone: the session sees the stream end
+                *whole, rest = chunk.split(b"\n")
+                for n, part in enumerate(whole):
+                    line = bytes(pending + part) if n == 0 and pending else part
+                    if n == 0:
+                        pending.clear()
+                    if line.strip():
+                        await read_writer.send(_parse(line))
+                pending += rest
+                # guard: mcp-a-message-has-a-size-limit
+                if len(pending) > MAX_MESSAGE_BYTES:
+                    mb = MAX_MESSAGE_BYTES >> 20
+                    raise McpServerError(f"it sent a message over {mb} MB (not read); the server was stopped")
+
+    async def write_stdin() -> None:
+        assert process.stdin is not None
+        async with write_reader:
+            async for message in write_reader:
+                data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                try:
+                    await process.stdin.send(data.encode())
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                    await read_writer.aclose()  # the session sees the end, no request waits forever
+                    return
+
+    async def drain_stderr() -> None:
+        assert process.stderr is not None
+        room = STDERR_LOG_BYTES
+        while True:
+            try:
+                chunk = await process.stderr.receive(READ_CHUNK)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                return
+            # guard: mcp-server-stderr-is-bounded
+            if room > 0:
+                kept = chunk[:room]
+                room -= len(kept)
+                try:
+                    errlog.write(kept)
+                    if room <= 0:
+                        errlog.write(f"\n[stderr past {STDERR_LOG_BYTES:,} bytes dropped]\n".encode())
+                    errlog.flush()
+                except OSError:  # a full disk: dropped, the server goes on
+                    log.warning("cannot write an MCP server's stderr to its log", exc_info=True)
+                    room = 0
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_stdout)
+        tg.start_soon(write_stdin)
+        tg.start_soon(drain_stderr)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _stop(process)
+                for stream in (read_stream, write_stream):
+                    await stream.aclose()
+            tg.cancel_scope.cancel()
+
+
+async def _stop(process: Process) -> None:
+    """Close the server's stdin, give it ``STOP_WAIT`` to exit, then kill its process group."""
+    if process.stdin is not None:
+        with suppress(OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await process.stdin.aclose()
+    with anyio.move_on_after(STOP_WAIT):
+        await process.wait()
+    if process.returncode is None:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        with anyio.move_on_after(STOP_WAIT):
+            await process.wait()
+        if process.returncode is None:
+            log.warning("MCP server process %d is still there after SIGKILL; left", process.pid)
+            return
+    # its pipes closed now, not when collected (after the loop's end)
+    with suppress(OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        await process.aclose()
