@@ -7,6 +7,7 @@ stay fast.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
@@ -625,10 +626,57 @@ def ask(
 
     setup_logging()
     stream_out = json_out or output_format == "stream-json"
-    code = asyncio.run(
-        _stoppable(_ask(texts, cli, session, _db(db), (workspace or Path.cwd()).resolve(), stream_out))
-    )
+    stdout = sys.stdout
+    sys.stdout = _ReaderGone(stdout)  # type: ignore[assignment]
+    try:
+        code = asyncio.run(
+            _stoppable(
+                _ask(texts, cli, session, _db(db), (workspace or Path.cwd()).resolve(), stream_out), pipe=True
+            )
+        )
+    finally:
+        sys.stdout = stdout
     raise typer.Exit(code)
+
+
+class _ReaderGone:
+    """``ask``'s standard output. When its reader goes away (``myrm ask … | head -1``), the kernel's
+    SIGPIPE stops the run as SIGTERM does (``_stoppable(pipe=True)``: the turn under way stopped and
+    saved, exit 141), and from then on what is written goes to ``/dev/null``: the write that found the
+    pipe closed raised in the middle of a turn, which ended with exit code 1 and not a word."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed()
+
+    def _closed(self) -> None:
+        if self._gone:
+            return
+        self._gone = True
+        log.info("standard output was closed by its reader; nothing more is written to it", exc_info=True)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+        with contextlib.suppress(BrokenPipeError):
+            self._stream.flush()  # what was buffered goes to /dev/null
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _with_mentions(prompt: str, root: Path) -> str:
@@ -662,9 +710,10 @@ def acp(
     raise typer.Exit(asyncio.run(_stoppable(serve(_db(db), cli))))
 
 
-async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
-    """Run ``main`` so that SIGTERM or SIGHUP cancels it: its ``finally`` blocks then run (background jobs
-    killed, the store closed, the embedded model stopped at exit) instead of the process dying around them."""
+async def _stoppable(main: Coroutine[Any, Any, int], pipe: bool = False) -> int:
+    """Run ``main`` so that SIGTERM or SIGHUP (and SIGPIPE with ``pipe``: standard output's reader went
+    away) cancels it: its ``finally`` blocks then run (background jobs killed, the store closed, the
+    embedded model stopped at exit) instead of the process dying around them."""
     import signal
 
     loop = asyncio.get_running_loop()
@@ -676,7 +725,9 @@ async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
         task.cancel()
 
     # guard: ask-sigterm-sighup-run-its-cleanup
-    signals = (signal.SIGTERM, signal.SIGHUP)
+    signals: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
+    # guard: ask-a-closed-stdout-stops-the-run-as-sigpipe
+    signals += (signal.SIGPIPE,) if pipe else ()
     for sig in signals:
         loop.add_signal_handler(sig, stop, sig)
     try:
@@ -684,7 +735,8 @@ async def _stoppable(main: Coroutine[Any, Any, int]) -> int:
     except asyncio.CancelledError:
         if not got:
             raise
-        _say(f"myrm: stopped by {got[0].name}; the session is saved")
+        why = "stopped: standard output was closed (SIGPIPE)" if got[0] == signal.SIGPIPE else None
+        _say(f"myrm: {why or f'stopped by {got[0].name}'}; the session is saved")
         return 128 + got[0].value
     finally:
         for sig in signals:

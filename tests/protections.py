@@ -1309,8 +1309,8 @@ MUTANTS = (
     Mutant(
         "ask: SIGTERM/SIGHUP run its cleanup",
         "ask-sigterm-sighup-run-its-cleanup",
-        "    signals = (signal.SIGTERM, signal.SIGHUP)",
-        "    signals = ()",
+        "    signals: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)",
+        "    signals: tuple[signal.Signals, ...] = ()",
         (f"{J}::test_sigterm_to_ask_ends_its_background_jobs",),
     ),
     Mutant(
@@ -1922,6 +1922,16 @@ MUTANTS = (
         "            if True:\n                kept = chunk\n",
         (
             "tests/agent/test_mcp_stdio.py::test_a_servers_stderr_flood_bad_bytes_and_garbage_lines_cost_nothing",
+        ),
+    ),
+    Mutant(
+        "ask: a closed standard output stops the run as SIGPIPE, with one line",
+        "ask-a-closed-stdout-stops-the-run-as-sigpipe",
+        "    signals += (signal.SIGPIPE,) if pipe else ()\n",
+        "    signals += ()\n",
+        (
+            "tests/agent/test_stream_json.py::"
+            "test_stdout_closed_by_its_reader_stops_the_run_as_sigpipe_and_keeps_the_session",
         ),
     ),
     Mutant(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -302,3 +303,36 @@ def test_sigterm_while_waiting_for_the_next_stdin_line_stops_the_run(
     finally:
         if ask.poll() is None:
             ask.kill()
+
+
+def test_stdout_closed_by_its_reader_stops_the_run_as_sigpipe_and_keeps_the_session(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """``myrm ask --output-format stream-json … | head -1``: the reader goes away after the first line.
+    The write that found the pipe closed raised in the middle of the turn: exit code 1 ("a turn failed")
+    and not a word. Now the run stops as on a signal (SIGPIPE, 141) with one line, the second prompt on
+    stdin is never sent, and the first one is in the session."""
+    emulator.enqueue(Reply(text="One. " * 50, chunk_size=4), Reply(text="Two."))
+    ask = _ask_process(emulator, tmp_path, workspace)
+    assert ask.stdin is not None and ask.stdout is not None
+    try:
+        for text in ("first", "second"):
+            ask.stdin.write(json.dumps({"type": "user", "text": text}) + "\n")
+        ask.stdin.flush()
+        assert json.loads(ask.stdout.readline())["type"] == "init"
+        ask.stdout.close()  # as `head -1` exits
+        try:
+            ask.wait(60)
+        except subprocess.TimeoutExpired:
+            pytest.fail("still running a minute after its output was closed")
+        err = ask.stderr.read() if ask.stderr is not None else ""
+        assert ask.returncode == 128 + signal.SIGPIPE, err
+        assert "standard output was closed" in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1, err
+    finally:
+        if ask.poll() is None:
+            ask.kill()
+    sent = [r for r in emulator.accepted if r.body.get("stream")]
+    assert all("second" not in json.dumps(r.body["messages"][-1]) for r in sent)
+    rows = sqlite3.connect(tmp_path / "ask.db").execute("SELECT content FROM messages").fetchall()
+    assert any(r[0] == "first" for r in rows) and not any(r[0] == "second" for r in rows)
