@@ -626,8 +626,9 @@ def ask(
 
     setup_logging()
     stream_out = json_out or output_format == "stream-json"
-    stdout = sys.stdout
-    sys.stdout = _ReaderGone(stdout)  # type: ignore[assignment]
+    stdout, stderr = sys.stdout, sys.stderr
+    # the reader of either gone (a script's `| head -1`, a parent that died): SIGPIPE stops the run
+    sys.stdout, sys.stderr = _ReaderGone(stdout), _ReaderGone(stderr)  # type: ignore[assignment]
     try:
         code = asyncio.run(
             _stoppable(
@@ -635,15 +636,15 @@ def ask(
             )
         )
     finally:
-        sys.stdout = stdout
+        sys.stdout, sys.stderr = stdout, stderr
     raise typer.Exit(code)
 
 
 class _ReaderGone:
-    """``ask``'s standard output. When its reader goes away (``myrm ask … | head -1``), the kernel's
-    SIGPIPE stops the run as SIGTERM does (``_stoppable(pipe=True)``: the turn under way stopped and
-    saved, exit 141), and from then on what is written goes to ``/dev/null``: the write that found the
-    pipe closed raised in the middle of a turn, which ended with exit code 1 and not a word."""
+    """``ask``'s standard output (or error). When its reader goes away (``myrm ask … | head -1``), the
+    kernel's SIGPIPE stops the run as SIGTERM does (``_stoppable(pipe=True)``: the turn under way stopped
+    and saved, exit 141), and from then on what is written goes to ``/dev/null``: the write that found
+    the pipe closed raised in the middle of a turn, which ended with exit code 1 and not a word."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
@@ -721,6 +722,9 @@ async def _stoppable(main: Coroutine[Any, Any, int], pipe: bool = False) -> int:
     got: list[signal.Signals] = []
 
     def stop(sig: signal.Signals) -> None:
+        # every write to a closed pipe sends one: the clean-up the first one started must not be cut
+        if sig == signal.SIGPIPE and sig in got:
+            return
         got.append(sig)
         task.cancel()
 
@@ -735,7 +739,7 @@ async def _stoppable(main: Coroutine[Any, Any, int], pipe: bool = False) -> int:
     except asyncio.CancelledError:
         if not got:
             raise
-        why = "stopped: standard output was closed (SIGPIPE)" if got[0] == signal.SIGPIPE else None
+        why = "stopped: its output was closed (SIGPIPE)" if got[0] == signal.SIGPIPE else None
         _say(f"myrm: {why or f'stopped by {got[0].name}'}; the session is saved")
         return 128 + got[0].value
     finally:

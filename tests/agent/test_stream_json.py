@@ -327,7 +327,7 @@ def test_stdout_closed_by_its_reader_stops_the_run_as_sigpipe_and_keeps_the_sess
             pytest.fail("still running a minute after its output was closed")
         err = ask.stderr.read() if ask.stderr is not None else ""
         assert ask.returncode == 128 + signal.SIGPIPE, err
-        assert "standard output was closed" in err and "Traceback" not in err
+        assert "output was closed" in err and "Traceback" not in err
         assert len(err.strip().splitlines()) == 1, err
     finally:
         if ask.poll() is None:
@@ -336,3 +336,34 @@ def test_stdout_closed_by_its_reader_stops_the_run_as_sigpipe_and_keeps_the_sess
     assert all("second" not in json.dumps(r.body["messages"][-1]) for r in sent)
     rows = sqlite3.connect(tmp_path / "ask.db").execute("SELECT content FROM messages").fetchall()
     assert any(r[0] == "first" for r in rows) and not any(r[0] == "second" for r in rows)
+
+
+def test_a_parent_that_dies_mid_turn_leaves_no_myrm_behind(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """The script driving ``ask`` dies: stdin, stdout and stderr all close while a reply streams. It
+    exits (141), with the first message saved. (By hand, a myrm left so once lived on for good: a write to
+    the closed stderr during the clean-up sent a second SIGPIPE, whose cancel cut the store's close, and
+    the database's thread kept the process alive; a repeated SIGPIPE is now ignored. This test does not
+    make that second write happen every time.)"""
+    emulator.enqueue(Reply(text="still talking " * 200, chunk_size=4))
+    ask = _ask_process(emulator, tmp_path, workspace)
+    assert ask.stdin is not None and ask.stdout is not None and ask.stderr is not None
+    try:
+        ask.stdin.write(json.dumps({"type": "user", "text": "first"}) + "\n")
+        ask.stdin.flush()
+        for line in ask.stdout:
+            if json.loads(line)["type"] == "message_delta":
+                break  # mid-reply
+        for pipe in (ask.stdin, ask.stdout, ask.stderr):
+            pipe.close()
+        try:
+            ask.wait(60)
+        except subprocess.TimeoutExpired:
+            pytest.fail("myrm still ran a minute after every pipe to it was closed")
+        assert ask.returncode == 128 + signal.SIGPIPE
+    finally:
+        if ask.poll() is None:
+            ask.kill()
+    rows = sqlite3.connect(tmp_path / "ask.db").execute("SELECT content FROM messages").fetchall()
+    assert any(r[0] == "first" for r in rows)
