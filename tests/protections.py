@@ -1935,6 +1935,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "store: a session others point into is not deleted",
+        "a-session-others-point-into-is-not-deleted",
+        "            if users := await self.pointing_into(sid):\n",
+        "            if users := []:\n",
+        ("tests/store/test_store.py::test_a_session_others_point_into_is_not_deleted_until_they_are",),
+    ),
+    Mutant(
         "sandbox: workspace-write writes the workspace only",
         "sandbox-workspace-write-writes",
         '                "write": [str(self.workspace), str(tmp), "/dev/null", "/dev/shm"],\n',

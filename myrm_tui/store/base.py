@@ -94,6 +94,11 @@ class SessionBusy(StoreError):
     """Another live myrm holds the session's write lease (or took it over from this one)."""
 
 
+class SessionNeeded(SessionBusy):
+    """Other sessions point into this one's stored outputs (a fork's ``vault://…`` pointers, a parent's
+    into its subagent's): deleting it would lose what they point to."""
+
+
 class StateConflict(StoreError):
     """The session's context state changed in the database since this store loaded it."""
 

@@ -12,6 +12,7 @@ from typing import Any
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store import history, lineage
+from myrm_tui.store.base import SessionNeeded
 from myrm_tui.store.leases import LeaseTable
 from myrm_tui.store.vault import insert_vault
 
@@ -110,8 +111,19 @@ class SessionTable(LeaseTable):
         await self._write("UPDATE sessions SET model = ? WHERE id = ?", (model, sid))
 
     async def delete_session(self, sid: str) -> None:
+        """Delete ``sid`` and everything it holds; :class:`SessionNeeded` (nothing deleted) while another
+        session points into its vault or messages (``pointing_into``)."""
         async with self.transaction() as conn:
             await self._guard(conn, sid)
+            # guard: a-session-others-point-into-is-not-deleted
+            if users := await self.pointing_into(sid):
+                more = f" and {len(users) - 3} more" if len(users) > 3 else ""
+                raise SessionNeeded(
+                    self.path,
+                    f"session {sid} is not deleted: session{'s' if len(users) > 1 else ''} "
+                    f"{', '.join(users[:3])}{more} point{'' if len(users) > 1 else 's'} into its stored "
+                    f"outputs (vault://{sid}/…); delete {'them' if len(users) > 1 else 'it'} first",
+                )
             await conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
             self._leases.pop(sid, None)
             self._state_versions.pop(sid, None)
@@ -124,6 +136,20 @@ class SessionTable(LeaseTable):
                 await conn.execute("DELETE FROM history_fts WHERE session_id = ?", (sid,))
             # guard: history-search-a-deleted-sessions-rowids-are-not-skipped
             await history.rewind(conn)
+
+    async def pointing_into(self, sid: str) -> list[str]:
+        """The other sessions whose messages, vault entries or context state hold a ``vault://<sid>/``
+        pointer (a fork's copied history, a parent's to its subagent's output): they would lose what it
+        points to if ``sid`` went. One scan of those tables (a delete is rare)."""
+        needle = f"vault://{sid}/"
+        found: list[str] = []
+        for table, column in (("messages", "content"), ("vault", "content"), ("context_state", "state")):
+            async with self.conn.execute(
+                f"SELECT DISTINCT session_id FROM {table} WHERE session_id != ? AND instr({column}, ?) > 0",
+                (sid, needle),
+            ) as cur:
+                found += [r[0] for r in await cur.fetchall() if r[0] not in found]
+        return found
 
     async def fork_session(
         self, sid: str, upto_seq: int | None = None, title: str | None = None, copy_state: bool = False

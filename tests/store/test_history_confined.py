@@ -8,12 +8,13 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.context.types import Message
 from myrm_tui.context.vault import VAULT_SCHEME, VaultEntry, readable, slice_lines
-from myrm_tui.store.db import Store
+from myrm_tui.store.db import SessionNeeded, Store
 
 
 @dataclass
@@ -25,6 +26,8 @@ class Model:
     inherited: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # (owner, fact) before the fork
     parent: dict[str, str] = field(default_factory=dict)
     deleted: set[str] = field(default_factory=set)
+    # session -> the sessions whose vault:// pointers its messages hold (its own, and a fork's copies)
+    owners: dict[str, set[str]] = field(default_factory=dict)
 
     def line(self, sid: str) -> set[str]:
         """The ancestors the store still reaches: the walk stops past a deleted one."""
@@ -70,6 +73,7 @@ async def _run(ops: list[tuple[str, int]]) -> None:
                 s = await store.create_session()
                 live.append(s.id)
                 m.said[s.id], m.outputs[s.id], m.inherited[s.id] = [], [], []
+                m.owners[s.id] = set()
                 continue
             sid = live[i % len(live)]
             if op == "say":
@@ -86,18 +90,26 @@ async def _run(ops: list[tuple[str, int]]) -> None:
                 )
                 m.said[sid].append(said)
                 m.outputs[sid].append(out)
+                m.owners[sid].add(sid)
             elif op in ("fork", "subagent"):
                 if op == "fork":
                     child = (await store.fork_session(sid)).id
                     m.said[child] = list(m.said[sid])
+                    m.owners[child] = set(m.owners[sid])  # the copied messages' pointers
                 else:
                     child = (await store.create_session(parent_id=sid)).id
                     m.said[child] = []
+                    m.owners[child] = set()
                 m.outputs[child] = []
                 m.inherited[child] = [(sid, f) for f in m.outputs[sid]] + list(m.inherited[sid])
                 m.parent[child] = sid
                 live.append(child)
             elif op == "delete" and len(live) > 1:
+                if any(sid in m.owners[o] for o in live if o != sid):
+                    # a fork's copied messages point into its vault: refused, nothing deleted
+                    with pytest.raises(SessionNeeded):
+                        await store.delete_session(sid)
+                    continue
                 await store.delete_session(sid)
                 live.remove(sid)
                 m.deleted.add(sid)
@@ -123,6 +135,8 @@ async def _run(ops: list[tuple[str, int]]) -> None:
 @given(ops=OPS)
 @example(ops=[("say", 0), ("fork", 0), ("say", 0), ("say", 1)])  # a parent's output after the fork
 @example(ops=[("new", 0), ("say", 0), ("say", 1), ("fork", 0), ("fork", 2), ("say", 0), ("say", 2)])
-@example(ops=[("say", 0), ("fork", 0), ("say", 1), ("fork", 1), ("delete", 1), ("say", 0)])  # parent gone
+# a parent its fork points into: not deleted
+@example(ops=[("say", 0), ("fork", 0), ("say", 1), ("fork", 1), ("delete", 1), ("say", 0)])
+@example(ops=[("fork", 0), ("say", 1), ("fork", 0), ("delete", 0), ("say", 1)])  # parent gone
 def test_a_sessions_search_finds_its_history_and_nothing_else(ops: list[tuple[str, int]]) -> None:
     asyncio.run(_run(ops))

@@ -405,3 +405,51 @@ async def test_any_message_reads_back_as_it_was_stored(store: Store, messages: l
     loaded = await store.load_messages(s.id)
     for m, back in zip(stored, loaded, strict=True):
         assert back == m and back.meta == m.meta and back.synthetic == m.synthetic
+
+
+def test_a_session_others_point_into_is_not_deleted_until_they_are(tmp_path: Path) -> None:
+    """A fork reads its parent's vault (its copied messages hold ``vault://PARENT/…`` pointers):
+    ``sessions --delete PARENT`` dropped those originals and the fork's pointers led nowhere. The delete is
+    refused in one line naming the fork, nothing is deleted, and once the fork is gone the parent goes
+    too. A session nothing points into is deleted at once."""
+    import asyncio
+
+    from myrm_tui.context.vault import VaultEntry
+    from myrm_tui.store.db import SessionNeeded
+    from tests.helpers import cli_env, run_myrm
+
+    db = tmp_path / "s.db"
+
+    async def made() -> tuple[str, str, str, str]:
+        store = await Store.open(db)
+        try:
+            parent = await store.create_session(model="m", workspace=str(tmp_path))
+            uri = f"vault://{parent.id}/abc"
+            entry = VaultEntry(uri, "THE FULL OUTPUT", "tool_output", "bash", 1.0)
+            await store.append_message(parent.id, Message(role="user", content=f"see {uri}"), vault=[entry])
+            fork = await store.fork_session(parent.id)
+            alone = await store.create_session(model="m", workspace=str(tmp_path))
+            with pytest.raises(SessionNeeded) as refused:
+                await store.delete_session(parent.id)
+            assert fork.id in str(refused.value) and "\n" not in str(refused.value)
+            assert (await store.vault_get(uri)) is not None and await store.get_session(parent.id) is not None
+            return parent.id, fork.id, alone.id, uri
+        finally:
+            await store.close()
+
+    async def gone(sid: str, uri: str) -> bool:
+        store = await Store.open(db)
+        try:
+            return await store.vault_get(uri) is None and await store.get_session(sid) is None
+        finally:
+            await store.close()
+
+    parent, fork, alone, uri = asyncio.run(made())
+    env = cli_env(tmp_path, "s.db")
+    cli = run_myrm(["sessions", "--delete", parent], env=env)
+    assert cli.returncode == 2 and fork in cli.stderr and "Traceback" not in cli.stderr, cli.stderr
+    assert len(cli.stderr.strip().splitlines()) == 1
+    assert run_myrm(["sessions", "--delete", alone], env=env).returncode == 0
+    assert run_myrm(["sessions", "--delete", fork], env=env).returncode == 0
+    assert run_myrm(["sessions", "--delete", parent], env=env).returncode == 0
+    assert asyncio.run(gone(parent, uri))
