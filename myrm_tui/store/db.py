@@ -55,6 +55,7 @@ from myrm_tui.store.base import (
     WriteFailed,
     _check_file,
     explain,
+    first_row,
 )
 from myrm_tui.store.file_backups import FileBackupTable
 from myrm_tui.store.leases import HOST, LEASE_STALE_S
@@ -151,8 +152,7 @@ class Store(SessionTable, StateTable, VaultTable, SettingsTable, MetricsTable, F
         self.history_indexed = True
 
     async def _version(self) -> int:
-        async with self.conn.execute("PRAGMA user_version") as cur:
-            row = await cur.fetchone()
+        row = await first_row(self.conn, "PRAGMA user_version")
         return int(row[0]) if row else 0
 
     async def _migrate(self) -> None:

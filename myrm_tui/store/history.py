@@ -115,12 +115,13 @@ async def catch_up(conn: aiosqlite.Connection) -> int:
     """Index every message and vault row past the watermark, inside the caller's transaction; the count."""
     n = 0
     upto = await _watermark(conn, "messages")
-    async with conn.execute(
-        "SELECT rowid, session_id, seq, role, content, content_is_json, tool_calls, name, tool_call_id "
-        "FROM messages WHERE rowid > ? ORDER BY rowid",
-        (upto,),
-    ) as cur:
-        rows = list(await cur.fetchall())
+    rows = list(
+        await conn.execute_fetchall(
+            "SELECT rowid, session_id, seq, role, content, content_is_json, tool_calls, name, tool_call_id "
+            "FROM messages WHERE rowid > ? ORDER BY rowid",
+            (upto,),
+        )
+    )
     if rows:
         await conn.executemany(
             "INSERT INTO history_fts (body, session_id, ref, kind) VALUES (?,?,?,?)",
@@ -129,12 +130,13 @@ async def catch_up(conn: aiosqlite.Connection) -> int:
         await _advance(conn, "messages", rows[-1]["rowid"])
         n += len(rows)
     upto = await _watermark(conn, "vault")
-    async with conn.execute(
-        "SELECT rowid, uri, session_id, kind, tool_name, content, created_at FROM vault WHERE rowid > ? "
-        "ORDER BY rowid",
-        (upto,),
-    ) as cur:
-        vrows = list(await cur.fetchall())
+    vrows = list(
+        await conn.execute_fetchall(
+            "SELECT rowid, uri, session_id, kind, tool_name, content, created_at FROM vault WHERE rowid > ? "
+            "ORDER BY rowid",
+            (upto,),
+        )
+    )
     if vrows:
         await conn.executemany(
             "INSERT INTO history_fts (body, session_id, ref, kind) VALUES (?,?,?,?)",
@@ -168,8 +170,9 @@ async def rewind(conn: aiosqlite.Connection) -> None:
 
 
 async def _watermark(conn: aiosqlite.Connection, source: str) -> int:
-    async with conn.execute("SELECT upto FROM history_index WHERE source = ?", (source,)) as cur:
-        row = await cur.fetchone()
+    # One trip to aiosqlite's thread, not three (``base.first_row``): it is read twice a message append.
+    rows = await conn.execute_fetchall("SELECT upto FROM history_index WHERE source = ?", (source,))
+    row = next(iter(rows), None)
     return int(row[0]) if row else 0
 
 

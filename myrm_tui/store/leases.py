@@ -15,7 +15,7 @@ from typing import Any
 import aiosqlite
 
 from myrm_tui.aio import to_the_end
-from myrm_tui.store.base import SessionBusy, StoreBase
+from myrm_tui.store.base import SessionBusy, StoreBase, first_row
 
 LEASE_STALE_S = 3600.0  # a lease of another host whose holder wrote nothing for this long is taken over
 _HEARTBEAT_S = 60.0
@@ -50,8 +50,7 @@ _MY_START = _proc_start(os.getpid())
 
 class LeaseTable(StoreBase):
     async def _lease_row(self, sid: str) -> Any:
-        async with self.conn.execute("SELECT * FROM session_leases WHERE session_id = ?", (sid,)) as cur:
-            return await cur.fetchone()
+        return await first_row(self.conn, "SELECT * FROM session_leases WHERE session_id = ?", (sid,))
 
     @staticmethod
     def _held(row: Any) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store import history, lineage
-from myrm_tui.store.base import SessionNeeded
+from myrm_tui.store.base import SessionNeeded, first_row
 from myrm_tui.store.leases import LeaseTable
 from myrm_tui.store.vault import insert_vault
 
@@ -190,10 +190,9 @@ class SessionTable(LeaseTable):
         return row
 
     async def _max_seq(self, sid: str) -> int:
-        async with self.conn.execute(
-            "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (sid,)
-        ) as cur:
-            row = await cur.fetchone()
+        row = await first_row(
+            self.conn, "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (sid,)
+        )
         return int(row[0]) if row else -1
 
     # -- messages ---------------------------------------------------------------------------------

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from myrm_tui.store.base import StoreBase
+from myrm_tui.store.base import StoreBase, first_row
 
 
 class SettingsTable(StoreBase):
     async def get_setting(self, key: str, default: Any = None) -> Any:
-        async with self.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)) as cur:
-            row = await cur.fetchone()
+        row = await first_row(self.conn, "SELECT value FROM settings WHERE key = ?", (key,))
         return json.loads(row[0]) if row else default
 
     async def set_setting(self, key: str, value: Any) -> None:

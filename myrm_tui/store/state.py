@@ -8,7 +8,7 @@ from typing import Any
 
 import aiosqlite
 
-from myrm_tui.store.base import StateConflict
+from myrm_tui.store.base import StateConflict, first_row
 from myrm_tui.store.leases import LeaseTable
 
 _UPSERT_STATE = (
@@ -20,10 +20,9 @@ _UPSERT_STATE = (
 class StateTable(LeaseTable):
     async def load_state(self, sid: str) -> str | None:
         """The saved context state; its version is remembered, and the next save of this store expects it."""
-        async with self.conn.execute(
-            "SELECT state, version FROM context_state WHERE session_id = ?", (sid,)
-        ) as cur:
-            row = await cur.fetchone()
+        row = await first_row(
+            self.conn, "SELECT state, version FROM context_state WHERE session_id = ?", (sid,)
+        )
         self._state_versions[sid] = int(row[1]) if row else 0
         return row[0] if row else None
 
@@ -43,10 +42,7 @@ class StateTable(LeaseTable):
                 (state_json, now, sid, expected),
             )
             if cur.rowcount == 0:
-                async with conn.execute(
-                    "SELECT version FROM context_state WHERE session_id = ?", (sid,)
-                ) as c:
-                    row = await c.fetchone()
+                row = await first_row(conn, "SELECT version FROM context_state WHERE session_id = ?", (sid,))
                 # guard: state-saves-are-compare-and-set
                 if row is not None or expected != 0:
                     raise StateConflict(
@@ -56,8 +52,7 @@ class StateTable(LeaseTable):
                         "reopen the session",
                     )
                 await conn.execute(_UPSERT_STATE, (sid, state_json, now))
-        async with conn.execute("SELECT version FROM context_state WHERE session_id = ?", (sid,)) as c:
-            row = await c.fetchone()
+        row = await first_row(conn, "SELECT version FROM context_state WHERE session_id = ?", (sid,))
         if row is not None and (checked or sid in self._state_versions):
             self._state_versions[sid] = int(row[0])
 
