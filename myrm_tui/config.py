@@ -135,6 +135,12 @@ def _annotated() -> dict[str, Any]:
             return [{"name": name, **table} for name, table in v.items()]
         return v
 
+    def env_name(v: str) -> str:
+        # a name no variable can have ("GH_TOKEN=x", "GH TOKEN", "") keeps nothing: a typo, said at once
+        if not v or re.search(r"[=\s\x00]", v):
+            raise ValueError('expected an environment variable\'s name like GH_TOKEN (no "=", no space)')
+        return v
+
     def ratio() -> Any:
         return Annotated[
             float, BeforeValidator(no_bool), Field(gt=0, lt=1), Expect("a number between 0 and 1")
@@ -182,6 +188,7 @@ def _annotated() -> dict[str, Any]:
             AfterValidator(_check_thinking_budget),
             Expect(f"an integer (0 = off, else {MIN_THINKING_BUDGET} to {MAX_TOKENS})"),
         ],
+        "shell_env_keep": tuple[Annotated[str, AfterValidator(env_name)], ...],
         "mcp_servers": Annotated[
             tuple[dict[str, Any], ...],
             BeforeValidator(named_tables),
@@ -459,6 +466,9 @@ def validate_values(
     return checked, problems
 
 
+JSON_LIST_EXAMPLE = {"": '["pytest", "git status"]', "shell_env_keep": '["GH_TOKEN"]'}
+
+
 def env_values(env: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
     """``MYRM_<KEY>`` for every setting, validated like the file; list settings are JSON
     (``MYRM_ALLOWED_COMMANDS='["pytest", "git status"]'``). A near-miss name is a warning."""
@@ -484,10 +494,11 @@ def env_values(env: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
             try:
                 value = json.loads(raw)
             except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
+                example = JSON_LIST_EXAMPLE.get(key, JSON_LIST_EXAMPLE[""])
                 problems.append(
                     Problem(
                         name,
-                        f'{key}: expected a JSON list (e.g. ["pytest", "git status"]), got {_shown(raw)}',
+                        f"{key}: expected a JSON list (e.g. {example}), got {_shown(raw)}",
                     )
                 )
                 continue

@@ -110,9 +110,29 @@ def test_environment_variables_go_through_the_same_validation() -> None:
         "MYRM_CONTEXT_WINDOW": "32000",
         "MYRM_KEEPALIVE": "false",
         "MYRM_ALLOWED_COMMANDS": '["pytest", "git status"]',
+        "MYRM_SHELL_ENV_KEEP": '["GH_TOKEN", "HF_TOKEN"]',
+        "MYRM_UNDO_BACKUPS_MB": "0",
     }
     s = resolve({}, {}, {}, env=env)
     assert (s.context_window, s.keepalive, s.allowed_commands) == (32000, False, ("pytest", "git status"))
+    assert (s.shell_env_keep, s.undo_backups_mb) == (("GH_TOKEN", "HF_TOKEN"), 0)
+    for name, raw, line in (
+        (
+            "MYRM_SHELL_ENV_KEEP",
+            "GH_TOKEN",
+            'shell_env_keep: expected a JSON list (e.g. ["GH_TOKEN"]), got "GH_TOKEN"',
+        ),
+        (
+            "MYRM_SHELL_ENV_KEEP",
+            '["GH_TOKEN", "HF_TOKEN=x"]',
+            'shell_env_keep[1]: expected an environment variable\'s name like GH_TOKEN (no "=", no space), '
+            'got "HF_TOKEN=x"',
+        ),
+        ("MYRM_UNDO_BACKUPS_MB", "-1", 'undo_backups_mb: expected an integer >= 0 and <= 16777216, got "-1"'),
+    ):
+        with pytest.raises(ConfigError) as err:
+            resolve({}, {}, {}, env={name: raw})
+        assert str(err.value) == f"{name}: {line}"
     with pytest.raises(ConfigError) as err:
         resolve({}, {}, {}, env={"MYRM_CONTEXT_WINDOW": "abc"})
     assert (

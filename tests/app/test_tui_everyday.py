@@ -346,13 +346,22 @@ async def test_help_shows_the_mode_row_whole(
 
 # -- 10: settings ----------------------------------------------------------------------------------------
 async def test_settings_errors_are_visible_the_summarizer_is_checked_and_the_header_follows_a_save(
-    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Also ``shell_env_keep`` and ``undo_backups_mb`` (leftovers8): F2 shows what their environment form
+    set, refuses a bad value in one line with nothing stored, and a save stores them and wins for the run."""
+    monkeypatch.setenv("MYRM_SHELL_ENV_KEEP", '["GH_TOKEN"]')
+    monkeypatch.setenv("MYRM_UNDO_BACKUPS_MB", "7")
     app = make_app(emulator, tmp_path, workspace, preheat=False)
     async with started(app, size=(90, 30)) as pilot:
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
         screen = app.screen
+        keep, undo_mb = (
+            screen.query_one("#f-shell_env_keep", Input),
+            screen.query_one("#f-undo_backups_mb", Input),
+        )
+        assert (keep.value, undo_mb.value) == ("GH_TOKEN", "7")
         shown = {b.binding.description for b in screen.active_bindings.values()}
         assert "Cancel" not in shown and "Close" in shown
         screen.query_one("#f-light_ratio", Input).value = "0.95"
@@ -372,11 +381,29 @@ async def test_settings_errors_are_visible_the_summarizer_is_checked_and_the_hea
         assert isinstance(app.screen, SettingsScreen)
         assert await app.controller.store.get_setting("summarizer_model") is None  # type: ignore[union-attr]
         screen.query_one("#f-summarizer_model", Input).value = "extractive"
+        for field, bad, line in (
+            (undo_mb, "-1", "undo_backups_mb: expected an integer >= 0 and <= 16777216, got -1"),
+            (keep, "GH_TOKEN, GH_TOKEN=x", "shell_env_keep[1]: expected an environment variable's name"),
+        ):
+            before = field.value
+            field.value = bad
+            await pilot.press("ctrl+s")
+            await wait_until(pilot, lambda line=line: any(t.startswith(line) for t in _toasts(app)))
+            assert isinstance(app.screen, SettingsScreen)
+            field.value = before
+        assert await app.controller.store.get_setting("undo_backups_mb") is None  # type: ignore[union-attr]
+        assert await app.controller.store.get_setting("shell_env_keep") is None  # type: ignore[union-attr]
+        keep.value, undo_mb.value = "GH_TOKEN,  HF_TOKEN ,", "50"
         screen.query_one("#f-model", Input).value = "openai/gpt-4o"
         await pilot.press("ctrl+s")  # saved: the header names the new model
         await wait_until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
         # The header follows once the saved settings are applied (a step after the screen closes).
         await wait_until(pilot, lambda: str(app.sub_title).endswith("· openai/gpt-4o"))
+        settings = app.controller.settings
+        assert settings is not None  # F2's values win over MYRM_* for this run, and are stored
+        assert (settings.shell_env_keep, settings.undo_backups_mb) == (("GH_TOKEN", "HF_TOKEN"), 50)
+        assert await app.controller.store.get_setting("shell_env_keep") == ["GH_TOKEN", "HF_TOKEN"]  # type: ignore[union-attr]
+        assert await app.controller.store.get_setting("undo_backups_mb") == 50  # type: ignore[union-attr]
 
 
 def test_the_readme_keys_table_lists_every_key_of_the_command_table() -> None:

@@ -1,4 +1,5 @@
-"""Settings (F2): model, summarizer, prompt mode, window, thresholds, keep-alive, tool approvals.
+"""Settings (F2): model, summarizer, prompt mode, window, thresholds, keep-alive, tool approvals, the
+secret-looking variables shell commands keep (``shell_env_keep``) and /undo's cap (``undo_backups_mb``).
 
 Saved to the database; the agent is rebuilt for the next message when its execution fingerprint
 changes. Ctrl+S or the Save button saves, Esc closes without saving.
@@ -16,7 +17,7 @@ from textual.widgets import Button, Input, Label, Select, Switch
 
 from myrm_tui.agent.permissions import check_rules
 from myrm_tui.agent.prompts import MODES
-from myrm_tui.config import Settings, model_problem
+from myrm_tui.config import Settings, model_problem, validate_values
 
 TEXT_FIELDS: tuple[tuple[str, str], ...] = (
     ("model", "Model (any litellm model string)"),
@@ -30,12 +31,27 @@ TEXT_FIELDS: tuple[tuple[str, str], ...] = (
     ("full_ratio", "Full compression (planned) at (share of the input budget)"),
     ("emergency_ratio", "Emergency net at (share of the input budget)"),
     ("allowed_commands", "Shell commands allowed without asking (comma-separated rules: git status, pytest)"),
+    (
+        "shell_env_keep",
+        "Secret-looking environment variables shell commands still get (comma-separated names: GH_TOKEN)",
+    ),
+    (
+        "undo_backups_mb",
+        "/undo's backups of a session, in total (MB; the oldest turns' dropped past it; 0 = no cap)",
+    ),
 )
+LISTS = frozenset({"allowed_commands", "shell_env_keep"})  # comma-separated in the field
 AUTO_OFF_WARNING = (
     "⚠ Auto-compaction off: the context grows until the emergency net (90% of the input budget) compacts "
     "it (or a request is refused). Compact yourself with ctrl+k or /compact."
 )
-NUMERIC = {"context_window": int, "light_ratio": float, "full_ratio": float, "emergency_ratio": float}
+NUMERIC = {
+    "context_window": int,
+    "light_ratio": float,
+    "full_ratio": float,
+    "emergency_ratio": float,
+    "undo_backups_mb": int,
+}
 
 
 class SettingsScreen(ModalScreen[dict[str, Any] | None]):
@@ -61,9 +77,7 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
             for key, label in TEXT_FIELDS:
                 yield Label(label)
                 value = getattr(s, key)
-                text = (
-                    ", ".join(value) if key == "allowed_commands" else ("" if value is None else str(value))
-                )
+                text = ", ".join(value) if key in LISTS else ("" if value is None else str(value))
                 yield Input(text, id=f"f-{key}")
             yield Label("Prompt mode")
             yield Select([(m, m) for m in MODES], value=s.prompt_mode, allow_blank=False, id="f-prompt_mode")
@@ -90,9 +104,9 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
         out: dict[str, Any] = {}
         for key, _ in TEXT_FIELDS:
             raw = self.query_one(f"#f-{key}", Input).value.strip()
-            if key == "allowed_commands":
+            if key in LISTS:
                 out[key] = [p.strip() for p in raw.split(",") if p.strip()]
-                if problems := check_rules(out[key]):
+                if key == "allowed_commands" and (problems := check_rules(out[key])):
                     raise ValueError(problems[0])
             elif key in NUMERIC:
                 try:
@@ -103,6 +117,10 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
                 out[key] = raw or (None if key == "api_base" else "")
         if not out["model"]:
             raise ValueError("model must not be empty")
+        # each value as the config file's would be (undo_backups_mb -1, shell_env_keep A=B, a window of 5):
+        # stored unchecked, it would be skipped with a warning at the next start, after the screen said saved
+        if found := validate_values(out, "F2")[1]:
+            raise ValueError(found[0].text)
         for key in ("model", "summarizer_model"):  # checked like --model
             if out[key] not in ("", "extractive") and (problem := model_problem(out[key], out["api_base"])):
                 raise ValueError(f"{key}: {problem}")
