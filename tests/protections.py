@@ -1942,6 +1942,17 @@ MUTANTS = (
         ("tests/store/test_store.py::test_a_session_others_point_into_is_not_deleted_until_they_are",),
     ),
     Mutant(
+        "store: a session open in another myrm is not renamed (leftovers8)",
+        "a-session-open-elsewhere-is-not-renamed",
+        '            if row is not None and row["token"] != self._leases.get(sid) and self._held(row):\n',
+        "            if False:\n",
+        (
+            "tests/store/test_leases.py::test_a_second_store_is_refused_until_the_holder_closes",
+            "tests/store/test_leases.py::"
+            "test_ask_refuses_a_session_another_process_writes_and_takes_it_over_after_kill_9",
+        ),
+    ),
+    Mutant(
         "sandbox: workspace-write writes the workspace only",
         "sandbox-workspace-write-writes",
         '                "write": [str(self.workspace), str(tmp), "/dev/null", "/dev/shm"],\n',

@@ -12,8 +12,8 @@ from typing import Any
 from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.context.vault import VaultEntry
 from myrm_tui.store import history, lineage
-from myrm_tui.store.base import SessionNeeded, first_row
-from myrm_tui.store.leases import LeaseTable
+from myrm_tui.store.base import SessionBusy, SessionNeeded, first_row
+from myrm_tui.store.leases import HOST, LeaseTable
 from myrm_tui.store.vault import insert_vault
 
 # A synthetic message's meta holds this (``append_message``): the pipeline's, never the user's.
@@ -103,9 +103,21 @@ class SessionTable(LeaseTable):
         )
 
     async def rename_session(self, sid: str, title: str) -> None:
-        await self._write(
-            "UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?", (title, time.time(), sid)
-        )
+        """Title ``sid``; :class:`SessionBusy` (nothing changed) while another live myrm has it open: that
+        one still titles a new session after its first turn, or at its exit, over the name given here."""
+        async with self.transaction() as conn:
+            row = await self._lease_row(sid)
+            # guard: a-session-open-elsewhere-is-not-renamed
+            if row is not None and row["token"] != self._leases.get(sid) and self._held(row):
+                where = f" on {row['host']}" if row["host"] != HOST else ""
+                raise SessionBusy(
+                    self.path,
+                    f"session {sid} is not renamed: it is open in another myrm (pid {row['pid']}{where}), "
+                    "which may title it over your name; rename it once that myrm is closed",
+                )
+            await conn.execute(
+                "UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?", (title, time.time(), sid)
+            )
 
     async def set_session_model(self, sid: str, model: str) -> None:
         await self._write("UPDATE sessions SET model = ? WHERE id = ?", (model, sid))

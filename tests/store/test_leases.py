@@ -50,8 +50,20 @@ async def test_a_second_store_is_refused_until_the_holder_closes(tmp_path: Path)
             await b.save_state(sid, "{}")
         with pytest.raises(SessionBusy):
             await b.delete_session(sid)
+        # nor a rename (leftovers8): the holder titles a new session after its first turn and at its exit,
+        # from the title it read at open, over the one given here
+        with pytest.raises(SessionBusy) as info:
+            await b.rename_session(sid, "from b")
+        assert str(info.value) == (
+            f"session {sid} is not renamed: it is open in another myrm (pid {os.getpid()}), which may title "
+            "it over your name; rename it once that myrm is closed"
+        )
+        await a.rename_session(sid, "by a")  # the holder names its own
         assert [m.text for m in await b.load_messages(sid)] == ["from a"]
+        assert (await b.get_session(sid)).title == "by a"  # type: ignore[union-attr]
         await a.close()  # releases
+        await b.rename_session(sid, "from b")
+        assert (await b.get_session(sid)).title == "from b"  # type: ignore[union-attr]
         await b.acquire_lease(sid)
         await b.append_message(sid, Message(role="user", content="from b"))
         assert [m.text for m in await b.load_messages(sid)] == ["from a", "from b"]
@@ -265,6 +277,13 @@ def test_ask_refuses_a_session_another_process_writes_and_takes_it_over_after_ki
         # the full screen on that session: the same line before it opens
         tui = run_myrm(["--session", sid, "--workspace", str(workspace)], env=env, cwd=ROOT)
         assert tui.returncode == 2 and tui.stderr.strip().splitlines() == proc.stderr.strip().splitlines()
+        # nor renamed (leftovers8): one line naming the holder, the title as it was
+        renamed = run_myrm(["sessions", "--rename", sid, "mine"], env=env, cwd=ROOT)
+        assert renamed.returncode == 2 and renamed.stderr.strip().splitlines() == [
+            f"myrm: session {sid} is not renamed: it is open in another myrm (pid {holder.pid}), which may "
+            "title it over your name; rename it once that myrm is closed"
+        ]
+        assert "mine" not in run_myrm(["sessions"], env=env, cwd=ROOT).stdout
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
@@ -272,6 +291,9 @@ def test_ask_refuses_a_session_another_process_writes_and_takes_it_over_after_ki
     proc = _ask(["note this", "--session", sid], tmp_path, emulator, workspace, "cli.db")
     assert proc.returncode == 0, proc.stderr  # the dead holder's lease was taken over
     assert proc.stdout.strip() == "noted"
+    renamed = run_myrm(["sessions", "--rename", sid, "mine"], env=env, cwd=ROOT)  # the holder dead
+    assert (renamed.returncode, renamed.stdout.splitlines()[0]) == (0, f"renamed {sid}")
+    assert "mine" in renamed.stdout
 
 
 def _answered(app: Any, text: str) -> bool:
