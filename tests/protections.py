@@ -1916,6 +1916,16 @@ MUTANTS = (
         ("tests/agent/test_mcp_stdio.py::test_a_message_over_the_limit_stops_its_server_in_one_line",),
     ),
     Mutant(
+        "MCP: a server's messages are on a budget (leftovers8)",
+        "mcp-a-servers-messages-are-on-a-budget",
+        "                        if not budget.take(anyio.current_time()):\n",
+        "                        if False:\n",
+        (
+            "tests/agent/test_mcp_stdio.py::"
+            "test_a_server_sending_notifications_without_end_is_stopped_in_one_line",
+        ),
+    ),
+    Mutant(
         "MCP: a server's stderr in the log is bounded",
         "mcp-server-stderr-is-bounded",
         "            if room > 0:\n                kept = chunk[:room]\n",

@@ -8,6 +8,9 @@
   call waited for its time limit);
 - the server's stderr goes to its log file up to ``STDERR_LOG_BYTES`` a start, the rest read and dropped
   (a server that logs without end filled the disk), never to the terminal.
+- its messages are on a budget (``MessageBudget``: ``BURST`` at once, ``RATE`` a second after): a server
+  sending notifications without end (each costs myrm ~70 µs of CPU to parse and dispatch: a core's worth
+  until the call's 120 s limit) is stopped with one line once it is spent, its call failing then.
 
 Its streams are the SDK's (``ClientSession`` takes them as ``stdio_client``'s). Shutting down closes
 stdin, waits ``STOP_WAIT`` for the server to exit, then kills its process group.
@@ -32,6 +35,30 @@ MAX_MESSAGE_BYTES = 64 << 20  # one JSON-RPC message from a server: a 50 MB resu
 STDERR_LOG_BYTES = 1 << 20  # of a server's stderr written to its log, each time it starts
 READ_CHUNK = 1 << 16
 STOP_WAIT = 2.0  # seconds a server has to exit once its stdin is closed
+# A server's messages (notifications, requests, answers, lines that are not JSON, all alike): BURST at once,
+# then RATE a second. A progress or log stream of a long tool (tens a second) never comes near it; a flood
+# is stopped within BURST messages (~0.35 s of myrm's CPU) and cannot hold more than ~4 % of a core.
+BURST = 5_000
+RATE = 500.0
+
+
+class MessageBudget:
+    """A token bucket: ``take(now)`` spends one message at time ``now`` (seconds, monotonic); False once
+    more than ``burst`` plus ``rate`` a second since the first have come."""
+
+    def __init__(self, burst: int = BURST, rate: float = RATE) -> None:
+        self.burst, self.rate = burst, rate
+        self.left = float(burst)
+        self.at: float | None = None
+
+    def take(self, now: float) -> bool:
+        if self.at is not None:
+            self.left = min(float(self.burst), self.left + (now - self.at) * self.rate)
+        self.at = now
+        if self.left < 1:
+            return False
+        self.left -= 1
+        return True
 
 
 class McpServerError(Exception):
@@ -71,12 +98,19 @@ async def stdio_transport(
         env={**get_default_environment(), **env},
         start_new_session=True,  # its own group: stopped whole
     )
+    hostile: list[str] = []  # what the server did that stops it: killed at once, not asked to exit
+
+    def broke(what: str) -> McpServerError:
+        hostile.append(what)
+        return McpServerError(f"{what}; the server was stopped")
+
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 
     async def read_stdout() -> None:
         assert process.stdout is not None
         pending = bytearray()
+        budget = MessageBudget(BURST, RATE)
         async with read_writer:
             while True:
                 try:
@@ -89,12 +123,18 @@ async def stdio_transport(
                     if n == 0:
                         pending.clear()
                     if line.strip():
+                        # guard: mcp-a-servers-messages-are-on-a-budget
+                        if not budget.take(anyio.current_time()):
+                            raise broke(
+                                f"it sent messages without pause (over {BURST:,} at once, then "
+                                f"{RATE:,.0f} a second)"
+                            )
                         await read_writer.send(_parse(line))
                 pending += rest
                 # guard: mcp-a-message-has-a-size-limit
                 if len(pending) > MAX_MESSAGE_BYTES:
                     mb = MAX_MESSAGE_BYTES >> 20
-                    raise McpServerError(f"it sent a message over {mb} MB (not read); the server was stopped")
+                    raise broke(f"it sent a message over {mb} MB (not read)")
 
     async def write_stdin() -> None:
         assert process.stdin is not None
@@ -136,18 +176,19 @@ async def stdio_transport(
             yield read_stream, write_stream
         finally:
             with anyio.CancelScope(shield=True):
-                await _stop(process)
+                await _stop(process, polite=not hostile)
                 for stream in (read_stream, write_stream):
                     await stream.aclose()
             tg.cancel_scope.cancel()
 
 
-async def _stop(process: Process) -> None:
-    """Close the server's stdin, give it ``STOP_WAIT`` to exit, then kill its process group."""
+async def _stop(process: Process, polite: bool = True) -> None:
+    """Close the server's stdin, give it ``STOP_WAIT`` to exit (none unless ``polite``: a server that broke
+    its bounds is not waited for, its call waiting meanwhile), then kill its process group."""
     if process.stdin is not None:
         with suppress(OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
             await process.stdin.aclose()
-    with anyio.move_on_after(STOP_WAIT):
+    with anyio.move_on_after(STOP_WAIT if polite else 0):
         await process.wait()
     if process.returncode is None:
         with suppress(ProcessLookupError, PermissionError):

@@ -1,16 +1,19 @@
 """A hostile MCP server's output (attacker6, item 2): stderr without end, bytes that are not UTF-8, a line
-that is not JSON, a message larger than myrm takes, a server that dies half-way through an answer. Each
-is one line at most, the connection's other calls go on where the server still can, and myrm's log of
-the server's stderr stays bounded (``agent/mcp_stdio.py``)."""
+that is not JSON, a message larger than myrm takes, a server that dies half-way through an answer, and
+notifications without end (leftovers8). Each is one line at most, the connection's other calls go on
+where the server still can, and myrm's log of the server's stderr stays bounded (``agent/mcp_stdio.py``)."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from myrm_tui.agent import mcp_stdio
+from myrm_tui.agent import mcp_client, mcp_stdio
 from myrm_tui.agent.mcp_client import McpServerConfig, McpTool, connect_all
 from myrm_tui.agent.tools.base import ToolContext, ToolError
 from myrm_tui.context.vault import ArtifactVault
@@ -92,3 +95,48 @@ async def test_a_large_result_under_the_limit_is_read_whole_and_vaulted(
     finally:
         for c in conns:
             await c.close()
+
+
+async def test_a_server_sending_notifications_without_end_is_stopped_in_one_line(
+    log_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool that sends log notifications without end and never answers (leftovers8): each costs myrm
+    ~70 µs of CPU, so it burned a core until the call's time limit. Past the message budget the server is
+    stopped: the call fails with the budget's line (not the time limit's: that is cut to 30 s here, so
+    without the budget the test ends there, failing), the next call with one line too. 2,000 notifications
+    before an answer, under the budget, are a server's chatter: that call is answered."""
+    monkeypatch.setattr(mcp_client, "CALL_TIMEOUT", 30.0)
+    conns, tools = await _tools()
+    ctx = ToolContext(workspace=tmp_path, vault=ArtifactVault("s"))
+    try:
+        assert (await tools["flood"].run({"count": 2_000}, ctx)).content == "flooded 2000"
+        with pytest.raises(ToolError) as flooded:
+            await tools["flood"].run({}, ctx)
+        with pytest.raises(ToolError) as after:
+            await tools["fine"].run({"text": "a"}, ctx)
+    finally:
+        for c in conns:
+            await c.close()
+    for exc in (flooded, after):
+        assert "sent messages without pause" in str(exc.value) and "\n" not in str(exc.value), str(exc.value)
+
+
+@settings(max_examples=60)
+@given(
+    burst=st.integers(1, 50),
+    rate=st.floats(1.0, 1_000.0),
+    gaps=st.lists(st.floats(0.0, 0.05), min_size=1, max_size=150),
+)
+def test_the_message_budget_takes_burst_plus_rate_a_second_at_most(
+    burst: int, rate: float, gaps: list[float]
+) -> None:
+    """Over any arrival times, the messages taken between any two of them number at most ``burst`` plus
+    ``rate`` a second of the time between; and a stream no faster than ``rate`` is never refused."""
+    budget = mcp_stdio.MessageBudget(burst, rate)
+    times = list(itertools.accumulate(gaps))
+    taken = [t for t in times if budget.take(t)]
+    for i, start in enumerate(taken):
+        for j in range(i, len(taken)):
+            assert j - i + 1 <= burst + rate * (taken[j] - start) + 1e-6
+    steady = mcp_stdio.MessageBudget(burst, rate)
+    assert all(steady.take(n * 1.001 / rate) for n in range(len(gaps)))
