@@ -3692,7 +3692,15 @@ MUTANTS = (
         (
             "tests/agent/test_undo.py::test_a_file_changed_since_is_named_and_left_unless_the_user_says_so",
             "tests/agent/test_undo.py::test_a_file_deleted_since_is_restored",
+            "tests/agent/test_undo.py::test_each_undo_restores_its_turns_files_or_names_them",
         ),
+    ),
+    Mutant(
+        "/undo: a fork sees its parent's turns up to the fork, not those the parent made after it",
+        "undo-a-fork-sees-its-parents-turns-up-to-the-fork",
+        "if link.forked_from_seq is not None:",
+        "if False:",
+        ("tests/agent/test_undo.py::test_each_undo_restores_its_turns_files_or_names_them",),
     ),
     Mutant(
         "/undo: an edit keeps the file's content before writing it",

@@ -90,6 +90,7 @@ class FileBackupTable(LeaseTable):
         out: list[tuple[str, int | None]] = [(sid, None)]
         upto: int | None = None
         for link in await lineage.line(self.conn, sid):
+            # guard: undo-a-fork-sees-its-parents-turns-up-to-the-fork
             if link.forked_from_seq is not None:
                 upto = link.forked_from_seq if upto is None else min(upto, link.forked_from_seq)
             out.append((link.parent, upto))

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.agent import undo
 from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.events import TurnFailed
 from myrm_tui.agent.factory import build_agent
-from myrm_tui.context.types import ToolCall
+from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import anthropic_settings, collect, make_agent, openai_settings
@@ -437,3 +437,150 @@ async def test_two_subagents_editing_one_file_at_once_are_undone_together_to_the
     assert out.restored == ["hello.py"] and out.left == []
     assert (workspace / "hello.py").read_text() == ORIGINAL
     assert await agent.files.plan() is None
+
+
+# -- the property: any edits across turns, the user's changes between them, /undo with y or a, a fork -------
+
+# A step: ("turn", [(name, text)]) the agent's edits of one turn; ("user", name, text or None) the user writes
+# or deletes a file between turns; ("undo", "y" or "a") /undo answered; ("fork",) the fork is taken here.
+_U_TEXT = st.text(st.sampled_from("xyu\n"), min_size=1, max_size=6)
+_U_STEP = st.one_of(
+    st.tuples(st.just("turn"), st.lists(st.tuples(st.sampled_from(NAMES), _U_TEXT), min_size=1, max_size=3)),
+    st.tuples(st.just("user"), st.sampled_from(NAMES), st.none() | _U_TEXT),
+    st.tuples(st.just("undo"), st.sampled_from("ya")),
+)
+_U_SCRIPT = st.tuples(
+    st.lists(_U_STEP, min_size=1, max_size=9),
+    st.none() | st.integers(0, 9),  # where the fork is taken (None: no fork)
+    st.lists(st.sampled_from("ya"), max_size=5),  # the fork's /undo answers, after the parent's script
+)
+
+
+def _disk(ws: Path) -> dict[str, str]:
+    return {str(p.relative_to(ws)): p.read_text() for p in ws.rglob("*") if p.is_file()}
+
+
+class _Turn:
+    """A turn as the user saw it: each file's content before the agent's first write, and its last write."""
+
+    def __init__(self, owner: str, number: int) -> None:
+        self.owner, self.number = owner, number
+        self.before: dict[str, str | None] = {}
+        self.wrote: dict[str, str] = {}
+
+
+async def _undo_once(agent: Any, ws: Path, turns: list[_Turn], answer: str) -> _Turn | None:
+    """One /undo answered ``answer``: the newest turn of ``turns`` is the one planned, and each of its
+    files ends as it was before that turn, or is named as not restored and left exactly as it was."""
+    plan = await agent.files.plan()
+    if not turns:
+        assert plan is None
+        return None
+    turn = turns.pop()
+    assert plan is not None and (plan.owner, plan.turn) == (turn.owner, turn.number)
+    was = _disk(ws)
+    out = await agent.files.apply(plan, overwrite_changed=answer == "a")
+    now = _disk(ws)
+    left = {entry.split(" (")[0] for entry in out.left}
+    for name, before in turn.before.items():
+        if name in left:  # named, never silently different: left as it was
+            assert now.get(name) == was.get(name), name
+            assert answer == "y" and was.get(name) != turn.wrote[name], name  # only a changed file is left
+        else:
+            assert now.get(name) == before, (name, now.get(name), before)
+            # y keeps the user's own change: only a file as the agent left it (or as before) is restored
+            assert answer == "a" or was.get(name) in (turn.wrote[name], before), name
+    assert {n: t for n, t in now.items() if n not in turn.before} == {
+        n: t for n, t in was.items() if n not in turn.before
+    }  # no other file touched
+    return turn
+
+
+async def _undo_script(
+    emu: ProviderEmulator, steps: list[tuple[Any, ...]], fork_at: int | None, fork_answers: list[str]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "ws"
+        ws.mkdir()
+        for name, text in START.items():
+            (ws / name).write_text(text)
+        store = await Store.open(Path(tmp) / "p.db")
+        try:
+            row = await store.create_session(workspace=str(ws))
+            agent = await build_agent(store, row.id, openai_settings(emu), ws)
+            assert agent.files is not None
+            turns: list[_Turn] = []  # the parent's turns that made edits and are not undone, oldest first
+            fork_turns: list[_Turn] | None = None
+            for k, step in enumerate(steps):
+                if k == fork_at:
+                    fork = await store.fork_session(row.id)
+                    fork_turns = list(turns)
+                if step[0] == "turn":
+                    await agent.session.append(Message(role="user", content=f"turn {k}"))
+                    agent.session.turn += 1
+                    turn = _Turn(row.id, agent.session.turn)
+                    for i, (name, text) in enumerate(step[1]):
+                        path = ws / name
+                        args: dict[str, Any] = {"path": name, "new_string": text}
+                        old = path.read_text() if path.is_file() else None
+                        args |= {"old_string": old} if old is not None else {"create": True}
+                        call = ToolCall(f"c{k}-{i}", "file_edit_tool", json.dumps(args))
+                        await agent.session.append(Message(role="assistant", content="", tool_calls=(call,)))
+                        res = await agent.tool_runner.execute(call)
+                        assert not res.is_error, res.content
+                        await agent.session.append(
+                            Message(role="tool", content=res.content, tool_call_id=call.id)
+                        )
+                        turn.before.setdefault(name, old)
+                        turn.wrote[name] = text
+                    turns.append(turn)
+                elif step[0] == "user":
+                    path = ws / step[1]
+                    if step[2] is None:
+                        path.unlink(missing_ok=True)
+                    else:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        path.write_text(step[2])
+                else:
+                    undone = await _undo_once(agent, ws, turns, step[1])
+                    if undone is not None and fork_turns is not None and undone in fork_turns:
+                        fork_turns.remove(undone)  # undone in the parent: not the fork's to undo again
+            if fork_at is not None and fork_turns is None:  # the fork is taken after the last step
+                fork = await store.fork_session(row.id)
+                fork_turns = list(turns)
+            await agent.close()
+            if fork_turns is not None:  # the fork sees its parent's turns up to the fork, and no later one
+                forked = await build_agent(store, fork.id, openai_settings(emu), ws)
+                for answer in fork_answers:
+                    await _undo_once(forked, ws, fork_turns, answer)
+                await forked.close()
+        finally:
+            await store.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(  # the parent goes on after the fork: the fork undoes the turn before it, then has none left
+    script=([("turn", [("a.txt", "x")]), ("turn", [("b.txt", "y"), ("a.txt", "u")])], 1, ["y", "a", "y"])
+)
+@example(  # the user changes a file the agent wrote, then deletes the one it created: y, then a
+    script=(
+        [
+            ("turn", [("a.txt", "x"), ("b.txt", "y")]),
+            ("user", "a.txt", "u"),
+            ("user", "b.txt", None),
+            ("undo", "y"),
+            ("undo", "a"),
+        ],
+        None,
+        [],
+    )
+)
+@given(script=_U_SCRIPT)
+def test_each_undo_restores_its_turns_files_or_names_them(
+    emulator_server: ProviderEmulator, script: tuple[list[tuple[Any, ...]], int | None, list[str]]
+) -> None:
+    """For any edits and creates across turns, any changes of the user between them, /undo answered y or
+    a, and a fork taken anywhere: each /undo takes back the newest turn not undone (a fork's: its parent's
+    up to the fork), and each of that turn's files ends exactly as it was before the turn, or is named as
+    not restored and left as it was (with y, only a file changed since the agent wrote it)."""
+    asyncio.run(_undo_script(emulator_server, *script))
