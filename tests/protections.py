@@ -3199,7 +3199,10 @@ MUTANTS = (
         "history-search-an-ancestors-later-outputs-are-not-searched",
         "cut = [(sid, at) for sid, at in (until or {}).items() if sid in ancestors]",
         "cut = []",
-        ("tests/store/test_history_confined.py::test_a_sessions_search_finds_its_history_and_nothing_else",),
+        (
+            "tests/store/test_history_confined.py::test_a_sessions_search_finds_its_history_and_nothing_else",
+            "tests/agent/tools/test_history.py::test_every_hit_of_a_fork_points_at_its_own_history_and_reads_back",
+        ),
     ),
     Mutant(
         "history_search: outputs stored after the newest session was deleted are indexed (attacker5)",
@@ -3239,6 +3242,7 @@ MUTANTS = (
         "cost = len(text)",
         (
             "tests/store/test_history_hostile.py::test_the_tools_answer_is_bounded_in_bytes_whatever_script_the_history_holds",
+            "tests/agent/tools/test_history.py::test_every_hit_of_a_fork_points_at_its_own_history_and_reads_back",
         ),
     ),
     Mutant(
