@@ -3553,6 +3553,7 @@ MUTANTS = (
         (
             f"{RG}::test_always_outlives_the_agent_rebuilt_after_a_settings_change",
             "tests/app/test_repeat_question.py::test_always_is_kept_when_a_settings_change_rebuilds_the_agent",
+            f"{AO}::test_a_call_is_asked_iff_no_earlier_answer_covers_it_across_turns_and_rebuilds",
         ),
     ),
     Mutant(
@@ -3560,7 +3561,10 @@ MUTANTS = (
         "an-always-outlives-the-agent-rebuilt-after-a-settings-change",
         "else CommandRules(settings.allowed_commands, grants.commands, grants.writes)",
         "else CommandRules(settings.allowed_commands)",
-        (f"{RG}::test_always_outlives_the_agent_rebuilt_after_a_settings_change",),
+        (
+            f"{RG}::test_always_outlives_the_agent_rebuilt_after_a_settings_change",
+            f"{AO}::test_a_call_is_asked_iff_no_earlier_answer_covers_it_across_turns_and_rebuilds",
+        ),
     ),
     Mutant(
         "the repeat dialog's a key answers always (it did nothing, round 21)",
@@ -3721,6 +3725,7 @@ MUTANTS = (
         (
             f"{AO}::test_yes_to_the_first_still_asks_about_the_second_in_order",
             f"{AO}::test_a_replys_questions_come_in_call_order_and_none_that_an_always_covers",
+            f"{AO}::test_a_call_is_asked_iff_no_earlier_answer_covers_it_across_turns_and_rebuilds",
         ),
     ),
     Mutant(

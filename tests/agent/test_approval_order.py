@@ -16,7 +16,8 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from myrm_tui.agent.events import ToolFinished
+from myrm_tui.agent.api import Sessions
+from myrm_tui.agent.events import AssistantSaved, ToolFinished
 from myrm_tui.agent.factory import serialized
 from myrm_tui.agent.grants import SessionGrants
 from myrm_tui.agent.permissions import Assessment
@@ -185,3 +186,94 @@ async def test_always_for_repeats_answers_a_repeat_question_still_waiting() -> N
 
     assert await asyncio.gather(one("glob a"), one("glob b")) == ["always", "yes"]
     assert user.asked == ["glob a"]
+
+
+# -- the rule over turns and rebuilds: asked iff no earlier answer covers it, each result its call's -------
+
+# A turn: its reply's calls (as ``_CALL``) and whether a settings change rebuilds the agent before it.
+_TURN = st.tuples(st.lists(_CALL, min_size=1, max_size=4), st.booleans())
+
+
+def _sent(t: int, calls: list[tuple[str, ...]]) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("glob", {"pattern": "*.txt"})
+        if c[0] == "glob"
+        else ("file_edit_tool", {"path": f"t{t}f{k}.txt", "new_string": f"{t}.{k}\n", "create": True})
+        if c[0] == "edit"
+        else ("bash", {"command": f"printf {c[1]}"})
+        for k, c in enumerate(calls)
+    ]
+
+
+async def _run_turns(
+    emulator: ProviderEmulator,
+    tmp_path: Path,
+    turns: list[tuple[list[tuple[str, ...]], bool]],
+    answers: list[str],
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    emulator.script.clear()
+    emulator.requests.clear()
+    store = await Store.open(tmp_path / "p.db")
+    approver = Answers(answers)
+    door = Sessions(store, workspace, approver)
+    # repeat_limit 0: identical calls are the repeat guard's subject (test_repeat_guard), not this one's
+    quiet = {"approval": "ask", "repeat_limit": 0, "preheat": False, "keepalive": False}
+    chat = await door.start(openai_settings(emulator, **quiet))
+    edits, left, expected = False, list(answers), []  # what earlier answers cover: edits, commands
+    commands: set[str] = set()
+    try:
+        for t, (calls, rebuild) in enumerate(turns):
+            if rebuild:  # a settings change: a new agent, the session's grants kept
+                await chat.ready(openai_settings(emulator, **quiet, max_steps=30 + t))
+            sent = _sent(t, calls)
+            emulator.enqueue(Reply(tool_calls=sent), Reply(text="Done."))
+            events = [ev async for ev in chat.send(f"turn {t}")]
+            reply = next(e.message for e in events if isinstance(e, AssistantSaved) and e.message.tool_calls)
+            results = {e.call.id: e.message for e in events if isinstance(e, ToolFinished)}
+            assert len(results) == len(sent) == len(reply.tool_calls)  # each call one result
+            for k, (c, call) in enumerate(zip(calls, reply.tool_calls, strict=True)):
+                name, args = sent[k]
+                covered = c[0] == "glob" or (c[0] == "edit" and edits) or (c[0] == "cmd" and c[1] in commands)
+                answer = "yes" if covered else (left.pop(0) if left else "no")
+                if not covered:
+                    expected.append(f"edit t{t}f{k}.txt" if c[0] == "edit" else f"printf {c[1]}")
+                if answer == "always":
+                    edits, commands = edits or c[0] == "edit", commands | ({c[1]} if c[0] == "cmd" else set())
+                assert (call.name, call.parsed_arguments()) == (name, args)
+                assert results[call.id].tool_call_id == call.id
+                text = results[call.id].text
+                if c[0] == "edit":  # its own file, written or declined as answered
+                    ran = answer != "no"
+                    assert (workspace / args["path"]).exists() == ran, (args, text)
+                    assert text.startswith(f"created {args['path']}" if ran else "The user declined"), text
+                elif c[0] == "cmd":  # its own output, or declined as answered
+                    said = f"<returncode>0</returncode>\n<output>\n{c[1]}</output>"
+                    assert text == (said if answer != "no" else "The user declined to run this command."), (
+                        text
+                    )
+            assert approver.asked == expected, (approver.asked, expected)
+            assert emulator.rejected == []
+    finally:
+        await chat.close()
+        await store.close()
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=8)
+@example(  # always for a command and for edits, then a rebuild: neither is asked again
+    turns=[([("cmd", "a"), ("edit",)], False), ([("edit",), ("cmd", "a"), ("cmd", "b")], True)],
+    answers=["always", "always", "no"],
+)
+@given(turns=st.lists(_TURN, min_size=1, max_size=3), answers=st.lists(_ANSWER, max_size=8))
+def test_a_call_is_asked_iff_no_earlier_answer_covers_it_across_turns_and_rebuilds(
+    turns: list[tuple[list[tuple[str, ...]], bool]],
+    answers: list[str],
+    emulator: ProviderEmulator,
+    tmp_path_factory: Any,
+) -> None:
+    """For any replies over turns, mixing calls that need approval (a new file, a command) and calls that
+    do not, any answers (yes, always, no), and settings changes that rebuild the agent between turns: the
+    questions come in call order, a call is asked about iff no earlier "always" covers it (a rebuild keeps
+    them), and each call's result is its own (its file written, its command's output, or declined)."""
+    asyncio.run(_run_turns(emulator, tmp_path_factory.mktemp("turns"), turns, answers))
