@@ -1730,6 +1730,7 @@ MUTANTS = (
         "pass",
         (
             "tests/app/test_tui_long_session.py::test_a_live_session_keeps_a_bounded_window_mounted_and_reaches_what_it_unmounted",
+            "tests/app/test_tui_long_session.py::test_any_appends_and_scrolls_keep_a_contiguous_run_mounted_and_bring_older_items_back_in_order",
         ),
     ),
     Mutant(

@@ -6,21 +6,27 @@ returns to the prompt."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from textual import events
 from textual.widgets import Input
 
 from myrm_tui.app.app import MyrmApp
+from myrm_tui.app.widgets import chat_window
 from myrm_tui.app.widgets.chat_log import ChatLog
 from myrm_tui.app.widgets.chat_message import AssistantMessage, UserMessage
 from myrm_tui.app.widgets.chat_window import PAGE, SLACK, WINDOW
 from myrm_tui.app.widgets.prompt_input import PromptInput
 from myrm_tui.app.widgets.tool_call import ToolCallView
-from myrm_tui.context.types import Message
+from myrm_tui.context.types import Message, ToolCall
 from myrm_tui.store.db import Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import long_session_once, make_app, send_turn, started, wait_until, write_long_session
@@ -428,3 +434,139 @@ async def test_a_live_session_keeps_a_bounded_window_mounted_and_reaches_what_it
         count = app.query_one("#search-count")
         await wait_until(pilot, lambda: str(count.render()) == "1 of 1")
         await wait_until(pilot, lambda: "zebrafish first" in users(app))
+
+
+# -- the property: any appends and scrolls, the mounted items a contiguous run, the newest while followed ---
+
+_APPEND = st.tuples(
+    st.just("append"), st.sampled_from(["user", "answer", "tool", "notice"]), st.integers(3, 14)
+)
+_LIVE_OP = st.one_of(
+    _APPEND,
+    _APPEND,
+    st.tuples(st.just("pageup"), st.integers(1, 4)),
+    st.tuples(st.just("pagedown"), st.integers(1, 3)),
+    st.tuples(st.just("ctrl+end"), st.just(1)),
+)
+
+
+class _LiveLog:
+    """The transcript alone, its keys bound as the main screen binds them (PageUp/PageDown from the prompt
+    box, ctrl+end to the newest output)."""
+
+    @staticmethod
+    def app() -> Any:
+        from textual.app import App, ComposeResult
+        from textual.binding import Binding
+
+        class LogApp(App[None]):
+            # priority: the prompt box has the focus in the app, and takes these keys before the transcript
+            BINDINGS = [
+                Binding("pageup", "page(-1)", priority=True),
+                Binding("pagedown", "page(1)", priority=True),
+                Binding("ctrl+end", "bottom", priority=True),
+            ]
+
+            def compose(self) -> ComposeResult:
+                yield ChatLog()
+
+            def action_page(self, pages: int) -> None:
+                self.query_one(ChatLog).page(pages)
+
+            def action_bottom(self) -> None:
+                self.query_one(ChatLog).jump_to_bottom()
+
+        return LogApp()
+
+
+def _settled(app: Any, chat: ChatLog) -> bool:
+    return not chat._building and not [w for w in app.workers if w.group == "chat-pages" and w.is_running]
+
+
+def _check_mounted(chat: ChatLog, texts: list[str]) -> None:
+    """The mounted widgets are ``items[lo:hi]``, in order, between the lines for what is not mounted."""
+    lo, hi = chat.window.span
+    assert [it.text or (it.call.arguments if it.call else "") for it in chat.items] == texts
+    shown = [w for w in chat.children if w.id not in ("earlier", "newer")]
+    assert shown == [it.widget for it in chat.items[lo:hi]]
+    assert all(it.widget is None for it in chat.items[:lo] + chat.items[hi:])
+    assert bool(chat.query("#earlier")) == (lo > 0) and bool(chat.query("#newer")) == (hi < len(chat.items))
+
+
+async def _live(ops: list[tuple[Any, ...]]) -> None:
+    app = _LiveLog.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        chat = app.query_one(ChatLog)
+        texts: list[str] = []
+        for n, op in enumerate(ops):
+            if op[0] == "append":  # output arriving from the agent
+                for k in range(op[2]):
+                    text = f"{op[1]} {n}.{k}"
+                    if op[1] == "user":
+                        await chat.add_user(text)
+                    elif op[1] == "answer":
+                        await chat.start_assistant()
+                        await chat.append_text(text)
+                        await chat.end_assistant()
+                    elif op[1] == "tool":
+                        text = json.dumps({"pattern": text})
+                        await chat.add_tool_call(ToolCall(f"c{n}.{k}", "glob", text))
+                        chat.set_tool_result(f"c{n}.{k}", "no match", False)
+                    else:
+                        await chat.add_notice(text)
+                    texts.append(text)
+                lo, hi = chat.window.span
+                assert hi == len(chat.items)  # the newest output is mounted
+                if not chat._scrolled_up:  # followed: a bounded newest run
+                    assert hi - lo <= chat_window.WINDOW + chat_window.SLACK
+            else:
+                for _ in range(op[1]):
+                    await pilot.press(op[0])
+                    await pilot.pause()
+                    await wait_until(pilot, lambda: _settled(app, chat))
+            await pilot.pause()
+            await wait_until(pilot, lambda: _settled(app, chat))
+            _check_mounted(chat, texts)
+        for _ in range(4 * len(texts) + 4):  # scrolling up brings every older item back, in order
+            if chat.window.span[0] == 0:
+                break
+            await pilot.press("pageup")
+            await pilot.pause()
+            await wait_until(pilot, lambda: _settled(app, chat))
+        _check_mounted(chat, texts)
+        assert chat.window.span == (0, len(texts))
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# followed past the bound, then scrolled up while output arrives, then back to the newest and on
+@example(
+    ops=[
+        ("append", "tool", 14),
+        ("pageup", 2),
+        ("append", "answer", 9),
+        ("ctrl+end", 1),
+        ("append", "user", 5),
+    ]
+)
+@given(ops=st.lists(_LIVE_OP, min_size=2, max_size=8))
+def test_any_appends_and_scrolls_keep_a_contiguous_run_mounted_and_bring_older_items_back_in_order(
+    ops: list[tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For any output appended while followed or scrolled up, PageUp/PageDown and ctrl+end between: the
+    mounted items are always one contiguous run in order, the newest output always in it, at most WINDOW +
+    SLACK while the view follows; scrolling up builds every unmounted item again, in order. The window is
+    made small (8 + 4 items, the rule is the same at 40 + 25) so a few appends pass it."""
+    monkeypatch.setattr(chat_window, "WINDOW", 8)
+    monkeypatch.setattr(chat_window, "SLACK", 4)
+    asyncio.run(_live(ops))
+
+
+@pytest.mark.long
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(_LIVE_OP, min_size=2, max_size=16))
+def test_long_any_appends_and_scrolls_keep_a_contiguous_run_mounted(
+    ops: list[tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chat_window, "WINDOW", 8)
+    monkeypatch.setattr(chat_window, "SLACK", 4)
+    asyncio.run(_live(ops))
