@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from myrm_tui.agent.api import Sessions
 from myrm_tui.agent.events import Notice, ToolFinished, TurnDone
+from myrm_tui.agent.grants import SessionGrants
 from myrm_tui.agent.permissions import Assessment
 from myrm_tui.agent.repeat_guard import REPEAT_TOOL, RepeatGuard, signature
 from myrm_tui.context.types import ToolCall
@@ -236,6 +237,7 @@ _ARGS = st.sampled_from(
     ['{"a": 1, "b": 2}', '{"b": 2, "a": 1}', '{"a":1,"b":2}', '{"a": 3}', "[1]", "not json"]
 )
 _CALLS = st.tuples(st.sampled_from(["glob", "grep"]), _ARGS, st.sampled_from(["r1", "r2"]), st.booleans())
+_ANSWERS = st.sampled_from(["yes", "no", "always"])
 
 
 @given(st.lists(_CALLS, max_size=40), st.integers(min_value=0, max_value=5))
@@ -273,6 +275,60 @@ def test_the_guard_asks_exactly_at_the_limitth_identical_call_with_identical_res
             if yes:
                 guard.answered("yes", asked)
                 approved = sig
+        guard.ran(call, result)
+        runs.append((sig, result))
+
+
+# A step: a call (as ``_CALLS``, its answer if asked: yes, no or always), or a new turn, or a rebuild of the
+# agent between turns (a new guard holding the session's grants).
+_GUARD_STEP = st.one_of(
+    st.tuples(st.sampled_from(["glob", "grep"]), _ARGS, st.sampled_from(["r1", "r2"]), _ANSWERS),
+    st.tuples(st.sampled_from(["turn", "rebuild"])),
+)
+
+
+@given(st.lists(_GUARD_STEP, max_size=40), st.integers(min_value=0, max_value=4))
+@example(
+    steps=[("glob", "[1]", "r1", "always")] * 3 + [("rebuild",)] + [("glob", "[1]", "r1", "no")] * 4,
+    limit=3,
+)
+def test_a_repeat_is_asked_about_iff_no_earlier_answer_covers_it_across_turns_and_rebuilds(
+    steps: list[tuple[str, ...]], limit: int
+) -> None:
+    """Over turns and rebuilds, with any answers: the ``limit``-th identical call in a row (identical
+    results) is asked about unless "yes" answered this run (no other call ran since) or "always" was
+    answered before in the session, which a rebuilt agent's new guard still holds."""
+    grants = SessionGrants()
+    guard = RepeatGuard(limit, grants)
+    runs: list[tuple[tuple[str, str], str]] = []  # this turn's runs
+    approved: tuple[str, str] | None = None
+    always = False
+    for k, step in enumerate(steps):
+        if step[0] in ("turn", "rebuild"):
+            if step[0] == "rebuild":
+                guard = RepeatGuard(limit, grants)  # what a settings change builds: the session's grants
+            guard.reset()  # the user spoke: a new turn
+            runs, approved = [], None
+            continue
+        name, args, result, answer = step
+        call = ToolCall(f"c{k}", name, args)
+        sig = signature(call)
+        if runs and runs[-1][0] != sig:
+            approved = None
+        tail = runs[-(limit - 1) :] if limit > 1 else []
+        expected = (
+            limit > 0
+            and not always
+            and approved != sig
+            and len(tail) == limit - 1
+            and all(s == sig for s, _ in tail)
+            and len({r for _, r in tail}) <= 1
+        )
+        asked = guard.repeated((call,))
+        assert bool(asked) == expected, (k, step)
+        if asked and answer != "no":
+            guard.answered(answer, asked)
+            approved, always = sig, always or answer == "always"
         guard.ran(call, result)
         runs.append((sig, result))
 
