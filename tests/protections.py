@@ -3705,6 +3705,15 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a fork made at an earlier point (/fork N) reads none of its parent's later turns' outputs",
+        "a-fork-at-an-earlier-point-is-cut-there",
+        "at = math.nextafter(float(row[0]), -math.inf)",
+        "pass",
+        (
+            "tests/agent/tools/test_history.py::test_every_hit_of_a_fork_points_at_its_own_history_and_reads_back",
+        ),
+    ),
+    Mutant(
         "/undo: a fork sees its parent's turns up to the fork, not those the parent made after it",
         "undo-a-fork-sees-its-parents-turns-up-to-the-fork",
         "if link.forked_from_seq is not None:",

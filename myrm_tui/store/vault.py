@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any, TypedDict
 
@@ -93,8 +94,23 @@ class VaultTable(StoreBase):
         """For each session ``sid`` descends from, when the child on ``sid``'s line was made from it: what
         that session stored later is another branch's. (Not ``branch_points``' last copied message: a
         parent vaults an output on the request after its message, which may be after that message and
-        still before the fork.)"""
-        return {link.parent: link.child_created_at for link in await lineage.line(self.conn, sid)}
+        still before the fork.) A fork made at an earlier point (``/fork N``) is cut just before the
+        parent's first message past that point: the next turn's and every later one's work is not the
+        fork's, though stored before the fork was made."""
+        out: dict[str, float] = {}
+        for link in await lineage.line(self.conn, sid):
+            at = link.child_created_at
+            if link.forked_from_seq is not None:
+                async with self.conn.execute(
+                    "SELECT MIN(created_at) FROM messages WHERE session_id = ? AND seq > ?",
+                    (link.parent, link.forked_from_seq),
+                ) as cur:
+                    row = await cur.fetchone()
+                # guard: a-fork-at-an-earlier-point-is-cut-there
+                if row is not None and row[0] is not None and float(row[0]) <= at:
+                    at = math.nextafter(float(row[0]), -math.inf)
+            out[link.parent] = at
+        return out
 
     async def search_history(
         self, sid: str, query: str, limit: int = 5, others: Sequence[str] = ()

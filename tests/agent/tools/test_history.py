@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from myrm_tui.agent.events import ToolFinished, TurnDone
@@ -139,7 +139,8 @@ async def _store_row(store: Store, sid: str, i: int, row: tuple[str, str, str, b
     role, text, fact, vaulted, width = row
     long = " ".join([text or "word"] * (width // max(len(text), 4)))[:width]
     body = f"{long}\n{long} {fact} {text}\n{long}"
-    if vaulted:  # a spilled output: the message holds only the pointer, the vault the text
+    if vaulted:  # a turn whose output was spilled: the message holds only the pointer, the vault the text
+        await store.append_message(sid, Message(role="user", content="run it"))
         uri = f"vault://{sid}/out{i}"
         entry = VaultEntry(uri, body, "tool_output", "bash", created_at=time.time())
         await store.append_message(sid, Message(role="user", content=f"see {uri}"), vault=[entry])
@@ -217,6 +218,18 @@ async def _search_fork(
                     assert len(there) == len(cut_lines), (read.content, cut_lines)
                     for have, hit in zip(there, cut_lines, strict=True):
                         assert hit.strip("…") in have, (hit, have)
+            # a pointer followed by hand (they are guessable): the parent's outputs and messages from
+            # before the fork point open, those stored after it (before the fork was made, or since) do not
+            upto = seqs[cut - 1] if cut else -1
+            pointers = [(u, i >= cut) for i, u in enumerate(outputs) if u is not None]
+            pointers += [
+                (f"vault://{parent}/m{n}", n > upto) for n in range(await store._max_seq(parent) + 1)
+            ]
+            for uri, later_work in pointers:
+                read = await agent.tool_runner.execute(
+                    ToolCall("r", "file_read_tool", json.dumps({"paths": [uri]}))
+                )
+                assert read.is_error == later_work, (uri, upto, read.content)
         finally:
             await agent.close()
     finally:
@@ -224,6 +237,14 @@ async def _search_fork(
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(  # /fork 1 of three turns: the second turn's output and messages are the parent's alone
+    rows=[
+        ("user", "the test", "b1c2d3f4", False, 0),
+        ("tool", "config value", "g5h6j7k8", True, 300),
+        ("assistant", "日本語 line", "m9n8p7q6", False, 0),
+    ],
+    split=(1, 3, 3),
+)
 @given(
     rows=st.lists(_ROW, min_size=1, max_size=16, unique_by=lambda r: r[2]),
     split=st.tuples(st.integers(0, 16), st.integers(0, 16), st.integers(0, 16)),
@@ -234,7 +255,8 @@ def test_every_hit_of_a_fork_points_at_its_own_history_and_reads_back(
     """For any session forked at any point, the parent and the fork both going on after it: every hit of
     the fork's history_search is a pointer and line range that file_read_tool reads back holding the hit's
     lines, the answer stays within its bound, each fact of the fork's history is found, and nothing the
-    parent stored after the fork point is (neither its later messages nor their vaulted outputs)."""
+    parent stored after the fork point is (neither its later messages nor their vaulted outputs): not
+    found, and not read when the model follows a pointer to it."""
     a, b, c = sorted(split)
     before, fork_rows, later = rows[:b], rows[b:c], rows[c:]
     cut = min(max(a, 1), len(before))  # the product forks after a user message, never before the first
