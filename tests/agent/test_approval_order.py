@@ -265,6 +265,7 @@ async def _run_turns(
     turns=[([("cmd", "a"), ("edit",)], False), ([("edit",), ("cmd", "a"), ("cmd", "b")], True)],
     answers=["always", "always", "no"],
 )
+@example(turns=[([("edit",), ("cmd", "a"), ("edit",), ("glob",)], False)], answers=["yes", "no", "yes"])
 @given(turns=st.lists(_TURN, min_size=1, max_size=3), answers=st.lists(_ANSWER, max_size=8))
 def test_a_call_is_asked_iff_no_earlier_answer_covers_it_across_turns_and_rebuilds(
     turns: list[tuple[list[tuple[str, ...]], bool]],
