@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -260,7 +261,8 @@ async def _run_turns(
         await store.close()
 
 
-@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=8)
+# Each example runs its approved commands (a bash process each): 5 in make test, 30 in the long twin.
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=5)
 @example(  # always for a command and for edits, then a rebuild: neither is asked again
     turns=[([("cmd", "a"), ("edit",)], False), ([("edit",), ("cmd", "a"), ("cmd", "b")], True)],
     answers=["always", "always", "no"],
@@ -277,4 +279,16 @@ def test_a_call_is_asked_iff_no_earlier_answer_covers_it_across_turns_and_rebuil
     do not, any answers (yes, always, no), and settings changes that rebuild the agent between turns: the
     questions come in call order, a call is asked about iff no earlier "always" covers it (a rebuild keeps
     them), and each call's result is its own (its file written, its command's output, or declined)."""
+    asyncio.run(_run_turns(emulator, tmp_path_factory.mktemp("turns"), turns, answers))
+
+
+@pytest.mark.long
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=30)
+@given(turns=st.lists(_TURN, min_size=1, max_size=4), answers=st.lists(_ANSWER, max_size=10))
+def test_long_a_call_is_asked_iff_no_earlier_answer_covers_it_across_turns_and_rebuilds(
+    turns: list[tuple[list[tuple[str, ...]], bool]],
+    answers: list[str],
+    emulator: ProviderEmulator,
+    tmp_path_factory: Any,
+) -> None:
     asyncio.run(_run_turns(emulator, tmp_path_factory.mktemp("turns"), turns, answers))

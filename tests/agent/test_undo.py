@@ -584,3 +584,12 @@ def test_each_undo_restores_its_turns_files_or_names_them(
     up to the fork), and each of that turn's files ends exactly as it was before the turn, or is named as
     not restored and left as it was (with y, only a file changed since the agent wrote it)."""
     asyncio.run(_undo_script(emulator_server, *script))
+
+
+@pytest.mark.long
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(script=_U_SCRIPT)
+def test_long_each_undo_restores_its_turns_files_or_names_them(
+    emulator_server: ProviderEmulator, script: tuple[list[tuple[Any, ...]], int | None, list[str]]
+) -> None:
+    asyncio.run(_undo_script(emulator_server, *script))

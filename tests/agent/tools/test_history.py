@@ -261,3 +261,18 @@ def test_every_hit_of_a_fork_points_at_its_own_history_and_reads_back(
     before, fork_rows, later = rows[:b], rows[b:c], rows[c:]
     cut = min(max(a, 1), len(before))  # the product forks after a user message, never before the first
     asyncio.run(_search_fork(emulator_server, tmp_path_factory.mktemp("hs"), before, cut, fork_rows, later))
+
+
+@pytest.mark.long
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(_ROW, min_size=1, max_size=24, unique_by=lambda r: r[2]),
+    split=st.tuples(st.integers(0, 24), st.integers(0, 24), st.integers(0, 24)),
+)
+def test_long_every_hit_of_a_fork_points_at_its_own_history_and_reads_back(
+    emulator_server: ProviderEmulator, rows: list[Any], split: tuple[int, int, int], tmp_path_factory: Any
+) -> None:
+    a, b, c = sorted(split)
+    before, fork_rows, later = rows[:b], rows[b:c], rows[c:]
+    cut = min(max(a, 1), len(before))
+    asyncio.run(_search_fork(emulator_server, tmp_path_factory.mktemp("hs"), before, cut, fork_rows, later))
