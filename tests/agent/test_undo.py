@@ -453,6 +453,7 @@ _U_SCRIPT = st.tuples(
     st.lists(_U_STEP, min_size=1, max_size=9),
     st.none() | st.integers(0, 9),  # where the fork is taken (None: no fork)
     st.lists(st.sampled_from("ya"), max_size=5),  # the fork's /undo answers, after the parent's script
+    st.booleans(),  # the fork is made after the parent's script, at that point (/fork N), not then
 )
 
 
@@ -497,7 +498,11 @@ async def _undo_once(agent: Any, ws: Path, turns: list[_Turn], answer: str) -> _
 
 
 async def _undo_script(
-    emu: ProviderEmulator, steps: list[tuple[Any, ...]], fork_at: int | None, fork_answers: list[str]
+    emu: ProviderEmulator,
+    steps: list[tuple[Any, ...]],
+    fork_at: int | None,
+    fork_answers: list[str],
+    made_later: bool = False,
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
@@ -513,7 +518,9 @@ async def _undo_script(
             fork_turns: list[_Turn] | None = None
             for k, step in enumerate(steps):
                 if k == fork_at:
-                    fork = await store.fork_session(row.id)
+                    history = agent.session.history
+                    upto = int(history[-1].id[1:]) if history else -1
+                    fork = None if made_later else await store.fork_session(row.id)
                     fork_turns = list(turns)
                 if step[0] == "turn":
                     await agent.session.append(Message(role="user", content=f"turn {k}"))
@@ -548,8 +555,11 @@ async def _undo_script(
             if fork_at is not None and fork_turns is None:  # the fork is taken after the last step
                 fork = await store.fork_session(row.id)
                 fork_turns = list(turns)
+            elif fork_turns is not None and made_later:  # /fork N: the parent's later turns already there
+                fork = await store.fork_session(row.id, upto_seq=upto)
             await agent.close()
             if fork_turns is not None:  # the fork sees its parent's turns up to the fork, and no later one
+                assert fork is not None
                 forked = await build_agent(store, fork.id, openai_settings(emu), ws)
                 for answer in fork_answers:
                     await _undo_once(forked, ws, fork_turns, answer)
@@ -560,7 +570,12 @@ async def _undo_script(
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example(  # the parent goes on after the fork: the fork undoes the turn before it, then has none left
-    script=([("turn", [("a.txt", "x")]), ("turn", [("b.txt", "y"), ("a.txt", "u")])], 1, ["y", "a", "y"])
+    script=(
+        [("turn", [("a.txt", "x")]), ("turn", [("b.txt", "y"), ("a.txt", "u")])],
+        1,
+        ["y", "a", "y"],
+        True,
+    )
 )
 @example(  # the user changes a file the agent wrote, then deletes the one it created: y, then a
     script=(
@@ -573,11 +588,12 @@ async def _undo_script(
         ],
         None,
         [],
+        False,
     )
 )
 @given(script=_U_SCRIPT)
 def test_each_undo_restores_its_turns_files_or_names_them(
-    emulator_server: ProviderEmulator, script: tuple[list[tuple[Any, ...]], int | None, list[str]]
+    emulator_server: ProviderEmulator, script: tuple[list[tuple[Any, ...]], int | None, list[str], bool]
 ) -> None:
     """For any edits and creates across turns, any changes of the user between them, /undo answered y or
     a, and a fork taken anywhere: each /undo takes back the newest turn not undone (a fork's: its parent's
@@ -590,6 +606,6 @@ def test_each_undo_restores_its_turns_files_or_names_them(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(script=_U_SCRIPT)
 def test_long_each_undo_restores_its_turns_files_or_names_them(
-    emulator_server: ProviderEmulator, script: tuple[list[tuple[Any, ...]], int | None, list[str]]
+    emulator_server: ProviderEmulator, script: tuple[list[tuple[Any, ...]], int | None, list[str], bool]
 ) -> None:
     asyncio.run(_undo_script(emulator_server, *script))
