@@ -388,7 +388,11 @@ async def test_settings_errors_are_visible_the_summarizer_is_checked_and_the_hea
             before = field.value
             field.value = bad
             await pilot.press("ctrl+s")
-            await wait_until(pilot, lambda line=line: any(t.startswith(line) for t in _toasts(app)))
+
+            def toast_shown(line: str = line) -> bool:
+                return any(t.startswith(line) for t in _toasts(app))
+
+            await wait_until(pilot, toast_shown)
             assert isinstance(app.screen, SettingsScreen)
             field.value = before
         assert await app.controller.store.get_setting("undo_backups_mb") is None  # type: ignore[union-attr]
