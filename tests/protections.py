@@ -3684,6 +3684,13 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a request reading what the requests before it left unread writes nothing ahead on its own path",
+        "a-request-reading-what-was-left-writes-nothing-ahead",
+        "self.settle(ahead=False)",
+        "self.settle()",
+        ("tests/context/test_memo.py::test_a_request_that_reads_what_was_left_writes_nothing_ahead",),
+    ),
+    Mutant(
         "the messages a compaction near its point may fold are written after sending (p99f)",
         "the-messages-a-compaction-may-fold-written-ahead",
         "prepare_fold(view, len(req.protected_head))",

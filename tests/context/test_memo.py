@@ -611,3 +611,35 @@ def test_a_compaction_near_its_point_finds_what_it_writes_made_after_sending() -
     assert folded and set(folded) <= ready
     assert not set(folded) & made()  # taken by the compaction, not kept: they left the view
     assert base_ready
+
+
+def test_a_request_that_reads_what_was_left_writes_nothing_ahead() -> None:
+    """A request that reads what the requests before it left unread (``Pipeline.settle`` was not called:
+    a stream that failed before its first event, a bench request refused) does it on its own path, so it
+    writes nothing ahead for a compaction that may not come (one that comes writes what it folds);
+    ``settle`` after sending writes it."""
+    from myrm_tui.context import state as state_module
+    from myrm_tui.context.steps.summarize import PREPARE_FROM
+
+    pipeline, vault, state = build_pipeline(), ArtifactVault("unsettled"), ContextState()
+    raw = conversation(40, output_chars=1500, prefix="unsettled")
+    ids = {m.id for m in raw}
+    config = config_for(16_000)
+
+    def made() -> set[str]:
+        return {m.id for m, _, _ in state_module._JSON_MADE.values()} & ids
+
+    end = 4
+    while state.last_sent_tokens < config.input_budget * PREPARE_FROM:  # never settled, up to the point
+        end += 2
+        assert end <= len(raw), "the session never came near its compaction point"
+        request = request_for(raw[:end], state, vault=vault, now=float(end), reads_later=True)
+        asyncio.run(pipeline.run(request, config, "unsettled"))
+    assert not made()
+    # The next request reads the near view left unread first, and writes none of it ahead.
+    request = request_for(raw[: end + 2], state, vault=vault, now=float(end + 2), reads_later=True)
+    asyncio.run(pipeline.run(request, config, "unsettled"))
+    assert not made()
+    assert state.last_sent_tokens >= config.input_budget * PREPARE_FROM
+    assert pipeline.settle() == 0
+    assert made()  # after sending, near the point: written ahead

@@ -201,7 +201,9 @@ class Summarize(Configured[SummarizeSettings]):
         req, view = v.request, v.messages
         # What earlier requests left to read is read first, in their order: a message's lines are promoted
         # by the replies that quote them as they are read (``_observe``), so the order is part of the result.
-        self.settle()
+        # Nothing is written ahead on this request's path: a compaction here writes what it folds itself.
+        # guard: a-request-reading-what-was-left-writes-nothing-ahead
+        self.settle(ahead=False)
         span = s.input_budget * LEDGER_SPAN_BUDGETS
         if not v.compacting or not v.folded:
             # guard: a-request-that-reads-later-leaves-its
@@ -355,22 +357,25 @@ class Summarize(Configured[SummarizeSettings]):
         while len(written) > LEDGER_CACHE * 4:
             written.pop(next(iter(written)))
 
-    def settle(self, most: int | None = None) -> int:
+    def settle(self, most: int | None = None, ahead: bool = True) -> int:
         """Read the new messages of the requests that left them for later (``Request.reads_later``), oldest
         first, at most ``most`` requests' (all when None), each session's into its own memo; how many are
-        left."""
+        left. ``ahead``: also write what the next compaction writes of the base and, near the point, of the
+        messages it may fold (after sending; a request reading what was left before it does not)."""
         done = 0
         while self._later and (most is None or done < most):
             view, req, span, budget = self._later.popleft()
             with memo.active(req.state.memo):
                 self._observe(view, req, span)
+            done += 1
+            if not ahead:
+                continue
             # What the next compaction writes of the base (fixed until then): its archive and checkpoint.
             req.state.base_json()
             # guard: the-fold-is-written-ahead-only-near-the-point
             if req.state.last_sent_tokens >= budget * PREPARE_FROM:
                 # guard: the-messages-a-compaction-may-fold-written-ahead
                 prepare_fold(view, len(req.protected_head))
-            done += 1
         return len(self._later)
 
     def _observe(self, view: Sequence[Message], req: Request, span: int) -> None:
