@@ -194,8 +194,8 @@ class Summarize(Configured[SummarizeSettings]):
         self.auditor = auditor or SummaryAuditor()
         self._ledger: dict[tuple[str, int], list[ledger.Line]] = {}  # (message id, content hash) -> lines
         # Requests whose new messages are read after the request is sent (``Request.reads_later``), oldest
-        # first: (view, request, span, input budget).
-        self._later: deque[tuple[tuple[Message, ...], Request, int, int]] = deque()
+        # first: (view, request, input budget).
+        self._later: deque[tuple[tuple[Message, ...], Request, int]] = deque()
 
     async def run(self, v: View, s: SummarizeSettings) -> SummaryBlock | Rewritten:
         req, view = v.request, v.messages
@@ -208,7 +208,7 @@ class Summarize(Configured[SummarizeSettings]):
         if not v.compacting or not v.folded:
             # guard: a-request-that-reads-later-leaves-its
             if req.reads_later:  # nothing in this request needs them: read while the model answers
-                self._later.append((tuple(view), req, span, s.input_budget))
+                self._later.append((tuple(view), req, s.input_budget))
             else:
                 self._observe(view, req, span)
             return Rewritten(messages=view)
@@ -364,9 +364,9 @@ class Summarize(Configured[SummarizeSettings]):
         messages it may fold (after sending; a request reading what was left before it does not)."""
         done = 0
         while self._later and (most is None or done < most):
-            view, req, span, budget = self._later.popleft()
+            view, req, budget = self._later.popleft()
             with memo.active(req.state.memo):
-                self._observe(view, req, span)
+                self._observe(view, req, budget * LEDGER_SPAN_BUDGETS)
             done += 1
             if not ahead:
                 continue
