@@ -3684,6 +3684,23 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "a view over the bounds of what is made ahead makes its first messages once, not all on each request",
+        "a-pass-made-ahead-stops-at-half-the-bounds",
+        "if entries >= JSON_MADE_ENTRIES // 2 or chars >= JSON_MADE_CHARS // 2:",
+        "if False:",
+        (
+            "tests/context/test_memo.py::"
+            "test_a_view_over_the_bounds_of_what_is_made_ahead_makes_its_first_messages_once",
+        ),
+    ),
+    Mutant(
+        "what is made ahead goes least recently asked first past the bounds (an ended session's first)",
+        "what-is-made-ahead-and-asked-again-goes-last",
+        "_JSON_MADE[id(m)] = _JSON_MADE.pop(id(m))",
+        "pass",
+        ("tests/context/test_memo.py::test_what_is_made_ahead_goes_least_recently_asked_first",),
+    ),
+    Mutant(
         "a request reading what the requests before it left unread writes nothing ahead on its own path",
         "a-request-reading-what-was-left-writes-nothing-ahead",
         "self.settle(ahead=False)",

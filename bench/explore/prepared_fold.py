@@ -31,7 +31,6 @@ from myrm_tui.bench.strategies import MyrmStrategy
 from myrm_tui.context import state as state_module
 from myrm_tui.context.compaction import record
 from myrm_tui.context.state import ContextState
-from myrm_tui.context.steps import summarize
 from myrm_tui.context.tokens import TokenCounter
 
 
@@ -76,7 +75,6 @@ class Tally:
             return base_json(state)
 
         state_module.message_json = message_json  # type: ignore[assignment]
-        summarize.message_json = message_json  # type: ignore[assignment]
         record._folded = folded_of  # type: ignore[assignment]
         ContextState.base_json = base_of  # type: ignore[method-assign,assignment]
 

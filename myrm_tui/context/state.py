@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import operator
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,8 +151,8 @@ def message_to_dict(m: Message) -> dict[str, Any]:
 
 # A message's archive JSON and its block in the archive as shown (``message_json``), by the message object
 # itself (the entry holds it, so its id is not reused while the entry lives). Made for one compaction and
-# dropped by it; what no compaction took (a session that ended near its point) goes oldest first past the
-# bounds (characters: the text of large outputs twice).
+# dropped by it; what no compaction took (a session that ended near its point) goes least recently asked
+# first past the bounds (characters: the text of large outputs twice).
 _JSON_MADE: dict[int, tuple[Message, str, BlockParts]] = {}
 JSON_MADE_ENTRIES = 4_096
 JSON_MADE_CHARS = 8_000_000
@@ -167,7 +168,10 @@ def message_json(m: Message, keep: bool = True) -> tuple[str, BlockParts]:
     global _json_chars
     hit = _JSON_MADE.get(id(m))
     if hit is not None and hit[0] is m:
-        if not keep:
+        if keep:
+            # guard: what-is-made-ahead-and-asked-again-goes-last
+            _JSON_MADE[id(m)] = _JSON_MADE.pop(id(m))  # asked again: the last to go
+        else:
             del _JSON_MADE[id(m)]
             _json_chars -= len(hit[1]) + len(hit[2][2])
         return hit[1], hit[2]
@@ -180,6 +184,20 @@ def message_json(m: Message, keep: bool = True) -> tuple[str, BlockParts]:
             _, old, (_, _, body) = _JSON_MADE.pop(next(iter(_JSON_MADE)))
             _json_chars -= len(old) + len(body)
     return text, parts
+
+
+def messages_json_ahead(messages: Iterable[Message]) -> None:
+    """``message_json`` of ``messages`` in their order, kept, up to half the bounds: a view whose messages
+    go past them has its first ones made once and found made by each later pass (a pass over the bounds
+    would push out, and make again, its own first ones every time), and another session's pass fits beside
+    it (each may go one message past its half)."""
+    chars = 0
+    for entries, m in enumerate(messages):
+        # guard: a-pass-made-ahead-stops-at-half-the-bounds
+        if entries >= JSON_MADE_ENTRIES // 2 or chars >= JSON_MADE_CHARS // 2:
+            return
+        text, (_, _, body) = message_json(m)
+        chars += len(text) + len(body)
 
 
 def message_from_dict(d: dict[str, Any]) -> Message:

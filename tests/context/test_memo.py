@@ -643,3 +643,70 @@ def test_a_request_that_reads_what_was_left_writes_nothing_ahead() -> None:
     assert state.last_sent_tokens >= config.input_budget * PREPARE_FROM
     assert pipeline.settle() == 0
     assert made()  # after sending, near the point: written ahead
+
+
+def _fold_view(prefix: str, lengths: list[int]) -> list[Message]:
+    return [Message(role="user", content="x" * n, id=f"{prefix}{i}") for i, n in enumerate(lengths)]
+
+
+def _made_of(view: list[Message]) -> dict[int, Any]:
+    from myrm_tui.context import state as state_module
+
+    return {k: v for k, v in state_module._JSON_MADE.items() if any(v[0] is m for m in view)}
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 400), max_size=40), st.integers(2, 24), st.integers(2_000, 8_000))
+def test_a_view_over_the_bounds_of_what_is_made_ahead_makes_its_first_messages_once(
+    sizes: list[int], entries: int, chars: int
+) -> None:
+    """``prepare_fold`` makes a view's messages oldest first (a compaction folds those first) as far as half
+    the bounds of what is kept ahead, whatever the view's size, and asked again finds them made and makes
+    none anew (a view over the bounds pushed out its own first messages and made every one again on each
+    request before)."""
+    from unittest import mock
+
+    from myrm_tui.context import state as state_module
+    from myrm_tui.context.steps.summarize import prepare_fold
+
+    mine = _fold_view("bounds-", sizes)
+    with (
+        mock.patch.object(state_module, "JSON_MADE_ENTRIES", entries),
+        mock.patch.object(state_module, "JSON_MADE_CHARS", chars),
+        mock.patch.object(state_module, "_JSON_MADE", {}),
+        mock.patch.object(state_module, "_json_chars", 0),
+    ):
+        prepare_fold(mine, 0)
+        first = _made_of(mine)
+        made = [m for m in mine if id(m) in first]
+        assert made == mine[: len(made)]  # the oldest
+        held = sum(len(text) + len(body) for _, text, (_, _, body) in first.values())
+        # as far as the bounds
+        assert len(made) == len(mine) or len(made) == entries // 2 or held >= chars // 2
+        prepare_fold(mine, 0)
+        again = _made_of(mine)
+        assert again.keys() == first.keys() and all(again[k] is v for k, v in first.items())  # none anew
+
+
+def test_what_is_made_ahead_goes_least_recently_asked_first() -> None:
+    """Past the bounds, what goes first is what no pass asked for the longest (a session that ended near its
+    point), not what a session still asking for made first."""
+    from unittest import mock
+
+    from myrm_tui.context import state as state_module
+    from myrm_tui.context.steps.summarize import prepare_fold
+
+    mine, ended, other = (_fold_view(f"asked-{p}-", [10] * 5) for p in ("mine", "ended", "other"))
+    with (
+        mock.patch.object(state_module, "JSON_MADE_ENTRIES", 10),
+        mock.patch.object(state_module, "_JSON_MADE", {}),
+        mock.patch.object(state_module, "_json_chars", 0),
+    ):
+        prepare_fold(mine, 0)
+        prepare_fold(ended, 0)  # the bounds full; this session asks no more
+        prepare_fold(mine, 0)
+        first = _made_of(mine)
+        prepare_fold(other, 0)  # five must go
+        assert len(_made_of(other)) == 5 and not _made_of(ended)
+        again = _made_of(mine)
+        assert again.keys() == first.keys() and all(again[k] is v for k, v in first.items())

@@ -21,7 +21,7 @@ from typing import Any
 from myrm_tui.context import memo
 from myrm_tui.context.compaction.record import gist
 from myrm_tui.context.privacy.redact import redact
-from myrm_tui.context.state import message_json
+from myrm_tui.context.state import messages_json_ahead
 from myrm_tui.context.step import Configured, Request, Rewritten, SummaryBlock, SummaryRecord, Trace, View
 from myrm_tui.context.summary import fields as summary_model
 from myrm_tui.context.summary import ledger, prepared
@@ -99,10 +99,9 @@ PREPARE_FROM = 0.6
 
 def prepare_fold(view: Sequence[Message], head: int) -> None:
     """What a compaction at the next request writes of each message it may fold (all but the protected head
-    and the summary blocks): the archive's JSON of it (``state.message_json``), made once a message."""
-    for m in view[head:]:
-        if m.meta.get("kind") != "summary":
-            message_json(m)
+    and the summary blocks): the archive's JSON of it (``state.message_json``), made once a message, oldest
+    first (a compaction folds those first) as far as the bounds hold (``state.messages_json_ahead``)."""
+    messages_json_ahead(m for m in view[head:] if m.meta.get("kind") != "summary")
 
 
 def _safe(text: str) -> str:
