@@ -484,6 +484,18 @@ ODD = [
     "─── #3 x",
 ]
 odd_texts = st.lists(st.sampled_from(ODD), max_size=8).map("".join)
+# A message's content as text, or as multimodal parts (text, an image, a part of no known type).
+odd_contents = st.one_of(
+    odd_texts,
+    st.lists(
+        st.one_of(
+            odd_texts.map(lambda t: {"type": "text", "text": t}),
+            st.just({"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}),
+            st.just({"kind": "untyped"}),
+        ),
+        max_size=3,
+    ),
+)
 
 
 @st.composite
@@ -499,11 +511,12 @@ def odd_messages(draw: st.DrawFn) -> list[Message]:
         out.append(
             Message(
                 role=role,
-                content=draw(odd_texts),
+                content=draw(odd_contents),
                 id=f"m{n}",
                 tool_calls=calls,
                 tool_call_id=f"c{n}" if role == "tool" else None,
                 name="bash" if role == "tool" else None,
+                reasoning=draw(st.none() | odd_texts) if role == "assistant" else None,
                 synthetic=draw(st.booleans()),
                 meta={"vault_uri": draw(odd_texts)} if draw(st.booleans()) else {},
             )
@@ -522,6 +535,12 @@ def _block_as_written(n: int, d: dict[str, Any]) -> str:
         head.append("(synthetic)")
     lines = [f"─── {' · '.join(h for h in head if h)} ───"]
     content = d.get("content")
+    if isinstance(content, list):  # multimodal parts: text kept, media named
+        content = "\n".join(
+            str(p.get("text", "")) if p.get("type") == "text" else f"[{p.get('type', 'part')}]"
+            for p in content
+            if isinstance(p, dict)
+        )
     if d.get("reasoning_content"):
         lines += ["(reasoning)", *str(d["reasoning_content"]).splitlines()]
     if content:
