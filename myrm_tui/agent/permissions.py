@@ -883,6 +883,7 @@ def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
         return False
     # Every word as a path, and for a word that is an option, what follows its first `=` or `/` (an
     # option this file does not know may still take a path: `-O/etc/x`).
+    private: list[Path] | None = None  # ``private_paths``, looked up once a command (~0.4 ms a look)
     for n, a in enumerate([*words, *args]):
         if n >= len(words) and a.startswith("-"):
             cut = min((i for i in (a.find("="), a.find("/")) if i >= 0), default=-1)
@@ -901,7 +902,9 @@ def read_only_command(tokens: tuple[str, ...], workspace: Path) -> bool:
         # guard: shell-read-only-commands-stay-inside
         if not _within(workspace, full):
             return False
-        if private_in(full, private_paths(workspace)) is not None:  # myrm's database in the workspace
+        if private is None:
+            private = private_paths(workspace)
+        if private_in(full, private) is not None:  # myrm's database in the workspace
             return False
         # guard: read-only-commands-open-no-fifo-or-device
         if name not in NAMES_ONLY and _special(full):
