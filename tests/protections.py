@@ -1910,6 +1910,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "MCP: a first turn cancelled while it waits for a late server leaves no waiting task behind",
+        "mcp-the-first-turns-wait-leaves-no-task",
+        "await asyncio.wait([c._ready for c in self.pending], timeout=FIRST_WAIT)",
+        "await asyncio.wait([asyncio.ensure_future(c.ready()) for c in self.pending], timeout=FIRST_WAIT)",
+        (
+            "tests/agent/test_mcp_client.py::"
+            "test_a_first_turn_cancelled_while_it_waits_for_a_late_server_leaves_no_task_behind",
+        ),
+    ),
+    Mutant(
         "MCP: a server's message has a size limit",
         "mcp-a-message-has-a-size-limit",
         "                if len(pending) > MAX_MESSAGE_BYTES:\n",

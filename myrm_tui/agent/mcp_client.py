@@ -363,12 +363,10 @@ class LateServers:
         at the first turn, or was given up on."""
         first, self.first = self.first, False
         if first and self.pending:
-            waits = [asyncio.ensure_future(c.ready()) for c in self.pending]
-            done, still = await asyncio.wait(waits, timeout=FIRST_WAIT)
-            for w in done:  # a failed start is read below (``start_error``), not left to asyncio's warning
-                w.cancelled() or w.exception()
-            for w in still:
-                w.cancel()  # the wait only: ``ready`` is shielded, the start goes on
+            # On the starts themselves (``asyncio.wait`` cancels none, and each reads its own failure): a
+            # wait given up on, or a turn cancelled during it, leaves no waiting task behind.
+            # guard: mcp-the-first-turns-wait-leaves-no-task
+            await asyncio.wait([c._ready for c in self.pending], timeout=FIRST_WAIT)
         tools: list[McpTool] = []
         lines: list[str] = []
         overdue = time.monotonic() - self.begun >= STARTUP_TIMEOUT

@@ -172,3 +172,30 @@ async def _ended(conn: Any) -> None:
 
 def _sent_tools(emulator: ProviderEmulator) -> list[str]:
     return [t["function"]["name"] for t in emulator.accepted[-1].body.get("tools") or []]
+
+
+async def test_a_first_turn_cancelled_while_it_waits_for_a_late_server_leaves_no_task_behind() -> None:
+    """The first turn waits ``FIRST_WAIT`` at most for the servers still starting; cancelled during that
+    wait (Esc, a quit), it leaves no task waiting on a start behind (each would end with the start's
+    failure, never read: asyncio's "exception was never retrieved"), and the start goes on."""
+    import asyncio
+    import time
+
+    from myrm_tui.agent import mcp_client
+
+    silent = mcp_client.McpServerConfig.from_dict({"name": "silent", "command": "sleep", "args": ["300"]})
+    conn = mcp_client.McpConnection(silent)
+    late = mcp_client.LateServers([conn], OversizedResultHandler(), time.monotonic())
+    before = asyncio.all_tasks()
+    take = asyncio.ensure_future(late.take([], 0))
+    await asyncio.sleep(0)  # one step of the loop: the turn is inside its wait
+    assert not take.done()
+    take.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await take
+    try:
+        waiting = [t for t in asyncio.all_tasks() - before if "McpConnection.ready" in repr(t.get_coro())]
+        assert waiting == []
+        assert conn.started is None and late.pending == [conn]  # its start goes on
+    finally:
+        await late.close()
