@@ -1920,6 +1920,16 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "MCP: what a server says as its connection closes is dropped, the close clean",
+        "mcp-what-a-server-says-as-it-closes-is-dropped",
+        "return  # the session is gone (closed): what the server still says is not read",
+        "raise",
+        (
+            "tests/agent/test_mcp_stdio.py::"
+            "test_a_server_that_talks_while_its_connection_closes_is_closed_without_an_error",
+        ),
+    ),
+    Mutant(
         "MCP: a server's message has a size limit",
         "mcp-a-message-has-a-size-limit",
         "                if len(pending) > MAX_MESSAGE_BYTES:\n",

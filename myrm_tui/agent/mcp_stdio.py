@@ -129,7 +129,11 @@ async def stdio_transport(
                                 f"it sent messages without pause (over {BURST:,} at once, then "
                                 f"{RATE:,.0f} a second)"
                             )
-                        await read_writer.send(_parse(line))
+                        try:
+                            await read_writer.send(_parse(line))
+                        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                            # guard: mcp-what-a-server-says-as-it-closes-is-dropped
+                            return  # the session is gone (closed): what the server still says is not read
                 pending += rest
                 # guard: mcp-a-message-has-a-size-limit
                 if len(pending) > MAX_MESSAGE_BYTES:

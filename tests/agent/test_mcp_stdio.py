@@ -140,3 +140,17 @@ def test_the_message_budget_takes_burst_plus_rate_a_second_at_most(
             assert j - i + 1 <= burst + rate * (taken[j] - start) + 1e-6
     steady = mcp_stdio.MessageBudget(burst, rate)
     assert all(steady.take(n * 1.001 / rate) for n in range(len(gaps)))
+
+
+async def test_a_server_that_talks_while_its_connection_closes_is_closed_without_an_error(
+    log_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server that sends notifications (its log, its progress; ``CHATTY`` at once, within the budget)
+    when myrm closes the connection: what it says then is not read, and the close is clean. The
+    transport's reader, held on a message no session read any more, failed when its stream was closed:
+    each close logged "MCP server stopped" with that error and marked the server dead."""
+    conns, _ = await _tools("chatty")
+    (conn,) = conns
+    await conn.close()
+    assert conn.dead is None
+    assert not [r for r in caplog.records if "stopped" in r.getMessage()]
