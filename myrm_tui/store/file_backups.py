@@ -35,10 +35,9 @@ class FileBackup:
 
 
 class FileBackupTable(LeaseTable):
-    async def add_file_backup(self, b: FileBackup, max_bytes: int = 0) -> int:
+    async def add_file_backup(self, b: FileBackup, max_bytes: int = 0) -> None:
         """Store ``b``; then, if the session's kept contents are over ``max_bytes`` (0: no cap), drop the
-        contents of its oldest turns, whole turns, until they are not (``b``'s turn is always kept).
-        Returns how many turns' were dropped."""
+        contents of its oldest turns, whole turns, until they are not (``b``'s turn is always kept)."""
         size = len(b.content.encode("utf-8", "surrogatepass")) if b.content is not None else 0
         async with self.transaction() as conn:
             await self._guard(conn, b.session_id)  # one writer per session, as for its messages
@@ -62,7 +61,7 @@ class FileBackupTable(LeaseTable):
                 ),
             )
             if max_bytes <= 0:
-                return 0
+                return
             async with conn.execute(
                 "SELECT turn, SUM(bytes) FROM file_backups WHERE session_id = ? AND dropped = 0 "
                 "GROUP BY turn HAVING SUM(bytes) > 0 ORDER BY MIN(id)",
@@ -82,7 +81,6 @@ class FileBackupTable(LeaseTable):
                 )
                 total -= n
                 dropped += 1
-            return dropped
 
     async def undo_lineage(self, sid: str) -> list[tuple[str, int | None]]:
         """``sid`` and the sessions it was forked from, each with the last message seq of it that ``sid``
