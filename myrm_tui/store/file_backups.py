@@ -62,12 +62,13 @@ class FileBackupTable(LeaseTable):
             )
             if max_bytes <= 0:
                 return
-            async with conn.execute(
-                "SELECT turn, SUM(bytes) FROM file_backups WHERE session_id = ? AND dropped = 0 "
-                "GROUP BY turn HAVING SUM(bytes) > 0 ORDER BY MIN(id)",
-                (b.session_id,),
-            ) as cur:
-                every = list(await cur.fetchall())
+            every = list(
+                await conn.execute_fetchall(
+                    "SELECT turn, SUM(bytes) FROM file_backups WHERE session_id = ? AND dropped = 0 "
+                    "GROUP BY turn HAVING SUM(bytes) > 0 ORDER BY MIN(id)",
+                    (b.session_id,),
+                )
+            )
             total = sum(n for _, n in every)
             turns = [(t, n) for t, n in every if t != b.turn]
             dropped = 0
