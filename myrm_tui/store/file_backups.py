@@ -37,7 +37,9 @@ class FileBackup:
 class FileBackupTable(LeaseTable):
     async def add_file_backup(self, b: FileBackup, max_bytes: int = 0) -> None:
         """Store ``b``; then, if the session's kept contents are over ``max_bytes`` (0: no cap), drop the
-        contents of its oldest turns, whole turns, until they are not (``b``'s turn is always kept)."""
+        contents of its oldest turns, whole turns, until they are not (``b``'s turn is always kept). The
+        dropped turns are the oldest ones, those that only made new files too (they hold nothing to drop,
+        and /undo is not exact past a dropped turn): every turn newer than them undoes exactly."""
         size = len(b.content.encode("utf-8", "surrogatepass")) if b.content is not None else 0
         async with self.transaction() as conn:
             await self._guard(conn, b.session_id)  # one writer per session, as for its messages
@@ -64,8 +66,10 @@ class FileBackupTable(LeaseTable):
                 return
             every = list(
                 await conn.execute_fetchall(
+                    # every turn, those that made new files only too (nothing to drop, but older turns
+                    # than a dropped one are past what /undo restores exactly: dropped with it)
                     "SELECT turn, SUM(bytes) FROM file_backups WHERE session_id = ? AND dropped = 0 "
-                    "GROUP BY turn HAVING SUM(bytes) > 0 ORDER BY MIN(id)",
+                    "GROUP BY turn ORDER BY MIN(id)",
                     (b.session_id,),
                 )
             )
