@@ -11,7 +11,7 @@ import aiosqlite
 
 from myrm_tui.context.vault import VAULT_SCHEME, VaultEntry
 from myrm_tui.store import history, lineage
-from myrm_tui.store.base import StoreBase
+from myrm_tui.store.base import StoreBase, first_row
 
 
 class VaultListing(TypedDict):
@@ -101,11 +101,11 @@ class VaultTable(StoreBase):
         for link in await lineage.line(self.conn, sid):
             at = link.child_created_at
             if link.forked_from_seq is not None:
-                async with self.conn.execute(
+                row = await first_row(
+                    self.conn,
                     "SELECT MIN(created_at) FROM messages WHERE session_id = ? AND seq > ?",
                     (link.parent, link.forked_from_seq),
-                ) as cur:
-                    row = await cur.fetchone()
+                )
                 # guard: a-fork-at-an-earlier-point-is-cut-there
                 if row is not None and row[0] is not None and float(row[0]) <= at:
                     at = math.nextafter(float(row[0]), -math.inf)
