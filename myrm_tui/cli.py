@@ -646,6 +646,8 @@ class _ReaderGone:
     and saved, exit 141), and from then on what is written goes to ``/dev/null``: the write that found
     the pipe closed raised in the middle of a turn, which ended with exit code 1 and not a word."""
 
+    closed_seen = False  # by any of them: the write that found it closed already moved it to /dev/null
+
     def __init__(self, stream: Any) -> None:
         self._stream = stream
         self._gone = False
@@ -666,7 +668,7 @@ class _ReaderGone:
     def _closed(self) -> None:
         if self._gone:
             return
-        self._gone = True
+        self._gone = _ReaderGone.closed_seen = True
         log.info("standard output was closed by its reader; nothing more is written to it", exc_info=True)
         devnull = os.open(os.devnull, os.O_WRONLY)
         try:
@@ -722,8 +724,10 @@ async def _stoppable(main: Coroutine[Any, Any, int], pipe: bool = False) -> int:
     got: list[signal.Signals] = []
 
     def stop(sig: signal.Signals) -> None:
-        # every write to a closed pipe sends one: the clean-up the first one started must not be cut
-        if sig == signal.SIGPIPE and sig in got:
+        # every write to a closed pipe sends one: the clean-up the first one started must not be cut, and
+        # one for another pipe (a hook's stdin, a server's socket) is that write's EPIPE, not a stop
+        # guard: ask-only-its-own-outputs-sigpipe-stops-it
+        if sig == signal.SIGPIPE and (sig in got or not _output_gone()):
             return
         got.append(sig)
         task.cancel()
@@ -745,6 +749,22 @@ async def _stoppable(main: Coroutine[Any, Any, int], pipe: bool = False) -> int:
     finally:
         for sig in signals:
             loop.remove_signal_handler(sig)
+        # guard: ask-sigpipe-ignored-again-after-the-run
+        if pipe:  # asyncio leaves SIG_DFL: a later write to any closed pipe would kill the process unsaid
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+
+
+def _output_gone() -> bool:
+    """Whether standard output's or error's reader went away: a pipe's write end with no reader polls
+    as an error. A SIGPIPE says only that some write found some pipe closed."""
+    import select
+
+    if _ReaderGone.closed_seen:
+        return True
+    poll = select.poll()
+    for fd in (1, 2):
+        poll.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLNVAL) for _, events in poll.poll(0))
 
 
 async def _ask(

@@ -1966,6 +1966,22 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "ask: a SIGPIPE from another pipe than its own output does not stop the run",
+        "ask-only-its-own-outputs-sigpipe-stops-it",
+        "        if sig == signal.SIGPIPE and (sig in got or not _output_gone()):\n",
+        "        if sig == signal.SIGPIPE and sig in got:\n",
+        (
+            "tests/cli/test_sigpipe_source.py::test_a_broken_pipe_that_is_not_the_output_does_not_stop_the_run",
+        ),
+    ),
+    Mutant(
+        "ask: SIGPIPE is ignored again after the run (asyncio leaves it at SIG_DFL)",
+        "ask-sigpipe-ignored-again-after-the-run",
+        "        if pipe:  # asyncio leaves SIG_DFL",
+        "        if False:  # asyncio leaves SIG_DFL",
+        ("tests/cli/test_sigpipe_source.py::test_after_the_run_sigpipe_is_ignored_again",),
+    ),
+    Mutant(
         "store: a session others point into is not deleted",
         "a-session-others-point-into-is-not-deleted",
         "            if users := await self.pointing_into(sid):\n",
