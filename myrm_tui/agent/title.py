@@ -16,6 +16,8 @@ from myrm_tui.llm.client import LLMClient, ModelSpec
 log = logging.getLogger(__name__)
 
 _CODE = re.compile(r"```.*?(```|$)", re.S)
+# an ``@file`` attachment's block (attachments.file_block): the file's text is not the title
+_FILE = re.compile(r'<file path="[^"\n]*">\n.*?(\n</file>|$)', re.S)
 _INLINE = re.compile(r"`[^`\n]*`")
 _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _HTML = re.compile(r"<[^>\n]+>")
@@ -25,6 +27,7 @@ MAX_WORDS = 6
 
 
 def strip_for_title(text: str) -> str:
+    text = _FILE.sub(" ", text)
     text = _CODE.sub(" ", text)
     text = _URL.sub(" ", text)
     text = _HTML.sub(" ", text)
