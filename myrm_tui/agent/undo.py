@@ -99,7 +99,7 @@ class UndoPlan:
             elif f.changed:
                 what = "CHANGED SINCE the agent wrote it: kept as it is unless you press a"
             else:
-                what = "restored" if f.existed else "removed (the agent created it)"
+                what = "will be restored" if f.existed else "will be removed (the agent created it)"
             lines.append(f"  {f.shown}: {what}")
         lines.append(SHELL_NOT_TRACKED)
         return "\n".join(lines)

@@ -72,7 +72,7 @@ async def test_undo_goes_back_one_turn_at_a_time_and_tells_the_model(
     plan = await files.plan()  # a second /undo: the turn before
     assert plan is not None and plan.prompt == "first change"
     assert {f.shown: f.existed for f in plan.files} == {"hello.py": True, "new.py": False}
-    assert "new.py: removed (the agent created it)" in plan.question()
+    assert "new.py: will be removed (the agent created it)" in plan.question()
     await files.apply(plan, overwrite_changed=False)
     assert (workspace / "hello.py").read_text() == ORIGINAL
     assert not (workspace / "new.py").exists()  # the new file is removed

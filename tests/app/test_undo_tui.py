@@ -83,13 +83,13 @@ async def test_undo_restores_the_last_turn_then_the_one_before(
         assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hey'\n"
 
         shown = await undo(pilot, app, "y")
-        assert "hello.py: restored" in shown.plan.question()
+        assert "hello.py: will be restored" in shown.plan.question()
         assert "shell commands are not tracked" in shown.plan.question().lower()
         assert (workspace / "hello.py").read_text() == "def greet():\n    return 'hi'\n"
         assert "restored hello.py" in notices(app)[-1]
 
         shown = await undo(pilot, app, "y")  # the second /undo: the turn before
-        assert "new.py: removed" in shown.plan.question()
+        assert "new.py: will be removed" in shown.plan.question()
         assert (workspace / "hello.py").read_text() == ORIGINAL
         assert not (workspace / "new.py").exists()
         assert "removed new.py" in notices(app)[-1] and "restored hello.py" in notices(app)[-1]
