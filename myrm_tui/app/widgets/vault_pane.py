@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 # Highlighting parses the whole text and runs the grammar's queries over it: about 0.3 s more per
 # 250 KB of Python, on the UI thread. A larger entry is shown plain, as editors do with huge files.
 HIGHLIGHT_MAX_CHARS = 100_000
+# F4 in a new session showed two empty boxes and nothing that said why
+EMPTY = (
+    "The vault is empty: nothing was shortened or removed from the view yet. Long tool outputs and "
+    "compacted messages land here (vault://…), readable in full."
+)
 
 
 def _language(text: str) -> str | None:
@@ -74,7 +79,7 @@ class VaultPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield OptionList(id="vault-list", markup=False)  # gists and commands come from tools
-        yield Static("", id="vault-info", markup=False)
+        yield Static(EMPTY, id="vault-info", markup=False)
         yield Input(placeholder="search inside (Enter: next match)", id="vault-search")
 
     def show_entries(self, entries: list[VaultListing], gists: dict[str, str] | None = None) -> None:
@@ -94,6 +99,8 @@ class VaultPane(Vertical):
             ol.add_option(Option(sanitize(label), id=e["uri"]))
         if entries:  # Enter opens at once (F4 focuses the list)
             ol.highlighted = min(highlighted or 0, len(entries) - 1)
+        if not self.current_uri:  # an open entry's line stays
+            self.query_one("#vault-info", Static).update("" if entries else EMPTY)
 
     def focus_list(self) -> None:
         self.query_one(OptionList).focus()

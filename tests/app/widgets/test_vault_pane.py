@@ -204,3 +204,21 @@ async def test_without_a_grammar_an_entry_is_shown_as_plain_text(
             assert (area.text, area.language) == (PY_OUTPUT * n, None)
         assert app.is_running
     assert "vault pane: no python grammar installed; shown as plain text" in caplog.text
+
+
+async def test_f4_in_a_new_session_says_the_vault_is_empty_and_why(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """F4 before anything was vaulted showed an empty list and an empty search box, nothing else."""
+    from textual.widgets import Static
+
+    from myrm_tui.app.widgets.vault_pane import VaultPane
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with started(app, size=(120, 36)) as pilot:
+        await pilot.press("f4")
+        pane = app.query_one(VaultPane)
+        await wait_until(pilot, lambda: app.focused is pane.query_one(OptionList))
+        info = pane.query_one("#vault-info", Static)
+        assert pane.query_one(OptionList).option_count == 0
+        assert "The vault is empty" in str(info.render())
