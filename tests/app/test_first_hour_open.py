@@ -212,3 +212,25 @@ def test_the_code_block_copy_takes_is_the_last_one_as_written(
     last = blocks[-1][1]
     expected = last + ("" if last.endswith("\n") or not last else "\n")
     assert [m.group(2) for m in CODE_BLOCK.finditer(text)][-1] == expected
+
+
+async def test_the_panel_f4_opened_gives_way_when_the_terminal_is_made_narrow(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """F4 in a 120-column terminal, then the terminal made 60 columns wide (mid-turn, in tmux): the
+    vault panel (at least 52 columns) stayed, and the conversation was 8 columns wide, a word a line.
+    Across the narrow threshold the width decides again; F4 there still opens the panel."""
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with started(app, size=(120, 36)) as pilot:
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: app.query_one("#tabs").active == "vault-tab")  # type: ignore[attr-defined]
+        assert not app.main.has_class("-hide-panel")
+        await pilot.resize_terminal(60, 20)
+        await wait_until(pilot, lambda: app.main.has_class("-hide-panel"))
+        await wait_until(pilot, lambda: app.query_one("#chat-column").outer_size.width >= 58)
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: not app.main.has_class("-hide-panel"))  # asked for here: shown
+        await pilot.press("ctrl+b")
+        await wait_until(pilot, lambda: app.main.has_class("-hide-panel"))
+        await pilot.resize_terminal(120, 36)
+        await wait_until(pilot, lambda: not app.main.has_class("-hide-panel"))  # wide: the width decides

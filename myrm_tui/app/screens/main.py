@@ -86,6 +86,7 @@ class MainScreen(Screen[None]):
         self._files: list[str] | None = None
         self._query: str | None = None
         self.panel_choice: bool | None = None  # ctrl+b's last choice (None: the width decides)
+        self._wide: bool | None = None  # the width's side of NARROW at the last layout
         self._status_line: StatusLine | None = None  # set by compose; torn_down looks for it
         self._mention_holds: list[int] = []  # keys held until the @ menu shows the query typed
         # typed folders past the index's cut read for this @ (a new @ reads them again), and being read
@@ -128,7 +129,13 @@ class MainScreen(Screen[None]):
         self.set_class(self.size.height < SHORT, "-short")
 
     def _layout_panel(self) -> None:
-        """The side panel as a column, or collapsed to the ring's line under the chat."""
+        """The side panel as a column, or collapsed to the ring's line under the chat. A choice made
+        (ctrl+b, F3, F4) holds until the terminal is resized across ``NARROW``: the panel F4 opened in a
+        wide terminal, made 60 columns wide mid-turn, left the conversation 8 columns, a word a line."""
+        wide = self.size.width >= NARROW
+        if self._wide is not None and wide != self._wide:
+            self.panel_choice = None
+        self._wide = wide
         shown = self._panel_shown(self.size.width)
         self.set_class(not shown, "-hide-panel")
         self.side_panel.collapsed = not shown
