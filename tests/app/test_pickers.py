@@ -118,6 +118,22 @@ async def test_mode_without_an_argument_opens_a_picker(
         assert not emulator.accepted  # nothing was sent to the model
 
 
+async def test_help_says_how_to_close_it_and_esc_does(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """F1 showed the keys in a box, and the footer under it "^q Quit  f1 Help": nothing said how to
+    leave it but quitting."""
+    from textual.containers import VerticalScroll
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with started(app, size=(60, 20)) as pilot:
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert "Esc closes" in str(app.screen.query_one(VerticalScroll).border_subtitle)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+
+
 async def test_help_lists_every_key_of_every_binding_one_row_each(
     emulator: ProviderEmulator, tmp_path: Path, workspace: Path
 ) -> None:

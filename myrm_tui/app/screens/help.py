@@ -69,5 +69,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
             box.border_title = "myrm — keys"
+            # the footer under it shows the chat's keys, none that closes this
+            box.border_subtitle = "Esc closes"
             for title, rows in help_sections():
                 yield Static(_table(title, rows), classes="help-section")
