@@ -225,9 +225,13 @@ async def test_the_panel_f4_opened_gives_way_when_the_terminal_is_made_narrow(
         await pilot.press("f4")
         await wait_until(pilot, lambda: app.query_one("#tabs").active == "vault-tab")  # type: ignore[attr-defined]
         assert not app.main.has_class("-hide-panel")
+        assert app.main.side_panel in app.focused.ancestors  # type: ignore[union-attr]  # F4: the list
         await pilot.resize_terminal(60, 20)
         await wait_until(pilot, lambda: app.main.has_class("-hide-panel"))
         await wait_until(pilot, lambda: app.query_one("#chat-column").outer_size.width >= 58)
+        await wait_until(pilot, lambda: isinstance(app.focused, PromptInput))  # not the hidden list
+        await pilot.press(*"abc")
+        await wait_until(pilot, lambda: app.query_one(PromptInput).text == "abc")
         await pilot.press("f4")
         await wait_until(pilot, lambda: not app.main.has_class("-hide-panel"))  # asked for here: shown
         await pilot.press("ctrl+b")

@@ -139,6 +139,9 @@ class MainScreen(Screen[None]):
         shown = self._panel_shown(self.size.width)
         self.set_class(not shown, "-hide-panel")
         self.side_panel.collapsed = not shown
+        focused = self.focused
+        if not shown and focused is not None and self.side_panel in focused.ancestors:
+            self.prompt.focus()  # keys typed into a hidden vault list went nowhere
 
     def _panel_shown(self, width: int) -> bool:
         return self.panel_choice if self.panel_choice is not None else width >= NARROW
