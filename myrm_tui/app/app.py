@@ -214,7 +214,12 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
         """Every command of the table in the command palette (ctrl+p), next to Textual's own."""
         from textual.app import SystemCommand
 
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            # Textual's "Keys" opened its key panel beside the chat (the prompt box's cursor keys, the
+            # chat squeezed to a third, no key to close it); F1 is the keys of myrm ("Help" here)
+            if command.title == "Keys" and command.help.startswith("Show"):
+                continue
+            yield command
         for c in COMMANDS:
             if c.palette:
                 key = f" ({c.key})" if c.key else ""

@@ -96,6 +96,7 @@ async def test_slash_commands_and_help_come_from_the_command_table(
     async with started(app, size=(140, 42)) as pilot:
         palette = {c.title for c in app.get_system_commands(app.screen)}
         assert {c.title for c in COMMANDS if c.palette} <= palette
+        assert "Keys" not in palette and "Help" in palette  # Textual's key panel: F1 is myrm's
         tabs = app.query_one("#tabs")
         await type_and_send(pilot, "/vault")
         await wait_until(pilot, lambda: tabs.active == "vault-tab")  # type: ignore[attr-defined]
