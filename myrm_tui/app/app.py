@@ -216,9 +216,13 @@ class MyrmApp(RoutedKeys, PromptFlow, App[None]):
 
         for command in super().get_system_commands(screen):
             # Textual's "Keys" opened its key panel beside the chat (the prompt box's cursor keys, the
-            # chat squeezed to a third, no key to close it); F1 is the keys of myrm ("Help" here)
+            # chat squeezed to a third, no key to close it): it opens F1's help, myrm's keys
             if command.title == "Keys" and command.help.startswith("Show"):
-                continue
+                command = SystemCommand(
+                    "Keys",
+                    "Every key and slash command (f1)",
+                    lambda: self.call_next(self.run_action, "help"),
+                )
             yield command
         for c in COMMANDS:
             if c.palette:
