@@ -60,7 +60,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "end_of_input",
-        "Quit from an empty box",
+        "Twice in an empty box quits",
         "ctrl+d in the empty box, as a shell's end of input (and Claude Code's, Codex's, aider's): "
         "a second within 2 s quits",
         "ctrl+d",
