@@ -238,3 +238,28 @@ async def test_the_panel_f4_opened_gives_way_when_the_terminal_is_made_narrow(
         await wait_until(pilot, lambda: app.main.has_class("-hide-panel"))
         await pilot.resize_terminal(120, 36)
         await wait_until(pilot, lambda: not app.main.has_class("-hide-panel"))  # wide: the width decides
+
+
+async def test_f2_settings_fit_a_60_column_terminal(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """F2 at 60 columns: the 90-column dialog ran off the right edge, its border and the ends of its
+    labels ("empty for the provi…") cut off."""
+    from textual.containers import VerticalScroll
+    from textual.widgets import Label
+
+    from myrm_tui.app.screens.settings import SettingsScreen
+
+    app = make_app(emulator, tmp_path, workspace, preheat=False)
+    async with started(app, size=(60, 20)) as pilot:
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        box = app.screen.query_one(VerticalScroll)
+        await wait_until(pilot, lambda: box.region.width > 0)
+        assert box.region.x >= 0 and box.region.right <= 60
+        for label in box.query(Label):
+            text = str(label.render())
+            # every word of a label is drawn: it wraps inside the dialog
+            assert label.content_region.right <= box.content_region.right, text
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SettingsScreen))

@@ -58,9 +58,10 @@ class SettingsScreen(ModalScreen[dict[str, Any] | None]):
     DEFAULT_CSS = """
     SettingsScreen { align: center middle; }
     SettingsScreen > VerticalScroll {
-        width: 90; height: 90%; border: thick $accent; background: $surface; padding: 0 2;
+        width: 90; max-width: 100%; height: 90%; border: thick $accent; background: $surface; padding: 0 2;
     }
     SettingsScreen Label { margin-top: 1; color: $text-muted; }
+    SettingsScreen > VerticalScroll > Label { width: 1fr; }
     SettingsScreen Horizontal { height: auto; margin-top: 1; }
     SettingsScreen #error { color: $error; }
     SettingsScreen #auto-warning { color: $warning; }
