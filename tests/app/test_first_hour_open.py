@@ -263,3 +263,40 @@ async def test_f2_settings_fit_a_60_column_terminal(
             assert label.content_region.right <= box.content_region.right, text
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
+
+
+async def test_every_answer_of_an_approval_shows_in_a_60_column_terminal(
+    emulator: ProviderEmulator, tmp_path: Path, workspace: Path
+) -> None:
+    """An edit asked about in a 60-column terminal: "Decline [n]" was past the dialog's right edge, not
+    drawn (its buttons needed 59 columns of the 42 the dialog had)."""
+    from textual.containers import Vertical
+    from textual.widgets import Button
+
+    from myrm_tui.app.screens.approval import ApprovalScreen
+
+    (workspace / "main.py").write_text('print("hi")\n')
+    emulator.enqueue(
+        Reply(
+            tool_calls=[("file_edit_tool", {"path": "main.py", "old_string": "hi", "new_string": "hello"})]
+        ),
+        Reply(text="left as it is"),
+    )
+    app = make_app(
+        emulator, tmp_path, workspace, preheat=False, approval="ask", summarizer_model="extractive"
+    )
+    async with started(app, size=(60, 20)) as pilot:
+        await type_text(pilot, "please edit")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), 30)
+        box = app.screen.query_one(Vertical)
+        buttons = list(app.screen.query(Button))
+        await wait_until(pilot, lambda: all(b.region.width for b in buttons))
+        assert [str(b.label) for b in buttons] == ["Apply [y]", "Always [a]", "Decline [n]"]
+        assert all(
+            box.content_region.x <= b.region.x and b.region.right <= box.content_region.right for b in buttons
+        )
+        assert box.region.right <= 60
+        await pilot.press("n")
+        await wait_until(pilot, lambda: not app.busy, 30)
+    assert (workspace / "main.py").read_text() == 'print("hi")\n'

@@ -138,7 +138,8 @@ class ApprovalScreen(ReadFirst):
     DEFAULT_CSS = """
     ApprovalScreen { align: center middle; }
     ApprovalScreen > Vertical {
-        width: 80%; max-width: 110; height: auto; border: thick $warning; background: $surface; padding: 1 2;
+        width: 80%; min-width: 56; max-width: 110; height: auto; border: thick $warning; background: $surface;
+        padding: 1 2;
     }
     ApprovalScreen #command {
         background: $boost; padding: 0 1; margin: 1 0; max-height: 8; overflow-y: auto;
@@ -148,7 +149,7 @@ class ApprovalScreen(ReadFirst):
     ApprovalScreen #always-note { color: $text-muted; margin-bottom: 1; }
     ApprovalScreen #warnings { color: $error; background: $error 15%; padding: 0 1; margin-top: 1; }
     ApprovalScreen Horizontal { height: auto; align-horizontal: right; }
-    ApprovalScreen Button { margin-left: 1; }
+    ApprovalScreen Button { margin-left: 1; min-width: 12; }
     """
     BINDINGS = [
         Binding("y", "answer('yes')", "Run"),
@@ -209,7 +210,7 @@ class ApprovalScreen(ReadFirst):
                 yield Button(Content("Stop [n]"), id="no", variant="primary")
 
     def _compose_edit(self) -> ComposeResult:
-        """The edit's diff (``command`` holds it) and Apply / Always allow edits / Decline."""
+        """The edit's diff (``command`` holds it) and Apply / Always / Decline."""
         path = self.assessment.command.removeprefix("edit ")
         with Vertical():
             yield Label(plain(reveal(f"The agent wants to edit {path}:")))
@@ -221,7 +222,7 @@ class ApprovalScreen(ReadFirst):
             )
             with Horizontal():
                 yield Button(Content("Apply [y]"), id="yes", variant="warning")
-                yield Button(Content("Always allow edits [a]"), id="always")
+                yield Button(Content("Always [a]"), id="always")  # the note above says for what
                 yield Button(Content("Decline [n]"), id="no", variant="primary")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
