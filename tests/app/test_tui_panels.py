@@ -96,8 +96,8 @@ async def test_slash_commands_and_help_come_from_the_command_table(
     async with started(app, size=(140, 42)) as pilot:
         palette = {c.title for c in app.get_system_commands(app.screen)}
         assert {c.title for c in COMMANDS if c.palette} <= palette
-        keys = next(c for c in app.get_system_commands(app.screen) if c.title == "Keys")
-        keys.callback()  # Textual's opened its key panel beside the chat: this one is F1's help
+        keys_command = next(c for c in app.get_system_commands(app.screen) if c.title == "Keys")
+        keys_command.callback()  # Textual's opened its key panel beside the chat: this one is F1's help
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen))
