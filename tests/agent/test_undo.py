@@ -4,9 +4,11 @@ through the provider emulator), its backups go to the real store, and undo resto
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import tempfile
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from myrm_tui.agent.agent import Agent
 from myrm_tui.agent.events import TurnFailed
 from myrm_tui.agent.factory import build_agent
 from myrm_tui.context.types import Message, ToolCall
-from myrm_tui.store.db import Store
+from myrm_tui.store.db import SessionRow, Store
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.helpers import anthropic_settings, collect, make_agent, openai_settings
 
@@ -209,7 +211,9 @@ def test_undoing_every_turn_restores_the_workspace(
     asyncio.run(_edit_then_undo_all(emulator_server, plan))
 
 
-async def _edit_then_undo_all(emu: ProviderEmulator, plan: list[list[tuple[str, str]]]) -> None:
+@contextlib.asynccontextmanager
+async def _scratch(emu: ProviderEmulator) -> AsyncIterator[tuple[Path, Store, SessionRow, Agent]]:
+    """A workspace holding START, a store and a session's agent, for one generated example."""
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
         ws.mkdir()
@@ -218,27 +222,34 @@ async def _edit_then_undo_all(emu: ProviderEmulator, plan: list[list[tuple[str, 
         store = await Store.open(Path(tmp) / "p.db")
         try:
             row = await store.create_session(workspace=str(ws))
-            agent = await build_agent(store, row.id, openai_settings(emu), ws)
-            now = dict(START)
-            for n, ops in enumerate(plan):
-                agent.session.turn = n + 1  # what a turn's user message does; the model is not needed here
-                for i, (name, text) in enumerate(ops):
-                    args: dict[str, Any] = {"path": name, "new_string": text}
-                    args |= {"old_string": now[name]} if name in now else {"create": True}
-                    res = await agent.tool_runner.execute(
-                        ToolCall(f"c{n}-{i}", "file_edit_tool", json.dumps(args))
-                    )
-                    assert not res.is_error, res.content
-                    now[name] = text
-            assert agent.files is not None
-            while (undoing := await agent.files.plan()) is not None:
-                out = await agent.files.apply(undoing, overwrite_changed=False)
-                assert out.left == []
-            found = {str(p.relative_to(ws)): p.read_text() if p.is_file() else "/" for p in ws.rglob("*")}
-            assert found == START  # no file, and no folder made for one, is left
-            await agent.close()
+            yield ws, store, row, await build_agent(store, row.id, openai_settings(emu), ws)
         finally:
             await store.close()
+
+
+def _tree(ws: Path) -> dict[str, str]:
+    return {str(p.relative_to(ws)): p.read_text() if p.is_file() else "/" for p in ws.rglob("*")}
+
+
+async def _edit_then_undo_all(emu: ProviderEmulator, plan: list[list[tuple[str, str]]]) -> None:
+    async with _scratch(emu) as (ws, _store, _row, agent):
+        now = dict(START)
+        for n, ops in enumerate(plan):
+            agent.session.turn = n + 1  # what a turn's user message does; the model is not needed here
+            for i, (name, text) in enumerate(ops):
+                args: dict[str, Any] = {"path": name, "new_string": text}
+                args |= {"old_string": now[name]} if name in now else {"create": True}
+                res = await agent.tool_runner.execute(
+                    ToolCall(f"c{n}-{i}", "file_edit_tool", json.dumps(args))
+                )
+                assert not res.is_error, res.content
+                now[name] = text
+        assert agent.files is not None
+        while (undoing := await agent.files.plan()) is not None:
+            out = await agent.files.apply(undoing, overwrite_changed=False)
+            assert out.left == []
+        assert _tree(ws) == START  # no file, and no folder made for one, is left
+        await agent.close()
 
 
 async def test_a_fork_sees_its_parents_turns_up_to_the_fork_only(
@@ -343,55 +354,41 @@ def test_over_the_cap_only_the_oldest_turns_are_dropped_and_every_kept_turn_undo
     asyncio.run(_edit_under_a_cap(emulator_server, plan, cap))
 
 
-def _tree(ws: Path) -> dict[str, str]:
-    return {str(p.relative_to(ws)): p.read_text() if p.is_file() else "/" for p in ws.rglob("*")}
-
-
 async def _edit_under_a_cap(emu: ProviderEmulator, plan: list[list[tuple[str, str]]], cap: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        ws = Path(tmp) / "ws"
-        ws.mkdir()
-        for name, text in START.items():
-            (ws / name).write_text(text)
-        store = await Store.open(Path(tmp) / "p.db")
-        try:
-            row = await store.create_session(workspace=str(ws))
-            agent = await build_agent(store, row.id, openai_settings(emu), ws)
-            assert agent.files is not None
-            agent.files.max_bytes = cap
-            now = dict(START)
-            before: dict[int, dict[str, str]] = {}
-            for n, ops in enumerate(plan, start=1):
-                agent.session.turn = n
-                before[n] = _tree(ws)
-                for i, (name, text) in enumerate(ops):
-                    args: dict[str, Any] = {"path": name, "new_string": text}
-                    args |= {"old_string": now[name]} if name in now else {"create": True}
-                    res = await agent.tool_runner.execute(
-                        ToolCall(f"c{n}-{i}", "file_edit_tool", json.dumps(args))
-                    )
-                    assert not res.is_error, res.content
-                    now[name] = text
-            rows = await store.conn.execute_fetchall(
-                "SELECT turn, MAX(dropped), SUM(bytes) FROM file_backups WHERE session_id = ? GROUP BY turn "
-                "ORDER BY MIN(id)",
-                (row.id,),
-            )
-            kept = [b for _, d, b in rows if not d and b]  # turns whose backups hold content
-            dropped = [t for t, d, _ in rows if d]
-            assert [t for t, _, _ in rows][: len(dropped)] == dropped  # the oldest
-            assert (cap == 0 and not dropped) or sum(kept) <= cap or len(kept) == 1
-            while (undoing := await agent.files.plan()) is not None:
-                out = await agent.files.apply(undoing, overwrite_changed=False)
-                if undoing.turn in dropped:
-                    assert all(
-                        f.restorable or f.shown + " (its backup" in " ".join(out.left) for f in undoing.files
-                    )
-                else:
-                    assert out.left == [] and _tree(ws) == before[undoing.turn]
-            await agent.close()
-        finally:
-            await store.close()
+    async with _scratch(emu) as (ws, store, row, agent):
+        assert agent.files is not None
+        agent.files.max_bytes = cap
+        now = dict(START)
+        before: dict[int, dict[str, str]] = {}
+        for n, ops in enumerate(plan, start=1):
+            agent.session.turn = n
+            before[n] = _tree(ws)
+            for i, (name, text) in enumerate(ops):
+                args: dict[str, Any] = {"path": name, "new_string": text}
+                args |= {"old_string": now[name]} if name in now else {"create": True}
+                res = await agent.tool_runner.execute(
+                    ToolCall(f"c{n}-{i}", "file_edit_tool", json.dumps(args))
+                )
+                assert not res.is_error, res.content
+                now[name] = text
+        rows = await store.conn.execute_fetchall(
+            "SELECT turn, MAX(dropped), SUM(bytes) FROM file_backups WHERE session_id = ? GROUP BY turn "
+            "ORDER BY MIN(id)",
+            (row.id,),
+        )
+        kept = [b for _, d, b in rows if not d and b]  # turns whose backups hold content
+        dropped = [t for t, d, _ in rows if d]
+        assert [t for t, _, _ in rows][: len(dropped)] == dropped  # the oldest
+        assert (cap == 0 and not dropped) or sum(kept) <= cap or len(kept) == 1
+        while (undoing := await agent.files.plan()) is not None:
+            out = await agent.files.apply(undoing, overwrite_changed=False)
+            if undoing.turn in dropped:
+                assert all(
+                    f.restorable or f.shown + " (its backup" in " ".join(out.left) for f in undoing.files
+                )
+            else:
+                assert out.left == [] and _tree(ws) == before[undoing.turn]
+        await agent.close()
 
 
 async def test_two_subagents_editing_one_file_at_once_are_undone_together_to_the_first_content(
@@ -507,68 +504,58 @@ async def _undo_script(
     fork_answers: list[str],
     made_later: bool = False,
 ) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        ws = Path(tmp) / "ws"
-        ws.mkdir()
-        for name, text in START.items():
-            (ws / name).write_text(text)
-        store = await Store.open(Path(tmp) / "p.db")
-        try:
-            row = await store.create_session(workspace=str(ws))
-            agent = await build_agent(store, row.id, openai_settings(emu), ws)
-            assert agent.files is not None
-            turns: list[_Turn] = []  # the parent's turns that made edits and are not undone, oldest first
-            fork_turns: list[_Turn] | None = None
-            for k, step in enumerate(steps):
-                if k == fork_at:
-                    history = agent.session.history
-                    upto = int(history[-1].id[1:]) if history else -1
-                    fork = None if made_later else await store.fork_session(row.id)
-                    fork_turns = list(turns)
-                if step[0] == "turn":
-                    await agent.session.append(Message(role="user", content=f"turn {k}"))
-                    agent.session.turn += 1
-                    turn = _Turn(row.id, agent.session.turn)
-                    for i, (name, text) in enumerate(step[1]):
-                        path = ws / name
-                        args: dict[str, Any] = {"path": name, "new_string": text}
-                        old = path.read_text() if path.is_file() else None
-                        args |= {"old_string": old} if old is not None else {"create": True}
-                        call = ToolCall(f"c{k}-{i}", "file_edit_tool", json.dumps(args))
-                        await agent.session.append(Message(role="assistant", content="", tool_calls=(call,)))
-                        res = await agent.tool_runner.execute(call)
-                        assert not res.is_error, res.content
-                        await agent.session.append(
-                            Message(role="tool", content=res.content, tool_call_id=call.id)
-                        )
-                        turn.before.setdefault(name, old)
-                        turn.wrote[name] = text
-                    turns.append(turn)
-                elif step[0] == "user":
-                    path = ws / step[1]
-                    if step[2] is None:
-                        path.unlink(missing_ok=True)
-                    else:
-                        path.parent.mkdir(parents=True, exist_ok=True)
-                        path.write_text(step[2])
-                else:
-                    undone = await _undo_once(agent, ws, turns, step[1])
-                    if undone is not None and fork_turns is not None and undone in fork_turns:
-                        fork_turns.remove(undone)  # undone in the parent: not the fork's to undo again
-            if fork_at is not None and fork_turns is None:  # the fork is taken after the last step
-                fork = await store.fork_session(row.id)
+    async with _scratch(emu) as (ws, store, row, agent):
+        assert agent.files is not None
+        turns: list[_Turn] = []  # the parent's turns that made edits and are not undone, oldest first
+        fork_turns: list[_Turn] | None = None
+        for k, step in enumerate(steps):
+            if k == fork_at:
+                history = agent.session.history
+                upto = int(history[-1].id[1:]) if history else -1
+                fork = None if made_later else await store.fork_session(row.id)
                 fork_turns = list(turns)
-            elif fork_turns is not None and made_later:  # /fork N: the parent's later turns already there
-                fork = await store.fork_session(row.id, upto_seq=upto)
-            await agent.close()
-            if fork_turns is not None:  # the fork sees its parent's turns up to the fork, and no later one
-                assert fork is not None
-                forked = await build_agent(store, fork.id, openai_settings(emu), ws)
-                for answer in fork_answers:
-                    await _undo_once(forked, ws, fork_turns, answer)
-                await forked.close()
-        finally:
-            await store.close()
+            if step[0] == "turn":
+                await agent.session.append(Message(role="user", content=f"turn {k}"))
+                agent.session.turn += 1
+                turn = _Turn(row.id, agent.session.turn)
+                for i, (name, text) in enumerate(step[1]):
+                    path = ws / name
+                    args: dict[str, Any] = {"path": name, "new_string": text}
+                    old = path.read_text() if path.is_file() else None
+                    args |= {"old_string": old} if old is not None else {"create": True}
+                    call = ToolCall(f"c{k}-{i}", "file_edit_tool", json.dumps(args))
+                    await agent.session.append(Message(role="assistant", content="", tool_calls=(call,)))
+                    res = await agent.tool_runner.execute(call)
+                    assert not res.is_error, res.content
+                    await agent.session.append(
+                        Message(role="tool", content=res.content, tool_call_id=call.id)
+                    )
+                    turn.before.setdefault(name, old)
+                    turn.wrote[name] = text
+                turns.append(turn)
+            elif step[0] == "user":
+                path = ws / step[1]
+                if step[2] is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(step[2])
+            else:
+                undone = await _undo_once(agent, ws, turns, step[1])
+                if undone is not None and fork_turns is not None and undone in fork_turns:
+                    fork_turns.remove(undone)  # undone in the parent: not the fork's to undo again
+        if fork_at is not None and fork_turns is None:  # the fork is taken after the last step
+            fork = await store.fork_session(row.id)
+            fork_turns = list(turns)
+        elif fork_turns is not None and made_later:  # /fork N: the parent's later turns already there
+            fork = await store.fork_session(row.id, upto_seq=upto)
+        await agent.close()
+        if fork_turns is not None:  # the fork sees its parent's turns up to the fork, and no later one
+            assert fork is not None
+            forked = await build_agent(store, fork.id, openai_settings(emu), ws)
+            for answer in fork_answers:
+                await _undo_once(forked, ws, fork_turns, answer)
+            await forked.close()
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
