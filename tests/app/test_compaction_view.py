@@ -554,17 +554,11 @@ async def test_esc_cancels_a_requested_compaction_while_its_summary_is_written_a
     compacts as before."""
     import threading
 
-    from tests.app.test_fork import route
+    from tests.app.test_fork import route_holding_summaries
 
     gate = threading.Event()
 
-    def slow_summaries(body: dict[str, Any]) -> Reply:
-        reply = route(body)
-        if "You compact an agent session" in json.dumps(body):
-            reply.gate = gate
-        return reply
-
-    emulator.default = slow_summaries
+    emulator.default = route_holding_summaries(gate)
     app = make_app(emulator, tmp_path, workspace, context_window=8000, preheat=False, keepalive=False)
     try:
         async with started(app, size=SMALL_SCREEN) as pilot:

@@ -4,7 +4,10 @@ land together or not at all, also while title, metrics and keep-alive writes run
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +44,18 @@ def route(body: dict[str, Any]) -> Reply:
             text=f"Counted {n}. " + " ".join(f"finding{n}x{i} holds" for i in range(150)), chunk_size=400
         )
     return Reply(tool_calls=[("bash", {"command": f"seq 1 {100 + n}"})])
+
+
+def route_holding_summaries(gate: threading.Event) -> Callable[[dict[str, Any]], Reply]:
+    """``route``, with each summary held until ``gate`` is set (a compaction caught while it runs)."""
+
+    def answer(body: dict[str, Any]) -> Reply:
+        reply = route(body)
+        if "You compact an agent session" in json.dumps(body):
+            reply.gate = gate
+        return reply
+
+    return answer
 
 
 async def automatic_compactions(store: Store, sid: str) -> int:

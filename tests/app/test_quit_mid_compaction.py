@@ -22,7 +22,7 @@ from myrm_tui.app.screens.compact_preview import CompactPreviewScreen
 from myrm_tui.cli import _continued, _session_problem
 from myrm_tui.testing.emulator import ProviderEmulator, Reply
 from tests.agent.test_summary_prep import is_summary_request, llm_summary, scripted, write_files
-from tests.app.test_fork import route
+from tests.app.test_fork import route_holding_summaries
 from tests.app.test_hangup import assert_old_or_whole, compaction_facts
 from tests.helpers import make_app, send_turn, started, type_and_send, wait_until
 
@@ -60,13 +60,7 @@ async def test_a_quit_while_a_ctrl_k_summary_is_written_keeps_the_old_state_and_
 ) -> None:
     gate = threading.Event()
 
-    def slow_summaries(body: dict[str, Any]) -> Reply:
-        reply = route(body)
-        if "You compact an agent session" in json.dumps(body):
-            reply.gate = gate
-        return reply
-
-    emulator.default = slow_summaries
+    emulator.default = route_holding_summaries(gate)
     app = make_app(emulator, tmp_path, workspace, context_window=8000, preheat=False, keepalive=False)
     try:
         with caplog.at_level(logging.ERROR, logger="myrm_tui"):
